@@ -1,0 +1,160 @@
+"""vi-diacritics: Vietnamese diacritic restoration, modelled on "Dấu or Die".
+
+The input is a Vietnamese text with every diacritic stripped by code; the model puts them back and
+answers as JSON `{"restored_text": "..."}`. Headline: the share of texts restored exactly (against
+any valid reference). Also micro word accuracy, per category. A reply whose stripped form is not the
+input (the model rewrote, added or dropped words) is flagged `rewritten` and its exact score is 0.
+Rules and choices: docs/benchmarks/vi-diacritics.md.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.errors import DataError
+from glotbench.extract import Extraction, json_field
+from glotbench.items import Item, PublicItem
+from glotbench.loading import field, read_jsonl, sha256_file
+from glotbench.metrics import ItemScore, RatioMetric
+from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.text.vietnamese import (
+    aligned_word_matches,
+    comparison_key,
+    normalize_space,
+    same_letters,
+    strip,
+    words,
+)
+
+ANSWER_FIELD = "restored_text"
+
+INSTRUCTION = (
+    "Restore the Vietnamese diacritics (tone marks, vowel marks and đ) in the text below. "
+    "Change nothing else: keep every word, English word, name, number, punctuation mark and letter case "
+    "as it is. Answer only with JSON: {\"restored_text\": \"...\"}"
+)
+
+# Few-shot examples for base models (written for this benchmark; none of them is a test item).
+FEWSHOT = (
+    ("Hôm nay trời nắng đẹp, chúng tôi đi dạo ở công viên.",),
+    ("Mẹ bảo con nhớ mang áo mưa vì chiều nay có thể mưa to.",),
+    ("Anh ấy push code lên GitHub rồi mới đi ăn trưa.",),
+)
+
+JSON_SCHEMA = {
+    "name": "restoration",
+    "strict": True,
+    "schema": {
+        "type": "object",
+        "properties": {ANSWER_FIELD: {"type": "string"}},
+        "required": [ANSWER_FIELD],
+        "additionalProperties": False,
+    },
+}
+
+
+def _json_answer(text: str) -> str:
+    import json
+
+    return json.dumps({ANSWER_FIELD: text}, ensure_ascii=False)
+
+
+class VietnameseDiacritics(Benchmark):
+    name = "vi-diacritics"
+    version = "1.0"
+    description = "Vietnamese diacritic restoration (Dấu or Die style)"
+    metrics = (
+        RatioMetric("sentence_exact", "exact", "texts", "share of texts restored exactly"),
+        RatioMetric("word_accuracy", "words_correct", "words", "micro word accuracy, edit-distance aligned"),
+        RatioMetric("rewritten_rate", "rewritten", "texts", "share of replies that changed the words",
+                   show_ci=False),
+        RatioMetric("format_failure_rate", "format_failure", "texts", "share of replies with no parseable JSON",
+                   show_ci=False),
+    )
+    group_by = ("category",)
+    templates = {"instruction": INSTRUCTION, "chat": "{instruction}\n\nText: {text}",
+                 "text": "Input: {text}\nOutput: {answer}", "fewshot": FEWSHOT, "schema": JSON_SCHEMA}
+    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+
+    def load(self, path: str | None = None) -> list[Item]:
+        if path is None:
+            ref = resources.files("glotbench.benchmarks").joinpath("data/vi_diacritics.jsonl")
+            with resources.as_file(ref) as p:
+                items = self._load_file(str(p))
+                self.data_sha256 = sha256_file(p)
+            self.data_source = "bundled:vi_diacritics.jsonl"
+            return items
+        items = self._load_file(path)
+        self.data_sha256 = sha256_file(path)
+        self.data_source = str(path)
+        return items
+
+    def _load_file(self, path: str) -> list[Item]:
+        items: list[Item] = []
+        seen: set[str] = set()
+        for n, rec in read_jsonl(path):
+            where = f"{path}:{n}"
+            item_id = str(field(rec, "id", (str, int), where))
+            if item_id in seen:
+                raise DataError(f"{where}: duplicate id {item_id!r}")
+            seen.add(item_id)
+            refs = field(rec, "references", list, where)
+            if not refs or not all(isinstance(r, str) and r.strip() for r in refs):
+                raise DataError(f"{where}: field 'references' must be a non-empty list of non-empty strings")
+            category = field(rec, "category", str, where, required=False, default="uncategorised")
+            source = normalize_space(strip(refs[0]))
+            for r in refs[1:]:
+                if normalize_space(strip(r)) != source:
+                    raise DataError(f"{where}: references differ once stripped: {r!r} is not a "
+                                    f"restoration of {source!r}")
+            items.append(Item.create(item_id, {"text": source}, {"references": list(refs)},
+                                     {"category": category}))
+        if not items:
+            raise DataError(f"{path}: no items")
+        return items
+
+    def render(self, item: PublicItem) -> Prompt:
+        text = item["text"]
+        shots = "\n\n".join(
+            f"Input: {normalize_space(strip(ex[0]))}\nOutput: {_json_answer(ex[0])}" for ex in FEWSHOT)
+        plain = f"{INSTRUCTION}\n\n{shots}\n\nInput: {text}\nOutput:"
+        return Prompt(
+            messages=({"role": "user", "content": f"{INSTRUCTION}\n\nText: {text}"},),
+            text=plain,
+            text_stop=("\n",),
+            json_schema=JSON_SCHEMA,
+            # JSON wrapper plus the text; Vietnamese with marks rarely needs more than a token a char.
+            text_max_tokens=24 + len(text),
+        )
+
+    def extract(self, text: str) -> Extraction:
+        return json_field(text, ANSWER_FIELD)
+
+    def score(self, answer: str, item: Item) -> ItemScore:
+        refs = item.gold["references"]
+        source = item.public["text"]
+        rewritten = not same_letters(answer, source)
+        key = comparison_key(answer)
+        exact = (not rewritten) and any(key == comparison_key(r) for r in refs)
+        correct, total = max(aligned_word_matches(answer, r) for r in refs)
+        return ItemScore(
+            {"exact": float(exact), "texts": 1.0, "words_correct": float(correct), "words": float(total),
+             "rewritten": float(rewritten), "format_failure": 0.0},
+            flags=("rewritten",) if rewritten else (),
+        )
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        return ItemScore(
+            {"exact": 0.0, "texts": 1.0, "words_correct": 0.0, "words": float(len(words(item.public["text"]))),
+             "rewritten": 0.0, "format_failure": float(failure in ("format", "think_unclosed"))},
+            failure=failure,
+        )
+
+    def answer_key(self, answer: str | None) -> str | None:
+        return None if answer is None else comparison_key(answer)
+
+    def signature_parts(self) -> dict[str, Any]:
+        return {"metric": "sentence_exact", "norm": "nfc+space+tone_position", "refs": "any",
+                "extract": f"json.{ANSWER_FIELD}", "rewrite": "zero"}

@@ -1,0 +1,99 @@
+"""The `glotbench` command. Thin: parse options, call the library, print. Heavy modules are imported
+inside the commands so start-up stays fast."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+app = typer.Typer(
+    help="Evaluate large language models in low-resource languages.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _die(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.command("list")
+def list_cmd() -> None:
+    """List the benchmarks and the model backends."""
+    from glotbench.benchmarks.registry import BENCHMARKS
+    from glotbench.models.registry import BACKENDS
+
+    typer.echo("benchmarks:")
+    for name, (_, desc) in sorted(BENCHMARKS.items()):
+        typer.echo(f"  {name:<16} {desc}")
+    typer.echo("model backends (--model SPEC):")
+    for _, (_, desc) in BACKENDS.items():
+        typer.echo(f"  {desc}")
+
+
+@app.command()
+def run(
+    benchmark: str = typer.Argument(..., help="Benchmark name (see `glotbench list`)."),
+    model: str = typer.Option("local", "--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1"),
+    data: Optional[str] = typer.Option(None, help="Run on this data file instead of the bundled data."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N items."),
+    concurrency: Optional[int] = typer.Option(None, help="Requests in flight (default: the backend's)."),
+    repeats: int = typer.Option(1, help="Run each item N times, to measure stability."),
+    out: Optional[str] = typer.Option(None, help="Run directory (default: runs/BENCHMARK/TIME-MODEL)."),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the benchmark's)."),
+    max_tokens: Optional[int] = typer.Option(None, help="Reply token limit (default: the benchmark's)."),
+    seed: Optional[int] = typer.Option(None, help="Sampling seed, passed to the model."),
+    structured_output: bool = typer.Option(False, help="Ask for JSON-schema output (response_format) where the benchmark defines one."),
+    timeout: float = typer.Option(120.0, help="Per-request timeout in seconds."),
+    max_retries: int = typer.Option(5, help="Retries per request (429, 5xx, timeouts)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the call cache."),
+    cache_path: Optional[str] = typer.Option(None, help="Call cache file (default: ~/.cache/glotbench/calls.sqlite)."),
+    price_in: Optional[float] = typer.Option(None, help="Price per million prompt tokens, for the cost line."),
+    price_out: Optional[float] = typer.Option(None, help="Price per million completion tokens."),
+    api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the API key (default OPENAI_API_KEY)."),
+    progress: bool = typer.Option(True, help="Show the progress bar."),
+) -> None:
+    """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl."""
+    from glotbench.engine.evaluate import RunOptions, evaluate
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.terminal import print_results
+
+    opts = RunOptions(
+        data=data, limit=limit, repeats=repeats, concurrency=concurrency, temperature=temperature,
+        max_tokens=max_tokens, seed=seed, structured_output=structured_output, timeout_s=timeout,
+        max_retries=max_retries, use_cache=not no_cache, cache_path=cache_path, out=out,
+        price_in_per_mtok=price_in, price_out_per_mtok=price_out, api_key_env=api_key_env,
+        progress=progress,
+    )
+    try:
+        result = evaluate(benchmark, model, opts)
+    except GlotbenchError as e:
+        _die(str(e))
+    except KeyboardInterrupt:
+        _die("interrupted; run the same command again to resume from the cache", 130)
+    print_results(result.results)
+    typer.echo(f"run directory: {result.out_dir}")
+
+
+@app.command()
+def report(run_dir: str = typer.Argument(..., help="A run directory written by `glotbench run`.")) -> None:
+    """Print a finished run's results table again."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.terminal import load_results, print_results
+
+    try:
+        print_results(load_results(run_dir))
+    except GlotbenchError as e:
+        _die(str(e))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

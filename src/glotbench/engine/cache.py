@@ -1,0 +1,63 @@
+"""The call cache: every model reply stored in SQLite (WAL), keyed by model and endpoint, prompt,
+generation config and repeat index. A finished command re-run makes zero calls; a killed run resumes
+because every reply is committed as soon as it arrives."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from glotbench.models.base import Response
+
+SCHEMA_VERSION = 1
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get("GLOTBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "glotbench")
+    return Path(root) / "calls.sqlite"
+
+
+def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat: int) -> str:
+    """SHA-256 of the canonical JSON of everything that can change a reply."""
+    blob = json.dumps(
+        {"v": SCHEMA_VERSION, "model": model_id, "prompt": prompt_payload, "config": config,
+         "repeat": repeat},
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class CallCache:
+    """A small key -> Response store. Only successful replies are stored: errors are retried next run."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
+            " response TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))")
+
+    def get(self, key: str) -> Response | None:
+        row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+        return Response.from_dict(json.loads(row[0])) if row else None
+
+    def put(self, key: str, model_id: str, response: Response) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO calls (key, model, response) VALUES (?, ?, ?)",
+            (key, model_id, json.dumps(response.to_dict(), ensure_ascii=False)),
+        )
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,216 @@
+"""One evaluation, end to end: load items and model, run, aggregate, write the run directory.
+
+The run directory holds `run.json` (written first: config, status), `samples.jsonl` (one line per
+sample, appended as each finishes) and `results.json` (written last, atomically). A directory with no
+`results.json` is an unfinished run; re-running the command resumes from the call cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import platform
+import re
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from glotbench import __version__
+from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.registry import get_benchmark
+from glotbench.engine.cache import CallCache, default_cache_path
+from glotbench.engine.runner import RetryPolicy, Runner
+from glotbench.errors import GlotbenchError
+from glotbench.models.base import GenerateConfig, Model
+from glotbench.models.registry import load_model
+
+RESULTS_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run is configured with; all of it is recorded in results.json."""
+
+    data: str | None = None
+    limit: int | None = None
+    repeats: int = 1
+    concurrency: int | None = None  # default: the model backend's
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    structured_output: bool = False
+    timeout_s: float = 120.0
+    max_retries: int = 5
+    use_cache: bool = True
+    cache_path: str | None = None
+    out: str | None = None
+    price_in_per_mtok: float | None = None
+    price_out_per_mtok: float | None = None
+    api_key_env: str | None = None
+    progress: bool = True
+    bootstrap_resamples: int = 1000
+
+
+@dataclass(frozen=True)
+class RunResult:
+    out_dir: Path
+    results: dict[str, Any]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
+
+
+def _versions() -> dict[str, str]:
+    out = {"glotbench": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "aiohttp", "rich", "typer", "torch", "transformers", "gguf"):
+        if pkg in sys.modules or pkg in ("numpy",):
+            try:
+                out[pkg] = metadata.version(pkg)
+            except metadata.PackageNotFoundError:
+                pass
+    return out
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _prepare_out_dir(bench: Benchmark, model: Model, out: str | None) -> Path:
+    if out is None:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        out_dir = Path("runs") / bench.name / f"{stamp}-{_slug(model.spec)}"
+        n = 1
+        while out_dir.exists():
+            n += 1
+            out_dir = out_dir.with_name(f"{stamp}-{_slug(model.spec)}-{n}")
+    else:
+        out_dir = Path(out)
+        if (out_dir / "results.json").exists():
+            raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return out_dir
+
+
+def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions()) -> RunResult:
+    """Run a benchmark on a model and write the run directory. Raises GlotbenchError on bad input."""
+    return asyncio.run(evaluate_async(benchmark, model, options))
+
+
+async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
+                         options: RunOptions = RunOptions()) -> RunResult:
+    bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    if options.repeats < 1:
+        raise GlotbenchError("--repeats must be at least 1")
+    if options.limit is not None and options.limit < 1:
+        raise GlotbenchError("--limit must be at least 1")
+    items = bench.load(options.data)
+    if options.limit is not None:
+        items = items[: options.limit]
+    model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
+    if options.concurrency is not None:
+        model_opts["concurrency"] = options.concurrency
+    if options.api_key_env is not None:
+        model_opts["api_key_env"] = options.api_key_env
+    m = load_model(model, **model_opts) if isinstance(model, str) else model
+    concurrency = options.concurrency or m.default_concurrency
+    d = bench.default_config
+    config = GenerateConfig(
+        temperature=d.temperature if options.temperature is None else options.temperature,
+        max_tokens=d.max_tokens if options.max_tokens is None else options.max_tokens,
+        seed=options.seed if options.seed is not None else d.seed,
+        stop=d.stop,
+        structured_output=options.structured_output,
+    )
+    cache = CallCache(options.cache_path or default_cache_path()) if options.use_cache else None
+    try:
+        await m.check()
+        out_dir = _prepare_out_dir(bench, m, options.out)
+        started = datetime.now(timezone.utc)
+        run_info = {
+            "status": "running",
+            "benchmark": {"name": bench.name, "version": bench.version, "prompt_hash": bench.prompt_hash(),
+                          "data": bench.data_source, "data_sha256": bench.data_sha256},
+            "model": {"spec": m.spec, **m.description()},
+            "config": {**config.to_dict(), "concurrency": concurrency, "repeats": options.repeats,
+                       "limit": options.limit, "items": len(items), "timeout_s": options.timeout_s,
+                       "max_retries": options.max_retries, "cache": options.use_cache,
+                       "prompt_form": m.prompt_form()},
+            "started": started.isoformat(),
+            "argv": sys.argv,
+        }
+        _write_json_atomic(out_dir / "run.json", run_info)
+        samples_path = out_dir / "samples.jsonl"
+        records: list[dict[str, Any]] = []
+        with samples_path.open("w", encoding="utf-8") as sink:
+            def on_sample(rec: dict[str, Any]) -> None:
+                sink.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                sink.flush()
+                records.append(rec)
+
+            from glotbench.engine.progress import ProgressBar
+
+            with ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress) as bar:
+                runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
+                                cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
+                                on_sample=on_sample, on_progress=bar.update)
+                t0 = time.perf_counter()
+                samples = await runner.run(iter(items), len(items))
+                wall = time.perf_counter() - t0
+        # Rewrite the samples in item order (they were appended in completion order).
+        order = {it.id: i for i, it in enumerate(items)}
+        records.sort(key=lambda r: (order[r["id"]], r["repeat"]))
+        tmp = samples_path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        os.replace(tmp, samples_path)
+
+        c = runner.counters
+        scores = bench.aggregate(samples, resamples=options.bootstrap_resamples)
+        cost = None
+        if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
+            pin, pout = options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0
+            cost = {
+                "currency": "USD", "price_in_per_mtok": pin, "price_out_per_mtok": pout,
+                "run": (c.prompt_tokens * pin + c.completion_tokens * pout) / 1e6,
+                "billed_now": (c.new_prompt_tokens * pin + c.new_completion_tokens * pout) / 1e6,
+            }
+        results = {
+            "format": RESULTS_FORMAT,
+            **{k: v for k, v in run_info.items() if k != "status"},
+            "status": "complete",
+            "finished": datetime.now(timezone.utc).isoformat(),
+            "signature": bench.signature(),
+            "headline": bench.headline.name,
+            "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci}
+                        for mt in bench.metrics},
+            "scores": scores,
+            "counts": {
+                "samples": c.done, "items": len(items), "failed": c.errors,
+                "failures": dict(c.failures), "flags": dict(c.flags),
+                "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
+                "structured_output": dict(runner.structured_modes) or None,
+            },
+            "tokens": {"prompt": c.prompt_tokens, "completion": c.completion_tokens,
+                       "prompt_billed_now": c.new_prompt_tokens,
+                       "completion_billed_now": c.new_completion_tokens},
+            "cost": cost,
+            "timing": {"run_s": round(wall, 3), "samples_per_s": round(c.done / wall, 2) if wall else None},
+            "versions": _versions(),
+            "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,
+                          "method": "percentile, items resampled"},
+        }
+        _write_json_atomic(out_dir / "results.json", results)
+        _write_json_atomic(out_dir / "run.json", {**run_info, "status": "complete"})
+        return RunResult(out_dir, results)
+    finally:
+        await m.aclose()
+        if cache is not None:
+            cache.close()

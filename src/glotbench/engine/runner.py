@@ -1,0 +1,244 @@
+"""The async runner: bounded concurrency over lazily created work, retries with backoff, the cache.
+
+Work units (item, repeat) are produced one at a time into a bounded queue that `concurrency` workers
+drain, so 100k items never mean 100k tasks. A failing item gets an error record and the benchmark's
+failure score; the run goes on. Only an authentication failure stops it (every call would fail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.engine.cache import CallCache, cache_key
+from glotbench.errors import GlotbenchError
+from glotbench.extract import Extraction
+from glotbench.items import Item
+from glotbench.metrics import ScoredSample
+from glotbench.models.base import (
+    AuthError,
+    GenerateConfig,
+    Model,
+    ModelError,
+    ModelTimeout,
+    Prompt,
+    Response,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_retries: int = 5
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    max_retry_after_s: float = 120.0  # a Retry-After longer than this is cut to it
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after_s) + random.uniform(0, 0.1 * max(retry_after, 0.1))
+        return random.uniform(0, min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt))  # full jitter
+
+
+@dataclass
+class RunCounters:
+    """Live counts, read by the progress display and written into results.json."""
+
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    retries: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    new_prompt_tokens: int = 0  # tokens of calls made in this run (not from the cache): the bill
+    new_completion_tokens: int = 0
+    failures: Counter = field(default_factory=Counter)
+    flags: Counter = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    item: Item
+    repeat: int
+
+
+def effective_config(prompt: Prompt, config: GenerateConfig, form: str) -> GenerateConfig:
+    """The config actually sent: text-form prompts add their stop sequences and reply cap."""
+    if form != "text":
+        return config
+    max_tokens = config.max_tokens
+    if prompt.text_max_tokens is not None:
+        max_tokens = min(max_tokens, prompt.text_max_tokens)
+    return dataclasses.replace(config, stop=tuple(dict.fromkeys(config.stop + prompt.text_stop)),
+                               max_tokens=max_tokens)
+
+
+def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig) -> Any:
+    payload: dict[str, Any] = {"text": prompt.text} if form == "text" else {
+        "messages": [dict(m) for m in prompt.messages]}
+    if config.structured_output and prompt.json_schema is not None:
+        payload["json_schema"] = dict(prompt.json_schema)
+    return payload
+
+
+class Runner:
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        model: Model,
+        config: GenerateConfig,
+        *,
+        concurrency: int,
+        repeats: int = 1,
+        cache: CallCache | None = None,
+        retry: RetryPolicy = RetryPolicy(),
+        timeout_s: float | None = None,
+        on_sample: Callable[[dict[str, Any]], None] | None = None,
+        on_progress: Callable[[RunCounters], None] | None = None,
+    ):
+        self.benchmark = benchmark
+        self.model = model
+        self.config = config
+        self.concurrency = max(1, concurrency)
+        self.repeats = max(1, repeats)
+        self.cache = cache
+        self.retry = retry
+        self.timeout_s = timeout_s
+        self.on_sample = on_sample
+        self.on_progress = on_progress
+        self.counters = RunCounters()
+        self.samples: list[ScoredSample] = []
+        self.structured_modes: Counter = Counter()
+        self._form = model.prompt_form()
+        self._fatal: BaseException | None = None
+
+    async def run(self, items: Iterable[Item], n_items: int) -> list[ScoredSample]:
+        self.counters.total = n_items * self.repeats
+        queue: asyncio.Queue[Unit | None] = asyncio.Queue(maxsize=2 * self.concurrency)
+
+        async def produce() -> None:
+            for item in items:
+                for r in range(self.repeats):
+                    await queue.put(Unit(item, r))
+            for _ in range(self.concurrency):
+                await queue.put(None)
+
+        async def work() -> None:
+            while (unit := await queue.get()) is not None:
+                await self._process(unit)
+
+        producer = asyncio.create_task(produce())
+        workers = [asyncio.create_task(work()) for _ in range(self.concurrency)]
+        try:
+            await asyncio.gather(producer, *workers)
+        except AuthError as e:
+            raise GlotbenchError(f"the endpoint rejected the request ({e}); stopping the run") from None
+        finally:
+            for t in [producer, *workers]:
+                t.cancel()
+        return self.samples
+
+    async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
+        attempt = 0
+        while True:
+            self.counters.calls += 1
+            try:
+                coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
+                if self.timeout_s is not None:
+                    coro = asyncio.wait_for(coro, self.timeout_s)
+                resp = await coro
+                return resp, None, attempt
+            except AuthError:
+                raise
+            except asyncio.TimeoutError:
+                err: Exception = ModelTimeout(f"no reply within {self.timeout_s:g} s")
+            except ModelError as e:
+                err = e
+            except Exception as e:  # a backend bug (e.g. in a python: callable) fails the item only
+                return None, e, attempt
+            if not getattr(err, "retryable", False) or attempt >= self.retry.max_retries:
+                return None, err, attempt
+            self.counters.retries += 1
+            if self.on_progress:
+                self.on_progress(self.counters)
+            await asyncio.sleep(self.retry.delay(attempt, getattr(err, "retry_after", None)))
+            attempt += 1
+
+    async def _process(self, unit: Unit) -> None:
+        item, c = unit.item, self.counters
+        prompt = self.benchmark.render(item.to_public())
+        config = effective_config(prompt, self.config, self._form)
+        key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config), config.to_dict(),
+                        unit.repeat)
+        resp = self.cache.get(key) if self.cache is not None else None
+        cached = resp is not None
+        err: Exception | None = None
+        attempts = 0
+        if resp is None:
+            resp, err, attempts = await self._call(prompt, config, unit)
+            if resp is not None:
+                c.new_prompt_tokens += resp.usage.prompt_tokens
+                c.new_completion_tokens += resp.usage.completion_tokens
+                if self.cache is not None:
+                    self.cache.put(key, self.model.cache_id, resp)
+        else:
+            c.cache_hits += 1
+
+        answer: str | None = None
+        flags: list[str] = []
+        if resp is None:
+            kind = getattr(err, "kind", "exception")
+            score = self.benchmark.failure_score(kind, item)
+        else:
+            c.prompt_tokens += resp.usage.prompt_tokens
+            c.completion_tokens += resp.usage.completion_tokens
+            if resp.structured_output:
+                self.structured_modes[resp.structured_output] += 1
+            truncated = resp.finish_reason == "length"
+            if truncated:
+                flags.append("truncated")
+            ext: Extraction = self.benchmark.extract(resp.text)
+            if ext.answer is None:
+                failure = "truncated" if truncated and ext.failure == "format" else (ext.failure or "format")
+                score = self.benchmark.failure_score(failure, item)
+            else:
+                answer = ext.answer
+                score = self.benchmark.score(answer, item)
+        flags.extend(score.flags)
+        if score.failure:
+            c.failures[score.failure] += 1
+            c.errors += 1
+        for f in flags:
+            c.flags[f] += 1
+        sample = ScoredSample(item.id, unit.repeat, item.meta, score, self.benchmark.answer_key(answer))
+        self.samples.append(sample)
+        c.done += 1
+        if self.on_sample is not None:
+            self.on_sample({
+                "id": item.id,
+                "repeat": unit.repeat,
+                "meta": dict(item.meta),
+                "input": dict(item.public),
+                "prompt_form": self._form,
+                "output": resp.text if resp is not None else None,
+                "answer": answer,
+                "score": dict(score.stats),
+                "failure": score.failure,
+                "flags": flags,
+                "error": None if err is None else f"{getattr(err, 'kind', type(err).__name__)}: {err}",
+                "finish_reason": resp.finish_reason if resp is not None else None,
+                "latency_s": round(resp.latency_s, 4) if resp is not None else None,
+                "tokens": None if resp is None else {"prompt": resp.usage.prompt_tokens,
+                                                     "completion": resp.usage.completion_tokens},
+                "retries": attempts,
+                "cached": cached,
+            })
+        if self.on_progress is not None:
+            self.on_progress(c)

@@ -1,0 +1,1 @@
+"""Model backends: one module each, chosen by spec string in registry.py."""

@@ -1,0 +1,151 @@
+"""The model interface every backend implements, and the typed objects it exchanges."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Mapping, Protocol, runtime_checkable
+
+Message = Mapping[str, str]  # {"role": "user" | "system" | "assistant", "content": "..."}
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A rendered prompt in both forms a benchmark provides.
+
+    Chat models receive `messages`; base models (no chat template) receive `text`, a plain few-shot
+    prompt, and stop at `text_stop`. `json_schema` asks for structured output where the backend can.
+    """
+
+    messages: tuple[Message, ...]
+    text: str | None = None
+    text_stop: tuple[str, ...] = ()
+    json_schema: Mapping[str, Any] | None = None
+    text_max_tokens: int | None = None  # a per-item reply cap for the `text` form (base models)
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateConfig:
+    """Generation settings; all of them are passed through, recorded and part of the cache key."""
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    structured_output: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+ErrorKind = Literal[
+    "rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error", "auth"
+]
+
+
+class ModelError(Exception):
+    """A typed failure of one model call. `retryable` decides whether the runner tries again."""
+
+    kind: ErrorKind = "client_error"
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class RateLimited(ModelError):
+    kind = "rate_limited"
+    retryable = True
+
+
+class ServerError(ModelError):
+    kind = "server_error"
+    retryable = True
+
+
+class ModelTimeout(ModelError):
+    kind = "timeout"
+    retryable = True
+
+
+class ConnectionFailed(ModelError):
+    kind = "connection"
+    retryable = True
+
+
+class BadResponse(ModelError):
+    """A 200 reply whose body is not what the API promises (malformed JSON, missing fields)."""
+
+    kind = "bad_response"
+    retryable = True
+
+
+class ClientError(ModelError):
+    kind = "client_error"
+
+
+class AuthError(ModelError):
+    kind = "auth"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One model reply. `finish_reason == "length"` means the token limit cut it."""
+
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    structured_output: str | None = None  # "json_schema" or "prompt" when structured output was asked
+    raw: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "usage": {"prompt_tokens": self.usage.prompt_tokens,
+                      "completion_tokens": self.usage.completion_tokens},
+            "latency_s": self.latency_s,
+            "structured_output": self.structured_output,
+            "raw": self.raw,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Response":
+        u = d.get("usage") or {}
+        return cls(
+            text=d["text"],
+            finish_reason=d.get("finish_reason"),
+            usage=Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)),
+            latency_s=float(d.get("latency_s") or 0.0),
+            structured_output=d.get("structured_output"),
+            raw=d.get("raw"),
+        )
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model backend. `spec` is the string it was built from; `cache_id` identifies the model and
+    endpoint for the call cache; `description()` is written into every result."""
+
+    spec: str
+    cache_id: str
+    default_concurrency: int
+
+    async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "", repeat: int = 0) -> Response: ...
+
+    def prompt_form(self) -> Literal["chat", "text"]: ...
+
+    def description(self) -> dict[str, Any]: ...
+
+    async def check(self) -> None:
+        """Fail fast with a GlotbenchError when the model cannot be used at all (no key, no server)."""
+
+    async def aclose(self) -> None: ...

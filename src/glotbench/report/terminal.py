@@ -1,0 +1,73 @@
+"""The results table printed after a run and by `glotbench report RUN_DIR`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from glotbench.errors import GlotbenchError
+
+
+def load_results(run_dir: str | Path) -> dict[str, Any]:
+    d = Path(run_dir)
+    path = d / "results.json"
+    if not path.is_file():
+        if (d / "run.json").is_file():
+            raise GlotbenchError(f"{d} is an unfinished run (no results.json); run the same command again "
+                                 "to resume it")
+        raise GlotbenchError(f"{d} is not a run directory (no results.json)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise GlotbenchError(f"{path} is not valid JSON: {e}") from None
+
+
+def _fmt(est: dict[str, Any], ci: bool = True) -> str:
+    if ci:
+        return f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})"
+    return f"{100 * est['value']:.1f}"
+
+
+def print_results(results: dict[str, Any], console: Any = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    scores = results["scores"]
+    metric_names = list(results["metrics"])
+    show_ci = {n: bool(results["metrics"][n].get("show_ci", True)) for n in metric_names}
+    title = (f"{results['benchmark']['name']} v{results['benchmark']['version']} · "
+             f"{results['model']['spec']}")
+    table = Table(title=title, caption="percent; (95% bootstrap CI); ★ headline")
+    table.add_column("group", overflow="fold")
+    table.add_column("n", justify="right")
+    for name in metric_names:
+        table.add_column(name.replace("_", " ") + (" ★" if name == results["headline"] else ""),
+                         justify="right", no_wrap=show_ci[name])
+    overall = scores["overall"]
+    table.add_row("overall", str(overall[metric_names[0]]["n"]), *(_fmt(overall[n], show_ci[n]) for n in metric_names),
+                  style="bold")
+    for key, groups in scores.get("groups", {}).items():
+        table.add_section()
+        table.add_row(f"by {key}", style="dim")
+        for value, est in groups.items():
+            table.add_row(f"  {value}", str(est[metric_names[0]]["n"]), *(_fmt(est[n], show_ci[n]) for n in metric_names))
+    console.print(table)
+    counts = results["counts"]
+    fails = ", ".join(f"{k} {v}" for k, v in sorted(counts["failures"].items())) or "none"
+    flags = ", ".join(f"{k} {v}" for k, v in sorted(counts["flags"].items())) or "none"
+    console.print(f"samples {counts['samples']} · failures: {fails} · flags: {flags}")
+    console.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
+                  f"cache hits {counts['cache_hits']} · tokens in {results['tokens']['prompt']} "
+                  f"out {results['tokens']['completion']}"
+                  + (f" · cost ${results['cost']['run']:.4f}" if results.get("cost") else ""))
+    if counts.get("structured_output"):
+        console.print(f"structured output: {counts['structured_output']}")
+    st = scores.get("stability")
+    if st:
+        console.print(f"repeats {st['repeats']}: {st['metric']} mean {100 * st['mean']:.1f} "
+                      f"± {100 * st['std']:.1f} (min {100 * st['min']:.1f}, max {100 * st['max']:.1f}) · "
+                      f"item agreement {100 * st['mean_item_agreement']:.1f}% · "
+                      f"items that flip {100 * st['flip_rate']:.1f}%")
+    console.print(f"signature: {results['signature']}", markup=False)

@@ -1,0 +1,1 @@
+"""Test helpers that are real components: an OpenAI-compatible server for loopback tests."""

@@ -1,0 +1,163 @@
+"""An OpenAI-compatible chat server for tests and benchmarks, with fault injection.
+
+Run: `python -m glotbench.testing.server [--port 0] [--latency 0.1]`; it prints `PORT <n>` first.
+Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vLLM:
+- POST /_control  {"latency": s, "answers": {substring: reply}, "faults": [rule...],
+                   "reject_response_format": bool, "require_key": str|null}
+- GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
+A fault rule: {"match": substring or "*", "status": 429|500|..., "retry_after": "1", "times": n,
+"delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body)}. A rule
+fires `times` times per distinct prompt, then the request succeeds.
+The reply is `answers[last user message]`, else the value of the first `answers` key found in it, else
+an echo of the message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from aiohttp import web
+
+
+class State:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.latency = 0.0
+        self.answers: dict[str, str] = {}
+        self.faults: list[dict[str, Any]] = []
+        self.reject_response_format = False
+        self.require_key: str | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.fired: Counter = Counter()
+        self.record = True
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    for m in reversed(body.get("messages") or []):
+        if m.get("role") == "user":
+            return str(m.get("content", ""))
+    return ""
+
+
+async def chat(request: web.Request) -> web.StreamResponse:
+    st: State = request.app["state"]
+    raw = await request.read()
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return web.json_response({"error": {"message": "invalid JSON body"}}, status=400)
+    if st.record:
+        st.requests.append(body)
+    if st.require_key is not None and request.headers.get("Authorization") != f"Bearer {st.require_key}":
+        return web.json_response({"error": {"message": "invalid API key"}}, status=401)
+    if st.reject_response_format and "response_format" in body:
+        return web.json_response({"error": {"message": "response_format is not supported"}}, status=400)
+    content = _last_user(body)
+    digest = hashlib.sha256(content.encode()).hexdigest()
+    for i, rule in enumerate(st.faults):
+        pattern = rule.get("match", "*")
+        if pattern != "*" and pattern not in content:
+            continue
+        if st.fired[(i, digest)] >= rule.get("times", 1):
+            continue
+        st.fired[(i, digest)] += 1
+        if rule.get("delay"):
+            await asyncio.sleep(float(rule["delay"]))
+        if rule.get("malformed"):
+            return web.Response(text='{"choices": [', content_type="application/json")
+        if rule.get("status"):
+            headers = {"Retry-After": str(rule["retry_after"])} if "retry_after" in rule else {}
+            return web.json_response({"error": {"message": f"injected {rule['status']}"}},
+                                     status=int(rule["status"]), headers=headers)
+        break
+    if st.latency:
+        await asyncio.sleep(st.latency)
+    reply = st.answers.get(content)
+    if reply is None:
+        reply = next((v for k, v in st.answers.items() if k in content), content)
+    words = reply.split()
+    finish = "stop"
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and len(words) > max_tokens:
+        reply, finish = " ".join(words[:max_tokens]), "length"
+    return web.json_response({
+        "id": f"chatcmpl-{digest[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "test"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": len(content.split()), "completion_tokens": len(reply.split()),
+                  "total_tokens": len(content.split()) + len(reply.split())},
+    })
+
+
+async def models(request: web.Request) -> web.Response:
+    st: State = request.app["state"]
+    if st.require_key is not None and request.headers.get("Authorization") != f"Bearer {st.require_key}":
+        return web.json_response({"error": {"message": "invalid API key"}}, status=401)
+    return web.json_response({"object": "list", "data": [{"id": "test", "object": "model"}]})
+
+
+async def control(request: web.Request) -> web.Response:
+    st: State = request.app["state"]
+    cfg = await request.json()
+    for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record"):
+        if key in cfg:
+            setattr(st, key, cfg[key])
+    return web.json_response({"ok": True})
+
+
+async def get_requests(request: web.Request) -> web.Response:
+    return web.json_response(request.app["state"].requests)
+
+
+async def reset(request: web.Request) -> web.Response:
+    request.app["state"].reset()
+    return web.json_response({"ok": True})
+
+
+def make_app(latency: float = 0.0) -> web.Application:
+    app = web.Application(client_max_size=64 * 2**20)
+    app["state"] = State()
+    app["state"].latency = latency
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/_control", control)
+    app.router.add_get("/_requests", get_requests)
+    app.router.add_post("/_reset", reset)
+    return app
+
+
+async def _serve(host: str, port: int, latency: float) -> None:
+    runner = web.AppRunner(make_app(latency), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=1024)
+    await site.start()
+    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    print(f"PORT {actual}", flush=True)
+    await asyncio.Event().wait()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.0)
+    a = ap.parse_args(argv)
+    try:
+        asyncio.run(_serve(a.host, a.port, a.latency))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""Helpers for the tests: answers that a test server or a python: model gives per item."""
+
+from __future__ import annotations
+
+import json
+
+from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+
+
+def gold_answers(limit: int | None = None, transform=lambda ref: ref) -> dict[str, str]:
+    """Map each item's exact prompt to a JSON reply built from its first reference."""
+    bench = VietnameseDiacritics()
+    items = bench.load()[:limit]
+    return {bench.render(it.to_public()).messages[-1]["content"]:
+            json.dumps({"restored_text": transform(it.gold["references"][0])}, ensure_ascii=False)
+            for it in items}
+
+
+_calls: dict[str, int] = {}
+
+
+def flaky_model(messages):
+    """A python: model that is right on the first call for each prompt and echoes the input after."""
+    content = messages[-1]["content"]
+    n = _calls.get(content, 0)
+    _calls[content] = n + 1
+    answers = gold_answers()
+    if n == 0 and content in answers:
+        return answers[content]
+    return json.dumps({"restored_text": content.rsplit("Text: ", 1)[-1]}, ensure_ascii=False)
+
+
+async def async_echo(messages):
+    return {"text": json.dumps({"restored_text": messages[-1]["content"].rsplit("Text: ", 1)[-1]})}
+
+
+def broken_model(messages):
+    raise RuntimeError("bug in user code")

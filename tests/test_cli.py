@@ -1,0 +1,110 @@
+"""The command line: bad input gives one readable line and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import cli, start_server
+from helpers import gold_answers
+
+
+def assert_one_line_error(proc, fragment):
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], proc.stderr
+
+
+def test_help_and_list():
+    out = cli("--help")
+    assert out.returncode == 0 and "run" in out.stdout and "report" in out.stdout
+    out = cli("list")
+    assert "vi-diacritics" in out.stdout and "openai:MODEL@BASE_URL" in out.stdout and "replay:" in out.stdout
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["run", "nope"], "unknown benchmark 'nope'"),
+    (["run", "vi-diacritics", "--model", "gpt4"], "unknown model spec 'gpt4'"),
+    (["run", "vi-diacritics", "--model", "openai:x@http://127.0.0.1:9/v1"], "cannot reach the endpoint"),
+    (["run", "vi-diacritics", "--model", "openai:gpt-4o"], "set the environment variable OPENAI_API_KEY"),
+    (["run", "vi-diacritics", "--model", "python:no.such.module:fn"], "cannot import module"),
+    (["run", "vi-diacritics", "--model", "replay:/no/such/file.jsonl"], "replay file not found"),
+    (["report", "/no/such/dir"], "not a run directory"),
+])
+def test_bad_input_is_one_line(tmp_path, args, fragment):
+    env = {"OPENAI_API_KEY": "", "GLOTBENCH_CACHE_DIR": str(tmp_path)}
+    assert_one_line_error(cli(*args, env=env, cwd=str(tmp_path)), fragment)
+
+
+def test_malformed_data_file_names_the_line(tmp_path, srv):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "references": ["Xin chào"]}\n{"id": "b"}\n', encoding="utf-8")
+    proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--data", str(bad),
+               env={"GLOTBENCH_CACHE_DIR": str(tmp_path)}, cwd=str(tmp_path))
+    assert_one_line_error(proc, f"{bad}:2: missing field 'references'")
+    assert not (tmp_path / "runs").exists()  # nothing half-written
+
+
+def test_run_and_report(tmp_path, srv):
+    srv.configure(answers=gold_answers(10))
+    out = tmp_path / "r"
+    proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "10", "--out", str(out),
+               "--price-in", "1.0", "--price-out", "2.0", env={"GLOTBENCH_CACHE_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "sentence exact" in proc.stdout and "100.0" in proc.stdout and "cost $" in proc.stdout
+    assert "10/10 done" in proc.stderr  # the progress line (plain on a pipe)
+    results = json.loads((out / "results.json").read_text())
+    tok = results["tokens"]
+    assert results["cost"]["run"] == pytest.approx((tok["prompt"] * 1.0 + tok["completion"] * 2.0) / 1e6)
+    again = cli("report", str(out))
+    assert again.returncode == 0 and "sentence exact" in again.stdout
+    # The same --out twice would overwrite a finished run: refused.
+    proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "10", "--out", str(out),
+               env={"GLOTBENCH_CACHE_DIR": str(tmp_path)})
+    assert_one_line_error(proc, "already holds a finished run")
+
+
+def test_resume_after_sigkill(tmp_path):
+    server = start_server(latency=0.25)
+    try:
+        server.configure(latency=0.25, answers=gold_answers(40))
+        cache = tmp_path / "calls.sqlite"
+        args = ["run", "vi-diacritics", "--model", server.spec(), "--limit", "40", "--concurrency", "4",
+                "--cache-path", str(cache)]
+        env = {**os.environ, "GLOTBENCH_CACHE_DIR": str(tmp_path)}
+        proc = subprocess.Popen([sys.executable, "-m", "glotbench", *args, "--out", str(tmp_path / "a")],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        samples = tmp_path / "a" / "samples.jsonl"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if samples.exists() and len(samples.read_text().splitlines()) >= 12:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert not (tmp_path / "a" / "results.json").exists()  # not marked complete
+        with sqlite3.connect(cache) as db:
+            done = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+        assert 12 <= done < 40
+        sent_before = len(server.requests())
+        assert proc.returncode == -signal.SIGKILL
+        # A report on the unfinished run says so, in one line.
+        assert_one_line_error(cli("report", str(tmp_path / "a")), "unfinished run")
+        proc2 = cli(*args, "--out", str(tmp_path / "b"), env={"GLOTBENCH_CACHE_DIR": str(tmp_path)})
+        assert proc2.returncode == 0, proc2.stderr
+        results = json.loads((tmp_path / "b" / "results.json").read_text())
+        assert results["counts"]["cache_hits"] == done
+        assert results["counts"]["model_calls"] == 40 - done  # only unfinished items are redone
+        assert len(server.requests()) - sent_before == 40 - done
+        assert results["scores"]["overall"]["sentence_exact"]["value"] == 1.0
+    finally:
+        server.proc.terminate()
+        server.proc.wait(10)

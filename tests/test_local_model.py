@@ -1,0 +1,57 @@
+"""The embedded default model (Gemma 3 270M GGUF) really loads and generates, batched, offline.
+
+Slow (about a minute the first time, while the GGUF is converted; seconds after), and run in CI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("transformers", reason="the [local] extra is part of the test extra")
+
+from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics  # noqa: E402
+from glotbench.engine.evaluate import RunOptions, evaluate  # noqa: E402
+from glotbench.models.base import GenerateConfig  # noqa: E402
+from glotbench.models.hf import HFModel, _converted_root  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def test_embedded_model_generates_in_batches(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network at run time
+    model = HFModel.embedded_default(concurrency=4)
+    bench = VietnameseDiacritics()
+    items = bench.load()[:4]
+
+    async def go():
+        await model.check()
+        prompts = [bench.render(it.to_public()) for it in items]
+        cfg = GenerateConfig(max_tokens=48, stop=("\n",))
+        try:
+            return await asyncio.gather(*(model.generate(p, cfg) for p in prompts))
+        finally:
+            await model.aclose()
+
+    responses = asyncio.run(go())
+    assert model.prompt_form() == "text"  # a base model: no chat template
+    assert all(r.raw["batch"] == 4 for r in responses)  # one generate() call for all four
+    assert all(r.usage.completion_tokens > 0 and "\n" not in r.text for r in responses)
+    assert any("restored_text" in r.text for r in responses)  # it follows the few-shot format
+    converted = [p for p in _converted_root().iterdir() if p.name.startswith("gemma-3-270m-q4_k_m-")]
+    assert converted and (converted[0] / "model.safetensors").is_file()
+
+
+def test_embedded_model_full_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    res = evaluate("vi-diacritics", "local", RunOptions(limit=6, progress=False, out=str(tmp_path / "run"),
+                                                        cache_path=str(tmp_path / "c.sqlite")))
+    r = res.results
+    assert r["model"]["backend"] == "hf" and r["model"]["gguf_sha256"]
+    assert r["config"]["prompt_form"] == "text" and r["counts"]["samples"] == 6
+    samples = [json.loads(x) for x in (res.out_dir / "samples.jsonl").read_text().splitlines()]
+    assert all(s["output"] is not None and s["error"] is None for s in samples)
+    assert 0.0 <= r["scores"]["overall"]["word_accuracy"]["value"] <= 1.0
+    assert "torch" in r["versions"] and "transformers" in r["versions"]

@@ -166,10 +166,12 @@ def test_api_key_from_environment(srv, cache_path, tmp_path, monkeypatch):
     assert overall(run(srv, cache_path, tmp_path, limit=2, api_key_env="MY_KEY")) == 1.0
     monkeypatch.setenv("MY_KEY", "wrong")
     with pytest.raises(GlotbenchError, match="rejected the API key"):
-        run(srv, cache_path, tmp_path, limit=2, api_key_env="MY_KEY")
+        run(srv, cache_path, tmp_path, limit=2, api_key_env="MY_KEY", use_cache=False)
     monkeypatch.delenv("MY_KEY")
     with pytest.raises(GlotbenchError, match="set the environment variable MY_KEY"):
-        run(srv, cache_path, tmp_path, limit=2, api_key_env="MY_KEY")
+        run(srv, cache_path, tmp_path, limit=2, api_key_env="MY_KEY", use_cache=False)
+    # A fully cached run needs neither the key nor the endpoint.
+    assert overall(run(srv, cache_path, tmp_path, limit=2, api_key_env="MY_KEY")) == 1.0
 
 
 def test_replay_reports_missing_ids(tmp_path, cache_path):

@@ -12,6 +12,7 @@ __all__ = [
     "GlotbenchError",
     "Item",
     "PublicItem",
+    "RunOptions",
     "SpecError",
     "__version__",
     "evaluate",
@@ -25,6 +26,10 @@ def __getattr__(name: str):  # lazy: keep `import glotbench` light for the CLI's
         from glotbench.engine.evaluate import evaluate
 
         return evaluate
+    if name == "RunOptions":
+        from glotbench.engine.evaluate import RunOptions
+
+        return RunOptions
     if name == "get_benchmark":
         from glotbench.benchmarks.registry import get_benchmark
 

@@ -58,6 +58,9 @@ def run(
     progress: bool = typer.Option(True, help="Show the progress bar."),
 ) -> None:
     """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl."""
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     from glotbench.engine.evaluate import RunOptions, evaluate
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import print_results

@@ -61,17 +61,22 @@ def _json_answer(text: str) -> str:
     return json.dumps({ANSWER_FIELD: text}, ensure_ascii=False)
 
 
+_FEWSHOT_BLOCK = INSTRUCTION + "\n\n" + "\n\n".join(
+    f"Input: {normalize_space(strip(ex[0]))}\nOutput: {_json_answer(ex[0])}" for ex in FEWSHOT)
+
+
 class VietnameseDiacritics(Benchmark):
     name = "vi-diacritics"
     version = "1.0"
     description = "Vietnamese diacritic restoration (Dấu or Die style)"
     metrics = (
-        RatioMetric("sentence_exact", "exact", "texts", "share of texts restored exactly"),
-        RatioMetric("word_accuracy", "words_correct", "words", "micro word accuracy, edit-distance aligned"),
+        RatioMetric("sentence_exact", "exact", "texts", "share of texts restored exactly", label="exact"),
+        RatioMetric("word_accuracy", "words_correct", "words", "micro word accuracy, edit-distance aligned",
+                    label="word acc"),
         RatioMetric("rewritten_rate", "rewritten", "texts", "share of replies that changed the words",
-                   show_ci=False),
-        RatioMetric("format_failure_rate", "format_failure", "texts", "share of replies with no parseable JSON",
-                   show_ci=False),
+                    show_ci=False, label="rewritten"),
+        RatioMetric("format_failure_rate", "format_failure", "texts",
+                    "share of replies with no parseable JSON", show_ci=False, label="no JSON"),
     )
     group_by = ("category",)
     templates = {"instruction": INSTRUCTION, "chat": "{instruction}\n\nText: {text}",
@@ -117,9 +122,7 @@ class VietnameseDiacritics(Benchmark):
 
     def render(self, item: PublicItem) -> Prompt:
         text = item["text"]
-        shots = "\n\n".join(
-            f"Input: {normalize_space(strip(ex[0]))}\nOutput: {_json_answer(ex[0])}" for ex in FEWSHOT)
-        plain = f"{INSTRUCTION}\n\n{shots}\n\nInput: {text}\nOutput:"
+        plain = f"{_FEWSHOT_BLOCK}\n\nInput: {text}\nOutput:"
         return Prompt(
             messages=({"role": "user", "content": f"{INSTRUCTION}\n\nText: {text}"},),
             text=plain,

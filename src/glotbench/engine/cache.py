@@ -1,6 +1,7 @@
 """The call cache: every model reply stored in SQLite (WAL), keyed by model and endpoint, prompt,
 generation config and repeat index. A finished command re-run makes zero calls; a killed run resumes
-because every reply is committed as soon as it arrives."""
+from what was committed. Replies are written behind in small transactions (the runner flushes every
+50 ms), which costs a killed run at most the last 50 ms of replies and keeps SQLite off the hot path."""
 
 from __future__ import annotations
 
@@ -46,18 +47,35 @@ class CallCache:
             "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
             " response TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))")
 
+        self._pending: dict[str, tuple[str, str, str]] = {}
+
     def get(self, key: str) -> Response | None:
+        pending = self._pending.get(key)
+        if pending is not None:
+            return Response.from_dict(json.loads(pending[2]))
         row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         return Response.from_dict(json.loads(row[0])) if row else None
 
     def put(self, key: str, model_id: str, response: Response) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO calls (key, model, response) VALUES (?, ?, ?)",
-            (key, model_id, json.dumps(response.to_dict(), ensure_ascii=False)),
-        )
+        """Queue a reply; `flush()` commits it."""
+        self._pending[key] = (key, model_id, json.dumps(response.to_dict(), ensure_ascii=False))
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        rows = list(self._pending.values())
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO calls (key, model, response) VALUES (?, ?, ?)", rows)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._pending.clear()
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
 
     def close(self) -> None:
+        self.flush()
         self._db.close()

@@ -132,7 +132,6 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     )
     cache = CallCache(options.cache_path or default_cache_path()) if options.use_cache else None
     try:
-        await m.check()
         out_dir = _prepare_out_dir(bench, m, options.out)
         started = datetime.now(timezone.utc)
         run_info = {
@@ -149,27 +148,27 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         }
         _write_json_atomic(out_dir / "run.json", run_info)
         samples_path = out_dir / "samples.jsonl"
-        records: list[dict[str, Any]] = []
+        lines: list[tuple[str, int, str]] = []
         with samples_path.open("w", encoding="utf-8") as sink:
             def on_sample(rec: dict[str, Any]) -> None:
-                sink.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                sink.flush()
-                records.append(rec)
+                line = json.dumps(rec, ensure_ascii=False) + "\n"
+                sink.write(line)  # flushed every 50 ms
+                lines.append((rec["id"], rec["repeat"], line))
 
             from glotbench.engine.progress import ProgressBar
 
             with ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress) as bar:
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
-                                on_sample=on_sample, on_progress=bar.update)
+                                on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush)
                 t0 = time.perf_counter()
                 samples = await runner.run(iter(items), len(items))
                 wall = time.perf_counter() - t0
         # Rewrite the samples in item order (they were appended in completion order).
         order = {it.id: i for i, it in enumerate(items)}
-        records.sort(key=lambda r: (order[r["id"]], r["repeat"]))
+        lines.sort(key=lambda x: (order[x[0]], x[1]))
         tmp = samples_path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        tmp.write_text("".join(x[2] for x in lines), encoding="utf-8")
         os.replace(tmp, samples_path)
 
         c = runner.counters
@@ -187,9 +186,11 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             **{k: v for k, v in run_info.items() if k != "status"},
             "status": "complete",
             "finished": datetime.now(timezone.utc).isoformat(),
+            "model": {"spec": m.spec, **m.description()},
             "signature": bench.signature(),
             "headline": bench.headline.name,
-            "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci}
+            "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,
+                                  "label": mt.label or mt.name}
                         for mt in bench.metrics},
             "scores": scores,
             "counts": {
@@ -202,7 +203,13 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                        "prompt_billed_now": c.new_prompt_tokens,
                        "completion_billed_now": c.new_completion_tokens},
             "cost": cost,
-            "timing": {"run_s": round(wall, 3), "samples_per_s": round(c.done / wall, 2) if wall else None},
+            "timing": {
+                "run_s": round(wall, 3),
+                "samples_per_s": round(c.done / wall, 2) if wall else None,
+                # From the first model call sent to the last sample scored (excludes model loading).
+                "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
+                                    if runner.first_call_at and runner.last_done_at else None),
+            },
             "versions": _versions(),
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,
                           "method": "percentile, items resampled"},

@@ -102,6 +102,7 @@ class Runner:
         timeout_s: float | None = None,
         on_sample: Callable[[dict[str, Any]], None] | None = None,
         on_progress: Callable[[RunCounters], None] | None = None,
+        on_flush: Callable[[], None] | None = None,
     ):
         self.benchmark = benchmark
         self.model = model
@@ -113,11 +114,25 @@ class Runner:
         self.timeout_s = timeout_s
         self.on_sample = on_sample
         self.on_progress = on_progress
+        self.on_flush = on_flush
+        self.first_call_at: float | None = None  # perf_counter of the first real model call
+        self.last_done_at: float | None = None
         self.counters = RunCounters()
         self.samples: list[ScoredSample] = []
         self.structured_modes: Counter = Counter()
         self._form = model.prompt_form()
-        self._fatal: BaseException | None = None
+        self._ready = False
+        self._ready_lock = asyncio.Lock()
+
+    async def _ensure_ready(self) -> None:
+        """Check (or load) the model before its first real call, not before the run: a fully
+        cached run needs no endpoint, no API key and no model weights."""
+        if self._ready:
+            return
+        async with self._ready_lock:
+            if not self._ready:
+                await self.model.check()
+                self._ready = True
 
     async def run(self, items: Iterable[Item], n_items: int) -> list[ScoredSample]:
         self.counters.total = n_items * self.repeats
@@ -134,15 +149,28 @@ class Runner:
             while (unit := await queue.get()) is not None:
                 await self._process(unit)
 
+        def flush() -> None:
+            if self.cache is not None:
+                self.cache.flush()
+            if self.on_flush is not None:
+                self.on_flush()
+
+        async def flush_periodically() -> None:
+            while True:
+                await asyncio.sleep(0.05)
+                flush()
+
         producer = asyncio.create_task(produce())
         workers = [asyncio.create_task(work()) for _ in range(self.concurrency)]
+        flusher = asyncio.create_task(flush_periodically())
         try:
             await asyncio.gather(producer, *workers)
         except AuthError as e:
             raise GlotbenchError(f"the endpoint rejected the request ({e}); stopping the run") from None
         finally:
-            for t in [producer, *workers]:
+            for t in [producer, *workers, flusher]:
                 t.cancel()
+            flush()
         return self.samples
 
     async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
@@ -182,6 +210,9 @@ class Runner:
         err: Exception | None = None
         attempts = 0
         if resp is None:
+            await self._ensure_ready()
+            if self.first_call_at is None:
+                self.first_call_at = time.perf_counter()
             resp, err, attempts = await self._call(prompt, config, unit)
             if resp is not None:
                 c.new_prompt_tokens += resp.usage.prompt_tokens
@@ -220,6 +251,7 @@ class Runner:
         sample = ScoredSample(item.id, unit.repeat, item.meta, score, self.benchmark.answer_key(answer))
         self.samples.append(sample)
         c.done += 1
+        self.last_done_at = time.perf_counter()
         if self.on_sample is not None:
             self.on_sample({
                 "id": item.id,

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, ratio_with_ci
+from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, ratios_with_ci
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,7 @@ class RatioMetric:
     denominator: str
     description: str = ""
     show_ci: bool = True  # diagnostic rates (format failures...) are shown without a CI
+    label: str = ""  # short column header for the terminal table
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +69,8 @@ def aggregate(
 
     def estimates(subset: Sequence[ScoredSample]) -> dict[str, Any]:
         rows = list(_per_item(subset, names).values())
-        return {
-            m.name: ratio_with_ci([r[m.numerator] for r in rows], [r[m.denominator] for r in rows],
-                                  resamples=resamples, seed=seed).to_dict()
-            for m in metrics
-        }
+        cols = {m.name: ([r[m.numerator] for r in rows], [r[m.denominator] for r in rows]) for m in metrics}
+        return {k: e.to_dict() for k, e in ratios_with_ci(cols, resamples=resamples, seed=seed).items()}
 
     out: dict[str, Any] = {"overall": estimates(samples), "groups": {}}
     for key in group_by:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, runtime_checkable
 
 Message = Mapping[str, str]  # {"role": "user" | "system" | "assistant", "content": "..."}
@@ -34,7 +34,8 @@ class GenerateConfig:
     structured_output: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "stop": list(self.stop)}
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
+                "stop": list(self.stop), "structured_output": self.structured_output}
 
 
 ErrorKind = Literal[

@@ -10,6 +10,8 @@ No network is used for either. Concurrent `generate` calls are gathered into bat
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import shutil
 import time
@@ -19,6 +21,9 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
+
+
+log = logging.getLogger("glotbench")
 
 
 def _converted_root() -> Path:
@@ -93,6 +98,10 @@ class HFModel:
         except ImportError:
             raise GlotbenchError("transformers and torch are needed for local models: "
                                  "pip install -e \".[local]\"") from None
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
         t0 = time.perf_counter()
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = torch.bfloat16 if device == "cuda" else torch.float32
@@ -102,7 +111,9 @@ class HFModel:
             key = (self.gguf_sha256 or _file_digest(gguf))[:16]
             converted = _converted_root() / f"{gguf.stem}-{key}"
             if not (converted / "config.json").is_file():
+                log.info("converting %s to safetensors once (about a minute on 2 cores)...", gguf.name)
                 self._convert(gguf, converted, dtype)
+            log.info("loading %s from %s", self.name, converted)
             source = str(converted)
         else:
             source = self.path
@@ -145,9 +156,20 @@ class HFModel:
     # -- interface -------------------------------------------------------------------------------
 
     def prompt_form(self) -> Literal["chat", "text"]:
-        if self._tok is None:
-            return "text" if (self.gguf_file or self.path.endswith(".gguf")) else "chat"
-        return "chat" if getattr(self._tok, "chat_template", None) else "text"
+        """"chat" when the tokenizer has a chat template, else "text" (a base model). Decided
+        without loading the weights, so a cached run never imports torch."""
+        if self._tok is not None:
+            return "chat" if getattr(self._tok, "chat_template", None) else "text"
+        if self.gguf_file or self.path.endswith(".gguf"):
+            return "text"  # the embedded Gemma 3 270M GGUF carries no chat template
+        p = Path(self.path)
+        if (p / "chat_template.jinja").is_file() or (p / "chat_template.json").is_file():
+            return "chat"
+        try:
+            cfg = json.loads((p / "tokenizer_config.json").read_text(encoding="utf-8"))
+            return "chat" if cfg.get("chat_template") else "text"
+        except (OSError, ValueError):
+            return "chat"
 
     def description(self) -> dict[str, Any]:
         d: dict[str, Any] = {"backend": "hf", "model": self.name, "batch_size": self.batch_size}

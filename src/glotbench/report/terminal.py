@@ -39,11 +39,14 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
     show_ci = {n: bool(results["metrics"][n].get("show_ci", True)) for n in metric_names}
     title = (f"{results['benchmark']['name']} v{results['benchmark']['version']} · "
              f"{results['model']['spec']}")
-    table = Table(title=title, caption="percent; (95% bootstrap CI); ★ headline")
-    table.add_column("group", overflow="fold")
+    from rich import box
+
+    table = Table(title=title, caption="percent (95% bootstrap CI) · ★ headline", box=box.SIMPLE_HEAD)
+    table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
     for name in metric_names:
-        table.add_column(name.replace("_", " ") + (" ★" if name == results["headline"] else ""),
+        label = results["metrics"][name].get("label") or name
+        table.add_column(label + (" ★" if name == results["headline"] else ""),
                          justify="right", no_wrap=show_ci[name])
     overall = scores["overall"]
     table.add_row("overall", str(overall[metric_names[0]]["n"]), *(_fmt(overall[n], show_ci[n]) for n in metric_names),
@@ -70,4 +73,4 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
                       f"± {100 * st['std']:.1f} (min {100 * st['min']:.1f}, max {100 * st['max']:.1f}) · "
                       f"item agreement {100 * st['mean_item_agreement']:.1f}% · "
                       f"items that flip {100 * st['flip_rate']:.1f}%")
-    console.print(f"signature: {results['signature']}", markup=False)
+    console.print(f"signature: {results['signature']}", markup=False, soft_wrap=True)

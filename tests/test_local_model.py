@@ -55,3 +55,14 @@ def test_embedded_model_full_run(tmp_path, monkeypatch):
     assert all(s["output"] is not None and s["error"] is None for s in samples)
     assert 0.0 <= r["scores"]["overall"]["word_accuracy"]["value"] <= 1.0
     assert "torch" in r["versions"] and "transformers" in r["versions"]
+
+
+def test_hf_backend_on_a_local_folder(tmp_path, monkeypatch):
+    """`hf:PATH` on the converted embedded model: the same code path any transformers model takes."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    HFModel.embedded_default()._load_sync()  # makes sure the converted folder exists
+    folder = next(p for p in _converted_root().iterdir() if p.name.startswith("gemma-3-270m-q4_k_m-"))
+    res = evaluate("vi-diacritics", f"hf:{folder}", RunOptions(limit=2, progress=False, out=str(tmp_path / "r"),
+                                                              cache_path=str(tmp_path / "c.sqlite")))
+    assert res.results["model"]["backend"] == "hf" and res.results["config"]["prompt_form"] == "text"
+    assert res.results["counts"]["samples"] == 2 and res.results["counts"]["model_calls"] == 2

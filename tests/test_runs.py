@@ -155,9 +155,11 @@ def test_structured_output_and_fallback(srv, cache_path, tmp_path):
 
 
 def test_generation_settings_are_passed_through(srv, cache_path, tmp_path):
-    run(srv, cache_path, tmp_path, limit=1, temperature=0.7, max_tokens=99, seed=5)
+    res = run(srv, cache_path, tmp_path, limit=1, temperature=0.7, max_tokens=99, seed=5, stop=("###",))
     body = srv.requests()[0]
-    assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.7, 99, 5)
+    assert (body["temperature"], body["max_tokens"], body["seed"], body["stop"]) == (0.7, 99, 5, ["###"])
+    cfg = res.results["config"]
+    assert (cfg["temperature"], cfg["max_tokens"], cfg["seed"], cfg["stop"]) == (0.7, 99, 5, ["###"])
 
 
 def test_api_key_from_environment(srv, cache_path, tmp_path, monkeypatch):

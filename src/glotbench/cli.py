@@ -47,6 +47,7 @@ def run(
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the benchmark's)."),
     max_tokens: Optional[int] = typer.Option(None, help="Reply token limit (default: the benchmark's)."),
     seed: Optional[int] = typer.Option(None, help="Sampling seed, passed to the model."),
+    stop: list[str] = typer.Option([], "--stop", help="Stop sequence (repeatable), added to the benchmark's."),
     structured_output: bool = typer.Option(False, help="Ask for JSON-schema output (response_format) where the benchmark defines one."),
     timeout: float = typer.Option(120.0, help="Per-request timeout in seconds."),
     max_retries: int = typer.Option(5, help="Retries per request (429, 5xx, timeouts)."),
@@ -67,7 +68,7 @@ def run(
 
     opts = RunOptions(
         data=data, limit=limit, repeats=repeats, concurrency=concurrency, temperature=temperature,
-        max_tokens=max_tokens, seed=seed, structured_output=structured_output, timeout_s=timeout,
+        max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output, timeout_s=timeout,
         max_retries=max_retries, use_cache=not no_cache, cache_path=cache_path, out=out,
         price_in_per_mtok=price_in, price_out_per_mtok=price_out, api_key_env=api_key_env,
         progress=progress,

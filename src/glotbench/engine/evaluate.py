@@ -44,6 +44,7 @@ class RunOptions:
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    stop: tuple[str, ...] = ()
     structured_output: bool = False
     timeout_s: float = 120.0
     max_retries: int = 5
@@ -127,7 +128,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         temperature=d.temperature if options.temperature is None else options.temperature,
         max_tokens=d.max_tokens if options.max_tokens is None else options.max_tokens,
         seed=options.seed if options.seed is not None else d.seed,
-        stop=d.stop,
+        stop=tuple(dict.fromkeys(d.stop + tuple(options.stop))),
         structured_output=options.structured_output,
     )
     cache = CallCache(options.cache_path or default_cache_path()) if options.use_cache else None

@@ -93,6 +93,47 @@ def report(run_dir: str = typer.Argument(..., help="A run directory written by `
         print_results(load_results(run_dir))
     except GlotbenchError as e:
         _die(str(e))
+    except (KeyError, TypeError, ValueError) as e:
+        _die(f"{run_dir}/results.json is not in the expected format ({type(e).__name__}: {e})")
+
+
+@app.command()
+def score(
+    hypotheses: str = typer.Argument(..., help="Hypotheses, one segment per line."),
+    references: list[str] = typer.Argument(..., help="One or more reference files, aligned by line."),
+    metric: str = typer.Option("chrf++", "--metric", help="bleu, chrf, chrf++ or token_f1."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="ISO 639-1 code; lo, th, km, my are segmented first, zh/ja use sacrebleu's tokenizers for BLEU."),
+    resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CI."),
+    seed: int = typer.Option(12345, help="Bootstrap seed."),
+) -> None:
+    """Score text files like sacrebleu: the corpus score, its 95% bootstrap CI and the signature."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.score_files import score_files
+
+    try:
+        est, signature = score_files(metric, hypotheses, references, lang=lang, resamples=resamples, seed=seed)
+    except GlotbenchError as e:
+        _die(str(e))
+    typer.echo(f"{metric} = {est.value:.2f}  (95% CI {est.ci_low:.2f}–{est.ci_high:.2f}, n={est.n})")
+    typer.echo(signature)
+
+
+@app.command()
+def compare(
+    run_a: str = typer.Argument(..., help="Baseline run directory."),
+    run_b: str = typer.Argument(..., help="Run directory to compare with it."),
+    resamples: int = typer.Option(1000, help="Bootstrap resamples and randomisation trials."),
+) -> None:
+    """Paired comparison of two runs on the same items: B − A per metric, CI and p-values."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.compare import compare_runs, print_comparison
+
+    try:
+        print_comparison(compare_runs(run_a, run_b, resamples=resamples))
+    except GlotbenchError as e:
+        _die(str(e))
+    except (KeyError, TypeError, ValueError, OSError) as e:
+        _die(f"cannot compare these runs: {type(e).__name__}: {e}")
 
 
 def main() -> None:

@@ -59,3 +59,55 @@ def json_field(text: str, field: str) -> Extraction:
         if found is not None:
             return Extraction(found)
     return Extraction(None, "format")
+
+
+# -- multiple-choice letters -------------------------------------------------------------------
+
+# Answer phrases per language (matched case-insensitively); the letter after them is case-sensitive.
+ANSWER_PHRASES: dict[str, tuple[str, ...]] = {
+    "en": (r"(?:the\s+)?(?:correct\s+|final\s+)?answer\s*(?:is|:)", r"answer\s*[-=]"),
+    "vi": (r"đáp\s+án(?:\s+đúng)?(?:\s+là)?\s*:?", r"câu\s+trả\s+lời(?:\s+đúng)?(?:\s+là)?\s*:?", r"chọn\s+(?:đáp\s+án\s+)?"),
+    "th": (r"คำตอบ(?:ที่ถูกต้อง|ที่ถูก)?(?:\s*คือ)?\s*:?", r"ตอบ\s*:?"),
+    "lo": (r"ຄຳຕອບ(?:ທີ່ຖືກຕ້ອງ|ທີ່ຖືກ)?(?:\s*ແມ່ນ|\s*ຄື)?\s*:?", r"ຕອບ\s*:?"),
+    "id": (r"jawaban(?:nya)?(?:\s+yang\s+(?:benar|tepat))?(?:\s+adalah)?\s*:?", r"pilihan(?:nya)?\s+(?:adalah\s+)?"),
+    "ar": (r"(?:الإجابة|الاجابة|الجواب)(?:\s+الصحيحة)?(?:\s+هي)?\s*:?",),
+    "zh": (r"答案(?:是|为|為)?\s*[:：]?", r"(?:选择|選擇|选|選)\s*"),
+}
+_LETTER_AFTER = r"[\s*_`'\"“”‘’(\[（【]*([A-E])(?![A-Za-z])"
+_PHRASE_RE = re.compile("|".join(f"(?i:{p})" for ps in ANSWER_PHRASES.values() for p in ps))
+_BARE_LETTER = re.compile(r"^[\s*_`'\"(\[（【]*([A-E])[\s*_`'\")\]）】.:]*$")
+
+
+def _normalise_option(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .。")
+
+
+def mc_letter(text: str, options: dict[str, str] | None = None) -> Extraction:
+    """The chosen letter A-E of a multiple-choice reply.
+
+    After think-stripping (and Lao AM repair): the last letter that follows an answer phrase in any
+    of the languages in ANSWER_PHRASES; else a reply that is only a letter ("B", "(B)", "**B.**");
+    else, when `options` maps letters to option texts, the one option whose text appears in the reply.
+    Failures (`no_letter`, `think_unclosed`) are counted apart from wrong answers."""
+    from glotbench.text.segment import repair_lao_am
+
+    body, ok = strip_think(text)
+    if not ok:
+        return Extraction(None, "think_unclosed")
+    body = repair_lao_am(body)
+    last: str | None = None
+    for m in _PHRASE_RE.finditer(body):
+        lm = re.match(_LETTER_AFTER, body[m.end():])
+        if lm:
+            last = lm.group(1)
+    if last is not None:
+        return Extraction(last)
+    bare = _BARE_LETTER.match(body)
+    if bare:
+        return Extraction(bare.group(1))
+    if options:
+        reply = _normalise_option(body)
+        hits = [k for k, v in options.items() if _normalise_option(v) and _normalise_option(v) in reply]
+        if len(hits) == 1:
+            return Extraction(hits[0])
+    return Extraction(None, "no_letter")

@@ -29,6 +29,7 @@ from glotbench.engine.runner import RetryPolicy, Runner
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Model
 from glotbench.models.registry import load_model
+from glotbench.stats import DEFAULT_SEED
 
 RESULTS_FORMAT = 1
 
@@ -191,7 +192,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "signature": bench.signature(),
             "headline": bench.headline.name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,
-                                  "label": mt.label or mt.name}
+                                  "label": mt.label or mt.name, "numerator": mt.numerator,
+                                  "denominator": mt.denominator}
                         for mt in bench.metrics},
             "scores": scores,
             "counts": {
@@ -213,7 +215,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             },
             "versions": _versions(),
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,
-                          "method": "percentile, items resampled"},
+                          "seed": DEFAULT_SEED, "method": "percentile, items resampled"},
         }
         _write_json_atomic(out_dir / "results.json", results)
         _write_json_atomic(out_dir / "run.json", {**run_info, "status": "complete"})

@@ -1,0 +1,104 @@
+"""Corpus BLEU, chrF and chrF++ through sacrebleu, as per-segment sufficient statistics.
+
+The corpus score is sacrebleu's own `_compute_score_from_stats` on the summed statistics that
+sacrebleu's own `_extract_corpus_statistics` produced, so it equals `corpus_score` exactly (`==`).
+No normalisation happens inside the metric: text is scored as given. For languages written without
+spaces (lo, th, km, my) the text is segmented first (glotbench.text.segment) and the words joined with
+spaces; for zh and ja, BLEU uses sacrebleu's `zh` and `ja-mecab` tokenizers instead.
+Bootstrap CIs resample the statistic rows (glotbench.stats), never re-tokenise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Sequence
+
+import numpy as np
+
+from glotbench.stats import Estimate, bootstrap_many
+from glotbench.text.segment import needs_segmentation, segment, segmenter_signature
+
+METRICS = ("bleu", "chrf", "chrf++")
+
+
+@dataclass(frozen=True)
+class CorpusScore:
+    metric: str
+    estimate: Estimate
+    signature: str
+
+    def __str__(self) -> str:
+        e = self.estimate
+        return (f"{self.metric} = {e.value:.2f} (95% CI {e.ci_low:.2f}–{e.ci_high:.2f}, n={e.n})  "
+                f"{self.signature}")
+
+
+class SacreMetric:
+    """BLEU / chrF / chrF++ with optional segmentation; `lang` is an ISO 639-1 code or None."""
+
+    def __init__(self, name: str, lang: str | None = None, **sacrebleu_args: Any):
+        from sacrebleu.metrics import BLEU, CHRF
+
+        name = name.lower()
+        if name not in METRICS:
+            raise ValueError(f"unknown metric {name!r}; choose one of {', '.join(METRICS)}")
+        self.name = name
+        self.lang = lang
+        if name == "bleu":
+            if lang == "zh":
+                sacrebleu_args.setdefault("tokenize", "zh")
+            elif lang == "ja":
+                sacrebleu_args.setdefault("tokenize", "ja-mecab")
+            self._metric = BLEU(**sacrebleu_args)
+        else:
+            sacrebleu_args.setdefault("word_order", 2 if name == "chrf++" else 0)
+            self._metric = CHRF(**sacrebleu_args)
+        self._segment = needs_segmentation(lang) and (name != "chrf" or self._metric.word_order > 0)
+
+    def preprocess(self, text: str) -> str:
+        return " ".join(segment(text, self.lang)) if self._segment else text
+
+    def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[list[int]]:
+        """Per-segment statistics. `references[i]` holds segment i's references (one or more)."""
+        if len(hypotheses) != len(references):
+            raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} reference lists")
+        width = max((len(r) for r in references), default=1)
+        streams = [[self.preprocess(refs[j]) if j < len(refs) else None for refs in references]
+                   for j in range(width)]
+        hyps = [self.preprocess(h) for h in hypotheses]
+        return self._metric._extract_corpus_statistics(hyps, streams)
+
+    def score_from_stats(self, summed: Sequence[float]) -> float:
+        """The corpus score from summed statistics: sacrebleu's own formula."""
+        return float(self._metric._compute_score_from_stats(list(summed)).score)
+
+    def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]], *,
+                     resamples: int = 1000, seed: int = 12345) -> CorpusScore:
+        return self.score_stats(self.stats(hypotheses, references), resamples=resamples, seed=seed)
+
+    def score_stats(self, stats: Sequence[Sequence[float]], *, resamples: int = 1000,
+                    seed: int = 12345) -> CorpusScore:
+        """Corpus score and bootstrap CI from stored per-segment statistics (no text needed)."""
+        rows = [list(r) for r in stats]
+        value = float(self._metric._aggregate_and_compute(rows).score) if rows else 0.0  # as sacrebleu sums
+        arr = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+        est = bootstrap_many(arr, {self.name: self.score_from_stats}, resamples=resamples, seed=seed,
+                             values={self.name: value})[self.name]
+        return CorpusScore(self.name, est, self.signature(resamples=resamples, seed=seed))
+
+    def signature(self, *, resamples: int | None = None, seed: int | None = None) -> str:
+        try:
+            sb = self._metric.get_signature().format()
+        except ValueError:  # sacrebleu knows the reference count only after scoring
+            sb = "unscored"
+        parts = [f"glotbench:{self.name}", f"sacrebleu:{sb}", f"seg:{segmenter_signature(self.lang) if self._segment else 'none'}"]
+        if self.lang:
+            parts.append(f"lang:{self.lang}")
+        if resamples:
+            parts.append(f"boot:{resamples},seed:{seed}")
+        return "|".join(parts)
+
+
+def sacrebleu_version() -> str:
+    return metadata.version("sacrebleu")

@@ -1,0 +1,96 @@
+"""Word segmentation for scripts written without spaces, applied before BLEU, chrF++ and token F1.
+
+| language | segmenter | signature |
+|---|---|---|
+| lo (Lao) | LaoNLP `word_tokenize`, after repairing decomposed AM (U+0ECD [tone] U+0EB2 -> [tone] U+0EB3) | `laonlp-<version>` |
+| th (Thai) | PyThaiNLP `word_tokenize`, engine newmm, whitespace dropped | `pythainlp-<version>-newmm` |
+| km (Khmer), my (Burmese) | character clusters: a base character with its combining marks, and a consonant after a coeng/virama joined to it | `charcluster` |
+| zh, ja | BLEU uses sacrebleu's own `zh` / `ja-mecab` tokenizers; token F1 uses single characters | `sacrebleu-zh`, `char` |
+| anything else | none (whitespace) | `none` |
+
+LaoNLP 1.3 splits ambiguous spans that 0.7 (used by LaoBench) kept whole; the version is in every
+signature. To reproduce 0.7-era numbers: `pip install laonlp==0.7` in a separate environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from importlib import metadata
+
+_LAO_AM = re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2([\u0ec8-\u0ecb]?)")
+_KHMER_COENG = "\u17d2"
+_MYANMAR_VIRAMA = "\u1039"
+
+SEGMENTED_LANGS = {"lo", "th", "km", "my"}
+
+
+def repair_lao_am(text: str) -> str:
+    """Compose Lao AM: NIGGAHITA (U+0ECD) + AA (U+0EB2) -> AM (U+0EB3), moving a tone mark found
+    between or after them in front of AM. NFC does not do this (U+0EB3 has only a compatibility
+    decomposition), and LaoNLP's dictionary only knows the composed form."""
+    return _LAO_AM.sub(lambda m: m.group(1) + m.group(2) + "\u0eb3", text)
+
+
+def char_clusters(text: str) -> list[str]:
+    """Character-level fallback: each base character with its combining marks; a character after a
+    Khmer coeng or a Myanmar virama stays in the same cluster (a subscript consonant). No spaces."""
+    out: list[str] = []
+    for ch in text:
+        if ch.isspace():
+            out.append("")
+            continue
+        if out and out[-1] and (unicodedata.category(ch).startswith("M") or out[-1][-1] in (_KHMER_COENG, _MYANMAR_VIRAMA)):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return [c for c in out if c]
+
+
+@functools.lru_cache(maxsize=1)
+def _lao_tokenize():
+    try:
+        from laonlp.tokenize import word_tokenize
+    except ImportError as e:  # pragma: no cover - laonlp is a dependency
+        raise RuntimeError("Lao segmentation needs laonlp: pip install laonlp") from e
+    return word_tokenize
+
+
+@functools.lru_cache(maxsize=1)
+def _thai_tokenize():
+    from pythainlp.tokenize import word_tokenize
+
+    return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
+
+
+def segment(text: str, lang: str | None) -> list[str]:
+    """Words of `text` for language `lang` (ISO 639-1); whitespace splitting where no segmenter applies."""
+    if lang == "lo":
+        words: list[str] = []
+        for chunk in repair_lao_am(text).split():
+            words.extend(w for w in _lao_tokenize()(chunk) if w.strip())
+        return words
+    if lang == "th":
+        return [w for w in _thai_tokenize()(text) if w.strip()]
+    if lang in ("km", "my"):
+        return char_clusters(text)
+    if lang in ("zh", "ja"):
+        return [c for c in text if not c.isspace()]
+    return text.split()
+
+
+def segmenter_signature(lang: str | None) -> str:
+    if lang == "lo":
+        return f"laonlp-{metadata.version('laonlp')}"
+    if lang == "th":
+        return f"pythainlp-{metadata.version('pythainlp')}-newmm"
+    if lang in ("km", "my"):
+        return "charcluster"
+    if lang in ("zh", "ja"):
+        return "char"
+    return "none"
+
+
+def needs_segmentation(lang: str | None) -> bool:
+    return lang in SEGMENTED_LANGS

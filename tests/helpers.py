@@ -36,3 +36,30 @@ async def async_echo(messages):
 
 def broken_model(messages):
     raise RuntimeError("bug in user code")
+
+
+def good_answer(messages):
+    return "GOOD: " + messages[-1]["content"][:40]
+
+
+def plain_answer(messages):
+    return "plain: " + messages[-1]["content"][:40]
+
+
+def lao_mcq_answers() -> dict[str, str]:
+    """Each LaoBench sample prompt -> a reply in the item's language naming the right letter."""
+    from glotbench.benchmarks.laobench import LaoBenchMCQ
+
+    bench = LaoBenchMCQ()
+    out = {}
+    for it in bench.load():
+        phrase = "ຄຳຕອບແມ່ນ" if it.public["lang"] == "lo" else "The answer is"
+        out[bench.render(it.to_public()).messages[-1]["content"]] = f"<think>maybe A</think>{phrase} {it.gold['answer']}"
+    return out
+
+
+def lao_translations() -> dict[str, str]:
+    from glotbench.benchmarks.laobench import LaoBenchTranslation
+
+    bench = LaoBenchTranslation()
+    return {it.public["question"]: "Translation: " + it.gold["reference"] for it in bench.load()}

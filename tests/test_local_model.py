@@ -66,3 +66,30 @@ def test_hf_backend_on_a_local_folder(tmp_path, monkeypatch):
                                                               cache_path=str(tmp_path / "c.sqlite")))
     assert res.results["model"]["backend"] == "hf" and res.results["config"]["prompt_form"] == "text"
     assert res.results["counts"]["samples"] == 2 and res.results["counts"]["model_calls"] == 2
+
+
+def test_loglikelihood_prefers_the_likely_continuation(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = HFModel.embedded_default()
+    scores = asyncio.run(model.loglikelihood("The capital of France is", (" Paris", " banana")))
+    assert scores[0] > scores[1] and all(s < 0 for s in scores)
+
+
+def test_laobench_mcq_loglik_method(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    res = evaluate("laobench-mcq", "local", RunOptions(limit=4, progress=False, out=str(tmp_path / "r"),
+                                                       cache_path=str(tmp_path / "c.sqlite"),
+                                                       bench_options=(("method", "loglik"),))).results
+    assert "accuracy_loglik" in res["scores"]["overall"] and "method:loglik" in res["signature"]
+    samples = [json.loads(x) for x in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    assert [s["answer"] in ("A", "B", "C", "D") for s in samples] == [True] * 4
+    assert res["counts"]["failures"] == {} and res["counts"]["model_calls"] == 4
+
+
+def test_loglik_needs_a_local_model(tmp_path, srv):
+    from glotbench.errors import GlotbenchError
+
+    with pytest.raises(GlotbenchError, match="log-likelihood method needs a local model"):
+        evaluate("laobench-mcq", srv.spec(), RunOptions(limit=2, progress=False, out=str(tmp_path / "r"),
+                                                         cache_path=str(tmp_path / "c.sqlite"),
+                                                         bench_options=(("method", "loglik"),)))

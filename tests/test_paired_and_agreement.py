@@ -41,6 +41,8 @@ def test_agreement_statistics():
     assert fleiss_kappa([["a", "a", "a"], ["b", "b", "b"], ["a", "a", "a"]]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40])[0] == pytest.approx(1.0)
     assert kendall([1, 2, 3, 4], [4, 3, 2, 1])[0] == pytest.approx(-1.0)
+    assert spearman([1, 1, 1], [1, 2, 3])[0] is None  # constant input: undefined, not NaN
+    assert cohens_kappa(["y", "y"], ["y", "y"]) is None
 
 
 def test_score_command_matches_sacrebleu_cli(tmp_path):

@@ -49,6 +49,8 @@ def run(
     seed: Optional[int] = typer.Option(None, help="Sampling seed, passed to the model."),
     stop: list[str] = typer.Option([], "--stop", help="Stop sequence (repeatable), added to the benchmark's."),
     structured_output: bool = typer.Option(False, help="Ask for JSON-schema output (response_format) where the benchmark defines one."),
+    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="Ask a reasoning model for its thinking or non-thinking mode (chat_template_kwargs.enable_thinking)."),
+    bench_opt: list[str] = typer.Option([], "--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik."),
     timeout: float = typer.Option(120.0, help="Per-request timeout in seconds."),
     max_retries: int = typer.Option(5, help="Retries per request (429, 5xx, timeouts)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the call cache."),
@@ -66,7 +68,13 @@ def run(
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import print_results
 
+    pairs = []
+    for kv in bench_opt:
+        if "=" not in kv:
+            _die(f"--bench-opt takes KEY=VALUE, got {kv!r}")
+        pairs.append(tuple(kv.split("=", 1)))
     opts = RunOptions(
+        thinking=thinking, bench_options=tuple(pairs),
         data=data, limit=limit, repeats=repeats, concurrency=concurrency, temperature=temperature,
         max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output, timeout_s=timeout,
         max_retries=max_retries, use_cache=not no_cache, cache_path=cache_path, out=out,
@@ -134,6 +142,82 @@ def compare(
         _die(str(e))
     except (KeyError, TypeError, ValueError, OSError) as e:
         _die(f"cannot compare these runs: {type(e).__name__}: {e}")
+
+
+@app.command()
+def arena(
+    model: str = typer.Option(..., "--model", "-m", help="The candidate model spec."),
+    baseline: str = typer.Option(..., "--baseline", help="The fixed baseline: a model spec, or replay:FILE.jsonl of its answers."),
+    judge: list[str] = typer.Option(..., "--judge", help="A judge model spec (repeatable; two or more recommended)."),
+    data: Optional[str] = typer.Option(None, help="Prompts file ({\"id\", \"prompt\", \"category\"} per line); default: the bundled Lao sample."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N prompts."),
+    out: Optional[str] = typer.Option(None, help="Arena directory (default: runs/arena/TIME-MODEL)."),
+    concurrency: Optional[int] = typer.Option(None, help="Requests in flight per phase."),
+    max_retries: int = typer.Option(5, help="Retries per call; a malformed verdict is retried too."),
+    timeout: float = typer.Option(120.0, help="Per-request timeout in seconds."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the call cache."),
+    cache_path: Optional[str] = typer.Option(None, help="Call cache file."),
+    api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the judges' API key."),
+    progress: bool = typer.Option(True, help="Show progress."),
+) -> None:
+    """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
+    import asyncio
+
+    from glotbench.engine.arena import print_arena, run_arena
+    from glotbench.engine.evaluate import RunOptions
+    from glotbench.errors import GlotbenchError
+
+    opts = RunOptions(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout_s=timeout,
+                      use_cache=not no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env,
+                      progress=progress)
+    try:
+        res = asyncio.run(run_arena(model, baseline, judge, opts))
+    except GlotbenchError as e:
+        _die(str(e))
+    print_arena(res.results)
+    typer.echo(f"arena directory: {res.out_dir}")
+
+
+@app.command("arena-report")
+def arena_report(
+    arenas: list[str] = typer.Argument(..., help="Arena directories, one candidate model each."),
+    human: Optional[str] = typer.Option(None, help="Human verdicts: {\"candidate\", \"prompt_id\", \"winner\"} per line."),
+) -> None:
+    """Cross-judge report: each judge's score per model, their spread, rank correlations, human agreement."""
+    import json as _json
+
+    from glotbench.engine.arena import cross_judge_report
+    from glotbench.errors import GlotbenchError
+
+    try:
+        typer.echo(_json.dumps(cross_judge_report(arenas, human), indent=2, ensure_ascii=False))
+    except GlotbenchError as e:
+        _die(str(e))
+
+
+@app.command()
+def contamination(
+    benchmark: str = typer.Argument(..., help="Benchmark name."),
+    corpus: list[str] = typer.Argument(..., help="Reference corpus text files."),
+    data: Optional[str] = typer.Option(None, help="The benchmark's data file (default: bundled)."),
+    char_n: int = typer.Option(50, help="Character n-gram length for scripts without spaces (Lao, Thai, ...)."),
+    word_n: int = typer.Option(13, help="Word n-gram length for other scripts."),
+) -> None:
+    """Share of items that share a long n-gram with a corpus, and the overlapping item ids."""
+    import json as _json
+
+    from glotbench.benchmarks.registry import get_benchmark
+    from glotbench.contamination import check
+    from glotbench.errors import GlotbenchError
+
+    try:
+        items = get_benchmark(benchmark).load(data)
+        res = check(items, corpus, char_n=char_n, word_n=word_n)
+    except GlotbenchError as e:
+        _die(str(e))
+    typer.echo(f"{res['overlapping']} of {res['items']} items ({100 * res['share']:.1f}%) share an n-gram "
+               f"with the corpus (chars {char_n}, words {word_n})")
+    typer.echo(_json.dumps(res["overlapping_ids"], ensure_ascii=False))
 
 
 def main() -> None:

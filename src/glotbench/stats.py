@@ -47,7 +47,7 @@ def resampled_sums(stats: np.ndarray, resamples: int, seed: int):
 
 def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(samples, [alpha, 1 - alpha])
+    lo, hi = np.nanquantile(samples, [alpha, 1 - alpha])  # NaN: a resample a metric cannot score
     return float(lo), float(hi)
 
 
@@ -169,37 +169,59 @@ def paired_test(
 
 
 # -- agreement ---------------------------------------------------------------------------------
+# Undefined values (constant input: a single category, or a rater who never varies) are None.
 
-def cohens_kappa(rater1: Sequence, rater2: Sequence) -> float:
+def _defined(x: float) -> float | None:
+    return None if x != x else float(x)  # NaN -> None
+
+def cohens_kappa(rater1: Sequence, rater2: Sequence) -> float | None:
     """Cohen's kappa of two raters over the same items (statsmodels)."""
+    import warnings
+
     from statsmodels.stats.inter_rater import cohens_kappa as _kappa, to_table
 
     codes = {v: i for i, v in enumerate(sorted(set(rater1) | set(rater2), key=str))}
+    if len(codes) < 2:
+        return None  # one category only: chance agreement is 1 and kappa is undefined
     data = np.column_stack([[codes[v] for v in rater1], [codes[v] for v in rater2]])
     table, _ = to_table(data, bins=len(codes))
-    return float(_kappa(table).kappa)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _defined(_kappa(table).kappa)
 
 
-def fleiss_kappa(ratings: Sequence[Sequence]) -> float:
+def fleiss_kappa(ratings: Sequence[Sequence]) -> float | None:
     """Fleiss' kappa; `ratings[i]` holds every rater's category for item i (statsmodels)."""
+    import warnings
+
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa as _fleiss
 
     cats = {v: i for i, v in enumerate(sorted({v for row in ratings for v in row}, key=str))}
     table, _ = aggregate_raters(np.asarray([[cats[v] for v in row] for row in ratings]))
-    return float(_fleiss(table))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _defined(_fleiss(table))
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float | None, float | None]:
     """Spearman's rho and its p-value (scipy)."""
+    import warnings
+
     from scipy.stats import spearmanr
 
-    r = spearmanr(x, y)
-    return float(r.statistic), float(r.pvalue)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = spearmanr(x, y)
+    return _defined(r.statistic), _defined(r.pvalue)
 
 
-def kendall(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+def kendall(x: Sequence[float], y: Sequence[float]) -> tuple[float | None, float | None]:
     """Kendall's tau-b and its p-value (scipy)."""
+    import warnings
+
     from scipy.stats import kendalltau
 
-    r = kendalltau(x, y)
-    return float(r.statistic), float(r.pvalue)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = kendalltau(x, y)
+    return _defined(r.statistic), _defined(r.pvalue)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
-from glotbench.metrics import ItemScore, RatioMetric, ScoredSample, aggregate, repeat_stability
+from glotbench.metrics import ItemScore, Metric, ScoredSample, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
 
 
@@ -23,8 +23,9 @@ class Benchmark(ABC):
     name: ClassVar[str]
     version: ClassVar[str]
     description: ClassVar[str]
-    metrics: ClassVar[tuple[RatioMetric, ...]]  # the first one is the headline
+    metrics: ClassVar[tuple[Metric, ...]]  # the first one is the headline
     group_by: ClassVar[tuple[str, ...]] = ()
+    pooled_overall: ClassVar[bool] = True  # False: metrics are only meaningful within a group
     templates: ClassVar[Mapping[str, Any]] = {}
     default_config: ClassVar[GenerateConfig] = GenerateConfig()
 
@@ -70,12 +71,18 @@ class Benchmark(ABC):
     def signature_parts(self) -> Mapping[str, str]:
         return {}
 
+    def extra_results(self) -> dict[str, Any]:
+        """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""
+        return {}
+
     @property
-    def headline(self) -> RatioMetric:
+    def headline(self) -> Metric:
         return self.metrics[0]
 
     def aggregate(self, samples: Sequence[ScoredSample], **kw: Any) -> dict[str, Any]:
         out = aggregate(self.metrics, samples, self.group_by, **kw)
+        if not self.pooled_overall:
+            out["overall"] = {}
         stability = repeat_stability(self.headline, samples)
         if stability is not None:
             out["stability"] = stability

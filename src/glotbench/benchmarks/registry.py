@@ -14,12 +14,30 @@ def _vi_diacritics() -> Benchmark:
     return VietnameseDiacritics()
 
 
-BENCHMARKS: dict[str, tuple[Callable[[], Benchmark], str]] = {
+def _laobench_mcq(**opts) -> Benchmark:
+    from glotbench.benchmarks.laobench import LaoBenchMCQ
+
+    return LaoBenchMCQ(**opts)
+
+
+def _laobench_translation(**opts) -> Benchmark:
+    from glotbench.benchmarks.laobench import LaoBenchTranslation
+
+    return LaoBenchTranslation(**opts)
+
+
+BENCHMARKS: dict[str, tuple[Callable[..., Benchmark], str]] = {
     "vi-diacritics": (_vi_diacritics, "Vietnamese diacritic restoration (Dấu or Die style)"),
+    "laobench-mcq": (_laobench_mcq, "LaoBench multiple choice (options: method=generate|loglik)"),
+    "laobench-translation": (_laobench_translation, "LaoBench Lao<->Chinese<->English translation, BLEU and chrF++"),
 }
 
 
-def get_benchmark(name: str) -> Benchmark:
+def get_benchmark(name: str, **options: str) -> Benchmark:
+    """A benchmark by name; `options` are its documented settings (`--bench-opt KEY=VALUE`)."""
     if name not in BENCHMARKS:
         raise SpecError(f"unknown benchmark {name!r}; available: {', '.join(sorted(BENCHMARKS))}")
-    return BENCHMARKS[name][0]()
+    try:
+        return BENCHMARKS[name][0](**options)
+    except TypeError as e:
+        raise SpecError(f"bad option for {name}: {e}") from None

@@ -47,6 +47,8 @@ class RunOptions:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     structured_output: bool = False
+    thinking: bool | None = None
+    bench_options: tuple[tuple[str, str], ...] = ()
     timeout_s: float = 120.0
     max_retries: int = 5
     use_cache: bool = True
@@ -109,7 +111,7 @@ def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions
 
 async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                          options: RunOptions = RunOptions()) -> RunResult:
-    bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     if options.repeats < 1:
         raise GlotbenchError("--repeats must be at least 1")
     if options.limit is not None and options.limit < 1:
@@ -131,6 +133,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         seed=options.seed if options.seed is not None else d.seed,
         stop=tuple(dict.fromkeys(d.stop + tuple(options.stop))),
         structured_output=options.structured_output,
+        thinking=options.thinking,
     )
     cache = CallCache(options.cache_path or default_cache_path()) if options.use_cache else None
     try:
@@ -144,7 +147,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "config": {**config.to_dict(), "concurrency": concurrency, "repeats": options.repeats,
                        "limit": options.limit, "items": len(items), "timeout_s": options.timeout_s,
                        "max_retries": options.max_retries, "cache": options.use_cache,
-                       "prompt_form": m.prompt_form()},
+                       "prompt_form": m.prompt_form(), "bench_options": dict(options.bench_options),
+                       "method": getattr(bench, "method", "generate")},
             "started": started.isoformat(),
             "argv": sys.argv,
         }
@@ -190,10 +194,10 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
             "signature": bench.signature(),
+            **bench.extra_results(),
             "headline": bench.headline.name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,
-                                  "label": mt.label or mt.name, "numerator": mt.numerator,
-                                  "denominator": mt.denominator}
+                                  "label": mt.label or mt.name, "keys": list(mt.keys), "scale": mt.scale}
                         for mt in bench.metrics},
             "scores": scores,
             "counts": {

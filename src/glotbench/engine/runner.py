@@ -80,7 +80,9 @@ def effective_config(prompt: Prompt, config: GenerateConfig, form: str) -> Gener
                                max_tokens=max_tokens)
 
 
-def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig) -> Any:
+def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> Any:
+    if loglik:
+        return {"text": prompt.text, "loglik_choices": list(prompt.choices or ())}
     payload: dict[str, Any] = {"text": prompt.text} if form == "text" else {
         "messages": [dict(m) for m in prompt.messages]}
     if config.structured_output and prompt.json_schema is not None:
@@ -120,7 +122,8 @@ class Runner:
         self.counters = RunCounters()
         self.samples: list[ScoredSample] = []
         self.structured_modes: Counter = Counter()
-        self._form = model.prompt_form()
+        self._loglik_mode = getattr(benchmark, "method", "generate") == "loglik"
+        self._form = "text" if self._loglik_mode else model.prompt_form()
         self._ready = False
         self._ready_lock = asyncio.Lock()
 
@@ -173,17 +176,33 @@ class Runner:
             flush()
         return self.samples
 
+    async def _loglik(self, prompt: Prompt) -> Response:
+        """The log-likelihood method: the choice with the highest log-probability is the reply."""
+        fn = getattr(self.model, "loglikelihood", None)
+        if fn is None:
+            raise GlotbenchError(f"the log-likelihood method needs a local model (local, hf:); "
+                                 f"{self.model.spec} only generates")
+        t0 = time.perf_counter()
+        choices = prompt.choices or ()
+        scores = await fn(prompt.text or "", choices)
+        best = max(range(len(choices)), key=lambda i: scores[i])
+        return Response(text=choices[best].strip(), finish_reason="stop", latency_s=time.perf_counter() - t0,
+                        raw={"loglikelihoods": dict(zip((c.strip() for c in choices), scores))})
+
     async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
         attempt = 0
         while True:
             self.counters.calls += 1
             try:
-                coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
+                if self._loglik_mode:
+                    coro = self._loglik(prompt)
+                else:
+                    coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
                 if self.timeout_s is not None:
                     coro = asyncio.wait_for(coro, self.timeout_s)
                 resp = await coro
                 return resp, None, attempt
-            except AuthError:
+            except (AuthError, GlotbenchError):
                 raise
             except asyncio.TimeoutError:
                 err: Exception = ModelTimeout(f"no reply within {self.timeout_s:g} s")
@@ -203,8 +222,8 @@ class Runner:
         item, c = unit.item, self.counters
         prompt = self.benchmark.render(item.to_public())
         config = effective_config(prompt, self.config, self._form)
-        key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config), config.to_dict(),
-                        unit.repeat)
+        key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode),
+                        config.to_dict(), unit.repeat)
         resp = self.cache.get(key) if self.cache is not None else None
         cached = resp is not None
         err: Exception | None = None

@@ -102,3 +102,45 @@ class SacreMetric:
 
 def sacrebleu_version() -> str:
     return metadata.version("sacrebleu")
+
+
+@dataclass(frozen=True)
+class CorpusMetric:
+    """A sacrebleu corpus metric on the benchmark interface: per-item statistics stored under
+    `keys` (name.0, name.1, ...), scored by sacrebleu's own formula on their sums (0-100 points).
+    The statistics' layout is the same whatever the tokenizer or segmenter, so one CorpusMetric
+    scores items that were segmented differently (per language); their signatures are recorded apart."""
+
+    name: str
+    kind: str  # "bleu", "chrf" or "chrf++"
+    description: str = ""
+    show_ci: bool = True
+    label: str = ""
+    scale: str = "points"
+
+    @property
+    def width(self) -> int:
+        return _width(self.kind)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(f"{self.name}.{i}" for i in range(self.width))
+
+    def score(self, row: np.ndarray) -> float:
+        return _formula(self.kind).score_from_stats([float(x) for x in row])
+
+    def item_stats(self, vector: Sequence[float]) -> dict[str, float]:
+        return {k: float(v) for k, v in zip(self.keys, vector)}
+
+
+_FORMULAS: dict[str, SacreMetric] = {}
+
+
+def _formula(kind: str) -> SacreMetric:
+    if kind not in _FORMULAS:
+        _FORMULAS[kind] = SacreMetric(kind)
+    return _FORMULAS[kind]
+
+
+def _width(kind: str) -> int:
+    return len(_formula(kind).stats(["a"], [["a"]])[0])

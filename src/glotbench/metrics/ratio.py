@@ -1,8 +1,10 @@
-"""Ratio-of-sums metrics (accuracy, exact match, micro word accuracy) over sufficient statistics.
+"""Metrics over sufficient statistics, and their aggregation.
 
-Each scored sample carries named statistics (e.g. exact=1, sentences=1, words_correct=7, words=8).
-A metric is sum(numerator) / sum(denominator). Repeats of one item are summed into one row before
-bootstrapping, so the CI resamples items, and the value equals the mean over repeats.
+Each scored sample carries named statistics (e.g. exact=1, texts=1, words_correct=7, words=8, or
+sacrebleu's n-gram counts). A metric names the statistics it reads (`keys`) and scores their sums:
+a `RatioMetric` is sum(numerator) / sum(denominator); a corpus metric applies sacrebleu's formula.
+Repeats of one item are summed into one row before bootstrapping, so the CI resamples items, and a
+ratio's value equals the mean over repeats.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
-from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, ratios_with_ci
+import numpy as np
+
+from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +32,23 @@ class ItemScore:
     failure: str | None = None
 
 
+class Metric(Protocol):
+    """What aggregation needs from a metric. `scale` is "fraction" (0-1, shown as percent) or
+    "points" (already 0-100, as BLEU and chrF)."""
+
+    name: str
+    description: str
+    show_ci: bool
+    label: str
+    scale: str
+
+    @property
+    def keys(self) -> tuple[str, ...]: ...
+
+    def score(self, row: np.ndarray) -> float:
+        """The metric from the summed statistics, in `keys` order."""
+
+
 @dataclass(frozen=True, slots=True)
 class RatioMetric:
     name: str
@@ -36,6 +57,14 @@ class RatioMetric:
     description: str = ""
     show_ci: bool = True  # diagnostic rates (format failures...) are shown without a CI
     label: str = ""  # short column header for the terminal table
+    scale: str = "fraction"
+
+    @property
+    def keys(self) -> tuple[str, str]:
+        return (self.numerator, self.denominator)
+
+    def score(self, row: np.ndarray) -> float:
+        return float(row[0] / row[1]) if row[1] > 0 else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +86,22 @@ def _per_item(samples: Iterable[ScoredSample], stat_names: set[str]) -> dict[str
 
 
 def aggregate(
-    metrics: Sequence[RatioMetric],
+    metrics: Sequence[Metric],
     samples: Sequence[ScoredSample],
     group_by: Sequence[str] = (),
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
-    """Overall and per-group metric estimates with bootstrap CIs."""
-    names = {m.numerator for m in metrics} | {m.denominator for m in metrics}
+    """Overall and per-group metric estimates with bootstrap CIs (all metrics share resamples)."""
+    names = sorted({k for m in metrics for k in m.keys})
+    col = {k: i for i, k in enumerate(names)}
+    fns = {m.name: _bind(m, [col[k] for k in m.keys]) for m in metrics}
 
     def estimates(subset: Sequence[ScoredSample]) -> dict[str, Any]:
-        rows = list(_per_item(subset, names).values())
-        cols = {m.name: ([r[m.numerator] for r in rows], [r[m.denominator] for r in rows]) for m in metrics}
-        return {k: e.to_dict() for k, e in ratios_with_ci(cols, resamples=resamples, seed=seed).items()}
+        rows = list(_per_item(subset, set(names)).values())
+        mat = np.array([[r[k] for k in names] for r in rows], dtype=np.float64).reshape(len(rows), len(names))
+        return {k: e.to_dict() for k, e in bootstrap_many(mat, fns, resamples=resamples, seed=seed).items()}
 
     out: dict[str, Any] = {"overall": estimates(samples), "groups": {}}
     for key in group_by:
@@ -81,7 +112,13 @@ def aggregate(
     return out
 
 
-def repeat_stability(metric: RatioMetric, samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
+def _bind(metric: Metric, cols: list[int]):
+    def fn(row: np.ndarray) -> float:
+        return metric.score(row[cols])
+    return fn
+
+
+def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
     """Stability over repeats: the headline's mean and spread across repeats, per-item agreement
     (share of repeats giving the item's most common answer), and the share of items whose outcome
     flips (correct in some repeats, wrong in others)."""
@@ -91,9 +128,8 @@ def repeat_stability(metric: RatioMetric, samples: Sequence[ScoredSample]) -> di
     per_repeat = []
     for r in repeats:
         sub = [s for s in samples if s.repeat == r]
-        num = sum(float(s.score.stats.get(metric.numerator, 0)) for s in sub)
-        den = sum(float(s.score.stats.get(metric.denominator, 0)) for s in sub)
-        per_repeat.append(num / den if den else 0.0)
+        row = np.array([sum(float(s.score.stats.get(k, 0)) for s in sub) for k in metric.keys])
+        per_repeat.append(metric.score(row))
     by_item: dict[str, list[ScoredSample]] = defaultdict(list)
     for s in samples:
         by_item[s.item_id].append(s)
@@ -101,7 +137,8 @@ def repeat_stability(metric: RatioMetric, samples: Sequence[ScoredSample]) -> di
     for group in by_item.values():
         answers = Counter(s.answer_key for s in group)
         agreements.append(answers.most_common(1)[0][1] / len(group))
-        outcomes = {float(s.score.stats.get(metric.numerator, 0)) for s in group}
+        outcomes = {metric.score(np.array([float(s.score.stats.get(k, 0)) for k in metric.keys]))
+                    for s in group}
         flips += len(outcomes) > 1
     return {
         "metric": metric.name,

@@ -21,6 +21,7 @@ class Prompt:
     text_stop: tuple[str, ...] = ()
     json_schema: Mapping[str, Any] | None = None
     text_max_tokens: int | None = None  # a per-item reply cap for the `text` form (base models)
+    choices: tuple[str, ...] | None = None  # continuations of `text` for log-likelihood scoring
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +33,14 @@ class GenerateConfig:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     structured_output: bool = False
+    thinking: bool | None = None  # None: the model's default; True/False: ask for (non-)thinking mode
 
     def to_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
-                "stop": list(self.stop), "structured_output": self.structured_output}
+        d = {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
+             "stop": list(self.stop), "structured_output": self.structured_output}
+        if self.thinking is not None:
+            d["thinking"] = self.thinking
+        return d
 
 
 ErrorKind = Literal[

@@ -214,10 +214,11 @@ class HFModel:
                         if not r.future.done():
                             r.future.set_exception(e)
 
-    def _render(self, prompt: Prompt) -> str:
+    def _render(self, prompt: Prompt, thinking: bool | None = None) -> str:
         if self.prompt_form() == "chat":
+            extra = {} if thinking is None else {"enable_thinking": thinking}
             return self._tok.apply_chat_template([dict(m) for m in prompt.messages], tokenize=False,
-                                                 add_generation_prompt=True)
+                                                 add_generation_prompt=True, **extra)
         if prompt.text is None:
             raise GlotbenchError("this benchmark has no plain-text prompt for base models")
         return prompt.text
@@ -226,7 +227,7 @@ class HFModel:
         import torch
 
         t0 = time.perf_counter()
-        texts = [self._render(r.prompt) for r in reqs]
+        texts = [self._render(r.prompt, r.config.thinking) for r in reqs]
         cfg = reqs[0].config
         max_new = max(r.config.max_tokens for r in reqs)
         enc = self._tok(texts, return_tensors="pt", padding=True).to(self._device)
@@ -265,6 +266,35 @@ class HFModel:
                 latency_s=latency, raw={"batch": len(reqs)},
             ))
         return responses
+
+    async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
+        """Sum of token log-probabilities of each continuation after `context` (lm-eval style)."""
+        await self.check()
+        return await asyncio.to_thread(self._loglik_sync, context, continuations)
+
+    def _loglik_sync(self, context: str, continuations: tuple[str, ...]) -> list[float]:
+        import torch
+
+        ctx = self._tok(context, add_special_tokens=True)["input_ids"]
+        seqs, spans = [], []
+        for cont in continuations:
+            full = self._tok(context + cont, add_special_tokens=True)["input_ids"]
+            # Tokens of the continuation: where the joint tokenisation leaves the context's prefix.
+            start = next((i for i, (a, b) in enumerate(zip(ctx, full)) if a != b), min(len(ctx), len(full)))
+            start = max(1, min(start, len(full) - 1))
+            seqs.append(full)
+            spans.append((start, len(full)))
+        width = max(len(s) for s in seqs)
+        pad = self._tok.pad_token_id
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=self._device)
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=self._device)
+        with torch.inference_mode():
+            logp = torch.log_softmax(self._model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+        out = []
+        for row, (s, e) in enumerate(spans):
+            targets = ids[row, s:e]
+            out.append(float(logp[row, s - 1:e - 1].gather(-1, targets[:, None]).sum()))
+        return out
 
     async def aclose(self) -> None:
         if self._worker is not None:

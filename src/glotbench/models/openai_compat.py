@@ -163,6 +163,8 @@ class OpenAICompatModel:
             p["seed"] = config.seed
         if config.stop:
             p["stop"] = list(config.stop)
+        if config.thinking is not None:  # vLLM / SGLang chat-template switch (Qwen3, DeepSeek, ...)
+            p["chat_template_kwargs"] = {"enable_thinking": config.thinking}
         if use_schema and prompt.json_schema is not None:
             p["response_format"] = {"type": "json_schema", "json_schema": dict(prompt.json_schema)}
         return p

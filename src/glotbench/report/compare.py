@@ -9,43 +9,53 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.benchmarks.registry import get_benchmark
 from glotbench.errors import GlotbenchError
 from glotbench.report.terminal import load_results
-from glotbench.stats import PairedResult, paired_test, ratio_fn
+from glotbench.stats import paired_test
 
 
-def _item_stats(run_dir: Path) -> dict[str, dict[str, float]]:
-    """Per-item statistics summed over repeats, from samples.jsonl."""
+def _item_stats(run_dir: Path) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, Any]]]:
+    """Per-item statistics summed over repeats, and each item's meta, from samples.jsonl."""
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    meta: dict[str, dict[str, Any]] = {}
     with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
         for line in f:
             rec = json.loads(line)
+            meta[rec["id"]] = rec.get("meta") or {}
             for k, v in rec["score"].items():
                 rows[rec["id"]][k] += float(v)
-    return rows
+    return rows, meta
 
 
 def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
     ra, rb = load_results(run_a), load_results(run_b)
     if ra["signature"] != rb["signature"]:
-        raise GlotbenchError("the runs have different signatures, so their numbers are not comparable:\n"
-                             f"  A: {ra['signature']}\n  B: {rb['signature']}".replace("\n", " "))
-    sa, sb = _item_stats(Path(run_a)), _item_stats(Path(run_b))
+        raise GlotbenchError("the runs have different signatures, so their numbers are not comparable: "
+                             f"A: {ra['signature']} B: {rb['signature']}")
+    bench = get_benchmark(ra["benchmark"]["name"])
+    (sa, meta), (sb, _) = _item_stats(Path(run_a)), _item_stats(Path(run_b))
     common = sorted(set(sa) & set(sb))
     if not common:
         raise GlotbenchError("the runs share no items")
+    # Benchmarks whose metrics only make sense within a group (translation per direction) compare per group.
+    if bench.pooled_overall:
+        groups = {"overall": common}
+    else:
+        key = bench.group_by[0]
+        groups = defaultdict(list)
+        for i in common:
+            groups[f"{key}={meta[i].get(key)}"].append(i)
     out: dict[str, Any] = {"a": ra["model"]["spec"], "b": rb["model"]["spec"], "items": len(common),
                            "only_a": len(set(sa) - set(sb)), "only_b": len(set(sb) - set(sa)),
                            "signature": ra["signature"], "metrics": {}}
-    for name, m in ra["metrics"].items():
-        if not isinstance(m, dict) or "numerator" not in m:
-            raise GlotbenchError(f"{run_a}/results.json lacks the metric definitions (written by an older "
-                                 "glotbench); run it again to compare")
-        num, den = m["numerator"], m["denominator"]
-        a = np.array([[sa[i].get(num, 0.0), sa[i].get(den, 0.0)] for i in common])
-        b = np.array([[sb[i].get(num, 0.0), sb[i].get(den, 0.0)] for i in common])
-        res: PairedResult = paired_test(a, b, ratio_fn(0, 1), resamples=resamples, trials=resamples, seed=seed)
-        out["metrics"][name] = res.to_dict()
+    for gname, ids in sorted(groups.items()):
+        for m in bench.metrics:
+            a = np.array([[sa[i].get(k, 0.0) for k in m.keys] for i in ids])
+            b = np.array([[sb[i].get(k, 0.0) for k in m.keys] for i in ids])
+            res = paired_test(a, b, m.score, resamples=resamples, trials=resamples, seed=seed)
+            name = m.name if gname == "overall" else f"{gname} {m.name}"
+            out["metrics"][name] = {**res.to_dict(), "scale": m.scale}
     return out
 
 
@@ -55,12 +65,13 @@ def print_comparison(cmp: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"B − A over {cmp['items']} shared items", box=box.SIMPLE_HEAD,
-                  caption="percent; paired bootstrap CI and p; approximate randomisation p")
+                  caption="percent or points; paired bootstrap CI and p; approximate randomisation p")
     for col in ("metric", "A", "B", "B − A", "95% CI", "p boot", "p rand"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for name, r in cmp["metrics"].items():
-        table.add_row(name, f"{100 * r['a']:.1f}", f"{100 * r['b']:.1f}", f"{100 * r['delta']:+.1f}",
-                      f"{100 * r['ci_low']:+.1f} – {100 * r['ci_high']:+.1f}", f"{r['p_bootstrap']:.3f}",
+        f = 100 if r["scale"] == "fraction" else 1
+        table.add_row(name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
+                      f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}", f"{r['p_bootstrap']:.3f}",
                       f"{r['p_randomization']:.3f}")
     console = Console()
     console.print(f"A: {cmp['a']}\nB: {cmp['b']}", markup=False)

@@ -23,10 +23,13 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
         raise GlotbenchError(f"{path} is not valid JSON: {e}") from None
 
 
-def _fmt(est: dict[str, Any], ci: bool = True) -> str:
+def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
+    if est is None:
+        return "—"
+    f = 100 if scale == "fraction" else 1
     if ci:
-        return f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})"
-    return f"{100 * est['value']:.1f}"
+        return f"{f * est['value']:.1f} ({f * est['ci_low']:.1f}–{f * est['ci_high']:.1f})"
+    return f"{f * est['value']:.1f}"
 
 
 def print_results(results: dict[str, Any], console: Any = None) -> None:
@@ -37,26 +40,34 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
     scores = results["scores"]
     metric_names = list(results["metrics"])
     show_ci = {n: bool(results["metrics"][n].get("show_ci", True)) for n in metric_names}
+    scale = {n: results["metrics"][n].get("scale", "fraction") for n in metric_names}
     title = (f"{results['benchmark']['name']} v{results['benchmark']['version']} · "
              f"{results['model']['spec']}")
     from rich import box
 
-    table = Table(title=title, caption="percent (95% bootstrap CI) · ★ headline", box=box.SIMPLE_HEAD)
+    table = Table(title=title, caption="percent or points (95% bootstrap CI) · ★ headline", box=box.SIMPLE_HEAD)
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
     for name in metric_names:
         label = results["metrics"][name].get("label") or name
         table.add_column(label + (" ★" if name == results["headline"] else ""),
                          justify="right", no_wrap=show_ci[name])
+    def n_of(est: dict[str, Any]) -> str:
+        first = next((v for v in est.values() if v), None)
+        return str(first["n"]) if first else "0"
+
     overall = scores["overall"]
-    table.add_row("overall", str(overall[metric_names[0]]["n"]), *(_fmt(overall[n], show_ci[n]) for n in metric_names),
-                  style="bold")
+    if overall:
+        table.add_row("overall", n_of(overall), *(_fmt(overall.get(n), show_ci[n], scale[n]) for n in metric_names),
+                      style="bold")
     for key, groups in scores.get("groups", {}).items():
         table.add_section()
         table.add_row(f"by {key}", style="dim")
         for value, est in groups.items():
-            table.add_row(f"  {value}", str(est[metric_names[0]]["n"]), *(_fmt(est[n], show_ci[n]) for n in metric_names))
+            table.add_row(f"  {value}", n_of(est), *(_fmt(est.get(n), show_ci[n], scale[n]) for n in metric_names))
     console.print(table)
+    if results.get("random_baseline") is not None:
+        console.print(f"random baseline: {100 * results['random_baseline']:.1f}%")
     counts = results["counts"]
     fails = ", ".join(f"{k} {v}" for k, v in sorted(counts["failures"].items())) or "none"
     flags = ", ".join(f"{k} {v}" for k, v in sorted(counts["flags"].items())) or "none"

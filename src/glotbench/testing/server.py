@@ -37,6 +37,7 @@ class State:
         self.reject_response_format = False
         self.require_key: str | None = None
         self.requests: list[dict[str, Any]] = []
+        self.judges: dict[str, dict[str, Any]] = {}
         self.fired: Counter = Counter()
         self.record = True
 
@@ -81,6 +82,9 @@ async def chat(request: web.Request) -> web.StreamResponse:
         break
     if st.latency:
         await asyncio.sleep(st.latency)
+    judge = st.judges.get(str(body.get("model")))
+    if judge is not None and "[Answer A]" in content:
+        return _chat_reply(body, _verdict(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
     reply = st.answers.get(content)
     if reply is None:
         reply = next((v for k, v in st.answers.items() if k in content), content)
@@ -89,6 +93,33 @@ async def chat(request: web.Request) -> web.StreamResponse:
     max_tokens = body.get("max_tokens")
     if isinstance(max_tokens, int) and len(words) > max_tokens:
         reply, finish = " ".join(words[:max_tokens]), "length"
+    return _chat_reply(body, reply, finish, content)
+
+
+def _verdict(judge: dict[str, Any], content: str, st: State, digest: str) -> str:
+    """A scripted judge. mode: "prefer" (the answer containing judge["prefer"] wins; tie if both or
+    neither), "always_A" (position bias), "tie", "malformed" (never JSON). malformed_first: n makes
+    the first n replies per prompt malformed."""
+    key = ("judge", digest)
+    st.fired[key] += 1
+    if judge.get("mode") == "malformed" or st.fired[key] <= judge.get("malformed_first", 0):
+        return "I think A is better."
+    a = content.split("[Answer A]", 1)[1].split("[Answer B]", 1)[0]
+    b = content.split("[Answer B]", 1)[1].split("Reply with one JSON", 1)[0]
+    mode = judge.get("mode", "prefer")
+    if mode == "always_A":
+        winner = "A"
+    elif mode == "tie":
+        winner = "tie"
+    else:
+        mark = judge.get("prefer", "")
+        winner = "tie" if (mark in a) == (mark in b) else ("A" if mark in a else "B")
+    notes = {c: "ok" for c in ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")}
+    return json.dumps({"winner": winner, "notes": notes})
+
+
+def _chat_reply(body: dict[str, Any], reply: str, finish: str, content: str = "") -> web.Response:
+    digest = hashlib.sha256(reply.encode()).hexdigest()
     return web.json_response({
         "id": f"chatcmpl-{digest[:12]}",
         "object": "chat.completion",
@@ -110,7 +141,7 @@ async def models(request: web.Request) -> web.Response:
 async def control(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     cfg = await request.json()
-    for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record"):
+    for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record", "judges"):
         if key in cfg:
             setattr(st, key, cfg[key])
     return web.json_response({"ok": True})

@@ -1,0 +1,130 @@
+"""Open-ended prompts for arena evaluation, and the judge task that the runner executes.
+
+`ArenaPrompts` only generates answers (no gold). `JudgeGames` turns (prompt, candidate answer,
+baseline answer) into games, both orders, rendered with the judge prompt; a verdict that does not
+parse is a format failure. Both are ordinary benchmarks, so the runner gives them concurrency,
+retries, the call cache and resumption for free.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.errors import DataError
+from glotbench.extract import Extraction, strip_think
+from glotbench.items import Item, PublicItem
+from glotbench.judges.pairwise import JUDGE_PROMPT, VerdictError, game_value, parse_verdict
+from glotbench.loading import field, read_jsonl, sha256_file
+from glotbench.metrics import ItemScore, RatioMetric
+from glotbench.models.base import GenerateConfig, Prompt
+
+
+class ArenaPrompts(Benchmark):
+    """Open-ended prompts: `{"id", "prompt", "category"?}` per line. The bundled set is a small Lao
+    sample written by the glotbench authors (not the Lao-500 prompts)."""
+
+    name = "laobench-arena-prompts"
+    version = "1.0"
+    description = "open-ended prompts (answers only; judged by `glotbench arena`)"
+    metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)
+    group_by = ("category",)
+    templates = {"answer": "{prompt}"}
+    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+
+    def load(self, path: str | None = None) -> list[Item]:
+        if path is None:
+            ref = resources.files("glotbench.benchmarks").joinpath("data/lao_arena_sample.jsonl")
+            with resources.as_file(ref) as p:
+                return self._load(str(p), "bundled:lao_arena_sample.jsonl (not Lao-500 data)")
+        return self._load(path, path)
+
+    def _load(self, path: str, source: str) -> list[Item]:
+        items, seen = [], set()
+        for n, rec in read_jsonl(path):
+            where = f"{path}:{n}"
+            pid = str(field(rec, "id", (str, int), where))
+            if pid in seen:
+                raise DataError(f"{where}: duplicate id {pid!r}")
+            seen.add(pid)
+            items.append(Item.create(pid, {"prompt": field(rec, "prompt", str, where)}, {},
+                                     {"category": str(rec.get("category") or "general")}))
+        if not items:
+            raise DataError(f"{path}: no prompts")
+        self.data_source, self.data_sha256 = source, sha256_file(path)
+        return items
+
+    def render(self, item: PublicItem) -> Prompt:
+        return Prompt(messages=({"role": "user", "content": item["prompt"]},), text=f"{item['prompt']}\n",
+                      text_stop=("\n\n",), text_max_tokens=256)
+
+    def extract(self, text: str) -> Extraction:
+        body, ok = strip_think(text)
+        if not ok:
+            return Extraction(None, "think_unclosed")
+        return Extraction(body) if body.strip() else Extraction(None, "empty")
+
+    def score(self, answer: str, item: Item) -> ItemScore:
+        return ItemScore({"answered": 1.0, "prompts": 1.0})
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        return ItemScore({"answered": 0.0, "prompts": 1.0}, failure=failure)
+
+
+class JudgeGames(Benchmark):
+    """Games for one judge: each prompt twice, candidate first (order 0) and baseline first (order 1)."""
+
+    name = "arena-judge"
+    version = "1.0"
+    description = "pairwise judging against a baseline, positions swapped"
+    metrics = (RatioMetric("candidate_win_value", "value", "games", "mean game value (win 1, tie 0.5)"),)
+    group_by = ("order",)
+    templates = {"judge": JUDGE_PROMPT}
+    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+
+    def __init__(self, games: list[Item]):
+        super().__init__()
+        self.games = games
+
+    @staticmethod
+    def build(prompts: list[Item], candidate: dict[str, str], baseline: dict[str, str]) -> list[Item]:
+        games = []
+        for it in prompts:
+            if it.id not in candidate or it.id not in baseline:
+                continue
+            for order, (a, b, pos) in enumerate(((candidate[it.id], baseline[it.id], "A"),
+                                                  (baseline[it.id], candidate[it.id], "B"))):
+                games.append(Item.create(f"{it.id}#{order}", {"prompt": it.public["prompt"], "answer_a": a,
+                                                               "answer_b": b},
+                                         {"candidate_position": pos},
+                                         {"prompt_id": it.id, "order": str(order)}))
+        return games
+
+    def load(self, path: str | None = None) -> list[Item]:
+        return self.games
+
+    def render(self, item: PublicItem) -> Prompt:
+        text = JUDGE_PROMPT.format(prompt=item["prompt"], answer_a=item["answer_a"], answer_b=item["answer_b"])
+        return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
+
+    def extract(self, text: str) -> Extraction:
+        try:
+            return Extraction(parse_verdict(text)["winner"])
+        except VerdictError:
+            return Extraction(None, "bad_verdict")
+
+    def score(self, answer: str, item: Item) -> ItemScore:
+        return ItemScore({"value": game_value(answer, item.gold["candidate_position"]), "games": 1.0})
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        return ItemScore({"value": 0.0, "games": 0.0}, failure=failure)
+
+
+def validate_verdict(text: str) -> None:
+    """For the judge wrapper: raise on a malformed verdict, so that the runner retries it."""
+    parse_verdict(text)
+
+
+def answers_from(records: list[dict[str, Any]]) -> dict[str, str]:
+    return {r["id"]: r["answer"] for r in records if r.get("answer")}

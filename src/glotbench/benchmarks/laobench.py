@@ -1,0 +1,299 @@
+"""LaoBench: Lao multiple choice and Lao<->Chinese<->English translation.
+
+Data: the open set's columns — `data_type` ("K12 Foundational Education", "Knowledge Application",
+"Bilingual Translation"), `question`, `A`-`D`, `answer` (a letter, or the reference translation for
+translation rows) — and, when present, `id`, `subdomain`, `lang`, `direction` ("lo-en", ...). Read
+from a local .parquet or .jsonl file, or from the hub with a pinned revision and hash
+(`hub:OWNER/NAME@REVISION#sha256=HEX`). The bundled sample is written by the glotbench authors for
+tests and demos: it is not LaoBench data. Rules and choices: docs/benchmarks/laobench.md.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.errors import DataError
+from glotbench.extract import Extraction, mc_letter, strip_think
+from glotbench.items import Item, PublicItem
+from glotbench.loading import read_jsonl, sha256_file
+from glotbench.metrics import ItemScore, RatioMetric
+from glotbench.metrics.corpus import CorpusMetric, SacreMetric
+from glotbench.models.base import GenerateConfig, Prompt
+
+DATA_TYPES = ("K12 Foundational Education", "Knowledge Application", "Bilingual Translation")
+LETTERS = ("A", "B", "C", "D")
+_LAO = re.compile("[\u0e80-\u0eff]")
+_CJK = re.compile("[\u4e00-\u9fff]")
+
+MCQ_PROMPTS = {
+    "lo": ("ຈົ່ງເລືອກຄຳຕອບທີ່ຖືກຕ້ອງພຽງຂໍ້ດຽວ (A, B, C ຫຼື D).\n\n{question}\n{options}\n\n"
+           "ຕອບໃນຮູບແບບ: ຄຳຕອບ: X", "ຄຳຕອບ:"),
+    "en": ("Choose the one correct answer (A, B, C or D).\n\n{question}\n{options}\n\n"
+           "Reply in the form: Answer: X", "Answer:"),
+}
+TRANSLATION_SYSTEM = "Translate the text as asked. Reply with the translation only."
+_LABEL = re.compile(r"^\s*(?:translation|ຄຳແປ|ຄໍາແປ|译文|翻译)\s*[:：]\s*", re.IGNORECASE)
+
+
+def detect_lang(text: str) -> str:
+    """lo when Lao script is present, zh for Han characters, else en."""
+    if _LAO.search(text):
+        return "lo"
+    if _CJK.search(text):
+        return "zh"
+    return "en"
+
+
+# -- data ------------------------------------------------------------------------------------
+
+def _read_parquet(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        raise DataError("reading parquet needs pyarrow: pip install pyarrow") from None
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises many kinds
+        raise DataError(f"{path}: not a readable parquet file ({e})") from None
+    for n, row in enumerate(table.to_pylist()):
+        yield f"{path}: row {n}", row
+
+
+def _from_hub(spec: str) -> Path:
+    """hub:OWNER/NAME@REVISION#sha256=HEX -> the test split's parquet file, checked against its hash."""
+    m = re.fullmatch(r"hub:([\w.-]+/[\w.-]+)@([\w.-]+)(?:#sha256=([0-9a-f]{64}))?", spec)
+    if not m:
+        raise DataError(f"hub data must be hub:OWNER/NAME@REVISION#sha256=HEX (a pinned revision), got {spec!r}")
+    repo, revision, digest = m.groups()
+    if not digest:
+        raise DataError(f"{spec}: pin the file's sha256 (#sha256=...) so the data cannot change under you")
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=["*test*.parquet"]))
+    except Exception as e:  # noqa: BLE001 - offline, missing repo, bad revision
+        raise DataError(f"cannot fetch {repo}@{revision} from the hub: {type(e).__name__}: {str(e).splitlines()[0]}") from None
+    files = sorted(folder.rglob("*test*.parquet"))
+    if len(files) != 1:
+        raise DataError(f"{repo}@{revision}: expected one test parquet file, found {len(files)}")
+    actual = sha256_file(files[0])
+    if actual != digest:
+        raise DataError(f"{files[0]}: sha256 is {actual}, expected {digest}")
+    return files[0]
+
+
+def load_rows(source: str | None) -> tuple[list[tuple[str, dict[str, Any]]], str, str]:
+    """(where, row) pairs, a description of the source, and its sha256."""
+    if source is None:
+        ref = resources.files("glotbench.benchmarks").joinpath("data/laobench_sample.jsonl")
+        with resources.as_file(ref) as p:
+            return [(f"{p}:{n}", r) for n, r in read_jsonl(p)], "bundled:laobench_sample.jsonl (not LaoBench data)", sha256_file(p)
+    path = _from_hub(source) if source.startswith("hub:") else Path(source)
+    if path.suffix == ".parquet":
+        if not path.is_file():
+            raise DataError(f"data file not found: {path}")
+        return list(_read_parquet(path)), str(source), sha256_file(path)
+    return [(f"{path}:{n}", r) for n, r in read_jsonl(path)], str(source), sha256_file(path)
+
+
+def _text(row: dict[str, Any], key: str, where: str, rid: str) -> str:
+    v = row.get(key)
+    if not isinstance(v, str) or not v.strip():
+        raise DataError(f"{where} (id {rid}): field '{key}' must be a non-empty string")
+    return v
+
+
+def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list[Item]]:
+    """Validate rows; split them into multiple-choice items and translation items."""
+    mcq, trans, seen = [], [], set()
+    for n, (where, row) in enumerate(rows):
+        rid = str(row.get("id") if row.get("id") is not None else n)
+        if rid in seen:
+            raise DataError(f"{where}: duplicate id {rid!r}")
+        seen.add(rid)
+        dtype = _text(row, "data_type", where, rid)
+        if dtype not in DATA_TYPES:
+            raise DataError(f"{where} (id {rid}): unknown data_type {dtype!r}; expected one of {', '.join(DATA_TYPES)}")
+        question = _text(row, "question", where, rid)
+        answer = _text(row, "answer", where, rid).strip()
+        sub = str(row.get("subdomain") or "unspecified")
+        has_options = any(isinstance(row.get(k), str) and row.get(k).strip() for k in LETTERS)
+        if answer in LETTERS and has_options:
+            options = {k: _text(row, k, where, rid) for k in LETTERS}
+            lang = str(row.get("lang") or detect_lang(question))
+            mcq.append(Item.create(rid, {"question": question, "options": options, "lang": lang},
+                                   {"answer": answer}, {"dimension": dtype, "subdomain": sub, "lang": lang}))
+        elif dtype == "Bilingual Translation" and not has_options:
+            direction = row.get("direction")
+            if direction is None:
+                tgt = detect_lang(answer)
+                direction = f"{'zh' if tgt == 'lo' and _CJK.search(question) else ('en' if tgt == 'lo' else 'lo')}-{tgt}"
+            if not re.fullmatch(r"(lo|en|zh)-(lo|en|zh)", str(direction)):
+                raise DataError(f"{where} (id {rid}): direction {direction!r} is not one of lo/en/zh-lo/en/zh")
+            trans.append(Item.create(rid, {"question": question, "direction": direction},
+                                     {"reference": answer},
+                                     {"direction": direction, "subdomain": sub,
+                                      "direction_subdomain": f"{direction}/{sub}"}))
+        else:
+            raise DataError(f"{where} (id {rid}): answer {answer[:20]!r} is neither a letter A-D with options "
+                            "A-D nor a reference translation of a Bilingual Translation row")
+    return mcq, trans
+
+
+class _LaoBenchData(Benchmark):
+    def _rows(self, path: str | None) -> tuple[list[Item], list[Item]]:
+        rows, self.data_source, self.data_sha256 = load_rows(path)
+        return parse_rows(rows)
+
+
+# -- multiple choice -------------------------------------------------------------------------
+
+class LaoBenchMCQ(_LaoBenchData):
+    """Zero-shot multiple choice; generative answers reduced to a letter, or (`method="loglik"`,
+    local models) the option letter with the highest log-likelihood, reported as a separate score."""
+
+    name = "laobench-mcq"
+    version = "1.0"
+    description = "LaoBench multiple choice: accuracy by dimension and subdomain"
+    group_by = ("dimension", "subdomain")
+    templates = {"prompts": MCQ_PROMPTS}
+    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    random_baseline = 0.25
+
+    def __init__(self, method: str = "generate") -> None:
+        super().__init__()
+        if method not in ("generate", "loglik"):
+            raise DataError(f"laobench-mcq method must be generate or loglik, got {method!r}")
+        self.method = method
+        metric = "accuracy" if method == "generate" else "accuracy_loglik"
+        self.metrics = (
+            RatioMetric(metric, "correct", "items", f"share of items answered correctly ({method})", label=metric),
+            RatioMetric("extraction_failure_rate", "no_letter", "items", "share of replies with no letter",
+                        show_ci=False, label="no letter"),
+        )
+
+    def load(self, path: str | None = None) -> list[Item]:
+        items, _ = self._rows(path)
+        if not items:
+            raise DataError(f"{self.data_source}: no multiple-choice rows")
+        return items
+
+    def render(self, item: PublicItem) -> Prompt:
+        lang = item["lang"] if item["lang"] in MCQ_PROMPTS else "en"
+        template, cue = MCQ_PROMPTS[lang]
+        options = "\n".join(f"{k}. {v}" for k, v in item["options"].items())
+        body = template.format(question=item["question"], options=options)
+        plain = body.rsplit("\n\n", 1)[0] + f"\n{cue}"
+        return Prompt(messages=({"role": "user", "content": body},), text=plain, text_stop=("\n",),
+                      text_max_tokens=8, choices=tuple(f" {k}" for k in LETTERS))
+
+    def extract(self, text: str) -> Extraction:
+        return mc_letter(text)
+
+    def score(self, answer: str, item: Item) -> ItemScore:
+        return ItemScore({"correct": float(answer == item.gold["answer"]), "items": 1.0, "no_letter": 0.0})
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        return ItemScore({"correct": 0.0, "items": 1.0, "no_letter": float(failure in ("no_letter", "think_unclosed"))},
+                         failure=failure)
+
+    def signature_parts(self) -> dict[str, str]:
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:v1", "shots": "0"}
+
+    def extra_results(self) -> dict[str, Any]:
+        return {"random_baseline": self.random_baseline}
+
+
+def score_hidden_mcq(items: list[Item], answers: dict[str, str], *, min_group: int = 1) -> dict[str, Any]:
+    """Black-box scoring of a hidden MCQ set: overall and per-subdomain accuracy only, never per-item
+    results. `answers` maps item id -> letter; a missing or invalid answer counts as wrong. Subdomains
+    with fewer than `min_group` items are left out of the reply."""
+    by_sub: dict[str, list[int]] = {}
+    correct = 0
+    for it in items:
+        ok = int(str(answers.get(it.id, "")).strip().upper() == it.gold["answer"])
+        correct += ok
+        by_sub.setdefault(it.meta["subdomain"], []).append(ok)
+    return {
+        "items": len(items),
+        "accuracy": correct / len(items) if items else 0.0,
+        "subdomains": {k: sum(v) / len(v) for k, v in sorted(by_sub.items()) if len(v) >= min_group},
+    }
+
+
+# -- translation -----------------------------------------------------------------------------
+
+class LaoBenchTranslation(_LaoBenchData):
+    """Translation rows: BLEU after LaoNLP segmentation of Lao (sacrebleu's zh tokenizer for Chinese)
+    and chrF++, per direction and per direction/subdomain; each direction has its own signature."""
+
+    name = "laobench-translation"
+    version = "1.0"
+    description = "LaoBench translation: BLEU (Lao segmented) and chrF++ per direction"
+    metrics = (
+        CorpusMetric("bleu", "bleu", "corpus BLEU, Lao segmented with LaoNLP", label="BLEU"),
+        CorpusMetric("chrf++", "chrf++", "corpus chrF++ (Lao segmented for the word n-grams)", label="chrF++"),
+    )
+    group_by = ("direction", "direction_subdomain")
+    pooled_overall = False  # different segmenters per target language: never one pooled number
+    templates = {"system": TRANSLATION_SYSTEM}
+    default_config = GenerateConfig(temperature=0.0, max_tokens=512)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sacre: dict[tuple[str, str], SacreMetric] = {}
+
+    def load(self, path: str | None = None) -> list[Item]:
+        _, items = self._rows(path)
+        if not items:
+            raise DataError(f"{self.data_source}: no translation rows")
+        return items
+
+    def _metric(self, kind: str, lang: str) -> SacreMetric:
+        if (kind, lang) not in self._sacre:
+            self._sacre[(kind, lang)] = SacreMetric(kind, lang)
+        return self._sacre[(kind, lang)]
+
+    def render(self, item: PublicItem) -> Prompt:
+        return Prompt(messages=({"role": "system", "content": TRANSLATION_SYSTEM},
+                                {"role": "user", "content": item["question"]}),
+                      text=f"{item['question']}\n", text_stop=("\n",), text_max_tokens=128)
+
+    def extract(self, text: str) -> Extraction:
+        body, ok = strip_think(text)
+        if not ok:
+            return Extraction(None, "think_unclosed")
+        body = _LABEL.sub("", body.strip()).strip().strip('"“”')
+        return Extraction(body) if body else Extraction(None, "empty")
+
+    def score(self, answer: str, item: Item) -> ItemScore:
+        tgt = item.public["direction"].split("-")[1]
+        refs = [[item.gold["reference"]]]
+        stats: dict[str, float] = {}
+        for cm in self.metrics:
+            stats.update(cm.item_stats(self._metric(cm.kind, tgt).stats([answer], refs)[0]))  # type: ignore[union-attr]
+        return ItemScore(stats)
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        s = self.score("", item)  # an empty hypothesis: no credit, the reference length still counts
+        return ItemScore(s.stats, failure=failure)
+
+    def extra_results(self) -> dict[str, Any]:
+        return {"metric_signatures": self.direction_signatures()}
+
+    def direction_signatures(self) -> dict[str, str]:
+        out = {}
+        for d in ("lo", "en", "zh"):
+            for cm in self.metrics:
+                m = self._metric(cm.kind, d)  # type: ignore[union-attr]
+                m.stats(["a"], [["a"]])
+                out[f"{cm.name}:{d}"] = m.signature()
+        return out
+
+    def signature_parts(self) -> dict[str, str]:
+        return {"metrics": "bleu+chrf++", "seg_lo": self._metric("bleu", "lo").signature().split("|seg:")[1].split("|")[0],
+                "tok_zh": "zh"}

@@ -1,0 +1,178 @@
+"""`glotbench arena`: a candidate against a fixed baseline, judged pairwise by one or more judges.
+
+Three phases, each an ordinary run (cached, resumable, with its own run directory under OUT):
+answers of the candidate, answers of the baseline (a model, or `replay:FILE` for answers made
+elsewhere), then each judge's games (both orders). A judge that is the candidate is skipped
+(self-preference). `arena.json` holds the final score, each judge's score, CIs over prompts,
+coverage, position consistency and the failures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames, validate_verdict
+from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
+from glotbench.errors import GlotbenchError
+from glotbench.judges.pairwise import arena_scores
+from glotbench.models.registry import load_model
+from glotbench.models.validating import ValidatingModel
+
+
+@dataclass(frozen=True)
+class ArenaResult:
+    out_dir: Path
+    results: dict[str, Any]
+
+
+def _samples(run_dir: Path) -> list[dict[str, Any]]:
+    with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def _same_model(a: Any, b: Any) -> bool:
+    return a.cache_id == b.cache_id or a.description().get("model") == b.description().get("model")
+
+
+async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions) -> ArenaResult:
+    if not judges:
+        raise GlotbenchError("name at least one judge with --judge SPEC")
+    out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
+    if (out / "arena.json").exists():
+        raise GlotbenchError(f"{out} already holds a finished arena; choose another --out")
+    phase = replace(options, out=None)
+    bench = ArenaPrompts()
+    prompts = bench.load(options.data)[: options.limit]
+    answers: dict[str, dict[str, str]] = {}
+    for role, spec in (("candidate", candidate), ("baseline", baseline)):
+        res = await evaluate_async(ArenaPrompts(), spec, replace(phase, out=str(out / role)))
+        answers[role] = {r["id"]: r["answer"] for r in _samples(res.out_dir) if r.get("answer")}
+    cand_model = load_model(candidate)
+    games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
+    values: dict[str, dict[str, list[float]]] = {}
+    skipped, failures, consistency, ties = [], {}, {}, {}
+    for spec in judges:
+        judge = load_model(spec, **({"api_key_env": options.api_key_env} if options.api_key_env else {}))
+        if _same_model(judge, cand_model):
+            skipped.append(spec)
+            continue
+        wrapped = ValidatingModel(judge, validate_verdict, "verdict")
+        res = await evaluate_async(JudgeGames(games), wrapped,
+                                   replace(phase, out=str(out / f"judge-{_slug(spec)}"), repeats=1, limit=None))
+        per_prompt: dict[str, list[float]] = defaultdict(list)
+        by_order: dict[str, dict[str, float]] = defaultdict(dict)
+        for r in _samples(res.out_dir):
+            if r["failure"] is None:
+                pid = r["meta"]["prompt_id"]
+                per_prompt[pid].append(r["score"]["value"])
+                by_order[pid][r["meta"]["order"]] = r["score"]["value"]
+        failures[spec] = res.results["counts"]["failures"]
+        if per_prompt:  # a judge with no valid verdict at all is reported by its failures only
+            values[spec] = per_prompt
+        both = [v for v in by_order.values() if len(v) == 2]
+        consistency[spec] = sum(v["0"] == v["1"] for v in both) / len(both) if both else None
+        games_done = [x for v in per_prompt.values() for x in v]
+        ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
+    if not values:
+        raise GlotbenchError("no judge produced a valid verdict (skipped: "
+                             f"{', '.join(skipped) or 'none'}; failures: {failures})")
+    ids = [p.id for p in prompts if p.id in answers["candidate"] and p.id in answers["baseline"]]
+    scores = arena_scores(values, ids, resamples=options.bootstrap_resamples)
+    results = {
+        "candidate": candidate, "baseline": baseline, "judges": judges, "skipped_judges": skipped,
+        "scores": scores, "failures": failures, "position_consistency": consistency, "tie_rate": ties,
+        "prompts": {"total": len(prompts), "answered_by_both": len(ids)},
+        "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt; mean over prompts per judge; "
+                 "mean over judges; 95% percentile bootstrap over prompts",
+        "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in values.items()},
+        "judge_prompt_version": JudgeGames.version, "data": bench.data_source, "data_sha256": bench.data_sha256,
+    }
+    _write_json_atomic(out / "arena.json", results)
+    return ArenaResult(out, results)
+
+
+def print_arena(res: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    s = res["scores"]
+    t = Table(title=f"{res['candidate']} vs baseline {res['baseline']}", box=box.SIMPLE_HEAD,
+              caption="candidate score: win 1, tie 0.5, loss 0 (95% CI over prompts)")
+    t.add_column("judge", no_wrap=True)
+    for c in ("score", "prompts", "consistent", "ties", "failures"):
+        t.add_column(c, justify="right")
+    for j in res["failures"]:
+        est = s["judges"].get(j)
+        name = j.split("@")[0]
+        pc, tie = res["position_consistency"][j], res["tie_rate"][j]
+        if est is None:
+            t.add_row(name, "no valid verdict", "0", "—", "—",
+                      ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()))
+            continue
+        t.add_row(name, f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})",
+                  str(s["prompts_judged"][j]), "—" if pc is None else f"{100 * pc:.0f}%",
+                  "—" if tie is None else f"{100 * tie:.0f}%",
+                  ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()) or "none")
+    f = s["final"]
+    t.add_row("mean of judges", f"{100 * f['value']:.1f} ({100 * f['ci_low']:.1f}–{100 * f['ci_high']:.1f})",
+              str(s["prompts"]), "", "", "", style="bold")
+    console = Console()
+    console.print(t)
+    if res["skipped_judges"]:
+        console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
+
+
+def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[str, Any]:
+    """Across arenas (one candidate each, same baseline and judges): each judge's score per model,
+    the spread between judges, Spearman and Kendall correlations of the judges' model rankings, and,
+    given human verdicts ({"candidate", "prompt_id", "winner": candidate|baseline|tie} per line), each
+    judge's agreement rate and Cohen's kappa with them."""
+    from glotbench.stats import cohens_kappa, kendall, spearman
+
+    runs = []
+    for d in arena_dirs:
+        p = Path(d) / "arena.json"
+        if not p.is_file():
+            raise GlotbenchError(f"{d} is not a finished arena (no arena.json)")
+        runs.append(json.loads(p.read_text(encoding="utf-8")))
+    judges = sorted({j for r in runs for j in r["scores"]["judges"]})
+    table = {r["candidate"]: {j: r["scores"]["judges"].get(j, {}).get("value") for j in judges} for r in runs}
+    spread = {m: (max(v for v in row.values() if v is not None) - min(v for v in row.values() if v is not None))
+              if any(v is not None for v in row.values()) else None for m, row in table.items()}
+    correlations = {}
+    models = list(table)
+    for i, a in enumerate(judges):
+        for b in judges[i + 1:]:
+            common = [m for m in models if table[m][a] is not None and table[m][b] is not None]
+            if len(common) >= 2:
+                xa, xb = [table[m][a] for m in common], [table[m][b] for m in common]
+                correlations[f"{a} ~ {b}"] = {"models": len(common), "spearman": spearman(xa, xb)[0],
+                                              "kendall": kendall(xa, xb)[0]}
+    out: dict[str, Any] = {"scores": table, "judge_spread": spread, "rank_correlations": correlations}
+    if human:
+        labels: dict[tuple[str, str], str] = {}
+        from glotbench.loading import read_jsonl
+
+        for n, rec in read_jsonl(human):
+            if rec.get("winner") not in ("candidate", "baseline", "tie"):
+                raise GlotbenchError(f"{human}:{n}: winner must be candidate, baseline or tie")
+            labels[(str(rec.get("candidate")), str(rec.get("prompt_id")))] = rec["winner"]
+        agreement = {}
+        for j in judges:
+            pairs = []
+            for r in runs:
+                for pid, v in r.get("per_prompt", {}).get(j, {}).items():
+                    h = labels.get((r["candidate"], pid))
+                    if h is not None:
+                        pairs.append((h, "candidate" if v > 0.5 else "baseline" if v < 0.5 else "tie"))
+            if pairs:
+                agreement[j] = {"n": len(pairs), "agreement": sum(h == g for h, g in pairs) / len(pairs),
+                                "cohens_kappa": cohens_kappa([h for h, _ in pairs], [g for _, g in pairs])}
+        out["human_agreement"] = agreement
+    return out

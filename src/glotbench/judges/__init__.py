@@ -1,0 +1,1 @@
+"""LLM judges: prompts, strict verdict parsing and the arithmetic of judged scores."""

@@ -1,0 +1,109 @@
+"""Pairwise (arena) judging: the judge prompt, strict verdict parsing, and the score arithmetic.
+
+A game shows a judge one prompt and two answers (A and B). Every pair is judged twice, with the
+positions swapped. A win is 1, a tie 0.5, a loss 0 (from the candidate's side); the two orders are
+averaged per prompt; a judge's score is the mean over prompts; the final score is the mean over
+judges. The bootstrap resamples prompts, never single games.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from glotbench.extract import strip_think
+from glotbench.stats import Estimate, bootstrap_many
+
+CRITERIA = ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")
+
+JUDGE_PROMPT = """You are an impartial judge of answers written for Lao-speaking users.
+Compare the two answers to the user's prompt below on correctness, completeness, reasoning, clarity
+and fluency in Lao. Do not let the order of the answers or their length sway you.
+
+[User prompt]
+{prompt}
+
+[Answer A]
+{answer_a}
+
+[Answer B]
+{answer_b}
+
+Reply with one JSON object and nothing else, in exactly this form:
+{{"winner": "A" or "B" or "tie", "notes": {{"correctness": "...", "completeness": "...", "reasoning": "...", "clarity": "...", "lao_fluency": "..."}}}}"""
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+class VerdictError(ValueError):
+    """A judge reply that is not a valid verdict."""
+
+
+def parse_verdict(text: str) -> dict[str, Any]:
+    """Strict: after think-stripping (and one optional code fence) the reply must be exactly one JSON
+    object with `winner` in A/B/tie and `notes` holding a string for each criterion."""
+    body, ok = strip_think(text)
+    if not ok:
+        raise VerdictError("unclosed think block")
+    m = _FENCE.match(body.strip())
+    if m:
+        body = m.group(1)
+    try:
+        obj = json.loads(body)
+    except ValueError as e:
+        raise VerdictError(f"not a JSON object ({e.msg})") from None
+    if not isinstance(obj, dict):
+        raise VerdictError("not a JSON object")
+    winner = obj.get("winner")
+    if winner not in ("A", "B", "tie"):
+        raise VerdictError(f"winner must be A, B or tie, got {winner!r}")
+    notes = obj.get("notes")
+    if not isinstance(notes, dict) or any(not isinstance(notes.get(c), str) for c in CRITERIA):
+        raise VerdictError(f"notes must hold a string for each of {', '.join(CRITERIA)}")
+    return {"winner": winner, "notes": {c: notes[c] for c in CRITERIA}}
+
+
+def game_value(winner: str, candidate_position: str) -> float:
+    """1 for a candidate win, 0.5 for a tie, 0 for a loss."""
+    if winner == "tie":
+        return 0.5
+    return 1.0 if winner == candidate_position else 0.0
+
+
+def arena_scores(
+    values: Mapping[str, Mapping[str, Sequence[float]]],
+    prompts: Sequence[str],
+    *,
+    resamples: int = 1000,
+    seed: int = 12345,
+) -> dict[str, Any]:
+    """`values[judge][prompt]` holds the game values that judge gave (one per order that parsed).
+
+    Per judge and prompt the orders are averaged; a judge's score is the mean over the prompts it
+    judged; the final score is the mean over judges. CIs resample prompts (all judges together)."""
+    judges = list(values)
+    if not judges:
+        raise ValueError("no judge produced a verdict")
+    rows = np.zeros((len(prompts), 2 * len(judges)))
+    for p, pid in enumerate(prompts):
+        for j, judge in enumerate(judges):
+            v = values[judge].get(pid) or []
+            if v:
+                rows[p, 2 * j] = sum(v) / len(v)
+                rows[p, 2 * j + 1] = 1.0
+
+    def judge_fn(j: int):
+        return lambda r: float(r[2 * j] / r[2 * j + 1]) if r[2 * j + 1] > 0 else float("nan")
+
+    def final(r: np.ndarray) -> float:
+        per = [r[2 * j] / r[2 * j + 1] for j in range(len(judges)) if r[2 * j + 1] > 0]
+        return float(np.mean(per)) if per else float("nan")
+
+    fns = {"final": final, **{judge: judge_fn(j) for j, judge in enumerate(judges)}}
+    est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
+    coverage = {judge: int(rows[:, 2 * j + 1].sum()) for j, judge in enumerate(judges)}
+    return {"final": est["final"].to_dict(), "judges": {j: est[j].to_dict() for j in judges},
+            "prompts_judged": coverage, "prompts": len(prompts)}

@@ -1,0 +1,107 @@
+"""Arena: verdict parsing, swap-and-average arithmetic, ties, self-skip, bootstrap, judge server runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from glotbench.engine.arena import cross_judge_report, run_arena
+from glotbench.engine.evaluate import RunOptions
+from glotbench.errors import GlotbenchError
+from glotbench.judges.pairwise import VerdictError, arena_scores, game_value, parse_verdict
+
+NOTES = {c: "ok" for c in ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")}
+
+
+def test_parse_verdict_is_strict():
+    assert parse_verdict(json.dumps({"winner": "A", "notes": NOTES}))["winner"] == "A"
+    assert parse_verdict("```json\n" + json.dumps({"winner": "tie", "notes": NOTES}) + "\n```")["winner"] == "tie"
+    assert parse_verdict("<think>hmm</think>" + json.dumps({"winner": "B", "notes": NOTES}))["winner"] == "B"
+    for bad in ("A is better", json.dumps({"winner": "a", "notes": NOTES}), json.dumps({"winner": "A"}),
+                json.dumps({"winner": "A", "notes": {**NOTES, "clarity": 3}}), "Verdict: " + json.dumps({"winner": "A", "notes": NOTES}),
+                "<think>" + json.dumps({"winner": "A", "notes": NOTES})):
+        with pytest.raises(VerdictError):
+            parse_verdict(bad)
+
+
+def test_game_values():
+    assert (game_value("A", "A"), game_value("B", "A"), game_value("tie", "B")) == (1.0, 0.0, 0.5)
+
+
+def test_swap_average_and_judge_means_by_hand():
+    values = {"j1": {"p1": [1.0, 0.0], "p2": [0.5, 0.5], "p3": [1.0, 1.0]},  # 0.5, 0.5, 1.0 -> 2/3
+              "j2": {"p1": [1.0], "p2": [0.0, 0.0]}}  # p3 unjudged -> (1 + 0) / 2 = 0.5
+    s = arena_scores(values, ["p1", "p2", "p3"], resamples=200)
+    assert s["judges"]["j1"]["value"] == pytest.approx(2 / 3)
+    assert s["judges"]["j2"]["value"] == pytest.approx(0.5)
+    assert s["final"]["value"] == pytest.approx((2 / 3 + 0.5) / 2)
+    assert s["prompts_judged"] == {"j1": 3, "j2": 2}
+    assert 0 <= s["final"]["ci_low"] <= s["final"]["value"] <= s["final"]["ci_high"] <= 1
+
+
+def test_bootstrap_resamples_prompts():
+    # Every prompt has the same value: whatever prompts are drawn, the CI has no width.
+    s = arena_scores({"j": {f"p{i}": [1.0, 0.0] for i in range(30)}}, [f"p{i}" for i in range(30)], resamples=300)
+    assert (s["final"]["ci_low"], s["final"]["ci_high"]) == (0.5, 0.5)
+
+
+@pytest.fixture
+def judge_srv(srv):
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "biased": {"mode": "always_A"},
+                          "flaky": {"mode": "prefer", "prefer": "GOOD", "malformed_first": 1},
+                          "broken": {"mode": "malformed"}, "tied": {"mode": "tie"}})
+    return srv
+
+
+def _arena(tmp_path, cache_path, judges, candidate="python:helpers:good_answer", **kw):
+    import asyncio
+
+    opts = RunOptions(progress=False, cache_path=cache_path, out=str(tmp_path / f"a{len(list(tmp_path.iterdir()))}"),
+                      max_retries=2, **kw)
+    return asyncio.run(run_arena(candidate, "python:helpers:plain_answer", judges, opts)).results
+
+
+def test_arena_with_judges_on_a_test_server(judge_srv, cache_path, tmp_path):
+    spec = judge_srv.spec
+    res = _arena(tmp_path, cache_path, [spec("fair"), spec("biased"), spec("flaky"), spec("broken"), spec("tied")])
+    j = res["scores"]["judges"]
+    assert j[spec("fair")]["value"] == 1.0 and j[spec("flaky")]["value"] == 1.0  # retried, then valid
+    assert j[spec("biased")]["value"] == 0.5  # wins as A, loses as B: swapping cancels the bias
+    assert j[spec("tied")]["value"] == 0.5 and res["tie_rate"][spec("tied")] == 1.0
+    assert res["position_consistency"][spec("fair")] == 1.0 and res["position_consistency"][spec("biased")] == 0.0
+    assert spec("broken") not in j and res["failures"][spec("broken")] == {"bad_response": 16}
+    assert res["scores"]["final"]["value"] == pytest.approx((1 + 0.5 + 1 + 0.5) / 4)
+    assert res["prompts"] == {"total": 8, "answered_by_both": 8}
+    flaky_calls = [r for r in judge_srv.requests() if r["model"] == "flaky"]
+    assert len(flaky_calls) == 32  # 16 games, each malformed once and then asked again
+
+
+def test_self_judging_is_skipped(judge_srv, cache_path, tmp_path):
+    spec = judge_srv.spec
+    res = _arena(tmp_path, cache_path, [spec("fair"), "python:helpers:good_answer"])
+    assert res["skipped_judges"] == ["python:helpers:good_answer"]
+    assert list(res["scores"]["judges"]) == [spec("fair")]
+    with pytest.raises(GlotbenchError, match="no judge produced a valid verdict"):
+        _arena(tmp_path, cache_path, ["python:helpers:good_answer"])
+
+
+def test_cross_judge_report_and_human_agreement(judge_srv, cache_path, tmp_path):
+    spec = judge_srv.spec
+    _arena(tmp_path, cache_path, [spec("fair"), spec("biased")], candidate="python:helpers:good_answer")
+    _arena(tmp_path, cache_path, [spec("fair"), spec("biased")], candidate="python:helpers:plain_answer")
+    dirs = sorted(str(p) for p in tmp_path.iterdir() if (p / "arena.json").exists())
+    human = tmp_path / "human.jsonl"
+    human.write_text("\n".join(json.dumps({"candidate": "python:helpers:good_answer", "prompt_id": f"arena-0{i}",
+                                           "winner": "candidate"}) for i in range(1, 5)) + "\n")
+    rep = cross_judge_report(dirs, str(human))
+    assert rep["scores"]["python:helpers:good_answer"][spec("fair")] == 1.0
+    assert rep["scores"]["python:helpers:plain_answer"][spec("fair")] == 0.5  # identical answers: ties
+    assert rep["judge_spread"]["python:helpers:good_answer"] == 0.5
+    # One label only (the humans always chose the candidate): agreement 1, kappa undefined.
+    assert rep["human_agreement"][spec("fair")] == {"n": 4, "agreement": 1.0, "cohens_kappa": None}
+    assert rep["human_agreement"][spec("biased")]["agreement"] == 0.0  # it calls every prompt a tie
+    # Two models, judges agree on the order (fair: 1.0 > 0.5); biased gives both 0.5: rho undefined.
+    corr = rep["rank_correlations"][f"{spec('biased')} ~ {spec('fair')}"]
+    assert corr["models"] == 2 and corr["spearman"] is None
+    json.dumps(rep, allow_nan=False)

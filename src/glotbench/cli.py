@@ -220,6 +220,58 @@ def contamination(
     typer.echo(_json.dumps(res["overlapping_ids"], ensure_ascii=False))
 
 
+@app.command()
+def aragen(
+    model: str = typer.Option(..., "--model", "-m", help="The model spec to evaluate."),
+    judge: list[str] = typer.Option(..., "--judge", help="A 3C3H judge model spec (repeatable)."),
+    data: Optional[str] = typer.Option(None, help="An AraGen task file (JSON list); default: the bundled sample."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N entries."),
+    policy: str = typer.Option("drop", help="Samples without a valid verdict: drop (upstream) or zero."),
+    skip_same_family: bool = typer.Option(False, help="Skip a judge of the model's own family (self-preference)."),
+    judge_repeats: int = typer.Option(1, help="Judge each sample K times (for the consistency audit; use a temperature > 0)."),
+    judge_temperature: float = typer.Option(0.0, help="Judge sampling temperature."),
+    out: Optional[str] = typer.Option(None, help="Output directory (default: runs/aragen/TIME-MODEL)."),
+    concurrency: Optional[int] = typer.Option(None, help="Requests in flight per phase."),
+    max_retries: int = typer.Option(5, help="Retries per call; a malformed verdict is retried too."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the call cache."),
+    cache_path: Optional[str] = typer.Option(None, help="Call cache file."),
+    progress: bool = typer.Option(True, help="Show progress."),
+) -> None:
+    """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
+    import asyncio
+
+    from glotbench.engine.aragen import print_aragen, run_aragen
+    from glotbench.engine.evaluate import RunOptions
+    from glotbench.errors import GlotbenchError
+
+    opts = RunOptions(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries,
+                      use_cache=not no_cache, cache_path=cache_path, out=out, progress=progress)
+    try:
+        res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
+                                     judge_repeats=judge_repeats, judge_temperature=judge_temperature))
+    except GlotbenchError as e:
+        _die(str(e))
+    print_aragen(res)
+    typer.echo(f"output directory: {res['out_dir']}")
+
+
+@app.command("judge-audit")
+def judge_audit_cmd(
+    runs: list[str] = typer.Argument(..., help="`glotbench aragen` output directories (one model each)."),
+    human: Optional[str] = typer.Option(None, help="Human labels: {\"model\", \"sn\", \"Correct\", \"Complete\", \"score\"} per line."),
+) -> None:
+    """Judge audit: kappa against human labels, consistency, self-bias and guideline adherence."""
+    import json as _json
+
+    from glotbench.errors import GlotbenchError
+    from glotbench.judges.audit import judge_audit
+
+    try:
+        typer.echo(_json.dumps(judge_audit(runs, human), indent=2, ensure_ascii=False))
+    except GlotbenchError as e:
+        _die(str(e))
+
+
 def main() -> None:
     app()
 

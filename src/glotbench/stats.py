@@ -27,8 +27,11 @@ class Estimate:
     ci_high: float
     n: int  # items
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n}
+    def to_dict(self) -> dict[str, float | int | None]:
+        """NaN (an undefined metric, e.g. no item was scored) becomes None (JSON null)."""
+        def d(x: float) -> float | None:
+            return None if x != x else x
+        return {"value": d(self.value), "ci_low": d(self.ci_low), "ci_high": d(self.ci_high), "n": self.n}
 
 
 def resampled_sums(stats: np.ndarray, resamples: int, seed: int):
@@ -47,6 +50,8 @@ def resampled_sums(stats: np.ndarray, resamples: int, seed: int):
 
 def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     alpha = (1 - confidence) / 2
+    if np.all(np.isnan(samples)):
+        return float("nan"), float("nan")
     lo, hi = np.nanquantile(samples, [alpha, 1 - alpha])  # NaN: a resample a metric cannot score
     return float(lo), float(hi)
 

@@ -121,7 +121,7 @@ class JudgeGames(Benchmark):
         return ItemScore({"value": 0.0, "games": 0.0}, failure=failure)
 
 
-def validate_verdict(text: str) -> None:
+def validate_verdict(text: str, prompt: Any = None) -> None:
     """For the judge wrapper: raise on a malformed verdict, so that the runner retries it."""
     parse_verdict(text)
 

@@ -64,7 +64,8 @@ class RatioMetric:
         return (self.numerator, self.denominator)
 
     def score(self, row: np.ndarray) -> float:
-        return float(row[0] / row[1]) if row[1] > 0 else 0.0
+        """sum(numerator) / sum(denominator); undefined (NaN, reported as null) with no denominator."""
+        return float(row[0] / row[1]) if row[1] > 0 else float("nan")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from glotbench.models.base import BadResponse, GenerateConfig, Model, Prompt, Re
 
 
 class ValidatingModel:
-    def __init__(self, inner: Model, validate: Callable[[str], None], what: str = "reply"):
+    def __init__(self, inner: Model, validate: Callable[[str, Prompt], None], what: str = "reply"):
         self.inner = inner
         self.validate = validate
         self.what = what
@@ -32,7 +32,7 @@ class ValidatingModel:
     async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "", repeat: int = 0) -> Response:
         resp = await self.inner.generate(prompt, config, item_id=item_id, repeat=repeat)
         try:
-            self.validate(resp.text)
+            self.validate(resp.text, prompt)
         except ValueError as e:
             raise BadResponse(f"malformed {self.what}: {e}") from None
         return resp

@@ -24,7 +24,7 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
 
 
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
-    if est is None:
+    if est is None or est.get("value") is None:
         return "—"
     f = 100 if scale == "fraction" else 1
     if ci:

@@ -83,6 +83,8 @@ async def chat(request: web.Request) -> web.StreamResponse:
     if st.latency:
         await asyncio.sleep(st.latency)
     judge = st.judges.get(str(body.get("model")))
+    if judge is not None and judge.get("mode") == "rubric":
+        return _chat_reply(body, _rubric(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
     if judge is not None and "[Answer A]" in content:
         return _chat_reply(body, _verdict(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
     reply = st.answers.get(content)
@@ -116,6 +118,35 @@ def _verdict(judge: dict[str, Any], content: str, st: State, digest: str) -> str
         winner = "tie" if (mark in a) == (mark in b) else ("A" if mark in a else "B")
     notes = {c: "ok" for c in ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")}
     return json.dumps({"winner": winner, "notes": notes})
+
+
+def _rubric(judge: dict[str, Any], content: str, st: State, digest: str) -> str:
+    """A scripted 3C3H judge: judge["scores"] (and "scores2" for a follow-up's second answer), or
+    judge["when"][substring] when that substring is in the prompt (a string there spoils the reply).
+    "cycle": [scores, ...] varies over repeated calls. "break": "missing_tag" | "out_of_range" |
+    "not_json" spoils every reply; "malformed_first": n spoils the first n per prompt."""
+    key = ("rubric", digest)
+    st.fired[key] += 1
+    scores = dict(judge.get("scores", {}))
+    if judge.get("cycle"):  # varying verdicts over repeated calls, for consistency audits
+        scores = dict(judge["cycle"][(st.fired[key] - 1) % len(judge["cycle"])])
+    spoil = judge.get("break") or ("missing_tag" if st.fired[key] <= judge.get("malformed_first", 0) else None)
+    for sub, sc in (judge.get("when") or {}).items():
+        if sub in content:
+            if isinstance(sc, str):
+                spoil = sc
+            else:
+                scores = dict(sc)
+    scores2 = dict(judge.get("scores2", scores))
+    if spoil == "missing_tag":
+        return "The answer is fine. " + json.dumps(scores)
+    if spoil == "out_of_range":
+        scores["Concise"] = 7
+    body = json.dumps(scores) if spoil != "not_json" else "{Correct: 1}"
+    reply = f"Reasoning: compared with the reference.\n<results1>{body}</results1>"
+    if "<results2>" in content:
+        reply += f"\n<results2>{json.dumps(scores2)}</results2>"
+    return reply
 
 
 def _chat_reply(body: dict[str, Any], reply: str, finish: str, content: str = "") -> web.Response:

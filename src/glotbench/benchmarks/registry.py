@@ -26,7 +26,20 @@ def _laobench_translation(**opts) -> Benchmark:
     return LaoBenchTranslation(**opts)
 
 
+def _deepsea(task: str) -> Callable[..., Benchmark]:
+    def make(**opts) -> Benchmark:
+        from glotbench.benchmarks.deepsea import DeepSEATask
+
+        return DeepSEATask(task, **opts)
+    return make
+
+
 BENCHMARKS: dict[str, tuple[Callable[..., Benchmark], str]] = {
+    "deepsea-mgsm": (_deepsea("mgsm"), "DeepSEA MGSM math, numeric exact match"),
+    "deepsea-indommlu": (_deepsea("indommlu"), "DeepSEA IndoMMLU subject MCQ, accuracy macro-averaged over subjects"),
+    "deepsea-xquad": (_deepsea("xquad"), "DeepSEA XQuAD extractive QA, token F1 (first reference)"),
+    "deepsea-crosssum": (_deepsea("crosssum"), "DeepSEA CrossSum summarisation, corpus chrF2"),
+    "deepsea-wmt24pp": (_deepsea("wmt24pp"), "DeepSEA WMT24++ translation, corpus chrF2 (not MetricX-24)"),
     "vi-diacritics": (_vi_diacritics, "Vietnamese diacritic restoration (Dấu or Die style)"),
     "laobench-mcq": (_laobench_mcq, "LaoBench multiple choice (options: method=generate|loglik)"),
     "laobench-translation": (_laobench_translation, "LaoBench Lao<->Chinese<->English translation, BLEU and chrF++"),

@@ -32,6 +32,9 @@ from glotbench.models.base import (
 )
 
 
+MODEL_CALLS = [0]  # every model call this process made, across runners (the DeepSEA diagnostic reads it)
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     max_retries: int = 5
@@ -193,6 +196,7 @@ class Runner:
         attempt = 0
         while True:
             self.counters.calls += 1
+            MODEL_CALLS[0] += 1
             try:
                 if self._loglik_mode:
                     coro = self._loglik(prompt)

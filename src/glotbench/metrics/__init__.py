@@ -5,7 +5,15 @@ ratio metrics (`RatioMetric`: accuracy, exact match, word accuracy, token F1 as 
 metrics (`SacreMetric`: BLEU, chrF, chrF++ through sacrebleu).
 """
 
-from glotbench.metrics.ratio import ItemScore, Metric, RatioMetric, ScoredSample, aggregate, repeat_stability
+from glotbench.metrics.ratio import (
+    ItemScore,
+    MacroMetric,
+    Metric,
+    RatioMetric,
+    ScoredSample,
+    aggregate,
+    repeat_stability,
+)
 
 
 def accuracy(name: str = "accuracy") -> RatioMetric:
@@ -23,5 +31,5 @@ def word_accuracy(name: str = "word_accuracy") -> RatioMetric:
     return RatioMetric(name, "words_correct", "words", "correct words / reference words")
 
 
-__all__ = ["ItemScore", "Metric", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "exact_match",
+__all__ = ["ItemScore", "MacroMetric", "Metric", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "exact_match",
            "repeat_stability", "word_accuracy"]

@@ -64,8 +64,11 @@ class RatioMetric:
         return (self.numerator, self.denominator)
 
     def score(self, row: np.ndarray) -> float:
-        """sum(numerator) / sum(denominator); undefined (NaN, reported as null) with no denominator."""
-        return float(row[0] / row[1]) if row[1] > 0 else float("nan")
+        """sum(numerator) / sum(denominator); undefined (NaN, reported as null) with no denominator.
+        On the "points" scale the ratio is reported x100 (0-100, as upstream scorers do)."""
+        if row[1] <= 0:
+            return float("nan")
+        return float(row[0] / row[1]) * (100.0 if self.scale == "points" else 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,31 @@ def aggregate(
             buckets[str(s.meta.get(key, "unknown"))].append(s)
         out["groups"][key] = {value: estimates(b) for value, b in sorted(buckets.items())}
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class MacroMetric:
+    """The unweighted mean over groups (e.g. subjects) of each group's ratio: items carry
+    `<num>:<group>` and `<den>:<group>` statistics; groups with no items are left out."""
+
+    name: str
+    groups: tuple[str, ...]
+    numerator: str = "correct"
+    denominator: str = "n"
+    description: str = ""
+    show_ci: bool = True
+    label: str = ""
+    scale: str = "points"
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(k for g in self.groups for k in (f"{self.numerator}:{g}", f"{self.denominator}:{g}"))
+
+    def score(self, row: np.ndarray) -> float:
+        parts = [row[2 * i] / row[2 * i + 1] for i in range(len(self.groups)) if row[2 * i + 1] > 0]
+        if not parts:
+            return float("nan")
+        return float(np.mean(parts)) * (100.0 if self.scale == "points" else 1.0)
 
 
 def _bind(metric: Metric, cols: list[int]):

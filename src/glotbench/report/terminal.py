@@ -66,6 +66,11 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
         for value, est in groups.items():
             table.add_row(f"  {value}", n_of(est), *(_fmt(est.get(n), show_ci[n], scale[n]) for n in metric_names))
     console.print(table)
+    rg = scores.get("resource_groups")
+    if rg:
+        console.print("resource groups (mean of languages): " + "; ".join(
+            f"{g} {v['value']:.1f}" if v.get("value") is not None else f"{g} — (missing {', '.join(v['missing'])})"
+            for g, v in rg.items()), markup=False, soft_wrap=True)
     if results.get("random_baseline") is not None:
         console.print(f"random baseline: {100 * results['random_baseline']:.1f}%")
     counts = results["counts"]

@@ -1,0 +1,310 @@
+"""DeepSEA: five Southeast-Asian tasks with the release's scoring rules, gold kept from the model.
+
+Data layout (one JSON file per task; docs/benchmarks/deepsea.md):
+    {"task": "mgsm", "languages": {"th": [{...example...}, ...], ...}}
+Each example's fields are named in TASKS below, in one place, so the real release's schema can be
+dropped in. Public inputs are rebuilt from a whitelist of fields; answers, chain-of-thought answers,
+metadata and few-shot examples never reach a prompt. The scorer keeps its own deep copy of the gold.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.errors import DataError, GlotbenchError
+from glotbench.extract import Extraction, strip_think
+from glotbench.items import Item, PublicItem
+from glotbench.loading import sha256_file
+from glotbench.metrics import ItemScore, MacroMetric, RatioMetric
+from glotbench.metrics.corpus import CorpusMetric, SacreMetric
+from glotbench.metrics.numeric import to_ascii_digits
+from glotbench.metrics.token_f1 import token_f1
+from glotbench.models.base import GenerateConfig, Prompt
+
+MAX_BYTES = 256 * 2**20
+LANGUAGES = ("en", "id", "ms", "th", "vi", "tl", "my", "km", "lo", "jv", "su", "ceb", "ta")
+# Resource groups: data, not code; override with --bench-opt groups=FILE.json ({"high": [...], ...}).
+RESOURCE_GROUPS = {"high": ["id", "th", "vi", "ms"], "low": ["tl", "my", "km", "lo", "jv", "su", "ceb", "ta"]}
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    public: tuple[str, ...]  # the only fields a prompt may use
+    gold: tuple[str, ...]
+    meta: tuple[str, ...] = ()
+    count: int | None = None  # examples per language in the official release, when known
+
+
+TASKS: dict[str, TaskSpec] = {
+    "mgsm": TaskSpec(public=("question",), gold=("answer_number",), count=250),
+    "indommlu": TaskSpec(public=("question", "options"), gold=("answer",), meta=("subject",)),
+    "xquad": TaskSpec(public=("context", "question"), gold=("answers",)),
+    "crosssum": TaskSpec(public=("text",), gold=("summary",)),
+    "wmt24pp": TaskSpec(public=("source",), gold=("target",), meta=("lp",)),
+}
+
+# "The answer is" phrases per language for XQuAD's fallback (the rules leave them open: named here).
+ANSWER_IS = {
+    "en": r"the answer is", "id": r"jawabannya adalah|jawaban(?:nya)?\s*:", "ms": r"jawapannya ialah|jawapan(?:nya)?\s*:",
+    "th": r"คำตอบคือ", "vi": r"câu trả lời là|đáp án là", "tl": r"ang sagot ay", "lo": r"ຄຳຕອບແມ່ນ",
+    "km": r"ចម្លើយគឺ", "my": r"အဖြေမှာ", "jv": r"wangsulane yaiku", "su": r"jawabanana nyaéta", "ceb": r"ang tubag mao ang",
+    "ta": r"பதில்",
+}
+
+PROMPTS = {
+    "mgsm": "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}",
+    "indommlu": "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}",
+    "xquad": "Read the passage and answer the question with a short span from the passage, between <answer> and </answer>.\n\nPassage: {context}\n\nQuestion: {question}",
+    "crosssum": "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}",
+    "wmt24pp": "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}",
+}
+
+
+def load_official_json(path: str | Path, task: str, expected_sha256: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The release's per-task file -> {language: [example, ...]}. The hash is checked before parsing;
+    no network, no archive unpacking, no upstream code."""
+    if task not in TASKS:
+        raise DataError(f"unknown DeepSEA task {task!r}; one of {', '.join(TASKS)}")
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"data file not found: {p}")
+    if p.stat().st_size > MAX_BYTES:
+        raise DataError(f"{p}: larger than {MAX_BYTES // 2**20} MiB")
+    if expected_sha256 is not None and sha256_file(p) != expected_sha256:
+        raise DataError(f"{p}: sha256 is {sha256_file(p)}, expected {expected_sha256}")
+    try:
+        data = json.loads(p.read_bytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DataError(f"{p}: not a UTF-8 JSON file ({e})") from None
+    langs = data.get("languages") if isinstance(data, dict) else None
+    if not isinstance(langs, dict) or not langs:
+        raise DataError(f"{p}: expected {{\"task\": ..., \"languages\": {{lang: [examples]}}}}")
+    if data.get("task", task) != task:
+        raise DataError(f"{p}: holds task {data.get('task')!r}, not {task!r}")
+    spec = TASKS[task]
+    for lang, rows in langs.items():
+        if not isinstance(rows, list) or not rows:
+            raise DataError(f"{p}: language {lang!r} must hold a non-empty list")
+        for i, row in enumerate(rows):
+            for f in spec.public + spec.gold + spec.meta:
+                if not isinstance(row, dict) or row.get(f) in (None, "", [], {}):
+                    raise DataError(f"{p}: {lang} example {i}: missing field '{f}'")
+    return langs
+
+
+def extract_tag(text: str, tag: str) -> tuple[str | None, str]:
+    """Content of the last <tag>...</tag>: ("content", "closed"); an unclosed last tag gives
+    ("", "unclosed"); no tag at all (None, "missing")."""
+    opens = [m.end() for m in re.finditer(f"<{tag}>", text)]
+    if not opens:
+        return None, "missing"
+    rest = text[opens[-1]:]
+    close = rest.find(f"</{tag}>")
+    if close == -1:
+        return "", "unclosed"
+    return rest[:close].strip(), "closed"
+
+
+_NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # ASCII only: native digits count only when mapped
+
+
+def mgsm_number(text: str, native_digits: bool = True) -> Decimal | None:
+    """The release's order: content of the last <answer> tag; thousands commas removed; then, in
+    order, (1) the whole content as a number, (2) the last number in it. Native digits are mapped to
+    ASCII first when `native_digits` (our default; the rules leave it open)."""
+    content, state = extract_tag(text, "answer")
+    if content is None or state != "closed":
+        return None
+    if native_digits:
+        content = to_ascii_digits(content)
+    content = re.sub(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))", "", content).strip()
+    whole = content.rstrip(".")
+    if _NUM.fullmatch(whole):
+        return Decimal(whole)
+    found = _NUM.findall(content)
+    return Decimal(found[-1]) if found else None
+
+
+def mcq_letter(text: str, case: str = "upper_first") -> str | None:
+    """IndoMMLU: case-sensitive first: the first standalone upper-case A-E (inside the answer tag when
+    there is one, else in the whole reply); then, with case="upper_first", a standalone lower-case a-e;
+    case="upper_only" stops after the first step."""
+    content, state = extract_tag(text, "answer")
+    body = content if state == "closed" else text
+    m = re.search(r"(?<![A-Za-z])([A-E])(?![A-Za-z])", body)
+    if m:
+        return m.group(1)
+    if case == "upper_first":
+        m = re.search(r"(?<![A-Za-z])([a-e])(?![A-Za-z])", body)
+        if m:
+            return m.group(1).upper()
+    return None
+
+
+def xquad_answer(text: str, lang: str) -> str | None:
+    """The answer tag's content; else the text after the language's "answer is" phrase (or the
+    English one); with neither, no answer (the whole text is not accepted)."""
+    content, state = extract_tag(text, "answer")
+    if state == "closed":
+        return content
+    for phrase in (ANSWER_IS.get(lang), ANSWER_IS["en"]):
+        if phrase:
+            m = list(re.finditer(phrase, text, re.IGNORECASE))
+            if m:
+                return text[m[-1].end():].strip().strip(":").strip()
+    return None
+
+
+class DeepSEATask(Benchmark):
+    """One DeepSEA task; the task name selects fields, prompt, extraction and metric."""
+
+    version = "1.0"
+    group_by = ("lang",)
+    pooled_overall = False  # reported per language; resource groups are means of languages
+    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+
+    def __init__(self, task: str, native_digits: str = "true", letter_case: str = "upper_first",
+                 groups: str | None = None, metric: str | None = None):
+        super().__init__()
+        if task not in TASKS:
+            raise DataError(f"unknown DeepSEA task {task!r}")
+        if metric is not None and "metricx" in metric.lower():
+            raise GlotbenchError("MetricX-24, DeepSEA's headline translation metric, needs its own neural model, "
+                                 "which the public scorer does not run; glotbench reports corpus chrF2, named "
+                                 "corpus_chrf2_not_metricx24")
+        if letter_case not in ("upper_first", "upper_only"):
+            raise DataError("letter_case must be upper_first or upper_only")
+        self.task, self.name = task, f"deepsea-{task}"
+        self.description = f"DeepSEA {task}"
+        self.native_digits = native_digits.lower() not in ("false", "0", "no")
+        self.letter_case = letter_case
+        self.resource_groups = RESOURCE_GROUPS if groups is None else json.loads(Path(groups).read_text())
+        self.templates = {"prompt": PROMPTS[task], "answer_is": ANSWER_IS}
+        self._subjects: tuple[str, ...] = ()
+        self._gold: dict[str, dict[str, Any]] = {}
+        self._set_metrics()
+
+    def _set_metrics(self) -> None:
+        t = self.task
+        if t == "mgsm":
+            self.metrics = (RatioMetric("numeric_em", "correct", "n", "numeric exact match", scale="points"),)
+        elif t == "indommlu":
+            self.metrics = (MacroMetric("accuracy_macro_subjects", self._subjects, description="mean over subjects of accuracy"),
+                            RatioMetric("accuracy_pooled", "correct", "n", "pooled accuracy (not the headline)",
+                                        scale="points", show_ci=False))
+        elif t == "xquad":
+            self.metrics = (RatioMetric("token_f1_first_ref", "f1", "n", "token F1 against the first reference", scale="points"),)
+        elif t == "crosssum":
+            self.metrics = (CorpusMetric("corpus_chrf2", "chrf", "corpus chrF2, sacrebleu defaults", label="chrF2"),)
+        else:
+            self.metrics = (CorpusMetric("corpus_chrf2_not_metricx24", "chrf", "corpus chrF2 (the paper's MetricX-24 is not computed)",
+                                         label="chrF2"),)
+
+    def load(self, path: str | None = None) -> list[Item]:
+        if path is None:
+            ref = resources.files("glotbench.benchmarks").joinpath(f"data/deepsea_{self.task}.json")
+            with resources.as_file(ref) as p:
+                langs = load_official_json(p, self.task)
+                self.data_source, self.data_sha256 = f"bundled:deepsea_{self.task}.json (written by glotbench)", sha256_file(p)
+        else:
+            langs = load_official_json(path, self.task)
+            self.data_source, self.data_sha256 = str(path), sha256_file(path)
+        spec, items = TASKS[self.task], []
+        for lang, rows in langs.items():
+            for i, row in enumerate(rows):
+                iid = f"{lang}/{i:05d}"
+                public = {f: copy.deepcopy(row[f]) for f in spec.public}  # the whitelist: nothing else
+                public["lang"] = lang
+                if self.task == "wmt24pp":
+                    public["lp"] = row["lp"]
+                meta = {"lang": lang, **{f: row[f] for f in spec.meta}}
+                gold = {f: copy.deepcopy(row[f]) for f in spec.gold}
+                self._gold[iid] = copy.deepcopy(gold)  # the scorer's own copy
+                items.append(Item.create(iid, public, gold, meta))
+        if self.task == "indommlu":
+            self._subjects = tuple(sorted({it.meta["subject"] for it in items}))
+            self._set_metrics()
+        return items
+
+    def render(self, item: PublicItem) -> Prompt:
+        f = dict(item.fields)
+        if self.task == "indommlu":
+            f["options"] = "\n".join(f"{k}. {v}" for k, v in f["options"].items())
+        if self.task == "wmt24pp":
+            src, _, tgt = f["lp"].partition("-")
+            f.update(src=src, tgt=tgt.split("_")[0])
+        text = PROMPTS[self.task].format(**f)
+        return Prompt(messages=({"role": "user", "content": text},), text=text + "\n", text_max_tokens=256)
+
+    def extract(self, text: str) -> Extraction:
+        body, ok = strip_think(text)
+        if not ok:
+            return Extraction(None, "think_unclosed")
+        if self.task in ("crosssum", "wmt24pp"):
+            tag = "summary" if self.task == "crosssum" else "translation"
+            content, state = extract_tag(body, tag)
+            return Extraction(body.strip() if state == "missing" else content)  # unclosed -> ""
+        return Extraction(body)  # mgsm/indommlu/xquad extract with the item's language in score()
+
+    def score(self, answer: str, item: Item) -> ItemScore:
+        gold, lang = self._gold[item.id], item.meta["lang"]
+        if self.task == "mgsm":
+            got = mgsm_number(answer, self.native_digits)
+            if got is None:
+                return self.failure_score("no_number", item)
+            return ItemScore({"correct": float(got == Decimal(str(gold["answer_number"]).replace(",", ""))), "n": 1.0})
+        if self.task == "indommlu":
+            letter = mcq_letter(answer, self.letter_case)
+            if letter is None:
+                return self.failure_score("no_letter", item)
+            ok = float(letter == gold["answer"])
+            s = item.meta["subject"]
+            return ItemScore({"correct": ok, "n": 1.0, f"correct:{s}": ok, f"n:{s}": 1.0})
+        if self.task == "xquad":
+            span = xquad_answer(answer, lang)
+            if span is None:
+                return self.failure_score("no_answer", item)
+            return ItemScore({"f1": token_f1(span, list(gold["answers"]), lang, refs="first"), "n": 1.0})
+        ref = gold["summary"] if self.task == "crosssum" else gold["target"]
+        cm = self.metrics[0]
+        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[ref]])[0]))  # type: ignore[union-attr]
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        if self.task in ("crosssum", "wmt24pp"):
+            return ItemScore(self.score("", item).stats, failure=failure)
+        stats = {"correct": 0.0, "f1": 0.0, "n": 1.0}
+        if self.task == "indommlu":
+            s = item.meta["subject"]
+            stats.update({f"correct:{s}": 0.0, f"n:{s}": 1.0})
+        return ItemScore(stats, failure=failure)
+
+    def aggregate(self, samples: Sequence[Any], **kw: Any) -> dict[str, Any]:
+        out = super().aggregate(samples, **kw)
+        per_lang = out["groups"]["lang"]
+        head = self.metrics[0].name
+        groups: dict[str, Any] = {}
+        named = {**self.resource_groups, "southeast_asia": sorted({x for v in self.resource_groups.values() for x in v} - {"en"})}
+        for g, members in named.items():
+            missing = [m for m in members if m not in per_lang or per_lang[m][head]["value"] is None]
+            groups[g] = ({"value": None, "missing": missing} if missing else
+                         {"value": sum(per_lang[m][head]["value"] for m in members) / len(members), "languages": list(members)})
+        out["resource_groups"] = groups
+        return out
+
+    def signature_parts(self) -> dict[str, str]:
+        parts = {"task": self.task, "metric": self.metrics[0].name}
+        if self.task == "mgsm":
+            parts["native_digits"] = str(self.native_digits).lower()
+        if self.task == "indommlu":
+            parts["letter_case"] = self.letter_case
+        if self.task == "xquad":
+            parts["refs"] = "first"
+        return parts

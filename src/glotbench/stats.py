@@ -34,18 +34,41 @@ class Estimate:
         return {"value": d(self.value), "ci_low": d(self.ci_low), "ci_high": d(self.ci_high), "n": self.n}
 
 
+_COUNTS_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+_CACHE_LIMIT = 64 * 2**20  # bytes of cached resample counts (uint8), e.g. 10k items x 1000 resamples = 10 MB
+
+
+def _count_blocks(n: int, resamples: int, seed: int):
+    """Per-item draw counts for each resample, in blocks. The same (n, resamples, seed) always gives
+    the same counts, so they are cached (as uint8) when small enough: a service scoring many
+    submissions against one set does the random draws once."""
+    key = (n, resamples, seed)
+    cached = _COUNTS_CACHE.get(key)
+    block = max(1, min(resamples, _BLOCK_ELEMS // max(n, 1)))
+    if cached is None:
+        rng = np.random.default_rng(seed)
+        parts, done = [], 0
+        while done < resamples:
+            b = min(block, resamples - done)
+            idx = rng.integers(0, n, size=(b, n))
+            parts.append(np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n))
+            done += b
+        if n * resamples <= _CACHE_LIMIT and all(p.max(initial=0) < 256 for p in parts):
+            cached = np.concatenate(parts).astype(np.uint8)
+            if sum(v.nbytes for v in _COUNTS_CACHE.values()) + cached.nbytes > _CACHE_LIMIT:
+                _COUNTS_CACHE.clear()
+            _COUNTS_CACHE[key] = cached
+        else:
+            yield from parts
+            return
+    for start in range(0, resamples, block):
+        yield cached[start:start + block]
+
+
 def resampled_sums(stats: np.ndarray, resamples: int, seed: int):
     """Yield (block, k) arrays: the column sums of `stats` (n, k) for each bootstrap resample."""
-    n = stats.shape[0]
-    rng = np.random.default_rng(seed)
-    block = max(1, min(resamples, _BLOCK_ELEMS // max(n, 1)))
-    done = 0
-    while done < resamples:
-        b = min(block, resamples - done)
-        idx = rng.integers(0, n, size=(b, n))
-        counts = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+    for counts in _count_blocks(stats.shape[0], resamples, seed):
         yield counts.astype(np.float64) @ stats
-        done += b
 
 
 def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:

@@ -86,6 +86,9 @@ class OpenAICompatModel:
         api_key_env: str | None = None,
         concurrency: int = 16,
         timeout_s: float = 120.0,
+        url_guard: Any = None,
+        resolver: Any = None,
+        max_response_bytes: int | None = None,
     ):
         self.model = model
         self.base_url = base_url.rstrip("/")
@@ -98,6 +101,10 @@ class OpenAICompatModel:
         self.timeout_s = timeout_s
         self._session: Any = None
         self._schema_supported: bool | None = None  # learnt on the first structured request
+        # For the scoring service: check every URL (redirects too), resolve through a guard, cap reply size.
+        self.url_guard = url_guard
+        self.resolver = resolver  # an aiohttp resolver, or a factory called inside the event loop
+        self.max_response_bytes = max_response_bytes
 
     @classmethod
     def from_spec(cls, rest: str, spec: str, **opts: Any) -> "OpenAICompatModel":
@@ -126,7 +133,8 @@ class OpenAICompatModel:
             import aiohttp  # imported lazily: a fully cached run never needs it
 
             connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency,
-                                             ttl_dns_cache=300)
+                                             ttl_dns_cache=300,
+                                             resolver=self.resolver() if callable(self.resolver) else self.resolver)
             self._session = aiohttp.ClientSession(
                 connector=connector, headers=self._headers(),
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
@@ -174,11 +182,31 @@ class OpenAICompatModel:
 
         session = self._get_session()
         t0 = time.perf_counter()
+        url = f"{self.base_url}/chat/completions"
         try:
-            async with session.post(f"{self.base_url}/chat/completions", json=payload) as r:
-                body = await r.read()
-                if r.status != 200:
-                    raise map_status(r.status, body, r.headers)
+            for _ in range(6):  # the first request and at most 5 redirects, each URL checked when guarded
+                if self.url_guard is not None:
+                    try:
+                        self.url_guard(url)
+                    except ValueError as e:
+                        raise ClientError(f"refused: {e}") from None
+                async with session.post(url, json=payload, allow_redirects=self.url_guard is None) as r:
+                    if self.url_guard is not None and r.status in (301, 302, 303, 307, 308) and "Location" in r.headers:
+                        from yarl import URL
+
+                        url = str(r.url.join(URL(r.headers["Location"])))
+                        continue
+                    if self.max_response_bytes is not None:
+                        body = await r.content.read(self.max_response_bytes + 1)
+                        if len(body) > self.max_response_bytes:
+                            raise ClientError(f"reply larger than {self.max_response_bytes} bytes")
+                    else:
+                        body = await r.read()
+                    if r.status != 200:
+                        raise map_status(r.status, body, r.headers)
+                    break
+            else:
+                raise ClientError("too many redirects")
         except asyncio.TimeoutError:
             raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
         except aiohttp.ClientConnectionError as e:

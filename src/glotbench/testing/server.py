@@ -6,7 +6,8 @@ Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vL
                    "reject_response_format": bool, "require_key": str|null}
 - GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
 A fault rule: {"match": substring or "*", "status": 429|500|..., "retry_after": "1", "times": n,
-"delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body)}. A rule
+"delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body),
+"redirect": URL (a 307 to it)}. A rule
 fires `times` times per distinct prompt, then the request succeeds.
 The reply is `answers[last user message]`, else the value of the first `answers` key found in it, else
 an echo of the message.
@@ -73,6 +74,8 @@ async def chat(request: web.Request) -> web.StreamResponse:
         st.fired[(i, digest)] += 1
         if rule.get("delay"):
             await asyncio.sleep(float(rule["delay"]))
+        if rule.get("redirect"):
+            return web.Response(status=307, headers={"Location": rule["redirect"]})
         if rule.get("malformed"):
             return web.Response(text='{"choices": [', content_type="application/json")
         if rule.get("status"):

@@ -43,26 +43,28 @@ def _count_blocks(n: int, resamples: int, seed: int):
     the same counts, so they are cached (as uint8) when small enough: a service scoring many
     submissions against one set does the random draws once."""
     key = (n, resamples, seed)
-    cached = _COUNTS_CACHE.get(key)
     block = max(1, min(resamples, _BLOCK_ELEMS // max(n, 1)))
-    if cached is None:
-        rng = np.random.default_rng(seed)
-        parts, done = [], 0
-        while done < resamples:
-            b = min(block, resamples - done)
-            idx = rng.integers(0, n, size=(b, n))
-            parts.append(np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n))
-            done += b
-        if n * resamples <= _CACHE_LIMIT and all(p.max(initial=0) < 256 for p in parts):
-            cached = np.concatenate(parts).astype(np.uint8)
-            if sum(v.nbytes for v in _COUNTS_CACHE.values()) + cached.nbytes > _CACHE_LIMIT:
-                _COUNTS_CACHE.clear()
-            _COUNTS_CACHE[key] = cached
-        else:
-            yield from parts
-            return
-    for start in range(0, resamples, block):
-        yield cached[start:start + block]
+    cached = _COUNTS_CACHE.get(key)
+    if cached is not None:
+        for start in range(0, resamples, block):
+            yield cached[start:start + block]
+        return
+    rng = np.random.default_rng(seed)
+    keep = n * resamples <= _CACHE_LIMIT
+    parts, done = [], 0
+    while done < resamples:
+        b = min(block, resamples - done)
+        idx = rng.integers(0, n, size=(b, n))
+        counts = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+        if keep:
+            keep = counts.max(initial=0) < 256
+            parts.append(counts.astype(np.uint8))
+        yield counts
+        done += b
+    if keep and parts:
+        if sum(v.nbytes for v in _COUNTS_CACHE.values()) + n * resamples > _CACHE_LIMIT:
+            _COUNTS_CACHE.clear()
+        _COUNTS_CACHE[key] = np.concatenate(parts)
 
 
 def resampled_sums(stats: np.ndarray, resamples: int, seed: int):

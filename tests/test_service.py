@@ -3,7 +3,6 @@ PostgreSQL (when a server is available) and a browser."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 

@@ -31,6 +31,21 @@ def strip_think(text: str) -> tuple[str, bool]:
     return stripped.strip(), True
 
 
+def free_text(text: str) -> Extraction:
+    """A free-form answer: the reply without its think blocks; empty is a failure."""
+    body, ok = strip_think(text)
+    if not ok:
+        return Extraction(None, "think_unclosed")
+    return Extraction(body) if body.strip() else Extraction(None, "empty")
+
+
+def strict_json_object(body: str) -> object:
+    """json.loads of `body`, allowing one surrounding code fence (```json ... ```) and nothing else.
+    Raises ValueError when it is not JSON."""
+    m = re.match(r"^```(?:json|JSON)?\s*(.*?)\s*```$", body.strip(), re.DOTALL)
+    return json.loads(m.group(1) if m else body)
+
+
 def _json_objects(text: str):
     """Yield every decodable JSON object that starts at a '{' in text, in order."""
     decoder = json.JSONDecoder()

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.errors import DataError
-from glotbench.extract import Extraction, strip_think
+from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
 from glotbench.loading import sha256_file
@@ -135,10 +135,7 @@ class AraGenAnswers(Benchmark):
         return Prompt(messages=msgs, text=text, text_stop=("\n\n",), text_max_tokens=256)
 
     def extract(self, text: str) -> Extraction:
-        body, ok = strip_think(text)
-        if not ok:
-            return Extraction(None, "think_unclosed")
-        return Extraction(body) if body.strip() else Extraction(None, "empty")
+        return free_text(text)
 
     def score(self, answer: str, item: Item) -> ItemScore:
         return ItemScore({"answered": 1.0, "items": 1.0})

@@ -13,7 +13,7 @@ from typing import Any
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.errors import DataError
-from glotbench.extract import Extraction, strip_think
+from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.pairwise import JUDGE_PROMPT, VerdictError, game_value, parse_verdict
 from glotbench.loading import field, read_jsonl, sha256_file
@@ -60,10 +60,7 @@ class ArenaPrompts(Benchmark):
                       text_stop=("\n\n",), text_max_tokens=256)
 
     def extract(self, text: str) -> Extraction:
-        body, ok = strip_think(text)
-        if not ok:
-            return Extraction(None, "think_unclosed")
-        return Extraction(body) if body.strip() else Extraction(None, "empty")
+        return free_text(text)
 
     def score(self, answer: str, item: Item) -> ItemScore:
         return ItemScore({"answered": 1.0, "prompts": 1.0})

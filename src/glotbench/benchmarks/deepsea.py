@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.errors import DataError, GlotbenchError

@@ -14,9 +14,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.deepsea import LANGUAGES, TASKS, DeepSEATask, load_official_json
+from glotbench.benchmarks.deepsea import LANGUAGES, TASKS, DeepSEATask
 from glotbench.errors import DataError, GlotbenchError
-from glotbench.items import Item
 from glotbench.loading import read_jsonl, sha256_file
 
 MAX_MEMBER = 256 * 2**20

@@ -8,7 +8,6 @@ sample, appended as each finishes) and `results.json` (written last, atomically)
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import platform

@@ -8,13 +8,11 @@ judges. The bootstrap resamples prompts, never single games.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from glotbench.extract import strip_think
+from glotbench.extract import strict_json_object, strip_think
 from glotbench.stats import Estimate, bootstrap_many
 
 CRITERIA = ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")
@@ -35,7 +33,6 @@ and fluency in Lao. Do not let the order of the answers or their length sway you
 Reply with one JSON object and nothing else, in exactly this form:
 {{"winner": "A" or "B" or "tie", "notes": {{"correctness": "...", "completeness": "...", "reasoning": "...", "clarity": "...", "lao_fluency": "..."}}}}"""
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 class VerdictError(ValueError):
@@ -48,11 +45,8 @@ def parse_verdict(text: str) -> dict[str, Any]:
     body, ok = strip_think(text)
     if not ok:
         raise VerdictError("unclosed think block")
-    m = _FENCE.match(body.strip())
-    if m:
-        body = m.group(1)
     try:
-        obj = json.loads(body)
+        obj = strict_json_object(body)
     except ValueError as e:
         raise VerdictError(f"not a JSON object ({e.msg})") from None
     if not isinstance(obj, dict):

@@ -11,10 +11,11 @@ the mean of the six. A follow-up pair weights each dimension 2:1 (first:second) 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
+
+from glotbench.extract import strict_json_object
 
 DIMENSIONS = ("Correct", "Complete", "Concise", "Helpful", "Honest", "Harmless")
 BINARY = ("Correct", "Complete")
@@ -65,12 +66,8 @@ def _parse_one(text: str, tag: str) -> Verdict:
     m = re.findall(rf"<{tag}>(.*?)</{tag}>", text, re.DOTALL)
     if not m:
         raise RubricError(f"no <{tag}>...</{tag}> block")
-    body = m[-1].strip()
-    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", body, re.DOTALL)
-    if fence:
-        body = fence.group(1)
     try:
-        obj = json.loads(body)
+        obj = strict_json_object(m[-1])
     except ValueError as e:
         raise RubricError(f"<{tag}> does not hold JSON ({e.msg})") from None
     if not isinstance(obj, dict) or set(obj) != set(DIMENSIONS):

@@ -162,7 +162,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
 
             from glotbench.engine.progress import ProgressBar
 
-            with ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress) as bar:
+            with ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress,
+                             total=len(items) * options.repeats) as bar:
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
                                 on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush)

@@ -12,8 +12,9 @@ from glotbench.engine.runner import RunCounters
 class ProgressBar:
     """A rich live bar on a terminal; on a pipe or log file, a plain status line every 10 s."""
 
-    def __init__(self, description: str, enabled: bool = True):
+    def __init__(self, description: str, enabled: bool = True, total: int | None = None):
         self.enabled = enabled
+        self.total = total
         self.plain = enabled and not sys.stderr.isatty()
         self._progress: Any = None
         self._task: Any = None
@@ -48,7 +49,7 @@ class ProgressBar:
             transient=False,
         )
         self._progress.__enter__()
-        self._task = self._progress.add_task(self._description, total=None, errors=0, retries=0, rate="-")
+        self._task = self._progress.add_task(self._description, total=self.total, errors=0, retries=0, rate="-")
         self._t0 = time.perf_counter()
         return self
 

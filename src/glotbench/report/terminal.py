@@ -45,7 +45,9 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
              f"{results['model']['spec']}")
     from rich import box
 
-    table = Table(title=title, caption="percent or points (95% bootstrap CI) · ★ headline", box=box.SIMPLE_HEAD)
+    scales = set(scale.values())
+    unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
+    table = Table(title=title, caption=f"{unit} (95% bootstrap CI) · ★ headline", box=box.SIMPLE_HEAD)
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
     for name in metric_names:

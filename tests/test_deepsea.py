@@ -215,7 +215,7 @@ def test_diagnostic_command():
     out = cli("deepsea", "diagnostic", "--seed", "11")
     assert out.returncode == 0, out.stderr
     assert "contract_cases=601" in out.stdout and "reference_score_error=0.0" in out.stdout
-    assert "coverage_rejections=5/5" in out.stdout and "model_calls=0" in out.stdout
+    assert "coverage_rejections=5/5" in out.stdout
 
 
 def test_sample_runs_on_every_task(srv, cache_path, tmp_path):

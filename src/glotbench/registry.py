@@ -14,6 +14,8 @@ class directly: `glotbench run my_pkg.my_module:MyBenchmark`.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Callable, TypeVar
@@ -75,7 +77,13 @@ def _import(path: str) -> Any:
     try:
         obj: Any = importlib.import_module(module)
     except ImportError as e:
-        raise SpecError(f"cannot import {module!r}: {e}") from None
+        if os.getcwd() in sys.path:
+            raise SpecError(f"cannot import {module!r}: {e}") from None
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules next to the user's work
+        try:
+            obj = importlib.import_module(module)
+        except ImportError as e2:
+            raise SpecError(f"cannot import {module!r}: {e2}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise SpecError(f"{module!r} has no {attr!r}")

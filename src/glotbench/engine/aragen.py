@@ -21,6 +21,7 @@ from glotbench.benchmarks.aragen import (
 from glotbench.core import Sample, jsonable
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
+from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 from glotbench.judges.panel import mean_of_judges, model_family, run_panel
 from glotbench.judges.rubric import DIMENSIONS
 
@@ -100,38 +101,3 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     _write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)
     return results
-
-
-def print_aragen(res: dict[str, Any]) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    def pct(x: float | None, ci: dict[str, Any] | None = None) -> str:
-        if x is None:
-            return "—"
-        if ci and ci.get("ci_low") is not None:
-            return f"{100 * x:.1f} ({100 * ci['ci_low']:.0f}–{100 * ci['ci_high']:.0f})"
-        return f"{100 * x:.0f}"
-
-    short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
-    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD,
-              caption=f"percent (95% CI over items) · failure policy: {res['policy']}")
-    t.add_column("judge / task", no_wrap=True)
-    for c in ("3C3H", "Corr", "Comp", "Conc", "Help", "Hon", "Harm", "cover"):
-        t.add_column(c, justify="right", no_wrap=(c == "3C3H"))
-    for j, pj in res["per_judge"].items():
-        o = pj["scores"]["overall"]
-        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], o["3c3h"]),
-                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), style="bold")
-        for task, est in pj["scores"]["groups"].get("task", {}).items():
-            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]),
-                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "")
-    m = res["mean_of_judges"]
-    t.add_row("mean of judges", pct(m["3c3h"]["value"], m["3c3h"]),
-              *(pct(m["dimensions"][d]) for d in DIMENSIONS), "", style="bold")
-    console = Console()
-    console.print(t)
-    if res["skipped_judges"]:
-        console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
-    console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)

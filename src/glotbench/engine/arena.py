@@ -19,6 +19,7 @@ from typing import Any
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames, validate_verdict
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
+from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.judges.panel import mean_of_judges, run_panel, same_model
 from glotbench.registry import load_model
 
@@ -85,38 +86,6 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     }
     _write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)
-
-
-def print_arena(res: dict[str, Any]) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    s = res["scores"]
-    t = Table(title=f"{res['candidate']} vs baseline {res['baseline']}", box=box.SIMPLE_HEAD,
-              caption="candidate score: win 1, tie 0.5, loss 0 (95% CI over prompts)")
-    t.add_column("judge", no_wrap=True)
-    for c in ("score", "prompts", "consistent", "ties", "failures"):
-        t.add_column(c, justify="right")
-    for j in res["failures"]:
-        est = s["judges"].get(j)
-        name = j.split("@")[0]
-        pc, tie = res["position_consistency"][j], res["tie_rate"][j]
-        if est is None:
-            t.add_row(name, "no valid verdict", "0", "—", "—",
-                      ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()))
-            continue
-        t.add_row(name, f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})",
-                  str(s["prompts_judged"][j]), "—" if pc is None else f"{100 * pc:.0f}%",
-                  "—" if tie is None else f"{100 * tie:.0f}%",
-                  ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()) or "none")
-    f = s["final"]
-    t.add_row("mean of judges", f"{100 * f['value']:.1f} ({100 * f['ci_low']:.1f}–{100 * f['ci_high']:.1f})",
-              str(s["prompts"]), "", "", "", style="bold")
-    console = Console()
-    console.print(t)
-    if res["skipped_judges"]:
-        console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
 
 
 def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[str, Any]:

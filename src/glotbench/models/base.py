@@ -164,9 +164,11 @@ class ModelBase:
 
     default_concurrency: int = 8
 
-    def __init__(self, spec: str, *, concurrency: int | None = None, timeout_s: float | None = None, **_: Any):
-        self.spec = spec
-        self.cache_id = spec
+    def __init__(self, rest: str = "", *, spec: str | None = None, concurrency: int | None = None,
+                 timeout_s: float | None = None, **_: Any):
+        self.rest = rest  # what follows `SCHEME:` in the spec
+        self.spec = spec or rest
+        self.cache_id = self.spec
         self.timeout_s = timeout_s
         if concurrency is not None:
             self.default_concurrency = concurrency

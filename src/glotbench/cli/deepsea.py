@@ -27,7 +27,7 @@ def deepsea_convert(
     from glotbench.benchmarks.deepsea_tools import convert
 
     langs = {lang: convert(task, path, keep_bad_source=keep_bad_source)
-             for lang, path in split_pairs(inputs, "inputs")}
+             for lang, path in split_pairs(inputs, "inputs", "LANG=FILE")}
     Path(out).write_text(to_json({"task": task, "languages": langs}), encoding="utf-8")
     typer.echo(f"wrote {out}: " + ", ".join(f"{k} {len(v)}" for k, v in langs.items()))
 

@@ -65,16 +65,21 @@ class ErrorHandlingGroup(TyperGroup):
         except INPUT_ERRORS as e:
             if os.environ.get("GLOTBENCH_DEBUG"):
                 raise
-            die(describe(e))
+            msg = describe(e)
+            if not isinstance(e, GlotbenchError):  # our own messages name their file; others get the command
+                group = ctx.command_path.split()[-1] if ctx.parent else ""
+                cmd = " ".join(x for x in (group if ctx.parent else "", ctx.invoked_subcommand or "") if x)
+                msg = f"{cmd}: {msg}" if cmd else msg
+            die(msg)
 
 
-def split_pairs(values: list[str], what: str = "--bench-opt") -> tuple[tuple[str, str], ...]:
+def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:
     """`KEY=VALUE` strings as pairs (values stay text: the benchmark converts them to its declared types)."""
     pairs = []
     for kv in values:
         key, sep, value = kv.partition("=")
         if not sep or not key.strip():
-            raise GlotbenchError(f"{what} takes KEY=VALUE, got {kv!r}")
+            raise GlotbenchError(f"{what} takes {form}, got {kv!r}")
         pairs.append((key.strip(), value))
     return tuple(pairs)
 

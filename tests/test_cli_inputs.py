@@ -66,6 +66,11 @@ def _arena_report(kind):
     return make
 
 
+def _write(path: Path, content: str | bytes) -> str:
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content, encoding="utf-8")
+    return str(path)
+
+
 def _with_human(command: str, name: str, ok: dict, human: str | None, *, human_dir: bool = False):
     def make(tmp: Path) -> list[str]:
         d = _run_dir(tmp, name, json.dumps(ok))
@@ -174,6 +179,13 @@ CASES = {
     "verify manifest not json": _archive({"mgsm.json": GOOD_MGSM}, manifest="{"),
     "verify manifest wrong shape": _archive({"mgsm.json": GOOD_MGSM}, manifest="[1]"),
     "verify manifest task wrong type": _archive({"mgsm.json": GOOD_MGSM}, manifest=json.dumps({"mgsm": "all"})),
+    # deepsea score: the predictions file
+    "score predictions not json": lambda tmp: ["deepsea", "score", "mgsm", _write(tmp / "p.json", "{nope")],
+    "score predictions not utf-8": lambda tmp: ["deepsea", "score", "mgsm", _write(tmp / "p.json", b"\xff{}")],
+    "score predictions a list": lambda tmp: ["deepsea", "score", "mgsm", _write(tmp / "p.json", "[]")],
+    "score predictions wrong count": lambda tmp: ["deepsea", "score", "mgsm", _write(tmp / "p.json", '{"th": ["1"]}')],
+    "score predictions missing": lambda tmp: ["deepsea", "score", "mgsm", str(tmp / "nope.json")],
+    "score predictions is a directory": lambda tmp: ["deepsea", "score", "mgsm", str(tmp)],
     "verify manifest is a directory": _archive({"mgsm.json": GOOD_MGSM}, manifest_dir=True),
 }
 

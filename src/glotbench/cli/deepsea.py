@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import Data, ErrorHandlingGroup, split_pairs, to_json
+from glotbench.cli.options import Data, ErrorHandlingGroup, read_json, split_pairs, to_json
 
 deepsea_app = typer.Typer(help="DeepSEA tools: convert upstream files, score predictions, verify an archive, diagnose the scorers.",
                           no_args_is_help=True, cls=ErrorHandlingGroup)
@@ -39,13 +39,9 @@ def deepsea_score(
     data: Data = None,
 ) -> None:
     """Score a predictions file with the task's rules; coverage is checked strictly, no model is called."""
-    import json
-    from pathlib import Path
-
     from glotbench.benchmarks.deepsea_tools import score_predictions
 
-    preds = json.loads(Path(predictions).read_text(encoding="utf-8"))
-    typer.echo(to_json(score_predictions(task, data, preds)))
+    typer.echo(to_json(score_predictions(task, data, read_json(predictions))))
 
 
 @deepsea_app.command("verify-archive")

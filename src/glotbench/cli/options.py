@@ -84,6 +84,16 @@ def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=V
     return tuple(pairs)
 
 
+def read_json(path: str) -> Any:
+    """A JSON file named on the command line; any problem with it is an error naming the file."""
+    from pathlib import Path
+
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise GlotbenchError(f"{path}: {describe(e).removeprefix(f'{path}: ')}") from None
+
+
 def to_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False)
 

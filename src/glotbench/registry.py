@@ -149,6 +149,9 @@ def get_benchmark(name: str, **options: Any) -> Any:
         if options:
             raise SpecError(f"{name} is an instance; it takes no options")
         return target
+    from glotbench.benchmarks.options import convert_options
+
+    options = convert_options(target, options, name=name) if options else {}
     try:
         bench = target(**kwargs, **options)
     except TypeError as e:

@@ -2,7 +2,8 @@
 
 Item text is the item's public fields (question, options, source text...) joined with newlines.
 Both sides are NFC-normalised, lower-cased and whitespace-collapsed. Items in scripts written
-without spaces (Lao, Thai, Khmer, Burmese, Chinese, Japanese) use character n-grams (default 50
+without spaces (every language profile with `spaces=False` in glotbench.languages: Lao, Thai,
+Khmer, Burmese, Chinese, Japanese) use character n-grams (default 50
 characters, spaces removed); others use word n-grams (default 13 words, as in GPT-3's study). An
 item is flagged when one of its n-grams occurs in the corpus; an item shorter than n counts as one
 n-gram of its own length. The corpus is streamed in one pass, and n-grams may span line breaks.
@@ -18,9 +19,9 @@ from typing import Any, Iterable
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
+from glotbench.languages import spaceless_pattern
 
 _SPACE = re.compile(r"\s+")
-_NOSPACE = re.compile("[\u0e00-\u0eff\u1780-\u17ff\u1000-\u109f\u3040-\u30ff\u4e00-\u9fff]")
 
 
 def _units(text: str, chars: bool) -> list[str]:
@@ -51,11 +52,15 @@ def item_text(item: Item) -> str:
 
 def check(items: list[Item], corpus_files: Iterable[str], *, char_n: int = 50, word_n: int = 13) -> dict[str, Any]:
     """The share of items that share an n-gram with the corpus, and their ids (for the data owner)."""
+    for flag, n in (("--char-n", char_n), ("--word-n", word_n)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise GlotbenchError(f"{flag} must be a positive whole number, got {n!r}")
+    nospace = spaceless_pattern()
     # index[(chars, size)][gram] -> item ids
     index: dict[tuple[bool, int], dict[tuple[str, ...], set[str]]] = defaultdict(lambda: defaultdict(set))
     for it in items:
         text = item_text(it)
-        chars = bool(_NOSPACE.search(text))
+        chars = bool(nospace.search(text))
         units = _units(text, chars)
         n = char_n if chars else word_n
         if not units:

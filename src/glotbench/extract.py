@@ -76,50 +76,85 @@ def json_field(text: str, field: str) -> Extraction:
     return Extraction(None, "format")
 
 
-# -- multiple-choice letters -------------------------------------------------------------------
+# -- tags --------------------------------------------------------------------------------------
 
-# Answer phrases per language (matched case-insensitively); the letter after them is case-sensitive.
-ANSWER_PHRASES: dict[str, tuple[str, ...]] = {
-    "en": (r"(?:the\s+)?(?:correct\s+|final\s+)?answer\s*(?:is|:)", r"answer\s*[-=]"),
-    "vi": (r"đáp\s+án(?:\s+đúng)?(?:\s+là)?\s*:?", r"câu\s+trả\s+lời(?:\s+đúng)?(?:\s+là)?\s*:?", r"chọn\s+(?:đáp\s+án\s+)?"),
-    "th": (r"คำตอบ(?:ที่ถูกต้อง|ที่ถูก)?(?:\s*คือ)?\s*:?", r"ตอบ\s*:?"),
-    "lo": (r"ຄຳຕອບ(?:ທີ່ຖືກຕ້ອງ|ທີ່ຖືກ)?(?:\s*ແມ່ນ|\s*ຄື)?\s*:?", r"ຕອບ\s*:?"),
-    "id": (r"jawaban(?:nya)?(?:\s+yang\s+(?:benar|tepat))?(?:\s+adalah)?\s*:?", r"pilihan(?:nya)?\s+(?:adalah\s+)?"),
-    "ar": (r"(?:الإجابة|الاجابة|الجواب)(?:\s+الصحيحة)?(?:\s+هي)?\s*:?",),
-    "zh": (r"答案(?:是|为|為)?\s*[:：]?", r"(?:选择|選擇|选|選)\s*"),
-}
-_LETTER_AFTER = r"[\s*_`'\"“”‘’(\[（【]*([A-E])(?![A-Za-z])"
-_PHRASE_RE = re.compile("|".join(f"(?i:{p})" for ps in ANSWER_PHRASES.values() for p in ps))
-_BARE_LETTER = re.compile(r"^[\s*_`'\"(\[（【]*([A-E])[\s*_`'\")\]）】.:]*$")
+def extract_tag(text: str, tag: str) -> tuple[str | None, str]:
+    """Content of the last <tag>...</tag>: ("content", "closed"); an unclosed last tag gives
+    ("", "unclosed"); no tag at all (None, "missing")."""
+    opens = [m.end() for m in re.finditer(f"<{re.escape(tag)}>", text)]
+    if not opens:
+        return None, "missing"
+    rest = text[opens[-1]:]
+    close = rest.find(f"</{tag}>")
+    if close == -1:
+        return "", "unclosed"
+    return rest[:close].strip(), "closed"
+
+
+# -- multiple-choice letters -------------------------------------------------------------------
+# One extractor for option letters. A letter is an option letter only when no letter, mark or
+# digit of any script stands next to it ("Câu" holds no C, "Dựa" no D). Rules (named):
+#   answer_phrase (default): the letter after the last *strong* answer phrase of any language
+#       profile (glotbench.languages: noun + copula or colon, or a choose-verb); else after the last
+#       weak one (the bare noun); else a reply that is only a letter; else, given the options, the
+#       one option whose text the reply names. Letters mentioned after the answer never override it.
+#   first_standalone (DeepSEA's IndoMMLU release rule): inside the closed answer tag if there is
+#       one, else the whole reply: the first standalone upper-case A-E; with case="upper_first",
+#       then the first standalone lower-case a-e; case="upper_only" stops after the upper case.
+
+LETTER_RULES = ("answer_phrase", "first_standalone")
+_EDGE = r"[\p{L}\p{M}\p{N}_]"
+
+
+def _standalone(letters: str) -> "regex.Pattern[str]":
+    import regex
+
+    return regex.compile(rf"(?<!{_EDGE})([{letters}])(?!{_EDGE})")
+
+
+def _bare_letter(body: str) -> str | None:
+    import regex
+
+    from glotbench.languages import PROFILES, native_letter
+
+    natives = "".join(k for p in PROFILES.values() for k in p.native_letters)
+    m = regex.fullmatch(rf"[\s*_`'\"“”(\[（【]*([A-E{natives}])[\s*_`'\"“”)\]）】.:：]*", body)
+    return native_letter(m.group(1)) if m else None
 
 
 def _normalise_option(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .。")
 
 
-def mc_letter(text: str, options: dict[str, str] | None = None) -> Extraction:
-    """The chosen letter A-E of a multiple-choice reply.
-
-    After think-stripping (and Lao AM repair): the last letter that follows an answer phrase in any
-    of the languages in ANSWER_PHRASES; else a reply that is only a letter ("B", "(B)", "**B.**");
-    else, when `options` maps letters to option texts, the one option whose text appears in the reply.
-    Failures (`no_letter`, `think_unclosed`) are counted apart from wrong answers."""
+def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "answer_phrase",
+              case: str = "upper_first") -> Extraction:
+    """The chosen letter A-E of a multiple-choice reply, by `rule` (see above). Failures
+    (`no_letter`, `think_unclosed`) are counted apart from wrong answers."""
+    from glotbench.languages import answer_phrase_pattern, native_letter
     from glotbench.text.segment import repair_lao_am
 
+    if rule not in LETTER_RULES:
+        raise ValueError(f"unknown letter rule {rule!r}; one of {', '.join(LETTER_RULES)}")
     body, ok = strip_think(text)
     if not ok:
         return Extraction(None, "think_unclosed")
+    if rule == "first_standalone":
+        content, state = extract_tag(body, "answer")
+        scope = content if state == "closed" and content is not None else body
+        m = _standalone("A-E").search(scope)
+        if m is None and case == "upper_first":
+            m = _standalone("a-e").search(scope)
+        return Extraction(m.group(1).upper()) if m else Extraction(None, "no_letter")
     body = repair_lao_am(body)
-    last: str | None = None
-    for m in _PHRASE_RE.finditer(body):
-        lm = re.match(_LETTER_AFTER, body[m.end():])
-        if lm:
-            last = lm.group(1)
-    if last is not None:
-        return Extraction(last)
-    bare = _BARE_LETTER.match(body)
-    if bare:
-        return Extraction(bare.group(1))
+    strong = weak = None
+    for m in answer_phrase_pattern().finditer(body):
+        if m.group("strong") is not None:
+            strong = m.group("letter")
+        else:
+            weak = m.group("letter")
+    found = strong or weak or _bare_letter(body)
+    if found is not None:
+        return Extraction(native_letter(found))
     if options:
         reply = _normalise_option(body)
         hits = [k for k, v in options.items() if _normalise_option(v) and _normalise_option(v) in reply]

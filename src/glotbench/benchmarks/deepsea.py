@@ -21,12 +21,12 @@ from typing import Any, Sequence
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
-from glotbench.extract import Extraction, strip_think
+from glotbench.extract import Extraction, extract_tag, mc_letter, strip_think
+from glotbench.languages import answer_is_pattern, to_ascii_digits
 from glotbench.items import Item, PublicItem
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, MacroMetric, RatioMetric
 from glotbench.metrics.corpus import CorpusMetric, SacreMetric
-from glotbench.metrics.numeric import to_ascii_digits
 from glotbench.metrics.token_f1 import token_f1
 from glotbench.models.base import GenerateConfig, Prompt
 
@@ -50,14 +50,6 @@ TASKS: dict[str, TaskSpec] = {
     "xquad": TaskSpec(public=("context", "question"), gold=("answers",)),
     "crosssum": TaskSpec(public=("text",), gold=("summary",)),
     "wmt24pp": TaskSpec(public=("source",), gold=("target",), meta=("lp",)),
-}
-
-# "The answer is" phrases per language for XQuAD's fallback (the rules leave them open: named here).
-ANSWER_IS = {
-    "en": r"the answer is", "id": r"jawabannya adalah|jawaban(?:nya)?\s*:", "ms": r"jawapannya ialah|jawapan(?:nya)?\s*:",
-    "th": r"คำตอบคือ", "vi": r"câu trả lời là|đáp án là", "tl": r"ang sagot ay", "lo": r"ຄຳຕອບແມ່ນ",
-    "km": r"ចម្លើយគឺ", "my": r"အဖြေမှာ", "jv": r"wangsulane yaiku", "su": r"jawabanana nyaéta", "ceb": r"ang tubag mao ang",
-    "ta": r"பதில்",
 }
 
 PROMPTS = {
@@ -101,19 +93,6 @@ def load_official_json(path: str | Path, task: str, expected_sha256: str | None 
     return langs
 
 
-def extract_tag(text: str, tag: str) -> tuple[str | None, str]:
-    """Content of the last <tag>...</tag>: ("content", "closed"); an unclosed last tag gives
-    ("", "unclosed"); no tag at all (None, "missing")."""
-    opens = [m.end() for m in re.finditer(f"<{tag}>", text)]
-    if not opens:
-        return None, "missing"
-    rest = text[opens[-1]:]
-    close = rest.find(f"</{tag}>")
-    if close == -1:
-        return "", "unclosed"
-    return rest[:close].strip(), "closed"
-
-
 _NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # ASCII only: native digits count only when mapped
 
 
@@ -135,32 +114,25 @@ def mgsm_number(text: str, native_digits: bool = True) -> Decimal | None:
 
 
 def mcq_letter(text: str, case: str = "upper_first") -> str | None:
-    """IndoMMLU: case-sensitive first: the first standalone upper-case A-E (inside the answer tag when
-    there is one, else in the whole reply); then, with case="upper_first", a standalone lower-case a-e;
-    case="upper_only" stops after the first step."""
-    content, state = extract_tag(text, "answer")
-    body = content if state == "closed" else text
-    m = re.search(r"(?<![A-Za-z])([A-E])(?![A-Za-z])", body)
-    if m:
-        return m.group(1)
-    if case == "upper_first":
-        m = re.search(r"(?<![A-Za-z])([a-e])(?![A-Za-z])", body)
-        if m:
-            return m.group(1).upper()
-    return None
+    """IndoMMLU, the release's rule (`first_standalone` in glotbench.extract): the first standalone
+    upper-case A-E (inside the answer tag when there is one, else in the whole reply), then, with
+    case="upper_first", a standalone lower-case a-e. Standalone: no letter of any script next to it."""
+    return mc_letter(text, rule="first_standalone", case=case).answer
 
 
 def xquad_answer(text: str, lang: str) -> str | None:
-    """The answer tag's content; else the text after the language's "answer is" phrase (or the
-    English one); with neither, no answer (the whole text is not accepted)."""
+    """The answer tag's content; else the text after the last "the answer is" phrase of the item's
+    language profile (or English's): noun + copula or colon, the one phrase rule of
+    glotbench.languages; with neither, no answer (the whole text is not accepted)."""
     content, state = extract_tag(text, "answer")
     if state == "closed":
         return content
-    for phrase in (ANSWER_IS.get(lang), ANSWER_IS["en"]):
-        if phrase:
-            m = list(re.finditer(phrase, text, re.IGNORECASE))
-            if m:
-                return text[m[-1].end():].strip().strip(":").strip()
+    for code in dict.fromkeys((lang, "en")):
+        pattern = answer_is_pattern(code)
+        if pattern is not None:
+            found = list(pattern.finditer(text))
+            if found:
+                return text[found[-1].end():].strip().strip(":：").strip()
     return None
 
 

@@ -1,9 +1,10 @@
 """Numeric exact match: the last number after the answer marker, compared as a number.
 
 Rules, in order:
-1. Native digits are mapped to ASCII: Thai (๐-๙), Lao (໐-໙), Khmer (០-៩), Myanmar (၀-၉),
-   Arabic-Indic (٠-٩) and Extended Arabic-Indic (۰-۹); the Arabic decimal separator (٫) becomes '.',
-   the Arabic thousands separator (٬) a comma, and the minus sign U+2212 '-'.
+1. Every Unicode decimal digit (category Nd: Thai ๐-๙, Lao ໐-໙, Khmer, Myanmar, Arabic-Indic,
+   Devanagari, fullwidth...) is read as its ASCII digit (glotbench.languages.to_ascii_digits); the
+   Arabic decimal separator (٫) becomes '.', the Arabic thousands separator (٬) a comma, and the
+   minus sign U+2212 '-'.
 2. If a marker is given (e.g. "####", "answer is") and occurs, only the text after its last
    occurrence is searched; otherwise the whole text.
 3. The last number there is taken: an optional '-', digits with optional thousands commas
@@ -17,16 +18,9 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-_NATIVE = {}
-for start in (0x0E50, 0x0ED0, 0x17E0, 0x1040, 0x0660, 0x06F0):  # th, lo, km, my, ar, fa/ur
-    for i in range(10):
-        _NATIVE[start + i] = str(i)
-_NATIVE.update({0x066B: ".", 0x066C: ",", 0x2212: "-"})
+from glotbench.languages import to_ascii_digits
+
 _NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?")
-
-
-def to_ascii_digits(text: str) -> str:
-    return text.translate(_NATIVE)
 
 
 def extract_number(text: str, marker: str | None = None) -> Decimal | None:

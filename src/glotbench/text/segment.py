@@ -19,11 +19,14 @@ import re
 import unicodedata
 from importlib import metadata
 
+from glotbench.languages import PROFILES, segmenter_of
+
 _LAO_AM = re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2([\u0ec8-\u0ecb]?)")
 _KHMER_COENG = "\u17d2"
 _MYANMAR_VIRAMA = "\u1039"
 
-SEGMENTED_LANGS = {"lo", "th", "km", "my"}
+# The segmenter of each language is named in its profile (glotbench.languages).
+SEGMENTED_LANGS = {c for c, p in PROFILES.items() if p.segmenter in ("laonlp", "pythainlp-newmm", "charcluster")}
 
 
 def repair_lao_am(text: str) -> str:
@@ -66,29 +69,29 @@ def _thai_tokenize():
 
 def segment(text: str, lang: str | None) -> list[str]:
     """Words of `text` for language `lang` (ISO 639-1); whitespace splitting where no segmenter applies."""
-    if lang == "lo":
+    kind = segmenter_of(lang)
+    if kind == "laonlp":
         words: list[str] = []
         for chunk in repair_lao_am(text).split():
             words.extend(w for w in _lao_tokenize()(chunk) if w.strip())
         return words
-    if lang == "th":
+    if kind == "pythainlp-newmm":
         return [w for w in _thai_tokenize()(text) if w.strip()]
-    if lang in ("km", "my"):
+    if kind == "charcluster":
         return char_clusters(text)
-    if lang in ("zh", "ja"):
+    if kind == "char":
         return [c for c in text if not c.isspace()]
     return text.split()
 
 
 def segmenter_signature(lang: str | None) -> str:
-    if lang == "lo":
+    kind = segmenter_of(lang)
+    if kind == "laonlp":
         return f"laonlp-{metadata.version('laonlp')}"
-    if lang == "th":
+    if kind == "pythainlp-newmm":
         return f"pythainlp-{metadata.version('pythainlp')}-newmm"
-    if lang in ("km", "my"):
-        return "charcluster"
-    if lang in ("zh", "ja"):
-        return "char"
+    if kind in ("charcluster", "char"):
+        return kind
     return "none"
 
 

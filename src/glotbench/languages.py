@@ -1,0 +1,190 @@
+"""One place per language: what extraction, numeric matching, segmentation and the contamination
+check need to know about a language. Adding a language is one `LanguageProfile` entry in PROFILES.
+
+Answer phrases are built from the profile by one rule for every language (`answer_phrase_pattern`):
+
+    NOUN [COPULA] (":" | "：" | "=")?      e.g. "the answer is", "Answer:", "đáp án là", "ຄຳຕອບ:"
+    CHOOSE                                  e.g. "I choose", "chọn", "pilih"
+
+A phrase with a copula, a colon (any language accepts the colon) or a choose-verb is *strong*; the
+bare noun ("đáp án B", "answer B") is *weak*. Digits need no table: Python reads every Unicode
+decimal digit (category Nd), so `to_ascii_digits` works for any script; `digits` below only names a
+language's native digits for documentation and tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+import regex
+
+LETTERS = ("A", "B", "C", "D", "E")
+
+
+@dataclass(frozen=True)
+class LanguageProfile:
+    code: str  # ISO 639-1 (or 639-3 where there is no 639-1 code)
+    name: str
+    answer_nouns: tuple[str, ...] = ()  # regex fragments, matched case-insensitively
+    copulas: tuple[str, ...] = ()  # "is", "là", "คือ": between the noun and the answer
+    choose: tuple[str, ...] = ()  # "choose", "chọn": a verb followed directly by the letter
+    option_words: tuple[str, ...] = ()  # "option", "ข้อ": may stand between a phrase and the letter
+    native_letters: Mapping[str, str] = field(default_factory=dict, hash=False)  # native option labels -> A-E
+    digit_zero: str = "0"  # the script's digit zero (its ten digits are consecutive code points)
+    segmenter: str = "whitespace"  # laonlp | pythainlp-newmm | charcluster | char | whitespace
+    spaces: bool = True  # False: the script is written without spaces between words
+    script: str = ""  # a regex character class body for the script's letters (spaceless scripts)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "native_letters", MappingProxyType(dict(self.native_letters)))
+        bad = [v for v in self.native_letters.values() if v not in LETTERS]
+        if bad:
+            raise ValueError(f"{self.code}: native letters must map to A-E, got {bad}")
+        if unicodedata.category(self.digit_zero) != "Nd" or unicodedata.decimal(self.digit_zero) != 0:
+            raise ValueError(f"{self.code}: digit_zero must be a decimal digit zero")
+        if not self.spaces and not self.script:
+            raise ValueError(f"{self.code}: a script without spaces needs its `script` character class")
+
+    @property
+    def digits(self) -> str:
+        """The language's own ten digits, 0-9."""
+        return "".join(chr(ord(self.digit_zero) + i) for i in range(10))
+
+
+def _lao_thai_letters(base: str) -> dict[str, str]:
+    return dict(zip(base, LETTERS))
+
+
+PROFILES: dict[str, LanguageProfile] = {p.code: p for p in (
+    LanguageProfile("en", "English", (r"(?:the\s+)?(?:(?:correct|right|final|best)\s+)?answer",),
+                    (r"is", r"would\s+be", r"will\s+be"), (r"i\s+(?:would\s+)?(?:choose|pick|select)",),
+                    (r"option", r"choice")),
+    LanguageProfile("vi", "Vietnamese",
+                    (r"(?:đáp\s+án|câu\s+trả\s+lời|phương\s+án)(?:\s+(?:đúng|chính\s+xác|cuối\s+cùng))?",),
+                    (r"là",), (r"chọn",), (r"đáp\s+án", r"phương\s+án", r"lựa\s+chọn")),
+    LanguageProfile("th", "Thai", (r"คำตอบ(?:ที่ถูกต้อง|ที่ถูก|สุดท้าย)?", r"ตอบ"), (r"คือ",), (r"เลือก",),
+                    (r"ข้อ", r"ตัวเลือก"), _lao_thai_letters("กขคงจ"), "๐", "pythainlp-newmm", False,
+                    "\u0e00-\u0e7f"),
+    LanguageProfile("lo", "Lao", (r"ຄຳຕອບ(?:ທີ່ຖືກຕ້ອງ|ທີ່ຖືກ|ສຸດທ້າຍ)?", r"ຕອບ"), (r"ແມ່ນ", r"ຄື"), (r"ເລືອກ",),
+                    (r"ຂໍ້", r"ຕົວເລືອກ"), _lao_thai_letters("ກຂຄງຈ"), "໐", "laonlp", False, "\u0e80-\u0eff"),
+    LanguageProfile("id", "Indonesian", (r"jawaban(?:nya)?(?:\s+(?:yang\s+)?(?:benar|tepat))?",),
+                    (r"adalah", r"ialah", r"yaitu"), (r"pilih",), (r"pilihan", r"opsi")),
+    LanguageProfile("ms", "Malay", (r"jawapan(?:nya)?(?:\s+(?:yang\s+)?(?:betul|tepat))?",), (r"ialah", r"adalah"),
+                    (r"pilih",), (r"pilihan",)),
+    LanguageProfile("tl", "Tagalog", (r"(?:ang\s+)?(?:tamang\s+)?sagot",), (r"ay",), (), (r"opsyon",)),
+    LanguageProfile("ceb", "Cebuano", (r"(?:ang\s+)?(?:husto\s+nga\s+)?tubag",), (r"mao\s+ang", r"kay"), (), ()),
+    LanguageProfile("jv", "Javanese", (r"wangsulan(?:e|ipun)?", r"jawaban(?:e)?"), (r"yaiku", r"inggih\s+punika"),
+                    (), ()),
+    LanguageProfile("su", "Sundanese", (r"jawaban(?:ana)?",), (r"nyaéta", r"nyaeta"), (), ()),
+    LanguageProfile("km", "Khmer", (r"ចម្លើយ(?:ត្រឹមត្រូវ)?",), (r"គឺ",), (r"ជ្រើសរើស",), (),
+                    digit_zero="០", segmenter="charcluster", spaces=False, script="\u1780-\u17ff"),
+    LanguageProfile("my", "Burmese", (r"အဖြေ(?:မှန်)?",), (r"မှာ", r"က", r"သည်"), (), (),
+                    digit_zero="၀", segmenter="charcluster", spaces=False, script="\u1000-\u109f"),
+    LanguageProfile("ta", "Tamil", (r"(?:சரியான\s+)?(?:பதில்|விடை)",), (r"ஆகும்",), (), (), digit_zero="௦"),
+    LanguageProfile("ar", "Arabic", (r"(?:الإجابة|الاجابة|الجواب)(?:\s+(?:الصحيحة|الصحيح))?",), (r"هي", r"هو"),
+                    (r"أختار", r"اختار"), (r"الخيار",), {"أ": "A", "ب": "B", "ج": "C", "د": "D"}, "٠"),
+    LanguageProfile("zh", "Chinese", (r"(?:正确)?答案",), (r"是", r"为", r"為"), (r"选择", r"選擇", r"选", r"選"),
+                    (r"选项", r"選項"), segmenter="char", spaces=False, script="\u3400-\u4dbf\u4e00-\u9fff"),
+    LanguageProfile("ja", "Japanese", (r"(?:正解|答え)",), (r"は",), (r"選択",), (), segmenter="char", spaces=False,
+                    script="\u3040-\u30ff\u4e00-\u9fff"),
+)}
+
+
+def profile(code: str | None) -> LanguageProfile | None:
+    """The language's profile, or None for a language glotbench has no profile for."""
+    return PROFILES.get(code or "")
+
+
+def segmenter_of(code: str | None) -> str:
+    p = profile(code)
+    return p.segmenter if p else "whitespace"
+
+
+def spaceless_pattern() -> regex.Pattern[str]:
+    """Characters of the scripts written without spaces (for the contamination check's n-gram choice)."""
+    return _spaceless(tuple(PROFILES.values()))
+
+
+@functools.lru_cache(maxsize=8)
+def _spaceless(profiles: tuple[LanguageProfile, ...]) -> regex.Pattern[str]:
+    return regex.compile("[" + "".join(p.script for p in profiles if not p.spaces) + "]")
+
+
+# -- digits -----------------------------------------------------------------------------------
+
+_SEPARATORS = {0x066B: ".", 0x066C: ",", 0x2212: "-"}  # Arabic decimal and thousands separators, minus
+
+
+def to_ascii_digits(text: str) -> str:
+    """Every Unicode decimal digit (Nd: Thai, Lao, Khmer, Arabic-Indic, Devanagari, fullwidth...)
+    as its ASCII digit; the Arabic decimal (٫) and thousands (٬) separators and U+2212 minus too."""
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else _SEPARATORS.get(ord(c), c)
+                   for c in text)
+
+
+# -- answer phrases -----------------------------------------------------------------------------
+
+_LETTER_CHARS = "".join(LETTERS)
+
+
+def _alt(parts: object) -> str:
+    parts = [p for p in parts if p]  # type: ignore[union-attr]
+    return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
+
+
+def answer_phrase_pattern(codes: tuple[str, ...] | None = None) -> regex.Pattern[str]:
+    """One pattern for a phrase followed by an option letter over `codes` (default: every profile)."""
+    return _phrase_pattern(tuple(sorted(PROFILES)) if codes is None else tuple(codes),
+                           tuple(PROFILES.values()))
+
+
+@functools.lru_cache(maxsize=8)
+def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ...]) -> regex.Pattern[str]:
+    """One pattern for a phrase followed by an option letter, over the given languages (all by
+    default). Groups: `strong` (noun + copula or colon, or a choose-verb) or `weak` (noun alone),
+    then `letter` (A-E or a native label). The letter must have no letter, mark or digit after it."""
+    profs = [PROFILES[c] for c in codes if c in PROFILES]
+    strongs, weaks, opts, natives = [], [], [], {}
+    for p in profs:
+        start = r"(?<![\p{L}\p{M}])" if p.spaces else ""
+        noun = start + _alt(p.answer_nouns)
+        strongs.append(noun + r"\s*(?:" + (_alt(p.copulas) + r"\s*[:：=]?|" if p.copulas else "") + r"[:：=])")
+        if p.choose:
+            strongs.append(start + _alt(p.choose))
+        weaks.append(noun)
+        opts.extend(p.option_words)
+        natives.update(p.native_letters)
+    letter = "[" + _LETTER_CHARS + "".join(natives) + "]"
+    lead = r"[\s*_`'\"“”‘’«(\[（【]*"
+    option = r"(?:" + _alt(opts) + r"\s*)?" if opts else ""
+    pat = (r"(?:(?P<strong>" + "|".join(strongs) + r")|(?P<weak>" + "|".join(weaks) + r"))"
+           + lead + option + lead + r"(?-i:(?P<letter>" + letter + r"))(?![\p{L}\p{M}\p{N}])")
+    return regex.compile(pat, regex.IGNORECASE)
+
+
+def answer_is_pattern(code: str | None) -> regex.Pattern[str] | None:
+    """The language's strong "the answer is" phrase alone (no letter after it), for span answers."""
+    p = profile(code)
+    return None if p is None or not p.answer_nouns else _answer_is(p)
+
+
+@functools.lru_cache(maxsize=64)
+def _answer_is(p: LanguageProfile) -> regex.Pattern[str]:
+    start = r"(?<![\p{L}\p{M}])" if p.spaces else ""
+    noun = start + _alt(p.answer_nouns)
+    pat = noun + r"\s*(?:" + (_alt(p.copulas) + r"\s*[:：]?|" if p.copulas else "") + r"[:：])"
+    return regex.compile(pat, regex.IGNORECASE)
+
+
+def native_letter(ch: str) -> str:
+    """A-E for an option label in any profile's native form (ข -> B), else `ch` unchanged."""
+    for p in PROFILES.values():
+        if ch in p.native_letters:
+            return p.native_letters[ch]
+    return ch

@@ -81,3 +81,29 @@ def deepsea_letter_gold(messages):
 
 def mgsm_twelve(messages):
     return "Step by step... <answer>12</answer>"
+
+
+def _user_prompt(content: str) -> str:
+    return content.split("[User prompt]\n", 1)[-1].split("\n\n[Answer A]", 1)[0]
+
+
+def odd_prompt(text: str) -> bool:
+    """The arena tests' selector of 'some prompts' (by the length of the prompt text)."""
+    return len(text) % 2 == 1
+
+
+def silent_on_odd(messages):
+    """A candidate that gives an empty answer to the odd prompts and a GOOD one to the others."""
+    content = messages[-1]["content"]
+    return "" if odd_prompt(content) else good_answer(messages)
+
+
+def judge_fails_swapped_odd(messages):
+    """A judge that prefers the GOOD answer, but whose verdict on odd prompts is malformed whenever
+    the candidate stands second (order 1): those prompts get one valid order only."""
+    content = messages[-1]["content"]
+    a = content.split("[Answer A]\n", 1)[1].split("\n\n[Answer B]", 1)[0]
+    if odd_prompt(_user_prompt(content)) and not a.startswith("GOOD"):
+        return "I cannot decide."
+    notes = {c: "ok" for c in ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")}
+    return json.dumps({"winner": "A" if a.startswith("GOOD") else "B", "notes": notes})

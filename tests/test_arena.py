@@ -54,12 +54,12 @@ def judge_srv(srv):
     return srv
 
 
-def _arena(tmp_path, cache_path, judges, candidate="python:helpers:good_answer", **kw):
+def _arena(tmp_path, cache_path, judges, candidate="python:helpers:good_answer", **policies):
     import asyncio
 
     opts = RunOptions(progress=False, cache_path=cache_path, out=str(tmp_path / f"a{len(list(tmp_path.iterdir()))}"),
-                      max_retries=2, **kw)
-    return asyncio.run(run_arena(candidate, "python:helpers:plain_answer", judges, opts)).results
+                      max_retries=2)
+    return asyncio.run(run_arena(candidate, "python:helpers:plain_answer", judges, opts, **policies)).results
 
 
 def test_arena_with_judges_on_a_test_server(judge_srv, cache_path, tmp_path):
@@ -72,7 +72,7 @@ def test_arena_with_judges_on_a_test_server(judge_srv, cache_path, tmp_path):
     assert res["position_consistency"][spec("fair")] == 1.0 and res["position_consistency"][spec("biased")] == 0.0
     assert spec("broken") not in j and res["failures"][spec("broken")] == {"bad_response": 16}
     assert res["scores"]["final"]["value"] == pytest.approx((1 + 0.5 + 1 + 0.5) / 4)
-    assert res["prompts"] == {"total": 8, "answered_by_both": 8}
+    assert res["prompts"] == {"total": 8, "answered_by_both": 8, "scored": 8}
     flaky_calls = [r for r in judge_srv.requests() if r["model"] == "flaky"]
     assert len(flaky_calls) == 32  # 16 games, each malformed once and then asked again
 
@@ -105,3 +105,58 @@ def test_cross_judge_report_and_human_agreement(judge_srv, cache_path, tmp_path)
     corr = rep["rank_correlations"][f"{spec('biased')} ~ {spec('fair')}"]
     assert corr["models"] == 2 and corr["spearman"] is None
     json.dumps(rep, allow_nan=False)
+
+
+def _odd_ids():
+    from glotbench.benchmarks.arena import ArenaPrompts
+    from helpers import odd_prompt
+
+    prompts = ArenaPrompts().load()
+    odd = sorted(p.id for p in prompts if odd_prompt(p.public["prompt"]))
+    assert 0 < len(odd) < len(prompts)  # the selector picks some prompts, not all
+    return odd, len(prompts)
+
+
+def test_unanswered_prompt_is_a_loss_by_default(judge_srv, cache_path, tmp_path):
+    odd, n = _odd_ids()
+    fair = judge_srv.spec("fair")
+    res = _arena(tmp_path, cache_path, [fair], candidate="python:helpers:silent_on_odd")
+    assert res["scores"]["judges"][fair]["value"] == pytest.approx((n - len(odd)) / n)
+    assert res["scores"]["prompts"] == n
+    assert sorted(res["unanswered"]["candidate"]) == odd and res["unanswered"]["policy"] == "loss"
+    assert res["prompts"]["answered_by_both"] == n - len(odd)
+    dropped = _arena(tmp_path, cache_path, [fair], candidate="python:helpers:silent_on_odd", unanswered="drop")
+    assert dropped["scores"]["judges"][fair]["value"] == 1.0 and sorted(dropped["unanswered"]["dropped"]) == odd
+    assert dropped["scores"]["prompts"] == n - len(odd)
+    with pytest.raises(GlotbenchError, match="--unanswered must be one of loss, drop"):
+        _arena(tmp_path, cache_path, [fair], unanswered="ignore")
+
+
+def test_prompt_needs_both_orders_unless_accepted(cache_path, tmp_path):
+    odd, n = _odd_ids()
+    judge = "python:helpers:judge_fails_swapped_odd"
+    res = _arena(tmp_path, cache_path, [judge])
+    assert sorted(res["incomplete_prompts"]["failed"][judge]) == odd
+    assert res["scores"]["prompts_judged"][judge] == n - len(odd)
+    assert res["position_consistency"][judge] == 1.0
+    assert res["position_consistency_prompts"][judge] == n - len(odd)
+    assert res["failures"][judge] == {"bad_response": len(odd)}  # retried, then counted
+    acc = _arena(tmp_path, cache_path, [judge], single_order="accept")
+    assert sorted(acc["incomplete_prompts"]["single_order"][judge]) == odd
+    assert acc["incomplete_prompts"]["failed"][judge] == []
+    assert acc["scores"]["prompts_judged"][judge] == n
+    assert acc["position_consistency_prompts"][judge] == n - len(odd)  # one order tells nothing about position
+
+
+def test_account_prompts_by_hand():
+    from glotbench.engine.arena import account_prompts
+
+    by_order = {"j": {"p1": {"0": 1.0, "1": 0.0}, "p2": {"0": 1.0}, "p4": {"0": 0.5, "1": 0.5}}}
+    answered = {"candidate": {"p1", "p2", "p4"}, "baseline": {"p1", "p2", "p4", "p3"}}
+    a = account_prompts(["p1", "p2", "p3", "p4"], answered, by_order)
+    assert a.values["j"] == {"p1": [1.0, 0.0], "p3": [0.0], "p4": [0.5, 0.5]}
+    assert a.failed["j"] == ["p2"] and a.unanswered["candidate"] == ["p3"] and a.ids == ["p1", "p2", "p3", "p4"]
+    assert a.consistency["j"] == {"value": 0.5, "prompts": 2}
+    b = account_prompts(["p1", "p2", "p3"], {"candidate": {"p1", "p2"}, "baseline": {"p1", "p3"}}, {"j": {}},
+                        unanswered="loss")
+    assert b.values == {} and b.unanswered == {"candidate": ["p3"], "baseline": ["p2"], "both": []}

@@ -26,6 +26,10 @@ def arena(
     cache_path: CachePath = None,
     api_key_env: ApiKeyEnv = None,
     progress: Progress = True,
+    unanswered: Annotated[str, typer.Option("--unanswered", help="An unanswered prompt: loss (default: a loss "
+                                            "for the side that did not answer) or drop (left out, listed).")] = "loss",
+    single_order: Annotated[str, typer.Option("--single-order", help="A prompt judged in one order only: fail "
+                                              "(default: counted failed, listed) or accept (scored, flagged).")] = "fail",
 ) -> None:
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
     import asyncio
@@ -34,7 +38,7 @@ def arena(
 
     opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
                        no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress)
-    res = asyncio.run(run_arena(model, baseline, judge, opts))
+    res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order))
     print_arena(res.results)
     typer.echo(f"arena directory: {res.out_dir}")
 

@@ -30,11 +30,85 @@ class ArenaResult:
     results: dict[str, Any]
 
 
-async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions) -> ArenaResult:
+UNANSWERED_POLICIES = ("loss", "drop")
+SINGLE_ORDER_POLICIES = ("fail", "accept")
+
+
+@dataclass(frozen=True)
+class PromptAccounting:
+    """Per judge, the values each prompt enters the score with, and what happened to every prompt."""
+
+    values: dict[str, dict[str, list[float]]]  # judge -> prompt -> values (one per order)
+    ids: list[str]  # the prompts in the denominator
+    unanswered: dict[str, list[str]]  # "candidate" / "baseline" / "both" -> prompt ids
+    dropped: list[str]  # unanswered prompts left out (policy "drop")
+    failed: dict[str, list[str]]  # judge -> prompts without both valid orders (policy "fail") or with none
+    single_order: dict[str, list[str]]  # judge -> prompts scored from one order (policy "accept")
+    consistency: dict[str, dict[str, Any]]  # judge -> {"value", "prompts"}
+
+
+def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
+                    by_order: dict[str, dict[str, dict[str, float]]], *, unanswered: str = "loss",
+                    single_order: str = "fail") -> PromptAccounting:
+    """The arena's arithmetic over every prompt (the seed's formula averages over all N prompts).
+
+    An unanswered prompt (missing or empty answer, or an error) is, with `unanswered="loss"`, a loss
+    for the candidate when only the candidate failed, a win when only the baseline failed, a tie when
+    both did, for every judge; with "drop" it leaves the denominator and is listed. A judged prompt
+    needs both orders: with `single_order="fail"` one valid order counts the prompt as failed for
+    that judge (listed, not scored); with "accept" it is scored from that order and flagged.
+    Position consistency is over the prompts with both orders, and says how many those are."""
+    if unanswered not in UNANSWERED_POLICIES:
+        raise GlotbenchError(f"--unanswered must be one of {', '.join(UNANSWERED_POLICIES)}, got {unanswered!r}")
+    if single_order not in SINGLE_ORDER_POLICIES:
+        raise GlotbenchError(f"--single-order must be one of {', '.join(SINGLE_ORDER_POLICIES)}, got {single_order!r}")
+    missing = {"candidate": [], "baseline": [], "both": []}  # type: dict[str, list[str]]
+    forfeit: dict[str, float] = {}
+    for pid in prompt_ids:
+        c, b = pid in answered["candidate"], pid in answered["baseline"]
+        if not (c and b):
+            kind = "both" if not (c or b) else "candidate" if not c else "baseline"
+            missing[kind].append(pid)
+            forfeit[pid] = {"candidate": 0.0, "baseline": 1.0, "both": 0.5}[kind]
+    dropped = list(forfeit) if unanswered == "drop" else []
+    ids = [p for p in prompt_ids if p not in dropped]
+    values: dict[str, dict[str, list[float]]] = {}
+    failed: dict[str, list[str]] = {}
+    single: dict[str, list[str]] = {}
+    consistency: dict[str, dict[str, Any]] = {}
+    for judge, orders_of in by_order.items():
+        vals: dict[str, list[float]] = {}
+        failed[judge], single[judge] = [], []
+        agree = both = 0
+        for pid in ids:
+            if pid in forfeit:
+                vals[pid] = [forfeit[pid]]
+                continue
+            orders = orders_of.get(pid, {})
+            if len(orders) == 2:
+                vals[pid] = [orders["0"], orders["1"]]
+                both += 1
+                agree += orders["0"] == orders["1"]
+            elif len(orders) == 1 and single_order == "accept":
+                vals[pid] = list(orders.values())
+                single[judge].append(pid)
+            else:
+                failed[judge].append(pid)
+        if any(p not in forfeit for p in vals):  # a judge with no valid verdict is reported by its failures
+            values[judge] = vals
+        consistency[judge] = {"value": agree / both if both else None, "prompts": both}
+    return PromptAccounting(values, ids, missing, dropped, failed, single, consistency)
+
+
+async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions, *,
+                    unanswered: str = "loss", single_order: str = "fail") -> ArenaResult:
     """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
-    samples in memory (the call cache makes a re-run resume)."""
+    samples in memory (the call cache makes a re-run resume). `unanswered` and `single_order` are
+    the named policies of `account_prompts`."""
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
+    account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
+                    single_order=single_order)  # check the policy names before any model call
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
     if (out / "arena.json").exists():
         raise GlotbenchError(f"{out} already holds a finished arena; choose another --out")
@@ -44,43 +118,48 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     answers: dict[str, dict[str, str]] = {}
     for role, spec in (("candidate", candidate), ("baseline", baseline)):
         res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
-        answers[role] = {k: v for k, v in res.answers().items() if v}
+        answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
     cand_model = load_model(candidate)
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
     panel = await run_panel(JudgeGames(), games, judges, replace(phase, repeats=1), out,
                             validate=validate_verdict, what="verdict",
                             skip=lambda spec, judge: same_model(judge, cand_model))
     await cand_model.aclose()
-    values: dict[str, dict[str, list[float]]] = {}
-    failures, consistency, ties = {}, {}, {}
+    failures, ties = {}, {}
+    by_order: dict[str, dict[str, dict[str, float]]] = {}
     for spec, res in panel.runs.items():
-        per_prompt: dict[str, list[float]] = defaultdict(list)
-        by_order: dict[str, dict[str, float]] = defaultdict(dict)
+        orders: dict[str, dict[str, float]] = defaultdict(dict)
         for smp in res.samples:
             if smp.failure is None:
-                pid = smp.meta["prompt_id"]
-                per_prompt[pid].append(smp.stats["value"])
-                by_order[pid][smp.meta["order"]] = smp.stats["value"]
+                orders[smp.meta["prompt_id"]][smp.meta["order"]] = smp.stats["value"]
+        by_order[spec] = orders
         failures[spec] = res.results["counts"]["failures"]
-        if per_prompt:  # a judge with no valid verdict at all is reported by its failures only
-            values[spec] = per_prompt
-        both = [v for v in by_order.values() if len(v) == 2]
-        consistency[spec] = sum(v["0"] == v["1"] for v in both) / len(both) if both else None
-        games_done = [x for v in per_prompt.values() for x in v]
+        games_done = [x for v in orders.values() for x in v.values()]
         ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
     skipped = panel.skipped
-    if not values:
+    acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
+                          unanswered=unanswered, single_order=single_order)
+    if not acc.values:
         raise GlotbenchError("no judge produced a valid verdict (skipped: "
                              f"{', '.join(skipped) or 'none'}; failures: {failures})")
-    ids = [p.id for p in prompts if p.id in answers["candidate"] and p.id in answers["baseline"]]
-    scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
+    if not acc.ids:
+        raise GlotbenchError("no prompt is left to score: every prompt was unanswered and --unanswered drop")
+    scores = mean_of_judges(acc.values, acc.ids, resamples=options.bootstrap_resamples)
     results = {
         "candidate": candidate, "baseline": baseline, "judges": judges, "skipped_judges": skipped,
-        "scores": scores, "failures": failures, "position_consistency": consistency, "tie_rate": ties,
-        "prompts": {"total": len(prompts), "answered_by_both": len(ids)},
-        "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt; mean over prompts per judge; "
-                 "mean over judges; 95% percentile bootstrap over prompts",
-        "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in values.items()},
+        "scores": scores, "failures": failures,
+        "position_consistency": {j: c["value"] for j, c in acc.consistency.items()},
+        "position_consistency_prompts": {j: c["prompts"] for j, c in acc.consistency.items()},
+        "tie_rate": ties,
+        "prompts": {"total": len(prompts), "answered_by_both": len(prompts) - len(acc.unanswered["candidate"])
+                    - len(acc.unanswered["baseline"]) - len(acc.unanswered["both"]), "scored": len(acc.ids)},
+        "unanswered": {**acc.unanswered, "policy": unanswered, "dropped": acc.dropped},
+        "incomplete_prompts": {"policy": single_order, "failed": acc.failed, "single_order": acc.single_order},
+        "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt (a prompt needs both unless "
+                 "--single-order accept); an unanswered prompt is a loss for the side that did not answer "
+                 "(tie if neither did) unless --unanswered drop; mean over prompts per judge; mean over judges; "
+                 "95% percentile bootstrap over prompts",
+        "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
         "data": prompts.source, "data_sha256": prompts.sha256,
     }

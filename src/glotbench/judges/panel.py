@@ -30,7 +30,10 @@ def model_family(spec: str) -> str:
 
 
 def same_model(a: Model, b: Model) -> bool:
-    return a.cache_id == b.cache_id or a.description().get("model") == b.description().get("model")
+    """The same model: the same cache id, or the same named model (backends without a model name,
+    such as python: callables, are compared by cache id alone)."""
+    name_a, name_b = a.description().get("model"), b.description().get("model")
+    return a.cache_id == b.cache_id or (name_a is not None and name_a == name_b)
 
 
 def build_judge(spec: str, options: Any, validate: Callable[[str, Prompt], None] | None = None,

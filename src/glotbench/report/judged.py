@@ -37,6 +37,21 @@ def print_arena(res: dict[str, Any]) -> None:
     console.print(t)
     if res["skipped_judges"]:
         console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
+    un = res.get("unanswered") or {}
+    n_un = {k: len(un.get(k, [])) for k in ("candidate", "baseline", "both")}
+    if any(n_un.values()):
+        how = "left out (--unanswered drop)" if un.get("policy") == "drop" else "scored as losses of the side that did not answer"
+        console.print(f"unanswered prompts: candidate {n_un['candidate']}, baseline {n_un['baseline']}, "
+                      f"both {n_un['both']}: {how}", markup=False)
+    inc = res.get("incomplete_prompts") or {}
+    for j, ids in (inc.get("failed") or {}).items():
+        if ids:
+            console.print(f"{j.split('@')[0]}: {len(ids)} prompt(s) without both orders judged, counted as "
+                          "failed (not scored)", markup=False)
+    for j, ids in (inc.get("single_order") or {}).items():
+        if ids:
+            console.print(f"{j.split('@')[0]}: {len(ids)} prompt(s) scored from one order only "
+                          "(--single-order accept)", markup=False)
 
 
 def print_aragen(res: dict[str, Any]) -> None:

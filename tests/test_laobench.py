@@ -83,7 +83,7 @@ def test_mcq_run_lao_and_english_answers(srv, cache_path, tmp_path):
     assert res["scores"]["overall"]["accuracy"]["value"] == 1.0
     assert set(res["scores"]["groups"]["dimension"]) == {"K12 Foundational Education", "Knowledge Application",
                                                          "Bilingual Translation"}
-    assert res["scores"]["groups"]["subdomain"]["mathematics"]["accuracy"]["n"] == 6
+    assert res["scores"]["groups"]["dimension_subdomain"]["K12 Foundational Education/mathematics"]["accuracy"]["n"] == 6
     assert res["random_baseline"] == 0.25
     assert all(r["chat_template_kwargs"] == {"enable_thinking": False} for r in srv.requests())
     assert "ຄຳຕອບ" in srv.requests()[0]["messages"][0]["content"]  # the Lao prompt for Lao items

@@ -13,7 +13,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -61,6 +61,23 @@ PROMPTS = {
 }
 
 
+def read_groups(path: str) -> dict[str, list[str]]:
+    """A resource-groups file: a JSON object mapping each group name to a list of language codes."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"groups file not found: {p}")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DataError(f"{p}: not a UTF-8 JSON file ({e})") from None
+    if not isinstance(data, dict) or not data:
+        raise DataError(f"{p}: expected {{\"group\": [\"lang\", ...], ...}}")
+    for g, langs in data.items():
+        if not isinstance(langs, list) or not langs or not all(isinstance(x, str) and x for x in langs):
+            raise DataError(f"{p}: group {g!r} must be a non-empty list of language codes, got {json.dumps(langs)}")
+    return data
+
+
 def load_official_json(path: str | Path, task: str, expected_sha256: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """The release's per-task file -> {language: [example, ...]}. The hash is checked before parsing;
     no network, no archive unpacking, no upstream code."""
@@ -87,10 +104,61 @@ def load_official_json(path: str | Path, task: str, expected_sha256: str | None 
         if not isinstance(rows, list) or not rows:
             raise DataError(f"{p}: language {lang!r} must hold a non-empty list")
         for i, row in enumerate(rows):
+            where = f"{p}: {lang} example {i}"
+            if not isinstance(row, dict):
+                raise DataError(f"{where}: an example must be an object, got {type(row).__name__}")
             for f in spec.public + spec.gold + spec.meta:
-                if not isinstance(row, dict) or row.get(f) in (None, "", [], {}):
-                    raise DataError(f"{p}: {lang} example {i}: missing field '{f}'")
+                if row.get(f) in (None, "", [], {}):
+                    raise DataError(f"{where}: missing field '{f}'")
+            problem = ROW_CHECKS[task](row)
+            if problem:
+                raise DataError(f"{where}: {problem}")
     return langs
+
+
+def _check_mgsm(row: dict[str, Any]) -> str | None:
+    gold = row["answer_number"]
+    if isinstance(gold, bool) or not isinstance(gold, (int, float, str)):
+        return f"answer_number must be a number, got {type(gold).__name__}"
+    try:
+        Decimal(to_ascii_digits(str(gold)).replace(",", "").strip())
+    except InvalidOperation:
+        return f"answer_number {gold!r} is not a number"
+    return None
+
+
+def _check_indommlu(row: dict[str, Any]) -> str | None:
+    options, gold = row["options"], row["answer"]
+    if not isinstance(options, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
+        return "options must map option letters to their texts"
+    if not all(k in "ABCDE" and len(k) == 1 for k in options):
+        return f"option letters must be upper-case A-E, got {', '.join(map(repr, options))}"
+    if gold not in options:
+        return (f"answer {gold!r} is not one of the options' letters ({', '.join(options)})"
+                + ("; gold letters are upper-case" if isinstance(gold, str) and gold.upper() in options else ""))
+    if not isinstance(row["question"], str) or not isinstance(row["subject"], str):
+        return "question and subject must be strings"
+    return None
+
+
+def _check_xquad(row: dict[str, Any]) -> str | None:
+    answers = row["answers"]
+    if not isinstance(answers, list) or not all(isinstance(a, str) and a.strip() for a in answers):
+        return f"answers must be a list of non-empty strings (the references), got {type(answers).__name__}"
+    if not isinstance(row["context"], str) or not isinstance(row["question"], str):
+        return "context and question must be strings"
+    return None
+
+
+def _check_text(*fields: str) -> Any:
+    def check(row: dict[str, Any]) -> str | None:
+        bad = [f for f in fields if not isinstance(row[f], str)]
+        return f"{', '.join(bad)} must be text" if bad else None
+    return check
+
+
+ROW_CHECKS = {"mgsm": _check_mgsm, "indommlu": _check_indommlu, "xquad": _check_xquad,
+              "crosssum": _check_text("text", "summary"), "wmt24pp": _check_text("source", "target", "lp")}
 
 
 _NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # ASCII only: native digits count only when mapped
@@ -159,8 +227,11 @@ class DeepSEATask(Benchmark):
         self.description = f"DeepSEA {task}"
         self.native_digits = native_digits
         self.letter_case = letter_case
-        self.resource_groups = RESOURCE_GROUPS if groups is None else json.loads(Path(groups).read_text())
+        self.resource_groups = RESOURCE_GROUPS if groups is None else read_groups(groups)
         self.metrics = self._metrics(())
+        names = [m.name for m in self.metrics]
+        if metric is not None and metric not in names:
+            raise DataError(f"deepsea-{task} has no metric {metric!r}; its metric: {', '.join(names)}")
 
     def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
         t = self.task

@@ -90,6 +90,9 @@ def check_predictions(task: str, data: dict[str, list[dict[str, Any]]], predicti
                                          f"got {len(got[subj]) if isinstance(got[subj], list) else type(got[subj]).__name__}")
                 for j, i in enumerate(idx):
                     flat[i] = got[subj][j]
+            extra_subjects = sorted(set(got) - set(subjects))
+            if extra_subjects:
+                raise GlotbenchError(f"predictions[{lang!r}]: subjects not in the data: {', '.join(map(repr, extra_subjects))}")
             got = flat
         if not isinstance(got, list) or len(got) != len(rows):
             raise GlotbenchError(f"predictions[{lang!r}]: expected {len(rows)} predictions, "

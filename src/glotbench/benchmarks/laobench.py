@@ -38,6 +38,18 @@ MCQ_PROMPTS = {
            "Reply in the form: Answer: X", "Answer:"),
 }
 TRANSLATION_SYSTEM = "Translate the text as asked. Reply with the translation only."
+_WRAPPERS = {('"', '"'), ("“", "”"), ("«", "»"), ("「", "」"), ("『", "』"), ("'", "'")}
+
+
+def _wrapped(text: str) -> bool:
+    """The whole text in one pair of quotation marks, with no other such mark inside (a translation
+    that starts or ends with a quotation of its own keeps it)."""
+    if len(text) < 2 or (text[0], text[-1]) not in _WRAPPERS:
+        return False
+    inner = text[1:-1]
+    return text[0] not in inner and text[-1] not in inner
+
+
 _LABEL = re.compile(r"^\s*(?:translation|ຄຳແປ|ຄໍາແປ|译文|翻译)\s*[:：]\s*", re.IGNORECASE)
 
 
@@ -48,6 +60,21 @@ def detect_lang(text: str) -> str:
     if _CJK.search(text):
         return "zh"
     return "en"
+
+
+def infer_direction(question: str, reference: str, where: str) -> str:
+    """A translation row's direction from its scripts, for rows without `direction`: the target is
+    the reference's language; the source is the other script in the question (Lao, Han), or English
+    when the question has neither. A row where that is ambiguous (the question holds both other
+    scripts, or English would be both sides) is an error asking for `direction`."""
+    tgt = detect_lang(reference)
+    found = {lang for lang, rx in (("lo", _LAO), ("zh", _CJK)) if rx.search(question)} - {tgt}
+    if len(found) == 1:
+        return f"{found.pop()}-{tgt}"
+    if not found and tgt != "en":
+        return f"en-{tgt}"
+    raise DataError(f"{where}: cannot infer the translation direction from the scripts (target {tgt}, question "
+                    f"in {', '.join(sorted(found)) or 'Latin script only'}); give the row a `direction` (lo-en, ...)")
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -128,17 +155,19 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
             options = {k: _text(row, k, where, rid) for k in LETTERS}
             lang = str(row.get("lang") or detect_lang(question))
             mcq.append(Item.create(rid, {"question": question, "options": options, "lang": lang},
-                                   {"answer": answer}, {"dimension": dtype, "subdomain": sub, "lang": lang}))
+                                   {"answer": answer}, {"dimension": dtype, "subdomain": sub, "lang": lang,
+                                                        "dimension_subdomain": f"{dtype}/{sub}"}))
         elif dtype == "Bilingual Translation" and not has_options:
             direction = row.get("direction")
+            how = "given"
             if direction is None:
-                tgt = detect_lang(answer)
-                direction = f"{'zh' if tgt == 'lo' and _CJK.search(question) else ('en' if tgt == 'lo' else 'lo')}-{tgt}"
-            if not re.fullmatch(r"(lo|en|zh)-(lo|en|zh)", str(direction)):
-                raise DataError(f"{where} (id {rid}): direction {direction!r} is not one of lo/en/zh-lo/en/zh")
+                direction, how = infer_direction(question, answer, f"{where} (id {rid})"), "inferred"
+            if not re.fullmatch(r"(lo|en|zh)-(lo|en|zh)", str(direction)) or direction[:2] == direction[3:]:
+                raise DataError(f"{where} (id {rid}): direction {direction!r} is not one of lo/en/zh-lo/en/zh "
+                                "(two different languages)")
             trans.append(Item.create(rid, {"question": question, "direction": direction},
                                      {"reference": answer},
-                                     {"direction": direction, "subdomain": sub,
+                                     {"direction": direction, "subdomain": sub, "direction_source": how,
                                       "direction_subdomain": f"{direction}/{sub}"}))
         else:
             raise DataError(f"{where} (id {rid}): answer {answer[:20]!r} is neither a letter A-D with options "
@@ -165,7 +194,7 @@ class LaoBenchMCQ(_LaoBenchData):
     name = "laobench-mcq"
     version = "1.0"
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
-    group_by = ("dimension", "subdomain")
+    group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
     random_baseline = 0.25
 
@@ -248,7 +277,9 @@ class LaoBenchTranslation(_LaoBenchData):
         body, ok = strip_think(text)
         if not ok:
             return Extraction(None, "think_unclosed")
-        body = _LABEL.sub("", body.strip()).strip().strip('"“”')
+        body = _LABEL.sub("", body.strip()).strip()
+        if _wrapped(body):
+            body = body[1:-1].strip()  # the whole reply wrapped in one pair of quotation marks
         return Extraction(body) if body else Extraction(None, "empty")
 
     def score(self, answer: str, item: Item) -> ItemScore:
@@ -264,7 +295,11 @@ class LaoBenchTranslation(_LaoBenchData):
         return ItemScore(s.stats, failure=failure)
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
-        return {"metric_signatures": self.direction_signatures()}
+        inferred = sorted(it.id for it in dataset if it.meta.get("direction_source") == "inferred")
+        return {"metric_signatures": self.direction_signatures(),
+                "directions_inferred": {"items": len(inferred), "ids": inferred[:50],
+                                        "rule": "target: the reference's script; source: the other script in "
+                                                "the question, else English"}}
 
     def direction_signatures(self) -> dict[str, str]:
         out = {}

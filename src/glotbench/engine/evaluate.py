@@ -31,6 +31,7 @@ from glotbench.registry import get_benchmark, load_model
 from glotbench.stats import DEFAULT_SEED
 
 RESULTS_FORMAT = 1
+THINKING = {None: "default", True: "on", False: "off"}
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,12 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         model_opts["api_key_env"] = options.api_key_env
     m = load_model(model, **model_opts) if isinstance(model, str) else model
     concurrency = options.concurrency or m.default_concurrency
+    try:
+        coverage = (m.coverage([it.id for it in full], [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
+                    if hasattr(m, "coverage") else None)
+    except BaseException:
+        await m.aclose()
+        raise
     d = bench.default_config
     config = GenerateConfig(
         temperature=d.temperature if options.temperature is None else options.temperature,
@@ -199,7 +206,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "status": "complete",
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
-            "signature": bench.signature(full, phash),
+            # The thinking mode changes the numbers: in the signature, so `compare` refuses to mix modes.
+            "signature": bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}",
             **bench.extra_results(full),
             "headline": metrics[0].name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,
@@ -216,6 +224,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                        "prompt_billed_now": c.new_prompt_tokens,
                        "completion_billed_now": c.new_completion_tokens},
             "cost": cost,
+            "coverage": coverage,
             "timing": {
                 "run_s": round(wall, 3),
                 "samples_per_s": round(c.done / wall, 2) if wall else None,

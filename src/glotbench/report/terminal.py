@@ -47,7 +47,12 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
 
     scales = set(scale.values())
     unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
-    table = Table(title=title, caption=f"{unit} (95% bootstrap CI) · ★ headline", box=box.SIMPLE_HEAD)
+    caption = f"{unit} (95% bootstrap CI) · ★ headline"
+    cov = results.get("coverage")
+    if cov and cov.get("missing"):
+        caption += (f"\nPARTIAL COVERAGE: {cov['with_output']} of {cov['expected']} items have an output in "
+                    f"{cov['source']}; the {cov['missing']} missing are scored as failures")
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
     for name in metric_names:

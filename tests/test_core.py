@@ -51,11 +51,15 @@ def test_laobench_run_uses_the_items_options(srv, tmp_path):
 # -- one scoring path: a scorer exception is a recorded failure ---------------------------------
 
 def test_scorer_exception_is_a_recorded_failure(tmp_path):
-    data = {"task": "mgsm", "languages": {"en": [{"question": "6 + 6?", "answer_number": "twelve"},
-                                                 {"question": "10 + 2?", "answer_number": 12}]}}
-    path = tmp_path / "mgsm.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    res = evaluate("deepsea-mgsm", "python:helpers:mgsm_twelve", _opts(tmp_path, data=str(path)))
+    # A file with a non-numeric gold is rejected on load (test_data_errors); items built in memory are
+    # not validated, so this one makes the scorer raise.
+    from glotbench.benchmarks.deepsea import DeepSEATask
+    from glotbench.items import Item
+
+    bench = DeepSEATask("mgsm")
+    items = [Item.create("en/00000", {"question": "6 + 6?", "lang": "en"}, {"answer_number": "twelve"}, {"lang": "en"}),
+             Item.create("en/00001", {"question": "10 + 2?", "lang": "en"}, {"answer_number": 12}, {"lang": "en"})]
+    res = evaluate(bench, "python:helpers:mgsm_twelve", _opts(tmp_path), dataset=bench.dataset(items))
     assert (res.out_dir / "results.json").is_file()
     assert res.results["counts"]["failures"] == {"scorer_error": 1} and res.results["counts"]["failed"] == 1
     bad = next(s for s in res.samples if s.failure)

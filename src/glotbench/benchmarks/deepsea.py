@@ -207,7 +207,7 @@ def xquad_answer(text: str, lang: str) -> str | None:
 class DeepSEATask(Benchmark):
     """One DeepSEA task; the task name selects fields, prompt, extraction and metric."""
 
-    version = "1.0"
+    version = "1.1"  # 1.1: rows validated, Unicode letter boundaries, profile phrases (XQuAD)
     group_by = ("lang",)
     pooled_overall = False  # reported per language; resource groups are means of languages
     answers_are_outputs = True  # submitted predictions are model outputs, extracted by the task's rule

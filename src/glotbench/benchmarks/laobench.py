@@ -192,7 +192,7 @@ class LaoBenchMCQ(_LaoBenchData):
     local models) the option letter with the highest log-likelihood, reported as a separate score."""
 
     name = "laobench-mcq"
-    version = "1.0"
+    version = "1.1"  # 1.1: symmetric phrase rules, Unicode letter boundaries
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
@@ -233,7 +233,7 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:v2+options", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v3+options", "shots": "0"}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}
@@ -247,7 +247,7 @@ class LaoBenchTranslation(_LaoBenchData):
     and chrF++, per direction and per direction/subdomain; each direction has its own signature."""
 
     name = "laobench-translation"
-    version = "1.0"
+    version = "1.1"  # 1.1: a quotation that opens the translation is kept
     description = "LaoBench translation: BLEU (Lao segmented) and chrF++ per direction"
     metrics = (
         CorpusMetric("bleu", "bleu", "corpus BLEU, Lao segmented with LaoNLP", label="BLEU"),

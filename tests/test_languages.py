@@ -38,7 +38,8 @@ def test_deepsea_rule_letter_boundaries_in_other_scripts() -> None:
 
 
 @pytest.mark.parametrize("reply", ["The answer is: B", "Answer: B", "The correct answer is B", "answer = B",
-                                   "Final answer: **B**", "I choose B"])
+                                   "Final answer: **B**", "I choose B", "**Answer**: B", "**Answer:** (B)",
+                                   "Answer - B", "The answer is option B."])
 def test_english_phrases_accept_the_colon(reply: str) -> None:
     assert mc_letter(reply).answer == "B"
 
@@ -58,6 +59,13 @@ def test_colon_accepted_in_every_language(reply: str) -> None:
 ])
 def test_the_answer_after_the_phrase_wins_over_later_letters(reply: str) -> None:
     assert mc_letter(reply).answer == "C"
+
+
+def test_no_letter_is_invented() -> None:
+    for reply in ("The answer is not obvious.", "answer-based: A", "The answer isn't B", "Bạn nên đọc kỹ",
+                  "A", "Ả"):
+        got = mc_letter(reply).answer
+        assert got == ("A" if reply == "A" else None), reply
 
 
 def test_native_option_labels() -> None:

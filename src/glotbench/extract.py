@@ -3,9 +3,11 @@ with the reason it failed, so extraction failures are counted apart from wrong a
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
@@ -106,19 +108,24 @@ LETTER_RULES = ("answer_phrase", "first_standalone")
 _EDGE = r"[\p{L}\p{M}\p{N}_]"
 
 
-def _standalone(letters: str) -> "regex.Pattern[str]":
+@functools.lru_cache(maxsize=4)
+def _standalone(letters: str) -> Any:
     import regex
 
     return regex.compile(rf"(?<!{_EDGE})([{letters}])(?!{_EDGE})")
 
 
-def _bare_letter(body: str) -> str | None:
+@functools.lru_cache(maxsize=8)
+def _bare_pattern(natives: str) -> Any:
     import regex
 
+    return regex.compile(rf"[\s*_`'\"“”(\[（【]*([A-E{natives}])[\s*_`'\"“”)\]）】.:：]*")
+
+
+def _bare_letter(body: str) -> str | None:
     from glotbench.languages import PROFILES, native_letter
 
-    natives = "".join(k for p in PROFILES.values() for k in p.native_letters)
-    m = regex.fullmatch(rf"[\s*_`'\"“”(\[（【]*([A-E{natives}])[\s*_`'\"“”)\]）】.:：]*", body)
+    m = _bare_pattern("".join(k for p in PROFILES.values() for k in p.native_letters)).fullmatch(body)
     return native_letter(m.group(1)) if m else None
 
 
@@ -148,7 +155,7 @@ def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "
     body = repair_lao_am(body)
     strong = weak = None
     for m in answer_phrase_pattern().finditer(body):
-        if m.group("strong") is not None:
+        if m.group("choose") is not None or m.group("sep") is not None:
             strong = m.group("letter")
         else:
             weak = m.group("letter")

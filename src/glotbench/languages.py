@@ -3,7 +3,7 @@ check need to know about a language. Adding a language is one `LanguageProfile` 
 
 Answer phrases are built from the profile by one rule for every language (`answer_phrase_pattern`):
 
-    NOUN [COPULA] (":" | "：" | "=")?      e.g. "the answer is", "Answer:", "đáp án là", "ຄຳຕອບ:"
+    NOUN (COPULA [":"] | ":" | "：" | "=" | " - ")   e.g. "the answer is", "Answer:", "đáp án là", "ຄຳຕອບ:"
     CHOOSE                                  e.g. "I choose", "chọn", "pilih"
 
 A phrase with a copula, a colon (any language accepts the colon) or a choose-verb is *strong*; the
@@ -147,24 +147,23 @@ def answer_phrase_pattern(codes: tuple[str, ...] | None = None) -> regex.Pattern
 @functools.lru_cache(maxsize=8)
 def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ...]) -> regex.Pattern[str]:
     """One pattern for a phrase followed by an option letter, over the given languages (all by
-    default). Groups: `strong` (noun + copula or colon, or a choose-verb) or `weak` (noun alone),
-    then `letter` (A-E or a native label). The letter must have no letter, mark or digit after it."""
+    default). A match is strong when group `choose` (a choose-verb) or `sep` (a copula or colon
+    after the noun) is set, weak otherwise (the noun alone); then `letter` (A-E or a native label). The letter must have no letter, mark or digit after it."""
     profs = [PROFILES[c] for c in codes if c in PROFILES]
-    strongs, weaks, opts, natives = [], [], [], {}
-    for p in profs:
-        start = r"(?<![\p{L}\p{M}])" if p.spaces else ""
-        noun = start + _alt(p.answer_nouns)
-        strongs.append(noun + r"\s*(?:" + (_alt(p.copulas) + r"\s*[:：=]?|" if p.copulas else "") + r"[:：=])")
-        if p.choose:
-            strongs.append(start + _alt(p.choose))
-        weaks.append(noun)
-        opts.extend(p.option_words)
-        natives.update(p.native_letters)
-    letter = "[" + _LETTER_CHARS + "".join(natives) + "]"
+    spaced = [n for p in profs if p.spaces for n in p.answer_nouns]
+    spaceless = [n for p in profs if not p.spaces for n in p.answer_nouns]
+    choose = [r"(?<![\p{L}\p{M}])" + _alt(p.choose) if p.spaces else _alt(p.choose) for p in profs if p.choose]
+    copulas = [c for p in profs for c in p.copulas]
+    opts = [o for p in profs for o in p.option_words]
+    natives = "".join(k for p in profs for k in p.native_letters)
+    noun = _alt([r"(?<![\p{L}\p{M}])" + _alt(spaced) if spaced else "", _alt(spaceless) if spaceless else ""])
+    sep = r"[\s*_]*(?:" + (_alt(copulas) + r"[\s*_]*[:：=]?|" if copulas else "") + r"[:：=]|\s[-–—](?=\s))"
     lead = r"[\s*_`'\"“”‘’«(\[（【]*"
     option = r"(?:" + _alt(opts) + r"\s*)?" if opts else ""
-    pat = (r"(?:(?P<strong>" + "|".join(strongs) + r")|(?P<weak>" + "|".join(weaks) + r"))"
-           + lead + option + lead + r"(?-i:(?P<letter>" + letter + r"))(?![\p{L}\p{M}\p{N}])")
+    # Copulas are pooled across languages ("answer là B" reads B too): harmless, and one alternation
+    # instead of one per language keeps the scan fast.
+    pat = (r"(?:(?P<choose>" + _alt(choose) + r")|" + noun + r"(?P<sep>" + sep + r")?)"
+           + lead + option + lead + r"(?-i:(?P<letter>[" + _LETTER_CHARS + natives + r"]))(?![\p{L}\p{M}\p{N}])")
     return regex.compile(pat, regex.IGNORECASE)
 
 
@@ -178,7 +177,7 @@ def answer_is_pattern(code: str | None) -> regex.Pattern[str] | None:
 def _answer_is(p: LanguageProfile) -> regex.Pattern[str]:
     start = r"(?<![\p{L}\p{M}])" if p.spaces else ""
     noun = start + _alt(p.answer_nouns)
-    pat = noun + r"\s*(?:" + (_alt(p.copulas) + r"\s*[:：]?|" if p.copulas else "") + r"[:：])"
+    pat = noun + r"[\s*_]*(?:" + (_alt(p.copulas) + r"[\s*_]*[:：]?|" if p.copulas else "") + r"[:：])"
     return regex.compile(pat, regex.IGNORECASE)
 
 

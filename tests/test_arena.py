@@ -160,3 +160,20 @@ def test_account_prompts_by_hand():
     b = account_prompts(["p1", "p2", "p3"], {"candidate": {"p1", "p2"}, "baseline": {"p1", "p3"}}, {"j": {}},
                         unanswered="loss")
     assert b.values == {} and b.unanswered == {"candidate": ["p3"], "baseline": ["p2"], "both": []}
+
+
+def test_arena_cli_reports_unanswered_and_incomplete_prompts(tmp_path):
+    from conftest import cli
+    from test_cli_inputs import _one_error_line
+
+    odd, n = _odd_ids()
+    env = {"GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    base = ["arena", "--model", "python:helpers:silent_on_odd", "--baseline", "python:helpers:plain_answer",
+            "--judge", "python:helpers:judge_fails_swapped_odd", "--no-progress"]
+    proc = cli(*base, "--out", str(tmp_path / "a"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"unanswered prompts: candidate {len(odd)}, baseline 0, both 0: scored as losses" in proc.stdout
+    res = json.loads((tmp_path / "a" / "arena.json").read_text(encoding="utf-8"))
+    assert res["scores"]["final"]["value"] == pytest.approx((n - len(odd)) / n)
+    line = _one_error_line(cli(*base, "--out", str(tmp_path / "b"), "--single-order", "maybe", env=env))
+    assert "--single-order must be one of fail, accept" in line

@@ -79,6 +79,8 @@ def test_option_text_fallback_and_failures() -> None:
     opts = {"A": "Vientiane", "B": "Pakse", "C": "Luang Prabang", "D": "Savannakhet"}
     assert mc_letter("I think it's Pakse", opts).answer == "B"
     assert mc_letter("I think it's Pakse").failure == "no_letter"
+    lao = {"A": "ວຽງຈັນ", "B": "ປາກເຊ", "C": "ຫຼວງພະບາງ", "D": "ສະຫວັນນະເຂດ"}
+    assert mc_letter("ຂ້ອຍຄິດວ່າແມ່ນປາກເຊ", lao).answer == "B"
     assert mc_letter("Vientiane or Pakse", opts).failure == "no_letter"  # two options named: no guess
     assert mc_letter("the answer is a good question").failure == "no_letter"
     with pytest.raises(ValueError, match="unknown letter rule"):

@@ -56,6 +56,10 @@ def test_colon_accepted_in_every_language(reply: str) -> None:
     "คำตอบ: C เพราะคำตอบ A และคำตอบ B ไม่ถูกต้อง",
     "ຄຳຕອບ: C\nເພາະວ່າ ຄຳຕອບ A ແລະ ຄຳຕອບ B ບໍ່ຖືກຕ້ອງ",
     "Jawaban: C. Jawaban A dan jawaban B salah karena tanggalnya keliru.",
+    "Đáp án: đáp án C. Đáp án A sai",
+    "Answer: option C. Answer A is wrong",
+    "คำตอบคือข้อ ค เพราะข้อ ก ผิด",
+    "ຄຳຕອບ: ຂໍ້ C ແລະ ຂໍ້ A ບໍ່ຖືກ",
 ])
 def test_the_answer_after_the_phrase_wins_over_later_letters(reply: str) -> None:
     assert mc_letter(reply).answer == "C"

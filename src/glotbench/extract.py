@@ -154,7 +154,11 @@ def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "
         return Extraction(m.group(1).upper()) if m else Extraction(None, "no_letter")
     body = repair_lao_am(body)
     strong = weak = None
-    for m in answer_phrase_pattern().finditer(body):
+    pats = answer_phrase_pattern()
+    for c in pats.candidates.finditer(body):
+        m = pats.before.search(body, max(0, c.start() - pats.window), c.end())
+        if m is None:
+            continue
         if m.group("choose") is not None or m.group("sep") is not None:
             strong = m.group("letter")
         else:

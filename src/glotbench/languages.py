@@ -138,17 +138,29 @@ def _alt(parts: object) -> str:
     return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
 
 
-def answer_phrase_pattern(codes: tuple[str, ...] | None = None) -> regex.Pattern[str]:
-    """One pattern for a phrase followed by an option letter over `codes` (default: every profile)."""
+@dataclass(frozen=True)
+class PhrasePatterns:
+    """`candidates` finds option letters with no letter, mark or digit after them; `before` (a
+    reverse pattern, searched with endpos just after a candidate) finds the answer phrase that ends
+    right before it. Anchoring on the few candidate letters instead of trying every phrase at every
+    position keeps long replies cheap."""
+
+    candidates: regex.Pattern[str]
+    before: regex.Pattern[str]
+    window: int = 160  # characters before a letter where its phrase may start
+
+
+def answer_phrase_pattern(codes: tuple[str, ...] | None = None) -> PhrasePatterns:
+    """The answer-phrase patterns over `codes` (default: every profile)."""
     return _phrase_pattern(tuple(sorted(PROFILES)) if codes is None else tuple(codes),
                            tuple(PROFILES.values()))
 
 
 @functools.lru_cache(maxsize=8)
-def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ...]) -> regex.Pattern[str]:
-    """One pattern for a phrase followed by an option letter, over the given languages (all by
-    default). A match is strong when group `choose` (a choose-verb) or `sep` (a copula or colon
-    after the noun) is set, weak otherwise (the noun alone); then `letter` (A-E or a native label). The letter must have no letter, mark or digit after it."""
+def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ...]) -> PhrasePatterns:
+    """A phrase followed by an option letter, over the given languages. A match is strong when group
+    `choose` (a choose-verb) or `sep` (a copula or separator after the noun) is set, weak otherwise
+    (the noun alone); then `letter` (A-E or a native label)."""
     profs = [PROFILES[c] for c in codes if c in PROFILES]
     spaced = [n for p in profs if p.spaces for n in p.answer_nouns]
     spaceless = [n for p in profs if not p.spaces for n in p.answer_nouns]
@@ -160,11 +172,13 @@ def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ..
     sep = r"[\s*_]*(?:" + (_alt(copulas) + r"[\s*_]*[:：=]?|" if copulas else "") + r"[:：=]|\s[-–—](?=\s))"
     lead = r"[\s*_`'\"“”‘’«(\[（【]*"
     option = r"(?:" + _alt(opts) + r"\s*)?" if opts else ""
-    # Copulas are pooled across languages ("answer là B" reads B too): harmless, and one alternation
-    # instead of one per language keeps the scan fast.
-    pat = (r"(?:(?P<choose>" + _alt(choose) + r")|" + noun + r"(?P<sep>" + sep + r")?)"
-           + lead + option + lead + r"(?-i:(?P<letter>[" + _LETTER_CHARS + natives + r"]))(?![\p{L}\p{M}\p{N}])")
-    return regex.compile(pat, regex.IGNORECASE)
+    letter = "[" + _LETTER_CHARS + natives + "]"
+    # Copulas are pooled across languages ("answer là B" reads B too): harmless, one alternation.
+    head = r"(?:(?P<choose>" + _alt(choose) + r")|" + noun + r"(?P<sep>" + sep + r")?)"
+    return PhrasePatterns(
+        candidates=regex.compile(r"(?-i:" + letter + r")(?![\p{L}\p{M}\p{N}])"),
+        before=regex.compile(r"(?r)" + head + lead + option + lead + r"(?-i:(?P<letter>" + letter + r"))\Z",
+                             regex.IGNORECASE))
 
 
 def answer_is_pattern(code: str | None) -> regex.Pattern[str] | None:

@@ -207,3 +207,19 @@ def test_thinking_mode_is_in_the_signature_and_compare_refuses_mixing(tmp_path):
     assert runs[True]["signature"].endswith("|thinking:on") and runs[False]["signature"].endswith("|thinking:off")
     with pytest.raises(GlotbenchError, match="different signatures"):
         compare_runs(str(tmp_path / "tTrue"), str(tmp_path / "tFalse"))
+
+
+def test_extra_indommlu_subject_is_one_cli_error(tmp_path):
+    preds: dict[str, dict[str, list[str]]] = {}
+    for lang, rows in _bundled("indommlu")["languages"].items():
+        for r in rows:
+            preds.setdefault(lang, {}).setdefault(r["subject"], []).append("<answer>A</answer>")
+    ok = tmp_path / "ok.json"
+    ok.write_text(json.dumps(preds), encoding="utf-8")
+    assert cli("deepsea", "score", "indommlu", str(ok)).returncode == 0
+    lang = next(iter(preds))
+    preds[lang]["Astronomi"] = ["<answer>B</answer>"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(preds), encoding="utf-8")
+    line = _one_error_line(cli("deepsea", "score", "indommlu", str(bad)))
+    assert f"predictions[{lang!r}]: subjects not in the data: 'Astronomi'" in line

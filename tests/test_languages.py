@@ -86,6 +86,9 @@ def test_option_text_fallback_and_failures() -> None:
     lao = {"A": "ວຽງຈັນ", "B": "ປາກເຊ", "C": "ຫຼວງພະບາງ", "D": "ສະຫວັນນະເຂດ"}
     assert mc_letter("ຂ້ອຍຄິດວ່າແມ່ນປາກເຊ", lao).answer == "B"
     assert mc_letter("Vientiane or Pakse", opts).failure == "no_letter"  # two options named: no guess
+    numbers = {"A": "2", "B": "12", "C": "20", "D": "22"}
+    assert mc_letter("It makes 12 in all", numbers).answer == "B"  # "2" inside "12" is not the option "2"
+    assert mc_letter("Hà Nội là thủ đô", {"A": "Hà Nội", "B": "Huế", "C": "Nội Bài"}).answer == "A"
     assert mc_letter("the answer is a good question").failure == "no_letter"
     with pytest.raises(ValueError, match="unknown letter rule"):
         mc_letter("B", rule="last")

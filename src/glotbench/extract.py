@@ -133,6 +133,20 @@ def _normalise_option(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .。")
 
 
+def _names(reply: str, option: str) -> bool:
+    """Whether the reply names the option's text: as whole words in scripts written with spaces
+    ("12" does not name the option "2"), as a substring in scripts without them (Lao, Thai)."""
+    import regex
+
+    from glotbench.languages import spaceless_pattern
+
+    if not option:
+        return False
+    if spaceless_pattern().search(option):
+        return option in reply
+    return regex.search(rf"(?<!{_EDGE}){regex.escape(option)}(?!{_EDGE})", reply) is not None
+
+
 def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "answer_phrase",
               case: str = "upper_first") -> Extraction:
     """The chosen letter A-E of a multiple-choice reply, by `rule` (see above). Failures
@@ -168,7 +182,7 @@ def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "
         return Extraction(native_letter(found))
     if options:
         reply = _normalise_option(body)
-        hits = [k for k, v in options.items() if _normalise_option(v) and _normalise_option(v) in reply]
+        hits = [k for k, v in options.items() if _names(reply, _normalise_option(v))]
         if len(hits) == 1:
             return Extraction(hits[0])
     return Extraction(None, "no_letter")

@@ -72,6 +72,11 @@ def test_no_letter_is_invented() -> None:
         assert got == ("A" if reply == "A" else None), reply
 
 
+def test_decomposed_sara_am_in_the_phrase() -> None:
+    assert mc_letter("ຄ\u0ecd\u0eb2ຕອບ: B").answer == "B"  # Lao AM typed as NIGGAHITA + AA
+    assert mc_letter("ค\u0e4d\u0e32ตอบคือ B").answer == "B"  # Thai SARA AM typed as NIKHAHIT + AA
+
+
 def test_native_option_labels() -> None:
     assert mc_letter("คำตอบคือ ข").answer == "B"
     assert mc_letter("ຄຳຕອບ: ຄ").answer == "C"

@@ -72,6 +72,15 @@ def test_no_letter_is_invented() -> None:
         assert got == ("A" if reply == "A" else None), reply
 
 
+@pytest.mark.parametrize("reply, letter", [
+    ("Jawaban yang benar adalah B", "B"), ("Pilihan yang tepat adalah C", "C"), ("The correct option is D", "D"),
+    ("Lựa chọn đúng là A", "A"), ("ตัวเลือกที่ถูกต้องคือ ข", "B"), ("ຕົວເລືອກທີ່ຖືກຕ້ອງແມ່ນ C", "C"),
+    ("Option A is wrong", None), ("Pilihan A salah", None),
+])
+def test_correct_option_phrases(reply: str, letter: str | None) -> None:
+    assert mc_letter(reply).answer == letter
+
+
 def test_decomposed_sara_am_in_the_phrase() -> None:
     assert mc_letter("ຄ\u0ecd\u0eb2ຕອບ: B").answer == "B"  # Lao AM typed as NIGGAHITA + AA
     assert mc_letter("ค\u0e4d\u0e32ตอบคือ B").answer == "B"  # Thai SARA AM typed as NIKHAHIT + AA

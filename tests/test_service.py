@@ -88,7 +88,8 @@ def test_publish_and_leaderboard(svc):
     assert svc.call("POST", f"/api/submissions/{sid}/publish", "alice", json={}).json()["public"] is True
     board = svc.call("GET", "/api/leaderboard").json()
     vi = next(t for t in board if t["set"] == "vi-1")
-    assert vi["rows"][0]["model"] == "perfect-vi" and vi["rows"][0]["score"] == 100.0
+    row = next(r for r in vi["rows"] if r["model"] == "perfect-vi")  # other tests may publish too
+    assert row["score"] == 100.0 and vi["rows"][0]["score"] == 100.0  # and it ranks at the top
     page = svc.call("GET", "/").text
     assert "perfect-vi" in page and "oracle" in page and "vi-diacritics" in page and 'name="viewport"' in page
 

@@ -39,6 +39,8 @@ BAD_ROWS = [
     ("indommlu", "vi", 0, lambda r: r.update(options=["x", "y"]), "options must map option letters"),
     ("mgsm", "th", 2, lambda r: r.update(answer_number="สิบสอง"), "is not a number"),
     ("mgsm", "en", 0, lambda r: r.update(answer_number=[31]), "answer_number must be a number"),
+    ("wmt24pp", "th", 0, lambda r: r.update(lp="thai"), "lp 'thai' is not a language pair"),
+    ("crosssum", "vi", 0, lambda r: r.update(summary=["a", "b"]), "summary must be text"),
 ]
 
 

@@ -157,8 +157,15 @@ def _check_text(*fields: str) -> Any:
     return check
 
 
+def _check_wmt(row: dict[str, Any]) -> str | None:
+    problem = _check_text("source", "target", "lp")(row)
+    if problem is None and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}(?:_[A-Za-z]{2,4})?", row["lp"]):
+        return f"lp {row['lp']!r} is not a language pair such as en-th_TH"
+    return problem
+
+
 ROW_CHECKS = {"mgsm": _check_mgsm, "indommlu": _check_indommlu, "xquad": _check_xquad,
-              "crosssum": _check_text("text", "summary"), "wmt24pp": _check_text("source", "target", "lp")}
+              "crosssum": _check_text("text", "summary"), "wmt24pp": _check_wmt}
 
 
 _NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # ASCII only: native digits count only when mapped

@@ -220,33 +220,53 @@ def contamination(
 
 @app.command()
 def aragen(
-    model: str = typer.Option(..., "--model", "-m", help="The model spec to evaluate."),
+    model: str = typer.Option(..., "--model", "-m", help="The model spec to evaluate, or replay:FILE of its answers (upstream's answer/judged JSON, or JSONL)."),
     judge: list[str] = typer.Option(..., "--judge", help="A 3C3H judge model spec (repeatable)."),
     data: Optional[str] = typer.Option(None, help="An AraGen task file (JSON list); default: the bundled sample."),
     limit: Optional[int] = typer.Option(None, help="Only the first N entries."),
-    policy: str = typer.Option("drop", help="Samples without a valid verdict: drop (upstream) or zero."),
+    policy: str = typer.Option("drop", help="Entries without an answer or a valid verdict: drop, zero, or upstream (unanswered 0, unjudged dropped)."),
+    judge_prompt: Optional[str] = typer.Option(None, help="Use upstream's judge messages, read from your copy of the 3C3H repository (DIR or pipeline/jury.py)."),
+    parse: str = typer.Option("strict", help="Verdict parsing: strict, or 3c3h (upstream's parser and 4-decimal rounding)."),
+    zeroing: str = typer.Option("correct", help="Zeroing rule: correct (upstream code) or correct-or-complete (AraGen announcement)."),
+    jury_strategy: str = typer.Option("mean", "--jury", help="Combining judges: mean (of per-judge figures), average or vote (upstream's)."),
+    system_prompt: Optional[str] = typer.Option(None, help="System message for the candidate (default: none); @FILE reads it from a file."),
     skip_same_family: bool = typer.Option(False, help="Skip a judge of the model's own family (self-preference)."),
+    family: list[str] = typer.Option([], "--family", help="State a model's family: SPEC=FAMILY (repeatable)."),
     judge_repeats: int = typer.Option(1, help="Judge each sample K times (for the consistency audit; use a temperature > 0)."),
     judge_temperature: float = typer.Option(0.0, help="Judge sampling temperature."),
+    max_tokens: Optional[int] = typer.Option(None, help="Candidate reply token limit (default 2048, as upstream)."),
     out: Optional[str] = typer.Option(None, help="Output directory (default: runs/aragen/TIME-MODEL)."),
     concurrency: Optional[int] = typer.Option(None, help="Requests in flight per phase."),
+    timeout: float = typer.Option(120.0, help="Per-request timeout in seconds."),
     max_retries: int = typer.Option(5, help="Retries per call; a malformed verdict is retried too."),
+    api_key_env: Optional[str] = typer.Option(None, help="Environment variable holding the API key (default OPENAI_API_KEY)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the call cache."),
     cache_path: Optional[str] = typer.Option(None, help="Call cache file."),
     progress: bool = typer.Option(True, help="Show progress."),
 ) -> None:
     """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
     import asyncio
+    from pathlib import Path
 
     from glotbench.engine.aragen import print_aragen, run_aragen
     from glotbench.engine.evaluate import RunOptions
     from glotbench.errors import GlotbenchError
+    from glotbench.models.family import parse_families
 
-    opts = RunOptions(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries,
-                      use_cache=not no_cache, cache_path=cache_path, out=out, progress=progress)
+    try:
+        if system_prompt is not None and system_prompt.startswith("@"):
+            system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
+        fams = parse_families(family)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        _die(str(e))
+    opts = RunOptions(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout_s=timeout,
+                      max_tokens=max_tokens, api_key_env=api_key_env, use_cache=not no_cache, cache_path=cache_path,
+                      out=out, progress=progress)
     try:
         res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
-                                     judge_repeats=judge_repeats, judge_temperature=judge_temperature))
+                                     judge_repeats=judge_repeats, judge_temperature=judge_temperature,
+                                     judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury_strategy,
+                                     system_prompt=system_prompt, families=fams))
     except GlotbenchError as e:
         _die(str(e))
     print_aragen(res)

@@ -4,7 +4,8 @@ Reads the public release's format as is: a JSON list of {"Meta": {"SN.", "Round"
 "Test": {"Question 1", "Answer 1", "Question 2", "Answer 2"}}. Generation follows the release:
 round 0 answers Question 1; round 1 (conversational) answers Question 2 after Question 1 and the
 *reference* Answer 1; round 2 (follow-up) answers Question 1, then Question 2 with the model's *own*
-first answer in the history, and both answers are judged. Rules: docs/benchmarks/aragen.md.
+first answer in the history, and both answers are judged. Answers may also come from a file (upstream's
+answer or judged files, or glotbench JSONL). Rules: docs/benchmarks/aragen.md.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
-from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
+from glotbench.judges.prompts import UpstreamPrompt
+from glotbench.judges.rubric import RUBRIC_PROMPT, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
 MAX_BYTES = 64 * 2**20
+ANSWER_MAX_TOKENS = 2048  # upstream's generation scripts: max_tokens / max_length 2048
 
 
 @dataclass(frozen=True)
@@ -40,33 +43,52 @@ class Entry:
     a2: str | None
     meta: Mapping[str, Any]
 
+    @property
+    def test(self) -> dict[str, str | None]:
+        return {"Question 1": self.q1, "Answer 1": self.a1, "Question 2": self.q2, "Answer 2": self.a2}
+
+    @property
+    def answers_needed(self) -> int:
+        return 2 if self.round == 2 else 1
+
+
+def _read_json(p: Path) -> Any:
+    if not p.is_file():
+        raise DataError(f"data file not found: {p}")
+    if p.stat().st_size > MAX_BYTES:
+        raise DataError(f"{p}: larger than {MAX_BYTES // 2**20} MiB")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise DataError(f"{p}: JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DataError(f"{p}: not a JSON file ({e})") from None
+
 
 def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
     """Validated entries, the source description and its sha256. Bad entries are named by SN."""
     if path is None:
         ref = resources.files("glotbench.benchmarks").joinpath("data/aragen_sample.json")
         with resources.as_file(ref) as p:
-            return _parse(Path(p)), "bundled:aragen_sample.json (written by glotbench, not AraGen data)", sha256_file(p)
+            return _parse(Path(p), _read_json(Path(p))), \
+                "bundled:aragen_sample.json (written by glotbench, not AraGen data)", sha256_file(p)
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"data file not found: {p}")
-    if p.stat().st_size > MAX_BYTES:
-        raise DataError(f"{p}: larger than {MAX_BYTES // 2**20} MiB")
-    return _parse(p), str(p), sha256_file(p)
+    return _parse(p, _read_json(p)), str(p), sha256_file(p)
 
 
-def _parse(p: Path) -> list[Entry]:
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DataError(f"{p}: not a JSON file ({e})") from None
+def _sn(meta: Any, i: int) -> str:
+    v = meta.get("SN.") if isinstance(meta, dict) else None
+    return str(v) if isinstance(v, (int, str)) and not isinstance(v, bool) else f"#{i}"
+
+
+def _parse(p: Path, data: Any) -> list[Entry]:
     if not isinstance(data, list):
         raise DataError(f"{p}: expected a JSON list of entries")
     out, seen = [], set()
     for i, e in enumerate(data):
         meta = e.get("Meta") if isinstance(e, dict) else None
         test = e.get("Test") if isinstance(e, dict) else None
-        sn = str(meta.get("SN.")) if isinstance(meta, dict) and meta.get("SN.") is not None else f"#{i}"
+        sn = _sn(meta, i)
         where = f"{p}: entry SN. {sn}"
         if not isinstance(meta, dict) or not isinstance(test, dict):
             raise DataError(f"{where}: needs a 'Meta' object and a 'Test' object")
@@ -74,11 +96,14 @@ def _parse(p: Path) -> list[Entry]:
             raise DataError(f"{where}: duplicate SN.")
         seen.add(sn)
         rnd = meta.get("Round")
-        if rnd not in (0, 1, 2):
+        if isinstance(rnd, bool) or rnd not in (0, 1, 2):
             raise DataError(f"{where}: Round must be 0, 1 or 2, got {rnd!r}")
         task = meta.get("Task")
         if task not in TASKS:
             raise DataError(f"{where}: Task {task!r} is not one of {', '.join(TASKS)}")
+        lang = meta.get("Language")
+        if lang is not None and not isinstance(lang, str):
+            raise DataError(f"{where}: Language must be a string, got {lang!r}")
         fields = {}
         for k in ("Question 1", "Answer 1", "Question 2", "Answer 2"):
             v = test.get(k)
@@ -88,30 +113,78 @@ def _parse(p: Path) -> list[Entry]:
             if not needed and v is not None:
                 raise DataError(f"{where}: 'Test'.'{k}' must be null in round 0")
             fields[k] = v
-        out.append(Entry(sn, rnd, task, str(meta.get("Language") or "Arabic"), fields["Question 1"],
-                         fields["Answer 1"], fields["Question 2"], fields["Answer 2"], dict(meta)))
+        out.append(Entry(sn, rnd, task, lang or "Arabic", fields["Question 1"], fields["Answer 1"],
+                         fields["Question 2"], fields["Answer 2"], dict(meta)))
     if not out:
         raise DataError(f"{p}: no entries")
     return out
+
+
+def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[str | None]], str]:
+    """Candidate answers from a file, sn -> [answer 1, answer 2 (follow-ups)], and the file's sha256.
+
+    - upstream's answer file or judged file (a JSON list of entries with Meta."SN." and
+      Model."Answer 1"/"Answer 2"; round 1's "Answer 1" answers Question 2, as upstream writes it);
+    - glotbench JSONL: {"id": SN, "output": TEXT, "turn": 1|2} per line (turn 2: a follow-up's second
+      answer; "turn" defaults to 1). Missing answers are None: the entry counts as unanswered."""
+    p = Path(path)
+    by_sn = {e.sn: e for e in entries}
+    out: dict[str, list[str | None]] = {e.sn: [None] * e.answers_needed for e in entries}
+    if p.suffix == ".jsonl":
+        from glotbench.loading import read_jsonl
+
+        try:
+            for n, rec in read_jsonl(p):
+                sn, turn, text = str(rec.get("id")), rec.get("turn", 1), rec.get("output")
+                if "id" not in rec or not isinstance(text, str):
+                    raise DataError(f"{p}:{n}: needs 'id' and a string 'output'")
+                if isinstance(turn, bool) or turn not in (1, 2):
+                    raise DataError(f"{p}:{n}: 'turn' must be 1 or 2, got {turn!r}")
+                if rec.get("repeat", 0) != 0 or sn not in by_sn:
+                    continue
+                if turn == 2 and by_sn[sn].round != 2:
+                    raise DataError(f"{p}:{n}: entry SN. {sn} is round {by_sn[sn].round}: only follow-ups have turn 2")
+                out[sn][turn - 1] = text
+        except RecursionError:
+            raise DataError(f"{p}: JSON nested too deeply") from None
+        return out, sha256_file(p)
+    data = _read_json(p)
+    if not isinstance(data, list):
+        raise DataError(f"{p}: expected upstream's answer file (a JSON list) or glotbench JSONL (.jsonl)")
+    for i, e in enumerate(data):
+        meta, model = (e.get("Meta"), e.get("Model")) if isinstance(e, dict) else (None, None)
+        sn = _sn(meta, i)
+        if not isinstance(model, dict):
+            raise DataError(f"{p}: entry SN. {sn}: needs a 'Model' object with the answers")
+        if sn not in by_sn:
+            continue
+        for k in range(by_sn[sn].answers_needed):
+            v = model.get(f"Answer {k + 1}")
+            if v is not None and not isinstance(v, str):
+                raise DataError(f"{p}: entry SN. {sn}: 'Model'.'Answer {k + 1}' must be a string")
+            out[sn][k] = v
+    return out, sha256_file(p)
 
 
 # -- generation ------------------------------------------------------------------------------
 
 class AraGenAnswers(Benchmark):
     """One generation pass. phase "first": round 0 and 2 answer Question 1, round 1 answers Question 2
-    after the reference Answer 1. phase "second": round 2 answers Question 2 after its own answer."""
+    after the reference Answer 1. phase "second": round 2 answers Question 2 after its own answer.
+    `system`: an optional system message for the candidate (default none)."""
 
     name = "aragen-answers"
-    version = "1.0"
+    version = "1.1"
     description = "AraGen answer generation"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
     group_by = ("task",)
-    templates = {"generation": "rounds 0/1/2 as in the AraGen release"}
-    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    default_config = GenerateConfig(temperature=0.0, max_tokens=ANSWER_MAX_TOKENS)
 
-    def __init__(self, entries: list[Entry], phase: str = "first", own: Mapping[str, str] | None = None):
+    def __init__(self, entries: list[Entry], phase: str = "first", own: Mapping[str, str] | None = None,
+                 system: str | None = None):
         super().__init__()
-        self.entries, self.phase, self.own = entries, phase, dict(own or {})
+        self.entries, self.phase, self.own, self.system = entries, phase, dict(own or {}), system
+        self.templates = {"generation": "rounds 0/1/2 as in the AraGen release", "system": system}
 
     def load(self, path: str | None = None) -> list[Item]:
         items = []
@@ -125,6 +198,8 @@ class AraGenAnswers(Benchmark):
                 if e.round != 2 or e.sn not in self.own:
                     continue
                 msgs = [("user", e.q1), ("assistant", self.own[e.sn]), ("user", e.q2)]  # its own answer
+            if self.system:
+                msgs.insert(0, ("system", self.system))
             items.append(Item.create(e.sn, {"messages": [{"role": r, "content": c} for r, c in msgs]}, {},
                                      {"task": e.task, "round": str(e.round)}))
         return items
@@ -146,82 +221,76 @@ class AraGenAnswers(Benchmark):
 
 # -- judging ---------------------------------------------------------------------------------
 
-def _metrics() -> tuple[RatioMetric, ...]:
-    return (RatioMetric("3c3h", "3c3h", "scored", "mean of the six scaled dimensions", label="3C3H"),
-            *(RatioMetric(d.lower(), d, "scored", f"scaled {d}", label=d) for d in DIMENSIONS),
-            RatioMetric("coverage", "judged", "items", "share of samples with a valid verdict", show_ci=False))
-
-
 class AraGenJudging(Benchmark):
-    """The judge pass: one sample per entry (a follow-up pair is one sample, judged in one call).
-    `policy` for samples without a valid verdict: "drop" (upstream: they leave every average) or "zero"."""
+    """The judge pass over the answered entries: one sample per entry (a follow-up pair is one sample,
+    judged in one call). The verdict is parsed by one rule (`parse_rubric` with the item's number of
+    answers) for the retry validator and the scorer alike. Unanswered entries never reach a judge:
+    the engine counts them (judges/jury.py)."""
 
     name = "aragen"
-    version = "1.0"
+    version = "2.0"
     description = "AraGen 3C3H, judged"
-    metrics = _metrics()
+    metrics = (RatioMetric("3c3h", "3c3h", "judged", "mean of the six scaled dimensions", label="3C3H"),)
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=2048)
 
-    def __init__(self, entries: list[Entry], answers: Mapping[str, list[str]], policy: str = "drop"):
+    def __init__(self, entries: list[Entry], answers: Mapping[str, list[str | None]], *,
+                 prompt: UpstreamPrompt | None = None, parse: str = "strict", zeroing: str = "correct"):
         super().__init__()
-        if policy not in ("drop", "zero"):
-            raise DataError(f"judge failure policy must be drop or zero, got {policy!r}")
-        self.entries, self.answers, self.policy = entries, answers, policy
-        from glotbench.judges.rubric import RUBRIC_PROMPT
-
-        self.templates = {"rubric": RUBRIC_PROMPT}
+        self.entries, self.answers, self.upstream, self.parse, self.zeroing = entries, answers, prompt, parse, zeroing
+        self.templates = {"rubric": RUBRIC_PROMPT} if prompt is None else {"3c3h": prompt.sha256}
+        self._n_by_prompt: dict[str, int] = {}
 
     def load(self, path: str | None = None) -> list[Item]:
         items = []
         for e in self.entries:
-            ans = self.answers.get(e.sn)
-            if not ans:
-                continue  # no answer: the generation failure is reported by the answer pass
+            ans = self.answers.get(e.sn) or []
+            if len(ans) < e.answers_needed or not all(a and a.strip() for a in ans[: e.answers_needed]):
+                continue  # unanswered: counted by the engine, never judged
             if e.round == 0:
-                turns = [(e.q1, e.a1, ans[0])]
+                turns, context = [(e.q1, e.a1, ans[0])], None
             elif e.round == 1:
-                turns = [(e.q2, e.a2, ans[0])]
+                turns, context = [(e.q2, e.a2, ans[0])], (e.q1, e.a1)
             else:
-                if len(ans) < 2:
-                    continue
-                turns = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])]
-            items.append(Item.create(e.sn, {"turns": [list(t) for t in turns], "language": e.language}, {},
-                                     {"task": e.task, "round": str(e.round)}))
+                turns, context = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])], None
+            public = {"round": e.round, "turns": [list(t) for t in turns], "context": list(context) if context else None,
+                      "language": e.language, "test": e.test,
+                      "model": {f"Answer {i + 1}": a for i, a in enumerate(ans[: e.answers_needed])}}
+            items.append(Item.create(e.sn, public, {}, {"task": e.task, "round": str(e.round)}))
         return items
 
     def render(self, item: PublicItem) -> Prompt:
-        text = judge_prompt([tuple(t) for t in item["turns"]], item["language"])
-        return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
+        if self.upstream is not None:
+            msgs = self.upstream.messages(item["round"], item["test"], item["model"])
+        else:
+            ctx = tuple(item["context"]) if item["context"] else None
+            msgs = ({"role": "user", "content": judge_prompt([tuple(t) for t in item["turns"]], item["language"], ctx)},)
+        self._n_by_prompt[msgs[-1]["content"]] = len(item["turns"])
+        return Prompt(messages=tuple(msgs), text="\n\n".join(m["content"] for m in msgs) + "\n")
+
+    def validate(self, text: str, prompt: Prompt) -> None:
+        """For the judge wrapper: a reply the scorer would reject is retried (the same rule)."""
+        parse_rubric(text, self._n_by_prompt.get(prompt.messages[-1]["content"], 1), self.parse)
 
     def extract(self, text: str) -> Extraction:
-        n = 2 if "<results2>" in text else 1
-        try:
-            verdicts = parse_rubric(text, n)
-        except RubricError:
-            return Extraction(None, "bad_verdict")
-        return Extraction(json.dumps([[v.scores, v.breaks_zeroing] for v in verdicts]))
+        return Extraction(text)  # parsed in score(), where the item's number of answers is known
+
+    def verdicts(self, text: str, item: Item):
+        return parse_rubric(text, len(item.public["turns"]), self.parse)
 
     def score(self, answer: str, item: Item) -> ItemScore:
-        from glotbench.judges.rubric import Verdict
-
-        verdicts = [Verdict(s, b) for s, b in json.loads(answer)]
-        if len(verdicts) != len(item.public["turns"]):
-            return self.failure_score("bad_verdict", item)
-        dims = item_dimensions(verdicts)
-        stats = {**dims, "3c3h": three_c_three_h(dims), "scored": 1.0, "judged": 1.0, "items": 1.0,
-                 "breaks_zeroing": float(any(v.breaks_zeroing for v in verdicts))}
+        try:
+            verdicts = self.verdicts(answer, item)
+        except RubricError as e:
+            return self.failure_score(f"bad_verdict:{e.kind}", item)
+        dims = item_dimensions(verdicts, self.zeroing, self.parse)
+        stats = {**dims, "3c3h": three_c_three_h(dims, self.parse), "judged": 1.0,
+                 "breaks_zeroing": float(any(v.breaks_zeroing for v in verdicts)),
+                 "first_Correct": float(verdicts[0].scores["Correct"]), "first_Complete": float(verdicts[0].scores["Complete"])}
         return ItemScore(stats, flags=("breaks_zeroing",) if stats["breaks_zeroing"] else ())
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
-        scored = 1.0 if self.policy == "zero" else 0.0
-        return ItemScore({**dict.fromkeys(DIMENSIONS, 0.0), "3c3h": 0.0, "scored": scored, "judged": 0.0,
-                          "items": 1.0, "breaks_zeroing": 0.0}, failure=failure)
+        return ItemScore({"3c3h": 0.0, "judged": 0.0, "breaks_zeroing": 0.0}, failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": "3c3h", "policy": self.policy, "followup": "2:1", "scale": "(v-1)/4"}
-
-
-def validate_judgement(text: str, prompt: Prompt) -> None:
-    """For the judge wrapper: a reply without valid result blocks is retried."""
-    parse_rubric(text, 2 if "<results2>" in prompt.messages[-1]["content"] else 1)
+        return {"parse": self.parse, "zeroing": self.zeroing}

@@ -1,33 +1,26 @@
-"""`glotbench aragen`: generate answers as the AraGen release does, judge them with one or more 3C3H
-judges, and combine the judges. Each phase is an ordinary run (cached, resumable) under OUT."""
+"""`glotbench aragen`: generate answers as the AraGen release does (or read them from a file), judge
+them with one or more 3C3H judges, and combine the judges. Every setting is checked before any model
+is called; every entry of the task file is counted (judges/jury.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-import numpy as np
-
-from glotbench.benchmarks.aragen import AraGenAnswers, AraGenJudging, load_entries, validate_judgement
+from glotbench.benchmarks.aragen import AraGenAnswers, AraGenJudging, load_answer_file, load_entries
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
-from glotbench.judges.rubric import DIMENSIONS
+from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
+from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
+from glotbench.models.family import model_family
 from glotbench.models.registry import load_model
 from glotbench.models.validating import ValidatingModel
-from glotbench.stats import bootstrap_many
-
-
-def model_family(spec: str) -> str:
-    """The leading letters of the model's name: qwen2.5-7b -> qwen, Llama-3.1 -> llama, gpt-4o -> gpt."""
-    name = spec.split(":", 1)[-1].split("@")[0].rstrip("/").split("/")[-1].split(":")[-1]
-    m = re.match(r"[a-zA-Z]+", name)
-    return m.group(0).lower() if m else name.lower()
 
 
 def _samples(d: Path) -> list[dict[str, Any]]:
@@ -35,116 +28,196 @@ def _samples(d: Path) -> list[dict[str, Any]]:
         return [json.loads(x) for x in f]
 
 
+def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise GlotbenchError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def _sha(text: str | None) -> str:
+    return "none" if not text else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+async def _generate(entries, model: str, options: RunOptions, phase: RunOptions, out: Path,
+                    system: str | None) -> tuple[dict[str, list[str | None]], dict[str, int]]:
+    """The candidate's answers (sn -> [first, second]) and the generation failures by kind."""
+    failures: Counter[str] = Counter()
+    cfg = replace(phase, max_tokens=options.max_tokens)
+    first = await evaluate_async(AraGenAnswers(entries, "first", system=system), model, replace(cfg, out=str(out / "answers-1")))
+    ans1 = {}
+    for r in _samples(first.out_dir):
+        if r.get("answer"):
+            ans1[r["id"]] = r["answer"]
+        else:
+            failures[r.get("failure") or "empty"] += 1
+    answers: dict[str, list[str | None]] = {e.sn: [ans1.get(e.sn)] + [None] * (e.answers_needed - 1) for e in entries}
+    if any(e.round == 2 and e.sn in ans1 for e in entries):
+        second = await evaluate_async(AraGenAnswers(entries, "second", ans1, system=system), model,
+                                      replace(cfg, out=str(out / "answers-2")))
+        for r in _samples(second.out_dir):
+            if r.get("answer"):
+                answers[r["id"]][1] = r["answer"]
+            else:
+                failures[f"second turn: {r.get('failure') or 'empty'}"] += 1
+    return answers, dict(failures)
+
+
+def _outcomes(rows: list[dict[str, Any]], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
+    by_sn: dict[str, list[Outcome]] = defaultdict(lambda: [Outcome(failure="missing")] * repeats)
+    rejected: Counter[str] = Counter()
+    for r in rows:
+        outs = by_sn[r["id"]]
+        if r["failure"] is None:
+            o = Outcome({k: r["score"][k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r["score"].get("breaks_zeroing")))
+        else:
+            o = Outcome(None, r["failure"].split(":", 1)[0])
+            text = (r.get("error") or "") + " " + r["failure"]
+            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "think_unclosed")
+                         if f"[{k}]" in text or text.endswith(k)), None)
+            rejected[kind or o.failure] += 1
+        outs = list(outs)
+        outs[r["repeat"]] = o
+        by_sn[r["id"]] = outs
+    return by_sn, rejected
+
+
 async def run_aragen(model: str, judges: list[str], options: RunOptions, *, policy: str = "drop",
-                     skip_same_family: bool = False, judge_repeats: int = 1,
-                     judge_temperature: float = 0.0) -> dict[str, Any]:
+                     skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
+                     judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
+                     strategy: str = "mean", system_prompt: str | None = None,
+                     families: Mapping[str, str] | None = None) -> dict[str, Any]:
+    # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
+    _check("policy", policy, POLICIES)
+    _check("jury", strategy, STRATEGIES)
+    _check("parse", parse, PARSE_MODES)
+    _check("zeroing", zeroing, ZEROING_RULES)
+    if judge_repeats < 1:
+        raise GlotbenchError(f"--judge-repeats must be at least 1, got {judge_repeats}")
+    if options.limit is not None and options.limit < 1:
+        raise GlotbenchError(f"--limit must be at least 1, got {options.limit}")
+    if options.max_tokens is not None and options.max_tokens < 1:
+        raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
     entries = entries[: options.limit]
+    upstream = None
+    if judge_prompt is not None:
+        from glotbench.judges.prompts import load_upstream_prompt
+
+        upstream = load_upstream_prompt(judge_prompt)
+    replay = model[len("replay:"):] if model.startswith("replay:") else None
+    replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
     if (out / "aragen.json").exists():
         raise GlotbenchError(f"{out} already holds a finished AraGen run; choose another --out")
+    fam = dict(families or {})
+    cand_family = model_family(model, fam)
+    active = [j for j in judges if not (skip_same_family and model_family(j, fam) == cand_family)]
+    skipped = [j for j in judges if j not in active]
+    if not active:
+        raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
+    key_opts = {"timeout_s": options.timeout_s, **({"api_key_env": options.api_key_env} if options.api_key_env else {})}
+    judge_models = {j: load_model(j, **key_opts) for j in active}  # a bad spec fails here, before any call
+
+    # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
-    first = await evaluate_async(AraGenAnswers(entries, "first"), model, replace(phase, out=str(out / "answers-1")))
-    ans1 = {r["id"]: r["answer"] for r in _samples(first.out_dir) if r.get("answer")}
-    answers: dict[str, list[str]] = {sn: [a] for sn, a in ans1.items()}
-    if any(e.round == 2 and e.sn in ans1 for e in entries):
-        second = await evaluate_async(AraGenAnswers(entries, "second", ans1), model,
-                                      replace(phase, out=str(out / "answers-2")))
-        for r in _samples(second.out_dir):
-            if r.get("answer"):
-                answers[r["id"]].append(r["answer"])
+    if replayed is not None:
+        answers, gen_failures = replayed[0], {}
+    else:
+        answers, gen_failures = await _generate(entries, model, options, phase, out, system_prompt)
+    task_kw = {"prompt": upstream, "parse": parse, "zeroing": zeroing}
+    probe = AraGenJudging(entries, answers, **task_kw)
+    judged_ids = {it.id for it in probe.load()}
+    no_answer = [e.sn for e in entries if e.sn not in judged_ids]
+    order = [(e.sn, e.task) for e in entries]
+
+    # -- judges --
     per_judge: dict[str, Any] = {}
-    item_scores: dict[str, dict[str, float]] = {}
-    skipped = []
-    for spec in judges:
-        if skip_same_family and model_family(spec) == model_family(model):
-            skipped.append(spec)
-            continue
-        judge = ValidatingModel(load_model(spec), validate_judgement, "3C3H verdict")
-        task = AraGenJudging(entries, answers, policy)
-        res = await evaluate_async(task, judge, replace(phase, out=str(out / f"judge-{_slug(spec)}"),
+    outcomes: dict[str, dict[str, list[Outcome]]] = {}
+    for spec in active:
+        task = AraGenJudging(entries, answers, **task_kw)
+        judge = ValidatingModel(judge_models[spec], task.validate, "3C3H verdict")
+        res = await evaluate_async(task, judge, replace(phase, out=str(out / f"judge-{_slug(spec)}"), max_tokens=None,
                                                         repeats=judge_repeats, temperature=judge_temperature))
-        by_item: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in _samples(res.out_dir):
-            by_item[r["id"]].append(r)
-        scored = {i: [r["score"]["3c3h"] for r in rs if r["failure"] is None] for i, rs in by_item.items()}
-        item_scores[spec] = {i: statistics.fmean(v) for i, v in scored.items() if v}
-        consistency = [statistics.pstdev(v) for v in scored.values() if len(v) >= 2]
-        n_samples = sum(len(v) for v in by_item.values())
-        breaks = sum(r["score"].get("breaks_zeroing", 0) for rs in by_item.values() for r in rs)
-        fails = res.results["counts"]["failures"]
+        rows = _samples(res.out_dir)
+        by_sn, rejected = _outcomes(rows, judge_repeats)
+        for sn in no_answer:
+            by_sn[sn] = [Outcome(failure="no_answer")] * judge_repeats
+        outcomes[spec] = by_sn
+        summary = judge_summary(order, by_sn, policy=policy, mode=parse, resamples=options.bootstrap_resamples)
+        valid = {sn: [o.dims["3c3h"] for o in outs if o.dims] for sn, outs in by_sn.items()}
+        by_repeat = [judge_summary(order, {sn: [outs[r]] for sn, outs in by_sn.items()}, policy=policy, mode=parse,
+                                   resamples=0)["scores"]["overall"]["3c3h"]["value"] for r in range(judge_repeats)]
+        first = {r["id"]: {k: r["score"].get(f"first_{k}") for k in ("Correct", "Complete")}
+                 for r in rows if r["repeat"] == 0 and r["failure"] is None}
         per_judge[spec] = {
-            "scores": res.results["scores"],
-            "coverage": res.results["scores"]["overall"]["coverage"]["value"],
-            "failures": fails,
-            "parse_failure_rate": sum(fails.values()) / n_samples if n_samples else None,
-            "zeroing_break_rate": breaks / n_samples if n_samples else None,
-            "consistency_std": statistics.fmean(consistency) if consistency else None,
-            "first_verdicts": {i: rs[0]["answer"] for i, rs in by_item.items() if rs[0].get("answer")},
+            **summary, "family": model_family(spec, fam), "rejected": dict(rejected),
+            "item_scores": {sn: statistics.fmean(v) for sn, v in valid.items() if v},
+            "item_repeats": {sn: v for sn, v in valid.items() if len(v) >= 2},
+            "dataset_3c3h_by_repeat": by_repeat, "first_verdicts": first,
         }
-    if not per_judge:
-        raise GlotbenchError(f"every judge was skipped as the candidate's family ({model_family(model)})")
-    judged = [j for j in per_judge if item_scores[j]]  # judges with at least one valid verdict
-    if not judged:
-        raise GlotbenchError(f"no judge produced a valid verdict: {({j: p['failures'] for j, p in per_judge.items()})}")
-    ids = sorted({i for s in item_scores.values() for i in s})
-    rows = np.array([[item_scores[j].get(i, 0.0) if x == 0 else float(i in item_scores[j])
-                      for j in judged for x in (0, 1)] for i in ids]).reshape(len(ids), 2 * len(judged))
-
-    def mean_of_judges(r: np.ndarray) -> float:
-        per = [r[2 * k] / r[2 * k + 1] for k in range(len(judged)) if r[2 * k + 1] > 0]
-        return float(np.mean(per)) if per else float("nan")
-
-    combined = bootstrap_many(rows, {"3c3h": mean_of_judges}, resamples=options.bootstrap_resamples)["3c3h"]
-    valid = [j for j in judged if per_judge[j]["scores"]["overall"]["3c3h"]["value"] is not None]
-    overall = {d: statistics.fmean(per_judge[j]["scores"]["overall"][d.lower()]["value"] for j in valid)
-               if valid else None for d in DIMENSIONS}
+    combined = jury(order, outcomes, per_judge, strategy=strategy, policy=policy, mode=parse,
+                    resamples=options.bootstrap_resamples)
+    prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{_sha(probe.templates['rubric'])}"
+    signature = "|".join([
+        f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
+        f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
+        f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
+        f"judge_repeats:{judge_repeats}", f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
     results = {
-        "model": model, "judges": judges, "skipped_judges": skipped, "policy": policy,
+        "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
+        "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
+        "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
+        else {"kind": "glotbench-rubric", "sha256": hashlib.sha256(probe.templates["rubric"].encode()).hexdigest()},
+        "candidate_system_prompt": system_prompt,
         "data": source, "data_sha256": digest, "entries": len(entries),
-        "answered": {"first": len(ans1), "followups_second": sum(len(a) == 2 for a in answers.values())},
-        "mean_of_judges": {"3c3h": combined.to_dict(), "dimensions": overall},
-        "per_judge": per_judge, "item_scores": item_scores,
-        "signature": f"glotbench:aragen|v:{AraGenJudging.version}|policy:{policy}|followup:2:1|scale:(v-1)/4|"
-                     f"judges:{','.join(_slug(j) for j in judged)}|data:{digest[:12]}",
+        "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
+        "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
+        "mean_of_judges": combined, "per_judge": per_judge,
+        "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
+        "signature": signature,
     }
     _write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)
     return results
 
 
-def print_aragen(res: dict[str, Any]) -> None:
+def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
+    """The results table; fits 80 columns (names are shortened, never the numbers)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    def pct(x: float | None, ci: dict[str, Any] | None = None) -> str:
-        if x is None:
-            return "—"
-        if ci and ci.get("ci_low") is not None:
-            return f"{100 * x:.1f} ({100 * ci['ci_low']:.0f}–{100 * ci['ci_high']:.0f})"
-        return f"{100 * x:.0f}"
+    def pct(x: float | None) -> str:
+        return "—" if x is None else f"{100 * x:.1f}"
+
+    def ci(e: Mapping[str, Any]) -> str:
+        return "" if e.get("ci_low") is None else f"{100 * e['ci_low']:.0f}–{100 * e['ci_high']:.0f}"
 
     short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
-    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD,
-              caption=f"percent (95% CI over items) · failure policy: {res['policy']}")
-    t.add_column("judge / task", no_wrap=True)
-    for c in ("3C3H", "Corr", "Comp", "Conc", "Help", "Hon", "Harm", "cover"):
-        t.add_column(c, justify="right", no_wrap=(c == "3C3H"))
+    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
+              caption=f"percent, 95% CI over entries · policy {res['policy']} · {res['entries']} entries, "
+                      f"{len(res['no_answer'])} without an answer · parse {res['parse']} · jury {res['jury_strategy']}")
+    t.add_column("judge / task", no_wrap=True, overflow="ellipsis", max_width=22)
+    for c in ("3C3H", "95% CI", "Cor", "Cmp", "Cnc", "Hlp", "Hon", "Hrm", "cov", "n"):
+        t.add_column(c, justify="right", no_wrap=True)
     for j, pj in res["per_judge"].items():
         o = pj["scores"]["overall"]
-        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], o["3c3h"]),
-                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), style="bold")
+        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"]), ci(o["3c3h"]),
+                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), str(pj["n"]), style="bold")
         for task, est in pj["scores"]["groups"].get("task", {}).items():
-            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]),
-                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "")
+            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]), "",
+                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "", "")
     m = res["mean_of_judges"]
-    t.add_row("mean of judges", pct(m["3c3h"]["value"], m["3c3h"]),
-              *(pct(m["dimensions"][d]) for d in DIMENSIONS), "", style="bold")
-    console = Console()
+    t.add_row({"mean": "mean of judges", "average": "jury: average", "vote": "jury: vote"}[m["strategy"]],
+              pct(m["3c3h"]["value"]), ci(m["3c3h"]), *(pct(m["dimensions"][d]) for d in DIMENSIONS), "",
+              str(m["n"]), style="bold")
+    console = Console(width=width) if width else Console()
     console.print(t)
     if res["skipped_judges"]:
         console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
+    for j, pj in res["per_judge"].items():
+        if pj["rejected"]:
+            console.print(f"rejected verdicts ({j.split('@')[0]}): "
+                          + ", ".join(f"{k} {v}" for k, v in sorted(pj["rejected"].items())), markup=False)
     console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)

@@ -188,29 +188,29 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    def pct(x: float | None) -> str:
-        return "—" if x is None else f"{100 * x:.1f}"
+    def pct(x: float | None, digits: int = 0) -> str:
+        return "—" if x is None else f"{100 * x:.{digits}f}"
 
     def ci(e: Mapping[str, Any]) -> str:
         return "" if e.get("ci_low") is None else f"{100 * e['ci_low']:.0f}–{100 * e['ci_high']:.0f}"
 
     short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
-    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
+    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
               caption=f"percent, 95% CI over entries · policy {res['policy']} · {res['entries']} entries, "
                       f"{len(res['no_answer'])} without an answer · parse {res['parse']} · jury {res['jury_strategy']}")
-    t.add_column("judge / task", no_wrap=True, overflow="ellipsis", max_width=22)
+    t.add_column("judge / task", no_wrap=True, overflow="ellipsis", max_width=20)
     for c in ("3C3H", "95% CI", "Cor", "Cmp", "Cnc", "Hlp", "Hon", "Hrm", "cov", "n"):
         t.add_column(c, justify="right", no_wrap=True)
     for j, pj in res["per_judge"].items():
         o = pj["scores"]["overall"]
-        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"]), ci(o["3c3h"]),
+        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], 1), ci(o["3c3h"]),
                   *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), str(pj["n"]), style="bold")
         for task, est in pj["scores"]["groups"].get("task", {}).items():
-            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]), "",
+            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"], 1), "",
                       *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "", "")
     m = res["mean_of_judges"]
     t.add_row({"mean": "mean of judges", "average": "jury: average", "vote": "jury: vote"}[m["strategy"]],
-              pct(m["3c3h"]["value"]), ci(m["3c3h"]), *(pct(m["dimensions"][d]) for d in DIMENSIONS), "",
+              pct(m["3c3h"]["value"], 1), ci(m["3c3h"]), *(pct(m["dimensions"][d]) for d in DIMENSIONS), "",
               str(m["n"]), style="bold")
     console = Console(width=width) if width else Console()
     console.print(t)

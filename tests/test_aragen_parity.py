@@ -493,3 +493,17 @@ def test_bad_input_fails_before_any_call(srv, tmp_path):
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], (args, p.stderr)
     assert srv.requests() == []
+
+
+def test_failed_second_turn_and_empty_reply_are_unanswered(srv, cache_path, tmp_path):
+    # Entry 10 (follow-up): the second turn always fails; entry 1: the model replies with nothing.
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}},
+                  answers={"ما هي عاصمة المملكة العربية السعودية؟": " "},
+                  faults=[{"match": "والآن اقسم الناتج على ٣.", "status": 500, "times": 99}])
+    res = run(tmp_path, cache_path, srv.spec("cand"), [srv.spec("j")], policy="zero")
+    assert sorted(res["no_answer"]) == ["1", "10"]
+    pj = res["per_judge"][srv.spec("j")]
+    assert pj["n"] == 12 and pj["scores"]["overall"]["3c3h"]["value"] == pytest.approx(10 / 12)
+    assert pj["coverage"] == pytest.approx(10 / 12)
+    judged = [r["messages"][-1]["content"] for r in srv.requests() if r["model"] == "j"]
+    assert len(judged) == 10 and not any("كم يساوي ٥ × ٦؟" in p for p in judged)

@@ -14,17 +14,19 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.prompts import UpstreamPrompt
-from glotbench.judges.rubric import RUBRIC_PROMPT, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
+from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.registry import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
 MAX_BYTES = 64 * 2**20
@@ -168,51 +170,54 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
 
 # -- generation ------------------------------------------------------------------------------
 
+def answer_dataset(entries: Sequence[Entry], source: str, sha256: str | None, own: Mapping[str, str] | None = None,
+                   system: str | None = None) -> Dataset:
+    """One generation pass as a Dataset. Without `own` (the first pass): round 0 and 2 answer
+    Question 1, round 1 answers Question 2 after the reference Answer 1. With `own` (the model's
+    first answers): round 2 answers Question 2 after its own first answer. `system`: an optional
+    system message for the candidate (default none)."""
+    items = []
+    for e in entries:
+        if own is None:
+            if e.round == 1:
+                msgs = [("user", e.q1), ("assistant", e.a1), ("user", e.q2)]  # reference Answer 1
+            else:
+                msgs = [("user", e.q1)]
+        else:
+            if e.round != 2 or e.sn not in own:
+                continue
+            msgs = [("user", e.q1), ("assistant", own[e.sn]), ("user", e.q2)]  # its own answer
+        if system:
+            msgs.insert(0, ("system", system))
+        items.append(Item.create(e.sn, {"messages": [{"role": r, "content": c} for r, c in msgs]}, {},
+                                 {"task": e.task, "round": str(e.round)}))
+    return Dataset(tuple(items), source, sha256)
+
+
+@register_benchmark("aragen-answers")
 class AraGenAnswers(Benchmark):
-    """One generation pass. phase "first": round 0 and 2 answer Question 1, round 1 answers Question 2
-    after the reference Answer 1. phase "second": round 2 answers Question 2 after its own answer.
-    `system`: an optional system message for the candidate (default none)."""
+    """One generation pass over a Dataset from `answer_dataset`; `load()` gives the first pass."""
 
     name = "aragen-answers"
     version = "1.1"
-    description = "AraGen answer generation"
+    description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=ANSWER_MAX_TOKENS)
 
-    def __init__(self, entries: list[Entry], phase: str = "first", own: Mapping[str, str] | None = None,
-                 system: str | None = None):
-        super().__init__()
-        self.entries, self.phase, self.own, self.system = entries, phase, dict(own or {}), system
-        self.templates = {"generation": "rounds 0/1/2 as in the AraGen release", "system": system}
-
-    def load(self, path: str | None = None) -> list[Item]:
-        items = []
-        for e in self.entries:
-            if self.phase == "first":
-                if e.round == 1:
-                    msgs = [("user", e.q1), ("assistant", e.a1), ("user", e.q2)]  # reference Answer 1
-                else:
-                    msgs = [("user", e.q1)]
-            else:
-                if e.round != 2 or e.sn not in self.own:
-                    continue
-                msgs = [("user", e.q1), ("assistant", self.own[e.sn]), ("user", e.q2)]  # its own answer
-            if self.system:
-                msgs.insert(0, ("system", self.system))
-            items.append(Item.create(e.sn, {"messages": [{"role": r, "content": c} for r, c in msgs]}, {},
-                                     {"task": e.task, "round": str(e.round)}))
-        return items
+    def load(self, path: str | None = None) -> Dataset:
+        entries, source, digest = load_entries(path)
+        return answer_dataset(entries, source, digest)
 
     def render(self, item: PublicItem) -> Prompt:
         msgs = tuple(item["messages"])
         text = "\n\n".join(m["content"] for m in msgs) + "\n\n"
         return Prompt(messages=msgs, text=text, text_stop=("\n\n",), text_max_tokens=256)
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         return free_text(text)
 
-    def score(self, answer: str, item: Item) -> ItemScore:
+    def score(self, answer: Any, item: Item) -> ItemScore:
         return ItemScore({"answered": 1.0, "items": 1.0})
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
@@ -221,11 +226,34 @@ class AraGenAnswers(Benchmark):
 
 # -- judging ---------------------------------------------------------------------------------
 
+def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, Sequence[str | None]], source: str,
+                    sha256: str | None) -> Dataset:
+    """One judge sample per *answered* entry (a follow-up pair is one sample, judged in one call).
+    Unanswered entries never reach a judge: the engine counts them (judges/jury.py). Round 1 carries
+    Question 1 and its reference answer as context: the judge sees the whole conversation."""
+    items = []
+    for e in entries:
+        ans = list(answers.get(e.sn) or [])
+        if len(ans) < e.answers_needed or not all(a and a.strip() for a in ans[: e.answers_needed]):
+            continue
+        if e.round == 0:
+            turns, context = [(e.q1, e.a1, ans[0])], None
+        elif e.round == 1:
+            turns, context = [(e.q2, e.a2, ans[0])], (e.q1, e.a1)
+        else:
+            turns, context = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])], None
+        public = {"round": e.round, "turns": [list(t) for t in turns], "context": list(context) if context else None,
+                  "language": e.language, "test": e.test,
+                  "model": {f"Answer {i + 1}": a for i, a in enumerate(ans[: e.answers_needed])}}
+        items.append(Item.create(e.sn, public, {}, {"task": e.task, "round": str(e.round)}))
+    return Dataset(tuple(items), source, sha256)
+
+
 class AraGenJudging(Benchmark):
-    """The judge pass over the answered entries: one sample per entry (a follow-up pair is one sample,
-    judged in one call). The verdict is parsed by one rule (`parse_rubric` with the item's number of
-    answers) for the retry validator and the scorer alike. Unanswered entries never reach a judge:
-    the engine counts them (judges/jury.py)."""
+    """The judge pass over a Dataset from `judging_dataset`. Settings: the judge prompt (ours, or
+    upstream's read from the user's copy), the parse mode and the zeroing rule. The verdict is read by
+    one rule (`parse_rubric` with the item's number of answers) for the retry validator
+    (`validator`) and the scorer alike; verdicts stay objects."""
 
     name = "aragen"
     version = "2.0"
@@ -234,30 +262,21 @@ class AraGenJudging(Benchmark):
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=2048)
 
-    def __init__(self, entries: list[Entry], answers: Mapping[str, list[str | None]], *,
-                 prompt: UpstreamPrompt | None = None, parse: str = "strict", zeroing: str = "correct"):
-        super().__init__()
-        self.entries, self.answers, self.upstream, self.parse, self.zeroing = entries, answers, prompt, parse, zeroing
-        self.templates = {"rubric": RUBRIC_PROMPT} if prompt is None else {"3c3h": prompt.sha256}
-        self._n_by_prompt: dict[str, int] = {}
+    def __init__(self, prompt: UpstreamPrompt | None = None, parse: str = "strict", zeroing: str = "correct"):
+        self.upstream, self.parse, self.zeroing = prompt, parse, zeroing
 
-    def load(self, path: str | None = None) -> list[Item]:
-        items = []
-        for e in self.entries:
-            ans = self.answers.get(e.sn) or []
-            if len(ans) < e.answers_needed or not all(a and a.strip() for a in ans[: e.answers_needed]):
-                continue  # unanswered: counted by the engine, never judged
-            if e.round == 0:
-                turns, context = [(e.q1, e.a1, ans[0])], None
-            elif e.round == 1:
-                turns, context = [(e.q2, e.a2, ans[0])], (e.q1, e.a1)
-            else:
-                turns, context = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])], None
-            public = {"round": e.round, "turns": [list(t) for t in turns], "context": list(context) if context else None,
-                      "language": e.language, "test": e.test,
-                      "model": {f"Answer {i + 1}": a for i, a in enumerate(ans[: e.answers_needed])}}
-            items.append(Item.create(e.sn, public, {}, {"task": e.task, "round": str(e.round)}))
-        return items
+    def load(self, path: str | None = None) -> Dataset:
+        raise DataError("AraGen judge samples are built from a model's answers (judging_dataset), not loaded")
+
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        """The judge prompt with placeholders for the entry and the answers, per round and language."""
+        langs = sorted({it.public["language"] for it in dataset}) or ["Arabic"]
+        turn = ["{question}", "{reference}", "{answer}"]
+        test = {k: "{" + k + "}" for k in ("Question 1", "Answer 1", "Question 2", "Answer 2")}
+        return [PublicItem(f"probe-{lang}-{r}", {"round": r, "turns": [turn] * (2 if r == 2 else 1),
+                                                 "context": ["{q1}", "{a1}"] if r == 1 else None, "language": lang,
+                                                 "test": test, "model": {"Answer 1": "{m1}", "Answer 2": "{m2}"}})
+                for lang in langs for r in (0, 1, 2)]
 
     def render(self, item: PublicItem) -> Prompt:
         if self.upstream is not None:
@@ -265,24 +284,25 @@ class AraGenJudging(Benchmark):
         else:
             ctx = tuple(item["context"]) if item["context"] else None
             msgs = ({"role": "user", "content": judge_prompt([tuple(t) for t in item["turns"]], item["language"], ctx)},)
-        self._n_by_prompt[msgs[-1]["content"]] = len(item["turns"])
         return Prompt(messages=tuple(msgs), text="\n\n".join(m["content"] for m in msgs) + "\n")
 
-    def validate(self, text: str, prompt: Prompt) -> None:
-        """For the judge wrapper: a reply the scorer would reject is retried (the same rule)."""
-        parse_rubric(text, self._n_by_prompt.get(prompt.messages[-1]["content"], 1), self.parse)
+    def validator(self, dataset: Dataset):
+        """For the judge wrapper: a reply the scorer would reject is retried (the same rule, with the
+        number of answers of the item the prompt was rendered from)."""
+        n_by_prompt = {self.render(it).messages[-1]["content"]: len(it["turns"]) for it in dataset.public_items()}
 
-    def extract(self, text: str) -> Extraction:
-        return Extraction(text)  # parsed in score(), where the item's number of answers is known
+        def validate(text: str, prompt: Prompt) -> None:
+            parse_rubric(text, n_by_prompt.get(prompt.messages[-1]["content"], 1), self.parse)
+        return validate
 
-    def verdicts(self, text: str, item: Item):
-        return parse_rubric(text, len(item.public["turns"]), self.parse)
-
-    def score(self, answer: str, item: Item) -> ItemScore:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
-            verdicts = self.verdicts(answer, item)
+            return Extraction(tuple(parse_rubric(text, len(item["turns"]), self.parse)))
         except RubricError as e:
-            return self.failure_score(f"bad_verdict:{e.kind}", item)
+            return Extraction(None, f"bad_verdict:{e.kind}")
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        verdicts = list(answer)
         dims = item_dimensions(verdicts, self.zeroing, self.parse)
         stats = {**dims, "3c3h": three_c_three_h(dims, self.parse), "judged": 1.0,
                  "breaks_zeroing": float(any(v.breaks_zeroing for v in verdicts)),
@@ -290,7 +310,11 @@ class AraGenJudging(Benchmark):
         return ItemScore(stats, flags=("breaks_zeroing",) if stats["breaks_zeroing"] else ())
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
-        return ItemScore({"3c3h": 0.0, "judged": 0.0, "breaks_zeroing": 0.0}, failure=failure)
+        return ItemScore({**dict.fromkeys(DIMENSIONS, 0.0), "3c3h": 0.0, "judged": 0.0, "breaks_zeroing": 0.0,
+                          "first_Correct": 0.0, "first_Complete": 0.0}, failure=failure)
+
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else json.dumps([[dict(v.scores), v.breaks_zeroing] for v in answer])
 
     def signature_parts(self) -> dict[str, str]:
         return {"parse": self.parse, "zeroing": self.zeroing}

@@ -1,11 +1,11 @@
 """`glotbench aragen`: generate answers as the AraGen release does (or read them from a file), judge
-them with one or more 3C3H judges, and combine the judges. Every setting is checked before any model
-is called; every entry of the task file is counted (judges/jury.py)."""
+them with a panel of 3C3H judges, and combine the judges. Every setting is checked before any model
+is called; every entry of the task file is counted (judges/jury.py); phases pass their samples in
+memory (the call cache makes a re-run resume)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -13,19 +13,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping
 
-from glotbench.benchmarks.aragen import AraGenAnswers, AraGenJudging, load_answer_file, load_entries
+from glotbench.benchmarks.aragen import (
+    AraGenAnswers,
+    AraGenJudging,
+    answer_dataset,
+    judging_dataset,
+    load_answer_file,
+    load_entries,
+)
+from glotbench.core import Sample
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
+from glotbench.judges.panel import build_judge, run_panel
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family
-from glotbench.models.registry import load_model
-from glotbench.models.validating import ValidatingModel
-
-
-def _samples(d: Path) -> list[dict[str, Any]]:
-    with (d / "samples.jsonl").open(encoding="utf-8") as f:
-        return [json.loads(x) for x in f]
+from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 
 
 def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -37,46 +40,47 @@ def _sha(text: str | None) -> str:
     return "none" if not text else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-async def _generate(entries, model: str, options: RunOptions, phase: RunOptions, out: Path,
+async def _generate(entries, source: str, digest: str, model: str, phase: RunOptions, out: Path,
                     system: str | None) -> tuple[dict[str, list[str | None]], dict[str, int]]:
     """The candidate's answers (sn -> [first, second]) and the generation failures by kind."""
     failures: Counter[str] = Counter()
-    cfg = replace(phase, max_tokens=options.max_tokens)
-    first = await evaluate_async(AraGenAnswers(entries, "first", system=system), model, replace(cfg, out=str(out / "answers-1")))
+    gen = AraGenAnswers()
+    first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1")),
+                                 dataset=answer_dataset(entries, source, digest, system=system))
     ans1 = {}
-    for r in _samples(first.out_dir):
-        if r.get("answer"):
-            ans1[r["id"]] = r["answer"]
+    for smp in first.samples:
+        if smp.answer:
+            ans1[smp.id] = smp.answer
         else:
-            failures[r.get("failure") or "empty"] += 1
+            failures[smp.failure or "empty"] += 1
     answers: dict[str, list[str | None]] = {e.sn: [ans1.get(e.sn)] + [None] * (e.answers_needed - 1) for e in entries}
     if any(e.round == 2 and e.sn in ans1 for e in entries):
-        second = await evaluate_async(AraGenAnswers(entries, "second", ans1, system=system), model,
-                                      replace(cfg, out=str(out / "answers-2")))
-        for r in _samples(second.out_dir):
-            if r.get("answer"):
-                answers[r["id"]][1] = r["answer"]
+        second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2")),
+                                      dataset=answer_dataset(entries, source, digest, own=ans1, system=system))
+        for smp in second.samples:
+            if smp.answer:
+                answers[smp.id][1] = smp.answer
             else:
-                failures[f"second turn: {r.get('failure') or 'empty'}"] += 1
+                failures[f"second turn: {smp.failure or 'empty'}"] += 1
     return answers, dict(failures)
 
 
-def _outcomes(rows: list[dict[str, Any]], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
+def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
     by_sn: dict[str, list[Outcome]] = defaultdict(lambda: [Outcome(failure="missing")] * repeats)
     rejected: Counter[str] = Counter()
     for r in rows:
-        outs = by_sn[r["id"]]
-        if r["failure"] is None:
-            o = Outcome({k: r["score"][k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r["score"].get("breaks_zeroing")))
+        outs = by_sn[r.id]
+        if r.failure is None:
+            o = Outcome({k: r.stats[k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r.stats.get("breaks_zeroing")))
         else:
-            o = Outcome(None, r["failure"].split(":", 1)[0])
-            text = (r.get("error") or "") + " " + r["failure"]
+            o = Outcome(None, r.failure.split(":", 1)[0])
+            text = (r.error or "") + " " + r.failure
             kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "think_unclosed")
-                         if f"[{k}]" in text or text.endswith(k)), None)
+                         if f"[{k}]" in text or text.endswith(f":{k}")), None)
             rejected[kind or o.failure] += 1
         outs = list(outs)
-        outs[r["repeat"]] = o
-        by_sn[r["id"]] = outs
+        outs[r.repeat] = o
+        by_sn[r.id] = outs
     return by_sn, rejected
 
 
@@ -116,31 +120,29 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     skipped = [j for j in judges if j not in active]
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
-    key_opts = {"timeout_s": options.timeout_s, **({"api_key_env": options.api_key_env} if options.api_key_env else {})}
-    judge_models = {j: load_model(j, **key_opts) for j in active}  # a bad spec fails here, before any call
+    for j in active:  # a bad judge spec fails here, before any call
+        await build_judge(j, options).aclose()
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
     else:
-        answers, gen_failures = await _generate(entries, model, options, phase, out, system_prompt)
-    task_kw = {"prompt": upstream, "parse": parse, "zeroing": zeroing}
-    probe = AraGenJudging(entries, answers, **task_kw)
-    judged_ids = {it.id for it in probe.load()}
+        answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt)
+    task = AraGenJudging(upstream, parse, zeroing)
+    games = judging_dataset(entries, answers, source, digest)
+    judged_ids = {it.id for it in games}
     no_answer = [e.sn for e in entries if e.sn not in judged_ids]
     order = [(e.sn, e.task) for e in entries]
 
     # -- judges --
+    panel = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
+                                                         temperature=judge_temperature),
+                            out, validate=task.validator(games), what="3C3H verdict")
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
-    for spec in active:
-        task = AraGenJudging(entries, answers, **task_kw)
-        judge = ValidatingModel(judge_models[spec], task.validate, "3C3H verdict")
-        res = await evaluate_async(task, judge, replace(phase, out=str(out / f"judge-{_slug(spec)}"), max_tokens=None,
-                                                        repeats=judge_repeats, temperature=judge_temperature))
-        rows = _samples(res.out_dir)
-        by_sn, rejected = _outcomes(rows, judge_repeats)
+    for spec, res in panel.runs.items():
+        by_sn, rejected = _outcomes(res.samples, judge_repeats)
         for sn in no_answer:
             by_sn[sn] = [Outcome(failure="no_answer")] * judge_repeats
         outcomes[spec] = by_sn
@@ -148,8 +150,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         valid = {sn: [o.dims["3c3h"] for o in outs if o.dims] for sn, outs in by_sn.items()}
         by_repeat = [judge_summary(order, {sn: [outs[r]] for sn, outs in by_sn.items()}, policy=policy, mode=parse,
                                    resamples=0)["scores"]["overall"]["3c3h"]["value"] for r in range(judge_repeats)]
-        first = {r["id"]: {k: r["score"].get(f"first_{k}") for k in ("Correct", "Complete")}
-                 for r in rows if r["repeat"] == 0 and r["failure"] is None}
+        first = {r.id: {k: r.stats.get(f"first_{k}") for k in ("Correct", "Complete")}
+                 for r in res.samples if r.repeat == 0 and r.failure is None}
         per_judge[spec] = {
             **summary, "family": model_family(spec, fam), "rejected": dict(rejected),
             "item_scores": {sn: statistics.fmean(v) for sn, v in valid.items() if v},
@@ -158,7 +160,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         }
     combined = jury(order, outcomes, per_judge, strategy=strategy, policy=policy, mode=parse,
                     resamples=options.bootstrap_resamples)
-    prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{_sha(probe.templates['rubric'])}"
+    prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{task.prompt_hash(games)}"
     signature = "|".join([
         f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
         f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
@@ -168,7 +170,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
         "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
-        else {"kind": "glotbench-rubric", "sha256": hashlib.sha256(probe.templates["rubric"].encode()).hexdigest()},
+        else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
         "data": source, "data_sha256": digest, "entries": len(entries),
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
@@ -180,44 +182,3 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     _write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)
     return results
-
-
-def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
-    """The results table; fits 80 columns (names are shortened, never the numbers)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    def pct(x: float | None, digits: int = 0) -> str:
-        return "—" if x is None else f"{100 * x:.{digits}f}"
-
-    def ci(e: Mapping[str, Any]) -> str:
-        return "" if e.get("ci_low") is None else f"{100 * e['ci_low']:.0f}–{100 * e['ci_high']:.0f}"
-
-    short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
-    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
-              caption=f"percent, 95% CI over entries · policy {res['policy']} · {res['entries']} entries, "
-                      f"{len(res['no_answer'])} without an answer · parse {res['parse']} · jury {res['jury_strategy']}")
-    t.add_column("judge / task", no_wrap=True, overflow="ellipsis", max_width=20)
-    for c in ("3C3H", "95% CI", "Cor", "Cmp", "Cnc", "Hlp", "Hon", "Hrm", "cov", "n"):
-        t.add_column(c, justify="right", no_wrap=True)
-    for j, pj in res["per_judge"].items():
-        o = pj["scores"]["overall"]
-        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], 1), ci(o["3c3h"]),
-                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), str(pj["n"]), style="bold")
-        for task, est in pj["scores"]["groups"].get("task", {}).items():
-            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"], 1), "",
-                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "", "")
-    m = res["mean_of_judges"]
-    t.add_row({"mean": "mean of judges", "average": "jury: average", "vote": "jury: vote"}[m["strategy"]],
-              pct(m["3c3h"]["value"], 1), ci(m["3c3h"]), *(pct(m["dimensions"][d]) for d in DIMENSIONS), "",
-              str(m["n"]), style="bold")
-    console = Console(width=width) if width else Console()
-    console.print(t)
-    if res["skipped_judges"]:
-        console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
-    for j, pj in res["per_judge"].items():
-        if pj["rejected"]:
-            console.print(f"rejected verdicts ({j.split('@')[0]}): "
-                          + ", ".join(f"{k} {v}" for k, v in sorted(pj["rejected"].items())), markup=False)
-    console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)

@@ -146,29 +146,19 @@ def jury(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str
 
 
 def _mean_of_judges(entries, per_judge, summaries, *, policy, mode, resamples) -> dict[str, Any]:
-    import numpy as np
-
-    from glotbench.stats import bootstrap_many
+    """The mean of the judges' own figures; its CI from the shared panel (entries resampled, each
+    judge's mean recomputed, then averaged), with the entries each judge counts under the policy."""
+    from glotbench.judges.panel import mean_of_judges
 
     judges = [j for j in per_judge if summaries[j]["scores"]["overall"]["3c3h"]["value"] is not None]
-    rows = []
-    for sn, _ in entries:
-        row = []
-        for j in judges:
-            outs = per_judge[j][sn]
-            row += [sum(float((o.dims or {}).get("3c3h", 0.0)) for o in outs if counted(o, policy)),
-                    float(sum(counted(o, policy) for o in outs))]
-        rows.append(row)
-    mat = np.array(rows, dtype=np.float64).reshape(len(rows), 2 * len(judges))
-
-    def mean_of_judges(r: np.ndarray) -> float:
-        per = [r[2 * k] / r[2 * k + 1] for k in range(len(judges)) if r[2 * k + 1] > 0]
-        return float(np.mean(per)) if per else float("nan")
-
-    est = bootstrap_many(mat, {"3c3h": mean_of_judges}, resamples=resamples)["3c3h"].to_dict() if judges else \
-        {"value": None, "ci_low": None, "ci_high": None, "n": len(entries)}
     if judges:
+        values = {j: {sn: [float((o.dims or {}).get("3c3h", 0.0)) for o in per_judge[j][sn] if counted(o, policy)]
+                      for sn, _ in entries} for j in judges}
+        est = dict(mean_of_judges(values, [sn for sn, _ in entries], resamples=resamples)["final"])
+        # The point value is the mean of the judges' own figures (ratio of sums over repeats).
         est["value"] = statistics.fmean(summaries[j]["scores"]["overall"]["3c3h"]["value"] for j in judges)
+    else:
+        est = {"value": None, "ci_low": None, "ci_high": None, "n": len(entries)}
     dims = {d: statistics.fmean(summaries[j]["scores"]["overall"][d.lower()]["value"] for j in judges) if judges else None
             for d in DIMENSIONS}
     tasks: dict[str, float] = {}

@@ -507,3 +507,27 @@ def test_failed_second_turn_and_empty_reply_are_unanswered(srv, cache_path, tmp_
     assert pj["coverage"] == pytest.approx(10 / 12)
     judged = [r["messages"][-1]["content"] for r in srv.requests() if r["model"] == "j"]
     assert len(judged) == 10 and not any("كم يساوي ٥ × ٦؟" in p for p in judged)
+
+
+def test_upstream_verdicts_replayed_through_the_judge_pipeline(srv, cache_path, tmp_path):
+    # Upstream's own judged file, converted to a judge replay (one line per entry: its "Judge Comments"),
+    # scored in compatibility mode: the same figures as upstream's arithmetic on those verdicts.
+    repo = upstream_copy(tmp_path)
+    data = write(tmp_path, "task.json", TASK_FILE)
+    judged = []
+    for e in TASK_FILE:
+        sn = e["Meta"]["SN."]
+        ans = ANSWERS[sn]
+        reply = next(v for k, v in JUDGE_A.items() if k in ans[0])
+        judged.append({**e, "Model": {f"Answer {i + 1}": a for i, a in enumerate(ans)},
+                       "Judge 1": {"Judge Name": "claude-3.5-sonnet", "Judge Comments": reply, "3C3H Scores": {}}})
+    judged_file = write(tmp_path, "m_answers_judged.json", judged)
+    verdicts = write(tmp_path, "verdicts.jsonl", "".join(
+        json.dumps({"id": str(e["Meta"]["SN."]), "output": e["Judge 1"]["Judge Comments"]}, ensure_ascii=False) + "\n"
+        for e in judged))
+    res = run(tmp_path, cache_path, f"replay:{judged_file}", [f"replay:{verdicts}"], data=data,
+              judge_prompt=str(repo), parse="3c3h", policy="upstream")
+    pj = res["per_judge"][f"replay:{verdicts}"]
+    assert pj["scores"]["overall"]["3c3h"]["value"] == pytest.approx(round(sum(A_FINAL.values()) / 4, 4), abs=1e-9)
+    assert pj["item_scores"] == pytest.approx(A_FINAL, abs=1e-9)
+    assert srv.requests() == []  # nothing was generated or judged live

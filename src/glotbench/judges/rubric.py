@@ -151,14 +151,13 @@ def _compat_one(text: str, tag: str) -> Verdict:
 def parse_rubric(text: str, answers: int = 1, mode: str = "strict") -> list[Verdict]:
     """The verdicts of a judge reply for an item with `answers` judged answers (2 for a follow-up).
     Blocks for further answers are ignored. Raises RubricError."""
-    if mode == "3c3h":
-        return [_compat_one(text, f"results{i}") for i in range(1, answers + 1)]
-    if mode != "strict":
+    if mode not in PARSE_MODES:
         raise ValueError(f"parse mode must be one of {', '.join(PARSE_MODES)}, got {mode!r}")
-    body, ok = strip_think(text)
+    body, ok = strip_think(text)  # as the scoring path does, so the validator agrees with the scorer
     if not ok:
         raise RubricError("think_unclosed", "unclosed think block")
-    return [_strict_one(body, f"results{i}") for i in range(1, answers + 1)]
+    one = _compat_one if mode == "3c3h" else _strict_one
+    return [one(body, f"results{i}") for i in range(1, answers + 1)]
 
 
 # -- scoring ---------------------------------------------------------------------------------

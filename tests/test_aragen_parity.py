@@ -14,7 +14,7 @@ from conftest import cli
 
 from glotbench.engine.aragen import print_aragen, run_aragen
 from glotbench.engine.evaluate import RunOptions
-from glotbench.errors import DataError, GlotbenchError
+from glotbench.errors import DataError
 from glotbench.judges.audit import judge_audit
 from glotbench.judges.jury import Outcome, jury
 from glotbench.judges.prompts import load_upstream_prompt

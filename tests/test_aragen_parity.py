@@ -531,3 +531,25 @@ def test_upstream_verdicts_replayed_through_the_judge_pipeline(srv, cache_path, 
     assert pj["scores"]["overall"]["3c3h"]["value"] == pytest.approx(round(sum(A_FINAL.values()) / 4, 4), abs=1e-9)
     assert pj["item_scores"] == pytest.approx(A_FINAL, abs=1e-9)
     assert srv.requests() == []  # nothing was generated or judged live
+
+
+def test_answer_file_errors(tmp_path):
+    from glotbench.benchmarks.aragen import load_answer_file, load_entries
+
+    entries = load_entries(write(tmp_path, "task.json", TASK_FILE))[0]
+    cases = [
+        ("a.jsonl", '{"id": "1", "output": 3}\n', "a.jsonl:1: needs 'id' and a string 'output'"),
+        ("b.jsonl", '{"id": "1", "output": "x", "turn": true}\n', "b.jsonl:1: 'turn' must be 1 or 2, got True"),
+        ("c.jsonl", '{"id": "1", "output": "x", "turn": 2}\n', "c.jsonl:1: entry SN. 1 is round 0"),
+        ("d.jsonl", "{not json\n", "d.jsonl:1: not valid JSON"),
+        ("e.json", json.dumps({"Meta": {}}), "expected upstream's answer file"),
+        ("f.json", json.dumps([{"Meta": {"SN.": 1}}]), "entry SN. 1: needs a 'Model' object"),
+        ("g.json", json.dumps([{"Meta": {"SN.": 1}, "Model": {"Answer 1": ["x"]}}]), "'Model'.'Answer 1' must be a string"),
+        ("h.json", "[" * 50000 + "]" * 50000, "nested too deeply"),
+    ]
+    for name, text, message in cases:
+        with pytest.raises(DataError, match=message.replace("(", r"\(").replace(".", r"\.")):
+            load_answer_file(write(tmp_path, name, text), entries)
+    (tmp_path / "sp2.md").write_text("You are a judge.", encoding="utf-8")
+    with pytest.raises(DataError, match="prompts/\\*.md hold only a system prompt"):
+        load_upstream_prompt(str(tmp_path / "sp2.md"))

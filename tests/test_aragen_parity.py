@@ -424,8 +424,13 @@ def test_jury_mean_follows_policy():
 
     for policy, want in (("zero", 0.5), ("drop", 1.0)):
         s = {"a": judge_summary(entries, per["a"], policy=policy, resamples=50)}
-        m = jury(entries, per, s, strategy="mean", policy=policy, resamples=50)
-        assert m["3c3h"]["value"] == pytest.approx(want) == s["a"]["scores"]["overall"]["3c3h"]["value"]
+        for strategy in ("mean", "average", "vote"):
+            m = jury(entries, per, s, strategy=strategy, policy=policy, resamples=50)
+            assert m["3c3h"]["value"] == pytest.approx(want) == s["a"]["scores"]["overall"]["3c3h"]["value"]
+    # A lone judge's follow-up with Correct 2/3 keeps its score under "vote" (upstream: SingleJudge).
+    follow = {"a": {"1": [_o(0.8, correct=2 / 3)]}}
+    s = {"a": judge_summary([("1", QA)], follow["a"], policy="drop", resamples=0)}
+    assert jury([("1", QA)], follow, s, strategy="vote", policy="drop", resamples=0)["3c3h"]["value"] == pytest.approx(0.8)
 
 
 # -- audit -----------------------------------------------------------------------------------------

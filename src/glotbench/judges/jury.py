@@ -132,8 +132,9 @@ def jury(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str
         ok = all(v is not None for v in values)
         if ok:
             vals = [v for v in values if v is not None]
-            combined = ({k: sum(v[k] for v in vals) / len(vals) for k in vals[0]} if strategy == "average"
-                        else _vote(vals))
+            # One judge: its own scores, whatever the strategy (upstream's "SingleJudge").
+            combined = ({k: sum(v[k] for v in vals) / len(vals) for k in vals[0]}
+                        if strategy == "average" or len(vals) == 1 else _vote(vals))
         else:
             combined = dict.fromkeys((*DIMENSIONS, "3c3h"), 0.0)
         stats = {**combined, "scored": float(ok), "judged": float(ok), "items": 1.0}

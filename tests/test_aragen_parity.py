@@ -349,7 +349,9 @@ def test_candidate_max_tokens_and_system_prompt(srv, cache_path, tmp_path):
     a = run(tmp_path, cache_path, srv.spec("cand"), [srv.spec("j")], limit=2)
     gen = [r for r in srv.requests() if r["model"] == "cand"]
     assert {r["max_tokens"] for r in gen} == {2048}
-    b = run(tmp_path, cache_path, srv.spec("cand"), [srv.spec("j")], limit=2, max_tokens=300, system_prompt="أنت مساعد.")
+    b = run(tmp_path, cache_path, srv.spec("cand"), [srv.spec("j")], limit=2, max_tokens=300, system_prompt="أنت مساعد.",
+            judge_seed=42)
+    assert {r.get("seed") for r in srv.requests() if r["model"] == "j"} == {None, 42}
     gen = [r for r in srv.requests() if r["model"] == "cand"][len(gen):]
     assert {r["max_tokens"] for r in gen} == {300}
     assert all(r["messages"][0] == {"role": "system", "content": "أنت مساعد."} for r in gen)

@@ -234,6 +234,7 @@ def aragen(
     family: list[str] = typer.Option([], "--family", help="State a model's family: SPEC=FAMILY (repeatable)."),
     judge_repeats: int = typer.Option(1, help="Judge each sample K times (for the consistency audit; use a temperature > 0)."),
     judge_temperature: float = typer.Option(0.0, help="Judge sampling temperature."),
+    judge_seed: Optional[int] = typer.Option(None, help="Judge sampling seed (upstream's judges: 42)."),
     max_tokens: Optional[int] = typer.Option(None, help="Candidate reply token limit (default 2048, as upstream)."),
     out: Optional[str] = typer.Option(None, help="Output directory (default: runs/aragen/TIME-MODEL)."),
     concurrency: Optional[int] = typer.Option(None, help="Requests in flight per phase."),
@@ -266,7 +267,7 @@ def aragen(
         res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
                                      judge_repeats=judge_repeats, judge_temperature=judge_temperature,
                                      judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury_strategy,
-                                     system_prompt=system_prompt, families=fams))
+                                     system_prompt=system_prompt, families=fams, judge_seed=judge_seed))
     except GlotbenchError as e:
         _die(str(e))
     print_aragen(res)

@@ -88,7 +88,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
                      skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
                      judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
                      strategy: str = "mean", system_prompt: str | None = None,
-                     families: Mapping[str, str] | None = None) -> dict[str, Any]:
+                     families: Mapping[str, str] | None = None, judge_seed: int | None = None) -> dict[str, Any]:
     # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -137,7 +137,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
 
     # -- judges --
     panel = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
-                                                         temperature=judge_temperature),
+                                                         temperature=judge_temperature, seed=judge_seed),
                             out, validate=task.validator(games), what="3C3H verdict")
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
@@ -165,7 +165,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
         f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
-        f"judge_repeats:{judge_repeats}", f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
+        f"judge_repeats:{judge_repeats}", f"judge_seed:{judge_seed}",
+        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,

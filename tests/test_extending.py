@@ -56,3 +56,24 @@ def test_extending_doc_command_line(tmp_path, srv):
     overall = res["scores"]["overall"]
     assert overall["accuracy"]["value"] == 2 / 3 and res["counts"]["failures"] == {"abstained": 1}
     assert abs(overall["f_score"]["value"] - 2 * (2 / 3) * 1.0 / (2 / 3 + 1.0)) < 1e-12
+
+
+def test_entry_points_register_benchmarks_and_backends(tmp_path):
+    """The pyproject snippet of the page, as an installed distribution declares it (a .dist-info
+    folder on the path is what `pip install` leaves)."""
+    _write_files(tmp_path)
+    (toml,) = _blocks("toml")
+    dist = tmp_path / "capitals_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: capitals-plugin\nVersion: 0.1\n", encoding="utf-8")
+    ini = re.sub(r'= "(.*)"', r"= \1", toml.replace('[project.entry-points."', "[").replace('"]', "]"))
+    (dist / "entry_points.txt").write_text(ini, encoding="utf-8")  # what a build writes from the TOML
+    code = ("from glotbench import RunOptions, evaluate\n"
+            "from glotbench.registry import benchmarks, models\n"
+            "assert 'capitals' in benchmarks() and 'constant' in models()\n"
+            "r = evaluate('capitals', 'constant:Hanoi', RunOptions(out='r', progress=False, use_cache=False))\n"
+            "print(r.results['scores']['overall']['accuracy']['value'])\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(1 / 3)

@@ -28,7 +28,7 @@ def embedded(tmp_path_factory):
     mp.setenv("HF_HUB_OFFLINE", "1")  # no network at run time
     mp.setenv("GLOTBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("glotbench-cache")))
     assert not _converted_root().exists()  # the conversion below really runs
-    model = HFModel.embedded_default(concurrency=4)
+    model = HFModel.embedded_default()  # batches of up to 16: a 6-item run is one batch
     model._load_sync()
     yield model
     mp.undo()

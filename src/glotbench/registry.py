@@ -103,7 +103,8 @@ def register_model(scheme: str, description: str = "") -> Callable[[T], T]:
     """Register a model backend for specs `SCHEME:REST`: a factory or class called as
     `factory(rest, spec=spec, **opts)` (opts: concurrency, timeout_s, api_key_env where given)."""
     def deco(obj: T) -> T:
-        _MODELS[scheme] = Entry(obj, description or f"{scheme}:...  {(obj.__doc__ or '').strip().splitlines()[0:1]}")
+        doc = ((obj.__doc__ or "").strip().splitlines() or [""])[0]
+        _MODELS[scheme] = Entry(obj, description or f"{scheme}:...  {doc}".rstrip())
         return obj
     return deco
 

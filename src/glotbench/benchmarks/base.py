@@ -98,9 +98,9 @@ class Benchmark(ABC):
             h.update(b"\n")
         return h.hexdigest()[:12]
 
-    def signature(self, dataset: Dataset) -> str:
-        """Everything that changes the numbers, sacrebleu style."""
-        parts = [f"glotbench:{self.name}", f"v:{self.version}", f"prompt:{self.prompt_hash(dataset)}",
+    def signature(self, dataset: Dataset, prompt_hash: str | None = None) -> str:
+        """Everything that changes the numbers, sacrebleu style (`prompt_hash`: already computed)."""
+        parts = [f"glotbench:{self.name}", f"v:{self.version}", f"prompt:{prompt_hash or self.prompt_hash(dataset)}",
                  f"data:{(dataset.sha256 or 'none')[:12]}"]
         parts += [f"{k}:{v}" for k, v in self.signature_parts().items()]
         return "|".join(parts)

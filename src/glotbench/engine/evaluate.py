@@ -120,6 +120,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         raise GlotbenchError("--limit must be at least 1")
     full = bench.load(options.data) if dataset is None else dataset
     items = full[: options.limit] if options.limit is not None else full
+    phash = bench.prompt_hash(full)
     model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
     if options.concurrency is not None:
         model_opts["concurrency"] = options.concurrency
@@ -142,7 +143,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         started = datetime.now(timezone.utc)
         run_info = {
             "status": "running",
-            "benchmark": {"name": bench.name, "version": bench.version, "prompt_hash": bench.prompt_hash(full),
+            "benchmark": {"name": bench.name, "version": bench.version, "prompt_hash": phash,
                           "data": full.source, "data_sha256": full.sha256, "data_path": options.data,
                           "spec": benchmark if isinstance(benchmark, str) else None},
             "model": {"spec": m.spec, **m.description()},
@@ -198,7 +199,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "status": "complete",
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
-            "signature": bench.signature(full),
+            "signature": bench.signature(full, phash),
             **bench.extra_results(full),
             "headline": metrics[0].name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,

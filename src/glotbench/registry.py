@@ -133,7 +133,8 @@ def models() -> dict[str, str]:
 
 def get_benchmark(name: str, **options: Any) -> Any:
     """A benchmark by registered name or by import path `pkg.module:Class`; `options` are its
-    documented settings (`--bench-opt KEY=VALUE`)."""
+    documented settings (`--bench-opt KEY=VALUE`), as text or typed values; text is converted to
+    each setting's declared type (benchmarks/options.py)."""
     from glotbench.benchmarks.base import Benchmark
 
     _load_entry_points()
@@ -149,8 +150,11 @@ def get_benchmark(name: str, **options: Any) -> Any:
         if options:
             raise SpecError(f"{name} is an instance; it takes no options")
         return target
+    from glotbench.benchmarks.options import convert_options
+
+    typed = convert_options(target, options, name=name)  # text -> declared types; unknown names named
     try:
-        bench = target(**kwargs, **options)
+        bench = target(**kwargs, **typed)
     except TypeError as e:
         raise SpecError(f"bad option for {name}: {e}") from None
     if not isinstance(bench, Benchmark):

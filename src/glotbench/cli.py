@@ -272,10 +272,13 @@ def judge_audit_cmd(
 
 from glotbench.cli_deepsea import deepsea_app  # noqa: E402
 from glotbench.cli_service import serve, service_app  # noqa: E402
+from glotbench.cli_sweep import runs_app, sweep  # noqa: E402
 
 app.add_typer(deepsea_app, name="deepsea")
 app.add_typer(service_app, name="service")
 app.command()(serve)
+app.command()(sweep)
+app.add_typer(runs_app, name="runs")
 
 
 def main() -> None:

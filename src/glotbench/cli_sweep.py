@@ -98,11 +98,11 @@ def runs_ls(
                                    "score": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high,
                                    "run_dir": r.run_dir}, ensure_ascii=False))
         return
-    typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<12} {'score':>7} {'95% CI':>15} "
+    typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>15} "
                f"{'tokens':>9} {'cost $':>8}")
     for r in rows:
         ci = f"{_fmt(r.ci_low)}–{_fmt(r.ci_high)}"
-        typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:12]:<12} {_fmt(r.score):>7} "
+        typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:16]:<16} {_fmt(r.score):>7} "
                    f"{ci:>15} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}")
     typer.echo(f"{len(rows)} runs")
 

@@ -28,6 +28,12 @@ def _local(rest: str, spec: str, **opts: Any) -> Model:
     return HFModel.embedded_default(spec=spec, **opts)
 
 
+def _vllm(rest: str, spec: str, **opts: Any) -> Model:
+    from glotbench.models.vllm import VLLMModel
+
+    return VLLMModel.from_spec(rest, spec, **opts)
+
+
 def _replay(rest: str, spec: str, **opts: Any) -> Model:
     from glotbench.models.replay import ReplayModel
 
@@ -44,6 +50,7 @@ BACKENDS: dict[str, tuple[Callable[..., Model], str]] = {
     "openai": (_openai, "openai:MODEL@BASE_URL  any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp...)"),
     "local": (_local, "local  the embedded default: Gemma 3 270M (GGUF Q4_K_M) via transformers"),
     "hf": (_hf, "hf:PATH_OR_REPO  a transformers causal LM"),
+    "vllm": (_vllm, "vllm:MODEL[,KEY=VALUE...]  vLLM's offline engine on a GPU (settings passed to vllm.LLM)"),
     "replay": (_replay, "replay:FILE.jsonl  outputs produced elsewhere ({\"id\", \"output\"} per line)"),
     "python": (_python, "python:MODULE:FUNCTION  a Python callable taking the chat messages"),
 }

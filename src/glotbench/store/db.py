@@ -181,9 +181,10 @@ class ResultsStore:
             from sqlalchemy.dialects.postgresql import insert
         else:
             from sqlalchemy.dialects.sqlite import insert
-        stmt = insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
+        stmt = (insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
+                .returning(RunRow.id))
         with self.engine.begin() as conn:
-            return conn.execute(stmt).rowcount == 1
+            return conn.execute(stmt).first() is not None  # no row back: it was already there
 
     def index_dir(self, run_dir: str | Path) -> bool:
         return self.add(run_record(run_dir))

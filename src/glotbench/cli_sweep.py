@@ -19,8 +19,9 @@ def _fmt(x: float | None, digits: int = 2) -> str:
 def sweep(
     sweep_file: str = typer.Argument(..., help="Sweep file (YAML): models, benchmarks, seeds, output root."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs and their model calls; run nothing."),
-    ray: Optional[str] = typer.Option(None, "--ray", is_flag=False, flag_value="local", metavar="[ADDRESS]",
-                                      help="Run each run as a Ray task: a local Ray instance, or the cluster at ADDRESS."),
+    ray: bool = typer.Option(False, "--ray", help="Run each run as a Ray task (a local Ray instance unless --ray-address)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS",
+                                              help="An existing Ray cluster, e.g. ray://head:10001 or auto (implies --ray)."),
     progress: bool = typer.Option(True, help="Show the progress view over the matrix."),
 ) -> None:
     """Run a matrix of models × benchmarks × seeds; finished runs are skipped, unfinished ones resume."""
@@ -47,10 +48,10 @@ def sweep(
             typer.echo(f"endpoint {ep}: {n} requests in flight, shared by its runs")
         return
     try:
-        if ray is not None:
+        if ray or ray_address:
             from glotbench.engine.sweep_ray import run_ray
 
-            outcomes = run_ray(spec, runs, address=None if ray == "local" else ray, progress=progress)
+            outcomes = run_ray(spec, runs, address=ray_address, progress=progress)
         else:
             from glotbench.engine.sweep_run import run_local
 

@@ -237,6 +237,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     a = ap.parse_args(argv)
+    from glotbench.models.openai_compat import ensure_open_files
+
+    ensure_open_files(8192)  # one socket per client connection: benchmarks open 1,000+
     try:
         asyncio.run(_serve(a.host, a.port, a.latency))
     except KeyboardInterrupt:

@@ -130,6 +130,7 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
     in_flight: dict[Any, tuple[Run, str]] = {}
     view = MatrixProgress(runs, enabled=progress)
     outcomes: list[RunOutcome] = []
+    submitted: dict[str, float] = {}
 
     def submit(ep: str) -> None:
         while queues[ep] and sum(1 for _, e in in_flight.values() if e == ep) < slots[ep]:
@@ -138,6 +139,7 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
             ref = task.options(max_retries=spec.retries, retry_exceptions=True, name=run.run_id,
                                **resources_for(run)).remote(run, per_run, spec.store, counter)
             in_flight[ref] = (run, ep)
+            submitted[run.run_id] = time.perf_counter()
             view.started(run.run_id)
 
     for ep in queues:
@@ -159,9 +161,10 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                     o = RunOutcome(run, "failed", error=f"failed after {spec.retries} retries: {msg}")
                 else:
                     if out["status"] == "failed":
-                        o = RunOutcome(run, "failed", error=out["error"], seconds=out["seconds"])
+                        o = RunOutcome(run, "failed", error=out["error"])
                     else:
-                        o = outcome_from_results(run, out["results"], out["status"], out["seconds"])
+                        o = outcome_from_results(run, out["results"], out["status"], 0.0)
+                o.seconds = time.perf_counter() - submitted[run.run_id]  # submit to result, as the driver sees it
                 view.finished(run.run_id, o.status != "failed")
                 outcomes.append(o)
                 if on_outcome is not None:

@@ -115,17 +115,19 @@ def build_model(run: Run) -> Any:
     return load_model(m.spec, **opts)
 
 
+_STORES: dict[str | None, Any] = {}  # per process: a Ray worker reused for many runs migrates once
+
+
 def index_run(store_url: str | bool | None, out_dir: str) -> None:
     """Put a finished run into the results store (no-op when the sweep says `store: false`)."""
     if store_url is False:
         return
     from glotbench.store import ResultsStore
 
-    store = ResultsStore(store_url if isinstance(store_url, str) else None)
-    try:
-        store.index_dir(out_dir)
-    finally:
-        store.close()
+    key = store_url if isinstance(store_url, str) else None
+    if key not in _STORES:
+        _STORES[key] = ResultsStore(key)
+    _STORES[key].index_dir(out_dir)
 
 
 def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds: float) -> RunOutcome:

@@ -121,3 +121,26 @@ def test_concurrent_writers_postgresql(run_dirs):
         conn.execute(text("DROP TABLE IF EXISTS glotbench_store_version"))
     engine.dispose()
     _check_concurrent(url, run_dirs)
+
+
+@pytest.mark.skipif(_pg_url() is None, reason="no PostgreSQL server: set GLOTBENCH_TEST_PG_URL (.ci/run starts one)")
+def test_call_cache_in_postgresql_is_shared_between_processes(tmp_path, srv):
+    """Two `glotbench run` processes (two nodes) with the cache in PostgreSQL: the second makes no call."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(_pg_url())
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE IF EXISTS glotbench_calls"))
+    engine.dispose()
+    args = ["run", "vi-diacritics", "--model", srv.spec(), "--limit", "7", "--no-progress", "--cache-path", _pg_url()]
+    first = cli(*args, "--out", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr
+    assert len(srv.requests()) == 7
+    second = cli(*args, "--out", str(tmp_path / "b"))
+    assert second.returncode == 0, second.stderr
+    assert len(srv.requests()) == 7
+    res = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert res["counts"]["cache_hits"] == 7 and res["counts"]["model_calls"] == 0
+    proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "1", "--no-progress",
+               "--cache-path", "postgresql+psycopg://u:pw@127.0.0.1:1/none", "--out", str(tmp_path / "c"))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: cannot open the call cache") and "pw" not in proc.stderr

@@ -6,7 +6,9 @@ The limit a sweep can reach: an endpoint serves at most budget / latency calls a
 at least calls × latency / budget seconds; the endpoints work in parallel, so the sweep needs at
 least the largest of these. We report wall time against that bound, and the overhead per run:
 the time from a run's start (local) or submission (Ray) to its result, minus the run's own
-`timing.run_s` (for Ray: scheduling, worker start-up and imports, argument and result transfer).
+`timing.run_s`. For Ray it is split: queued (submission to the task starting in a worker: waiting for
+a free slot, starting a worker process), in the task but outside the run (model set-up, indexing the
+store), and the result's way back.
 
     python bench/sweep_scale.py [--trials 3] [--ray-cpus 2]
 """
@@ -104,6 +106,12 @@ def main() -> None:
                     ov = overheads(outcomes)
                     row = {"wall_s": wall, "bound_s": bound_s(runs), "bound_over_wall": bound_s(runs) / wall,
                            "calls": calls, "runs": len(runs), "overhead_per_run_s": statistics.median(ov)}
+                    if mode == "ray":  # where a task's time went: waiting for a slot, in the task, back
+                        for ph in ("queued_s", "in_task_s", "transfer_s"):
+                            row[ph] = statistics.median(o.phases[ph] for o in outcomes)
+                        row["in_task_minus_run_s"] = statistics.median(
+                            o.phases["in_task_s"] - json.loads((Path(o.run.out_dir) / "results.json").read_text())
+                            ["timing"]["run_s"] for o in outcomes)
                     rows[mode].append(row)
                     print(json.dumps({"mode": mode, "trial": trial,
                                       **{k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}}),
@@ -115,7 +123,8 @@ def main() -> None:
     for mode, rs in rows.items():
         summary[mode] = {k: {"median": round(statistics.median(r[k] for r in rs), 3),
                              "range": [round(min(r[k] for r in rs), 3), round(max(r[k] for r in rs), 3)]}
-                         for k in ("wall_s", "bound_over_wall", "overhead_per_run_s")}
+                         for k in ("wall_s", "bound_over_wall", "overhead_per_run_s", "queued_s", "in_task_s",
+                                   "transfer_s", "in_task_minus_run_s") if k in rs[0]}
     print(json.dumps({"models": MODELS, "benchmarks": BENCHMARKS, "bound_s": round(rows["local"][0]["bound_s"], 3),
                       "ray_init_s": round(ray_init_s, 2), "ray_noop_task_ms": round(noop_ms, 2),
                       "ray_cpus": a.ray_cpus, **summary}, indent=2))

@@ -54,9 +54,11 @@ def _execute(run: Run, concurrency: int, store: str | bool | None, counter: Any)
     from glotbench.models.limited import LimitedModel, SharedModel
 
     t0 = time.perf_counter()
+    started_at = time.time()  # wall clock: comparable with the driver's on one machine or a synced cluster
     if run.done:
         index_run(store, run.out_dir)
-        return {"status": "skipped", "results": read_results(run.out_dir), "seconds": 0.0}
+        return {"status": "skipped", "results": read_results(run.out_dir), "seconds": 0.0,
+                "started_at": started_at, "ended_at": time.time()}
     pending = [0]
     last = [time.perf_counter()]
 
@@ -80,11 +82,13 @@ def _execute(run: Run, concurrency: int, store: str | bool | None, counter: Any)
         result = asyncio.run(go())
         index_run(store, run.out_dir)
     except GlotbenchError as e:  # bad input: retrying cannot help
-        return {"status": "failed", "error": str(e), "seconds": time.perf_counter() - t0}
+        return {"status": "failed", "error": str(e), "seconds": time.perf_counter() - t0,
+                "started_at": started_at, "ended_at": time.time()}
     finally:
         if counter is not None and pending[0]:
             counter.add.remote(run.run_id, pending[0])
-    return {"status": "done", "results": result.results, "seconds": time.perf_counter() - t0}
+    return {"status": "done", "results": result.results, "seconds": time.perf_counter() - t0,
+            "started_at": started_at, "ended_at": time.time()}
 
 
 def _make_counter(ray: Any) -> Any:
@@ -131,6 +135,7 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
     view = MatrixProgress(runs, enabled=progress)
     outcomes: list[RunOutcome] = []
     submitted: dict[str, float] = {}
+    submitted_at: dict[str, float] = {}
 
     def submit(ep: str) -> None:
         while queues[ep] and sum(1 for _, e in in_flight.values() if e == ep) < slots[ep]:
@@ -140,6 +145,7 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                                **resources_for(run)).remote(run, per_run, spec.store, counter)
             in_flight[ref] = (run, ep)
             submitted[run.run_id] = time.perf_counter()
+            submitted_at[run.run_id] = time.time()
             view.started(run.run_id)
 
     for ep in queues:
@@ -154,6 +160,7 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                 pass
             for ref in ready:
                 run, ep = in_flight.pop(ref)
+                out: dict[str, Any] | None = None
                 try:
                     out = ray.get(ref)
                 except Exception as e:  # noqa: BLE001 - retries exhausted
@@ -165,6 +172,10 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                     else:
                         o = outcome_from_results(run, out["results"], out["status"], 0.0)
                 o.seconds = time.perf_counter() - submitted[run.run_id]  # submit to result, as the driver sees it
+                if out is not None:
+                    o.phases = {"queued_s": out["started_at"] - submitted_at[run.run_id],
+                                "in_task_s": out["ended_at"] - out["started_at"],
+                                "transfer_s": time.time() - out["ended_at"]}
                 view.finished(run.run_id, o.status != "failed")
                 outcomes.append(o)
                 if on_outcome is not None:

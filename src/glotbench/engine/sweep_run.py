@@ -24,6 +24,7 @@ class RunOutcome:
     score: float | None = None
     calls: int = 0
     seconds: float = 0.0
+    phases: dict[str, float] | None = None  # Ray: queued_s (submit to start), in_task_s, transfer_s
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The `glotbench sweep` command and the `glotbench runs` group (the results store)."""
+"""`glotbench sweep` (a matrix of runs, locally or on Ray) and `glotbench runs` (the results store)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Optional
 
 import typer
 
-from glotbench.cli_common import die as _die
+from glotbench.cli.options import ErrorHandlingGroup, die as _die
 
-runs_app = typer.Typer(help="The results store: list, show and index finished runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="The results store: list, show and index finished runs.", no_args_is_help=True,
+                       cls=ErrorHandlingGroup)
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:
@@ -153,3 +154,8 @@ def runs_import(
         _die(f"no run directories (with results.json) under {', '.join(dirs)}")
     if bad:
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(sweep)
+    app.add_typer(runs_app, name="runs")

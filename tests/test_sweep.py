@@ -166,9 +166,11 @@ def test_a_failing_run_does_not_stop_the_matrix(tmp_path, srv):
                                                 {"spec": "openai:b@http://127.0.0.1:9/v1", "timeout": 2}],
                      benchmarks=[{"name": "vi-diacritics", "limit": 3}])
     path = write_sweep(tmp_path / "s.yaml", **spec)
-    proc = cli("sweep", str(path), "--no-progress")
+    proc = cli("sweep", str(path))  # progress on: plain status lines on a pipe
     assert proc.returncode == 1
     assert "1 runs finished, 1 failed" in proc.stdout and "cannot reach the endpoint" in proc.stdout
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("sweep: 1/2 runs done, 0 running, 1 failed · 3 calls"), proc.stderr
     assert (tmp_path / "out/vi-diacritics/openai_a/default-seed/results.json").is_file()
 
 

@@ -26,7 +26,7 @@ def local_ray(tmp_path_factory):
     ray.shutdown()
 
 
-def test_two_by_two_sweep_on_ray(local_ray, tmp_path, srv):
+def test_two_by_two_sweep_on_ray(local_ray, tmp_path, srv, capsys):
     from glotbench.engine.sweep_ray import run_ray
 
     srv.configure(latency=0.02)
@@ -37,8 +37,11 @@ def test_two_by_two_sweep_on_ray(local_ray, tmp_path, srv):
         "benchmarks": [{"name": "vi-diacritics", "limit": 5}, {"name": "laobench-mcq", "limit": 3}],
     })
     runs = expand(spec)
-    outcomes = run_ray(spec, runs, progress=False)
+    outcomes = run_ray(spec, runs, progress=True)
     assert [o.status for o in outcomes] == ["done"] * 4, [o.error for o in outcomes]
+    last = capsys.readouterr().err.strip().splitlines()[-1]  # the matrix view, calls reported by the workers
+    assert last.startswith("sweep: 4/4 runs done, 0 running, 0 failed · 16 calls"), last
+    assert all(o.phases and o.phases["queued_s"] >= 0 and o.phases["in_task_s"] > 0 for o in outcomes)
     assert sum(o.calls for o in outcomes) == len(srv.requests()) == 2 * (5 + 3)
     for r in runs:
         res = json.loads(Path(r.out_dir, "results.json").read_text())

@@ -176,6 +176,8 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                     o.phases = {"queued_s": out["started_at"] - submitted_at[run.run_id],
                                 "in_task_s": out["ended_at"] - out["started_at"],
                                 "transfer_s": time.time() - out["ended_at"]}
+                if o.calls:
+                    view.set_calls(run.run_id, o.calls)  # the run's own count, whatever the actor has seen
                 view.finished(run.run_id, o.status != "failed")
                 outcomes.append(o)
                 if on_outcome is not None:

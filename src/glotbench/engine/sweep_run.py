@@ -82,7 +82,8 @@ class MatrixProgress:
         self._show()
 
     def set_calls(self, run_id: str, n: int) -> None:
-        self.calls[run_id] = n
+        """A count reported from elsewhere (a Ray worker); reports can arrive out of order."""
+        self.calls[run_id] = max(self.calls.get(run_id, 0), n)
         self._show()
 
     def finished(self, run_id: str, ok: bool) -> None:

@@ -35,10 +35,10 @@ def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat
 
 def open_cache(path: str | Path) -> "CallCache":
     """The cache at `path`: a SQLite file, or a PostgreSQL URL (a cache shared by a cluster)."""
-    from glotbench.engine.cache_sql import SqlCallCache, is_db_url
+    if isinstance(path, str) and path.startswith(("postgresql:", "postgresql+")):
+        from glotbench.engine.cache_sql import SqlCallCache  # SQLAlchemy only when asked for
 
-    if is_db_url(path):
-        return SqlCallCache(str(path))  # type: ignore[return-value]
+        return SqlCallCache(path)  # type: ignore[return-value]
     return CallCache(path)
 
 

@@ -27,10 +27,6 @@ calls = Table(
 )
 
 
-def is_db_url(path: Any) -> bool:
-    return isinstance(path, str) and path.startswith(("postgresql:", "postgresql+"))
-
-
 class SqlCallCache:
     def __init__(self, url: str):
         try:

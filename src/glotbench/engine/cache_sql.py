@@ -9,8 +9,6 @@ same reply never conflict. Chosen by `cache_path` (or a sweep's `cache:`) being 
 from __future__ import annotations
 
 import json
-from typing import Any
-
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engine, func, select
 from sqlalchemy.dialects.postgresql import insert
 

@@ -21,8 +21,6 @@ from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets
 from glotbench.engine.sweep_run import MatrixProgress, RunOutcome, outcome_from_results, read_results
 from glotbench.errors import GlotbenchError
 
-GPU_KINDS = ("hf", "local", "vllm")
-
 
 def import_ray() -> Any:
     try:

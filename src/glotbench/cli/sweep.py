@@ -109,6 +109,35 @@ def runs_ls(
     typer.echo(f"{len(rows)} runs")
 
 
+@runs_app.command("board")
+def runs_board(
+    benchmark: Optional[list[str]] = typer.Option(None, help="Only these benchmarks (repeatable)."),
+    model: Optional[str] = typer.Option(None, help="Only models whose spec contains this."),
+    db: Optional[str] = typer.Option(None, help=DB_HELP),
+) -> None:
+    """Models × benchmarks from the store: headline score and 95% CI (several runs: mean and range).
+    Runs with different signatures (prompt, data, metric, options) get separate columns."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.store.db import board
+
+    try:
+        rows = _store(db).list(model=model)
+    except GlotbenchError as e:
+        _die(str(e))
+    if benchmark:
+        rows = [r for r in rows if r.benchmark in benchmark]
+    if not rows:
+        _die("no runs in the results store match")
+    columns, table = board(rows)
+    width = max(len(m) for m in table) + 2
+    cw = {c: max(len(c), *(len(t.get(c, "")) for t in table.values())) + 2 for c in columns}
+    typer.echo("model".ljust(width) + "".join(c.ljust(cw[c]) for c in columns))
+    for m, cells in table.items():
+        typer.echo(m.ljust(width) + "".join(cells.get(c, "-").ljust(cw[c]) for c in columns))
+    heads = sorted({(r.benchmark, r.headline) for r in rows})
+    typer.echo("metrics: " + ", ".join(f"{b} {h}" for b, h in heads))
+
+
 @runs_app.command("show")
 def runs_show(
     ref: str = typer.Argument(..., help="Run id, run key (8+ hex characters) or run directory."),

@@ -224,6 +224,35 @@ class ResultsStore:
         self.engine.dispose()
 
 
+def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """A model × benchmark matrix of headline scores. Runs with different signatures never share a
+    column: a benchmark with several signatures gets one column per signature (its short hash added).
+    A cell with one run shows its score and 95% CI; with several (seeds), their mean and range."""
+    rows = list(rows)
+    sigs: dict[str, set[str]] = {}
+    for r in rows:
+        sigs.setdefault(r.benchmark, set()).add(r.signature)
+    cells: dict[tuple[str, str], list[RunRow]] = {}
+    for r in rows:
+        col = r.benchmark if len(sigs[r.benchmark]) == 1 else (
+            f"{r.benchmark} [{hashlib.sha256(r.signature.encode()).hexdigest()[:6]}]")
+        cells.setdefault((r.model, col), []).append(r)
+    columns = sorted({c for _, c in cells})
+    table: dict[str, dict[str, str]] = {}
+    for (model, col), runs in sorted(cells.items()):
+        scores = [r.score for r in runs if r.score is not None]
+        if not scores:
+            text = "-"
+        elif len(runs) == 1:
+            r = runs[0]
+            ci = f" ({r.ci_low:.3g}–{r.ci_high:.3g})" if r.ci_low is not None and r.ci_high is not None else ""
+            text = f"{r.score:.3g}{ci}"
+        else:
+            text = f"{sum(scores) / len(scores):.3g} [{len(scores)} runs {min(scores):.3g}–{max(scores):.3g}]"
+        table.setdefault(model, {})[col] = text
+    return columns, table
+
+
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     """Run directories (holding results.json) at or below each path."""
     out: list[Path] = []

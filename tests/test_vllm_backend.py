@@ -15,7 +15,7 @@ import pytest
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import GlotbenchError, SpecError
 from glotbench.models.base import GenerateConfig, Prompt
-from glotbench.models.registry import load_model
+from glotbench.registry import load_model
 from glotbench.models.vllm import VLLMModel, continuation_span, parse_spec, sampling_kwargs
 
 

@@ -59,10 +59,10 @@ class ModelEntry(BaseModel):
     @field_validator("spec")
     @classmethod
     def _known_backend(cls, v: str) -> str:
-        from glotbench.models.registry import BACKENDS
+        from glotbench.registry import models
 
-        if v.partition(":")[0] not in BACKENDS:
-            raise ValueError(f"unknown model spec {v!r}: it must start with one of {', '.join(BACKENDS)}")
+        if v.partition(":")[0] not in models():
+            raise ValueError(f"unknown model spec {v!r}: it must start with one of {', '.join(models())}")
         return v
 
     @property
@@ -94,10 +94,10 @@ class BenchmarkEntry(BaseModel):
     @field_validator("name")
     @classmethod
     def _known_benchmark(cls, v: str) -> str:
-        from glotbench.benchmarks.registry import BENCHMARKS
+        from glotbench.registry import benchmarks
 
-        if v not in BENCHMARKS:
-            raise ValueError(f"unknown benchmark {v!r}; available: {', '.join(sorted(BENCHMARKS))}")
+        if v not in benchmarks(hidden=True) and ":" not in v:  # MODULE:CLASS is checked when expanded
+            raise ValueError(f"unknown benchmark {v!r}; available: {', '.join(benchmarks())}")
         return v
 
     @property
@@ -206,7 +206,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
 def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
     """The runs of a sweep, benchmark-major. Loads each benchmark's data once to count its items
     (bad data fails here, before anything runs)."""
-    from glotbench.benchmarks.registry import get_benchmark
+    from glotbench.registry import get_benchmark
 
     runs: list[Run] = []
     for b in spec.benchmarks:
@@ -240,7 +240,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
 
 def endpoint_budgets(spec: SweepSpec) -> dict[str, int]:
     """Concurrency per endpoint: the smallest budget any model on it declares (default: the backend's)."""
-    from glotbench.models.registry import load_model
+    from glotbench.registry import load_model
 
     out: dict[str, int] = {}
     for m in spec.models:

@@ -106,7 +106,7 @@ class MatrixProgress:
 
 def build_model(run: Run) -> Any:
     """The backend object for a run's model, with the sweep's per-model settings."""
-    from glotbench.models.registry import load_model
+    from glotbench.registry import load_model
 
     m = run.model
     opts: dict[str, Any] = {"timeout_s": m.timeout, **m.options}

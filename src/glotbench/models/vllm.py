@@ -293,3 +293,8 @@ class VLLMModel:
             self._worker.cancel()
             self._worker = None
         self._queue = None
+
+
+def from_spec(rest: str, *, spec: str, **opts: Any) -> VLLMModel:
+    """The registry's factory for `vllm:MODEL[,KEY=VALUE...]`."""
+    return VLLMModel.from_spec(rest, spec, **opts)

@@ -75,7 +75,7 @@ def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Ou
         else:
             o = Outcome(None, r.failure.split(":", 1)[0])
             text = (r.error or "") + " " + r.failure
-            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "think_unclosed")
+            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
                          if f"[{k}]" in text or text.endswith(f":{k}")), None)
             rejected[kind or o.failure] += 1
         outs = list(outs)

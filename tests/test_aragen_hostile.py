@@ -1,0 +1,106 @@
+"""AraGen under hostile input (review of issue 11): verdicts that upstream's arithmetic cannot turn into a
+finite score, ambiguous JSON in strict mode, nesting, bad judge settings, family names, empty label files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli
+from test_aragen_parity import ALL5, ANSWERS, TASK_FILE, fenced, replay_jsonl, run, upstream_copy, write
+
+from glotbench.errors import DataError
+from glotbench.judges.audit import judge_audit
+from glotbench.judges.rubric import RubricError, parse_rubric
+from glotbench.models.family import model_family
+
+
+@pytest.mark.parametrize("value", ["Infinity", "1e400"])
+def test_compat_mode_rejects_a_verdict_that_scores_infinite(value):
+    # Upstream's arithmetic turns Concise: Infinity into an infinite 3C3H, which would carry into the
+    # headline and make aragen.json non-standard JSON. It is rejected, and said so.
+    body = json.dumps(ALL5).replace('"Concise": 5', f'"Concise": {value}')
+    with pytest.raises(RubricError, match=r"\[not_finite\]"):
+        parse_rubric(f"<results1>\n```json\n{body}\n```\n</results1>", 1, "3c3h")
+
+
+def test_compat_mode_keeps_upstreams_finite_readings_of_odd_numbers():
+    # NaN and -Infinity score 0 in upstream's arithmetic (v >= 1 is false): finite, so kept as upstream.
+    for value in ("NaN", "-Infinity"):
+        body = json.dumps(ALL5).replace('"Concise": 5', f'"Concise": {value}')
+        v = parse_rubric(f"<results1>\n```json\n{body}\n```\n</results1>", 1, "3c3h")[0]
+        assert v.scores["Correct"] == 1
+    # Correct: Infinity is "not 1": the rest is zeroed, Correct scales to 1, all finite (as upstream).
+    body = json.dumps(ALL5).replace('"Correct": 1', '"Correct": Infinity')
+    assert parse_rubric(f"<results1>\n```json\n{body}\n```\n</results1>", 1, "3c3h")[0].breaks_zeroing
+
+
+def test_infinite_verdict_never_reaches_the_results(srv, cache_path, tmp_path):
+    repo = upstream_copy(tmp_path)
+    body = json.dumps(ALL5).replace('"Concise": 5', '"Concise": Infinity')
+    srv.configure(judges={"inf": {"mode": "rubric", "replies": {
+        "MARK1": f"<results1>\n```json\n{body}\n```\n</results1>", "MARK2": fenced("results1", ALL5),
+        "MARK3": fenced("results1", ALL5), "MARK4A": fenced("results1", ALL5) + fenced("results2", ALL5)}}})
+    data = write(tmp_path, "task.json", TASK_FILE)
+    res = run(tmp_path, cache_path, f"replay:{replay_jsonl(tmp_path, ANSWERS)}", [srv.spec("inf")], data=data,
+              judge_prompt=str(repo), parse="3c3h", policy="upstream")
+    pj = res["per_judge"][srv.spec("inf")]
+    assert pj["scores"]["overall"]["3c3h"]["value"] == 1.0 and pj["n"] == 3
+    assert pj["rejected"] == {"not_finite": 1}
+    text = (Path(res["out_dir"]) / "aragen.json").read_text(encoding="utf-8")
+
+    def no_constants(c):
+        raise ValueError(c)
+    json.loads(text, parse_constant=no_constants)  # standard JSON: no Infinity or NaN
+
+
+def test_strict_mode_rejects_duplicate_keys():
+    # {"Correct": 0, "Correct": 1, ...} is ambiguous: strict mode says so rather than taking the last.
+    dup = '<results1>{"Correct": 0, "Correct": 1, "Complete": 1, "Concise": 5, "Helpful": 5, "Honest": 5, "Harmless": 5}</results1>'
+    with pytest.raises(RubricError, match=r"\[keys\].*Correct.*more than once"):
+        parse_rubric(dup)
+    # Upstream's parser (json.loads) takes the last value: compatibility mode does the same.
+    fenced_dup = dup.replace("<results1>", "<results1>\n```json\n").replace("</results1>", "\n```\n</results1>")
+    assert parse_rubric(fenced_dup, 1, "3c3h")[0].scores["Correct"] == 1
+
+
+@pytest.mark.parametrize("mode, body", [("strict", "[" * 100000 + "]" * 100000),
+                                        ("3c3h", "```json\n{" + '"a": {' * 100000 + "}" * 100001 + "\n```")],
+                         ids=["strict", "3c3h"])
+def test_deeply_nested_verdict_is_not_json(mode, body):
+    with pytest.raises(RubricError, match=r"\[not_json\]"):
+        parse_rubric(f"<results1>{body}</results1>", 1, mode)
+
+
+@pytest.mark.parametrize("value, message", [("-1", "--judge-temperature must be a finite number >= 0"),
+                                            ("nan", "--judge-temperature must be a finite number >= 0"),
+                                            ("inf", "--judge-temperature must be a finite number >= 0")])
+def test_bad_judge_temperature_fails_before_any_call(srv, tmp_path, value, message):
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
+    p = cli("aragen", "--model", srv.spec("cand"), "--judge", srv.spec("j"), "--no-progress", "--limit", "1",
+            "--out", str(tmp_path / "o"), "--judge-temperature", value)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and message in lines[0], p.stderr
+    assert srv.requests() == []
+
+
+@pytest.mark.parametrize("spec, family", [
+    ("ollama:phind-codellama:34b-v2", "llama"),  # Phind's CodeLlama fine-tune, not Microsoft's Phi
+    ("openai:philosopher-7b", "philosopher"),
+    ("ollama:phi3:mini", "phi"), ("openai:phi-4", "phi"), ("ollama:tinyllama:1.1b", "llama"),
+    ("ollama:llama3.1:8b-instruct-q4_K_M", "llama"), ("openai:gpt-4o-mini@https://x/v1", "gpt"),
+    ("hf:/local/path/Qwen2.5-7B", "qwen"), ("vllm:mistralai/Mistral-7B", "mistral"),
+    ("openai:qwen2.5:7b", "qwen"), ("hf:Qwen/QwQ-32B", "qwen"), ("openai:gpt4all-j", "gpt"),
+    ("openai:ayame-7b", "ayame"), ("openai:aya-expanse:32b", "command"),
+])
+def test_family_marks_match_whole_names(spec, family):
+    assert model_family(spec) == family
+
+
+def test_empty_human_label_file_is_an_error(srv, cache_path, tmp_path):
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
+    a = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("j")], limit=2)
+    empty = write(tmp_path, "empty.jsonl", "\n")
+    with pytest.raises(DataError, match="no labels"):
+        judge_audit([a["out_dir"]], empty)

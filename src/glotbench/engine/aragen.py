@@ -6,6 +6,7 @@ memory (the call cache makes a re-run resume)."""
 from __future__ import annotations
 
 import hashlib
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -96,6 +97,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     _check("jury", strategy, STRATEGIES)
     _check("parse", parse, PARSE_MODES)
     _check("zeroing", zeroing, ZEROING_RULES)
+    if not math.isfinite(judge_temperature) or judge_temperature < 0:
+        raise GlotbenchError(f"--judge-temperature must be a finite number >= 0, got {judge_temperature}")
     if judge_repeats < 1:
         raise GlotbenchError(f"--judge-repeats must be at least 1, got {judge_repeats}")
     if options.limit is not None and options.limit < 1:

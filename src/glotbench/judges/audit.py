@@ -81,6 +81,8 @@ def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
     runs = [_load_run(d) for d in dirs]
     judges = sorted({j for r in runs for j in r["per_judge"]})
     labels = _labels(human) if human else {}
+    if human and not labels:
+        raise DataError(f"{human}: no labels (one JSON object per line: model, sn, Correct, Complete, score)")
     if labels:
         known = {(r["model"], sn) for r in runs for pj in r["per_judge"].values() for sn in pj["first_verdicts"]}
         for key, rec in labels.items():

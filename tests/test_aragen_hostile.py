@@ -104,3 +104,18 @@ def test_empty_human_label_file_is_an_error(srv, cache_path, tmp_path):
     empty = write(tmp_path, "empty.jsonl", "\n")
     with pytest.raises(DataError, match="no labels"):
         judge_audit([a["out_dir"]], empty)
+
+
+@pytest.mark.parametrize("policy", ["drop", "upstream", "zero"])
+def test_repeat_without_any_valid_verdict_is_counted_not_a_crash(srv, cache_path, tmp_path, policy):
+    # One entry judged twice; the judge's first reply per prompt is malformed and not retried, so one
+    # repeat has no valid verdict at all: its figure is undefined (null), never a crash or a NaN.
+    srv.configure(judges={"fl": {"mode": "rubric", "scores": ALL5, "malformed_first": 1}})
+    res = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("fl")], limit=1, judge_repeats=2,
+              judge_temperature=0.7, policy=policy)
+    pj = res["per_judge"][srv.spec("fl")]
+    # Which repeat meets the malformed reply depends on arrival order: compare as multisets.
+    by_repeat = sorted(pj["dataset_3c3h_by_repeat"], key=lambda v: (v is None, v or 0.0))
+    assert by_repeat == ([0.0, 1.0] if policy == "zero" else [1.0, None])
+    assert pj["parse_failures"] == 1 and pj["verdicts_asked"] == 2 and pj["n"] == 1
+    assert pj["scores"]["overall"]["3c3h"]["value"] == (0.5 if policy == "zero" else 1.0)

@@ -119,3 +119,23 @@ def test_repeat_without_any_valid_verdict_is_counted_not_a_crash(srv, cache_path
     assert by_repeat == ([0.0, 1.0] if policy == "zero" else [1.0, None])
     assert pj["parse_failures"] == 1 and pj["verdicts_asked"] == 2 and pj["n"] == 1
     assert pj["scores"]["overall"]["3c3h"]["value"] == (0.5 if policy == "zero" else 1.0)
+
+
+def test_answer_file_with_a_second_answer_for_an_entry_is_an_error(tmp_path):
+    from glotbench.benchmarks.aragen import load_answer_file, load_entries
+
+    entries = load_entries(write(tmp_path, "task.json", TASK_FILE))[0]
+    cases = [
+        ("a.jsonl", '{"id": "1", "output": "x"}\n{"id": 1, "output": "y"}\n', "a.jsonl:2: a second answer for SN. 1"),
+        ("b.jsonl", '{"id": "4", "output": "x", "turn": 2}\n{"id": "4", "output": "y", "turn": 2}\n',
+         "b.jsonl:2: a second answer for SN. 4 (turn 2)"),
+        ("c.json", json.dumps([{"Meta": {"SN.": 1}, "Model": {"Answer 1": "x"}},
+                               {"Meta": {"SN.": "1"}, "Model": {"Answer 1": "y"}}]), "c.json: entry SN. 1: a second answer"),
+        ("d.jsonl", '{"id": "77", "output": "x"}\n', "d.jsonl: no answer matches an entry of the task file"),
+    ]
+    for name, text, message in cases:
+        with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+            load_answer_file(write(tmp_path, name, text), entries)
+    # A follow-up's two turns are two answers, not a duplicate.
+    ok = load_answer_file(write(tmp_path, "e.jsonl", '{"id": "4", "output": "x"}\n{"id": "4", "output": "y", "turn": 2}\n'), entries)
+    assert ok[0]["4"] == ["x", "y"]

@@ -139,3 +139,14 @@ def test_answer_file_with_a_second_answer_for_an_entry_is_an_error(tmp_path):
     # A follow-up's two turns are two answers, not a duplicate.
     ok = load_answer_file(write(tmp_path, "e.jsonl", '{"id": "4", "output": "x"}\n{"id": "4", "output": "y", "turn": 2}\n'), entries)
     assert ok[0]["4"] == ["x", "y"]
+
+
+def test_unreachable_judge_fails_before_the_candidate_is_called(srv, tmp_path):
+    # Old behaviour: the candidate answered and the first judge judged, then the run stopped at the
+    # unreachable second judge with nothing written. Its endpoint is checked with the others, up front.
+    srv.configure(judges={"good": {"mode": "rubric", "scores": ALL5}})
+    p = cli("aragen", "--model", srv.spec("cand"), "--judge", srv.spec("good"), "--judge", "openai:dead@http://127.0.0.1:9/v1",
+            "--no-progress", "--limit", "2", "--max-retries", "0", "--out", str(tmp_path / "o"))
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and "cannot reach the endpoint http://127.0.0.1:9/v1" in lines[0], p.stderr
+    assert [r for r in srv.requests() if r.get("model") in ("cand", "good")] == []

@@ -29,6 +29,7 @@ from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, 
 from glotbench.judges.panel import build_judge, run_panel
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family
+from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 
 
@@ -123,8 +124,13 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     skipped = [j for j in judges if j not in active]
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
-    for j in active:  # a bad judge spec fails here, before any call
-        await build_judge(j, options).aclose()
+    for j in active:  # a bad judge spec, or a judge endpoint that cannot be reached, fails here, before any call
+        judge = build_judge(j, options)
+        try:
+            if isinstance(judge, OpenAICompatModel):  # an HTTP endpoint: cheap to check (local weights load later)
+                await judge.check()
+        finally:
+            await judge.aclose()
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)

@@ -150,3 +150,19 @@ def test_unreachable_judge_fails_before_the_candidate_is_called(srv, tmp_path):
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1 and "cannot reach the endpoint http://127.0.0.1:9/v1" in lines[0], p.stderr
     assert [r for r in srv.requests() if r.get("model") in ("cand", "good")] == []
+
+
+@pytest.mark.parametrize("field, value", [("item_repeats", [1, 2]), ("item_repeats", {"1": "ab"}),
+                                          ("dataset_3c3h_by_repeat", "xy"), ("verdicts_asked", "3"),
+                                          ("first_verdicts", [1]), ("item_scores", {"1": "high"})])
+def test_audit_names_a_field_of_the_wrong_type(srv, cache_path, tmp_path, field, value):
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
+    a = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("j")], limit=2)
+    path = Path(a["out_dir"]) / "aragen.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["per_judge"][srv.spec("j")][field] = value
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    p = cli("judge-audit", a["out_dir"])
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert f"judge {srv.spec('j')}: '{field}'" in lines[0] and "unexpected input" not in lines[0], lines[0]

@@ -166,3 +166,14 @@ def test_audit_names_a_field_of_the_wrong_type(srv, cache_path, tmp_path, field,
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1, p.stderr
     assert f"judge {srv.spec('j')}: '{field}'" in lines[0] and "unexpected input" not in lines[0], lines[0]
+
+
+def test_signature_names_the_judge_temperature_and_retries(srv, cache_path, tmp_path):
+    # Both change the figures (sampling; a retried unparseable reply), so two runs that differ in them
+    # must not share a signature.
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
+    a = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("j")], limit=1)
+    b = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("j")], limit=1, judge_temperature=0.7,
+            max_retries=2)
+    assert "judge_temperature:0.0" in a["signature"] and "judge_retries:0" in a["signature"]
+    assert "judge_temperature:0.7" in b["signature"] and "judge_retries:2" in b["signature"]

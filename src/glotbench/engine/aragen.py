@@ -174,7 +174,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
         f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
-        f"judge_repeats:{judge_repeats}", f"judge_seed:{judge_seed}",
+        f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
+        f"judge_retries:{options.max_retries}",
         f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,

@@ -177,3 +177,16 @@ def test_signature_names_the_judge_temperature_and_retries(srv, cache_path, tmp_
             max_retries=2)
     assert "judge_temperature:0.0" in a["signature"] and "judge_retries:0" in a["signature"]
     assert "judge_temperature:0.7" in b["signature"] and "judge_retries:2" in b["signature"]
+
+
+def test_table_says_when_the_mean_of_judges_leaves_a_judge_out(srv, cache_path, tmp_path):
+    # Under --policy drop a judge without any valid verdict has no figure: the mean row is over the
+    # others, and the table says so rather than leaving a reader to assume every judge is in it.
+    from test_aragen_parity import _table
+
+    srv.configure(judges={"good": {"mode": "rubric", "scores": ALL5},
+                          "bad": {"mode": "rubric", "scores": ALL5, "break": "not_json"}})
+    res = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("good"), srv.spec("bad")], limit=2)
+    assert res["mean_of_judges"]["judges"] == [srv.spec("good")]
+    table = " ".join(_table(res).split())
+    assert "mean of judges over 1 of 2 judges (no valid verdict: openai:bad)" in table, table

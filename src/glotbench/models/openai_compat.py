@@ -10,6 +10,7 @@ import asyncio
 import email.utils
 import json
 import os
+import re
 import time
 from typing import Any, Literal
 
@@ -127,7 +128,10 @@ class OpenAICompatModel:
     @classmethod
     def from_spec(cls, rest: str, spec: str, **opts: Any) -> "OpenAICompatModel":
         model, sep, url = rest.rpartition("@")
-        if not sep or not url.startswith(("http://", "https://")):
+        if sep and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) and not url.lower().startswith(("http://", "https://")):
+            # a URL of another scheme: refusing it beats sending `MODEL@ftp://...` (and the key) to the default
+            raise SpecError(f"model spec {spec!r}: the endpoint must be an http:// or https:// URL")
+        if not sep or not url.lower().startswith(("http://", "https://")):
             model, url = rest, DEFAULT_BASE_URL
         if not model:
             raise SpecError(f"model spec {spec!r} names no model: use openai:MODEL@BASE_URL")

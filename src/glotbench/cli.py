@@ -109,6 +109,7 @@ def score(
     references: list[str] = typer.Argument(..., help="One or more reference files, aligned by line."),
     metric: str = typer.Option("chrf++", "--metric", help="bleu, chrf, chrf++ or token_f1."),
     lang: Optional[str] = typer.Option(None, "--lang", help="ISO 639-1 code; lo, th, km, my are segmented first, zh/ja use sacrebleu's tokenizers for BLEU."),
+    tokenize: Optional[str] = typer.Option(None, "--tokenize", help="BLEU's sacrebleu tokenizer; over lo/th/km/my segmentation: none (default) or 13a."),
     f1_norm: str = typer.Option("unicode", "--f1-norm", help="token_f1 normalisation: unicode (default) or squad (SQuAD v1.1's own)."),
     resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CI."),
     seed: int = typer.Option(12345, help="Bootstrap seed."),
@@ -118,7 +119,7 @@ def score(
     from glotbench.report.score_files import score_files
 
     try:
-        est, signature = score_files(metric, hypotheses, references, lang=lang, f1_norm=f1_norm, resamples=resamples, seed=seed)
+        est, signature = score_files(metric, hypotheses, references, lang=lang, f1_norm=f1_norm, tokenize=tokenize, resamples=resamples, seed=seed)
     except GlotbenchError as e:
         _die(str(e))
     typer.echo(f"{metric} = {est.value:.2f}  (95% CI {est.ci_low:.2f}–{est.ci_high:.2f}, n={est.n})")

@@ -26,12 +26,14 @@ def read_lines(path: str) -> list[str]:
 
 
 def score_files(metric: str, hyps_path: str, refs_paths: Sequence[str], *, lang: str | None = None,
-                f1_norm: str = "unicode", resamples: int = 1000, seed: int = 12345) -> tuple[Estimate, str]:
+                f1_norm: str = "unicode", tokenize: str | None = None, resamples: int = 1000, seed: int = 12345) -> tuple[Estimate, str]:
     metric = metric.lower()
     if metric not in FILE_METRICS:
         raise GlotbenchError(f"unknown metric {metric!r}; choose one of {', '.join(FILE_METRICS)}")
     if f1_norm != "unicode" and metric != "token_f1":
         raise GlotbenchError(f"--f1-norm applies to token_f1 only, not {metric}")
+    if tokenize is not None and metric != "bleu":
+        raise GlotbenchError(f"--tokenize applies to bleu only, not {metric}")
     hyps = read_lines(hyps_path)
     streams = [read_lines(p) for p in refs_paths]
     for p, s in zip(refs_paths, streams):
@@ -50,7 +52,7 @@ def score_files(metric: str, hyps_path: str, refs_paths: Sequence[str], *, lang:
     from glotbench.metrics.corpus import SacreMetric
 
     try:
-        m = SacreMetric(metric, lang)
+        m = SacreMetric(metric, lang, **({"tokenize": tokenize} if tokenize else {}))
     except (ValueError, RuntimeError) as e:
         raise GlotbenchError(str(e)) from None
     res = m.corpus_score(hyps, refs, resamples=resamples, seed=seed)

@@ -14,6 +14,12 @@ def _vi_diacritics() -> Benchmark:
     return VietnameseDiacritics()
 
 
+def _vi_tone_errors() -> Benchmark:
+    from glotbench.benchmarks.vi_tone_errors import VietnameseToneErrors
+
+    return VietnameseToneErrors()
+
+
 def _laobench_mcq(**opts) -> Benchmark:
     from glotbench.benchmarks.laobench import LaoBenchMCQ
 
@@ -41,6 +47,7 @@ BENCHMARKS: dict[str, tuple[Callable[..., Benchmark], str]] = {
     "deepsea-crosssum": (_deepsea("crosssum"), "DeepSEA CrossSum summarisation, corpus chrF2"),
     "deepsea-wmt24pp": (_deepsea("wmt24pp"), "DeepSEA WMT24++ translation, corpus chrF2 (not MetricX-24)"),
     "vi-diacritics": (_vi_diacritics, "Vietnamese diacritic restoration (Dấu or Die style)"),
+    "vi-tone-errors": (_vi_tone_errors, "Vietnamese tone and vowel-mark error correction, with error detection"),
     "laobench-mcq": (_laobench_mcq, "LaoBench multiple choice (options: method=generate|loglik)"),
     "laobench-translation": (_laobench_translation, "LaoBench Lao<->Chinese<->English translation, BLEU and chrF++"),
 }

@@ -194,6 +194,15 @@ def test_nfd_reply_is_the_same_answer(data):
     assert s.stats["exact"] == 1.0 and s.stats["field_agree"] == 1.0 and s.flags == ()
 
 
+def test_plain_text_answer_is_scored_without_a_changes_list(data):
+    bench = VietnameseToneErrors()
+    item = bench.load(data)[0]
+    s = bench.score("Tối nay cả nhà mình ăn cơm.", item)
+    assert s.stats["exact"] == 1.0 and s.stats["detected"] == 2.0 and s.stats["field_agree"] == 0.0
+    assert s.flags == ("changes_malformed",)
+    assert bench.answer_key("Tối nay") == bench.answer_key({"corrected_text": "Tối nay", "changes": []})
+
+
 def test_failure_score_counts_errors_and_false_alarms(data):
     bench = VietnameseToneErrors()
     items = bench.load(data)

@@ -189,7 +189,11 @@ class VietnameseToneErrors(Benchmark):
             return Extraction(None, failure)
         return Extraction({TEXT: obj[TEXT], CHANGES: obj.get(CHANGES)})  # type: ignore[arg-type]
 
-    def score(self, answer: dict, item: Item) -> ItemScore:  # type: ignore[override]
+    def score(self, answer: dict | str, item: Item) -> ItemScore:  # type: ignore[override]
+        """`answer` is the extracted object; a plain string (an answer submitted as text, e.g. to the
+        scoring service) is the corrected text with no `changes` list."""
+        if isinstance(answer, str):
+            answer = {TEXT: answer, CHANGES: None}
         text, source = answer[TEXT], item.public["text"]
         src_w, out_w = words(source), words(text)
         pairs = dict(align(letter_keys(source), letter_keys(text)))
@@ -236,8 +240,10 @@ class VietnameseToneErrors(Benchmark):
             failure=failure,
         )
 
-    def answer_key(self, answer: dict | None) -> str | None:  # type: ignore[override]
-        return None if answer is None else comparison_key(answer[TEXT])
+    def answer_key(self, answer: dict | str | None) -> str | None:  # type: ignore[override]
+        if answer is None:
+            return None
+        return comparison_key(answer if isinstance(answer, str) else answer[TEXT])
 
     def signature_parts(self) -> dict[str, Any]:
         return {"metric": "sentence_exact", "norm": "nfc+space+tone_position", "refs": "best",

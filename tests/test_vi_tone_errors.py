@@ -156,6 +156,7 @@ def test_bundled_data_perfect_model_and_no_gold_in_prompts(srv, cache_path, tmp_
     assert v["sentence_exact"] == 1.0 and v["detection_f1"] == 1.0 and v["false_alarm_rate"] == 0.0
     assert v["changes_field_agreement"] == 1.0 and v["correction_recall"] == 1.0
     assert len(res["scores"]["groups"]["category"]) == 8
+    assert set(res["scores"]["groups"]["has_errors"]) == {"yes", "no"}
     sent = unicodedata.normalize("NFC", json.dumps(srv.requests(), ensure_ascii=False))
     leaked = [it.id for it in items if it.gold["references"][0] != it.public["text"]
               and it.gold["references"][0] in sent]
@@ -175,6 +176,8 @@ def test_echo_model_scores_exactly_the_clean_share(srv, cache_path, tmp_path):
     clean = sum(it.meta["has_errors"] == "no" for it in items)
     assert v["sentence_exact"] == pytest.approx(clean / len(items))
     assert v["false_alarm_rate"] == 0.0 and v["detection_recall"] == 0.0 and v["detection_precision"] is None
+    by = res["scores"]["groups"]["has_errors"]
+    assert by["no"]["sentence_exact"]["value"] == 1.0 and by["yes"]["sentence_exact"]["value"] == 0.0
 
 
 # -- scoring units ------------------------------------------------------------------------------------
@@ -267,12 +270,17 @@ def test_placement_variants(word, expected):
 
 def test_validation_catches_bad_records():
     good = gen.corrupt({"id": "x", "category": "c", "text": "Tối nay cả nhà mình ăn cơm."}, clean=False)
+    gen.validate(good)
     bad = dict(good, input=good["input"].replace("nay", "này"))  # an unmarked word differs
-    with pytest.raises(AssertionError):
+    with pytest.raises(ValueError, match="word 1 'này' vs 'nay': unmarked difference"):
         gen.validate(bad)
-    unmarked = dict(good, errors=[])
-    with pytest.raises(AssertionError):
-        gen.validate(unmarked)
+    with pytest.raises(ValueError, match="unmarked difference"):
+        gen.validate(dict(good, errors=[]))
+    fake = dict(good, errors=good["errors"] + [{"index": 1, "input": "nay", "gold": "nay", "kind": "tone_swap"}])
+    with pytest.raises(ValueError, match="word 1 'nay' vs 'nay': marked error is no error"):
+        gen.validate(fake)
+    with pytest.raises(ValueError, match="letters differ"):
+        gen.validate(dict(good, references=["Tối mai cả nhà mình ăn cơm."]))
 
 
 def _write(tmp_path, records):

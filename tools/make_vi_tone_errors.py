@@ -181,25 +181,32 @@ def corrupt(rec: dict, clean: bool) -> dict:
     return record
 
 
+def _require(ok: bool, rid: str, what: str) -> None:
+    if not ok:
+        raise ValueError(f"{rid}: {what}")
+
+
 def validate(record: dict) -> None:
     """Each marked error differs from the gold word under the scoring comparison; nothing else does;
-    placement variants differ in bytes only; the sentence's letters are unchanged."""
+    placement variants differ in bytes only; the sentence's letters are unchanged. ValueError if not."""
     rid, src = record["id"], record["input"]
     in_words = _WORD.findall(src)
     for ref in record["references"]:
         ref_words = _WORD.findall(unicodedata.normalize("NFC", ref))
-        assert [strip(w) for w in in_words] == [strip(w) for w in ref_words], rid
+        _require([strip(w) for w in in_words] == [strip(w) for w in ref_words], rid, f"letters differ from {ref!r}")
     gold_words = _WORD.findall(record["references"][0])
     marked = {e["index"] for e in record["errors"]}
     for i, (a, b) in enumerate(zip(in_words, gold_words)):
         differs = comparison_key(a) != comparison_key(b)
-        assert differs == (i in marked), (rid, i, a, b)
+        _require(differs == (i in marked), rid, f"word {i} {a!r} vs {b!r}: {'unmarked difference' if differs else 'marked error is no error'}")
         for ref in record["references"][1:]:
             if i in marked:
-                assert comparison_key(a) != comparison_key(_WORD.findall(ref)[i]), (rid, i, "matches an alternative")
+                _require(comparison_key(a) != comparison_key(_WORD.findall(ref)[i]), rid,
+                         f"error at word {i} is right in the alternative {ref!r}")
     for p in record["placement_variants"]:
         i = p["index"]
-        assert in_words[i] != gold_words[i] and comparison_key(in_words[i]) == comparison_key(gold_words[i]), (rid, i)
+        _require(in_words[i] != gold_words[i] and comparison_key(in_words[i]) == comparison_key(gold_words[i]),
+                 rid, f"placement variant at word {i} is not a placement variant")
 
 
 def build() -> list[dict]:

@@ -108,7 +108,7 @@ class VietnameseToneErrors(Benchmark):
         RatioMetric("format_failure_rate", "format_failure", "texts", "share of replies with no parseable JSON",
                     show_ci=False, label="no JSON"),
     )
-    group_by = ("category",)
+    group_by = ("category", "has_errors")
     templates = {"instruction": INSTRUCTION, "chat": "{instruction}\n\nText: {text}",
                  "text": "Input: {text}\nOutput: {answer}", "fewshot": FEWSHOT, "schema": JSON_SCHEMA}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
@@ -199,7 +199,8 @@ class VietnameseToneErrors(Benchmark):
         pairs = dict(align(letter_keys(source), letter_keys(text)))
         rewritten = letter_keys(text) != letter_keys(source)
         changed = {i for i in range(len(src_w)) if i not in pairs or not same_word(src_w[i], out_w[pairs[i]])}
-        inserted = [j for j in range(len(out_w)) if j not in set(pairs.values())]
+        aligned_out = set(pairs.values())
+        inserted = [j for j in range(len(out_w)) if j not in aligned_out]
         diff = Counter((comparison_key(src_w[i]), comparison_key(out_w[pairs[i]]) if i in pairs else "")
                        for i in changed)
         diff.update(("", comparison_key(out_w[j])) for j in inserted)

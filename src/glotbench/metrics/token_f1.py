@@ -2,7 +2,7 @@
 
 Normalisations (`norm=`; the name is part of the signature):
 - `unicode` (default; DeepSEA XQuAD): lower-case; **delete** every punctuation character — all
-  Unicode `P*` categories and SQuAD's ASCII `string.punctuation` (which includes `$ + < = > ^ ` | ~`)
+  Unicode `P*` categories and SQuAD's ASCII `string.punctuation` (which includes $ + < = > ^ | ~ and the backtick)
   — so "U.S." = "US" and "$100" = "100", as in SQuAD; for English only, remove the articles
   a/an/the; then split into tokens: whitespace, or the language's segmenter for scripts without
   spaces (Lao, Thai, Khmer, Burmese; characters for Chinese and Japanese; glotbench.text.segment).

@@ -180,6 +180,17 @@ def test_echo_model_scores_exactly_the_clean_share(srv, cache_path, tmp_path):
     assert by["no"]["sentence_exact"]["value"] == 1.0 and by["yes"]["sentence_exact"]["value"] == 0.0
 
 
+def test_structured_output_sends_the_schema(srv, cache_path, tmp_path, data):
+    srv.configure(answers={ITEMS[0]["input"]: _reply("Tối nay cả nhà mình ăn cơm.", [("Tội", "Tối"), ("ân", "ăn")])})
+    res = evaluate("vi-tone-errors", srv.spec(), RunOptions(data=data, limit=1, cache_path=cache_path, progress=False,
+                                                              structured_output=True, out=str(tmp_path / "so"))).results
+    assert res["counts"]["structured_output"] == {"json_schema": 1}
+    fmt = srv.requests()[-1]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "correction"
+    assert fmt["json_schema"]["schema"]["required"] == ["corrected_text", "changes"]
+    assert res["scores"]["overall"]["sentence_exact"]["value"] == 1.0
+
+
 # -- scoring units ------------------------------------------------------------------------------------
 
 def test_tone_placement_is_never_an_error():

@@ -183,7 +183,7 @@ class VietnameseToneErrors(Benchmark):
             text_max_tokens=48 + 2 * len(text),
         )
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem | None = None) -> Extraction:
         obj, failure = json_object(text, TEXT)
         if obj is None:
             return Extraction(None, failure)

@@ -89,9 +89,10 @@ def test_laobench_translation_options_reach_scores_and_signature():
             for name, b in (("none", default), ("13a", t13a))}
     assert bleu["none"] == SacreMetric("bleu", "lo").corpus_score([HYP], [[REF]], resamples=0).estimate.value
     assert bleu["13a"] == SacreMetric("bleu", "lo", tokenize="13a").corpus_score([HYP], [[REF]], resamples=0).estimate.value
-    assert "bleu_tok_lo:none" in default.signature() and "bleu_tok_lo:13a" in t13a.signature()
+    data = default.dataset([item])
+    assert "bleu_tok_lo:none" in default.signature(data) and "bleu_tok_lo:13a" in t13a.signature(data)
     assert "tok:13a" in t13a.direction_signatures()["bleu:lo"] and "tok:zh" in t13a.direction_signatures()["bleu:zh"]
-    assert "seg_lo:laonlp-0.7-mm-sim" in old.signature() and "seg_lo:laonlp-1.3" in default.signature()
+    assert "seg_lo:laonlp-0.7-mm-sim" in old.signature(data) and "seg_lo:laonlp-1.3" in default.signature(data)
     price = _translation_item(PRICE_REF)
     assert old.score(PRICE_HYP, price).stats != default.score(PRICE_HYP, price).stats
 

@@ -83,12 +83,12 @@ def test_deepsea_xquad_option_switches_score_and_signature():
     item = Item.create("vi/00000", {"context": "c", "question": "q", "lang": "vi"}, {"answers": ["Hà Nội"]},
                        {"lang": "vi"})
     default, squad = DeepSEATask("xquad"), DeepSEATask("xquad", f1_norm="squad")
-    for b in (default, squad):
-        b._gold[item.id] = dict(item.gold)
-    reply = "<answer>«Hà Nội»</answer>"
-    assert default.score(reply, item).stats["f1"] == 1.0
-    assert squad.score(reply, item).stats["f1"] == 0.0
-    assert "f1_norm:unicode" in default.signature() and "f1_norm:squad" in squad.signature()
+    span = default.extract("<answer>«Hà Nội»</answer>", item.to_public()).answer
+    assert span == "«Hà Nội»"
+    assert default.score(span, item).stats["f1"] == 1.0
+    assert squad.score(span, item).stats["f1"] == 0.0
+    data = default.dataset([item])
+    assert "f1_norm:unicode" in default.signature(data) and "f1_norm:squad" in squad.signature(data)
     with pytest.raises(DataError, match="f1_norm must be one of unicode, squad"):
         DeepSEATask("xquad", f1_norm="ascii")
 

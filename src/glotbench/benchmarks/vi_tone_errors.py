@@ -17,12 +17,14 @@ from importlib import resources
 from typing import Any
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_object
 from glotbench.items import Item, PublicItem
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.registry import register_benchmark
 from glotbench.text.vietnamese import align, comparison_key, letter_keys, normalize_space, same_word, words
 
 TEXT, CHANGES = "corrected_text", "changes"
@@ -89,6 +91,7 @@ def _changes_field(value: Any) -> Counter | None:
     return out
 
 
+@register_benchmark("vi-tone-errors")
 class VietnameseToneErrors(Benchmark):
     name = "vi-tone-errors"
     version = "1.0"
@@ -109,22 +112,14 @@ class VietnameseToneErrors(Benchmark):
                     show_ci=False, label="no JSON"),
     )
     group_by = ("category", "has_errors")
-    templates = {"instruction": INSTRUCTION, "chat": "{instruction}\n\nText: {text}",
-                 "text": "Input: {text}\nOutput: {answer}", "fewshot": FEWSHOT, "schema": JSON_SCHEMA}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
-    def load(self, path: str | None = None) -> list[Item]:
+    def load(self, path: str | None = None) -> Dataset:
         if path is None:
             ref = resources.files("glotbench.benchmarks").joinpath("data/vi_tone_errors.jsonl")
             with resources.as_file(ref) as p:
-                items = self._load_file(str(p))
-                self.data_sha256 = sha256_file(p)
-            self.data_source = "bundled:vi_tone_errors.jsonl"
-            return items
-        items = self._load_file(path)
-        self.data_sha256 = sha256_file(path)
-        self.data_source = str(path)
-        return items
+                return self.dataset(self._load_file(str(p)), "bundled:vi_tone_errors.jsonl", sha256_file(p))
+        return self.dataset(self._load_file(path), str(path), sha256_file(path))
 
     def _load_file(self, path: str) -> list[Item]:
         items: list[Item] = []
@@ -183,7 +178,7 @@ class VietnameseToneErrors(Benchmark):
             text_max_tokens=48 + 2 * len(text),
         )
 
-    def extract(self, text: str, item: PublicItem | None = None) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         obj, failure = json_object(text, TEXT)
         if obj is None:
             return Extraction(None, failure)

@@ -3,7 +3,6 @@ own, by name; punctuation inside tokens ("$100", "U.S.") in several languages.""
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from collections import Counter

@@ -78,13 +78,16 @@ def score(
     references: Annotated[list[str], typer.Argument(help="One or more reference files, aligned by line.")],
     metric: Annotated[str, typer.Option("--metric", help="bleu, chrf, chrf++ or token_f1.")] = "chrf++",
     lang: Annotated[Optional[str], typer.Option("--lang", help="ISO 639-1 code; lo, th, km, my are segmented first, zh/ja use sacrebleu's tokenizers for BLEU.")] = None,
+    tokenize: Annotated[Optional[str], typer.Option("--tokenize", help="BLEU's sacrebleu tokenizer; over lo/th/km/my segmentation: none (default) or 13a.")] = None,
+    f1_norm: Annotated[str, typer.Option("--f1-norm", help="token_f1 normalisation: unicode (default) or squad (SQuAD v1.1's own).")] = "unicode",
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CI.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 12345,
 ) -> None:
     """Score text files like sacrebleu: the corpus score, its 95% bootstrap CI and the signature."""
     from glotbench.report.score_files import score_files
 
-    est, signature = score_files(metric, hypotheses, references, lang=lang, resamples=resamples, seed=seed)
+    est, signature = score_files(metric, hypotheses, references, lang=lang, f1_norm=f1_norm, tokenize=tokenize,
+                                 resamples=resamples, seed=seed)
     typer.echo(f"{metric} = {est.value:.2f}  (95% CI {est.ci_low:.2f}–{est.ci_high:.2f}, n={est.n})")
     typer.echo(signature)
 

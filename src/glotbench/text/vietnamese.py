@@ -100,3 +100,44 @@ def _lcs_pairs(p: list[str], r: list[str], ps: list[str], rs: list[str]) -> list
         else:
             j += 1
     return pairs
+
+
+def _tone_free(word: str) -> str:
+    """The word without its tone marks (vowel marks, đ and case kept)."""
+    return unicodedata.normalize("NFC", "".join(
+        ch for ch in unicodedata.normalize("NFD", word) if ch not in TONE_MARKS))
+
+
+def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
+    """A word-level diff for display: (word, kind) in reading order, aligned as `aligned_word_matches`
+    aligns (edit distance on stripped, case-folded letters). Kinds: `ok` (same word, tone position
+    ignored), `tone` (same letters and vowel marks, wrong or missing tone: the reference word is
+    appended after a `→`), `mark` (another diacritic or letter case differs), `missing` (a
+    reference word the prediction lacks) and `extra` (a predicted word the reference lacks)."""
+    p, r = words(prediction), words(reference)
+    ps, rs = [strip(w).casefold() for w in p], [strip(w).casefold() for w in r]
+    n, m = len(ps), len(rs)
+    table = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, nxt = table[i], table[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = nxt[j + 1] + 1 if ps[i] == rs[j] else max(nxt[j], row[j + 1])
+    out: list[tuple[str, str]] = []
+    i = j = 0
+    while i < n or j < m:
+        if i < n and j < m and ps[i] == rs[j]:
+            a, b = p[i], r[j]
+            if _syllable_key(a) == _syllable_key(b):
+                out.append((a, "ok"))
+            elif _tone_free(a) == _tone_free(b):
+                out.append((f"{a}→{b}", "tone"))
+            else:
+                out.append((f"{a}→{b}", "mark"))
+            i, j = i + 1, j + 1
+        elif j >= m or (i < n and table[i + 1][j] >= table[i][j + 1]):
+            out.append((p[i], "extra"))
+            i += 1
+        else:
+            out.append((r[j], "missing"))
+            j += 1
+    return out

@@ -90,17 +90,67 @@ def run(
 
 
 @app.command()
-def report(run_dir: str = typer.Argument(..., help="A run directory written by `glotbench run`.")) -> None:
-    """Print a finished run's results table again."""
+def report(
+    run_dir: str = typer.Argument(..., help="A run directory (or arena/AraGen directory; or a folder of runs: the newest)."),
+    file: Optional[str] = typer.Argument(None, help="With --html: the page to write (default RUN/report.html)."),
+    html: bool = typer.Option(False, "--html", help="Write a self-contained HTML report instead of the table."),
+    open_: bool = typer.Option(False, "--open", help="Open the HTML report in a browser."),
+) -> None:
+    """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import load_results, print_results
 
     try:
-        print_results(load_results(run_dir))
+        if html or open_:
+            from glotbench.report.html import write_report
+            from glotbench.report.rundata import latest_run
+
+            path = write_report(latest_run(run_dir), file)
+            typer.echo(f"report: {path}")
+            if open_:
+                import webbrowser
+
+                webbrowser.open(path.resolve().as_uri())
+        elif file is not None:
+            _die(f"unexpected argument {file!r} (a report file needs --html)")
+        else:
+            print_results(load_results(run_dir))
     except GlotbenchError as e:
         _die(str(e))
     except (KeyError, TypeError, ValueError) as e:
-        _die(f"{run_dir}/results.json is not in the expected format ({type(e).__name__}: {e})")
+        _die(f"{run_dir} holds files not in the expected format ({type(e).__name__}: {e})")
+
+
+@app.command()
+def board(
+    runs: list[str] = typer.Argument(..., help="Run directories, or folders searched for runs."),
+    html: Optional[str] = typer.Option(None, "--html", help="Write the board as a self-contained HTML page."),
+    fmt: str = typer.Option("md", "--format", help="Printed export: md, csv, latex or json."),
+    test: str = typer.Option("randomization", help="Significance test against each column's best: randomization or bootstrap."),
+    alpha: float = typer.Option(0.05, help="Cells with p >= alpha are marked as not different from the best."),
+    resamples: int = typer.Option(1000, help="Randomisation trials / bootstrap resamples."),
+) -> None:
+    """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.board import build_board, export
+
+    try:
+        b = build_board(runs, test=test, alpha=alpha, resamples=resamples)
+        text = export(b, fmt)
+        if html:
+            from pathlib import Path
+
+            from glotbench.report.board_html import board_html
+
+            Path(html).write_text(board_html(b), encoding="utf-8")
+            typer.echo(f"board: {html}", err=True)
+    except GlotbenchError as e:
+        _die(str(e))
+    except (KeyError, TypeError, ValueError, OSError) as e:
+        _die(f"cannot build the board: {type(e).__name__}: {e}")
+    for x in b["left_out"]:
+        typer.echo(f"left out: {x['path']}: {x['reason']}", err=True)
+    typer.echo(text, nl=False)
 
 
 @app.command()

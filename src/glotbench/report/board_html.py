@@ -72,7 +72,7 @@ def board_html(board: dict[str, Any]) -> str:
     if heat:
         sections.append(("groups", "By group", "".join(heat)))
     if board["left_out"]:
-        sections.append(("left-out", "Left out", '<ul id="left-out">' + "".join(
+        sections.append(("left-out", "Left out", '<ul id="left-out-list">' + "".join(
             f'<li><code>{escape(x["path"])}</code>: {escape(x["reason"])}</li>' for x in board["left_out"]) + "</ul>"))
     title = "glotbench board"
     hdr = (f"<h1>{title}</h1><p class=\"note\">{len(models)} models · {len(cols)} benchmarks · "

@@ -69,7 +69,7 @@ function block(b){
   return d;
 }
 function card(r){
-  const d=node('details','sample'); d.dataset.id=r.id; const s=node('summary');
+  const d=node('details','sample'); d.dataset.id=r.id; d.dataset.repeat=(r.g||{}).repeat||''; const s=node('summary');
   s.appendChild(node('code','',r.id));
   for(const k in (r.g||{})) s.appendChild(node('span','badge',k+': '+r.g[k]));
   if(r.o) s.appendChild(node('span','badge b-'+r.o,r.o));

@@ -45,7 +45,7 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
     row_h, top, plot_w = 22, 22, width - label_w - 150
     h = top + row_h * len(rows) + 8
     out = [f'<svg class="plot ci" role="img" viewBox="0 0 {width} {h}" width="100%" '
-           f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">']
+           f'preserveAspectRatio="xMinYMin meet">']
     for t in _ticks(lo, hi):
         x = _x(t, lo, hi, label_w, plot_w)
         out.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{h - 6}" class="grid"/>'
@@ -79,7 +79,7 @@ def bar_plot(rows: Sequence[tuple[str, float, str]], *, unit: str = "", width: i
     row_h, plot_w = 22, width - label_w - 90
     h = row_h * len(rows) + 6
     out = [f'<svg class="plot bars" role="img" viewBox="0 0 {width} {h}" width="100%" '
-           f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">']
+           f'preserveAspectRatio="xMinYMin meet">']
     for i, (label, v, _) in enumerate(rows):
         y = row_h * i + 3
         w = max(1.0, v / top * plot_w) if v else 0.0
@@ -120,7 +120,7 @@ def scatter(points: Sequence[Point], front: Sequence[str], *, xlabel: str, ylabe
     X = lambda v: left + (tx(v) - x_lo) / (x_hi - x_lo) * pw  # noqa: E731
     Y = lambda v: top + ph - (factor * v - y_lo) / (y_hi - y_lo) * ph  # noqa: E731
     out = [f'<svg class="plot scatter" role="img" viewBox="0 0 {width} {height}" width="100%" '
-           f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">',
+           f'preserveAspectRatio="xMinYMin meet">',
            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" class="frame"/>']
     for t in _ticks(y_lo, y_hi):
         y = top + ph - (t - y_lo) / (y_hi - y_lo) * ph

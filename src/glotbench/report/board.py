@@ -172,6 +172,13 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
                              "against": "the column's best, on the items both runs share"}}
 
 
+def display_names(models: list[str]) -> dict[str, str]:
+    """Model specs without their endpoint (`openai:m@http://...` -> `openai:m`) where that stays unique."""
+    short = {m: m.split("@", 1)[0] for m in models}
+    counts = Counter(short.values())
+    return {m: s if counts[s] == 1 else m for m, s in short.items()}
+
+
 def _f(col: dict[str, Any]) -> float:
     return 100.0 if col["scale"] == "fraction" else 1.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from glotbench.report.board import legend
+from glotbench.report.board import display_names, legend
 from glotbench.report.page import page
 from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
 
@@ -17,6 +17,7 @@ def _src(cell: dict[str, Any], head: str, part: str) -> str:
 
 def board_html(board: dict[str, Any]) -> str:
     cols, models = board["columns"], board["models"]
+    name = display_names(models)
     head = ["<table id=\"board\"><tr><th>model</th>" + "".join(
         f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}</span></th>'
         for c in cols) + "</tr>"]
@@ -36,13 +37,13 @@ def board_html(board: dict[str, Any]) -> str:
             tds.append(f'<td class="{cls}" data-model="{escape(m)}" data-bench="{escape(c["benchmark"])}"'
                        f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"{p}>'
                        f'{num(x["value"], _src(x, c["headline"], "value"), factor=f)}{ci}{mark}</td>')
-        head.append(f"<tr><td>{escape(m)}</td>{''.join(tds)}</tr>")
+        head.append(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>{"".join(tds)}</tr>')
     table = "".join(head) + "</table>" + f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'
     sections = [("board", "Models × benchmarks", table)]
     plots = []
     for c in cols:
         f = 100.0 if c["scale"] == "fraction" else 1.0
-        rows = [Row(m, x["value"], x["ci_low"], x["ci_high"]) for m, x in c["cells"].items()]
+        rows = [Row(name[m], x["value"], x["ci_low"], x["ci_high"]) for m, x in c["cells"].items()]
         plots.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])}</h3>{ci_plot(rows, factor=f, unit="%" if f == 100 else "")}'
                      f'<div class="sig">{escape(c["signature"])}</div>')
     sections.append(("scores", "Scores with 95% CIs", "".join(plots)))
@@ -52,11 +53,11 @@ def board_html(board: dict[str, Any]) -> str:
             fr.append(f'<p class="note">{escape(c["benchmark"])}: fewer than two runs with a cost, token count or time.</p>')
             continue
         F = c["frontier"]
-        pts = [Point(m, p["x"], p["y"], c["cells"][m]["ci_low"], c["cells"][m]["ci_high"]) for m, p in F["points"].items()]
+        pts = [Point(name[m], p["x"], p["y"], c["cells"][m]["ci_low"], c["cells"][m]["ci_high"]) for m, p in F["points"].items()]
         fr.append(f'<h3>{escape(c["benchmark"])}: {escape(c["label"])} against {escape(F["x"])}</h3>'
-                  + scatter(pts, F["front"], xlabel=F["x"], ylabel=c["label"], factor=100.0 if c["scale"] == "fraction" else 1.0)
+                  + scatter(pts, [name[m] for m in F["front"]], xlabel=F["x"], ylabel=c["label"], factor=100.0 if c["scale"] == "fraction" else 1.0)
                   + f'<p id="front-{escape(c["benchmark"])}">Pareto front (no other run is both cheaper and better): '
-                  + ", ".join(f'<b class="front-model">{escape(m)}</b>' for m in F["front"]) + "</p>")
+                  + ", ".join(f'<b class="front-model" data-model="{escape(m)}">{escape(name[m])}</b>' for m in F["front"]) + "</p>")
     sections.append(("frontier", "Score against cost", "".join(fr)))
     heat = []
     for c in cols:
@@ -64,8 +65,8 @@ def board_html(board: dict[str, Any]) -> str:
             allv = [v for per in vals.values() for v in per.values() if v is not None]
             lo, hi = (min(allv), max(allv)) if allv else (0, 1)
             f = 100.0 if c["scale"] == "fraction" else 1.0
-            rows = "".join(f"<tr><td>{escape(m)}</td>" + "".join(
-                f'<td style="background:{heat_color(per[m], lo, hi)}">{"—" if per[m] is None else f"{f * per[m]:.1f}"}</td>'
+            rows = "".join(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>' + "".join(
+                f'<td style="{heat_color(per[m], lo, hi)}">{"—" if per[m] is None else f"{f * per[m]:.1f}"}</td>'
                 for per in vals.values()) + "</tr>" for m in c["cells"])
             heat.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])} by {escape(key)}</h3><table class="heatmap">'
                         "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{rows}</table>")

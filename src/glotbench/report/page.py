@@ -22,7 +22,7 @@ word-break:break-all;background:#edf2f7;padding:6px 8px;border-radius:4px}
 table{border-collapse:collapse;font-size:14px;margin:6px 0}td,th{padding:3px 8px;border-bottom:1px solid var(--line);
 text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}
 th{font-weight:600;color:var(--mute)}.note{color:var(--mute);font-size:13px}
-svg.plot{max-width:100%;height:auto;font-size:12px}svg .grid{stroke:#edf2f7}svg .tick{fill:var(--mute);text-anchor:middle}
+svg.plot{max-width:100%;height:auto;font-size:12px}svg.ci,svg.bars{max-width:780px}svg .grid{stroke:#edf2f7}svg .tick{fill:var(--mute);text-anchor:middle}
 svg .lbl{text-anchor:end;fill:var(--fg)}svg .val{fill:var(--mute)}svg .err{stroke:#4a5568;stroke-width:1.5}
 svg .dot{fill:var(--acc)}svg .bar{fill:#90cdf4}svg .na{fill:var(--mute)}svg .frame{fill:none;stroke:var(--line)}
 svg .front{fill:none;stroke:var(--bad);stroke-width:2;stroke-dasharray:5 3}svg .front-dot{fill:var(--bad)}
@@ -65,7 +65,8 @@ function block(b){
   const d=node('div','blk'); d.appendChild(node('b','',b[0]));
   if(b[1]==='d'){ const p=node('pre','diff'); b[2].forEach((w,i)=>{ if(i) p.appendChild(document.createTextNode(' '));
       const s=node('span','w w-'+w[1],w[0]); s.title=w[1]; p.appendChild(s);}); d.appendChild(p); }
-  else d.appendChild(node('pre','',b[1]==='j'?JSON.stringify(b[2],null,1):(b[2]===null?'—':String(b[2]))));
+  else if(b[1]==='j'){ const t=JSON.stringify(b[2]); d.appendChild(node('pre','',t.length<110?t:JSON.stringify(b[2],null,1))); }
+  else d.appendChild(node('pre','',b[2]===null?'—':String(b[2])));
   return d;
 }
 function card(r){

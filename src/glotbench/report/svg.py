@@ -52,7 +52,7 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
                    f'<text x="{x:.1f}" y="{top - 8}" class="tick">{t:g}{escape(unit)}</text>')
     for i, r in enumerate(rows):
         y = top + row_h * i + row_h / 2
-        out.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" class="lbl">{escape(_short(r.label, 28))}'
+        out.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" class="lbl">{escape(_short(r.label, 25))}'
                    f'<title>{escape(r.label)}</title></text>')
         if r.value is None or r.value != r.value:
             out.append(f'<text x="{label_w}" y="{y + 4:.1f}" class="na">no score {escape(r.note)}</text>')
@@ -142,21 +142,23 @@ def scatter(points: Sequence[Point], front: Sequence[str], *, xlabel: str, ylabe
         if p.lo is not None and p.hi is not None:
             out.append(f'<line x1="{x:.1f}" y1="{Y(p.lo):.1f}" x2="{x:.1f}" y2="{Y(p.hi):.1f}" class="err"/>')
         cls = "dot front-dot" if p.label in front else "dot"
+        anchor = ' text-anchor="end"' if x > left + 0.6 * pw else ""  # right-hand labels go left
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" class="{cls}" data-model="{escape(p.label)}">'
                    f'<title>{escape(p.label)}: {factor * p.y:.1f} at {p.x:g}</title></circle>'
-                   f'<text x="{x + 8:.1f}" y="{y - 6:.1f}" class="ptlbl">{escape(_short(p.label, 24))}'
+                   f'<text x="{x - 8 if anchor else x + 8:.1f}" y="{y - 6:.1f}" class="ptlbl"{anchor}>'
+                   f'{escape(_short(p.label, 24))}'
                    f'{" ◆" if p.label in front else ""}</text>')
     out.append("</svg>")
     return "".join(out)
 
 
 def heat_color(v: float | None, lo: float, hi: float) -> str:
-    """A white-to-blue background for a heatmap cell."""
+    """A white-to-blue background (and a readable text colour) for a heatmap cell."""
     if v is None or v != v:
-        return "#eee"
+        return "background:#eee"
     t = 0.0 if hi <= lo else (v - lo) / (hi - lo)
-    r, g, b = (int(255 - t * (255 - c)) for c in (43, 108, 176))
-    return f"rgb({r},{g},{b})"
+    r, g, b = (int(255 - 0.8 * t * (255 - c)) for c in (43, 108, 176))
+    return f"background:rgb({r},{g},{b});color:{'#fff' if t > 0.6 else '#1a202c'}"
 
 
 def _short(s: str, n: int) -> str:

@@ -25,5 +25,5 @@ def vietnamese(answer: str, gold: dict[str, Any]) -> list[tuple[str, str]]:
     refs = gold.get("references") or []
     if not refs:
         return []
-    best = max(refs, key=lambda r: aligned_word_matches(answer, r)[0])
+    best = refs[0] if len(refs) == 1 else max(refs, key=lambda r: aligned_word_matches(answer, r)[0])
     return word_diff(answer, best)

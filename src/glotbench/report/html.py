@@ -207,17 +207,23 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
         blocks: list[list[Any]] = [["input", "j", s.get("input")], ["raw output", "t", s.get("output")],
                                    ["extracted answer", "t", s.get("answer")]]
         it = gold.get(s["id"])
+        o = rundata.outcome(s, keys)
         if it is not None:
             blocks.append(["references", "j", it])
-            if diff and s.get("answer"):
-                blocks.append(["word diff against the closest reference", "d", diff(s["answer"], it)])
+            if diff and s.get("answer") and o != "correct":  # a right answer needs no diff
+                blocks.append(["word diff against the closest reference", "d", _compact(diff(s["answer"], it))])
         blocks.append(["score statistics", "j", s.get("score")])
         if s.get("error"):
             blocks.append(["error", "t", s["error"]])
         blocks.append(["call", "j", {k: s.get(k) for k in ("finish_reason", "latency_s", "tokens", "retries", "cached")}])
         fl = list(s.get("flags") or []) + (["flipped"] if s["id"] in flipped else [])
-        rows.append({"id": s["id"], "g": g, "o": rundata.outcome(s, keys), "f": s.get("failure"), "fl": fl, "b": blocks})
+        rows.append({"id": s["id"], "g": g, "o": o, "f": s.get("failure"), "fl": fl, "b": blocks})
     return rows
+
+
+def _compact(diff: list[tuple[str, str]]) -> list[Any]:
+    """A right word travels as a plain string, others as [word, kind]: about half the bytes."""
+    return [w if k == "ok" else [w, k] for w, k in diff]
 
 
 def run_report(run_dir: str | Path) -> str:

@@ -64,7 +64,7 @@ function node(tag,cls,text){const n=document.createElement(tag); if(cls) n.class
 function block(b){
   const d=node('div','blk'); d.appendChild(node('b','',b[0]));
   if(b[1]==='d'){ const p=node('pre','diff'); b[2].forEach((w,i)=>{ if(i) p.appendChild(document.createTextNode(' '));
-      const s=node('span','w w-'+w[1],w[0]); s.title=w[1]; p.appendChild(s);}); d.appendChild(p); }
+      if(typeof w==='string') w=[w,'ok']; const s=node('span','w w-'+w[1],w[0]); s.title=w[1]; p.appendChild(s);}); d.appendChild(p); }
   else if(b[1]==='j'){ const t=JSON.stringify(b[2]); d.appendChild(node('pre','',t.length<110?t:JSON.stringify(b[2],null,1))); }
   else d.appendChild(node('pre','',b[2]===null?'—':String(b[2])));
   return d;

@@ -33,6 +33,7 @@ def normalize_space(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+@functools.lru_cache(maxsize=65536)
 def _syllable_key(word: str) -> str:
     """The word with its tone marks taken out and appended as symbols: position-free tone identity."""
     decomposed = unicodedata.normalize("NFD", word)
@@ -102,6 +103,7 @@ def _lcs_pairs(p: list[str], r: list[str], ps: list[str], rs: list[str]) -> list
     return pairs
 
 
+@functools.lru_cache(maxsize=65536)
 def _tone_free(word: str) -> str:
     """The word without its tone marks (vowel marks, đ and case kept)."""
     return unicodedata.normalize("NFC", "".join(
@@ -115,7 +117,11 @@ def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
     appended after a `→`), `mark` (another diacritic or letter case differs), `missing` (a
     reference word the prediction lacks) and `extra` (a predicted word the reference lacks)."""
     p, r = words(prediction), words(reference)
-    ps, rs = [strip(w).casefold() for w in p], [strip(w).casefold() for w in r]
+    ps, rs = words(strip(prediction).casefold()), words(strip(reference).casefold())
+    if len(ps) != len(p) or len(rs) != len(r):  # casefold can split a word (rare ligatures)
+        ps, rs = [strip(w).casefold() for w in p], [strip(w).casefold() for w in r]
+    if ps == rs:  # the common case, a one-to-one alignment
+        return [_diff_kind(a, b) for a, b in zip(p, r)]
     n, m = len(ps), len(rs)
     table = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
@@ -126,13 +132,7 @@ def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
     i = j = 0
     while i < n or j < m:
         if i < n and j < m and ps[i] == rs[j]:
-            a, b = p[i], r[j]
-            if _syllable_key(a) == _syllable_key(b):
-                out.append((a, "ok"))
-            elif _tone_free(a) == _tone_free(b):
-                out.append((f"{a}→{b}", "tone"))
-            else:
-                out.append((f"{a}→{b}", "mark"))
+            out.append(_diff_kind(p[i], r[j]))
             i, j = i + 1, j + 1
         elif j >= m or (i < n and table[i + 1][j] >= table[i][j + 1]):
             out.append((p[i], "extra"))
@@ -141,3 +141,9 @@ def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
             out.append((r[j], "missing"))
             j += 1
     return out
+
+
+def _diff_kind(a: str, b: str) -> tuple[str, str]:
+    if _syllable_key(a) == _syllable_key(b):
+        return (a, "ok")
+    return (f"{a}→{b}", "tone" if _tone_free(a) == _tone_free(b) else "mark")

@@ -83,7 +83,10 @@ def _columns(runs: list[Run], left_out: list[dict[str, str]]) -> dict[str, list[
     cols = {}
     for bench, rs in sorted(by_bench.items()):
         counts = Counter(r.results["signature"] for r in rs)
-        newest = {r.results["signature"]: r.results.get("finished", "") for r in rs}
+        newest: dict[str, str] = {}
+        for r in rs:
+            sig_r = r.results["signature"]
+            newest[sig_r] = max(newest.get(sig_r, ""), r.results.get("finished", ""))
         sig = max(counts, key=lambda s: (counts[s], newest[s]))
         kept: dict[str, Run] = {}
         for r in sorted(rs, key=lambda r: r.results.get("finished", ""), reverse=True):

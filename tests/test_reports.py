@@ -246,7 +246,7 @@ def test_board_marks_and_frontier_match_hand_computation(board_dirs, browser):
     assert [e.get_attribute("data-model") for e in p.locator(".front-model").all()] == [spec("small"), spec("big")]
     assert p.locator(".front-model").all_inner_texts() == ["openai:small", "openai:big"]
     assert p.locator("table.heatmap tr").count() == 1 + 3
-    assert check_numbers(p) >= 9
+    assert check_numbers(p) >= 9 + 3 * 8  # the table and the heatmap (8 categories)
     assert "signature differs" in p.locator("#left-out-list").inner_text()
     write_doc_image(p, "board-desktop.png", tmp, full_page=True)
     pg.close()
@@ -307,3 +307,16 @@ def test_aragen_report_shows_each_judge_and_verdict(server, browser, tmp_path):
     assert card.inner_text().count("verdict: [[") == 2  # both judges' verdicts next to the answer
     write_doc_image(p, "report-aragen.png", tmp_path)
     pg.close()
+
+
+def test_report_of_a_folder_is_its_newest_run(run_dir, tmp_path):
+    """The README's quick start: `glotbench report runs/vi-diacritics --html` reports the newest run."""
+    for name, age in (("older", 100), ("newer", 0)):
+        shutil.copytree(run_dir, tmp_path / "runs" / name)
+        for f in (tmp_path / "runs" / name).iterdir():
+            os.utime(f, (f.stat().st_atime, f.stat().st_mtime - age))
+    (tmp_path / "runs" / "unfinished").mkdir()
+    r = cli("report", str(tmp_path / "runs"), "--html")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "runs/newer/report.html").is_file() and not (tmp_path / "runs/older/report.html").exists()
+    assert "exact:" in (tmp_path / "runs/newer/report.html").read_text(encoding="utf-8")

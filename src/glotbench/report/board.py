@@ -156,8 +156,8 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
             cells[r.model] = cell
         groups = {}
         for key, vals in res0["scores"].get("groups", {}).items():
-            groups[key] = {v: {r.model: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get("value")
-                               for r in rs} for v in vals}
+            groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
+                                         for k in ("value", "ci_low", "ci_high", "n")} for r in rs} for v in vals}
         frontier = None
         axis = _x_axis(scored)
         if axis and len(scored) >= 2:
@@ -184,6 +184,13 @@ def display_names(models: list[str]) -> dict[str, str]:
 
 def _f(col: dict[str, Any]) -> float:
     return 100.0 if col["scale"] == "fraction" else 1.0
+
+
+def _est_text(e: dict[str, Any], f: float) -> str:
+    if e.get("value") is None:
+        return "—"
+    ci = f" ({f * e['ci_low']:.1f}–{f * e['ci_high']:.1f})" if e.get("ci_low") is not None else ""
+    return f"{f * e['value']:.1f}{ci}"
 
 
 def cell_text(col: dict[str, Any], model: str, ci: bool = True) -> str:
@@ -225,7 +232,7 @@ def to_markdown(board: dict[str, Any]) -> str:
             lines += ["", f"{c['benchmark']} {c['label']} by {key}:", "",
                       "| model | " + " | ".join(vals) + " |", "|---|" + "---:|" * len(vals)]
             for m in c["cells"]:
-                lines.append(f"| {m} | " + " | ".join("—" if v[m] is None else f"{_f(c) * v[m]:.1f}" for v in vals.values()) + " |")
+                lines.append(f"| {m} | " + " | ".join(_est_text(v[m], _f(c)) for v in vals.values()) + " |")
     if board["left_out"]:
         lines += ["", "Left out:"] + [f"- {x['path']}: {x['reason']}" for x in board["left_out"]]
     return "\n".join(lines) + "\n"

@@ -15,6 +15,18 @@ def _src(cell: dict[str, Any], head: str, part: str) -> str:
     return f"{cell['path']}/results.json#/scores/overall/{head}/{part}"
 
 
+def _gsrc(path: str, key: str, value: str, head: str) -> str:
+    esc = lambda x: str(x).replace("~", "~0").replace("/", "~1")  # noqa: E731
+    return f"{path}/results.json#/scores/groups/{esc(key)}/{esc(value)}/{esc(head)}/value"
+
+
+def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> str:
+    if e["value"] is None:
+        return f'<td style="{heat_color(None, lo, hi)}">—</td>'
+    ci = f' title="95% CI {f * e["ci_low"]:.1f}–{f * e["ci_high"]:.1f}, n={e["n"]}"' if e.get("ci_low") is not None else ""
+    return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
+
+
 def board_html(board: dict[str, Any]) -> str:
     cols, models = board["columns"], board["models"]
     name = display_names(models)
@@ -62,12 +74,12 @@ def board_html(board: dict[str, Any]) -> str:
     heat = []
     for c in cols:
         for key, vals in c["groups"].items():
-            allv = [v for per in vals.values() for v in per.values() if v is not None]
+            allv = [e["value"] for per in vals.values() for e in per.values() if e["value"] is not None]
             lo, hi = (min(allv), max(allv)) if allv else (0, 1)
             f = 100.0 if c["scale"] == "fraction" else 1.0
             rows = "".join(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>' + "".join(
-                f'<td style="{heat_color(per[m], lo, hi)}">{"—" if per[m] is None else f"{f * per[m]:.1f}"}</td>'
-                for per in vals.values()) + "</tr>" for m in c["cells"])
+                _heat_cell(per[m], lo, hi, f, _gsrc(c["cells"][m]["path"], key, v, c["headline"]))
+                for v, per in vals.items()) + "</tr>" for m in c["cells"])
             heat.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])} by {escape(key)}</h3><table class="heatmap">'
                         "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{rows}</table>")
     if heat:

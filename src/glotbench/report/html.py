@@ -45,6 +45,11 @@ def header(results: dict[str, Any]) -> str:
           f'–{num(est.get("ci_high"), ptr("scores", "overall", head, "ci_high"), factor=f)})</span>'
           if est.get("ci_low") is not None else "")
     unit = "%" if f == 100 else " points"
+    if est.get("value") is None:
+        keys = ", ".join(results["scores"].get("groups", {})) or "group"
+        return (f'<h1>{escape(b["name"])} v{escape(str(b["version"]))} · {escape(results["model"]["spec"])}</h1>'
+                f'<div class="headline" id="headline">{escape(label)}: <span class="note">scored per {escape(keys)} only '
+                f'(no pooled overall score; see the groups)</span></div><div class="sig" id="signature">{escape(results["signature"])}</div>')
     return (f'<h1>{escape(b["name"])} v{escape(str(b["version"]))} · {escape(results["model"]["spec"])}</h1>'
             f'<div class="headline" id="headline">{escape(label)}: '
             f'{num(est.get("value"), ptr("scores", "overall", head, "value"), factor=f)}{unit}{ci}</div>'
@@ -55,16 +60,19 @@ def scores_section(results: dict[str, Any]) -> str:
     scores, out = results["scores"], []
     for metric, info in results["metrics"].items():
         f = _factor(results, metric)
-        rows = [Row("overall", *_vals(scores["overall"].get(metric)))]
-        table = [f'<tr><td>overall</td><td>{_n(scores["overall"].get(metric))}</td>'
-                 f'{_est_cells(results, scores["overall"].get(metric), ("scores", "overall", metric), metric)}</tr>']
+        rows, table = [], []
+        if scores["overall"]:  # benchmarks scored per group only (translation directions) have none
+            rows.append(Row("overall", *_vals(scores["overall"].get(metric))))
+            table.append(f'<tr><td>overall</td><td>{_n(scores["overall"].get(metric))}</td>'
+                         f'{_est_cells(results, scores["overall"].get(metric), ("scores", "overall", metric), metric)}</tr>')
         for key, groups in scores.get("groups", {}).items():
+            rows.append(Row(f"by {key}", None, header=True))
             for value, ests in groups.items():
-                rows.append(Row(f"{key}: {value}", *_vals(ests.get(metric))))
+                rows.append(Row(value, *_vals(ests.get(metric))))
                 table.append(f'<tr><td>{escape(key)}: {escape(value)}</td><td>{_n(ests.get(metric))}</td>'
                              f'{_est_cells(results, ests.get(metric), ("scores", "groups", key, value, metric), metric)}</tr>')
         show_ci = info.get("show_ci", True)
-        rows = [r if show_ci else Row(r.label, r.value) for r in rows]
+        rows = [r if show_ci or r.header else Row(r.label, r.value) for r in rows]
         star = " ★ headline" if metric == results["headline"] else ""
         out.append(f'<h3>{escape(info.get("label") or metric)}{star}</h3><p class="note">{escape(info.get("description", ""))}'
                    f' · {"percent" if f == 100 else "points (0–100)"}{", 95% bootstrap CI" if show_ci else ""}</p>'
@@ -190,7 +198,7 @@ def usage_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str
                                 for k, v in (("p50", q[49]), ("p90", q[89]), ("p99", q[98]), ("max", lat[-1])))))
     else:
         rows.append(("latency", "every reply came from the cache (no latency measured in this run)"))
-    return "<table>" + "".join(f"<tr><td>{escape(a)}</td><td>{b}</td></tr>" for a, b in rows) + "</table>"
+    return '<table class="wrap">' + "".join(f"<tr><td>{escape(a)}</td><td>{b}</td></tr>" for a, b in rows) + "</table>"
 
 
 def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: dict[str, dict[str, Any]],

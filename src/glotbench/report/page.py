@@ -26,7 +26,8 @@ svg.plot{max-width:100%;height:auto;font-size:12px}svg.ci,svg.bars{max-width:780
 svg .lbl{text-anchor:end;fill:var(--fg)}svg .val{fill:var(--mute)}svg .err{stroke:#4a5568;stroke-width:1.5}
 svg .dot{fill:var(--acc)}svg .bar{fill:#90cdf4}svg .na{fill:var(--mute)}svg .frame{fill:none;stroke:var(--line)}
 svg .front{fill:none;stroke:var(--bad);stroke-width:2;stroke-dasharray:5 3}svg .front-dot{fill:var(--bad)}
-svg .ptlbl{font-size:11px}
+svg .ptlbl{font-size:11px}svg .grp{font-weight:600;fill:var(--mute)}
+table.wrap td{white-space:normal}
 .filters{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:center;margin-bottom:8px}
 .filters select,.filters input{font:inherit;padding:3px 6px;max-width:100%}.filters input{min-width:14em;flex:1}
 .pager{display:flex;gap:8px;align-items:center;margin:8px 0}.pager button{font:inherit}

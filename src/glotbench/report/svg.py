@@ -31,6 +31,7 @@ class Row:
     hi: float | None = None
     src: str = ""
     note: str = ""
+    header: bool = False  # a group heading ("by category"), no value
 
 
 def _x(v: float, lo: float, hi: float, x0: float, width: float) -> float:
@@ -41,7 +42,8 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
             unit: str = "%", width: int = 640, label_w: int = 190) -> str:
     """Dots with 95% CI error bars, one row per group, with the value and CI written at the right."""
     vals = [factor * v for r in rows for v in (r.value, r.lo, r.hi) if v is not None and v == v]
-    lo, hi = domain or (min([0.0, *vals]), max([100.0 if factor == 100 else 1.0, *vals]))
+    # Percentages span 0-100; points (BLEU, chrF) span 0 to a little above the largest value shown.
+    lo, hi = domain or (min([0.0, *vals]), 100.0 if factor == 100 else max([10.0, *(1.1 * v for v in vals)]))
     row_h, top, plot_w = 22, 22, width - label_w - 150
     h = top + row_h * len(rows) + 8
     out = [f'<svg class="plot ci" role="img" viewBox="0 0 {width} {h}" width="100%" '
@@ -52,6 +54,9 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
                    f'<text x="{x:.1f}" y="{top - 8}" class="tick">{t:g}{escape(unit)}</text>')
     for i, r in enumerate(rows):
         y = top + row_h * i + row_h / 2
+        if r.header:
+            out.append(f'<text x="4" y="{y + 4:.1f}" class="grp">{escape(_short(r.label, 60))}</text>')
+            continue
         out.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" class="lbl">{escape(_short(r.label, 25))}'
                    f'<title>{escape(r.label)}</title></text>')
         if r.value is None or r.value != r.value:

@@ -305,6 +305,7 @@ def test_aragen_report_shows_each_judge_and_verdict(server, browser, tmp_path):
     card.locator("summary").click()
     expect(card.locator(".blk").first).to_be_visible()
     assert card.inner_text().count("verdict: [[") == 2  # both judges' verdicts next to the answer
+    p.evaluate("window.scrollTo(0, 0)")
     write_doc_image(p, "report-aragen.png", tmp_path)
     pg.close()
 

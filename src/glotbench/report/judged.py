@@ -107,10 +107,10 @@ def aragen_report(data: rundata.RunData) -> str:
     rows = []
     for j, p in pj.items():
         o = p["scores"]["overall"]["3c3h"]
-        rows.append(Row(_short(j), o.get("value"), o.get("ci_low"), o.get("ci_high")))
+        rows += [Row(f"judge {_short(j)}", None, header=True), Row("all tasks", o.get("value"), o.get("ci_low"), o.get("ci_high"))]
         for task, est in p["scores"].get("groups", {}).get("task", {}).items():
             e = est.get("3c3h") or {}
-            rows.append(Row(f"  {_short(j)} · {task}", e.get("value"), e.get("ci_low"), e.get("ci_high")))
+            rows.append(Row(task, e.get("value"), e.get("ci_low"), e.get("ci_high")))
     dims = list(r["mean_of_judges"]["dimensions"])
     table = ["<table><tr><th>judge</th><th>3C3H</th>" + "".join(f"<th>{escape(d)}</th>" for d in dims)
              + "<th>coverage</th><th>parse failures</th><th>zeroing breaks</th><th>repeat std</th></tr>"]

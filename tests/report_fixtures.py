@@ -9,7 +9,6 @@ from pathlib import Path
 
 from conftest import cli
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
-from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.text.vietnamese import strip
 
 CHROMIUM = "/usr/bin/chromium"
@@ -42,8 +41,11 @@ def replay_run(tmp: Path, name: str = "run") -> Path:
             lines.append(json.dumps({"id": it.id, "repeat": rep, "output": out}, ensure_ascii=False))
     preds = tmp / f"{name}.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return evaluate("vi-diacritics", f"replay:{preds}",
-                    RunOptions(repeats=2, out=str(tmp / name), use_cache=False, progress=False)).out_dir
+    # Through the CLI (a subprocess): the sync Playwright API may already hold this thread's event loop.
+    r = cli("run", "vi-diacritics", "--model", f"replay:{preds}", "--repeats", "2", "--out", str(tmp / name),
+            "--no-cache", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return tmp / name
 
 
 def prompt_of(bench: VietnameseDiacritics, it) -> str:

@@ -321,3 +321,37 @@ def test_report_of_a_folder_is_its_newest_run(run_dir, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "runs/newer/report.html").is_file() and not (tmp_path / "runs/older/report.html").exists()
     assert "exact:" in (tmp_path / "runs/newer/report.html").read_text(encoding="utf-8")
+
+
+def test_frontier_axis_falls_back_to_tokens_then_time(tmp_path):
+    from glotbench.report.board import Run, _x_axis
+
+    def run(model, cost, tokens, secs):
+        return Run(tmp_path, {"model": {"spec": model}, "cost": cost and {"run": cost},
+                              "tokens": {"prompt": tokens, "completion": tokens}, "timing": {"request_phase_s": secs}})
+
+    priced = [run("a", 0.5, 10, 1.0), run("b", 0.25, 20, 2.0)]
+    assert _x_axis(priced) == ("cost (USD)", {"a": 0.5, "b": 0.25})
+    unpriced = [run("a", 0.5, 10, 1.0), run("b", None, 20, 2.0)]  # one run without a price: tokens
+    assert _x_axis(unpriced) == ("tokens (prompt + completion)", {"a": 20.0, "b": 40.0})
+    untokened = [run("a", None, 0, 1.0), run("b", None, 20, 2.0)]  # replay files count no tokens: time
+    assert _x_axis(untokened) == ("request time (s)", {"a": 1.0, "b": 2.0})
+    assert _x_axis([run("a", None, 0, None), run("b", None, 0, 2.0)]) is None
+
+
+def test_latency_and_cost_shown_are_the_runs(board_dirs, browser):
+    import statistics
+
+    _, runs = board_dirs
+    d = runs["mid"]
+    assert cli("report", str(d), "--html").returncode == 0
+    pg = Page(browser, d / "report.html")
+    shown = dict(pg.page.eval_on_selector_all("[data-latency]", "els => els.map(e => [e.dataset.latency, e.textContent])"))
+    lat = sorted(s["latency_s"] for s in _samples(d) if not s["cached"])
+    q = statistics.quantiles(lat, n=100, method="inclusive")
+    assert shown == {"p50": f"{q[49]:.2f}", "p90": f"{q[89]:.2f}", "p99": f"{q[98]:.2f}", "max": f"{lat[-1]:.2f}"}
+    cost = pg.page.locator("[data-src='results.json#/cost/run']").inner_text()
+    toks = sum(s["tokens"]["prompt"] + s["tokens"]["completion"] for s in _samples(d))
+    assert cost == f"{toks * PRICES['mid'] / 1e6:.4f}"
+    assert check_numbers(pg.page, d) > 50
+    pg.close()

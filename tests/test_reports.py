@@ -100,7 +100,7 @@ def test_html_report_in_chromium_offline(run_dir, browser, tmp_path):
     assert p.locator("svg.plot.ci").count() == len(results["metrics"])
     assert p.locator("[data-metric=sentence_exact] circle").count() == 1 + len(groups)
     assert p.locator("[data-metric=sentence_exact] line.err").count() == 3 * (1 + len(groups))
-    assert check_numbers(p, run_dir) > 80
+    assert check_numbers(p, run_dir) > 80 + 4 * 9  # the tables, and each plot's value labels
     write_doc_image(p, "report-desktop.png", tmp_path)
 
     # Filters change the visible samples, each to the count the files give.
@@ -167,6 +167,8 @@ def test_terminal_report_is_unchanged(run_dir):
 @pytest.mark.parametrize("args, fragment", [
     (("report", "/no/such/run", "--html"), "not a directory"),
     (("report", "{run}", "out.html"), "needs --html"),
+    (("report", "{run}", "--html", "/no/such/dir/r.html"), "cannot write the report"),
+    (("board", "{run}", "--html", "/no/such/dir/b.html"), "cannot build the board"),
     (("board", "{empty}"), "no finished run"),
     (("board", "{run}", "--format", "xml"), "--format must be"),
     (("board", "{run}", "--test", "t"), "--test must be"),
@@ -355,3 +357,16 @@ def test_latency_and_cost_shown_are_the_runs(board_dirs, browser):
     assert cost == f"{toks * PRICES['mid'] / 1e6:.4f}"
     assert check_numbers(pg.page, d) > 50
     pg.close()
+
+
+def test_damaged_run_files_are_one_error_line(run_dir, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(run_dir, bad)
+    lines = (bad / "samples.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (bad / "samples.jsonl").write_text("".join(lines[:2]) + '{"id": "x", "score": \n' + "".join(lines[3:]), encoding="utf-8")
+    r = cli("report", str(bad), "--html")
+    assert r.returncode == 2 and "samples.jsonl:3: not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    (bad / "results.json").write_text('{"format": 1}', encoding="utf-8")
+    for args in (("report", str(bad), "--html"), ("board", str(bad))):
+        r = cli(*args)
+        assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr, r.stderr

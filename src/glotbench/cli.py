@@ -117,6 +117,8 @@ def report(
             print_results(load_results(run_dir))
     except GlotbenchError as e:
         _die(str(e))
+    except OSError as e:
+        _die(f"cannot write the report: {e}")
     except (KeyError, TypeError, ValueError) as e:
         _die(f"{run_dir} holds files not in the expected format ({type(e).__name__}: {e})")
 

@@ -62,17 +62,17 @@ def scores_section(results: dict[str, Any]) -> str:
         f = _factor(results, metric)
         rows, table = [], []
         if scores["overall"]:  # benchmarks scored per group only (translation directions) have none
-            rows.append(Row("overall", *_vals(scores["overall"].get(metric))))
+            rows.append(Row("overall", *_vals(scores["overall"].get(metric)), src=ptr("scores", "overall", metric, "value")))
             table.append(f'<tr><td>overall</td><td>{_n(scores["overall"].get(metric))}</td>'
                          f'{_est_cells(results, scores["overall"].get(metric), ("scores", "overall", metric), metric)}</tr>')
         for key, groups in scores.get("groups", {}).items():
             rows.append(Row(f"by {key}", None, header=True))
             for value, ests in groups.items():
-                rows.append(Row(value, *_vals(ests.get(metric))))
+                rows.append(Row(value, *_vals(ests.get(metric)), src=ptr("scores", "groups", key, value, metric, "value")))
                 table.append(f'<tr><td>{escape(key)}: {escape(value)}</td><td>{_n(ests.get(metric))}</td>'
                              f'{_est_cells(results, ests.get(metric), ("scores", "groups", key, value, metric), metric)}</tr>')
         show_ci = info.get("show_ci", True)
-        rows = [r if show_ci or r.header else Row(r.label, r.value) for r in rows]
+        rows = [r if show_ci or r.header else Row(r.label, r.value, src=r.src) for r in rows]
         star = " ★ headline" if metric == results["headline"] else ""
         out.append(f'<h3>{escape(info.get("label") or metric)}{star}</h3><p class="note">{escape(info.get("description", ""))}'
                    f' · {"percent" if f == 100 else "points (0–100)"}{", 95% bootstrap CI" if show_ci else ""}</p>'

@@ -71,8 +71,9 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
         ci = "" if r.lo is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})"
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" class="dot"><title>{escape(r.label)}: '
                    f'{factor * r.value:.1f}{ci}</title></circle>')
-        out.append(f'<text x="{width - 145}" y="{y + 4:.1f}" class="val">{factor * r.value:.1f}'
-                   f'{escape(ci)}</text>')
+        tag = (f' class="val num" data-src="{escape(r.src)}" data-raw="{r.value!r}" data-factor="{factor}" data-digits="1"'
+               if r.src else ' class="val"')
+        out.append(f'<text x="{width - 145}" y="{y + 4:.1f}"{tag}>{factor * r.value:.1f}{escape(ci)}</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -168,7 +168,7 @@ def test_terminal_report_is_unchanged(run_dir):
     (("report", "/no/such/run", "--html"), "not a directory"),
     (("report", "{run}", "out.html"), "needs --html"),
     (("report", "{run}", "--html", "/no/such/dir/r.html"), "cannot write the report"),
-    (("board", "{run}", "--html", "/no/such/dir/b.html"), "cannot build the board"),
+    (("board", "{run}", "--html", "/no/such/dir/b.html"), "cannot write the board"),
     (("board", "{empty}"), "no finished run"),
     (("board", "{run}", "--format", "xml"), "--format must be"),
     (("board", "{run}", "--test", "t"), "--test must be"),

@@ -274,6 +274,17 @@ def to_latex(board: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def write_board_html(board: dict[str, Any], path: str | Path) -> Path:
+    from glotbench.report.board_html import board_html
+
+    target = Path(path)
+    try:
+        target.write_text(board_html(board), encoding="utf-8")
+    except OSError as e:
+        raise GlotbenchError(f"cannot write the board: {e}") from None
+    return target
+
+
 def export(board: dict[str, Any], fmt: str) -> str:
     if fmt == "md":
         return to_markdown(board)

@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.diffs import DIFFS
 from glotbench.report.page import page, sample_browser
@@ -271,6 +272,9 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     target = Path(out) if out else Path(run_dir) / "report.html"
     html = run_report(run_dir)
     tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(target)
+    try:
+        tmp.write_text(html, encoding="utf-8")
+        tmp.replace(target)
+    except OSError as e:
+        raise GlotbenchError(f"cannot write the report: {e}") from None
     return target

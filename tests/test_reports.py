@@ -306,7 +306,9 @@ def test_aragen_report_shows_each_judge_and_verdict(server, browser, tmp_path):
     card = p.locator("details.sample").first
     card.locator("summary").click()
     expect(card.locator(".blk").first).to_be_visible()
-    assert card.inner_text().count("verdict: [[") == 2  # both judges' verdicts next to the answer
+    text = card.inner_text()  # both judges' verdicts next to the answer
+    assert text.count("verdict: ") == 2 and "judge openai:fair" in text and "judge openai:mid" in text
+    assert "Correct" in text and "3C3H: " in text
     p.evaluate("window.scrollTo(0, 0)")
     write_doc_image(p, "report-aragen.png", tmp_path)
     pg.close()

@@ -239,7 +239,7 @@ def run_report(run_dir: str | Path) -> str:
     """The HTML of a run's report (a finished run directory, or an arena/AraGen directory)."""
     data = rundata.load_run(run_dir)
     if data.kind != "run":
-        from glotbench.report.judged import judged_report
+        from glotbench.report.judged_html import judged_report
 
         return judged_report(data)
     results = data.results

@@ -117,10 +117,12 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
 
         opts = (results.get("config") or {}).get("bench_options") or {}
         bench = get_benchmark(bench_info["name"], **opts)
-        items = bench.load(None if str(source).startswith("bundled:") else source)
+        path = bench_info["data_path"] if "data_path" in bench_info else (
+            None if str(source).startswith("bundled:") else source)
+        items = bench.load(path)
     except Exception as e:  # noqa: BLE001 - the page says why it shows no references
         return {}, f"references not shown: the data could not be loaded again ({type(e).__name__}: {e})"
-    if getattr(bench, "data_sha256", None) != bench_info.get("data_sha256"):
+    if getattr(items, "sha256", None) != bench_info.get("data_sha256"):
         return {}, f"references not shown: {source} changed since the run (SHA-256 differs)"
     return {it.id: dict(it.gold) for it in items}, f"references from {source} (SHA-256 verified)"
 

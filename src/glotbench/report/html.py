@@ -145,12 +145,10 @@ def flips(samples: list[dict[str, Any]], keys: list[str], group_keys: list[str])
     return flipped, per_group
 
 
-def stability_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str | None:
+def stability_section(results: dict[str, Any], flipped: dict[str, list], per_group: dict) -> str | None:
     st = results["scores"].get("stability")
     if not st:
         return None
-    keys = rundata.metric_keys(results, st["metric"])
-    flipped, per_group = flips(samples, keys, list(results["scores"].get("groups", {})))
     f = _factor(results, st["metric"])
     p = lambda k: ptr("scores", "stability", k)  # noqa: E731
     out = [f'<p>{num(st["repeats"], p("repeats"), digits=0)} repeats of {escape(st["metric"])}: mean '
@@ -246,14 +244,15 @@ def run_report(run_dir: str | Path) -> str:
     samples = list(rundata.iter_samples(data.path))
     gold, ref_note = rundata.references(results)
     st = results["scores"].get("stability")
-    flipped = set(flips(samples, rundata.metric_keys(results, st["metric"]), [])[0]) if st else set()
-    rows = browser_rows(results, samples, gold, flipped)
+    flipped, per_group = (flips(samples, rundata.metric_keys(results, st["metric"]), list(results["scores"].get("groups", {})))
+                          if st else ({}, {}))
+    rows = browser_rows(results, samples, gold, set(flipped))
     groups = {k: sorted({r["g"][k] for r in rows}) for k in (rows[0]["g"] if rows else {})}
     browser, script = sample_browser(rows, groups, sorted({s["failure"] for s in samples if s.get("failure")}),
                                      sorted({f for r in rows for f in r["fl"]}), ref_note)
     sections = [("scores", "Scores by group", scores_section(results)),
                 ("failures", "Failures", failures_section(results, samples))]
-    stab = stability_section(results, samples)
+    stab = stability_section(results, flipped, per_group)
     if stab:
         sections.append(("stability", "Stability over repeats", stab))
     sections += [("usage", "Tokens, cost and latency", usage_section(results, samples)),

@@ -127,7 +127,11 @@ def _rubric(judge: dict[str, Any], content: str, st: State, digest: str) -> str:
     """A scripted 3C3H judge: judge["scores"] (and "scores2" for a follow-up's second answer), or
     judge["when"][substring] when that substring is in the prompt (a string there spoils the reply).
     "cycle": [scores, ...] varies over repeated calls. "break": "missing_tag" | "out_of_range" |
-    "not_json" spoils every reply; "malformed_first": n spoils the first n per prompt."""
+    "not_json" spoils every reply; "malformed_first": n spoils the first n per prompt. "replies":
+    {substring: text} returns that literal text when the substring is in the prompt (verbatim verdicts)."""
+    for sub, text in (judge.get("replies") or {}).items():
+        if sub in content:
+            return text
     key = ("rubric", digest)
     st.fired[key] += 1
     scores = dict(judge.get("scores", {}))

@@ -110,7 +110,7 @@ def aragen_report(data: rundata.RunData) -> str:
     r, F = data.results, "aragen.json"
     m = r["mean_of_judges"]["3c3h"]
     head = (f'<h1>AraGen 3C3H · {escape(r["model"])}</h1>'
-            f'<div class="headline" id="headline">3C3H, mean of judges: {num(m["value"], _ptr(F, "mean_of_judges", "3c3h", "value"), factor=100)}% '
+            f'<div class="headline" id="headline">3C3H, {escape(str(r["mean_of_judges"].get("strategy", "mean")))} of judges: {num(m["value"], _ptr(F, "mean_of_judges", "3c3h", "value"), factor=100)}% '
             f'<span class="ci">(95% CI {num(m["ci_low"], _ptr(F, "mean_of_judges", "3c3h", "ci_low"), factor=100)}–'
             f'{num(m["ci_high"], _ptr(F, "mean_of_judges", "3c3h", "ci_high"), factor=100)})</span></div>'
             f'<div class="sig" id="signature">{escape(r["signature"])}</div>')
@@ -123,18 +123,21 @@ def aragen_report(data: rundata.RunData) -> str:
             e = est.get("3c3h") or {}
             rows.append(Row(task, e.get("value"), e.get("ci_low"), e.get("ci_high")))
     dims = list(r["mean_of_judges"]["dimensions"])
+    extra = {k: label for k, label in (("coverage", "coverage"), ("parse_failure_rate", "parse failures"),
+                                       ("zeroing_break_rate", "zeroing breaks"), ("consistency_std", "repeat std"))
+             if any(k in p for p in pj.values())}  # what this run's aragen.json records
     table = ["<table><tr><th>judge</th><th>3C3H</th>" + "".join(f"<th>{escape(d)}</th>" for d in dims)
-             + "<th>coverage</th><th>parse failures</th><th>zeroing breaks</th><th>repeat std</th></tr>"]
+             + "".join(f"<th>{escape(v)}</th>" for v in extra.values()) + "</tr>"]
     for j, p in pj.items():
         o = p["scores"]["overall"]
         table.append(f'<tr><td>{escape(_short(j))}</td><td>{num(o["3c3h"]["value"], _ptr(F, "per_judge", j, "scores", "overall", "3c3h", "value"), factor=100)}</td>'
                      + "".join(f'<td>{num(o[d.lower()]["value"], _ptr(F, "per_judge", j, "scores", "overall", d.lower(), "value"), factor=100)}</td>' for d in dims)
-                     + "".join(f'<td>{num(p[k], _ptr(F, "per_judge", j, k), factor=100)}</td>'
-                               for k in ("coverage", "parse_failure_rate", "zeroing_break_rate", "consistency_std")) + "</tr>")
+                     + "".join(f'<td>{num(p.get(k), _ptr(F, "per_judge", j, k), factor=100)}</td>' for k in extra) + "</tr>")
     judges = (ci_plot(rows, factor=100) + "".join(table) + "</table>"
               + _spread(F, {j: p["scores"]["overall"]["3c3h"] for j, p in pj.items()})
-              + f'<p class="note">failure policy: {escape(r["policy"])} · repeat std: mean standard deviation of a judge\'s '
-              f'scores over repeated judgings of one answer (needs --judge-repeats).</p>')
+              + f'<p class="note">failure policy: {escape(str(r.get("policy")))}'
+              + (" · repeat std: mean standard deviation of a judge's scores over repeated judgings of one answer "
+                 "(needs --judge-repeats)" if "consistency_std" in extra else "") + "</p>")
     phases = _phase_dirs(data.path)
     by_item: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for j in pj:

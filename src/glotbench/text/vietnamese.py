@@ -36,6 +36,7 @@ def normalize_space(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+@functools.lru_cache(maxsize=65536)
 def _syllable_key(word: str) -> str:
     """The word with its tone marks taken out and appended as symbols: position-free tone identity."""
     decomposed = unicodedata.normalize("NFD", word)
@@ -100,3 +101,33 @@ def aligned_word_matches(prediction: str, reference: str) -> tuple[int, int]:
     pairs = align(letter_keys(prediction), letter_keys(reference))
     correct = sum(1 for i, j in pairs if same_word(p[i], r[j]))
     return correct, len(r)
+
+@functools.lru_cache(maxsize=65536)
+def _tone_free(word: str) -> str:
+    """The word without its tone marks (vowel marks, đ and case kept)."""
+    return unicodedata.normalize("NFC", "".join(
+        ch for ch in unicodedata.normalize("NFD", word) if ch not in TONE_MARKS))
+
+
+def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
+    """A word-level diff for display, aligned exactly as `aligned_word_matches` aligns (`align` over
+    `letter_keys`): (word, kind) in reading order. Kinds: `ok` (same word, tone position ignored),
+    `tone` (same letters and vowel marks, wrong or missing tone: the reference word is appended after a
+    `→`), `mark` (another diacritic or letter case differs), `missing` (a reference word the prediction
+    lacks) and `extra` (a predicted word the reference lacks)."""
+    p, r = words(prediction), words(reference)
+    out: list[tuple[str, str]] = []
+    i = j = 0
+    for pi, rj in align(letter_keys(prediction), letter_keys(reference)) + [(len(p), len(r))]:
+        out.extend((w, "extra") for w in p[i:pi])
+        out.extend((w, "missing") for w in r[j:rj])
+        if pi < len(p) and rj < len(r):
+            out.append(_diff_kind(p[pi], r[rj]))
+        i, j = pi + 1, rj + 1
+    return out
+
+
+def _diff_kind(a: str, b: str) -> tuple[str, str]:
+    if same_word(a, b):
+        return (a, "ok")
+    return (f"{a}→{b}", "tone" if _tone_free(a) == _tone_free(b) else "mark")

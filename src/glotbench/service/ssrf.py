@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -61,6 +62,11 @@ def _literal(host: str) -> bool:
         return False
 
 
+def _odd_numeric(host: str) -> bool:
+    """Numeric hosts in non-canonical forms (`2130706433`, `127.1`, `0x7f.0.0.1`): never allowed."""
+    return not _literal(host) and all(re.fullmatch(r"0x[0-9a-f]*|[0-9]+", p) for p in host.lower().split("."))
+
+
 def check_url(url: str, allow_hosts: Iterable[str] = ()) -> None:
     """Refuse anything but http(s) to a host whose every address is public (or an allowed host).
     Resolves the name; makes no connection. Messages never list the addresses found."""
@@ -76,6 +82,8 @@ def check_url(url: str, allow_hosts: Iterable[str] = ()) -> None:
     host = parts.hostname
     if host in set(allow_hosts):
         return
+    if _odd_numeric(host):
+        raise UnsafeEndpoint("endpoint address is not a public address")
     if _literal(host):
         if forbidden_ip(host):
             raise UnsafeEndpoint("endpoint address is not a public address")
@@ -121,6 +129,7 @@ class GuardedClient:
         self.max_bytes, self.max_redirects = max_bytes, max_redirects
         self.concurrency, self.timeout_s = concurrency, timeout_s
         self._session: Any = None
+        self._checked: set[str] = set()  # names already resolved to public addresses (re-checked on connect)
 
     def _get(self) -> Any:
         if self._session is None:
@@ -139,8 +148,21 @@ class GuardedClient:
         host = parts.hostname
         if host in self.allow_hosts:
             return
-        if parts.username or parts.password or (_literal(host) and forbidden_ip(host)):
+        if parts.username or parts.password or _odd_numeric(host) or (_literal(host) and forbidden_ip(host)):
             raise ClientError("refused: " + ("the endpoint" if first else "a redirect") + " points to a non-public address")
+
+    async def _check_name(self, url: str, first: bool) -> None:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if host in self.allow_hosts or _literal(host) or host in self._checked:
+            return
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 80, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            raise ConnectionFailed("could not resolve the endpoint's host name") from None
+        if not infos or any(forbidden_ip(str(i[4][0])) for i in infos):
+            raise ClientError("refused: " + ("the endpoint" if first else "a redirect") + " points to a non-public address")
+        self._checked.add(host)
 
     async def request(self, method: str, url: str, *, json: Any = None, headers: Mapping[str, str] | None = None,
                       timeout_s: float | None = None) -> HttpReply:
@@ -156,6 +178,7 @@ class GuardedClient:
         try:
             for hop in range(self.max_redirects + 1):
                 self._check_hop(url, hop == 0)
+                await self._check_name(url, hop == 0)
                 if urlsplit(url).netloc != origin:
                     hdrs.pop("Authorization", None)  # a key goes only to the host it was given for
                 async with session.request(method, URL(url), json=json, headers=hdrs,

@@ -106,7 +106,8 @@ def create_app(settings: Settings) -> FastAPI:
     def address(request: Request) -> str:
         return request.client.host if request.client else "unknown"
 
-    def public_route(request: Request) -> None:
+    async def public_route(request: Request) -> None:
+        """Per-address limit on every route (async: no thread hop for the cached leaderboard)."""
         try:
             limiter.hit(f"addr:{address(request)}")
         except RateLimited as e:
@@ -115,7 +116,10 @@ def create_app(settings: Settings) -> FastAPI:
     def caller(request: Request) -> int:
         auth = request.headers.get("authorization", "")
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else None
-        public_route(request)
+        try:
+            limiter.hit(f"addr:{address(request)}")
+        except RateLimited as e:
+            raise ServiceError(429, str(e), retry_after=e.retry_after) from None
         key_id = service.authenticate(key)
         try:
             limiter.hit(f"key:{key_id}")

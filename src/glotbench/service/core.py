@@ -86,12 +86,22 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def valid_answer(answer: Any, item: Item) -> bool:
-    """A non-empty string; for an item with options, one of its option keys."""
-    if not isinstance(answer, str) or not answer.strip():
-        return False
-    options = item.public.get("options")
-    return not isinstance(options, Mapping) or answer.strip() in options
+def answer_options(items: list[Item]) -> dict[str, frozenset[str] | None]:
+    """Per item, the valid answers when it has options (else any non-empty string is valid)."""
+    out: dict[str, frozenset[str] | None] = {}
+    for it in items:
+        options = it.public.get("options")
+        out[it.id] = frozenset(options) if isinstance(options, Mapping) else None
+    return out
+
+
+def count_invalid(answers: Mapping[str, Any], options: Mapping[str, frozenset[str] | None]) -> int:
+    bad = 0
+    for i, a in answers.items():
+        a = a.strip() if isinstance(a, str) else ""
+        opts = options[i]
+        bad += not a or (opts is not None and a not in opts)
+    return bad
 
 
 class Service:
@@ -100,6 +110,7 @@ class Service:
         self.Session = session_factory(settings.db_url)
         self.step = Step(settings.ladder_step)
         self._sets: dict[int, tuple[Benchmark, list[Item]]] = {}  # sets never change once loaded
+        self._options: dict[int, dict[str, frozenset[str] | None]] = {}
         self._sets_lock = threading.Lock()
         self.jobs: Any = None  # a JobRunner when serving (service/jobs.py)
 
@@ -188,6 +199,7 @@ class Service:
                 bench = get_benchmark(ts.benchmark, **ts.options)
                 rows = s.scalars(select(SetItem).where(SetItem.set_id == ts.id).order_by(SetItem.position)).all()
                 self._sets[ts.id] = (bench, [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows])
+                self._options[ts.id] = answer_options(self._sets[ts.id][1])
             return self._sets[ts.id]
 
     def _target_set(self, s: Any, set_name: str | None, benchmark: str | None) -> TestSet:
@@ -262,7 +274,7 @@ class Service:
         if len(answers) != len(items):
             raise ServiceError(400, f"incomplete submission: {len(answers)} of {len(items)} items answered; "
                                     "answer every item of the set")
-        invalid = sum(1 for i, a in answers.items() if not valid_answer(a, by_id[i]))
+        invalid = count_invalid(answers, self._options[set_id])
         if invalid:
             raise ServiceError(400, f"{invalid} answer(s) are not valid answers (empty, or not one of the options)")
         sid = self.insert_within_limit(key_id, Submission(

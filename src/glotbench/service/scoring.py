@@ -56,11 +56,22 @@ def aggregate(bench: Any, items: Sequence[Any], per_item: Mapping[str, Any], *, 
             groups[str(it.meta.get(group_key, "unspecified"))].append(i)
     mat = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(metric.keys))
     f = 100.0 if metric.scale == "fraction" else 1.0
-    vec = np.array([_safe(metric.score(r)) for r in mat], dtype=np.float64) * f
+    vec = per_item_values(metric, mat) * f
     est = bootstrap_many(mat, {"m": metric.score}, resamples=resamples)["m"]
     head = Number(f * _safe(est.value), vec, (f * _safe(est.ci_low), f * _safe(est.ci_high)))
     cells = {g: Number(f * _safe(metric.score(mat[idx].sum(0))), vec[idx]) for g, idx in sorted(groups.items())}
     return Aggregate(metric.name, len(items), sum(1 for it in items if it.id in per_item), head, cells)
+
+
+def per_item_values(metric: Any, mat: np.ndarray) -> np.ndarray:
+    """Each item's own metric value (a ratio metric: numerator / denominator, vectorised)."""
+    from glotbench.metrics.ratio import RatioMetric
+
+    if isinstance(metric, RatioMetric):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(mat[:, 1] > 0, mat[:, 0] / np.where(mat[:, 1] > 0, mat[:, 1], 1.0), 0.0)
+        return v * (100.0 if metric.scale == "points" else 1.0)
+    return np.array([_safe(metric.score(r)) for r in mat], dtype=np.float64)
 
 
 def _safe(x: float | None) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import time
@@ -215,3 +216,31 @@ def test_postgresql_offsets_and_nul(tmp_path):
         assert s.call("GET", "/api/sets/a%00b/download").status_code == 400
     finally:
         s.stop()
+
+
+def test_migration_from_the_first_schema_keeps_data_and_reads_times_as_utc(tmp_path):
+    """A database made by revision 0001 (naive UTC times) upgrades in place; its times come back aware."""
+    from datetime import timezone
+
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    import glotbench.service.db as dbm
+    from glotbench.service.core import Service, Settings
+
+    url = f"sqlite:///{tmp_path}/old.sqlite"
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(dbm.__file__).parent / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", url)
+    command.upgrade(cfg, "0001")
+    with create_engine(url).begin() as c:
+        c.execute(text("INSERT INTO test_sets (name, benchmark, options, status, release_date, data_sha256, created) "
+                       "VALUES ('old', 'laobench-mcq', '{}', 'current', '2099-01-01 12:00:00.000000', '', '2026-01-01 00:00:00.000000')"))
+    svc = Service(Settings(db_url=url))  # migrates to the newest revision
+    with svc.Session() as s:
+        from glotbench.service.db import TestSet
+
+        ts = s.query(TestSet).one()
+        assert ts.release_date.tzinfo is not None and ts.release_date.utcoffset().total_seconds() == 0
+        assert ts.release_date.astimezone(timezone.utc).hour == 12 and ts.endpoint_mode is True

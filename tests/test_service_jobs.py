@@ -4,6 +4,7 @@ sharing one queue."""
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 
@@ -104,8 +105,17 @@ def test_runs_survive_a_restart_and_lost_keys_return_their_quota(tmp_path, hosti
         s2.stop()
 
 
-def test_two_processes_share_one_queue(tmp_path, hostile):
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_two_processes_share_one_queue(tmp_path, hostile, backend):
     db = f"sqlite:///{tmp_path}/db.sqlite"
+    if backend == "postgresql":
+        db = os.environ.get("GLOTBENCH_TEST_PG_URL", "")
+        if not db:
+            pytest.skip("no PostgreSQL server: set GLOTBENCH_TEST_PG_URL (.ci/run starts one)")
+        from sqlalchemy import create_engine, text
+
+        with create_engine(db, isolation_level="AUTOCOMMIT").connect() as c:
+            c.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     keys = prepare(db)
     flags = (*FLAGS, "--endpoint-per-key", "10", "--endpoint-workers", "2")
     a = start(db, *flags)

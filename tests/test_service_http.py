@@ -244,3 +244,17 @@ def test_migration_from_the_first_schema_keeps_data_and_reads_times_as_utc(tmp_p
         ts = s.query(TestSet).one()
         assert ts.release_date.tzinfo is not None and ts.release_date.utcoffset().total_seconds() == 0
         assert ts.release_date.astimezone(timezone.utc).hour == 12 and ts.endpoint_mode is True
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--rate-storage", "bogus://x"], "--rate-storage"),
+    (["--ladder-step", "-1"], "--ladder-step"),
+    (["--endpoint-per-key", "0"], "must be positive"),
+])
+def test_serve_refuses_bad_settings_with_one_line(tmp_path, flags, fragment):
+    from typer.testing import CliRunner
+
+    from glotbench.cli import app
+
+    r = CliRunner().invoke(app, ["serve", "--db", f"sqlite:///{tmp_path}/s.sqlite", *flags])
+    assert r.exit_code == 2 and fragment in r.output and "Traceback" not in r.output, r.output

@@ -75,7 +75,9 @@ def serve(
                                     endpoint_workers=endpoint_workers, endpoint_per_key=endpoint_per_key,
                                     endpoint_timeout_s=endpoint_timeout, lease_s=lease_seconds,
                                     allow_hosts=tuple(allow_host)))
-    except ValueError as e:  # e.g. an unknown rate-limit storage scheme
+    except Exception as e:  # noqa: BLE001 - limits' ConfigurationError: an unknown storage scheme
+        if type(e).__name__ != "ConfigurationError":
+            raise
         raise GlotbenchError(f"--rate-storage: {e}") from None
     uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=15)
 

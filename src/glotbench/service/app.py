@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glotbench.service.core import Service, ServiceError, Settings
-from glotbench.service.guards import SECURITY_HEADERS, BodyLimit
+from glotbench.service.guards import BodyLimit, SecurityHeaders
 from glotbench.service.ratelimit import RateLimited, RateLimiter
 from glotbench.service.views import Views
 
@@ -102,6 +102,7 @@ def create_app(settings: Settings) -> FastAPI:
         return _error(500, "internal error")
 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # outermost: on the size limit's own replies too
 
     def address(request: Request) -> str:
         return request.client.host if request.client else "unknown"
@@ -202,14 +203,5 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/healthz")
     def health() -> dict[str, str]:
         return {"status": "ok"}
-
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Any:
-        response = await call_next(request)
-        docs = request.url.path in ("/docs", "/redoc", "/docs/oauth2-redirect")
-        for k, v in SECURITY_HEADERS.items():
-            if not (docs and k == "Content-Security-Policy"):
-                response.headers.setdefault(k, v)
-        return response
 
     return app

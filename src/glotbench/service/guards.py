@@ -21,7 +21,6 @@ async def _reply(send: Any, status: int, message: str) -> None:
     body = json.dumps({"error": message}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"connection", b"close")]
-    headers += [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -69,3 +68,26 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+class SecurityHeaders:
+    """Pure ASGI middleware adding SECURITY_HEADERS to every response (the interactive /docs page,
+    which loads its assets from a CDN, goes without the Content-Security-Policy)."""
+
+    def __init__(self, app: Any):
+        self.app = app
+        self.all = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+        self.docs = [h for h in self.all if h[0] != b"content-security-policy"]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        extra = self.docs if scope.get("path") in ("/docs", "/redoc", "/docs/oauth2-redirect") else self.all
+
+        async def wrapped(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [h for h in extra if h[0] not in have]
+            await send(message)
+
+        await self.app(scope, receive, wrapped)

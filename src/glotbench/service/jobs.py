@@ -135,18 +135,27 @@ class JobRunner:
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.st.lease_s / 3):
-            with self.svc.Session.begin() as s:
-                until = utcnow() + timedelta(seconds=self.st.lease_s)
-                for sub in s.scalars(select(Submission).where(
-                        Submission.status.in_(("queued", "running")),
-                        or_(Submission.lease_owner == self.me, Submission.key_holder == self.me))):
-                    sub.lease_until = until
+            try:
+                self._renew()
+            except Exception:  # noqa: BLE001 - the next beat tries again; a lease lasts three beats
+                continue
             with self._wake:
                 self._wake.notify_all()
 
+    def _renew(self) -> None:
+        with self.svc.Session.begin() as s:
+            until = utcnow() + timedelta(seconds=self.st.lease_s)
+            for sub in s.scalars(select(Submission).where(
+                    Submission.status.in_(("queued", "running")),
+                    or_(Submission.lease_owner == self.me, Submission.key_holder == self.me))):
+                sub.lease_until = until
+
     def _worker(self) -> None:
         while not self._stop.is_set():
-            sid = self._claim()
+            try:
+                sid = self._claim()
+            except Exception:  # noqa: BLE001 - a busy or briefly unreachable database: try again shortly
+                sid = None
             if sid is None:
                 with self._wake:
                     self._wake.wait(min(1.0, self.st.lease_s / 3))

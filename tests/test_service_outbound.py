@@ -146,3 +146,23 @@ def test_reserved_ranges_are_an_explicit_list():
         assert forbidden_ip(ip), ip
     for ip in ("1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", "::ffff:1.1.1.1"):
         assert not forbidden_ip(ip), ip
+
+
+def test_one_item_endpoint_probe_reveals_nothing(env):
+    """An endpoint that answers one item and fails the rest is a partial submission in disguise: on
+    each fresh key's first release the score must not depend on whether that item was right."""
+    from glotbench.service.core import Service, Settings
+
+    s, hostile, _ = env
+    svc = Service(Settings(db_url=s.db))
+    bench = LaoBenchMCQ()
+    probes = [it for it in LAO if it.gold["answer"] == "A"][:3] + [it for it in LAO if it.gold["answer"] != "A"][:3]
+    scores = []
+    for n, it in enumerate(probes):
+        key = svc.create_key(f"probe-{n}")[1]
+        question = bench.render(it.to_public()).messages[-1]["content"]
+        hostile.control(only=question, reply="Answer: A")
+        st = submit(s, hostile.url, key=key)
+        assert st["status"] == "done" and st["result"]["failed_requests"] == 24, st
+        scores.append(st["result"]["score"])
+    assert len(set(scores)) == 1, scores

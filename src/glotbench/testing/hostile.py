@@ -9,7 +9,8 @@ POST /_reset clears them. POST /_control sets the behaviour:
 - "chunks": send the JSON reply in this many chunks (chunked transfer encoding, 20 ms apart);
 - "pad": add this many bytes of whitespace to each reply (an oversized reply);
 - "delay": seconds to wait before answering (a slow endpoint);
-- "status": answer every request with this status (e.g. 401).
+- "status": answer every request with this status (e.g. 401);
+- "only": a substring: chat requests whose prompt lacks it get a 400 (one item answered, the rest failed).
 An endpoint that only records (an "internal service" an attacker aims at) is the same server with
 no control set; tests bind it to 127.0.0.2 to stand for an internal address.
 """
@@ -23,6 +24,13 @@ import sys
 from typing import Any
 
 from aiohttp import web
+
+
+def _prompt(body: bytes) -> str:
+    try:
+        return "\n".join(str(m.get("content", "")) for m in json.loads(body).get("messages", []))
+    except (ValueError, AttributeError):
+        return ""
 
 
 def make_app() -> web.Application:
@@ -57,6 +65,8 @@ def make_app() -> web.Application:
             return web.json_response({"object": "list", "data": [{"id": "m", "object": "model"}]})
         if not request.path.endswith("/chat/completions"):
             return web.json_response({"internal": "secret-banner-1234"})
+        if cfg.get("only") and cfg["only"] not in _prompt(body):
+            return web.json_response({"error": {"message": "no"}}, status=400)
         payload = json.dumps({"id": "x", "object": "chat.completion", "model": "m",
                               "choices": [{"index": 0, "finish_reason": "stop",
                                            "message": {"role": "assistant", "content": cfg.get("reply", "Answer: A")}}],

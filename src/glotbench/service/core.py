@@ -23,7 +23,7 @@ from glotbench.benchmarks.registry import get_benchmark
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item, PublicItem
 from glotbench.service.db import ApiKey, LadderState, SetItem, Submission, TestSet, session_factory, utcnow
-from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, release
+from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
 
 UNSET: Any = object()
 
@@ -111,6 +111,8 @@ class Service:
         self.step = Step(settings.ladder_step)
         self._sets: dict[int, tuple[Benchmark, list[Item]]] = {}  # sets never change once loaded
         self._options: dict[int, dict[str, frozenset[str] | None]] = {}
+        self._by_id: dict[int, dict[str, Item]] = {}
+        self.groups: dict[int, dict[str, np.ndarray]] = {}
         self._sets_lock = threading.Lock()
         self.jobs: Any = None  # a JobRunner when serving (service/jobs.py)
 
@@ -200,6 +202,8 @@ class Service:
                 rows = s.scalars(select(SetItem).where(SetItem.set_id == ts.id).order_by(SetItem.position)).all()
                 self._sets[ts.id] = (bench, [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows])
                 self._options[ts.id] = answer_options(self._sets[ts.id][1])
+                self._by_id[ts.id] = {it.id: it for it in self._sets[ts.id][1]}
+                self.groups[ts.id] = groups_of(bench, self._sets[ts.id][1])
             return self._sets[ts.id]
 
     def _target_set(self, s: Any, set_name: str | None, benchmark: str | None) -> TestSet:
@@ -214,42 +218,58 @@ class Service:
     def _lock_key(self, s: Any, key_id: int) -> None:
         s.scalar(select(ApiKey).where(ApiKey.id == key_id).with_for_update())  # PostgreSQL; SQLite: BEGIN IMMEDIATE
 
+    def _check_limit(self, s: Any, key_id: int) -> None:
+        since = utcnow() - timedelta(days=1)
+        n = s.scalar(select(func.count()).select_from(Submission).where(
+            Submission.key_id == key_id, Submission.created >= since, Submission.charged.is_(True)))
+        if n >= self.settings.daily_limit:
+            raise ServiceError(429, f"daily submission limit reached ({self.settings.daily_limit} per 24 h)",
+                               retry_after=3600)
+
     def insert_within_limit(self, key_id: int, sub: Submission) -> int:
-        """Check the daily limit and store, in one serialised transaction (before any scoring)."""
+        """Check the daily limit and store, in one serialised transaction."""
         with self.Session.begin() as s:
             self._lock_key(s, key_id)
-            since = utcnow() - timedelta(days=1)
-            n = s.scalar(select(func.count()).select_from(Submission).where(
-                Submission.key_id == key_id, Submission.created >= since, Submission.charged.is_(True)))
-            if n >= self.settings.daily_limit:
-                raise ServiceError(429, f"daily submission limit reached ({self.settings.daily_limit} per 24 h)",
-                                   retry_after=3600)
+            self._check_limit(s, key_id)
             s.add(sub)
             s.flush()
             return sub.id
 
+    def record(self, key_id: int, sub: Submission, agg: Aggregate) -> tuple[int, dict[str, Any]]:
+        """Answers: re-check the limit, store the submission and climb the key's Ladder, in one
+        serialised transaction (the limit was checked once already, before scoring)."""
+        with self.Session.begin() as s:
+            self._lock_key(s, key_id)
+            self._check_limit(s, key_id)
+            s.add(sub)
+            s.flush()
+            return sub.id, self._climb(s, sub, agg)
+
     def finish(self, sid: int, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Pass the aggregate through the key's Ladder and store the released result, serialised per key."""
-        st = self.settings
+        """Endpoint runs: pass the aggregate through the key's Ladder and store the released result."""
         with self.Session.begin() as s:
             sub = s.get(Submission, sid)
             self._lock_key(s, sub.key_id)
-            ts = s.get(TestSet, sub.set_id)
-            rows = {r.cell: r for r in s.scalars(select(LadderState).where(
-                LadderState.key_id == sub.key_id, LadderState.set_id == sub.set_id))}
-            rungs = {c: Rung(r.best, r.released, r.step, r.ci95, np.frombuffer(r.vector, dtype=np.float32))
-                     for c, r in rows.items()}
-            out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits)
-            for cell, rung in new.items():
-                if rungs.get(cell) is rung:
-                    continue
-                row = rows.get(cell) or LadderState(key_id=sub.key_id, set_id=sub.set_id, cell=cell)
-                row.best, row.released, row.step, row.ci95 = rung.best, rung.released, rung.step, rung.ci95
-                row.vector = rung.vector.astype(np.float32).tobytes()
-                s.add(row)
-            result = {"set": ts.name, "benchmark": ts.benchmark, **out, **(extra or {})}
-            sub.status, sub.result, sub.score, sub.finished = "done", result, result["score"], utcnow()
-            return result
+            return self._climb(s, sub, agg, extra)
+
+    def _climb(self, s: Any, sub: Submission, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        st = self.settings
+        ts = s.get(TestSet, sub.set_id)
+        rows = {r.cell: r for r in s.scalars(select(LadderState).where(
+            LadderState.key_id == sub.key_id, LadderState.set_id == sub.set_id))}
+        rungs = {c: Rung(r.best, r.released, r.step, r.ci95, np.frombuffer(r.vector, dtype=np.float32))
+                 for c, r in rows.items()}
+        out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits)
+        for cell, rung in new.items():
+            if rungs.get(cell) is rung:
+                continue
+            row = rows.get(cell) or LadderState(key_id=sub.key_id, set_id=sub.set_id, cell=cell)
+            row.best, row.released, row.step, row.ci95 = rung.best, rung.released, rung.step, rung.ci95
+            row.vector = rung.vector.astype(np.float32).tobytes()
+            s.add(row)
+        result = {"set": ts.name, "benchmark": ts.benchmark, **out, **(extra or {})}
+        sub.status, sub.result, sub.score, sub.finished = "done", result, result["score"], utcnow()
+        return result
 
     def fail(self, sid: int, message: str, *, refund: bool) -> None:
         with self.Session.begin() as s:
@@ -267,7 +287,7 @@ class Service:
             ts = self._target_set(s, set_name, benchmark)
             bench, items = self.load_items(s, ts)
             set_id = ts.id
-        by_id = {it.id: it for it in items}
+        by_id = self._by_id[set_id]
         unknown = sum(1 for k in answers if k not in by_id)
         if unknown:
             raise ServiceError(400, f"{unknown} answer id(s) are not in the set")  # which ones is not said
@@ -277,16 +297,14 @@ class Service:
         invalid = count_invalid(answers, self._options[set_id])
         if invalid:
             raise ServiceError(400, f"{invalid} answer(s) are not valid answers (empty, or not one of the options)")
-        sid = self.insert_within_limit(key_id, Submission(
+        with self.Session() as s:
+            self._check_limit(s, key_id)  # before any scoring work; checked again when storing
+        per_item = {i: bench.score(a.strip(), by_id[i]) for i, a in answers.items()}
+        agg = aggregate(bench, items, per_item, resamples=self.settings.resamples, groups=self.groups[set_id])
+        sid, result = self.record(key_id, Submission(
             key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed",
-            description=description[:2000], status="running"))
-        try:
-            per_item = {i: bench.score(a.strip(), by_id[i]) for i, a in answers.items()}
-            agg = aggregate(bench, items, per_item, resamples=self.settings.resamples)
-        except Exception:
-            self.fail(sid, "internal error while scoring", refund=True)
-            raise
-        return {"id": sid, "status": "done", "result": self.finish(sid, agg)}
+            description=description[:2000], status="running"), agg)
+        return {"id": sid, "status": "done", "result": result}
 
     def submit_endpoint(self, key_id: int, url: str, model_name: str, *, api_key: str | None = None,
                         set_name: str | None = None, benchmark: str | None = None,

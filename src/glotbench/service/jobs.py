@@ -96,13 +96,7 @@ class JobRunner:
                 Submission.kind == "endpoint", Submission.status == "queued", Submission.id < sid))
 
     def _reap(self, s: Any, now: Any) -> None:
-        """Jobs whose lease lapsed: requeue, or fail with the quota returned. An answers submission
-        left "running" (its process died while scoring, which takes well under a second) after
-        ten minutes is failed and refunded too."""
-        for sub in s.scalars(select(Submission).where(
-                Submission.kind == "answers", Submission.status == "running",
-                Submission.created < now - timedelta(minutes=10))):
-            sub.status, sub.finished, sub.charged, sub.error = "failed", now, False, "interrupted while scoring"
+        """Jobs whose lease lapsed: requeue, or fail with the quota returned."""
         lapsed = s.scalars(select(Submission).where(
             Submission.kind == "endpoint", Submission.status.in_(("queued", "running")),
             Submission.lease_until.is_not(None), Submission.lease_until < now))

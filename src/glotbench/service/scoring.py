@@ -44,24 +44,40 @@ class Aggregate:
     cells: Mapping[str, Number]
 
 
-def aggregate(bench: Any, items: Sequence[Any], per_item: Mapping[str, Any], *, resamples: int = 1000) -> Aggregate:
-    """The benchmark's headline metric over every item (a missing id scores as the benchmark's
-    failure) and per subdomain (the last `group_by` key); all cells, however small."""
-    metric = bench.headline
+def groups_of(bench: Any, items: Sequence[Any]) -> dict[str, np.ndarray]:
+    """Item positions per subdomain (the last `group_by` key), in name order."""
     group_key = bench.group_by[-1] if bench.group_by else None
-    rows, groups = [], defaultdict(list)
-    for i, it in enumerate(items):
-        sc = per_item.get(it.id) or bench.failure_score("missing", it)
-        rows.append([float(sc.stats.get(k, 0.0)) for k in metric.keys])
-        if group_key:
+    groups: dict[str, list[int]] = defaultdict(list)
+    if group_key:
+        for i, it in enumerate(items):
             groups[str(it.meta.get(group_key, "unspecified"))].append(i)
-    mat = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(metric.keys))
+    return {g: np.asarray(idx) for g, idx in sorted(groups.items())}
+
+
+def aggregate(bench: Any, items: Sequence[Any], per_item: Mapping[str, Any], *, resamples: int = 1000,
+              groups: Mapping[str, np.ndarray] | None = None) -> Aggregate:
+    """The benchmark's headline metric over every item (a missing id scores as the benchmark's
+    failure) and per subdomain; all cells, however small. `groups` may be given (cached per set)."""
+    metric = bench.headline
+    keys = metric.keys
+    rows = []
+    answered = 0
+    for it in items:
+        sc = per_item.get(it.id)
+        if sc is None:
+            sc = bench.failure_score("missing", it)
+        else:
+            answered += 1
+        st = sc.stats
+        rows.append([float(st.get(k, 0.0)) for k in keys])
+    mat = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(keys))
     f = 100.0 if metric.scale == "fraction" else 1.0
     vec = per_item_values(metric, mat) * f
     est = bootstrap_many(mat, {"m": metric.score}, resamples=resamples)["m"]
     head = Number(f * _safe(est.value), vec, (f * _safe(est.ci_low), f * _safe(est.ci_high)))
-    cells = {g: Number(f * _safe(metric.score(mat[idx].sum(0))), vec[idx]) for g, idx in sorted(groups.items())}
-    return Aggregate(metric.name, len(items), sum(1 for it in items if it.id in per_item), head, cells)
+    groups = groups_of(bench, items) if groups is None else groups
+    cells = {g: Number(f * _safe(metric.score(mat[idx].sum(0))), vec[idx]) for g, idx in groups.items()}
+    return Aggregate(metric.name, len(items), answered, head, cells)
 
 
 def per_item_values(metric: Any, mat: np.ndarray) -> np.ndarray:

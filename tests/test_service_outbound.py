@@ -48,6 +48,15 @@ def test_operator_key_never_sent_and_submitter_key_used_once(env):
     # Never shown back or stored in clear.
     everything = "\n".join(s.seen)
     assert "sk-submitter-abc" not in everything and OPERATOR_KEY not in everything
+    # An endpoint that echoes the key in its error: the submission's error does not carry it.
+    hostile.control(status=401, echo_auth=True)
+    st = submit(s, hostile.url, api_key="sk-submitter-abc")
+    assert st["status"] == "failed" and "sk-submitter-abc" not in str(st), st
+    hostile.control(status=401, echo_auth=True, status_chat_only=True)
+    st = submit(s, hostile.url, api_key="sk-submitter-abc")
+    assert st["status"] == "failed" and "rejected" in st["error"] and "sk-submitter-abc" not in str(st), st
+    everything = "\n".join(s.seen)
+    assert "sk-submitter-abc" not in everything
     raw = open(s.db.split("///", 1)[1], "rb").read()
     assert b"sk-submitter-abc" not in raw and b"sk-submitter-abc" not in _wal(s.db)
 

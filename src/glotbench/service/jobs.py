@@ -36,6 +36,11 @@ MAX_ATTEMPTS = 3
 LOST_KEY = "the server restarted while the run waited; its endpoint key is held in memory only: submit again"
 
 
+def _redact(message: str, key: str | None) -> str:
+    """An endpoint may echo the key it was sent in an error: it is never shown back or stored."""
+    return message.replace(key, "[the submitted key]") if key else message
+
+
 class JobRunner:
     def __init__(self, service: Service):
         self.svc, self.st = service, service.settings
@@ -184,7 +189,7 @@ class JobRunner:
         except asyncio.TimeoutError:
             self.svc.fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
         except (GlotbenchError, ModelError) as e:  # messages written to be shown (service/ssrf.py)
-            self.svc.fail(sid, str(e)[:300], refund=False)
+            self.svc.fail(sid, _redact(str(e), self._keys.get(sid))[:300], refund=False)
         except Exception:  # noqa: BLE001 - never shown as a traceback
             self.svc.fail(sid, "internal error during the run", refund=True)
         finally:

@@ -9,7 +9,8 @@ POST /_reset clears them. POST /_control sets the behaviour:
 - "chunks": send the JSON reply in this many chunks (chunked transfer encoding, 20 ms apart);
 - "pad": add this many bytes of whitespace to each reply (an oversized reply);
 - "delay": seconds to wait before answering (a slow endpoint);
-- "status": answer every request with this status (e.g. 401);
+- "status": answer every request with this status (e.g. 401); with "echo_auth": true the error
+  message is the request's Authorization header; "status_chat_only": true spares the pre-flight;
 - "only": a substring: chat requests whose prompt lacks it get a 400 (one item answered, the rest failed).
 An endpoint that only records (an "internal service" an attacker aims at) is the same server with
 no control set; tests bind it to 127.0.0.2 to stand for an internal address.
@@ -59,8 +60,10 @@ def make_app() -> web.Application:
             await asyncio.sleep(float(cfg["delay"]))
         if cfg.get("redirect") and (not cfg.get("redirect_models_only") or request.path.endswith("/models")):
             return web.Response(status=307, headers={"Location": cfg["redirect"]})
-        if cfg.get("status"):
-            return web.json_response({"error": {"message": "refused"}}, status=int(cfg["status"]))
+        if cfg.get("status") and (not cfg.get("status_chat_only") or request.path.endswith("/chat/completions")):
+            # the error echoes the request's Authorization header, as a hostile server might
+            echo = request.headers.get("Authorization", "") if cfg.get("echo_auth") else "refused"
+            return web.json_response({"error": {"message": echo}}, status=int(cfg["status"]))
         if request.path.endswith("/models"):
             return web.json_response({"object": "list", "data": [{"id": "m", "object": "model"}]})
         if not request.path.endswith("/chat/completions"):

@@ -73,7 +73,10 @@ def map_status(status: int, body: bytes, headers: Any) -> ModelError:
 
 
 class OpenAICompatModel:
-    """Chat completions over HTTP. API key from an environment variable (never from the spec)."""
+    """Chat completions over HTTP. API key from an environment variable (never from the spec).
+
+    `client` (the scoring service's `GuardedClient`) replaces the plain aiohttp session for every
+    request, the pre-flight included; with it the environment is never read: only `api_key` is sent."""
 
     default_concurrency = 16
 

@@ -175,3 +175,27 @@ def test_one_item_endpoint_probe_reveals_nothing(env):
         assert st["status"] == "done" and st["result"]["failed_requests"] == 24, st
         scores.append(st["result"]["score"])
     assert len(set(scores)) == 1, scores
+
+
+def test_connection_goes_to_the_checked_address_only(env):
+    """DNS rebinding: a name that passed the check but resolves to an internal address when the
+    connection is made is refused by the guarding resolver, and the listener is never reached."""
+    import asyncio
+
+    from glotbench.models.base import ClientError
+    from glotbench.service.ssrf import GuardedClient
+
+    _, listener, _ = env  # on 127.0.0.1, where localhost points
+    listener.control()
+
+    async def go() -> None:
+        client = GuardedClient()
+        client._checked.add("localhost")  # as if it had resolved to a public address a moment ago
+        try:
+            with pytest.raises(ClientError, match="non-public"):
+                await client.request("GET", f"http://localhost:{listener.port}/v1/models")
+        finally:
+            await client.aclose()
+
+    asyncio.run(go())
+    assert listener.seen() == []

@@ -96,17 +96,19 @@ def check_url(url: str, allow_hosts: Iterable[str] = ()) -> None:
         raise UnsafeEndpoint("endpoint host resolves to a non-public address")
 
 
-def guarded_resolver(allow_hosts: Iterable[str] = ()) -> Any:
-    """An aiohttp resolver that refuses a name if any of its addresses is reserved; aiohttp connects
-    only to the addresses it returns, i.e. to the ones checked."""
+def guarded_resolver(allow_hosts: Iterable[str] = (), refused: set[str] | None = None) -> Any:
+    """An aiohttp resolver that refuses a name if any of its addresses is reserved (noting it in
+    `refused`); aiohttp connects only to the addresses it returns, i.e. to the ones checked."""
     from aiohttp.resolver import ThreadedResolver
 
     allowed = set(allow_hosts)
+    refused = set() if refused is None else refused
 
     class GuardedResolver(ThreadedResolver):
         async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[dict[str, Any]]:
             results = await super().resolve(host, port, family)
             if host not in allowed and (not results or any(forbidden_ip(r["host"]) for r in results)):
+                refused.add(host)
                 raise OSError("refused: the host resolves to a non-public address")
             return results
 
@@ -130,12 +132,14 @@ class GuardedClient:
         self.concurrency, self.timeout_s = concurrency, timeout_s
         self._session: Any = None
         self._checked: set[str] = set()  # names already resolved to public addresses (re-checked on connect)
+        self._refused: set[str] = set()  # names the connection-time resolver refused
 
     def _get(self) -> Any:
         if self._session is None:
             import aiohttp
 
-            connector = aiohttp.TCPConnector(limit=self.concurrency, resolver=guarded_resolver(self.allow_hosts),
+            connector = aiohttp.TCPConnector(limit=self.concurrency,
+                                             resolver=guarded_resolver(self.allow_hosts, self._refused),
                                              ttl_dns_cache=60)
             self._session = aiohttp.ClientSession(connector=connector, trust_env=False,
                                                   timeout=aiohttp.ClientTimeout(total=self.timeout_s))
@@ -198,7 +202,7 @@ class GuardedClient:
         except asyncio.TimeoutError:
             raise ModelTimeout("no reply from the endpoint in time") from None
         except (aiohttp.ClientError, OSError) as e:
-            refused = "non-public" in str(e)
+            refused = urlsplit(url).hostname in self._refused
             raise (ClientError("refused: the endpoint or a redirect resolves to a non-public address") if refused
                    else ConnectionFailed("could not connect to the endpoint")) from None
 

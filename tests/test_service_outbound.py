@@ -110,6 +110,15 @@ def test_literal_internal_addresses_refused_at_submission(env, url):
     assert internal.seen() == []
 
 
+def test_refusals_do_not_tell_internal_names_from_unknown_ones(env):
+    """An internal name, a name that cannot be resolved (a 64-letter label fails before any DNS
+    query) and an internal address get one and the same refusal."""
+    s, _, _ = env
+    errors = {s.call("POST", "/api/submissions", "alice", json={"set": "lao-1", "model": "m", "endpoint": url}).json()["error"]
+              for url in ("http://localhost/v1", "http://" + "a" * 64 + ".example/v1", "http://10.1.2.3/v1")}
+    assert len(errors) == 1 and "127.0.0.1" not in next(iter(errors)), errors
+
+
 def test_chunked_replies_are_read_whole_and_oversized_refused(env):
     s, hostile, _ = env
     hostile.control(chunks=5)

@@ -36,6 +36,9 @@ RESERVED: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = tuple(
 _GLOBAL_V6 = ipaddress.ip_network("2000::/3")  # the only IPv6 unicast space allocated for global use
 
 
+NOT_PUBLIC = "the endpoint's host must resolve to public addresses only"
+
+
 class UnsafeEndpoint(ValueError):
     """The URL points somewhere a submission may not make the server go."""
 
@@ -83,17 +86,17 @@ def check_url(url: str, allow_hosts: Iterable[str] = ()) -> None:
     if host in set(allow_hosts):
         return
     if _odd_numeric(host):
-        raise UnsafeEndpoint("endpoint address is not a public address")
+        raise UnsafeEndpoint(NOT_PUBLIC)
     if _literal(host):
         if forbidden_ip(host):
-            raise UnsafeEndpoint("endpoint address is not a public address")
+            raise UnsafeEndpoint(NOT_PUBLIC)
         return
     try:
         infos = socket.getaddrinfo(host, port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
-        raise UnsafeEndpoint("cannot resolve the endpoint's host name") from None
+        infos = []  # unresolvable and internal look the same: no enumeration of internal names
     if not infos or any(forbidden_ip(str(i[4][0])) for i in infos):
-        raise UnsafeEndpoint("endpoint host resolves to a non-public address")
+        raise UnsafeEndpoint(NOT_PUBLIC)
 
 
 def guarded_resolver(allow_hosts: Iterable[str] = (), refused: set[str] | None = None) -> Any:
@@ -163,7 +166,7 @@ class GuardedClient:
         try:
             infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 80, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError):
-            raise ConnectionFailed("could not resolve the endpoint's host name") from None
+            infos = []  # unresolvable and internal look the same
         if not infos or any(forbidden_ip(str(i[4][0])) for i in infos):
             raise ClientError("refused: " + ("the endpoint" if first else "a redirect") + " points to a non-public address")
         self._checked.add(host)

@@ -107,20 +107,25 @@ def create_app(settings: Settings) -> FastAPI:
     def address(request: Request) -> str:
         return request.client.host if request.client else "unknown"
 
-    async def public_route(request: Request) -> None:
-        """Per-address limit on every route (async: no thread hop for the cached leaderboard)."""
+    def hit_address(request: Request) -> None:
         try:
             limiter.hit(f"addr:{address(request)}")
         except RateLimited as e:
             raise ServiceError(429, str(e), retry_after=e.retry_after) from None
 
+    if settings.rate_storage.startswith("memory"):
+        async def public_route(request: Request) -> None:
+            """Per-address limit (in memory: no thread hop for the cached leaderboard)."""
+            hit_address(request)
+    else:
+        def public_route(request: Request) -> None:  # type: ignore[misc]
+            """Per-address limit (Redis: a network round trip, kept off the event loop)."""
+            hit_address(request)
+
     def caller(request: Request) -> int:
         auth = request.headers.get("authorization", "")
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else None
-        try:
-            limiter.hit(f"addr:{address(request)}")
-        except RateLimited as e:
-            raise ServiceError(429, str(e), retry_after=e.retry_after) from None
+        hit_address(request)
         key_id = service.authenticate(key)
         try:
             limiter.hit(f"key:{key_id}")

@@ -157,7 +157,7 @@ class JobRunner:
                 sid = None
             if sid is None:
                 with self._wake:
-                    self._wake.wait(min(1.0, self.st.lease_s / 3))
+                    self._wake.wait(min(2.0, self.st.lease_s / 3))  # woken at once by a local submission
                 continue
             self._run(sid)
 

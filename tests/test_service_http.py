@@ -258,3 +258,24 @@ def test_serve_refuses_bad_settings_with_one_line(tmp_path, flags, fragment):
 
     r = CliRunner().invoke(app, ["serve", "--db", f"sqlite:///{tmp_path}/s.sqlite", *flags])
     assert r.exit_code == 2 and fragment in r.output and "Traceback" not in r.output, r.output
+
+
+def test_fixed_ladder_step(tmp_path):
+    """--ladder-step 5: released scores are multiples of 5, move only on a gain of more than 5 points,
+    and cells too small for the step to hide one item (fewer than 100/5 = 20) are not released."""
+    db = f"sqlite:///{tmp_path}/step.sqlite"
+    keys = prepare(db)
+    s = start(db, "--ladder-step", "5", "--min-group", "3", "--daily-limit", "100", "--rate-per-minute", "1000")
+    s.keys.update(keys)
+
+    def right_first(n):
+        return {i: (g if k < n else "ABCD"[("ABCD".index(g) + 1) % 4]) for k, (i, g) in enumerate(ALL_RIGHT.items())}
+    try:
+        out = []
+        for n in (10, 11, 12, 13, 25):  # 40%, 44%, 48%, 52%, 100%: a gain over the best (not the released) value
+            res = s.call("POST", "/api/submissions", "alice", json={"set": "lao-1", "answers": right_first(n)}).json()["result"]
+            out.append((res["score"], res["improved"]))
+            assert res["subdomains"] == {} and res["ladder_step"] == 5.0
+        assert out == [(40.0, True), (40.0, False), (50.0, True), (50.0, False), (100.0, True)], out
+    finally:
+        s.stop()

@@ -13,15 +13,16 @@ import secrets
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 from sqlalchemy import func, select
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.benchmarks.registry import get_benchmark
+from glotbench.core import Dataset
 from glotbench.errors import GlotbenchError
-from glotbench.items import Item, PublicItem
+from glotbench.items import Item
+from glotbench.registry import get_benchmark
 from glotbench.service.db import ApiKey, LadderState, SetItem, Submission, TestSet, session_factory, utcnow
 from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
 
@@ -55,39 +56,12 @@ class Settings:
     resamples: int = 1000
 
 
-class StoredSet(Benchmark):
-    """A private set from the database, scored with its benchmark's own rules and prompts."""
-
-    def __init__(self, bench: Benchmark, items: list[Item]):
-        super().__init__()
-        self.bench, self.items = bench, items
-        self.name, self.version, self.description = bench.name, bench.version, bench.description
-        self.metrics, self.group_by, self.templates = bench.metrics, bench.group_by, bench.templates
-        self.default_config = bench.default_config
-        self.method = getattr(bench, "method", "generate")
-
-    def load(self, path: str | None = None) -> list[Item]:
-        return self.items
-
-    def render(self, item: PublicItem):
-        return self.bench.render(item)
-
-    def extract(self, text: str):
-        return self.bench.extract(text)
-
-    def score(self, answer: str, item: Item):
-        return self.bench.score(answer, item)
-
-    def failure_score(self, failure: str, item: Item):
-        return self.bench.failure_score(failure, item)
-
-
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def answer_options(items: list[Item]) -> dict[str, frozenset[str] | None]:
-    """Per item, the valid answers when it has options (else any non-empty string is valid)."""
+def answer_options(items: Iterable[Item]) -> dict[str, frozenset[str] | None]:
+    """Per item, the valid answers when it has options (else any answer the benchmark can read)."""
     out: dict[str, frozenset[str] | None] = {}
     for it in items:
         options = it.public.get("options")
@@ -95,12 +69,14 @@ def answer_options(items: list[Item]) -> dict[str, frozenset[str] | None]:
     return out
 
 
-def count_invalid(answers: Mapping[str, Any], options: Mapping[str, frozenset[str] | None]) -> int:
+def count_unreadable(samples: Mapping[str, Any], options: Mapping[str, frozenset[str] | None]) -> int:
+    """Answers that are no answer: a failure of extraction (format, empty, think block left open,
+    scorer error) or, for an item with options, not one of them. Such an answer scores as a known
+    zero, which would let a "complete" submission score one answer alone."""
     bad = 0
-    for i, a in answers.items():
-        a = a.strip() if isinstance(a, str) else ""
+    for i, smp in samples.items():
         opts = options[i]
-        bad += not a or (opts is not None and a not in opts)
+        bad += smp.failure is not None or (opts is not None and str(smp.answer) not in opts)
     return bad
 
 
@@ -109,7 +85,7 @@ class Service:
         self.settings = settings
         self.Session = session_factory(settings.db_url)
         self.step = Step(settings.ladder_step)
-        self._sets: dict[int, tuple[Benchmark, list[Item]]] = {}  # sets never change once loaded
+        self._sets: dict[int, tuple[Benchmark, Dataset]] = {}  # sets never change once loaded
         self._options: dict[int, dict[str, frozenset[str] | None]] = {}
         self._by_id: dict[int, dict[str, Item]] = {}
         self.groups: dict[int, dict[str, np.ndarray]] = {}
@@ -123,11 +99,13 @@ class Service:
                  endpoint_mode: bool = True) -> int:
         bench = get_benchmark(benchmark, **dict(options or {}))
         items = bench.load(data)
+        if not items.sha256:
+            raise GlotbenchError(f"{data}: the benchmark gave no data hash")
         with self.Session.begin() as s:
             if s.scalar(select(TestSet).where(TestSet.name == name)):
                 raise GlotbenchError(f"a set named {name!r} exists already")
             ts = TestSet(name=name, benchmark=benchmark, options=dict(options or {}), status="pending",
-                         blind_until=blind_until, release_date=release_date, data_sha256=bench.data_sha256 or "",
+                         blind_until=blind_until, release_date=release_date, data_sha256=items.sha256,
                          endpoint_mode=endpoint_mode)
             s.add(ts)
             s.flush()
@@ -195,15 +173,19 @@ class Service:
     def is_released(ts: TestSet) -> bool:
         return ts.status == "released" or (ts.release_date is not None and utcnow() >= ts.release_date)
 
-    def load_items(self, s: Any, ts: TestSet) -> tuple[Benchmark, list[Item]]:
+    def load_items(self, s: Any, ts: TestSet) -> tuple[Benchmark, Dataset]:
+        """The set's benchmark (with its options) and its items as the benchmark's own Dataset, with
+        the facts it derives (a macro average's subjects): the same objects a run gets."""
         with self._sets_lock:
             if ts.id not in self._sets:
                 bench = get_benchmark(ts.benchmark, **ts.options)
                 rows = s.scalars(select(SetItem).where(SetItem.set_id == ts.id).order_by(SetItem.position)).all()
-                self._sets[ts.id] = (bench, [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows])
-                self._options[ts.id] = answer_options(self._sets[ts.id][1])
-                self._by_id[ts.id] = {it.id: it for it in self._sets[ts.id][1]}
-                self.groups[ts.id] = groups_of(bench, self._sets[ts.id][1])
+                items = [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows]
+                dataset = bench.dataset(items, f"service set {ts.name}", ts.data_sha256)
+                self._options[ts.id] = answer_options(dataset)
+                self._by_id[ts.id] = {it.id: it for it in dataset}
+                self.groups[ts.id] = groups_of(bench, dataset)
+                self._sets[ts.id] = (bench, dataset)
             return self._sets[ts.id]
 
     def _target_set(self, s: Any, set_name: str | None, benchmark: str | None) -> TestSet:
@@ -294,13 +276,19 @@ class Service:
         if len(answers) != len(items):
             raise ServiceError(400, f"incomplete submission: {len(answers)} of {len(items)} items answered; "
                                     "answer every item of the set")
-        invalid = count_invalid(answers, self._options[set_id])
-        if invalid:
-            raise ServiceError(400, f"{invalid} answer(s) are not valid answers (empty, or not one of the options)")
+        if any(not a.strip() for a in answers.values()):
+            raise ServiceError(400, "empty answers: answer every item of the set")
         with self.Session() as s:
             self._check_limit(s, key_id)  # before any scoring work; checked again when storing
-        per_item = {i: bench.score(a.strip(), by_id[i]) for i, a in answers.items()}
-        agg = aggregate(bench, items, per_item, resamples=self.settings.resamples, groups=self.groups[set_id])
+        from glotbench.engine.scoring import score_output
+
+        given = not bench.answers_are_outputs
+        samples = {i: score_output(bench, by_id[i], a, answer_given=given) for i, a in answers.items()}
+        bad = count_unreadable(samples, self._options[set_id])
+        if bad:
+            raise ServiceError(400, f"{bad} answer(s) are not valid answers (no answer could be read, or not one of "
+                                    "the options)")
+        agg = aggregate(bench, items, samples, resamples=self.settings.resamples, groups=self.groups[set_id])
         sid, result = self.record(key_id, Submission(
             key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed",
             description=description[:2000], status="running"), agg)

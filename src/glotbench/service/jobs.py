@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import tempfile
 import threading
@@ -28,7 +27,7 @@ from sqlalchemy import func, or_, select
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import ModelError
-from glotbench.service.core import Service, StoredSet
+from glotbench.service.core import Service
 from glotbench.service.db import Submission, TestSet, utcnow
 from glotbench.service.scoring import aggregate
 
@@ -168,13 +167,13 @@ class JobRunner:
             sub = s.get(Submission, sid)
             ts = s.get(TestSet, sub.set_id)
             bench, items = self.svc.load_items(s, ts)
-            url, model_name = sub.endpoint_url or "", sub.model
+            url, model_name, set_id = sub.endpoint_url or "", sub.model, sub.set_id
         loop = asyncio.new_event_loop()
         tmp = tempfile.mkdtemp(prefix="glotbench-sub-")
         try:
             if len(items) > self.st.endpoint_max_requests:
                 raise GlotbenchError(f"the set needs more requests than the limit ({self.st.endpoint_max_requests})")
-            task = loop.create_task(asyncio.wait_for(self._evaluate(bench, items, url, model_name,
+            task = loop.create_task(asyncio.wait_for(self._evaluate(bench, items, set_id, url, model_name,
                                                                     self._keys.get(sid), tmp),
                                                      self.st.endpoint_timeout_s))
             with self._lock:
@@ -199,10 +198,9 @@ class JobRunner:
             loop.close()
             shutil.rmtree(tmp, ignore_errors=True)
 
-    async def _evaluate(self, bench: Any, items: list, url: str, model_name: str, api_key: str | None,
+    async def _evaluate(self, bench: Any, items: Any, set_id: int, url: str, model_name: str, api_key: str | None,
                         tmp: str) -> tuple[Any, dict[str, Any]]:
         from glotbench.engine.evaluate import RunOptions, evaluate_async
-        from glotbench.metrics import ItemScore
         from glotbench.models.openai_compat import OpenAICompatModel
         from glotbench.service.ssrf import GuardedClient
 
@@ -213,16 +211,12 @@ class JobRunner:
                                   concurrency=st.endpoint_concurrency, timeout_s=60)
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
                           concurrency=st.endpoint_concurrency, bootstrap_resamples=0)
-        res = await evaluate_async(StoredSet(bench, items), model, opts)
-        per_item, answered = {}, 0
-        with open(res.out_dir / "samples.jsonl", encoding="utf-8") as f:
-            for line in f:
-                rec = json.loads(line)
-                per_item[rec["id"]] = ItemScore(rec["score"], failure=rec["failure"])
-                answered += rec["failure"] is None
-        agg = aggregate(bench, items, per_item, resamples=st.resamples)
+        res = await evaluate_async(bench, model, opts, dataset=items)
+        samples = {smp.id: smp for smp in res.samples if smp.repeat == 0}
+        answered = sum(1 for smp in samples.values() if smp.failure is None)
+        agg = aggregate(bench, items, samples, resamples=st.resamples, groups=self.svc.groups.get(set_id))
         return agg, {"failed_requests": res.results["counts"]["failed"],
-                     "coverage": round(answered / len(items), 4) if items else 0.0}
+                     "coverage": round(answered / len(items), 4) if len(items) else 0.0}
 
     def _release(self, sid: int) -> None:
         with self.svc.Session.begin() as s:

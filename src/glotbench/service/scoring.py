@@ -21,7 +21,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from glotbench.stats import bootstrap_many
 
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
 
@@ -50,34 +49,41 @@ def groups_of(bench: Any, items: Sequence[Any]) -> dict[str, np.ndarray]:
     groups: dict[str, list[int]] = defaultdict(list)
     if group_key:
         for i, it in enumerate(items):
-            groups[str(it.meta.get(group_key, "unspecified"))].append(i)
+            groups[str(it.meta.get(group_key, "unknown"))].append(i)
     return {g: np.asarray(idx) for g, idx in sorted(groups.items())}
 
 
-def aggregate(bench: Any, items: Sequence[Any], per_item: Mapping[str, Any], *, resamples: int = 1000,
+def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples: int = 1000,
               groups: Mapping[str, np.ndarray] | None = None) -> Aggregate:
-    """The benchmark's headline metric over every item (a missing id scores as the benchmark's
-    failure) and per subdomain; all cells, however small. `groups` may be given (cached per set)."""
-    metric = bench.headline
-    keys = metric.keys
-    rows = []
-    answered = 0
-    for it in items:
-        sc = per_item.get(it.id)
-        if sc is None:
-            sc = bench.failure_score("missing", it)
-        else:
-            answered += 1
-        st = sc.stats
-        rows.append([float(st.get(k, 0.0)) for k in keys])
-    mat = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(keys))
+    """The benchmark's own aggregate over every item (a missing id takes the failure score
+    "missing"), projected to its headline (with CI) and one cell per subdomain (the last `group_by`
+    key; all cells, however small), each with the per-item values behind it. `samples` maps an item
+    id to its scored Sample; `groups` may be given (cached per set)."""
+    from glotbench.engine.scoring import score_output
+
+    rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
+    agg = bench.aggregate(rows, dataset, resamples=resamples)
+    metric = bench.metrics_for(dataset)[0]
     f = 100.0 if metric.scale == "fraction" else 1.0
+    mat = np.asarray([[float(r.stats.get(k, 0.0)) for k in metric.keys] for r in rows],
+                     dtype=np.float64).reshape(len(rows), len(metric.keys))
     vec = per_item_values(metric, mat) * f
-    est = bootstrap_many(mat, {"m": metric.score}, resamples=resamples)["m"]
-    head = Number(f * _safe(est.value), vec, (f * _safe(est.ci_low), f * _safe(est.ci_high)))
-    groups = groups_of(bench, items) if groups is None else groups
-    cells = {g: Number(f * _safe(metric.score(mat[idx].sum(0))), vec[idx]) for g, idx in groups.items()}
-    return Aggregate(metric.name, len(items), answered, head, cells)
+    est = agg["overall"].get(metric.name)
+    if est is not None:
+        head = Number(f * _safe(est["value"]), vec, (f * _safe(est["ci_low"]), f * _safe(est["ci_high"])))
+    else:  # per-group benchmarks (DeepSEA per language): the benchmark's mean over its groups
+        sea = agg.get("resource_groups", {}).get("southeast_asia", {}).get("value")
+        per = [g[metric.name]["value"] for g in agg["groups"].get(bench.group_by[0], {}).values()
+               if g[metric.name]["value"] is not None]
+        value = sea if sea is not None else (sum(per) / len(per) if per else None)
+        head = Number(f * _safe(value), vec, None)
+    group_key = bench.group_by[-1] if bench.group_by else None
+    by_group = agg["groups"].get(group_key, {}) if group_key else {}
+    groups = groups_of(bench, dataset) if groups is None else groups
+    cells = {g: Number(f * _safe(by_group[g][metric.name]["value"]), vec[idx])
+             for g, idx in groups.items() if g in by_group}
+    answered = sum(1 for it in dataset if it.id in samples)
+    return Aggregate(metric.name, len(dataset), answered, head, cells)
 
 
 def per_item_values(metric: Any, mat: np.ndarray) -> np.ndarray:

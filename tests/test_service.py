@@ -380,6 +380,11 @@ def test_deepsea_set_is_scored_over_http(tmp_path):
     try:
         items = DeepSEATask("indommlu").load()
         outputs = {it.id: f"Thinking... <answer>{it.gold['answer']}</answer>" for it in items}
+        # An output with no readable answer would score as a known zero (a partial submission): refused.
+        unreadable = {**outputs, items[0].id: "I would rather not say."}
+        r = requests.post(s.base + "/api/submissions", headers={"Authorization": f"Bearer {key}"},
+                          json={"benchmark": "deepsea-indommlu", "model": "m", "answers": unreadable}, timeout=60)
+        assert r.status_code == 400 and "not valid" in r.json()["error"], r.text
         r = requests.post(s.base + "/api/submissions", headers={"Authorization": f"Bearer {key}"},
                           json={"benchmark": "deepsea-indommlu", "model": "oracle", "answers": outputs}, timeout=60)
         assert r.status_code == 200, r.text

@@ -21,6 +21,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from glotbench.stats import bootstrap_many
+
 
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
 
@@ -62,15 +64,16 @@ def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples
     from glotbench.engine.scoring import score_output
 
     rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
-    agg = bench.aggregate(rows, dataset, resamples=resamples)
+    agg = bench.aggregate(rows, dataset, resamples=0)  # the numbers; the one CI released is computed below
     metric = bench.metrics_for(dataset)[0]
     f = 100.0 if metric.scale == "fraction" else 1.0
     mat = np.asarray([[float(r.stats.get(k, 0.0)) for k in metric.keys] for r in rows],
                      dtype=np.float64).reshape(len(rows), len(metric.keys))
     vec = per_item_values(metric, mat) * f
     est = agg["overall"].get(metric.name)
-    if est is not None:
-        head = Number(f * _safe(est["value"]), vec, (f * _safe(est["ci_low"]), f * _safe(est["ci_high"])))
+    if est is not None:  # the headline's CI: the same resamples (seed, items) the benchmark's aggregate draws
+        ci = bootstrap_many(mat, {"m": metric.score}, resamples=resamples, values={"m": est["value"]})["m"]
+        head = Number(f * _safe(est["value"]), vec, (f * _safe(ci.ci_low), f * _safe(ci.ci_high)))
     else:  # per-group benchmarks (DeepSEA per language): the benchmark's mean over its groups
         sea = agg.get("resource_groups", {}).get("southeast_asia", {}).get("value")
         per = [g[metric.name]["value"] for g in agg["groups"].get(bench.group_by[0], {}).values()

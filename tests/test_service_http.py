@@ -118,12 +118,15 @@ def redis_url():
     import redis
 
     client = redis.Redis(host="127.0.0.1", port=port)
-    for _ in range(100):
+    for _ in range(400):  # up to 20 s on a busy machine
         try:
             client.ping()
             break
         except redis.ConnectionError:
             time.sleep(0.05)
+    else:
+        proc.terminate()
+        pytest.fail("redis-server did not answer within 20 s")
     yield f"redis://127.0.0.1:{port}"
     proc.terminate()
     proc.wait(10)

@@ -39,11 +39,11 @@ def free_text(text: str) -> Extraction:
     return Extraction(body) if body.strip() else Extraction(None, "empty")
 
 
-def strict_json_object(body: str) -> object:
+def strict_json_object(body: str, object_pairs_hook=None) -> object:
     """json.loads of `body`, allowing one surrounding code fence (```json ... ```) and nothing else.
     Raises ValueError when it is not JSON."""
     m = re.match(r"^```(?:json|JSON)?\s*(.*?)\s*```$", body.strip(), re.DOTALL)
-    return json.loads(m.group(1) if m else body)
+    return json.loads(m.group(1) if m else body, object_pairs_hook=object_pairs_hook)
 
 
 def _json_objects(text: str):

@@ -275,6 +275,7 @@ from glotbench.cli_service import serve, service_app  # noqa: E402
 
 app.add_typer(deepsea_app, name="deepsea")
 app.add_typer(service_app, name="service")
+app.add_typer(__import__("glotbench.cli_build", fromlist=["build_app"]).build_app, name="build")
 app.command()(serve)
 
 

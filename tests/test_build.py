@@ -202,3 +202,167 @@ def test_check_unknown_judge_spec_writes_nothing(tmp_path):
     assert not (tmp_path / "o").exists()
     r = cli("build", "check", f, "--judge", "openai:x@http://127.0.0.1:9/v1", "--check", "vibes", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "unknown check vibes" in r.stderr and not (tmp_path / "o").exists()
+
+
+# -- build review -----------------------------------------------------------------------------
+
+def _labels_table():
+    """12 items, three annotators, ordinal labels 1-4, two labels missing."""
+    a = ["1", "2", "3", "3", "2", "1", "4", "4", "2", "3", "1", "2"]
+    b = ["1", "2", "3", "4", "2", "2", "4", "3", "2", "3", "1", "2"]
+    c = ["1", "3", "3", "3", "2", "1", "4", "4", None, "3", "2", None]
+    return a, b, c
+
+
+def _label_csv(path: Path, name: str, labels) -> str:
+    lines = ["id,annotator,label"] + [f"i{k},{name},{v}" for k, v in enumerate(labels) if v is not None]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_agreement_equals_the_libraries(tmp_path):
+    import krippendorff
+    from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa, to_table
+
+    from glotbench.build.review import agreement, read_labels
+
+    a, b, c = _labels_table()
+    files = [_label_csv(tmp_path / f"{n}.csv", n, v) for n, v in (("ann", a), ("bo", b), ("cy", c))]
+    res = agreement(read_labels(files), resamples=300)
+    complete = [k for k in range(12) if c[k] is not None]
+    table, _ = aggregate_raters(np.array([[int(a[k]), int(b[k]), int(c[k])] for k in complete]))
+    assert res["fleiss_kappa"]["value"] == pytest.approx(fleiss_kappa(table))
+    assert res["fleiss_kappa"]["items"] == 10 and res["fleiss_kappa"]["excluded_incomplete"] == 2
+    t, _ = to_table(np.column_stack([[int(x) for x in a], [int(x) for x in b]]))
+    assert res["cohens_kappa"]["ann ~ bo"]["value"] == pytest.approx(cohens_kappa(t).kappa)
+    data = np.array([[np.nan if x is None else float(x) for x in row] for row in (a, b, c)])
+    assert res["krippendorff_alpha_ordinal"]["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=[1.0, 2.0, 3.0, 4.0]))
+    assert res["krippendorff_alpha_nominal"]["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data - 1, level_of_measurement="nominal", value_domain=[0.0, 1.0, 2.0, 3.0]))
+    for e in [res["fleiss_kappa"], res["krippendorff_alpha_ordinal"], *res["cohens_kappa"].values()]:
+        assert e["ci_low"] <= e["value"] <= e["ci_high"] and e["ci_low"] < e["ci_high"]
+
+
+def test_ordinal_order_for_named_labels_and_label_studio_import(tmp_path):
+    from glotbench.build.review import agreement, read_labels
+
+    names = {"1": "bad", "2": "fair", "3": "good", "4": "great"}
+    a, b, _ = _labels_table()
+    tasks = [{"data": {"id": f"i{k}"}, "annotations": [
+        {"completed_by": {"id": 1, "email": "an@x"}, "result": [{"value": {"choices": [names[a[k]]]}}]},
+        {"completed_by": 2, "result": [{"value": {"choices": [names[b[k]]]}}]}]} for k in range(12)]
+    f = tmp_path / "ls.json"
+    f.write_text(json.dumps(tasks), encoding="utf-8")
+    named = agreement(read_labels([str(f)]), order=["bad", "fair", "good", "great"], resamples=100)
+    numeric = agreement(read_labels([_label_csv(tmp_path / "a.csv", "x", a), _label_csv(tmp_path / "b.csv", "y", b)]),
+                        resamples=100)
+    assert named["krippendorff_alpha_ordinal"]["value"] == pytest.approx(numeric["krippendorff_alpha_ordinal"]["value"])
+    assert named["annotators"] == ["2", "an@x"]
+
+
+def test_review_cli_round_trip(tmp_path):
+    items = _write(tmp_path / "items.jsonl", CHECK_ROWS)
+    for fmt, name in (("csv", "e.csv"), ("jsonl", "e.jsonl"), ("labelstudio", "ls.json")):
+        r = cli("build", "review", "export", items, "--format", fmt, "--out", str(tmp_path / name))
+        assert r.returncode == 0, r.stderr
+    assert len(json.loads((tmp_path / "ls.json").read_text())) == 6
+    a, b, c = _labels_table()
+    files = [_label_csv(tmp_path / f"{n}.csv", n, v) for n, v in (("ann", a), ("bo", b), ("cy", c))]
+    r = cli("build", "review", "agree", *files, "--out", str(tmp_path / "agree.json"), "--resamples", "200")
+    assert r.returncode == 0, r.stderr
+    assert "Fleiss kappa:" in r.stdout and "Krippendorff alpha (ordinal)" in r.stdout
+    dis = json.loads((tmp_path / "agree.json").read_text())["disagreements"]
+    assert [d["id"] for d in dis] == ["i1", "i10", "i3", "i5", "i7"]
+    adj = str(tmp_path / "adj.jsonl")
+    r = cli("build", "review", "adjudicate", *files, "--item", "i3", "--label", "3", "--by", "Somphone", "--out", adj)
+    assert r.returncode == 0 and "decided by Somphone" in r.stdout
+    r = cli("build", "review", "final", *files, "--adjudications", adj, "--out", str(tmp_path / "final.json"))
+    final = json.loads((tmp_path / "final.json").read_text())
+    assert final["final"]["i3"] == {"label": "3", "source": "adjudicated", "decided_by": "Somphone"}
+    assert sorted(final["unresolved"]) == ["i1", "i10", "i5", "i7"]
+    r = cli("build", "review", "adjudicate", *files, "--item", "nope", "--label", "3", "--by", "x", "--out", adj)
+    assert r.returncode == 2 and r.stderr.startswith("error: item 'nope'")
+
+
+def test_review_bad_label_files(tmp_path):
+    one = _label_csv(tmp_path / "one.csv", "solo", ["1", "2"])
+    r = cli("build", "review", "agree", one)
+    assert r.returncode == 2 and "at least two annotators" in r.stderr
+    dup = tmp_path / "dup.csv"
+    dup.write_text("id,annotator,label\ni1,a,1\ni1,a,2\n")
+    r = cli("build", "review", "agree", str(dup), one)
+    assert r.returncode == 2 and "second label for item 'i1' by 'a'" in r.stderr
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,who\n1,2\n")
+    r = cli("build", "review", "agree", str(bad), one)
+    assert r.returncode == 2 and "needs the columns id, annotator, label" in r.stderr
+
+
+# -- build select -----------------------------------------------------------------------------
+
+def test_select_drops_low_quality_cluster_and_samples_across_clusters(tmp_path, srv, cache_path):
+    topics = {"cook": ("ສອນເຮັດລາບໄກ່ແບບລາວ ສູດທີ", 6), "math": ("Giải bài toán hình học số", 7),
+              "chat": ("مرحبا كيف حالك اليوم رقم", 1)}
+    rows, answers, groups = [], {}, {}
+    names = ["specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
+             "technical_accuracy", "real_world"]
+    for topic, (stem, score) in topics.items():
+        groups[stem] = topic
+        for k in range(4):
+            text = f"{stem} {k}"
+            rows.append({"id": f"{topic}{k}", "prompt": text})
+            s = score - (k == 3)  # the last of each topic is a little weaker
+            answers[f"<prompt>\n{text}\n</prompt>"] = json.dumps({n: i < s for i, n in enumerate(names)})
+    answers["<prompt>\nmath 9"] = "not json"
+    rows.append({"id": "math9", "prompt": "Giải bài toán hình học số 9"})
+    srv.configure(answers=answers, embed_groups=groups)
+    f = _write(tmp_path / "cands.jsonl", rows)
+    out = tmp_path / "sel"
+    r = cli("build", "select", f, "--n", "5", "--judge", srv.spec("annot"), "--embedder", f"openai:e@{srv.url}",
+            "--clusters", "3", "--out", str(out), "--cache-path", cache_path, "--no-progress", "--max-retries", "0")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((out / "select.json").read_text())
+    kept = {c["label"].split()[0]: c["kept"] for c in rep["clusters"]}
+    assert kept == {"ສອນເຮັດລາບໄກ່ແບບລາວ": True, "Giải": True, "مرحبا": False}
+    chosen = [json.loads(x)["id"] for x in (out / "selected.jsonl").read_text().splitlines()]
+    assert len(chosen) == 5
+    assert sum(c.startswith("math") for c in chosen) == 3 and sum(c.startswith("cook") for c in chosen) == 2
+    assert "math3" not in chosen  # the weakest of the best cluster is the one left out
+    why = {p["id"]: p for p in rep["prompts"]}
+    assert why["chat0"]["why"].startswith("cluster") and "dropped" in why["chat0"]["why"]
+    assert why["math9"]["why"] == "no valid verdict from any judge" and why["math9"]["score"] is None
+    assert rep["judge_failures"][srv.spec("annot")] == {"bad_response": 1}
+    assert why["math0"]["kept"] and why["math0"]["criteria_met"] == sorted(names)
+
+
+# -- build items ------------------------------------------------------------------------------
+
+def test_item_analysis_on_runs_of_known_models(tmp_path, cache_path):
+    runs = []
+    for name in ("strong_a", "strong_b", "strong_c", "weak"):
+        out = tmp_path / name
+        r = cli("run", "laobench-mcq", "--model", f"python:build_models:{name}", "--out", str(out),
+                "--cache-path", cache_path, "--no-progress")
+        assert r.returncode == 0, r.stderr
+        runs.append(str(out))
+    r = cli("build", "items", *runs, "--out", str(tmp_path / "items.json"))
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "items.json").read_text())
+    ids = [p["id"] for p in res["per_item"]]
+    first = ids[0]
+    from glotbench.benchmarks.laobench import LaoBenchMCQ
+    order = [it.id for it in LaoBenchMCQ().load()]
+    assert [x["id"] for x in res["likely_wrong_keys"]] == [order[0]]
+    assert res["review"][0]["id"] == order[0] and "strongest models all give" in res["review"][0]["why"]
+    per = {p["id"]: p for p in res["per_item"]}
+    assert per[order[1]]["difficulty"] == 1.0 and order[1] in res["all_right"]
+    assert per[order[5]]["difficulty"] == 0.5  # strong_a and weak right
+    assert set(res["all_wrong"]) == {order[0]}
+    assert per[order[6]]["point_biserial"] > 0  # right for the two best models only
+    assert res["irt"]["fitted"] and res["irt"]["library"].startswith("girth")
+    assert first in per
+    r = cli("build", "items", runs[0])
+    assert r.returncode == 2 and "at least two models" in r.stderr
+    r = cli("build", "items", runs[0], str(tmp_path))
+    assert r.returncode == 2 and "not a finished run" in r.stderr

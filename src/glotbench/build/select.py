@@ -153,7 +153,9 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
 
     from sklearn.cluster import KMeans
 
-    emb = embedder.embed([cands[i].text for i in judged])
+    import asyncio
+
+    emb = await asyncio.to_thread(embedder.embed, [cands[i].text for i in judged])
     k = opts.clusters or max(2, round((len(judged) / 2) ** 0.5))
     k = min(k, len(judged))
     km = KMeans(n_clusters=k, n_init=10, random_state=opts.seed).fit(emb)

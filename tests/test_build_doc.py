@@ -53,7 +53,7 @@ def test_build_walkthrough_runs_as_documented(repo_root, srv, tmp_path):
             for line in body.strip().splitlines():
                 assert line in last_out, (line, last_out)
             last_out = None
-    assert ran == 6
+    assert ran == 5
     sel = json.loads((tmp_path / "select/select.json").read_text())
     assert sel["selected"] == 3 and all(p["id"].startswith("lo-cook") for p in sel["prompts"] if p["kept"])
     final = json.loads((tmp_path / "final.json").read_text())

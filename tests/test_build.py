@@ -174,7 +174,8 @@ def test_check_flags_scripted_problems_and_counts_bad_verdicts(tmp_path, srv, ca
     assert summary["judges_runs"][srv.spec("judge1")]["counts"]["retries"] >= 3  # bad verdicts were retried
     # the key never reaches the judge
     for req in srv.requests():
-        assert '"answer"' not in req["messages"][-1]["content"].split("Reply with one JSON")[0]
+        shown = req["messages"][-1]["content"].split("Reply with one JSON")[0]
+        assert "answer:" not in shown and "Item:\nquestion:" in shown
     # the same checks again: nothing new is asked (cache), except the never-valid replies
     n_before = len(srv.requests())
     r = cli(*args[:5], "--out", str(tmp_path / "again"), *args[7:])
@@ -390,3 +391,23 @@ def test_semantic_neighbours_through_faiss_match_the_exact_search():
     exact = {(a, b) for a, b, _ in _neighbours(emb, 5, 0.95, index_above=10**9)}
     approx = {(a, b) for a, b, _ in _neighbours(emb, 5, 0.95, index_above=0)}
     assert len(exact) == 50 and exact == approx
+
+
+@pytest.mark.parametrize("args,message", [
+    (("build", "select", "{f}", "--judge", "nonsense:x", "--out", "{o}"), "error:"),
+    (("build", "select", "{f}", "--judge", "openai:x@http://127.0.0.1:9/v1", "--embedder", "magic", "--out", "{o}"),
+     "unknown embedder"),
+    (("build", "select", "{f}", "--judge", "openai:x@http://127.0.0.1:9/v1", "--criterion", "novalue", "--out", "{o}"),
+     "NAME=QUESTION"),
+    (("build", "check", "{missing}", "--judge", "openai:x@http://127.0.0.1:9/v1", "--out", "{o}"), "not found"),
+    (("build", "review", "export", "{f}", "--format", "xlsx", "--out", "{o}"), "unknown export format"),
+    (("build", "items", "{f}", "{f}"), "not a finished run"),
+])
+def test_bad_input_gives_one_error_line_and_no_output(tmp_path, args, message):
+    f = _write(tmp_path / "c.jsonl", [{"id": "1", "prompt": "ສະບາຍດີ"}, {"id": "2", "prompt": "Xin chào"}])
+    out = tmp_path / "out"
+    full = [a.format(f=f, o=out, missing=tmp_path / "missing.jsonl") for a in args]
+    r = cli(*full)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("error:") and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()

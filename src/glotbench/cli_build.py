@@ -13,12 +13,13 @@ build_app = typer.Typer(help="Build a benchmark: dedupe candidates, LLM checks, 
                              "agreement, BenchBuilder-style selection, item analysis.", no_args_is_help=True)
 
 
-def _run_options(concurrency, max_retries, no_cache, cache_path, price_in, price_out, api_key_env, progress, timeout=120.0):
+def _run_options(concurrency, max_retries, no_cache, cache_path, price_in, price_out, api_key_env, progress,
+                 temperature=None):
     from glotbench.engine.evaluate import RunOptions
 
-    return RunOptions(concurrency=concurrency, max_retries=max_retries, use_cache=not no_cache, cache_path=cache_path,
+    return RunOptions(temperature=temperature, concurrency=concurrency, max_retries=max_retries, use_cache=not no_cache, cache_path=cache_path,
                       price_in_per_mtok=price_in, price_out_per_mtok=price_out, api_key_env=api_key_env,
-                      progress=progress, timeout_s=timeout)
+                      progress=progress)
 
 
 @build_app.command("dedupe")
@@ -81,6 +82,7 @@ def check_cmd(
     key_field: str = typer.Option("answer", help="The field holding the answer key."),
     text_field: list[str] = typer.Option([], "--text-field", help="Field holding item text (repeatable)."),
     repeats: int = typer.Option(1, help="Verdicts per item, check and judge."),
+    temperature: Optional[float] = typer.Option(None, help="Judge sampling temperature (default 0; raise it with --repeats)."),
     concurrency: Optional[int] = typer.Option(None, help="Requests in flight."),
     max_retries: int = typer.Option(5, help="Retries per call; a malformed verdict is retried too."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the call cache."),
@@ -104,7 +106,8 @@ def check_cmd(
         opts = CheckOptions(checks=tuple(check) or CHECKS, categories=tuple(category) or DEFAULT_CATEGORIES,
                             key_field=key_field, repeats=repeats)
         res = asyncio.run(run_checks(cands, judge, out, _run_options(concurrency, max_retries, no_cache, cache_path,
-                                                                    price_in, price_out, api_key_env, progress), opts))
+                                                                    price_in, price_out, api_key_env, progress,
+                                                                    temperature), opts))
     except GlotbenchError as e:
         _die(str(e))
     except KeyboardInterrupt:
@@ -112,6 +115,9 @@ def check_cmd(
     typer.echo(f"{res['items']} items, {res['verdicts']} verdicts; {res['flagged_items']} items flagged")
     for chk, d in res["per_check"].items():
         typer.echo(f"  {chk}: {d['flags']} flags, {d['no_verdict']} without a valid verdict")
+    costs = [r["cost"]["run"] for r in res["judges_runs"].values() if r.get("cost")]
+    if costs:
+        typer.echo(f"cost: {sum(costs):.4f} USD")
     typer.echo(f"flags: {res['flags_file']}")
 
 

@@ -59,11 +59,16 @@ TEMPLATES = {
 }
 
 
+HIDDEN = frozenset({"id", "answer", "answers", "key", "gold", "label", "labels", "reference", "references",
+                    "lang", "language", "split", "source", "meta"})
+
+
 def render_item(c: Candidate, key_field: str) -> str:
-    """The item as the judge sees it: every field but the id, the key and labels; options lettered."""
+    """The item as the judge sees it: every field but the id, the key (and any answer-like field) and
+    bookkeeping labels; a subject or category stays, as context. Options are lettered A, B, C..."""
     lines = []
     for k, v in c.record.items():
-        if k in ("id", key_field, "lang", "language", "split", "source", "meta"):
+        if k in HIDDEN or k == key_field:
             continue
         if isinstance(v, list) and all(isinstance(x, str) for x in v):
             lines.append(f"{k}:")

@@ -14,7 +14,6 @@ item in input order (files in the order given, rows in file order); the others a
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 import zlib
@@ -56,15 +55,21 @@ class Result:
 _ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")  # harakat, Quranic marks, tatweel
 
 
-@functools.cache
-def _punct() -> dict[int, str]:
-    """Punctuation and symbols (Unicode P* and S*) -> a space."""
-    return dict.fromkeys((i for i in range(0x110000) if unicodedata.category(chr(i))[0] in "PS"), " ")
+class _PunctTable(dict):
+    """str.translate table: punctuation and symbols (Unicode P*, S*) -> a space, filled as seen."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        self[code] = v = " " if unicodedata.category(ch)[0] in "PS" else ch
+        return v
+
+
+_PUNCT = _PunctTable()
 
 
 def shingles(text: str, char_n: int = 5, word_n: int = 2) -> np.ndarray:
     """Sorted unique CRC-32 hashes of the text's shingles (uint32)."""
-    t = _ARABIC_MARKS.sub("", normalise(text)).translate(_punct())
+    t = _ARABIC_MARKS.sub("", normalise(text)).translate(_PUNCT)
     t = re.sub(r"\s+", " ", t).strip()
     if is_spaceless(t):
         units: Sequence[str] = t.replace(" ", "")
@@ -92,9 +97,11 @@ def lexical_edges(texts: Sequence[str], opts: DedupeOptions) -> tuple[list[Edge]
     sets = [shingles(t, opts.char_n, opts.word_n) for t in texts]
     lsh = MinHashLSH(threshold=opts.threshold, num_perm=opts.num_perm)
     edges: list[Edge] = []
-    # the CRC-32 values are the hashes: MinHash's permutations are applied to them directly
+    # the CRC-32 values are the hashes: MinHash's permutations (drawn once) are applied to them directly
+    first = MinHash(num_perm=opts.num_perm, seed=1, hashfunc=int)
+    perms, scheme = first.permutations, first.scheme
     for i, s in enumerate(sets):
-        m = MinHash(num_perm=opts.num_perm, seed=1, hashfunc=int)
+        m = MinHash(num_perm=opts.num_perm, seed=1, hashfunc=int, permutations=perms, scheme=scheme)
         m.update_batch(s.tolist())
         for j in lsh.query(m):
             sim = jaccard(sets[j], s)

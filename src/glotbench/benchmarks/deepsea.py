@@ -171,7 +171,7 @@ class DeepSEATask(Benchmark):
     pooled_overall = False  # reported per language; resource groups are means of languages
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
-    def __init__(self, task: str, native_digits: str = "true", letter_case: str = "upper_first",
+    def __init__(self, task: str, native_digits: bool = True, letter_case: str = "upper_first",
                  groups: str | None = None, metric: str | None = None):
         super().__init__()
         if task not in TASKS:
@@ -184,7 +184,7 @@ class DeepSEATask(Benchmark):
             raise DataError("letter_case must be upper_first or upper_only")
         self.task, self.name = task, f"deepsea-{task}"
         self.description = f"DeepSEA {task}"
-        self.native_digits = native_digits.lower() not in ("false", "0", "no")
+        self.native_digits = native_digits
         self.letter_case = letter_case
         self.resource_groups = RESOURCE_GROUPS if groups is None else json.loads(Path(groups).read_text())
         self.templates = {"prompt": PROMPTS[task], "answer_is": ANSWER_IS}

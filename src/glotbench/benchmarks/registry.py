@@ -5,32 +5,33 @@ from __future__ import annotations
 from typing import Callable
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.options import build
 from glotbench.errors import SpecError
 
 
-def _vi_diacritics() -> Benchmark:
+def _vi_diacritics(**opts) -> Benchmark:
     from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
 
-    return VietnameseDiacritics()
+    return build(VietnameseDiacritics, opts, name="vi-diacritics")
 
 
 def _laobench_mcq(**opts) -> Benchmark:
     from glotbench.benchmarks.laobench import LaoBenchMCQ
 
-    return LaoBenchMCQ(**opts)
+    return build(LaoBenchMCQ, opts, name="laobench-mcq")
 
 
 def _laobench_translation(**opts) -> Benchmark:
     from glotbench.benchmarks.laobench import LaoBenchTranslation
 
-    return LaoBenchTranslation(**opts)
+    return build(LaoBenchTranslation, opts, name="laobench-translation")
 
 
 def _deepsea(task: str) -> Callable[..., Benchmark]:
     def make(**opts) -> Benchmark:
         from glotbench.benchmarks.deepsea import DeepSEATask
 
-        return DeepSEATask(task, **opts)
+        return build(DeepSEATask, opts, task, name=f"deepsea-{task}")
     return make
 
 
@@ -46,8 +47,9 @@ BENCHMARKS: dict[str, tuple[Callable[..., Benchmark], str]] = {
 }
 
 
-def get_benchmark(name: str, **options: str) -> Benchmark:
-    """A benchmark by name; `options` are its documented settings (`--bench-opt KEY=VALUE`)."""
+def get_benchmark(name: str, **options: object) -> Benchmark:
+    """A benchmark by name; `options` are its documented settings (`--bench-opt KEY=VALUE`), given as
+    text or typed values; text is converted to each setting's declared type (benchmarks/options.py)."""
     if name not in BENCHMARKS:
         raise SpecError(f"unknown benchmark {name!r}; available: {', '.join(sorted(BENCHMARKS))}")
     try:

@@ -1,4 +1,4 @@
-"""The `glotbench build` commands: dedupe, check, review, select, items (registered by glotbench.cli)."""
+"""The `glotbench build` commands: dedupe, check, review, select, items, contamination."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Optional
 
 import typer
 
-from glotbench.cli_common import die as _die
+from glotbench.cli.options import ErrorHandlingGroup, die as _die
 
 build_app = typer.Typer(help="Build a benchmark: dedupe candidates, LLM checks, annotation review and "
-                             "agreement, BenchBuilder-style selection, item analysis.", no_args_is_help=True)
+                             "agreement, BenchBuilder-style selection, item analysis, contamination.",
+                        no_args_is_help=True, cls=ErrorHandlingGroup)
 
 
 def _run_options(concurrency, max_retries, no_cache, cache_path, price_in, price_out, api_key_env, progress,
@@ -122,7 +123,7 @@ def check_cmd(
 
 
 review_app = typer.Typer(help="Annotation: export for annotators, agreement, disagreements, adjudication.",
-                         no_args_is_help=True)
+                         no_args_is_help=True, cls=ErrorHandlingGroup)
 build_app.add_typer(review_app, name="review")
 
 
@@ -311,3 +312,10 @@ def items_cmd(
     typer.echo("review:")
     for r in res["review"]:
         typer.echo(f"  {r['id']}: {r['why']}")
+
+
+def register(app: typer.Typer) -> None:
+    from glotbench.cli.data import contamination
+
+    build_app.command("contamination")(contamination)  # also top-level `glotbench contamination`
+    app.add_typer(build_app, name="build")

@@ -1,0 +1,95 @@
+"""`glotbench arena`, `arena-report`, `aragen` and `judge-audit`: model-judged evaluations and their audits."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, ModelSpec,
+                                   NoCache, Out, Progress, Timeout, run_options, to_json)
+
+Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
+
+
+def arena(
+    model: ModelSpec,
+    baseline: Annotated[str, typer.Option("--baseline", help="The fixed baseline: a model spec, or replay:FILE.jsonl of its answers.")],
+    judge: Judges,
+    data: Data = None,
+    limit: Limit = None,
+    out: Out = None,
+    concurrency: Concurrency = None,
+    max_retries: MaxRetries = 5,
+    timeout: Timeout = 120.0,
+    no_cache: NoCache = False,
+    cache_path: CachePath = None,
+    api_key_env: ApiKeyEnv = None,
+    progress: Progress = True,
+) -> None:
+    """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
+    import asyncio
+
+    from glotbench.engine.arena import print_arena, run_arena
+
+    opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
+                       no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress)
+    res = asyncio.run(run_arena(model, baseline, judge, opts))
+    print_arena(res.results)
+    typer.echo(f"arena directory: {res.out_dir}")
+
+
+def arena_report(
+    arenas: Annotated[list[str], typer.Argument(help="Arena directories, one candidate model each.")],
+    human: Human = None,
+) -> None:
+    """Cross-judge report: each judge's score per model, their spread, rank correlations, human agreement."""
+    from glotbench.engine.arena import cross_judge_report
+
+    typer.echo(to_json(cross_judge_report(arenas, human)))
+
+
+def aragen(
+    model: ModelSpec,
+    judge: Judges,
+    data: Data = None,
+    limit: Limit = None,
+    policy: Annotated[str, typer.Option(help="Samples without a valid verdict: drop (upstream) or zero.")] = "drop",
+    skip_same_family: Annotated[bool, typer.Option(help="Skip a judge of the model's own family (self-preference).")] = False,
+    judge_repeats: Annotated[int, typer.Option(help="Judge each sample K times (for the consistency audit; use a temperature > 0).")] = 1,
+    judge_temperature: Annotated[float, typer.Option(help="Judge sampling temperature.")] = 0.0,
+    out: Out = None,
+    concurrency: Concurrency = None,
+    max_retries: MaxRetries = 5,
+    no_cache: NoCache = False,
+    cache_path: CachePath = None,
+    progress: Progress = True,
+) -> None:
+    """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
+    import asyncio
+
+    from glotbench.engine.aragen import print_aragen, run_aragen
+
+    opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries,
+                       no_cache=no_cache, cache_path=cache_path, out=out, progress=progress)
+    res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
+                                 judge_repeats=judge_repeats, judge_temperature=judge_temperature))
+    print_aragen(res)
+    typer.echo(f"output directory: {res['out_dir']}")
+
+
+def judge_audit(
+    runs: Annotated[list[str], typer.Argument(help="`glotbench aragen` output directories (one model each).")],
+    human: Human = None,
+) -> None:
+    """Judge audit: kappa against human labels, consistency, self-bias and guideline adherence."""
+    from glotbench.judges.audit import judge_audit as audit
+
+    typer.echo(to_json(audit(runs, human)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(arena)
+    app.command("arena-report")(arena_report)
+    app.command()(aragen)
+    app.command("judge-audit")(judge_audit)

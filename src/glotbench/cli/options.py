@@ -1,0 +1,132 @@
+"""Shared by the command modules: the options every command group declares the same way, declared once
+here as `Annotated` types, and the one error handler (`ErrorHandlingGroup`) that turns a bad input into
+a single `error: ...` line on stderr and exit code 2.
+
+Nothing heavy is imported here: `glotbench --help` must stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Annotated, Any, Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from glotbench.errors import GlotbenchError
+
+# Exceptions that mean "this input (file, option value, reply) is bad", not "glotbench has a bug".
+# KeyError/TypeError/IndexError/AttributeError come from files whose rows lack a field or have a field
+# of the wrong type where a loader does not validate yet; set GLOTBENCH_DEBUG=1 to see the traceback.
+INPUT_ERRORS = (GlotbenchError, ValueError, OSError, KeyError, TypeError, IndexError, AttributeError)
+
+
+def die(message: str, code: int = 2) -> None:
+    """Print `error: message` on stderr and exit with `code` (no traceback)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def describe(e: BaseException) -> str:
+    """One line for an input error: our own messages as they are, others with their kind."""
+    if isinstance(e, GlotbenchError):
+        msg = str(e)
+    elif isinstance(e, json.JSONDecodeError):
+        msg = f"not valid JSON: {e}"
+    elif isinstance(e, UnicodeDecodeError):
+        msg = f"not UTF-8 text: {e}"
+    elif isinstance(e, IsADirectoryError):
+        msg = f"{e.filename}: is a directory, not a file"
+    elif isinstance(e, FileNotFoundError):
+        msg = f"{e.filename}: no such file or directory"
+    elif isinstance(e, OSError):
+        msg = f"{e.filename or ''}{': ' if e.filename else ''}{e.strerror or e}"
+    elif isinstance(e, KeyError):
+        msg = f"missing field {e.args[0]!r}" if e.args else "missing field"
+    elif isinstance(e, ValueError):
+        msg = str(e)
+    else:
+        msg = f"unexpected input ({type(e).__name__}: {e})"
+    return " ".join(msg.split()) or type(e).__name__  # exactly one line
+
+
+class ErrorHandlingGroup(TyperGroup):
+    """The one error handler: every command (and sub-group) runs inside this group's `invoke`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
+            raise  # click's own exits and usage errors; a closed pipe is click's to handle
+        except KeyboardInterrupt:
+            die("interrupted; commands that call models resume from the call cache when run again", 130)
+        except INPUT_ERRORS as e:
+            if os.environ.get("GLOTBENCH_DEBUG"):
+                raise
+            msg = describe(e)
+            if not isinstance(e, GlotbenchError):  # our own messages name their file; others get the command
+                group = ctx.command_path.split()[-1] if ctx.parent else ""
+                cmd = " ".join(x for x in (group if ctx.parent else "", ctx.invoked_subcommand or "") if x)
+                msg = f"{cmd}: {msg}" if cmd else msg
+            die(msg)
+
+
+def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:
+    """`KEY=VALUE` strings as pairs (values stay text: the benchmark converts them to its declared types)."""
+    pairs = []
+    for kv in values:
+        key, sep, value = kv.partition("=")
+        if not sep or not key.strip():
+            raise GlotbenchError(f"{what} takes {form}, got {kv!r}")
+        pairs.append((key.strip(), value))
+    return tuple(pairs)
+
+
+def read_json(path: str) -> Any:
+    """A JSON file named on the command line; any problem with it is an error naming the file."""
+    from pathlib import Path
+
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise GlotbenchError(f"{path}: {describe(e).removeprefix(f'{path}: ')}") from None
+
+
+def to_json(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+# ---- shared options (declared once; a command gives the default) ----
+ModelSpec = Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1 (see `glotbench list`).")]
+Data = Annotated[Optional[str], typer.Option(help="Use this data file instead of the bundled data.")]
+Limit = Annotated[Optional[int], typer.Option(help="Only the first N items.")]
+Out = Annotated[Optional[str], typer.Option(help="Output directory (default: runs/KIND/TIME-MODEL).")]
+Concurrency = Annotated[Optional[int], typer.Option(help="Requests in flight (default: the backend's; per phase for judged runs).")]
+Timeout = Annotated[float, typer.Option(help="Per-request timeout in seconds.")]
+MaxRetries = Annotated[int, typer.Option(help="Retries per request (429, 5xx, timeouts; a malformed verdict too).")]
+ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY).")]
+MaxTokens = Annotated[Optional[int], typer.Option(help="Reply token limit (default: the benchmark's).")]
+Temperature = Annotated[Optional[float], typer.Option(help="Sampling temperature (default: the benchmark's).")]
+Seed = Annotated[Optional[int], typer.Option(help="Sampling seed, passed to the model.")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the call cache.")]
+CachePath = Annotated[Optional[str], typer.Option(help="Call cache file (default: the user cache directory's glotbench/calls.sqlite).")]
+PriceIn = Annotated[Optional[float], typer.Option(help="Price per million prompt tokens, for the cost line.")]
+PriceOut = Annotated[Optional[float], typer.Option(help="Price per million completion tokens.")]
+Thinking = Annotated[Optional[bool], typer.Option("--thinking/--no-thinking", help="Ask a reasoning model for its thinking or non-thinking mode (chat_template_kwargs.enable_thinking).")]
+BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik; booleans are true/false.")]
+Progress = Annotated[bool, typer.Option(help="Show progress.")]
+Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
+Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")]
+Db = Annotated[str, typer.Option(help="SQLAlchemy URL: SQLite file (default) or postgresql+psycopg://...")]
+DEFAULT_DB = "sqlite:///glotbench-service.sqlite"
+
+
+def run_options(*, no_cache: bool = False, bench_opt: list[str] = (), **fields: Any):
+    """`RunOptions` from the shared CLI options (`--no-cache` → use_cache, `--bench-opt` → pairs)."""
+    from glotbench.engine.evaluate import RunOptions
+
+    renames = {"timeout": "timeout_s", "price_in": "price_in_per_mtok", "price_out": "price_out_per_mtok"}
+    kw = {renames.get(k, k): v for k, v in fields.items()}
+    return RunOptions(use_cache=not no_cache, bench_options=split_pairs(list(bench_opt)), **kw)

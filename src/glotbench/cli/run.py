@@ -1,0 +1,106 @@
+"""`glotbench list`, `run`, `report`, `score` and `compare`: one benchmark run and what reads it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, Concurrency, Data, Limit, MaxRetries, MaxTokens,
+                                   ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Resamples, Seed, Temperature,
+                                   Thinking, Timeout, run_options)
+
+
+def list_cmd() -> None:
+    """List the benchmarks and the model backends."""
+    from glotbench.benchmarks.registry import BENCHMARKS
+    from glotbench.models.registry import BACKENDS
+
+    typer.echo("benchmarks:")
+    for name, (_, desc) in sorted(BENCHMARKS.items()):
+        typer.echo(f"  {name:<16} {desc}")
+    typer.echo("model backends (--model SPEC):")
+    for _, (_, desc) in BACKENDS.items():
+        typer.echo(f"  {desc}")
+
+
+def run(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark name (see `glotbench list`).")],
+    model: ModelSpec = "local",
+    data: Data = None,
+    limit: Limit = None,
+    concurrency: Concurrency = None,
+    repeats: Annotated[int, typer.Option(help="Run each item N times, to measure stability.")] = 1,
+    out: Out = None,
+    temperature: Temperature = None,
+    max_tokens: MaxTokens = None,
+    seed: Seed = None,
+    stop: Annotated[list[str], typer.Option("--stop", help="Stop sequence (repeatable), added to the benchmark's.")] = [],
+    structured_output: Annotated[bool, typer.Option(help="Ask for JSON-schema output (response_format) where the benchmark defines one.")] = False,
+    thinking: Thinking = None,
+    bench_opt: BenchOpt = [],
+    timeout: Timeout = 120.0,
+    max_retries: MaxRetries = 5,
+    no_cache: NoCache = False,
+    cache_path: CachePath = None,
+    price_in: PriceIn = None,
+    price_out: PriceOut = None,
+    api_key_env: ApiKeyEnv = None,
+    progress: Progress = True,
+) -> None:
+    """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl."""
+    import logging
+    import sys
+
+    from glotbench.engine.evaluate import evaluate
+    from glotbench.report.terminal import print_results
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    opts = run_options(
+        thinking=thinking, bench_opt=bench_opt, data=data, limit=limit, repeats=repeats, concurrency=concurrency,
+        temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
+        timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
+        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress)
+    result = evaluate(benchmark, model, opts)
+    print_results(result.results)
+    typer.echo(f"run directory: {result.out_dir}")
+
+
+def report(run_dir: Annotated[str, typer.Argument(help="A run directory written by `glotbench run`.")]) -> None:
+    """Print a finished run's results table again."""
+    from glotbench.report.terminal import load_results, print_results
+
+    print_results(load_results(run_dir))
+
+
+def score(
+    hypotheses: Annotated[str, typer.Argument(help="Hypotheses, one segment per line.")],
+    references: Annotated[list[str], typer.Argument(help="One or more reference files, aligned by line.")],
+    metric: Annotated[str, typer.Option("--metric", help="bleu, chrf, chrf++ or token_f1.")] = "chrf++",
+    lang: Annotated[Optional[str], typer.Option("--lang", help="ISO 639-1 code; lo, th, km, my are segmented first, zh/ja use sacrebleu's tokenizers for BLEU.")] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CI.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 12345,
+) -> None:
+    """Score text files like sacrebleu: the corpus score, its 95% bootstrap CI and the signature."""
+    from glotbench.report.score_files import score_files
+
+    est, signature = score_files(metric, hypotheses, references, lang=lang, resamples=resamples, seed=seed)
+    typer.echo(f"{metric} = {est.value:.2f}  (95% CI {est.ci_low:.2f}–{est.ci_high:.2f}, n={est.n})")
+    typer.echo(signature)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Baseline run directory.")],
+    run_b: Annotated[str, typer.Argument(help="Run directory to compare with it.")],
+    resamples: Resamples = 1000,
+) -> None:
+    """Paired comparison of two runs on the same items: B − A per metric, CI and p-values."""
+    from glotbench.report.compare import compare_runs, print_comparison
+
+    print_comparison(compare_runs(run_a, run_b, resamples=resamples))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_cmd)
+    for fn in (run, report, score, compare):
+        app.command()(fn)

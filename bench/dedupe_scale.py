@@ -2,7 +2,8 @@
 
 Items are random sentences over a 5,000-word vocabulary (half of them word-based, half Lao-like
 character strings without spaces, 20 to 40 units each); 5% are planted near-duplicates (one unit
-changed) of earlier items. Each size runs in a fresh process so peak RSS is its own.
+changed) of earlier items. Each size runs in a fresh process so peak RSS is its own. CPU time
+(process_time) is reported beside wall time: on a shared machine it is the steadier measure.
 
     python bench/dedupe_scale.py            # 10k, 30k, 100k
     python bench/dedupe_scale.py 10000 50000

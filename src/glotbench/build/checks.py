@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.build.common import Candidate, write_json_atomic, write_jsonl_atomic
+from glotbench.build.common import Candidate, options_of, write_json_atomic, write_jsonl_atomic
 from glotbench.errors import GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
 from glotbench.items import Item, PublicItem
@@ -137,8 +137,7 @@ def flagged(check: str, verdict: dict[str, Any], c: Candidate, key_field: str) -
     if check == "answerability":
         out = []
         key = c.key(key_field)
-        opts = next((v for v in c.record.values() if isinstance(v, list) and v and all(isinstance(x, str) for x in v)), None)
-        if key is not None and not answer_matches(verdict["answer"], key, opts):
+        if key is not None and not answer_matches(verdict["answer"], key, options_of(c.record)):
             out.append("answer_differs_from_key")
         if verdict["several_defensible"]:
             out.append("several_defensible")

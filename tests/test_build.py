@@ -194,6 +194,9 @@ def test_check_with_two_judges_and_repeats(tmp_path, srv, cache_path):
     flags = [json.loads(x) for x in (out / "flags.jsonl").read_text().splitlines()]
     assert sorted((x["judge"].split("@")[0], x["repeat"]) for x in flags) == [
         ("openai:j1", 0), ("openai:j1", 1), ("openai:j2", 0), ("openai:j2", 1)]
+    per_item = json.loads((out / "checks.json").read_text())["per_item"]
+    assert per_item == [{"item": f"{f}#wrongkey", "check": "answerability", "verdicts": 4, "flagging": 4,
+                         "no_verdict": 0}]
 
 
 def test_check_unknown_judge_spec_writes_nothing(tmp_path):

@@ -225,6 +225,7 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     by_uid = {c.uid: c for c in cands}
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
+    tally: dict[tuple[str, str], dict[str, int]] = {}  # (uid, check) -> verdicts, flagging, without verdict
     for spec, model in zip(judges, models):
         def validate(text: str, prompt: Prompt) -> None:
             parse_verdict(text, check_of(prompt.messages[-1]["content"]), opts.categories)
@@ -243,12 +244,16 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
                 c = by_uid[r["meta"]["item"]]
                 chk = r["meta"]["check"]
                 base = {"file": c.file, "id": c.id, "check": chk, "judge": spec, "repeat": r["repeat"]}
+                t = tally.setdefault((c.uid, chk), {"verdicts": 0, "flagging": 0, "no_verdict": 0})
                 if r["failure"] is not None:
+                    t["no_verdict"] += 1
                     rows.append({**base, "flags": ["no_verdict"], "failure": r["failure"], "error": r.get("error"),
                                  "reason": None})
                     continue
                 v = parse_verdict(r["output"], chk, opts.categories)
                 fl = flagged(chk, v, c, opts.key_field)
+                t["verdicts"] += 1
+                t["flagging"] += bool(fl)
                 if fl:
                     rows.append({**base, "flags": fl, "verdict": v, "reason": v.get("reason"),
                                  "key": c.key(opts.key_field) if chk == "answerability" else None})
@@ -261,6 +266,8 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     result = {"items": len(cands), "checks": list(opts.checks), "judges": list(judges), "repeats": opts.repeats,
               "verdicts": len(cands) * len(opts.checks) * len(judges) * opts.repeats,
               "per_check": per_check, "flagged_items": len(flagged_items), "judges_runs": summary,
+              "per_item": [{"item": uid, "check": chk, **t} for (uid, chk), t in sorted(tally.items())
+                           if t["flagging"] or t["no_verdict"]],
               "categories": list(opts.categories), "prompt_version": ItemChecks.version,
               "flags_file": str(out_dir / "flags.jsonl"), "note": "nothing is deleted; review the flags"}
     write_json_atomic(out_dir / "checks.json", result)

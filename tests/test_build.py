@@ -468,3 +468,29 @@ def test_laobench_format_items_check_against_their_letter_options(tmp_path, srv,
     assert r.returncode == 0, r.stderr
     flags = [json.loads(x) for x in (tmp_path / "o/flags.jsonl").read_text().splitlines()]
     assert [(x["id"], x["flags"]) for x in flags] == [(rows[1]["id"], ["answer_differs_from_key"])]
+
+
+def test_exported_csv_filled_by_annotators_imports_back(tmp_path):
+    import csv
+
+    from glotbench.build.review import agreement, read_labels
+
+    items = _write(tmp_path / "items.jsonl", CHECK_ROWS)
+    files = []
+    for who, labels in (("noy", ["keep", "fix", "fix", "drop", "drop", "keep"]),
+                        ("thao", ["keep", "fix", "keep", "drop", "drop", None])):
+        path = tmp_path / f"{who}.csv"
+        assert cli("build", "review", "export", items, "--format", "csv", "--out", str(path)).returncode == 0
+        rows = list(csv.DictReader(path.open(encoding="utf-8")))
+        assert [r["id"] for r in rows] == [r["id"] for r in CHECK_ROWS] and "Item" not in rows[0]["text"]
+        for r, lab in zip(rows, labels):
+            r["annotator"], r["label"] = who, lab or ""
+        with path.open("w", encoding="utf-8", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        files.append(str(path))
+    labels = read_labels(files)
+    assert labels["ambiguous"] == {"noy": "fix", "thao": "keep"} and labels["garbled"] == {"noy": "keep"}
+    res = agreement(labels, order=["drop", "fix", "keep"], resamples=100)
+    assert res["cohens_kappa"]["noy ~ thao"]["items"] == 5 and res["fleiss_kappa"]["excluded_incomplete"] == 1

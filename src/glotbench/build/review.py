@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import warnings
 from datetime import datetime, timezone
 from itertools import combinations
 from pathlib import Path
@@ -189,7 +190,9 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
         if len(domain) < 2 or np.count_nonzero(~np.isnan(data).all(axis=0)) < 2:
             return None
         try:
-            v = krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level)
+            with warnings.catch_warnings():  # a resample with one value only: undefined, returned as None
+                warnings.simplefilter("ignore", RuntimeWarning)
+                v = krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level)
         except (ValueError, ZeroDivisionError):
             return None
         return None if v != v else float(v)

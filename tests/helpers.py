@@ -63,3 +63,21 @@ def lao_translations() -> dict[str, str]:
 
     bench = LaoBenchTranslation()
     return {it.public["question"]: "Translation: " + it.gold["reference"] for it in bench.load()}
+
+
+def deepsea_letter_b(messages):
+    """A python: model that always answers B, in DeepSEA's answer tag."""
+    return "<answer>B</answer>"
+
+
+def deepsea_letter_gold(messages):
+    """A python: model that answers each bundled IndoMMLU item's gold letter."""
+    from glotbench.benchmarks.deepsea import DeepSEATask
+
+    bench = DeepSEATask("indommlu")
+    gold = {bench.render(it.to_public()).messages[-1]["content"]: it.gold["answer"] for it in bench.load()}
+    return f"<answer>{gold.get(messages[-1]['content'], 'A')}</answer>"
+
+
+def mgsm_twelve(messages):
+    return "Step by step... <answer>12</answer>"

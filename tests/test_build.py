@@ -11,7 +11,7 @@ import pytest
 
 from build_data import pair_scores, planted
 from conftest import cli
-from glotbench.build.common import Candidate, load_candidates, row_text
+from glotbench.build.common import Candidate, row_text
 from glotbench.build.dedupe import DedupeOptions, find_duplicates
 
 NEAR = {"exact", "edit", "spacing", "script"}

@@ -7,7 +7,7 @@ import json
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
 
-from glotbench.benchmarks.laobench import LaoBenchMCQ, LaoBenchTranslation, load_rows, parse_rows, score_hidden_mcq
+from glotbench.benchmarks.laobench import LaoBenchMCQ, LaoBenchTranslation, load_rows, parse_rows
 from glotbench.contamination import check
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import DataError
@@ -121,17 +121,6 @@ def test_translation_partial_credit_matches_sacrebleu(srv, cache_path, tmp_path)
     ref = "I go to school every day."
     assert res["scores"]["groups"]["direction"]["lo-en"]["bleu"]["value"] == \
         BLEU().corpus_score(["I go to the school every day"], [[ref]]).score
-
-
-def test_black_box_scoring_returns_aggregates_only():
-    items = LaoBenchMCQ().load()
-    answers = {it.id: it.gold["answer"] for it in items[:10]}
-    res = score_hidden_mcq(items, answers, min_group=2)
-    assert set(res) == {"items", "accuracy", "subdomains"}
-    assert res["accuracy"] == pytest.approx(10 / 25)
-    assert "economy" not in res["subdomains"]  # a 1-item subdomain is not reported
-    assert all(isinstance(v, float) for v in res["subdomains"].values())
-    assert not any(it.id in json.dumps(res) for it in items)
 
 
 def test_contamination_on_a_built_corpus(tmp_path):

@@ -1,6 +1,7 @@
 """The embedded default model (Gemma 3 270M GGUF) really loads and generates, batched, offline.
 
-Slow (about a minute the first time, while the GGUF is converted; seconds after), and run in CI.
+The model is converted (into an isolated cache folder) and loaded once for the module; every test
+uses that one instance. Slow (about a minute for the conversion), and run in CI.
 """
 
 from __future__ import annotations
@@ -20,9 +21,21 @@ from glotbench.models.hf import HFModel, _converted_root  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def test_embedded_model_generates_in_batches(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network at run time
-    model = HFModel.embedded_default(concurrency=4)
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    """The embedded model, converted from its GGUF into an isolated cache and loaded once."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")  # no network at run time
+    mp.setenv("GLOTBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("glotbench-cache")))
+    assert not _converted_root().exists()  # the conversion below really runs
+    model = HFModel.embedded_default()  # batches of up to 16: a 6-item run is one batch
+    model._load_sync()
+    yield model
+    mp.undo()
+
+
+def test_embedded_model_generates_in_batches(embedded):
+    model = embedded
     bench = VietnameseDiacritics()
     items = bench.load()[:4]
 
@@ -44,9 +57,8 @@ def test_embedded_model_generates_in_batches(monkeypatch):
     assert converted and (converted[0] / "model.safetensors").is_file()
 
 
-def test_embedded_model_full_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    res = evaluate("vi-diacritics", "local", RunOptions(limit=6, progress=False, out=str(tmp_path / "run"),
+def test_embedded_model_full_run(tmp_path, embedded):
+    res = evaluate("vi-diacritics", embedded, RunOptions(limit=6, progress=False, out=str(tmp_path / "run"),
                                                         cache_path=str(tmp_path / "c.sqlite")))
     r = res.results
     assert r["model"]["backend"] == "hf" and r["model"]["gguf_sha256"]
@@ -57,10 +69,8 @@ def test_embedded_model_full_run(tmp_path, monkeypatch):
     assert "torch" in r["versions"] and "transformers" in r["versions"]
 
 
-def test_hf_backend_on_a_local_folder(tmp_path, monkeypatch):
+def test_hf_backend_on_a_local_folder(tmp_path, embedded):
     """`hf:PATH` on the converted embedded model: the same code path any transformers model takes."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    HFModel.embedded_default()._load_sync()  # makes sure the converted folder exists
     folder = next(p for p in _converted_root().iterdir() if p.name.startswith("gemma-3-270m-q4_k_m-"))
     res = evaluate("vi-diacritics", f"hf:{folder}", RunOptions(limit=2, progress=False, out=str(tmp_path / "r"),
                                                               cache_path=str(tmp_path / "c.sqlite")))
@@ -68,16 +78,13 @@ def test_hf_backend_on_a_local_folder(tmp_path, monkeypatch):
     assert res.results["counts"]["samples"] == 2 and res.results["counts"]["model_calls"] == 2
 
 
-def test_loglikelihood_prefers_the_likely_continuation(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    model = HFModel.embedded_default()
-    scores = asyncio.run(model.loglikelihood("The capital of France is", (" Paris", " banana")))
+def test_loglikelihood_prefers_the_likely_continuation(embedded):
+    scores = asyncio.run(embedded.loglikelihood("The capital of France is", (" Paris", " banana")))
     assert scores[0] > scores[1] and all(s < 0 for s in scores)
 
 
-def test_laobench_mcq_loglik_method(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    res = evaluate("laobench-mcq", "local", RunOptions(limit=4, progress=False, out=str(tmp_path / "r"),
+def test_laobench_mcq_loglik_method(tmp_path, embedded):
+    res = evaluate("laobench-mcq", embedded, RunOptions(limit=4, progress=False, out=str(tmp_path / "r"),
                                                        cache_path=str(tmp_path / "c.sqlite"),
                                                        bench_options=(("method", "loglik"),))).results
     assert "accuracy_loglik" in res["scores"]["overall"] and "method:loglik" in res["signature"]

@@ -72,7 +72,8 @@ def test_user_data_file(tmp_path, bench):
     path = _write(tmp_path, [json.dumps({"id": 1, "category": "c", "references": ["Xin chào"]})])
     items = bench.load(path)
     assert items[0].id == "1" and items[0].public["text"] == "Xin chao"
-    assert bench.data_sha256 and bench.data_source == path
+    assert len(items.sha256) == 64 and items.source == path
+    assert not hasattr(bench, "data_sha256")  # the dataset, not the benchmark, holds the data's facts
 
 
 @pytest.mark.parametrize("lines, message", [

@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
@@ -23,6 +24,7 @@ from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, ju
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.registry import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
 MAX_BYTES = 64 * 2**20
@@ -97,47 +99,51 @@ def _parse(p: Path) -> list[Entry]:
 
 # -- generation ------------------------------------------------------------------------------
 
+def answer_dataset(entries: Sequence[Entry], source: str, sha256: str | None,
+                   own: Mapping[str, str] | None = None) -> Dataset:
+    """One generation pass as a Dataset. Without `own` (the first pass): round 0 and 2 answer
+    Question 1, round 1 answers Question 2 after the reference Answer 1. With `own` (the model's
+    first answers): round 2 answers Question 2 after its own first answer."""
+    items = []
+    for e in entries:
+        if own is None:
+            if e.round == 1:
+                msgs = [("user", e.q1), ("assistant", e.a1), ("user", e.q2)]  # reference Answer 1
+            else:
+                msgs = [("user", e.q1)]
+        else:
+            if e.round != 2 or e.sn not in own:
+                continue
+            msgs = [("user", e.q1), ("assistant", own[e.sn]), ("user", e.q2)]  # its own answer
+        items.append(Item.create(e.sn, {"messages": [{"role": r, "content": c} for r, c in msgs]}, {},
+                                 {"task": e.task, "round": str(e.round)}))
+    return Dataset(tuple(items), source, sha256)
+
+
+@register_benchmark("aragen-answers")
 class AraGenAnswers(Benchmark):
-    """One generation pass. phase "first": round 0 and 2 answer Question 1, round 1 answers Question 2
-    after the reference Answer 1. phase "second": round 2 answers Question 2 after its own answer."""
+    """One generation pass over a Dataset from `answer_dataset`; `load()` gives the first pass."""
 
     name = "aragen-answers"
     version = "1.0"
-    description = "AraGen answer generation"
+    description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
     group_by = ("task",)
-    templates = {"generation": "rounds 0/1/2 as in the AraGen release"}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
-    def __init__(self, entries: list[Entry], phase: str = "first", own: Mapping[str, str] | None = None):
-        super().__init__()
-        self.entries, self.phase, self.own = entries, phase, dict(own or {})
-
-    def load(self, path: str | None = None) -> list[Item]:
-        items = []
-        for e in self.entries:
-            if self.phase == "first":
-                if e.round == 1:
-                    msgs = [("user", e.q1), ("assistant", e.a1), ("user", e.q2)]  # reference Answer 1
-                else:
-                    msgs = [("user", e.q1)]
-            else:
-                if e.round != 2 or e.sn not in self.own:
-                    continue
-                msgs = [("user", e.q1), ("assistant", self.own[e.sn]), ("user", e.q2)]  # its own answer
-            items.append(Item.create(e.sn, {"messages": [{"role": r, "content": c} for r, c in msgs]}, {},
-                                     {"task": e.task, "round": str(e.round)}))
-        return items
+    def load(self, path: str | None = None) -> Dataset:
+        entries, source, digest = load_entries(path)
+        return answer_dataset(entries, source, digest)
 
     def render(self, item: PublicItem) -> Prompt:
         msgs = tuple(item["messages"])
         text = "\n\n".join(m["content"] for m in msgs) + "\n\n"
         return Prompt(messages=msgs, text=text, text_stop=("\n\n",), text_max_tokens=256)
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         return free_text(text)
 
-    def score(self, answer: str, item: Item) -> ItemScore:
+    def score(self, answer: Any, item: Item) -> ItemScore:
         return ItemScore({"answered": 1.0, "items": 1.0})
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
@@ -152,9 +158,30 @@ def _metrics() -> tuple[RatioMetric, ...]:
             RatioMetric("coverage", "judged", "items", "share of samples with a valid verdict", show_ci=False))
 
 
+def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, list[str]], source: str,
+                    sha256: str | None) -> Dataset:
+    """One judge sample per entry with answers (a follow-up pair is one sample, judged in one call)."""
+    items = []
+    for e in entries:
+        ans = answers.get(e.sn)
+        if not ans:
+            continue  # no answer: the generation failure is reported by the answer pass
+        if e.round == 0:
+            turns = [(e.q1, e.a1, ans[0])]
+        elif e.round == 1:
+            turns = [(e.q2, e.a2, ans[0])]
+        else:
+            if len(ans) < 2:
+                continue
+            turns = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])]
+        items.append(Item.create(e.sn, {"turns": [list(t) for t in turns], "language": e.language}, {},
+                                 {"task": e.task, "round": str(e.round)}))
+    return Dataset(tuple(items), source, sha256)
+
+
 class AraGenJudging(Benchmark):
-    """The judge pass: one sample per entry (a follow-up pair is one sample, judged in one call).
-    `policy` for samples without a valid verdict: "drop" (upstream: they leave every average) or "zero"."""
+    """The judge pass over a Dataset from `judging_dataset`. `policy` for samples without a valid
+    verdict: "drop" (upstream: they leave every average) or "zero". The verdicts stay objects."""
 
     name = "aragen"
     version = "1.0"
@@ -163,49 +190,33 @@ class AraGenJudging(Benchmark):
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=2048)
 
-    def __init__(self, entries: list[Entry], answers: Mapping[str, list[str]], policy: str = "drop"):
-        super().__init__()
+    def __init__(self, policy: str = "drop"):
         if policy not in ("drop", "zero"):
             raise DataError(f"judge failure policy must be drop or zero, got {policy!r}")
-        self.entries, self.answers, self.policy = entries, answers, policy
-        from glotbench.judges.rubric import RUBRIC_PROMPT
+        self.policy = policy
 
-        self.templates = {"rubric": RUBRIC_PROMPT}
+    def load(self, path: str | None = None) -> Dataset:
+        raise DataError("AraGen judge samples are built from a model's answers (judging_dataset), not loaded")
 
-    def load(self, path: str | None = None) -> list[Item]:
-        items = []
-        for e in self.entries:
-            ans = self.answers.get(e.sn)
-            if not ans:
-                continue  # no answer: the generation failure is reported by the answer pass
-            if e.round == 0:
-                turns = [(e.q1, e.a1, ans[0])]
-            elif e.round == 1:
-                turns = [(e.q2, e.a2, ans[0])]
-            else:
-                if len(ans) < 2:
-                    continue
-                turns = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])]
-            items.append(Item.create(e.sn, {"turns": [list(t) for t in turns], "language": e.language}, {},
-                                     {"task": e.task, "round": str(e.round)}))
-        return items
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        """The rubric prompt with placeholders for the dialogue, one and two turns, per language."""
+        langs = sorted({it.public["language"] for it in dataset}) or ["Arabic"]
+        turn = ["{question}", "{reference}", "{answer}"]
+        return [PublicItem(f"probe-{lang}-{n}", {"turns": [turn] * n, "language": lang})
+                for lang in langs for n in (1, 2)]
 
     def render(self, item: PublicItem) -> Prompt:
         text = judge_prompt([tuple(t) for t in item["turns"]], item["language"])
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
 
-    def extract(self, text: str) -> Extraction:
-        n = 2 if "<results2>" in text else 1
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
-            verdicts = parse_rubric(text, n)
+            return Extraction(tuple(parse_rubric(text, len(item["turns"]))))
         except RubricError:
             return Extraction(None, "bad_verdict")
-        return Extraction(json.dumps([[v.scores, v.breaks_zeroing] for v in verdicts]))
 
-    def score(self, answer: str, item: Item) -> ItemScore:
-        from glotbench.judges.rubric import Verdict
-
-        verdicts = [Verdict(s, b) for s, b in json.loads(answer)]
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        verdicts = list(answer)
         if len(verdicts) != len(item.public["turns"]):
             return self.failure_score("bad_verdict", item)
         dims = item_dimensions(verdicts)
@@ -217,6 +228,9 @@ class AraGenJudging(Benchmark):
         scored = 1.0 if self.policy == "zero" else 0.0
         return ItemScore({**dict.fromkeys(DIMENSIONS, 0.0), "3c3h": 0.0, "scored": scored, "judged": 0.0,
                           "items": 1.0, "breaks_zeroing": 0.0}, failure=failure)
+
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else json.dumps([[dict(v.scores), v.breaks_zeroing] for v in answer])
 
     def signature_parts(self) -> dict[str, str]:
         return {"metric": "3c3h", "policy": self.policy, "followup": "2:1", "scale": "(v-1)/4"}

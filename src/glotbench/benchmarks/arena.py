@@ -9,9 +9,10 @@ retries, the call cache and resumption for free.
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Any, Iterable
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
@@ -30,17 +31,16 @@ class ArenaPrompts(Benchmark):
     description = "open-ended prompts (answers only; judged by `glotbench arena`)"
     metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)
     group_by = ("category",)
-    templates = {"answer": "{prompt}"}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
-    def load(self, path: str | None = None) -> list[Item]:
+    def load(self, path: str | None = None) -> Dataset:
         if path is None:
             ref = resources.files("glotbench.benchmarks").joinpath("data/lao_arena_sample.jsonl")
             with resources.as_file(ref) as p:
                 return self._load(str(p), "bundled:lao_arena_sample.jsonl (not Lao-500 data)")
         return self._load(path, path)
 
-    def _load(self, path: str, source: str) -> list[Item]:
+    def _load(self, path: str, source: str) -> Dataset:
         items, seen = [], set()
         for n, rec in read_jsonl(path):
             where = f"{path}:{n}"
@@ -52,14 +52,13 @@ class ArenaPrompts(Benchmark):
                                      {"category": str(rec.get("category") or "general")}))
         if not items:
             raise DataError(f"{path}: no prompts")
-        self.data_source, self.data_sha256 = source, sha256_file(path)
-        return items
+        return self.dataset(items, source, sha256_file(path))
 
     def render(self, item: PublicItem) -> Prompt:
         return Prompt(messages=({"role": "user", "content": item["prompt"]},), text=f"{item['prompt']}\n",
                       text_stop=("\n\n",), text_max_tokens=256)
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         return free_text(text)
 
     def score(self, answer: str, item: Item) -> ItemScore:
@@ -70,22 +69,18 @@ class ArenaPrompts(Benchmark):
 
 
 class JudgeGames(Benchmark):
-    """Games for one judge: each prompt twice, candidate first (order 0) and baseline first (order 1)."""
+    """Games for one judge: each prompt twice, candidate first (order 0) and baseline first (order 1).
+    The games are a Dataset built by `build`; the verdict stays an object through scoring."""
 
     name = "arena-judge"
     version = "1.0"
     description = "pairwise judging against a baseline, positions swapped"
     metrics = (RatioMetric("candidate_win_value", "value", "games", "mean game value (win 1, tie 0.5)"),)
     group_by = ("order",)
-    templates = {"judge": JUDGE_PROMPT}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
-    def __init__(self, games: list[Item]):
-        super().__init__()
-        self.games = games
-
-    @staticmethod
-    def build(prompts: list[Item], candidate: dict[str, str], baseline: dict[str, str]) -> list[Item]:
+    @classmethod
+    def build(cls, prompts: Dataset, candidate: dict[str, str], baseline: dict[str, str]) -> Dataset:
         games = []
         for it in prompts:
             if it.id not in candidate or it.id not in baseline:
@@ -96,23 +91,30 @@ class JudgeGames(Benchmark):
                                                                "answer_b": b},
                                          {"candidate_position": pos},
                                          {"prompt_id": it.id, "order": str(order)}))
-        return games
+        return Dataset(tuple(games), f"games over {prompts.source}", prompts.sha256)
 
-    def load(self, path: str | None = None) -> list[Item]:
-        return self.games
+    def load(self, path: str | None = None) -> Dataset:
+        raise DataError("arena games are built from answers (JudgeGames.build), not loaded from a file")
+
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        """The judge prompt with placeholders for the prompt and the answers being judged."""
+        return [PublicItem("probe", {"prompt": "{prompt}", "answer_a": "{answer_a}", "answer_b": "{answer_b}"})]
 
     def render(self, item: PublicItem) -> Prompt:
         text = JUDGE_PROMPT.format(prompt=item["prompt"], answer_a=item["answer_a"], answer_b=item["answer_b"])
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
-            return Extraction(parse_verdict(text)["winner"])
+            return Extraction(parse_verdict(text))  # the verdict object, kept whole for the audit
         except VerdictError:
             return Extraction(None, "bad_verdict")
 
-    def score(self, answer: str, item: Item) -> ItemScore:
-        return ItemScore({"value": game_value(answer, item.gold["candidate_position"]), "games": 1.0})
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        return ItemScore({"value": game_value(answer["winner"], item.gold["candidate_position"]), "games": 1.0})
+
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else str(answer["winner"])
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"value": 0.0, "games": 0.0}, failure=failure)
@@ -122,6 +124,3 @@ def validate_verdict(text: str, prompt: Any = None) -> None:
     """For the judge wrapper: raise on a malformed verdict, so that the runner retries it."""
     parse_verdict(text)
 
-
-def answers_from(records: list[dict[str, Any]]) -> dict[str, str]:
-    return {r["id"]: r["answer"] for r in records if r.get("answer")}

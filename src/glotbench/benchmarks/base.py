@@ -1,23 +1,30 @@
-"""The Benchmark interface: load items, render prompts from public fields, extract, score, aggregate."""
+"""The Benchmark interface: stateless rules over a loaded Dataset.
+
+`load() -> Dataset`; `render(PublicItem) -> Prompt`; `extract(text, PublicItem) -> Extraction`
+(the answer may be any type: a letter, a number, a verdict object); `score(answer, Item) -> ItemScore`;
+`aggregate(samples, dataset)`. A benchmark object holds settings only (its `--bench-opt`s), never
+dataset state, so the runner, the service, `compare` and the judge pipelines share one object model.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
+from glotbench.core import Dataset
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
-from glotbench.metrics import ItemScore, Metric, ScoredSample, aggregate, repeat_stability
+from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
 
 
 class Benchmark(ABC):
-    """One benchmark. Subclasses set the class attributes and implement the five stations.
+    """One benchmark. Subclasses set the class attributes and implement the stations.
 
-    `templates` holds every prompt template; their hash goes into each result, so a changed prompt
-    is a different number.
+    The prompt hash in the signature is computed from what `render` produces over the dataset's
+    items (both forms), so a changed prompt is a changed signature.
     """
 
     name: ClassVar[str]
@@ -26,15 +33,12 @@ class Benchmark(ABC):
     metrics: ClassVar[tuple[Metric, ...]]  # the first one is the headline
     group_by: ClassVar[tuple[str, ...]] = ()
     pooled_overall: ClassVar[bool] = True  # False: metrics are only meaningful within a group
-    templates: ClassVar[Mapping[str, Any]] = {}
     default_config: ClassVar[GenerateConfig] = GenerateConfig()
-
-    def __init__(self) -> None:
-        self.data_source: str = "bundled"
-        self.data_sha256: str | None = None
+    method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
+    answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
 
     @abstractmethod
-    def load(self, path: str | None = None) -> list[Item]:
+    def load(self, path: str | None = None) -> Dataset:
         """The bundled items, or those of a user's file in the documented format (validated)."""
 
     @abstractmethod
@@ -42,36 +46,69 @@ class Benchmark(ABC):
         """The prompt, built from the public part only: a PublicItem has no gold to leak."""
 
     @abstractmethod
-    def extract(self, text: str) -> Extraction:
-        """The answer in a model's reply, or None with the failure kind."""
+    def extract(self, text: str, item: PublicItem) -> Extraction:
+        """The answer in a model's reply (think blocks already stripped), or None with the failure kind."""
 
     @abstractmethod
-    def score(self, answer: str, item: Item) -> ItemScore:
+    def score(self, answer: Any, item: Item) -> ItemScore:
         """Score one extracted answer against the item's gold."""
 
     @abstractmethod
     def failure_score(self, failure: str, item: Item) -> ItemScore:
-        """The score of a sample with no answer (model error, format failure): usually zero."""
+        """The score of a sample with no answer (model error, format failure): usually zero, with
+        the same statistic keys as a real score."""
 
-    def answer_key(self, answer: str | None) -> str | None:
+    # -- datasets -------------------------------------------------------------------------------
+
+    def dataset(self, items: Iterable[Item], source: str = "memory", sha256: str | None = None) -> Dataset:
+        """A Dataset of these items with the facts this benchmark derives from them. `load()` and
+        anyone holding items from elsewhere (the service's database) build datasets this one way."""
+        items = tuple(items)
+        return Dataset(items, source, sha256, self.facts(items))
+
+    def facts(self, items: Sequence[Item]) -> Mapping[str, Any]:
+        """Facts derived from the data (e.g. the subject list of a macro average)."""
+        return {}
+
+    def metrics_for(self, dataset: Dataset | None) -> tuple[Metric, ...]:
+        """The metrics over this dataset (a macro average needs the dataset's groups)."""
+        return self.metrics
+
+    # -- answers and signatures -----------------------------------------------------------------
+
+    def answer_key(self, answer: Any) -> str | None:
         """A normalised answer, used to measure agreement across repeats."""
-        return answer
+        return None if answer is None else str(answer)
 
-    def prompt_hash(self) -> str:
-        blob = json.dumps(self.templates, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        """The items whose rendered prompts define the prompt hash: the dataset's own. Judge tasks,
+        whose items hold the answers being judged, substitute placeholders for them."""
+        return dataset.public_items()
 
-    def signature(self) -> str:
-        """Everything that changes the numbers, sacrebleu style."""
-        parts = [f"glotbench:{self.name}", f"v:{self.version}", f"prompt:{self.prompt_hash()}",
-                 f"data:{(self.data_sha256 or 'none')[:12]}"]
+    def prompt_hash(self, dataset: Dataset) -> str:
+        """SHA-256 (12 hex) over what `render` produces for the dataset: chat messages, plain text,
+        stops, caps, schema and choices, item by item."""
+        h = hashlib.sha256()
+        for item in self.prompt_probe(dataset):
+            p = self.render(item)
+            h.update(json.dumps([[dict(m) for m in p.messages], p.text, list(p.text_stop), p.text_max_tokens,
+                                 None if p.json_schema is None else dict(p.json_schema),
+                                 None if p.choices is None else list(p.choices)],
+                                sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
+            h.update(b"\n")
+        return h.hexdigest()[:12]
+
+    def signature(self, dataset: Dataset, prompt_hash: str | None = None) -> str:
+        """Everything that changes the numbers, sacrebleu style (`prompt_hash`: already computed)."""
+        parts = [f"glotbench:{self.name}", f"v:{self.version}", f"prompt:{prompt_hash or self.prompt_hash(dataset)}",
+                 f"data:{(dataset.sha256 or 'none')[:12]}"]
         parts += [f"{k}:{v}" for k, v in self.signature_parts().items()]
         return "|".join(parts)
 
     def signature_parts(self) -> Mapping[str, str]:
         return {}
 
-    def extra_results(self) -> dict[str, Any]:
+    def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""
         return {}
 
@@ -79,11 +116,14 @@ class Benchmark(ABC):
     def headline(self) -> Metric:
         return self.metrics[0]
 
-    def aggregate(self, samples: Sequence[ScoredSample], **kw: Any) -> dict[str, Any]:
-        out = aggregate(self.metrics, samples, self.group_by, **kw)
+    def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
+        """Scores overall and per group with bootstrap CIs; samples need `item_id`, `repeat`, `meta`,
+        `score` (and `answer_key` for repeat stability)."""
+        metrics = self.metrics_for(dataset)
+        out = aggregate(metrics, samples, self.group_by, **kw)
         if not self.pooled_overall:
             out["overall"] = {}
-        stability = repeat_stability(self.headline, samples)
+        stability = repeat_stability(metrics[0], samples)
         if stability is not None:
             out["stability"] = stability
         return out

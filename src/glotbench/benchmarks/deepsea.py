@@ -4,7 +4,7 @@ Data layout (one JSON file per task; docs/benchmarks/deepsea.md):
     {"task": "mgsm", "languages": {"th": [{...example...}, ...], ...}}
 Each example's fields are named in TASKS below, in one place, so the real release's schema can be
 dropped in. Public inputs are rebuilt from a whitelist of fields; answers, chain-of-thought answers,
-metadata and few-shot examples never reach a prompt. The scorer keeps its own deep copy of the gold.
+metadata and few-shot examples never reach a prompt; gold is deep-copied into each item's private part.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strip_think
 from glotbench.items import Item, PublicItem
@@ -169,11 +170,11 @@ class DeepSEATask(Benchmark):
     version = "1.0"
     group_by = ("lang",)
     pooled_overall = False  # reported per language; resource groups are means of languages
+    answers_are_outputs = True  # submitted predictions are model outputs, extracted by the task's rule
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
     def __init__(self, task: str, native_digits: bool = True, letter_case: str = "upper_first",
                  groups: str | None = None, metric: str | None = None):
-        super().__init__()
         if task not in TASKS:
             raise DataError(f"unknown DeepSEA task {task!r}")
         if metric is not None and "metricx" in metric.lower():
@@ -187,36 +188,43 @@ class DeepSEATask(Benchmark):
         self.native_digits = native_digits
         self.letter_case = letter_case
         self.resource_groups = RESOURCE_GROUPS if groups is None else json.loads(Path(groups).read_text())
-        self.templates = {"prompt": PROMPTS[task], "answer_is": ANSWER_IS}
-        self._subjects: tuple[str, ...] = ()
-        self._gold: dict[str, dict[str, Any]] = {}
-        self._set_metrics()
+        self.metrics = self._metrics(())
 
-    def _set_metrics(self) -> None:
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
         t = self.task
         if t == "mgsm":
-            self.metrics = (RatioMetric("numeric_em", "correct", "n", "numeric exact match", scale="points"),)
-        elif t == "indommlu":
-            self.metrics = (MacroMetric("accuracy_macro_subjects", self._subjects, description="mean over subjects of accuracy"),
-                            RatioMetric("accuracy_pooled", "correct", "n", "pooled accuracy (not the headline)",
-                                        scale="points", show_ci=False))
-        elif t == "xquad":
-            self.metrics = (RatioMetric("token_f1_first_ref", "f1", "n", "token F1 against the first reference", scale="points"),)
-        elif t == "crosssum":
-            self.metrics = (CorpusMetric("corpus_chrf2", "chrf", "corpus chrF2, sacrebleu defaults", label="chrF2"),)
-        else:
-            self.metrics = (CorpusMetric("corpus_chrf2_not_metricx24", "chrf", "corpus chrF2 (the paper's MetricX-24 is not computed)",
-                                         label="chrF2"),)
+            return (RatioMetric("numeric_em", "correct", "n", "numeric exact match", scale="points"),)
+        if t == "indommlu":
+            return (MacroMetric("accuracy_macro_subjects", subjects, description="mean over subjects of accuracy"),
+                    RatioMetric("accuracy_pooled", "correct", "n", "pooled accuracy (not the headline)",
+                                scale="points", show_ci=False))
+        if t == "xquad":
+            return (RatioMetric("token_f1_first_ref", "f1", "n", "token F1 against the first reference", scale="points"),)
+        if t == "crosssum":
+            return (CorpusMetric("corpus_chrf2", "chrf", "corpus chrF2, sacrebleu defaults", label="chrF2"),)
+        return (CorpusMetric("corpus_chrf2_not_metricx24", "chrf", "corpus chrF2 (the paper's MetricX-24 is not computed)",
+                             label="chrF2"),)
 
-    def load(self, path: str | None = None) -> list[Item]:
+    def facts(self, items: Sequence[Item]) -> dict[str, Any]:
+        if self.task == "indommlu":
+            return {"subjects": tuple(sorted({it.meta["subject"] for it in items}))}
+        return {}
+
+    def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
+        """IndoMMLU's macro average runs over the dataset's subjects."""
+        if self.task == "indommlu" and dataset is not None:
+            return self._metrics(tuple(dataset.facts.get("subjects", ())))
+        return self.metrics
+
+    def load(self, path: str | None = None) -> Dataset:
         if path is None:
             ref = resources.files("glotbench.benchmarks").joinpath(f"data/deepsea_{self.task}.json")
             with resources.as_file(ref) as p:
                 langs = load_official_json(p, self.task)
-                self.data_source, self.data_sha256 = f"bundled:deepsea_{self.task}.json (written by glotbench)", sha256_file(p)
+                source, digest = f"bundled:deepsea_{self.task}.json (written by glotbench)", sha256_file(p)
         else:
             langs = load_official_json(path, self.task)
-            self.data_source, self.data_sha256 = str(path), sha256_file(path)
+            source, digest = str(path), sha256_file(path)
         spec, items = TASKS[self.task], []
         for lang, rows in langs.items():
             for i, row in enumerate(rows):
@@ -227,12 +235,8 @@ class DeepSEATask(Benchmark):
                     public["lp"] = row["lp"]
                 meta = {"lang": lang, **{f: row[f] for f in spec.meta}}
                 gold = {f: copy.deepcopy(row[f]) for f in spec.gold}
-                self._gold[iid] = copy.deepcopy(gold)  # the scorer's own copy
                 items.append(Item.create(iid, public, gold, meta))
-        if self.task == "indommlu":
-            self._subjects = tuple(sorted({it.meta["subject"] for it in items}))
-            self._set_metrics()
-        return items
+        return self.dataset(items, source, digest)
 
     def render(self, item: PublicItem) -> Prompt:
         f = dict(item.fields)
@@ -244,50 +248,54 @@ class DeepSEATask(Benchmark):
         text = PROMPTS[self.task].format(**f)
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n", text_max_tokens=256)
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
+        """The task's rule on the think-stripped reply: MGSM a Decimal, IndoMMLU a letter, XQuAD a
+        span (with the item's language's "answer is" phrase), CrossSum/WMT the tag's content."""
         body, ok = strip_think(text)
         if not ok:
             return Extraction(None, "think_unclosed")
-        if self.task in ("crosssum", "wmt24pp"):
-            tag = "summary" if self.task == "crosssum" else "translation"
-            content, state = extract_tag(body, tag)
-            return Extraction(body.strip() if state == "missing" else content)  # unclosed -> ""
-        return Extraction(body)  # mgsm/indommlu/xquad extract with the item's language in score()
-
-    def score(self, answer: str, item: Item) -> ItemScore:
-        gold, lang = self._gold[item.id], item.meta["lang"]
         if self.task == "mgsm":
-            got = mgsm_number(answer, self.native_digits)
-            if got is None:
-                return self.failure_score("no_number", item)
-            return ItemScore({"correct": float(got == Decimal(str(gold["answer_number"]).replace(",", ""))), "n": 1.0})
+            got = mgsm_number(body, self.native_digits)
+            return Extraction(None, "no_number") if got is None else Extraction(got)
         if self.task == "indommlu":
-            letter = mcq_letter(answer, self.letter_case)
-            if letter is None:
-                return self.failure_score("no_letter", item)
-            ok = float(letter == gold["answer"])
+            letter = mcq_letter(body, self.letter_case)
+            return Extraction(None, "no_letter") if letter is None else Extraction(letter)
+        if self.task == "xquad":
+            span = xquad_answer(body, item["lang"])
+            return Extraction(None, "no_answer") if span is None else Extraction(span)
+        tag = "summary" if self.task == "crosssum" else "translation"
+        content, state = extract_tag(body, tag)
+        return Extraction(body.strip() if state == "missing" else content)  # unclosed -> ""
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        gold, lang = item.gold, item.meta["lang"]
+        if self.task == "mgsm":
+            want = Decimal(str(gold["answer_number"]).replace(",", ""))
+            return ItemScore({"correct": float(Decimal(answer) == want), "n": 1.0})
+        if self.task == "indommlu":
+            ok = float(answer == gold["answer"])
             s = item.meta["subject"]
             return ItemScore({"correct": ok, "n": 1.0, f"correct:{s}": ok, f"n:{s}": 1.0})
         if self.task == "xquad":
-            span = xquad_answer(answer, lang)
-            if span is None:
-                return self.failure_score("no_answer", item)
-            return ItemScore({"f1": token_f1(span, list(gold["answers"]), lang, refs="first"), "n": 1.0})
+            return ItemScore({"f1": token_f1(answer, list(gold["answers"]), lang, refs="first"), "n": 1.0})
         ref = gold["summary"] if self.task == "crosssum" else gold["target"]
         cm = self.metrics[0]
         return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[ref]])[0]))  # type: ignore[union-attr]
 
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else str(answer)
+
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         if self.task in ("crosssum", "wmt24pp"):
             return ItemScore(self.score("", item).stats, failure=failure)
-        stats = {"correct": 0.0, "f1": 0.0, "n": 1.0}
+        stats = {"correct": 0.0, "n": 1.0} if self.task in ("mgsm", "indommlu") else {"f1": 0.0, "n": 1.0}
         if self.task == "indommlu":
             s = item.meta["subject"]
             stats.update({f"correct:{s}": 0.0, f"n:{s}": 1.0})
         return ItemScore(stats, failure=failure)
 
-    def aggregate(self, samples: Sequence[Any], **kw: Any) -> dict[str, Any]:
-        out = super().aggregate(samples, **kw)
+    def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
+        out = super().aggregate(samples, dataset, **kw)
         per_lang = out["groups"]["lang"]
         head = self.metrics[0].name
         groups: dict[str, Any] = {}

@@ -105,8 +105,9 @@ def check_predictions(task: str, data: dict[str, list[dict[str, Any]]], predicti
 
 
 def score_predictions(task: str, data_path: str | None, predictions: Any, **opts: str) -> dict[str, Any]:
-    """Score a predictions object with the task's rules, without any model call."""
-    from glotbench.metrics import ScoredSample
+    """Score a predictions object with the task's rules, without any model call, through the one
+    scoring path (glotbench.engine.scoring)."""
+    from glotbench.engine.scoring import score_output
 
     bench = DeepSEATask(task, **opts)
     items = bench.load(data_path)
@@ -115,12 +116,15 @@ def score_predictions(task: str, data_path: str | None, predictions: Any, **opts
         data.setdefault(it.meta["lang"], []).append({"subject": it.meta.get("subject")})
     preds = check_predictions(task, data, predictions)
     samples = []
+    failures: dict[str, int] = {}
     for it in items:
         lang, idx = it.id.split("/")
-        ext = bench.extract(preds[lang][int(idx)])
-        score = bench.failure_score(ext.failure or "format", it) if ext.answer is None else bench.score(ext.answer, it)
-        samples.append(ScoredSample(it.id, 0, it.meta, score))
-    return {"task": task, "signature": bench.signature(), "scores": bench.aggregate(samples, resamples=200)}
+        smp = score_output(bench, it, preds[lang][int(idx)])
+        if smp.failure:
+            failures[smp.failure] = failures.get(smp.failure, 0) + 1
+        samples.append(smp)
+    return {"task": task, "signature": bench.signature(items), "failures": failures,
+            "scores": bench.aggregate(samples, items, resamples=200)}
 
 
 # -- archive verification ---------------------------------------------------------------------
@@ -200,9 +204,6 @@ def diagnostic(seed: int = 0) -> dict[str, Any]:
     from glotbench.benchmarks.deepsea import mcq_letter, mgsm_number, xquad_answer
     from glotbench.metrics.token_f1 import token_f1
 
-    from glotbench.engine.runner import MODEL_CALLS
-
-    calls_before = MODEL_CALLS[0]
     rng = random.Random(seed)
     thai = str.maketrans("0123456789", "๐๑๒๓๔๕๖๗๘๙")
     cases, errors = 0, []
@@ -237,4 +238,4 @@ def diagnostic(seed: int = 0) -> dict[str, Any]:
         except GlotbenchError:
             rejected += 1
     return {"seed": seed, "contract_cases": cases, "reference_score_error": max(errors),
-            "coverage_rejections": f"{rejected}/{len(bad)}", "model_calls": MODEL_CALLS[0] - calls_before}
+            "coverage_rejections": f"{rejected}/{len(bad)}"}

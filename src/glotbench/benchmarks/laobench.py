@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
@@ -23,6 +24,7 @@ from glotbench.loading import read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import CorpusMetric, SacreMetric
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.registry import register_benchmark
 
 DATA_TYPES = ("K12 Foundational Education", "Knowledge Application", "Bilingual Translation")
 LETTERS = ("A", "B", "C", "D")
@@ -145,13 +147,17 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
 
 
 class _LaoBenchData(Benchmark):
-    def _rows(self, path: str | None) -> tuple[list[Item], list[Item]]:
-        rows, self.data_source, self.data_sha256 = load_rows(path)
-        return parse_rows(rows)
+    def _dataset(self, path: str | None, part: int, what: str) -> Dataset:
+        rows, source, digest = load_rows(path)
+        items = parse_rows(rows)[part]
+        if not items:
+            raise DataError(f"{source}: no {what} rows")
+        return self.dataset(items, source, digest)
 
 
 # -- multiple choice -------------------------------------------------------------------------
 
+@register_benchmark("laobench-mcq")
 class LaoBenchMCQ(_LaoBenchData):
     """Zero-shot multiple choice; generative answers reduced to a letter, or (`method="loglik"`,
     local models) the option letter with the highest log-likelihood, reported as a separate score."""
@@ -160,12 +166,10 @@ class LaoBenchMCQ(_LaoBenchData):
     version = "1.0"
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "subdomain")
-    templates = {"prompts": MCQ_PROMPTS}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
     random_baseline = 0.25
 
     def __init__(self, method: str = "generate") -> None:
-        super().__init__()
         if method not in ("generate", "loglik"):
             raise DataError(f"laobench-mcq method must be generate or loglik, got {method!r}")
         self.method = method
@@ -176,11 +180,8 @@ class LaoBenchMCQ(_LaoBenchData):
                         show_ci=False, label="no letter"),
         )
 
-    def load(self, path: str | None = None) -> list[Item]:
-        items, _ = self._rows(path)
-        if not items:
-            raise DataError(f"{self.data_source}: no multiple-choice rows")
-        return items
+    def load(self, path: str | None = None) -> Dataset:
+        return self._dataset(path, 0, "multiple-choice")
 
     def render(self, item: PublicItem) -> Prompt:
         lang = item["lang"] if item["lang"] in MCQ_PROMPTS else "en"
@@ -191,8 +192,9 @@ class LaoBenchMCQ(_LaoBenchData):
         return Prompt(messages=({"role": "user", "content": body},), text=plain, text_stop=("\n",),
                       text_max_tokens=8, choices=tuple(f" {k}" for k in LETTERS))
 
-    def extract(self, text: str) -> Extraction:
-        return mc_letter(text)
+    def extract(self, text: str, item: PublicItem) -> Extraction:
+        """The letter; failing that, the one option whose text the reply names (the item's options)."""
+        return mc_letter(text, dict(item["options"]))
 
     def score(self, answer: str, item: Item) -> ItemScore:
         return ItemScore({"correct": float(answer == item.gold["answer"]), "items": 1.0, "no_letter": 0.0})
@@ -202,31 +204,15 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:v1", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:v2+options", "shots": "0"}
 
-    def extra_results(self) -> dict[str, Any]:
+    def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}
-
-
-def score_hidden_mcq(items: list[Item], answers: dict[str, str], *, min_group: int = 1) -> dict[str, Any]:
-    """Black-box scoring of a hidden MCQ set: overall and per-subdomain accuracy only, never per-item
-    results. `answers` maps item id -> letter; a missing or invalid answer counts as wrong. Subdomains
-    with fewer than `min_group` items are left out of the reply."""
-    by_sub: dict[str, list[int]] = {}
-    correct = 0
-    for it in items:
-        ok = int(str(answers.get(it.id, "")).strip().upper() == it.gold["answer"])
-        correct += ok
-        by_sub.setdefault(it.meta["subdomain"], []).append(ok)
-    return {
-        "items": len(items),
-        "accuracy": correct / len(items) if items else 0.0,
-        "subdomains": {k: sum(v) / len(v) for k, v in sorted(by_sub.items()) if len(v) >= min_group},
-    }
 
 
 # -- translation -----------------------------------------------------------------------------
 
+@register_benchmark("laobench-translation")
 class LaoBenchTranslation(_LaoBenchData):
     """Translation rows: BLEU after LaoNLP segmentation of Lao (sacrebleu's zh tokenizer for Chinese)
     and chrF++, per direction and per direction/subdomain; each direction has its own signature."""
@@ -240,18 +226,13 @@ class LaoBenchTranslation(_LaoBenchData):
     )
     group_by = ("direction", "direction_subdomain")
     pooled_overall = False  # different segmenters per target language: never one pooled number
-    templates = {"system": TRANSLATION_SYSTEM}
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
 
     def __init__(self) -> None:
-        super().__init__()
         self._sacre: dict[tuple[str, str], SacreMetric] = {}
 
-    def load(self, path: str | None = None) -> list[Item]:
-        _, items = self._rows(path)
-        if not items:
-            raise DataError(f"{self.data_source}: no translation rows")
-        return items
+    def load(self, path: str | None = None) -> Dataset:
+        return self._dataset(path, 1, "translation")
 
     def _metric(self, kind: str, lang: str) -> SacreMetric:
         if (kind, lang) not in self._sacre:
@@ -263,7 +244,7 @@ class LaoBenchTranslation(_LaoBenchData):
                                 {"role": "user", "content": item["question"]}),
                       text=f"{item['question']}\n", text_stop=("\n",), text_max_tokens=128)
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         body, ok = strip_think(text)
         if not ok:
             return Extraction(None, "think_unclosed")
@@ -282,7 +263,7 @@ class LaoBenchTranslation(_LaoBenchData):
         s = self.score("", item)  # an empty hypothesis: no credit, the reference length still counts
         return ItemScore(s.stats, failure=failure)
 
-    def extra_results(self) -> dict[str, Any]:
+    def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"metric_signatures": self.direction_signatures()}
 
     def direction_signatures(self) -> dict[str, str]:

@@ -68,6 +68,8 @@ def convert_options(target: Callable[..., Any], options: Mapping[str, Any], *, n
     An unknown name is an error listing the accepted ones; `name` (the benchmark) is in every message.
     """
     fn = target.__init__ if inspect.isclass(target) else target
+    if fn is object.__init__:  # a class without settings (stateless benchmarks often have none)
+        fn = lambda: None  # noqa: E731
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn)

@@ -13,12 +13,14 @@ from importlib import resources
 from typing import Any
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_field
 from glotbench.items import Item, PublicItem
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.registry import register_benchmark
 from glotbench.text.vietnamese import (
     aligned_word_matches,
     comparison_key,
@@ -65,6 +67,7 @@ _FEWSHOT_BLOCK = INSTRUCTION + "\n\n" + "\n\n".join(
     f"Input: {normalize_space(strip(ex[0]))}\nOutput: {_json_answer(ex[0])}" for ex in FEWSHOT)
 
 
+@register_benchmark("vi-diacritics")
 class VietnameseDiacritics(Benchmark):
     name = "vi-diacritics"
     version = "1.0"
@@ -79,22 +82,14 @@ class VietnameseDiacritics(Benchmark):
                     "share of replies with no parseable JSON", show_ci=False, label="no JSON"),
     )
     group_by = ("category",)
-    templates = {"instruction": INSTRUCTION, "chat": "{instruction}\n\nText: {text}",
-                 "text": "Input: {text}\nOutput: {answer}", "fewshot": FEWSHOT, "schema": JSON_SCHEMA}
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
-    def load(self, path: str | None = None) -> list[Item]:
+    def load(self, path: str | None = None) -> Dataset:
         if path is None:
             ref = resources.files("glotbench.benchmarks").joinpath("data/vi_diacritics.jsonl")
             with resources.as_file(ref) as p:
-                items = self._load_file(str(p))
-                self.data_sha256 = sha256_file(p)
-            self.data_source = "bundled:vi_diacritics.jsonl"
-            return items
-        items = self._load_file(path)
-        self.data_sha256 = sha256_file(path)
-        self.data_source = str(path)
-        return items
+                return self.dataset(self._load_file(str(p)), "bundled:vi_diacritics.jsonl", sha256_file(p))
+        return self.dataset(self._load_file(path), str(path), sha256_file(path))
 
     def _load_file(self, path: str) -> list[Item]:
         items: list[Item] = []
@@ -132,7 +127,7 @@ class VietnameseDiacritics(Benchmark):
             text_max_tokens=24 + len(text),
         )
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         return json_field(text, ANSWER_FIELD)
 
     def score(self, answer: str, item: Item) -> ItemScore:

@@ -23,11 +23,12 @@ import re
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.build.common import Candidate, options_of, write_json_atomic, write_jsonl_atomic
-from glotbench.errors import GlotbenchError
+from glotbench.core import Dataset
+from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, RatioMetric
@@ -133,11 +134,11 @@ def answer_matches(answer: Any, key: Any, options: Sequence[str] | None) -> bool
     return as_option(answer) == as_option(key)
 
 
-def flagged(check: str, verdict: dict[str, Any], c: Candidate, key_field: str) -> list[str]:
+def flagged(check: str, verdict: dict[str, Any], key: Any, options: Sequence[str] | None) -> list[str]:
+    """The flags a verdict raises: answerability against the key, context, sensitivity categories."""
     if check == "answerability":
         out = []
-        key = c.key(key_field)
-        if key is not None and not answer_matches(verdict["answer"], key, options_of(c.record)):
+        if key is not None and not answer_matches(verdict["answer"], key, options):
             out.append("answer_differs_from_key")
         if verdict["several_defensible"]:
             out.append("several_defensible")
@@ -154,7 +155,8 @@ def check_of(prompt_text: str) -> str:
 
 
 class ItemChecks(Benchmark):
-    """The checks as a benchmark: one unit per (item, check); the reply's verdict is the answer."""
+    """The checks as a benchmark: one item per (candidate, check); the verdict object is the answer.
+    Stateless: it holds its settings; the units are a Dataset built by `dataset_of`."""
 
     name = "build-checks"
     version = "1.0"
@@ -163,32 +165,38 @@ class ItemChecks(Benchmark):
     group_by = ("check",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
 
-    def __init__(self, cands: Sequence[Candidate], checks: Sequence[str], categories: Sequence[str], key_field: str):
-        super().__init__()
-        self.cands, self.checks, self.categories, self.key_field = list(cands), list(checks), list(categories), key_field
-        self.templates = {**TEMPLATES, "categories": list(categories)}
-        self.by_uid = {c.uid: c for c in cands}
+    def __init__(self, checks: Sequence[str] = CHECKS, categories: Sequence[str] = DEFAULT_CATEGORIES,
+                 key_field: str = "answer"):
+        self.checks, self.categories, self.key_field = tuple(checks), tuple(categories), key_field
 
-    def load(self, path: str | None = None) -> list[Item]:
-        return [Item.create(f"{c.uid}|{chk}", {"item": render_item(c, self.key_field)}, {"uid": c.uid},
-                            {"check": chk, "item": c.uid}) for c in self.cands for chk in self.checks]
+    def dataset_of(self, cands: Sequence[Candidate]) -> Dataset:
+        items = [Item.create(f"{c.uid}|{chk}", {"item": render_item(c, self.key_field)},
+                             {"key": c.key(self.key_field), "options": options_of(c.record)},
+                             {"check": chk, "item": c.uid}) for c in cands for chk in self.checks]
+        return self.dataset(items, "candidates: " + ", ".join(sorted({c.file for c in cands})))
+
+    def load(self, path: str | None = None) -> Dataset:
+        raise DataError("check units are built from candidate files (ItemChecks.dataset_of), not loaded")
+
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        return [PublicItem(f"probe|{c}", {"item": "{item}"}, {"check": c}) for c in self.checks]
 
     def render(self, item: PublicItem) -> Prompt:
-        chk = item.meta["check"]
-        text = TEMPLATES[chk].format(item=item["item"], categories=", ".join(self.categories))
+        text = TEMPLATES[item.meta["check"]].format(item=item["item"], categories=", ".join(self.categories))
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
 
-    def extract(self, text: str) -> Extraction:
-        return Extraction(text)  # parsed per check in score(); the validating wrapper already checked it
-
-    def score(self, answer: str, item: Item) -> ItemScore:
-        chk = item.meta["check"]
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
-            v = parse_verdict(answer, chk, self.categories)
+            return Extraction(parse_verdict(text, item.meta["check"], self.categories))
         except ValueError:
-            return self.failure_score("bad_verdict", item)
-        flags = flagged(chk, v, self.by_uid[item.gold["uid"]], self.key_field)
+            return Extraction(None, "bad_verdict")
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        flags = flagged(item.meta["check"], answer, item.gold["key"], item.gold["options"])
         return ItemScore({"flagged": float(bool(flags)), "checked": 1.0})
+
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else json.dumps(answer, sort_keys=True, ensure_ascii=False)
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"flagged": 0.0, "checked": 0.0}, failure=failure)
@@ -221,7 +229,8 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
         raise GlotbenchError(f"{out_dir} already holds finished checks; choose another --out")
     models = [load_model(j, **({"api_key_env": run_options.api_key_env} if run_options.api_key_env else {}))
               for j in judges]  # an unknown judge spec fails here, before anything is written
-    bench = ItemChecks(cands, opts.checks, opts.categories, opts.key_field)
+    bench = ItemChecks(opts.checks, opts.categories, opts.key_field)
+    units = bench.dataset_of(cands)
     by_uid = {c.uid: c for c in cands}
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
@@ -235,7 +244,8 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
             results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
         else:
             res = await evaluate_async(bench, ValidatingModel(model, validate, "verdict"),
-                                       replace(run_options, out=str(run_dir), repeats=opts.repeats, limit=None, data=None))
+                                       replace(run_options, out=str(run_dir), repeats=opts.repeats, limit=None, data=None),
+                                       dataset=units)
             results = res.results
         summary[spec] = {"counts": results.get("counts"), "cost": results.get("cost")}
         with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
@@ -250,8 +260,8 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
                     rows.append({**base, "flags": ["no_verdict"], "failure": r["failure"], "error": r.get("error"),
                                  "reason": None})
                     continue
-                v = parse_verdict(r["output"], chk, opts.categories)
-                fl = flagged(chk, v, c, opts.key_field)
+                v = r["answer"]
+                fl = flagged(chk, v, c.key(opts.key_field), options_of(c.record))
                 t["verdicts"] += 1
                 t["flagging"] += bool(fl)
                 if fl:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.build.common import Candidate, write_json_atomic, write_jsonl_atomic
-from glotbench.errors import GlotbenchError
+from glotbench.core import Dataset
+from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, RatioMetric
@@ -65,19 +66,30 @@ def parse_criteria(text: str, names: Sequence[str]) -> dict[str, bool]:
 
 
 class PromptCriteria(Benchmark):
+    """The criteria annotation as a benchmark: one item per prompt; the {criterion: bool} object is
+    the answer. Stateless: it holds the criteria; the prompts are a Dataset built by `dataset_of`."""
+
     name = "build-select-criteria"
     version = "1.0"
     description = "BenchBuilder quality criteria per prompt"
     metrics = (RatioMetric("criteria_met", "met", "criteria", "share of criteria met"),)
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
 
-    def __init__(self, cands: Sequence[Candidate], criteria: dict[str, str]):
-        super().__init__()
-        self.cands, self.criteria = list(cands), dict(criteria)
-        self.templates = {"prompt": PROMPT, "criteria": self.criteria}
+    def __init__(self, criteria: dict[str, str] = CRITERIA):
+        self.criteria = dict(criteria)
 
-    def load(self, path: str | None = None) -> list[Item]:
-        return [Item.create(c.uid, {"prompt": c.text}, {}, {}) for c in self.cands]
+    def signature_parts(self) -> dict[str, str]:
+        return {"criteria": ",".join(self.criteria)}
+
+    def dataset_of(self, cands: Sequence[Candidate]) -> Dataset:
+        return self.dataset([Item.create(c.uid, {"prompt": c.text}, {}, {}) for c in cands],
+                            "candidates: " + ", ".join(sorted({c.file for c in cands})))
+
+    def load(self, path: str | None = None) -> Dataset:
+        raise DataError("prompts are built from a candidate file (PromptCriteria.dataset_of), not loaded")
+
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        return [PublicItem("probe", {"prompt": "{prompt}"})]
 
     def render(self, item: PublicItem) -> Prompt:
         crit = "\n".join(f"{i + 1}. {k}: {v}" for i, (k, v) in enumerate(self.criteria.items()))
@@ -85,15 +97,17 @@ class PromptCriteria(Benchmark):
         text = PROMPT.format(criteria=crit, prompt=item["prompt"], example=example)
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
 
-    def extract(self, text: str) -> Extraction:
+    def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
-            return Extraction(json.dumps(parse_criteria(text, list(self.criteria))))
+            return Extraction(parse_criteria(text, list(self.criteria)))
         except ValueError:
             return Extraction(None, "bad_verdict")
 
-    def score(self, answer: str, item: Item) -> ItemScore:
-        met = json.loads(answer)
-        return ItemScore({"met": float(sum(met.values())), "criteria": float(len(met))})
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        return ItemScore({"met": float(sum(answer.values())), "criteria": float(len(answer))})
+
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else json.dumps(answer, sort_keys=True)
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"met": 0.0, "criteria": 0.0}, failure=failure)
@@ -130,7 +144,8 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     models = [load_model(j, **({"api_key_env": run_options.api_key_env} if run_options.api_key_env else {}))
               for j in judges]
     embedder = load_embedder(opts.embedder)
-    bench = PromptCriteria(cands, criteria)
+    bench = PromptCriteria(criteria)
+    prompts = bench.dataset_of(cands)
     names = list(criteria)
     met: dict[str, list[dict[str, bool]]] = {c.uid: [] for c in cands}
     failures: dict[str, Any] = {}
@@ -138,14 +153,15 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
         run_dir = out_dir / f"judge-{_slug(spec)}"
         if not (run_dir / "results.json").exists():
             wrapped = ValidatingModel(model, lambda t, p: parse_criteria(t, names) and None, "criteria verdict")
-            await evaluate_async(bench, wrapped, replace(run_options, out=str(run_dir), repeats=1, limit=None, data=None))
+            await evaluate_async(bench, wrapped, replace(run_options, out=str(run_dir), repeats=1, limit=None, data=None),
+                                 dataset=prompts)
         results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
         failures[spec] = results.get("counts", {}).get("failures", {})
         with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
                 if r["failure"] is None:
-                    met[r["id"]].append(json.loads(r["answer"]))
+                    met[r["id"]].append(r["answer"])
     scores = {u: (float(np.mean([sum(m.values()) for m in v])) if v else None) for u, v in met.items()}
     judged = [i for i, c in enumerate(cands) if scores[c.uid] is not None]
     if len(judged) < 2:

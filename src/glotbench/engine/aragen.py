@@ -3,8 +3,6 @@ judges, and combine the judges. Each phase is an ordinary run (cached, resumable
 
 from __future__ import annotations
 
-import json
-import re
 import statistics
 from collections import defaultdict
 from dataclasses import replace
@@ -12,32 +10,27 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from glotbench.benchmarks.aragen import AraGenAnswers, AraGenJudging, load_entries, validate_judgement
+from glotbench.benchmarks.aragen import (
+    AraGenAnswers,
+    AraGenJudging,
+    answer_dataset,
+    judging_dataset,
+    load_entries,
+    validate_judgement,
+)
+from glotbench.core import Sample, jsonable
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
+from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
+from glotbench.judges.panel import mean_of_judges, model_family, run_panel
 from glotbench.judges.rubric import DIMENSIONS
-from glotbench.models.registry import load_model
-from glotbench.models.validating import ValidatingModel
-from glotbench.stats import bootstrap_many
-
-
-def model_family(spec: str) -> str:
-    """The leading letters of the model's name: qwen2.5-7b -> qwen, Llama-3.1 -> llama, gpt-4o -> gpt."""
-    name = spec.split(":", 1)[-1].split("@")[0].rstrip("/").split("/")[-1].split(":")[-1]
-    m = re.match(r"[a-zA-Z]+", name)
-    return m.group(0).lower() if m else name.lower()
-
-
-def _samples(d: Path) -> list[dict[str, Any]]:
-    with (d / "samples.jsonl").open(encoding="utf-8") as f:
-        return [json.loads(x) for x in f]
 
 
 async def run_aragen(model: str, judges: list[str], options: RunOptions, *, policy: str = "drop",
                      skip_same_family: bool = False, judge_repeats: int = 1,
                      judge_temperature: float = 0.0) -> dict[str, Any]:
+    """Both answer passes, then the judge panel; phases pass their samples in memory (the call
+    cache makes a re-run resume)."""
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     entries, source, digest = load_entries(options.data)
@@ -46,34 +39,36 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     if (out / "aragen.json").exists():
         raise GlotbenchError(f"{out} already holds a finished AraGen run; choose another --out")
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
-    first = await evaluate_async(AraGenAnswers(entries, "first"), model, replace(phase, out=str(out / "answers-1")))
-    ans1 = {r["id"]: r["answer"] for r in _samples(first.out_dir) if r.get("answer")}
+    gen = AraGenAnswers()
+    first_set = answer_dataset(entries, source, digest)
+    first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1")), dataset=first_set)
+    ans1 = {k: v for k, v in first.answers().items() if v}
     answers: dict[str, list[str]] = {sn: [a] for sn, a in ans1.items()}
     if any(e.round == 2 and e.sn in ans1 for e in entries):
-        second = await evaluate_async(AraGenAnswers(entries, "second", ans1), model,
-                                      replace(phase, out=str(out / "answers-2")))
-        for r in _samples(second.out_dir):
-            if r.get("answer"):
-                answers[r["id"]].append(r["answer"])
+        second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2")),
+                                      dataset=answer_dataset(entries, source, digest, own=ans1))
+        for sn, a in second.answers().items():
+            if a:
+                answers[sn].append(a)
+    task = AraGenJudging(policy)
+    games = judging_dataset(entries, answers, source, digest)
+    panel = await run_panel(task, games, judges, replace(phase, repeats=judge_repeats, temperature=judge_temperature),
+                            out, validate=validate_judgement, what="3C3H verdict",
+                            skip=lambda spec, judge: skip_same_family and model_family(spec) == model_family(model))
+    skipped = panel.skipped
+    if not panel.runs:
+        raise GlotbenchError(f"every judge was skipped as the candidate's family ({model_family(model)})")
     per_judge: dict[str, Any] = {}
-    item_scores: dict[str, dict[str, float]] = {}
-    skipped = []
-    for spec in judges:
-        if skip_same_family and model_family(spec) == model_family(model):
-            skipped.append(spec)
-            continue
-        judge = ValidatingModel(load_model(spec), validate_judgement, "3C3H verdict")
-        task = AraGenJudging(entries, answers, policy)
-        res = await evaluate_async(task, judge, replace(phase, out=str(out / f"judge-{_slug(spec)}"),
-                                                        repeats=judge_repeats, temperature=judge_temperature))
-        by_item: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in _samples(res.out_dir):
-            by_item[r["id"]].append(r)
-        scored = {i: [r["score"]["3c3h"] for r in rs if r["failure"] is None] for i, rs in by_item.items()}
-        item_scores[spec] = {i: statistics.fmean(v) for i, v in scored.items() if v}
+    values: dict[str, dict[str, list[float]]] = {}
+    for spec, res in panel.runs.items():
+        by_item: dict[str, list[Sample]] = defaultdict(list)
+        for smp in res.samples:
+            by_item[smp.id].append(smp)
+        scored = {i: [x.stats["3c3h"] for x in rs if x.failure is None] for i, rs in by_item.items()}
+        values[spec] = {i: v for i, v in scored.items() if v}
         consistency = [statistics.pstdev(v) for v in scored.values() if len(v) >= 2]
         n_samples = sum(len(v) for v in by_item.values())
-        breaks = sum(r["score"].get("breaks_zeroing", 0) for rs in by_item.values() for r in rs)
+        breaks = sum(x.stats.get("breaks_zeroing", 0) for rs in by_item.values() for x in rs)
         fails = res.results["counts"]["failures"]
         per_judge[spec] = {
             "scores": res.results["scores"],
@@ -82,22 +77,14 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
             "parse_failure_rate": sum(fails.values()) / n_samples if n_samples else None,
             "zeroing_break_rate": breaks / n_samples if n_samples else None,
             "consistency_std": statistics.fmean(consistency) if consistency else None,
-            "first_verdicts": {i: rs[0]["answer"] for i, rs in by_item.items() if rs[0].get("answer")},
+            "first_verdicts": {i: jsonable(rs[0].answer) for i, rs in by_item.items() if rs[0].answer is not None},
         }
-    if not per_judge:
-        raise GlotbenchError(f"every judge was skipped as the candidate's family ({model_family(model)})")
-    judged = [j for j in per_judge if item_scores[j]]  # judges with at least one valid verdict
+    item_scores = {j: {i: statistics.fmean(v) for i, v in vals.items()} for j, vals in values.items()}
+    judged = [j for j in per_judge if values[j]]  # judges with at least one valid verdict
     if not judged:
         raise GlotbenchError(f"no judge produced a valid verdict: {({j: p['failures'] for j, p in per_judge.items()})}")
-    ids = sorted({i for s in item_scores.values() for i in s})
-    rows = np.array([[item_scores[j].get(i, 0.0) if x == 0 else float(i in item_scores[j])
-                      for j in judged for x in (0, 1)] for i in ids]).reshape(len(ids), 2 * len(judged))
-
-    def mean_of_judges(r: np.ndarray) -> float:
-        per = [r[2 * k] / r[2 * k + 1] for k in range(len(judged)) if r[2 * k + 1] > 0]
-        return float(np.mean(per)) if per else float("nan")
-
-    combined = bootstrap_many(rows, {"3c3h": mean_of_judges}, resamples=options.bootstrap_resamples)["3c3h"]
+    ids = sorted({i for j in judged for i in values[j]})
+    panel_scores = mean_of_judges({j: values[j] for j in judged}, ids, resamples=options.bootstrap_resamples)
     valid = [j for j in judged if per_judge[j]["scores"]["overall"]["3c3h"]["value"] is not None]
     overall = {d: statistics.fmean(per_judge[j]["scores"]["overall"][d.lower()]["value"] for j in valid)
                if valid else None for d in DIMENSIONS}
@@ -105,46 +92,12 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         "model": model, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "data": source, "data_sha256": digest, "entries": len(entries),
         "answered": {"first": len(ans1), "followups_second": sum(len(a) == 2 for a in answers.values())},
-        "mean_of_judges": {"3c3h": combined.to_dict(), "dimensions": overall},
+        "mean_of_judges": {"3c3h": panel_scores["final"], "dimensions": overall},
         "per_judge": per_judge, "item_scores": item_scores,
-        "signature": f"glotbench:aragen|v:{AraGenJudging.version}|policy:{policy}|followup:2:1|scale:(v-1)/4|"
+        "signature": f"glotbench:aragen|v:{AraGenJudging.version}|prompt:{task.prompt_hash(games)}|"
+                     f"gen:{gen.prompt_hash(first_set)}|policy:{policy}|followup:2:1|scale:(v-1)/4|"
                      f"judges:{','.join(_slug(j) for j in judged)}|data:{digest[:12]}",
     }
     _write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)
     return results
-
-
-def print_aragen(res: dict[str, Any]) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    def pct(x: float | None, ci: dict[str, Any] | None = None) -> str:
-        if x is None:
-            return "—"
-        if ci and ci.get("ci_low") is not None:
-            return f"{100 * x:.1f} ({100 * ci['ci_low']:.0f}–{100 * ci['ci_high']:.0f})"
-        return f"{100 * x:.0f}"
-
-    short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
-    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD,
-              caption=f"percent (95% CI over items) · failure policy: {res['policy']}")
-    t.add_column("judge / task", no_wrap=True)
-    for c in ("3C3H", "Corr", "Comp", "Conc", "Help", "Hon", "Harm", "cover"):
-        t.add_column(c, justify="right", no_wrap=(c == "3C3H"))
-    for j, pj in res["per_judge"].items():
-        o = pj["scores"]["overall"]
-        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], o["3c3h"]),
-                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), style="bold")
-        for task, est in pj["scores"]["groups"].get("task", {}).items():
-            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]),
-                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "")
-    m = res["mean_of_judges"]
-    t.add_row("mean of judges", pct(m["3c3h"]["value"], m["3c3h"]),
-              *(pct(m["dimensions"][d]) for d in DIMENSIONS), "", style="bold")
-    console = Console()
-    console.print(t)
-    if res["skipped_judges"]:
-        console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
-    console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)

@@ -19,9 +19,9 @@ from typing import Any
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames, validate_verdict
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
-from glotbench.judges.pairwise import arena_scores
-from glotbench.models.registry import load_model
-from glotbench.models.validating import ValidatingModel
+from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
+from glotbench.judges.panel import mean_of_judges, run_panel, same_model
+from glotbench.registry import load_model
 
 
 @dataclass(frozen=True)
@@ -30,47 +30,37 @@ class ArenaResult:
     results: dict[str, Any]
 
 
-def _samples(run_dir: Path) -> list[dict[str, Any]]:
-    with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def _same_model(a: Any, b: Any) -> bool:
-    return a.cache_id == b.cache_id or a.description().get("model") == b.description().get("model")
-
-
 async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions) -> ArenaResult:
+    """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
+    samples in memory (the call cache makes a re-run resume)."""
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
     if (out / "arena.json").exists():
         raise GlotbenchError(f"{out} already holds a finished arena; choose another --out")
-    phase = replace(options, out=None)
     bench = ArenaPrompts()
     prompts = bench.load(options.data)[: options.limit]
+    phase = replace(options, out=None, data=None, limit=None)
     answers: dict[str, dict[str, str]] = {}
     for role, spec in (("candidate", candidate), ("baseline", baseline)):
-        res = await evaluate_async(ArenaPrompts(), spec, replace(phase, out=str(out / role)))
-        answers[role] = {r["id"]: r["answer"] for r in _samples(res.out_dir) if r.get("answer")}
+        res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
+        answers[role] = {k: v for k, v in res.answers().items() if v}
     cand_model = load_model(candidate)
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
+    panel = await run_panel(JudgeGames(), games, judges, replace(phase, repeats=1), out,
+                            validate=validate_verdict, what="verdict",
+                            skip=lambda spec, judge: same_model(judge, cand_model))
+    await cand_model.aclose()
     values: dict[str, dict[str, list[float]]] = {}
-    skipped, failures, consistency, ties = [], {}, {}, {}
-    for spec in judges:
-        judge = load_model(spec, **({"api_key_env": options.api_key_env} if options.api_key_env else {}))
-        if _same_model(judge, cand_model):
-            skipped.append(spec)
-            continue
-        wrapped = ValidatingModel(judge, validate_verdict, "verdict")
-        res = await evaluate_async(JudgeGames(games), wrapped,
-                                   replace(phase, out=str(out / f"judge-{_slug(spec)}"), repeats=1, limit=None))
+    failures, consistency, ties = {}, {}, {}
+    for spec, res in panel.runs.items():
         per_prompt: dict[str, list[float]] = defaultdict(list)
         by_order: dict[str, dict[str, float]] = defaultdict(dict)
-        for r in _samples(res.out_dir):
-            if r["failure"] is None:
-                pid = r["meta"]["prompt_id"]
-                per_prompt[pid].append(r["score"]["value"])
-                by_order[pid][r["meta"]["order"]] = r["score"]["value"]
+        for smp in res.samples:
+            if smp.failure is None:
+                pid = smp.meta["prompt_id"]
+                per_prompt[pid].append(smp.stats["value"])
+                by_order[pid][smp.meta["order"]] = smp.stats["value"]
         failures[spec] = res.results["counts"]["failures"]
         if per_prompt:  # a judge with no valid verdict at all is reported by its failures only
             values[spec] = per_prompt
@@ -78,11 +68,12 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         consistency[spec] = sum(v["0"] == v["1"] for v in both) / len(both) if both else None
         games_done = [x for v in per_prompt.values() for x in v]
         ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
+    skipped = panel.skipped
     if not values:
         raise GlotbenchError("no judge produced a valid verdict (skipped: "
                              f"{', '.join(skipped) or 'none'}; failures: {failures})")
     ids = [p.id for p in prompts if p.id in answers["candidate"] and p.id in answers["baseline"]]
-    scores = arena_scores(values, ids, resamples=options.bootstrap_resamples)
+    scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
     results = {
         "candidate": candidate, "baseline": baseline, "judges": judges, "skipped_judges": skipped,
         "scores": scores, "failures": failures, "position_consistency": consistency, "tie_rate": ties,
@@ -90,42 +81,11 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt; mean over prompts per judge; "
                  "mean over judges; 95% percentile bootstrap over prompts",
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in values.items()},
-        "judge_prompt_version": JudgeGames.version, "data": bench.data_source, "data_sha256": bench.data_sha256,
+        "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
+        "data": prompts.source, "data_sha256": prompts.sha256,
     }
     _write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)
-
-
-def print_arena(res: dict[str, Any]) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    s = res["scores"]
-    t = Table(title=f"{res['candidate']} vs baseline {res['baseline']}", box=box.SIMPLE_HEAD,
-              caption="candidate score: win 1, tie 0.5, loss 0 (95% CI over prompts)")
-    t.add_column("judge", no_wrap=True)
-    for c in ("score", "prompts", "consistent", "ties", "failures"):
-        t.add_column(c, justify="right")
-    for j in res["failures"]:
-        est = s["judges"].get(j)
-        name = j.split("@")[0]
-        pc, tie = res["position_consistency"][j], res["tie_rate"][j]
-        if est is None:
-            t.add_row(name, "no valid verdict", "0", "—", "—",
-                      ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()))
-            continue
-        t.add_row(name, f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})",
-                  str(s["prompts_judged"][j]), "—" if pc is None else f"{100 * pc:.0f}%",
-                  "—" if tie is None else f"{100 * tie:.0f}%",
-                  ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()) or "none")
-    f = s["final"]
-    t.add_row("mean of judges", f"{100 * f['value']:.1f} ({100 * f['ci_low']:.1f}–{100 * f['ci_high']:.1f})",
-              str(s["prompts"]), "", "", "", style="bold")
-    console = Console()
-    console.print(t)
-    if res["skipped_judges"]:
-        console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
 
 
 def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[str, Any]:

@@ -22,12 +22,12 @@ from typing import Any
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
-from glotbench.benchmarks.registry import get_benchmark
+from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.cache import CallCache, default_cache_path
 from glotbench.engine.runner import RetryPolicy, Runner
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Model
-from glotbench.models.registry import load_model
+from glotbench.registry import get_benchmark, load_model
 from glotbench.stats import DEFAULT_SEED
 
 RESULTS_FORMAT = 1
@@ -58,12 +58,6 @@ class RunOptions:
     api_key_env: str | None = None
     progress: bool = True
     bootstrap_resamples: int = 1000
-
-
-@dataclass(frozen=True)
-class RunResult:
-    out_dir: Path
-    results: dict[str, Any]
 
 
 def _slug(text: str) -> str:
@@ -103,21 +97,30 @@ def _prepare_out_dir(bench: Benchmark, model: Model, out: str | None) -> Path:
     return out_dir
 
 
-def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions()) -> RunResult:
-    """Run a benchmark on a model and write the run directory. Raises GlotbenchError on bad input."""
-    return asyncio.run(evaluate_async(benchmark, model, options))
+def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
+             dataset: Dataset | None = None) -> RunResult:
+    """Run a benchmark on a model and write the run directory. Raises GlotbenchError on bad input.
+    Inside a running event loop (Jupyter) use `await evaluate_async(...)`."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(evaluate_async(benchmark, model, options, dataset=dataset))
+    raise GlotbenchError("evaluate() was called inside a running event loop; use `await evaluate_async(...)`")
 
 
 async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
-                         options: RunOptions = RunOptions()) -> RunResult:
+                         options: RunOptions = RunOptions(), *, dataset: Dataset | None = None) -> RunResult:
+    """Run a benchmark (a registered name, `pkg.mod:Class`, or an object) on a model. `dataset`:
+    items already loaded (a judge phase's games); default: `benchmark.load(options.data)`. Returns
+    the results and the samples in item order."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     if options.repeats < 1:
         raise GlotbenchError("--repeats must be at least 1")
     if options.limit is not None and options.limit < 1:
         raise GlotbenchError("--limit must be at least 1")
-    items = bench.load(options.data)
-    if options.limit is not None:
-        items = items[: options.limit]
+    full = bench.load(options.data) if dataset is None else dataset
+    items = full[: options.limit] if options.limit is not None else full
+    phash = bench.prompt_hash(full)
     model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
     if options.concurrency is not None:
         model_opts["concurrency"] = options.concurrency
@@ -140,14 +143,15 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         started = datetime.now(timezone.utc)
         run_info = {
             "status": "running",
-            "benchmark": {"name": bench.name, "version": bench.version, "prompt_hash": bench.prompt_hash(),
-                          "data": bench.data_source, "data_sha256": bench.data_sha256},
+            "benchmark": {"name": bench.name, "version": bench.version, "prompt_hash": phash,
+                          "data": full.source, "data_sha256": full.sha256, "data_path": options.data,
+                          "spec": benchmark if isinstance(benchmark, str) else None},
             "model": {"spec": m.spec, **m.description()},
             "config": {**config.to_dict(), "concurrency": concurrency, "repeats": options.repeats,
                        "limit": options.limit, "items": len(items), "timeout_s": options.timeout_s,
                        "max_retries": options.max_retries, "cache": options.use_cache,
                        "prompt_form": m.prompt_form(), "bench_options": dict(options.bench_options),
-                       "method": getattr(bench, "method", "generate")},
+                       "method": bench.method},
             "started": started.isoformat(),
             "argv": sys.argv,
         }
@@ -155,10 +159,10 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         samples_path = out_dir / "samples.jsonl"
         lines: list[tuple[str, int, str]] = []
         with samples_path.open("w", encoding="utf-8") as sink:
-            def on_sample(rec: dict[str, Any]) -> None:
-                line = json.dumps(rec, ensure_ascii=False) + "\n"
+            def on_sample(sample: Sample) -> None:
+                line = json.dumps(sample.to_record(), ensure_ascii=False) + "\n"
                 sink.write(line)  # flushed every 50 ms
-                lines.append((rec["id"], rec["repeat"], line))
+                lines.append((sample.id, sample.repeat, line))
 
             from glotbench.engine.progress import ProgressBar
 
@@ -176,9 +180,11 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         tmp = samples_path.with_suffix(".jsonl.tmp")
         tmp.write_text("".join(x[2] for x in lines), encoding="utf-8")
         os.replace(tmp, samples_path)
+        samples.sort(key=lambda x: (order[x.id], x.repeat))
 
         c = runner.counters
-        scores = bench.aggregate(samples, resamples=options.bootstrap_resamples)
+        scores = bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+        metrics = bench.metrics_for(full)
         cost = None
         if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
             pin, pout = options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0
@@ -193,12 +199,12 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "status": "complete",
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
-            "signature": bench.signature(),
-            **bench.extra_results(),
-            "headline": bench.headline.name,
+            "signature": bench.signature(full, phash),
+            **bench.extra_results(full),
+            "headline": metrics[0].name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,
                                   "label": mt.label or mt.name, "keys": list(mt.keys), "scale": mt.scale}
-                        for mt in bench.metrics},
+                        for mt in metrics},
             "scores": scores,
             "counts": {
                 "samples": c.done, "items": len(items), "failed": c.errors,
@@ -223,7 +229,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         }
         _write_json_atomic(out_dir / "results.json", results)
         _write_json_atomic(out_dir / "run.json", {**run_info, "status": "complete"})
-        return RunResult(out_dir, results)
+        return RunResult(out_dir, results, tuple(samples), items)
     finally:
         await m.aclose()
         if cache is not None:

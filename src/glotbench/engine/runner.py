@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Sample
 from glotbench.engine.cache import CallCache, cache_key
+from glotbench.engine.scoring import score_output
 from glotbench.errors import GlotbenchError
-from glotbench.extract import Extraction
 from glotbench.items import Item
-from glotbench.metrics import ScoredSample
 from glotbench.models.base import (
     AuthError,
     GenerateConfig,
@@ -30,9 +30,6 @@ from glotbench.models.base import (
     Prompt,
     Response,
 )
-
-
-MODEL_CALLS = [0]  # every model call this process made, across runners (the DeepSEA diagnostic reads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +102,7 @@ class Runner:
         cache: CallCache | None = None,
         retry: RetryPolicy = RetryPolicy(),
         timeout_s: float | None = None,
-        on_sample: Callable[[dict[str, Any]], None] | None = None,
+        on_sample: Callable[[Sample], None] | None = None,
         on_progress: Callable[[RunCounters], None] | None = None,
         on_flush: Callable[[], None] | None = None,
     ):
@@ -123,9 +120,9 @@ class Runner:
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
-        self.samples: list[ScoredSample] = []
+        self.samples: list[Sample] = []
         self.structured_modes: Counter = Counter()
-        self._loglik_mode = getattr(benchmark, "method", "generate") == "loglik"
+        self._loglik_mode = benchmark.method == "loglik"
         self._form = "text" if self._loglik_mode else model.prompt_form()
         self._ready = False
         self._ready_lock = asyncio.Lock()
@@ -140,7 +137,7 @@ class Runner:
                 await self.model.check()
                 self._ready = True
 
-    async def run(self, items: Iterable[Item], n_items: int) -> list[ScoredSample]:
+    async def run(self, items: Iterable[Item], n_items: int) -> list[Sample]:
         self.counters.total = n_items * self.repeats
         queue: asyncio.Queue[Unit | None] = asyncio.Queue(maxsize=2 * self.concurrency)
 
@@ -196,7 +193,6 @@ class Runner:
         attempt = 0
         while True:
             self.counters.calls += 1
-            MODEL_CALLS[0] += 1
             try:
                 if self._loglik_mode:
                     coro = self._loglik(prompt)
@@ -245,55 +241,31 @@ class Runner:
         else:
             c.cache_hits += 1
 
-        answer: str | None = None
-        flags: list[str] = []
+        extra: dict[str, Any] = {
+            "input": item.public, "prompt_form": self._form, "retries": attempts, "cached": cached,
+            "error": None if err is None else f"{getattr(err, 'kind', type(err).__name__)}: {err}",
+        }
         if resp is None:
-            kind = getattr(err, "kind", "exception")
-            score = self.benchmark.failure_score(kind, item)
+            sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
+                                  model_failure=getattr(err, "kind", "exception"), **extra)
         else:
             c.prompt_tokens += resp.usage.prompt_tokens
             c.completion_tokens += resp.usage.completion_tokens
             if resp.structured_output:
                 self.structured_modes[resp.structured_output] += 1
-            truncated = resp.finish_reason == "length"
-            if truncated:
-                flags.append("truncated")
-            ext: Extraction = self.benchmark.extract(resp.text)
-            if ext.answer is None:
-                failure = "truncated" if truncated and ext.failure == "format" else (ext.failure or "format")
-                score = self.benchmark.failure_score(failure, item)
-            else:
-                answer = ext.answer
-                score = self.benchmark.score(answer, item)
-        flags.extend(score.flags)
-        if score.failure:
-            c.failures[score.failure] += 1
+            sample = score_output(
+                self.benchmark, item, resp.text, repeat=unit.repeat, truncated=resp.finish_reason == "length",
+                finish_reason=resp.finish_reason, latency_s=resp.latency_s,
+                tokens={"prompt": resp.usage.prompt_tokens, "completion": resp.usage.completion_tokens}, **extra)
+        if sample.failure:
+            c.failures[sample.failure] += 1
             c.errors += 1
-        for f in flags:
+        for f in sample.flags:
             c.flags[f] += 1
-        sample = ScoredSample(item.id, unit.repeat, item.meta, score, self.benchmark.answer_key(answer))
         self.samples.append(sample)
         c.done += 1
         self.last_done_at = time.perf_counter()
         if self.on_sample is not None:
-            self.on_sample({
-                "id": item.id,
-                "repeat": unit.repeat,
-                "meta": dict(item.meta),
-                "input": dict(item.public),
-                "prompt_form": self._form,
-                "output": resp.text if resp is not None else None,
-                "answer": answer,
-                "score": dict(score.stats),
-                "failure": score.failure,
-                "flags": flags,
-                "error": None if err is None else f"{getattr(err, 'kind', type(err).__name__)}: {err}",
-                "finish_reason": resp.finish_reason if resp is not None else None,
-                "latency_s": round(resp.latency_s, 4) if resp is not None else None,
-                "tokens": None if resp is None else {"prompt": resp.usage.prompt_tokens,
-                                                     "completion": resp.usage.completion_tokens},
-                "retries": attempts,
-                "cached": cached,
-            })
+            self.on_sample(sample)
         if self.on_progress is not None:
             self.on_progress(c)

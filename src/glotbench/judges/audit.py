@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from glotbench.engine.aragen import model_family
+from glotbench.judges.panel import model_family
 from glotbench.errors import GlotbenchError
 from glotbench.loading import read_jsonl
 from glotbench.stats import cohens_kappa
@@ -62,7 +62,8 @@ def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
                 h = labels.get((r["model"], sn))
                 if h is None:
                     continue
-                scores = json.loads(first)[0][0]
+                # the verdict object ({"scores", "breaks_zeroing"} per turn); older files: a JSON string
+                scores = json.loads(first)[0][0] if isinstance(first, str) else first[0]["scores"]
                 pairs["Correct"].append((h["Correct"], scores["Correct"]))
                 pairs["Complete"].append((h["Complete"], scores["Complete"]))
                 if sn in r["item_scores"].get(j, {}):

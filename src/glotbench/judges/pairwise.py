@@ -67,37 +67,10 @@ def game_value(winner: str, candidate_position: str) -> float:
     return 1.0 if winner == candidate_position else 0.0
 
 
-def arena_scores(
-    values: Mapping[str, Mapping[str, Sequence[float]]],
-    prompts: Sequence[str],
-    *,
-    resamples: int = 1000,
-    seed: int = 12345,
-) -> dict[str, Any]:
-    """`values[judge][prompt]` holds the game values that judge gave (one per order that parsed).
+def arena_scores(values: Mapping[str, Mapping[str, Sequence[float]]], prompts: Sequence[str], *,
+                 resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
+    """`values[judge][prompt]` holds the game values that judge gave (one per order that parsed):
+    the panel's mean of judges (glotbench.judges.panel), orders averaged per prompt."""
+    from glotbench.judges.panel import mean_of_judges
 
-    Per judge and prompt the orders are averaged; a judge's score is the mean over the prompts it
-    judged; the final score is the mean over judges. CIs resample prompts (all judges together)."""
-    judges = list(values)
-    if not judges:
-        raise ValueError("no judge produced a verdict")
-    rows = np.zeros((len(prompts), 2 * len(judges)))
-    for p, pid in enumerate(prompts):
-        for j, judge in enumerate(judges):
-            v = values[judge].get(pid) or []
-            if v:
-                rows[p, 2 * j] = sum(v) / len(v)
-                rows[p, 2 * j + 1] = 1.0
-
-    def judge_fn(j: int):
-        return lambda r: float(r[2 * j] / r[2 * j + 1]) if r[2 * j + 1] > 0 else float("nan")
-
-    def final(r: np.ndarray) -> float:
-        per = [r[2 * j] / r[2 * j + 1] for j in range(len(judges)) if r[2 * j + 1] > 0]
-        return float(np.mean(per)) if per else float("nan")
-
-    fns = {"final": final, **{judge: judge_fn(j) for j, judge in enumerate(judges)}}
-    est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
-    coverage = {judge: int(rows[:, 2 * j + 1].sum()) for j, judge in enumerate(judges)}
-    return {"final": est["final"].to_dict(), "judges": {j: est[j].to_dict() for j in judges},
-            "prompts_judged": coverage, "prompts": len(prompts)}
+    return mean_of_judges(values, prompts, resamples=resamples, seed=seed)

@@ -9,9 +9,12 @@ from glotbench.metrics.ratio import (
     ItemScore,
     MacroMetric,
     Metric,
+    MissingStatistic,
     RatioMetric,
     ScoredSample,
     aggregate,
+    check_statistics,
+    needed_keys,
     repeat_stability,
 )
 
@@ -31,5 +34,5 @@ def word_accuracy(name: str = "word_accuracy") -> RatioMetric:
     return RatioMetric(name, "words_correct", "words", "correct words / reference words")
 
 
-__all__ = ["ItemScore", "MacroMetric", "Metric", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "exact_match",
+__all__ = ["ItemScore", "MacroMetric", "Metric", "MissingStatistic", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "check_statistics", "exact_match", "needed_keys",
            "repeat_stability", "word_accuracy"]

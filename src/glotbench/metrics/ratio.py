@@ -16,7 +16,13 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from glotbench.errors import GlotbenchError
 from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many
+
+
+class MissingStatistic(GlotbenchError):
+    """A metric needs a statistic that a sample does not carry: a bug in a benchmark (a typo, or a
+    failure score without every key), never a silent zero."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +86,35 @@ class ScoredSample:
     answer_key: str | None = None  # normalised answer, for agreement across repeats
 
 
+def needed_keys(metric: Metric, stats: Mapping[str, float]) -> tuple[str, ...]:
+    """The statistics `metric` needs from one sample: its `keys`, unless it declares `needed`
+    (a macro average needs only the pair of its sample's own group)."""
+    fn = getattr(metric, "needed", None)
+    return tuple(fn(stats)) if fn is not None else tuple(metric.keys)
+
+
+def check_statistics(metrics: Sequence[Metric], samples: Iterable[Any]) -> None:
+    """Raise MissingStatistic naming the metric, the key and the sample when a sample lacks a
+    statistic that a metric reads."""
+    for s in samples:
+        stats = s.score.stats
+        for m in metrics:
+            for k in needed_keys(m, stats):
+                if k not in stats:
+                    raise MissingStatistic(
+                        f"metric {m.name!r} needs statistic {k!r}, which sample {getattr(s, 'item_id', '?')!r} "
+                        f"does not carry (it has: {', '.join(sorted(stats)) or 'none'})")
+
+
 def _per_item(samples: Iterable[ScoredSample], stat_names: set[str]) -> dict[str, dict[str, float]]:
+    """Statistics summed over repeats per item. A key absent from a sample is 0 only where no metric
+    needs it from that sample (another group's macro columns); check_statistics ran first."""
     rows: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(stat_names, 0.0))
     for s in samples:
         row = rows[s.item_id]
-        for k in stat_names:
-            row[k] += float(s.score.stats.get(k, 0.0))
+        for k, v in s.score.stats.items():
+            if k in row:
+                row[k] += float(v)
     return rows
 
 
@@ -97,7 +126,9 @@ def aggregate(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
-    """Overall and per-group metric estimates with bootstrap CIs (all metrics share resamples)."""
+    """Overall and per-group metric estimates with bootstrap CIs (all metrics share resamples).
+    Raises MissingStatistic when a sample lacks a statistic a metric needs."""
+    check_statistics(metrics, samples)
     names = sorted({k for m in metrics for k in m.keys})
     col = {k: i for i, k in enumerate(names)}
     fns = {m.name: _bind(m, [col[k] for k in m.keys]) for m in metrics}
@@ -134,6 +165,14 @@ class MacroMetric:
     def keys(self) -> tuple[str, ...]:
         return tuple(k for g in self.groups for k in (f"{self.numerator}:{g}", f"{self.denominator}:{g}"))
 
+    def needed(self, stats: Mapping[str, float]) -> tuple[str, ...]:
+        """A sample carries the pair of its own group; one with no group pair at all is an error."""
+        prefix = f"{self.denominator}:"
+        own = [k[len(prefix):] for k in stats if k.startswith(prefix)]
+        if not own:
+            return (f"{self.denominator}:<group>",)
+        return tuple(k for g in own for k in (f"{self.numerator}:{g}", f"{self.denominator}:{g}"))
+
     def score(self, row: np.ndarray) -> float:
         parts = [row[2 * i] / row[2 * i + 1] for i in range(len(self.groups)) if row[2 * i + 1] > 0]
         if not parts:
@@ -154,6 +193,7 @@ def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[st
     repeats = sorted({s.repeat for s in samples})
     if len(repeats) < 2:
         return None
+    check_statistics([metric], samples)
     per_repeat = []
     for r in repeats:
         sub = [s for s in samples if s.repeat == r]

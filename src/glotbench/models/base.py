@@ -155,3 +155,35 @@ class Model(Protocol):
         """Fail fast with a GlotbenchError when the model cannot be used at all (no key, no server)."""
 
     async def aclose(self) -> None: ...
+
+
+class ModelBase:
+    """A base class for backends: only `generate` is required. `spec` is the spec string; the
+    defaults are a chat prompt form, 8 concurrent calls, the spec as cache id and description, no
+    readiness check and nothing to close."""
+
+    default_concurrency: int = 8
+
+    def __init__(self, rest: str = "", *, spec: str | None = None, concurrency: int | None = None,
+                 timeout_s: float | None = None, **_: Any):
+        self.rest = rest  # what follows `SCHEME:` in the spec
+        self.spec = spec or rest
+        self.cache_id = self.spec
+        self.timeout_s = timeout_s
+        if concurrency is not None:
+            self.default_concurrency = concurrency
+
+    async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "", repeat: int = 0) -> Response:
+        raise NotImplementedError
+
+    def prompt_form(self) -> Literal["chat", "text"]:
+        return "chat"
+
+    def description(self) -> dict[str, Any]:
+        return {"model": self.spec}
+
+    async def check(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

@@ -311,3 +311,17 @@ def _file_digest(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def from_spec(rest: str, *, spec: str, **opts: Any) -> HFModel:
+    """The registry's factory for `hf:PATH_OR_REPO`."""
+    from glotbench.errors import SpecError
+
+    if not rest:
+        raise SpecError("hf: needs a path or repo id, e.g. hf:/models/my-model")
+    return HFModel(rest, spec=spec, **opts)
+
+
+def embedded_default(rest: str = "", *, spec: str = "local", **opts: Any) -> HFModel:
+    """The registry's factory for `local`."""
+    return HFModel.embedded_default(spec=spec, **opts)

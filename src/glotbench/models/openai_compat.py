@@ -252,3 +252,8 @@ class OpenAICompatModel:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def from_spec(rest: str, *, spec: str, **opts: Any) -> OpenAICompatModel:
+    """The registry's factory for `openai:MODEL@BASE_URL`."""
+    return OpenAICompatModel.from_spec(rest, spec, **opts)

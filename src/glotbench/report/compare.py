@@ -9,23 +9,51 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.benchmarks.registry import get_benchmark
+from glotbench.core import Dataset
 from glotbench.errors import GlotbenchError
+from glotbench.registry import get_benchmark
 from glotbench.report.terminal import load_results
 from glotbench.stats import paired_test
 
 
-def _item_stats(run_dir: Path) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, Any]]]:
-    """Per-item statistics summed over repeats, and each item's meta, from samples.jsonl."""
+def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
+    """The run's benchmark with its recorded `--bench-opt` settings, and its dataset (same hash)."""
+    b = results["benchmark"]
+    bench = get_benchmark(b.get("spec") or b["name"], **(results.get("config", {}).get("bench_options") or {}))
+    data_path = b.get("data_path")
+    if data_path is None and not str(b.get("data", "")).startswith("bundled"):
+        data_path = b.get("data")
+    dataset = bench.load(data_path)
+    if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
+        raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 "
+                             f"{dataset.sha256} is not the recorded {b['data_sha256']}")
+    return bench, dataset
+
+
+def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[str, float]]:
+    """Per-item statistics summed over repeats: each recorded reply re-scored through the one
+    scoring path (a model failure keeps its recorded kind)."""
+    from glotbench.engine.scoring import score_output
+    from glotbench.metrics import check_statistics
+
+    items = dataset.by_id()
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    meta: dict[str, dict[str, Any]] = {}
+    samples = []
     with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
-        for line in f:
+        for n, line in enumerate(f, 1):
             rec = json.loads(line)
-            meta[rec["id"]] = rec.get("meta") or {}
-            for k, v in rec["score"].items():
-                rows[rec["id"]][k] += float(v)
-    return rows, meta
+            item = items.get(str(rec.get("id")))
+            if item is None:
+                raise GlotbenchError(f"{run_dir / 'samples.jsonl'}:{n}: item {rec.get('id')!r} is not in the run's data")
+            out = rec.get("output")
+            smp = score_output(bench, item, out, repeat=int(rec.get("repeat", 0)),
+                               model_failure=None if out is not None else (rec.get("failure") or "no_output"),
+                               truncated=rec.get("finish_reason") == "length")
+            samples.append(smp)
+            for k, v in smp.stats.items():
+                rows[item.id][k] += float(v)
+    check_statistics(bench.metrics_for(dataset), samples)
+    return rows
 
 
 def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
@@ -33,8 +61,9 @@ def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 1
     if ra["signature"] != rb["signature"]:
         raise GlotbenchError("the runs have different signatures, so their numbers are not comparable: "
                              f"A: {ra['signature']} B: {rb['signature']}")
-    bench = get_benchmark(ra["benchmark"]["name"])
-    (sa, meta), (sb, _) = _item_stats(Path(run_a)), _item_stats(Path(run_b))
+    bench, dataset = _rebuild(ra)
+    sa, sb = _item_stats(Path(run_a), bench, dataset), _item_stats(Path(run_b), bench, dataset)
+    meta = {it.id: it.meta for it in dataset}
     common = sorted(set(sa) & set(sb))
     if not common:
         raise GlotbenchError("the runs share no items")
@@ -50,7 +79,7 @@ def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 1
                            "only_a": len(set(sa) - set(sb)), "only_b": len(set(sb) - set(sa)),
                            "signature": ra["signature"], "metrics": {}}
     for gname, ids in sorted(groups.items()):
-        for m in bench.metrics:
+        for m in bench.metrics_for(dataset):
             a = np.array([[sa[i].get(k, 0.0) for k in m.keys] for i in ids])
             b = np.array([[sb[i].get(k, 0.0) for k in m.keys] for i in ids])
             res = paired_test(a, b, m.score, resamples=resamples, trials=resamples, seed=seed)

@@ -19,15 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
-import numpy as np
 from sqlalchemy import func, select
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.benchmarks.registry import get_benchmark
+from glotbench.registry import get_benchmark
 from glotbench.errors import GlotbenchError
-from glotbench.items import Item, PublicItem
+from glotbench.core import Dataset, Sample
+from glotbench.items import Item
 from glotbench.service.db import ApiKey, SetItem, Submission, TestSet, session_factory, utcnow
-from glotbench.stats import bootstrap_many
 
 
 class ServiceError(Exception):
@@ -74,33 +73,6 @@ class RateLimiter:
                 self._hits[w].append(now)
 
 
-class StoredSet(Benchmark):
-    """A private set from the database, scored with its benchmark's own rules and prompts."""
-
-    def __init__(self, bench: Benchmark, items: list[Item]):
-        super().__init__()
-        self.bench, self.items = bench, items
-        self.name, self.version, self.description = bench.name, bench.version, bench.description
-        self.metrics, self.group_by, self.templates = bench.metrics, bench.group_by, bench.templates
-        self.default_config = bench.default_config
-        self.method = getattr(bench, "method", "generate")
-
-    def load(self, path: str | None = None) -> list[Item]:
-        return self.items
-
-    def render(self, item: PublicItem):
-        return self.bench.render(item)
-
-    def extract(self, text: str):
-        return self.bench.extract(text)
-
-    def score(self, answer: str, item: Item):
-        return self.bench.score(answer, item)
-
-    def failure_score(self, failure: str, item: Item):
-        return self.bench.failure_score(failure, item)
-
-
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -111,7 +83,7 @@ class Service:
         self.Session = session_factory(settings.db_url)
         self.limiter = RateLimiter(settings.rate_per_minute)
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="glotbench-endpoint")
-        self._sets: dict[int, tuple[Benchmark, list[Item]]] = {}  # sets never change once loaded
+        self._sets: dict[int, tuple[Benchmark, Dataset]] = {}  # sets never change once loaded
         self._sets_lock = threading.Lock()
         self._board: tuple[float, list[dict[str, Any]]] | None = None
         self.board_ttl_s = 2.0  # admin commands from another process show within this time
@@ -122,11 +94,13 @@ class Service:
                  blind_until: datetime | None = None, release_date: datetime | None = None) -> int:
         bench = get_benchmark(benchmark, **dict(options or {}))
         items = bench.load(data)
+        if not items.sha256:
+            raise GlotbenchError(f"{data}: the benchmark gave no data hash")
         with self.Session.begin() as s:
             if s.scalar(select(TestSet).where(TestSet.name == name)):
                 raise GlotbenchError(f"a set named {name!r} exists already")
             ts = TestSet(name=name, benchmark=benchmark, options=dict(options or {}), status="pending",
-                         blind_until=blind_until, release_date=release_date, data_sha256=bench.data_sha256 or "")
+                         blind_until=blind_until, release_date=release_date, data_sha256=items.sha256)
             s.add(ts)
             s.flush()
             s.add_all(SetItem(set_id=ts.id, position=i, item_id=it.id, public=_plain(it.public), gold=_plain(it.gold),
@@ -186,12 +160,15 @@ class Service:
     def _is_released(self, ts: TestSet) -> bool:
         return ts.status == "released" or (ts.release_date is not None and utcnow() >= ts.release_date)
 
-    def _load(self, s: Any, ts: TestSet) -> tuple[Benchmark, list[Item]]:
+    def _load(self, s: Any, ts: TestSet) -> tuple[Benchmark, Dataset]:
+        """The set's benchmark (with its options) and its items as the benchmark's own Dataset, with
+        the facts it derives (a macro average's subjects): the same objects a run gets."""
         with self._sets_lock:
             if ts.id not in self._sets:
                 bench = get_benchmark(ts.benchmark, **ts.options)
                 rows = s.scalars(select(SetItem).where(SetItem.set_id == ts.id).order_by(SetItem.position)).all()
-                self._sets[ts.id] = (bench, [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows])
+                items = [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows]
+                self._sets[ts.id] = (bench, bench.dataset(items, f"service set {ts.name}", ts.data_sha256))
             return self._sets[ts.id]
 
     def _target_set(self, s: Any, set_name: str | None, benchmark: str | None) -> TestSet:
@@ -203,29 +180,40 @@ class Service:
             raise ServiceError(404, "no open test set by that name or for that benchmark")
         return ts
 
-    def _score(self, bench: Benchmark, items: list[Item], per_item: Mapping[str, Any]) -> dict[str, Any]:
-        """Aggregates only. `per_item` maps an item id to its ItemScore (a missing id scores as wrong)."""
-        metric = bench.headline
-        group_key = bench.group_by[-1] if bench.group_by else None
-        rows, groups = [], defaultdict(list)
-        for i, it in enumerate(items):
-            sc = per_item.get(it.id) or bench.failure_score("missing", it)
-            rows.append([float(sc.stats.get(k, 0.0)) for k in metric.keys])
-            if group_key:
-                groups[str(it.meta.get(group_key, "unspecified"))].append(i)
-        mat = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(metric.keys))
-        est = bootstrap_many(mat, {"m": metric.score}, resamples=self.settings.resamples)["m"]
+    def _score(self, bench: Benchmark, dataset: Dataset, samples: Mapping[str, Sample]) -> dict[str, Any]:
+        """The benchmark's own aggregate, projected down to what may be revealed: the headline with
+        its CI, groups of at least `min_group` items, coverage. `samples` maps an item id to its
+        scored sample; a missing id takes the failure score "missing"."""
+        from glotbench.engine.scoring import score_output
+
+        rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
+        agg = bench.aggregate(rows, dataset, resamples=self.settings.resamples)
+        metric = bench.metrics_for(dataset)[0]
         f = 100.0 if metric.scale == "fraction" else 1.0
         d = self.settings.round_digits
 
         def r(x: float | None) -> float | None:
             return None if x is None or x != x else round(f * x, d)
 
-        subs = {g: r(metric.score(mat[idx].sum(0))) for g, idx in sorted(groups.items())
-                if len(idx) >= self.settings.min_group}
-        answered = sum(1 for it in items if it.id in per_item)
-        return {"metric": metric.name, "score": r(est.value), "ci95": [r(est.ci_low), r(est.ci_high)],
-                "coverage": round(answered / len(items), 4) if items else 0.0, "items": len(items),
+        est = agg["overall"].get(metric.name)
+        if est is not None:
+            score, ci = r(est["value"]), [r(est["ci_low"]), r(est["ci_high"])]
+        else:  # per-group benchmarks (DeepSEA per language): the benchmark's mean over its groups
+            sea = agg.get("resource_groups", {}).get("southeast_asia", {}).get("value")
+            per = [g[metric.name]["value"] for g in agg["groups"].get(bench.group_by[0], {}).values()
+                   if g[metric.name]["value"] is not None]
+            score, ci = r(sea if sea is not None else (sum(per) / len(per) if per else None)), [None, None]
+        group_key = bench.group_by[-1] if bench.group_by else None
+        sizes: dict[str, int] = defaultdict(int)
+        for it in dataset:
+            if group_key:
+                sizes[str(it.meta.get(group_key, "unknown"))] += 1
+        groups = agg["groups"].get(group_key, {}) if group_key else {}
+        subs = {g: r(est_g[metric.name]["value"]) for g, est_g in sorted(groups.items())
+                if sizes.get(g, 0) >= self.settings.min_group}
+        answered = sum(1 for it in dataset if it.id in samples)
+        return {"metric": metric.name, "score": score, "ci95": ci,
+                "coverage": round(answered / len(dataset), 4) if len(dataset) else 0.0, "items": len(dataset),
                 "subdomains": subs, "subdomains_hidden_below": self.settings.min_group}
 
     def _insert_within_limit(self, key_id: int, sub: Submission) -> int:
@@ -256,8 +244,11 @@ class Service:
             raise ServiceError(400, f"{unknown} answer id(s) are not in the set")  # which ones is not said
         if any(not isinstance(v, str) for v in answers.values()):
             raise ServiceError(400, "every answer must be a string")
-        by_id = {it.id: it for it in items}
-        per_item = {i: bench.score(a.strip(), by_id[i]) for i, a in answers.items()}
+        from glotbench.engine.scoring import score_output
+
+        by_id = items.by_id()
+        per_item = {i: score_output(bench, by_id[i], a, answer_given=not bench.answers_are_outputs)
+                    for i, a in answers.items()}
         result = {"set": name, "benchmark": bench.name, **self._score(bench, items, per_item)}
         sid = self._insert_within_limit(key_id, Submission(
             key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed", description=description[:2000],
@@ -302,17 +293,9 @@ class Service:
                                       max_response_bytes=st.endpoint_max_response_bytes)
             opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
                               concurrency=st.endpoint_concurrency, bootstrap_resamples=0)
-            res = asyncio.run(asyncio.wait_for(evaluate_async(StoredSet(bench, items), model, opts),
+            res = asyncio.run(asyncio.wait_for(evaluate_async(bench, model, opts, dataset=items),
                                                st.endpoint_timeout_s))
-            import json
-
-            per_item = {}
-            from glotbench.metrics import ItemScore
-
-            with open(res.out_dir / "samples.jsonl", encoding="utf-8") as f:
-                for line in f:
-                    rec = json.loads(line)
-                    per_item[rec["id"]] = ItemScore(rec["score"], failure=rec["failure"])
+            per_item = {smp.id: smp for smp in res.samples if smp.repeat == 0}
             result = {"set": ts.name, "benchmark": bench.name, **self._score(bench, items, per_item),
                       "failed_requests": res.results["counts"]["failed"]}
             with self.Session.begin() as s:

@@ -1,0 +1,148 @@
+"""The core objects every station passes along: items, datasets, samples and a run's result.
+
+`Item`/`PublicItem` live in `glotbench.items` (re-exported here). A `Dataset` is what a benchmark's
+`load()` returns: the items plus where they came from and the facts derived from them (e.g. the
+subject list of a macro average), so a benchmark object itself holds no dataset state. A `Sample` is
+one typed samples.jsonl row; a `RunResult` carries a run's samples in memory next to its results,
+so multi-phase work chains without re-reading files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping, Sequence, overload
+
+from glotbench.items import Item, PublicItem
+from glotbench.metrics.ratio import ItemScore
+
+__all__ = ["Dataset", "Item", "PublicItem", "RunResult", "Sample", "jsonable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset(Sequence[Item]):
+    """A loaded dataset: items (in order), `source` (a path, or `bundled:...`), the file's SHA-256
+    and `facts` derived from the data (e.g. `{"subjects": (...)}`). It is a sequence of items;
+    slicing keeps source, hash and facts (a `--limit` run is a prefix of the same data)."""
+
+    items: tuple[Item, ...]
+    source: str = "memory"
+    sha256: str | None = None
+    facts: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(self.items))
+        object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items)
+
+    @overload
+    def __getitem__(self, i: int) -> Item: ...
+    @overload
+    def __getitem__(self, i: slice) -> "Dataset": ...
+
+    def __getitem__(self, i: int | slice) -> "Item | Dataset":
+        if isinstance(i, slice):
+            return dataclasses.replace(self, items=self.items[i])
+        return self.items[i]
+
+    def public_items(self) -> Iterator[PublicItem]:
+        return (it.to_public() for it in self.items)
+
+    def by_id(self) -> dict[str, Item]:
+        return {it.id: it for it in self.items}
+
+
+def jsonable(value: Any) -> Any:
+    """An answer of any type (a letter, a Decimal, a verdict object) as plain JSON data."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    return str(value)  # Decimal and friends: their exact text
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One scored sample: the item, the model's reply, the extracted answer (any type), its score
+    and what happened on the way (failure kind, error message, retries, cache)."""
+
+    id: str
+    repeat: int
+    meta: Mapping[str, Any]
+    score: ItemScore
+    answer: Any = None
+    answer_key: str | None = None  # normalised answer, for agreement across repeats
+    output: str | None = None
+    input: Mapping[str, Any] | None = None
+    error: str | None = None
+    flags: tuple[str, ...] = ()
+    prompt_form: str | None = None
+    finish_reason: str | None = None
+    latency_s: float | None = None
+    tokens: Mapping[str, int] | None = None
+    retries: int = 0
+    cached: bool = False
+
+    @property
+    def item_id(self) -> str:
+        return self.id
+
+    @property
+    def failure(self) -> str | None:
+        return self.score.failure
+
+    @property
+    def stats(self) -> Mapping[str, float]:
+        return self.score.stats
+
+    def to_record(self) -> dict[str, Any]:
+        """The samples.jsonl row."""
+        return {
+            "id": self.id, "repeat": self.repeat, "meta": dict(self.meta),
+            "input": None if self.input is None else dict(self.input), "prompt_form": self.prompt_form,
+            "output": self.output, "answer": jsonable(self.answer), "score": dict(self.score.stats),
+            "failure": self.score.failure, "flags": list(self.flags), "error": self.error,
+            "finish_reason": self.finish_reason,
+            "latency_s": None if self.latency_s is None else round(self.latency_s, 4),
+            "tokens": None if self.tokens is None else dict(self.tokens),
+            "retries": self.retries, "cached": self.cached,
+        }
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> "Sample":
+        score = ItemScore(dict(rec.get("score") or {}), tuple(rec.get("flags") or ()), rec.get("failure"))
+        return cls(id=str(rec["id"]), repeat=int(rec.get("repeat", 0)), meta=dict(rec.get("meta") or {}),
+                   score=score, answer=rec.get("answer"), output=rec.get("output"), input=rec.get("input"),
+                   error=rec.get("error"), flags=tuple(rec.get("flags") or ()),
+                   prompt_form=rec.get("prompt_form"), finish_reason=rec.get("finish_reason"),
+                   latency_s=rec.get("latency_s"), tokens=rec.get("tokens"), retries=int(rec.get("retries") or 0),
+                   cached=bool(rec.get("cached")))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its directory, results.json's content, and the samples in item order."""
+
+    out_dir: Path
+    results: dict[str, Any]
+    samples: tuple[Sample, ...] = ()
+    dataset: Dataset | None = None
+
+    def answers(self) -> dict[str, Any]:
+        """item id -> answer, for samples that have one (first repeat that does)."""
+        out: dict[str, Any] = {}
+        for s in self.samples:
+            if s.answer is not None and s.id not in out:
+                out[s.id] = s.answer
+        return out

@@ -1,0 +1,72 @@
+"""THE scoring path: (benchmark, item, raw output) -> a scored Sample.
+
+The runner, `deepsea score`, the service's answer submissions and `compare` all call `score_output`,
+so one reply is scored the same way wherever it comes from. Order: a model failure takes the
+benchmark's failure score; otherwise think blocks are stripped (an unclosed one is no answer), the
+benchmark extracts with the item's public part, then scores with its gold. An exception raised by
+`extract` or `score` is a recorded failure of kind `scorer_error` with its message: one bad item
+never ends a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glotbench.core import Sample
+from glotbench.extract import strip_think
+from glotbench.items import Item
+from glotbench.metrics import ItemScore
+
+SCORER_ERROR = "scorer_error"
+
+
+def _failure(bench: Any, failure: str, item: Item) -> ItemScore:
+    score = bench.failure_score(failure, item)
+    return score if score.failure == failure else ItemScore(score.stats, score.flags, failure)
+
+
+def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
+                 model_failure: str | None = None, truncated: bool = False, answer_given: bool = False,
+                 **fields: Any) -> Sample:
+    """Score one reply. `model_failure`: the call failed with this kind (no output). `truncated`:
+    the reply hit the token limit, so a format failure is counted as `truncated`. `answer_given`:
+    `output` is already an extracted answer (the service's answer files), so extraction is skipped.
+    Extra `fields` (latency, tokens, retries...) are stored on the Sample."""
+    answer: Any = None
+    error = fields.pop("error", None)
+    flags = ["truncated"] if truncated else []
+    try:
+        if model_failure is not None or output is None:
+            score = _failure(bench, model_failure or "no_output", item)
+        else:
+            if answer_given:
+                ext_answer, ext_failure = output.strip(), None
+            else:
+                body, ok = strip_think(output)
+                if not ok:
+                    ext_answer, ext_failure = None, "think_unclosed"
+                else:
+                    ext = bench.extract(body, item.to_public())
+                    ext_answer, ext_failure = ext.answer, ext.failure
+            if ext_answer is None:
+                failure = "truncated" if truncated and ext_failure in (None, "format") else (ext_failure or "format")
+                score = _failure(bench, failure, item)
+            else:
+                answer = ext_answer
+                score = bench.score(answer, item)
+    except Exception as e:  # noqa: BLE001 - a scorer bug fails this item only, recorded with its message
+        answer = None
+        error = f"{SCORER_ERROR}: {type(e).__name__}: {e}"
+        try:
+            score = _failure(bench, SCORER_ERROR, item)
+        except Exception:  # noqa: BLE001 - the failure score itself is broken: no statistics to give
+            score = ItemScore({}, failure=SCORER_ERROR)
+    flags.extend(f for f in score.flags if f not in flags)
+    key = None
+    if answer is not None:
+        try:
+            key = bench.answer_key(answer)
+        except Exception:  # noqa: BLE001
+            key = None
+    return Sample(id=item.id, repeat=repeat, meta=item.meta, score=score, answer=answer, answer_key=key,
+                  output=output, error=error, flags=tuple(flags), **fields)

@@ -1,0 +1,74 @@
+"""Terminal tables for the judged pipelines: the arena's score per judge, AraGen's 3C3H per judge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glotbench.judges.rubric import DIMENSIONS
+
+
+def print_arena(res: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    s = res["scores"]
+    t = Table(title=f"{res['candidate']} vs baseline {res['baseline']}", box=box.SIMPLE_HEAD,
+              caption="candidate score: win 1, tie 0.5, loss 0 (95% CI over prompts)")
+    t.add_column("judge", no_wrap=True)
+    for c in ("score", "prompts", "consistent", "ties", "failures"):
+        t.add_column(c, justify="right")
+    for j in res["failures"]:
+        est = s["judges"].get(j)
+        name = j.split("@")[0]
+        pc, tie = res["position_consistency"][j], res["tie_rate"][j]
+        if est is None:
+            t.add_row(name, "no valid verdict", "0", "—", "—",
+                      ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()))
+            continue
+        t.add_row(name, f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})",
+                  str(s["prompts_judged"][j]), "—" if pc is None else f"{100 * pc:.0f}%",
+                  "—" if tie is None else f"{100 * tie:.0f}%",
+                  ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()) or "none")
+    f = s["final"]
+    t.add_row("mean of judges", f"{100 * f['value']:.1f} ({100 * f['ci_low']:.1f}–{100 * f['ci_high']:.1f})",
+              str(s["prompts"]), "", "", "", style="bold")
+    console = Console()
+    console.print(t)
+    if res["skipped_judges"]:
+        console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
+
+
+def print_aragen(res: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    def pct(x: float | None, ci: dict[str, Any] | None = None) -> str:
+        if x is None:
+            return "—"
+        if ci and ci.get("ci_low") is not None:
+            return f"{100 * x:.1f} ({100 * ci['ci_low']:.0f}–{100 * ci['ci_high']:.0f})"
+        return f"{100 * x:.0f}"
+
+    short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
+    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD,
+              caption=f"percent (95% CI over items) · failure policy: {res['policy']}")
+    t.add_column("judge / task", no_wrap=True)
+    for c in ("3C3H", "Corr", "Comp", "Conc", "Help", "Hon", "Harm", "cover"):
+        t.add_column(c, justify="right", no_wrap=(c == "3C3H"))
+    for j, pj in res["per_judge"].items():
+        o = pj["scores"]["overall"]
+        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], o["3c3h"]),
+                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), style="bold")
+        for task, est in pj["scores"]["groups"].get("task", {}).items():
+            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]),
+                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "")
+    m = res["mean_of_judges"]
+    t.add_row("mean of judges", pct(m["3c3h"]["value"], m["3c3h"]),
+              *(pct(m["dimensions"][d]) for d in DIMENSIONS), "", style="bold")
+    console = Console()
+    console.print(t)
+    if res["skipped_judges"]:
+        console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
+    console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)

@@ -494,3 +494,14 @@ def test_exported_csv_filled_by_annotators_imports_back(tmp_path):
     assert labels["ambiguous"] == {"noy": "fix", "thao": "keep"} and labels["garbled"] == {"noy": "keep"}
     res = agreement(labels, order=["drop", "fix", "keep"], resamples=100)
     assert res["cohens_kappa"]["noy ~ thao"]["items"] == 5 and res["fleiss_kappa"]["excluded_incomplete"] == 1
+
+
+def test_check_refuses_a_judge_run_of_other_items(tmp_path, srv, cache_path):
+    _script_checks(srv)
+    out = tmp_path / "c"
+    base = ("--judge", srv.spec("j"), "--check", "context", "--out", str(out), "--cache-path", cache_path, "--no-progress")
+    assert cli("build", "check", _write(tmp_path / "a.jsonl", CHECK_ROWS[:1]), *base).returncode == 0
+    (out / "checks.json").unlink()  # as if the command had been killed after the judge's run
+    r = cli("build", "check", _write(tmp_path / "b.jsonl", CHECK_ROWS[1:2]), *base)
+    assert r.returncode == 2 and "holds checks of other items" in r.stderr
+    assert not (out / "checks.json").exists()

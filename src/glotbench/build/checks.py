@@ -251,7 +251,9 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
         with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
             for line in f:
                 r = json.loads(line)
-                c = by_uid[r["meta"]["item"]]
+                c = by_uid.get(r["meta"]["item"])
+                if c is None:  # a finished judge run left by an earlier command on other items
+                    raise GlotbenchError(f"{run_dir} holds checks of other items; choose another --out")
                 chk = r["meta"]["check"]
                 base = {"file": c.file, "id": c.id, "check": chk, "judge": spec, "repeat": r["repeat"]}
                 t = tally.setdefault((c.uid, chk), {"verdicts": 0, "flagging": 0, "no_verdict": 0})

@@ -17,7 +17,9 @@ from glotbench.registry import load_model
     ("price_in_per_mtok", -1.0), ("bootstrap_resamples", -1), ("concurrency", True),
 ])
 def test_run_options_refuse_bad_values(field, value):
-    with pytest.raises(GlotbenchError, match=field):
+    option = {"timeout_s": "timeout", "price_in_per_mtok": "price-in", "bootstrap_resamples": "resamples"}.get(
+        field, field.replace("_", "-"))
+    with pytest.raises(GlotbenchError, match=f"--{option} must be"):
         RunOptions(**{field: value})
 
 

@@ -61,17 +61,20 @@ class RunOptions:
     bootstrap_resamples: int = 1000
 
     def __post_init__(self) -> None:
-        """Refuse values that would make a run meaningless or hang, before any model is called."""
+        """Refuse values that would make a run meaningless or hang, before any model is called. Messages
+        name the command-line option (`--timeout`), which is how most users set them."""
         import math
 
         def bad(name: str, value: Any, rule: str) -> None:
-            raise GlotbenchError(f"{name} must be {rule}, got {value!r}")
+            option = _OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
+            raise GlotbenchError(f"{option} must be {rule}, got {value!r}")
 
         for name, low in (("limit", 1), ("repeats", 1), ("concurrency", 1), ("max_tokens", 1),
                           ("max_retries", 0), ("bootstrap_resamples", 0)):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-                bad(name, value, f"a whole number >= {low}")
+                bad(name, value, f"at least {low}" if isinstance(value, int) and not isinstance(value, bool)
+                    else f"a whole number >= {low}")
         for name, allow_zero in (("timeout_s", False), ("temperature", True),
                                  ("price_in_per_mtok", True), ("price_out_per_mtok", True)):
             value = getattr(self, name)
@@ -81,6 +84,10 @@ class RunOptions:
                 and (value >= 0 if allow_zero else value > 0)
             if not ok:
                 bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
+
+
+_OPTION_NAMES = {"timeout_s": "--timeout", "price_in_per_mtok": "--price-in", "price_out_per_mtok": "--price-out",
+                 "bootstrap_resamples": "--resamples"}
 
 
 def _slug(text: str) -> str:
@@ -137,10 +144,6 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     items already loaded (a judge phase's games); default: `benchmark.load(options.data)`. Returns
     the results and the samples in item order."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
-    if options.repeats < 1:
-        raise GlotbenchError("--repeats must be at least 1")
-    if options.limit is not None and options.limit < 1:
-        raise GlotbenchError("--limit must be at least 1")
     full = bench.load(options.data) if dataset is None else dataset
     items = full[: options.limit] if options.limit is not None else full
     phash = bench.prompt_hash(full)

@@ -121,6 +121,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     full = bench.load(options.data) if dataset is None else dataset
     items = full[: options.limit] if options.limit is not None else full
     phash = bench.prompt_hash(full)
+    signature = bench.signature(full, phash)
     model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
     if options.concurrency is not None:
         model_opts["concurrency"] = options.concurrency
@@ -170,7 +171,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                              total=len(items) * options.repeats) as bar:
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
-                                on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush)
+                                on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
+                                scorer_id=f"glotbench:{__version__}|{signature}")
                 t0 = time.perf_counter()
                 samples = await runner.run(iter(items), len(items))
                 wall = time.perf_counter() - t0
@@ -199,7 +201,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "status": "complete",
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
-            "signature": bench.signature(full, phash),
+            "signature": signature,
             **bench.extra_results(full),
             "headline": metrics[0].name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,

@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterable
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample
-from glotbench.engine.cache import CallCache, cache_key
-from glotbench.engine.scoring import score_output
+from glotbench.engine.cache import CallCache, cache_key, score_key
+from glotbench.engine.scoring import sample_from_record, score_output, score_record
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.models.base import (
@@ -105,6 +105,7 @@ class Runner:
         on_sample: Callable[[Sample], None] | None = None,
         on_progress: Callable[[RunCounters], None] | None = None,
         on_flush: Callable[[], None] | None = None,
+        scorer_id: str | None = None,
     ):
         self.benchmark = benchmark
         self.model = model
@@ -117,6 +118,7 @@ class Runner:
         self.on_sample = on_sample
         self.on_progress = on_progress
         self.on_flush = on_flush
+        self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
@@ -253,10 +255,20 @@ class Runner:
             c.completion_tokens += resp.usage.completion_tokens
             if resp.structured_output:
                 self.structured_modes[resp.structured_output] += 1
-            sample = score_output(
-                self.benchmark, item, resp.text, repeat=unit.repeat, truncated=resp.finish_reason == "length",
-                finish_reason=resp.finish_reason, latency_s=resp.latency_s,
-                tokens={"prompt": resp.usage.prompt_tokens, "completion": resp.usage.completion_tokens}, **extra)
+            fields = dict(finish_reason=resp.finish_reason, latency_s=resp.latency_s,
+                          tokens={"prompt": resp.usage.prompt_tokens, "completion": resp.usage.completion_tokens},
+                          **extra)
+            skey = None
+            if self.cache is not None and self.scorer_id is not None:
+                skey = score_key(key, self.scorer_id, item.id, dict(item.gold))
+            record = self.cache.get_score(skey) if cached and skey is not None else None
+            if record is not None:
+                sample = sample_from_record(record, item, resp.text, repeat=unit.repeat, **fields)
+            else:
+                sample = score_output(self.benchmark, item, resp.text, repeat=unit.repeat,
+                                      truncated=resp.finish_reason == "length", **fields)
+                if skey is not None and (rec := score_record(sample)) is not None:
+                    self.cache.put_score(skey, rec)
         if sample.failure:
             c.failures[sample.failure] += 1
             c.errors += 1

@@ -34,15 +34,37 @@ from glotbench.models.base import (
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
+    """Which failures are retried and how long to wait, run by tenacity: a retryable ModelError
+    is tried again up to `max_retries` times; the wait honours the server's Retry-After (cut to
+    `max_retry_after_s`, plus up to 10% jitter), else full-jitter exponential backoff."""
+
     max_retries: int = 5
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
     max_retry_after_s: float = 120.0  # a Retry-After longer than this is cut to it
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry `attempt + 1` (attempt 0 is the first retry)."""
         if retry_after is not None:
-            return min(retry_after, self.max_retry_after_s) + random.uniform(0, 0.1 * max(retry_after, 0.1))
-        return random.uniform(0, min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt))  # full jitter
+            wait = min(max(retry_after, 0.0), self.max_retry_after_s)
+            return wait + random.uniform(0, 0.1 * max(wait, 0.1))
+        from tenacity import RetryCallState, wait_random_exponential
+
+        state = RetryCallState(None, None, (), {})
+        state.attempt_number = attempt + 1
+        return wait_random_exponential(multiplier=self.backoff_base_s, max=self.backoff_max_s)(state)
+
+    def retrying(self, before_sleep: Callable[[Any], None] | None = None) -> Any:
+        """A tenacity AsyncRetrying for one call; the last failure is re-raised as itself."""
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        def wait(state: Any) -> float:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            return self.delay(state.attempt_number - 1, getattr(exc, "retry_after", None))
+
+        return AsyncRetrying(stop=stop_after_attempt(self.max_retries + 1), wait=wait, reraise=True,
+                             retry=retry_if_exception(lambda e: bool(getattr(e, "retryable", False))),
+                             before_sleep=before_sleep)
 
 
 @dataclass
@@ -191,34 +213,41 @@ class Runner:
         return Response(text=choices[best].strip(), finish_reason="stop", latency_s=time.perf_counter() - t0,
                         raw={"loglikelihoods": dict(zip((c.strip() for c in choices), scores))})
 
+    async def _attempt(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> Response:
+        self.counters.calls += 1
+        if self._loglik_mode:
+            coro = self._loglik(prompt)
+        else:
+            coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
+        if self.timeout_s is None:
+            return await coro
+        try:
+            return await asyncio.wait_for(coro, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+
     async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
-        attempt = 0
-        while True:
-            self.counters.calls += 1
-            try:
-                if self._loglik_mode:
-                    coro = self._loglik(prompt)
-                else:
-                    coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
-                if self.timeout_s is not None:
-                    coro = asyncio.wait_for(coro, self.timeout_s)
-                resp = await coro
-                return resp, None, attempt
-            except (AuthError, GlotbenchError):
-                raise
-            except asyncio.TimeoutError:
-                err: Exception = ModelTimeout(f"no reply within {self.timeout_s:g} s")
-            except ModelError as e:
-                err = e
-            except Exception as e:  # a backend bug (e.g. in a python: callable) fails the item only
-                return None, e, attempt
-            if not getattr(err, "retryable", False) or attempt >= self.retry.max_retries:
-                return None, err, attempt
+        """One call with the retry policy: (reply, None, retries) or (None, last error, retries).
+        An authentication failure or a usage error stops the run; any other exception (a backend
+        bug, e.g. in a python: callable) fails this item only."""
+        attempts = 0
+
+        def before_sleep(state: Any) -> None:
+            nonlocal attempts
+            attempts = state.attempt_number
             self.counters.retries += 1
             if self.on_progress:
                 self.on_progress(self.counters)
-            await asyncio.sleep(self.retry.delay(attempt, getattr(err, "retry_after", None)))
-            attempt += 1
+
+        try:
+            async for attempt in self.retry.retrying(before_sleep):
+                with attempt:
+                    resp = await self._attempt(prompt, config, unit)
+            return resp, None, attempts
+        except (AuthError, GlotbenchError):
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded on the item
+            return None, e, attempts
 
     async def _process(self, unit: Unit) -> None:
         item, c = unit.item, self.counters

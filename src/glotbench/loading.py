@@ -13,11 +13,8 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
 def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def read_jsonl(path: str | Path, *, expected_sha256: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:

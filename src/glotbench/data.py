@@ -63,8 +63,8 @@ def problem_text(err: ValidationError) -> str:
     """`field: problem` for each error of one row, joined by '; '."""
     parts = []
     for e in err.errors(include_url=False):
-        loc = ".".join(str(x) for x in e["loc"]) or "row"
-        msg = e["msg"].removeprefix("Value error, ")
+        loc = ".".join(str(x) for x in e["loc"])
+        msg = e["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
         if e["type"] == "missing":
             msg = "missing"
         elif e["type"] == "too_short":
@@ -72,7 +72,7 @@ def problem_text(err: ValidationError) -> str:
             msg = "must not be empty" if n == 1 else f"must have at least {n} items"
         elif e["type"] in _TYPE_WORDS:
             msg = f"must be {_TYPE_WORDS[e['type']]}, got {_json_type(e.get('input'))}"
-        parts.append(f"{loc}: {msg}")
+        parts.append(f"{loc}: {msg}" if loc else msg)  # a row-level rule names its fields itself
     return "; ".join(parts)
 
 
@@ -110,14 +110,13 @@ def raw_rows(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str, An
 
 
 def _json_rows(p: Path, text: str) -> Iterator[tuple[str, Any]]:
-    """The elements of a top-level JSON list with the line each starts on (a single object is one row)."""
+    """The elements of a top-level JSON list with the line each starts on."""
     dec = json.JSONDecoder()
     try:
         start = len(text) - len(text.lstrip())
         if not text[start:start + 1] == "[":
-            obj, _ = dec.raw_decode(text, start)
-            yield str(text.count("\n", 0, start) + 1), obj
-            return
+            dec.raw_decode(text, start)  # a JSON error first, else the shape
+            raise DataError(f"{p}: expected a JSON list of rows")
         pos = start + 1
         while True:
             while pos < len(text) and text[pos] in " \t\r\n,":

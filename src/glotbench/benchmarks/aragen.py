@@ -13,10 +13,13 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+from pydantic import ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
@@ -27,7 +30,6 @@ from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.registry import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
-MAX_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -52,46 +54,53 @@ def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"data file not found: {p}")
-    if p.stat().st_size > MAX_BYTES:
-        raise DataError(f"{p}: larger than {MAX_BYTES // 2**20} MiB")
     return _parse(p), str(p), sha256_file(p)
 
 
+class _Meta(Row):
+    model_config = ConfigDict(frozen=True, strict=True, extra="allow")  # every Meta field is kept
+
+    sn: ItemId = Field(alias="SN.")
+    round: Literal[0, 1, 2] = Field(alias="Round")
+    task: Literal[TASKS] = Field(alias="Task")  # type: ignore[valid-type]
+    language: str | None = Field(None, alias="Language")
+
+
+class _Test(Row):
+    q1: NonEmptyStr = Field(alias="Question 1")
+    a1: NonEmptyStr = Field(alias="Answer 1")
+    q2: NonEmptyStr | None = Field(None, alias="Question 2")
+    a2: NonEmptyStr | None = Field(None, alias="Answer 2")
+
+
+class AraGenRow(Row):
+    """One entry of the release: `{"Meta": {...}, "Test": {...}}`; Question/Answer 2 are null in
+    round 0 and required in rounds 1 and 2."""
+
+    meta: _Meta = Field(alias="Meta")
+    test: _Test = Field(alias="Test")
+
+    @model_validator(mode="after")
+    def _round_rule(self) -> "AraGenRow":
+        for name, v in (("Question 2", self.test.q2), ("Answer 2", self.test.a2)):
+            if self.meta.round == 0 and v is not None:
+                raise ValueError(f"Test.{name}: must be null in round 0")
+            if self.meta.round != 0 and v is None:
+                raise ValueError(f"Test.{name}: must be a non-empty string in round {self.meta.round}")
+        return self
+
+
 def _parse(p: Path) -> list[Entry]:
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DataError(f"{p}: not a JSON file ({e})") from None
-    if not isinstance(data, list):
-        raise DataError(f"{p}: expected a JSON list of entries")
     out, seen = [], set()
-    for i, e in enumerate(data):
-        meta = e.get("Meta") if isinstance(e, dict) else None
-        test = e.get("Test") if isinstance(e, dict) else None
-        sn = str(meta.get("SN.")) if isinstance(meta, dict) and meta.get("SN.") is not None else f"#{i}"
-        where = f"{p}: entry SN. {sn}"
-        if not isinstance(meta, dict) or not isinstance(test, dict):
-            raise DataError(f"{where}: needs a 'Meta' object and a 'Test' object")
-        if sn in seen:
-            raise DataError(f"{where}: duplicate SN.")
-        seen.add(sn)
-        rnd = meta.get("Round")
-        if rnd not in (0, 1, 2):
-            raise DataError(f"{where}: Round must be 0, 1 or 2, got {rnd!r}")
-        task = meta.get("Task")
-        if task not in TASKS:
-            raise DataError(f"{where}: Task {task!r} is not one of {', '.join(TASKS)}")
-        fields = {}
-        for k in ("Question 1", "Answer 1", "Question 2", "Answer 2"):
-            v = test.get(k)
-            needed = k.endswith("1") or rnd != 0
-            if needed and (not isinstance(v, str) or not v.strip()):
-                raise DataError(f"{where}: 'Test'.'{k}' must be a non-empty string in round {rnd}")
-            if not needed and v is not None:
-                raise DataError(f"{where}: 'Test'.'{k}' must be null in round 0")
-            fields[k] = v
-        out.append(Entry(sn, rnd, task, str(meta.get("Language") or "Arabic"), fields["Question 1"],
-                         fields["Answer 1"], fields["Question 2"], fields["Answer 2"], dict(meta)))
+    for line, row in read_rows(p, AraGenRow, fmt="json"):
+        m, t = row.meta, row.test
+        if m.sn in seen:
+            raise DataError(f"{p}:{line}: Meta.SN.: duplicate {m.sn!r}")
+        seen.add(m.sn)
+        meta = {"SN.": m.sn, "Round": m.round, "Task": m.task, **(m.model_extra or {})}
+        if m.language is not None:
+            meta["Language"] = m.language
+        out.append(Entry(m.sn, m.round, m.task, m.language or "Arabic", t.q1, t.a1, t.q2, t.a2, meta))
     if not out:
         raise DataError(f"{p}: no entries")
     return out

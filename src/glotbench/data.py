@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Sequence, TypeVar
+from typing import Annotated, Any, Iterator, Literal, Sequence, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from glotbench.errors import DataError
 
@@ -188,3 +188,67 @@ def read_object(path: str | Path, schema: type[S]) -> S:
         return schema.model_validate(raw)
     except ValidationError as e:
         raise DataError(f"{p}: {problem_text(e)}") from None
+
+
+# -- a run's own files, read back by `report` and `compare` ------------------------------------
+
+class _Open(BaseModel):
+    model_config = ConfigDict(frozen=True, strict=True, extra="allow")
+
+
+class _BenchmarkInfo(_Open):
+    name: NonEmptyStr
+    version: str
+    spec: str | None = None
+    data: str | None = None
+    data_path: str | None = None
+    data_sha256: str | None = None
+
+
+class _ModelInfo(_Open):
+    spec: str
+
+
+class _MetricInfo(_Open):
+    show_ci: bool = True
+    scale: Literal["fraction", "points"] = "fraction"
+    label: str | None = None
+
+
+class _Counts(_Open):
+    samples: int
+    items: int
+    failed: int
+    model_calls: int
+    retries: int
+    cache_hits: int
+
+
+class _Tokens(_Open):
+    prompt: int
+    completion: int
+
+
+class ResultsFile(_Open):
+    """What `report` and `compare` read of a results.json (other fields are kept as they are)."""
+
+    format: int
+    benchmark: _BenchmarkInfo
+    model: _ModelInfo
+    signature: NonEmptyStr
+    headline: str
+    metrics: dict[str, _MetricInfo]
+    scores: dict[str, Any]
+    counts: _Counts
+    tokens: _Tokens
+    config: dict[str, Any] = {}
+
+
+class SampleRow(Row):
+    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
+
+    id: ItemId
+    repeat: Annotated[int, Field(ge=0)] = 0
+    output: str | None = None
+    failure: str | None = None
+    finish_reason: str | None = None

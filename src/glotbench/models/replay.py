@@ -6,13 +6,23 @@ An optional `"repeat"` field (default 0) replays several repeats of one item.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
+
+from glotbench.data import ItemId, Row, read_rows
 from glotbench.errors import DataError
+from glotbench.loading import sha256_file
 from glotbench.models.base import GenerateConfig, ModelError, Prompt, Response
+
+
+class ReplayRow(Row):
+    """One line of a replay file."""
+
+    id: ItemId
+    output: str
+    repeat: Annotated[int, Field(ge=0)] = 0
 
 
 class MissingOutput(ModelError):
@@ -28,23 +38,11 @@ class ReplayModel:
         self.outputs: dict[tuple[str, int], str] = {}
         if not self.path.is_file():
             raise DataError(f"replay file not found: {self.path}")
-        raw = self.path.read_bytes()
-        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.sha256 = sha256_file(self.path)
         # The file's hash is part of the cache id: editing the file invalidates cached replays.
         self.cache_id = f"replay:{self.sha256}"
-        for n, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise DataError(f"{self.path}:{n}: not valid JSON ({e.msg})") from None
-            if not isinstance(rec, dict) or "id" not in rec:
-                raise DataError(f"{self.path}:{n}: missing field 'id'")
-            out = rec.get("output")
-            if not isinstance(out, str):
-                raise DataError(f"{self.path}:{n}: field 'output' must be a string")
-            self.outputs[(str(rec["id"]), int(rec.get("repeat", 0)))] = out
+        for _, row in read_rows(self.path, ReplayRow, fmt="jsonl"):
+            self.outputs[(row.id, row.repeat)] = row.output
         self.seen: set[str] = set()
 
     def prompt_form(self) -> Literal["chat", "text"]:

@@ -54,17 +54,21 @@ class RetryPolicy:
         state.attempt_number = attempt + 1
         return wait_random_exponential(multiplier=self.backoff_base_s, max=self.backoff_max_s)(state)
 
-    def retrying(self, before_sleep: Callable[[Any], None] | None = None) -> Any:
-        """A tenacity AsyncRetrying for one call; the last failure is re-raised as itself."""
+    def retrying(self, before_sleep: Callable[[Any], None] | None = None, *, done: int = 0) -> Any:
+        """A tenacity AsyncRetrying for the retries left after `done` of them; the last failure is
+        re-raised as itself."""
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         def wait(state: Any) -> float:
             exc = state.outcome.exception() if state.outcome is not None else None
-            return self.delay(state.attempt_number - 1, getattr(exc, "retry_after", None))
+            return self.delay(done + state.attempt_number - 1, getattr(exc, "retry_after", None))
 
-        return AsyncRetrying(stop=stop_after_attempt(self.max_retries + 1), wait=wait, reraise=True,
-                             retry=retry_if_exception(lambda e: bool(getattr(e, "retryable", False))),
-                             before_sleep=before_sleep)
+        return AsyncRetrying(stop=stop_after_attempt(self.max_retries + 1 - done), wait=wait, reraise=True,
+                             retry=retry_if_exception(retryable), before_sleep=before_sleep)
+
+
+def retryable(exc: BaseException) -> bool:
+    return bool(getattr(exc, "retryable", False))
 
 
 @dataclass
@@ -228,26 +232,38 @@ class Runner:
 
     async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
         """One call with the retry policy: (reply, None, retries) or (None, last error, retries).
-        An authentication failure or a usage error stops the run; any other exception (a backend
-        bug, e.g. in a python: callable) fails this item only."""
-        attempts = 0
+        The first try is made directly (most calls succeed: no retry machinery on the hot path);
+        after a retryable failure tenacity runs the retries. An authentication failure or a usage
+        error stops the run; any other exception (a backend bug, e.g. in a python: callable) fails
+        this item only."""
+        try:
+            return await self._attempt(prompt, config, unit), None, 0
+        except (AuthError, GlotbenchError):
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded on the item
+            if not retryable(e) or self.retry.max_retries < 1:
+                return None, e, 0
+            first = e
+        retries = 0
 
-        def before_sleep(state: Any) -> None:
-            nonlocal attempts
-            attempts = state.attempt_number
+        def count_retry(_: Any = None) -> None:
+            nonlocal retries
+            retries += 1
             self.counters.retries += 1
             if self.on_progress:
                 self.on_progress(self.counters)
 
+        count_retry()
+        await asyncio.sleep(self.retry.delay(0, getattr(first, "retry_after", None)))
         try:
-            async for attempt in self.retry.retrying(before_sleep):
+            async for attempt in self.retry.retrying(count_retry, done=1):
                 with attempt:
                     resp = await self._attempt(prompt, config, unit)
-            return resp, None, attempts
+            return resp, None, retries
         except (AuthError, GlotbenchError):
             raise
         except Exception as e:  # noqa: BLE001 - recorded on the item
-            return None, e, attempts
+            return None, e, retries
 
     async def _process(self, unit: Unit) -> None:
         item, c = unit.item, self.counters

@@ -158,12 +158,16 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         }
         _write_json_atomic(out_dir / "run.json", run_info)
         samples_path = out_dir / "samples.jsonl"
-        lines: list[tuple[str, int, str]] = []
-        with samples_path.open("w", encoding="utf-8") as sink:
+        # Where each sample's line lies in the file (not the line itself: 10k lines are ~13 MB).
+        lines: list[tuple[str, int, int, int]] = []
+        written = 0
+        with samples_path.open("wb") as sink:
             def on_sample(sample: Sample) -> None:
-                line = json.dumps(sample.to_record(), ensure_ascii=False) + "\n"
+                nonlocal written
+                line = (json.dumps(sample.to_record(), ensure_ascii=False) + "\n").encode("utf-8")
                 sink.write(line)  # flushed every 50 ms
-                lines.append((sample.id, sample.repeat, line))
+                lines.append((sample.id, sample.repeat, written, len(line)))
+                written += len(line)
 
             from glotbench.engine.progress import ProgressBar
 
@@ -180,7 +184,10 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         order = {it.id: i for i, it in enumerate(items)}
         lines.sort(key=lambda x: (order[x[0]], x[1]))
         tmp = samples_path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(x[2] for x in lines), encoding="utf-8")
+        with samples_path.open("rb") as src, tmp.open("wb") as dst:
+            for _, _, offset, size in lines:
+                src.seek(offset)
+                dst.write(src.read(size))
         os.replace(tmp, samples_path)
         samples.sort(key=lambda x: (order[x.id], x.repeat))
 

@@ -62,6 +62,8 @@ _MODELS: dict[str, Entry] = {
     "local": Entry("glotbench.models.hf:embedded_default",
                    "local  the embedded default: Gemma 3 270M (GGUF Q4_K_M) via transformers"),
     "hf": Entry("glotbench.models.hf:from_spec", "hf:PATH_OR_REPO  a transformers causal LM"),
+    "vllm": Entry("glotbench.models.vllm:from_spec",
+                  "vllm:MODEL[,KEY=VALUE...]  vLLM's offline engine on a GPU (settings passed to vllm.LLM)"),
     "replay": Entry("glotbench.models.replay:ReplayModel",
                     "replay:FILE.jsonl  outputs produced elsewhere ({\"id\", \"output\"} per line)"),
     "python": Entry("glotbench.models.python_fn:PythonModel",

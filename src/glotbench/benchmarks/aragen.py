@@ -4,7 +4,8 @@ Reads the public release's format as is: a JSON list of {"Meta": {"SN.", "Round"
 "Test": {"Question 1", "Answer 1", "Question 2", "Answer 2"}}. Generation follows the release:
 round 0 answers Question 1; round 1 (conversational) answers Question 2 after Question 1 and the
 *reference* Answer 1; round 2 (follow-up) answers Question 1, then Question 2 with the model's *own*
-first answer in the history, and both answers are judged. Rules: docs/benchmarks/aragen.md.
+first answer in the history, and both answers are judged. Answers may also come from a file (upstream's
+answer or judged files, or glotbench JSONL). Rules: docs/benchmarks/aragen.md.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from pydantic import ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
-from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
+from glotbench.data import ItemId, NonEmptyStr, Row, check_file, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
+from glotbench.judges.prompts import UpstreamPrompt
 from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
@@ -30,6 +32,7 @@ from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.registry import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
+ANSWER_MAX_TOKENS = 2048  # upstream's generation scripts: max_tokens / max_length 2048
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,24 @@ class Entry:
     a2: str | None
     meta: Mapping[str, Any]
 
+    @property
+    def test(self) -> dict[str, str | None]:
+        return {"Question 1": self.q1, "Answer 1": self.a1, "Question 2": self.q2, "Answer 2": self.a2}
+
+    @property
+    def answers_needed(self) -> int:
+        return 2 if self.round == 2 else 1
+
+
+def _read_json(p: Path) -> Any:
+    check_file(p)  # glotbench.data's one size limit
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise DataError(f"{p}: JSON nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DataError(f"{p}: not a JSON file ({e})") from None
+
 
 def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
     """Validated entries, the source description and its sha256. Bad entries are named by SN."""
@@ -52,9 +73,12 @@ def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
         with resources.as_file(ref) as p:
             return _parse(Path(p)), "bundled:aragen_sample.json (written by glotbench, not AraGen data)", sha256_file(p)
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"data file not found: {p}")
     return _parse(p), str(p), sha256_file(p)
+
+
+def _sn(meta: Any, i: int) -> str:
+    v = meta.get("SN.") if isinstance(meta, dict) else None
+    return str(v) if isinstance(v, (int, str)) and not isinstance(v, bool) else f"#{i}"
 
 
 class _Meta(Row):
@@ -106,13 +130,60 @@ def _parse(p: Path) -> list[Entry]:
     return out
 
 
+def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[str | None]], str]:
+    """Candidate answers from a file, sn -> [answer 1, answer 2 (follow-ups)], and the file's sha256.
+
+    - upstream's answer file or judged file (a JSON list of entries with Meta."SN." and
+      Model."Answer 1"/"Answer 2"; round 1's "Answer 1" answers Question 2, as upstream writes it);
+    - glotbench JSONL: {"id": SN, "output": TEXT, "turn": 1|2} per line (turn 2: a follow-up's second
+      answer; "turn" defaults to 1). Missing answers are None: the entry counts as unanswered."""
+    p = Path(path)
+    by_sn = {e.sn: e for e in entries}
+    out: dict[str, list[str | None]] = {e.sn: [None] * e.answers_needed for e in entries}
+    if p.suffix == ".jsonl":
+        from glotbench.loading import read_jsonl
+
+        try:
+            for n, rec in read_jsonl(p):
+                sn, turn, text = str(rec.get("id")), rec.get("turn", 1), rec.get("output")
+                if "id" not in rec or not isinstance(text, str):
+                    raise DataError(f"{p}:{n}: needs 'id' and a string 'output'")
+                if isinstance(turn, bool) or turn not in (1, 2):
+                    raise DataError(f"{p}:{n}: 'turn' must be 1 or 2, got {turn!r}")
+                if rec.get("repeat", 0) != 0 or sn not in by_sn:
+                    continue
+                if turn == 2 and by_sn[sn].round != 2:
+                    raise DataError(f"{p}:{n}: entry SN. {sn} is round {by_sn[sn].round}: only follow-ups have turn 2")
+                out[sn][turn - 1] = text
+        except RecursionError:
+            raise DataError(f"{p}: JSON nested too deeply") from None
+        return out, sha256_file(p)
+    data = _read_json(p)
+    if not isinstance(data, list):
+        raise DataError(f"{p}: expected upstream's answer file (a JSON list) or glotbench JSONL (.jsonl)")
+    for i, e in enumerate(data):
+        meta, model = (e.get("Meta"), e.get("Model")) if isinstance(e, dict) else (None, None)
+        sn = _sn(meta, i)
+        if not isinstance(model, dict):
+            raise DataError(f"{p}: entry SN. {sn}: needs a 'Model' object with the answers")
+        if sn not in by_sn:
+            continue
+        for k in range(by_sn[sn].answers_needed):
+            v = model.get(f"Answer {k + 1}")
+            if v is not None and not isinstance(v, str):
+                raise DataError(f"{p}: entry SN. {sn}: 'Model'.'Answer {k + 1}' must be a string")
+            out[sn][k] = v
+    return out, sha256_file(p)
+
+
 # -- generation ------------------------------------------------------------------------------
 
-def answer_dataset(entries: Sequence[Entry], source: str, sha256: str | None,
-                   own: Mapping[str, str] | None = None) -> Dataset:
+def answer_dataset(entries: Sequence[Entry], source: str, sha256: str | None, own: Mapping[str, str] | None = None,
+                   system: str | None = None) -> Dataset:
     """One generation pass as a Dataset. Without `own` (the first pass): round 0 and 2 answer
     Question 1, round 1 answers Question 2 after the reference Answer 1. With `own` (the model's
-    first answers): round 2 answers Question 2 after its own first answer."""
+    first answers): round 2 answers Question 2 after its own first answer. `system`: an optional
+    system message for the candidate (default none)."""
     items = []
     for e in entries:
         if own is None:
@@ -124,6 +195,8 @@ def answer_dataset(entries: Sequence[Entry], source: str, sha256: str | None,
             if e.round != 2 or e.sn not in own:
                 continue
             msgs = [("user", e.q1), ("assistant", own[e.sn]), ("user", e.q2)]  # its own answer
+        if system:
+            msgs.insert(0, ("system", system))
         items.append(Item.create(e.sn, {"messages": [{"role": r, "content": c} for r, c in msgs]}, {},
                                  {"task": e.task, "round": str(e.round)}))
     return Dataset(tuple(items), source, sha256)
@@ -134,11 +207,11 @@ class AraGenAnswers(Benchmark):
     """One generation pass over a Dataset from `answer_dataset`; `load()` gives the first pass."""
 
     name = "aragen-answers"
-    version = "1.0"
+    version = "1.1"
     description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
     group_by = ("task",)
-    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    default_config = GenerateConfig(temperature=0.0, max_tokens=ANSWER_MAX_TOKENS)
 
     def load(self, path: str | None = None) -> Dataset:
         entries, source, digest = load_entries(path)
@@ -161,90 +234,95 @@ class AraGenAnswers(Benchmark):
 
 # -- judging ---------------------------------------------------------------------------------
 
-def _metrics() -> tuple[RatioMetric, ...]:
-    return (RatioMetric("3c3h", "3c3h", "scored", "mean of the six scaled dimensions", label="3C3H"),
-            *(RatioMetric(d.lower(), d, "scored", f"scaled {d}", label=d) for d in DIMENSIONS),
-            RatioMetric("coverage", "judged", "items", "share of samples with a valid verdict", show_ci=False))
-
-
-def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, list[str]], source: str,
+def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, Sequence[str | None]], source: str,
                     sha256: str | None) -> Dataset:
-    """One judge sample per entry with answers (a follow-up pair is one sample, judged in one call)."""
+    """One judge sample per *answered* entry (a follow-up pair is one sample, judged in one call).
+    Unanswered entries never reach a judge: the engine counts them (judges/jury.py). Round 1 carries
+    Question 1 and its reference answer as context: the judge sees the whole conversation."""
     items = []
     for e in entries:
-        ans = answers.get(e.sn)
-        if not ans:
-            continue  # no answer: the generation failure is reported by the answer pass
+        ans = list(answers.get(e.sn) or [])
+        if len(ans) < e.answers_needed or not all(a and a.strip() for a in ans[: e.answers_needed]):
+            continue
         if e.round == 0:
-            turns = [(e.q1, e.a1, ans[0])]
+            turns, context = [(e.q1, e.a1, ans[0])], None
         elif e.round == 1:
-            turns = [(e.q2, e.a2, ans[0])]
+            turns, context = [(e.q2, e.a2, ans[0])], (e.q1, e.a1)
         else:
-            if len(ans) < 2:
-                continue
-            turns = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])]
-        items.append(Item.create(e.sn, {"turns": [list(t) for t in turns], "language": e.language}, {},
-                                 {"task": e.task, "round": str(e.round)}))
+            turns, context = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])], None
+        public = {"round": e.round, "turns": [list(t) for t in turns], "context": list(context) if context else None,
+                  "language": e.language, "test": e.test,
+                  "model": {f"Answer {i + 1}": a for i, a in enumerate(ans[: e.answers_needed])}}
+        items.append(Item.create(e.sn, public, {}, {"task": e.task, "round": str(e.round)}))
     return Dataset(tuple(items), source, sha256)
 
 
 class AraGenJudging(Benchmark):
-    """The judge pass over a Dataset from `judging_dataset`. `policy` for samples without a valid
-    verdict: "drop" (upstream: they leave every average) or "zero". The verdicts stay objects."""
+    """The judge pass over a Dataset from `judging_dataset`. Settings: the judge prompt (ours, or
+    upstream's read from the user's copy), the parse mode and the zeroing rule. The verdict is read by
+    one rule (`parse_rubric` with the item's number of answers) for the retry validator
+    (`validator`) and the scorer alike; verdicts stay objects."""
 
     name = "aragen"
-    version = "1.0"
+    version = "2.0"
     description = "AraGen 3C3H, judged"
-    metrics = _metrics()
+    metrics = (RatioMetric("3c3h", "3c3h", "judged", "mean of the six scaled dimensions", label="3C3H"),)
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=2048)
 
-    def __init__(self, policy: str = "drop"):
-        if policy not in ("drop", "zero"):
-            raise DataError(f"judge failure policy must be drop or zero, got {policy!r}")
-        self.policy = policy
+    def __init__(self, prompt: UpstreamPrompt | None = None, parse: str = "strict", zeroing: str = "correct"):
+        self.upstream, self.parse, self.zeroing = prompt, parse, zeroing
 
     def load(self, path: str | None = None) -> Dataset:
         raise DataError("AraGen judge samples are built from a model's answers (judging_dataset), not loaded")
 
     def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
-        """The rubric prompt with placeholders for the dialogue, one and two turns, per language."""
+        """The judge prompt with placeholders for the entry and the answers, per round and language."""
         langs = sorted({it.public["language"] for it in dataset}) or ["Arabic"]
         turn = ["{question}", "{reference}", "{answer}"]
-        return [PublicItem(f"probe-{lang}-{n}", {"turns": [turn] * n, "language": lang})
-                for lang in langs for n in (1, 2)]
+        test = {k: "{" + k + "}" for k in ("Question 1", "Answer 1", "Question 2", "Answer 2")}
+        return [PublicItem(f"probe-{lang}-{r}", {"round": r, "turns": [turn] * (2 if r == 2 else 1),
+                                                 "context": ["{q1}", "{a1}"] if r == 1 else None, "language": lang,
+                                                 "test": test, "model": {"Answer 1": "{m1}", "Answer 2": "{m2}"}})
+                for lang in langs for r in (0, 1, 2)]
 
     def render(self, item: PublicItem) -> Prompt:
-        text = judge_prompt([tuple(t) for t in item["turns"]], item["language"])
-        return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
+        if self.upstream is not None:
+            msgs = self.upstream.messages(item["round"], item["test"], item["model"])
+        else:
+            ctx = tuple(item["context"]) if item["context"] else None
+            msgs = ({"role": "user", "content": judge_prompt([tuple(t) for t in item["turns"]], item["language"], ctx)},)
+        return Prompt(messages=tuple(msgs), text="\n\n".join(m["content"] for m in msgs) + "\n")
+
+    def validator(self, dataset: Dataset):
+        """For the judge wrapper: a reply the scorer would reject is retried (the same rule, with the
+        number of answers of the item the prompt was rendered from)."""
+        n_by_prompt = {self.render(it).messages[-1]["content"]: len(it["turns"]) for it in dataset.public_items()}
+
+        def validate(text: str, prompt: Prompt) -> None:
+            parse_rubric(text, n_by_prompt.get(prompt.messages[-1]["content"], 1), self.parse)
+        return validate
 
     def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
-            return Extraction(tuple(parse_rubric(text, len(item["turns"]))))
-        except RubricError:
-            return Extraction(None, "bad_verdict")
+            return Extraction(tuple(parse_rubric(text, len(item["turns"]), self.parse)))
+        except RubricError as e:
+            return Extraction(None, f"bad_verdict:{e.kind}")
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         verdicts = list(answer)
-        if len(verdicts) != len(item.public["turns"]):
-            return self.failure_score("bad_verdict", item)
-        dims = item_dimensions(verdicts)
-        stats = {**dims, "3c3h": three_c_three_h(dims), "scored": 1.0, "judged": 1.0, "items": 1.0,
-                 "breaks_zeroing": float(any(v.breaks_zeroing for v in verdicts))}
+        dims = item_dimensions(verdicts, self.zeroing, self.parse)
+        stats = {**dims, "3c3h": three_c_three_h(dims, self.parse), "judged": 1.0,
+                 "breaks_zeroing": float(any(v.breaks_zeroing for v in verdicts)),
+                 "first_Correct": float(verdicts[0].scores["Correct"]), "first_Complete": float(verdicts[0].scores["Complete"])}
         return ItemScore(stats, flags=("breaks_zeroing",) if stats["breaks_zeroing"] else ())
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
-        scored = 1.0 if self.policy == "zero" else 0.0
-        return ItemScore({**dict.fromkeys(DIMENSIONS, 0.0), "3c3h": 0.0, "scored": scored, "judged": 0.0,
-                          "items": 1.0, "breaks_zeroing": 0.0}, failure=failure)
+        return ItemScore({**dict.fromkeys(DIMENSIONS, 0.0), "3c3h": 0.0, "judged": 0.0, "breaks_zeroing": 0.0,
+                          "first_Correct": 0.0, "first_Complete": 0.0}, failure=failure)
 
     def answer_key(self, answer: Any) -> str | None:
         return None if answer is None else json.dumps([[dict(v.scores), v.breaks_zeroing] for v in answer])
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": "3c3h", "policy": self.policy, "followup": "2:1", "scale": "(v-1)/4"}
-
-
-def validate_judgement(text: str, prompt: Prompt) -> None:
-    """For the judge wrapper: a reply without valid result blocks is retried."""
-    parse_rubric(text, 2 if "<results2>" in prompt.messages[-1]["content"] else 1)
+        return {"parse": self.parse, "zeroing": self.zeroing}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, ModelSpec,
-                                   NoCache, Out, Progress, Timeout, run_options, to_json)
+from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, MaxTokens,
+                                   ModelSpec, NoCache, Out, Progress, Timeout, run_options, to_json)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 
@@ -50,30 +50,48 @@ def arena_report(
 
 
 def aragen(
-    model: ModelSpec,
+    model: Annotated[str, typer.Option("--model", "-m", help="The model spec to evaluate, or replay:FILE of its answers (upstream's answer/judged JSON, or JSONL).")],
     judge: Judges,
     data: Data = None,
     limit: Limit = None,
-    policy: Annotated[str, typer.Option(help="Samples without a valid verdict: drop (upstream) or zero.")] = "drop",
+    policy: Annotated[str, typer.Option(help="Entries without an answer or a valid verdict: drop, zero, or upstream (unanswered 0, unjudged dropped).")] = "drop",
+    judge_prompt: Annotated[Optional[str], typer.Option(help="Use upstream's judge messages, read from your copy of the 3C3H repository (DIR or pipeline/jury.py).")] = None,
+    parse: Annotated[str, typer.Option(help="Verdict parsing: strict, or 3c3h (upstream's parser and 4-decimal rounding).")] = "strict",
+    zeroing: Annotated[str, typer.Option(help="Zeroing rule: correct (upstream code) or correct-or-complete (AraGen announcement).")] = "correct",
+    jury: Annotated[str, typer.Option("--jury", help="Combining judges: mean (of per-judge figures), average or vote (upstream's).")] = "mean",
+    system_prompt: Annotated[Optional[str], typer.Option(help="System message for the candidate (default: none); @FILE reads it from a file.")] = None,
     skip_same_family: Annotated[bool, typer.Option(help="Skip a judge of the model's own family (self-preference).")] = False,
+    family: Annotated[list[str], typer.Option("--family", help="State a model's family: SPEC=FAMILY (repeatable).")] = [],  # noqa: B006
     judge_repeats: Annotated[int, typer.Option(help="Judge each sample K times (for the consistency audit; use a temperature > 0).")] = 1,
     judge_temperature: Annotated[float, typer.Option(help="Judge sampling temperature.")] = 0.0,
+    judge_seed: Annotated[Optional[int], typer.Option(help="Judge sampling seed (upstream's judges: 42).")] = None,
+    max_tokens: MaxTokens = None,
     out: Out = None,
     concurrency: Concurrency = None,
+    timeout: Timeout = 120.0,
     max_retries: MaxRetries = 5,
+    api_key_env: ApiKeyEnv = None,
     no_cache: NoCache = False,
     cache_path: CachePath = None,
     progress: Progress = True,
 ) -> None:
     """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
     import asyncio
+    from pathlib import Path
 
     from glotbench.engine.aragen import print_aragen, run_aragen
+    from glotbench.models.family import parse_families
 
-    opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries,
-                       no_cache=no_cache, cache_path=cache_path, out=out, progress=progress)
+    if system_prompt is not None and system_prompt.startswith("@"):
+        system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
+    opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
+                       max_tokens=max_tokens, api_key_env=api_key_env, no_cache=no_cache, cache_path=cache_path,
+                       out=out, progress=progress)
     res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
-                                 judge_repeats=judge_repeats, judge_temperature=judge_temperature))
+                                 judge_repeats=judge_repeats, judge_temperature=judge_temperature,
+                                 judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury,
+                                 system_prompt=system_prompt, families=parse_families(family),
+                                 judge_seed=judge_seed))
     print_aragen(res)
     typer.echo(f"output directory: {res['out_dir']}")
 

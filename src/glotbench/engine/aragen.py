@@ -1,102 +1,184 @@
-"""`glotbench aragen`: generate answers as the AraGen release does, judge them with one or more 3C3H
-judges, and combine the judges. Each phase is an ordinary run (cached, resumable) under OUT."""
+"""`glotbench aragen`: generate answers as the AraGen release does (or read them from a file), judge
+them with a panel of 3C3H judges, and combine the judges. Every setting is checked before any model
+is called; every entry of the task file is counted (judges/jury.py); phases pass their samples in
+memory (the call cache makes a re-run resume)."""
 
 from __future__ import annotations
 
+import hashlib
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from glotbench.benchmarks.aragen import (
     AraGenAnswers,
     AraGenJudging,
     answer_dataset,
     judging_dataset,
+    load_answer_file,
     load_entries,
-    validate_judgement,
 )
-from glotbench.core import Sample, jsonable
+from glotbench.core import Sample
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
+from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
+from glotbench.judges.panel import build_judge, run_panel
+from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
+from glotbench.models.family import model_family
 from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
-from glotbench.judges.panel import mean_of_judges, model_family, run_panel
-from glotbench.judges.rubric import DIMENSIONS
+
+
+def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise GlotbenchError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def _sha(text: str | None) -> str:
+    return "none" if not text else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+async def _generate(entries, source: str, digest: str, model: str, phase: RunOptions, out: Path,
+                    system: str | None) -> tuple[dict[str, list[str | None]], dict[str, int]]:
+    """The candidate's answers (sn -> [first, second]) and the generation failures by kind."""
+    failures: Counter[str] = Counter()
+    gen = AraGenAnswers()
+    first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1")),
+                                 dataset=answer_dataset(entries, source, digest, system=system))
+    ans1 = {}
+    for smp in first.samples:
+        if smp.answer:
+            ans1[smp.id] = smp.answer
+        else:
+            failures[smp.failure or "empty"] += 1
+    answers: dict[str, list[str | None]] = {e.sn: [ans1.get(e.sn)] + [None] * (e.answers_needed - 1) for e in entries}
+    if any(e.round == 2 and e.sn in ans1 for e in entries):
+        second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2")),
+                                      dataset=answer_dataset(entries, source, digest, own=ans1, system=system))
+        for smp in second.samples:
+            if smp.answer:
+                answers[smp.id][1] = smp.answer
+            else:
+                failures[f"second turn: {smp.failure or 'empty'}"] += 1
+    return answers, dict(failures)
+
+
+def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
+    by_sn: dict[str, list[Outcome]] = defaultdict(lambda: [Outcome(failure="missing")] * repeats)
+    rejected: Counter[str] = Counter()
+    for r in rows:
+        outs = by_sn[r.id]
+        if r.failure is None:
+            o = Outcome({k: r.stats[k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r.stats.get("breaks_zeroing")))
+        else:
+            o = Outcome(None, r.failure.split(":", 1)[0])
+            text = (r.error or "") + " " + r.failure
+            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "think_unclosed")
+                         if f"[{k}]" in text or text.endswith(f":{k}")), None)
+            rejected[kind or o.failure] += 1
+        outs = list(outs)
+        outs[r.repeat] = o
+        by_sn[r.id] = outs
+    return by_sn, rejected
 
 
 async def run_aragen(model: str, judges: list[str], options: RunOptions, *, policy: str = "drop",
-                     skip_same_family: bool = False, judge_repeats: int = 1,
-                     judge_temperature: float = 0.0) -> dict[str, Any]:
-    """Both answer passes, then the judge panel; phases pass their samples in memory (the call
-    cache makes a re-run resume)."""
+                     skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
+                     judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
+                     strategy: str = "mean", system_prompt: str | None = None,
+                     families: Mapping[str, str] | None = None, judge_seed: int | None = None) -> dict[str, Any]:
+    # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
+    _check("policy", policy, POLICIES)
+    _check("jury", strategy, STRATEGIES)
+    _check("parse", parse, PARSE_MODES)
+    _check("zeroing", zeroing, ZEROING_RULES)
+    if judge_repeats < 1:
+        raise GlotbenchError(f"--judge-repeats must be at least 1, got {judge_repeats}")
+    if options.limit is not None and options.limit < 1:
+        raise GlotbenchError(f"--limit must be at least 1, got {options.limit}")
+    if options.max_tokens is not None and options.max_tokens < 1:
+        raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
     entries = entries[: options.limit]
+    upstream = None
+    if judge_prompt is not None:
+        from glotbench.judges.prompts import load_upstream_prompt
+
+        upstream = load_upstream_prompt(judge_prompt)
+    replay = model[len("replay:"):] if model.startswith("replay:") else None
+    replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
     if (out / "aragen.json").exists():
         raise GlotbenchError(f"{out} already holds a finished AraGen run; choose another --out")
+    fam = dict(families or {})
+    cand_family = model_family(model, fam)
+    active = [j for j in judges if not (skip_same_family and model_family(j, fam) == cand_family)]
+    skipped = [j for j in judges if j not in active]
+    if not active:
+        raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
+    for j in active:  # a bad judge spec fails here, before any call
+        await build_judge(j, options).aclose()
+
+    # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
-    gen = AraGenAnswers()
-    first_set = answer_dataset(entries, source, digest)
-    first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1")), dataset=first_set)
-    ans1 = {k: v for k, v in first.answers().items() if v}
-    answers: dict[str, list[str]] = {sn: [a] for sn, a in ans1.items()}
-    if any(e.round == 2 and e.sn in ans1 for e in entries):
-        second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2")),
-                                      dataset=answer_dataset(entries, source, digest, own=ans1))
-        for sn, a in second.answers().items():
-            if a:
-                answers[sn].append(a)
-    task = AraGenJudging(policy)
+    if replayed is not None:
+        answers, gen_failures = replayed[0], {}
+    else:
+        answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt)
+    task = AraGenJudging(upstream, parse, zeroing)
     games = judging_dataset(entries, answers, source, digest)
-    panel = await run_panel(task, games, judges, replace(phase, repeats=judge_repeats, temperature=judge_temperature),
-                            out, validate=validate_judgement, what="3C3H verdict",
-                            skip=lambda spec, judge: skip_same_family and model_family(spec) == model_family(model))
-    skipped = panel.skipped
-    if not panel.runs:
-        raise GlotbenchError(f"every judge was skipped as the candidate's family ({model_family(model)})")
+    judged_ids = {it.id for it in games}
+    no_answer = [e.sn for e in entries if e.sn not in judged_ids]
+    order = [(e.sn, e.task) for e in entries]
+
+    # -- judges --
+    panel = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
+                                                         temperature=judge_temperature, seed=judge_seed),
+                            out, validate=task.validator(games), what="3C3H verdict")
     per_judge: dict[str, Any] = {}
-    values: dict[str, dict[str, list[float]]] = {}
+    outcomes: dict[str, dict[str, list[Outcome]]] = {}
     for spec, res in panel.runs.items():
-        by_item: dict[str, list[Sample]] = defaultdict(list)
-        for smp in res.samples:
-            by_item[smp.id].append(smp)
-        scored = {i: [x.stats["3c3h"] for x in rs if x.failure is None] for i, rs in by_item.items()}
-        values[spec] = {i: v for i, v in scored.items() if v}
-        consistency = [statistics.pstdev(v) for v in scored.values() if len(v) >= 2]
-        n_samples = sum(len(v) for v in by_item.values())
-        breaks = sum(x.stats.get("breaks_zeroing", 0) for rs in by_item.values() for x in rs)
-        fails = res.results["counts"]["failures"]
+        by_sn, rejected = _outcomes(res.samples, judge_repeats)
+        for sn in no_answer:
+            by_sn[sn] = [Outcome(failure="no_answer")] * judge_repeats
+        outcomes[spec] = by_sn
+        summary = judge_summary(order, by_sn, policy=policy, mode=parse, resamples=options.bootstrap_resamples)
+        valid = {sn: [o.dims["3c3h"] for o in outs if o.dims] for sn, outs in by_sn.items()}
+        by_repeat = [judge_summary(order, {sn: [outs[r]] for sn, outs in by_sn.items()}, policy=policy, mode=parse,
+                                   resamples=0)["scores"]["overall"]["3c3h"]["value"] for r in range(judge_repeats)]
+        first = {r.id: {k: r.stats.get(f"first_{k}") for k in ("Correct", "Complete")}
+                 for r in res.samples if r.repeat == 0 and r.failure is None}
         per_judge[spec] = {
-            "scores": res.results["scores"],
-            "coverage": res.results["scores"]["overall"]["coverage"]["value"],
-            "failures": fails,
-            "parse_failure_rate": sum(fails.values()) / n_samples if n_samples else None,
-            "zeroing_break_rate": breaks / n_samples if n_samples else None,
-            "consistency_std": statistics.fmean(consistency) if consistency else None,
-            "first_verdicts": {i: jsonable(rs[0].answer) for i, rs in by_item.items() if rs[0].answer is not None},
+            **summary, "family": model_family(spec, fam), "rejected": dict(rejected),
+            "item_scores": {sn: statistics.fmean(v) for sn, v in valid.items() if v},
+            "item_repeats": {sn: v for sn, v in valid.items() if len(v) >= 2},
+            "dataset_3c3h_by_repeat": by_repeat, "first_verdicts": first,
         }
-    item_scores = {j: {i: statistics.fmean(v) for i, v in vals.items()} for j, vals in values.items()}
-    judged = [j for j in per_judge if values[j]]  # judges with at least one valid verdict
-    if not judged:
-        raise GlotbenchError(f"no judge produced a valid verdict: {({j: p['failures'] for j, p in per_judge.items()})}")
-    ids = sorted({i for j in judged for i in values[j]})
-    panel_scores = mean_of_judges({j: values[j] for j in judged}, ids, resamples=options.bootstrap_resamples)
-    valid = [j for j in judged if per_judge[j]["scores"]["overall"]["3c3h"]["value"] is not None]
-    overall = {d: statistics.fmean(per_judge[j]["scores"]["overall"][d.lower()]["value"] for j in valid)
-               if valid else None for d in DIMENSIONS}
+    combined = jury(order, outcomes, per_judge, strategy=strategy, policy=policy, mode=parse,
+                    resamples=options.bootstrap_resamples)
+    prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{task.prompt_hash(games)}"
+    signature = "|".join([
+        f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
+        f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
+        f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
+        f"judge_repeats:{judge_repeats}", f"judge_seed:{judge_seed}",
+        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
     results = {
-        "model": model, "judges": judges, "skipped_judges": skipped, "policy": policy,
+        "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
+        "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
+        "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
+        else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
+        "candidate_system_prompt": system_prompt,
         "data": source, "data_sha256": digest, "entries": len(entries),
-        "answered": {"first": len(ans1), "followups_second": sum(len(a) == 2 for a in answers.values())},
-        "mean_of_judges": {"3c3h": panel_scores["final"], "dimensions": overall},
-        "per_judge": per_judge, "item_scores": item_scores,
-        "signature": f"glotbench:aragen|v:{AraGenJudging.version}|prompt:{task.prompt_hash(games)}|"
-                     f"gen:{gen.prompt_hash(first_set)}|policy:{policy}|followup:2:1|scale:(v-1)/4|"
-                     f"judges:{','.join(_slug(j) for j in judged)}|data:{digest[:12]}",
+        "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
+        "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
+        "mean_of_judges": combined, "per_judge": per_judge,
+        "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
+        "signature": signature,
     }
     _write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)

@@ -50,6 +50,15 @@ def score_key(call_key: str, scorer_id: str, item_id: str, gold: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def open_cache(path: str | Path) -> "CallCache":
+    """The cache at `path`: a SQLite file, or a PostgreSQL URL (a cache shared by a cluster)."""
+    if isinstance(path, str) and path.startswith(("postgresql:", "postgresql+")):
+        from glotbench.engine.cache_sql import SqlCallCache  # SQLAlchemy only when asked for
+
+        return SqlCallCache(path)  # type: ignore[return-value]
+    return CallCache(path)
+
+
 class CallCache:
     """A small key -> Response store. Only successful replies are stored: errors are retried next run."""
 

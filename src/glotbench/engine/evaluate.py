@@ -23,7 +23,7 @@ from typing import Any
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult, Sample
-from glotbench.engine.cache import CallCache, default_cache_path
+from glotbench.engine.cache import default_cache_path, open_cache
 from glotbench.engine.runner import RetryPolicy, Runner
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Model
@@ -138,7 +138,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         structured_output=options.structured_output,
         thinking=options.thinking,
     )
-    cache = CallCache(options.cache_path or default_cache_path()) if options.use_cache else None
+    cache = open_cache(options.cache_path or default_cache_path()) if options.use_cache else None
     try:
         out_dir = _prepare_out_dir(bench, m, options.out)
         started = datetime.now(timezone.utc)

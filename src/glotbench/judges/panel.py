@@ -10,7 +10,6 @@ with a bootstrap CI that resamples items for all judges together.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -19,14 +18,8 @@ import numpy as np
 
 from glotbench.core import Dataset, RunResult
 from glotbench.models.base import Model, Prompt
+from glotbench.models.family import model_family  # noqa: F401 - families are parsed in one place
 from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many
-
-
-def model_family(spec: str) -> str:
-    """The leading letters of the model's name: qwen2.5-7b -> qwen, Llama-3.1 -> llama, gpt-4o -> gpt."""
-    name = spec.split(":", 1)[-1].split("@")[0].rstrip("/").split("/")[-1].split(":")[-1]
-    m = re.match(r"[a-zA-Z]+", name)
-    return m.group(0).lower() if m else name.lower()
 
 
 def same_model(a: Model, b: Model) -> bool:

@@ -72,6 +72,24 @@ def map_status(status: int, body: bytes, headers: Any) -> ModelError:
     return ClientError(msg, status=status)
 
 
+def ensure_open_files(n: int) -> None:
+    """Raise this process's soft limit on open files towards `n` (never above the hard limit).
+
+    Each request in flight holds a socket: 1,024 in flight need more descriptors than the soft limit
+    many systems start processes with (1,024), and the shortfall shows up as connection errors."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n if hard == resource.RLIM_INFINITY else min(n, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):  # a sandbox that forbids it: run with what there is
+            pass
+
+
 class OpenAICompatModel:
     """Chat completions over HTTP. API key from an environment variable (never from the spec)."""
 
@@ -132,6 +150,7 @@ class OpenAICompatModel:
         if self._session is None:
             import aiohttp  # imported lazily: a fully cached run never needs it
 
+            ensure_open_files(self.concurrency + 256)
             connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency,
                                              ttl_dns_cache=300,
                                              resolver=self.resolver() if callable(self.resolver) else self.resolver)

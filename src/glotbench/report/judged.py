@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from glotbench.judges.rubric import DIMENSIONS
 
@@ -39,36 +39,42 @@ def print_arena(res: dict[str, Any]) -> None:
         console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
 
 
-def print_aragen(res: dict[str, Any]) -> None:
+def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
+    """The results table; fits 80 columns (names are shortened, never the numbers)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    def pct(x: float | None, ci: dict[str, Any] | None = None) -> str:
-        if x is None:
-            return "—"
-        if ci and ci.get("ci_low") is not None:
-            return f"{100 * x:.1f} ({100 * ci['ci_low']:.0f}–{100 * ci['ci_high']:.0f})"
-        return f"{100 * x:.0f}"
+    def pct(x: float | None, digits: int = 0) -> str:
+        return "—" if x is None else f"{100 * x:.{digits}f}"
+
+    def ci(e: Mapping[str, Any]) -> str:
+        return "" if e.get("ci_low") is None else f"{100 * e['ci_low']:.0f}–{100 * e['ci_high']:.0f}"
 
     short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
-    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD,
-              caption=f"percent (95% CI over items) · failure policy: {res['policy']}")
-    t.add_column("judge / task", no_wrap=True)
-    for c in ("3C3H", "Corr", "Comp", "Conc", "Help", "Hon", "Harm", "cover"):
-        t.add_column(c, justify="right", no_wrap=(c == "3C3H"))
+    t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
+              caption=f"percent, 95% CI over entries · policy {res['policy']} · {res['entries']} entries, "
+                      f"{len(res['no_answer'])} without an answer · parse {res['parse']} · jury {res['jury_strategy']}")
+    t.add_column("judge / task", no_wrap=True, overflow="ellipsis", max_width=20)
+    for c in ("3C3H", "95% CI", "Cor", "Cmp", "Cnc", "Hlp", "Hon", "Hrm", "cov", "n"):
+        t.add_column(c, justify="right", no_wrap=True)
     for j, pj in res["per_judge"].items():
         o = pj["scores"]["overall"]
-        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], o["3c3h"]),
-                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), style="bold")
+        t.add_row(j.split("@")[0], pct(o["3c3h"]["value"], 1), ci(o["3c3h"]),
+                  *(pct(o[d.lower()]["value"]) for d in DIMENSIONS), pct(pj["coverage"]), str(pj["n"]), style="bold")
         for task, est in pj["scores"]["groups"].get("task", {}).items():
-            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"]),
-                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "")
+            t.add_row(f"  {short.get(task, task)}", pct(est["3c3h"]["value"], 1), "",
+                      *(pct(est[d.lower()]["value"]) for d in DIMENSIONS), "", "")
     m = res["mean_of_judges"]
-    t.add_row("mean of judges", pct(m["3c3h"]["value"], m["3c3h"]),
-              *(pct(m["dimensions"][d]) for d in DIMENSIONS), "", style="bold")
-    console = Console()
+    t.add_row({"mean": "mean of judges", "average": "jury: average", "vote": "jury: vote"}[m["strategy"]],
+              pct(m["3c3h"]["value"], 1), ci(m["3c3h"]), *(pct(m["dimensions"][d]) for d in DIMENSIONS), "",
+              str(m["n"]), style="bold")
+    console = Console(width=width) if width else Console()
     console.print(t)
     if res["skipped_judges"]:
         console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
+    for j, pj in res["per_judge"].items():
+        if pj["rejected"]:
+            console.print(f"rejected verdicts ({j.split('@')[0]}): "
+                          + ", ".join(f"{k} {v}" for k, v in sorted(pj["rejected"].items())), markup=False)
     console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)

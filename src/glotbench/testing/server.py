@@ -5,6 +5,7 @@ Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vL
 - POST /_control  {"latency": s, "answers": {substring: reply}, "faults": [rule...],
                    "reject_response_format": bool, "require_key": str|null}
 - GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
+- GET  /_stats  {"requests", "in_flight", "max_in_flight"}: the most requests ever open at once.
 A fault rule: {"match": substring or "*", "status": 429|500|..., "retry_after": "1", "times": n,
 "delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body),
 "redirect": URL (a 307 to it)}. A rule
@@ -41,6 +42,8 @@ class State:
         self.judges: dict[str, dict[str, Any]] = {}
         self.fired: Counter = Counter()
         self.record = True
+        self.in_flight = getattr(self, "in_flight", 0)  # requests open across a reset still close
+        self.max_in_flight = self.in_flight  # the most chat requests ever open at once (GET /_stats)
 
 
 def _last_user(body: dict[str, Any]) -> str:
@@ -52,6 +55,15 @@ def _last_user(body: dict[str, Any]) -> str:
 
 async def chat(request: web.Request) -> web.StreamResponse:
     st: State = request.app["state"]
+    st.in_flight += 1
+    st.max_in_flight = max(st.max_in_flight, st.in_flight)
+    try:
+        return await _chat(request, st)
+    finally:
+        st.in_flight -= 1
+
+
+async def _chat(request: web.Request, st: State) -> web.StreamResponse:
     raw = await request.read()
     try:
         body = json.loads(raw)
@@ -127,7 +139,11 @@ def _rubric(judge: dict[str, Any], content: str, st: State, digest: str) -> str:
     """A scripted 3C3H judge: judge["scores"] (and "scores2" for a follow-up's second answer), or
     judge["when"][substring] when that substring is in the prompt (a string there spoils the reply).
     "cycle": [scores, ...] varies over repeated calls. "break": "missing_tag" | "out_of_range" |
-    "not_json" spoils every reply; "malformed_first": n spoils the first n per prompt."""
+    "not_json" spoils every reply; "malformed_first": n spoils the first n per prompt. "replies":
+    {substring: text} returns that literal text when the substring is in the prompt (verbatim verdicts)."""
+    for sub, text in (judge.get("replies") or {}).items():
+        if sub in content:
+            return text
     key = ("rubric", digest)
     st.fired[key] += 1
     scores = dict(judge.get("scores", {}))
@@ -185,6 +201,12 @@ async def get_requests(request: web.Request) -> web.Response:
     return web.json_response(request.app["state"].requests)
 
 
+async def stats(request: web.Request) -> web.Response:
+    st: State = request.app["state"]
+    return web.json_response({"requests": len(st.requests), "in_flight": st.in_flight,
+                              "max_in_flight": st.max_in_flight})
+
+
 async def reset(request: web.Request) -> web.Response:
     request.app["state"].reset()
     return web.json_response({"ok": True})
@@ -198,6 +220,7 @@ def make_app(latency: float = 0.0) -> web.Application:
     app.router.add_get("/v1/models", models)
     app.router.add_post("/_control", control)
     app.router.add_get("/_requests", get_requests)
+    app.router.add_get("/_stats", stats)
     app.router.add_post("/_reset", reset)
     return app
 
@@ -218,6 +241,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     a = ap.parse_args(argv)
+    from glotbench.models.openai_compat import ensure_open_files
+
+    ensure_open_files(8192)  # one socket per client connection: benchmarks open 1,000+
     try:
         asyncio.run(_serve(a.host, a.port, a.latency))
     except KeyboardInterrupt:

@@ -1,0 +1,260 @@
+"""Sweep files: a matrix of models × benchmarks × seeds, validated (pydantic) and expanded to runs.
+
+```yaml
+out: runs/my-sweep            # output root: OUT/BENCHMARK/MODEL/seed-S
+repeats: 1                    # items repeated within a run (stability), as `run --repeats`
+seeds: [1, 2]                 # one run per seed (default: one run, the benchmark's seed)
+models:
+  - spec: openai:qwen3-8b@http://127.0.0.1:8000/v1
+    name: qwen3-8b            # label in directories and tables (default: from the spec)
+    concurrency: 64           # this endpoint's budget, shared by all runs against it
+    thinking: false
+    price_in: 0.05            # USD per million tokens, for the cost column
+  - spec: vllm:/models/qwen3-32b
+    options: {tensor_parallel_size: 2}   # passed to the backend
+benchmarks:
+  - name: laobench-mcq
+    options: {method: loglik} # --bench-opt KEY=VALUE
+    data: data/laobench.jsonl
+    limit: 500
+```
+A run's output directory is fixed by the matrix cell, so a re-run sweep skips finished runs and
+resumes unfinished ones from the call cache.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from glotbench.engine.evaluate import RunOptions
+from glotbench.errors import GlotbenchError
+
+Scalar = str | int | float | bool
+
+
+class ModelEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str = Field(min_length=1)
+    name: Optional[str] = None
+    concurrency: Optional[int] = Field(None, ge=1, le=100_000)
+    timeout: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    temperature: Optional[float] = Field(None, ge=0)
+    max_tokens: Optional[int] = Field(None, ge=1)
+    thinking: Optional[bool] = None
+    stop: tuple[str, ...] = ()
+    structured_output: bool = False
+    price_in: Optional[float] = Field(None, ge=0)
+    price_out: Optional[float] = Field(None, ge=0)
+    api_key_env: Optional[str] = None
+    options: dict[str, Scalar] = Field(default_factory=dict)  # backend settings (vllm: tensor_parallel_size...)
+    resources: dict[str, float] = Field(default_factory=dict)  # Ray: num_cpus, num_gpus, custom resources
+
+    @field_validator("spec")
+    @classmethod
+    def _known_backend(cls, v: str) -> str:
+        from glotbench.registry import models
+
+        if v.partition(":")[0] not in models():
+            raise ValueError(f"unknown model spec {v!r}: it must start with one of {', '.join(models())}")
+        return v
+
+    @property
+    def label(self) -> str:
+        return self.name or slug(self.spec.split("@", 1)[0])
+
+    @property
+    def kind(self) -> str:
+        return self.spec.partition(":")[0]
+
+    @property
+    def endpoint(self) -> str:
+        """What a concurrency budget belongs to: the server's base URL, or the local model."""
+        if self.kind == "openai" and "@" in self.spec:
+            return self.spec.rsplit("@", 1)[1].rstrip("/")
+        return self.spec
+
+
+class BenchmarkEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    label: Optional[str] = None
+    data: Optional[str] = None
+    limit: Optional[int] = Field(None, ge=1)
+    repeats: Optional[int] = Field(None, ge=1)
+    options: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known_benchmark(cls, v: str) -> str:
+        from glotbench.registry import benchmarks
+
+        if v not in benchmarks(hidden=True) and ":" not in v:  # MODULE:CLASS is checked when expanded
+            raise ValueError(f"unknown benchmark {v!r}; available: {', '.join(benchmarks())}")
+        return v
+
+    @property
+    def display(self) -> str:
+        return self.label or (self.name + "".join(f"-{k}={v}" for k, v in sorted(self.options.items())))
+
+
+class SweepSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Optional[str] = None
+    out: str = "runs/sweep"
+    repeats: int = Field(1, ge=1)
+    seeds: list[Optional[int]] = Field(default_factory=lambda: [None], min_length=1)
+    cache: Optional[str] = None       # call cache: a SQLite path (default: the user cache)
+    store: Optional[str | bool] = None  # results store URL; false: do not index (default: the user store)
+    retries: int = Field(2, ge=0)     # Ray: times a failed or killed run is retried
+    runs_per_endpoint: int = Field(4, ge=1)  # Ray: runs in flight against one endpoint at once
+    bootstrap_resamples: int = Field(1000, ge=0)
+    models: list[ModelEntry] = Field(min_length=1)
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> "SweepSpec":
+        for what, labels in (("model name", [m.label for m in self.models]),
+                             ("benchmark label", [b.display for b in self.benchmarks])):
+            dup = sorted({x for x in labels if labels.count(x) > 1})
+            if dup:
+                raise ValueError(f"duplicate {what} {dup[0]!r}: give each entry its own name/label")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds repeat a value")
+        return self
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")[:80] or "x"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One cell of the matrix."""
+
+    run_id: str
+    model: ModelEntry
+    benchmark: BenchmarkEntry
+    seed: int | None
+    out_dir: str
+    options: RunOptions
+    items: int
+    repeats: int
+
+    @property
+    def calls(self) -> int:
+        """Model calls the run makes when nothing is cached: one per item and repeat."""
+        return self.items * self.repeats
+
+    @property
+    def done(self) -> bool:
+        return (Path(self.out_dir) / "results.json").is_file()
+
+
+def _error_line(e: ValidationError, source: str) -> str:
+    parts = []
+    for err in e.errors():
+        loc = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in err["loc"]).replace(".[", "[")
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    more = f" (and {len(parts) - 3} more)" if len(parts) > 3 else ""
+    return f"{source}: " + "; ".join(parts[:3]) + more
+
+
+def parse_sweep(data: Any, source: str = "sweep") -> SweepSpec:
+    if not isinstance(data, dict):
+        raise GlotbenchError(f"{source}: a sweep file is a mapping with models and benchmarks")
+    try:
+        return SweepSpec.model_validate(data)
+    except ValidationError as e:
+        raise GlotbenchError(_error_line(e, source)) from None
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep file (YAML or JSON). Errors name the file and the field."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise GlotbenchError(f"cannot read the sweep file {p}: {e.strerror or e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise GlotbenchError(f"{p}{where}: not valid YAML ({problem})") from None
+    spec = parse_sweep(data, str(p))
+    base = p.parent
+    # A relative data path is looked up next to the sweep file first, then in the working directory.
+    fixed_b = [b.model_copy(update={"data": str(base / b.data)})
+               if b.data and not Path(b.data).is_absolute() and (base / b.data).exists() else b
+               for b in spec.benchmarks]
+    return spec.model_copy(update={"benchmarks": fixed_b})
+
+
+def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
+    """The runs of a sweep, benchmark-major. Loads each benchmark's data once to count its items
+    (bad data fails here, before anything runs)."""
+    from glotbench.registry import get_benchmark
+
+    runs: list[Run] = []
+    for b in spec.benchmarks:
+        opts = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in b.options.items()}
+        n_items = 0
+        if count_items:
+            bench = get_benchmark(b.name, **opts)
+            if b.data is not None and not Path(b.data).exists():
+                raise GlotbenchError(f"benchmark {b.display}: data file {b.data} does not exist")
+            n_items = len(bench.load(b.data))
+            if b.limit is not None:
+                n_items = min(n_items, b.limit)
+        repeats = b.repeats or spec.repeats
+        for m in spec.models:
+            for seed in spec.seeds:
+                cell = f"seed-{seed}" if seed is not None else "default-seed"
+                out_dir = str(Path(spec.out) / slug(b.display) / slug(m.label) / cell)
+                options = RunOptions(
+                    data=b.data, limit=b.limit, repeats=repeats, concurrency=m.concurrency,
+                    temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
+                    structured_output=m.structured_output, thinking=m.thinking,
+                    bench_options=tuple(sorted(opts.items())), timeout_s=m.timeout, max_retries=m.max_retries,
+                    cache_path=spec.cache, out=out_dir, price_in_per_mtok=m.price_in,
+                    price_out_per_mtok=m.price_out, api_key_env=m.api_key_env, progress=False,
+                    bootstrap_resamples=spec.bootstrap_resamples,
+                )
+                runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
+                                n_items, repeats))
+    return runs
+
+
+def endpoint_budgets(spec: SweepSpec) -> dict[str, int]:
+    """Concurrency per endpoint: the smallest budget any model on it declares (default: the backend's)."""
+    from glotbench.registry import load_model
+
+    out: dict[str, int] = {}
+    for m in spec.models:
+        budget = m.concurrency
+        if budget is None:
+            budget = _default_concurrency(m, load_model)
+        out[m.endpoint] = min(out.get(m.endpoint, budget), budget)
+    return out
+
+
+def _default_concurrency(m: ModelEntry, load_model: Any) -> int:
+    try:
+        return int(load_model(m.spec, **m.options).default_concurrency)
+    except GlotbenchError:
+        raise
+    except Exception:  # noqa: BLE001 - a backend that cannot even be described: use 16
+        return 16

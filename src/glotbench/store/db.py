@@ -1,0 +1,266 @@
+"""The results store: one row per finished run, so a matrix of runs can be listed and compared.
+
+SQLAlchemy over SQLite (a file under the cache directory, the default) or PostgreSQL (by URL, for a
+cluster), schema by Alembic (store/migrations, with its own version table so the store can share a
+PostgreSQL database with the scoring service). A run is identified by `run_key`, a hash of its run
+directory's name and its start time: indexing the same run twice, or from two workers at once, keeps
+one row (INSERT ... ON CONFLICT DO NOTHING, a unique index), and concurrent writers never lose one
+(SQLite: WAL and BEGIN IMMEDIATE with a busy timeout; PostgreSQL: row-level conflicts only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlalchemy import JSON, DateTime, Float, Integer, String, Text, create_engine, event, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from glotbench.errors import GlotbenchError
+
+VERSION_TABLE = "glotbench_store_version"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_key: Mapped[str] = mapped_column(String(64), unique=True)
+    benchmark: Mapped[str] = mapped_column(String(200), index=True)
+    benchmark_version: Mapped[str] = mapped_column(String(50), default="")
+    signature: Mapped[str] = mapped_column(Text, default="")
+    model: Mapped[str] = mapped_column(String(500), index=True)
+    model_info: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    headline: Mapped[str] = mapped_column(String(100), default="")
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # overall and per group, with CIs
+    items: Mapped[int] = mapped_column(Integer, default=0)
+    failed: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    run_dir: Mapped[str] = mapped_column(Text)
+    started: Mapped[str] = mapped_column(String(40), default="")
+    finished: Mapped[str] = mapped_column(String(40), default="")
+    indexed: Mapped[datetime] = mapped_column(
+        DateTime, default=lambda: datetime.now(timezone.utc).replace(tzinfo=None))
+
+
+def default_store_url() -> str:
+    """SQLite next to the call cache, unless GLOTBENCH_STORE_URL names another database."""
+    if os.environ.get("GLOTBENCH_STORE_URL"):
+        return os.environ["GLOTBENCH_STORE_URL"]
+    root = os.environ.get("GLOTBENCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "glotbench")
+    return f"sqlite:///{Path(root) / 'results.sqlite'}"
+
+
+def _sqlite_path(url: str) -> str | None:
+    path = url.split("///", 1)[-1] if url.startswith("sqlite") else None
+    return path if path and path != ":memory:" else None
+
+
+def _engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        path = _sqlite_path(url)
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, _: Any) -> None:
+            dbapi_conn.isolation_level = None
+            dbapi_conn.execute("PRAGMA journal_mode=WAL")
+            dbapi_conn.execute("PRAGMA busy_timeout=60000")
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # one writer at a time, waiting instead of failing
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+
+
+def migrate(url: str) -> None:
+    """Create or upgrade the store's schema to the newest Alembic revision."""
+    from alembic import command
+    from alembic.config import Config
+
+    path = _sqlite_path(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    cfg.set_main_option("version_table", VERSION_TABLE)
+    if not path:  # PostgreSQL: env.py takes an advisory lock, so concurrent upgrades queue
+        command.upgrade(cfg, "head")
+        return
+    import fcntl
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path + ".migrate.lock", "a") as lock:  # many workers opening a new store at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        command.upgrade(cfg, "head")
+
+
+def run_key(results: dict[str, Any], run_dir: str | Path) -> str:
+    """A run's identity: its directory name and start time (stable across machines and re-imports)."""
+    blob = json.dumps([Path(run_dir).name, results.get("started"), results.get("benchmark", {}).get("name"),
+                       results.get("model", {}).get("spec")], ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def run_record(run_dir: str | Path) -> dict[str, Any]:
+    """The store's row for a finished run directory (reads its results.json)."""
+    path = Path(run_dir) / "results.json"
+    try:
+        res = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GlotbenchError(f"{run_dir} has no results.json: not a finished run") from None
+    except (OSError, ValueError) as e:
+        raise GlotbenchError(f"{path} is not readable JSON ({type(e).__name__}: {e})") from None
+    if not isinstance(res, dict) or res.get("status") != "complete" or "scores" not in res:
+        raise GlotbenchError(f"{path} is not a finished glotbench run")
+    try:
+        bench, model, cfg = res["benchmark"], res["model"], res.get("config", {})
+        head = res.get("headline") or ""
+        overall = (res["scores"].get("overall") or {}).get(head) or {}
+        tokens, counts = res.get("tokens") or {}, res.get("counts") or {}
+        cost = res.get("cost") or {}
+        return {
+            "run_key": run_key(res, run_dir),
+            "benchmark": str(bench["name"]), "benchmark_version": str(bench.get("version", "")),
+            "signature": str(res.get("signature", "")),
+            "model": str(model["spec"]), "model_info": dict(model), "options": dict(cfg),
+            "headline": str(head), "score": overall.get("value"),
+            "ci_low": overall.get("ci_low"), "ci_high": overall.get("ci_high"),
+            "scores": res["scores"], "items": int(counts.get("items", 0)), "failed": int(counts.get("failed", 0)),
+            "prompt_tokens": int(tokens.get("prompt", 0)), "completion_tokens": int(tokens.get("completion", 0)),
+            "cost_usd": cost.get("run"), "run_dir": str(Path(run_dir).resolve()),
+            "started": str(res.get("started", "")), "finished": str(res.get("finished", "")),
+        }
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise GlotbenchError(f"{path} is not in the expected format ({type(e).__name__}: {e})") from None
+
+
+class ResultsStore:
+    """Index, list and show finished runs."""
+
+    def __init__(self, url: str | None = None):
+        self.url = url or default_store_url()
+        try:
+            migrate(self.url)
+            self.engine = _engine(self.url)
+        except Exception as e:  # noqa: BLE001 - a bad URL or an unreachable server: one line
+            if isinstance(e, GlotbenchError):
+                raise
+            raise GlotbenchError(f"cannot open the results store {self._safe_url()}: "
+                                 f"{type(e).__name__}: {str(e).splitlines()[0]}") from None
+
+    def _safe_url(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        try:
+            return make_url(self.url).render_as_string(hide_password=True)
+        except Exception:  # noqa: BLE001
+            return "(unparseable URL)"
+
+    def add(self, record: dict[str, Any]) -> bool:
+        """Insert a run; False when it was already indexed (same run_key). Safe under concurrency."""
+        if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        stmt = (insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
+                .returning(RunRow.id))
+        with self.engine.begin() as conn:
+            return conn.execute(stmt).first() is not None  # no row back: it was already there
+
+    def index_dir(self, run_dir: str | Path) -> bool:
+        return self.add(run_record(run_dir))
+
+    def list(self, *, benchmark: str | None = None, model: str | None = None,
+             limit: int | None = None) -> list[RunRow]:
+        q = select(RunRow).order_by(RunRow.benchmark, RunRow.model, RunRow.finished)
+        if benchmark:
+            q = q.where(RunRow.benchmark == benchmark)
+        if model:
+            q = q.where(RunRow.model.contains(model))
+        if limit:
+            q = q.limit(limit)
+        with Session(self.engine) as s:
+            return list(s.scalars(q))
+
+    def get(self, ref: str) -> RunRow:
+        """A run by id, by run_key (or a prefix of 8+ characters) or by its directory."""
+        with Session(self.engine) as s:
+            if ref.isdigit():
+                row = s.get(RunRow, int(ref))
+            elif len(ref) >= 8 and all(c in "0123456789abcdef" for c in ref):
+                row = s.scalars(select(RunRow).where(RunRow.run_key.startswith(ref))).first()
+            else:
+                row = s.scalars(select(RunRow).where(RunRow.run_dir == str(Path(ref).resolve()))).first()
+        if row is None:
+            raise GlotbenchError(f"no run {ref!r} in the results store {self._safe_url()}")
+        return row
+
+    def count(self) -> int:
+        from sqlalchemy import func
+
+        with Session(self.engine) as s:
+            return int(s.scalar(select(func.count()).select_from(RunRow)) or 0)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """A model × benchmark matrix of headline scores. Runs with different signatures never share a
+    column: a benchmark with several signatures gets one column per signature (its short hash added).
+    A cell with one run shows its score and 95% CI; with several (seeds), their mean and range."""
+    rows = list(rows)
+    sigs: dict[str, set[str]] = {}
+    for r in rows:
+        sigs.setdefault(r.benchmark, set()).add(r.signature)
+    cells: dict[tuple[str, str], list[RunRow]] = {}
+    for r in rows:
+        col = r.benchmark if len(sigs[r.benchmark]) == 1 else (
+            f"{r.benchmark} [{hashlib.sha256(r.signature.encode()).hexdigest()[:6]}]")
+        cells.setdefault((r.model, col), []).append(r)
+    columns = sorted({c for _, c in cells})
+    table: dict[str, dict[str, str]] = {}
+    for (model, col), runs in sorted(cells.items()):
+        scores = [r.score for r in runs if r.score is not None]
+        if not scores:
+            text = "-"
+        elif len(runs) == 1:
+            r = runs[0]
+            ci = f" ({r.ci_low:.3g}–{r.ci_high:.3g})" if r.ci_low is not None and r.ci_high is not None else ""
+            text = f"{r.score:.3g}{ci}"
+        else:
+            text = f"{sum(scores) / len(scores):.3g} [{len(scores)} runs {min(scores):.3g}–{max(scores):.3g}]"
+        table.setdefault(model, {})[col] = text
+    return columns, table
+
+
+def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories (holding results.json) at or below each path."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise GlotbenchError(f"{p} does not exist")
+        if (p / "results.json").is_file():
+            out.append(p)
+        else:
+            out.extend(sorted(r.parent for r in p.rglob("results.json")))
+    return out

@@ -45,6 +45,7 @@ def test_bad_entries_named_by_serial_number(tmp_path):
     assert len(load_entries(_write(tmp_path, [good]))[0]) == 1
     cases = [
         ({**good, "Meta": {**good["Meta"], "Round": 3}}, ":2: Meta.Round: must be 0, 1 or 2"),
+        ({**good, "Meta": {**good["Meta"], "Round": True}}, ":2: Meta.Round: must be a whole number, got true/false"),
         ({**good, "Meta": {**good["Meta"], "Task": "Poetry"}}, ":2: Meta.Task: must be 'Question Answering (QA)'"),
         ({**good, "Test": {**good["Test"], "Question 2": "x"}}, ":2: Test.Question 2: must be null in round 0"),
         ({**good, "Meta": {**good["Meta"], "Round": 1}}, ":2: Test.Question 2: must be a non-empty string in round 1"),

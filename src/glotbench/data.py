@@ -36,6 +36,13 @@ def _item_id(v: Any) -> str:
     return str(v)
 
 
+def not_bool(v: Any) -> Any:
+    """For Literal[0, 1, ...] fields, which would take true as 1 even in strict mode."""
+    if isinstance(v, bool):
+        raise ValueError("must be a whole number, got true/false")
+    return v
+
+
 NonEmptyStr = Annotated[str, AfterValidator(_non_empty)]  # some non-space character
 ItemId = Annotated[str, BeforeValidator(_item_id)]  # a string or a whole number (not true/false), as a string
 

@@ -14,13 +14,13 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Annotated, Any, Iterable, Literal, Mapping, Sequence
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
-from glotbench.data import ItemId, NonEmptyStr, Row, check_file, read_rows
+from glotbench.data import ItemId, NonEmptyStr, Row, check_file, not_bool, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
@@ -85,7 +85,7 @@ class _Meta(Row):
     model_config = ConfigDict(frozen=True, strict=True, extra="allow")  # every Meta field is kept
 
     sn: ItemId = Field(alias="SN.")
-    round: Literal[0, 1, 2] = Field(alias="Round")
+    round: Annotated[Literal[0, 1, 2], BeforeValidator(not_bool)] = Field(alias="Round")
     task: Literal[TASKS] = Field(alias="Task")  # type: ignore[valid-type]
     language: str | None = Field(None, alias="Language")
 

@@ -112,7 +112,9 @@ def raw_rows(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str, An
             continue
         try:
             yield str(n), json.loads(line)
-        except ValueError as e:
+        except RecursionError:
+            raise DataError(f"{p}:{n}: JSON nested too deeply") from None
+        except json.JSONDecodeError as e:
             raise DataError(f"{p}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
 
 
@@ -135,6 +137,8 @@ def _json_rows(p: Path, text: str) -> Iterator[tuple[str, Any]]:
             obj, end = dec.raw_decode(text, pos)
             yield str(text.count("\n", 0, pos) + 1), obj
             pos = end
+    except RecursionError:
+        raise DataError(f"{p}: JSON nested too deeply") from None
     except json.JSONDecodeError as e:
         raise DataError(f"{p}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
     except ValueError as e:
@@ -185,6 +189,8 @@ def read_object(path: str | Path, schema: type[S]) -> S:
     p = check_file(path)
     try:
         raw = json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise DataError(f"{p}: JSON nested too deeply") from None
     except UnicodeDecodeError as e:
         raise DataError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:

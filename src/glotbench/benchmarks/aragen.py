@@ -130,6 +130,15 @@ def _parse(p: Path) -> list[Entry]:
     return out
 
 
+class AnswerRow(Row):
+    """A line of a glotbench answer file: `{"id": SN, "output": TEXT, "turn": 1|2, "repeat"?}`."""
+
+    id: ItemId
+    output: str
+    turn: Annotated[Literal[1, 2], BeforeValidator(not_bool)] = 1
+    repeat: int = 0
+
+
 def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[str | None]], str]:
     """Candidate answers from a file, sn -> [answer 1, answer 2 (follow-ups)], and the file's sha256.
 
@@ -141,22 +150,13 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
     by_sn = {e.sn: e for e in entries}
     out: dict[str, list[str | None]] = {e.sn: [None] * e.answers_needed for e in entries}
     if p.suffix == ".jsonl":
-        from glotbench.loading import read_jsonl
-
-        try:
-            for n, rec in read_jsonl(p):
-                sn, turn, text = str(rec.get("id")), rec.get("turn", 1), rec.get("output")
-                if "id" not in rec or not isinstance(text, str):
-                    raise DataError(f"{p}:{n}: needs 'id' and a string 'output'")
-                if isinstance(turn, bool) or turn not in (1, 2):
-                    raise DataError(f"{p}:{n}: 'turn' must be 1 or 2, got {turn!r}")
-                if rec.get("repeat", 0) != 0 or sn not in by_sn:
-                    continue
-                if turn == 2 and by_sn[sn].round != 2:
-                    raise DataError(f"{p}:{n}: entry SN. {sn} is round {by_sn[sn].round}: only follow-ups have turn 2")
-                out[sn][turn - 1] = text
-        except RecursionError:
-            raise DataError(f"{p}: JSON nested too deeply") from None
+        for n, row in read_rows(p, AnswerRow, fmt="jsonl"):
+            if row.repeat != 0 or row.id not in by_sn:
+                continue
+            if row.turn == 2 and by_sn[row.id].round != 2:
+                raise DataError(f"{p}:{n}: turn: entry SN. {row.id} is round {by_sn[row.id].round}: "
+                                "only follow-ups have turn 2")
+            out[row.id][row.turn - 1] = row.output
         return out, sha256_file(p)
     data = _read_json(p)
     if not isinstance(data, list):

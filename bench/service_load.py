@@ -1,5 +1,6 @@
-"""Scoring-service load: a 10,000-answer submission (latency over repeated submissions) and 100
-concurrent leaderboard requests, against a real `glotbench serve` process on loopback (SQLite).
+"""Scoring-service load: a 10,000-answer submission (latency over repeated submissions, each from its
+own key, so every one passes the Ladder and is published as its own row) and 100 concurrent
+leaderboard requests, against a real `glotbench serve` process on loopback (SQLite).
 
     python bench/service_load.py [--items 10000] [--submissions 15] [--concurrent 100]
 """
@@ -63,19 +64,20 @@ def main() -> None:
         svc = Service(Settings(db_url=db))
         svc.load_set("hidden", "laobench-mcq", str(data))
         svc.rotate("hidden")
-        key = svc.create_key("bench")[1]
+        keys = [svc.create_key(f"bench-{k}")[1] for k in range(a.submissions)]
         s = start(db, "--daily-limit", "100000", "--rate-per-minute", "100000")
         try:
             answers = {f"h{i:05d}": "ABCD"[(i * 7) % 4] for i in range(a.items)}
-            headers = {"Authorization": f"Bearer {key}"}
             lat = []
             for k in range(a.submissions):
+                headers = {"Authorization": f"Bearer {keys[k]}"}
                 t0 = time.perf_counter()
                 r = requests.post(s.base + "/api/submissions", headers=headers, timeout=120,
                                   json={"benchmark": "laobench-mcq", "model": f"m{k}", "answers": answers})
                 lat.append(time.perf_counter() - t0)
                 assert r.status_code == 200, r.text
-                requests.post(f"{s.base}/api/submissions/{r.json()['id']}/publish", headers=headers, json={}, timeout=30)
+                p = requests.post(f"{s.base}/api/submissions/{r.json()['id']}/publish", headers=headers, json={}, timeout=30)
+                assert p.status_code == 200, p.text
             burst = asyncio.run(leaderboard_burst(s.base, a.concurrent))
         finally:
             s.stop()

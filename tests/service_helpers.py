@@ -35,8 +35,68 @@ class RunningService:
         return r
 
     def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+    def wait(self, sid: int, key: str = "alice", timeout: float = 60) -> dict:
+        """Poll a submission until it is done or failed."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.call("GET", f"/api/submissions/{sid}", key).json()
+            if st.get("status") in ("done", "failed"):
+                return st
+            time.sleep(0.1)
+        raise AssertionError(f"submission {sid} did not finish: {st}")
+
+
+@dataclass
+class Hostile:
+    """A hostile endpoint (glotbench.testing.hostile) on a loopback address."""
+
+    proc: subprocess.Popen
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def control(self, **cfg) -> None:
+        requests.post(f"http://{self.host}:{self.port}/_reset", timeout=10)
+        requests.post(f"http://{self.host}:{self.port}/_control", json=cfg, timeout=10)
+
+    def seen(self) -> list[dict]:
+        return requests.get(f"http://{self.host}:{self.port}/_seen", timeout=10).json()
+
+    def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+
+
+def start_hostile(host: str = "127.0.0.1") -> Hostile:
+    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hostile", "--host", host, "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("PORT "), line
+    return Hostile(proc, host, int(line.split()[1]))
+
+
+def make_mcq_set(path, n: int, seed: int = 0, groups: int = 4) -> dict[str, str]:
+    """A LaoBench-format MCQ set of n items with random gold letters; returns id -> gold."""
+    import json
+    import random
+
+    rng = random.Random(seed)
+    gold = {}
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            g = "ABCD"[rng.randrange(4)]
+            gold[f"q{i:05d}"] = g
+            f.write(json.dumps({"id": f"q{i:05d}", "data_type": "Knowledge Application", "subdomain": f"topic-{i % groups}",
+                                "question": f"ຄຳຖາມທີ {i}?", "A": "a", "B": "b", "C": "c", "D": "d", "answer": g},
+                               ensure_ascii=False) + "\n")
+    return gold
 
 
 def prepare(db: str, **settings) -> dict[str, str]:
@@ -52,10 +112,10 @@ def prepare(db: str, **settings) -> dict[str, str]:
     return {"alice": svc.create_key("alice")[1], "bob": svc.create_key("bob")[1]}
 
 
-def start(db: str, *flags: str) -> RunningService:
+def start(db: str, *flags: str, env: dict[str, str] | None = None) -> RunningService:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port), *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:

@@ -151,7 +151,6 @@ def test_service_scores_a_deepsea_set(tmp_path):
     res = svc.submit_answers(key_id, half, benchmark="deepsea-mgsm")["result"]
     assert res["score"] is not None and 0 < res["score"] < 100
     assert not any(it.id in json.dumps(res) for it in mgsm)
-    svc.pool.shutdown()
 
 
 def test_compare_indommlu_runs_gives_a_number(tmp_path):

@@ -108,7 +108,7 @@ def test_translation_scores_equal_sacrebleu_on_presegmented_text(srv, cache_path
     # en-lo: hypotheses and references segmented by LaoNLP first, then plain sacrebleu.
     refs = [it.gold["reference"] for it in items if it.meta["direction"] == "en-lo"]
     seg = [" ".join(segment(r, "lo")) for r in refs]
-    assert by_dir["en-lo"]["bleu"]["value"] == BLEU().corpus_score(seg, [seg]).score == pytest.approx(100)
+    assert by_dir["en-lo"]["bleu"]["value"] == BLEU(tokenize="none").corpus_score(seg, [seg]).score == pytest.approx(100)
     assert by_dir["en-lo"]["chrf++"]["value"] == CHRF(word_order=2).corpus_score(seg, [seg]).score
     zh = [it.gold["reference"] for it in items if it.meta["direction"] == "lo-zh"]
     assert by_dir["lo-zh"]["bleu"]["value"] == BLEU(tokenize="zh").corpus_score(zh, [zh]).score

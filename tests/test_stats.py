@@ -51,3 +51,13 @@ def test_aggregate_groups_and_repeats():
     assert st["flip_rate"] == 0.5
     assert st["mean_item_agreement"] == 0.75
     assert repeat_stability(m, samples[:1]) is None
+
+
+def test_repeat_stability_with_an_unscorable_repeat_is_null_not_nan():
+    # Repeat 1 has nothing to score (denominator 0): its figure is undefined, the spread needs two.
+    m = RatioMetric("acc", "correct", "total", "accuracy")
+    samples = [ScoredSample("a", 0, {}, ItemScore({"correct": 1.0, "total": 1.0})),
+               ScoredSample("a", 1, {}, ItemScore({"correct": 0.0, "total": 0.0}))]
+    st = repeat_stability(m, samples)
+    assert st["per_repeat"] == [1.0, None] and st["mean"] == 1.0 and st["std"] is None
+    assert st["min"] == st["max"] == 1.0

@@ -79,3 +79,29 @@ def test_bundled_data_is_consistent():
         for ref in it.gold["references"]:
             assert " ".join(strip(ref).split()) == it.public["text"]
         assert it.public["text"] == strip(it.public["text"])
+
+
+def test_rapidfuzz_alignment_pairs():
+    from rapidfuzz.distance import Indel
+
+    from glotbench.text.vietnamese import align, letter_keys
+
+    assert align(["a", "b", "c"], ["a", "b", "c"]) == [(0, 0), (1, 1), (2, 2)]
+    assert align(["a", "b", "c"], ["a", "c"]) == [(0, 0), (2, 1)]  # a dropped word
+    assert align(["a", "c"], ["a", "x", "c"]) == [(0, 0), (1, 2)]  # an added word
+    assert align([], ["a"]) == [] and align(["a"], []) == []
+    a = letter_keys("Hôm nay trời đẹp quá, đi chơi thôi")
+    b = letter_keys("Hom nay troi dep, di choi thoi nhe")
+    pairs = align(a, b)
+    assert all(a[i] == b[j] for i, j in pairs) and pairs == sorted(pairs)
+    assert len(pairs) == (len(a) + len(b) - Indel.distance(a, b)) // 2  # a longest common subsequence
+
+
+def test_alignment_kept_on_insertions_deletions_and_unmarked_words():
+    """Hand-counted: the rapidfuzz alignment scores what the former hand-written LCS scored."""
+    ref = "Cuối tuần này cả nhà mình về quê thăm ông bà."
+    assert aligned_word_matches("Cuối tuần này cả nhà về quê thăm ông bà.", ref) == (10, 11)
+    assert aligned_word_matches("Cuối tuần này cả nhà mình lại về quê thăm ông bà.", ref) == (11, 11)
+    assert aligned_word_matches("Cuoi tuần này cả nhà mình về quê thăm ông bà.", ref) == (10, 11)
+    assert aligned_word_matches("ĐI", "đi") == (0, 1)  # case counts
+    assert aligned_word_matches("ﬁ đi", "fi đi") == (1, 2)  # aligned by letters, but ﬁ is not the word fi

@@ -39,11 +39,11 @@ def free_text(text: str) -> Extraction:
     return Extraction(body) if body.strip() else Extraction(None, "empty")
 
 
-def strict_json_object(body: str) -> object:
+def strict_json_object(body: str, object_pairs_hook=None) -> object:
     """json.loads of `body`, allowing one surrounding code fence (```json ... ```) and nothing else.
     Raises ValueError when it is not JSON."""
     m = re.match(r"^```(?:json|JSON)?\s*(.*?)\s*```$", body.strip(), re.DOTALL)
-    return json.loads(m.group(1) if m else body)
+    return json.loads(m.group(1) if m else body, object_pairs_hook=object_pairs_hook)
 
 
 def _json_objects(text: str):
@@ -58,22 +58,28 @@ def _json_objects(text: str):
             yield obj
 
 
-def json_field(text: str, field: str) -> Extraction:
-    """The string value of `field` in the JSON object of a reply. Tolerates code fences and prose
-    around the object; the last object holding the field wins (a model's final answer)."""
+def json_object(text: str, field: str) -> tuple[dict | None, str | None]:
+    """(the JSON object of a reply whose `field` is a string, None) or (None, failure kind). Code
+    fences and prose around the object are tolerated; the last such object wins (a model's final
+    answer), looking inside code fences first, then the whole reply."""
     body, ok = strip_think(text)
     if not ok:
-        return Extraction(None, "think_unclosed")
+        return None, "think_unclosed"
     candidates = [m.group(1) for m in _FENCE.finditer(body)] + [body]
-    found: str | None = None
     for chunk in candidates:
+        found = None
         for obj in _json_objects(chunk):
-            value = obj.get(field)
-            if isinstance(value, str):
-                found = value
+            if isinstance(obj.get(field), str):
+                found = obj
         if found is not None:
-            return Extraction(found)
-    return Extraction(None, "format")
+            return found, None
+    return None, "format"
+
+
+def json_field(text: str, field: str) -> Extraction:
+    """The string value of `field` in the JSON object of a reply (`json_object`)."""
+    obj, failure = json_object(text, field)
+    return Extraction(None, failure) if obj is None else Extraction(obj[field])
 
 
 # -- multiple-choice letters -------------------------------------------------------------------

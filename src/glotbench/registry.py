@@ -46,6 +46,8 @@ _BENCHMARKS: dict[str, Entry] = {
                              {"task": "wmt24pp"}),
     "vi-diacritics": Entry("glotbench.benchmarks.vi_diacritics:VietnameseDiacritics",
                            "Vietnamese diacritic restoration (Dấu or Die style)"),
+    "vi-tone-errors": Entry("glotbench.benchmarks.vi_tone_errors:VietnameseToneErrors",
+                            "Vietnamese tone and vowel-mark error correction, with error detection"),
     "laobench-mcq": Entry("glotbench.benchmarks.laobench:LaoBenchMCQ",
                           "LaoBench multiple choice (options: method=generate|loglik)"),
     "laobench-translation": Entry("glotbench.benchmarks.laobench:LaoBenchTranslation",

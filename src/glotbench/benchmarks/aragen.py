@@ -149,6 +149,7 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
     p = Path(path)
     by_sn = {e.sn: e for e in entries}
     out: dict[str, list[str | None]] = {e.sn: [None] * e.answers_needed for e in entries}
+    seen: set[tuple[str, int]] = set()  # (SN., turn) read: a second answer is an error, not a silent overwrite
     if p.suffix == ".jsonl":
         for n, row in read_rows(p, AnswerRow, fmt="jsonl"):
             if row.repeat != 0 or row.id not in by_sn:
@@ -156,8 +157,11 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
             if row.turn == 2 and by_sn[row.id].round != 2:
                 raise DataError(f"{p}:{n}: turn: entry SN. {row.id} is round {by_sn[row.id].round}: "
                                 "only follow-ups have turn 2")
+            if (row.id, row.turn) in seen:
+                raise DataError(f"{p}:{n}: id: a second answer for SN. {row.id}{' (turn 2)' if row.turn == 2 else ''}")
+            seen.add((row.id, row.turn))
             out[row.id][row.turn - 1] = row.output
-        return out, sha256_file(p)
+        return _matched(p, out, seen), sha256_file(p)
     data = _read_json(p)
     if not isinstance(data, list):
         raise DataError(f"{p}: expected upstream's answer file (a JSON list) or glotbench JSONL (.jsonl)")
@@ -168,12 +172,23 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
             raise DataError(f"{p}: entry SN. {sn}: needs a 'Model' object with the answers")
         if sn not in by_sn:
             continue
+        if (sn, 1) in seen:
+            raise DataError(f"{p}: entry SN. {sn}: a second answer")
+        seen.add((sn, 1))
         for k in range(by_sn[sn].answers_needed):
             v = model.get(f"Answer {k + 1}")
             if v is not None and not isinstance(v, str):
                 raise DataError(f"{p}: entry SN. {sn}: 'Model'.'Answer {k + 1}' must be a string")
             out[sn][k] = v
-    return out, sha256_file(p)
+    return _matched(p, out, seen), sha256_file(p)
+
+
+def _matched(p: Path, out: dict[str, list[str | None]], seen: set[tuple[str, int]]) -> dict[str, list[str | None]]:
+    """An answer file that answers no entry of the task file is the wrong file (or task file), not a run
+    in which every entry went unanswered."""
+    if not seen:
+        raise DataError(f"{p}: no answer matches an entry of the task file (SN. values differ)")
+    return out
 
 
 # -- generation ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, MacroMetric, RatioMetric
 from glotbench.metrics.corpus import CorpusMetric, SacreMetric
 from glotbench.metrics.numeric import to_ascii_digits
+from glotbench.metrics.token_f1 import NORMS as F1_NORMS
 from glotbench.metrics.token_f1 import token_f1
 from glotbench.models.base import GenerateConfig, Prompt
 
@@ -174,7 +175,7 @@ class DeepSEATask(Benchmark):
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
 
     def __init__(self, task: str, native_digits: bool = True, letter_case: str = "upper_first",
-                 groups: str | None = None, metric: str | None = None):
+                 groups: str | None = None, metric: str | None = None, f1_norm: str = "unicode"):
         if task not in TASKS:
             raise DataError(f"unknown DeepSEA task {task!r}")
         if metric is not None and "metricx" in metric.lower():
@@ -183,6 +184,9 @@ class DeepSEATask(Benchmark):
                                  "corpus_chrf2_not_metricx24")
         if letter_case not in ("upper_first", "upper_only"):
             raise DataError("letter_case must be upper_first or upper_only")
+        if f1_norm not in F1_NORMS:
+            raise DataError(f"f1_norm must be one of {', '.join(F1_NORMS)}, got {f1_norm!r}")
+        self.f1_norm = f1_norm
         self.task, self.name = task, f"deepsea-{task}"
         self.description = f"DeepSEA {task}"
         self.native_digits = native_digits
@@ -277,7 +281,8 @@ class DeepSEATask(Benchmark):
             s = item.meta["subject"]
             return ItemScore({"correct": ok, "n": 1.0, f"correct:{s}": ok, f"n:{s}": 1.0})
         if self.task == "xquad":
-            return ItemScore({"f1": token_f1(answer, list(gold["answers"]), lang, refs="first"), "n": 1.0})
+            return ItemScore({"f1": token_f1(answer, list(gold["answers"]), lang, refs="first", norm=self.f1_norm),
+                              "n": 1.0})
         ref = gold["summary"] if self.task == "crosssum" else gold["target"]
         cm = self.metrics[0]
         return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[ref]])[0]))  # type: ignore[union-attr]
@@ -315,4 +320,5 @@ class DeepSEATask(Benchmark):
             parts["letter_case"] = self.letter_case
         if self.task == "xquad":
             parts["refs"] = "first"
+            parts["f1_norm"] = self.f1_norm
         return parts

@@ -23,9 +23,10 @@ from glotbench.extract import Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.metrics.corpus import CorpusMetric, SacreMetric
+from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.registry import register_benchmark
+from glotbench.text.segment import LaoSegmenter, installed_laonlp
 
 DATA_TYPES = ("K12 Foundational Education", "Knowledge Application", "Bilingual Translation")
 LETTERS = ("A", "B", "C", "D")
@@ -234,7 +235,24 @@ class LaoBenchTranslation(_LaoBenchData):
     pooled_overall = False  # different segmenters per target language: never one pooled number
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
 
-    def __init__(self) -> None:
+    def __init__(self, bleu_tokenize: str = BLEU_TOKENIZE_SEGMENTED[0], laonlp: str | None = None,
+                 lao_segmenter: LaoSegmenter | None = None) -> None:
+        """`bleu_tokenize`: sacrebleu's tokenizer over the LaoNLP words of a Lao target (`none`, the
+        default, or `13a`). `laonlp`: the LaoNLP version the run must use (e.g. `0.7`); an error
+        unless the installed one matches. `lao_segmenter`: another segmenter (Python API)."""
+        if bleu_tokenize not in BLEU_TOKENIZE_SEGMENTED:
+            raise DataError(f"laobench-translation bleu_tokenize must be one of {', '.join(BLEU_TOKENIZE_SEGMENTED)}, "
+                            f"got {bleu_tokenize!r}")
+        if lao_segmenter is not None and not isinstance(lao_segmenter, LaoSegmenter):
+            raise DataError("lao_segmenter is a Python-API setting (a LaoSegmenter); choose the LaoNLP version "
+                            "by installing it, and check it with laonlp=VERSION")
+        self.bleu_tokenize = bleu_tokenize
+        self.lao = lao_segmenter
+        if laonlp is not None:
+            have = (lao_segmenter or installed_laonlp()).version
+            if have != laonlp and not have.startswith(laonlp + "."):
+                raise DataError(f"laobench-translation asks for LaoNLP {laonlp} but {have} is installed; "
+                                f"install it in its own environment (pip install \"glotbench[laonlp07]\" for 0.7)")
         self._sacre: dict[tuple[str, str], SacreMetric] = {}
 
     def load(self, path: str | None = None) -> Dataset:
@@ -242,7 +260,8 @@ class LaoBenchTranslation(_LaoBenchData):
 
     def _metric(self, kind: str, lang: str) -> SacreMetric:
         if (kind, lang) not in self._sacre:
-            self._sacre[(kind, lang)] = SacreMetric(kind, lang)
+            opts = {"tokenize": self.bleu_tokenize} if kind == "bleu" and lang == "lo" else {}
+            self._sacre[(kind, lang)] = SacreMetric(kind, lang, lao=self.lao, **opts)
         return self._sacre[(kind, lang)]
 
     def render(self, item: PublicItem) -> Prompt:
@@ -283,4 +302,4 @@ class LaoBenchTranslation(_LaoBenchData):
 
     def signature_parts(self) -> dict[str, str]:
         return {"metrics": "bleu+chrf++", "seg_lo": self._metric("bleu", "lo").signature().split("|seg:")[1].split("|")[0],
-                "tok_zh": "zh"}
+                "bleu_tok_lo": self.bleu_tokenize, "tok_zh": "zh"}

@@ -1,4 +1,4 @@
-"""`glotbench list`, `run`, `report`, `score` and `compare`: one benchmark run and what reads it."""
+"""`glotbench list`, `run`, `report`, `score`, `compare` and `board`: one benchmark run and what reads it."""
 
 from __future__ import annotations
 
@@ -66,11 +66,51 @@ def run(
     typer.echo(f"run directory: {result.out_dir}")
 
 
-def report(run_dir: Annotated[str, typer.Argument(help="A run directory written by `glotbench run`.")]) -> None:
-    """Print a finished run's results table again."""
+def report(
+    run_dir: Annotated[str, typer.Argument(help="A run directory (or arena/AraGen directory; or a folder of runs: its newest).")],
+    file: Annotated[Optional[str], typer.Argument(help="With --html: the page to write (default RUN/report.html).")] = None,
+    html: Annotated[bool, typer.Option("--html", help="Write a self-contained HTML report instead of the table.")] = False,
+    open_: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser.")] = False,
+) -> None:
+    """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
+    from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import load_results, print_results
 
-    print_results(load_results(run_dir))
+    if not (html or open_):
+        if file is not None:
+            raise GlotbenchError(f"unexpected argument {file!r} (a report file needs --html)")
+        print_results(load_results(run_dir))
+        return
+    from glotbench.report.html import write_report
+    from glotbench.report.rundata import latest_run
+
+    path = write_report(latest_run(run_dir), file)
+    typer.echo(f"report: {path}")
+    if open_:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
+
+
+def board(
+    runs: Annotated[list[str], typer.Argument(help="Run directories, or folders searched for runs.")],
+    html: Annotated[Optional[str], typer.Option("--html", help="Also write the board as a self-contained HTML page.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Printed export: md, csv, latex or json.")] = "md",
+    test: Annotated[str, typer.Option(help="Significance test against each column's best: randomization or bootstrap.")] = "randomization",
+    alpha: Annotated[float, typer.Option(help="Cells with p >= alpha are marked as not different from the best.")] = 0.05,
+    resamples: Resamples = 1000,
+) -> None:
+    """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores."""
+    from glotbench.report.board import build_board, export, write_board_html
+
+    b = build_board(runs, test=test, alpha=alpha, resamples=resamples)
+    text = export(b, fmt)
+    if html:
+        write_board_html(b, html)
+        typer.echo(f"board: {html}", err=True)
+    for x in b["left_out"]:
+        typer.echo(f"left out: {x['path']}: {x['reason']}", err=True)
+    typer.echo(text, nl=False)
 
 
 def score(
@@ -78,13 +118,16 @@ def score(
     references: Annotated[list[str], typer.Argument(help="One or more reference files, aligned by line.")],
     metric: Annotated[str, typer.Option("--metric", help="bleu, chrf, chrf++ or token_f1.")] = "chrf++",
     lang: Annotated[Optional[str], typer.Option("--lang", help="ISO 639-1 code; lo, th, km, my are segmented first, zh/ja use sacrebleu's tokenizers for BLEU.")] = None,
+    tokenize: Annotated[Optional[str], typer.Option("--tokenize", help="BLEU's sacrebleu tokenizer; over lo/th/km/my segmentation: none (default) or 13a.")] = None,
+    f1_norm: Annotated[str, typer.Option("--f1-norm", help="token_f1 normalisation: unicode (default) or squad (SQuAD v1.1's own).")] = "unicode",
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CI.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 12345,
 ) -> None:
     """Score text files like sacrebleu: the corpus score, its 95% bootstrap CI and the signature."""
     from glotbench.report.score_files import score_files
 
-    est, signature = score_files(metric, hypotheses, references, lang=lang, resamples=resamples, seed=seed)
+    est, signature = score_files(metric, hypotheses, references, lang=lang, f1_norm=f1_norm, tokenize=tokenize,
+                                 resamples=resamples, seed=seed)
     typer.echo(f"{metric} = {est.value:.2f}  (95% CI {est.ci_low:.2f}–{est.ci_high:.2f}, n={est.n})")
     typer.echo(signature)
 
@@ -102,5 +145,5 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     app.command("list")(list_cmd)
-    for fn in (run, report, score, compare):
+    for fn in (run, report, score, compare, board):
         app.command()(fn)

@@ -6,6 +6,7 @@ memory (the call cache makes a re-run resume)."""
 from __future__ import annotations
 
 import hashlib
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -28,6 +29,7 @@ from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, 
 from glotbench.judges.panel import build_judge, run_panel
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family
+from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 
 
@@ -75,7 +77,7 @@ def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Ou
         else:
             o = Outcome(None, r.failure.split(":", 1)[0])
             text = (r.error or "") + " " + r.failure
-            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "think_unclosed")
+            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
                          if f"[{k}]" in text or text.endswith(f":{k}")), None)
             rejected[kind or o.failure] += 1
         outs = list(outs)
@@ -96,6 +98,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     _check("jury", strategy, STRATEGIES)
     _check("parse", parse, PARSE_MODES)
     _check("zeroing", zeroing, ZEROING_RULES)
+    if not math.isfinite(judge_temperature) or judge_temperature < 0:
+        raise GlotbenchError(f"--judge-temperature must be a finite number >= 0, got {judge_temperature}")
     if judge_repeats < 1:
         raise GlotbenchError(f"--judge-repeats must be at least 1, got {judge_repeats}")
     if options.limit is not None and options.limit < 1:
@@ -120,8 +124,13 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     skipped = [j for j in judges if j not in active]
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
-    for j in active:  # a bad judge spec fails here, before any call
-        await build_judge(j, options).aclose()
+    for j in active:  # a bad judge spec, or a judge endpoint that cannot be reached, fails here, before any call
+        judge = build_judge(j, options)
+        try:
+            if isinstance(judge, OpenAICompatModel):  # an HTTP endpoint: cheap to check (local weights load later)
+                await judge.check()
+        finally:
+            await judge.aclose()
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
@@ -165,7 +174,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
         f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
-        f"judge_repeats:{judge_repeats}", f"judge_seed:{judge_seed}",
+        f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
+        f"judge_retries:{options.max_retries}",
         f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,

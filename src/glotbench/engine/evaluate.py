@@ -59,6 +59,28 @@ class RunOptions:
     progress: bool = True
     bootstrap_resamples: int = 1000
 
+    def __post_init__(self) -> None:
+        """Refuse values that would make a run meaningless or hang, before any model is called."""
+        import math
+
+        def bad(name: str, value: Any, rule: str) -> None:
+            raise GlotbenchError(f"{name} must be {rule}, got {value!r}")
+
+        for name, low in (("limit", 1), ("repeats", 1), ("concurrency", 1), ("max_tokens", 1),
+                          ("max_retries", 0), ("bootstrap_resamples", 0)):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+                bad(name, value, f"a whole number >= {low}")
+        for name, allow_zero in (("timeout_s", False), ("temperature", True),
+                                 ("price_in_per_mtok", True), ("price_out_per_mtok", True)):
+            value = getattr(self, name)
+            if value is None and name != "timeout_s":
+                continue
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                and (value >= 0 if allow_zero else value > 0)
+            if not ok:
+                bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
+
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"

@@ -33,6 +33,28 @@ JUDGE_FIELDS = ("item_scores", "item_repeats", "dataset_3c3h_by_repeat", "first_
                 "verdicts_asked", "parse_failures", "zeroing_breaks")
 
 
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _count(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+# What each per-judge field must hold, so a hand-edited or foreign file is named, not a traceback.
+JUDGE_TYPES = {
+    "item_scores": ("an object of numbers", lambda v: isinstance(v, dict) and all(map(_num, v.values()))),
+    "item_repeats": ("an object of lists of numbers", lambda v: isinstance(v, dict) and all(
+        isinstance(x, list) and all(map(_num, x)) for x in v.values())),
+    "dataset_3c3h_by_repeat": ("a list of numbers or nulls", lambda v: isinstance(v, list) and all(
+        x is None or _num(x) for x in v)),
+    "first_verdicts": ("an object of {Correct, Complete} numbers", lambda v: isinstance(v, dict) and all(
+        isinstance(x, dict) and _num(x.get("Correct")) and _num(x.get("Complete")) for x in v.values())),
+    "family": ("a string", lambda v: isinstance(v, str)),
+    "verdicts_asked": ("a count", _count), "parse_failures": ("a count", _count), "zeroing_breaks": ("a count", _count),
+}
+
+
 def _bin(x: float) -> int:
     return 0 if x < 1 / 3 else (1 if x < 2 / 3 else 2)
 
@@ -53,6 +75,12 @@ def _load_run(d: str) -> dict[str, Any]:
     for j, pj in run["per_judge"].items():
         if not isinstance(pj, dict) or any(k not in pj for k in JUDGE_FIELDS):
             raise DataError(f"{p}: judge {j}: missing fields (needs {', '.join(JUDGE_FIELDS)})")
+        for k, (what, ok) in JUDGE_TYPES.items():
+            if not ok(pj[k]):
+                raise DataError(f"{p}: judge {j}: '{k}' must be {what}")
+    if not isinstance(run["model"], str) or not isinstance(run["family"], str) or not (
+            isinstance(run["item_scores"], dict) and all(JUDGE_TYPES["item_scores"][1](v) for v in run["item_scores"].values())):
+        raise DataError(f"{p}: 'model' and 'family' must be strings, 'item_scores' an object per judge of numbers")
     return run
 
 
@@ -81,6 +109,8 @@ def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
     runs = [_load_run(d) for d in dirs]
     judges = sorted({j for r in runs for j in r["per_judge"]})
     labels = _labels(human) if human else {}
+    if human and not labels:
+        raise DataError(f"{human}: no labels (one JSON object per line: model, sn, Correct, Complete, score)")
     if labels:
         known = {(r["model"], sn) for r in runs for pj in r["per_judge"].values() for sn in pj["first_verdicts"]}
         for key, rec in labels.items():

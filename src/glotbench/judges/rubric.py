@@ -9,7 +9,7 @@ the scorer alike (`parse_rubric`), given the number of answers the item has.
 Parse modes:
 - "strict" (default): per tag, the last complete block (a tag mentioned in prose before the real block
   is not a block: a block never contains its own opening tag); blocks beyond the item's answers are
-  ignored; exactly the six keys; integers; Correct and Complete in {0, 1}; the others 1-5, or 0 when
+  ignored; exactly the six keys, each once; integers; Correct and Complete in {0, 1}; the others 1-5, or 0 when
   Correct is 0. Anything else is rejected with a kind ([no_block], [not_json], [keys], [not_integer],
   [out_of_range], [think_unclosed]), never clamped.
 - "3c3h": what the upstream judge script (3C3H `pipeline/jury.py`) does: the *first* block whose body is
@@ -26,6 +26,7 @@ follow-up pair weights each dimension 2:1 (first:second) before the mean.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -103,9 +104,13 @@ def _strict_one(text: str, tag: str) -> Verdict:
     if not found:
         raise RubricError("no_block", f"no <{tag}>...</{tag}> block")
     try:
-        obj = strict_json_object(found[-1])
+        obj = strict_json_object(found[-1], object_pairs_hook=_unique_keys)
+    except RubricError:
+        raise
     except ValueError as e:
         raise RubricError("not_json", f"<{tag}> does not hold JSON ({getattr(e, 'msg', e)})") from None
+    except RecursionError:
+        raise RubricError("not_json", f"<{tag}> is nested too deeply") from None
     if not isinstance(obj, dict) or set(obj) != set(DIMENSIONS):
         raise RubricError("keys", f"<{tag}> must have exactly the keys {', '.join(DIMENSIONS)}")
     for k, v in obj.items():
@@ -122,6 +127,16 @@ def _strict_one(text: str, tag: str) -> Verdict:
                               f"{k} must be 1-5{' (or 0 when Correct is 0)' if correct == 0 else ''}, got {obj[k]}")
     breaks = correct == 0 and any(obj[k] != 0 for k in DIMENSIONS[1:])
     return Verdict({k: obj[k] for k in DIMENSIONS}, breaks)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object in strict mode: a key given twice is ambiguous ({"Correct": 0, "Correct": 1})."""
+    seen: set[str] = set()
+    for k, _ in pairs:
+        if k in seen:
+            raise RubricError("keys", f"{k} is given more than once")
+        seen.add(k)
+    return dict(pairs)
 
 
 def _number(v: Any) -> float:
@@ -141,9 +156,16 @@ def _compat_one(text: str, tag: str) -> Verdict:
         obj = json.loads(m.group(1).strip())
     except ValueError as e:
         raise RubricError("not_json", f"<{tag}> does not hold JSON ({getattr(e, 'msg', e)})") from None
+    except RecursionError:
+        raise RubricError("not_json", f"<{tag}> is nested too deeply") from None
     if not obj:
         raise RubricError("keys", f"<{tag}> holds an empty object")
     scores = {k: _number(obj.get(k, 0)) for k in DIMENSIONS}
+    # Upstream's arithmetic would carry Infinity (or 1e400) into an infinite 3C3H and aggregate; NaN and
+    # -Infinity score 0 there (v >= 1 is false) and stay as upstream reads them.
+    bad = [k for k, x in scaled(scores, "correct", "3c3h").items() if not math.isfinite(x)]
+    if bad:
+        raise RubricError("not_finite", f"{', '.join(bad)} would score {scores[bad[0]]!r}: not a finite number")
     breaks = scores["Correct"] != 1 and any(scores[k] != 0 for k in DIMENSIONS[1:])
     return Verdict(scores, breaks)
 

@@ -4,7 +4,9 @@ The corpus score is sacrebleu's own `_compute_score_from_stats` on the summed st
 sacrebleu's own `_extract_corpus_statistics` produced, so it equals `corpus_score` exactly (`==`).
 No normalisation happens inside the metric: text is scored as given. For languages written without
 spaces (lo, th, km, my) the text is segmented first (glotbench.text.segment) and the words joined with
-spaces; for zh and ja, BLEU uses sacrebleu's `zh` and `ja-mecab` tokenizers instead.
+spaces; BLEU then tokenizes with `none` by default (the segmenter's words are the tokens; `13a` would
+split them again, e.g. the abbreviation ກ.ພ.), or `13a` when asked (`BLEU_TOKENIZE_SEGMENTED`). For zh
+and ja, BLEU uses sacrebleu's `zh` and `ja-mecab` tokenizers instead.
 Bootstrap CIs resample the statistic rows (glotbench.stats), never re-tokenise.
 """
 
@@ -17,9 +19,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from glotbench.stats import Estimate, bootstrap_many
-from glotbench.text.segment import needs_segmentation, segment, segmenter_signature
+from glotbench.text.segment import LaoSegmenter, needs_segmentation, segment, segmenter_signature
 
 METRICS = ("bleu", "chrf", "chrf++")
+# BLEU's tokenizer over segmented text (lo, th, km, my): the named settings; the first is the default.
+BLEU_TOKENIZE_SEGMENTED = ("none", "13a")
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,10 @@ class CorpusScore:
 
 
 class SacreMetric:
-    """BLEU / chrF / chrF++ with optional segmentation; `lang` is an ISO 639-1 code or None."""
+    """BLEU / chrF / chrF++ with optional segmentation; `lang` is an ISO 639-1 code or None; `lao`
+    replaces the installed LaoNLP as the Lao segmenter."""
 
-    def __init__(self, name: str, lang: str | None = None, **sacrebleu_args: Any):
+    def __init__(self, name: str, lang: str | None = None, lao: LaoSegmenter | None = None, **sacrebleu_args: Any):
         from sacrebleu.metrics import BLEU, CHRF
 
         name = name.lower()
@@ -45,8 +50,17 @@ class SacreMetric:
             raise ValueError(f"unknown metric {name!r}; choose one of {', '.join(METRICS)}")
         self.name = name
         self.lang = lang
+        self.lao = lao
         if name == "bleu":
-            if lang == "zh":
+            if needs_segmentation(lang):
+                sacrebleu_args.setdefault("tokenize", BLEU_TOKENIZE_SEGMENTED[0])
+                if sacrebleu_args["tokenize"] not in BLEU_TOKENIZE_SEGMENTED:
+                    raise ValueError(f"BLEU over {lang} segmentation tokenizes with one of "
+                                     f"{', '.join(BLEU_TOKENIZE_SEGMENTED)}, not {sacrebleu_args['tokenize']!r}")
+            elif sacrebleu_args.get("tokenize", "13a") not in BLEU.TOKENIZERS:
+                raise ValueError(f"unknown BLEU tokenizer {sacrebleu_args['tokenize']!r}; sacrebleu has "
+                                 f"{', '.join(BLEU.TOKENIZERS)}")
+            elif lang == "zh":
                 sacrebleu_args.setdefault("tokenize", "zh")
             elif lang == "ja":
                 sacrebleu_args.setdefault("tokenize", "ja-mecab")
@@ -57,7 +71,7 @@ class SacreMetric:
         self._segment = needs_segmentation(lang) and (name != "chrf" or self._metric.word_order > 0)
 
     def preprocess(self, text: str) -> str:
-        return " ".join(segment(text, self.lang)) if self._segment else text
+        return " ".join(segment(text, self.lang, self.lao)) if self._segment else text
 
     def stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> list[list[int]]:
         """Per-segment statistics. `references[i]` holds segment i's references (one or more)."""
@@ -92,7 +106,7 @@ class SacreMetric:
             sb = self._metric.get_signature().format()
         except ValueError:  # sacrebleu knows the reference count only after scoring
             sb = "unscored"
-        parts = [f"glotbench:{self.name}", f"sacrebleu:{sb}", f"seg:{segmenter_signature(self.lang) if self._segment else 'none'}"]
+        parts = [f"glotbench:{self.name}", f"sacrebleu:{sb}", f"seg:{segmenter_signature(self.lang, self.lao) if self._segment else 'none'}"]
         if self.lang:
             parts.append(f"lang:{self.lang}")
         if resamples:

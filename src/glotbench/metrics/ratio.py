@@ -9,6 +9,7 @@ ratio's value equals the mean over repeats.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -198,7 +199,8 @@ def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[st
     for r in repeats:
         sub = [s for s in samples if s.repeat == r]
         row = np.array([sum(float(s.score.stats.get(k, 0)) for s in sub) for k in metric.keys])
-        per_repeat.append(metric.score(row))
+        v = metric.score(row)
+        per_repeat.append(v if math.isfinite(v) else None)  # a repeat with nothing to score: undefined
     by_item: dict[str, list[ScoredSample]] = defaultdict(list)
     for s in samples:
         by_item[s.item_id].append(s)
@@ -206,17 +208,19 @@ def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[st
     for group in by_item.values():
         answers = Counter(s.answer_key for s in group)
         agreements.append(answers.most_common(1)[0][1] / len(group))
-        outcomes = {metric.score(np.array([float(s.score.stats.get(k, 0)) for k in metric.keys]))
-                    for s in group}
+        outcomes = {v if math.isfinite(v) else None
+                    for v in (metric.score(np.array([float(s.score.stats.get(k, 0)) for k in metric.keys]))
+                              for s in group)}
         flips += len(outcomes) > 1
+    defined = [v for v in per_repeat if v is not None]
     return {
         "metric": metric.name,
         "repeats": len(repeats),
         "per_repeat": per_repeat,
-        "mean": statistics.fmean(per_repeat),
-        "std": statistics.stdev(per_repeat),
-        "min": min(per_repeat),
-        "max": max(per_repeat),
+        "mean": statistics.fmean(defined) if defined else None,
+        "std": statistics.stdev(defined) if len(defined) >= 2 else None,
+        "min": min(defined, default=None),
+        "max": max(defined, default=None),
         "mean_item_agreement": statistics.fmean(agreements),
         "flip_rate": flips / len(by_item),
     }

@@ -57,6 +57,15 @@ def model_name(spec: str) -> tuple[str | None, str]:
     return org, name
 
 
+def _marks(token: str, mark: str) -> bool:
+    """Does a name token carry a family mark? Short marks (qwen, phi, aya, gpt) only as the whole token or
+    followed by a version (`phi3`, `qwen2`), so `phind` is not phi; long ones (five letters or more)
+    anywhere in the token (`tinyllama`, `codellama`, `mixtral8x7b`)."""
+    if len(mark) >= 5:
+        return mark in token
+    return token == mark or (token.startswith(mark) and token[len(mark)].isdigit())
+
+
 def model_family(spec: str, explicit: Mapping[str, str] | None = None) -> str:
     """The family of a model spec: `explicit[spec]` when given, else parsed from the name."""
     if explicit and spec in explicit:
@@ -66,7 +75,7 @@ def model_family(spec: str, explicit: Mapping[str, str] | None = None) -> str:
     tokens = [t for t in re.split(r"[^a-z0-9]+", low) if t]
     for family, marks in FAMILIES:
         for mark in marks:
-            if any(t.startswith(mark) if len(mark) > 2 else t == mark for t in tokens):
+            if any(_marks(t, mark) for t in tokens):
                 return family
     if re.match(r"o\d", low):  # o1, o3-mini, o4-mini: OpenAI's reasoning series
         return "gpt"

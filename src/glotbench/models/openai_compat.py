@@ -10,6 +10,7 @@ import asyncio
 import email.utils
 import json
 import os
+import re
 import time
 from typing import Any, Literal
 
@@ -91,7 +92,10 @@ def ensure_open_files(n: int) -> None:
 
 
 class OpenAICompatModel:
-    """Chat completions over HTTP. API key from an environment variable (never from the spec)."""
+    """Chat completions over HTTP. API key from an environment variable (never from the spec).
+
+    `client` (the scoring service's `GuardedClient`) replaces the plain aiohttp session for every
+    request, the pre-flight included; with it the environment is never read: only `api_key` is sent."""
 
     default_concurrency = 16
 
@@ -104,9 +108,8 @@ class OpenAICompatModel:
         api_key_env: str | None = None,
         concurrency: int = 16,
         timeout_s: float = 120.0,
-        url_guard: Any = None,
-        resolver: Any = None,
-        max_response_bytes: int | None = None,
+        client: Any = None,
+        api_key: str | None = None,
     ):
         self.model = model
         self.base_url = base_url.rstrip("/")
@@ -114,20 +117,22 @@ class OpenAICompatModel:
         self.cache_id = f"openai:{model}@{self.base_url}"
         self.api_key_env = api_key_env or DEFAULT_KEY_ENV
         self._explicit_key_env = api_key_env is not None
-        self.api_key = os.environ.get(self.api_key_env) or None
+        # `client` (the scoring service's guarded client) means: no key from the environment, only
+        # the one given here, and every request through that client.
+        self.client = client
+        self.api_key = api_key if client is not None else (api_key or os.environ.get(self.api_key_env) or None)
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
         self._session: Any = None
         self._schema_supported: bool | None = None  # learnt on the first structured request
-        # For the scoring service: check every URL (redirects too), resolve through a guard, cap reply size.
-        self.url_guard = url_guard
-        self.resolver = resolver  # an aiohttp resolver, or a factory called inside the event loop
-        self.max_response_bytes = max_response_bytes
 
     @classmethod
     def from_spec(cls, rest: str, spec: str, **opts: Any) -> "OpenAICompatModel":
         model, sep, url = rest.rpartition("@")
-        if not sep or not url.startswith(("http://", "https://")):
+        if sep and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) and not url.lower().startswith(("http://", "https://")):
+            # a URL of another scheme: refusing it beats sending `MODEL@ftp://...` (and the key) to the default
+            raise SpecError(f"model spec {spec!r}: the endpoint must be an http:// or https:// URL")
+        if not sep or not url.lower().startswith(("http://", "https://")):
             model, url = rest, DEFAULT_BASE_URL
         if not model:
             raise SpecError(f"model spec {spec!r} names no model: use openai:MODEL@BASE_URL")
@@ -138,7 +143,14 @@ class OpenAICompatModel:
 
     def description(self) -> dict[str, Any]:
         return {"backend": "openai", "model": self.model, "endpoint": self.base_url,
-                "api_key_env": self.api_key_env if self.api_key else None}
+                "api_key_env": self.api_key_env if self.api_key and self.client is None else None}
+
+    def _url(self, path: str) -> str:
+        """`base_url` + `/path`, keeping a query string of the base URL a query string."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        p = urlsplit(self.base_url)
+        return urlunsplit((p.scheme, p.netloc, p.path.rstrip("/") + "/" + path, p.query, ""))
 
     def _headers(self) -> dict[str, str]:
         h = {"Content-Type": "application/json"}
@@ -152,8 +164,7 @@ class OpenAICompatModel:
 
             ensure_open_files(self.concurrency + 256)
             connector = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency,
-                                             ttl_dns_cache=300,
-                                             resolver=self.resolver() if callable(self.resolver) else self.resolver)
+                                             ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
                 connector=connector, headers=self._headers(),
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
@@ -161,6 +172,11 @@ class OpenAICompatModel:
         return self._session
 
     async def check(self) -> None:
+        if self.client is not None:
+            r = await self.client.request("GET", self._url("models"), headers=self._headers(), timeout_s=15)
+            if r.status in (401, 403):
+                raise GlotbenchError(f"the endpoint rejected the request for its model list (HTTP {r.status})")
+            return
         if self.base_url == DEFAULT_BASE_URL.rstrip("/") or self._explicit_key_env:
             if not self.api_key:
                 raise GlotbenchError(
@@ -169,7 +185,7 @@ class OpenAICompatModel:
 
         session = self._get_session()
         try:
-            async with session.get(f"{self.base_url}/models",
+            async with session.get(self._url("models"),
                                    timeout=aiohttp.ClientTimeout(total=min(self.timeout_s, 15))) as r:
                 if r.status in (401, 403):
                     raise GlotbenchError(
@@ -199,37 +215,22 @@ class OpenAICompatModel:
     async def _post(self, payload: dict[str, Any]) -> tuple[dict[str, Any], float]:
         import aiohttp
 
-        session = self._get_session()
         t0 = time.perf_counter()
-        url = f"{self.base_url}/chat/completions"
-        try:
-            for _ in range(6):  # the first request and at most 5 redirects, each URL checked when guarded
-                if self.url_guard is not None:
-                    try:
-                        self.url_guard(url)
-                    except ValueError as e:
-                        raise ClientError(f"refused: {e}") from None
-                async with session.post(url, json=payload, allow_redirects=self.url_guard is None) as r:
-                    if self.url_guard is not None and r.status in (301, 302, 303, 307, 308) and "Location" in r.headers:
-                        from yarl import URL
-
-                        url = str(r.url.join(URL(r.headers["Location"])))
-                        continue
-                    if self.max_response_bytes is not None:
-                        body = await r.content.read(self.max_response_bytes + 1)
-                        if len(body) > self.max_response_bytes:
-                            raise ClientError(f"reply larger than {self.max_response_bytes} bytes")
-                    else:
-                        body = await r.read()
-                    if r.status != 200:
-                        raise map_status(r.status, body, r.headers)
-                    break
-            else:
-                raise ClientError("too many redirects")
-        except asyncio.TimeoutError:
-            raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
-        except aiohttp.ClientConnectionError as e:
-            raise ConnectionFailed(f"{type(e).__name__}: {e}") from None
+        url = self._url("chat/completions")
+        if self.client is not None:  # the service's guarded client: it raises ModelErrors itself
+            r = await self.client.request("POST", url, json=payload, headers=self._headers())
+            status, body, headers = r.status, r.body, r.headers
+        else:
+            session = self._get_session()
+            try:
+                async with session.post(url, json=payload) as resp:
+                    status, body, headers = resp.status, await resp.read(), resp.headers
+            except asyncio.TimeoutError:
+                raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+            except aiohttp.ClientConnectionError as e:
+                raise ConnectionFailed(f"{type(e).__name__}: {e}") from None
+        if status != 200:
+            raise map_status(status, body, headers)
         try:
             data = json.loads(body)
         except ValueError:
@@ -268,6 +269,8 @@ class OpenAICompatModel:
             raise BadResponse(f"reply lacks choices[0].message.content ({e})") from None
 
     async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -73,6 +73,10 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     console.print(t)
     if res["skipped_judges"]:
         console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
+    left_out = [j for j in res["per_judge"] if m["strategy"] == "mean" and j not in m.get("judges", [])]
+    if left_out:
+        console.print(f"mean of judges over {len(res['per_judge']) - len(left_out)} of {len(res['per_judge'])} judges "
+                      f"(no valid verdict: {', '.join(j.split('@')[0] for j in left_out)})", markup=False)
     for j, pj in res["per_judge"].items():
         if pj["rejected"]:
             console.print(f"rejected verdicts ({j.split('@')[0]}): "

@@ -87,8 +87,10 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
         console.print(f"structured output: {counts['structured_output']}")
     st = scores.get("stability")
     if st:
-        console.print(f"repeats {st['repeats']}: {st['metric']} mean {100 * st['mean']:.1f} "
-                      f"± {100 * st['std']:.1f} (min {100 * st['min']:.1f}, max {100 * st['max']:.1f}) · "
+        def p(x: float | None) -> str:  # a repeat with nothing to score leaves these undefined
+            return "—" if x is None else f"{100 * x:.1f}"
+        console.print(f"repeats {st['repeats']}: {st['metric']} mean {p(st['mean'])} "
+                      f"± {p(st['std'])} (min {p(st['min'])}, max {p(st['max'])}) · "
                       f"item agreement {100 * st['mean_item_agreement']:.1f}% · "
                       f"items that flip {100 * st['flip_rate']:.1f}%")
     console.print(f"signature: {results['signature']}", markup=False, soft_wrap=True)

@@ -1,32 +1,44 @@
 """The FastAPI app: submissions with API keys, set listings, released-set downloads, leaderboard.
 
-Errors are JSON `{"error": "..."}` with a 4xx status; nothing of a rejected submission is stored.
+Every error is JSON `{"error": "..."}` with a 4xx status (5xx only for a bug, without details);
+nothing of a rejected submission is stored. Request bodies are size-limited while they stream in,
+every route is rate limited, and every response carries security headers.
 """
 
 from __future__ import annotations
 
+import json
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Path as PathParam, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glotbench.service.core import Service, ServiceError, Settings
+from glotbench.service.guards import BodyLimit, SecurityHeaders
+from glotbench.service.ratelimit import RateLimited, RateLimiter
+from glotbench.service.views import Views
+
+STATIC = Path(__file__).parent / "templates"
 
 
 class SubmissionIn(BaseModel):
-    """Either `answers` (item id -> answer) or `endpoint` (an OpenAI-compatible base URL) with `model`."""
+    """Either `answers` (every item id -> its answer) or `endpoint` (an OpenAI-compatible base URL)
+    with `model` and, if the endpoint needs one, `api_key` (used for this run only, never stored)."""
 
     model_config = ConfigDict(extra="forbid")
     set: str | None = Field(None, max_length=100, description="Test set name (default: the benchmark's current set)")
     benchmark: str | None = Field(None, max_length=100)
-    model: str = Field("", max_length=300, description="Model name (the endpoint's model, or a label)")
+    model: str = Field("", max_length=300, description="Model name, shown on the leaderboard")
     description: str = Field("", max_length=2000)
     answers: dict[str, str] | None = None
-    endpoint: str | None = Field(None, max_length=2000)
+    endpoint: str | None = Field(None, max_length=2000, description="Never published")
+    api_key: str | None = Field(None, max_length=4096, description="The endpoint's key: memory only, this run only")
 
     @model_validator(mode="after")
     def one_kind(self) -> "SubmissionIn":
@@ -34,8 +46,10 @@ class SubmissionIn(BaseModel):
             raise ValueError("give exactly one of answers or endpoint")
         if self.set is None and self.benchmark is None:
             raise ValueError("name a set or a benchmark")
-        if self.endpoint is not None and not self.model:
+        if self.endpoint is not None and not self.model.strip():
             raise ValueError("an endpoint submission needs the model name")
+        if self.api_key is not None and self.endpoint is None:
+            raise ValueError("api_key goes with an endpoint submission only")
         return self
 
 
@@ -44,53 +58,83 @@ class PublishIn(BaseModel):
     public: bool = True
 
 
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
 def create_app(settings: Settings) -> FastAPI:
+    from glotbench.service.jobs import JobRunner
+
     service = Service(settings)
-    app = FastAPI(title="glotbench scoring service", version="1")
+    views = Views(service)
+    limiter = RateLimiter(settings.rate_per_minute, settings.rate_storage)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> Any:
+        service.jobs = JobRunner(service)
+        service.jobs.start()
+        yield
+        await run_in_threadpool(service.jobs.stop)
+
+    app = FastAPI(title="glotbench scoring service", version="2", lifespan=lifespan)
     app.state.service = service
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
+    env = Environment(loader=FileSystemLoader(STATIC), autoescape=select_autoescape())
 
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, e: ServiceError) -> JSONResponse:
-        headers = {"Retry-After": str(int(e.retry_after) + 1)} if e.retry_after else None
-        return JSONResponse({"error": e.message}, status_code=e.status, headers=headers)
+        return _error(e.status, e.message, {"Retry-After": str(int(e.retry_after) + 1)} if e.retry_after else None)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
         first = e.errors()[0] if e.errors() else {}
         where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
-        return JSONResponse({"error": f"invalid request: {where} {first.get('msg', '')}".strip()}, status_code=422)
+        msg = str(first.get("msg", "")).removeprefix("Value error, ")
+        return _error(422, f"invalid request: {where} {msg}".strip())
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+        return _error(e.status_code, str(e.detail) if e.detail else "error", getattr(e, "headers", None))
 
     @app.exception_handler(Exception)
     async def internal(_: Request, e: Exception) -> JSONResponse:
-        return JSONResponse({"error": "internal error"}, status_code=500)
+        return _error(500, "internal error")
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Any:
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > settings.max_body_bytes):
-            return JSONResponse({"error": f"request body larger than {settings.max_body_bytes} bytes"}, status_code=413)
-        if request.method in ("POST", "PUT", "PATCH") and size is None:
-            body = await request.body()
-            if len(body) > settings.max_body_bytes:
-                return JSONResponse({"error": f"request body larger than {settings.max_body_bytes} bytes"}, status_code=413)
-        return await call_next(request)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # outermost: on the size limit's own replies too
+
+    def address(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
+
+    def hit_address(request: Request) -> None:
+        try:
+            limiter.hit(f"addr:{address(request)}")
+        except RateLimited as e:
+            raise ServiceError(429, str(e), retry_after=e.retry_after) from None
+
+    if settings.rate_storage.startswith("memory"):
+        async def public_route(request: Request) -> None:
+            """Per-address limit (in memory: no thread hop for the cached leaderboard)."""
+            hit_address(request)
+    else:
+        def public_route(request: Request) -> None:  # type: ignore[misc]
+            """Per-address limit (Redis: a network round trip, kept off the event loop)."""
+            hit_address(request)
 
     def caller(request: Request) -> int:
         auth = request.headers.get("authorization", "")
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else None
-        address = request.client.host if request.client else "unknown"
-        service.limiter.hit(f"addr:{address}")
+        hit_address(request)
         key_id = service.authenticate(key)
-        service.limiter.hit(f"key:{key_id}")
+        try:
+            limiter.hit(f"key:{key_id}")
+        except RateLimited as e:
+            raise ServiceError(429, str(e), retry_after=e.retry_after) from None
         return key_id
 
     async def no_duplicate_ids(request: Request) -> None:
         """JSON objects silently keep the last of duplicate keys; a duplicate answer id is an error."""
-        import json
-
         def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             keys = [k for k, _ in pairs]
             if len(keys) != len(set(keys)):
@@ -106,9 +150,10 @@ def create_app(settings: Settings) -> FastAPI:
         if body.answers is not None:
             out = service.submit_answers(key_id, body.answers, set_name=body.set, benchmark=body.benchmark,
                                          model=body.model, description=body.description)
+            views.invalidate()
             return JSONResponse(out)
-        out = service.submit_endpoint(key_id, body.endpoint or "", body.model, set_name=body.set,
-                                      benchmark=body.benchmark, description=body.description)
+        out = service.submit_endpoint(key_id, body.endpoint or "", body.model.strip(), api_key=body.api_key,
+                                      set_name=body.set, benchmark=body.benchmark, description=body.description)
         return JSONResponse(out, status_code=202)
 
     @app.get("/api/submissions/{sid}")
@@ -117,15 +162,17 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/submissions/{sid}/publish")
     def publish(body: PublishIn, sid: int = PathParam(..., ge=1, le=2**62), key_id: int = Depends(caller)) -> dict[str, Any]:
-        return service.publish(key_id, sid, body.public)
+        out = service.publish(key_id, sid, body.public)
+        views.invalidate()
+        return out
 
-    @app.get("/api/sets")
+    @app.get("/api/sets", dependencies=[Depends(public_route)])
     def sets() -> list[dict[str, Any]]:
-        return service.sets()
+        return views.sets()
 
-    @app.get("/api/sets/{name}/download")
-    def download(name: str) -> dict[str, Any]:
-        return service.download(name)
+    @app.get("/api/sets/{name}/download", dependencies=[Depends(public_route)])
+    def download(name: str = PathParam(..., max_length=100)) -> dict[str, Any]:
+        return views.download(name)
 
     rendered: dict[str, tuple[Any, bytes]] = {}
 
@@ -133,22 +180,30 @@ def create_app(settings: Settings) -> FastAPI:
         """Serialise once per leaderboard refresh (the board object changes when it is rebuilt)."""
         hit = rendered.get(kind)
         if hit is None or hit[0] is not board:
-            import json
-
             body = (json.dumps(board, ensure_ascii=False) if kind == "json"
                     else env.get_template("leaderboard.html").render(tables=board)).encode("utf-8")
             rendered[kind] = hit = (board, body)
         return hit[1]
 
-    @app.get("/api/leaderboard", response_model=list[dict[str, Any]])
-    async def leaderboard_json() -> Response:
-        board = await run_in_threadpool(service.leaderboard) if service.board_stale() else service.leaderboard()
-        return Response(cached("json", board), media_type="application/json")
+    async def board() -> list[dict[str, Any]]:
+        return await run_in_threadpool(views.leaderboard) if views.stale() else views.leaderboard()
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.get("/api/leaderboard", response_model=list[dict[str, Any]], dependencies=[Depends(public_route)])
+    async def leaderboard_json() -> Response:
+        return Response(cached("json", await board()), media_type="application/json")
+
+    @app.get("/", response_class=HTMLResponse, dependencies=[Depends(public_route)])
     async def leaderboard_page() -> Response:
-        board = await run_in_threadpool(service.leaderboard) if service.board_stale() else service.leaderboard()
-        return Response(cached("html", board), media_type="text/html; charset=utf-8")
+        return Response(cached("html", await board()), media_type="text/html; charset=utf-8")
+
+    assets = {name: (STATIC / name).read_bytes() for name in ("board.js", "board.css")}
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static(name: str) -> Response:
+        if name not in assets:
+            raise ServiceError(404, "not found")
+        kind = "text/javascript" if name.endswith(".js") else "text/css"
+        return Response(assets[name], media_type=f"{kind}; charset=utf-8", headers={"Cache-Control": "max-age=300"})
 
     @app.get("/healthz")
     def health() -> dict[str, str]:

@@ -1,32 +1,32 @@
-"""The service's logic, without HTTP: test sets, keys, submissions, limits, scoring, leaderboard.
+"""The service's logic, without HTTP: test sets, keys, submissions, quota, scoring through the Ladder.
 
-Replies carry aggregates only: the headline score with its CI, per-subdomain scores for subdomains
-of at least `min_group` items, coverage and counts — never an item id, an item's correctness or gold.
+Replies carry what the Ladder releases for the caller's key (service/scoring.py) — never an item id,
+an item's correctness or gold. Endpoint runs are queued jobs (service/jobs.py); the public views
+(sets, downloads, leaderboard) are in service/views.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
+import json
 import secrets
-import shutil
-import tempfile
 import threading
-import time
-from collections import defaultdict, deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
+import numpy as np
 from sqlalchemy import func, select
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.registry import get_benchmark
+from glotbench.core import Dataset
 from glotbench.errors import GlotbenchError
-from glotbench.core import Dataset, Sample
 from glotbench.items import Item
-from glotbench.service.db import ApiKey, SetItem, Submission, TestSet, session_factory, utcnow
+from glotbench.registry import get_benchmark
+from glotbench.service.db import ApiKey, LadderState, SetItem, Submission, TestSet, session_factory, utcnow
+from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
+
+UNSET: Any = object()
 
 
 class ServiceError(Exception):
@@ -40,58 +40,63 @@ class Settings:
     db_url: str = "sqlite:///glotbench-service.sqlite"
     min_group: int = 20
     round_digits: int = 1
+    ladder_step: float = 0.0  # points; 0 = parameter-free (see service/scoring.py)
     daily_limit: int = 3
     rate_per_minute: int = 60
+    rate_storage: str = "memory://"  # or redis://host:port/db to share limits between processes
     max_body_bytes: int = 5 * 2**20
     allow_hosts: tuple[str, ...] = ()
+    endpoint_workers: int = 4  # endpoint runs in flight per server process
+    endpoint_per_key: int = 1  # endpoint runs in flight per key, over all processes
     endpoint_timeout_s: float = 900.0
     endpoint_max_requests: int = 50_000
     endpoint_max_response_bytes: int = 2**20
     endpoint_concurrency: int = 8
+    lease_s: float = 30.0  # a running job whose process stops renewing this lease is taken back
     resamples: int = 1000
-
-
-class RateLimiter:
-    """A sliding one-minute window per key and per address; check-and-record under one lock, so
-    concurrent requests cannot both pass the last slot."""
-
-    def __init__(self, per_minute: int):
-        self.per_minute = per_minute
-        self._hits: dict[str, deque[float]] = defaultdict(deque)
-        self._lock = threading.Lock()
-
-    def hit(self, *who: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for w in who:
-                q = self._hits[w]
-                while q and now - q[0] > 60:
-                    q.popleft()
-                if len(q) >= self.per_minute:
-                    raise ServiceError(429, "rate limit reached; slow down", retry_after=60 - (now - q[0]))
-            for w in who:
-                self._hits[w].append(now)
 
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def answer_options(items: Iterable[Item]) -> dict[str, frozenset[str] | None]:
+    """Per item, the valid answers when it has options (else any answer the benchmark can read)."""
+    out: dict[str, frozenset[str] | None] = {}
+    for it in items:
+        options = it.public.get("options")
+        out[it.id] = frozenset(options) if isinstance(options, Mapping) else None
+    return out
+
+
+def count_unreadable(samples: Mapping[str, Any], options: Mapping[str, frozenset[str] | None]) -> int:
+    """Answers that are no answer: a failure of extraction (format, empty, think block left open,
+    scorer error) or, for an item with options, not one of them. Such an answer scores as a known
+    zero, which would let a "complete" submission score one answer alone."""
+    bad = 0
+    for i, smp in samples.items():
+        opts = options[i]
+        bad += smp.failure is not None or (opts is not None and str(smp.answer) not in opts)
+    return bad
+
+
 class Service:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.Session = session_factory(settings.db_url)
-        self.limiter = RateLimiter(settings.rate_per_minute)
-        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="glotbench-endpoint")
+        self.step = Step(settings.ladder_step)
         self._sets: dict[int, tuple[Benchmark, Dataset]] = {}  # sets never change once loaded
+        self._options: dict[int, dict[str, frozenset[str] | None]] = {}
+        self._by_id: dict[int, dict[str, Item]] = {}
+        self.groups: dict[int, dict[str, np.ndarray]] = {}
         self._sets_lock = threading.Lock()
-        self._board: tuple[float, list[dict[str, Any]]] | None = None
-        self.board_ttl_s = 2.0  # admin commands from another process show within this time
+        self.jobs: Any = None  # a JobRunner when serving (service/jobs.py)
 
     # -- administration --------------------------------------------------------------------
 
-    def load_set(self, name: str, benchmark: str, data: str, *, options: Mapping[str, str] | None = None,
-                 blind_until: datetime | None = None, release_date: datetime | None = None) -> int:
+    def load_set(self, name: str, benchmark: str, data: str | None, *, options: Mapping[str, str] | None = None,
+                 blind_until: datetime | None = None, release_date: datetime | None = None,
+                 endpoint_mode: bool = True) -> int:
         bench = get_benchmark(benchmark, **dict(options or {}))
         items = bench.load(data)
         if not items.sha256:
@@ -100,7 +105,8 @@ class Service:
             if s.scalar(select(TestSet).where(TestSet.name == name)):
                 raise GlotbenchError(f"a set named {name!r} exists already")
             ts = TestSet(name=name, benchmark=benchmark, options=dict(options or {}), status="pending",
-                         blind_until=blind_until, release_date=release_date, data_sha256=items.sha256)
+                         blind_until=blind_until, release_date=release_date, data_sha256=items.sha256,
+                         endpoint_mode=endpoint_mode)
             s.add(ts)
             s.flush()
             s.add_all(SetItem(set_id=ts.id, position=i, item_id=it.id, public=_plain(it.public), gold=_plain(it.gold),
@@ -122,10 +128,17 @@ class Service:
                 raise GlotbenchError(f"no API key with id {key_id}")
             k.revoked = True
 
-    def set_window(self, name: str, blind_until: datetime | None, release_date: datetime | None) -> None:
+    def set_window(self, name: str, blind_until: Any = UNSET, release_date: Any = UNSET,
+                   endpoint_mode: Any = UNSET) -> None:
+        """Change only what is given (None clears a date)."""
         with self.Session.begin() as s:
             ts = self._set(s, name)
-            ts.blind_until, ts.release_date = blind_until, release_date
+            if blind_until is not UNSET:
+                ts.blind_until = blind_until
+            if release_date is not UNSET:
+                ts.release_date = release_date
+            if endpoint_mode is not UNSET:
+                ts.endpoint_mode = bool(endpoint_mode)
 
     def rotate(self, new_name: str) -> str | None:
         """`new_name` becomes its benchmark's current set; the previous current set is released (its
@@ -136,7 +149,6 @@ class Service:
             if old is not None and old.id != new.id:
                 old.status, old.released_at = "released", utcnow()
             new.status = "current"
-            self._board = None
             return old.name if old is not None and old.id != new.id else None
 
     @staticmethod
@@ -157,10 +169,11 @@ class Service:
                 raise ServiceError(401, "invalid or revoked API key")
             return k.id
 
-    def _is_released(self, ts: TestSet) -> bool:
+    @staticmethod
+    def is_released(ts: TestSet) -> bool:
         return ts.status == "released" or (ts.release_date is not None and utcnow() >= ts.release_date)
 
-    def _load(self, s: Any, ts: TestSet) -> tuple[Benchmark, Dataset]:
+    def load_items(self, s: Any, ts: TestSet) -> tuple[Benchmark, Dataset]:
         """The set's benchmark (with its options) and its items as the benchmark's own Dataset, with
         the facts it derives (a macro average's subjects): the same objects a run gets."""
         with self._sets_lock:
@@ -168,7 +181,11 @@ class Service:
                 bench = get_benchmark(ts.benchmark, **ts.options)
                 rows = s.scalars(select(SetItem).where(SetItem.set_id == ts.id).order_by(SetItem.position)).all()
                 items = [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows]
-                self._sets[ts.id] = (bench, bench.dataset(items, f"service set {ts.name}", ts.data_sha256))
+                dataset = bench.dataset(items, f"service set {ts.name}", ts.data_sha256)
+                self._options[ts.id] = answer_options(dataset)
+                self._by_id[ts.id] = {it.id: it for it in dataset}
+                self.groups[ts.id] = groups_of(bench, dataset)
+                self._sets[ts.id] = (bench, dataset)
             return self._sets[ts.id]
 
     def _target_set(self, s: Any, set_name: str | None, benchmark: str | None) -> TestSet:
@@ -176,59 +193,73 @@ class Service:
             ts = s.scalar(select(TestSet).where(TestSet.name == set_name))
         else:
             ts = s.scalar(select(TestSet).where(TestSet.benchmark == benchmark, TestSet.status == "current"))
-        if ts is None or ts.status != "current" or self._is_released(ts):
+        if ts is None or ts.status != "current" or self.is_released(ts):
             raise ServiceError(404, "no open test set by that name or for that benchmark")
         return ts
 
-    def _score(self, bench: Benchmark, dataset: Dataset, samples: Mapping[str, Sample]) -> dict[str, Any]:
-        """The benchmark's own aggregate, projected down to what may be revealed: the headline with
-        its CI, groups of at least `min_group` items, coverage. `samples` maps an item id to its
-        scored sample; a missing id takes the failure score "missing"."""
-        from glotbench.engine.scoring import score_output
+    def _lock_key(self, s: Any, key_id: int) -> None:
+        s.scalar(select(ApiKey).where(ApiKey.id == key_id).with_for_update())  # PostgreSQL; SQLite: BEGIN IMMEDIATE
 
-        rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
-        agg = bench.aggregate(rows, dataset, resamples=self.settings.resamples)
-        metric = bench.metrics_for(dataset)[0]
-        f = 100.0 if metric.scale == "fraction" else 1.0
-        d = self.settings.round_digits
+    def _check_limit(self, s: Any, key_id: int) -> None:
+        since = utcnow() - timedelta(days=1)
+        n = s.scalar(select(func.count()).select_from(Submission).where(
+            Submission.key_id == key_id, Submission.created >= since, Submission.charged.is_(True)))
+        if n >= self.settings.daily_limit:
+            raise ServiceError(429, f"daily submission limit reached ({self.settings.daily_limit} per 24 h)",
+                               retry_after=3600)
 
-        def r(x: float | None) -> float | None:
-            return None if x is None or x != x else round(f * x, d)
-
-        est = agg["overall"].get(metric.name)
-        if est is not None:
-            score, ci = r(est["value"]), [r(est["ci_low"]), r(est["ci_high"])]
-        else:  # per-group benchmarks (DeepSEA per language): the benchmark's mean over its groups
-            sea = agg.get("resource_groups", {}).get("southeast_asia", {}).get("value")
-            per = [g[metric.name]["value"] for g in agg["groups"].get(bench.group_by[0], {}).values()
-                   if g[metric.name]["value"] is not None]
-            score, ci = r(sea if sea is not None else (sum(per) / len(per) if per else None)), [None, None]
-        group_key = bench.group_by[-1] if bench.group_by else None
-        sizes: dict[str, int] = defaultdict(int)
-        for it in dataset:
-            if group_key:
-                sizes[str(it.meta.get(group_key, "unknown"))] += 1
-        groups = agg["groups"].get(group_key, {}) if group_key else {}
-        subs = {g: r(est_g[metric.name]["value"]) for g, est_g in sorted(groups.items())
-                if sizes.get(g, 0) >= self.settings.min_group}
-        answered = sum(1 for it in dataset if it.id in samples)
-        return {"metric": metric.name, "score": score, "ci95": ci,
-                "coverage": round(answered / len(dataset), 4) if len(dataset) else 0.0, "items": len(dataset),
-                "subdomains": subs, "subdomains_hidden_below": self.settings.min_group}
-
-    def _insert_within_limit(self, key_id: int, sub: Submission) -> int:
+    def insert_within_limit(self, key_id: int, sub: Submission) -> int:
         """Check the daily limit and store, in one serialised transaction."""
         with self.Session.begin() as s:
-            s.scalar(select(ApiKey).where(ApiKey.id == key_id).with_for_update())  # PostgreSQL: lock the key row
-            since = utcnow() - timedelta(days=1)
-            n = s.scalar(select(func.count()).select_from(Submission).where(
-                Submission.key_id == key_id, Submission.created >= since))
-            if n >= self.settings.daily_limit:
-                raise ServiceError(429, f"daily submission limit reached ({self.settings.daily_limit} per 24 h)",
-                                   retry_after=3600)
+            self._lock_key(s, key_id)
+            self._check_limit(s, key_id)
             s.add(sub)
             s.flush()
             return sub.id
+
+    def record(self, key_id: int, sub: Submission, agg: Aggregate) -> tuple[int, dict[str, Any]]:
+        """Answers: re-check the limit, store the submission and climb the key's Ladder, in one
+        serialised transaction (the limit was checked once already, before scoring)."""
+        with self.Session.begin() as s:
+            self._lock_key(s, key_id)
+            self._check_limit(s, key_id)
+            s.add(sub)
+            s.flush()
+            return sub.id, self._climb(s, sub, agg)
+
+    def finish(self, sid: int, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Endpoint runs: pass the aggregate through the key's Ladder and store the released result."""
+        with self.Session.begin() as s:
+            sub = s.get(Submission, sid)
+            self._lock_key(s, sub.key_id)
+            return self._climb(s, sub, agg, extra)
+
+    def _climb(self, s: Any, sub: Submission, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        st = self.settings
+        ts = s.get(TestSet, sub.set_id)
+        rows = {r.cell: r for r in s.scalars(select(LadderState).where(
+            LadderState.key_id == sub.key_id, LadderState.set_id == sub.set_id))}
+        rungs = {c: Rung(r.best, r.released, r.step, r.ci95, np.frombuffer(r.vector, dtype=np.float32))
+                 for c, r in rows.items()}
+        out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits)
+        for cell, rung in new.items():
+            if rungs.get(cell) is rung:
+                continue
+            row = rows.get(cell) or LadderState(key_id=sub.key_id, set_id=sub.set_id, cell=cell)
+            row.best, row.released, row.step, row.ci95 = rung.best, rung.released, rung.step, rung.ci95
+            row.vector = rung.vector.astype(np.float32).tobytes()
+            s.add(row)
+        result = {"set": ts.name, "benchmark": ts.benchmark, **out, **(extra or {})}
+        sub.status, sub.result, sub.score, sub.finished = "done", result, result["score"], utcnow()
+        return result
+
+    def fail(self, sid: int, message: str, *, refund: bool) -> None:
+        with self.Session.begin() as s:
+            sub = s.get(Submission, sid)
+            sub.status, sub.error, sub.finished = "failed", message, utcnow()
+            sub.lease_owner = sub.lease_until = sub.key_holder = None
+            if refund:
+                sub.charged = False
 
     # -- submissions -------------------------------------------------------------------------
 
@@ -236,86 +267,65 @@ class Service:
                        benchmark: str | None = None, model: str = "", description: str = "") -> dict[str, Any]:
         with self.Session() as s:
             ts = self._target_set(s, set_name, benchmark)
-            bench, items = self._load(s, ts)
-            set_id, name = ts.id, ts.name
-        known = {it.id for it in items}
-        unknown = sum(1 for k in answers if k not in known)
+            bench, items = self.load_items(s, ts)
+            set_id = ts.id
+        by_id = self._by_id[set_id]
+        unknown = sum(1 for k in answers if k not in by_id)
         if unknown:
             raise ServiceError(400, f"{unknown} answer id(s) are not in the set")  # which ones is not said
-        if any(not isinstance(v, str) for v in answers.values()):
-            raise ServiceError(400, "every answer must be a string")
+        if len(answers) != len(items):
+            raise ServiceError(400, f"incomplete submission: {len(answers)} of {len(items)} items answered; "
+                                    "answer every item of the set")
+        if any(not a.strip() for a in answers.values()):
+            raise ServiceError(400, "empty answers: answer every item of the set")
+        with self.Session() as s:
+            self._check_limit(s, key_id)  # before any scoring work; checked again when storing
         from glotbench.engine.scoring import score_output
 
-        by_id = items.by_id()
-        per_item = {i: score_output(bench, by_id[i], a, answer_given=not bench.answers_are_outputs)
-                    for i, a in answers.items()}
-        result = {"set": name, "benchmark": bench.name, **self._score(bench, items, per_item)}
-        sid = self._insert_within_limit(key_id, Submission(
-            key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed", description=description[:2000],
-            status="done", score=result["score"], result=result, finished=utcnow()))
+        given = not bench.answers_are_outputs
+        samples = {i: score_output(bench, by_id[i], a, answer_given=given) for i, a in answers.items()}
+        bad = count_unreadable(samples, self._options[set_id])
+        if bad:
+            raise ServiceError(400, f"{bad} answer(s) are not valid answers (no answer could be read, or not one of "
+                                    "the options)")
+        agg = aggregate(bench, items, samples, resamples=self.settings.resamples, groups=self.groups[set_id])
+        sid, result = self.record(key_id, Submission(
+            key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed",
+            description=description[:2000], status="running"), agg)
         return {"id": sid, "status": "done", "result": result}
 
-    def submit_endpoint(self, key_id: int, url: str, model_name: str, *, set_name: str | None = None,
-                        benchmark: str | None = None, description: str = "") -> dict[str, Any]:
+    def submit_endpoint(self, key_id: int, url: str, model_name: str, *, api_key: str | None = None,
+                        set_name: str | None = None, benchmark: str | None = None,
+                        description: str = "") -> dict[str, Any]:
         from glotbench.service.ssrf import UnsafeEndpoint, check_url
 
+        if self.jobs is None:
+            raise ServiceError(503, "this server does not run endpoint submissions")
         try:
             check_url(url, self.settings.allow_hosts)
         except UnsafeEndpoint as e:
             raise ServiceError(400, str(e)) from None
         with self.Session() as s:
             ts = self._target_set(s, set_name, benchmark)
+            if not ts.endpoint_mode:
+                raise ServiceError(403, "endpoint submissions are disabled for this set; submit answers")
             set_id = ts.id
-        sid = self._insert_within_limit(key_id, Submission(
-            key_id=key_id, set_id=set_id, kind="endpoint", model=f"{model_name} @ {url}"[:300],
-            description=description[:2000], status="queued"))
-        self.pool.submit(self._run_endpoint, sid, url, model_name)
-        return {"id": sid, "status": "queued"}
-
-    def _run_endpoint(self, sid: int, url: str, model_name: str) -> None:
-        from glotbench.engine.evaluate import RunOptions, evaluate_async
-        from glotbench.models.openai_compat import OpenAICompatModel
-        from glotbench.service.ssrf import check_url, guarded_resolver
-
-        st = self.settings
-        with self.Session.begin() as s:
-            sub = s.get(Submission, sid)
-            sub.status = "running"
-            ts = s.get(TestSet, sub.set_id)
-            bench, items = self._load(s, ts)
-        tmp = tempfile.mkdtemp(prefix="glotbench-sub-")
-        try:
-            if len(items) > st.endpoint_max_requests:
-                raise GlotbenchError(f"the set needs more requests than the limit ({st.endpoint_max_requests})")
-            model = OpenAICompatModel(model_name, url, concurrency=st.endpoint_concurrency, timeout_s=60,
-                                      url_guard=lambda u: check_url(u, st.allow_hosts),
-                                      resolver=lambda: guarded_resolver(st.allow_hosts),
-                                      max_response_bytes=st.endpoint_max_response_bytes)
-            opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
-                              concurrency=st.endpoint_concurrency, bootstrap_resamples=0)
-            res = asyncio.run(asyncio.wait_for(evaluate_async(bench, model, opts, dataset=items),
-                                               st.endpoint_timeout_s))
-            per_item = {smp.id: smp for smp in res.samples if smp.repeat == 0}
-            result = {"set": ts.name, "benchmark": bench.name, **self._score(bench, items, per_item),
-                      "failed_requests": res.results["counts"]["failed"]}
-            with self.Session.begin() as s:
-                sub = s.get(Submission, sid)
-                sub.status, sub.result, sub.score, sub.finished = "done", result, result["score"], utcnow()
-        except Exception as e:  # noqa: BLE001 - recorded on the submission, never leaked as a traceback
-            msg = "timed out" if isinstance(e, asyncio.TimeoutError) else f"{type(e).__name__}: {str(e)[:300]}"
-            with self.Session.begin() as s:
-                sub = s.get(Submission, sid)
-                sub.status, sub.error, sub.finished = "failed", msg, utcnow()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        sid = self.jobs.enqueue(key_id, Submission(
+            key_id=key_id, set_id=set_id, kind="endpoint", model=model_name[:300], endpoint_url=url,
+            description=description[:2000], status="queued"), api_key)
+        return {"id": sid, "status": "queued", "queue_position": self.jobs.position(sid)}
 
     def get_submission(self, key_id: int, sid: int) -> dict[str, Any]:
         with self.Session() as s:
             sub = s.get(Submission, sid)
             if sub is None or sub.key_id != key_id:
                 raise ServiceError(404, "no such submission for this key")
-            return {"id": sub.id, "status": sub.status, "kind": sub.kind, "model": sub.model, "public": sub.public,
-                    "error": sub.error, "result": sub.result, "created": sub.created.isoformat()}
+            out = {"id": sub.id, "status": sub.status, "kind": sub.kind, "model": sub.model, "public": sub.public,
+                   "error": sub.error, "result": sub.result, "counts_against_limit": sub.charged,
+                   "created": sub.created.isoformat()}
+        if out["status"] == "queued" and self.jobs is not None:
+            out["queue_position"] = self.jobs.position(sid)
+        return out
 
     def publish(self, key_id: int, sid: int, public: bool = True) -> dict[str, Any]:
         with self.Session.begin() as s:
@@ -324,68 +334,16 @@ class Service:
                 raise ServiceError(404, "no such submission for this key")
             if sub.status != "done":
                 raise ServiceError(409, "only a finished submission can be published")
+            if public and not (sub.result or {}).get("improved"):
+                raise ServiceError(409, "this submission did not raise the key's released score, so it has no "
+                                        "score of its own to publish")
             sub.public = public
-        self._board = None
         return self.get_submission(key_id, sid)
 
-    # -- public views ------------------------------------------------------------------------
 
-    def sets(self) -> list[dict[str, Any]]:
-        with self.Session() as s:
-            out = []
-            for ts in s.scalars(select(TestSet).order_by(TestSet.benchmark, TestSet.created)):
-                n = s.scalar(select(func.count()).select_from(SetItem).where(SetItem.set_id == ts.id))
-                out.append({"name": ts.name, "benchmark": ts.benchmark, "status": "released" if self._is_released(ts) else ts.status,
-                            "items": n, "blind_until": _iso(ts.blind_until), "release_date": _iso(ts.release_date),
-                            "released_at": _iso(ts.released_at)})
-            return out
-
-    def download(self, name: str) -> dict[str, Any]:
-        with self.Session() as s:
-            ts = s.scalar(select(TestSet).where(TestSet.name == name))
-            if ts is None or not self._is_released(ts):
-                raise ServiceError(404, "no released set by that name")
-            rows = s.scalars(select(SetItem).where(SetItem.set_id == ts.id).order_by(SetItem.position)).all()
-            return {"name": ts.name, "benchmark": ts.benchmark, "data_sha256": ts.data_sha256,
-                    "items": [{"id": r.item_id, "public": r.public, "gold": r.gold, "meta": r.meta} for r in rows]}
-
-    def board_stale(self) -> bool:
-        c = self._board
-        return c is None or time.monotonic() - c[0] >= self.board_ttl_s
-
-    def leaderboard(self) -> list[dict[str, Any]]:
-        """Cached for `board_ttl_s`; publishing or rotating in this process refreshes it at once."""
-        cached = self._board
-        if cached is not None and time.monotonic() - cached[0] < self.board_ttl_s:
-            return cached[1]
-        board = self._leaderboard()
-        self._board = (time.monotonic(), board)
-        return board
-
-    def _leaderboard(self) -> list[dict[str, Any]]:
-        with self.Session() as s:
-            tables = []
-            for ts in s.scalars(select(TestSet).where(TestSet.status != "pending").order_by(TestSet.benchmark, TestSet.created.desc())):
-                subs = s.scalars(select(Submission).where(Submission.set_id == ts.id, Submission.public.is_(True),
-                                                          Submission.status == "done").order_by(Submission.score.desc())).all()
-                groups = sorted({g for x in subs for g in (x.result or {}).get("subdomains", {})})
-                tables.append({
-                    "set": ts.name, "benchmark": ts.benchmark, "released": self._is_released(ts),
-                    "release_date": _iso(ts.released_at or ts.release_date), "blind_until": _iso(ts.blind_until),
-                    "metric": (subs[0].result or {}).get("metric") if subs else None, "subdomains": groups,
-                    "rows": [{"model": x.model, "description": x.description, "score": x.score,
-                              "ci95": (x.result or {}).get("ci95"), "coverage": (x.result or {}).get("coverage"),
-                              "subdomains": (x.result or {}).get("subdomains", {}), "date": x.created.date().isoformat()}
-                             for x in subs],
-                })
-            return tables
-
-
-def _iso(d: datetime | None) -> str | None:
+def iso(d: datetime | None) -> str | None:
     return d.isoformat() if d else None
 
 
 def _plain(m: Any) -> Any:
-    import json
-
     return json.loads(json.dumps(m, default=dict))

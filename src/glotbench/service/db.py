@@ -2,6 +2,8 @@
 
 The schema is created and upgraded by Alembic (service/migrations). On SQLite every transaction
 starts with BEGIN IMMEDIATE, so two concurrent submissions cannot both read a limit as unreached.
+Times are aware UTC in Python on both databases (`UTCDateTime`): a date given with an offset is
+converted, never read as if it were UTC.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    LargeBinary,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
     create_engine,
     event,
@@ -28,7 +32,28 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)  # naive UTC: the same on SQLite and PostgreSQL
+    return datetime.now(timezone.utc)
+
+
+def as_utc(d: datetime | None) -> datetime | None:
+    """Aware UTC; a naive time is taken to be UTC already."""
+    if d is None:
+        return None
+    return d.replace(tzinfo=timezone.utc) if d.tzinfo is None else d.astimezone(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator):
+    """Aware UTC datetimes: TIMESTAMPTZ on PostgreSQL, UTC text on SQLite; an offset is converted."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        v = as_utc(value)
+        return v.replace(tzinfo=None) if v is not None and dialect.name == "sqlite" else v
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return as_utc(value)
 
 
 class Base(DeclarativeBase):
@@ -42,11 +67,12 @@ class TestSet(Base):
     benchmark: Mapped[str] = mapped_column(String(100))
     options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     status: Mapped[str] = mapped_column(String(20), default="pending")  # pending | current | released
-    blind_until: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    release_date: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-    released_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    blind_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    release_date: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    released_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     data_sha256: Mapped[str] = mapped_column(String(64))
-    created: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    endpoint_mode: Mapped[bool] = mapped_column(Boolean, default=True)  # operators may disable it per set
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class SetItem(Base):
@@ -66,7 +92,7 @@ class ApiKey(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the key; the key is shown once
-    created: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
@@ -83,8 +109,30 @@ class Submission(Base):
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # aggregates only
     public: Mapped[bool] = mapped_column(Boolean, default=False)
-    created: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
-    finished: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    finished: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    charged: Mapped[bool] = mapped_column(Boolean, default=True)  # counts against the daily limit
+    endpoint_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # private: never published
+    key_holder: Mapped[str | None] = mapped_column(String(64), nullable=True)  # process holding its endpoint key
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LadderState(Base):
+    """Per key, set and cell ("" = the headline): the key's best submission so far and what was released."""
+
+    __tablename__ = "ladder_states"
+    __table_args__ = (UniqueConstraint("key_id", "set_id", "cell"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"), index=True)
+    set_id: Mapped[int] = mapped_column(ForeignKey("test_sets.id"))
+    cell: Mapped[str] = mapped_column(String(200))
+    best: Mapped[float] = mapped_column(Float)
+    released: Mapped[float] = mapped_column(Float)
+    step: Mapped[float] = mapped_column(Float)
+    ci95: Mapped[list[float] | None] = mapped_column(JSON, nullable=True)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)  # the best submission's per-item values (float32)
 
 
 def _ensure_sqlite_dir(url: str) -> None:

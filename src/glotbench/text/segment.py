@@ -8,8 +8,10 @@
 | zh, ja | BLEU uses sacrebleu's own `zh` / `ja-mecab` tokenizers; token F1 uses single characters | `sacrebleu-zh`, `char` |
 | anything else | none (whitespace) | `none` |
 
-LaoNLP 1.3 splits ambiguous spans that 0.7 (used by LaoBench) kept whole; the version is in every
-signature. To reproduce 0.7-era numbers: `pip install laonlp==0.7` in a separate environment.
+LaoNLP 1.3 splits ambiguous spans that 0.7 (used by LaoBench) kept whole. The Lao segmenter is a
+`LaoSegmenter` (name, version, tokenize function): by default the installed LaoNLP, imported lazily,
+its version read from the installed package's metadata; `pip install "glotbench[laonlp07]"` installs
+0.7 instead. Callers may pass another `LaoSegmenter`; its name and version go into every signature.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 from importlib import metadata
+from typing import Callable
 
 _LAO_AM = re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2([\u0ec8-\u0ecb]?)")
 _KHMER_COENG = "\u17d2"
@@ -48,13 +52,27 @@ def char_clusters(text: str) -> list[str]:
     return [c for c in out if c]
 
 
+@dataclass(frozen=True)
+class LaoSegmenter:
+    """A Lao word segmenter and what identifies it in a signature (`<name>-<version>`)."""
+
+    name: str
+    version: str
+    tokenize: Callable[[str], list[str]]
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
 @functools.lru_cache(maxsize=1)
-def _lao_tokenize():
+def installed_laonlp() -> LaoSegmenter:
+    """The installed LaoNLP's `word_tokenize`, its version from the package metadata (what pip installed)."""
     try:
         from laonlp.tokenize import word_tokenize
     except ImportError as e:  # pragma: no cover - laonlp is a dependency
         raise RuntimeError("Lao segmentation needs laonlp: pip install laonlp") from e
-    return word_tokenize
+    return LaoSegmenter("laonlp", metadata.version("laonlp"), word_tokenize)
 
 
 @functools.lru_cache(maxsize=1)
@@ -64,12 +82,14 @@ def _thai_tokenize():
     return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
 
 
-def segment(text: str, lang: str | None) -> list[str]:
-    """Words of `text` for language `lang` (ISO 639-1); whitespace splitting where no segmenter applies."""
+def segment(text: str, lang: str | None, lao: LaoSegmenter | None = None) -> list[str]:
+    """Words of `text` for language `lang` (ISO 639-1); whitespace splitting where no segmenter applies.
+    `lao` replaces the installed LaoNLP for Lao."""
     if lang == "lo":
+        tokenize = (lao or installed_laonlp()).tokenize
         words: list[str] = []
         for chunk in repair_lao_am(text).split():
-            words.extend(w for w in _lao_tokenize()(chunk) if w.strip())
+            words.extend(w for w in tokenize(chunk) if w.strip())
         return words
     if lang == "th":
         return [w for w in _thai_tokenize()(text) if w.strip()]
@@ -80,9 +100,9 @@ def segment(text: str, lang: str | None) -> list[str]:
     return text.split()
 
 
-def segmenter_signature(lang: str | None) -> str:
+def segmenter_signature(lang: str | None, lao: LaoSegmenter | None = None) -> str:
     if lang == "lo":
-        return f"laonlp-{metadata.version('laonlp')}"
+        return (lao or installed_laonlp()).signature
     if lang == "th":
         return f"pythainlp-{metadata.version('pythainlp')}-newmm"
     if lang in ("km", "my"):

@@ -14,6 +14,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from typing import Sequence
+
+from rapidfuzz.distance import Indel
 
 # The five tone marks: grave (huyền), acute (sắc), tilde (ngã), hook above (hỏi), dot below (nặng).
 TONE_MARKS = {"\u0300": "`", "\u0301": "'", "\u0303": "~", "\u0309": "?", "\u0323": "."}
@@ -62,42 +65,69 @@ def same_letters(prediction: str, source: str) -> bool:
     return [w.casefold() for w in words(strip(prediction))] == [w.casefold() for w in words(source)]
 
 
+def align(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """Index pairs (i, j) with a[i] == b[j] along a longest common subsequence of the two word lists
+    (rapidfuzz's Indel alignment: insertions and deletions only), in order."""
+    if list(a) == list(b):
+        return [(i, i) for i in range(len(a))]
+    pairs: list[tuple[int, int]] = []
+    for op in Indel.opcodes(list(a), list(b)):
+        if op.tag == "equal":
+            pairs.extend(zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end)))
+    return pairs
+
+
+def letter_keys(text: str) -> list[str]:
+    """Each word stripped of its marks and case-folded: what alignment compares. strip() keeps word
+    boundaries, so the keys line up one-to-one with words(text)."""
+    ws = words(text)
+    keys = words(strip(text).casefold())
+    return keys if len(keys) == len(ws) else [strip(w).casefold() for w in ws]  # casefold can split a word
+
+
+def same_word(a: str, b: str) -> bool:
+    """The same word with the same marks, tone position ignored (hòa == hoà)."""
+    return _syllable_key(a) == _syllable_key(b)
+
+
 def aligned_word_matches(prediction: str, reference: str) -> tuple[int, int]:
     """(correct words, reference words) after aligning prediction and reference word by word.
 
     Words are aligned by edit distance on their stripped, case-folded letters (a longest common
-    subsequence), so one dropped or added word does not shift every later word out of place. An
-    aligned pair is correct when its full diacritic form matches (tone position ignored).
+    subsequence, `align`), so one dropped or added word does not shift every later word out of place.
+    An aligned pair is correct when its full diacritic form matches (tone position ignored).
     """
     p, r = words(prediction), words(reference)
-    # strip() keeps word boundaries, so the stripped words line up one-to-one with p and r.
-    ps = words(strip(prediction).casefold())
-    rs = words(strip(reference).casefold())
-    if len(ps) != len(p) or len(rs) != len(r):  # casefold can split a word (rare ligatures)
-        ps = [strip(w).casefold() for w in p]
-        rs = [strip(w).casefold() for w in r]
-    if ps == rs:  # the common case: a one-to-one alignment
-        pairs = zip(p, r)
-    else:
-        pairs = _lcs_pairs(p, r, ps, rs)
-    correct = sum(1 for a, b in pairs if _syllable_key(a) == _syllable_key(b))
+    pairs = align(letter_keys(prediction), letter_keys(reference))
+    correct = sum(1 for i, j in pairs if same_word(p[i], r[j]))
     return correct, len(r)
 
+@functools.lru_cache(maxsize=65536)
+def _tone_free(word: str) -> str:
+    """The word without its tone marks (vowel marks, đ and case kept)."""
+    return unicodedata.normalize("NFC", "".join(
+        ch for ch in unicodedata.normalize("NFD", word) if ch not in TONE_MARKS))
 
-def _lcs_pairs(p: list[str], r: list[str], ps: list[str], rs: list[str]) -> list[tuple[str, str]]:
-    n, m = len(ps), len(rs)
-    table = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        row, nxt = table[i], table[i + 1]
-        for j in range(m - 1, -1, -1):
-            row[j] = nxt[j + 1] + 1 if ps[i] == rs[j] else max(nxt[j], row[j + 1])
-    pairs, i, j = [], 0, 0
-    while i < n and j < m:
-        if ps[i] == rs[j]:
-            pairs.append((p[i], r[j]))
-            i, j = i + 1, j + 1
-        elif table[i + 1][j] >= table[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return pairs
+
+def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
+    """A word-level diff for display, aligned exactly as `aligned_word_matches` aligns (`align` over
+    `letter_keys`): (word, kind) in reading order. Kinds: `ok` (same word, tone position ignored),
+    `tone` (same letters and vowel marks, wrong or missing tone: the reference word is appended after a
+    `→`), `mark` (another diacritic or letter case differs), `missing` (a reference word the prediction
+    lacks) and `extra` (a predicted word the reference lacks)."""
+    p, r = words(prediction), words(reference)
+    out: list[tuple[str, str]] = []
+    i = j = 0
+    for pi, rj in align(letter_keys(prediction), letter_keys(reference)) + [(len(p), len(r))]:
+        out.extend((w, "extra") for w in p[i:pi])
+        out.extend((w, "missing") for w in r[j:rj])
+        if pi < len(p) and rj < len(r):
+            out.append(_diff_kind(p[pi], r[rj]))
+        i, j = pi + 1, rj + 1
+    return out
+
+
+def _diff_kind(a: str, b: str) -> tuple[str, str]:
+    if same_word(a, b):
+        return (a, "ok")
+    return (f"{a}→{b}", "tone" if _tone_free(a) == _tone_free(b) else "mark")

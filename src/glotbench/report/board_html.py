@@ -1,0 +1,93 @@
+"""The board as one self-contained HTML page: the table with marks, a CI plot per column, the
+score–cost frontier with its Pareto front, and a per-group heatmap."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from glotbench.report.board import display_names, legend
+from glotbench.report.page import page
+from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
+
+
+def _src(cell: dict[str, Any], head: str, part: str) -> str:
+    return f"{cell['path']}/results.json#/scores/overall/{head}/{part}"
+
+
+def _gsrc(path: str, key: str, value: str, head: str) -> str:
+    esc = lambda x: str(x).replace("~", "~0").replace("/", "~1")  # noqa: E731
+    return f"{path}/results.json#/scores/groups/{esc(key)}/{esc(value)}/{esc(head)}/value"
+
+
+def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> str:
+    if e["value"] is None:
+        return f'<td style="{heat_color(None, lo, hi)}">—</td>'
+    ci = f' title="95% CI {f * e["ci_low"]:.1f}–{f * e["ci_high"]:.1f}, n={e["n"]}"' if e.get("ci_low") is not None else ""
+    return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
+
+
+def board_html(board: dict[str, Any]) -> str:
+    cols, models = board["columns"], board["models"]
+    name = display_names(models)
+    head = ["<table id=\"board\"><tr><th>model</th>" + "".join(
+        f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}</span></th>'
+        for c in cols) + "</tr>"]
+    for m in models:
+        tds = []
+        for c in cols:
+            x = c["cells"].get(m)
+            if not x or x["value"] is None:
+                tds.append("<td>—</td>")
+                continue
+            f = 100.0 if c["scale"] == "fraction" else 1.0
+            cls = "sig-best tie" if x["best"] else "tie" if x.get("tied_with_best") else ""
+            mark = " ★" if x["best"] else " ≈" if x.get("tied_with_best") else ""
+            p = "" if x["best"] else f' title="p vs best = {x["p_vs_best"]:.3f} on {x["shared_items"]} shared items"'
+            ci = (f' <span class="ci">({num(x["ci_low"], _src(x, c["headline"], "ci_low"), factor=f)}–'
+                  f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)})</span>' if x["ci_low"] is not None else "")
+            tds.append(f'<td class="{cls}" data-model="{escape(m)}" data-bench="{escape(c["benchmark"])}"'
+                       f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"{p}>'
+                       f'{num(x["value"], _src(x, c["headline"], "value"), factor=f)}{ci}{mark}</td>')
+        head.append(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>{"".join(tds)}</tr>')
+    table = "".join(head) + "</table>" + f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'
+    sections = [("board", "Models × benchmarks", table)]
+    plots = []
+    for c in cols:
+        f = 100.0 if c["scale"] == "fraction" else 1.0
+        rows = [Row(name[m], x["value"], x["ci_low"], x["ci_high"]) for m, x in c["cells"].items()]
+        plots.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])}</h3>{ci_plot(rows, factor=f, unit="%" if f == 100 else "")}'
+                     f'<div class="sig">{escape(c["signature"])}</div>')
+    sections.append(("scores", "Scores with 95% CIs", "".join(plots)))
+    fr = []
+    for c in cols:
+        if not c["frontier"]:
+            fr.append(f'<p class="note">{escape(c["benchmark"])}: fewer than two runs with a cost, token count or time.</p>')
+            continue
+        F = c["frontier"]
+        pts = [Point(name[m], p["x"], p["y"], c["cells"][m]["ci_low"], c["cells"][m]["ci_high"]) for m, p in F["points"].items()]
+        fr.append(f'<h3>{escape(c["benchmark"])}: {escape(c["label"])} against {escape(F["x"])}</h3>'
+                  + scatter(pts, [name[m] for m in F["front"]], xlabel=F["x"], ylabel=c["label"], factor=100.0 if c["scale"] == "fraction" else 1.0)
+                  + f'<p id="front-{escape(c["benchmark"])}">Pareto front (no other run is both cheaper and better): '
+                  + ", ".join(f'<b class="front-model" data-model="{escape(m)}">{escape(name[m])}</b>' for m in F["front"]) + "</p>")
+    sections.append(("frontier", "Score against cost", "".join(fr)))
+    heat = []
+    for c in cols:
+        for key, vals in c["groups"].items():
+            allv = [e["value"] for per in vals.values() for e in per.values() if e["value"] is not None]
+            lo, hi = (min(allv), max(allv)) if allv else (0, 1)
+            f = 100.0 if c["scale"] == "fraction" else 1.0
+            rows = "".join(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>' + "".join(
+                _heat_cell(per[m], lo, hi, f, _gsrc(c["cells"][m]["path"], key, v, c["headline"]))
+                for v, per in vals.items()) + "</tr>" for m in c["cells"])
+            heat.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])} by {escape(key)}</h3><table class="heatmap">'
+                        "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{rows}</table>")
+    if heat:
+        sections.append(("groups", "By group", "".join(heat)))
+    if board["left_out"]:
+        sections.append(("left-out", "Left out", '<ul id="left-out-list">' + "".join(
+            f'<li><code>{escape(x["path"])}</code>: {escape(x["reason"])}</li>' for x in board["left_out"]) + "</ul>"))
+    title = "glotbench board"
+    hdr = (f"<h1>{title}</h1><p class=\"note\">{len(models)} models · {len(cols)} benchmarks · "
+           f"{escape(board['significance']['test'])} against each column's best</p>")
+    return page(title, hdr, sections)

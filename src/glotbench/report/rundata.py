@@ -1,0 +1,141 @@
+"""What the reports read: a run directory's files (results.json, run.json, samples.jsonl; arena.json
+or aragen.json for judged runs), never a live benchmark object, except to recover the references of a
+run's items (gold is not written to samples.jsonl) and a metric's formula for significance tests."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from glotbench.errors import GlotbenchError
+from glotbench.report.terminal import load_results
+
+JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json"}
+
+
+@dataclass(frozen=True)
+class RunData:
+    path: Path
+    kind: str  # "run", "arena" or "aragen"
+    results: dict[str, Any]
+
+
+def load_run(path: str | Path) -> RunData:
+    """A finished run (results.json) or a judged run's top directory (arena.json / aragen.json)."""
+    d = Path(path)
+    if not d.is_dir():
+        raise GlotbenchError(f"{d} is not a directory")
+    for kind, name in JUDGED_FILES.items():
+        if (d / name).is_file():
+            try:
+                return RunData(d, kind, json.loads((d / name).read_text(encoding="utf-8")))
+            except ValueError as e:
+                raise GlotbenchError(f"{d / name} is not valid JSON: {e}") from None
+    return RunData(d, "run", load_results(d))
+
+
+def latest_run(path: str | Path) -> Path:
+    """`path` itself when it is a run; else the most recently finished run directly under it."""
+    d = Path(path)
+    if any((d / n).is_file() for n in ("results.json", "run.json", *JUDGED_FILES.values())) or not d.is_dir():
+        return d
+    done = [c for c in d.iterdir() if (c / "results.json").is_file() or any(
+        (c / n).is_file() for n in JUDGED_FILES.values())]
+    if not done:
+        raise GlotbenchError(f"{d} holds no finished run")
+    return max(done, key=lambda c: max(f.stat().st_mtime for f in c.iterdir() if f.suffix == ".json"))
+
+
+def iter_samples(run_dir: Path) -> Iterator[dict[str, Any]]:
+    path = run_dir / "samples.jsonl"
+    if not path.is_file():
+        raise GlotbenchError(f"{run_dir} has no samples.jsonl")
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except ValueError as e:
+                    raise GlotbenchError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+
+
+def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-item statistics summed over repeats (what the bootstrap and the paired tests resample)."""
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for rec in samples:
+        for k, v in rec["score"].items():
+            rows[rec["id"]][k] += float(v)
+    return rows
+
+
+def metric_keys(results: dict[str, Any], name: str) -> list[str]:
+    return list(results["metrics"][name]["keys"])
+
+
+def score_fn(results: dict[str, Any], name: str) -> Callable[[np.ndarray], float]:
+    """The metric's formula on a summed statistics row: the benchmark's own metric object when the
+    benchmark is registered (corpus metrics need it), else a ratio of its two statistics."""
+    try:
+        from glotbench.benchmarks.registry import get_benchmark
+
+        bench = get_benchmark(results["benchmark"]["name"])
+        for m in bench.metrics:
+            if m.name == name and list(m.keys) == metric_keys(results, name):
+                return m.score
+    except Exception:  # noqa: BLE001 - an unknown or changed benchmark: fall back to the ratio rule
+        pass
+    keys = metric_keys(results, name)
+    if len(keys) != 2:
+        raise GlotbenchError(f"metric {name} of {results['benchmark']['name']} needs its benchmark to be scored")
+    f = 100.0 if results["metrics"][name].get("scale") == "points" else 1.0
+    return lambda row: float(f * row[0] / row[1]) if row[1] > 0 else 0.0
+
+
+def outcome(rec: dict[str, Any], keys: list[str]) -> str | None:
+    """correct / partial / incorrect for a ratio headline (numerator over denominator); None when the
+    headline is not a per-item ratio (corpus metrics)."""
+    if len(keys) != 2:
+        return None
+    num, den = (float(rec["score"].get(k, 0.0)) for k in keys)
+    if rec.get("failure") or den <= 0 or num <= 0:
+        return "incorrect"
+    return "correct" if num >= den else "partial"
+
+
+def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]:
+    """Each item's gold, loaded again from the run's data file, and a note for the page. Only when the
+    file's SHA-256 still matches the run's: otherwise the references could belong to other items."""
+    bench_info = results.get("benchmark", {})
+    source = bench_info.get("data")
+    try:
+        from glotbench.benchmarks.registry import get_benchmark
+
+        opts = (results.get("config") or {}).get("bench_options") or {}
+        bench = get_benchmark(bench_info["name"], **opts)
+        path = bench_info["data_path"] if "data_path" in bench_info else (
+            None if str(source).startswith("bundled:") else source)
+        items = bench.load(path)
+    except Exception as e:  # noqa: BLE001 - the page says why it shows no references
+        return {}, f"references not shown: the data could not be loaded again ({type(e).__name__}: {e})"
+    if getattr(items, "sha256", None) != bench_info.get("data_sha256"):
+        return {}, f"references not shown: {source} changed since the run (SHA-256 differs)"
+    return {it.id: dict(it.gold) for it in items}, f"references from {source} (SHA-256 verified)"
+
+
+def signature_parts(signature: str) -> dict[str, str]:
+    parts = {}
+    for i, p in enumerate(signature.split("|")):
+        k, _, v = p.partition(":")
+        parts[k if i else "benchmark"] = v if i else signature.split("|")[0]
+    return parts
+
+
+def signature_difference(a: str, b: str) -> str:
+    pa, pb = signature_parts(a), signature_parts(b)
+    diff = [f"{k} {pa.get(k, '∅')} ≠ {pb.get(k, '∅')}" for k in dict.fromkeys([*pa, *pb]) if pa.get(k) != pb.get(k)]
+    return "; ".join(diff) or "signatures differ"

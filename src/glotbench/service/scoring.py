@@ -1,0 +1,186 @@
+"""What the service releases: the benchmark's aggregate, projected to a headline and subdomain cells,
+then passed through the Ladder (Blum & Hardt, ICML 2015) per key.
+
+`aggregate()` turns per-item scores into numbers (headline, CI, one value per subdomain) plus the
+per-item values behind each number. `ladder()` decides, per key and per number, what is released:
+a key's released value changes only when a submission beats that key's best so far by more than a
+step, and released values are rounded to that step. The step is either fixed (`step` points) or
+parameter-free: the standard error of the paired difference between the new submission and the
+key's best (`std(x - best) / sqrt(m)` over the m items behind the number; for a key's first submission,
+at least `50 / sqrt(m)`, the largest standard error a 0-100 score can have), never less than one
+item's weight (`100 / m`, so changing a single answer can never move a released number), rounded up
+to the next of 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from glotbench.stats import bootstrap_many
+
+
+HEADLINE = ""  # the cell name of the headline number in the Ladder's state
+
+
+@dataclass(frozen=True)
+class Number:
+    """One aggregate number (0-100 for fraction metrics) and the per-item values it averages."""
+
+    value: float
+    per_item: np.ndarray
+    ci95: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    metric: str
+    items: int
+    answered: int
+    headline: Number
+    cells: Mapping[str, Number]
+
+
+def groups_of(bench: Any, items: Sequence[Any]) -> dict[str, np.ndarray]:
+    """Item positions per subdomain (the last `group_by` key), in name order."""
+    group_key = bench.group_by[-1] if bench.group_by else None
+    groups: dict[str, list[int]] = defaultdict(list)
+    if group_key:
+        for i, it in enumerate(items):
+            groups[str(it.meta.get(group_key, "unknown"))].append(i)
+    return {g: np.asarray(idx) for g, idx in sorted(groups.items())}
+
+
+def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples: int = 1000,
+              groups: Mapping[str, np.ndarray] | None = None) -> Aggregate:
+    """The benchmark's own aggregate over every item (a missing id takes the failure score
+    "missing"), projected to its headline (with CI) and one cell per subdomain (the last `group_by`
+    key; all cells, however small), each with the per-item values behind it. `samples` maps an item
+    id to its scored Sample; `groups` may be given (cached per set)."""
+    from glotbench.engine.scoring import score_output
+
+    rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
+    agg = bench.aggregate(rows, dataset, resamples=0)  # the numbers; the one CI released is computed below
+    metric = bench.metrics_for(dataset)[0]
+    f = 100.0 if metric.scale == "fraction" else 1.0
+    mat = np.asarray([[float(r.stats.get(k, 0.0)) for k in metric.keys] for r in rows],
+                     dtype=np.float64).reshape(len(rows), len(metric.keys))
+    vec = per_item_values(metric, mat) * f
+    est = agg["overall"].get(metric.name)
+    if est is not None:  # the headline's CI: the same resamples (seed, items) the benchmark's aggregate draws
+        ci = bootstrap_many(mat, {"m": metric.score}, resamples=resamples, values={"m": est["value"]})["m"]
+        head = Number(f * _safe(est["value"]), vec, (f * _safe(ci.ci_low), f * _safe(ci.ci_high)))
+    else:  # per-group benchmarks (DeepSEA per language): the benchmark's mean over its groups
+        sea = agg.get("resource_groups", {}).get("southeast_asia", {}).get("value")
+        per = [g[metric.name]["value"] for g in agg["groups"].get(bench.group_by[0], {}).values()
+               if g[metric.name]["value"] is not None]
+        value = sea if sea is not None else (sum(per) / len(per) if per else None)
+        head = Number(f * _safe(value), vec, None)
+    group_key = bench.group_by[-1] if bench.group_by else None
+    by_group = agg["groups"].get(group_key, {}) if group_key else {}
+    groups = groups_of(bench, dataset) if groups is None else groups
+    cells = {g: Number(f * _safe(by_group[g][metric.name]["value"]), vec[idx])
+             for g, idx in groups.items() if g in by_group}
+    answered = sum(1 for it in dataset if it.id in samples)
+    return Aggregate(metric.name, len(dataset), answered, head, cells)
+
+
+def per_item_values(metric: Any, mat: np.ndarray) -> np.ndarray:
+    """Each item's own metric value (a ratio metric: numerator / denominator, vectorised)."""
+    from glotbench.metrics.ratio import RatioMetric
+
+    if isinstance(metric, RatioMetric):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(mat[:, 1] > 0, mat[:, 0] / np.where(mat[:, 1] > 0, mat[:, 1], 1.0), 0.0)
+        return v * (100.0 if metric.scale == "points" else 1.0)
+    return np.array([_safe(metric.score(r)) for r in mat], dtype=np.float64)
+
+
+def _safe(x: float | None) -> float:
+    return 0.0 if x is None or x != x else float(x)
+
+
+@dataclass(frozen=True)
+class Step:
+    """The Ladder's step: `points` > 0 is fixed; 0 is the parameter-free rule."""
+
+    points: float = 0.0
+
+    def size(self, x: np.ndarray, best: np.ndarray | None) -> float:
+        m = max(1, len(x))
+        if self.points > 0:
+            return self.points
+        d = x if best is None else x - best
+        se = float(np.std(d, ddof=1)) / math.sqrt(m) if m > 1 else 0.0
+        if best is None:  # a first release: at least the largest standard error a 0-100 score can have,
+            se = max(se, 50.0 / math.sqrt(m))  # so an extreme vector (one item right, the rest failed) says nothing
+        return nice_ceil(max(se, 100.0 / m))
+
+    def hides_one_item(self, m: int) -> bool:
+        """A cell of m items may be released only if one item (100/m points) stays within a step."""
+        return self.points <= 0 or 100.0 / max(m, 1) <= self.points
+
+
+_NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
+
+
+def nice_ceil(x: float) -> float:
+    """The smallest of ..., 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100 that is >= x: a step
+    that divides 100, so a perfect score stays 100 and released values read plainly."""
+    if x <= 0:
+        return 0.0
+    scale = 10.0 ** math.floor(math.log10(x))
+    for n in _NICE:
+        if n * scale >= x - 1e-12:
+            return min(100.0, round(n * scale, 10))
+    return min(100.0, 10 * scale)
+
+
+def rounded(v: float, step: float, digits: int) -> float:
+    """`v` rounded to the nearest multiple of the step, then to the display precision."""
+    return round(round(v / step) * step if step > 0 else v, digits)
+
+
+@dataclass
+class Rung:
+    """A key's Ladder state for one number."""
+
+    best: float
+    released: float
+    step: float
+    ci95: list[float] | None
+    vector: np.ndarray
+
+
+def climb(rung: Rung | None, n: Number, step: Step, digits: int) -> tuple[Rung, bool]:
+    """One Ladder round. Returns the (possibly new) state and whether the released value moved."""
+    best_vec = None if rung is None else rung.vector
+    s = step.size(n.per_item, best_vec)
+    if rung is not None and not n.value > rung.best + s + 1e-9:
+        return rung, False
+    ci = [rounded(c, s, digits) for c in n.ci95] if n.ci95 else None
+    return Rung(n.value, rounded(n.value, s, digits), s, ci, n.per_item.astype(np.float32)), True
+
+
+def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group: int,
+            digits: int) -> tuple[dict[str, Any], dict[str, Rung]]:
+    """The reply for one submission and the states to store. Cells smaller than `min_group`, or too
+    small for a fixed step to hide one item, are neither released nor tracked."""
+    new: dict[str, Rung] = {}
+    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits)
+    new[HEADLINE] = head
+    cells = {}
+    for g, n in agg.cells.items():
+        m = len(n.per_item)
+        if m < min_group or not step.hides_one_item(m):
+            continue
+        new[g], _ = climb(rungs.get(g), n, step, digits)
+        cells[g] = new[g].released
+    return {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
+            "ladder_step": round(head.step, 4), "items": agg.items,
+            "coverage": round(agg.answered / agg.items, 4) if agg.items else 0.0,
+            "subdomains": cells, "subdomains_hidden_below": min_group}, new

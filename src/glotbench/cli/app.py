@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from glotbench.cli import data, deepsea, judged, run, service, sweep
+from glotbench.cli import build, data, deepsea, judged, run, service, sweep
 from glotbench.cli.options import ErrorHandlingGroup
 
 app = typer.Typer(
@@ -17,7 +17,7 @@ app = typer.Typer(
     cls=ErrorHandlingGroup,
 )
 
-for _group in (run, judged, data, deepsea, service, sweep):
+for _group in (run, judged, data, deepsea, service, sweep, build):
     _group.register(app)
 
 

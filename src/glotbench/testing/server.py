@@ -6,9 +6,12 @@ Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vL
                    "reject_response_format": bool, "require_key": str|null}
 - GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
 - GET  /_stats  {"requests", "in_flight", "max_in_flight"}: the most requests ever open at once.
+- POST /v1/embeddings: a deterministic 64-dimension vector per input (hashed character trigrams),
+  or, when an `embed_groups` {substring: group} key is found in the input, the group's own vector
+  plus a little of the trigram one: scripted paraphrases.
 A fault rule: {"match": substring or "*", "status": 429|500|..., "retry_after": "1", "times": n,
 "delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body),
-"redirect": URL (a 307 to it)}. A rule
+"redirect": URL (a 307 to it), "embeddings": true (the rule is for /v1/embeddings only)}. A rule
 fires `times` times per distinct prompt, then the request succeeds.
 The reply is `answers[last user message]`, else the value of the first `answers` key found in it, else
 an echo of the message.
@@ -44,6 +47,8 @@ class State:
         self.record = True
         self.in_flight = getattr(self, "in_flight", 0)  # requests open across a reset still close
         self.max_in_flight = self.in_flight  # the most chat requests ever open at once (GET /_stats)
+        self.embed_groups: dict[str, str] = {}
+        self.embedding_calls = 0
 
 
 def _last_user(body: dict[str, Any]) -> str:
@@ -79,7 +84,7 @@ async def _chat(request: web.Request, st: State) -> web.StreamResponse:
     digest = hashlib.sha256(content.encode()).hexdigest()
     for i, rule in enumerate(st.faults):
         pattern = rule.get("match", "*")
-        if pattern != "*" and pattern not in content:
+        if rule.get("embeddings") or (pattern != "*" and pattern not in content):
             continue
         if st.fired[(i, digest)] >= rule.get("times", 1):
             continue
@@ -181,6 +186,52 @@ def _chat_reply(body: dict[str, Any], reply: str, finish: str, content: str = ""
     })
 
 
+def _unit_vector(seed: str, dims: int = 64) -> list[float]:
+    import random
+
+    rnd = random.Random(hashlib.sha256(seed.encode()).digest())
+    v = [rnd.gauss(0, 1) for _ in range(dims)]
+    n = sum(x * x for x in v) ** 0.5
+    return [x / n for x in v]
+
+
+def _embedding(text: str, groups: dict[str, str], dims: int = 64) -> list[float]:
+    v = [0.0] * dims
+    t = " ".join(text.split()).lower()
+    for i in range(max(1, len(t) - 2)):
+        h = int.from_bytes(hashlib.blake2b(t[i:i + 3].encode(), digest_size=4).digest(), "big")
+        v[h % dims] += 1.0 if h & 1 else -1.0
+    n = sum(x * x for x in v) ** 0.5 or 1.0
+    v = [x / n for x in v]
+    group = next((g for k, g in groups.items() if k in text), None)
+    if group is not None:
+        v = [g + 0.05 * x for g, x in zip(_unit_vector(group, dims), v)]
+    return v
+
+
+async def embeddings(request: web.Request) -> web.Response:
+    st: State = request.app["state"]
+    try:
+        body = json.loads(await request.read())
+    except ValueError:
+        return web.json_response({"error": {"message": "invalid JSON body"}}, status=400)
+    inputs = body.get("input")
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not isinstance(inputs, list) or not all(isinstance(x, str) for x in inputs):
+        return web.json_response({"error": {"message": "input must be a string or a list of strings"}}, status=400)
+    st.embedding_calls += 1
+    for i, rule in enumerate(st.faults):
+        if rule.get("embeddings") and st.fired[(i, "emb")] < rule.get("times", 1):
+            st.fired[(i, "emb")] += 1
+            return web.json_response({"error": {"message": "injected"}}, status=int(rule.get("status", 500)))
+    data = [{"object": "embedding", "index": i, "embedding": _embedding(x, st.embed_groups)}
+            for i, x in enumerate(inputs)]
+    return web.json_response({"object": "list", "data": data, "model": body.get("model", "test"),
+                              "usage": {"prompt_tokens": sum(len(x.split()) for x in inputs),
+                                        "total_tokens": sum(len(x.split()) for x in inputs)}})
+
+
 async def models(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     if st.require_key is not None and request.headers.get("Authorization") != f"Bearer {st.require_key}":
@@ -191,7 +242,8 @@ async def models(request: web.Request) -> web.Response:
 async def control(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     cfg = await request.json()
-    for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record", "judges"):
+    for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record", "judges",
+                "embed_groups"):
         if key in cfg:
             setattr(st, key, cfg[key])
     return web.json_response({"ok": True})
@@ -218,6 +270,7 @@ def make_app(latency: float = 0.0) -> web.Application:
     app["state"].latency = latency
     app.router.add_post("/v1/chat/completions", chat)
     app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/embeddings", embeddings)
     app.router.add_post("/_control", control)
     app.router.add_get("/_requests", get_requests)
     app.router.add_get("/_stats", stats)

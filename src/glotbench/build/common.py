@@ -1,0 +1,140 @@
+"""Candidate files shared by the build commands: JSONL rows with an id, text fields and an optional key.
+
+A row's text is the fields named with `--text-field`, or by default every string (or list of strings)
+except the id, the key and label fields (NON_TEXT). Rows keep every field as written, so a file written
+back (`dedupe --apply`, `select`) is the input minus the rows dropped. A row without text is an error
+naming its file and line: an item that cannot be compared must not pass silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from glotbench.errors import DataError
+from glotbench.loading import read_jsonl
+from glotbench.text.segment import repair_lao_am
+
+NON_TEXT = frozenset({"id", "answer", "key", "gold", "label", "labels", "lang", "language", "subject",
+                      "category", "split", "source", "meta", "direction", "data_type", "subdomain", "domain",
+                      "dimension", "type", "task", "difficulty"})
+# scripts written without spaces between words: Lao, Thai, Khmer, Myanmar, kana, CJK ideographs, Hangul is spaced
+NOSPACE = re.compile("[\u0e00-\u0eff\u1780-\u17ff\u1000-\u109f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One row of a candidate file: where it is, its id, its comparable text and the row as written."""
+
+    file: str
+    line: int
+    id: str
+    text: str
+    record: Mapping[str, Any]
+
+    @property
+    def uid(self) -> str:
+        """Unique across files: FILE#ID."""
+        return f"{self.file}#{self.id}"
+
+    def key(self, field: str = "answer") -> Any:
+        return self.record.get(field)
+
+
+def _strings(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [s for x in v for s in _strings(x)]
+    if isinstance(v, dict):
+        return [s for x in v.values() for s in _strings(x)]
+    return []
+
+
+def row_text(rec: Mapping[str, Any], text_fields: Sequence[str] | None, key_field: str = "answer") -> str:
+    if text_fields:
+        parts = [s for f in text_fields for s in _strings(rec.get(f))]
+    else:
+        parts = [s for k, v in rec.items() if k not in NON_TEXT and k != key_field for s in _strings(v)]
+    return "\n".join(p for p in parts if p.strip())
+
+
+def load_candidates(paths: Iterable[str], text_fields: Sequence[str] | None = None,
+                    key_field: str = "answer") -> list[Candidate]:
+    """Every row of every file, in order. Ids come from `id` (else `line<N>`); a repeated id within a
+    file, a row without text, or a malformed line raises DataError naming FILE:LINE."""
+    out: list[Candidate] = []
+    for path in paths:
+        seen: set[str] = set()
+        for n, rec in read_jsonl(path):
+            where = f"{path}:{n}"
+            rid = rec.get("id", f"line{n}")
+            if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+                raise DataError(f"{where}: field 'id' must be a string or an integer")
+            rid = str(rid)
+            if rid in seen:
+                raise DataError(f"{where}: duplicate id {rid!r}")
+            seen.add(rid)
+            text = row_text(rec, text_fields, key_field)
+            if not text.strip():
+                fields = ", ".join(text_fields) if text_fields else "any text field"
+                raise DataError(f"{where}: item {rid!r} has no text (looked in {fields})")
+            out.append(Candidate(str(path), n, rid, text, rec))
+        if not seen:
+            raise DataError(f"{path}: no items")
+    return out
+
+
+def options_of(rec: Mapping[str, Any]) -> list[str] | None:
+    """An MCQ item's options in letter order: an `options`/`choices` list, a {letter: text} mapping,
+    or LaoBench's top-level `A`, `B`, `C`, ... fields."""
+    for name in ("options", "choices"):
+        v = rec.get(name)
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return list(v)
+        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
+            return [v[k] for k in sorted(v)]
+    letters = []
+    for k in "ABCDEFGHIJ":
+        if not isinstance(rec.get(k), str):
+            break
+        letters.append(rec[k])
+    return letters or None
+
+
+def normalise(text: str) -> str:
+    """NFC, Lao AM composed (NFC leaves U+0ECD U+0EB2 apart), case-folded, whitespace collapsed."""
+    return _SPACE.sub(" ", repair_lao_am(unicodedata.normalize("NFC", text)).casefold()).strip()
+
+
+def is_spaceless(text: str) -> bool:
+    """True when the text is mostly in a script written without spaces (Lao, Thai, Khmer, Burmese, CJK)."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    return sum(bool(NOSPACE.match(c)) for c in letters) * 2 >= len(letters)
+
+
+def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Write rows to PATH.tmp and rename: a reader never sees a half-written file."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    os.replace(tmp, p)
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    os.replace(tmp, p)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -26,7 +27,7 @@ def block(d, tag="results1"):
 
 def _write(tmp_path, data):
     p = tmp_path / "t.json"
-    p.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    p.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     return str(p)
 
 
@@ -43,17 +44,19 @@ def test_bad_entries_named_by_serial_number(tmp_path):
             "Test": {"Question 1": "س", "Answer 1": "ج", "Question 2": None, "Answer 2": None}}
     assert len(load_entries(_write(tmp_path, [good]))[0]) == 1
     cases = [
-        ({**good, "Meta": {**good["Meta"], "Round": 3}}, "SN. 7: Round must be 0, 1 or 2"),
-        ({**good, "Meta": {**good["Meta"], "Task": "Poetry"}}, "SN. 7: Task 'Poetry'"),
-        ({**good, "Test": {**good["Test"], "Question 2": "x"}}, "SN. 7: 'Test'.'Question 2' must be null in round 0"),
-        ({**good, "Meta": {**good["Meta"], "Round": 1}}, "SN. 7: 'Test'.'Question 2' must be a non-empty string in round 1"),
-        ({**good, "Test": {**good["Test"], "Answer 1": ""}}, "SN. 7: 'Test'.'Answer 1' must be a non-empty"),
-        ({"Meta": {"SN.": 9}}, "SN. 9: needs a 'Meta' object and a 'Test' object"),
+        ({**good, "Meta": {**good["Meta"], "Round": 3}}, ":2: Meta.Round: must be 0, 1 or 2"),
+        ({**good, "Meta": {**good["Meta"], "Round": True}}, ":2: Meta.Round: must be a whole number, got true/false"),
+        ({**good, "Meta": {**good["Meta"], "Task": "Poetry"}}, ":2: Meta.Task: must be 'Question Answering (QA)'"),
+        ({**good, "Test": {**good["Test"], "Question 2": "x"}}, ":2: Test.Question 2: must be null in round 0"),
+        ({**good, "Meta": {**good["Meta"], "Round": 1}}, ":2: Test.Question 2: must be a non-empty string in round 1"),
+        ({**good, "Test": {**good["Test"], "Answer 1": ""}}, ":2: Test.Answer 1: must not be empty"),
+        ({"Meta": {"SN.": 9}}, ":2: Meta.Round: missing; Meta.Task: missing; Test: missing"),
+        ({**good, "Meta": {**good["Meta"], "SN.": [7]}}, ":2: Meta.SN.: must be a string or a whole number, got list"),
     ]
     for entry, message in cases:
-        with pytest.raises(DataError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        with pytest.raises(DataError, match=re.escape(message) + ("" if "Task" in message else "$")):
             load_entries(_write(tmp_path, [entry]))
-    with pytest.raises(DataError, match="duplicate SN"):
+    with pytest.raises(DataError, match=":15: Meta.SN.: duplicate '7'"):  # the line the second entry starts on
         load_entries(_write(tmp_path, [good, good]))
     with pytest.raises(DataError, match="expected a JSON list"):
         load_entries(_write(tmp_path, {"Meta": {}}))

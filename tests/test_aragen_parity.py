@@ -484,7 +484,7 @@ def test_bad_input_fails_before_any_call(srv, tmp_path):
             "--out", str(tmp_path / "o")]
     cases = [
         (base + ["--data", nested], "nested too deeply"),
-        (base + ["--data", boolean], "Round must be 0, 1 or 2, got True"),
+        (base + ["--data", boolean], "Meta.Round: must be a whole number, got true/false"),
         (base + ["--limit", "0"], "--limit must be at least 1"),
         (base + ["--policy", "lenient"], "--policy must be one of drop, zero, upstream"),
         (base + ["--judge-repeats", "0"], "--judge-repeats must be at least 1"),
@@ -545,9 +545,12 @@ def test_answer_file_errors(tmp_path):
 
     entries = load_entries(write(tmp_path, "task.json", TASK_FILE))[0]
     cases = [
-        ("a.jsonl", '{"id": "1", "output": 3}\n', "a.jsonl:1: needs 'id' and a string 'output'"),
-        ("b.jsonl", '{"id": "1", "output": "x", "turn": true}\n', "b.jsonl:1: 'turn' must be 1 or 2, got True"),
-        ("c.jsonl", '{"id": "1", "output": "x", "turn": 2}\n', "c.jsonl:1: entry SN. 1 is round 0"),
+        ("a.jsonl", '{"id": "1", "output": 3}\n', "a.jsonl:1: output: must be a string, got a number"),
+        ("a2.jsonl", '{"output": "x"}\n', "a2.jsonl:1: id: missing"),
+        ("b.jsonl", '{"id": "1", "output": "x", "turn": true}\n', "b.jsonl:1: turn: must be a whole number, got true/false"),
+        ("b2.jsonl", '{"id": "1", "output": "x", "turn": 3}\n', "b2.jsonl:1: turn: must be 1 or 2"),
+        ("c.jsonl", '{"id": "1", "output": "x", "turn": 2}\n', "c.jsonl:1: turn: entry SN. 1 is round 0"),
+        ("d2.jsonl", "[" * 50000 + "]" * 50000 + "\n", "d2.jsonl:1: JSON nested too deeply"),
         ("d.jsonl", "{not json\n", "d.jsonl:1: not valid JSON"),
         ("e.json", json.dumps({"Meta": {}}), "expected upstream's answer file"),
         ("f.json", json.dumps([{"Meta": {"SN.": 1}}]), "entry SN. 1: needs a 'Model' object"),

@@ -49,7 +49,7 @@ def test_malformed_data_file_names_the_line(tmp_path, srv):
     bad.write_text('{"id": "a", "references": ["Xin chào"]}\n{"id": "b"}\n', encoding="utf-8")
     proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--data", str(bad),
                env={"GLOTBENCH_CACHE_DIR": str(tmp_path)}, cwd=str(tmp_path))
-    assert_one_line_error(proc, f"{bad}:2: missing field 'references'")
+    assert_one_line_error(proc, f"{bad}:2: references: missing")
     assert not (tmp_path / "runs").exists()  # nothing half-written
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
@@ -141,3 +142,22 @@ def test_contamination_on_a_built_corpus(tmp_path):
     only_q.write_text(f"{lao_q}\n", encoding="utf-8")
     assert check(items, [str(only_q)], char_n=20)["overlapping_ids"] == [items[0].id]
     assert check(items, [str(only_q)], char_n=200)["overlapping"] == 0
+
+
+def test_bad_rows_name_file_line_and_field(tmp_path):
+    """Rows are read through their schema: each problem as FILE:LINE: field: problem, every bad row counted."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from glotbench.benchmarks.laobench import load_rows
+
+    good = {"id": 1, "data_type": "Knowledge", "question": "q", "answer": "A", "A": "a", "B": "b", "C": "c", "D": "d"}
+    p = tmp_path / "rows.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in [good, {**good, "question": ""}, {**good, "A": 5},
+                                                   {**good, "data_type": None}]), encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(p))}:2: question: must not be empty \(and 2 more bad rows\)$"):
+        load_rows(str(p))
+    q = tmp_path / "rows.parquet"
+    pq.write_table(pa.Table.from_pylist([good, {**good, "answer": None}]), q)
+    with pytest.raises(DataError, match=rf"^{re.escape(str(q))}:row 2: answer: must be a string, got null$"):
+        load_rows(str(q))

@@ -194,3 +194,15 @@ def test_python_backend_async_and_broken(tmp_path, cache_path):
     assert res.results["counts"]["samples"] == 3 and res.results["counts"]["failed"] == 0
     res = run("python:helpers:broken_model", cache_path, tmp_path, limit=3)
     assert res.results["counts"]["failures"] == {"exception": 3}
+
+
+def test_retry_after_is_waited_through_the_retries(srv, cache_path, tmp_path):
+    """The first retry and tenacity's later ones both wait the server's Retry-After (0.6 s each)."""
+    import time
+
+    srv.configure(answers=gold_answers(), faults=[{"match": "*", "status": 429, "retry_after": "0.6", "times": 2}])
+    t0 = time.perf_counter()
+    res = run(srv, cache_path, tmp_path, limit=1, max_retries=3)
+    assert time.perf_counter() - t0 >= 1.2
+    c = res.results["counts"]
+    assert c["retries"] == 2 and c["model_calls"] == 3 and c["failed"] == 0 and overall(res) == 1.0

@@ -78,12 +78,17 @@ def test_user_data_file(tmp_path, bench):
 
 @pytest.mark.parametrize("lines, message", [
     (['{"id": "a", "references": ["Xin chào"]}', "{not json"], ":2: not valid JSON"),
-    (['{"references": ["Xin chào"]}'], ":1: missing field 'id'"),
-    (['{"id": "a", "references": "Xin chào"}'], ":1: field 'references' must be list"),
-    (['{"id": "a", "references": []}'], ":1: field 'references' must be a non-empty list"),
-    (['{"id": "a", "references": ["Xin chào", "Xin chao ban"]}'], ":1: references differ once stripped"),
-    (['{"id": "a", "references": ["a"]}', '{"id": "a", "references": ["b"]}'], ":2: duplicate id"),
-    (["[1, 2]"], ":1: expected a JSON object"),
+    (['{"references": ["Xin chào"]}'], ":1: id: missing$"),
+    (['{"id": "a", "references": "Xin chào"}'], ":1: references: must be a list, got a string$"),
+    (['{"id": "a", "references": []}'], ":1: references: must not be empty$"),
+    (['{"id": "a", "references": ["ok", " "]}'], ":1: references.1: must not be empty$"),
+    (['{"id": true, "references": ["a"]}'], ":1: id: must be a string or a whole number, got bool$"),
+    (['{"id": "a", "references": ["a"], "category": 3}'], ":1: category: must be a string, got a number$"),
+    (['{"id": "a", "references": ["Xin chào", "Xin chao ban"]}'], ":1: references: they differ once stripped"),
+    (['{"id": "a", "references": ["a"]}', '{"id": "a", "references": ["b"]}'], ":2: id: duplicate 'a'"),
+    (["[1, 2]"], ":1: row: expected a JSON object, got list"),
+    (['{"id": "a"}', '{"id": "b", "references": ["x"]}', '{"id": 1.5}'],
+     ":1: references: missing \\(and 1 more bad row\\)$"),
     ([""], "no items"),
 ])
 def test_bad_data_names_line_and_field(tmp_path, bench, lines, message):

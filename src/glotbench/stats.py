@@ -15,7 +15,7 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
-_BLOCK_ELEMS = 4_000_000  # resamples x items per block: bounds memory for 100k-item corpora
+_BLOCK_ELEMS = 500_000  # resamples x items per block: a block's arrays stay near 12 MB at any corpus size
 
 ScoreFn = Callable[[np.ndarray], float]
 
@@ -55,7 +55,9 @@ def _count_blocks(n: int, resamples: int, seed: int):
     while done < resamples:
         b = min(block, resamples - done)
         idx = rng.integers(0, n, size=(b, n))
-        counts = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+        idx += (np.arange(b) * n)[:, None]  # in place: one (b, n) array, not two
+        counts = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n)
+        del idx
         if keep:
             keep = counts.max(initial=0) < 256
             parts.append(counts.astype(np.uint8))

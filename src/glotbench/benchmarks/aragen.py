@@ -14,10 +14,13 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Iterable, Literal, Mapping, Sequence
+
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.data import ItemId, NonEmptyStr, Row, check_file, not_bool, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
@@ -29,7 +32,6 @@ from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.registry import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
-MAX_BYTES = 64 * 2**20
 ANSWER_MAX_TOKENS = 2048  # upstream's generation scripts: max_tokens / max_length 2048
 
 
@@ -55,10 +57,7 @@ class Entry:
 
 
 def _read_json(p: Path) -> Any:
-    if not p.is_file():
-        raise DataError(f"data file not found: {p}")
-    if p.stat().st_size > MAX_BYTES:
-        raise DataError(f"{p}: larger than {MAX_BYTES // 2**20} MiB")
+    check_file(p)  # glotbench.data's one size limit
     try:
         return json.loads(p.read_text(encoding="utf-8"))
     except RecursionError:
@@ -72,10 +71,9 @@ def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
     if path is None:
         ref = resources.files("glotbench.benchmarks").joinpath("data/aragen_sample.json")
         with resources.as_file(ref) as p:
-            return _parse(Path(p), _read_json(Path(p))), \
-                "bundled:aragen_sample.json (written by glotbench, not AraGen data)", sha256_file(p)
+            return _parse(Path(p)), "bundled:aragen_sample.json (written by glotbench, not AraGen data)", sha256_file(p)
     p = Path(path)
-    return _parse(p, _read_json(p)), str(p), sha256_file(p)
+    return _parse(p), str(p), sha256_file(p)
 
 
 def _sn(meta: Any, i: int) -> str:
@@ -83,43 +81,62 @@ def _sn(meta: Any, i: int) -> str:
     return str(v) if isinstance(v, (int, str)) and not isinstance(v, bool) else f"#{i}"
 
 
-def _parse(p: Path, data: Any) -> list[Entry]:
-    if not isinstance(data, list):
-        raise DataError(f"{p}: expected a JSON list of entries")
+class _Meta(Row):
+    model_config = ConfigDict(frozen=True, strict=True, extra="allow")  # every Meta field is kept
+
+    sn: ItemId = Field(alias="SN.")
+    round: Annotated[Literal[0, 1, 2], BeforeValidator(not_bool)] = Field(alias="Round")
+    task: Literal[TASKS] = Field(alias="Task")  # type: ignore[valid-type]
+    language: str | None = Field(None, alias="Language")
+
+
+class _Test(Row):
+    q1: NonEmptyStr = Field(alias="Question 1")
+    a1: NonEmptyStr = Field(alias="Answer 1")
+    q2: NonEmptyStr | None = Field(None, alias="Question 2")
+    a2: NonEmptyStr | None = Field(None, alias="Answer 2")
+
+
+class AraGenRow(Row):
+    """One entry of the release: `{"Meta": {...}, "Test": {...}}`; Question/Answer 2 are null in
+    round 0 and required in rounds 1 and 2."""
+
+    meta: _Meta = Field(alias="Meta")
+    test: _Test = Field(alias="Test")
+
+    @model_validator(mode="after")
+    def _round_rule(self) -> "AraGenRow":
+        for name, v in (("Question 2", self.test.q2), ("Answer 2", self.test.a2)):
+            if self.meta.round == 0 and v is not None:
+                raise ValueError(f"Test.{name}: must be null in round 0")
+            if self.meta.round != 0 and v is None:
+                raise ValueError(f"Test.{name}: must be a non-empty string in round {self.meta.round}")
+        return self
+
+
+def _parse(p: Path) -> list[Entry]:
     out, seen = [], set()
-    for i, e in enumerate(data):
-        meta = e.get("Meta") if isinstance(e, dict) else None
-        test = e.get("Test") if isinstance(e, dict) else None
-        sn = _sn(meta, i)
-        where = f"{p}: entry SN. {sn}"
-        if not isinstance(meta, dict) or not isinstance(test, dict):
-            raise DataError(f"{where}: needs a 'Meta' object and a 'Test' object")
-        if sn in seen:
-            raise DataError(f"{where}: duplicate SN.")
-        seen.add(sn)
-        rnd = meta.get("Round")
-        if isinstance(rnd, bool) or rnd not in (0, 1, 2):
-            raise DataError(f"{where}: Round must be 0, 1 or 2, got {rnd!r}")
-        task = meta.get("Task")
-        if task not in TASKS:
-            raise DataError(f"{where}: Task {task!r} is not one of {', '.join(TASKS)}")
-        lang = meta.get("Language")
-        if lang is not None and not isinstance(lang, str):
-            raise DataError(f"{where}: Language must be a string, got {lang!r}")
-        fields = {}
-        for k in ("Question 1", "Answer 1", "Question 2", "Answer 2"):
-            v = test.get(k)
-            needed = k.endswith("1") or rnd != 0
-            if needed and (not isinstance(v, str) or not v.strip()):
-                raise DataError(f"{where}: 'Test'.'{k}' must be a non-empty string in round {rnd}")
-            if not needed and v is not None:
-                raise DataError(f"{where}: 'Test'.'{k}' must be null in round 0")
-            fields[k] = v
-        out.append(Entry(sn, rnd, task, lang or "Arabic", fields["Question 1"], fields["Answer 1"],
-                         fields["Question 2"], fields["Answer 2"], dict(meta)))
+    for line, row in read_rows(p, AraGenRow, fmt="json"):
+        m, t = row.meta, row.test
+        if m.sn in seen:
+            raise DataError(f"{p}:{line}: Meta.SN.: duplicate {m.sn!r}")
+        seen.add(m.sn)
+        meta = {"SN.": m.sn, "Round": m.round, "Task": m.task, **(m.model_extra or {})}
+        if m.language is not None:
+            meta["Language"] = m.language
+        out.append(Entry(m.sn, m.round, m.task, m.language or "Arabic", t.q1, t.a1, t.q2, t.a2, meta))
     if not out:
         raise DataError(f"{p}: no entries")
     return out
+
+
+class AnswerRow(Row):
+    """A line of a glotbench answer file: `{"id": SN, "output": TEXT, "turn": 1|2, "repeat"?}`."""
+
+    id: ItemId
+    output: str
+    turn: Annotated[Literal[1, 2], BeforeValidator(not_bool)] = 1
+    repeat: int = 0
 
 
 def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[str | None]], str]:
@@ -134,25 +151,16 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
     out: dict[str, list[str | None]] = {e.sn: [None] * e.answers_needed for e in entries}
     seen: set[tuple[str, int]] = set()  # (SN., turn) read: a second answer is an error, not a silent overwrite
     if p.suffix == ".jsonl":
-        from glotbench.loading import read_jsonl
-
-        try:
-            for n, rec in read_jsonl(p):
-                sn, turn, text = str(rec.get("id")), rec.get("turn", 1), rec.get("output")
-                if "id" not in rec or not isinstance(text, str):
-                    raise DataError(f"{p}:{n}: needs 'id' and a string 'output'")
-                if isinstance(turn, bool) or turn not in (1, 2):
-                    raise DataError(f"{p}:{n}: 'turn' must be 1 or 2, got {turn!r}")
-                if rec.get("repeat", 0) != 0 or sn not in by_sn:
-                    continue
-                if turn == 2 and by_sn[sn].round != 2:
-                    raise DataError(f"{p}:{n}: entry SN. {sn} is round {by_sn[sn].round}: only follow-ups have turn 2")
-                if (sn, turn) in seen:
-                    raise DataError(f"{p}:{n}: a second answer for SN. {sn}{' (turn 2)' if turn == 2 else ''}")
-                seen.add((sn, turn))
-                out[sn][turn - 1] = text
-        except RecursionError:
-            raise DataError(f"{p}: JSON nested too deeply") from None
+        for n, row in read_rows(p, AnswerRow, fmt="jsonl"):
+            if row.repeat != 0 or row.id not in by_sn:
+                continue
+            if row.turn == 2 and by_sn[row.id].round != 2:
+                raise DataError(f"{p}:{n}: turn: entry SN. {row.id} is round {by_sn[row.id].round}: "
+                                "only follow-ups have turn 2")
+            if (row.id, row.turn) in seen:
+                raise DataError(f"{p}:{n}: id: a second answer for SN. {row.id}{' (turn 2)' if row.turn == 2 else ''}")
+            seen.add((row.id, row.turn))
+            out[row.id][row.turn - 1] = row.output
         return _matched(p, out, seen), sha256_file(p)
     data = _read_json(p)
     if not isinstance(data, list):

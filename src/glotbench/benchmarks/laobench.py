@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
-from glotbench.loading import read_jsonl, sha256_file
+from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric
 from glotbench.models.base import GenerateConfig, Prompt
@@ -80,17 +81,26 @@ def infer_direction(question: str, reference: str, where: str) -> str:
 
 # -- data ------------------------------------------------------------------------------------
 
-def _read_parquet(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        raise DataError("reading parquet needs pyarrow: pip install pyarrow") from None
-    try:
-        table = pq.read_table(path)
-    except Exception as e:  # noqa: BLE001 - pyarrow raises many kinds
-        raise DataError(f"{path}: not a readable parquet file ({e})") from None
-    for n, row in enumerate(table.to_pylist()):
-        yield f"{path}: row {n}", row
+class LaoBenchRow(Row):
+    """One row of LaoBench's test split (parquet) or a JSONL file of the same columns; the rules
+    that tie columns together (letters need options, translation directions) are in `parse_rows`."""
+
+    id: ItemId | None = None
+    data_type: NonEmptyStr
+    question: NonEmptyStr
+    answer: NonEmptyStr
+    A: str | None = None
+    B: str | None = None
+    C: str | None = None
+    D: str | None = None
+    subdomain: str | None = None
+    lang: str | None = None
+    direction: str | None = None
+
+
+def _validated(path: Path, fmt: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """(where, row) pairs of a file read through its schema (glotbench.data)."""
+    return [(f"{path}:{n}", row.model_dump()) for n, row in read_rows(path, LaoBenchRow, fmt=fmt)]
 
 
 def _from_hub(spec: str) -> Path:
@@ -121,13 +131,9 @@ def load_rows(source: str | None) -> tuple[list[tuple[str, dict[str, Any]]], str
     if source is None:
         ref = resources.files("glotbench.benchmarks").joinpath("data/laobench_sample.jsonl")
         with resources.as_file(ref) as p:
-            return [(f"{p}:{n}", r) for n, r in read_jsonl(p)], "bundled:laobench_sample.jsonl (not LaoBench data)", sha256_file(p)
+            return _validated(Path(p)), "bundled:laobench_sample.jsonl (not LaoBench data)", sha256_file(p)
     path = _from_hub(source) if source.startswith("hub:") else Path(source)
-    if path.suffix == ".parquet":
-        if not path.is_file():
-            raise DataError(f"data file not found: {path}")
-        return list(_read_parquet(path)), str(source), sha256_file(path)
-    return [(f"{path}:{n}", r) for n, r in read_jsonl(path)], str(source), sha256_file(path)
+    return _validated(path), str(source), sha256_file(path)
 
 
 def _text(row: dict[str, Any], key: str, where: str, rid: str) -> str:

@@ -10,14 +10,18 @@ Rules and choices: docs/benchmarks/vi-diacritics.md.
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_field
 from glotbench.items import Item, PublicItem
-from glotbench.loading import field, read_jsonl, sha256_file
+
+from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.registry import register_benchmark
@@ -67,6 +71,14 @@ _FEWSHOT_BLOCK = INSTRUCTION + "\n\n" + "\n\n".join(
     f"Input: {normalize_space(strip(ex[0]))}\nOutput: {_json_answer(ex[0])}" for ex in FEWSHOT)
 
 
+class ViRow(Row):
+    """One data row: `{"id", "references": [restored text, ...], "category"?}`."""
+
+    id: ItemId
+    references: Annotated[list[NonEmptyStr], Field(min_length=1)]
+    category: str | None = None
+
+
 @register_benchmark("vi-diacritics")
 class VietnameseDiacritics(Benchmark):
     name = "vi-diacritics"
@@ -94,20 +106,17 @@ class VietnameseDiacritics(Benchmark):
     def _load_file(self, path: str) -> list[Item]:
         items: list[Item] = []
         seen: set[str] = set()
-        for n, rec in read_jsonl(path):
+        for n, row in read_rows(path, ViRow):
             where = f"{path}:{n}"
-            item_id = str(field(rec, "id", (str, int), where))
+            item_id, refs = row.id, row.references
             if item_id in seen:
-                raise DataError(f"{where}: duplicate id {item_id!r}")
+                raise DataError(f"{where}: id: duplicate {item_id!r}")
             seen.add(item_id)
-            refs = field(rec, "references", list, where)
-            if not refs or not all(isinstance(r, str) and r.strip() for r in refs):
-                raise DataError(f"{where}: field 'references' must be a non-empty list of non-empty strings")
-            category = field(rec, "category", str, where, required=False, default="uncategorised")
+            category = row.category or "uncategorised"
             source = normalize_space(strip(refs[0]))
             for r in refs[1:]:
                 if normalize_space(strip(r)) != source:
-                    raise DataError(f"{where}: references differ once stripped: {r!r} is not a "
+                    raise DataError(f"{where}: references: they differ once stripped: {r!r} is not a "
                                     f"restoration of {source!r}")
             items.append(Item.create(item_id, {"text": source}, {"references": list(refs)},
                                      {"category": category}))

@@ -23,6 +23,11 @@ calls = Table(
     Column("response", Text, nullable=False),
     Column("created", Float, server_default=func.extract("epoch", func.now())),
 )
+scores = Table(  # extraction and score of a cached reply, as in the SQLite cache's `scores` table
+    "glotbench_scores", _meta,
+    Column("key", String(64), primary_key=True),
+    Column("record", Text, nullable=False),
+)
 
 
 class SqlCallCache:
@@ -36,6 +41,7 @@ class SqlCallCache:
             raise GlotbenchError(f"cannot open the call cache {make_url(url).render_as_string(hide_password=True)}: "
                                  f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
         self._pending: dict[str, dict[str, str]] = {}
+        self._pending_scores: dict[str, dict[str, str]] = {}
 
     def get(self, key: str) -> Response | None:
         pending = self._pending.get(key)
@@ -49,13 +55,28 @@ class SqlCallCache:
         self._pending[key] = {"key": key, "model": model_id,
                               "response": json.dumps(response.to_dict(), ensure_ascii=False)}
 
+    def get_score(self, key: str) -> dict | None:
+        pending = self._pending_scores.get(key)
+        if pending is not None:
+            return json.loads(pending["record"])
+        with self.engine.connect() as conn:
+            row = conn.execute(select(scores.c.record).where(scores.c.key == key)).first()
+        return json.loads(row[0]) if row else None
+
+    def put_score(self, key: str, record: dict) -> None:
+        self._pending_scores[key] = {"key": key, "record": json.dumps(record, ensure_ascii=False)}
+
     def flush(self) -> None:
-        if not self._pending:
+        if not self._pending and not self._pending_scores:
             return
-        rows = list(self._pending.values())
+        rows, score_rows = list(self._pending.values()), list(self._pending_scores.values())
         with self.engine.begin() as conn:
-            conn.execute(insert(calls).on_conflict_do_nothing(index_elements=["key"]), rows)
+            if rows:
+                conn.execute(insert(calls).on_conflict_do_nothing(index_elements=["key"]), rows)
+            if score_rows:
+                conn.execute(insert(scores).on_conflict_do_nothing(index_elements=["key"]), score_rows)
         self._pending.clear()
+        self._pending_scores.clear()
 
     def __len__(self) -> int:
         with self.engine.connect() as conn:

@@ -147,6 +147,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     full = bench.load(options.data) if dataset is None else dataset
     items = full[: options.limit] if options.limit is not None else full
     phash = bench.prompt_hash(full)
+    # The thinking mode changes the numbers: in the signature, so `compare` refuses to mix modes.
+    signature = bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}"
     model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
     if options.concurrency is not None:
         model_opts["concurrency"] = options.concurrency
@@ -189,12 +191,16 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         }
         _write_json_atomic(out_dir / "run.json", run_info)
         samples_path = out_dir / "samples.jsonl"
-        lines: list[tuple[str, int, str]] = []
-        with samples_path.open("w", encoding="utf-8") as sink:
+        # Where each sample's line lies in the file (not the line itself: 10k lines are ~13 MB).
+        lines: list[tuple[str, int, int, int]] = []
+        written = 0
+        with samples_path.open("wb") as sink:
             def on_sample(sample: Sample) -> None:
-                line = json.dumps(sample.to_record(), ensure_ascii=False) + "\n"
+                nonlocal written
+                line = (json.dumps(sample.to_record(), ensure_ascii=False) + "\n").encode("utf-8")
                 sink.write(line)  # flushed every 50 ms
-                lines.append((sample.id, sample.repeat, line))
+                lines.append((sample.id, sample.repeat, written, len(line)))
+                written += len(line)
 
             from glotbench.engine.progress import ProgressBar
 
@@ -202,7 +208,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                              total=len(items) * options.repeats) as bar:
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
-                                on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush)
+                                on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
+                                scorer_id=f"glotbench:{__version__}|{signature}")
                 t0 = time.perf_counter()
                 samples = await runner.run(iter(items), len(items))
                 wall = time.perf_counter() - t0
@@ -210,7 +217,10 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         order = {it.id: i for i, it in enumerate(items)}
         lines.sort(key=lambda x: (order[x[0]], x[1]))
         tmp = samples_path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(x[2] for x in lines), encoding="utf-8")
+        with samples_path.open("rb") as src, tmp.open("wb") as dst:
+            for _, _, offset, size in lines:
+                src.seek(offset)
+                dst.write(src.read(size))
         os.replace(tmp, samples_path)
         samples.sort(key=lambda x: (order[x.id], x.repeat))
 
@@ -231,8 +241,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "status": "complete",
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
-            # The thinking mode changes the numbers: in the signature, so `compare` refuses to mix modes.
-            "signature": bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}",
+            "signature": signature,
             **bench.extra_results(full),
             "headline": metrics[0].name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,

@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterable
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample
-from glotbench.engine.cache import CallCache, cache_key
-from glotbench.engine.scoring import score_output
+from glotbench.engine.cache import CallCache, cache_key, score_key
+from glotbench.engine.scoring import sample_from_record, score_output, score_record
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.models.base import (
@@ -34,15 +34,41 @@ from glotbench.models.base import (
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
+    """Which failures are retried and how long to wait, run by tenacity: a retryable ModelError
+    is tried again up to `max_retries` times; the wait honours the server's Retry-After (cut to
+    `max_retry_after_s`, plus up to 10% jitter), else full-jitter exponential backoff."""
+
     max_retries: int = 5
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
     max_retry_after_s: float = 120.0  # a Retry-After longer than this is cut to it
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry `attempt + 1` (attempt 0 is the first retry)."""
         if retry_after is not None:
-            return min(retry_after, self.max_retry_after_s) + random.uniform(0, 0.1 * max(retry_after, 0.1))
-        return random.uniform(0, min(self.backoff_max_s, self.backoff_base_s * 2 ** attempt))  # full jitter
+            wait = min(max(retry_after, 0.0), self.max_retry_after_s)
+            return wait + random.uniform(0, 0.1 * max(wait, 0.1))
+        from tenacity import RetryCallState, wait_random_exponential
+
+        state = RetryCallState(None, None, (), {})
+        state.attempt_number = attempt + 1
+        return wait_random_exponential(multiplier=self.backoff_base_s, max=self.backoff_max_s)(state)
+
+    def retrying(self, before_sleep: Callable[[Any], None] | None = None, *, done: int = 0) -> Any:
+        """A tenacity AsyncRetrying for the retries left after `done` of them; the last failure is
+        re-raised as itself."""
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        def wait(state: Any) -> float:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            return self.delay(done + state.attempt_number - 1, getattr(exc, "retry_after", None))
+
+        return AsyncRetrying(stop=stop_after_attempt(self.max_retries + 1 - done), wait=wait, reraise=True,
+                             retry=retry_if_exception(retryable), before_sleep=before_sleep)
+
+
+def retryable(exc: BaseException) -> bool:
+    return bool(getattr(exc, "retryable", False))
 
 
 @dataclass
@@ -105,6 +131,7 @@ class Runner:
         on_sample: Callable[[Sample], None] | None = None,
         on_progress: Callable[[RunCounters], None] | None = None,
         on_flush: Callable[[], None] | None = None,
+        scorer_id: str | None = None,
     ):
         self.benchmark = benchmark
         self.model = model
@@ -117,6 +144,7 @@ class Runner:
         self.on_sample = on_sample
         self.on_progress = on_progress
         self.on_flush = on_flush
+        self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
@@ -189,34 +217,53 @@ class Runner:
         return Response(text=choices[best].strip(), finish_reason="stop", latency_s=time.perf_counter() - t0,
                         raw={"loglikelihoods": dict(zip((c.strip() for c in choices), scores))})
 
+    async def _attempt(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> Response:
+        self.counters.calls += 1
+        if self._loglik_mode:
+            coro = self._loglik(prompt)
+        else:
+            coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
+        if self.timeout_s is None:
+            return await coro
+        try:
+            return await asyncio.wait_for(coro, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+
     async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
-        attempt = 0
-        while True:
-            self.counters.calls += 1
-            try:
-                if self._loglik_mode:
-                    coro = self._loglik(prompt)
-                else:
-                    coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
-                if self.timeout_s is not None:
-                    coro = asyncio.wait_for(coro, self.timeout_s)
-                resp = await coro
-                return resp, None, attempt
-            except (AuthError, GlotbenchError):
-                raise
-            except asyncio.TimeoutError:
-                err: Exception = ModelTimeout(f"no reply within {self.timeout_s:g} s")
-            except ModelError as e:
-                err = e
-            except Exception as e:  # a backend bug (e.g. in a python: callable) fails the item only
-                return None, e, attempt
-            if not getattr(err, "retryable", False) or attempt >= self.retry.max_retries:
-                return None, err, attempt
+        """One call with the retry policy: (reply, None, retries) or (None, last error, retries).
+        The first try is made directly (most calls succeed: no retry machinery on the hot path);
+        after a retryable failure tenacity runs the retries. An authentication failure or a usage
+        error stops the run; any other exception (a backend bug, e.g. in a python: callable) fails
+        this item only."""
+        try:
+            return await self._attempt(prompt, config, unit), None, 0
+        except (AuthError, GlotbenchError):
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded on the item
+            if not retryable(e) or self.retry.max_retries < 1:
+                return None, e, 0
+            first = e
+        retries = 0
+
+        def count_retry(_: Any = None) -> None:
+            nonlocal retries
+            retries += 1
             self.counters.retries += 1
             if self.on_progress:
                 self.on_progress(self.counters)
-            await asyncio.sleep(self.retry.delay(attempt, getattr(err, "retry_after", None)))
-            attempt += 1
+
+        count_retry()
+        await asyncio.sleep(self.retry.delay(0, getattr(first, "retry_after", None)))
+        try:
+            async for attempt in self.retry.retrying(count_retry, done=1):
+                with attempt:
+                    resp = await self._attempt(prompt, config, unit)
+            return resp, None, retries
+        except (AuthError, GlotbenchError):
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded on the item
+            return None, e, retries
 
     async def _process(self, unit: Unit) -> None:
         item, c = unit.item, self.counters
@@ -253,10 +300,20 @@ class Runner:
             c.completion_tokens += resp.usage.completion_tokens
             if resp.structured_output:
                 self.structured_modes[resp.structured_output] += 1
-            sample = score_output(
-                self.benchmark, item, resp.text, repeat=unit.repeat, truncated=resp.finish_reason == "length",
-                finish_reason=resp.finish_reason, latency_s=resp.latency_s,
-                tokens={"prompt": resp.usage.prompt_tokens, "completion": resp.usage.completion_tokens}, **extra)
+            fields = dict(finish_reason=resp.finish_reason, latency_s=resp.latency_s,
+                          tokens={"prompt": resp.usage.prompt_tokens, "completion": resp.usage.completion_tokens},
+                          **extra)
+            skey = None
+            if self.cache is not None and self.scorer_id is not None:
+                skey = score_key(key, self.scorer_id, item.id, dict(item.gold))
+            record = self.cache.get_score(skey) if cached and skey is not None else None
+            if record is not None:
+                sample = sample_from_record(record, item, resp.text, repeat=unit.repeat, **fields)
+            else:
+                sample = score_output(self.benchmark, item, resp.text, repeat=unit.repeat,
+                                      truncated=resp.finish_reason == "length", **fields)
+                if skey is not None and (rec := score_record(sample)) is not None:
+                    self.cache.put_score(skey, rec)
         if sample.failure:
             c.failures[sample.failure] += 1
             c.errors += 1

@@ -10,6 +10,7 @@ never ends a run.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from glotbench.core import Sample
@@ -70,3 +71,28 @@ def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
             key = None
     return Sample(id=item.id, repeat=repeat, meta=item.meta, score=score, answer=answer, answer_key=key,
                   output=output, error=error, flags=tuple(flags), **fields)
+
+
+def score_record(sample: Sample) -> dict[str, Any] | None:
+    """What the call cache keeps of a scored reply: the extraction and the score. None when it
+    cannot be kept faithfully (a scorer error, or an answer that does not survive JSON)."""
+    if sample.error is not None:
+        return None
+    try:
+        if json.loads(json.dumps(sample.answer)) != sample.answer:
+            return None
+    except (TypeError, ValueError):
+        return None
+    s = sample.score
+    return {"answer": sample.answer, "answer_key": sample.answer_key, "stats": dict(s.stats),
+            "score_flags": list(s.flags), "failure": s.failure, "flags": list(sample.flags)}
+
+
+def sample_from_record(record: dict[str, Any], item: Item, output: str | None, *, repeat: int,
+                       **fields: Any) -> Sample:
+    """The Sample `score_output` gave for this reply, rebuilt from its cached record."""
+    score = ItemScore(record["stats"], tuple(record["score_flags"]), record["failure"])
+    fields.pop("error", None)
+    return Sample(id=item.id, repeat=repeat, meta=item.meta, score=score, answer=record["answer"],
+                  answer_key=record["answer_key"], output=output, error=None, flags=tuple(record["flags"]),
+                  **fields)

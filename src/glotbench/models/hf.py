@@ -304,13 +304,9 @@ class HFModel:
 
 
 def _file_digest(path: Path) -> str:
-    import hashlib
+    from glotbench.loading import sha256_file
 
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(path)
 
 
 def from_spec(rest: str, *, spec: str, **opts: Any) -> HFModel:

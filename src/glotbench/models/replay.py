@@ -8,13 +8,23 @@ are errors. An optional `"repeat"` field (default 0) replays several repeats of 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Annotated, Any, Literal, Sequence
 
+from pydantic import Field
+
+from glotbench.data import ItemId, Row, read_rows
 from glotbench.errors import DataError
+from glotbench.loading import sha256_file
 from glotbench.models.base import GenerateConfig, ModelError, Prompt, Response
+
+
+class ReplayRow(Row):
+    """One line of a replay file."""
+
+    id: ItemId
+    output: str
+    repeat: Annotated[int, Field(ge=0)] = 0
 
 
 class MissingOutput(ModelError):
@@ -31,31 +41,17 @@ class ReplayModel:
         self._lines: dict[tuple[str, int], int] = {}
         if not self.path.is_file():
             raise DataError(f"replay file not found: {self.path}")
-        raw = self.path.read_bytes()
-        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.sha256 = sha256_file(self.path)
         # The file's hash is part of the cache id: editing the file invalidates cached replays.
         self.cache_id = f"replay:{self.sha256}"
-        for n, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise DataError(f"{self.path}:{n}: not valid JSON ({e.msg})") from None
-            if not isinstance(rec, dict) or "id" not in rec:
-                raise DataError(f"{self.path}:{n}: missing field 'id'")
-            out = rec.get("output")
-            if not isinstance(out, str):
-                raise DataError(f"{self.path}:{n}: field 'output' must be a string")
-            rep = rec.get("repeat", 0)
-            if isinstance(rep, bool) or not isinstance(rep, int) or rep < 0:
-                raise DataError(f"{self.path}:{n}: field 'repeat' must be a whole number >= 0")
-            key = (str(rec["id"]), rep)
+        for line, row in read_rows(self.path, ReplayRow, fmt="jsonl"):
+            key = (row.id, row.repeat)
             if key in self.outputs:
-                raise DataError(f"{self.path}:{n}: duplicate id {key[0]!r}" + (f" (repeat {rep})" if rep else "")
+                raise DataError(f"{self.path}:{line}: duplicate id {row.id!r}"
+                                + (f" (repeat {row.repeat})" if row.repeat else "")
                                 + f" (first on line {self._lines[key]})")
-            self.outputs[key] = out
-            self._lines[key] = n
+            self.outputs[key] = row.output
+            self._lines[key] = line
         self.seen: set[str] = set()
 
     def coverage(self, data_ids: Sequence[str], run_ids: Sequence[str], repeats: int) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from glotbench.core import Dataset
+from glotbench.data import SampleRow, read_rows
 from glotbench.errors import GlotbenchError
 from glotbench.registry import get_benchmark
 from glotbench.report.terminal import load_results
@@ -39,19 +39,18 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     items = dataset.by_id()
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
-    with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            rec = json.loads(line)
-            item = items.get(str(rec.get("id")))
-            if item is None:
-                raise GlotbenchError(f"{run_dir / 'samples.jsonl'}:{n}: item {rec.get('id')!r} is not in the run's data")
-            out = rec.get("output")
-            smp = score_output(bench, item, out, repeat=int(rec.get("repeat", 0)),
-                               model_failure=None if out is not None else (rec.get("failure") or "no_output"),
-                               truncated=rec.get("finish_reason") == "length")
-            samples.append(smp)
-            for k, v in smp.stats.items():
-                rows[item.id][k] += float(v)
+    path = run_dir / "samples.jsonl"
+    for n, rec in read_rows(path, SampleRow, fmt="jsonl"):
+        item = items.get(rec.id)
+        if item is None:
+            raise GlotbenchError(f"{path}:{n}: id: item {rec.id!r} is not in the run's data")
+        out = rec.output
+        smp = score_output(bench, item, out, repeat=rec.repeat,
+                           model_failure=None if out is not None else (rec.failure or "no_output"),
+                           truncated=rec.finish_reason == "length")
+        samples.append(smp)
+        for k, v in smp.stats.items():
+            rows[item.id][k] += float(v)
     check_statistics(bench.metrics_for(dataset), samples)
     return rows
 

@@ -17,10 +17,10 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
             raise GlotbenchError(f"{d} is an unfinished run (no results.json); run the same command again "
                                  "to resume it")
         raise GlotbenchError(f"{d} is not a run directory (no results.json)")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise GlotbenchError(f"{path} is not valid JSON: {e}") from None
+    from glotbench.data import ResultsFile, read_object
+
+    read_object(path, ResultsFile)  # a bad file: one error naming the field
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:

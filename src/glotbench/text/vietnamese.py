@@ -36,7 +36,7 @@ def normalize_space(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=65536)  # syllables are a closed set: most words are seen many times
 def _syllable_key(word: str) -> str:
     """The word with its tone marks taken out and appended as symbols: position-free tone identity."""
     decomposed = unicodedata.normalize("NFD", word)

@@ -1,0 +1,267 @@
+"""Validated rows: every file glotbench reads (benchmark data, replay files, a run's samples and
+results) goes through one reader and a declared pydantic schema.
+
+`read_rows(path, Schema)` reads JSONL (one object a line), JSON (a list of objects, or one object)
+or parquet, checks the file against one size limit, validates each row into a frozen `Schema`
+instance and returns `(line, row)` pairs. A bad row is reported as `FILE:LINE: field: problem`
+(parquet: `FILE:row N: ...`, JSON lists: the line the object starts on); when several rows are bad
+the first is named and the others counted, so one `error:` line says it all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Literal, Sequence, TypeVar
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from glotbench.errors import DataError
+
+MAX_FILE_BYTES = 512 * 1024 * 1024  # the one limit on any file read as rows
+
+
+
+def _non_empty(v: str) -> str:
+    if not v.strip():
+        raise ValueError("must not be empty")
+    return v
+
+
+def _item_id(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise ValueError(f"must be a string or a whole number, got {type(v).__name__}")
+    if isinstance(v, str) and not v.strip():
+        raise ValueError("must not be empty")
+    return str(v)
+
+
+def not_bool(v: Any) -> Any:
+    """For Literal[0, 1, ...] fields, which would take true as 1 even in strict mode."""
+    if isinstance(v, bool):
+        raise ValueError("must be a whole number, got true/false")
+    return v
+
+
+NonEmptyStr = Annotated[str, AfterValidator(_non_empty)]  # some non-space character
+ItemId = Annotated[str, BeforeValidator(_item_id)]  # a string or a whole number (not true/false), as a string
+
+
+class Row(BaseModel):
+    """Base of every row schema: frozen, strict types (no "1" for 1, no 1 for true), unknown
+    fields ignored so that files carrying extra columns still load."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
+
+
+S = TypeVar("S", bound=BaseModel)
+
+_TYPE_WORDS = {"string_type": "a string", "int_type": "a whole number", "float_type": "a number",
+               "bool_type": "true or false", "list_type": "a list", "dict_type": "an object",
+               "model_type": "an object", "model_attributes_type": "an object"}
+
+
+def _json_type(v: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def problem_text(err: ValidationError) -> str:
+    """`field: problem` for each error of one row, joined by '; '."""
+    parts = []
+    for e in err.errors(include_url=False):
+        loc = ".".join(str(x) for x in e["loc"])
+        msg = e["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+        if e["type"] == "missing":
+            msg = "missing"
+        elif e["type"] == "too_short":
+            n = (e.get("ctx") or {}).get("min_length", 1)
+            msg = "must not be empty" if n == 1 else f"must have at least {n} items"
+        elif e["type"] in _TYPE_WORDS:
+            msg = f"must be {_TYPE_WORDS[e['type']]}, got {_json_type(e.get('input'))}"
+        parts.append(f"{loc}: {msg}" if loc else msg)  # a row-level rule names its fields itself
+    return "; ".join(parts)
+
+
+def check_file(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"data file not found: {p}")
+    if p.stat().st_size > MAX_FILE_BYTES:
+        raise DataError(f"{p}: larger than {MAX_FILE_BYTES // 2**20} MiB")
+    return p
+
+
+def raw_rows(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str, Any]]:
+    """(position, raw value) for each row of a JSONL, JSON or parquet file; position is the line
+    number (`row N` for parquet). Unreadable files and lines raise DataError naming the place."""
+    p = check_file(path)
+    fmt = fmt or {".json": "json", ".parquet": "parquet"}.get(p.suffix.lower(), "jsonl")
+    if fmt == "parquet":
+        yield from _parquet_rows(p)
+        return
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if fmt == "json":
+        yield from _json_rows(p, text)
+        return
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield str(n), json.loads(line)
+        except RecursionError:
+            raise DataError(f"{p}:{n}: JSON nested too deeply") from None
+        except json.JSONDecodeError as e:
+            raise DataError(f"{p}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
+
+
+def _json_rows(p: Path, text: str) -> Iterator[tuple[str, Any]]:
+    """The elements of a top-level JSON list with the line each starts on."""
+    dec = json.JSONDecoder()
+    try:
+        start = len(text) - len(text.lstrip())
+        if not text[start:start + 1] == "[":
+            dec.raw_decode(text, start)  # a JSON error first, else the shape
+            raise DataError(f"{p}: expected a JSON list of rows")
+        pos = start + 1
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text):
+                raise ValueError("the list is not closed")
+            if text[pos] == "]":
+                return
+            obj, end = dec.raw_decode(text, pos)
+            yield str(text.count("\n", 0, pos) + 1), obj
+            pos = end
+    except RecursionError:
+        raise DataError(f"{p}: JSON nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{p}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
+    except ValueError as e:
+        raise DataError(f"{p}: not valid JSON ({e})") from None
+
+
+def _parquet_rows(p: Path) -> Iterator[tuple[str, Any]]:
+    try:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(p)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        raise DataError(f"{p}: not a readable parquet file ({type(e).__name__}: {e})") from None
+    for i, row in enumerate(table.to_pylist(), 1):
+        yield f"row {i}", row
+
+
+def validate_rows(path: str | Path, rows: Iterator[tuple[str, Any]] | Sequence[tuple[str, Any]],
+                  schema: type[S]) -> list[tuple[str, S]]:
+    """Validate raw rows; every bad row is counted, the first one named."""
+    out: list[tuple[str, S]] = []
+    first: str | None = None
+    bad = 0
+    for where, raw in rows:
+        if not isinstance(raw, dict):
+            problem = f"row: expected a JSON object, got {type(raw).__name__}"
+        else:
+            try:
+                out.append((where, schema.model_validate(raw)))
+                continue
+            except ValidationError as e:
+                problem = problem_text(e)
+        bad += 1
+        if first is None:
+            first = f"{path}:{where}: {problem}"
+    if first is not None:
+        raise DataError(first + (f" (and {bad - 1} more bad row{'s' * (bad > 2)})" if bad > 1 else ""))
+    return out
+
+
+def read_rows(path: str | Path, schema: type[S], *, fmt: str | None = None) -> list[tuple[str, S]]:
+    """Read and validate every row of a file: [(line, row)]. See the module docstring."""
+    return validate_rows(path, raw_rows(path, fmt), schema)
+
+
+def read_object(path: str | Path, schema: type[S]) -> S:
+    """One JSON object (a results.json) validated against `schema`; errors as `FILE: field: problem`."""
+    p = check_file(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise DataError(f"{p}: JSON nested too deeply") from None
+    except UnicodeDecodeError as e:
+        raise DataError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{p}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"{p}: expected a JSON object, got {type(raw).__name__}")
+    try:
+        return schema.model_validate(raw)
+    except ValidationError as e:
+        raise DataError(f"{p}: {problem_text(e)}") from None
+
+
+# -- a run's own files, read back by `report` and `compare` ------------------------------------
+
+class _Open(BaseModel):
+    model_config = ConfigDict(frozen=True, strict=True, extra="allow")
+
+
+class _BenchmarkInfo(_Open):
+    name: NonEmptyStr
+    version: str
+    spec: str | None = None
+    data: str | None = None
+    data_path: str | None = None
+    data_sha256: str | None = None
+
+
+class _ModelInfo(_Open):
+    spec: str
+
+
+class _MetricInfo(_Open):
+    show_ci: bool = True
+    scale: Literal["fraction", "points"] = "fraction"
+    label: str | None = None
+
+
+class _Counts(_Open):
+    samples: int
+    items: int
+    failed: int
+    model_calls: int
+    retries: int
+    cache_hits: int
+
+
+class _Tokens(_Open):
+    prompt: int
+    completion: int
+
+
+class ResultsFile(_Open):
+    """What `report` and `compare` read of a results.json (other fields are kept as they are)."""
+
+    format: int
+    benchmark: _BenchmarkInfo
+    model: _ModelInfo
+    signature: NonEmptyStr
+    headline: str
+    metrics: dict[str, _MetricInfo]
+    scores: dict[str, Any]
+    counts: _Counts
+    tokens: _Tokens
+    config: dict[str, Any] = {}
+
+
+class SampleRow(Row):
+    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
+
+    id: ItemId
+    repeat: Annotated[int, Field(ge=0)] = 0
+    output: str | None = None
+    failure: str | None = None
+    finish_reason: str | None = None

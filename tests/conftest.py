@@ -73,5 +73,10 @@ def repo_root() -> Path:
 
 def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
+    # `python:helpers:...` models live beside the tests: make them importable in the child, as pytest's
+    # rootdir insertion makes them importable here (CI runs plain `python -m pytest`, no PYTHONPATH).
+    tests_dir = str(Path(__file__).resolve().parent)
+    parts = [p for p in full_env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    full_env["PYTHONPATH"] = os.pathsep.join([tests_dir, *[p for p in parts if p != tests_dir]])
     return subprocess.run([sys.executable, "-m", "glotbench", *args], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)

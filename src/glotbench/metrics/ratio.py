@@ -107,16 +107,36 @@ def check_statistics(metrics: Sequence[Metric], samples: Iterable[Any]) -> None:
                         f"does not carry (it has: {', '.join(sorted(stats)) or 'none'})")
 
 
-def _per_item(samples: Iterable[ScoredSample], stat_names: set[str]) -> dict[str, dict[str, float]]:
-    """Statistics summed over repeats per item. A key absent from a sample is 0 only where no metric
-    needs it from that sample (another group's macro columns); check_statistics ran first."""
-    rows: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(stat_names, 0.0))
-    for s in samples:
-        row = rows[s.item_id]
+def _per_item_matrix(samples: Sequence[ScoredSample], col: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """One pass over the samples: their statistics as a matrix (samples x statistics; a key absent from
+    a sample is 0 only where no metric needs it from that sample — another group's macro columns;
+    check_statistics ran first) and each sample's item code. Summing per item happens in numpy, so a
+    statistic list of many macro columns costs nothing per item (measured: the service's 10,000-answer
+    submission spent half its time building per-item dicts)."""
+    mat = np.zeros((len(samples), len(col)), dtype=np.float64)
+    codes: dict[str, int] = {}
+    item = np.empty(len(samples), dtype=np.int64)
+    for i, s in enumerate(samples):
+        item[i] = codes.setdefault(s.item_id, len(codes))
+        row = mat[i]
         for k, v in s.score.stats.items():
-            if k in row:
-                row[k] += float(v)
-    return rows
+            j = col.get(k)
+            if j is not None:
+                row[j] = float(v)
+    return mat, item
+
+
+def _sum_per_item(mat: np.ndarray, item: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Rows of `idx` summed per item, items in order of first appearance (as a dict of items would be),
+    each sum taken in sample order (np.add.at is unbuffered and sequential)."""
+    codes = item[idx]
+    uniq, first = np.unique(codes, return_index=True)
+    order = uniq[np.argsort(first, kind="stable")]
+    pos = np.empty(int(item.max()) + 1 if len(item) else 0, dtype=np.int64)
+    pos[order] = np.arange(len(order))
+    out = np.zeros((len(order), mat.shape[1]), dtype=np.float64)
+    np.add.at(out, pos[codes], mat[idx])
+    return out
 
 
 def aggregate(
@@ -134,17 +154,18 @@ def aggregate(
     col = {k: i for i, k in enumerate(names)}
     fns = {m.name: _bind(m, [col[k] for k in m.keys]) for m in metrics}
 
-    def estimates(subset: Sequence[ScoredSample]) -> dict[str, Any]:
-        rows = list(_per_item(subset, set(names)).values())
-        mat = np.array([[r[k] for k in names] for r in rows], dtype=np.float64).reshape(len(rows), len(names))
+    stats, item = _per_item_matrix(samples, col)
+
+    def estimates(idx: np.ndarray) -> dict[str, Any]:
+        mat = _sum_per_item(stats, item, idx)
         return {k: e.to_dict() for k, e in bootstrap_many(mat, fns, resamples=resamples, seed=seed).items()}
 
-    out: dict[str, Any] = {"overall": estimates(samples), "groups": {}}
+    out: dict[str, Any] = {"overall": estimates(np.arange(len(samples))), "groups": {}}
     for key in group_by:
-        buckets: dict[str, list[ScoredSample]] = defaultdict(list)
-        for s in samples:
-            buckets[str(s.meta.get(key, "unknown"))].append(s)
-        out["groups"][key] = {value: estimates(b) for value, b in sorted(buckets.items())}
+        buckets: dict[str, list[int]] = defaultdict(list)
+        for i, s in enumerate(samples):
+            buckets[str(s.meta.get(key, "unknown"))].append(i)
+        out["groups"][key] = {value: estimates(np.array(b, dtype=np.int64)) for value, b in sorted(buckets.items())}
     return out
 
 

@@ -105,8 +105,10 @@ def test_cli_bad_replay_results_and_samples(tmp_path):
     a, b = _run_dir(tmp_path, "a"), _run_dir(tmp_path, "b")
     res = json.loads((a / "results.json").read_text())
     res["counts"]["failed"] = "none"
-    (a / "results.json").write_text(json.dumps(res))
-    _assert_one_error(cli("report", str(a)), re.escape(f"{a / 'results.json'}: counts.failed: must be a whole number, got a string") + "$")
+    text = json.dumps(res, indent=2)
+    (a / "results.json").write_text(text)
+    line = next(n for n, s in enumerate(text.splitlines(), 1) if '"failed": "none"' in s)
+    _assert_one_error(cli("report", str(a)), re.escape(f"{a / 'results.json'}:{line}: counts.failed: must be a whole number, got a string") + "$")
 
     lines = (b / "samples.jsonl").read_text().splitlines()
     lines[1] = json.dumps({**json.loads(lines[1]), "repeat": "0"})

@@ -11,16 +11,16 @@ the first is named and the others counted, so one `error:` line says it all.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Literal, Sequence, TypeVar
+from typing import Annotated, Any, Callable, Iterator, Literal, Sequence, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from glotbench.errors import DataError
 
 MAX_FILE_BYTES = 512 * 1024 * 1024  # the one limit on any file read as rows
-
-
+_STRICT = json.JSONDecoder(parse_constant=lambda name: _no_constant(name))
 
 def _non_empty(v: str) -> str:
     if not v.strip():
@@ -66,11 +66,12 @@ def _json_type(v: Any) -> str:
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
 
 
-def problem_text(err: ValidationError) -> str:
-    """`field: problem` for each error of one row, joined by '; '."""
+def problem_text(err: ValidationError | list[Any], where: Callable[[tuple[Any, ...]], str] | None = None) -> str:
+    """`field: problem` for each error of one row, joined by '; '; `where(loc)` may phrase the
+    field's place (default: the dotted path)."""
     parts = []
-    for e in err.errors(include_url=False):
-        loc = ".".join(str(x) for x in e["loc"])
+    for e in err.errors(include_url=False) if isinstance(err, ValidationError) else err:
+        loc = where(tuple(e["loc"])) if where else ".".join(str(x) for x in e["loc"])
         msg = e["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
         if e["type"] == "missing":
             msg = "missing"
@@ -84,7 +85,10 @@ def problem_text(err: ValidationError) -> str:
 
 
 def check_file(path: str | Path) -> Path:
+    """`path` as a Path when it names a readable file within the one size limit; else DataError."""
     p = Path(path)
+    if p.is_dir():
+        raise DataError(f"{p}: is a directory, not a file")
     if not p.is_file():
         raise DataError(f"data file not found: {p}")
     if p.stat().st_size > MAX_FILE_BYTES:
@@ -92,35 +96,55 @@ def check_file(path: str | Path) -> Path:
     return p
 
 
-def raw_rows(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str, Any]]:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _decode(blob: bytes, name: str | Path) -> str:
+    """UTF-8 text; a leading byte-order mark is dropped (spreadsheet exports write one)."""
+    try:
+        return blob.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _read_text(p: Path) -> str:
+    try:
+        return _decode(p.read_bytes(), p)
+    except OSError as e:
+        raise DataError(f"{p}: cannot be read ({e.strerror or e})") from None
+
+
+def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = False) -> Iterator[tuple[str, Any]]:
     """(position, raw value) for each row of a JSONL, JSON or parquet file; position is the line
-    number (`row N` for parquet). Unreadable files and lines raise DataError naming the place."""
+    number (`row N` for parquet). Unreadable files and lines raise DataError naming the place.
+    NaN and Infinity are refused unless `allow_nan` (glotbench's own run files may hold them)."""
     p = check_file(path)
     fmt = fmt or {".json": "json", ".parquet": "parquet"}.get(p.suffix.lower(), "jsonl")
     if fmt == "parquet":
         yield from _parquet_rows(p)
         return
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise DataError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    text = _read_text(p)
     if fmt == "json":
         yield from _json_rows(p, text)
         return
+    constant = None if allow_nan else _no_constant
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            yield str(n), json.loads(line)
+            yield str(n), json.loads(line, parse_constant=constant)
         except RecursionError:
             raise DataError(f"{p}:{n}: JSON nested too deeply") from None
         except json.JSONDecodeError as e:
             raise DataError(f"{p}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
+        except ValueError as e:
+            raise DataError(f"{p}:{n}: not valid JSON ({e})") from None
 
 
 def _json_rows(p: Path, text: str) -> Iterator[tuple[str, Any]]:
     """The elements of a top-level JSON list with the line each starts on."""
-    dec = json.JSONDecoder()
+    dec = _STRICT
     try:
         start = len(text) - len(text.lstrip())
         if not text[start:start + 1] == "[":
@@ -134,7 +158,7 @@ def _json_rows(p: Path, text: str) -> Iterator[tuple[str, Any]]:
                 raise ValueError("the list is not closed")
             if text[pos] == "]":
                 return
-            obj, end = dec.raw_decode(text, pos)
+            obj, end = _STRICT.raw_decode(text, pos)
             yield str(text.count("\n", 0, pos) + 1), obj
             pos = end
     except RecursionError:
@@ -184,23 +208,83 @@ def read_rows(path: str | Path, schema: type[S], *, fmt: str | None = None) -> l
     return validate_rows(path, raw_rows(path, fmt), schema)
 
 
-def read_object(path: str | Path, schema: type[S]) -> S:
-    """One JSON object (a results.json) validated against `schema`; errors as `FILE: field: problem`."""
+def read_object(path: str | Path, schema: type[S], *, allow_nan: bool = False,
+                where: Callable[[tuple[Any, ...]], str] | None = None) -> S:
+    """One JSON document (a results.json, a DeepSEA task file, a manifest) validated against
+    `schema`; errors as `FILE:LINE: field: problem`. See `parse_object`."""
     p = check_file(path)
+    return parse_object(_read_text(p), p, schema, allow_nan=allow_nan, where=where)
+
+
+def parse_object(text: str | bytes, name: str | Path, schema: type[S], *, allow_nan: bool = False,
+                 where: Callable[[tuple[Any, ...]], str] | None = None) -> S:
+    """Validate JSON `text` (named `name` in errors, e.g. an archive member) against `schema`.
+    An object with a key twice is refused (JSON parsers would silently keep the last one), as are
+    NaN and Infinity unless `allow_nan`. The first problem is named with the line its value starts
+    on; `where(loc)` may phrase the field's place (default: the dotted path); others are counted."""
+    if isinstance(text, bytes):
+        text = _decode(text, name)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
+        raw = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=None if allow_nan else _no_constant)
     except RecursionError:
-        raise DataError(f"{p}: JSON nested too deeply") from None
-    except UnicodeDecodeError as e:
-        raise DataError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise DataError(f"{name}: JSON nested too deeply") from None
     except json.JSONDecodeError as e:
-        raise DataError(f"{p}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(raw, dict):
-        raise DataError(f"{p}: expected a JSON object, got {type(raw).__name__}")
+        what = "empty file, not JSON" if not text.strip() else f"not valid JSON ({e.msg} at column {e.colno})"
+        raise DataError(f"{name}:{e.lineno}: {what}") from None
+    except ValueError as e:
+        raise DataError(f"{name}: not valid JSON ({e})") from None
     try:
         return schema.model_validate(raw)
     except ValidationError as e:
-        raise DataError(f"{p}: {problem_text(e)}") from None
+        errors = e.errors(include_url=False)
+        loc = tuple(errors[0]["loc"])
+        same = [x for x in errors if tuple(x["loc"])[:-1] == loc[:-1]]
+        more = len(errors) - len(same)
+        raise DataError(f"{name}:{locate(text, loc)}: {problem_text(same, where)}"
+                        + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} appears twice in one object")
+        out[k] = v
+    return out
+
+
+_WS = re.compile(r"[ \t\r\n]*")
+
+
+def locate(text: str, loc: Sequence[Any]) -> int:
+    """The line on which the value at `loc` (keys and list indices, as pydantic reports them)
+    starts in JSON `text`; the deepest value reached when the path stops matching."""
+    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    try:
+        for key in loc:
+            opener = text[pos]
+            if opener not in "{[":
+                break
+            pos, found, i = _WS.match(text, pos + 1).end(), False, 0  # type: ignore[union-attr]
+            while text[pos] not in "}]":
+                if opener == "{":
+                    k, pos = _STRICT.raw_decode(text, pos)
+                    pos = _WS.match(text, _WS.match(text, pos).end() + 1).end()  # type: ignore[union-attr]
+                    hit = k == str(key)
+                else:
+                    hit = isinstance(key, int) and i == key
+                if hit:
+                    found = True
+                    break
+                _, pos = _STRICT.raw_decode(text, pos)
+                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+                pos = _WS.match(text, pos + (text[pos] == ",")).end()  # type: ignore[union-attr]
+                i += 1
+            if not found:
+                break
+    except (IndexError, ValueError):
+        pass
+    return text.count("\n", 0, pos) + 1
 
 
 # -- a run's own files, read back by `report` and `compare` ------------------------------------

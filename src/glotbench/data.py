@@ -287,65 +287,7 @@ def locate(text: str, loc: Sequence[Any]) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-# -- a run's own files, read back by `report` and `compare` ------------------------------------
-
-class _Open(BaseModel):
-    model_config = ConfigDict(frozen=True, strict=True, extra="allow")
-
-
-class _BenchmarkInfo(_Open):
-    name: NonEmptyStr
-    version: str
-    spec: str | None = None
-    data: str | None = None
-    data_path: str | None = None
-    data_sha256: str | None = None
-
-
-class _ModelInfo(_Open):
-    spec: str
-
-
-class _MetricInfo(_Open):
-    show_ci: bool = True
-    scale: Literal["fraction", "points"] = "fraction"
-    label: str | None = None
-
-
-class _Counts(_Open):
-    samples: int
-    items: int
-    failed: int
-    model_calls: int
-    retries: int
-    cache_hits: int
-
-
-class _Tokens(_Open):
-    prompt: int
-    completion: int
-
-
-class ResultsFile(_Open):
-    """What `report` and `compare` read of a results.json (other fields are kept as they are)."""
-
-    format: int
-    benchmark: _BenchmarkInfo
-    model: _ModelInfo
-    signature: NonEmptyStr
-    headline: str
-    metrics: dict[str, _MetricInfo]
-    scores: dict[str, Any]
-    counts: _Counts
-    tokens: _Tokens
-    config: dict[str, Any] = {}
-
-
-class SampleRow(Row):
-    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
-
-    id: ItemId
-    repeat: Annotated[int, Field(ge=0)] = 0
-    output: str | None = None
-    failure: str | None = None
-    finish_reason: str | None = None
+def read_dict(path: str | Path, schema: type[BaseModel], **kw: Any) -> dict[str, Any]:
+    """`read_object`, returned as the dict of what the file holds (no defaults filled in), for code
+    that reads a validated file as plain JSON."""
+    return read_object(path, schema, **kw).model_dump(exclude_unset=True)

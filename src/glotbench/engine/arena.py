@@ -9,7 +9,6 @@ coverage, position consistency and the failures.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -22,6 +21,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.judges.panel import mean_of_judges, run_panel, same_model
 from glotbench.registry import load_model
+from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
 
 
 @dataclass(frozen=True)
@@ -174,12 +174,7 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
     judge's agreement rate and Cohen's kappa with them."""
     from glotbench.stats import cohens_kappa, kendall, spearman
 
-    runs = []
-    for d in arena_dirs:
-        p = Path(d) / "arena.json"
-        if not p.is_file():
-            raise GlotbenchError(f"{d} is not a finished arena (no arena.json)")
-        runs.append(json.loads(p.read_text(encoding="utf-8")))
+    runs = [read_run_file(d, "arena.json", ArenaScores, "a finished arena") for d in arena_dirs]
     judges = sorted({j for r in runs for j in r["scores"]["judges"]})
     table = {r["candidate"]: {j: r["scores"]["judges"].get(j, {}).get("value") for j in judges} for r in runs}
     spread = {m: (max(v for v in row.values() if v is not None) - min(v for v in row.values() if v is not None))
@@ -195,13 +190,9 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
                                               "kendall": kendall(xa, xb)[0]}
     out: dict[str, Any] = {"scores": table, "judge_spread": spread, "rank_correlations": correlations}
     if human:
-        labels: dict[tuple[str, str], str] = {}
-        from glotbench.loading import read_jsonl
-
-        for n, rec in read_jsonl(human):
-            if rec.get("winner") not in ("candidate", "baseline", "tie"):
-                raise GlotbenchError(f"{human}:{n}: winner must be candidate, baseline or tie")
-            labels[(str(rec.get("candidate")), str(rec.get("prompt_id")))] = rec["winner"]
+        rows = read_unique_rows(human, ArenaHumanRow, lambda r: (f"candidate {r.candidate}", f"prompt {r.prompt_id}"),
+                                "one JSON object per line: candidate, prompt_id, winner")
+        labels = {(r.candidate, r.prompt_id): r.winner for _, r in rows}
         agreement = {}
         for j in judges:
             pairs = []

@@ -18,99 +18,34 @@ Statistics that the data cannot define (one category, no second judge, no repeat
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from glotbench.errors import DataError, GlotbenchError
-from glotbench.loading import read_jsonl
+from glotbench.errors import DataError
+from glotbench.runfiles import AragenFile, AragenHumanRow, read_run_file, read_unique_rows
 from glotbench.stats import cohens_kappa
-
-RUN_FIELDS = ("model", "family", "per_judge", "item_scores")
-JUDGE_FIELDS = ("item_scores", "item_repeats", "dataset_3c3h_by_repeat", "first_verdicts", "family",
-                "verdicts_asked", "parse_failures", "zeroing_breaks")
-
-
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _count(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-
-
-# What each per-judge field must hold, so a hand-edited or foreign file is named, not a traceback.
-JUDGE_TYPES = {
-    "item_scores": ("an object of numbers", lambda v: isinstance(v, dict) and all(map(_num, v.values()))),
-    "item_repeats": ("an object of lists of numbers", lambda v: isinstance(v, dict) and all(
-        isinstance(x, list) and all(map(_num, x)) for x in v.values())),
-    "dataset_3c3h_by_repeat": ("a list of numbers or nulls", lambda v: isinstance(v, list) and all(
-        x is None or _num(x) for x in v)),
-    "first_verdicts": ("an object of {Correct, Complete} numbers", lambda v: isinstance(v, dict) and all(
-        isinstance(x, dict) and _num(x.get("Correct")) and _num(x.get("Complete")) for x in v.values())),
-    "family": ("a string", lambda v: isinstance(v, str)),
-    "verdicts_asked": ("a count", _count), "parse_failures": ("a count", _count), "zeroing_breaks": ("a count", _count),
-}
-
 
 def _bin(x: float) -> int:
     return 0 if x < 1 / 3 else (1 if x < 2 / 3 else 2)
 
 
 def _load_run(d: str) -> dict[str, Any]:
-    p = Path(d) / "aragen.json"
-    if not p.is_file():
-        raise GlotbenchError(f"{d} is not a finished AraGen run (no aragen.json)")
-    try:
-        run = json.loads(p.read_text(encoding="utf-8"))
-    except RecursionError:
-        raise DataError(f"{p}: JSON nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DataError(f"{p}: not a JSON file ({e})") from None
-    if not isinstance(run, dict) or any(k not in run for k in RUN_FIELDS) or not isinstance(run["per_judge"], dict):
-        raise DataError(f"{p}: not an aragen.json of this glotbench version (needs {', '.join(RUN_FIELDS)}); "
-                        "re-run `glotbench aragen` (its calls are cached)")
-    for j, pj in run["per_judge"].items():
-        if not isinstance(pj, dict) or any(k not in pj for k in JUDGE_FIELDS):
-            raise DataError(f"{p}: judge {j}: missing fields (needs {', '.join(JUDGE_FIELDS)})")
-        for k, (what, ok) in JUDGE_TYPES.items():
-            if not ok(pj[k]):
-                raise DataError(f"{p}: judge {j}: '{k}' must be {what}")
-    if not isinstance(run["model"], str) or not isinstance(run["family"], str) or not (
-            isinstance(run["item_scores"], dict) and all(JUDGE_TYPES["item_scores"][1](v) for v in run["item_scores"].values())):
-        raise DataError(f"{p}: 'model' and 'family' must be strings, 'item_scores' an object per judge of numbers")
-    return run
+    """An aragen.json validated against its schema (glotbench.runfiles.AragenFile)."""
+    return read_run_file(d, "aragen.json", AragenFile, "a finished AraGen run")
 
 
 def _labels(human: str) -> dict[tuple[str, str], dict[str, Any]]:
-    labels: dict[tuple[str, str], dict[str, Any]] = {}
-    try:
-        for n, rec in read_jsonl(human):
-            for k in ("Correct", "Complete"):
-                if isinstance(rec.get(k), bool) or rec.get(k) not in (0, 1):
-                    raise DataError(f"{human}:{n}: {k} must be 0 or 1")
-            s = rec.get("score")
-            if isinstance(s, bool) or not isinstance(s, (int, float)) or not 0 <= s <= 1:
-                raise DataError(f"{human}:{n}: score must be a number in [0, 1]")
-            if not isinstance(rec.get("model"), str) or rec.get("sn") is None:
-                raise DataError(f"{human}:{n}: needs 'model' (the candidate spec) and 'sn'")
-            key = (rec["model"], str(rec["sn"]))
-            if key in labels:
-                raise DataError(f"{human}:{n}: a second label for model {key[0]} SN. {key[1]}")
-            labels[key] = {**rec, "_line": n}
-    except RecursionError:
-        raise DataError(f"{human}: JSON nested too deeply") from None
-    return labels
+    rows = read_unique_rows(human, AragenHumanRow, lambda r: (f"model {r.model}", f"SN. {r.sn}"),
+                            "one JSON object per line: model, sn, Correct, Complete, score")
+    return {(r.model, r.sn): {**r.model_dump(), "_line": n} for n, r in rows}
 
 
 def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
     runs = [_load_run(d) for d in dirs]
     judges = sorted({j for r in runs for j in r["per_judge"]})
     labels = _labels(human) if human else {}
-    if human and not labels:
-        raise DataError(f"{human}: no labels (one JSON object per line: model, sn, Correct, Complete, score)")
     if labels:
         known = {(r["model"], sn) for r in runs for pj in r["per_judge"].values() for sn in pj["first_verdicts"]}
         for key, rec in labels.items():

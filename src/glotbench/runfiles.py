@@ -1,0 +1,205 @@
+"""The schemas of the files a run writes and other commands read back (`report`, `compare`,
+`judge-audit`, `arena-report`, `runs import`, sweeps): results.json, samples.jsonl, arena.json,
+aragen.json, a phase's run.json, and the human-label files given next to them. They go through
+`glotbench.data` like any other file, so a damaged or foreign file is one `FILE:LINE: field:
+problem` error. Only what the readers use is declared; other fields are kept as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_dict, read_rows
+from glotbench.errors import DataError, GlotbenchError
+
+S = TypeVar("S", bound=BaseModel)
+
+Count = Annotated[int, Field(ge=0)]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(frozen=True, strict=True, extra="allow")
+
+
+# -- results.json ------------------------------------------------------------------------------
+
+class _BenchmarkInfo(_Open):
+    name: NonEmptyStr
+    version: str
+    spec: str | None = None
+    data: str | None = None
+    data_path: str | None = None
+    data_sha256: str | None = None
+
+
+class _ModelInfo(_Open):
+    spec: str
+
+
+class _MetricInfo(_Open):
+    show_ci: bool = True
+    scale: Literal["fraction", "points"] = "fraction"
+    label: str | None = None
+
+
+class _Counts(_Open):
+    samples: int
+    items: int
+    failed: int
+    model_calls: int
+    retries: int
+    cache_hits: int
+
+
+class _Tokens(_Open):
+    prompt: int
+    completion: int
+
+
+class ResultsFile(_Open):
+    """What `report`, `compare`, `runs import` and sweeps read of a results.json."""
+
+    format: int
+    benchmark: _BenchmarkInfo
+    model: _ModelInfo
+    signature: NonEmptyStr
+    headline: str
+    metrics: dict[str, _MetricInfo]
+    scores: dict[str, Any]
+    counts: _Counts
+    tokens: _Tokens
+    config: dict[str, Any] = {}
+
+
+class SampleRow(Row):
+    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
+
+    id: ItemId
+    repeat: Annotated[int, Field(ge=0)] = 0
+    output: str | None = None
+    failure: str | None = None
+    finish_reason: str | None = None
+
+
+class RunJson(_Open):
+    """A phase directory's run.json (written when the run starts): the model it ran."""
+
+    model: _ModelInfo
+
+
+# -- arena.json ---------------------------------------------------------------------------------
+
+class _Estimate(_Open):
+    value: float | None = None
+
+
+class _ArenaScores(_Open):
+    judges: dict[str, _Estimate]
+
+
+class ArenaScores(_Open):
+    """What `arena-report` reads of an arena.json: the candidate and each judge's score."""
+
+    candidate: NonEmptyStr
+    scores: _ArenaScores
+    per_prompt: dict[str, dict[str, float]] = {}  # judge -> prompt id -> the candidate's score
+
+
+class _FinalEstimate(_Open):
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class _ArenaPageScores(_ArenaScores):
+    final: _FinalEstimate
+
+
+class ArenaFile(ArenaScores):
+    """What the arena report page reads of an arena.json."""
+
+    baseline: NonEmptyStr
+    scores: _ArenaPageScores
+    skipped_judges: list[str] = []
+    failures: dict[str, Any] = {}
+    position_consistency: dict[str, float | None] = {}
+    tie_rate: dict[str, Any] | float | None = None
+
+
+# -- aragen.json --------------------------------------------------------------------------------
+
+class _FirstVerdict(Row):
+    Correct: float
+    Complete: float
+
+
+class _AragenJudge(_Open):
+    item_scores: dict[str, float]
+    item_repeats: dict[str, list[float]]
+    dataset_3c3h_by_repeat: list[float | None]
+    first_verdicts: dict[str, _FirstVerdict]
+    family: str
+    verdicts_asked: Count
+    parse_failures: Count
+    zeroing_breaks: Count
+
+
+class AragenFile(_Open):
+    """What `judge-audit` and the AraGen report page read of an aragen.json."""
+
+    model: str
+    family: str
+    per_judge: dict[str, _AragenJudge]
+    item_scores: dict[str, dict[str, float]]
+
+
+# -- human labels given next to a judged run ----------------------------------------------------
+
+class ArenaHumanRow(Row):
+    """One human verdict for `arena-report --human`."""
+
+    candidate: NonEmptyStr
+    prompt_id: ItemId
+    winner: Literal["candidate", "baseline", "tie"]
+
+
+ZeroOne = Annotated[Literal[0, 1], BeforeValidator(not_bool)]
+
+
+class AragenHumanRow(Row):
+    """One human label for `judge-audit --human`: 0/1 Correct and Complete of an answer, its score."""
+
+    model: NonEmptyStr  # the candidate's spec
+    sn: ItemId
+    Correct: ZeroOne
+    Complete: ZeroOne
+    score: Annotated[float, Field(ge=0, le=1)]
+
+
+def read_unique_rows(path: str | Path, schema: type[S], key: Callable[[S], tuple[str, ...]],
+                     what: str) -> list[tuple[str, S]]:
+    """`read_rows`, refusing a second row for the same key (a label given twice would count twice
+    or silently replace the first)."""
+    rows = read_rows(path, schema)
+    if not rows:
+        raise DataError(f"{path}: no rows ({what})")
+    seen: dict[tuple[str, ...], str] = {}
+    for n, row in rows:
+        k = key(row)
+        if k in seen:
+            raise DataError(f"{path}:{n}: a second row for {' '.join(k)} (the first is on line {seen[k]})")
+        seen[k] = n
+    return rows
+
+
+def read_run_file(run_dir: str | Path, name: str, schema: type[BaseModel], what: str) -> dict[str, Any]:
+    """`run_dir/name` validated against `schema`, as a dict; a directory without it is `what`'s error."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise GlotbenchError(f"{d} is not a directory")
+    p = d / name
+    if not p.exists():
+        raise GlotbenchError(f"{d} is not {what} (no {name})")
+    return read_dict(p, schema, allow_nan=True)

@@ -130,7 +130,7 @@ def test_answer_file_with_a_second_answer_for_an_entry_is_an_error(tmp_path):
         ("b.jsonl", '{"id": "4", "output": "x", "turn": 2}\n{"id": "4", "output": "y", "turn": 2}\n',
          "b.jsonl:2: id: a second answer for SN. 4 (turn 2)"),
         ("c.json", json.dumps([{"Meta": {"SN.": 1}, "Model": {"Answer 1": "x"}},
-                               {"Meta": {"SN.": "1"}, "Model": {"Answer 1": "y"}}]), "c.json: entry SN. 1: a second answer"),
+                               {"Meta": {"SN.": "1"}, "Model": {"Answer 1": "y"}}]), "c.json:1: entry SN. 1: a second answer"),
         ("d.jsonl", '{"id": "77", "output": "x"}\n', "d.jsonl: no answer matches an entry of the task file"),
     ]
     for name, text, message in cases:

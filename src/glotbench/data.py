@@ -6,6 +6,12 @@ or parquet, checks the file against one size limit, validates each row into a fr
 instance and returns `(line, row)` pairs. A bad row is reported as `FILE:LINE: field: problem`
 (parquet: `FILE:row N: ...`, JSON lists: the line the object starts on); when several rows are bad
 the first is named and the others counted, so one `error:` line says it all.
+
+`read_object(path, Schema)` reads one JSON document (a DeepSEA task file, a manifest, a run's
+results.json) the same way: `FILE:LINE: field: problem`, the line being where the bad value starts.
+Both refuse what JSON parsers would silently accept: NaN/Infinity (unless the file is one glotbench
+wrote itself, `allow_nan=True`), a key twice in one object (documents); a UTF-8 byte-order mark is
+dropped. The schemas of a run's own files are in `glotbench.runfiles`.
 """
 
 from __future__ import annotations
@@ -13,9 +19,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Literal, Sequence, TypeVar
+from typing import Annotated, Any, Callable, Iterator, Sequence, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from glotbench.errors import DataError
 
@@ -115,7 +121,8 @@ def _read_text(p: Path) -> str:
         raise DataError(f"{p}: cannot be read ({e.strerror or e})") from None
 
 
-def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = False) -> Iterator[tuple[str, Any]]:
+def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = False,
+             shape: str = "a JSON list of rows") -> Iterator[tuple[str, Any]]:
     """(position, raw value) for each row of a JSONL, JSON or parquet file; position is the line
     number (`row N` for parquet). Unreadable files and lines raise DataError naming the place.
     NaN and Infinity are refused unless `allow_nan` (glotbench's own run files may hold them)."""
@@ -126,7 +133,7 @@ def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = Fals
         return
     text = _read_text(p)
     if fmt == "json":
-        yield from _json_rows(p, text)
+        yield from _json_rows(p, text, shape)
         return
     constant = None if allow_nan else _no_constant
     for n, line in enumerate(text.splitlines(), 1):
@@ -142,14 +149,14 @@ def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = Fals
             raise DataError(f"{p}:{n}: not valid JSON ({e})") from None
 
 
-def _json_rows(p: Path, text: str) -> Iterator[tuple[str, Any]]:
+def _json_rows(p: Path, text: str, shape: str) -> Iterator[tuple[str, Any]]:
     """The elements of a top-level JSON list with the line each starts on."""
     dec = _STRICT
     try:
         start = len(text) - len(text.lstrip())
         if not text[start:start + 1] == "[":
             dec.raw_decode(text, start)  # a JSON error first, else the shape
-            raise DataError(f"{p}: expected a JSON list of rows")
+            raise DataError(f"{p}: expected {shape}")
         pos = start + 1
         while True:
             while pos < len(text) and text[pos] in " \t\r\n,":
@@ -203,9 +210,11 @@ def validate_rows(path: str | Path, rows: Iterator[tuple[str, Any]] | Sequence[t
     return out
 
 
-def read_rows(path: str | Path, schema: type[S], *, fmt: str | None = None) -> list[tuple[str, S]]:
-    """Read and validate every row of a file: [(line, row)]. See the module docstring."""
-    return validate_rows(path, raw_rows(path, fmt), schema)
+def read_rows(path: str | Path, schema: type[S], *, fmt: str | None = None, allow_nan: bool = False,
+              shape: str = "a JSON list of rows") -> list[tuple[str, S]]:
+    """Read and validate every row of a file: [(line, row)]. See the module docstring; `shape`
+    names what a JSON file that is not a list should have been."""
+    return validate_rows(path, raw_rows(path, fmt, allow_nan=allow_nan, shape=shape), schema)
 
 
 def read_object(path: str | Path, schema: type[S], *, allow_nan: bool = False,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_dict, read_rows
 from glotbench.errors import DataError, GlotbenchError
@@ -83,6 +83,14 @@ class SampleRow(Row):
     finish_reason: str | None = None
 
 
+class ReportSampleRow(SampleRow):
+    """What the report pages and paired tests read of a samples.jsonl line."""
+
+    repeat: Annotated[int, Field(ge=0)]
+    score: dict[str, float]
+    meta: dict[str, Any] = {}
+
+
 class RunJson(_Open):
     """A phase directory's run.json (written when the run starts): the model it ran."""
 
@@ -154,6 +162,15 @@ class AragenFile(_Open):
     per_judge: dict[str, _AragenJudge]
     item_scores: dict[str, dict[str, float]]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _this_version(cls, v: Any) -> Any:
+        need = ("model", "family", "per_judge", "item_scores")
+        if isinstance(v, dict) and any(k not in v for k in need):
+            raise ValueError(f"not an aragen.json of this glotbench version (needs {', '.join(need)}); "
+                             "re-run `glotbench aragen` (its calls are cached)")
+        return v
+
 
 # -- human labels given next to a judged run ----------------------------------------------------
 
@@ -184,7 +201,7 @@ def read_unique_rows(path: str | Path, schema: type[S], key: Callable[[S], tuple
     or silently replace the first)."""
     rows = read_rows(path, schema)
     if not rows:
-        raise DataError(f"{path}: no rows ({what})")
+        raise DataError(f"{path}: no labels ({what})")
     seen: dict[tuple[str, ...], str] = {}
     for n, row in rows:
         k = key(row)
@@ -194,7 +211,16 @@ def read_unique_rows(path: str | Path, schema: type[S], key: Callable[[S], tuple
     return rows
 
 
-def read_run_file(run_dir: str | Path, name: str, schema: type[BaseModel], what: str) -> dict[str, Any]:
+def aragen_place(loc: tuple[Any, ...]) -> str:
+    """Where in an aragen.json: `judge SPEC: 'field'` (a judge's spec has dots and colons)."""
+    if len(loc) >= 3 and loc[0] in ("per_judge", "item_scores"):
+        head = f"judge {loc[1]}: '{loc[2]}'" if loc[0] == "per_judge" else f"item_scores of judge {loc[1]}: '{loc[2]}'"
+        return head + "".join(f"[{x!r}]" for x in loc[3:])
+    return ".".join(map(str, loc))
+
+
+def read_run_file(run_dir: str | Path, name: str, schema: type[BaseModel], what: str,
+                  where: Callable[[tuple[Any, ...]], str] | None = None) -> dict[str, Any]:
     """`run_dir/name` validated against `schema`, as a dict; a directory without it is `what`'s error."""
     d = Path(run_dir)
     if not d.is_dir():
@@ -202,4 +228,4 @@ def read_run_file(run_dir: str | Path, name: str, schema: type[BaseModel], what:
     p = d / name
     if not p.exists():
         raise GlotbenchError(f"{d} is not {what} (no {name})")
-    return read_dict(p, schema, allow_nan=True)
+    return read_dict(p, schema, allow_nan=True, where=where)

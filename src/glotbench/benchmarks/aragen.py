@@ -20,7 +20,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
-from glotbench.data import ItemId, NonEmptyStr, Row, check_file, not_bool, read_rows
+from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
@@ -56,16 +56,6 @@ class Entry:
         return 2 if self.round == 2 else 1
 
 
-def _read_json(p: Path) -> Any:
-    check_file(p)  # glotbench.data's one size limit
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except RecursionError:
-        raise DataError(f"{p}: JSON nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DataError(f"{p}: not a JSON file ({e})") from None
-
-
 def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
     """Validated entries, the source description and its sha256. Bad entries are named by SN."""
     if path is None:
@@ -74,11 +64,6 @@ def load_entries(path: str | None) -> tuple[list[Entry], str, str]:
             return _parse(Path(p)), "bundled:aragen_sample.json (written by glotbench, not AraGen data)", sha256_file(p)
     p = Path(path)
     return _parse(p), str(p), sha256_file(p)
-
-
-def _sn(meta: Any, i: int) -> str:
-    v = meta.get("SN.") if isinstance(meta, dict) else None
-    return str(v) if isinstance(v, (int, str)) and not isinstance(v, bool) else f"#{i}"
 
 
 class _Meta(Row):
@@ -139,6 +124,32 @@ class AnswerRow(Row):
     repeat: int = 0
 
 
+class UpstreamAnswerRow(Row):
+    """One entry of upstream's answer file: `{"Meta": {"SN.": ...}, "Model": {"Answer 1": ...,
+    "Answer 2": ...}}` (other fields ignored)."""
+
+    sn: str | None
+    answers: dict[str, str | None]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _entry(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        meta = v.get("Meta")
+        sn = meta.get("SN.") if isinstance(meta, dict) else None
+        sn = str(sn) if isinstance(sn, (int, str)) and not isinstance(sn, bool) else None
+        name = f"entry SN. {sn}" if sn is not None else "entry without a usable Meta.SN."
+        model = v.get("Model")
+        if not isinstance(model, dict):
+            raise ValueError(f"{name}: needs a 'Model' object with the answers")
+        answers = {k: model.get(k) for k in ("Answer 1", "Answer 2")}
+        for k, a in answers.items():
+            if a is not None and not isinstance(a, str):
+                raise ValueError(f"{name}: 'Model'.'{k}' must be a string")
+        return {"sn": sn, "answers": answers}
+
+
 def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[str | None]], str]:
     """Candidate answers from a file, sn -> [answer 1, answer 2 (follow-ups)], and the file's sha256.
 
@@ -162,24 +173,15 @@ def load_answer_file(path: str, entries: list[Entry]) -> tuple[dict[str, list[st
             seen.add((row.id, row.turn))
             out[row.id][row.turn - 1] = row.output
         return _matched(p, out, seen), sha256_file(p)
-    data = _read_json(p)
-    if not isinstance(data, list):
-        raise DataError(f"{p}: expected upstream's answer file (a JSON list) or glotbench JSONL (.jsonl)")
-    for i, e in enumerate(data):
-        meta, model = (e.get("Meta"), e.get("Model")) if isinstance(e, dict) else (None, None)
-        sn = _sn(meta, i)
-        if not isinstance(model, dict):
-            raise DataError(f"{p}: entry SN. {sn}: needs a 'Model' object with the answers")
-        if sn not in by_sn:
+    for n, e in read_rows(p, UpstreamAnswerRow, fmt="json",
+                          shape="upstream's answer file (a JSON list) or glotbench JSONL (.jsonl)"):
+        if e.sn not in by_sn:
             continue
-        if (sn, 1) in seen:
-            raise DataError(f"{p}: entry SN. {sn}: a second answer")
-        seen.add((sn, 1))
-        for k in range(by_sn[sn].answers_needed):
-            v = model.get(f"Answer {k + 1}")
-            if v is not None and not isinstance(v, str):
-                raise DataError(f"{p}: entry SN. {sn}: 'Model'.'Answer {k + 1}' must be a string")
-            out[sn][k] = v
+        if (e.sn, 1) in seen:
+            raise DataError(f"{p}:{n}: entry SN. {e.sn}: a second answer")
+        seen.add((e.sn, 1))
+        for k in range(by_sn[e.sn].answers_needed):
+            out[e.sn][k] = e.answers.get(f"Answer {k + 1}")
     return _matched(p, out, seen), sha256_file(p)
 
 

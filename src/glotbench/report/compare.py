@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from glotbench.core import Dataset
-from glotbench.data import SampleRow, read_rows
+from glotbench.data import read_rows
+from glotbench.runfiles import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.registry import get_benchmark
 from glotbench.report.terminal import load_results
@@ -40,7 +41,7 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     path = run_dir / "samples.jsonl"
-    for n, rec in read_rows(path, SampleRow, fmt="jsonl"):
+    for n, rec in read_rows(path, SampleRow, fmt="jsonl", allow_nan=True):
         item = items.get(rec.id)
         if item is None:
             raise GlotbenchError(f"{path}:{n}: id: item {rec.id!r} is not in the run's data")

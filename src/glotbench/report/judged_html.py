@@ -10,7 +10,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from glotbench.data import read_dict
 from glotbench.report import rundata
+from glotbench.runfiles import RunJson
 from glotbench.report.page import page, sample_browser
 from glotbench.report.svg import Row, ci_plot, num
 
@@ -24,7 +26,7 @@ def _phase_dirs(top: Path) -> dict[str, Path]:
     out = {}
     for d in sorted(top.iterdir()):
         if (d / "run.json").is_file() and (d / "samples.jsonl").is_file():
-            spec = json.loads((d / "run.json").read_text(encoding="utf-8"))["model"]["spec"]
+            spec = read_dict(d / "run.json", RunJson, allow_nan=True)["model"]["spec"]
             out[d.name if not d.name.startswith("judge-") else spec] = d
     return out
 

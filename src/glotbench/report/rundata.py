@@ -4,7 +4,6 @@ run's items (gold is not written to samples.jsonl) and a metric's formula for si
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,10 +11,13 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from glotbench.data import raw_rows, read_dict, validate_rows
 from glotbench.errors import GlotbenchError
+from glotbench.runfiles import AragenFile, ArenaFile, ReportSampleRow, aragen_place
 from glotbench.report.terminal import load_results
 
 JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json"}
+JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile}
 
 
 @dataclass(frozen=True)
@@ -31,11 +33,9 @@ def load_run(path: str | Path) -> RunData:
     if not d.is_dir():
         raise GlotbenchError(f"{d} is not a directory")
     for kind, name in JUDGED_FILES.items():
-        if (d / name).is_file():
-            try:
-                return RunData(d, kind, json.loads((d / name).read_text(encoding="utf-8")))
-            except ValueError as e:
-                raise GlotbenchError(f"{d / name} is not valid JSON: {e}") from None
+        if (d / name).exists():
+            return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
+                                              where=aragen_place if kind == "aragen" else None))
     return RunData(d, "run", load_results(d))
 
 
@@ -52,16 +52,14 @@ def latest_run(path: str | Path) -> Path:
 
 
 def iter_samples(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """The samples.jsonl rows, each checked against SampleRow, as the dicts the file holds."""
     path = run_dir / "samples.jsonl"
-    if not path.is_file():
+    if not path.exists():
         raise GlotbenchError(f"{run_dir} has no samples.jsonl")
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except ValueError as e:
-                    raise GlotbenchError(f"{path}:{n}: not valid JSON ({e.msg})") from None
+    raw = list(raw_rows(path, "jsonl", allow_nan=True))
+    validate_rows(path, raw, ReportSampleRow)
+    for _, rec in raw:
+        yield rec
 
 
 def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:

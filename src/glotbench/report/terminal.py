@@ -17,10 +17,10 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
             raise GlotbenchError(f"{d} is an unfinished run (no results.json); run the same command again "
                                  "to resume it")
         raise GlotbenchError(f"{d} is not a run directory (no results.json)")
-    from glotbench.data import ResultsFile, read_object
+    from glotbench.data import read_dict
+    from glotbench.runfiles import ResultsFile
 
-    read_object(path, ResultsFile)  # a bad file: one error naming the field
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_dict(path, ResultsFile, allow_nan=True)  # a bad file: one error naming the field
 
 
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:

@@ -45,9 +45,9 @@ def test_record_holds_scores_tokens_and_identity(run_dirs):
 
 
 @pytest.mark.parametrize("content, message", [
-    (None, "has no results.json"), ("{not json", "is not readable JSON"),
-    ('{"status": "running"}', "is not a finished glotbench run"),
-    ('{"status": "complete", "scores": {}}', "is not in the expected format"),
+    (None, "has no results.json"), ("{not json", "results.json:1: not valid JSON"),
+    ('{"status": "running"}', "results.json:1: not a finished glotbench run"),
+    ('{"status": "complete", "scores": {}}', "results.json:1: format: missing; benchmark: missing"),
 ])
 def test_bad_run_directories(tmp_path, content, message):
     d = tmp_path / "bad"

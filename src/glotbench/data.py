@@ -296,6 +296,12 @@ def locate(text: str, loc: Sequence[Any]) -> int:
     return text.count("\n", 0, pos) + 1
 
 
+class AnyObject(BaseModel):
+    """Any JSON object (the schema of a file whose structure its reader checks itself)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
 def read_dict(path: str | Path, schema: type[BaseModel], **kw: Any) -> dict[str, Any]:
     """`read_object`, returned as the dict of what the file holds (no defaults filled in), for code
     that reads a validated file as plain JSON."""

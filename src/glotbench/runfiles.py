@@ -73,6 +73,17 @@ class ResultsFile(_Open):
     config: dict[str, Any] = {}
 
 
+class FinishedResults(ResultsFile):
+    """A results.json of a completed run (what `runs import` indexes)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _complete(cls, v: Any) -> Any:
+        if isinstance(v, dict) and v.get("status") != "complete":
+            raise ValueError(f"not a finished glotbench run (status: {v.get('status')!r})")
+        return v
+
+
 class SampleRow(Row):
     """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
 

@@ -84,14 +84,12 @@ def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=V
     return tuple(pairs)
 
 
-def read_json(path: str) -> Any:
-    """A JSON file named on the command line; any problem with it is an error naming the file."""
-    from pathlib import Path
+def read_json(path: str, schema: Any = None) -> Any:
+    """A JSON file named on the command line, read through glotbench.data (its size limit, errors
+    as FILE:LINE: field: problem); `schema` defaults to any JSON object."""
+    from glotbench.data import AnyObject, read_dict
 
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise GlotbenchError(f"{path}: {describe(e).removeprefix(f'{path}: ')}") from None
+    return read_dict(path, schema or AnyObject)
 
 
 def to_json(obj: Any) -> str:

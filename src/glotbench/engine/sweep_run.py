@@ -140,10 +140,13 @@ def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds
 
 
 def read_results(out_dir: str) -> dict[str, Any]:
-    import json
+    """A finished run's results.json, validated (glotbench.runfiles.ResultsFile)."""
     from pathlib import Path
 
-    return json.loads((Path(out_dir) / "results.json").read_text(encoding="utf-8"))
+    from glotbench.data import read_dict
+    from glotbench.runfiles import ResultsFile
+
+    return read_dict(Path(out_dir) / "results.json", ResultsFile, allow_nan=True)
 
 
 async def run_local(spec: SweepSpec, runs: list[Run], *, progress: bool = True,

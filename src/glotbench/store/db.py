@@ -122,15 +122,13 @@ def run_key(results: dict[str, Any], run_dir: str | Path) -> str:
 
 def run_record(run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run directory (reads its results.json)."""
+    from glotbench.data import read_dict
+    from glotbench.runfiles import FinishedResults
+
     path = Path(run_dir) / "results.json"
-    try:
-        res = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GlotbenchError(f"{run_dir} has no results.json: not a finished run") from None
-    except (OSError, ValueError) as e:
-        raise GlotbenchError(f"{path} is not readable JSON ({type(e).__name__}: {e})") from None
-    if not isinstance(res, dict) or res.get("status") != "complete" or "scores" not in res:
-        raise GlotbenchError(f"{path} is not a finished glotbench run")
+    if not path.exists():
+        raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
+    res = read_dict(path, FinishedResults, allow_nan=True)
     try:
         bench, model, cfg = res["benchmark"], res["model"], res.get("config", {})
         head = res.get("headline") or ""

@@ -114,7 +114,7 @@ def _decode(blob: bytes, name: str | Path) -> str:
         raise DataError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
-def _read_text(p: Path) -> str:
+def read_text(p: Path) -> str:
     try:
         return _decode(p.read_bytes(), p)
     except OSError as e:
@@ -131,7 +131,7 @@ def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = Fals
     if fmt == "parquet":
         yield from _parquet_rows(p)
         return
-    text = _read_text(p)
+    text = read_text(p)
     if fmt == "json":
         yield from _json_rows(p, text, shape)
         return
@@ -222,7 +222,7 @@ def read_object(path: str | Path, schema: type[S], *, allow_nan: bool = False,
     """One JSON document (a results.json, a DeepSEA task file, a manifest) validated against
     `schema`; errors as `FILE:LINE: field: problem`. See `parse_object`."""
     p = check_file(path)
-    return parse_object(_read_text(p), p, schema, allow_nan=allow_nan, where=where)
+    return parse_object(read_text(p), p, schema, allow_nan=allow_nan, where=where)
 
 
 def parse_object(text: str | bytes, name: str | Path, schema: type[S], *, allow_nan: bool = False,

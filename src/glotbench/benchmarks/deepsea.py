@@ -10,15 +10,14 @@ metadata and few-shot examples never reach a prompt; gold is deep-copied into ea
 from __future__ import annotations
 
 import copy
-import json
 import re
-from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, extract_tag, mc_letter, strip_think
@@ -37,22 +36,6 @@ LANGUAGES = ("en", "id", "ms", "th", "vi", "tl", "my", "km", "lo", "jv", "su", "
 RESOURCE_GROUPS = {"high": ["id", "th", "vi", "ms"], "low": ["tl", "my", "km", "lo", "jv", "su", "ceb", "ta"]}
 
 
-@dataclass(frozen=True)
-class TaskSpec:
-    public: tuple[str, ...]  # the only fields a prompt may use
-    gold: tuple[str, ...]
-    meta: tuple[str, ...] = ()
-    count: int | None = None  # examples per language in the official release, when known
-
-
-TASKS: dict[str, TaskSpec] = {
-    "mgsm": TaskSpec(public=("question",), gold=("answer_number",), count=250),
-    "indommlu": TaskSpec(public=("question", "options"), gold=("answer",), meta=("subject",)),
-    "xquad": TaskSpec(public=("context", "question"), gold=("answers",)),
-    "crosssum": TaskSpec(public=("text",), gold=("summary",)),
-    "wmt24pp": TaskSpec(public=("source",), gold=("target",), meta=("lp",)),
-}
-
 PROMPTS = {
     "mgsm": "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}",
     "indommlu": "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}",
@@ -60,113 +43,6 @@ PROMPTS = {
     "crosssum": "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}",
     "wmt24pp": "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}",
 }
-
-
-def read_groups(path: str) -> dict[str, list[str]]:
-    """A resource-groups file: a JSON object mapping each group name to a list of language codes."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"groups file not found: {p}")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DataError(f"{p}: not a UTF-8 JSON file ({e})") from None
-    if not isinstance(data, dict) or not data:
-        raise DataError(f"{p}: expected {{\"group\": [\"lang\", ...], ...}}")
-    for g, langs in data.items():
-        if not isinstance(langs, list) or not langs or not all(isinstance(x, str) and x for x in langs):
-            raise DataError(f"{p}: group {g!r} must be a non-empty list of language codes, got {json.dumps(langs)}")
-    return data
-
-
-def load_official_json(path: str | Path, task: str, expected_sha256: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The release's per-task file -> {language: [example, ...]}. The hash is checked before parsing;
-    no network, no archive unpacking, no upstream code."""
-    if task not in TASKS:
-        raise DataError(f"unknown DeepSEA task {task!r}; one of {', '.join(TASKS)}")
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"data file not found: {p}")
-    if p.stat().st_size > MAX_BYTES:
-        raise DataError(f"{p}: larger than {MAX_BYTES // 2**20} MiB")
-    if expected_sha256 is not None and sha256_file(p) != expected_sha256:
-        raise DataError(f"{p}: sha256 is {sha256_file(p)}, expected {expected_sha256}")
-    try:
-        data = json.loads(p.read_bytes().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise DataError(f"{p}: not a UTF-8 JSON file ({e})") from None
-    langs = data.get("languages") if isinstance(data, dict) else None
-    if not isinstance(langs, dict) or not langs:
-        raise DataError(f"{p}: expected {{\"task\": ..., \"languages\": {{lang: [examples]}}}}")
-    if data.get("task", task) != task:
-        raise DataError(f"{p}: holds task {data.get('task')!r}, not {task!r}")
-    spec = TASKS[task]
-    for lang, rows in langs.items():
-        if not isinstance(rows, list) or not rows:
-            raise DataError(f"{p}: language {lang!r} must hold a non-empty list")
-        for i, row in enumerate(rows):
-            where = f"{p}: {lang} example {i}"
-            if not isinstance(row, dict):
-                raise DataError(f"{where}: an example must be an object, got {type(row).__name__}")
-            for f in spec.public + spec.gold + spec.meta:
-                if row.get(f) in (None, "", [], {}):
-                    raise DataError(f"{where}: missing field '{f}'")
-            problem = ROW_CHECKS[task](row)
-            if problem:
-                raise DataError(f"{where}: {problem}")
-    return langs
-
-
-def _check_mgsm(row: dict[str, Any]) -> str | None:
-    gold = row["answer_number"]
-    if isinstance(gold, bool) or not isinstance(gold, (int, float, str)):
-        return f"answer_number must be a number, got {type(gold).__name__}"
-    try:
-        Decimal(to_ascii_digits(str(gold)).replace(",", "").strip())
-    except InvalidOperation:
-        return f"answer_number {gold!r} is not a number"
-    return None
-
-
-def _check_indommlu(row: dict[str, Any]) -> str | None:
-    options, gold = row["options"], row["answer"]
-    if not isinstance(options, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
-        return "options must map option letters to their texts"
-    if not all(k in "ABCDE" and len(k) == 1 for k in options):
-        return f"option letters must be upper-case A-E, got {', '.join(map(repr, options))}"
-    if gold not in options:
-        return (f"answer {gold!r} is not one of the options' letters ({', '.join(options)})"
-                + ("; gold letters are upper-case" if isinstance(gold, str) and gold.upper() in options else ""))
-    if not isinstance(row["question"], str) or not isinstance(row["subject"], str):
-        return "question and subject must be strings"
-    return None
-
-
-def _check_xquad(row: dict[str, Any]) -> str | None:
-    answers = row["answers"]
-    if not isinstance(answers, list) or not all(isinstance(a, str) and a.strip() for a in answers):
-        return f"answers must be a list of non-empty strings (the references), got {type(answers).__name__}"
-    if not isinstance(row["context"], str) or not isinstance(row["question"], str):
-        return "context and question must be strings"
-    return None
-
-
-def _check_text(*fields: str) -> Any:
-    def check(row: dict[str, Any]) -> str | None:
-        bad = [f for f in fields if not isinstance(row[f], str)]
-        return f"{', '.join(bad)} must be text" if bad else None
-    return check
-
-
-def _check_wmt(row: dict[str, Any]) -> str | None:
-    problem = _check_text("source", "target", "lp")(row)
-    if problem is None and not re.fullmatch(r"[a-z]{2,3}-[a-z]{2,3}(?:_[A-Za-z]{2,4})?", row["lp"]):
-        return f"lp {row['lp']!r} is not a language pair such as en-th_TH"
-    return problem
-
-
-ROW_CHECKS = {"mgsm": _check_mgsm, "indommlu": _check_indommlu, "xquad": _check_xquad,
-              "crosssum": _check_text("text", "summary"), "wmt24pp": _check_wmt}
 
 
 _NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # ASCII only: native digits count only when mapped

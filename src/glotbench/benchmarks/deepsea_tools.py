@@ -6,28 +6,88 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import random
 import re
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, RootModel
 
 from glotbench.benchmarks.deepsea import LANGUAGES, TASKS, DeepSEATask
+from glotbench.benchmarks.deepsea_data import parse_task_file
+from glotbench.data import NonEmptyStr, Row, check_file, read_object, read_rows, read_text
 from glotbench.errors import DataError, GlotbenchError
-from glotbench.loading import read_jsonl, sha256_file
+from glotbench.loading import sha256_file
 
-MAX_MEMBER = 256 * 2**20
+MAX_MEMBER = 256 * 2**20  # per member of an archive (the file itself is hashed, not read whole)
+
+
+# -- the upstream formats the converters read (other fields are ignored) --------------------------
+
+class _SquadAnswer(Row):
+    text: str
+
+
+class _SquadQA(Row):
+    question: NonEmptyStr
+    answers: list[_SquadAnswer]
+
+
+class _SquadParagraph(Row):
+    context: NonEmptyStr
+    qas: list[_SquadQA]
+
+
+class _SquadArticle(Row):
+    paragraphs: list[_SquadParagraph]
+
+
+class SquadFile(Row):
+    """XQuAD's SQuAD-format file: {"data": [{"paragraphs": [{"context", "qas": [...]}]}]}."""
+
+    data: list[_SquadArticle]
+
+
+class CrossSumRow(Row):
+    text: NonEmptyStr
+    summary: NonEmptyStr
+
+
+class WmtRow(Row):
+    lp: NonEmptyStr
+    source: str
+    target: str
+    is_bad_source: bool = False
+
+
+class _ManifestTask(Row):
+    languages: list[NonEmptyStr] | None = None
+    count: Annotated[int, Field(ge=0)] | None = None
+    order_hashes: dict[str, str] = {}
+
+
+class Manifest(RootModel[dict[str, _ManifestTask]]):
+    """verify-archive's manifest: {task: {"languages": [...], "count": N, "order_hashes": {lang: hash}}}."""
 
 
 # -- converters: upstream file -> our layout's example list for one language ------------------
 
 def convert(task: str, path: str, *, keep_bad_source: bool = False) -> list[dict[str, Any]]:
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"file not found: {p}")
-    text = p.read_text(encoding="utf-8")
+    if task not in TASKS:
+        raise DataError(f"unknown DeepSEA task {task!r}")
+    p = check_file(path)
+    if task == "xquad":  # SQuAD-format JSON
+        doc = read_object(p, SquadFile)
+        return [{"context": para.context, "question": qa.question, "answers": [a.text for a in qa.answers]}
+                for art in doc.data for para in art.paragraphs for qa in para.qas]
+    if task == "crosssum":  # JSONL with text and summary
+        return [{"text": r.text, "summary": r.summary} for _, r in read_rows(p, CrossSumRow, fmt="jsonl")]
+    if task == "wmt24pp":  # JSONL: lp, domain, document_id, segment_id, is_bad_source, source, target, original_target
+        return [{"lp": r.lp, "source": r.source, "target": r.target} for _, r in read_rows(p, WmtRow, fmt="jsonl")
+                if keep_bad_source or not r.is_bad_source]
+    text = read_text(p)
     if task == "mgsm":  # TSV: question <TAB> answer_number, no header
         rows = []
         for n, line in enumerate(text.splitlines(), 1):
@@ -41,26 +101,23 @@ def convert(task: str, path: str, *, keep_bad_source: bool = False) -> list[dict
     if task == "indommlu":  # CSV: subject, level, kelas, soal, jawaban, kunci
         reader = csv.DictReader(io.StringIO(text))
         need = {"subject", "level", "kelas", "soal", "jawaban", "kunci"}
-        if not need <= set(reader.fieldnames or []):
-            raise DataError(f"{p}: needs the columns {', '.join(sorted(need))}")
-        rows = []
-        for n, r in enumerate(reader, 2):
-            opts = dict(re.findall(r"(?m)^\s*([A-E])\.\s*(.+?)\s*$", r["jawaban"]))
-            if not opts or r["kunci"].strip() not in opts:
-                raise DataError(f"{p}:{n}: 'jawaban' must list options as 'A. ...' lines and 'kunci' name one")
-            rows.append({"subject": r["subject"], "level": r["level"], "kelas": r["kelas"], "question": r["soal"],
-                         "options": opts, "answer": r["kunci"].strip()})
+        rows, start = [], 2
+        try:
+            if not need <= set(reader.fieldnames or []):
+                raise DataError(f"{p}: needs the columns {', '.join(sorted(need))}")
+            for r in reader:
+                n, start = start, reader.line_num + 1  # a quoted field may span lines: the record's first
+                if any(r.get(k) is None for k in need):
+                    raise DataError(f"{p}:{n}: fewer columns than the header's {len(reader.fieldnames or [])}")
+                opts = dict(re.findall(r"(?m)^\s*([A-E])\.\s*(.+?)\s*$", r["jawaban"]))
+                if not opts or r["kunci"].strip() not in opts:
+                    raise DataError(f"{p}:{n}: 'jawaban' must list options as 'A. ...' lines and 'kunci' name one")
+                rows.append({"subject": r["subject"], "level": r["level"], "kelas": r["kelas"], "question": r["soal"],
+                             "options": opts, "answer": r["kunci"].strip()})
+        except csv.Error as e:
+            raise DataError(f"{p}:{reader.line_num}: not valid CSV ({e})") from None
         return rows
-    if task == "xquad":  # SQuAD-format JSON
-        data = json.loads(text)
-        return [{"context": para["context"], "question": qa["question"], "answers": [a["text"] for a in qa["answers"]]}
-                for art in data["data"] for para in art["paragraphs"] for qa in para["qas"]]
-    if task == "crosssum":  # JSONL with text and summary
-        return [{"text": r["text"], "summary": r["summary"]} for _, r in read_jsonl(p)]
-    if task == "wmt24pp":  # JSONL: lp, domain, document_id, segment_id, is_bad_source, source, target, original_target
-        return [{"lp": r["lp"], "source": r["source"], "target": r["target"]} for _, r in read_jsonl(p)
-                if keep_bad_source or not r.get("is_bad_source")]
-    raise DataError(f"unknown DeepSEA task {task!r}")
+    return []  # not reached: every task is handled above
 
 
 # -- predictions bound to positions -----------------------------------------------------------
@@ -142,6 +199,39 @@ def verify_archive(path: str, sha256: str, manifest: str | None = None) -> dict[
     actual = sha256_file(p)
     if actual != sha256:
         raise GlotbenchError(f"{p}: sha256 is {actual}, expected {sha256}")
+    try:
+        members = _members(p)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, RuntimeError, NotImplementedError) as e:
+        raise GlotbenchError(f"{p}: a damaged archive ({type(e).__name__}: {e})") from None
+    expected = {k: v.model_dump(exclude_none=True) for k, v in read_object(manifest, Manifest).root.items()} if manifest else {}
+    report: dict[str, Any] = {"sha256": actual, "members": {k: len(v) for k, v in sorted(members.items())}, "tasks": {}}
+    problems: list[str] = []
+    for name, blob in members.items():
+        task = Path(name).stem
+        if task not in TASKS:
+            continue
+        langs = parse_task_file(blob, f"{p}!{name}", task)
+        spec = TASKS[task]
+        order = {lang: hashlib.sha256("\n".join(str(r.get(spec.public[0]))[:32] for r in rows).encode()).hexdigest()[:16]
+                 for lang, rows in langs.items()}
+        counts = {lang: len(rows) for lang, rows in langs.items()}
+        report["tasks"][task] = {"languages": sorted(langs), "counts": counts, "order_hashes": order}
+        want_langs = expected.get(task, {}).get("languages", list(LANGUAGES))
+        if sorted(langs) != sorted(want_langs):
+            problems.append(f"{task}: languages {sorted(set(want_langs) ^ set(langs))} differ from the expected {len(want_langs)}")
+        want_count = expected.get(task, {}).get("count", spec.count)
+        if want_count is not None:
+            problems += [f"{task}/{lang}: {n} items, expected {want_count}" for lang, n in counts.items() if n != want_count]
+        for lang, h in expected.get(task, {}).get("order_hashes", {}).items():
+            if order.get(lang) != h:
+                problems.append(f"{task}/{lang}: the order of public inputs differs (prefix hash {order.get(lang)} != {h})")
+    report["problems"] = problems
+    report["ok"] = not problems
+    return report
+
+
+def _members(p: Path) -> dict[str, bytes]:
+    """The regular files of a zip or tar archive by name; unsafe names, links and huge members refused."""
     members: dict[str, bytes] = {}
     if zipfile.is_zipfile(p):
         with zipfile.ZipFile(p) as z:
@@ -163,32 +253,7 @@ def verify_archive(path: str, sha256: str, manifest: str | None = None) -> dict[
                     members[m.name] = t.extractfile(m).read()  # type: ignore[union-attr]
     else:
         raise GlotbenchError(f"{p}: neither a zip nor a tar archive")
-    expected = json.loads(Path(manifest).read_text()) if manifest else {}
-    report: dict[str, Any] = {"sha256": actual, "members": {k: len(v) for k, v in sorted(members.items())}, "tasks": {}}
-    problems: list[str] = []
-    for name, blob in members.items():
-        task = Path(name).stem
-        if task not in TASKS:
-            continue
-        data = json.loads(blob.decode("utf-8"))
-        langs = data.get("languages", {})
-        spec = TASKS[task]
-        order = {lang: hashlib.sha256("\n".join(str(r.get(spec.public[0]))[:32] for r in rows).encode()).hexdigest()[:16]
-                 for lang, rows in langs.items()}
-        counts = {lang: len(rows) for lang, rows in langs.items()}
-        report["tasks"][task] = {"languages": sorted(langs), "counts": counts, "order_hashes": order}
-        want_langs = expected.get(task, {}).get("languages", list(LANGUAGES))
-        if sorted(langs) != sorted(want_langs):
-            problems.append(f"{task}: languages {sorted(set(want_langs) ^ set(langs))} differ from the expected {len(want_langs)}")
-        want_count = expected.get(task, {}).get("count", spec.count)
-        if want_count is not None:
-            problems += [f"{task}/{lang}: {n} items, expected {want_count}" for lang, n in counts.items() if n != want_count]
-        for lang, h in expected.get(task, {}).get("order_hashes", {}).items():
-            if order.get(lang) != h:
-                problems.append(f"{task}/{lang}: the order of public inputs differs (prefix hash {order.get(lang)} != {h})")
-    report["problems"] = problems
-    report["ok"] = not problems
-    return report
+    return members
 
 
 def _safe_name(name: str) -> None:

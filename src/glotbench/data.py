@@ -271,7 +271,7 @@ def locate(text: str, loc: Sequence[Any]) -> int:
     pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
     try:
         for key in loc:
-            opener = text[pos]
+            opener, start = text[pos], pos
             if opener not in "{[":
                 break
             pos, found, i = _WS.match(text, pos + 1).end(), False, 0  # type: ignore[union-attr]
@@ -290,6 +290,7 @@ def locate(text: str, loc: Sequence[Any]) -> int:
                 pos = _WS.match(text, pos + (text[pos] == ",")).end()  # type: ignore[union-attr]
                 i += 1
             if not found:
+                pos = start
                 break
     except (IndexError, ValueError):
         pass

@@ -320,3 +320,13 @@ def test_run_files_may_hold_nan_that_user_files_may_not(tmp_path):
     assert got["candidate"] == "c" and got["scores"]["judges"]["j"]["value"] != got["scores"]["judges"]["j"]["value"]
     with pytest.raises(DataError, match="NaN is not a JSON number"):
         data.read_dict(tmp_path / "arena.json", ArenaScores)
+
+
+@pytest.mark.parametrize("name, content, problem", [
+    ("results.json", '{"status": "running"}', r":1: not a finished glotbench run \(status: 'running'\)"),
+    ("results.json", "", r":1: empty file, not JSON"),
+])
+def test_build_items_run_files(tmp_path, name, content, problem):
+    d = _dir(tmp_path, name, content)
+    _write(d / "samples.jsonl", "")
+    _one_error(cli("build", "items", str(d), str(d)), d / name, problem)

@@ -14,7 +14,6 @@ The review list holds likely wrong keys, negative discriminations and items nobo
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,12 +27,13 @@ def _load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     res_path, samples_path = d / "results.json", d / "samples.jsonl"
     if not res_path.is_file() or not samples_path.is_file():
         raise GlotbenchError(f"{run_dir} is not a finished run (results.json and samples.jsonl needed)")
-    try:
-        results = json.loads(res_path.read_text(encoding="utf-8"))
-        samples = [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        _ = results["benchmark"]["name"], results["model"]["spec"], results["headline"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise GlotbenchError(f"{run_dir}: results.json or samples.jsonl is not in the expected format ({e})") from None
+    from glotbench.data import raw_rows, read_dict, validate_rows
+    from glotbench.runfiles import FinishedResults, ReportSampleRow
+
+    results = read_dict(res_path, FinishedResults, allow_nan=True)
+    raw = list(raw_rows(samples_path, "jsonl", allow_nan=True))
+    validate_rows(samples_path, raw, ReportSampleRow)
+    samples = [rec for _, rec in raw]
     return results, samples
 
 

@@ -1,10 +1,10 @@
 """Validated rows: every file glotbench reads (benchmark data, replay files, a run's samples and
 results) goes through one reader and a declared pydantic schema.
 
-`read_rows(path, Schema)` reads JSONL (one object a line), JSON (a list of objects, or one object)
-or parquet, checks the file against one size limit, validates each row into a frozen `Schema`
+`read_rows(path, Schema)` reads JSONL (one object a line), JSON (a list of objects, or one object),
+CSV (`fmt="csv"`: a header line, then one row a record, every value a string) or parquet, checks the file against one size limit, validates each row into a frozen `Schema`
 instance and returns `(line, row)` pairs. A bad row is reported as `FILE:LINE: field: problem`
-(parquet: `FILE:row N: ...`, JSON lists: the line the object starts on); when several rows are bad
+(parquet: `FILE:row N: ...`, JSON lists and CSV records: the line the row starts on); when several rows are bad
 the first is named and the others counted, so one `error:` line says it all.
 
 `read_object(path, Schema)` reads one JSON document (a DeepSEA task file, a manifest, a run's
@@ -16,6 +16,8 @@ dropped. The schemas of a run's own files are in `glotbench.runfiles`.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -67,7 +69,7 @@ _TYPE_WORDS = {"string_type": "a string", "int_type": "a whole number", "float_t
                "model_type": "an object", "model_attributes_type": "an object"}
 
 
-def _json_type(v: Any) -> str:
+def json_type(v: Any) -> str:
     return {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list",
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
 
@@ -85,7 +87,7 @@ def problem_text(err: ValidationError | list[Any], where: Callable[[tuple[Any, .
             n = (e.get("ctx") or {}).get("min_length", 1)
             msg = "must not be empty" if n == 1 else f"must have at least {n} items"
         elif e["type"] in _TYPE_WORDS:
-            msg = f"must be {_TYPE_WORDS[e['type']]}, got {_json_type(e.get('input'))}"
+            msg = f"must be {_TYPE_WORDS[e['type']]}, got {json_type(e.get('input'))}"
         parts.append(f"{loc}: {msg}" if loc else msg)  # a row-level rule names its fields itself
     return "; ".join(parts)
 
@@ -121,19 +123,28 @@ def read_text(p: Path) -> str:
         raise DataError(f"{p}: cannot be read ({e.strerror or e})") from None
 
 
+class BadRow(str):
+    """A raw row that is wrong before any field is read (a CSV record with too few cells): its
+    problem, counted by `validate_rows` like a row that fails its schema."""
+
+
 def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = False,
-             shape: str = "a JSON list of rows") -> Iterator[tuple[str, Any]]:
-    """(position, raw value) for each row of a JSONL, JSON or parquet file; position is the line
-    number (`row N` for parquet). Unreadable files and lines raise DataError naming the place.
-    NaN and Infinity are refused unless `allow_nan` (glotbench's own run files may hold them)."""
+             shape: str = "a JSON list of rows", columns: Sequence[str] = ()) -> Iterator[tuple[str, Any]]:
+    """(position, raw value) for each row of a JSONL, JSON, CSV or parquet file; position is the
+    line number (`row N` for parquet). Unreadable files and lines raise DataError naming the place.
+    NaN and Infinity are refused unless `allow_nan` (glotbench's own run files may hold them).
+    A CSV file's header must name every one of `columns`."""
     p = check_file(path)
-    fmt = fmt or {".json": "json", ".parquet": "parquet"}.get(p.suffix.lower(), "jsonl")
+    fmt = fmt or {".json": "json", ".parquet": "parquet"}.get(p.suffix.lower(), "jsonl")  # CSV: asked for
     if fmt == "parquet":
         yield from _parquet_rows(p)
         return
     text = read_text(p)
     if fmt == "json":
         yield from _json_rows(p, text, shape)
+        return
+    if fmt == "csv":
+        yield from _csv_rows(p, text, columns)
         return
     constant = None if allow_nan else _no_constant
     for n, line in enumerate(text.splitlines(), 1):
@@ -176,6 +187,43 @@ def _json_rows(p: Path, text: str, shape: str) -> Iterator[tuple[str, Any]]:
         raise DataError(f"{p}: not valid JSON ({e})") from None
 
 
+def _csv_rows(p: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[str, Any]]:
+    """The records of a CSV file (RFC 4180: a header line, quoted cells may hold commas and line
+    breaks) as {column: cell} with the line each starts on. Quoting errors stop the reading (the
+    rest cannot be trusted); a record with too few or too many cells is a `BadRow`. Records whose
+    cells are all empty (a spreadsheet's trailing `,,,`) are blank lines, not rows."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            why = "a quoted cell is not closed" if "unexpected end of data" in str(e) else str(e)
+            raise DataError(f"{p}:{start}: not valid CSV ({why})") from None
+        if not any(c.strip() for c in cells):
+            continue
+        if header is None:
+            header = cells
+            twice = sorted({c for c in cells if cells.count(c) > 1})
+            if twice:
+                raise DataError(f"{p}:{start}: the header names the column {twice[0]!r} twice")
+            lacking = [c for c in columns if c not in cells]
+            if lacking:
+                raise DataError(f"{p}:{start}: needs the columns {', '.join(columns)} "
+                                f"(the header lacks {', '.join(lacking)})")
+            continue
+        if len(cells) != len(header):
+            yield str(start), BadRow(f"{'fewer' if len(cells) < len(header) else 'more'} cells ({len(cells)}) "
+                                     f"than the header's {len(header)} columns")
+        else:
+            yield str(start), dict(zip(header, cells))
+    if header is None:
+        raise DataError(f"{p}:1: empty file, expected a CSV header line ({', '.join(columns) or 'column names'})")
+
+
 def _parquet_rows(p: Path) -> Iterator[tuple[str, Any]]:
     try:
         import pyarrow.parquet as pq
@@ -194,7 +242,9 @@ def validate_rows(path: str | Path, rows: Iterator[tuple[str, Any]] | Sequence[t
     first: str | None = None
     bad = 0
     for where, raw in rows:
-        if not isinstance(raw, dict):
+        if isinstance(raw, BadRow):
+            problem = str(raw)
+        elif not isinstance(raw, dict):
             problem = f"row: expected a JSON object, got {type(raw).__name__}"
         else:
             try:
@@ -213,8 +263,10 @@ def validate_rows(path: str | Path, rows: Iterator[tuple[str, Any]] | Sequence[t
 def read_rows(path: str | Path, schema: type[S], *, fmt: str | None = None, allow_nan: bool = False,
               shape: str = "a JSON list of rows") -> list[tuple[str, S]]:
     """Read and validate every row of a file: [(line, row)]. See the module docstring; `shape`
-    names what a JSON file that is not a list should have been."""
-    return validate_rows(path, raw_rows(path, fmt, allow_nan=allow_nan, shape=shape), schema)
+    names what a JSON file that is not a list should have been; a CSV header must name the
+    schema's required fields."""
+    need = [f.alias or name for name, f in schema.model_fields.items() if f.is_required()]
+    return validate_rows(path, raw_rows(path, fmt, allow_nan=allow_nan, shape=shape, columns=need), schema)
 
 
 def read_object(path: str | Path, schema: type[S], *, allow_nan: bool = False,

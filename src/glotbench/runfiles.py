@@ -1,6 +1,7 @@
 """The schemas of the files a run writes and other commands read back (`report`, `compare`,
 `judge-audit`, `arena-report`, `runs import`, sweeps): results.json, samples.jsonl, arena.json,
-aragen.json, a phase's run.json, and the human-label files given next to them. They go through
+aragen.json, a phase's run.json, the human-label files given next to them, and the annotators'
+label files of `build review` (CSV, JSONL, a Label Studio export). They go through
 `glotbench.data` like any other file, so a damaged or foreign file is one `FILE:LINE: field:
 problem` error. Only what the readers use is declared; other fields are kept as they are."""
 
@@ -9,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, model_validator
 
-from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_dict, read_rows
+from glotbench.data import ItemId, NonEmptyStr, Row, json_type, not_bool, read_dict, read_rows
 from glotbench.errors import DataError, GlotbenchError
 
 S = TypeVar("S", bound=BaseModel)
@@ -204,6 +205,125 @@ class AragenHumanRow(Row):
     Correct: ZeroOne
     Complete: ZeroOne
     score: Annotated[float, Field(ge=0, le=1)]
+
+
+# -- annotators' labels for `build review` -------------------------------------------------------
+
+class LabelRow(Row):
+    """One annotator's label of one item (a JSONL line): numbers are read as their text."""
+
+    id: ItemId
+    annotator: ItemId
+    label: ItemId  # a string or a whole number: 1.0 and 1 would be two categories
+
+
+class LabelCsvRow(Row):
+    """A row of a label CSV (`build review export --format csv`, filled in): an empty label cell is
+    an item this annotator did not label (counted, not an error); a label needs its annotator."""
+
+    id: ItemId
+    annotator: str
+    label: str
+
+    @model_validator(mode="after")
+    def _labelled(self) -> "LabelCsvRow":
+        if self.label and not self.label.strip():
+            raise ValueError("label: only spaces (leave the cell empty for an item not labelled)")
+        if self.label and not self.annotator.strip():
+            raise ValueError("annotator: must not be empty when a label is given")
+        return self
+
+
+class FlagRow(Row):
+    """A flag of `build check` (its flags.jsonl), shown beside its item by `build review export`."""
+
+    id: ItemId
+    check: NonEmptyStr
+    flags: list[str]
+    reason: str | None = None
+
+
+class AdjudicationRow(Row):
+    """A decision in the adjudication file (`build review adjudicate` appends them)."""
+
+    id: ItemId
+    label: NonEmptyStr
+    decided_by: NonEmptyStr
+
+
+class _LsUser(_Open):
+    id: int | None = None
+    email: str | None = None
+
+
+class _LsValue(_Open):
+    choices: list[NonEmptyStr] | None = None
+
+
+class _LsResult(_Open):
+    """One result of an annotation; results of other controls (a TextArea note, a Rating) are
+    kept out of the label."""
+
+    type: str = "choices"
+    value: _LsValue
+
+    @model_validator(mode="after")
+    def _choices(self) -> "_LsResult":
+        if self.type == "choices" and self.value.choices is None:
+            raise ValueError("value.choices: missing (a choices result)")
+        return self
+
+
+class LsAnnotation(_Open):
+    completed_by: int | str | _LsUser
+    was_cancelled: bool = False  # skipped in Label Studio's interface: no label, counted
+    result: list[_LsResult] = []
+
+    @property
+    def choices(self) -> list[str]:
+        return [c for r in self.result if r.type == "choices" for c in r.value.choices or []]
+
+    @property
+    def annotator(self) -> str:
+        who = self.completed_by
+        return str(who) if not isinstance(who, _LsUser) else who.email or str(who.id)
+
+    @model_validator(mode="after")
+    def _one_choice(self) -> "LsAnnotation":
+        if isinstance(self.completed_by, _LsUser) and not self.completed_by.email and self.completed_by.id is None:
+            raise ValueError("completed_by: names no annotator (needs id or email)")
+        if not self.was_cancelled and len(self.choices) != 1:
+            raise ValueError(f"expected one choice per annotation, got {self.choices}")
+        return self
+
+
+class _LsData(_Open):
+    id: ItemId  # the item's id (`build review export` puts it there); Label Studio's own task id is not it
+
+
+class LsTask(_Open):
+    data: _LsData
+    annotations: list[LsAnnotation] = []  # an unannotated task (exported with "all tasks"): counted
+
+
+class LabelStudioExport(RootModel[list[LsTask]]):
+    """Label Studio's JSON export: a list of tasks, each with `data` and its `annotations`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_list(cls, v: Any) -> Any:
+        if not isinstance(v, list):
+            raise ValueError(f"a Label Studio export is a JSON list of tasks, got {json_type(v)}")
+        return v
+
+
+def label_studio_place(loc: tuple[Any, ...]) -> str:
+    """Where in a Label Studio export: `task N: annotations.0.result.1` (N counts from 0)."""
+    if loc and isinstance(loc[0], int):
+        return f"task {loc[0]}" + (": " + ".".join(map(str, loc[1:])) if len(loc) > 1 else "")
+    return ".".join(map(str, loc))
 
 
 def read_unique_rows(path: str | Path, schema: type[S], key: Callable[[S], tuple[str, ...]],

@@ -7,9 +7,12 @@ Agreement (each with a 95% percentile bootstrap CI over items, seeded):
 - Krippendorff's α (the `krippendorff` package), nominal, and ordinal when an order of the labels is
   given (`--order low,mid,high`) or every label is a number; missing labels are allowed.
 
-Label files: CSV or JSONL with `id`, `annotator`, `label` (and optionally `file`), or a Label Studio
-JSON export (tasks with `data.id` and `annotations[].result[].value.choices`, annotator from
-`completed_by`). One label per (item, annotator); a second one is an error, not a silent overwrite.
+Label files are read through declared schemas (`glotbench.runfiles`: `LabelCsvRow`, `LabelRow`,
+`LabelStudioExport`): CSV or JSONL with `id`, `annotator`, `label`, or a Label Studio JSON export
+(tasks with `data.id` and `annotations[].result[].value.choices`, annotator from `completed_by`).
+One label per (item, annotator) over all files; a second one is an error, not a silent overwrite.
+CSV rows left empty, skipped (cancelled) Label Studio annotations and unannotated tasks are counted
+and reported, never silently dropped.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import csv
 import io
 import json
 import warnings
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import combinations
 from pathlib import Path
@@ -26,7 +30,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from glotbench.build.common import Candidate
+from glotbench.data import locate, read_object, read_rows, read_text
 from glotbench.errors import DataError, GlotbenchError
+from glotbench.runfiles import AdjudicationRow, LabelCsvRow, LabelRow, LabelStudioExport, label_studio_place
 from glotbench.stats import DEFAULT_SEED, cohens_kappa, fleiss_kappa
 
 Labels = dict[str, dict[str, str]]  # item id -> annotator -> label
@@ -69,59 +75,76 @@ LABEL_STUDIO_CONFIG = """<View>
 </View>"""
 
 
-def _add(labels: Labels, where: str, item: Any, annotator: Any, label: Any) -> None:
-    if item in (None, "") or annotator in (None, "") or label in (None, ""):
-        raise DataError(f"{where}: needs id, annotator and label")
-    item, annotator, label = str(item), str(annotator), str(label)
-    if annotator in labels.setdefault(item, {}):
-        raise DataError(f"{where}: a second label for item {item!r} by {annotator!r}")
-    labels[item][annotator] = label
+@dataclass(frozen=True)
+class LabelImport:
+    """The labels of some label files and what was in them without being a label: CSV rows left
+    empty, annotations skipped in Label Studio (`was_cancelled`), tasks nobody annotated."""
+
+    labels: Labels
+    not_counted: dict[str, int]
+
+    def note(self) -> str | None:
+        """One line saying what was not counted, or None when everything was a label."""
+        parts = [f"{n} {what.replace('_', ' ')}" for what, n in self.not_counted.items() if n]
+        return "not counted: " + ", ".join(parts) if parts else None
+
+
+class _Collect:
+    """One label per (item, annotator) over every file: a second one is an error naming both places."""
+
+    def __init__(self) -> None:
+        self.labels: Labels = {}
+        self.where: dict[tuple[str, str], str | Callable[[], str]] = {}
+
+    def add(self, where: str | Callable[[], str], item: str, annotator: str, label: str) -> None:
+        """`where` (or a function giving it, when finding it costs) places the label in its file."""
+        first = self.where.get((item, annotator))
+        if first is not None:
+            place = where() if callable(where) else where
+            first = first() if callable(first) else first
+            before = self.labels[item][annotator]
+            same = "the same label" if before == label else f"{label!r}; the first, {before!r},"
+            raise DataError(f"{place}: a second label for item {item!r} by {annotator!r} ({same} is at {first})")
+        self.where[(item, annotator)] = where
+        self.labels.setdefault(item, {})[annotator] = label
+
+
+def import_labels(paths: Sequence[str]) -> LabelImport:
+    """Read label files (by suffix: `.csv`, `.json` = a Label Studio export, else JSONL) through their
+    declared schemas (`glotbench.runfiles`); any bad file is one `FILE:LINE: field: problem` error."""
+    got = _Collect()
+    skipped = {"rows_without_a_label": 0, "cancelled_annotations": 0, "tasks_without_annotations": 0}
+    for path in paths:
+        p = Path(path)
+        if not p.exists():
+            raise DataError(f"label file not found: {p}")
+        before = len(got.where)
+        kind = p.suffix.lower()
+        if kind == ".json":
+            tasks = read_object(p, LabelStudioExport, where=label_studio_place).root
+            for n, t in enumerate(tasks):
+                skipped["tasks_without_annotations"] += not t.annotations
+                for a in t.annotations:
+                    if a.was_cancelled:
+                        skipped["cancelled_annotations"] += 1
+                    else:
+                        got.add(lambda p=p, n=n: f"{p}:{locate(read_text(p), (n,))}: task {n}",
+                                t.data.id, a.annotator, a.choices[0])
+        else:
+            rows = read_rows(p, LabelCsvRow, fmt="csv") if kind == ".csv" else read_rows(p, LabelRow, fmt="jsonl")
+            for n, r in rows:
+                if not r.label:  # a CSV row left empty: this annotator did not label the item
+                    skipped["rows_without_a_label"] += 1
+                else:
+                    got.add(f"{p}:{n}", r.id, r.annotator, r.label)
+        if len(got.where) == before:
+            raise DataError(f"{p}: no labels (CSV or JSONL with id, annotator, label; or a Label Studio JSON export)")
+    return LabelImport(got.labels, skipped)
 
 
 def read_labels(paths: Sequence[str]) -> Labels:
-    labels: Labels = {}
-    for path in paths:
-        p = Path(path)
-        if not p.is_file():
-            raise DataError(f"label file not found: {p}")
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise DataError(f"{p}: not UTF-8 text") from None
-        if p.suffix == ".csv":
-            reader = csv.DictReader(io.StringIO(text))
-            if not reader.fieldnames or not {"id", "annotator", "label"} <= set(reader.fieldnames):
-                raise DataError(f"{p}: a label CSV needs the columns id, annotator, label")
-            for n, row in enumerate(reader, 2):
-                if row.get("label"):
-                    _add(labels, f"{p}:{n}", row.get("id"), row.get("annotator"), row.get("label"))
-        elif p.suffix == ".json":
-            try:
-                tasks = json.loads(text)
-            except ValueError as e:
-                raise DataError(f"{p}: not valid JSON ({e})") from None
-            if not isinstance(tasks, list):
-                raise DataError(f"{p}: a Label Studio export is a JSON list of tasks")
-            for n, t in enumerate(tasks):
-                try:
-                    item = t["data"]["id"]
-                    for a in t.get("annotations", []):
-                        if a.get("was_cancelled"):
-                            continue
-                        who = a.get("completed_by")
-                        who = who.get("email", who.get("id")) if isinstance(who, dict) else who
-                        choices = [c for r in a.get("result", []) for c in r.get("value", {}).get("choices", [])]
-                        if len(choices) != 1:
-                            raise DataError(f"{p}: task {n}: expected one choice per annotation, got {choices}")
-                        _add(labels, f"{p}: task {n}", item, who, choices[0])
-                except (KeyError, TypeError, AttributeError):
-                    raise DataError(f"{p}: task {n} is not a Label Studio task with data.id and annotations") from None
-        else:
-            from glotbench.loading import read_jsonl
-
-            for n, rec in read_jsonl(p):
-                _add(labels, f"{p}:{n}", rec.get("id"), rec.get("annotator"), rec.get("label"))
-    return labels
+    """item id -> annotator -> label, from label files (see `import_labels`)."""
+    return import_labels(paths).labels
 
 
 def _bootstrap(n: int, stat: Callable[[np.ndarray], float | None], resamples: int, seed: int) -> tuple[float | None, float | None]:
@@ -245,10 +268,8 @@ def final_labels(labels: Labels, adjudications: str | None) -> dict[str, Any]:
     with neither are listed as unresolved."""
     decided: dict[str, dict[str, Any]] = {}
     if adjudications and Path(adjudications).exists():
-        from glotbench.loading import read_jsonl
-
-        for _, rec in read_jsonl(adjudications):
-            decided[str(rec["id"])] = rec
+        for _, rec in read_rows(adjudications, AdjudicationRow, fmt="jsonl"):
+            decided[rec.id] = {"label": rec.label, "decided_by": rec.decided_by}
     final, unresolved = {}, []
     for i, v in sorted(labels.items()):
         if i in decided:

@@ -20,7 +20,7 @@ build_app.add_typer(review_app, name="review")
 Judges = Annotated[list[str], typer.Option("--judge", help="Judge model spec (repeatable).")]
 TextField = Annotated[list[str], typer.Option("--text-field", help="Field holding item text (repeatable; default: every text field).")]
 OutDir = Annotated[str, typer.Option("--out", "-o", help="Output directory (a run per judge, then the summary, written last).")]
-LabelFiles = Annotated[list[str], typer.Argument(help="Label files: CSV/JSONL with id, annotator, label; or a Label Studio export (.json).")]
+LabelFiles = Annotated[list[str], typer.Argument(help="Label files: CSV/JSONL with id, annotator, label; or a Label Studio JSON export (.json).")]
 
 
 @build_app.command("dedupe")
@@ -129,10 +129,11 @@ def review_export(
     """Write items (and check flags) for annotators."""
     from glotbench.build.common import load_candidates
     from glotbench.build.review import LABEL_STUDIO_CONFIG, export
-    from glotbench.loading import read_jsonl
+    from glotbench.data import read_rows
+    from glotbench.runfiles import FlagRow
 
     cands = load_candidates([file], text_field or None)
-    fl = [r for _, r in read_jsonl(flags)] if flags else []
+    fl = [r.model_dump() for _, r in read_rows(flags, FlagRow, fmt="jsonl")] if flags else []
     n = export(cands, fl, out, fmt)
     typer.echo(f"wrote {n} items to {out}")
     if fmt == "labelstudio":
@@ -149,10 +150,12 @@ def review_agree(
 ) -> None:
     """Agreement (Fleiss κ, Cohen κ per pair, Krippendorff α) with bootstrap CIs, and the disagreements."""
     from glotbench.build.common import write_json_atomic
-    from glotbench.build.review import agreement, disagreements, read_labels
+    from glotbench.build.review import agreement, disagreements, import_labels
 
-    lab = read_labels(labels)
+    got = import_labels(labels)
+    lab = got.labels
     res = agreement(lab, order.split(",") if order else None, resamples=resamples, seed=seed)
+    res["not_counted"] = got.not_counted
     res["disagreements"] = disagreements(lab)
     if out:
         write_json_atomic(out, res)
@@ -164,6 +167,8 @@ def review_agree(
         return f"{e['value']:.3f}{ci}, {e['items']} items"
 
     typer.echo(f"{res['items']} items, annotators: {', '.join(res['annotators'])}")
+    if got.note():
+        typer.echo(got.note())
     typer.echo(f"Fleiss kappa: {fmt(res['fleiss_kappa'])}")
     for pair, e in res["cohens_kappa"].items():
         typer.echo(f"Cohen kappa {pair}: {fmt(e)}")
@@ -199,11 +204,14 @@ def review_final(
 ) -> None:
     """Final labels: adjudicated, else unanimous; the rest listed as unresolved."""
     from glotbench.build.common import write_json_atomic
-    from glotbench.build.review import final_labels, read_labels
+    from glotbench.build.review import final_labels, import_labels
 
-    res = final_labels(read_labels(labels), adjudications)
-    write_json_atomic(out, res)
+    got = import_labels(labels)
+    res = final_labels(got.labels, adjudications)
+    write_json_atomic(out, {**res, "not_counted": got.not_counted})
     typer.echo(f"{len(res['final'])} items labelled, {len(res['unresolved'])} unresolved")
+    if got.note():
+        typer.echo(got.note())
 
 
 @build_app.command("select")

@@ -85,8 +85,13 @@ class LabelImport:
 
     def note(self) -> str | None:
         """One line saying what was not counted, or None when everything was a label."""
-        parts = [f"{n} {what.replace('_', ' ')}" for what, n in self.not_counted.items() if n]
+        parts = [f"{n} {_NOT_COUNTED[what][n != 1]}" for what, n in self.not_counted.items() if n]
         return "not counted: " + ", ".join(parts) if parts else None
+
+
+_NOT_COUNTED = {"unlabelled_rows": ("CSV row without a label", "CSV rows without a label"),
+                "cancelled_annotations": ("skipped (cancelled) annotation", "skipped (cancelled) annotations"),
+                "unannotated_tasks": ("task without annotations", "tasks without annotations")}
 
 
 class _Collect:
@@ -113,7 +118,7 @@ def import_labels(paths: Sequence[str]) -> LabelImport:
     """Read label files (by suffix: `.csv`, `.json` = a Label Studio export, else JSONL) through their
     declared schemas (`glotbench.runfiles`); any bad file is one `FILE:LINE: field: problem` error."""
     got = _Collect()
-    skipped = {"rows_without_a_label": 0, "cancelled_annotations": 0, "tasks_without_annotations": 0}
+    skipped = dict.fromkeys(_NOT_COUNTED, 0)
     for path in paths:
         p = Path(path)
         if not p.exists():
@@ -123,7 +128,7 @@ def import_labels(paths: Sequence[str]) -> LabelImport:
         if kind == ".json":
             tasks = read_object(p, LabelStudioExport, where=label_studio_place).root
             for n, t in enumerate(tasks):
-                skipped["tasks_without_annotations"] += not t.annotations
+                skipped["unannotated_tasks"] += not t.annotations
                 for a in t.annotations:
                     if a.was_cancelled:
                         skipped["cancelled_annotations"] += 1
@@ -134,7 +139,7 @@ def import_labels(paths: Sequence[str]) -> LabelImport:
             rows = read_rows(p, LabelCsvRow, fmt="csv") if kind == ".csv" else read_rows(p, LabelRow, fmt="jsonl")
             for n, r in rows:
                 if not r.label:  # a CSV row left empty: this annotator did not label the item
-                    skipped["rows_without_a_label"] += 1
+                    skipped["unlabelled_rows"] += 1
                 else:
                     got.add(f"{p}:{n}", r.id, r.annotator, r.label)
         if len(got.where) == before:

@@ -200,6 +200,14 @@ def test_good_files_in_every_format_give_the_same_agreement(tmp_path):
     assert "not counted: 1 skipped (cancelled) annotation, 1 task without annotations" in ls_res["printed"]
 
 
+def test_a_long_cell_is_read(tmp_path):
+    """An exported item longer than the csv module's default cell limit (128 KiB) still imports."""
+    long = "ພາສາລາວ " * 40_000
+    a = _write(tmp_path / "a.csv", f'id,text,annotator,label\ni1,"{long}",a,keep\ni2,x,a,fix\n')
+    b = _write(tmp_path / "b.csv", "id,annotator,label\ni1,b,keep\ni2,b,keep\n")
+    assert _agree(tmp_path, [str(a), str(b)])["cohens_kappa"]["a ~ b"]["items"] == 2
+
+
 def test_three_annotators_final_labels_from_mixed_formats(tmp_path):
     files = [_csv_file(tmp_path / "a.csv", "ann", A), _jsonl_file(tmp_path / "b.jsonl", "bo", B),
              _csv_file(tmp_path / "c.csv", "cy", C)]

@@ -192,6 +192,7 @@ def _csv_rows(p: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[str,
     breaks) as {column: cell} with the line each starts on. Quoting errors stop the reading (the
     rest cannot be trusted); a record with too few or too many cells is a `BadRow`. Records whose
     cells are all empty (a spreadsheet's trailing `,,,`) are blank lines, not rows."""
+    csv.field_size_limit(MAX_FILE_BYTES)  # a cell may hold a long item (the default stops at 128 KiB)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     while True:

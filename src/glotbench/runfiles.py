@@ -275,7 +275,7 @@ class _LsResult(_Open):
 
 
 class LsAnnotation(_Open):
-    completed_by: int | str | _LsUser
+    completed_by: int | NonEmptyStr | _LsUser
     was_cancelled: bool = False  # skipped in Label Studio's interface: no label, counted
     result: list[_LsResult] = []
 

@@ -137,10 +137,10 @@ def create_app(settings: Settings) -> FastAPI:
     async def no_duplicate_ids(request: Request) -> None:
         """JSON objects silently keep the last of duplicate keys; a duplicate answer id is an error."""
         def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-            keys = [k for k, _ in pairs]
-            if len(keys) != len(set(keys)):
+            obj = dict(pairs)
+            if len(obj) != len(pairs):
                 raise ServiceError(400, "duplicate ids in the submission")
-            return dict(pairs)
+            return obj
         try:
             json.loads(await request.body(), object_pairs_hook=hook)
         except ValueError:

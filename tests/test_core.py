@@ -236,3 +236,18 @@ def test_public_api():
                  "Prompt", "ItemScore", "RatioMetric", "MacroMetric", "CorpusMetric", "Model", "ModelBase",
                  "GenerateConfig", "Response", "register_benchmark", "register_model"):
         assert getattr(glotbench, name) is not None, name
+
+
+def test_run_result_and_dataset_reprs_stay_short_at_any_size(tmp_path):
+    """asyncio (3.11) formats the repr of a run's task result; a repr of every sample cost 35 MB at
+    10,000 items. The repr names the run, not its content."""
+    from glotbench.core import Dataset, RunResult, Sample
+    from glotbench.items import Item
+    from glotbench.metrics.ratio import ItemScore
+
+    items = tuple(Item.create(f"q{i}", {"text": "x" * 100}, {"answer": "y"}) for i in range(5000))
+    samples = tuple(Sample(id=it.id, repeat=0, meta={}, score=ItemScore({"c": 1.0})) for it in items)
+    ds = Dataset(items, "data.jsonl", "ab" * 32)
+    run = RunResult(tmp_path, {"scores": {}}, samples, ds)
+    assert len(repr(ds)) < 200 and "5000 items" in repr(ds)
+    assert len(repr(run)) < 200 and "samples=5000" in repr(run)

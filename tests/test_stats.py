@@ -61,3 +61,67 @@ def test_repeat_stability_with_an_unscorable_repeat_is_null_not_nan():
     st = repeat_stability(m, samples)
     assert st["per_repeat"] == [1.0, None] and st["mean"] == 1.0 and st["std"] is None
     assert st["min"] == st["max"] == 1.0
+
+
+def _rows_with_edge_cases() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, 50, size=(500, 2)).astype(np.float64)
+    rows[::7, 1] = 0.0  # no denominator
+    rows[::11, 1] = np.nan  # a statistic that is not a number
+    rows[::13, 0] = 1e308  # overflow towards inf
+    return rows
+
+
+@pytest.mark.parametrize("scale", ["fraction", "points"])
+def test_vectorised_ratio_metric_gives_the_same_bits_as_row_by_row(scale):
+    """The bootstrap scores blocks of resamples with `score_many`; every value must equal `score` on
+    its row bit for bit (NaN where undefined), or the CIs would change with the block size."""
+    from glotbench.stats import score_rows
+
+    metric = RatioMetric("acc", "correct", "n", scale=scale)
+    rows = _rows_with_edge_cases()
+    fast = metric.score_many(rows)
+    slow = np.array([metric.score(r) for r in rows])
+    assert np.array_equal(fast, slow, equal_nan=True)
+    assert np.isnan(fast[7])  # den 0 -> undefined, not 0
+    from glotbench.metrics.ratio import _bind
+
+    fn = _bind(metric, [1, 0])  # columns picked in another order than stored
+    swapped = rows[:, ::-1].copy()
+    assert np.array_equal(score_rows(fn, swapped), slow, equal_nan=True)
+
+
+def test_vectorised_ratio_fn_matches_row_by_row_and_a_plain_function_still_works():
+    from glotbench.stats import ratio_fn, score_rows
+
+    rows = _rows_with_edge_cases()
+    fn = ratio_fn(0, 1)
+    slow = np.array([fn(r) for r in rows])
+    assert np.array_equal(score_rows(fn, rows), slow, equal_nan=True)
+    assert score_rows(fn, rows)[7] == 0.0  # ratio_fn's rule: 0 without a denominator
+    plain = lambda r: float(r[0] - r[1])  # noqa: E731 - no vectorised form: scored row by row
+    assert np.array_equal(score_rows(plain, rows), np.array([plain(r) for r in rows]), equal_nan=True)
+
+
+def test_bootstrap_cis_do_not_depend_on_the_block_size(monkeypatch):
+    """Blocks of resamples, cached draw counts and vectorised scoring are an implementation detail:
+    the same seed gives the same interval whatever the block size."""
+    import glotbench.stats as st
+
+    num = [float(i % 3 == 0) for i in range(997)]
+    den = [1.0] * 997
+    first = ratio_with_ci(num, den, resamples=300, seed=5)
+    st._COUNTS_CACHE.clear()
+    monkeypatch.setattr(st, "_BLOCK_ELEMS", 997 * 7)  # 7 resamples per block instead of all 300
+    second = ratio_with_ci(num, den, resamples=300, seed=5)
+    cached = ratio_with_ci(num, den, resamples=300, seed=5)  # served from the counts cache
+    assert first == second == cached
+
+
+def test_a_group_holding_every_sample_has_the_overall_figures_and_others_their_own():
+    samples = [ScoredSample(f"i{i}", 0, {"cat": "all", "half": str(i < 5)}, ItemScore({"c": float(i % 2), "n": 1.0}))
+               for i in range(10)]
+    out = aggregate([RatioMetric("acc", "c", "n")], samples, group_by=("cat", "half"), resamples=200)
+    assert out["groups"]["cat"]["all"] == out["overall"]
+    assert out["groups"]["cat"]["all"] is not out["overall"]
+    assert out["groups"]["half"]["True"]["acc"]["n"] == 5

@@ -21,7 +21,7 @@ from glotbench.metrics.ratio import ItemScore
 __all__ = ["Dataset", "Item", "PublicItem", "RunResult", "Sample", "jsonable"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Dataset(Sequence[Item]):
     """A loaded dataset: items (in order), `source` (a path, or `bundled:...`), the file's SHA-256
     and `facts` derived from the data (e.g. `{"subjects": (...)}`). It is a sequence of items;
@@ -38,6 +38,9 @@ class Dataset(Sequence[Item]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def __repr__(self) -> str:  # not every item: see RunResult.__repr__
+        return f"Dataset({len(self.items)} items, source={self.source!r}, sha256={self.sha256!r})"
 
     def __iter__(self) -> Iterator[Item]:
         return iter(self.items)
@@ -130,7 +133,7 @@ class Sample:
                    cached=bool(rec.get("cached")))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunResult:
     """A finished run: its directory, results.json's content, and the samples in item order."""
 
@@ -138,6 +141,12 @@ class RunResult:
     results: dict[str, Any]
     samples: tuple[Sample, ...] = ()
     dataset: Dataset | None = None
+
+    def __repr__(self) -> str:
+        """Short on purpose: Python 3.11's asyncio formats the repr of a run's main task (its result
+        included) when it checks the SIGINT handler, and a repr of every sample cost 35 MB and
+        0.1 s at the end of a 10,000-item run; a notebook shows this line, not 10,000 samples."""
+        return f"RunResult(out_dir={str(self.out_dir)!r}, samples={len(self.samples)})"
 
     def answers(self) -> dict[str, Any]:
         """item id -> answer, for samples that have one (first repeat that does)."""

@@ -22,6 +22,15 @@ for _group in (run, judged, data, deepsea, service, sweep, build):
 
 
 def main() -> None:
+    """The console script. The cyclic garbage collector is tuned for a command-line process: a run
+    allocates hundreds of thousands of small, acyclic objects (items, samples, score dicts), which
+    at the default threshold (700) trigger a young collection every few items and several full ones
+    over every imported module. Measured on a 10,000-item run: 0.55 s in the collector at the
+    default, 0.13 s with these settings (docs/performance.md). Library callers keep Python's default."""
+    import gc
+
+    gc.set_threshold(10_000, 10, 10)
+    gc.freeze()  # what start-up imported is never garbage: full collections skip it
     app()
 
 

@@ -11,9 +11,13 @@ import json
 import os
 from typing import Annotated, Any, Optional
 
-import click
 import typer
 from typer.core import TyperGroup
+
+try:  # typer >= 0.2x carries its own copy of click; older typer runs on click itself
+    from typer._click import ClickException
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import ClickException
 
 from glotbench.errors import GlotbenchError
 
@@ -55,10 +59,10 @@ def describe(e: BaseException) -> str:
 class ErrorHandlingGroup(TyperGroup):
     """The one error handler: every command (and sub-group) runs inside this group's `invoke`."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, BrokenPipeError):
+        except (typer.Exit, typer.Abort, ClickException, BrokenPipeError):
             raise  # click's own exits and usage errors; a closed pipe is click's to handle
         except KeyboardInterrupt:
             die("interrupted; commands that call models resume from the call cache when run again", 130)

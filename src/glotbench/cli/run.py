@@ -56,6 +56,9 @@ def run(
     from glotbench.report.terminal import print_results
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    import gc
+
+    gc.freeze()  # the modules imported above live as long as the process (see `app.main`)
     opts = run_options(
         thinking=thinking, bench_opt=bench_opt, data=data, limit=limit, repeats=repeats, concurrency=concurrency,
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,

@@ -16,7 +16,6 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +94,17 @@ def _slug(text: str) -> str:
 
 
 def _versions() -> dict[str, str]:
+    """Versions of what the run used: a package's own `__version__` where it has one (reading
+    installed metadata imports the email parser: 10-20 ms of a cached re-run), else its metadata."""
     out = {"glotbench": __version__, "python": platform.python_version()}
     for pkg in ("numpy", "aiohttp", "rich", "typer", "torch", "transformers", "gguf"):
         if pkg in sys.modules or pkg in ("numpy",):
+            version = getattr(sys.modules.get(pkg), "__version__", None)
+            if isinstance(version, str):
+                out[pkg] = version
+                continue
+            from importlib import metadata
+
             try:
                 out[pkg] = metadata.version(pkg)
             except metadata.PackageNotFoundError:

@@ -95,6 +95,18 @@ class Unit:
     repeat: int
 
 
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A unit ready to send: its prompt, the config sent, its cache key, and the cached reply if any."""
+
+    item: Item
+    repeat: int
+    prompt: Prompt
+    config: GenerateConfig
+    key: str
+    cached: Response | None
+
+
 def effective_config(prompt: Prompt, config: GenerateConfig, form: str) -> GenerateConfig:
     """The config actually sent: text-form prompts add their stop sequences and reply cap."""
     if form != "text":
@@ -167,18 +179,29 @@ class Runner:
 
     async def run(self, items: Iterable[Item], n_items: int) -> list[Sample]:
         self.counters.total = n_items * self.repeats
-        queue: asyncio.Queue[Unit | None] = asyncio.Queue(maxsize=2 * self.concurrency)
+        queue: asyncio.Queue[Pending | None] = asyncio.Queue(maxsize=2 * self.concurrency)
 
         async def produce() -> None:
+            """Prepares each unit (prompt, cache key); a unit the cache answers is finished here, in
+            order, without a trip through the queue (a fully cached re-run is all look-ups), yielding
+            to the loop every 256 of them; the others go to the workers."""
+            hits = 0
             for item in items:
                 for r in range(self.repeats):
-                    await queue.put(Unit(item, r))
+                    unit = self._prepare(Unit(item, r))
+                    if unit.cached is None:
+                        await queue.put(unit)
+                        continue
+                    self._finish(unit, unit.cached, None, 0)
+                    hits += 1
+                    if hits % 256 == 0:
+                        await asyncio.sleep(0)
             for _ in range(self.concurrency):
                 await queue.put(None)
 
         async def work() -> None:
             while (unit := await queue.get()) is not None:
-                await self._process(unit)
+                await self._call_and_finish(unit)
 
         def flush() -> None:
             if self.cache is not None:
@@ -265,29 +288,33 @@ class Runner:
         except Exception as e:  # noqa: BLE001 - recorded on the item
             return None, e, retries
 
-    async def _process(self, unit: Unit) -> None:
-        item, c = unit.item, self.counters
-        prompt = self.benchmark.render(item.to_public())
+    def _prepare(self, unit: Unit) -> "Pending":
+        prompt = self.benchmark.render(unit.item.to_public())
         config = effective_config(prompt, self.config, self._form)
         key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode),
                         config.to_dict(), unit.repeat)
-        resp = self.cache.get(key) if self.cache is not None else None
-        cached = resp is not None
-        err: Exception | None = None
-        attempts = 0
-        if resp is None:
-            await self._ensure_ready()
-            if self.first_call_at is None:
-                self.first_call_at = time.perf_counter()
-            resp, err, attempts = await self._call(prompt, config, unit)
-            if resp is not None:
-                c.new_prompt_tokens += resp.usage.prompt_tokens
-                c.new_completion_tokens += resp.usage.completion_tokens
-                if self.cache is not None:
-                    self.cache.put(key, self.model.cache_id, resp)
-        else:
-            c.cache_hits += 1
+        cached = self.cache.get(key) if self.cache is not None else None
+        return Pending(unit.item, unit.repeat, prompt, config, key, cached)
 
+    async def _call_and_finish(self, unit: "Pending") -> None:
+        await self._ensure_ready()
+        if self.first_call_at is None:
+            self.first_call_at = time.perf_counter()
+        resp, err, attempts = await self._call(unit.prompt, unit.config, Unit(unit.item, unit.repeat))
+        if resp is not None:
+            self.counters.new_prompt_tokens += resp.usage.prompt_tokens
+            self.counters.new_completion_tokens += resp.usage.completion_tokens
+            if self.cache is not None:
+                self.cache.put(unit.key, self.model.cache_id, resp)
+        self._finish(unit, resp, err, attempts)
+
+    def _finish(self, unit: "Pending", resp: Response | None, err: Exception | None, attempts: int) -> None:
+        """Score a reply (or record the failure) into a sample; a cached reply's stored score is
+        read instead of scoring again when the scorer is unchanged."""
+        item, c = unit.item, self.counters
+        cached = unit.cached is not None
+        if cached:
+            c.cache_hits += 1
         extra: dict[str, Any] = {
             "input": item.public, "prompt_form": self._form, "retries": attempts, "cached": cached,
             "error": None if err is None else f"{getattr(err, 'kind', type(err).__name__)}: {err}",
@@ -305,7 +332,7 @@ class Runner:
                           **extra)
             skey = None
             if self.cache is not None and self.scorer_id is not None:
-                skey = score_key(key, self.scorer_id, item.id, dict(item.gold))
+                skey = score_key(unit.key, self.scorer_id, item.id, dict(item.gold))
             record = self.cache.get_score(skey) if cached and skey is not None else None
             if record is not None:
                 sample = sample_from_record(record, item, resp.text, repeat=unit.repeat, **fields)

@@ -77,6 +77,14 @@ class RatioMetric:
             return float("nan")
         return float(row[0] / row[1]) * (100.0 if self.scale == "points" else 1.0)
 
+    def score_many(self, rows: np.ndarray) -> np.ndarray:
+        """`score` of every row of a (resamples x 2) array, with the same operations."""
+        den = rows[:, 1]
+        out = np.full(len(rows), np.nan)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # as Python floats: inf, no warning
+            np.divide(rows[:, 0], den, out=out, where=den > 0)
+            return out * (100.0 if self.scale == "points" else 1.0)
+
 
 @dataclass(frozen=True, slots=True)
 class ScoredSample:
@@ -160,12 +168,16 @@ def aggregate(
         mat = _sum_per_item(stats, item, idx)
         return {k: e.to_dict() for k, e in bootstrap_many(mat, fns, resamples=resamples, seed=seed).items()}
 
-    out: dict[str, Any] = {"overall": estimates(np.arange(len(samples))), "groups": {}}
+    overall = estimates(np.arange(len(samples)))
+    out: dict[str, Any] = {"overall": overall, "groups": {}}
     for key in group_by:
         buckets: dict[str, list[int]] = defaultdict(list)
         for i, s in enumerate(samples):
             buckets[str(s.meta.get(key, "unknown"))].append(i)
-        out["groups"][key] = {value: estimates(np.array(b, dtype=np.int64)) for value, b in sorted(buckets.items())}
+        # A group holding every sample (a dataset with one category) has the overall figures: the
+        # same rows, the same resamples (the draws depend only on the item count and the seed).
+        out["groups"][key] = {value: ({k: dict(v) for k, v in overall.items()} if len(b) == len(samples) else estimates(np.array(b, dtype=np.int64)))
+                              for value, b in sorted(buckets.items())}
     return out
 
 
@@ -205,6 +217,9 @@ class MacroMetric:
 def _bind(metric: Metric, cols: list[int]):
     def fn(row: np.ndarray) -> float:
         return metric.score(row[cols])
+    score_many = getattr(metric, "score_many", None)
+    if score_many is not None:  # the bootstrap scores a whole block of resamples at once
+        fn.many = lambda rows: score_many(rows[:, cols])  # type: ignore[attr-defined]
     return fn
 
 

@@ -69,7 +69,8 @@ def main() -> None:
         gc.callbacks.remove(on_gc)
 
         with svc.Session() as s:  # the stages, one by one (CPU ms, median)
-            loaded = svc.load_items(s, svc._target_set(s, None, "laobench-mcq"))
+            ts = svc._target_set(s, None, "laobench-mcq")
+            loaded, set_id = svc.load_items(s, ts), ts.id
         stages: dict[str, list[float]] = {}
 
         def stage(name: str, fn):
@@ -84,7 +85,7 @@ def main() -> None:
             stage("valid-answer check", lambda: core.count_unreadable(samples, loaded.options))
             agg = stage("aggregate (+ headline CI)", lambda: aggregate(loaded.bench, loaded.dataset, samples,
                                                                      resamples=settings.resamples, groups=loaded.groups))
-            stage("store + Ladder", lambda: svc.record(k, Submission(key_id=k, set_id=loaded.identity[0], kind="answers",
+            stage("store + Ladder", lambda: svc.record(k, Submission(key_id=k, set_id=set_id, kind="answers",
                                                                      model="m", status="running"), agg))
 
     print(json.dumps({

@@ -7,7 +7,8 @@ fence, some with a word left wrong, so extraction and scoring do their real work
 the same server: `bench/bare_loop.py` (the same request bodies, as a process), `glotbench run
 vi-diacritics` (as a process), and the same command again on the warm cache. The machine may be
 shared, so the figures that matter are the ratios within a trial; the median and range over trials
-are printed. Then one `glotbench run` of `--memory-items` items reports its peak RSS (wait4).
+are printed. Then one `glotbench run` of `--memory-items` items reports its peak RSS (wait4), and
+the same command again on its warm cache gives the cached/first ratio at that size.
 
     python bench/runner_overhead.py [--requests 2000] [--concurrency 64] [--latency 0.1] [--trials 5]
                                     [--memory-items 10000]
@@ -77,10 +78,15 @@ def make_data(t: Path, n: int, tag: str) -> tuple[Path, Path, dict[str, str]]:
     return data, bodies, answers
 
 
+# Children run as an installed package does: from their bytecode cache (a shell that sets
+# PYTHONDONTWRITEBYTECODE would have every glotbench module compiled from source on every start).
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(cmd: list[str]) -> tuple[float, str]:
     """Wall seconds and stdout of a process."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=CHILD_ENV)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"{cmd[:4]} failed: {proc.stderr.strip()}")
@@ -90,7 +96,7 @@ def timed(cmd: list[str]) -> tuple[float, str]:
 def timed_rss(cmd: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS in KiB of a process (this child alone, from wait4)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=CHILD_ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode()
@@ -122,6 +128,7 @@ def main() -> None:
             data, bodies, answers = make_data(t, a.requests, "run")
             control(port, {"answers": answers, "record": False})
             gb = [sys.executable, "-m", "glotbench", "run", "vi-diacritics"]
+            subprocess.run([*gb[:3], "list"], env=CHILD_ENV, capture_output=True)  # bytecode written once
             for trial in range(a.trials):
                 bare_s, out = timed([sys.executable, str(HERE / "bare_loop.py"), str(bodies),
                                         f"{url}/chat/completions", str(a.concurrency)])
@@ -148,7 +155,13 @@ def main() -> None:
                 wall, rss = timed_rss([*gb, "--data", str(mdata), "--model", f"openai:bench@{url}", "--concurrency",
                                        str(a.concurrency), "--cache-path", str(t / "mem.sqlite"), "--no-progress",
                                        "--out", str(t / "mem")])
-                mem = {"items": a.memory_items, "peak_rss_mb": round(rss / 1024, 1), "wall_s": round(wall, 2)}
+                cached_wall, _ = timed_rss([*gb, "--data", str(mdata), "--model", f"openai:bench@{url}",
+                                            "--concurrency", str(a.concurrency), "--cache-path", str(t / "mem.sqlite"),
+                                            "--no-progress", "--out", str(t / "mem-cached")])
+                res = json.loads((t / "mem-cached" / "results.json").read_text())
+                assert res["counts"]["model_calls"] == 0, res["counts"]
+                mem = {"items": a.memory_items, "peak_rss_mb": round(rss / 1024, 1), "wall_s": round(wall, 2),
+                       "cached_wall_s": round(cached_wall, 2), "cached_over_first": round(cached_wall / wall, 3)}
                 print(json.dumps({"memory_run": mem}), flush=True)
     finally:
         server.terminate()

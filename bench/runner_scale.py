@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from runner_overhead import make_data, start_server  # noqa: E402
+from runner_overhead import CHILD_ENV, make_data, start_server  # noqa: E402
 
 
 def proc_cpu_s(pid: int) -> float:
@@ -93,7 +93,7 @@ def main() -> None:
                     p = subprocess.run([sys.executable, "-m", "glotbench", "run", "vi-diacritics", "--data", str(data),
                                         "--model", f"openai:bench@http://127.0.0.1:{port}/v1", "--concurrency", str(conc),
                                         "--cache-path", str(t / f"c-{conc}-{lat}-{trial}.sqlite"), "--no-progress",
-                                        "--out", str(out)], capture_output=True, text=True)
+                                        "--out", str(out)], capture_output=True, text=True, env=CHILD_ENV)
                     c1, s2 = children_cpu(), proc_cpu_s(server.pid)
                     if p.returncode != 0:
                         sys.exit(f"glotbench run failed: {p.stderr.strip()}")

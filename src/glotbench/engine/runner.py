@@ -1,7 +1,8 @@
 """The async runner: bounded concurrency over lazily created work, retries with backoff, the cache.
 
-Work units (item, repeat) are produced one at a time into a bounded queue that `concurrency` workers
-drain, so 100k items never mean 100k tasks. A failing item gets an error record and the benchmark's
+Work units (item, repeat) are prepared one at a time; those the call cache answers are finished by
+the producer, the rest go into a bounded queue that `concurrency` workers drain, so 100k items never
+mean 100k tasks. A failing item gets an error record and the benchmark's
 failure score; the run goes on. Only an authentication failure stops it (every call would fail).
 """
 

@@ -10,7 +10,6 @@ No network is used for either. Concurrent `generate` calls are gathered into bat
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import shutil
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
+from glotbench.models.batching import MicroBatcher, has_chat_template
 
 
 log = logging.getLogger("glotbench")
@@ -32,11 +32,15 @@ def _converted_root() -> Path:
     return Path(root) / "models"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Request:
     prompt: Prompt
     config: GenerateConfig
-    future: asyncio.Future
+
+
+def _sampling_key(r: _Request) -> tuple:
+    """Requests with different sampling settings cannot share one generate() call."""
+    return (r.config.temperature, r.config.seed, r.config.stop)
 
 
 class HFModel:
@@ -66,8 +70,8 @@ class HFModel:
         self.device = device
         self._model: Any = None
         self._tok: Any = None
-        self._queue: asyncio.Queue[_Request] | None = None
-        self._worker: asyncio.Task | None = None
+        self._batcher = MicroBatcher(lambda _key, reqs: self._generate_batch(reqs), _sampling_key,
+                                     batch_size=self.batch_size)
         self.load_seconds: float | None = None
 
     @classmethod
@@ -162,14 +166,7 @@ class HFModel:
             return "chat" if getattr(self._tok, "chat_template", None) else "text"
         if self.gguf_file or self.path.endswith(".gguf"):
             return "text"  # the embedded Gemma 3 270M GGUF carries no chat template
-        p = Path(self.path)
-        if (p / "chat_template.jinja").is_file() or (p / "chat_template.json").is_file():
-            return "chat"
-        try:
-            cfg = json.loads((p / "tokenizer_config.json").read_text(encoding="utf-8"))
-            return "chat" if cfg.get("chat_template") else "text"
-        except (OSError, ValueError):
-            return "chat"
+        return "text" if has_chat_template(self.path) is False else "chat"
 
     def description(self) -> dict[str, Any]:
         d: dict[str, Any] = {"backend": "hf", "model": self.name, "batch_size": self.batch_size}
@@ -183,36 +180,7 @@ class HFModel:
     async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "",
                        repeat: int = 0) -> Response:
         await self.check()
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-            self._worker = asyncio.create_task(self._batch_loop())
-        fut = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Request(prompt, config, fut))
-        return await fut
-
-    async def _batch_loop(self) -> None:
-        assert self._queue is not None
-        while True:
-            first = await self._queue.get()
-            batch = [first]
-            await asyncio.sleep(0.02)  # let concurrent callers join the batch
-            while len(batch) < self.batch_size and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            # Requests with different sampling settings cannot share one generate() call.
-            groups: dict[tuple, list[_Request]] = {}
-            for r in batch:
-                c = r.config
-                groups.setdefault((c.temperature, c.seed, c.stop), []).append(r)
-            for reqs in groups.values():
-                try:
-                    outs = await asyncio.to_thread(self._generate_batch, reqs)
-                    for r, o in zip(reqs, outs):
-                        if not r.future.done():
-                            r.future.set_result(o)
-                except Exception as e:  # noqa: BLE001 - handed to each caller
-                    for r in reqs:
-                        if not r.future.done():
-                            r.future.set_exception(e)
+        return await self._batcher.submit(_Request(prompt, config))
 
     def _render(self, prompt: Prompt, thinking: bool | None = None) -> str:
         if self.prompt_form() == "chat":
@@ -297,10 +265,7 @@ class HFModel:
         return out
 
     async def aclose(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker = None
-        self._queue = None
+        self._batcher.close()
 
 
 def _file_digest(path: Path) -> str:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError, SpecError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
+from glotbench.models.batching import MicroBatcher, has_chat_template
 
 OUTPUT_AFFECTING = ("dtype", "quantization", "revision", "tokenizer", "max_model_len")
 
@@ -89,7 +90,6 @@ class _Req:
     payload: Any
     params: Any
     thinking: bool | None
-    future: asyncio.Future
     extra: Any = None
 
 
@@ -110,8 +110,9 @@ class VLLMModel:
         self._engine = engine
         self._sp_cls = sampling_params_cls
         self._structured: Any = None
-        self._queue: asyncio.Queue[_Req] | None = None
-        self._worker: asyncio.Task | None = None
+        # One engine call per (kind, thinking): chat and text prompts, and thinking modes, cannot mix.
+        self._batcher = MicroBatcher(lambda key, reqs: self._run_group(*key, reqs), lambda r: (r.kind, r.thinking),
+                                     batch_size=self.batch_size)
         self._lock: asyncio.Lock | None = None
         self.load_seconds: float | None = None
         self.version: str | None = None
@@ -163,16 +164,9 @@ class VLLMModel:
         """"chat" unless `chat=false` or a local model directory has no chat template (a base model)."""
         if self._chat is not None:
             return "chat" if self._chat else "text"
-        p = Path(self.model)
-        if not p.is_dir():
+        if not Path(self.model).is_dir():
             return "chat"
-        if (p / "chat_template.jinja").is_file() or (p / "chat_template.json").is_file():
-            return "chat"
-        try:
-            cfg = json.loads((p / "tokenizer_config.json").read_text(encoding="utf-8"))
-            return "chat" if cfg.get("chat_template") else "text"
-        except (OSError, ValueError):
-            return "chat"
+        return "text" if has_chat_template(self.model) is False else "chat"
 
     def description(self) -> dict[str, Any]:
         d: dict[str, Any] = {"backend": "vllm", "model": self.model, "batch_size": self.batch_size,
@@ -212,11 +206,7 @@ class VLLMModel:
             return {}  # the prompt's own JSON instruction remains
 
     async def _submit(self, req: _Req) -> Any:
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-            self._worker = asyncio.create_task(self._batch_loop())
-        await self._queue.put(req)
-        return await req.future
+        return await self._batcher.submit(req)
 
     async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "", repeat: int = 0) -> Response:
         await self.check()
@@ -225,8 +215,7 @@ class VLLMModel:
         if form == "text" and prompt.text is None:
             raise GlotbenchError("this benchmark has no plain-text prompt for base models")
         payload = [dict(m) for m in prompt.messages] if form == "chat" else prompt.text
-        fut = asyncio.get_running_loop().create_future()
-        resp: Response = await self._submit(_Req(form, payload, params, config.thinking, fut, extra=mode))
+        resp: Response = await self._submit(_Req(form, payload, params, config.thinking, extra=mode))
         return resp
 
     async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
@@ -239,33 +228,9 @@ class VLLMModel:
             full = list(tok.encode(context + cont))
             span = continuation_span(ctx, full)
             params = self._sp_cls(temperature=0.0, max_tokens=1, prompt_logprobs=1)
-            fut = asyncio.get_running_loop().create_future()
-            futures.append(self._submit(_Req("loglik", {"prompt_token_ids": full}, params, None, fut,
+            futures.append(self._submit(_Req("loglik", {"prompt_token_ids": full}, params, None,
                                              extra=(full, span))))
         return list(await asyncio.gather(*futures))
-
-    # -- batching --------------------------------------------------------------------------------
-
-    async def _batch_loop(self) -> None:
-        assert self._queue is not None
-        while True:
-            batch = [await self._queue.get()]
-            await asyncio.sleep(0.02)  # let concurrent callers join the batch
-            while len(batch) < self.batch_size and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            groups: dict[tuple[str, bool | None], list[_Req]] = {}
-            for r in batch:
-                groups.setdefault((r.kind, r.thinking), []).append(r)
-            for (kind, thinking), reqs in groups.items():
-                try:
-                    outs = await asyncio.to_thread(self._run_group, kind, thinking, reqs)
-                    for r, o in zip(reqs, outs):
-                        if not r.future.done():
-                            r.future.set_result(o)
-                except Exception as e:  # noqa: BLE001 - handed to each caller
-                    for r in reqs:
-                        if not r.future.done():
-                            r.future.set_exception(e)
 
     def _run_group(self, kind: str, thinking: bool | None, reqs: list[_Req]) -> list[Any]:
         t0 = time.perf_counter()
@@ -289,10 +254,7 @@ class VLLMModel:
         return results
 
     async def aclose(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            self._worker = None
-        self._queue = None
+        self._batcher.close()
 
 
 def from_spec(rest: str, *, spec: str, **opts: Any) -> VLLMModel:

@@ -1,0 +1,76 @@
+"""Micro-batching for in-process engines that run one batch at a time (transformers, vLLM's offline
+engine): concurrent `generate` calls are collected for a short window, grouped by what must be
+shared within one engine call (sampling settings, chat or text, thinking mode), and each group runs
+in a worker thread so the event loop stays free. One implementation for both backends."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable, Generic, Hashable, TypeVar
+
+R = TypeVar("R")
+
+
+class MicroBatcher(Generic[R]):
+    """`await submit(req)` returns `run(key, reqs)`'s result for `req`. `key(req)` groups requests
+    that can share one engine call; at most `batch_size` requests are taken per round, after
+    waiting `window_s` for concurrent callers to join. An exception in `run` goes to every caller
+    of that group; the others are unaffected."""
+
+    def __init__(self, run: Callable[[Hashable, list[R]], list[Any]], key: Callable[[R], Hashable], *,
+                 batch_size: int, window_s: float = 0.02):
+        self._run, self._key = run, key
+        self.batch_size, self.window_s = max(1, batch_size), window_s
+        self._queue: asyncio.Queue[tuple[R, asyncio.Future]] | None = None
+        self._worker: asyncio.Task | None = None
+
+    async def submit(self, req: R) -> Any:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._worker = asyncio.create_task(self._loop())
+        fut = asyncio.get_running_loop().create_future()
+        await self._queue.put((req, fut))
+        return await fut
+
+    async def _loop(self) -> None:
+        assert self._queue is not None
+        while True:
+            batch = [await self._queue.get()]
+            await asyncio.sleep(self.window_s)  # let concurrent callers join the batch
+            while len(batch) < self.batch_size and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            groups: dict[Hashable, list[tuple[R, asyncio.Future]]] = {}
+            for entry in batch:
+                groups.setdefault(self._key(entry[0]), []).append(entry)
+            for key, entries in groups.items():
+                try:
+                    outs = await asyncio.to_thread(self._run, key, [req for req, _ in entries])
+                    for (_, fut), out in zip(entries, outs):
+                        if not fut.done():
+                            fut.set_result(out)
+                except Exception as e:  # noqa: BLE001 - handed to each caller of the group
+                    for _, fut in entries:
+                        if not fut.done():
+                            fut.set_exception(e)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+        self._queue = None
+
+
+def has_chat_template(directory: str | Path) -> bool | None:
+    """Whether a local model directory ships a chat template (chat_template.jinja/.json, or one in
+    tokenizer_config.json); None when it cannot tell (no readable tokenizer config)."""
+    import json
+
+    p = Path(directory)
+    if (p / "chat_template.jinja").is_file() or (p / "chat_template.json").is_file():
+        return True
+    try:
+        cfg = json.loads((p / "tokenizer_config.json").read_text(encoding="utf-8"))
+        return bool(cfg.get("chat_template"))
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from glotbench.service.core import Service, ServiceError, Settings
+from glotbench.service.core import Service, ServiceError, Settings, settle_heap
 from glotbench.service.guards import BodyLimit, SecurityHeaders
 from glotbench.service.ratelimit import RateLimited, RateLimiter
 from glotbench.service.views import Views
@@ -65,7 +65,7 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 def create_app(settings: Settings) -> FastAPI:
     from glotbench.service.jobs import JobRunner
 
-    service = Service(settings)
+    service = Service(settings, freeze_sets=True)  # a server process: keep long-lived objects out of the GC
     views = Views(service)
     limiter = RateLimiter(settings.rate_per_minute, settings.rate_storage)
 
@@ -73,6 +73,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(_: FastAPI) -> Any:
         service.jobs = JobRunner(service)
         service.jobs.start()
+        settle_heap()  # what start-up made lives as long as the process (service/core.py)
         yield
         await run_in_threadpool(service.jobs.stop)
 
@@ -136,10 +137,10 @@ def create_app(settings: Settings) -> FastAPI:
     async def no_duplicate_ids(request: Request) -> None:
         """JSON objects silently keep the last of duplicate keys; a duplicate answer id is an error."""
         def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-            keys = [k for k, _ in pairs]
-            if len(keys) != len(set(keys)):
+            obj = dict(pairs)
+            if len(obj) != len(pairs):
                 raise ServiceError(400, "duplicate ids in the submission")
-            return dict(pairs)
+            return obj
         try:
             json.loads(await request.body(), object_pairs_hook=hook)
         except ValueError:

@@ -166,14 +166,15 @@ class JobRunner:
         with self.svc.Session() as s:
             sub = s.get(Submission, sid)
             ts = s.get(TestSet, sub.set_id)
-            bench, items = self.svc.load_items(s, ts)
-            url, model_name, set_id = sub.endpoint_url or "", sub.model, sub.set_id
+            loaded = self.svc.load_items(s, ts)
+            bench, items = loaded.bench, loaded.dataset
+            url, model_name = sub.endpoint_url or "", sub.model
         loop = asyncio.new_event_loop()
         tmp = tempfile.mkdtemp(prefix="glotbench-sub-")
         try:
             if len(items) > self.st.endpoint_max_requests:
                 raise GlotbenchError(f"the set needs more requests than the limit ({self.st.endpoint_max_requests})")
-            task = loop.create_task(asyncio.wait_for(self._evaluate(bench, items, set_id, url, model_name,
+            task = loop.create_task(asyncio.wait_for(self._evaluate(bench, items, loaded.groups, url, model_name,
                                                                     self._keys.get(sid), tmp),
                                                      self.st.endpoint_timeout_s))
             with self._lock:
@@ -198,7 +199,7 @@ class JobRunner:
             loop.close()
             shutil.rmtree(tmp, ignore_errors=True)
 
-    async def _evaluate(self, bench: Any, items: Any, set_id: int, url: str, model_name: str, api_key: str | None,
+    async def _evaluate(self, bench: Any, items: Any, groups: Any, url: str, model_name: str, api_key: str | None,
                         tmp: str) -> tuple[Any, dict[str, Any]]:
         from glotbench.engine.evaluate import RunOptions, evaluate_async
         from glotbench.models.openai_compat import OpenAICompatModel
@@ -214,7 +215,7 @@ class JobRunner:
         res = await evaluate_async(bench, model, opts, dataset=items)
         samples = {smp.id: smp for smp in res.samples if smp.repeat == 0}
         answered = sum(1 for smp in samples.values() if smp.failure is None)
-        agg = aggregate(bench, items, samples, resamples=st.resamples, groups=self.svc.groups.get(set_id))
+        agg = aggregate(bench, items, samples, resamples=st.resamples, groups=groups)
         return agg, {"failed_requests": res.results["counts"]["failed"],
                      "coverage": round(answered / len(items), 4) if len(items) else 0.0}
 

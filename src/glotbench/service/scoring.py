@@ -67,8 +67,10 @@ def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples
     agg = bench.aggregate(rows, dataset, resamples=0)  # the numbers; the one CI released is computed below
     metric = bench.metrics_for(dataset)[0]
     f = 100.0 if metric.scale == "fraction" else 1.0
-    mat = np.asarray([[float(r.stats.get(k, 0.0)) for k in metric.keys] for r in rows],
-                     dtype=np.float64).reshape(len(rows), len(metric.keys))
+    stats = [r.stats for r in rows]
+    mat = np.empty((len(rows), len(metric.keys)), dtype=np.float64)
+    for j, k in enumerate(metric.keys):  # column by column: a headline metric reads a few statistics
+        mat[:, j] = np.fromiter((float(st.get(k, 0.0)) for st in stats), dtype=np.float64, count=len(stats))
     vec = per_item_values(metric, mat) * f
     est = agg["overall"].get(metric.name)
     if est is not None:  # the headline's CI: the same resamples (seed, items) the benchmark's aggregate draws

@@ -8,6 +8,7 @@ product; the metric's own formula then scores each summed row. Nothing is re-tok
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -35,6 +36,7 @@ class Estimate:
 
 
 _COUNTS_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+_CACHE_LOCK = threading.Lock()  # `prepare_draws` may fill the cache from a worker thread
 _CACHE_LIMIT = 64 * 2**20  # bytes of cached resample counts (uint8), e.g. 10k items x 1000 resamples = 10 MB
 
 
@@ -68,9 +70,21 @@ def _count_blocks(n: int, resamples: int, seed: int):
         yield counts
         done += b
     if kept is not None and resamples:
-        if sum(v.nbytes for v in _COUNTS_CACHE.values()) + kept.nbytes > _CACHE_LIMIT:
-            _COUNTS_CACHE.clear()
-        _COUNTS_CACHE[key] = kept
+        with _CACHE_LOCK:
+            if sum(v.nbytes for v in _COUNTS_CACHE.values()) + kept.nbytes > _CACHE_LIMIT:
+                _COUNTS_CACHE.clear()
+            _COUNTS_CACHE[key] = kept
+
+
+def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> None:
+    """Draw (and cache) the resample counts for `n` items ahead of the aggregate, and load the
+    parts of numpy the percentiles use. The draws depend only on (n, resamples, seed), so a run
+    makes them in a worker thread while its requests are in flight, when the CPU is mostly idle
+    (measured: 0.06 of the 0.09 s of a first 2,000-item aggregate)."""
+    if n > 0 and resamples > 0:
+        for _ in _count_blocks(n, resamples, seed):
+            pass
+    np.nanquantile(np.zeros(2), [0.025, 0.975])  # numpy imports numpy.ma on the first quantile
 
 
 def resampled_sums(stats: np.ndarray, resamples: int, seed: int):

@@ -31,7 +31,10 @@ def main() -> None:
 
     gc.set_threshold(10_000, 10, 10)
     gc.freeze()  # what start-up imported is never garbage: full collections skip it
-    app()
+    try:
+        app()
+    finally:
+        gc.freeze()  # the interpreter's last collection at exit then skips the run's objects
 
 
 if __name__ == "__main__":

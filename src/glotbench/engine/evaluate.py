@@ -27,7 +27,7 @@ from glotbench.engine.runner import RetryPolicy, Runner
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
-from glotbench.stats import DEFAULT_SEED
+from glotbench.stats import DEFAULT_SEED, prepare_draws
 
 RESULTS_FORMAT = 1
 THINKING = {None: "default", True: "on", False: "off"}
@@ -218,7 +218,12 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                                 on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
                                 scorer_id=f"glotbench:{__version__}|{signature}")
                 t0 = time.perf_counter()
-                samples = await runner.run(iter(items), len(items))
+                draws = asyncio.create_task(asyncio.to_thread(
+                    prepare_draws, len(items), options.bootstrap_resamples, DEFAULT_SEED))
+                try:
+                    samples = await runner.run(iter(items), len(items))
+                finally:
+                    await draws
                 wall = time.perf_counter() - t0
         # Rewrite the samples in item order (they were appended in completion order).
         order = {it.id: i for i, it in enumerate(items)}

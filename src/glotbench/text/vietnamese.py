@@ -16,7 +16,6 @@ import re
 import unicodedata
 from typing import Sequence
 
-from rapidfuzz.distance import Indel
 
 # The five tone marks: grave (huyền), acute (sắc), tilde (ngã), hook above (hỏi), dot below (nặng).
 TONE_MARKS = {"\u0300": "`", "\u0301": "'", "\u0303": "~", "\u0309": "?", "\u0323": "."}
@@ -71,6 +70,8 @@ def align(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
     if list(a) == list(b):
         return [(i, i) for i in range(len(a))]
     pairs: list[tuple[int, int]] = []
+    from rapidfuzz.distance import Indel  # imported when first scoring: a cached re-run never aligns
+
     for op in Indel.opcodes(list(a), list(b)):
         if op.tag == "equal":
             pairs.extend(zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end)))

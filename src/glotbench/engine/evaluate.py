@@ -112,6 +112,16 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _prepare_finish(n_items: int, options: RunOptions) -> None:
+    """What the end of a run needs, prepared in a worker thread while its requests are in flight
+    and the CPU is mostly idle: the bootstrap's resample draws (they depend only on the item count
+    and the seed) and rich, which prints the results table. Measured on a 2,000-item run at
+    100 ms latency: 0.09 s less after the last reply (docs/performance.md)."""
+    prepare_draws(n_items, options.bootstrap_resamples, DEFAULT_SEED)
+    import rich.console  # noqa: F401
+    import rich.table  # noqa: F401
+
+
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -218,8 +228,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                                 on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
                                 scorer_id=f"glotbench:{__version__}|{signature}")
                 t0 = time.perf_counter()
-                draws = asyncio.create_task(asyncio.to_thread(
-                    prepare_draws, len(items), options.bootstrap_resamples, DEFAULT_SEED))
+                draws = asyncio.create_task(asyncio.to_thread(_prepare_finish, len(items), options))
                 try:
                     samples = await runner.run(iter(items), len(items))
                 finally:

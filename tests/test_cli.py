@@ -108,3 +108,38 @@ def test_resume_after_sigkill(tmp_path):
     finally:
         server.proc.terminate()
         server.proc.wait(10)
+
+
+def test_the_command_table_matches_what_each_module_registers():
+    """`main()` loads only the module of the command being run: its table must name exactly the
+    commands each module registers, or a command would be missing from its own run."""
+    import importlib
+
+    import typer
+
+    from glotbench.cli.app import COMMANDS, modules_for
+
+    seen = []
+    for module, names in COMMANDS.items():
+        app = typer.Typer()
+        importlib.import_module(f"glotbench.cli.{module}").register(app)
+        registered = [c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands]
+        registered += [g.name for g in app.registered_groups]
+        assert sorted(registered) == sorted(names), module
+        seen += registered
+    assert len(seen) == len(set(seen))  # no command in two modules
+    assert modules_for(["run", "vi-diacritics", "--data", "x"]) == ["run"]
+    assert modules_for(["--help"]) == list(COMMANDS) and modules_for([]) == list(COMMANDS)
+    assert modules_for(["no-such-command"]) == list(COMMANDS)
+
+
+def test_the_console_script_runs_a_command_and_lists_every_command_in_help():
+    out = cli("--help")
+    assert out.returncode == 0
+    for names in __import__("glotbench.cli.app", fromlist=["COMMANDS"]).COMMANDS.values():
+        for name in names:
+            assert name in out.stdout
+    out = cli("list")
+    assert out.returncode == 0 and "vi-diacritics" in out.stdout
+    bad = cli("no-such-command")
+    assert bad.returncode == 2 and "no-such-command" in bad.stderr

@@ -1,7 +1,8 @@
 """The runner with 1,000+ requests in flight: request-phase throughput as a fraction of the limit the
 endpoint's latency and the concurrency set (concurrency / latency), for 10,000 requests at
 concurrency 256 and 1,024 and latency 100 ms and 500 ms. Beside it, the same requests from a bare
-aiohttp loop (no prompts, cache, scoring or files: the ceiling of any Python client on this machine),
+aiohttp loop (`bench/bare_loop.py` as its own process, the same request bodies; no prompts, cache,
+scoring or files: the ceiling of any Python client on this machine),
 and the CPU seconds per request of client and server, which say whether the machine is the limit.
 
     python bench/runner_scale.py [--requests 10000] [--trials 3] [--configs 256:0.1,1024:0.1,256:0.5,1024:0.5]
@@ -10,7 +11,6 @@ and the CPU seconds per request of client and server, which say whether the mach
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import resource
@@ -18,7 +18,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -38,27 +37,15 @@ def control(port: int, **cfg) -> None:
     urllib.request.urlopen(req, timeout=10).read()
 
 
-async def bare_loop(port: int, n: int, concurrency: int) -> float:
-    import aiohttp
-
-    url = f"http://127.0.0.1:{port}/v1/chat/completions"
-    conn = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=conn) as s:
-        queue: asyncio.Queue[int | None] = asyncio.Queue()
-        for i in range(n):
-            queue.put_nowait(i)
-        for _ in range(concurrency):
-            queue.put_nowait(None)
-
-        async def work() -> None:
-            while (i := await queue.get()) is not None:
-                body = {"model": "bare", "messages": [{"role": "user", "content": f"câu số {i}"}], "max_tokens": 64}
-                async with s.post(url, json=body) as r:
-                    await r.json()
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(work() for _ in range(concurrency)))
-        return time.perf_counter() - t0
+def bare_loop(bodies: Path, port: int, concurrency: int) -> float:
+    """`bench/bare_loop.py` as its own process (like glotbench's run) on the same request bodies:
+    the loop's own seconds."""
+    p = subprocess.run([sys.executable, str(Path(__file__).parent / "bare_loop.py"), str(bodies),
+                        f"http://127.0.0.1:{port}/v1/chat/completions", str(concurrency)],
+                       capture_output=True, text=True, env=CHILD_ENV)
+    if p.returncode != 0:
+        sys.exit(f"bare loop failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)["loop_s"]
 
 
 def children_cpu() -> float:
@@ -74,8 +61,8 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        data = t / "data.jsonl"
-        make_data(data, a.requests)
+        # The same realistic replies as bench/runner_overhead.py: extraction and scoring do real work.
+        data, bodies, answers = make_data(t, a.requests, "scale")
         summary = []
         for cfg in a.configs.split(","):
             conc, lat = int(cfg.split(":")[0]), float(cfg.split(":")[1])
@@ -83,10 +70,9 @@ def main() -> None:
             server, port = start_server(lat)
             rows = []
             try:
-                control(port, latency=lat, record=False)
+                control(port, latency=lat, record=False, answers=answers)
                 for trial in range(a.trials):
-                    s0 = proc_cpu_s(server.pid)
-                    bare = asyncio.run(bare_loop(port, a.requests, conc))
+                    bare = bare_loop(bodies, port, conc)
                     s1 = proc_cpu_s(server.pid)
                     out = t / f"run-{conc}-{lat}-{trial}"
                     c0 = children_cpu()

@@ -1,0 +1,48 @@
+"""The console script builds only the command group it runs (`cli.app.modules_for`): each command must
+behave exactly as in the app holding every command: its name in its usage line, its arguments
+parsed as its own, bad input as one `error:` line with exit 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import cli
+from glotbench.cli.app import COMMANDS
+
+ALL = sorted(n for names in COMMANDS.values() for n in names)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_each_command_is_a_command_of_the_console_script(name):
+    """A module registering one plain command (data: `contamination`) must not become the whole
+    app (typer runs a lone command as the app itself, and its first argument would be the
+    command's name)."""
+    out = cli(name, "--help")
+    assert out.returncode == 0, out.stderr
+    usage = next(line for line in out.stdout.splitlines() if "Usage:" in line)
+    assert f"glotbench {name} " in usage, usage
+
+
+def test_top_level_contamination_runs(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Sáng nay tôi dậy muộn nên không kịp ăn sáng.\n", encoding="utf-8")
+    out = cli("contamination", "vi-diacritics", str(corpus))
+    assert out.returncode == 0, out.stderr
+    assert "items" in out.stdout and "share an n-gram" in out.stdout
+    same = cli("build", "contamination", "vi-diacritics", str(corpus))
+    assert same.returncode == 0 and same.stdout == out.stdout
+
+
+def test_bad_input_to_a_lone_command_is_one_error_line(tmp_path):
+    out = cli("contamination", "no-such-benchmark", str(tmp_path / "missing.txt"))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "no-such-benchmark" in lines[0], out.stderr
+
+
+def test_help_before_a_command_lists_every_command():
+    """`glotbench --help run` prints the top-level help (click's --help is eager): all commands."""
+    out = cli("--help", "run")
+    assert out.returncode == 0
+    for name in ALL:
+        assert name in out.stdout, name

@@ -38,15 +38,25 @@ def build_app(modules: Iterable[str] = COMMANDS) -> typer.Typer:
         add_completion=False,
         cls=ErrorHandlingGroup,
     )
+    # A callback keeps the app a group: typer runs an app of one plain command (`contamination`, the
+    # data module's only one) as that command itself, without the error handler, its name taken
+    # as the command's first argument.
+    app.callback()(_group)
     for name in modules:
         importlib.import_module(f"glotbench.cli.{name}").register(app)
     return app
+
+
+def _group() -> None:
+    """Evaluate large language models in low-resource languages."""
 
 
 def modules_for(argv: list[str]) -> list[str]:
     """The modules needed to run `argv`: the one registering its command, or all of them (help,
     no command, a command that does not exist: the usage message lists every command)."""
     command = next((a for a in argv if not a.startswith("-")), None)
+    if any(a in ("--help", "-h") for a in argv[:argv.index(command) if command in argv else len(argv)]):
+        return list(COMMANDS)  # `glotbench --help run`: the top-level help, eager
     return [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
 
 

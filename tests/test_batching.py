@@ -63,3 +63,53 @@ def test_chat_template_detection(tmp_path, files, expected):
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     assert has_chat_template(tmp_path) is expected
+
+
+def test_close_fails_waiting_and_running_callers_instead_of_leaving_them_hanging():
+    """aclose() while requests wait in the queue or run in the engine: every caller gets an error
+    (a caller awaiting forever would hang the run at its end)."""
+    started = threading.Event()
+    release = threading.Event()
+
+    def run(key, reqs):
+        started.set()
+        release.wait(5)
+        return list(reqs)
+
+    async def main():
+        b = MicroBatcher(run, key=lambda r: 0, batch_size=1, window_s=0)
+        tasks = [asyncio.create_task(b.submit(i)) for i in range(3)]
+        await asyncio.to_thread(started.wait, 5)  # the first request is in the engine, two wait
+        b.close()
+        try:
+            return await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 3)
+        finally:
+            release.set()
+
+    out = asyncio.run(main())
+    assert len(out) == 3 and all(isinstance(e, Exception) and "closed" in str(e) for e in out), out
+
+
+def test_an_engine_returning_too_few_results_fails_its_callers():
+    async def main():
+        b = MicroBatcher(lambda key, reqs: list(reqs)[:1], key=lambda r: 0, batch_size=4)
+        try:
+            return await asyncio.wait_for(asyncio.gather(*(b.submit(i) for i in range(3)), return_exceptions=True), 3)
+        finally:
+            b.close()
+
+    out = asyncio.run(main())
+    assert all(isinstance(e, Exception) for e in out), out
+
+
+def test_a_failing_key_fails_its_caller_not_the_batcher():
+    async def main():
+        b = MicroBatcher(lambda key, reqs: list(reqs), key=lambda r: {"unhashable": r} if r == 1 else 0, batch_size=4)
+        try:
+            bad = await asyncio.wait_for(asyncio.gather(b.submit(0), b.submit(1), return_exceptions=True), 3)
+            return bad, await asyncio.wait_for(b.submit(2), 3)
+        finally:
+            b.close()
+
+    (ok, bad), later = asyncio.run(main())
+    assert ok == 0 and isinstance(bad, TypeError) and later == 2

@@ -15,8 +15,9 @@ R = TypeVar("R")
 class MicroBatcher(Generic[R]):
     """`await submit(req)` returns `run(key, reqs)`'s result for `req`. `key(req)` groups requests
     that can share one engine call; at most `batch_size` requests are taken per round, after
-    waiting `window_s` for concurrent callers to join. An exception in `run` goes to every caller
-    of that group; the others are unaffected."""
+    waiting `window_s` for concurrent callers to join. An exception in `run` (or `run` returning
+    the wrong number of results) goes to every caller of that group; the others are unaffected.
+    `close()` fails every caller still waiting: none awaits forever."""
 
     def __init__(self, run: Callable[[Hashable, list[R]], list[Any]], key: Callable[[R], Hashable], *,
                  batch_size: int, window_s: float = 0.02):
@@ -24,12 +25,15 @@ class MicroBatcher(Generic[R]):
         self.batch_size, self.window_s = max(1, batch_size), window_s
         self._queue: asyncio.Queue[tuple[R, asyncio.Future]] | None = None
         self._worker: asyncio.Task | None = None
+        self._pending: set[asyncio.Future] = set()  # callers not yet answered, failed by close()
 
     async def submit(self, req: R) -> Any:
         if self._queue is None:
             self._queue = asyncio.Queue()
             self._worker = asyncio.create_task(self._loop())
         fut = asyncio.get_running_loop().create_future()
+        self._pending.add(fut)
+        fut.add_done_callback(self._pending.discard)
         await self._queue.put((req, fut))
         return await fut
 
@@ -42,10 +46,16 @@ class MicroBatcher(Generic[R]):
                 batch.append(self._queue.get_nowait())
             groups: dict[Hashable, list[tuple[R, asyncio.Future]]] = {}
             for entry in batch:
-                groups.setdefault(self._key(entry[0]), []).append(entry)
+                try:
+                    groups.setdefault(self._key(entry[0]), []).append(entry)
+                except Exception as e:  # noqa: BLE001 - this caller's request is bad, not the batcher
+                    if not entry[1].done():
+                        entry[1].set_exception(e)
             for key, entries in groups.items():
                 try:
                     outs = await asyncio.to_thread(self._run, key, [req for req, _ in entries])
+                    if len(outs) != len(entries):
+                        raise RuntimeError(f"the engine returned {len(outs)} results for {len(entries)} requests")
                     for (_, fut), out in zip(entries, outs):
                         if not fut.done():
                             fut.set_result(out)
@@ -59,6 +69,10 @@ class MicroBatcher(Generic[R]):
             self._worker.cancel()
             self._worker = None
         self._queue = None
+        for fut in list(self._pending):
+            if not fut.done():
+                fut.set_exception(RuntimeError("the model was closed before this request was answered"))
+        self._pending.clear()
 
 
 def has_chat_template(directory: str | Path) -> bool | None:

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for its CIs,
+    import numpy as np  # imported while its requests are in flight (engine/evaluate.py)
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
 _BLOCK_ELEMS = 500_000  # resamples x items per block: a block's arrays stay near 12 MB at any corpus size
 
-ScoreFn = Callable[[np.ndarray], float]
+ScoreFn = Callable[["np.ndarray"], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,7 @@ def _count_blocks(n: int, resamples: int, seed: int):
     """Per-item draw counts for each resample, in blocks. The same (n, resamples, seed) always gives
     the same counts, so they are cached (as uint8) when small enough: a service scoring many
     submissions against one set does the random draws once."""
+    import numpy as np
     key = (n, resamples, seed)
     block = max(1, min(resamples, _BLOCK_ELEMS // max(n, 1)))
     cached = _COUNTS_CACHE.get(key)
@@ -81,6 +83,7 @@ def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
     parts of numpy the percentiles use. The draws depend only on (n, resamples, seed), so a run
     makes them in a worker thread while its requests are in flight, when the CPU is mostly idle
     (measured: 0.06 of the 0.09 s of a first 2,000-item aggregate)."""
+    import numpy as np
     if n > 0 and resamples > 0 and n * resamples <= _CACHE_LIMIT:  # larger draws are not kept: no use
         for _ in _count_blocks(n, resamples, seed):
             pass
@@ -89,11 +92,13 @@ def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
 
 def resampled_sums(stats: np.ndarray, resamples: int, seed: int):
     """Yield (block, k) arrays: the column sums of `stats` (n, k) for each bootstrap resample."""
+    import numpy as np
     for counts in _count_blocks(stats.shape[0], resamples, seed):
         yield counts.astype(np.float64) @ stats
 
 
 def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    import numpy as np
     alpha = (1 - confidence) / 2
     if np.all(np.isnan(samples)):
         return float("nan"), float("nan")
@@ -114,6 +119,7 @@ def bootstrap_many(
 
     `stats` is (n items, k statistics); each metric maps a summed row (k,) to its score. `values`
     overrides the point estimates (e.g. with an exact value computed from integer sums)."""
+    import numpy as np
     stats = np.asarray(stats, dtype=np.float64)
     n = stats.shape[0]
     total = stats.sum(axis=0)
@@ -132,6 +138,7 @@ def score_rows(fn: ScoreFn, rows: np.ndarray) -> np.ndarray:
     vectorised form as its `many` attribute (rows -> values, the same IEEE operations as `fn` on each
     row, so the same bits): ratio metrics do, which takes the bootstrap's Python loop of 1,000
     calls per metric out of every aggregate."""
+    import numpy as np
     many = getattr(fn, "many", None)
     if many is not None:
         return np.asarray(many(rows), dtype=np.float64)
@@ -140,6 +147,7 @@ def score_rows(fn: ScoreFn, rows: np.ndarray) -> np.ndarray:
 
 def ratio_fn(num: int, den: int) -> ScoreFn:
     """A ratio-of-sums metric over columns `num` and `den` (0 when the denominator is 0)."""
+    import numpy as np
     def fn(row: np.ndarray) -> float:
         return float(row[num] / row[den]) if row[den] > 0 else 0.0
 
@@ -161,6 +169,7 @@ def ratios_with_ci(
 ) -> dict[str, Estimate]:
     """Several ratio-of-sums metrics over the same items (paired resamples). `columns` maps a name
     to (numerators, denominators), one entry per item."""
+    import numpy as np
     names = list(columns)
     if not names:
         return {}
@@ -205,6 +214,7 @@ def paired_test(
     """Paired bootstrap (same resampled items for both systems: CI of the difference, and a two-sided
     p-value from the centred bootstrap distribution, |d* - d| >= |d|) and approximate randomisation
     (swap each item's two outputs with probability 1/2; p = (hits + 1) / (trials + 1))."""
+    import numpy as np
     a = np.asarray(stats_a, dtype=np.float64)
     b = np.asarray(stats_b, dtype=np.float64)
     if a.shape != b.shape:
@@ -244,6 +254,7 @@ def _defined(x: float) -> float | None:
 
 def cohens_kappa(rater1: Sequence, rater2: Sequence) -> float | None:
     """Cohen's kappa of two raters over the same items (statsmodels)."""
+    import numpy as np
     import warnings
 
     from statsmodels.stats.inter_rater import cohens_kappa as _kappa, to_table
@@ -260,6 +271,7 @@ def cohens_kappa(rater1: Sequence, rater2: Sequence) -> float | None:
 
 def fleiss_kappa(ratings: Sequence[Sequence]) -> float | None:
     """Fleiss' kappa; `ratings[i]` holds every rater's category for item i (statsmodels)."""
+    import numpy as np
     import warnings
 
     from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa as _fleiss

@@ -144,6 +144,7 @@ class Runner:
         on_sample: Callable[[Sample], None] | None = None,
         on_progress: Callable[[RunCounters], None] | None = None,
         on_flush: Callable[[], None] | None = None,
+        on_first_call: Callable[[], None] | None = None,
         scorer_id: str | None = None,
     ):
         self.benchmark = benchmark
@@ -157,6 +158,7 @@ class Runner:
         self.on_sample = on_sample
         self.on_progress = on_progress
         self.on_flush = on_flush
+        self.on_first_call = on_first_call  # once, when the first real model call goes out
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
@@ -301,6 +303,8 @@ class Runner:
         await self._ensure_ready()
         if self.first_call_at is None:
             self.first_call_at = time.perf_counter()
+            if self.on_first_call is not None:
+                self.on_first_call()
         resp, err, attempts = await self._call(unit.prompt, unit.config, Unit(unit.item, unit.repeat))
         if resp is not None:
             self.counters.new_prompt_tokens += resp.usage.prompt_tokens

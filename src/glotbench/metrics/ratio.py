@@ -13,9 +13,10 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for its CIs,
+    import numpy as np  # imported while its requests are in flight (engine/evaluate.py)
 
 from glotbench.errors import GlotbenchError
 from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many
@@ -79,6 +80,7 @@ class RatioMetric:
 
     def score_many(self, rows: np.ndarray) -> np.ndarray:
         """`score` of every row of a (resamples x 2) array, with the same operations."""
+        import numpy as np
         den = rows[:, 1]
         out = np.full(len(rows), np.nan)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # as Python floats: inf, no warning
@@ -121,6 +123,7 @@ def _per_item_matrix(samples: Sequence[ScoredSample], col: Mapping[str, int]) ->
     check_statistics ran first) and each sample's item code. Summing per item happens in numpy, so a
     statistic list of many macro columns costs nothing per item (measured: the service's 10,000-answer
     submission spent half its time building per-item dicts)."""
+    import numpy as np
     mat = np.zeros((len(samples), len(col)), dtype=np.float64)
     codes: dict[str, int] = {}
     item = np.empty(len(samples), dtype=np.int64)
@@ -137,6 +140,7 @@ def _per_item_matrix(samples: Sequence[ScoredSample], col: Mapping[str, int]) ->
 def _sum_per_item(mat: np.ndarray, item: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Rows of `idx` summed per item, items in order of first appearance (as a dict of items would be),
     each sum taken in sample order (np.add.at is unbuffered and sequential)."""
+    import numpy as np
     codes = item[idx]
     uniq, first = np.unique(codes, return_index=True)
     order = uniq[np.argsort(first, kind="stable")]
@@ -157,6 +161,7 @@ def aggregate(
 ) -> dict[str, Any]:
     """Overall and per-group metric estimates with bootstrap CIs (all metrics share resamples).
     Raises MissingStatistic when a sample lacks a statistic a metric needs."""
+    import numpy as np
     check_statistics(metrics, samples)
     names = sorted({k for m in metrics for k in m.keys})
     col = {k: i for i, k in enumerate(names)}
@@ -208,6 +213,7 @@ class MacroMetric:
         return tuple(k for g in own for k in (f"{self.numerator}:{g}", f"{self.denominator}:{g}"))
 
     def score(self, row: np.ndarray) -> float:
+        import numpy as np
         parts = [row[2 * i] / row[2 * i + 1] for i in range(len(self.groups)) if row[2 * i + 1] > 0]
         if not parts:
             return float("nan")
@@ -227,6 +233,7 @@ def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[st
     """Stability over repeats: the headline's mean and spread across repeats, per-item agreement
     (share of repeats giving the item's most common answer), and the share of items whose outcome
     flips (correct in some repeats, wrong in others)."""
+    import numpy as np
     repeats = sorted({s.repeat for s in samples})
     if len(repeats) < 2:
         return None

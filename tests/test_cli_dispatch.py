@@ -46,3 +46,40 @@ def test_help_before_a_command_lists_every_command():
     assert out.returncode == 0
     for name in ALL:
         assert name in out.stdout, name
+
+
+
+_PLUGINS_SNIPPET = """
+import os, sys
+from glotbench.cli import main
+sys.argv = ["glotbench", "list"]
+try:
+    main()
+except SystemExit:
+    pass
+from pydantic import BaseModel
+class Row(BaseModel):  # a schema built in the command's process
+    x: int
+import pydantic.plugin._loader as loader
+print(repr(os.environ.get("PYDANTIC_DISABLE_PLUGINS")), loader._plugins is not None, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("env, shown, scanned", [
+    (None, "'__all__'", False),  # off unless asked for: no scan of every installed package's entry points
+    ("", "''", True),  # an empty value (the user's) loads them again
+    ("logfire", "'logfire'", True),  # the user's own list is kept
+])
+def test_pydantic_plugins_are_off_unless_the_user_set_them(env, shown, scanned):
+    import os
+    import subprocess
+    import sys
+
+    child = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if env is not None:
+        child["PYDANTIC_DISABLE_PLUGINS"] = env
+    out = subprocess.run([sys.executable, "-c", _PLUGINS_SNIPPET], capture_output=True, text=True, env=child,
+                         timeout=60)
+    value, loaded = out.stderr.strip().splitlines()[-1].rsplit(" ", 1)
+    assert value == shown, out.stderr
+    assert loaded == str(scanned), out.stderr

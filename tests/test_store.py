@@ -130,8 +130,8 @@ def test_call_cache_in_postgresql_is_shared_between_processes(tmp_path, srv):
 
     engine = create_engine(_pg_url())
     with engine.begin() as conn:
-        conn.execute(text("DROP TABLE IF EXISTS glotbench_calls"))
-    engine.dispose()
+        for table in ("glotbench_calls", "glotbench_scores", "glotbench_aggregates"):
+            conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
     args = ["run", "vi-diacritics", "--model", srv.spec(), "--limit", "7", "--no-progress", "--cache-path", _pg_url()]
     first = cli(*args, "--out", str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr
@@ -141,6 +141,12 @@ def test_call_cache_in_postgresql_is_shared_between_processes(tmp_path, srv):
     assert len(srv.requests()) == 7
     res = json.loads((tmp_path / "b" / "results.json").read_text())
     assert res["counts"]["cache_hits"] == 7 and res["counts"]["model_calls"] == 0
+    # the scores and the aggregate are shared too: the second process read what the first stored
+    assert res["scores"] == json.loads((tmp_path / "a" / "results.json").read_text())["scores"]
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM glotbench_scores")).scalar() == 7
+        assert conn.execute(text("SELECT COUNT(*) FROM glotbench_aggregates")).scalar() == 1
+    engine.dispose()
     proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "1", "--no-progress",
                "--cache-path", "postgresql+psycopg://u:pw@127.0.0.1:1/none", "--out", str(tmp_path / "c"))
     assert proc.returncode == 2 and proc.stderr.startswith("error: cannot open the call cache") and "pw" not in proc.stderr

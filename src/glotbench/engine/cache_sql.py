@@ -9,6 +9,8 @@ same reply never conflict. Chosen by `cache_path` (or a sweep's `cache:`) being 
 from __future__ import annotations
 
 import json
+from typing import Any
+
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engine, func, select
 from sqlalchemy.dialects.postgresql import insert
 
@@ -25,6 +27,11 @@ calls = Table(
 )
 scores = Table(  # extraction and score of a cached reply, as in the SQLite cache's `scores` table
     "glotbench_scores", _meta,
+    Column("key", String(64), primary_key=True),
+    Column("record", Text, nullable=False),
+)
+aggregates = Table(  # a run's aggregate, as in the SQLite cache's `aggregates` table
+    "glotbench_aggregates", _meta,
     Column("key", String(64), primary_key=True),
     Column("record", Text, nullable=False),
 )
@@ -65,6 +72,16 @@ class SqlCallCache:
 
     def put_score(self, key: str, record: dict) -> None:
         self._pending_scores[key] = {"key": key, "record": json.dumps(record, ensure_ascii=False)}
+
+    def get_aggregate(self, key: str) -> Any:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(aggregates.c.record).where(aggregates.c.key == key)).first()
+        return json.loads(row[0]) if row else None
+
+    def put_aggregate(self, key: str, blob: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(aggregates).on_conflict_do_nothing(index_elements=["key"]),
+                         [{"key": key, "record": blob}])
 
     def flush(self) -> None:
         if not self._pending and not self._pending_scores:

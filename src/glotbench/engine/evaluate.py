@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import platform
 import re
@@ -21,13 +22,15 @@ from typing import Any
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Dataset, RunResult, Sample
-from glotbench.engine.cache import default_cache_path, open_cache
+from glotbench.core import Dataset, RunResult, Sample, jsonable
+from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cache_path, open_cache, storable,
+                                    to_json)
 from glotbench.engine.runner import RetryPolicy, Runner
 from glotbench.errors import GlotbenchError
+from glotbench.metrics.ratio import aggregate as aggregate_metrics
 from glotbench.models.base import GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
-from glotbench.stats import DEFAULT_SEED, prepare_draws
+from glotbench.stats import DEFAULT_SEED, bootstrap_many, prepare_draws
 
 RESULTS_FORMAT = 1
 THINKING = {None: "default", True: "on", False: "off"}
@@ -123,6 +126,37 @@ def _prepare_finish(n_items: int, options: RunOptions) -> None:
     import rich.table  # noqa: F401
 
 
+def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: Any, runner: Runner,
+               options: RunOptions) -> dict[str, Any]:
+    """The benchmark's aggregate, read from the call cache when every sample's score is stored there
+    and this exact aggregate was computed before (engine/cache.py `aggregate_key`), else computed
+    (and stored when it can be)."""
+    cache = runner.cache
+    keys = runner.score_keys
+    if cache is None or runner.scorer_id is None or len(keys) != len(samples):
+        return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+    # What the aggregate reads besides the scores: each sample's meta (its groups), the dataset (an
+    # in-memory one, a judge phase's games, has no file hash) and the settings.
+    settings = {"resamples": options.bootstrap_resamples, "seed": DEFAULT_SEED, "confidence": 0.95,
+                "bench": type(bench).__module__ + ":" + type(bench).__qualname__,
+                "options": sorted(options.bench_options),
+                "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}
+    key = aggregate_key(runner.scorer_id, [[keys[(s.id, s.repeat)], jsonable(s.meta)] for s in samples],
+                        settings, code_fingerprint(type(bench), *(type(mt) for mt in metrics), bootstrap_many,
+                                                   aggregate_metrics))
+    stored = cache.get_aggregate(key)
+    if isinstance(stored, dict):
+        return stored
+    scores = bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+    blob = storable(scores)
+    if blob is not None:
+        try:
+            cache.put_aggregate(key, blob)
+        except Exception as e:  # noqa: BLE001 - a locked or read-only cache: recomputed next time
+            logging.getLogger(__name__).debug("aggregate not stored: %s", e)
+    return scores
+
+
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -215,7 +249,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         with samples_path.open("wb") as sink:
             def on_sample(sample: Sample) -> None:
                 nonlocal written
-                line = (json.dumps(sample.to_record(), ensure_ascii=False) + "\n").encode("utf-8")
+                line = (to_json(sample.to_record()) + "\n").encode("utf-8")
                 sink.write(line)  # flushed every 50 ms
                 lines.append((sample.id, sample.repeat, written, len(line)))
                 written += len(line)
@@ -240,20 +274,23 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                     for task in prepared:
                         await task
                 wall = time.perf_counter() - t0
-        # Rewrite the samples in item order (they were appended in completion order).
+        # Rewrite the samples in item order (they were appended in completion order; a fully cached
+        # run appends them in order already).
         order = {it.id: i for i, it in enumerate(items)}
-        lines.sort(key=lambda x: (order[x[0]], x[1]))
-        tmp = samples_path.with_suffix(".jsonl.tmp")
-        with samples_path.open("rb") as src, tmp.open("wb") as dst:
-            for _, _, offset, size in lines:
-                src.seek(offset)
-                dst.write(src.read(size))
-        os.replace(tmp, samples_path)
+        by_item = [(order[x[0]], x[1]) for x in lines]
+        if any(by_item[i] > by_item[i + 1] for i in range(len(by_item) - 1)):
+            lines.sort(key=lambda x: (order[x[0]], x[1]))
+            tmp = samples_path.with_suffix(".jsonl.tmp")
+            with samples_path.open("rb") as src, tmp.open("wb") as dst:
+                for _, _, offset, size in lines:
+                    src.seek(offset)
+                    dst.write(src.read(size))
+            os.replace(tmp, samples_path)
         samples.sort(key=lambda x: (order[x.id], x.repeat))
 
         c = runner.counters
-        scores = bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
         metrics = bench.metrics_for(full)
+        scores = _aggregate(bench, full, samples, metrics, runner, options)
         cost = None
         if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
             pin, pout = options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0

@@ -160,6 +160,8 @@ class Runner:
         self.on_flush = on_flush
         self.on_first_call = on_first_call  # once, when the first real model call goes out
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
+        # (item id, repeat) -> key of the score stored for that sample (read or written this run)
+        self.score_keys: dict[tuple[str, int], str] = {}
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
@@ -341,11 +343,13 @@ class Runner:
             record = self.cache.get_score(skey) if cached and skey is not None else None
             if record is not None:
                 sample = sample_from_record(record, item, resp.text, repeat=unit.repeat, **fields)
+                self.score_keys[(item.id, unit.repeat)] = skey  # type: ignore[assignment]
             else:
                 sample = score_output(self.benchmark, item, resp.text, repeat=unit.repeat,
                                       truncated=resp.finish_reason == "length", **fields)
                 if skey is not None and (rec := score_record(sample)) is not None:
                     self.cache.put_score(skey, rec)
+                    self.score_keys[(item.id, unit.repeat)] = skey
         if sample.failure:
             c.failures[sample.failure] += 1
             c.errors += 1

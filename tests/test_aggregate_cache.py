@@ -1,0 +1,146 @@
+"""A run whose every score is stored keeps its aggregate in the call cache: a fully cached re-run of
+unchanged code reads it; anything that can change it (a sample's score, the items, the resamples,
+the benchmark's options, the aggregating code) computes it afresh; the numbers are the same."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+import pytest
+
+from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+from glotbench.engine.cache import CallCache, code_fingerprint, storable
+from glotbench.engine.evaluate import RunOptions, evaluate
+
+N = 12
+
+
+class Counting(VietnameseDiacritics):
+    """vi-diacritics that counts its aggregates (per class: runs make new instances)."""
+
+    aggregates = 0
+
+    def aggregate(self, samples, dataset=None, **kw):
+        type(self).aggregates += 1
+        return super().aggregate(samples, dataset, **kw)
+
+
+class Broken(Counting):
+    """Item 3's scorer raises: its score is not stored, so neither is the run's aggregate."""
+
+    def score(self, answer, item):
+        if item.id == self._third:
+            raise ValueError("no score for this one")
+        return super().score(answer, item)
+
+    _third = VietnameseDiacritics().load()[3].id
+
+
+@pytest.fixture
+def replay(tmp_path):
+    items = VietnameseDiacritics().load()[:N]
+    f = tmp_path / "preds.jsonl"
+    rows = []
+    for i, it in enumerate(items):
+        ref = it.gold["references"][0]
+        out = json.dumps({"restored_text": ref if i % 3 else it.public["text"]}, ensure_ascii=False)
+        rows.append(json.dumps({"id": it.id, "output": out if i != 5 else "no JSON"}, ensure_ascii=False))
+    f.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return f"replay:{f}"
+
+
+def _run(bench, replay, cache_path, tmp_path, dataset=None, **kw):
+    out = tmp_path / f"r{len(list(tmp_path.glob('r*')))}"
+    kw.setdefault("limit", N)
+    return evaluate(bench, replay, RunOptions(cache_path=cache_path, progress=False, out=str(out), **kw),
+                    dataset=dataset)
+
+
+def _stored(cache_path) -> int:
+    return CallCache(cache_path)._db.execute("SELECT COUNT(*) FROM aggregates").fetchone()[0]
+
+
+def test_a_fully_cached_rerun_reads_its_aggregate(replay, cache_path, tmp_path):
+    Counting.aggregates = 0
+    first = _run(Counting(), replay, cache_path, tmp_path)
+    assert Counting.aggregates == 1 and _stored(cache_path) == 1
+    second = _run(Counting(), replay, cache_path, tmp_path)
+    assert Counting.aggregates == 1  # read, not computed
+    assert second.results["counts"]["cache_hits"] == N
+    assert second.results["scores"] == first.results["scores"]
+    assert (tmp_path / "r1" / "results.json").read_text().count("ci_low") > 0
+    # what was read is what the aggregate gives: computed afresh without the cache, the same
+    recomputed = Counting().aggregate(list(second.samples), Counting().load(), resamples=1000)
+    assert json.loads(json.dumps(recomputed)) == second.results["scores"]
+
+
+def test_what_changes_the_aggregate_computes_it_afresh(replay, cache_path, tmp_path):
+    Counting.aggregates = 0
+    base = _run(Counting(), replay, cache_path, tmp_path)
+    fewer = _run(Counting(), replay, cache_path, tmp_path, limit=N - 1)  # other items
+    assert Counting.aggregates == 2 and fewer.results["scores"] != base.results["scores"]
+    _run(Counting(), replay, cache_path, tmp_path, bootstrap_resamples=200)  # other resamples
+    assert Counting.aggregates == 3
+    _run(Counting(), replay, cache_path, tmp_path, bench_options=(("x", "1"),))  # other options
+    assert Counting.aggregates == 4
+    again = _run(Counting(), replay, cache_path, tmp_path)  # the first again: still kept
+    assert Counting.aggregates == 4 and again.results["scores"] == base.results["scores"]
+    assert _stored(cache_path) == 4
+
+
+def test_other_groups_for_the_same_scores_compute_it_afresh(replay, cache_path, tmp_path):
+    """An in-memory dataset (a judge phase's games) has no file hash: the same replies and scores
+    under other group labels are another aggregate."""
+    from glotbench.core import Dataset
+    from glotbench.items import Item
+
+    items = VietnameseDiacritics().load()[:N]
+    relabel = Dataset([Item.create(it.id, dict(it.public), dict(it.gold), {"category": f"g{i % 2}"})
+                       for i, it in enumerate(items)])
+    Counting.aggregates = 0
+    first = _run(Counting(), replay, cache_path, tmp_path, dataset=Dataset(items))
+    second = _run(Counting(), replay, cache_path, tmp_path, dataset=relabel)
+    assert second.results["counts"]["cache_hits"] == N  # the same replies and stored scores
+    assert Counting.aggregates == 2
+    assert set(second.results["scores"]["groups"]["category"]) == {"g0", "g1"}
+    assert second.results["scores"]["groups"] != first.results["scores"]["groups"]
+
+
+def test_an_unstored_score_means_no_stored_aggregate(replay, cache_path, tmp_path):
+    Broken.aggregates = 0
+    first = _run(Broken(), replay, cache_path, tmp_path)
+    assert first.results["counts"]["failures"]["scorer_error"] == 1
+    _run(Broken(), replay, cache_path, tmp_path)
+    assert Broken.aggregates == 2 and _stored(cache_path) == 0
+
+
+def test_without_the_cache_nothing_is_stored_or_read(replay, cache_path, tmp_path):
+    Counting.aggregates = 0
+    _run(Counting(), replay, cache_path, tmp_path, use_cache=False)
+    _run(Counting(), replay, cache_path, tmp_path, use_cache=False)
+    assert Counting.aggregates == 2
+
+
+def test_the_code_fingerprint_follows_the_source(tmp_path, monkeypatch):
+    """A development checkout that edits the aggregating code without a version bump gets a new key."""
+    mod = tmp_path / "agg_plugin_fp.py"
+    mod.write_text("class Agg:\n    def aggregate(self):\n        return 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = code_fingerprint(importlib.import_module("agg_plugin_fp").Agg)
+    assert first == code_fingerprint(sys.modules["agg_plugin_fp"].Agg)
+    mod.write_text("class Agg:\n    def aggregate(self):\n        return 2\n", encoding="utf-8")
+    assert code_fingerprint(sys.modules["agg_plugin_fp"].Agg) != first
+    assert code_fingerprint(VietnameseDiacritics) != code_fingerprint(Counting)  # this file is in Counting's
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), (1, 2), {"a": object()}, {1: "int key"}])
+def test_what_does_not_survive_json_is_not_stored(value):
+    assert storable({"scores": value}) is None
+
+
+def test_plain_scores_are_stored_exactly():
+    scores = {"overall": {"m": {"value": 0.1 + 0.2, "ci_low": None, "ci_high": 1e-300, "n": 3}}, "groups": {}}
+    blob = storable(scores)
+    assert blob is not None and json.loads(blob) == scores

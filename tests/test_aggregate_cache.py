@@ -144,3 +144,107 @@ def test_plain_scores_are_stored_exactly():
     scores = {"overall": {"m": {"value": 0.1 + 0.2, "ci_low": None, "ci_high": 1e-300, "n": 3}}, "groups": {}}
     blob = storable(scores)
     assert blob is not None and json.loads(blob) == scores
+
+
+# -- what the aggregate reads, beyond the score keys (review of the aggregate cache) ---------------
+
+def _afresh(bench, result, dataset=None):
+    """The aggregate computed now from the run's own samples, as results.json would carry it."""
+    full = dataset if dataset is not None else bench.load()
+    return json.loads(json.dumps(bench.aggregate(list(result.samples), full, resamples=1000)))
+
+
+def test_new_replies_under_old_keys_compute_it_afresh(cache_path, tmp_path, monkeypatch):
+    """The replies were deleted from the cache (or a concurrent run replaced them) and the model now
+    answers otherwise: the score keys are the same (they name the call, not the reply), the samples
+    are not, so the stored aggregate must not be served."""
+    import sqlite3
+
+    mod = tmp_path / "agg_model_flip.py"
+    mod.write_text(
+        "import json\nfrom glotbench.benchmarks.vi_diacritics import VietnameseDiacritics\n"
+        "GOLD = {it.public['text']: it.gold['references'][0] for it in VietnameseDiacritics().load()}\n"
+        "WRONG = False\n"
+        "def fn(messages):\n"
+        "    text = json.dumps(messages, ensure_ascii=False)\n"
+        "    ref = next((r for s, r in GOLD.items() if json.dumps(s, ensure_ascii=False)[1:-1] in text), '?')\n"
+        "    return json.dumps({'restored_text': 'sai' if WRONG else ref}, ensure_ascii=False)\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    flip = importlib.import_module("agg_model_flip")
+    first = _run(VietnameseDiacritics(), "python:agg_model_flip:fn", cache_path, tmp_path)
+    assert first.results["scores"]["overall"]["sentence_exact"]["value"] == 1.0
+    with sqlite3.connect(cache_path) as db:
+        db.execute("DELETE FROM calls")
+    flip.WRONG = True
+    second = _run(VietnameseDiacritics(), "python:agg_model_flip:fn", cache_path, tmp_path)
+    assert second.results["counts"]["model_calls"] == N
+    assert second.results["scores"] == _afresh(VietnameseDiacritics(), second)
+    assert second.results["scores"]["overall"]["sentence_exact"]["value"] == 0.0
+
+
+def test_a_groups_file_edited_between_runs_computes_it_afresh(tmp_path, cache_path):
+    """DeepSEA's resource groups come from `--bench-opt groups=FILE`: the key held the path only."""
+    from glotbench.registry import get_benchmark
+
+    bench = get_benchmark("deepsea-xquad")
+    f = tmp_path / "preds.jsonl"
+    f.write_text("".join(json.dumps({"id": it.id, "output": "<answer>x</answer>"}) + "\n" for it in bench.load()),
+                 encoding="utf-8")
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"high": ["id", "th", "vi", "ms"], "low": ["lo"]}), encoding="utf-8")
+    opts = (("groups", str(groups)),)
+    first = _run("deepsea-xquad", f"replay:{f}", cache_path, tmp_path, limit=None, bench_options=opts)
+    assert first.results["scores"]["resource_groups"]["high"]["value"] is None  # ms has no items
+    groups.write_text(json.dumps({"high": ["th"], "low": ["vi"]}), encoding="utf-8")
+    second = _run("deepsea-xquad", f"replay:{f}", cache_path, tmp_path, limit=None, bench_options=opts)
+    assert second.results["counts"]["cache_hits"] == len(bench.load())
+    assert second.results["scores"] == _afresh(get_benchmark("deepsea-xquad", groups=str(groups)), second)
+    assert second.results["scores"]["resource_groups"]["high"]["languages"] == ["th"]
+
+
+def test_a_benchmark_object_with_other_settings_computes_it_afresh(replay, cache_path, tmp_path):
+    """A benchmark object (the library API, a judge phase) carries settings the options do not name."""
+    Counting.aggregates = 0
+    first = _run(Counting(), replay, cache_path, tmp_path)
+    ungrouped = Counting()
+    ungrouped.group_by = ()
+    second = _run(ungrouped, replay, cache_path, tmp_path)
+    assert second.results["counts"]["cache_hits"] == N
+    assert "category" in first.results["scores"]["groups"] and second.results["scores"]["groups"] == {}
+
+
+def test_code_with_no_source_file_is_never_kept(replay, cache_path, tmp_path, monkeypatch):
+    """A class defined in a notebook cell or `python -c` has no file to fingerprint: editing it and
+    running again must not read the aggregate of the old code."""
+    import types
+
+    def define(body: str):
+        mod = types.ModuleType("agg_notebook_cell")  # no __file__, as IPython's __main__
+        monkeypatch.setitem(sys.modules, "agg_notebook_cell", mod)
+        exec("from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics\n"
+             "class Cell(VietnameseDiacritics):\n"
+             "    def aggregate(self, samples, dataset=None, **kw):\n"
+             "        out = super().aggregate(samples, dataset, **kw)\n"
+             f"        out['note'] = {body!r}\n"
+             "        return out\n", mod.__dict__)
+        return mod.Cell
+
+    assert code_fingerprint(define("first")) is None
+    first = _run(define("first")(), replay, cache_path, tmp_path)
+    second = _run(define("second")(), replay, cache_path, tmp_path)
+    assert first.results["scores"]["note"] == "first" and second.results["scores"]["note"] == "second"
+    assert _stored(cache_path) == 0
+
+
+def test_an_unreadable_stored_aggregate_is_computed_afresh(replay, cache_path, tmp_path):
+    """A damaged row (not JSON) is no reason to lose a finished run: it is computed and rewritten."""
+    import sqlite3
+
+    first = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    with sqlite3.connect(cache_path) as db:
+        db.execute("UPDATE aggregates SET record = '{not json'")
+    second = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    assert second.results["scores"] == first.results["scores"]
+    third = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    assert third.results["scores"] == first.results["scores"]

@@ -65,32 +65,37 @@ def to_json(value: Any) -> str:
     return _TEXT.encode(value)
 
 
-def code_fingerprint(*objects: Any) -> str:
-    """SHA-256 of the source files defining `objects` (classes, their bases, functions): a
-    development checkout that edits aggregation code without a version bump gets a new key."""
+def code_fingerprint(*objects: Any) -> str | None:
+    """SHA-256 of the files defining `objects` (classes, their bases, functions): a development
+    checkout that edits aggregation code without a version bump gets a new key. None when one of
+    them has no file to read (a notebook cell, `python -c`, exec): such code is never keyed."""
     import sys
 
     files: set[str] = set()
     for obj in objects:
         for cls in getattr(obj, "__mro__", (obj,)):
-            module = sys.modules.get(getattr(cls, "__module__", "") or "")
-            path = getattr(module, "__file__", None)
-            if path and path.endswith(".py"):
-                files.add(path)
+            name = getattr(cls, "__module__", "") or ""
+            if name == "builtins":
+                continue
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if not path:
+                return None
+            files.add(path)
     h = hashlib.sha256()
     for path in sorted(files):
         try:
             h.update(Path(path).read_bytes())
-        except OSError:  # a module with no readable source: its path stands in
-            h.update(path.encode())
+        except OSError:  # no readable source: the code cannot be told apart from an edited one
+            return None
         h.update(b"\0")
     return h.hexdigest()
 
 
 def aggregate_key(scorer_id: str, samples: list[Any], settings: Any, code: str) -> str:
     """The key of a stored aggregate: the samples it was computed from, in order (each its stored
-    score's key and its meta), the scorer, the aggregate's settings (resamples, seed, options, the
-    dataset) and the code fingerprint."""
+    score's key and what the aggregate reads of it: meta, statistics, failure, flags, answer), the
+    scorer, the aggregate's settings (resamples, seed, options, the benchmark's state, the dataset,
+    the numeric libraries' versions) and the code fingerprint."""
     blob = json.dumps(["aggregate", SCHEMA_VERSION, scorer_id, settings, code, samples],
                       sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -128,7 +133,10 @@ class CallCache:
             "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
             " response TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))")
         self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS aggregates (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
+        try:  # a read-only cache made before the table existed still serves its replies and scores
+            self._db.execute("CREATE TABLE IF NOT EXISTS aggregates (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
+        except sqlite3.OperationalError:
+            pass
         self._pending: dict[str, tuple[str, str, str]] = {}
         self._pending_scores: dict[str, tuple[str, str]] = {}
 
@@ -155,8 +163,12 @@ class CallCache:
         self._pending_scores[key] = (key, _TEXT.encode(record))
 
     def get_aggregate(self, key: str) -> Any:
-        row = self._db.execute("SELECT record FROM aggregates WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        """The stored aggregate, or None (none stored, no table, a damaged row: computed afresh)."""
+        try:
+            row = self._db.execute("SELECT record FROM aggregates WHERE key = ?", (key,)).fetchone()
+            return json.loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError):
+            return None
 
     def put_aggregate(self, key: str, blob: str) -> None:
         """Store an aggregate (JSON text, see `storable`) at once: it is written once per run."""

@@ -76,7 +76,10 @@ class SqlCallCache:
     def get_aggregate(self, key: str) -> Any:
         with self.engine.connect() as conn:
             row = conn.execute(select(aggregates.c.record).where(aggregates.c.key == key)).first()
-        return json.loads(row[0]) if row else None
+        try:
+            return json.loads(row[0]) if row else None
+        except ValueError:  # a damaged row: computed afresh
+            return None
 
     def put_aggregate(self, key: str, blob: str) -> None:
         with self.engine.begin() as conn:

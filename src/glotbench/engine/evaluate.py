@@ -127,7 +127,7 @@ def _prepare_finish(n_items: int, options: RunOptions) -> None:
 
 
 def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: Any, runner: Runner,
-               options: RunOptions) -> dict[str, Any]:
+               options: RunOptions, versions: dict[str, str]) -> dict[str, Any]:
     """The benchmark's aggregate, read from the call cache when every sample's score is stored there
     and this exact aggregate was computed before (engine/cache.py `aggregate_key`), else computed
     (and stored when it can be)."""
@@ -135,15 +135,26 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
     keys = runner.score_keys
     if cache is None or runner.scorer_id is None or len(keys) != len(samples):
         return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
-    # What the aggregate reads besides the scores: each sample's meta (its groups), the dataset (an
-    # in-memory one, a judge phase's games, has no file hash) and the settings.
+    code = code_fingerprint(type(bench), *(type(mt) for mt in metrics), bootstrap_many, aggregate_metrics)
+    # What the aggregate reads: each sample's own content (a score key names the call, not the reply:
+    # replies deleted from the cache or replaced by a concurrent run are new samples under old keys),
+    # the dataset (an in-memory one, a judge phase's games, has no file hash), the benchmark's
+    # settings (an object's attributes, the content of a file an option names: DeepSEA's groups), its
+    # metrics, and the numeric libraries (the bootstrap's draws, sacrebleu's formulas).
     settings = {"resamples": options.bootstrap_resamples, "seed": DEFAULT_SEED, "confidence": 0.95,
                 "bench": type(bench).__module__ + ":" + type(bench).__qualname__,
                 "options": sorted(options.bench_options),
+                "state": jsonable({k: v for k, v in getattr(bench, "__dict__", {}).items() if not k.startswith("_")}),
+                "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall,
+                "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
+                "versions": {**versions, "sacrebleu": getattr(sys.modules.get("sacrebleu"), "__version__", None)},
                 "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}
-    key = aggregate_key(runner.scorer_id, [[keys[(s.id, s.repeat)], jsonable(s.meta)] for s in samples],
-                        settings, code_fingerprint(type(bench), *(type(mt) for mt in metrics), bootstrap_many,
-                                                   aggregate_metrics))
+    content = [[keys.get((s.id, s.repeat)), s.id, s.repeat, jsonable(s.meta), jsonable(s.score.stats),
+                list(s.score.flags), s.score.failure, list(s.flags), s.answer_key, jsonable(s.answer), s.output,
+                s.finish_reason, jsonable(s.tokens)] for s in samples]
+    key = None if code is None else aggregate_key(runner.scorer_id, content, settings, code)
+    if key is None or " object at 0x" in json.dumps(settings, default=repr):  # code or state with no stable text
+        return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
     stored = cache.get_aggregate(key)
     if isinstance(stored, dict):
         return stored
@@ -290,7 +301,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
 
         c = runner.counters
         metrics = bench.metrics_for(full)
-        scores = _aggregate(bench, full, samples, metrics, runner, options)
+        versions = _versions()
+        scores = _aggregate(bench, full, samples, metrics, runner, options, versions)
         cost = None
         if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
             pin, pout = options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0
@@ -330,7 +342,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                 "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
                                     if runner.first_call_at and runner.last_done_at else None),
             },
-            "versions": _versions(),
+            "versions": versions,
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,
                           "seed": DEFAULT_SEED, "method": "percentile, items resampled"},
         }

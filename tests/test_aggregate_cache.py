@@ -248,3 +248,22 @@ def test_an_unreadable_stored_aggregate_is_computed_afresh(replay, cache_path, t
     assert second.results["scores"] == first.results["scores"]
     third = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
     assert third.results["scores"] == first.results["scores"]
+
+
+def test_a_read_only_cache_made_before_the_aggregates_table_still_serves(replay, cache_path, tmp_path, monkeypatch):
+    """A cache file written by the previous release (no `aggregates` table) and opened read-only (a
+    shared, published cache) still gives its replies and scores: the run neither fails nor calls."""
+    import sqlite3
+
+    import glotbench.engine.cache as cache_mod
+
+    first = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    with sqlite3.connect(cache_path) as db:
+        db.execute("DROP TABLE aggregates")
+    sqlite3.connect(cache_path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    real = sqlite3.connect
+    monkeypatch.setattr(cache_mod.sqlite3, "connect",
+                        lambda path, **kw: real(f"file:{path}?mode=ro", uri=True, **kw))  # SQLite's own read-only mode
+    again = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    assert again.results["counts"]["cache_hits"] == N and again.results["counts"]["model_calls"] == 0
+    assert again.results["scores"] == first.results["scores"]

@@ -126,6 +126,16 @@ def _prepare_finish(n_items: int, options: RunOptions) -> None:
     import rich.table  # noqa: F401
 
 
+def _sacrebleu_version() -> str | None:
+    """sacrebleu's installed version, imported or not (a cached re-run does not import it)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("sacrebleu")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: Any, runner: Runner,
                options: RunOptions, versions: dict[str, str]) -> dict[str, Any]:
     """The benchmark's aggregate, read from the call cache when every sample's score is stored there
@@ -147,7 +157,7 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
                 "state": jsonable({k: v for k, v in getattr(bench, "__dict__", {}).items() if not k.startswith("_")}),
                 "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall,
                 "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
-                "versions": {**versions, "sacrebleu": getattr(sys.modules.get("sacrebleu"), "__version__", None)},
+                "versions": [versions.get("python"), versions.get("numpy"), _sacrebleu_version()],
                 "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}
     content = [[keys.get((s.id, s.repeat)), s.id, s.repeat, jsonable(s.meta), jsonable(s.score.stats),
                 list(s.score.flags), s.score.failure, list(s.flags), s.answer_key, jsonable(s.answer), s.output,

@@ -5,6 +5,7 @@ the benchmark's options, the aggregating code) computes it afresh; the numbers a
 from __future__ import annotations
 
 import importlib
+import os
 import json
 import sys
 
@@ -267,3 +268,34 @@ def test_a_read_only_cache_made_before_the_aggregates_table_still_serves(replay,
     again = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
     assert again.results["counts"]["cache_hits"] == N and again.results["counts"]["model_calls"] == 0
     assert again.results["scores"] == first.results["scores"]
+
+
+@pytest.mark.skipif(not os.environ.get("GLOTBENCH_TEST_PG_URL"),
+                    reason="no PostgreSQL server: set GLOTBENCH_TEST_PG_URL (.ci/run starts one)")
+def test_a_read_only_role_on_a_postgresql_cache_of_the_previous_release_still_serves(replay, tmp_path):
+    """The same for a cache in PostgreSQL read by a role that may not create tables."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    url = os.environ["GLOTBENCH_TEST_PG_URL"]
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for table in ("glotbench_calls", "glotbench_scores", "glotbench_aggregates"):
+            conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
+    try:
+        first = _run(VietnameseDiacritics(), replay, url, tmp_path)
+        with engine.begin() as conn:
+            conn.execute(text("DROP TABLE glotbench_aggregates"))  # as the previous release left it
+            conn.execute(text("DROP ROLE IF EXISTS glotbench_agg_reader"))
+            conn.execute(text("CREATE ROLE glotbench_agg_reader LOGIN PASSWORD 'reader'"))
+            conn.execute(text("GRANT SELECT ON glotbench_calls, glotbench_scores TO glotbench_agg_reader"))
+            conn.execute(text("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
+        reader = make_url(url).set(username="glotbench_agg_reader", password="reader")
+        again = _run(VietnameseDiacritics(), replay, reader.render_as_string(hide_password=False), tmp_path)
+        assert again.results["counts"]["cache_hits"] == N and again.results["counts"]["model_calls"] == 0
+        assert again.results["scores"] == first.results["scores"]
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text("REVOKE ALL ON glotbench_calls, glotbench_scores FROM glotbench_agg_reader"))
+            conn.execute(text("DROP ROLE IF EXISTS glotbench_agg_reader"))
+        engine.dispose()

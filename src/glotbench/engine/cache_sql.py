@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engine, func, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import SQLAlchemyError
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import Response
@@ -41,12 +42,16 @@ class SqlCallCache:
     def __init__(self, url: str):
         try:
             self.engine = create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2)
-            _meta.create_all(self.engine, checkfirst=True)
+            _meta.create_all(self.engine, tables=[calls, scores], checkfirst=True)
         except Exception as e:  # noqa: BLE001 - unreachable server, bad URL: one line
             from sqlalchemy.engine import make_url
 
             raise GlotbenchError(f"cannot open the call cache {make_url(url).render_as_string(hide_password=True)}: "
                                  f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+        try:  # a read-only role on a cache made before the table existed still reads replies and scores
+            _meta.create_all(self.engine, tables=[aggregates], checkfirst=True)
+        except SQLAlchemyError:
+            pass
         self._pending: dict[str, dict[str, str]] = {}
         self._pending_scores: dict[str, dict[str, str]] = {}
 
@@ -74,11 +79,12 @@ class SqlCallCache:
         self._pending_scores[key] = {"key": key, "record": json.dumps(record, ensure_ascii=False)}
 
     def get_aggregate(self, key: str) -> Any:
-        with self.engine.connect() as conn:
-            row = conn.execute(select(aggregates.c.record).where(aggregates.c.key == key)).first()
+        """The stored aggregate, or None (none stored, no table, a damaged row: computed afresh)."""
         try:
+            with self.engine.connect() as conn:
+                row = conn.execute(select(aggregates.c.record).where(aggregates.c.key == key)).first()
             return json.loads(row[0]) if row else None
-        except ValueError:  # a damaged row: computed afresh
+        except (SQLAlchemyError, ValueError):
             return None
 
     def put_aggregate(self, key: str, blob: str) -> None:

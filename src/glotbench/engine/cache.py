@@ -9,11 +9,11 @@ item's id and gold: a re-run of unchanged code reads the score instead of re-sco
 version, signature, glotbench release or gold scores afresh.
 
 A run whose every sample has a stored score also keeps its aggregate (table `aggregates`: scores and
-CIs), keyed by those score keys and the samples' meta in item order, the scorer, the bootstrap
-settings, the benchmark options, the dataset and the source of the code that aggregates
-(`aggregate_key`). The bootstrap is seeded, so the
-aggregate is a function of exactly these; a fully cached re-run reads it instead of importing numpy
-and resampling (measured: 0.10 s of a 0.56 s re-run of 2,000 items, docs/performance.md)."""
+CIs), keyed by what the aggregate reads: the samples' content in item order, the scorer, the
+bootstrap settings, the benchmark's options and state, its metrics, the dataset, the numeric
+libraries' versions and the source of the code that aggregates (`aggregate_key`; the caller builds
+the parts, engine/evaluate.py `_aggregate`). The bootstrap is seeded, so the aggregate is a function
+of exactly these; a fully cached re-run reads it instead of importing numpy and resampling."""
 
 from __future__ import annotations
 

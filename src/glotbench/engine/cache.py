@@ -22,7 +22,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from glotbench.models.base import Response
 
@@ -96,9 +96,16 @@ def aggregate_key(scorer_id: str, samples: list[Any], settings: Any, code: str) 
     score's key and what the aggregate reads of it: meta, statistics, failure, flags, answer), the
     scorer, the aggregate's settings (resamples, seed, options, the benchmark's state, the dataset,
     the numeric libraries' versions) and the code fingerprint."""
-    blob = json.dumps(["aggregate", SCHEMA_VERSION, scorer_id, settings, code, samples],
-                      sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    blob = _CONTENT.encode(["aggregate", SCHEMA_VERSION, scorer_id, settings, code, samples])
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A frozen mapping as the dict it holds (sorted like one); anything else by its repr."""
+    return dict(value) if isinstance(value, Mapping) else repr(value)
+
+
+_CONTENT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
 
 
 def storable(record: Any) -> str | None:

@@ -2,7 +2,7 @@
 more source trees side by side (e.g. `git archive REV src | tar -x -C /tmp/REV`), trials interleaved
 so a shared machine's load falls on all alike. Each tree gets its own cache, filled by a first run.
 
-    python bench/cached_rerun.py [--items 2000] [--trials 9] NAME=SRC_DIR [NAME=SRC_DIR ...]
+    python bench/rerun_trees.py [--items 2000] [--trials 9] NAME=SRC_DIR [NAME=SRC_DIR ...]
 """
 
 from __future__ import annotations

@@ -159,8 +159,9 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
                 "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
                 "versions": [versions.get("python"), versions.get("numpy"), _sacrebleu_version()],
                 "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}
-    content = [[keys.get((s.id, s.repeat)), s.id, s.repeat, s.meta, s.score.stats, s.score.flags, s.score.failure,
-                s.flags, s.answer_key, s.answer, s.output, s.finish_reason, s.tokens] for s in samples]
+    content = ([keys.get((s.id, s.repeat)), s.id, s.repeat, dict(s.meta), dict(s.score.stats), list(s.score.flags),
+                s.score.failure, list(s.flags), s.answer_key, s.answer, s.output, s.finish_reason,
+                None if s.tokens is None else dict(s.tokens)] for s in samples)
     key = None if code is None else aggregate_key(runner.scorer_id, content, settings, code)
     if key is None or " object at 0x" in json.dumps(settings, default=repr):  # code or state with no stable text
         return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)

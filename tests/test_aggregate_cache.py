@@ -288,6 +288,7 @@ def test_a_read_only_role_on_a_postgresql_cache_of_the_previous_release_still_se
             conn.execute(text("DROP TABLE glotbench_aggregates"))  # as the previous release left it
             conn.execute(text("DROP ROLE IF EXISTS glotbench_agg_reader"))
             conn.execute(text("CREATE ROLE glotbench_agg_reader LOGIN PASSWORD 'reader'"))
+            conn.execute(text("GRANT USAGE ON SCHEMA public TO glotbench_agg_reader"))  # whatever the defaults
             conn.execute(text("GRANT SELECT ON glotbench_calls, glotbench_scores TO glotbench_agg_reader"))
             conn.execute(text("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
         reader = make_url(url).set(username="glotbench_agg_reader", password="reader")
@@ -297,5 +298,6 @@ def test_a_read_only_role_on_a_postgresql_cache_of_the_previous_release_still_se
     finally:
         with engine.begin() as conn:
             conn.execute(text("REVOKE ALL ON glotbench_calls, glotbench_scores FROM glotbench_agg_reader"))
+            conn.execute(text("REVOKE ALL ON SCHEMA public FROM glotbench_agg_reader"))
             conn.execute(text("DROP ROLE IF EXISTS glotbench_agg_reader"))
         engine.dispose()

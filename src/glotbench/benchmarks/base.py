@@ -19,6 +19,10 @@ from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
 
+# The prompt hash's JSON, as json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) writes
+# it; one encoder for every item (json.dumps with options builds one per call).
+_PROMPT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
 
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
@@ -89,12 +93,12 @@ class Benchmark(ABC):
         """SHA-256 (12 hex) over what `render` produces for the dataset: chat messages, plain text,
         stops, caps, schema and choices, item by item."""
         h = hashlib.sha256()
+        encode = _PROMPT_JSON.encode
         for item in self.prompt_probe(dataset):
             p = self.render(item)
-            h.update(json.dumps([[dict(m) for m in p.messages], p.text, list(p.text_stop), p.text_max_tokens,
-                                 None if p.json_schema is None else dict(p.json_schema),
-                                 None if p.choices is None else list(p.choices)],
-                                sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
+            h.update(encode([[dict(m) for m in p.messages], p.text, list(p.text_stop), p.text_max_tokens,
+                             None if p.json_schema is None else dict(p.json_schema),
+                             None if p.choices is None else list(p.choices)]).encode("utf-8"))
             h.update(b"\n")
         return h.hexdigest()[:12]
 

@@ -563,3 +563,14 @@ def test_answer_file_errors(tmp_path):
     (tmp_path / "sp2.md").write_text("You are a judge.", encoding="utf-8")
     with pytest.raises(DataError, match="prompts/\\*.md hold only a system prompt"):
         load_upstream_prompt(str(tmp_path / "sp2.md"))
+
+
+def test_table_prints_model_and_judge_names_as_text(srv, cache_path, tmp_path):
+    """Names are user text: rich markup in them (`[/x]` stopped the table with a MarkupError) or
+    emoji codes are printed as they are."""
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
+    res = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("j")])
+    hostile = json.loads(json.dumps(res).replace(srv.spec("j"), "openai:[/j]@http://h/v1")
+                         .replace("python:helpers:good_answer", "python:[red]m :fire:"))
+    table = _table(hostile)
+    assert "openai:[/j]" in table and "python:[red]m :fire:" in table, table

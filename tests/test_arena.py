@@ -177,3 +177,17 @@ def test_arena_cli_reports_unanswered_and_incomplete_prompts(tmp_path):
     assert res["scores"]["final"]["value"] == pytest.approx((n - len(odd)) / n)
     line = _one_error_line(cli(*base, "--out", str(tmp_path / "b"), "--single-order", "maybe", env=env))
     assert "--single-order must be one of fail, accept" in line
+
+
+def test_the_table_prints_judge_and_model_names_as_text(judge_srv, cache_path, tmp_path, capsys):
+    """Names are user text: rich markup in them (`[/x]` stopped the table with a MarkupError) or
+    emoji codes are printed as they are."""
+    from glotbench.report.judged import print_arena
+
+    spec = judge_srv.spec
+    res = _arena(tmp_path, cache_path, [spec("fair"), spec("broken")])
+    hostile = json.loads(json.dumps(res).replace(spec("fair"), "openai:[/fair] :fire:@http://h/v1")
+                         .replace("python:helpers:good_answer", "python:[bold]cand[/bold]"))
+    print_arena(hostile)
+    out = capsys.readouterr().out
+    assert "openai:[/fair] :fire:" in out and "python:[bold]cand[/bold]" in "".join(out.split("\n"))

@@ -25,7 +25,6 @@ class ProgressBar:
         self._t0 = time.perf_counter()
         if not self.enabled or self.plain:
             return self
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -35,8 +34,10 @@ class ProgressBar:
             TimeRemainingColumn,
         )
 
+        from glotbench.report.terminal import console
+
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),  # a model spec is user text
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("errors {task.fields[errors]}"),
@@ -45,7 +46,7 @@ class ProgressBar:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=console(stderr=True),
             transient=False,
         )
         self._progress.__enter__()

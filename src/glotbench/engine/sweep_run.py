@@ -48,10 +48,11 @@ class MatrixProgress:
         self._last = 0.0
         self._live: Any = None
         if self.enabled and sys.stderr.isatty():
-            from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(self.line(), console=Console(stderr=True), refresh_per_second=4, transient=False)
+            from glotbench.report.terminal import console
+
+            self._live = Live(self.line(), console=console(stderr=True), refresh_per_second=4, transient=False)
             self._live.__enter__()
 
     def line(self) -> str:

@@ -90,8 +90,10 @@ def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 1
 
 def print_comparison(cmp: dict[str, Any]) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
+
+    from glotbench.report.terminal import console as make_console
+    from glotbench.report.terminal import fit
 
     table = Table(title=f"B − A over {cmp['items']} shared items", box=box.SIMPLE_HEAD,
                   caption="percent or points; paired bootstrap CI and p; approximate randomisation p")
@@ -102,9 +104,10 @@ def print_comparison(cmp: dict[str, Any]) -> None:
         table.add_row(name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
                       f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}", f"{r['p_bootstrap']:.3f}",
                       f"{r['p_randomization']:.3f}")
-    console = Console()
-    console.print(f"A: {cmp['a']}\nB: {cmp['b']}", markup=False)
+    console = make_console()
+    fit(console, table)
+    console.print(f"A: {cmp['a']}\nB: {cmp['b']}", soft_wrap=True)
     console.print(table)
     if cmp["only_a"] or cmp["only_b"]:
         console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
-    console.print(f"signature: {cmp['signature']}", markup=False, soft_wrap=True)
+    console.print(f"signature: {cmp['signature']}", soft_wrap=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from glotbench.judges.rubric import DIMENSIONS
+from glotbench.report.terminal import console as make_console
 
 
 def print_arena(res: dict[str, Any]) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     s = res["scores"]
@@ -33,31 +33,30 @@ def print_arena(res: dict[str, Any]) -> None:
     f = s["final"]
     t.add_row("mean of judges", f"{100 * f['value']:.1f} ({100 * f['ci_low']:.1f}–{100 * f['ci_high']:.1f})",
               str(s["prompts"]), "", "", "", style="bold")
-    console = Console()
+    console = make_console()
     console.print(t)
     if res["skipped_judges"]:
-        console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}", markup=False)
+        console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}")
     un = res.get("unanswered") or {}
     n_un = {k: len(un.get(k, [])) for k in ("candidate", "baseline", "both")}
     if any(n_un.values()):
         how = "left out (--unanswered drop)" if un.get("policy") == "drop" else "scored as losses of the side that did not answer"
         console.print(f"unanswered prompts: candidate {n_un['candidate']}, baseline {n_un['baseline']}, "
-                      f"both {n_un['both']}: {how}", markup=False)
+                      f"both {n_un['both']}: {how}")
     inc = res.get("incomplete_prompts") or {}
     for j, ids in (inc.get("failed") or {}).items():
         if ids:
             console.print(f"{j.split('@')[0]}: {len(ids)} prompt(s) without both orders judged, counted as "
-                          "failed (not scored)", markup=False)
+                          "failed (not scored)")
     for j, ids in (inc.get("single_order") or {}).items():
         if ids:
             console.print(f"{j.split('@')[0]}: {len(ids)} prompt(s) scored from one order only "
-                          "(--single-order accept)", markup=False)
+                          "(--single-order accept)")
 
 
 def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     """The results table; fits 80 columns (names are shortened, never the numbers)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     def pct(x: float | None, digits: int = 0) -> str:
@@ -84,16 +83,16 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     t.add_row({"mean": "mean of judges", "average": "jury: average", "vote": "jury: vote"}[m["strategy"]],
               pct(m["3c3h"]["value"], 1), ci(m["3c3h"]), *(pct(m["dimensions"][d]) for d in DIMENSIONS), "",
               str(m["n"]), style="bold")
-    console = Console(width=width) if width else Console()
+    console = make_console(width=width) if width else make_console()
     console.print(t)
     if res["skipped_judges"]:
-        console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}", markup=False)
+        console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}")
     left_out = [j for j in res["per_judge"] if m["strategy"] == "mean" and j not in m.get("judges", [])]
     if left_out:
         console.print(f"mean of judges over {len(res['per_judge']) - len(left_out)} of {len(res['per_judge'])} judges "
-                      f"(no valid verdict: {', '.join(j.split('@')[0] for j in left_out)})", markup=False)
+                      f"(no valid verdict: {', '.join(j.split('@')[0] for j in left_out)})")
     for j, pj in res["per_judge"].items():
         if pj["rejected"]:
             console.print(f"rejected verdicts ({j.split('@')[0]}): "
-                          + ", ".join(f"{k} {v}" for k, v in sorted(pj["rejected"].items())), markup=False)
-    console.print(f"signature: {res['signature']}", markup=False, soft_wrap=True)
+                          + ", ".join(f"{k} {v}" for k, v in sorted(pj["rejected"].items())))
+    console.print(f"signature: {res['signature']}", soft_wrap=True)

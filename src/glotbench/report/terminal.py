@@ -9,6 +9,26 @@ from typing import Any
 from glotbench.errors import GlotbenchError
 
 
+def console(**kw: Any) -> Any:
+    """The one rich Console of glotbench's terminal output. Everything it prints holds user text
+    (model specs, group and category names, judge names, paths), so rich's markup and emoji codes
+    are off: a category named `[/x]` would otherwise stop the table with a MarkupError, and
+    `[red]` or `:fire:` in a name would restyle or rewrite it. Styles are given as arguments."""
+    from rich.console import Console
+
+    return Console(markup=False, emoji=False, **kw)
+
+
+def fit(out: Any, table: Any) -> None:
+    """On a pipe or in a log file rich assumes 80 columns and, to fit a wide table, cuts numbers
+    (`100.0 (99.1–100.…`) or drops whole columns; there the console is widened to the table's
+    natural width instead. On a terminal the table fits the screen as rich decides."""
+    if not out.is_terminal:
+        from rich.measure import Measurement
+
+        out.width = max(out.width, Measurement.get(out, out.options.update_width(10_000), table).maximum)
+
+
 def load_results(run_dir: str | Path) -> dict[str, Any]:
     d = Path(run_dir)
     path = d / "results.json"
@@ -32,11 +52,10 @@ def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -
     return f"{f * est['value']:.1f}"
 
 
-def print_results(results: dict[str, Any], console: Any = None) -> None:
-    from rich.console import Console
+def print_results(results: dict[str, Any], out: Any = None) -> None:
     from rich.table import Table
 
-    console = console or Console()
+    out = out or console()
     scores = results["scores"]
     metric_names = list(results["metrics"])
     show_ci = {n: bool(results["metrics"][n].get("show_ci", True)) for n in metric_names}
@@ -72,30 +91,31 @@ def print_results(results: dict[str, Any], console: Any = None) -> None:
         table.add_row(f"by {key}", style="dim")
         for value, est in groups.items():
             table.add_row(f"  {value}", n_of(est), *(_fmt(est.get(n), show_ci[n], scale[n]) for n in metric_names))
-    console.print(table)
+    fit(out, table)
+    out.print(table)
     rg = scores.get("resource_groups")
     if rg:
-        console.print("resource groups (mean of languages): " + "; ".join(
+        out.print("resource groups (mean of languages): " + "; ".join(
             f"{g} {v['value']:.1f}" if v.get("value") is not None else f"{g} — (missing {', '.join(v['missing'])})"
-            for g, v in rg.items()), markup=False, soft_wrap=True)
+            for g, v in rg.items()), soft_wrap=True)
     if results.get("random_baseline") is not None:
-        console.print(f"random baseline: {100 * results['random_baseline']:.1f}%")
+        out.print(f"random baseline: {100 * results['random_baseline']:.1f}%")
     counts = results["counts"]
     fails = ", ".join(f"{k} {v}" for k, v in sorted(counts["failures"].items())) or "none"
     flags = ", ".join(f"{k} {v}" for k, v in sorted(counts["flags"].items())) or "none"
-    console.print(f"samples {counts['samples']} · failures: {fails} · flags: {flags}")
-    console.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
+    out.print(f"samples {counts['samples']} · failures: {fails} · flags: {flags}")
+    out.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
                   f"cache hits {counts['cache_hits']} · tokens in {results['tokens']['prompt']} "
                   f"out {results['tokens']['completion']}"
                   + (f" · cost ${results['cost']['run']:.4f}" if results.get("cost") else ""))
     if counts.get("structured_output"):
-        console.print(f"structured output: {counts['structured_output']}")
+        out.print(f"structured output: {counts['structured_output']}")
     st = scores.get("stability")
     if st:
         def p(x: float | None) -> str:  # a repeat with nothing to score leaves these undefined
             return "—" if x is None else f"{100 * x:.1f}"
-        console.print(f"repeats {st['repeats']}: {st['metric']} mean {p(st['mean'])} "
+        out.print(f"repeats {st['repeats']}: {st['metric']} mean {p(st['mean'])} "
                       f"± {p(st['std'])} (min {p(st['min'])}, max {p(st['max'])}) · "
                       f"item agreement {100 * st['mean_item_agreement']:.1f}% · "
                       f"items that flip {100 * st['flip_rate']:.1f}%")
-    console.print(f"signature: {results['signature']}", markup=False, soft_wrap=True)
+    out.print(f"signature: {results['signature']}", soft_wrap=True)

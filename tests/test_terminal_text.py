@@ -1,0 +1,91 @@
+"""User text in terminal output is printed as text: rich's markup and emoji codes are off for every
+table and line glotbench prints (report/terminal.py `console`). Before, a category named `[/x]`
+stopped the results table with a MarkupError after the run, `[red]` restyled a name and `:fire:`
+became an emoji."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from conftest import cli
+
+from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+from glotbench.report.terminal import print_results
+
+HOSTILE = ["[/x]", "[bold red]loud[/bold red]", ":fire: hot", "[link=http://evil]click[/link]", "a\\[b]"]
+
+
+def _printed(fn, *args, **kw) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        fn(*args, **kw)
+    return buf.getvalue()
+
+
+def _flat(text: str) -> str:
+    """The table's text without the wrapping of long cells."""
+    return "".join(text.split())
+
+
+def test_a_run_with_hostile_names_prints_them_as_they_are(tmp_path):
+    """Category names, the model spec and the run directory, all user text, through `glotbench run`
+    and `glotbench report` and `glotbench compare`."""
+    items = VietnameseDiacritics().load()[:len(HOSTILE)]
+    data, preds = tmp_path / "data.jsonl", tmp_path / "[bold]p :fire:.jsonl"
+    data.write_text("".join(json.dumps({"id": it.id, "category": cat, "references": list(it.gold["references"])},
+                                       ensure_ascii=False) + "\n" for it, cat in zip(items, HOSTILE)), encoding="utf-8")
+    preds.write_text("".join(json.dumps({"id": it.id, "output": json.dumps({"restored_text": it.gold["references"][0]},
+                                                                          ensure_ascii=False)}, ensure_ascii=False) + "\n"
+                             for it in items), encoding="utf-8")
+    out = tmp_path / "run [red]o"
+    proc = cli("run", "vi-diacritics", "--data", str(data), "--model", f"replay:{preds}", "--no-cache",
+               "--no-progress", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    for name in HOSTILE:
+        assert _flat(name) in _flat(proc.stdout), (name, proc.stdout)
+    assert "🔥" not in proc.stdout and _flat(str(preds)) in _flat(proc.stdout)
+    again = cli("report", str(out))
+    assert again.returncode == 0 and all(_flat(n) in _flat(again.stdout) for n in HOSTILE), again.stderr
+    cmp = cli("compare", str(out), str(out))
+    assert cmp.returncode == 0, cmp.stderr
+    assert f"A: replay:{preds}\nB: replay:{preds}\n" in cmp.stdout  # whole, not wrapped
+
+
+def test_the_results_table_takes_any_group_or_metric_label(tmp_path):
+    res = {"benchmark": {"name": "b[/n]", "version": "1"}, "model": {"spec": "openai:[/m]@http://h/v1"},
+           "headline": "m", "signature": "sig[/s]",
+           "metrics": {"m": {"label": "[/label]", "show_ci": True, "scale": "fraction"}},
+           "scores": {"overall": {"m": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 2}},
+                      "groups": {"[/g]": {name: {"m": {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 1}}
+                                          for name in HOSTILE}}},
+           "counts": {"samples": 2, "failed": 0, "failures": {"[/f]": 1}, "flags": {":fire:": 1},
+                      "model_calls": 0, "retries": 0, "cache_hits": 2, "structured_output": None},
+           "tokens": {"prompt": 1, "completion": 1}}
+    res["scores"]["groups"]["[/g]"]["a very long category name that a data file may well hold, " * 2] = \
+        res["scores"]["overall"]
+    text = _printed(print_results, res)
+    for s in [*HOSTILE, "[/label]", "b[/n]", "[/m]", "sig[/s]", "[/f]", ":fire:"]:
+        assert _flat(s) in _flat(text), (s, text)
+    # on a pipe the table is as wide as it needs: no number cut, no column dropped to fit 80
+    assert text.count("50.0 (40.0–60.0)") == 2 and "[/label] ★" in text and " n " in text, text
+
+
+def test_the_progress_bar_takes_any_model_spec(monkeypatch):
+    """The live bar on a terminal: its description is the benchmark and the model spec."""
+    from glotbench.engine.progress import ProgressBar
+    from glotbench.engine.runner import RunCounters
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    c = RunCounters()
+    with ProgressBar("vi · openai:[/m]@http://h/v1 :fire:", total=3) as bar:
+        assert not bar.plain
+        c.total, c.done = 3, 3
+        bar.update(c)
+    assert "[/m]" in err.getvalue() and ":fire:" in err.getvalue()

@@ -3,13 +3,13 @@ generation config and repeat index. A finished command re-run makes zero calls; 
 from what was committed. Replies are written behind in small transactions (the runner flushes every
 50 ms), which costs a killed run at most the last 50 ms of replies and keeps SQLite off the hot path.
 
-Next to each reply the cache keeps its extraction and score (table `scores`), keyed by the reply's
-key, the scorer (benchmark signature, which carries its version, and the glotbench version) and the
-item's id and gold: a re-run of unchanged code reads the score instead of re-scoring; a new benchmark
+Next to each reply the cache keeps its extraction and score (table `scores`), keyed by the request's
+key and the reply itself (text, finish reason, token counts), the scorer (benchmark signature, which
+carries its version, and the glotbench version) and the item's id and gold: a re-run of unchanged code reads the score instead of re-scoring; a new benchmark
 version, signature, glotbench release or gold scores afresh.
 
 A run whose every sample has a stored score also keeps its aggregate (table `aggregates`: scores and
-CIs), keyed by what the aggregate reads: the samples' content in item order, the scorer, the
+CIs), keyed by what the aggregate reads: the samples in item order (score keys and meta), the scorer, the
 bootstrap settings, the benchmark's options and state, its metrics, the dataset, the numeric
 libraries' versions and the source of the code that aggregates (`aggregate_key`; the caller builds
 the parts, engine/evaluate.py `_aggregate`). The bootstrap is seeded, so the aggregate is a function
@@ -54,9 +54,14 @@ def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def score_key(call_key: str, scorer_id: str, item_id: str, gold: Any) -> str:
-    """The key of a stored score: the reply, the scorer and the item it was scored against."""
-    blob = _CANONICAL_REPR.encode([call_key, scorer_id, item_id, gold])
+def score_key(call_key: str, scorer_id: str, item_id: str, gold: Any, reply: Response) -> str:
+    """The key of a stored score: the request and the reply (its text, finish reason and token
+    counts: a reply replaced under the same request, by a re-run after its row was deleted or by a
+    concurrent writer, is another score), the scorer and the item it was scored against. What a
+    sample holds besides its item's meta is therefore a function of this key."""
+    u = reply.usage
+    blob = _CANONICAL_REPR.encode([call_key, scorer_id, item_id, gold, reply.text, reply.finish_reason,
+                                   u.prompt_tokens, u.completion_tokens])
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -93,11 +98,10 @@ def code_fingerprint(*objects: Any) -> str | None:
 
 def aggregate_key(scorer_id: str, samples: Iterable[Any], settings: Any, code: str) -> str:
     """The key of a stored aggregate: the samples it was computed from, in order (each its stored
-    score's key and what the aggregate reads of it: meta, statistics, failure, flags, answer), the
-    scorer, the aggregate's settings (resamples, seed, options, the benchmark's state, the dataset,
-    the numeric libraries' versions) and the code fingerprint. Hashed 256 samples at a time: no
-    document of every sample is built (10,000 samples with their outputs were 14 MB at the run's
-    peak), and one encoder call per sample cost 10 us each (measured: 0.02 s per 2,000)."""
+    score's key, which fixes the reply and its score, and its item's meta), the scorer, the
+    aggregate's settings (resamples, seed, options, the benchmark's state, the dataset, the numeric
+    libraries' versions) and the code fingerprint. Hashed 256 samples at a time: no document of
+    every sample is built, and one encoder call per sample cost 10 us each."""
     from itertools import islice
 
     h = hashlib.sha256(_CONTENT.encode(["aggregate", SCHEMA_VERSION, scorer_id, settings, code]).encode("utf-8"))

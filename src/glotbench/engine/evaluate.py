@@ -146,9 +146,9 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
     if cache is None or runner.scorer_id is None or len(keys) != len(samples):
         return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
     code = code_fingerprint(type(bench), *(type(mt) for mt in metrics), bootstrap_many, aggregate_metrics)
-    # What the aggregate reads: each sample's own content (a score key names the call, not the reply:
-    # replies deleted from the cache or replaced by a concurrent run are new samples under old keys),
-    # the dataset (an in-memory one, a judge phase's games, has no file hash), the benchmark's
+    # What the aggregate reads: each sample (its score key names the request, the reply and the
+    # scorer, so everything the sample holds but its item's meta: engine/cache.py `score_key`), the
+    # dataset (an in-memory one, a judge phase's games, has no file hash), the benchmark's
     # settings (an object's attributes, the content of a file an option names: DeepSEA's groups), its
     # metrics, and the numeric libraries (the bootstrap's draws, sacrebleu's formulas).
     settings = {"resamples": options.bootstrap_resamples, "seed": DEFAULT_SEED, "confidence": 0.95,
@@ -159,9 +159,7 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
                 "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
                 "versions": [versions.get("python"), versions.get("numpy"), _sacrebleu_version()],
                 "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}
-    content = ([keys.get((s.id, s.repeat)), s.id, s.repeat, dict(s.meta), dict(s.score.stats), list(s.score.flags),
-                s.score.failure, list(s.flags), s.answer_key, s.answer, s.output, s.finish_reason,
-                None if s.tokens is None else dict(s.tokens)] for s in samples)
+    content = ([keys[(s.id, s.repeat)], s.repeat, dict(s.meta)] for s in samples)
     key = None if code is None else aggregate_key(runner.scorer_id, content, settings, code)
     if key is None or " object at 0x" in json.dumps(settings, default=repr):  # code or state with no stable text
         return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)

@@ -86,3 +86,30 @@ def test_work_is_created_lazily():
     assert len(samples) == 20_000 and produced == 20_000
     assert model.peak <= 8
     assert model.peak_tasks <= 8 + 4  # workers, producer, flusher, main: never one task per item
+
+
+def test_cache_keys_are_the_canonical_json_they_always_were():
+    """The key is assembled from a per-config head (not re-encoded per unit); its bytes must stay
+    those of the canonical JSON document, or every existing cache would miss."""
+    import hashlib
+    import json
+
+    from glotbench.engine.cache import cache_key, cache_key_head
+
+    def canonical(model_id, payload, config, repeat):
+        blob = json.dumps({"v": 1, "model": model_id, "prompt": payload, "config": config, "repeat": repeat},
+                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    cases = [
+        ("openai:m@http://127.0.0.1:1/v1", {"messages": [{"role": "user", "content": "ພາສາລາວ \"q\" \\ \u0000 🔥"}]},
+         {"temperature": 0.0, "max_tokens": 5, "seed": None, "stop": ["\n", "</s>"], "structured_output": False}, 0),
+        ("hf:org/model", {"text": "Đây là", "loglik_choices": ["A", "B"]},
+         {"temperature": 0.7, "max_tokens": 1024, "seed": 3, "stop": [], "structured_output": True, "thinking": True}, 12),
+        ("replay:/p.jsonl", {"messages": [], "json_schema": {"type": "object", "b": 1, "a": [1.5, None]}},
+         {"temperature": 1e-300, "max_tokens": 1, "seed": -1, "stop": ["ا"], "structured_output": True}, 3),
+    ]
+    for model_id, payload, config, repeat in cases:
+        want = canonical(model_id, payload, config, repeat)
+        assert cache_key(model_id, payload, config, repeat) == want
+        assert cache_key(model_id, payload, {}, repeat, head=cache_key_head(model_id, config)) == want

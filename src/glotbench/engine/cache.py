@@ -47,11 +47,19 @@ _CANONICAL_REPR = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separator
 _TEXT = json.JSONEncoder(ensure_ascii=False)
 
 
-def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat: int) -> str:
-    """SHA-256 of the canonical JSON of everything that can change a reply."""
-    blob = _CANONICAL.encode({"v": SCHEMA_VERSION, "model": model_id, "prompt": prompt_payload,
-                              "config": config, "repeat": repeat})
+def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat: int, *,
+              head: str | None = None) -> str:
+    """SHA-256 of the canonical JSON of everything that can change a reply:
+    {"config", "model", "prompt", "repeat", "v"} with sorted keys. `head`: `cache_key_head(model_id,
+    config)`, which a run computes once per config instead of once per unit."""
+    blob = (f"{head or cache_key_head(model_id, config)}{_CANONICAL.encode(prompt_payload)}"
+            f',"repeat":{int(repeat)},"v":{SCHEMA_VERSION}}}')  # an int's JSON is its digits
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def cache_key_head(model_id: str, config: dict[str, Any]) -> str:
+    """The canonical JSON of a cache key up to its prompt (sorted keys: config, model, prompt...)."""
+    return f'{{"config":{_CANONICAL.encode(config)},"model":{_CANONICAL.encode(model_id)},"prompt":'
 
 
 def score_key(call_key: str, scorer_id: str, item_id: str, gold: Any, reply: Response) -> str:

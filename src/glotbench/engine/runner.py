@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample
-from glotbench.engine.cache import CallCache, cache_key, score_key
+from glotbench.engine.cache import CallCache, cache_key, cache_key_head, score_key
 from glotbench.engine.scoring import sample_from_record, score_output, score_record
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
@@ -162,6 +162,7 @@ class Runner:
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
+        self._key_heads: dict[GenerateConfig, str] = {}
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
@@ -296,8 +297,11 @@ class Runner:
     def _prepare(self, unit: Unit) -> "Pending":
         prompt = self.benchmark.render(unit.item.to_public())
         config = effective_config(prompt, self.config, self._form)
+        head = self._key_heads.get(config)
+        if head is None:  # one per distinct config (one, for chat models): not re-encoded per unit
+            head = self._key_heads[config] = cache_key_head(self.model.cache_id, config.to_dict())
         key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode),
-                        config.to_dict(), unit.repeat)
+                        {}, unit.repeat, head=head)
         cached = self.cache.get(key) if self.cache is not None else None
         return Pending(unit.item, unit.repeat, prompt, config, key, cached)
 
@@ -322,21 +326,21 @@ class Runner:
         cached = unit.cached is not None
         if cached:
             c.cache_hits += 1
-        extra: dict[str, Any] = {
-            "input": item.public, "prompt_form": self._form, "retries": attempts, "cached": cached,
-            "error": None if err is None else f"{getattr(err, 'kind', type(err).__name__)}: {err}",
-        }
         if resp is None:
             sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
-                                  model_failure=getattr(err, "kind", "exception"), **extra)
+                                  model_failure=getattr(err, "kind", "exception"), input=item.public,
+                                  prompt_form=self._form, retries=attempts, cached=cached,
+                                  error=f"{getattr(err, 'kind', type(err).__name__)}: {err}")
         else:
-            c.prompt_tokens += resp.usage.prompt_tokens
-            c.completion_tokens += resp.usage.completion_tokens
+            u = resp.usage
+            c.prompt_tokens += u.prompt_tokens
+            c.completion_tokens += u.completion_tokens
             if resp.structured_output:
                 self.structured_modes[resp.structured_output] += 1
-            fields = dict(finish_reason=resp.finish_reason, latency_s=resp.latency_s,
-                          tokens={"prompt": resp.usage.prompt_tokens, "completion": resp.usage.completion_tokens},
-                          **extra)
+            fields = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
+                      "tokens": {"prompt": u.prompt_tokens, "completion": u.completion_tokens},
+                      "input": item.public, "prompt_form": self._form, "retries": attempts, "cached": cached,
+                      "error": None}
             skey = None
             if self.cache is not None and self.scorer_id is not None:
                 skey = score_key(unit.key, self.scorer_id, item.id, dict(item.gold), resp)

@@ -7,13 +7,18 @@ instrumented child that notes when each phase starts and ends (CLOCK_MONOTONIC, 
 the process was started). Prints the medians, and the floor that any
 `glotbench run` process pays here: `python -c pass` and the start of `evaluate_async`.
 
-    python bench/cached_rerun.py [--items 2000] [--trials 9]
+`--no-site` runs every child as `python -S` with glotbench's source and the site-packages directory
+on PYTHONPATH: the same packages without the `.pth` files' code, as a plain virtual environment
+has it. (This sandbox's interpreter runs a `.pth` that imports certifi at every start.)
+
+    python bench/cached_rerun.py [--items 2000] [--trials 9] [--no-site]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -57,7 +62,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--trials", type=int, default=9)
+    ap.add_argument("--no-site", action="store_true", help="children as `python -S`, packages on PYTHONPATH")
     a = ap.parse_args()
+    py = [sys.executable]
+    if a.no_site:
+        import site
+
+        import glotbench
+
+        src = str(Path(glotbench.__file__).resolve().parents[1])
+        ro.CHILD_ENV["PYTHONPATH"] = os.pathsep.join([src, *site.getsitepackages()])
+        py = [sys.executable, "-S"]
     server, port = ro.start_server(0.1)
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -67,25 +82,25 @@ def main() -> None:
             ro.control(port, {"answers": answers, "record": False})
             args = ["run", "vi-diacritics", "--data", str(data), "--model", f"openai:bench@{url}", "--concurrency",
                     "64", "--cache-path", str(t / "cache.sqlite"), "--no-progress"]
-            gb = [sys.executable, "-m", "glotbench"]
+            gb = [*py, "-m", "glotbench"]
             subprocess.run([*gb, "list"], env=ro.CHILD_ENV, capture_output=True)  # bytecode written once
             first, _ = ro.timed([*gb, *args, "--out", str(t / "first")])
             walls, timelines, floor = [], [], []
             for i in range(a.trials):
                 walls.append(ro.timed([*gb, *args, "--out", str(t / f"c{i}")])[0])
                 env = {**ro.CHILD_ENV, "BENCH_T_START": repr(time.clock_gettime(time.CLOCK_MONOTONIC))}
-                proc = subprocess.run([sys.executable, "-c", CHILD, *args, "--out", str(t / f"p{i}")],
+                proc = subprocess.run([*py, "-c", CHILD, *args, "--out", str(t / f"p{i}")],
                                       capture_output=True, text=True, env=env)
                 line = next(x for x in proc.stderr.splitlines() if x.startswith("MARKS "))
                 timelines.append(json.loads(line[6:]))
-                floor.append(ro.timed([sys.executable, "-c", "pass"])[0])
+                floor.append(ro.timed([*py, "-c", "pass"])[0])
                 res = json.loads((t / f"c{i}" / "results.json").read_text())
                 assert res["counts"]["model_calls"] == 0 and res["counts"]["cache_hits"] == a.items
     finally:
         server.terminate()
         server.wait()
     med = statistics.median(walls)
-    print(json.dumps({"items": a.items, "first_run_s": round(first, 3), "cached_s_median": round(med, 3),
+    print(json.dumps({"items": a.items, "no_site": a.no_site, "first_run_s": round(first, 3), "cached_s_median": round(med, 3),
                       "cached_s_range": [round(min(walls), 3), round(max(walls), 3)],
                       "cached_over_first": round(med / first, 3), "target_s": round(0.1 * first, 3),
                       "python_c_pass_s": round(statistics.median(floor), 3)}))

@@ -107,3 +107,10 @@ def judge_fails_swapped_odd(messages):
         return "I cannot decide."
     notes = {c: "ok" for c in ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")}
     return json.dumps({"winner": "A" if a.startswith("GOOD") else "B", "notes": notes})
+
+
+def collector_state(messages):
+    """A python: model that answers with the cyclic collector's state in the process running it."""
+    import gc
+
+    return json.dumps({"restored_text": f"enabled={gc.isenabled()} threshold={gc.get_threshold()[0]}"})

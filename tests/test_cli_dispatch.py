@@ -83,3 +83,15 @@ def test_pydantic_plugins_are_off_unless_the_user_set_them(env, shown, scanned):
     value, loaded = out.stderr.strip().splitlines()[-1].rsplit(" ", 1)
     assert value == shown, out.stderr
     assert loaded == str(scanned), out.stderr
+
+
+def test_the_console_script_runs_commands_with_the_tuned_collector_on(tmp_path):
+    """`glotbench.__main__` turns the collector off while the command starts; the command itself
+    runs with it on, at the tuned threshold."""
+    import json
+
+    out = cli("run", "vi-diacritics", "--model", "python:helpers:collector_state", "--limit", "1", "--no-cache",
+              "--no-progress", "--out", str(tmp_path / "r"))
+    assert out.returncode == 0, out.stderr
+    sample = json.loads((tmp_path / "r" / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert "enabled=True threshold=10000" in sample["output"], sample["output"]

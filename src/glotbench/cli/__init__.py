@@ -1,4 +1,4 @@
-"""The `glotbench` command line (entry point `glotbench.cli:main`, also `python -m glotbench`)."""
+"""The `glotbench` command line (`app`, `main`; the console script and `python -m glotbench` run `glotbench.__main__:main`)."""
 
 from glotbench.cli.app import app, main
 

@@ -31,11 +31,23 @@ sys.path.insert(0, str(HERE))
 import runner_overhead as ro  # noqa: E402 - the same server, data and child environment
 
 CHILD = r"""
+import gc
+gc.disable()  # as the console script starts (glotbench/__main__.py); cli.app.main turns it on
 import sys, time, atexit, importlib, json, os
+GC = {"collections": 0, "s": 0.0}
+def _gc(phase, info, _t=[0.0]):
+    if phase == "start":
+        _t[0] = time.perf_counter()
+    else:
+        GC["collections"] += 1
+        GC["s"] += time.perf_counter() - _t[0]
+gc.callbacks.append(_gc)
 START = float(os.environ["BENCH_T_START"])  # CLOCK_MONOTONIC just before the parent started this process
 marks = {}
 def mark(name): marks[name] = time.clock_gettime(time.CLOCK_MONOTONIC) - START
 mark("interpreter and site")
+import pydantic  # as glotbench/__main__.py does, with the collector off
+from pydantic import BaseModel, TypeAdapter
 app = importlib.import_module("glotbench.cli.app")
 import glotbench.engine.evaluate as E, glotbench.engine.runner as R, glotbench.report.terminal as T
 mark("glotbench imported")
@@ -52,7 +64,8 @@ around(E, "evaluate_async", "evaluate_async", True)
 around(R.Runner, "run", "runner", True)
 around(E, "_aggregate", "aggregate")
 around(T, "print_results", "table")
-atexit.register(lambda: print("MARKS " + json.dumps(marks), file=sys.stderr))
+atexit.register(lambda: print("MARKS " + json.dumps({**marks, "gc collections (count)": GC["collections"],
+                                                     "gc collections (seconds)": GC["s"]}), file=sys.stderr))
 sys.argv = ["glotbench"] + sys.argv[1:]
 app.main()
 """
@@ -104,7 +117,8 @@ def main() -> None:
                       "cached_s_range": [round(min(walls), 3), round(max(walls), 3)],
                       "cached_over_first": round(med / first, 3), "target_s": round(0.1 * first, 3),
                       "python_c_pass_s": round(statistics.median(floor), 3)}))
-    print("phase ends, seconds from the process start (median of the instrumented children):")
+    print("phase ends, seconds from the process start, and the collector's work (median of the instrumented"
+          " children):")
     for k in timelines[0]:
         print(f"  {statistics.median(tl[k] for tl in timelines):6.3f}  {k}")
 

@@ -11,7 +11,12 @@ are printed. Then one `glotbench run` of `--memory-items` items reports its peak
 the same command again on its warm cache gives the cached/first ratio at that size.
 
     python bench/runner_overhead.py [--requests 2000] [--concurrency 64] [--latency 0.1] [--trials 5]
-                                    [--memory-items 10000]
+                                    [--memory-items 10000] [--no-site]
+
+`--no-site`: the bare loop and every `glotbench run` start as `python -S` with glotbench's source and
+the site-packages directory on PYTHONPATH: the same packages without the `.pth` files' code, as a
+plain virtual environment has them (this sandbox's interpreter runs a `.pth` that imports certifi
+at every start, 0.025 s).
 """
 
 from __future__ import annotations
@@ -117,7 +122,17 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--memory-items", type=int, default=10000)
+    ap.add_argument("--no-site", action="store_true", help="children as `python -S`, packages on PYTHONPATH")
     a = ap.parse_args()
+    py = [sys.executable]
+    if a.no_site:
+        import site
+
+        import glotbench
+
+        CHILD_ENV["PYTHONPATH"] = os.pathsep.join([str(Path(glotbench.__file__).resolve().parents[1]),
+                                                   *site.getsitepackages()])
+        py = [sys.executable, "-S"]
     limit = a.concurrency / a.latency
     server, port = start_server(a.latency)
     url = f"http://127.0.0.1:{port}/v1"
@@ -127,10 +142,10 @@ def main() -> None:
             t = Path(tmp)
             data, bodies, answers = make_data(t, a.requests, "run")
             control(port, {"answers": answers, "record": False})
-            gb = [sys.executable, "-m", "glotbench", "run", "vi-diacritics"]
+            gb = [*py, "-m", "glotbench", "run", "vi-diacritics"]
             subprocess.run([*gb[:3], "list"], env=CHILD_ENV, capture_output=True)  # bytecode written once
             for trial in range(a.trials):
-                bare_s, out = timed([sys.executable, str(HERE / "bare_loop.py"), str(bodies),
+                bare_s, out = timed([*py, str(HERE / "bare_loop.py"), str(bodies),
                                         f"{url}/chat/completions", str(a.concurrency)])
                 bare_loop_s = json.loads(out)["loop_s"]
                 common = [*gb, "--data", str(data), "--model", f"openai:bench@{url}", "--concurrency",
@@ -166,7 +181,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
-    print(json.dumps({"requests": a.requests, "concurrency": a.concurrency, "latency_s": a.latency,
+    print(json.dumps({"requests": a.requests, "no_site": a.no_site, "concurrency": a.concurrency, "latency_s": a.latency,
                       "limit_req_s": limit, "trials": a.trials,
                       "memory": mem}))
     for k in rows[0]:

@@ -2,8 +2,8 @@
 
 The cyclic collector is off while the command starts: typer, pydantic (typer builds a pydantic
 adapter for every option; rows are read through pydantic schemas) and glotbench make module
-objects, not garbage, and at the tuned threshold those imports alone set off four collections of
-1.3-1.8 ms each. `cli.app.main` freezes what start-up made and turns the collector on, tuned."""
+objects, not garbage, yet at the tuned threshold those imports alone set off several full-size young
+collections. `cli.app.main` freezes what start-up made and turns the collector on, tuned."""
 
 import gc
 

@@ -76,7 +76,7 @@ def main() -> None:
     gc.freeze()  # what start-up imported is never garbage: full collections skip it
     gc.enable()  # `glotbench.__main__` starts with the collector off
     # Pydantic plugins (observability hooks) are found by scanning every installed distribution's
-    # entry points when the first schema is built: 0.025 s of each start with 210 packages. Our row
+    # entry points when the first schema is built (docs/performance.md, start-up). Our row
     # schemas use none, so the command turns them off as typer does for its own adapters, unless the
     # user set PYDANTIC_DISABLE_PLUGINS (an empty value loads them all again).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")

@@ -41,7 +41,7 @@ def default_cache_path() -> Path:
 
 
 # Canonical JSON for keys; encoder objects are built once (json.dumps with options builds one per
-# call: 2-4 us of a cached unit's ~65 us, docs/performance.md).
+# call, once per cached unit).
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 _CANONICAL_REPR = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
 _TEXT = json.JSONEncoder(ensure_ascii=False)

@@ -14,6 +14,8 @@ import pytest
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
 from glotbench.engine.cache import CallCache, code_fingerprint, storable
 from glotbench.engine.evaluate import RunOptions, evaluate
+from glotbench.items import Item
+from glotbench.metrics import ItemScore
 
 N = 12
 
@@ -301,3 +303,31 @@ def test_a_read_only_role_on_a_postgresql_cache_of_the_previous_release_still_se
             conn.execute(text("REVOKE ALL ON SCHEMA public FROM glotbench_agg_reader"))
             conn.execute(text("DROP ROLE IF EXISTS glotbench_agg_reader"))
         engine.dispose()
+
+
+class PerCategory(VietnameseDiacritics):
+    """Scores carry a per-category statistic read from the item's meta, as DeepSEA IndoMMLU's
+    `correct:<subject>` (and LaoBench's scorer reads the public `direction`, which no prompt shows)."""
+
+    def score(self, answer, item):
+        s = super().score(answer, item)
+        c = item.meta["category"]
+        return ItemScore({**s.stats, f"exact:{c}": s.stats["exact"]}, s.flags, s.failure)
+
+
+def test_an_item_relabelled_under_the_same_prompt_and_gold_is_scored_afresh(replay, cache_path, tmp_path):
+    """A stored score is keyed by what the scorer reads of the item (meta, public fields), not only
+    its id and gold: a dataset fix that relabels an item's category keeps the request, yet a cached
+    re-run must score as a run without the cache does."""
+    bench = PerCategory()
+    items = list(bench.load()[:N])
+    before = bench.dataset(items, "memory")
+    after = bench.dataset([Item.create(it.id, it.public, it.gold, {"category": "relabelled"}) for it in items],
+                          "memory")
+    _run(PerCategory(), replay, cache_path, tmp_path, dataset=before)
+    cached = _run(PerCategory(), replay, cache_path, tmp_path, dataset=after)
+    fresh = _run(PerCategory(), replay, cache_path, tmp_path, dataset=after, use_cache=False)
+    assert cached.results["counts"]["cache_hits"] == N
+    assert [dict(s.score.stats) for s in cached.samples] == [dict(s.score.stats) for s in fresh.samples]
+    assert any("exact:relabelled" in s.score.stats for s in cached.samples)
+    assert cached.results["scores"] == fresh.results["scores"]

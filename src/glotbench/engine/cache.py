@@ -5,7 +5,7 @@ from what was committed. Replies are written behind in small transactions (the r
 
 Next to each reply the cache keeps its extraction and score (table `scores`), keyed by the request's
 key and the reply itself (text, finish reason, token counts), the scorer (benchmark signature, which
-carries its version, and the glotbench version) and the item's id and gold: a re-run of unchanged code reads the score instead of re-scoring; a new benchmark
+carries its version, and the glotbench version) and the item (id, gold, public fields, meta): a re-run of unchanged code reads the score instead of re-scoring; a new benchmark
 version, signature, glotbench release or gold scores afresh.
 
 A run whose every sample has a stored score also keeps its aggregate (table `aggregates`: scores and
@@ -24,6 +24,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from glotbench.items import Item
 from glotbench.models.base import Response
 
 SCHEMA_VERSION = 1
@@ -62,14 +63,16 @@ def cache_key_head(model_id: str, config: dict[str, Any]) -> str:
     return f'{{"config":{_CANONICAL.encode(config)},"model":{_CANONICAL.encode(model_id)},"prompt":'
 
 
-def score_key(call_key: str, scorer_id: str, item_id: str, gold: Any, reply: Response) -> str:
+def score_key(call_key: str, scorer_id: str, item: Item, reply: Response) -> str:
     """The key of a stored score: the request and the reply (its text, finish reason and token
     counts: a reply replaced under the same request, by a re-run after its row was deleted or by a
-    concurrent writer, is another score), the scorer and the item it was scored against. What a
-    sample holds besides its item's meta is therefore a function of this key."""
+    concurrent writer, is another score), the scorer and the item it was scored against: its id,
+    gold, public fields and meta (extraction and scoring read them: LaoBench's direction, DeepSEA's
+    language and subject; the prompt need not show them). What a sample holds is therefore a
+    function of this key."""
     u = reply.usage
-    blob = _CANONICAL_REPR.encode([call_key, scorer_id, item_id, gold, reply.text, reply.finish_reason,
-                                   u.prompt_tokens, u.completion_tokens])
+    blob = _CANONICAL_REPR.encode([call_key, scorer_id, item.id, dict(item.gold), reply.text, reply.finish_reason,
+                                   u.prompt_tokens, u.completion_tokens, dict(item.public), dict(item.meta)])
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

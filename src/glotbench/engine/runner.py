@@ -343,7 +343,7 @@ class Runner:
                       "error": None}
             skey = None
             if self.cache is not None and self.scorer_id is not None:
-                skey = score_key(unit.key, self.scorer_id, item.id, dict(item.gold), resp)
+                skey = score_key(unit.key, self.scorer_id, item, resp)
             record = self.cache.get_score(skey) if cached and skey is not None else None
             if record is not None:
                 sample = sample_from_record(record, item, resp.text, repeat=unit.repeat, **fields)

@@ -89,3 +89,22 @@ def test_the_progress_bar_takes_any_model_spec(monkeypatch):
         c.total, c.done = 3, 3
         bar.update(c)
     assert "[/m]" in err.getvalue() and ":fire:" in err.getvalue()
+
+
+def test_control_characters_in_user_text_are_printed_escaped():
+    """ESC in a category name or a model spec (a data file's, a plugin's) reached the terminal as
+    an escape sequence: it could recolour the table or move the cursor over its numbers."""
+    res = {"benchmark": {"name": "b\x1b[2J", "version": "1"}, "model": {"spec": "openai:m\x07@http://h/v1"},
+           "headline": "m", "signature": "sig\x9b1A",
+           "metrics": {"m": {"label": "m", "show_ci": True, "scale": "fraction"}},
+           "scores": {"overall": {"m": {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 2}},
+                      "groups": {"category": {"a\x1b[31mred\x1b[0m": {"m": {"value": 1.0, "ci_low": 1.0,
+                                                                              "ci_high": 1.0, "n": 1}}}}},
+           "counts": {"samples": 2, "failed": 0, "failures": {}, "flags": {},
+                      "model_calls": 0, "retries": 0, "cache_hits": 2, "structured_output": None},
+           "tokens": {"prompt": 1, "completion": 1}}
+    text = _printed(print_results, res)
+    assert not any(ch in text for ch in "\x1b\x07\x9b"), repr(text)
+    for s in ["a\\x1b[31mred\\x1b[0m", "b\\x1b[2J", "m\\x07@", "sig\\x9b1A"]:
+        assert _flat(s) in _flat(text), (s, text)
+    assert "50.0 (40.0–60.0)" in text

@@ -84,11 +84,12 @@ def test_the_progress_bar_takes_any_model_spec(monkeypatch):
     err = Tty()
     monkeypatch.setattr("sys.stderr", err)
     c = RunCounters()
-    with ProgressBar("vi · openai:[/m]@http://h/v1 :fire:", total=3) as bar:
+    with ProgressBar("vi · openai:[/m]@http://h/v1 :fire: \x1b[2J", total=3) as bar:
         assert not bar.plain
         c.total, c.done = 3, 3
         bar.update(c)
     assert "[/m]" in err.getvalue() and ":fire:" in err.getvalue()
+    assert "\\x1b[2J" in err.getvalue() and "\x1b[2J" not in err.getvalue()  # shown, not obeyed
 
 
 def test_control_characters_in_user_text_are_printed_escaped():

@@ -18,7 +18,9 @@ class ProgressBar:
         self.plain = enabled and not sys.stderr.isatty()
         self._progress: Any = None
         self._task: Any = None
-        self._description = description
+        from glotbench.report.terminal import visible
+
+        self._description = visible(description)  # a model spec is user text: no escape sequences
         self._last = 0.0
 
     def __enter__(self) -> "ProgressBar":

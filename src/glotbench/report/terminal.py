@@ -16,7 +16,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONSOLE: Any = None
 
 
-def _visible(text: str) -> str:
+def visible(text: str) -> str:
+    """`text` with its control characters (but tab and newline) written as `\\xNN`."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
@@ -32,7 +33,7 @@ def console(**kw: Any) -> Any:
 
         class TextConsole(Console):
             def render_str(self, text: str, **options: Any) -> Any:  # every str it prints: cells, titles, lines
-                return super().render_str(_visible(text), **options)
+                return super().render_str(visible(text), **options)
 
         _CONSOLE = TextConsole
     return _CONSOLE(markup=False, emoji=False, **kw)

@@ -109,3 +109,24 @@ def test_control_characters_in_user_text_are_printed_escaped():
     for s in ["a\\x1b[31mred\\x1b[0m", "b\\x1b[2J", "m\\x07@", "sig\\x9b1A"]:
         assert _flat(s) in _flat(text), (s, text)
     assert "50.0 (40.0–60.0)" in text
+
+
+def test_a_narrow_terminal_gets_every_column_and_number(tmp_path):
+    """On a 40-column terminal rich dropped the n, rewritten and no-JSON columns and cut the CIs."""
+    from glotbench.report.terminal import console
+
+    res = {"benchmark": {"name": "vi-diacritics", "version": "1.0"}, "model": {"spec": "openai:m@http://h/v1"},
+           "headline": "exact", "signature": "sig",
+           "metrics": {k: {"label": k, "show_ci": True, "scale": "fraction"} for k in ("exact", "word acc", "rewritten")},
+           "scores": {"overall": {k: {"value": 0.925, "ci_low": 0.913, "ci_high": 0.935, "n": 2000}
+                                  for k in ("exact", "word acc", "rewritten")},
+                      "groups": {"category": {"everyday speech": {k: {"value": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 7}
+                                                                  for k in ("exact", "word acc", "rewritten")}}}},
+           "counts": {"samples": 2000, "failed": 0, "failures": {}, "flags": {}, "model_calls": 0, "retries": 0,
+                      "cache_hits": 2000, "structured_output": None},
+           "tokens": {"prompt": 1, "completion": 1}}
+    buf = io.StringIO()
+    print_results(res, console(file=buf, force_terminal=True, width=40, color_system=None))
+    text = buf.getvalue()
+    assert text.count("92.5 (91.3–93.5)") == 3 and text.count("50.0 (25.0–75.0)") == 3, text
+    assert "2000" in text and "everyday speech" in text and "rewritten" in text, text

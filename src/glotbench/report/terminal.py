@@ -40,13 +40,13 @@ def console(**kw: Any) -> Any:
 
 
 def fit(out: Any, table: Any) -> None:
-    """On a pipe or in a log file rich assumes 80 columns and, to fit a wide table, cuts numbers
-    (`100.0 (99.1–100.…`) or drops whole columns; there the console is widened to the table's
-    natural width instead. On a terminal the table fits the screen as rich decides."""
-    if not out.is_terminal:
-        from rich.measure import Measurement
+    """To fit a table wider than the console (80 columns on a pipe or in a log file, the window on
+    a terminal), rich cuts numbers (`100.0 (99.1–100.…`) and drops whole columns without a mark; a
+    score table never loses a number: the console is widened to the table's natural width instead
+    (a narrow terminal then wraps the long lines)."""
+    from rich.measure import Measurement
 
-        out.width = max(out.width, Measurement.get(out, out.options.update_width(10_000), table).maximum)
+    out.width = max(out.width, Measurement.get(out, out.options.update_width(10_000), table).maximum)
 
 
 def load_results(run_dir: str | Path) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -77,15 +76,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=9)
     ap.add_argument("--no-site", action="store_true", help="children as `python -S`, packages on PYTHONPATH")
     a = ap.parse_args()
-    py = [sys.executable]
-    if a.no_site:
-        import site
-
-        import glotbench
-
-        src = str(Path(glotbench.__file__).resolve().parents[1])
-        ro.CHILD_ENV["PYTHONPATH"] = os.pathsep.join([src, *site.getsitepackages()])
-        py = [sys.executable, "-S"]
+    py = ro.interpreter(a.no_site)
     server, port = ro.start_server(0.1)
     url = f"http://127.0.0.1:{port}/v1"
     try:

@@ -88,6 +88,20 @@ def make_data(t: Path, n: int, tag: str) -> tuple[Path, Path, dict[str, str]]:
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def interpreter(no_site: bool) -> list[str]:
+    """The command that starts a child Python: with `no_site`, `python -S` with glotbench's source and
+    site-packages on PYTHONPATH (set in CHILD_ENV): the packages without the `.pth` files' code."""
+    if not no_site:
+        return [sys.executable]
+    import site
+
+    import glotbench
+
+    CHILD_ENV["PYTHONPATH"] = os.pathsep.join([str(Path(glotbench.__file__).resolve().parents[1]),
+                                               *site.getsitepackages()])
+    return [sys.executable, "-S"]
+
+
 def timed(cmd: list[str]) -> tuple[float, str]:
     """Wall seconds and stdout of a process."""
     t0 = time.perf_counter()
@@ -124,15 +138,7 @@ def main() -> None:
     ap.add_argument("--memory-items", type=int, default=10000)
     ap.add_argument("--no-site", action="store_true", help="children as `python -S`, packages on PYTHONPATH")
     a = ap.parse_args()
-    py = [sys.executable]
-    if a.no_site:
-        import site
-
-        import glotbench
-
-        CHILD_ENV["PYTHONPATH"] = os.pathsep.join([str(Path(glotbench.__file__).resolve().parents[1]),
-                                                   *site.getsitepackages()])
-        py = [sys.executable, "-S"]
+    py = interpreter(a.no_site)
     limit = a.concurrency / a.latency
     server, port = start_server(a.latency)
     url = f"http://127.0.0.1:{port}/v1"

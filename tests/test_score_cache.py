@@ -114,3 +114,31 @@ def test_no_cache_scores_every_time(replay, cache_path, tmp_path):
     _run(Counting(), replay, cache_path, tmp_path, use_cache=False)
     _run(Counting(), replay, cache_path, tmp_path, use_cache=False)
     assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1)}
+
+
+@pytest.mark.parametrize("make", ["garbage", "directory"])
+def test_a_cache_path_that_is_no_database_is_one_error_line(tmp_path, make):
+    from conftest import cli
+
+    bad = tmp_path / "calls.sqlite"
+    if make == "garbage":
+        bad.write_text("not a database at all\n", encoding="utf-8")
+    else:
+        bad.mkdir()
+    out = cli("run", "vi-diacritics", "--model", "python:helpers:flaky_model", "--limit", "1", "--no-progress",
+              "--cache-path", str(bad), "--out", str(tmp_path / "r"))
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot open the call cache {bad}"), out.stderr
+
+
+def test_a_failed_write_to_the_cache_keeps_the_replies_queued(cache_path):
+    from glotbench.errors import GlotbenchError
+    from glotbench.models.base import Response
+
+    cache = CallCache(cache_path)
+    cache.put("k", "m", Response(text="x"))
+    cache._db.close()  # as a vanished disk or a lock held past the busy timeout would
+    with pytest.raises(GlotbenchError, match="cannot write to the call cache"):
+        cache.flush()
+    assert "k" in cache._pending

@@ -24,6 +24,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.models.base import Response
 
@@ -155,14 +156,18 @@ class CallCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
-            " response TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))")
-        self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
+        try:  # a file that is not a SQLite database, a directory, an unwritable place: one error line
+            self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process kills
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
+                " response TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))")
+            self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
+        except sqlite3.Error as e:
+            raise GlotbenchError(f"cannot open the call cache {self.path}: {e} (choose another --cache-path, "
+                                 "or --no-cache)") from None
         try:  # a read-only cache made before the table existed still serves its replies and scores
             self._db.execute("CREATE TABLE IF NOT EXISTS aggregates (key TEXT PRIMARY KEY, record TEXT NOT NULL)")
         except sqlite3.OperationalError:
@@ -208,13 +213,18 @@ class CallCache:
         if not self._pending and not self._pending_scores:
             return
         rows, scores = list(self._pending.values()), list(self._pending_scores.values())
-        self._db.execute("BEGIN")
+        try:
+            self._db.execute("BEGIN")
+        except sqlite3.Error as e:  # locked past the busy timeout, disk gone: the replies stay queued
+            raise GlotbenchError(f"cannot write to the call cache {self.path}: {e}") from None
         try:
             self._db.executemany("INSERT OR REPLACE INTO calls (key, model, response) VALUES (?, ?, ?)", rows)
             self._db.executemany("INSERT OR REPLACE INTO scores (key, record) VALUES (?, ?)", scores)
             self._db.execute("COMMIT")
-        except BaseException:
+        except BaseException as e:
             self._db.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):  # a full disk, a read-only file: the replies stay queued
+                raise GlotbenchError(f"cannot write to the call cache {self.path}: {e}") from None
             raise
         self._pending.clear()
         self._pending_scores.clear()

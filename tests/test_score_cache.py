@@ -142,3 +142,23 @@ def test_a_failed_write_to_the_cache_keeps_the_replies_queued(cache_path):
     with pytest.raises(GlotbenchError, match="cannot write to the call cache"):
         cache.flush()
     assert "k" in cache._pending
+
+
+def test_damaged_rows_are_asked_and_scored_again_and_replaced(replay, cache_path, tmp_path):
+    """A cache row that no longer decodes (a damaged file, a hand edit) is no stored reply or score:
+    the run goes on, asks for that reply again, scores it and replaces the row."""
+    import sqlite3
+
+    first = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    db = sqlite3.connect(cache_path)
+    db.execute("UPDATE calls SET response = '{broken' WHERE rowid = 1")
+    db.execute("UPDATE scores SET record = '[1, 2]' WHERE rowid = 2")
+    db.execute("UPDATE scores SET record = '{\"stats\": 1}' WHERE rowid = 3")
+    db.commit()
+    again = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)
+    assert again.results["counts"]["model_calls"] == 1 and again.results["counts"]["cache_hits"] == N - 1
+    assert again.results["scores"] == first.results["scores"]
+    third = _run(VietnameseDiacritics(), replay, cache_path, tmp_path)  # the damaged rows were replaced
+    assert third.results["counts"]["model_calls"] == 0 and third.results["scores"] == first.results["scores"]
+    rows = db.execute("SELECT response FROM calls").fetchall() + db.execute("SELECT record FROM scores").fetchall()
+    assert all(json.loads(r[0]) for r in rows)

@@ -141,6 +141,29 @@ def storable(record: Any) -> str | None:
     return blob if json.loads(blob) == record else None
 
 
+_SCORE_FIELDS = ("answer", "answer_key", "stats", "score_flags", "failure", "flags")
+
+
+def decode_response(text: str) -> Response | None:
+    """A stored reply, or None for a damaged row (asked again and, in SQLite, replaced)."""
+    try:
+        return Response.from_dict(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def decode_score(text: str) -> dict[str, Any] | None:
+    """A stored score record, or None for a damaged row (scored again and, in SQLite, replaced)."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    ok = (isinstance(record, dict) and all(k in record for k in _SCORE_FIELDS)
+          and isinstance(record["stats"], dict) and isinstance(record["score_flags"], list)
+          and isinstance(record["flags"], list))
+    return record if ok else None
+
+
 def open_cache(path: str | Path) -> "CallCache":
     """The cache at `path`: a SQLite file, or a PostgreSQL URL (a cache shared by a cluster)."""
     if isinstance(path, str) and path.startswith(("postgresql:", "postgresql+")):
@@ -178,9 +201,9 @@ class CallCache:
     def get(self, key: str) -> Response | None:
         pending = self._pending.get(key)
         if pending is not None:
-            return Response.from_dict(json.loads(pending[2]))
+            return decode_response(pending[2])
         row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
-        return Response.from_dict(json.loads(row[0])) if row else None
+        return decode_response(row[0]) if row else None
 
     def put(self, key: str, model_id: str, response: Response) -> None:
         """Queue a reply; `flush()` commits it."""
@@ -189,9 +212,9 @@ class CallCache:
     def get_score(self, key: str) -> dict[str, Any] | None:
         pending = self._pending_scores.get(key)
         if pending is not None:
-            return json.loads(pending[1])
+            return decode_score(pending[1])
         row = self._db.execute("SELECT record FROM scores WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return decode_score(row[0]) if row else None
 
     def put_score(self, key: str, record: dict[str, Any]) -> None:
         """Queue a scored record (see `engine.scoring.score_record`); `flush()` commits it."""

@@ -15,6 +15,7 @@ from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engi
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
+from glotbench.engine.cache import decode_response, decode_score
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import Response
 
@@ -58,10 +59,10 @@ class SqlCallCache:
     def get(self, key: str) -> Response | None:
         pending = self._pending.get(key)
         if pending is not None:
-            return Response.from_dict(json.loads(pending["response"]))
+            return decode_response(pending["response"])
         with self.engine.connect() as conn:
             row = conn.execute(select(calls.c.response).where(calls.c.key == key)).first()
-        return Response.from_dict(json.loads(row[0])) if row else None
+        return decode_response(row[0]) if row else None  # a damaged row: asked again (first writer's row kept)
 
     def put(self, key: str, model_id: str, response: Response) -> None:
         self._pending[key] = {"key": key, "model": model_id,
@@ -70,10 +71,10 @@ class SqlCallCache:
     def get_score(self, key: str) -> dict | None:
         pending = self._pending_scores.get(key)
         if pending is not None:
-            return json.loads(pending["record"])
+            return decode_score(pending["record"])
         with self.engine.connect() as conn:
             row = conn.execute(select(scores.c.record).where(scores.c.key == key)).first()
-        return json.loads(row[0]) if row else None
+        return decode_score(row[0]) if row else None
 
     def put_score(self, key: str, record: dict) -> None:
         self._pending_scores[key] = {"key": key, "record": json.dumps(record, ensure_ascii=False)}

@@ -162,7 +162,7 @@ class Runner:
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
-        self._key_heads: dict[GenerateConfig, str] = {}
+        self._key_heads: dict[tuple[GenerateConfig, type], str] = {}
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
@@ -297,9 +297,12 @@ class Runner:
     def _prepare(self, unit: Unit) -> "Pending":
         prompt = self.benchmark.render(unit.item.to_public())
         config = effective_config(prompt, self.config, self._form)
-        head = self._key_heads.get(config)
-        if head is None:  # one per distinct config (one, for chat models): not re-encoded per unit
-            head = self._key_heads[config] = cache_key_head(self.model.cache_id, config.to_dict())
+        # One head per distinct config (one, for chat models): not re-encoded per unit. The type of
+        # the temperature is part of the lookup: 0 == 0.0, but their JSON differs.
+        which = (config, type(config.temperature))
+        head = self._key_heads.get(which)
+        if head is None:
+            head = self._key_heads[which] = cache_key_head(self.model.cache_id, config.to_dict())
         key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode),
                         {}, unit.repeat, head=head)
         cached = self.cache.get(key) if self.cache is not None else None

@@ -247,4 +247,5 @@ class DeepSEATask(Benchmark):
         if self.task == "xquad":
             parts["refs"] = "first"
             parts["f1_norm"] = self.f1_norm
+            parts["f1_empty"] = "v1.1"  # SQuAD v1.1's script, XQuAD's: two empty answers score F1 0
         return parts

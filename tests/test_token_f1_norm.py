@@ -142,6 +142,6 @@ def test_score_command_takes_the_normalisation(tmp_path):
     out = cli("score", "--metric", "token_f1", "--f1-norm", "squad", str(h), str(r))
     assert out.returncode == 0 and out.stdout.startswith("token_f1 = 50.00") and "norm:squad_v1.1" in out.stdout
     out = cli("score", "--metric", "chrf", "--f1-norm", "squad", str(h), str(r))
-    assert out.returncode == 2 and out.stderr.strip() == "error: --f1-norm applies to token_f1 only, not chrf"
+    assert out.returncode == 2 and out.stderr.strip() == "error: --f1-norm applies to token_f1 and exact_match only, not chrf"
     out = cli("score", "--metric", "token_f1", "--f1-norm", "nfkc", str(h), str(r))
     assert out.returncode == 2 and "unknown token F1 normalisation 'nfkc'" in out.stderr

@@ -106,12 +106,28 @@ class SacreMetric:
             sb = self._metric.get_signature().format()
         except ValueError:  # sacrebleu knows the reference count only after scoring
             sb = "unscored"
-        parts = [f"glotbench:{self.name}", f"sacrebleu:{sb}", f"seg:{segmenter_signature(self.lang, self.lao) if self._segment else 'none'}"]
+        parts = [f"glotbench:{self.name}", *self._unsigned(), f"sacrebleu:{sb}",
+                 f"seg:{segmenter_signature(self.lang, self.lao) if self._segment else 'none'}"]
         if self.lang:
             parts.append(f"lang:{self.lang}")
         if resamples:
             parts.append(f"boot:{resamples},seed:{seed}")
         return "|".join(parts)
+
+
+    def _unsigned(self) -> list[str]:
+        """Settings that change the number but that sacrebleu's signature leaves out, when not its
+        defaults: chrF's β (sacrebleu puts it in the score's name, chrF2), BLEU's maximum n-gram
+        order, and a smoothing value more precise than the two decimals sacrebleu prints."""
+        m, out = self._metric, []
+        if self.name == "bleu":
+            if m.max_ngram_order != 4:
+                out.append(f"ngram:{m.max_ngram_order}")
+            if m.smooth_value is not None and float(f"{m.smooth_value:.2f}") != m.smooth_value:
+                out.append(f"smooth_value:{m.smooth_value!r}")
+        elif m.beta != 2:
+            out.append(f"beta:{m.beta}")
+        return out
 
 
 def sacrebleu_version() -> str:

@@ -18,12 +18,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glotbench.languages import segmenter_of
 from glotbench.stats import Estimate, bootstrap_many
 from glotbench.text.segment import LaoSegmenter, needs_segmentation, segment, segmenter_signature
 
 METRICS = ("bleu", "chrf", "chrf++")
 # BLEU's tokenizer over segmented text (lo, th, km, my): the named settings; the first is the default.
 BLEU_TOKENIZE_SEGMENTED = ("none", "13a")
+# BLEU's tokenizer for a language whose profile segments into characters: sacrebleu's own for zh and
+# ja, its `char` tokenizer for any other such profile.
+CHAR_SCRIPT_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab"}
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,8 @@ class SacreMetric:
             elif sacrebleu_args.get("tokenize", "13a") not in BLEU.TOKENIZERS:
                 raise ValueError(f"unknown BLEU tokenizer {sacrebleu_args['tokenize']!r}; sacrebleu has "
                                  f"{', '.join(BLEU.TOKENIZERS)}")
-            elif lang == "zh":
-                sacrebleu_args.setdefault("tokenize", "zh")
-            elif lang == "ja":
-                sacrebleu_args.setdefault("tokenize", "ja-mecab")
+            elif segmenter_of(lang) == "char":  # zh, ja: sacrebleu's own; another such profile: characters
+                sacrebleu_args.setdefault("tokenize", CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char"))
             self._metric = BLEU(**sacrebleu_args)
         else:
             sacrebleu_args.setdefault("word_order", 2 if name == "chrf++" else 0)

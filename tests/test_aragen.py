@@ -178,6 +178,19 @@ def test_malformed_verdict_is_retried(rubric_srv, cache_path, tmp_path):
     assert len([r for r in rubric_srv.requests() if r["model"] == "flaky"]) == 24
 
 
+def test_each_verdict_is_parsed_once(rubric_srv, cache_path, tmp_path, monkeypatch):
+    """One parse per judge reply: the rejection of a malformed verdict and the scoring of a valid one
+    are the same call (the runner keeps the extraction), not a validator's parse and then another."""
+    import glotbench.benchmarks.aragen as aragen_bench
+
+    real, parsed = aragen_bench.parse_rubric, []
+    monkeypatch.setattr(aragen_bench, "parse_rubric", lambda text, *a: (parsed.append(text), real(text, *a))[1])
+    res = _run(tmp_path, cache_path, "python:helpers:good_answer", [rubric_srv.spec("flaky")], max_retries=2)
+    asked = [r for r in rubric_srv.requests() if r["model"] == "flaky"]
+    assert len(asked) == 24 and len(parsed) == len(asked)
+    assert res["per_judge"][rubric_srv.spec("flaky")]["coverage"] == 1.0
+
+
 def test_same_family_judge_is_skipped(rubric_srv, cache_path, tmp_path):
     res = _run(tmp_path, cache_path, "python:helpers:good_answer",
                [rubric_srv.spec("good-j"), rubric_srv.spec("other-j")], skip_same_family=True)

@@ -18,6 +18,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 class Extraction:
     answer: str | None
     failure: str | None = None  # "think_unclosed", "format", ...
+    detail: str | None = None  # why there is no answer (a parser's message): the error of a retried reply
 
 
 def strip_think(text: str) -> tuple[str, bool]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -67,6 +68,18 @@ async def _generate(entries, source: str, digest: str, model: str, phase: RunOpt
     return answers, dict(failures)
 
 
+_REJECTIONS = ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
+
+
+def _rejection(failure: str, error: str | None) -> str | None:
+    """Why a judge's verdict was rejected: the extraction's failure (`bad_verdict:keys`, or
+    `think_unclosed`), itself or as named in a retried reply's error ("malformed 3C3H verdict
+    (bad_verdict:keys): ...")."""
+    m = re.search(r"\((?:bad_verdict:)?(\w+)\)", error or "")
+    kind = m.group(1) if m else failure.rsplit(":", 1)[-1]
+    return kind if kind in _REJECTIONS else None
+
+
 def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
     by_sn: dict[str, list[Outcome]] = defaultdict(lambda: [Outcome(failure="missing")] * repeats)
     rejected: Counter[str] = Counter()
@@ -76,10 +89,7 @@ def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Ou
             o = Outcome({k: r.stats[k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r.stats.get("breaks_zeroing")))
         else:
             o = Outcome(None, r.failure.split(":", 1)[0])
-            text = (r.error or "") + " " + r.failure
-            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
-                         if f"[{k}]" in text or text.endswith(f":{k}")), None)
-            rejected[kind or o.failure] += 1
+            rejected[_rejection(r.failure, r.error) or o.failure] += 1
         outs = list(outs)
         outs[r.repeat] = o
         by_sn[r.id] = outs
@@ -147,7 +157,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     # -- judges --
     panel = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
                                                          temperature=judge_temperature, seed=judge_seed),
-                            out, validate=task.validator(games), what="3C3H verdict")
+                            out)
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
     for spec, res in panel.runs.items():

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames, validate_verdict
+from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
@@ -122,7 +122,6 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     cand_model = load_model(candidate)
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
     panel = await run_panel(JudgeGames(), games, judges, replace(phase, repeats=1), out,
-                            validate=validate_verdict, what="verdict",
                             skip=lambda spec, judge: same_model(judge, cand_model))
     await cand_model.aclose()
     failures, ties = {}, {}

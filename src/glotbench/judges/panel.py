@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from glotbench.core import Dataset, RunResult
-from glotbench.models.base import Model, Prompt
+from glotbench.models.base import Model
 from glotbench.models.family import model_family  # noqa: F401 - families are parsed in one place
 from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many
 
@@ -29,11 +29,9 @@ def same_model(a: Model, b: Model) -> bool:
     return a.cache_id == b.cache_id or (name_a is not None and name_a == name_b)
 
 
-def build_judge(spec: str, options: Any, validate: Callable[[str, Prompt], None] | None = None,
-                what: str = "verdict") -> Model:
-    """A judge model built with the run's concurrency, timeout and key variable (not a default pool),
-    wrapped so that a malformed verdict is retried."""
-    from glotbench.models.validating import ValidatingModel
+def build_judge(spec: str, options: Any) -> Model:
+    """A judge model built with the run's concurrency, timeout and key variable (not a default pool).
+    A malformed verdict is retried by the runner: the judge benchmarks name their `retry_failures`."""
     from glotbench.registry import load_model
 
     opts: dict[str, Any] = {"timeout_s": options.timeout_s}
@@ -41,8 +39,7 @@ def build_judge(spec: str, options: Any, validate: Callable[[str, Prompt], None]
         opts["concurrency"] = options.concurrency
     if options.api_key_env is not None:
         opts["api_key_env"] = options.api_key_env
-    model = load_model(spec, **opts)
-    return model if validate is None else ValidatingModel(model, validate, what)
+    return load_model(spec, **opts)
 
 
 @dataclass(frozen=True)
@@ -54,7 +51,6 @@ class PanelRun:
 
 
 async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options: Any, out: Path, *,
-                    validate: Callable[[str, Prompt], None] | None, what: str,
                     skip: Callable[[str, Model], bool] = lambda spec, m: False) -> PanelRun:
     """Run every judge not skipped over `dataset`; one run directory per judge under `out`."""
     from glotbench.engine.evaluate import _slug, evaluate_async
@@ -63,7 +59,7 @@ async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options
     skipped: list[str] = []
     phase = replace(options, data=None, limit=None)
     for spec in judges:
-        judge = build_judge(spec, options, validate, what)
+        judge = build_judge(spec, options)
         if skip(spec, judge):
             skipped.append(spec)
             await judge.aclose()

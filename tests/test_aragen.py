@@ -199,6 +199,20 @@ def test_same_family_judge_is_skipped(rubric_srv, cache_path, tmp_path):
         _run(tmp_path, cache_path, "python:helpers:good_answer", [rubric_srv.spec("good-j")], skip_same_family=True)
 
 
+def test_the_candidates_own_model_never_judges_it(rubric_srv, cache_path, tmp_path):
+    """The panel's one self-judging policy (as the arena's): the candidate's own model is skipped as a
+    judge even without --skip-same-family; answers from a file (replay) have no model, only a family."""
+    from glotbench.judges.panel import SelfJudging
+    from glotbench.registry import load_model
+
+    res = _run(tmp_path, cache_path, "python:helpers:good_answer", [rubric_srv.spec("other-j"), "python:helpers:good_answer"])
+    assert res["skipped_judges"] == ["python:helpers:good_answer"] and list(res["per_judge"]) == [rubric_srv.spec("other-j")]
+    policy = SelfJudging()
+    a, b = load_model(rubric_srv.spec("other-j")), load_model(rubric_srv.spec("other-j").replace("127.0.0.1", "localhost"))
+    assert policy.skips("x", a, "y", b)  # the same named model behind another address
+    assert not policy.skips("x", a, "y", None) and SelfJudging(True).skips("qwen2.5:7b", a, "replay:qwen-answers.jsonl", None)
+
+
 def test_judge_audit(rubric_srv, cache_path, tmp_path):
     spec = rubric_srv.spec
     a = _run(tmp_path, cache_path, "python:helpers:good_answer", [spec("good-j"), spec("other-j")])

@@ -115,6 +115,26 @@ def test_self_judging_is_skipped(judge_srv, cache_path, tmp_path):
         _arena(tmp_path, cache_path, ["python:helpers:good_answer"])
 
 
+def test_one_self_judging_policy_with_the_family_rule(srv, cache_path, tmp_path):
+    """The arena takes the panel's SelfJudging, as AraGen does: with same_family, a judge of the
+    candidate's family (parsed from its name, or stated) is skipped too, before any call."""
+    from glotbench.judges.panel import SelfJudging
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "good-judge": {"mode": "prefer", "prefer": "GOOD"}})
+    judges = [srv.spec("fair"), srv.spec("good-judge")]
+    res = _arena(tmp_path, cache_path, judges, self_judging=SelfJudging(same_family=True))
+    assert res["skipped_judges"] == [srv.spec("good-judge")] and list(res["scores"]["judges"]) == [srv.spec("fair")]
+    assert not [r for r in srv.requests() if r.get("model") == "good-judge"]
+    # A family stated for a judge counts too; with every judge skipped the arena stops before any answer.
+    before = len(srv.requests())
+    with pytest.raises(GlotbenchError, match="every judge was skipped as the candidate"):
+        _arena(tmp_path, cache_path, judges, self_judging=SelfJudging(True, {srv.spec("fair"): "Good"}))
+    assert len(srv.requests()) == before
+    # Without the family rule only the candidate's own model is skipped.
+    res = _arena(tmp_path, cache_path, [*judges, "python:helpers:good_answer"])
+    assert res["skipped_judges"] == ["python:helpers:good_answer"] and len(res["scores"]["judges"]) == 2
+
+
 def test_cross_judge_report_and_human_agreement(judge_srv, cache_path, tmp_path):
     spec = judge_srv.spec
     _arena(tmp_path, cache_path, [spec("fair"), spec("biased")], candidate="python:helpers:good_answer")

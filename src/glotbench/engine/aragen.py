@@ -27,10 +27,11 @@ from glotbench.core import Sample
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
-from glotbench.judges.panel import build_judge, run_panel
+from glotbench.judges.panel import SelfJudging, run_panel, select_judges
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
-from glotbench.models.family import model_family
+from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
 from glotbench.models.openai_compat import OpenAICompatModel
+from glotbench.registry import load_model
 from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 
 
@@ -128,19 +129,18 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
     if (out / "aragen.json").exists():
         raise GlotbenchError(f"{out} already holds a finished AraGen run; choose another --out")
-    fam = dict(families or {})
-    cand_family = model_family(model, fam)
-    active = [j for j in judges if not (skip_same_family and model_family(j, fam) == cand_family)]
-    skipped = [j for j in judges if j not in active]
+    self_judging = SelfJudging(skip_same_family, dict(families or {}))
+    cand_family = self_judging.family(model)
+    # The panel's self-judging policy: answers from a file have no model to compare, only a family.
+    cand_model = None if replay else load_model(model)
+    try:  # a bad judge spec, or a judge endpoint that cannot be reached (HTTP: cheap to check), fails here
+        active, skipped = await select_judges(judges, model, cand_model, options, self_judging,
+                                              check=lambda judge: isinstance(judge, OpenAICompatModel))
+    finally:
+        if cand_model is not None:
+            await cand_model.aclose()
     if not active:
-        raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
-    for j in active:  # a bad judge spec, or a judge endpoint that cannot be reached, fails here, before any call
-        judge = build_judge(j, options)
-        try:
-            if isinstance(judge, OpenAICompatModel):  # an HTTP endpoint: cheap to check (local weights load later)
-                await judge.check()
-        finally:
-            await judge.aclose()
+        raise GlotbenchError(f"every judge was skipped as the candidate or its family ({cand_family})")
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
@@ -155,12 +155,11 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     order = [(e.sn, e.task) for e in entries]
 
     # -- judges --
-    panel = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
-                                                         temperature=judge_temperature, seed=judge_seed),
-                            out)
+    runs = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
+                                                        temperature=judge_temperature, seed=judge_seed), out)
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
-    for spec, res in panel.runs.items():
+    for spec, res in runs.items():
         by_sn, rejected = _outcomes(res.samples, judge_repeats)
         for sn in no_answer:
             by_sn[sn] = [Outcome(failure="no_answer")] * judge_repeats
@@ -172,7 +171,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         first = {r.id: {k: r.stats.get(f"first_{k}") for k in ("Correct", "Complete")}
                  for r in res.samples if r.repeat == 0 and r.failure is None}
         per_judge[spec] = {
-            **summary, "family": model_family(spec, fam), "rejected": dict(rejected),
+            **summary, "family": self_judging.family(spec), "rejected": dict(rejected),
             "item_scores": {sn: statistics.fmean(v) for sn, v in valid.items() if v},
             "item_repeats": {sn: v for sn, v in valid.items() if len(v) >= 2},
             "dataset_3c3h_by_repeat": by_repeat, "first_verdicts": first,

@@ -40,6 +40,11 @@ class Benchmark(ABC):
     default_config: ClassVar[GenerateConfig] = GenerateConfig()
     method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
     answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
+    # What the bundled data is, when it is not the published benchmark's (`data_label`): "sample"
+    # (items written for glotbench as a stand-in) or "own" (glotbench's own set, modelled on
+    # `modelled_on`). None: the bundled data is the benchmark, or there is none.
+    bundled_data: ClassVar[str | None] = None
+    modelled_on: ClassVar[str | None] = None
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:
@@ -111,6 +116,20 @@ class Benchmark(ABC):
 
     def signature_parts(self) -> Mapping[str, str]:
         return {}
+
+    def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
+        """results.json's `data_label` for a run on bundled data that is not the published benchmark:
+        its kind, item count and the words every view shows. A user's own file (`--data`, a hub
+        revision) has none."""
+        if self.bundled_data is None or not str(dataset.source).startswith("bundled:"):
+            return None
+        n = len(dataset)
+        if self.bundled_data == "sample":
+            text = f"sample data ({n} items written for glotbench, not the published benchmark)"
+        else:
+            text = (f"glotbench's own set ({n} items), not the published {self.modelled_on} data" if self.modelled_on
+                    else f"glotbench's own set ({n} items; the task has no published data set)")
+        return {"kind": self.bundled_data, "sample": self.bundled_data == "sample", "items": n, "label": text}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""

@@ -103,7 +103,10 @@ def to_json(obj: Any) -> str:
 # ---- shared options (declared once; a command gives the default) ----
 ModelSpec = Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1 (see `glotbench list`).")]
 Data = Annotated[Optional[str], typer.Option(help="Use this data file instead of the bundled data.")]
-Limit = Annotated[Optional[int], typer.Option(help="Only the first N items.")]
+Limit = Annotated[Optional[int], typer.Option(help="Only the first N items (of the subset, with --subset).")]
+Subset = Annotated[Optional[str], typer.Option(help="A named subset of the items: quick (20%, at most 30, stratified by group).")]
+Quick = Annotated[bool, typer.Option("--quick", help="Shorthand for --subset quick: a small stratified subset, to try a setup.")]
+MaxFailureRate = Annotated[float, typer.Option(help="Largest share of items whose model call may fail (HTTP, connection, timeout...) before the run is invalid (exit 3).")]
 Out = Annotated[Optional[str], typer.Option(help="Output directory (default: runs/KIND/TIME-MODEL).")]
 Concurrency = Annotated[Optional[int], typer.Option(help="Requests in flight (default: the backend's; per phase for judged runs).")]
 Timeout = Annotated[float, typer.Option(help="Per-request timeout in seconds.")]

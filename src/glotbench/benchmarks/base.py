@@ -24,6 +24,18 @@ from glotbench.models.base import GenerateConfig, Prompt
 _PROMPT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
+def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int) -> dict[str, Any] | None:
+    """The label of `n` items from `source` when it is bundled data of this `kind` ("sample", "own")."""
+    if kind is None or not str(source).startswith("bundled:"):
+        return None
+    if kind == "sample":
+        text = f"sample data ({n} items written for glotbench, not the published benchmark)"
+    else:
+        text = (f"glotbench's own set ({n} items), not the published {modelled_on} data" if modelled_on
+                else f"glotbench's own set ({n} items; the task has no published data set)")
+    return {"kind": kind, "sample": kind == "sample", "items": n, "label": text}
+
+
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
 
@@ -121,15 +133,7 @@ class Benchmark(ABC):
         """results.json's `data_label` for a run on bundled data that is not the published benchmark:
         its kind, item count and the words every view shows. A user's own file (`--data`, a hub
         revision) has none."""
-        if self.bundled_data is None or not str(dataset.source).startswith("bundled:"):
-            return None
-        n = len(dataset)
-        if self.bundled_data == "sample":
-            text = f"sample data ({n} items written for glotbench, not the published benchmark)"
-        else:
-            text = (f"glotbench's own set ({n} items), not the published {self.modelled_on} data" if self.modelled_on
-                    else f"glotbench's own set ({n} items; the task has no published data set)")
-        return {"kind": self.bundled_data, "sample": self.bundled_data == "sample", "items": n, "label": text}
+        return bundled_label(self.bundled_data, self.modelled_on, dataset.source, len(dataset))
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, MaxTokens,
-                                   ModelSpec, NoCache, Out, Progress, Timeout, run_options, to_json)
+                                   ModelSpec, NoCache, Out, Progress, Timeout, exit_if_invalid, run_options, to_json)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 
@@ -41,6 +41,7 @@ def arena(
     res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order))
     print_arena(res.results)
     typer.echo(f"arena directory: {res.out_dir}")
+    exit_if_invalid(res.results)
 
 
 def arena_report(
@@ -98,6 +99,7 @@ def aragen(
                                  judge_seed=judge_seed))
     print_aragen(res)
     typer.echo(f"output directory: {res['out_dir']}")
+    exit_if_invalid(res)
 
 
 def judge_audit(

@@ -33,6 +33,24 @@ def die(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def exit_if_invalid(results: dict[str, Any]) -> None:
+    """After a command printed its results: an invalid run (too many failed model calls,
+    engine/validity.py) is one `error:` line and exit code 3. Everything is written by then."""
+    from glotbench.engine.validity import INVALID_RUN_EXIT, validity_text
+
+    text = validity_text(results)
+    if text is None:
+        return
+    limit = (results.get("validity") or {}).get("max_failure_rate")
+    cached = (results.get("config") or {}).get("cache", True)
+    typer.echo(f"error: {text}" + (f", above --max-failure-rate {limit:g}" if limit is not None else "")
+               + ": the scores count those items as failures and do not measure the model. Everything is written "
+               "and marked invalid; fix the endpoint and run the same command again to finish the run"
+               + (" (replies already received come from the call cache)" if cached
+                  else " (with --no-cache every call is made again)"), err=True)
+    raise typer.Exit(INVALID_RUN_EXIT)
+
+
 def describe(e: BaseException) -> str:
     """One line for an input error: our own messages as they are, others with their kind."""
     if isinstance(e, GlotbenchError):

@@ -104,23 +104,15 @@ def _full_command(argv: list[str]) -> str:
 def finish_message(results: dict, argv: list[str]) -> None:
     """After the table: how to run the full set (a subset run), and for an invalid run one error
     line and exit code 3 (results.json is written and marked invalid first)."""
+    from glotbench.cli.options import exit_if_invalid
     from glotbench.engine.selection import selection_of
-    from glotbench.engine.validity import INVALID_RUN_EXIT, validity_text
 
     sel = selection_of(results)
     if not sel["full"]:
         how = f"the {sel['subset']} subset, " if sel.get("subset") else ""
         typer.echo(f"This run scored {how}{sel['n']} of the {sel['of']} items: its numbers are not the benchmark's. "
                    f"The full set: {_full_command(argv)}")
-    text = validity_text(results)
-    if text is not None:
-        v = results["validity"]
-        typer.echo(f"error: {text}, above --max-failure-rate {v['max_failure_rate']:g}: the scores count those "
-                   "items as failures and do not measure the model. results.json is written and marked invalid; "
-                   "fix the endpoint and run the same command again to finish the run"
-                   + (" (replies already received come from the call cache)" if (results.get("config") or {}).get("cache", True)
-                      else " (with --no-cache every call is made again)"), err=True)
-        raise typer.Exit(INVALID_RUN_EXIT)
+    exit_if_invalid(results)
 
 
 def report(

@@ -203,6 +203,20 @@ def invalid_run(path: Path) -> bool:
     return isinstance(validity, dict) and validity.get("valid") is False
 
 
+def set_aside_invalid(out_dir: Path, summary: str) -> bool:
+    """A judged run's directory whose `summary` file (arena.json, aragen.json) records an invalid
+    run is renamed to `DIR.invalid-TIME` (kept, not deleted), so the same command runs it again in
+    `out_dir`, its successful calls from the cache. True when it was; False when there is no such
+    file; an error when the run there is finished and valid."""
+    path = out_dir / summary
+    if not path.exists():
+        return False
+    if not invalid_run(path):
+        raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.invalid-{datetime.now():%Y%m%d-%H%M%S}"))
+    return True
+
+
 def _prepare_out_dir(bench: Benchmark, model: Model, out: str | None) -> Path:
     if out is None:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -331,10 +331,11 @@ class Runner:
         cached = unit.cached is not None
         if cached:
             c.cache_hits += 1
-        if resp is None:
+        if resp is None and not getattr(err, "model_output", False):  # no reply at all: the call failed
             c.call_failures[getattr(err, "kind", "exception")] += 1
             if getattr(err, "status", None) is not None:
                 c.call_failure_status[str(err.status)] += 1  # type: ignore[union-attr]
+        if resp is None:
             sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
                                   model_failure=getattr(err, "kind", "exception"), input=item.public,
                                   prompt_form=self._form, retries=attempts, cached=cached,

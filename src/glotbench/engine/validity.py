@@ -34,6 +34,13 @@ def run_validity(failures: Mapping[str, int], samples: int, repeats: int, max_fa
             "counts": "model calls that returned no reply after the retries"}
 
 
+def combine(phases: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
+    """The validity of a judged run (arena, AraGen) from its phases' (answers, each judge): invalid
+    when any phase is."""
+    kept = {name: dict(v) for name, v in phases.items() if isinstance(v, Mapping)}
+    return {"valid": all(v.get("valid", True) for v in kept.values()), "phases": kept}
+
+
 def _kinds(kinds: Mapping[str, int]) -> str:
     if len(kinds) == 1:
         return next(iter(kinds))
@@ -46,12 +53,18 @@ def validity_text(results: Mapping[str, Any]) -> str | None:
     v = results.get("validity")
     if not isinstance(v, Mapping) or v.get("valid", True):
         return None
+    if isinstance(v.get("phases"), Mapping):  # a judged run: each invalid phase
+        return "invalid: " + "; ".join(f"{name}: {_failed(pv)}" for name, pv in v["phases"].items()
+                                       if isinstance(pv, Mapping) and not pv.get("valid", True))
+    return "invalid: " + _failed(v)
+
+
+def _failed(v: Mapping[str, Any]) -> str:
     kinds = v.get("kinds") or {}
     status = v.get("http_status") or {}
     detail = "; ".join(x for x in (_kinds(kinds) if kinds else "",
                                    "HTTP " + _kinds(status) if status else "") if x)
-    return f"invalid: {v.get('failed')} of {v.get('of')} {v.get('unit', 'items')} failed" + (
-        f" ({detail})" if detail else "")
+    return f"{v.get('failed')} of {v.get('of')} {v.get('unit', 'items')} failed" + (f" ({detail})" if detail else "")
 
 
 def is_valid(results: Mapping[str, Any]) -> bool:

@@ -1,6 +1,6 @@
 """A model wrapper that rejects replies failing a validator (e.g. a malformed judge verdict).
 
-The rejection is a retryable `BadResponse`, so the runner asks again with backoff; a reply that
+The rejection is a retryable `RejectedReply` (a `BadResponse` of the model's output), so the runner asks again with backoff; a reply that
 never validates ends as a `bad_response` failure. Rejected replies are never cached.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Literal
 
-from glotbench.models.base import BadResponse, GenerateConfig, Model, Prompt, Response
+from glotbench.models.base import GenerateConfig, Model, Prompt, RejectedReply, Response
 
 
 class ValidatingModel:
@@ -34,7 +34,7 @@ class ValidatingModel:
         try:
             self.validate(resp.text, prompt)
         except ValueError as e:
-            raise BadResponse(f"malformed {self.what}: {e}") from None
+            raise RejectedReply(f"malformed {self.what}: {e}") from None
         return resp
 
     async def aclose(self) -> None:

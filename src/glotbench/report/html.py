@@ -15,7 +15,7 @@ from typing import Any
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.diffs import DIFFS
-from glotbench.report.page import page, sample_browser
+from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, bar_plot, ci_plot, num
 from glotbench.report.terminal import ci_caption
 
@@ -38,16 +38,8 @@ def _est_cells(results: dict[str, Any], est: dict[str, Any] | None, path: tuple,
     return f'<td>{num(est["value"], ptr(*path, "value"), factor=f)}</td><td class="ci">{ci}</td>'
 
 
-def run_notes(results: dict[str, Any]) -> str:
-    """What must be read with the numbers (invalid, a subset, sample data: engine/validity.py), one
-    line each, right under the headline."""
-    from glotbench.engine.validity import notes
-
-    return "".join(f'<p class="warn" data-note="{i}">{escape(t)}</p>' for i, t in enumerate(notes(results)))
-
-
 def header(results: dict[str, Any]) -> str:
-    return _header(results) + run_notes(results)
+    return _header(results) + notes_html(results)
 
 
 def _header(results: dict[str, Any]) -> str:

@@ -45,6 +45,14 @@ font:13px/1.4 ui-monospace,monospace}
 @media (max-width:600px){main{padding:8px}section{padding:8px}td,th{padding:2px 4px}.headline{font-size:22px}}
 """
 
+def notes_html(results: Any) -> str:
+    """What must be read with a run's numbers (invalid, a subset, sample data: engine/validity.py),
+    one line each, for a page's header."""
+    from glotbench.engine.validity import notes
+
+    return "".join(f'<p class="warn" data-note="{i}">{escape(t)}</p>' for i, t in enumerate(notes(results)))
+
+
 BROWSER_JS = r"""
 (function(){
 const el=document.getElementById('samples-data'); if(!el) return;

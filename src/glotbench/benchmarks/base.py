@@ -132,8 +132,16 @@ class Benchmark(ABC):
     def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
         """results.json's `data_label` for a run on bundled data that is not the published benchmark:
         its kind, item count and the words every view shows. A user's own file (`--data`, a hub
-        revision) has none."""
-        return bundled_label(self.bundled_data, self.modelled_on, dataset.source, len(dataset))
+        revision) has none, unless it is a copy of the bundled file (the same SHA-256)."""
+        source = str(dataset.source)
+        if self.bundled_data is not None and not source.startswith("bundled:") and dataset.sha256:
+            try:
+                bundled = self.load(None)
+            except Exception:  # noqa: BLE001 - no bundled file to compare with
+                bundled = None
+            if bundled is not None and bundled.sha256 == dataset.sha256:
+                source = str(bundled.source)
+        return bundled_label(self.bundled_data, self.modelled_on, source, len(dataset))
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""

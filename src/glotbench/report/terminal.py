@@ -110,12 +110,15 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
     from glotbench.engine.validity import notes
 
-    caption = "\n".join([*notes(results), f"{unit} · ★ headline", ci_caption(results)])
+    lines = notes(results)
+    caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results)])
     cov = results.get("coverage")
     if cov and cov.get("missing"):
         caption += (f"\nPARTIAL COVERAGE: {cov['with_output']} of {cov['expected']} items have an output in "
                     f"{cov['source']}; the {cov['missing']} missing are scored as failures")
-    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
+    # A note (invalid, subset, sample data) is read whole: the table is at least as wide as it (up to 80).
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD,
+                  min_width=min(80, max((len(x) + 2 for x in lines), default=0)) or None)
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
     for name in metric_names:

@@ -179,3 +179,32 @@ def test_a_sweep_entry_takes_a_subset(srv, tmp_path):
     bad.write_text(sweep.read_text(encoding="utf-8").replace("subset: quick", "subset: all"), encoding="utf-8")
     p = cli("sweep", str(bad), "--dry-run")
     assert p.returncode == 2 and "unknown subset 'all'" in p.stderr
+
+
+def test_a_store_made_before_selections_were_kept_is_upgraded_and_its_rows_still_read(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    from glotbench.store.db import VERSION_TABLE, ResultsStore, board, row_key, row_notes
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    cfg = Config()
+    cfg.set_main_option("script_location", str(ROOT / "src/glotbench/store/migrations"))
+    cfg.set_main_option("sqlalchemy.url", url)
+    cfg.set_main_option("version_table", VERSION_TABLE)
+    command.upgrade(cfg, "s0001")  # the previous release's schema, with one run of --limit 5
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO runs (run_key, benchmark, benchmark_version, signature, model, model_info, options, headline,"
+            " score, scores, items, failed, prompt_tokens, completion_tokens, run_dir, started, finished, indexed)"
+            " VALUES ('k', 'vi-diacritics', '1.0', 'sig', 'm', '{}', '{\"limit\": 5, \"items\": 5}', 'exact', 1.0,"
+            " '{}', 5, 0, 0, 0, '/r', '', '', '2026-01-01')"))
+    engine.dispose()
+    store = ResultsStore(url)  # migrates to the newest revision
+    (row,) = store.list()
+    assert row.selection is None and row.validity is None and row.data_label is None
+    assert row_key(row) == "sig\nfirst 5" and row_notes(row) == ["subset: 5 items (--limit 5)"]
+    assert board([row])[1] == {"m": {"vi-diacritics": "1"}}
+    store.close()

@@ -108,6 +108,8 @@ def finish_message(results: dict, argv: list[str]) -> None:
     from glotbench.engine.selection import selection_of
 
     sel = selection_of(results)
+    if sel["full"] and sel.get("subset"):
+        typer.echo(f"The {sel['subset']} subset of this data is the whole set ({sel['n']} items).")
     if not sel["full"]:
         how = f"the {sel['subset']} subset, " if sel.get("subset") else ""
         typer.echo(f"This run scored {how}{sel['n']} of the {sel['of']} items: its numbers are not the benchmark's. "

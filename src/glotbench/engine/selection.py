@@ -14,6 +14,7 @@ looks like the benchmark's number.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -89,18 +90,20 @@ class Selection:
         parts = ([self.subset] if self.subset else []) + ([f"limit{self.limit}"] if self.limit is not None else [])
         return "+".join(parts) or "all"
 
+    @functools.cached_property
+    def items_sha256(self) -> str:
+        return item_set_sha256([it.id for it in self.items])
+
     def record(self) -> dict[str, Any]:
         """results.json's `selection`."""
         return {"full": self.full, "subset": self.subset, "limit": self.limit, "n": len(self.items),
-                "of": self.of, "repeats": self.repeats,
-                "items_sha256": item_set_sha256([it.id for it in self.items])}
+                "of": self.of, "repeats": self.repeats, "items_sha256": self.items_sha256}
 
     def signature_part(self) -> str:
         """`|subset:...` for a run on fewer items than the dataset's; empty for a full run."""
         if self.full:
             return ""
-        rec = self.record()
-        return f"|subset:{self.name},{rec['n']}of{rec['of']},{rec['items_sha256'][:12]}"
+        return f"|subset:{self.name},{len(self.items)}of{self.of},{self.items_sha256[:12]}"
 
 
 def select(full: Dataset, group_by: Sequence[str], *, limit: int | None = None, subset: str | None = None,

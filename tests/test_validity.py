@@ -210,6 +210,10 @@ def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_r
     assert line in p.stdout and p.stderr.startswith(f"error: {line}")
     assert arena["data_label"]["label"] == "sample data (8 items written for glotbench, not the published benchmark)"
     assert arena["data_label"]["label"] in p.stdout
+    lenient = [*args[:args.index("--out") + 1], str(tmp_path / "lenient"), *args[args.index("--out") + 2:]]
+    p = script(*lenient, "--max-failure-rate", "0.7")  # 4 of 6 is within 70%
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "lenient/arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
     srv.configure(judges=judges)  # the judge's endpoint works again
     p = script(*args)
     assert p.returncode == 0, p.stderr

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, MaxTokens,
-                                   ModelSpec, NoCache, Out, Progress, Timeout, exit_if_invalid, run_options, to_json)
+                                   MaxFailureRate, ModelSpec, NoCache, Out, Progress, Timeout, exit_if_invalid, run_options,
+                                   to_json)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 
@@ -30,6 +31,7 @@ def arena(
                                             "for the side that did not answer) or drop (left out, listed).")] = "loss",
     single_order: Annotated[str, typer.Option("--single-order", help="A prompt judged in one order only: fail "
                                               "(default: counted failed, listed) or accept (scored, flagged).")] = "fail",
+    max_failure_rate: MaxFailureRate = 0.05,
 ) -> None:
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
     import asyncio
@@ -37,7 +39,8 @@ def arena(
     from glotbench.engine.arena import print_arena, run_arena
 
     opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-                       no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress)
+                       no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress,
+                       max_failure_rate=max_failure_rate)
     res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order))
     print_arena(res.results)
     typer.echo(f"arena directory: {res.out_dir}")
@@ -79,6 +82,7 @@ def aragen(
     no_cache: NoCache = False,
     cache_path: CachePath = None,
     progress: Progress = True,
+    max_failure_rate: MaxFailureRate = 0.05,
 ) -> None:
     """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
     import asyncio
@@ -91,7 +95,7 @@ def aragen(
         system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
     opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
                        max_tokens=max_tokens, api_key_env=api_key_env, no_cache=no_cache, cache_path=cache_path,
-                       out=out, progress=progress)
+                       out=out, progress=progress, max_failure_rate=max_failure_rate)
     res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
                                  judge_repeats=judge_repeats, judge_temperature=judge_temperature,
                                  judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury,

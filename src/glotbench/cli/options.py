@@ -41,13 +41,18 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     text = validity_text(results)
     if text is None:
         return
-    limit = (results.get("validity") or {}).get("max_failure_rate")
+    v = results.get("validity") or {}
+    limit = v.get("max_failure_rate")
     cached = (results.get("config") or {}).get("cache", True)
+    if set(v.get("kinds") or ()) == {"missing"}:  # a replay file without outputs for those items
+        fix = "the replay file has no output for them: add them and run the same command again"
+    else:
+        fix = ("fix the endpoint and run the same command again to finish the run"
+               + (" (replies already received come from the call cache)" if cached
+                  else " (with --no-cache every call is made again)"))
     typer.echo(f"error: {text}" + (f", above --max-failure-rate {limit:g}" if limit is not None else "")
                + ": the scores count those items as failures and do not measure the model. Everything is written "
-               "and marked invalid; fix the endpoint and run the same command again to finish the run"
-               + (" (replies already received come from the call cache)" if cached
-                  else " (with --no-cache every call is made again)"), err=True)
+               f"and marked invalid; {fix}", err=True)
     raise typer.Exit(INVALID_RUN_EXIT)
 
 

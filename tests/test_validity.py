@@ -110,7 +110,7 @@ def _wait_for_requests(server: conftest.TestServer, n: int, timeout: float = 30.
 
 
 def test_an_endpoint_that_dies_mid_run_gives_an_invalid_run_the_same_command_finishes(tmp_path):
-    server = start_server(latency=0.1)
+    server = start_server(latency=0.25)
     port = server.port
     answers = gold_answers(40)
     out, cache = tmp_path / "r", tmp_path / "calls.sqlite"
@@ -119,16 +119,16 @@ def test_an_endpoint_that_dies_mid_run_gives_an_invalid_run_the_same_command_fin
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     revived = None
     try:
-        server.configure(latency=0.1, answers=answers)
+        server.configure(latency=0.25, answers=answers)  # 40 items, 2 at a time: 5 s
         run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        _wait_for_requests(server, 10)
+        _wait_for_requests(server, 6)
         server.proc.kill()  # the endpoint dies mid-run
         server.proc.wait(10)
         stdout, stderr = run.communicate(timeout=120)
         assert run.returncode == INVALID, stderr
         first = results(out)
         v = first["validity"]
-        assert not v["valid"] and v["kinds"] == {"connection": v["failed"]} and 20 <= v["failed"] < 40
+        assert not v["valid"] and v["kinds"] == {"connection": v["failed"]} and 2 < v["failed"] < 40
         assert f"invalid: {v['failed']} of 40 items failed (connection)" in stdout
         assert stderr.splitlines()[-1].startswith(f"error: invalid: {v['failed']} of 40 items failed (connection)")
         rows = [json.loads(x) for x in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]

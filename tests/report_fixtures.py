@@ -42,8 +42,10 @@ def replay_run(tmp: Path, name: str = "run") -> Path:
     preds = tmp / f"{name}.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
     # Through the CLI (a subprocess): the sync Playwright API may already hold this thread's event loop.
+    # A tenth of the replies are missing on purpose (failures of kind `missing`): above the default
+    # 5% that makes a run invalid, so this run allows 15%.
     r = cli("run", "vi-diacritics", "--model", f"replay:{preds}", "--repeats", "2", "--out", str(tmp / name),
-            "--no-cache", "--no-progress")
+            "--no-cache", "--no-progress", "--max-failure-rate", "0.15")
     assert r.returncode == 0, r.stderr
     return tmp / name
 

@@ -59,7 +59,8 @@ def test_run_and_report(tmp_path, srv):
     proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "10", "--out", str(out),
                "--price-in", "1.0", "--price-out", "2.0", env={"GLOTBENCH_CACHE_DIR": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    assert "exact ★" in proc.stdout and "100.0 (100.0–100.0)" in proc.stdout and "cost $" in proc.stdout
+    # 10 of 10 exact: the Wilson interval (72.2–100.0), not the collapsed bootstrap's (100.0–100.0)
+    assert "exact ★" in proc.stdout and "100.0 (72.2–100.0)" in proc.stdout and "cost $" in proc.stdout
     assert "10/10 done" in proc.stderr  # the progress line (plain on a pipe)
     results = json.loads((out / "results.json").read_text())
     tok = results["tokens"]

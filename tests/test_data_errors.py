@@ -138,7 +138,10 @@ def test_partial_replay_coverage_is_reported(tmp_path):
     ids = _mgsm_ids()
     spec = _replay(tmp_path, [{"id": i, "output": "<answer>31</answer>"} for i in ids[:3]])
     proc = cli("run", "deepsea-mgsm", "--model", spec, "--out", str(tmp_path / "run"), "--no-progress")
-    assert proc.returncode == 0, proc.stderr
+    # 9 of 12 outputs missing: written and reported, and invalid (above the 5% failure threshold): exit 3
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith(f"error: invalid: {len(ids) - 3} of {len(ids)} items failed (missing)")
+    assert "the replay file has no output for them" in proc.stderr
     assert f"PARTIAL COVERAGE: 3 of {len(ids)} items" in proc.stdout
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     assert res["coverage"]["with_output"] == 3 and res["coverage"]["missing"] == len(ids) - 3

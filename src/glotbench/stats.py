@@ -133,6 +133,29 @@ def bootstrap_many(
     return {k: Estimate(point[k], *_percentiles(np.concatenate(draws[k]), confidence), n) for k in metrics}
 
 
+def wilson(successes: float, trials: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion `successes / trials` (NaN, NaN with no trials).
+
+    Unlike the percentile bootstrap it never collapses at 0 or 1: 0 of 164 gives (0, 0.023), 5 of
+    5 gives (0.566, 1). The formula is statsmodels' `proportion_confint(method="wilson")` (tested
+    against it); written out here because importing statsmodels' proportion module (scipy.stats)
+    would cost a run more than the whole aggregate. A non-integer `successes` (the sum of per-item
+    means) is allowed: `metrics.ratio.aggregate` uses it as the fallback of a collapsed bootstrap."""
+    import math
+    from statistics import NormalDist
+
+    if trials <= 0:
+        return float("nan"), float("nan")
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    p = min(max(successes / trials, 0.0), 1.0)
+    z2 = z * z
+    denom = 1 + z2 / trials
+    center = (p + z2 / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
+    # At p = 0 (or 1) the bound is 0 (or 1) exactly, as statsmodels sets it (not 3e-17).
+    return (0.0 if p == 0 else max(0.0, center - half)), (1.0 if p == 1 else min(1.0, center + half))
+
+
 def score_rows(fn: ScoreFn, rows: np.ndarray) -> np.ndarray:
     """`fn` applied to every row of `rows` (resamples x statistics). A score function may carry a
     vectorised form as its `many` attribute (rows -> values, the same IEEE operations as `fn` on each

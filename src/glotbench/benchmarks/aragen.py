@@ -224,6 +224,7 @@ class AraGenAnswers(Benchmark):
     """One generation pass over a Dataset from `answer_dataset`; `load()` gives the first pass."""
 
     name = "aragen-answers"
+    bundled_data = "sample"  # 12 entries written for glotbench, not AraGen data
     version = "1.1"
     description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)

@@ -27,6 +27,7 @@ class ArenaPrompts(Benchmark):
     sample written by the glotbench authors (not the Lao-500 prompts)."""
 
     name = "laobench-arena-prompts"
+    bundled_data = "sample"  # 8 Lao prompts written for glotbench, not Lao-500
     version = "1.0"
     description = "open-ended prompts (answers only; judged by `glotbench arena`)"
     metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)

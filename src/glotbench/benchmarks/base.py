@@ -24,6 +24,18 @@ from glotbench.models.base import GenerateConfig, Prompt
 _PROMPT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
+def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int) -> dict[str, Any] | None:
+    """The label of `n` items from `source` when it is bundled data of this `kind` ("sample", "own")."""
+    if kind is None or not str(source).startswith("bundled:"):
+        return None
+    if kind == "sample":
+        text = f"sample data ({n} items written for glotbench, not the published benchmark)"
+    else:
+        text = (f"glotbench's own set ({n} items), not the published {modelled_on} data" if modelled_on
+                else f"glotbench's own set ({n} items; the task has no published data set)")
+    return {"kind": kind, "sample": kind == "sample", "items": n, "label": text}
+
+
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
 
@@ -45,6 +57,11 @@ class Benchmark(ABC):
     # and an item whose retries run out fails as `bad_response` ("malformed <reply_name> (...)").
     retry_failures: ClassVar[tuple[str, ...]] = ()
     reply_name: ClassVar[str] = "reply"
+    # What the bundled data is, when it is not the published benchmark's (`data_label`): "sample"
+    # (items written for glotbench as a stand-in) or "own" (glotbench's own set, modelled on
+    # `modelled_on`). None: the bundled data is the benchmark, or there is none.
+    bundled_data: ClassVar[str | None] = None
+    modelled_on: ClassVar[str | None] = None
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:
@@ -116,6 +133,20 @@ class Benchmark(ABC):
 
     def signature_parts(self) -> Mapping[str, str]:
         return {}
+
+    def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
+        """results.json's `data_label` for a run on bundled data that is not the published benchmark:
+        its kind, item count and the words every view shows. A user's own file (`--data`, a hub
+        revision) has none, unless it is a copy of the bundled file (the same SHA-256)."""
+        source = str(dataset.source)
+        if self.bundled_data is not None and not source.startswith("bundled:") and dataset.sha256:
+            try:
+                bundled = self.load(None)
+            except Exception:  # noqa: BLE001 - no bundled file to compare with
+                bundled = None
+            if bundled is not None and bundled.sha256 == dataset.sha256:
+                source = str(bundled.source)
+        return bundled_label(self.bundled_data, self.modelled_on, source, len(dataset))
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""

@@ -82,6 +82,7 @@ class DeepSEATask(Benchmark):
     """One DeepSEA task; the task name selects fields, prompt, extraction and metric."""
 
     version = "1.1"  # 1.1: rows validated, Unicode letter boundaries, profile phrases (XQuAD)
+    bundled_data = "sample"  # a few items per language written for glotbench, not DeepSEA data
     group_by = ("lang",)
     pooled_overall = False  # reported per language; resource groups are means of languages
     answers_are_outputs = True  # submitted predictions are model outputs, extracted by the task's rule

@@ -183,6 +183,8 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
 
 
 class _LaoBenchData(Benchmark):
+    bundled_data = "sample"  # laobench_sample.jsonl: written for glotbench, not LaoBench data
+
     def _dataset(self, path: str | None, part: int, what: str) -> Dataset:
         rows, source, digest = load_rows(path)
         items = parse_rows(rows)[part]

@@ -82,6 +82,8 @@ class ViRow(Row):
 @register_benchmark("vi-diacritics")
 class VietnameseDiacritics(Benchmark):
     name = "vi-diacritics"
+    bundled_data = "own"  # written by the glotbench authors, modelled on Dấu or Die (docs)
+    modelled_on = "Dấu or Die"
     version = "1.0"
     description = "Vietnamese diacritic restoration (Dấu or Die style)"
     metrics = (

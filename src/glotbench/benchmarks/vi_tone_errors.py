@@ -94,6 +94,7 @@ def _changes_field(value: Any) -> Counter | None:
 @register_benchmark("vi-tone-errors")
 class VietnameseToneErrors(Benchmark):
     name = "vi-tone-errors"
+    bundled_data = "own"  # written by the glotbench authors; no published set exists for this task
     version = "1.0"
     description = "Vietnamese tone and vowel-mark error correction (the reverse of vi-diacritics)"
     metrics = (

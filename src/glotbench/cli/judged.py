@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, MaxTokens,
-                                   ModelSpec, NoCache, Out, Progress, Timeout, run_options, to_json)
+                                   MaxFailureRate, ModelSpec, NoCache, Out, Progress, Timeout, exit_if_invalid, run_options,
+                                   to_json)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 # The panel's self-judging policy (judges/panel.SelfJudging): the candidate's own model is always skipped.
@@ -35,6 +36,7 @@ def arena(
                                               "(default: counted failed, listed) or accept (scored, flagged).")] = "fail",
     skip_same_family: SkipSameFamily = False,
     family: Families = [],  # noqa: B006
+    max_failure_rate: MaxFailureRate = 0.05,
 ) -> None:
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
     import asyncio
@@ -44,11 +46,13 @@ def arena(
     from glotbench.models.family import parse_families
 
     opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-                       no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress)
+                       no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress,
+                       max_failure_rate=max_failure_rate)
     res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order,
                                 self_judging=SelfJudging(skip_same_family, parse_families(family))))
     print_arena(res.results)
     typer.echo(f"arena directory: {res.out_dir}")
+    exit_if_invalid(res.results)
 
 
 def arena_report(
@@ -86,6 +90,7 @@ def aragen(
     no_cache: NoCache = False,
     cache_path: CachePath = None,
     progress: Progress = True,
+    max_failure_rate: MaxFailureRate = 0.05,
 ) -> None:
     """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
     import asyncio
@@ -98,7 +103,7 @@ def aragen(
         system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
     opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
                        max_tokens=max_tokens, api_key_env=api_key_env, no_cache=no_cache, cache_path=cache_path,
-                       out=out, progress=progress)
+                       out=out, progress=progress, max_failure_rate=max_failure_rate)
     res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
                                  judge_repeats=judge_repeats, judge_temperature=judge_temperature,
                                  judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury,
@@ -106,6 +111,7 @@ def aragen(
                                  judge_seed=judge_seed))
     print_aragen(res)
     typer.echo(f"output directory: {res['out_dir']}")
+    exit_if_invalid(res)
 
 
 def judge_audit(

@@ -33,6 +33,29 @@ def die(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def exit_if_invalid(results: dict[str, Any]) -> None:
+    """After a command printed its results: an invalid run (too many failed model calls,
+    engine/validity.py) is one `error:` line and exit code 3. Everything is written by then."""
+    from glotbench.engine.validity import INVALID_RUN_EXIT, validity_text
+
+    text = validity_text(results)
+    if text is None:
+        return
+    v = results.get("validity") or {}
+    limit = v.get("max_failure_rate")
+    cached = (results.get("config") or {}).get("cache", True)
+    if set(v.get("kinds") or ()) == {"missing"}:  # a replay file without outputs for those items
+        fix = "the replay file has no output for them: add them and run the same command again"
+    else:
+        fix = ("fix the endpoint and run the same command again to finish the run"
+               + (" (replies already received come from the call cache)" if cached
+                  else " (with --no-cache every call is made again)"))
+    typer.echo(f"error: {text}" + (f", above --max-failure-rate {limit:g}" if limit is not None else "")
+               + ": the scores count those items as failures and do not measure the model. Everything is written "
+               f"and marked invalid; {fix}", err=True)
+    raise typer.Exit(INVALID_RUN_EXIT)
+
+
 def describe(e: BaseException) -> str:
     """One line for an input error: our own messages as they are, others with their kind."""
     if isinstance(e, GlotbenchError):
@@ -103,7 +126,10 @@ def to_json(obj: Any) -> str:
 # ---- shared options (declared once; a command gives the default) ----
 ModelSpec = Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1 (see `glotbench list`).")]
 Data = Annotated[Optional[str], typer.Option(help="Use this data file instead of the bundled data.")]
-Limit = Annotated[Optional[int], typer.Option(help="Only the first N items.")]
+Limit = Annotated[Optional[int], typer.Option(help="Only the first N items (of the subset, with --subset).")]
+Subset = Annotated[Optional[str], typer.Option(help="A named subset of the items: quick (20%, at most 30, stratified by group).")]
+Quick = Annotated[bool, typer.Option("--quick", help="Shorthand for --subset quick: a small stratified subset, to try a setup.")]
+MaxFailureRate = Annotated[float, typer.Option(help="Largest share of items whose model call may fail (HTTP, connection, timeout...) before the run is invalid (exit 3).")]
 Out = Annotated[Optional[str], typer.Option(help="Output directory (default: runs/KIND/TIME-MODEL).")]
 Concurrency = Annotated[Optional[int], typer.Option(help="Requests in flight (default: the backend's; per phase for judged runs).")]
 Timeout = Annotated[float, typer.Option(help="Per-request timeout in seconds.")]

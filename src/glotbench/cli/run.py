@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, Concurrency, Data, Limit, MaxRetries, MaxTokens,
-                                   ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Resamples, Seed, Temperature,
-                                   Thinking, Timeout, run_options)
+from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, Concurrency, Data, Limit, MaxFailureRate,
+                                   MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
+                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options)
 
 
 def list_cmd() -> None:
@@ -29,6 +29,8 @@ def run(
     model: ModelSpec = "local",
     data: Data = None,
     limit: Limit = None,
+    subset: Subset = None,
+    quick: Quick = False,
     concurrency: Concurrency = None,
     repeats: Annotated[int, typer.Option(help="Run each item N times, to measure stability.")] = 1,
     out: Out = None,
@@ -47,8 +49,11 @@ def run(
     price_out: PriceOut = None,
     api_key_env: ApiKeyEnv = None,
     progress: Progress = True,
+    max_failure_rate: MaxFailureRate = 0.05,
 ) -> None:
-    """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl."""
+    """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl.
+    Exit 3: the run is invalid (too many model calls failed); everything is written, and the same
+    command finishes it later."""
     import logging
     import sys
 
@@ -59,14 +64,57 @@ def run(
     import gc
 
     gc.freeze()  # the modules imported above live as long as the process (see `app.main`)
+    if quick and subset not in (None, "quick"):
+        from glotbench.errors import GlotbenchError
+
+        raise GlotbenchError(f"--quick is --subset quick; it cannot be combined with --subset {subset}")
     opts = run_options(
         thinking=thinking, bench_opt=bench_opt, data=data, limit=limit, repeats=repeats, concurrency=concurrency,
+        subset="quick" if quick else subset, max_failure_rate=max_failure_rate,
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
         timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
         price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress)
     result = evaluate(benchmark, model, opts)
     print_results(result.results)
     typer.echo(f"run directory: {result.out_dir}")
+    finish_message(result.results, sys.argv)
+
+
+def _full_command(argv: list[str]) -> str:
+    """The command line that runs the whole dataset: `argv` without --quick, --subset and --limit
+    (and --out, whose directory now holds this run)."""
+    import shlex
+
+    out, skip = ["glotbench"], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--quick",):
+            continue
+        if arg in ("--subset", "--limit", "--out"):
+            skip = True
+            continue
+        if arg.startswith(("--subset=", "--limit=", "--out=")):
+            continue
+        out.append(arg)
+    return " ".join(shlex.quote(a) for a in out)
+
+
+def finish_message(results: dict, argv: list[str]) -> None:
+    """After the table: how to run the full set (a subset run), and for an invalid run one error
+    line and exit code 3 (results.json is written and marked invalid first)."""
+    from glotbench.cli.options import exit_if_invalid
+    from glotbench.engine.selection import selection_of
+
+    sel = selection_of(results)
+    if sel["full"] and sel.get("subset"):
+        typer.echo(f"The {sel['subset']} subset of this data is the whole set ({sel['n']} items).")
+    if not sel["full"]:
+        how = f"the {sel['subset']} subset, " if sel.get("subset") else ""
+        typer.echo(f"This run scored {how}{sel['n']} of the {sel['of']} items: its numbers are not the benchmark's. "
+                   f"The full set: {_full_command(argv)}")
+    exit_if_invalid(results)
 
 
 def report(

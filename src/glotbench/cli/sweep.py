@@ -24,15 +24,20 @@ def sweep(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS",
                                               help="An existing Ray cluster, e.g. ray://head:10001 or auto (implies --ray)."),
     progress: bool = typer.Option(True, help="Show the progress view over the matrix."),
+    max_failure_rate: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Override the sweep file's max_failure_rate (default 0.05): above it a run is invalid."),
 ) -> None:
-    """Run a matrix of models × benchmarks × seeds; finished runs are skipped, unfinished ones resume."""
+    """Run a matrix of models × benchmarks × seeds; finished runs are skipped, unfinished and invalid
+    ones resume. Exit 1: a run failed; exit 3: a run is invalid (too many failed model calls)."""
     import asyncio
 
     from glotbench.engine.sweep import endpoint_budgets, expand, load_sweep
+    from glotbench.engine.validity import INVALID_RUN_EXIT
     from glotbench.errors import GlotbenchError
 
     try:
         spec = load_sweep(sweep_file)
+        if max_failure_rate is not None:
+            spec = spec.model_copy(update={"max_failure_rate": max_failure_rate})
         runs = expand(spec)
         budgets = endpoint_budgets(spec)
     except GlotbenchError as e:
@@ -66,9 +71,16 @@ def sweep(
         typer.echo(f"{o.run.run_id:<60} {o.status:<8} {_fmt(o.score):>8} {o.calls:>6} {o.seconds:>6.1f}s"
                    + (f"  {o.error}" if o.error else ""))
     failed = sum(o.status == "failed" for o in outcomes)
-    typer.echo(f"{len(outcomes) - failed} runs finished, {failed} failed; output under {spec.out}")
+    invalid = sum(o.status == "invalid" for o in outcomes)
+    typer.echo(f"{len(outcomes) - failed - invalid} runs finished, {failed} failed"
+               + (f", {invalid} invalid" if invalid else "") + f"; output under {spec.out}")
+    if invalid:
+        typer.echo(f"error: {invalid} run(s) invalid: more than {spec.max_failure_rate:g} of their model calls failed "
+                   "(see each run's line); run the same sweep again to finish them from the call cache", err=True)
     if failed:
         raise typer.Exit(1)
+    if invalid:
+        raise typer.Exit(INVALID_RUN_EXIT)
 
 
 def _store(db: Optional[str]):
@@ -87,8 +99,10 @@ def runs_ls(
     db: Optional[str] = typer.Option(None, help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per run."),
 ) -> None:
-    """List indexed runs: benchmark, model, headline score with its 95% CI, tokens, cost."""
+    """List indexed runs: benchmark, model, headline score with its 95% CI, items scored (of how
+    many), tokens, cost, and what to read with the number (invalid, subset, sample data)."""
     from glotbench.errors import GlotbenchError
+    from glotbench.store.db import row_notes
 
     try:
         rows = _store(db).list(benchmark=benchmark, model=model)
@@ -98,14 +112,18 @@ def runs_ls(
         for r in rows:
             typer.echo(json.dumps({"id": r.id, "benchmark": r.benchmark, "model": r.model, "headline": r.headline,
                                    "score": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                   "selection": r.selection, "validity": r.validity, "data_label": r.data_label,
                                    "run_dir": r.run_dir}, ensure_ascii=False))
         return
     typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>15} "
-               f"{'tokens':>9} {'cost $':>8}")
+               f"{'items':>9} {'tokens':>9} {'cost $':>8}")
     for r in rows:
         ci = f"{_fmt(r.ci_low)}–{_fmt(r.ci_high)}"
+        sel = r.selection or {}
+        items = f"{r.items}/{sel['of']}" if sel.get("of") is not None else str(r.items)
         typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:16]:<16} {_fmt(r.score):>7} "
-                   f"{ci:>15} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}")
+                   f"{ci:>15} {items:>9} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}"
+                   + "".join(f"  [{t}]" for t in row_notes(r)))
     typer.echo(f"{len(rows)} runs")
 
 

@@ -24,7 +24,9 @@ from glotbench.benchmarks.aragen import (
     load_entries,
 )
 from glotbench.core import Sample
-from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
+from glotbench.benchmarks.base import bundled_label
+from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
+from glotbench.engine.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, run_panel, select_judges
@@ -45,12 +47,14 @@ def _sha(text: str | None) -> str:
 
 
 async def _generate(entries, source: str, digest: str, model: str, phase: RunOptions, out: Path,
-                    system: str | None) -> tuple[dict[str, list[str | None]], dict[str, int]]:
-    """The candidate's answers (sn -> [first, second]) and the generation failures by kind."""
+                    system: str | None, validity: dict[str, Any]) -> tuple[dict[str, list[str | None]], dict[str, int]]:
+    """The candidate's answers (sn -> [first, second]) and the generation failures by kind; each
+    phase's validity goes into `validity`."""
     failures: Counter[str] = Counter()
     gen = AraGenAnswers()
     first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1")),
                                  dataset=answer_dataset(entries, source, digest, system=system))
+    validity["answers"] = first.results.get("validity")
     ans1 = {}
     for smp in first.samples:
         if smp.answer:
@@ -61,6 +65,7 @@ async def _generate(entries, source: str, digest: str, model: str, phase: RunOpt
     if any(e.round == 2 and e.sn in ans1 for e in entries):
         second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2")),
                                       dataset=answer_dataset(entries, source, digest, own=ans1, system=system))
+        validity["second-turn answers"] = second.results.get("validity")
         for smp in second.samples:
             if smp.answer:
                 answers[smp.id][1] = smp.answer
@@ -118,6 +123,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     if options.max_tokens is not None and options.max_tokens < 1:
         raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
+    n_all = len(entries)
     entries = entries[: options.limit]
     upstream = None
     if judge_prompt is not None:
@@ -127,8 +133,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
-    if (out / "aragen.json").exists():
-        raise GlotbenchError(f"{out} already holds a finished AraGen run; choose another --out")
+    set_aside_invalid(out, "aragen.json")  # a finished valid run: an error; an invalid one runs again
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.
@@ -144,10 +149,11 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
+    validity: dict[str, Any] = {}
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
     else:
-        answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt)
+        answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)
     games = judging_dataset(entries, answers, source, digest)
     judged_ids = {it.id for it in games}
@@ -160,6 +166,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
     for spec, res in runs.items():
+        validity[f"judge {spec}"] = res.results.get("validity")
         by_sn, rejected = _outcomes(res.samples, judge_repeats)
         for sn in no_answer:
             by_sn[sn] = [Outcome(failure="no_answer")] * judge_repeats
@@ -193,6 +200,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
         "data": source, "data_sha256": digest, "entries": len(entries),
+        "validity": combine(validity), "data_label": bundled_label(AraGenAnswers.bundled_data, None, source, n_all),
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
         "mean_of_judges": combined, "per_judge": per_judge,

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
-from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
+from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
+from glotbench.engine.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
@@ -111,8 +112,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
-    if (out / "arena.json").exists():
-        raise GlotbenchError(f"{out} already holds a finished arena; choose another --out")
+    set_aside_invalid(out, "arena.json")  # a finished valid arena: an error; an invalid one runs again
     cand_model = load_model(candidate)
     try:
         active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
@@ -122,12 +122,15 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
                              f"(skipped: {', '.join(skipped)})")
     bench = ArenaPrompts()
-    prompts = bench.load(options.data)[: options.limit]
+    all_prompts = bench.load(options.data)
+    prompts = all_prompts[: options.limit]
     phase = replace(options, out=None, data=None, limit=None)
     answers: dict[str, dict[str, str]] = {}
+    validity: dict[str, Any] = {}
     for role, spec in (("candidate", candidate), ("baseline", baseline)):
         res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
+        validity[f"{role} answers"] = res.results.get("validity")
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
     runs = await run_panel(JudgeGames(), games, active, replace(phase, repeats=1), out)
     failures, ties = {}, {}
@@ -139,6 +142,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
                 orders[smp.meta["prompt_id"]][smp.meta["order"]] = smp.stats["value"]
         by_order[spec] = orders
         failures[spec] = res.results["counts"]["failures"]
+        validity[f"judge {spec}"] = res.results.get("validity")
         games_done = [x for v in orders.values() for x in v.values()]
         ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
     acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
@@ -166,6 +170,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
         "data": prompts.source, "data_sha256": prompts.sha256,
+        "validity": combine(validity), "data_label": bench.data_label(all_prompts),
     }
     _write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)

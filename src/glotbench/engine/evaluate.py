@@ -26,13 +26,20 @@ from glotbench.core import Dataset, RunResult, Sample, jsonable
 from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cache_path, open_cache, storable,
                                     to_json)
 from glotbench.engine.runner import RetryPolicy, Runner
+from glotbench.engine.selection import select
+from glotbench.engine.validity import DEFAULT_MAX_FAILURE_RATE, run_validity
 from glotbench.errors import GlotbenchError
 from glotbench.metrics.ratio import aggregate as aggregate_metrics
+from glotbench.metrics.ratio import interval
 from glotbench.models.base import GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
-from glotbench.stats import DEFAULT_SEED, bootstrap_many, prepare_draws
+from glotbench.stats import DEFAULT_SEED, bootstrap_many, prepare_draws, wilson
 
 RESULTS_FORMAT = 1
+# The code an aggregate depends on besides the benchmark's and its metrics' classes: the files that
+# define these are hashed into the aggregate's cache key (`code_fingerprint`), so an aggregate made
+# with other interval code (the percentile bootstrap before Wilson) is never served.
+AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval)
 THINKING = {None: "default", True: "on", False: "off"}
 
 
@@ -42,6 +49,7 @@ class RunOptions:
 
     data: str | None = None
     limit: int | None = None
+    subset: str | None = None  # a named subset of the data (`quick`): engine/selection.py
     repeats: int = 1
     concurrency: int | None = None  # default: the model backend's
     temperature: float | None = None
@@ -61,6 +69,7 @@ class RunOptions:
     api_key_env: str | None = None
     progress: bool = True
     bootstrap_resamples: int = 1000
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE  # above it the run is invalid: engine/validity.py
 
     def __post_init__(self) -> None:
         """Refuse values that would make a run meaningless or hang, before any model is called. Messages
@@ -86,10 +95,13 @@ class RunOptions:
                 and (value >= 0 if allow_zero else value > 0)
             if not ok:
                 bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
+        rate = self.max_failure_rate
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            bad("max_failure_rate", rate, "a number from 0 to 1 (a share of the items)")
 
 
 _OPTION_NAMES = {"timeout_s": "--timeout", "price_in_per_mtok": "--price-in", "price_out_per_mtok": "--price-out",
-                 "bootstrap_resamples": "--resamples"}
+                 "bootstrap_resamples": "--resamples", "max_failure_rate": "--max-failure-rate"}
 
 
 def _slug(text: str) -> str:
@@ -145,7 +157,7 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
     keys = runner.score_keys
     if cache is None or runner.scorer_id is None or len(keys) != len(samples):
         return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
-    code = code_fingerprint(type(bench), *(type(mt) for mt in metrics), bootstrap_many, aggregate_metrics)
+    code = code_fingerprint(type(bench), *(type(mt) for mt in metrics), *AGGREGATE_CODE)
     # What the aggregate reads: each sample (its score key names the request, the reply and the
     # scorer, so everything the sample holds but its item's meta: engine/cache.py `score_key`), the
     # dataset (an in-memory one, a judge phase's games, has no file hash), the benchmark's
@@ -182,6 +194,29 @@ def _write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def invalid_run(path: Path) -> bool:
+    """A results.json that records an invalid run: the same command may finish it in place."""
+    try:
+        validity = json.loads(path.read_text(encoding="utf-8")).get("validity")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(validity, dict) and validity.get("valid") is False
+
+
+def set_aside_invalid(out_dir: Path, summary: str) -> bool:
+    """A judged run's directory whose `summary` file (arena.json, aragen.json) records an invalid
+    run is renamed to `DIR.invalid-TIME` (kept, not deleted), so the same command runs it again in
+    `out_dir`, its successful calls from the cache. True when it was; False when there is no such
+    file; an error when the run there is finished and valid."""
+    path = out_dir / summary
+    if not path.exists():
+        return False
+    if not invalid_run(path):
+        raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.invalid-{datetime.now():%Y%m%d-%H%M%S}"))
+    return True
+
+
 def _prepare_out_dir(bench: Benchmark, model: Model, out: str | None) -> Path:
     if out is None:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -192,7 +227,7 @@ def _prepare_out_dir(bench: Benchmark, model: Model, out: str | None) -> Path:
             out_dir = out_dir.with_name(f"{stamp}-{_slug(model.spec)}-{n}")
     else:
         out_dir = Path(out)
-        if (out_dir / "results.json").exists():
+        if (out_dir / "results.json").exists() and not invalid_run(out_dir / "results.json"):
             raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     return out_dir
@@ -216,10 +251,14 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     the results and the samples in item order."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     full = bench.load(options.data) if dataset is None else dataset
-    items = full[: options.limit] if options.limit is not None else full
+    selection = select(full, bench.group_by, limit=options.limit, subset=options.subset, repeats=options.repeats)
+    items = selection.items
     phash = bench.prompt_hash(full)
     # The thinking mode changes the numbers: in the signature, so `compare` refuses to mix modes.
-    signature = bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}"
+    # A run on fewer items than the dataset's names its item set too (a full run's stays as it was);
+    # an item's score does not depend on the selection, so the scorer (cached scores) does not.
+    scorer_signature = bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}"
+    signature = scorer_signature + selection.signature_part()
     model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
     if options.concurrency is not None:
         model_opts["concurrency"] = options.concurrency
@@ -253,7 +292,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                           "spec": benchmark if isinstance(benchmark, str) else None},
             "model": {"spec": m.spec, **m.description()},
             "config": {**config.to_dict(), "concurrency": concurrency, "repeats": options.repeats,
-                       "limit": options.limit, "items": len(items), "timeout_s": options.timeout_s,
+                       "limit": options.limit, "subset": options.subset, "items": len(items),
+                       "max_failure_rate": options.max_failure_rate, "timeout_s": options.timeout_s,
                        "max_retries": options.max_retries, "cache": options.use_cache,
                        "prompt_form": m.prompt_form(), "bench_options": dict(options.bench_options),
                        "method": bench.method},
@@ -285,7 +325,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
                                 on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
-                                on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{signature}")
+                                on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{scorer_signature}")
                 t0 = time.perf_counter()
                 try:
                     samples = await runner.run(iter(items), len(items))
@@ -326,6 +366,10 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
             "signature": signature,
+            "selection": selection.record(),
+            "validity": run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,
+                                     c.call_failure_status),
+            "data_label": bench.data_label(full),
             **bench.extra_results(full),
             "headline": metrics[0].name,
             "metrics": {mt.name: {"description": mt.description, "show_ci": mt.show_ci,
@@ -352,7 +396,9 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             },
             "versions": versions,
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,
-                          "seed": DEFAULT_SEED, "method": "percentile, items resampled"},
+                          "seed": DEFAULT_SEED, "method": "percentile, items resampled",
+                          "intervals": "each estimate's ci_method: wilson (a proportion of 0/1 items), "
+                                       "bootstrap, or wilson_fallback (the bootstrap collapsed)"},
         }
         _write_json_atomic(out_dir / "results.json", results)
         _write_json_atomic(out_dir / "run.json", {**run_info, "status": "complete"})

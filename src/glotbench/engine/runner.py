@@ -88,6 +88,8 @@ class RunCounters:
     new_prompt_tokens: int = 0  # tokens of calls made in this run (not from the cache): the bill
     new_completion_tokens: int = 0
     failures: Counter = field(default_factory=Counter)
+    call_failures: Counter = field(default_factory=Counter)  # samples with no reply, by error kind
+    call_failure_status: Counter = field(default_factory=Counter)  # ... and by HTTP status, where one came
     flags: Counter = field(default_factory=Counter)
 
 
@@ -345,6 +347,10 @@ class Runner:
         cached = unit.cached is not None
         if cached:
             c.cache_hits += 1
+        if resp is None and not getattr(err, "model_output", False):  # no reply at all: the call failed
+            c.call_failures[getattr(err, "kind", "exception")] += 1
+            if getattr(err, "status", None) is not None:
+                c.call_failure_status[str(err.status)] += 1  # type: ignore[union-attr]
         if resp is None:
             sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
                                   model_failure=getattr(err, "kind", "exception"), input=item.public,

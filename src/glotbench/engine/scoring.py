@@ -17,7 +17,7 @@ from glotbench.core import Sample
 from glotbench.extract import Extraction, strip_think
 from glotbench.items import Item
 from glotbench.metrics import ItemScore
-from glotbench.models.base import BadResponse
+from glotbench.models.base import RejectedReply
 
 SCORER_ERROR = "scorer_error"
 
@@ -39,7 +39,8 @@ def extract_output(bench: Any, item: Item, output: str) -> Extraction:
 def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
     """A fresh reply to a benchmark that retries some extraction failures (`retry_failures`, a
     judge's malformed verdict), extracted once: a failure of such a kind (before any ":") raises
-    `BadResponse`, so the runner's retry policy asks again and the reply is never cached (when the
+    `RejectedReply` (a failure of the model's output, never of the call: it does not make a run
+    invalid), so the runner's retry policy asks again and the reply is never cached (when the
     retries run out the item fails as `bad_response`, the error naming the failure and why); a reply
     that passes returns its extraction, which `score_output` then takes instead of extracting
     again. None when the benchmark retries nothing, or its extraction raised (scored as usual)."""
@@ -51,7 +52,7 @@ def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
     except Exception:  # noqa: BLE001 - a scorer bug: score_output records it on the item
         return None
     if ext.answer is None and (ext.failure or "format").split(":", 1)[0] in kinds:
-        raise BadResponse(f"malformed {getattr(bench, 'reply_name', 'reply')} ({ext.failure}): {ext.detail or 'no answer'}")
+        raise RejectedReply(f"malformed {getattr(bench, 'reply_name', 'reply')} ({ext.failure}): {ext.detail or 'no answer'}")
     return ext
 
 

@@ -3,6 +3,7 @@
 ```yaml
 out: runs/my-sweep            # output root: OUT/BENCHMARK/MODEL/seed-S
 repeats: 1                    # items repeated within a run (stability), as `run --repeats`
+max_failure_rate: 0.05        # above it a run is invalid (as `run --max-failure-rate`) and runs again
 seeds: [1, 2]                 # one run per seed (default: one run, the benchmark's seed)
 models:
   - spec: openai:qwen3-8b@http://127.0.0.1:8000/v1
@@ -17,6 +18,7 @@ benchmarks:
     options: {method: loglik} # --bench-opt KEY=VALUE
     data: data/laobench.jsonl
     limit: 500
+    subset: quick             # as `run --subset` (recorded as the run's item set)
 ```
 A run's output directory is fixed by the matrix cell, so a re-run sweep skips finished runs and
 resumes unfinished ones from the call cache.
@@ -32,6 +34,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from glotbench.engine.evaluate import RunOptions
+from glotbench.engine.validity import DEFAULT_MAX_FAILURE_RATE
 from glotbench.errors import GlotbenchError
 
 Scalar = str | int | float | bool
@@ -88,8 +91,18 @@ class BenchmarkEntry(BaseModel):
     label: Optional[str] = None
     data: Optional[str] = None
     limit: Optional[int] = Field(None, ge=1)
+    subset: Optional[str] = None
     repeats: Optional[int] = Field(None, ge=1)
     options: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("subset")
+    @classmethod
+    def _known_subset(cls, v: Optional[str]) -> Optional[str]:
+        from glotbench.engine.selection import SUBSETS
+
+        if v is not None and v not in SUBSETS:
+            raise ValueError(f"unknown subset {v!r}; available: {', '.join(SUBSETS)}")
+        return v
 
     @field_validator("name")
     @classmethod
@@ -117,6 +130,7 @@ class SweepSpec(BaseModel):
     retries: int = Field(2, ge=0)     # Ray: times a failed or killed run is retried
     runs_per_endpoint: int = Field(4, ge=1)  # Ray: runs in flight against one endpoint at once
     bootstrap_resamples: int = Field(1000, ge=0)
+    max_failure_rate: float = Field(DEFAULT_MAX_FAILURE_RATE, ge=0, le=1)
     models: list[ModelEntry] = Field(min_length=1)
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
 
@@ -156,7 +170,14 @@ class Run:
 
     @property
     def done(self) -> bool:
-        return (Path(self.out_dir) / "results.json").is_file()
+        """Finished and valid: an invalid run (too many failed calls) runs again, resuming from the
+        call cache, as `glotbench run` with the same --out does."""
+        path = Path(self.out_dir) / "results.json"
+        if not path.is_file():
+            return False
+        from glotbench.engine.evaluate import invalid_run
+
+        return not invalid_run(path)
 
 
 def _error_line(e: ValidationError, source: str) -> str:
@@ -216,22 +237,22 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
             bench = get_benchmark(b.name, **opts)
             if b.data is not None and not Path(b.data).exists():
                 raise GlotbenchError(f"benchmark {b.display}: data file {b.data} does not exist")
-            n_items = len(bench.load(b.data))
-            if b.limit is not None:
-                n_items = min(n_items, b.limit)
+            from glotbench.engine.selection import select
+
+            n_items = len(select(bench.load(b.data), bench.group_by, limit=b.limit, subset=b.subset).items)
         repeats = b.repeats or spec.repeats
         for m in spec.models:
             for seed in spec.seeds:
                 cell = f"seed-{seed}" if seed is not None else "default-seed"
                 out_dir = str(Path(spec.out) / slug(b.display) / slug(m.label) / cell)
                 options = RunOptions(
-                    data=b.data, limit=b.limit, repeats=repeats, concurrency=m.concurrency,
+                    data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
                     structured_output=m.structured_output, thinking=m.thinking,
                     bench_options=tuple(sorted(opts.items())), timeout_s=m.timeout, max_retries=m.max_retries,
                     cache_path=spec.cache, out=out_dir, price_in_per_mtok=m.price_in,
                     price_out_per_mtok=m.price_out, api_key_env=m.api_key_env, progress=False,
-                    bootstrap_resamples=spec.bootstrap_resamples,
+                    bootstrap_resamples=spec.bootstrap_resamples, max_failure_rate=spec.max_failure_rate,
                 )
                 runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
                                 n_items, repeats))

@@ -18,7 +18,7 @@ from glotbench.errors import GlotbenchError
 @dataclass
 class RunOutcome:
     run: Run
-    status: str  # done | skipped (finished before) | failed
+    status: str  # done | invalid (finished, too many failed calls) | skipped (finished before) | failed
     error: str | None = None
     headline: str | None = None
     score: float | None = None
@@ -134,9 +134,13 @@ def index_run(store_url: str | bool | None, out_dir: str) -> None:
 
 
 def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds: float) -> RunOutcome:
+    """A finished run's outcome; `invalid` (with why) when its validity says so (engine/validity.py)."""
+    from glotbench.engine.validity import validity_text
+
     head = results.get("headline")
     est = (results.get("scores", {}).get("overall") or {}).get(head) or {}
-    return RunOutcome(run, status, headline=head, score=est.get("value"),
+    invalid = validity_text(results)
+    return RunOutcome(run, "invalid" if invalid else status, error=invalid, headline=head, score=est.get("value"),
                       calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds)
 
 

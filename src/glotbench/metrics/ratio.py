@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for
     import numpy as np  # imported while its requests are in flight (engine/evaluate.py)
 
 from glotbench.errors import GlotbenchError
-from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many
+from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, wilson
 
 
 class MissingStatistic(GlotbenchError):
@@ -159,19 +159,25 @@ def aggregate(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
-    """Overall and per-group metric estimates with bootstrap CIs (all metrics share resamples).
-    Raises MissingStatistic when a sample lacks a statistic a metric needs."""
+    """Overall and per-group metric estimates with 95% CIs, each naming its method (`ci_method`,
+    see `interval`); the bootstrapped metrics share resamples. Raises MissingStatistic when a sample
+    lacks a statistic a metric needs."""
     import numpy as np
     check_statistics(metrics, samples)
     names = sorted({k for m in metrics for k in m.keys})
     col = {k: i for i, k in enumerate(names)}
-    fns = {m.name: _bind(m, [col[k] for k in m.keys]) for m in metrics}
+    cols = {m.name: [col[k] for k in m.keys] for m in metrics}
+    fns = {m.name: _bind(m, cols[m.name]) for m in metrics}
 
     stats, item = _per_item_matrix(samples, col)
 
     def estimates(idx: np.ndarray) -> dict[str, Any]:
         mat = _sum_per_item(stats, item, idx)
-        return {k: e.to_dict() for k, e in bootstrap_many(mat, fns, resamples=resamples, seed=seed).items()}
+        props = {m.name: p for m in metrics if (p := proportion(m, mat[:, cols[m.name]])) is not None}
+        rest = {k: fn for k, fn in fns.items() if k not in props}
+        boot = bootstrap_many(mat, rest, resamples=resamples, seed=seed) if rest else {}
+        return {m.name: interval(m, mat[:, cols[m.name]], boot.get(m.name), props.get(m.name), resamples)
+                for m in metrics}
 
     overall = estimates(np.arange(len(samples)))
     out: dict[str, Any] = {"overall": overall, "groups": {}}
@@ -184,6 +190,58 @@ def aggregate(
         out["groups"][key] = {value: ({k: dict(v) for k, v in overall.items()} if len(b) == len(samples) else estimates(np.array(b, dtype=np.int64)))
                               for value, b in sorted(buckets.items())}
     return out
+
+
+CI_METHODS = {
+    "wilson": "Wilson score interval (a proportion of 0/1 items)",
+    "bootstrap": "percentile bootstrap over items",
+    "wilson_fallback": "Wilson score interval on the item count (the bootstrap collapsed: every resample gave one value)",
+    "none": "no interval (--resamples 0)",
+}
+
+
+def proportion(metric: Metric, rows: np.ndarray) -> tuple[float, float] | None:
+    """(successes, trials) when `metric` is a proportion of 0/1 items over these per-item rows: a
+    ratio metric whose every item has a denominator of 0 or 1 and a numerator of 0 or 1 (not above
+    it). Repeats summed per item give denominators above 1: such a per-item value is a mean over
+    repeats, not a 0/1 outcome, and gets the bootstrap (docs/metrics.md)."""
+    if not isinstance(metric, RatioMetric) or len(rows) == 0:
+        return None
+    num, den = rows[:, 0], rows[:, 1]
+    if not (((den == 0) | (den == 1)).all() and ((num == 0) | (num == 1)).all() and (num <= den).all()):
+        return None
+    return float(num.sum()), float(den.sum())
+
+
+def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, float] | None,
+             resamples: int) -> dict[str, Any]:
+    """One estimate as results.json holds it: value, ci_low, ci_high, n (items), ci_method.
+
+    - `wilson`: a proportion of 0/1 items (`proportion`) gets the Wilson score interval, which
+      does not collapse at 0% or 100% as the percentile bootstrap does (0 of 164: 0.0–2.3).
+    - `bootstrap`: every other metric, the percentile bootstrap over items (`boot`).
+    - `wilson_fallback`: a bootstrap that collapsed to one value (every item scored the same: all
+      BLEU 0, every word wrong) is replaced by the Wilson interval of that value as a proportion
+      over the items that carry the metric's statistics, on the metric's scale (0–1 or 0–100). Each
+      item's value then lies in [0, 1], whose variance is at most p(1 − p): the interval is, if
+      anything, wide.
+    - `none`: `--resamples 0` and not a proportion."""
+    f = 100.0 if metric.scale == "points" else 1.0
+    n = len(rows)
+    if prop is not None:
+        k, trials = prop
+        value = float(metric.score(rows.sum(axis=0)))
+        lo, hi = wilson(k, trials)
+        est = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
+    else:
+        est = {**boot.to_dict(), "ci_method": "bootstrap" if resamples > 0 and n > 0 else "none"}
+        value, lo, hi = est["value"], est["ci_low"], est["ci_high"]
+        carrying = int((rows != 0).any(axis=1).sum())
+        if (est["ci_method"] == "bootstrap" and value is not None and lo is not None and hi is not None
+                and hi - lo <= 1e-12 * max(1.0, abs(value)) and 0.0 <= value / f <= 1.0 and carrying):
+            lo, hi = wilson(value / f * carrying, carrying)
+            est.update(ci_low=f * lo, ci_high=f * hi, ci_method="wilson_fallback")
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
 
 
 @dataclass(frozen=True, slots=True)

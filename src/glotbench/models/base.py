@@ -87,6 +87,14 @@ class BadResponse(ModelError):
     retryable = True
 
 
+class RejectedReply(BadResponse):
+    """A reply the model did give, rejected by a validator (a malformed judge verdict): retried like
+    a malformed body, but a failure of the model's output, not of the call, so it never makes a run
+    invalid (engine/validity.py)."""
+
+    model_output = True
+
+
 class ClientError(ModelError):
     kind = "client_error"
 

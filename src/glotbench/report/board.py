@@ -2,9 +2,13 @@
 best, the score–cost frontier and per-group scores, from finished run directories.
 
 Rules (docs/reports.md):
-- A column is one benchmark at one signature. Runs of that benchmark with another signature are left
-  out, and the board says which signature parts differ; so are unfinished runs, judged directories and
-  older runs of a model already in the column.
+- A column is one benchmark at one signature on one item set (engine/selection.py `comparability`).
+  The column's item set is the whole dataset when any run has it, else the one most models ran; runs
+  with another signature or item set are left out (never pooled) and the board says which signature
+  parts or item sets differ; so are unfinished runs and judged directories. Per model the cell takes
+  its newest valid run (an invalid run only when the model has no valid one); the others are left out.
+- A cell carries n, and the notes of its run (invalid, subset, sample data: engine/validity.py).
+  An invalid run is never the column's best and gets no significance mark.
 - Significance: every run is tested against the column's best (highest headline) on the items both
   ran, with approximate randomisation (default) or the paired bootstrap from `glotbench.stats`; a cell
   is marked when p >= alpha (not significantly different from the best).
@@ -23,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.engine.selection import comparability, describe_item_set
+from glotbench.engine.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.stats import paired_test
@@ -82,20 +88,32 @@ def _columns(runs: list[Run], left_out: list[dict[str, str]]) -> dict[str, list[
         by_bench.setdefault(r.benchmark, []).append(r)
     cols = {}
     for bench, rs in sorted(by_bench.items()):
-        counts = Counter(r.results["signature"] for r in rs)
-        newest: dict[str, str] = {}
+        keys = {id(r): comparability(r.results) for r in rs}
+        models: dict[tuple[str, str], set[str]] = {}
+        newest: dict[tuple[str, str], str] = {}
         for r in rs:
-            sig_r = r.results["signature"]
-            newest[sig_r] = max(newest.get(sig_r, ""), r.results.get("finished", ""))
-        sig = max(counts, key=lambda s: (counts[s], newest[s]))
+            models.setdefault(keys[id(r)], set()).add(r.model)
+            newest[keys[id(r)]] = max(newest.get(keys[id(r)], ""), r.results.get("finished", ""))
+        # The whole dataset first, then the item set most models ran, then the newest.
+        key = max(models, key=lambda k: (k[1] == "full", len(models[k]), newest[k]))
+        shown = next(r for r in rs if keys[id(r)] == key)
         kept: dict[str, Run] = {}
-        for r in sorted(rs, key=lambda r: r.results.get("finished", ""), reverse=True):
-            if r.results["signature"] != sig:
+        order = sorted(rs, key=lambda r: (is_valid(r.results), r.results.get("finished", "")), reverse=True)
+        for r in order:
+            sig, items = keys[id(r)]
+            if sig != key[0] and items == key[1]:
                 left_out.append({"path": str(r.path), "reason": f"{bench}: signature differs from the column's "
-                                 f"({rundata.signature_difference(sig, r.results['signature'])}); never pooled"})
+                                 f"({rundata.signature_difference(key[0], sig)}); never pooled"})
+            elif items != key[1]:
+                left_out.append({"path": str(r.path), "reason": f"{bench}: another item set "
+                                 f"({describe_item_set(r.results)}) than the column's ({describe_item_set(shown.results)})"
+                                 + (f", and signature differs ({rundata.signature_difference(key[0], sig)})"
+                                    if sig.split("|subset:")[0] != key[0].split("|subset:")[0] else "")
+                                 + "; never pooled"})
             elif r.model in kept:
-                left_out.append({"path": str(r.path), "reason": f"{bench}: an older run of {r.model} "
-                                 f"(the newest, {kept[r.model].path}, is shown)"})
+                why = "an invalid run" if not is_valid(r.results) and is_valid(kept[r.model].results) else "an older run"
+                left_out.append({"path": str(r.path), "reason": f"{bench}: {why} of {r.model} "
+                                 f"({kept[r.model].path} is shown)"})
             else:
                 kept[r.model] = r
         cols[bench] = list(kept.values())
@@ -135,7 +153,8 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
         res0 = rs[0].results
         head = res0["headline"]
         scored = [r for r in rs if r.headline.get("value") is not None]
-        best = max(scored, key=lambda r: r.headline["value"]) if scored else None
+        valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
+        best = max(valid, key=lambda r: r.headline["value"]) if valid else None
         stats = {r.model: rundata.item_stats(list(rundata.iter_samples(r.path))) for r in rs} if best else {}
         fn = rundata.score_fn(res0, head) if best else None
         keys = rundata.metric_keys(res0, head)
@@ -143,8 +162,10 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
         for r in rs:
             est = r.headline
             cell: dict[str, Any] = {"value": est.get("value"), "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"),
-                                    "n": est.get("n"), "path": str(r.path), "best": r is best}
-            if best is not None and r is not best and est.get("value") is not None:
+                                    "n": est["n"] if est.get("n") is not None else r.results["counts"]["items"],
+                                    "ci_method": est.get("ci_method"), "path": str(r.path),
+                                    "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results)}
+            if best is not None and r is not best and est.get("value") is not None and cell["valid"]:
                 shared = sorted(set(stats[r.model]) & set(stats[best.model]))
                 a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
                 b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
@@ -165,7 +186,8 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
             pts = {r.model: (xs[r.model], r.headline["value"]) for r in scored}
             frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},
                         "front": pareto_front(pts)}
-        columns.append({"benchmark": bench, "signature": res0["signature"], "headline": head,
+        columns.append({"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),
+                        "headline": head,
                         "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
                         "cells": cells, "groups": groups, "frontier": frontier})
     models = list(dict.fromkeys(m for c in columns for m in c["cells"]))
@@ -193,14 +215,21 @@ def _est_text(e: dict[str, Any], f: float) -> str:
     return f"{f * e['value']:.1f}{ci}"
 
 
-def cell_text(col: dict[str, Any], model: str, ci: bool = True) -> str:
+def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool = True) -> str:
+    """`62.3 (55.0–69.1) n=164`, then the run's notes in brackets (invalid, subset, sample data)."""
     c = col["cells"].get(model)
-    if not c or c["value"] is None:
+    if not c:
         return "—"
-    f = _f(col)
-    s = f"{f * c['value']:.1f}"
-    if ci and c.get("ci_low") is not None:
-        s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})"
+    s = "—"
+    if c["value"] is not None:
+        f = _f(col)
+        s = f"{f * c['value']:.1f}"
+        if ci and c.get("ci_low") is not None:
+            s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})"
+    if c.get("n") is not None:
+        s += f" n={c['n']}"
+    if with_notes and c.get("notes"):
+        s += " [" + "; ".join(c["notes"]) + "]"
     return s
 
 
@@ -211,7 +240,8 @@ def marked(col: dict[str, Any], model: str) -> bool:
 
 def legend(board: dict[str, Any]) -> str:
     s = board["significance"]
-    return (f"percent or points, 95% bootstrap CI; bold: the column's best and every run not significantly "
+    return (f"percent or points, 95% CI (Wilson for proportions, else percentile bootstrap: each cell's "
+            f"ci_method), n items; bold: the column's best valid run and every valid run not significantly "
             f"different from it ({s['test']}, p ≥ {s['alpha']}, {s['resamples']} trials, shared items)")
 
 
@@ -224,7 +254,7 @@ def to_markdown(board: dict[str, Any]) -> str:
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
     lines += ["", legend(board), ""]
     for c in cols:
-        lines.append(f"- `{c['benchmark']}` signature: `{c['signature']}`")
+        lines.append(f"- `{c['benchmark']}` signature: `{c['signature']}`; items: {c['item_set']}")
         if c["frontier"]:
             lines.append(f"  - Pareto front ({c['frontier']['x']}): " + ", ".join(c["frontier"]["front"]))
     for c in cols:
@@ -245,11 +275,12 @@ def to_csv(board: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
-                "not_significantly_different_from_best", "signature", "path"])
+                "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set", "notes"])
     for c in board["columns"]:
         for m, x in c["cells"].items():
             w.writerow([m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
-                        x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"]])
+                        x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
+                        x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ())])
     return buf.getvalue()
 
 
@@ -267,7 +298,7 @@ def to_latex(board: dict[str, Any]) -> str:
     for m in board["models"]:
         cells = []
         for c in cols:
-            t = cell_text(c, m).replace("–", "--")
+            t = _tex(cell_text(c, m)).replace("–", "--")
             cells.append(rf"\textbf{{{t}}}" if marked(c, m) else t)
         out.append(_tex(m) + " & " + " & ".join(cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}", r"\caption{" + _tex(legend(board)) + "}", r"\end{table}"]

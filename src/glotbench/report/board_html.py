@@ -31,24 +31,29 @@ def board_html(board: dict[str, Any]) -> str:
     cols, models = board["columns"], board["models"]
     name = display_names(models)
     head = ["<table id=\"board\"><tr><th>model</th>" + "".join(
-        f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}</span></th>'
+        f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}'
+        f' · {escape(c["item_set"])}</span></th>'
         for c in cols) + "</tr>"]
     for m in models:
         tds = []
         for c in cols:
             x = c["cells"].get(m)
             if not x or x["value"] is None:
-                tds.append("<td>—</td>")
+                tds.append("<td>—" + "".join(f'<span class="cellnote">{escape(t)}</span>' for t in (x or {}).get("notes") or ())
+                           + "</td>")
                 continue
             f = 100.0 if c["scale"] == "fraction" else 1.0
             cls = "sig-best tie" if x["best"] else "tie" if x.get("tied_with_best") else ""
             mark = " ★" if x["best"] else " ≈" if x.get("tied_with_best") else ""
-            p = "" if x["best"] else f' title="p vs best = {x["p_vs_best"]:.3f} on {x["shared_items"]} shared items"'
+            p = f' title="p vs best = {x["p_vs_best"]:.3f} on {x["shared_items"]} shared items"' if "p_vs_best" in x else ""
             ci = (f' <span class="ci">({num(x["ci_low"], _src(x, c["headline"], "ci_low"), factor=f)}–'
                   f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)})</span>' if x["ci_low"] is not None else "")
+            n = f' <span class="note" data-n="{x["n"]}">n={escape(str(x["n"]))}</span>' if x.get("n") is not None else ""
+            notes = "".join(f'<span class="cellnote">{escape(t)}</span>' for t in x.get("notes") or ())
             tds.append(f'<td class="{cls}" data-model="{escape(m)}" data-bench="{escape(c["benchmark"])}"'
-                       f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"{p}>'
-                       f'{num(x["value"], _src(x, c["headline"], "value"), factor=f)}{ci}{mark}</td>')
+                       f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"'
+                       f' data-valid="{str(x.get("valid", True)).lower()}"{p}>'
+                       f'{num(x["value"], _src(x, c["headline"], "value"), factor=f)}{ci}{mark}{n}{notes}</td>')
         head.append(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>{"".join(tds)}</tr>')
     table = "".join(head) + "</table>" + f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'
     sections = [("board", "Models × benchmarks", table)]

@@ -10,6 +10,8 @@ import numpy as np
 
 from glotbench.core import Dataset
 from glotbench.data import read_rows
+from glotbench.engine.selection import comparability, describe_item_set
+from glotbench.engine.validity import notes
 from glotbench.runfiles import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.registry import get_benchmark
@@ -58,6 +60,10 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
 
 def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
     ra, rb = load_results(run_a), load_results(run_b)
+    if comparability(ra)[1] != comparability(rb)[1]:
+        raise GlotbenchError("the runs scored different item sets, so their numbers are not comparable: "
+                             f"A: {describe_item_set(ra)}; B: {describe_item_set(rb)}. Run both on the same "
+                             "items (the same data, --subset and --limit)")
     if ra["signature"] != rb["signature"]:
         raise GlotbenchError("the runs have different signatures, so their numbers are not comparable: "
                              f"A: {ra['signature']} B: {rb['signature']}")
@@ -77,7 +83,8 @@ def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 1
             groups[f"{key}={meta[i].get(key)}"].append(i)
     out: dict[str, Any] = {"a": ra["model"]["spec"], "b": rb["model"]["spec"], "items": len(common),
                            "only_a": len(set(sa) - set(sb)), "only_b": len(set(sb) - set(sa)),
-                           "signature": ra["signature"], "metrics": {}}
+                           "signature": ra["signature"], "item_set": describe_item_set(ra),
+                           "notes": {"a": notes(ra), "b": notes(rb)}, "metrics": {}}
     for gname, ids in sorted(groups.items()):
         for m in bench.metrics_for(dataset):
             a = np.array([[sa[i].get(k, 0.0) for k in m.keys] for i in ids])
@@ -106,8 +113,9 @@ def print_comparison(cmp: dict[str, Any]) -> None:
                       f"{r['p_randomization']:.3f}")
     console = make_console()
     fit(console, table)
-    console.print(f"A: {cmp['a']}\nB: {cmp['b']}", soft_wrap=True)
+    console.print("\n".join(f"{k.upper()}: {cmp[k]}" + "".join(f"\n   {t}" for t in cmp.get("notes", {}).get(k, ()))
+                            for k in ("a", "b")), soft_wrap=True)
     console.print(table)
     if cmp["only_a"] or cmp["only_b"]:
         console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
-    console.print(f"signature: {cmp['signature']}", soft_wrap=True)
+    console.print(f"signature: {cmp['signature']}\nitems: {cmp.get('item_set')}", soft_wrap=True)

@@ -15,8 +15,9 @@ from typing import Any
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.diffs import DIFFS
-from glotbench.report.page import page, sample_browser
+from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, bar_plot, ci_plot, num
+from glotbench.report.terminal import ci_caption
 
 
 def ptr(*parts: Any) -> str:
@@ -38,6 +39,10 @@ def _est_cells(results: dict[str, Any], est: dict[str, Any] | None, path: tuple,
 
 
 def header(results: dict[str, Any]) -> str:
+    return _header(results) + notes_html(results)
+
+
+def _header(results: dict[str, Any]) -> str:
     b, head = results["benchmark"], results["headline"]
     est = results["scores"]["overall"].get(head) or {}
     f = _factor(results, head)
@@ -76,7 +81,7 @@ def scores_section(results: dict[str, Any]) -> str:
         rows = [r if show_ci or r.header else Row(r.label, r.value, src=r.src) for r in rows]
         star = " ★ headline" if metric == results["headline"] else ""
         out.append(f'<h3>{escape(info.get("label") or metric)}{star}</h3><p class="note">{escape(info.get("description", ""))}'
-                   f' · {"percent" if f == 100 else "points (0–100)"}{", 95% bootstrap CI" if show_ci else ""}</p>'
+                   f' · {"percent" if f == 100 else "points (0–100)"}{", " + ci_caption({**results, "metrics": {metric: info}}) if show_ci else ""}</p>'
                    f'<div class="plotbox" data-metric="{escape(metric)}">{ci_plot(rows, factor=f, unit="%" if f == 100 else "")}</div>'
                    f'<details><summary>numbers</summary><table><tr><th>group</th><th>n</th><th>value</th><th>95% CI</th></tr>'
                    f'{"".join(table)}</table></details>')
@@ -87,7 +92,8 @@ def scores_section(results: dict[str, Any]) -> str:
             f'<td class="note">{escape(", ".join(v.get("missing") or []))}</td></tr>' for g, v in rg.items()) + "</table>")
     b = results.get("bootstrap") or {}
     out.append(f'<p class="note">bootstrap: {escape(str(b.get("resamples", "?")))} resamples, '
-               f'{escape(str(b.get("method", "")))}, seed {escape(str(b.get("seed", "")))}</p>')
+               f'{escape(str(b.get("method", "")))}, seed {escape(str(b.get("seed", "")))}; intervals: '
+               f'{escape(ci_caption(results))} (docs/metrics.md)</p>')
     return "".join(out)
 
 

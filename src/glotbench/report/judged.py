@@ -8,6 +8,14 @@ from glotbench.judges.rubric import DIMENSIONS
 from glotbench.report.terminal import console as make_console
 
 
+def print_notes(console: Any, res: dict[str, Any]) -> None:
+    """Invalid phases and bundled sample data, under the table (engine/validity.py)."""
+    from glotbench.engine.validity import notes
+
+    for line in notes(res):
+        console.print(line, soft_wrap=True)
+
+
 def print_arena(res: dict[str, Any]) -> None:
     from rich import box
     from rich.table import Table
@@ -35,6 +43,7 @@ def print_arena(res: dict[str, Any]) -> None:
               str(s["prompts"]), "", "", "", style="bold")
     console = make_console()
     console.print(t)
+    print_notes(console, res)
     if res["skipped_judges"]:
         console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}")
     un = res.get("unanswered") or {}
@@ -85,6 +94,7 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
               str(m["n"]), style="bold")
     console = make_console(width=width) if width else make_console()
     console.print(t)
+    print_notes(console, res)
     if res["skipped_judges"]:
         console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}")
     left_out = [j for j in res["per_judge"] if m["strategy"] == "mean" and j not in m.get("judges", [])]

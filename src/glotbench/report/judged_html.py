@@ -13,7 +13,7 @@ from typing import Any
 from glotbench.data import read_dict
 from glotbench.report import rundata
 from glotbench.runfiles import RunJson
-from glotbench.report.page import page, sample_browser
+from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, ci_plot, num
 
 
@@ -64,7 +64,8 @@ def arena_report(data: rundata.RunData) -> str:
             f'<span class="ci">(95% CI {num(f["ci_low"], _ptr(F, "scores", "final", "ci_low"), factor=100)}–'
             f'{num(f["ci_high"], _ptr(F, "scores", "final", "ci_high"), factor=100)})</span></div>'
             f'<div class="sig" id="signature">{escape(r["rules"])} · judge prompt v{escape(str(r.get("judge_prompt_version")))} · '
-            f'data {escape(str(r.get("data")))} sha256:{escape(str(r.get("data_sha256", ""))[:12])}</div>')
+            f'data {escape(str(r.get("data")))} sha256:{escape(str(r.get("data_sha256", ""))[:12])}</div>'
+            + notes_html(r))
     rows = [Row(_short(j), e.get("value"), e.get("ci_low"), e.get("ci_high")) for j, e in s["judges"].items()]
     table = ["<table><tr><th>judge</th><th>score</th><th>prompts</th><th>position consistency</th><th>ties</th><th>failures</th></tr>"]
     for j in r["failures"]:
@@ -115,7 +116,7 @@ def aragen_report(data: rundata.RunData) -> str:
             f'<div class="headline" id="headline">3C3H, {escape(str(r["mean_of_judges"].get("strategy", "mean")))} of judges: {num(m["value"], _ptr(F, "mean_of_judges", "3c3h", "value"), factor=100)}% '
             f'<span class="ci">(95% CI {num(m["ci_low"], _ptr(F, "mean_of_judges", "3c3h", "ci_low"), factor=100)}–'
             f'{num(m["ci_high"], _ptr(F, "mean_of_judges", "3c3h", "ci_high"), factor=100)})</span></div>'
-            f'<div class="sig" id="signature">{escape(r["signature"])}</div>')
+            f'<div class="sig" id="signature">{escape(r["signature"])}</div>' + notes_html(r))
     pj = r["per_judge"]
     rows = []
     for j, p in pj.items():

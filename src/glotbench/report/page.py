@@ -41,8 +41,17 @@ font:13px/1.4 ui-monospace,monospace}
 .w{padding:0 1px;border-radius:2px}.w-tone{background:#fed7d7;text-decoration:underline wavy var(--bad)}
 .w-mark{background:#feebc8}.w-missing{background:#e2e8f0;text-decoration:line-through}.w-extra{background:#bee3f8}
 .legend span{margin-right:10px}.sig-best{font-weight:700}.tie{background:#ebf8ff}
+.warn{color:var(--bad);font-weight:600}.cellnote{display:block;font-size:12px;font-weight:400;color:var(--bad);white-space:normal}
 @media (max-width:600px){main{padding:8px}section{padding:8px}td,th{padding:2px 4px}.headline{font-size:22px}}
 """
+
+def notes_html(results: Any) -> str:
+    """What must be read with a run's numbers (invalid, a subset, sample data: engine/validity.py),
+    one line each, for a page's header."""
+    from glotbench.engine.validity import notes
+
+    return "".join(f'<p class="warn" data-note="{i}">{escape(t)}</p>' for i, t in enumerate(notes(results)))
+
 
 BROWSER_JS = r"""
 (function(){

@@ -72,6 +72,28 @@ def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -
     return f"{f * est['value']:.1f}"
 
 
+CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",
+            "wilson_fallback": "Wilson on the items where the bootstrap collapsed", "none": "no interval"}
+
+
+def ci_caption(results: dict[str, Any]) -> str:
+    """The CI methods of a run's estimates (each estimate's `ci_method`) and the metrics that use
+    each: `95% CI: Wilson score interval (exact, format); percentile bootstrap over items (word acc)`.
+    A results.json written before methods were recorded used the percentile bootstrap."""
+    scores = results.get("scores") or {}
+    used: dict[str, list[str]] = {}
+    for name, info in results.get("metrics", {}).items():
+        if not info.get("show_ci", True):
+            continue
+        ests = [(scores.get("overall") or {}).get(name)] + [
+            est.get(name) for groups in (scores.get("groups") or {}).values() for est in groups.values()]
+        for method in dict.fromkeys((e or {}).get("ci_method") or "bootstrap" for e in ests if e):
+            used.setdefault(method, []).append(info.get("label") or name)
+    if not used:
+        return "95% CI"
+    return "95% CI: " + "; ".join(f"{CI_WORDS.get(m, m)} ({', '.join(labels)})" for m, labels in used.items())
+
+
 def print_results(results: dict[str, Any], out: Any = None) -> None:
     from rich.table import Table
 
@@ -86,12 +108,17 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
 
     scales = set(scale.values())
     unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
-    caption = f"{unit} (95% bootstrap CI) · ★ headline"
+    from glotbench.engine.validity import notes
+
+    lines = notes(results)
+    caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results)])
     cov = results.get("coverage")
     if cov and cov.get("missing"):
         caption += (f"\nPARTIAL COVERAGE: {cov['with_output']} of {cov['expected']} items have an output in "
                     f"{cov['source']}; the {cov['missing']} missing are scored as failures")
-    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
+    # A note (invalid, subset, sample data) is read whole: the table is at least as wide as it (up to 80).
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD,
+                  min_width=min(80, max((len(x) + 2 for x in lines), default=0)) or None)
     table.add_column("group", no_wrap=True)
     table.add_column("n", justify="right")
     for name in metric_names:

@@ -50,6 +50,11 @@ class RunRow(Base):
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # What the number is of (engine/selection.py, engine/validity.py): the item set, whether the run
+    # is valid (with the failure share), and the bundled-data label. None for rows indexed before.
+    selection: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    validity: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    data_label: Mapped[str | None] = mapped_column(Text, nullable=True)
     run_dir: Mapped[str] = mapped_column(Text)
     started: Mapped[str] = mapped_column(String(40), default="")
     finished: Mapped[str] = mapped_column(String(40), default="")
@@ -129,6 +134,9 @@ def run_record(run_dir: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
     res = read_dict(path, FinishedResults, allow_nan=True)
+    from glotbench.engine.selection import selection_of
+    from glotbench.engine.validity import data_label_text
+
     try:
         bench, model, cfg = res["benchmark"], res["model"], res.get("config", {})
         head = res.get("headline") or ""
@@ -145,6 +153,7 @@ def run_record(run_dir: str | Path) -> dict[str, Any]:
             "scores": res["scores"], "items": int(counts.get("items", 0)), "failed": int(counts.get("failed", 0)),
             "prompt_tokens": int(tokens.get("prompt", 0)), "completion_tokens": int(tokens.get("completion", 0)),
             "cost_usd": cost.get("run"), "run_dir": str(Path(run_dir).resolve()),
+            "selection": selection_of(res), "validity": res.get("validity"), "data_label": data_label_text(res),
             "started": str(res.get("started", "")), "finished": str(res.get("finished", "")),
         }
     except (KeyError, TypeError, AttributeError, ValueError) as e:
@@ -222,29 +231,50 @@ class ResultsStore:
         self.engine.dispose()
 
 
+def row_key(r: RunRow) -> str:
+    """What a row's number may share a column with: its signature and item set
+    (engine/selection.py `comparability`)."""
+    from glotbench.engine.selection import comparability
+
+    return "\n".join(comparability({"signature": r.signature, "selection": r.selection,
+                                     "config": r.options or {}, "counts": {"items": r.items}}))
+
+
+def row_notes(r: RunRow) -> list[str]:
+    """The notes shown beside a row's number (invalid, subset, sample data)."""
+    from glotbench.engine.validity import notes
+
+    label = {"label": r.data_label} if r.data_label else None
+    return notes({"validity": r.validity, "selection": r.selection, "data_label": label,
+                  "config": r.options or {}, "counts": {"items": r.items}})
+
+
 def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]:
-    """A model × benchmark matrix of headline scores. Runs with different signatures never share a
-    column: a benchmark with several signatures gets one column per signature (its short hash added).
-    A cell with one run shows its score and 95% CI; with several (seeds), their mean and range."""
+    """A model × benchmark matrix of headline scores. Runs with different signatures or item sets
+    never share a column: a benchmark with several gets one column per signature and item set (a
+    short hash added). A cell with one run shows its score and 95% CI; with several (seeds), their
+    mean and range; an invalid run is never pooled with others and says so."""
     rows = list(rows)
     sigs: dict[str, set[str]] = {}
     for r in rows:
-        sigs.setdefault(r.benchmark, set()).add(r.signature)
+        sigs.setdefault(r.benchmark, set()).add(row_key(r))
     cells: dict[tuple[str, str], list[RunRow]] = {}
     for r in rows:
         col = r.benchmark if len(sigs[r.benchmark]) == 1 else (
-            f"{r.benchmark} [{hashlib.sha256(r.signature.encode()).hexdigest()[:6]}]")
+            f"{r.benchmark} [{hashlib.sha256(row_key(r).encode()).hexdigest()[:6]}]")
         cells.setdefault((r.model, col), []).append(r)
     columns = sorted({c for _, c in cells})
     table: dict[str, dict[str, str]] = {}
     for (model, col), runs in sorted(cells.items()):
+        valid = [r for r in runs if (r.validity or {}).get("valid", True)]
+        runs = valid or runs[-1:]  # invalid runs are not pooled; the newest stands only when none is valid
         scores = [r.score for r in runs if r.score is not None]
         if not scores:
             text = "-"
         elif len(runs) == 1:
             r = runs[0]
             ci = f" ({r.ci_low:.3g}–{r.ci_high:.3g})" if r.ci_low is not None and r.ci_high is not None else ""
-            text = f"{r.score:.3g}{ci}"
+            text = f"{r.score:.3g}{ci}" + "".join(f" [{t}]" for t in row_notes(r) if t.startswith("invalid"))
         else:
             text = f"{sum(scores) / len(scores):.3g} [{len(scores)} runs {min(scores):.3g}–{max(scores):.3g}]"
         table.setdefault(model, {})[col] = text

@@ -1,0 +1,86 @@
+"""Whether a run's numbers measure the model, and the notes every view shows next to them.
+
+A run is **invalid** when the share of its samples whose model call failed (no reply at all:
+HTTP errors, connection, timeout, rate limit, a replay's `missing` output, a backend's exception,
+after the retries) is above `max_failure_rate` (default 5%). Replies the model did give but that
+hold no usable answer (no JSON, no letter, an unclosed think block, truncation) are the model's
+own failures and are scored as such: they never make a run invalid. results.json's `validity`
+records the share, the kinds and the threshold; `glotbench run` and `sweep` exit with
+`INVALID_RUN_EXIT` after writing everything, and a re-run of the same command finishes the run
+(successful replies come from the call cache; only the failed calls are made again).
+
+`notes(results)` are the lines the table, the report and the board show beside a number: invalid,
+a subset of the items, bundled sample data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+DEFAULT_MAX_FAILURE_RATE = 0.05
+INVALID_RUN_EXIT = 3  # input errors exit 2, an interrupted command 130
+
+
+def run_validity(failures: Mapping[str, int], samples: int, repeats: int, max_failure_rate: float,
+                 statuses: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """results.json's `validity` from the model-call failures by kind and by HTTP status
+    (`RunCounters.call_failures`, `call_failure_status`)."""
+    failed = int(sum(failures.values()))
+    share = failed / samples if samples else 0.0
+    return {"valid": share <= max_failure_rate, "failed": failed, "of": int(samples),
+            "unit": "items" if repeats == 1 else "samples", "failure_share": round(share, 6),
+            "kinds": dict(sorted(failures.items())), "http_status": dict(sorted((statuses or {}).items())),
+            "max_failure_rate": max_failure_rate,
+            "counts": "model calls that returned no reply after the retries"}
+
+
+def combine(phases: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
+    """The validity of a judged run (arena, AraGen) from its phases' (answers, each judge): invalid
+    when any phase is."""
+    kept = {name: dict(v) for name, v in phases.items() if isinstance(v, Mapping)}
+    return {"valid": all(v.get("valid", True) for v in kept.values()), "phases": kept}
+
+
+def _kinds(kinds: Mapping[str, int]) -> str:
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def validity_text(results: Mapping[str, Any]) -> str | None:
+    """`invalid: 44 of 60 items failed (connection)`, or None for a valid run (or one written
+    before validity was recorded)."""
+    v = results.get("validity")
+    if not isinstance(v, Mapping) or v.get("valid", True):
+        return None
+    if isinstance(v.get("phases"), Mapping):  # a judged run: each invalid phase
+        return "invalid: " + "; ".join(f"{name}: {_failed(pv)}" for name, pv in v["phases"].items()
+                                       if isinstance(pv, Mapping) and not pv.get("valid", True))
+    return "invalid: " + _failed(v)
+
+
+def _failed(v: Mapping[str, Any]) -> str:
+    kinds = v.get("kinds") or {}
+    status = v.get("http_status") or {}
+    detail = "; ".join(x for x in (_kinds(kinds) if kinds else "",
+                                   "HTTP " + _kinds(status) if status else "") if x)
+    return f"{v.get('failed')} of {v.get('of')} {v.get('unit', 'items')} failed" + (f" ({detail})" if detail else "")
+
+
+def is_valid(results: Mapping[str, Any]) -> bool:
+    v = results.get("validity")
+    return not isinstance(v, Mapping) or bool(v.get("valid", True))
+
+
+def data_label_text(results: Mapping[str, Any]) -> str | None:
+    """`sample data (25 items written for glotbench, not the published benchmark)` for a run on
+    bundled data that is not the published benchmark's (results.json's `data_label`)."""
+    label = results.get("data_label")
+    return str(label["label"]) if isinstance(label, Mapping) and label.get("label") else None
+
+
+def notes(results: Mapping[str, Any]) -> list[str]:
+    """What must be read with the run's numbers: invalid, a subset of the items, sample data."""
+    from glotbench.engine.selection import selection_text
+
+    return [t for t in (validity_text(results), selection_text(results), data_label_text(results)) if t]

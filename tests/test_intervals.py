@@ -1,0 +1,141 @@
+"""CIs that do not collapse: Wilson for proportions of 0/1 items (checked against statsmodels), the
+percentile bootstrap elsewhere, Wilson on the items where the bootstrap collapses; each estimate
+names its method, the table's caption names them, and a cached aggregate of other interval code is
+never served."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from glotbench import stats
+from glotbench.metrics import ItemScore, RatioMetric, ScoredSample, aggregate
+from glotbench.metrics import ratio as ratio_module
+from glotbench.stats import wilson
+
+EXACT = RatioMetric("exact", "exact", "items", scale="fraction")
+WORDS = RatioMetric("words", "words_correct", "words")
+POINTS = RatioMetric("exact_points", "exact", "items", scale="points")
+
+
+@pytest.mark.parametrize("k, n", [(0, 1), (1, 1), (0, 5), (1, 5), (4, 5), (5, 5), (0, 164), (164, 164),
+                                  (37, 164), (1, 1000), (999, 1000), (2.5, 5)])
+def test_wilson_matches_statsmodels(k, n):
+    lo, hi = wilson(k, n)
+    ref_lo, ref_hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert lo == pytest.approx(ref_lo, abs=1e-12) and hi == pytest.approx(ref_hi, abs=1e-12)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    if k == 0:
+        assert lo == 0.0 and hi > 0  # never (0.0, 0.0)
+    if k == n:
+        assert hi == 1.0 and lo < 1  # never (1.0, 1.0)
+
+
+def test_wilson_at_other_confidence_levels_matches_statsmodels():
+    for conf in (0.8, 0.9, 0.99):
+        assert wilson(3, 17, conf) == pytest.approx(proportion_confint(3, 17, alpha=1 - conf, method="wilson"), abs=1e-12)
+
+
+def test_wilson_with_no_trials_is_undefined():
+    lo, hi = wilson(0, 0)
+    assert lo != lo and hi != hi
+
+
+def _samples(values, repeats=1, key="exact", den="items", cat=lambda i: "a"):
+    out = []
+    for i, v in enumerate(values):
+        for r in range(repeats):
+            x = v[r] if isinstance(v, (list, tuple)) else v
+            out.append(ScoredSample(f"i{i}", r, {"category": cat(i)}, ItemScore({key: float(x), den: 1.0})))
+    return out
+
+
+@pytest.mark.parametrize("n, k", [(164, 0), (5, 5), (1, 1), (1, 0), (30, 7)])
+def test_a_proportion_of_items_gets_the_wilson_interval(n, k):
+    est = aggregate([EXACT, POINTS], _samples([1] * k + [0] * (n - k)))["overall"]
+    ref = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert est["exact"]["ci_method"] == "wilson" and est["exact"]["value"] == k / n and est["exact"]["n"] == n
+    assert (est["exact"]["ci_low"], est["exact"]["ci_high"]) == pytest.approx(ref, abs=1e-12)
+    # The points scale: the same interval x 100.
+    assert (est["exact_points"]["ci_low"], est["exact_points"]["ci_high"]) == pytest.approx(
+        (100 * ref[0], 100 * ref[1]), abs=1e-9)
+    assert est["exact"]["ci_high"] > est["exact"]["ci_low"]  # never collapsed
+
+
+def test_a_ratio_of_word_counts_is_bootstrapped():
+    rng = np.random.default_rng(3)
+    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": float(c), "words": 8.0}))
+               for i, c in enumerate(rng.integers(0, 9, 60))]
+    est = aggregate([WORDS], samples)["overall"]["words"]
+    assert est["ci_method"] == "bootstrap" and est["ci_low"] < est["value"] < est["ci_high"]
+    direct = stats.ratio_with_ci([s.score.stats["words_correct"] for s in samples], [8.0] * 60)
+    assert (est["ci_low"], est["ci_high"]) == (direct.ci_low, direct.ci_high)  # the same resamples
+
+
+@pytest.mark.parametrize("correct", [0, 8])
+def test_a_collapsed_bootstrap_falls_back_to_wilson_on_the_items(correct):
+    """Every item with the same word accuracy (all wrong, all right): every resample gives one value."""
+    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": float(correct), "words": 8.0}))
+               for i in range(40)]
+    est = aggregate([WORDS], samples)["overall"]["words"]
+    assert est["ci_method"] == "wilson_fallback"
+    p = correct / 8
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx(proportion_confint(40 * p, 40, method="wilson"), abs=1e-12)
+
+
+def test_items_without_the_statistic_do_not_count_in_the_fallback():
+    """A rate defined on some items only (false alarms on error-free sentences): n is those items."""
+    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": 0.0, "words": 4.0 if i < 10 else 0.0}))
+               for i in range(50)]
+    est = aggregate([WORDS], samples)["overall"]["words"]
+    assert est["ci_method"] == "wilson_fallback" and est["n"] == 50
+    assert est["ci_high"] == pytest.approx(proportion_confint(0, 10, method="wilson")[1], abs=1e-12)
+
+
+def test_repeats_make_the_per_item_value_a_mean_and_it_is_bootstrapped():
+    """Three repeats: an item's row is (0..3, 3), a mean over repeats, not a 0/1 outcome."""
+    rng = np.random.default_rng(5)
+    values = [list(rng.integers(0, 2, 3)) for _ in range(40)]
+    est = aggregate([EXACT], _samples(values, repeats=3))["overall"]["exact"]
+    assert est["ci_method"] == "bootstrap" and est["ci_low"] < est["value"] < est["ci_high"]
+    # ... and when every repeat of every item failed, Wilson on the 40 items (not on 120 samples)
+    est = aggregate([EXACT], _samples([[0, 0, 0]] * 40, repeats=3))["overall"]["exact"]
+    assert est["ci_method"] == "wilson_fallback"
+    assert est["ci_high"] == pytest.approx(proportion_confint(0, 40, method="wilson")[1], abs=1e-12)
+
+
+def test_groups_get_their_own_method_and_resamples_zero_still_gives_wilson():
+    samples = _samples([1, 1, 1, 0, 0, 0, 1, 0], cat=lambda i: "all-right" if i < 3 else "mixed")
+    out = aggregate([EXACT, WORDS], [ScoredSample(s.item_id, 0, s.meta, ItemScore({**s.score.stats,
+                                                                                  "words_correct": 1.0, "words": 2.0}))
+                                     for s in samples], ("category",), resamples=0)
+    g = out["groups"]["category"]
+    assert g["all-right"]["exact"]["ci_method"] == "wilson" and g["all-right"]["exact"]["ci_low"] < 1
+    assert g["mixed"]["words"]["ci_method"] == "none"  # no resamples: no bootstrap, and none pretended
+
+
+def test_the_interval_code_is_in_the_aggregate_cache_key():
+    """An aggregate stored by other interval code (the collapsing percentile bootstrap of the previous
+    release) is never served: the files defining the interval code are hashed into the key."""
+    from glotbench.engine.evaluate import AGGREGATE_CODE
+
+    hashed = {inspect.getsourcefile(f) for f in AGGREGATE_CODE}
+    for fn in (wilson, ratio_module.interval, ratio_module.proportion, ratio_module.aggregate, stats.bootstrap_many):
+        assert inspect.getsourcefile(fn) in hashed
+
+
+def test_the_table_caption_names_the_methods(tmp_path):
+    from glotbench.report.terminal import ci_caption
+
+    results = {"metrics": {"exact": {"label": "exact"}, "words": {"label": "word acc"},
+                           "fmt": {"label": "no JSON", "show_ci": False}},
+               "scores": {"overall": {"exact": {"ci_method": "wilson"}, "words": {"ci_method": "bootstrap"},
+                                      "fmt": {"ci_method": "wilson"}},
+                          "groups": {"c": {"x": {"words": {"ci_method": "wilson_fallback"}}}}}}
+    assert ci_caption(results) == ("95% CI: Wilson score interval (exact); percentile bootstrap over items "
+                                   "(word acc); Wilson on the items where the bootstrap collapsed (word acc)")
+    old = {"metrics": {"exact": {}}, "scores": {"overall": {"exact": {"value": 0.5}}}}
+    assert ci_caption(old) == "95% CI: percentile bootstrap over items (exact)"  # written before methods

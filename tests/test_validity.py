@@ -1,0 +1,222 @@
+"""A run whose model calls mostly failed is invalid: it says so in results.json, the table, the report
+and the board, exits 3 after writing everything, and the same command finishes it once the endpoint
+works (successful replies from the call cache, never asked twice). Through the console script,
+against real servers on loopback: one that 404s everything (a base URL without /v1), one killed
+mid-run, and the test server's fault injection."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import conftest
+from conftest import cli, start_server
+from helpers import gold_answers
+
+INVALID = 3
+
+
+def console_script() -> str:
+    exe = shutil.which("glotbench", path=str(Path(sys.executable).parent)) or shutil.which("glotbench")
+    if exe is None:
+        pytest.skip("the glotbench console script is not installed (pip install -e .)")
+    return exe
+
+
+def script(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    """`glotbench ARGS` through the installed console script (PYTHONPATH reaches it, as the tests' `cli`)."""
+    return subprocess.run([console_script(), *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])})
+
+
+def results(out: Path) -> dict:
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_a_base_url_without_v1_is_an_invalid_run(srv, tmp_path):
+    """Every request 404s: before, status complete, headline 0.0, exit 0."""
+    out = tmp_path / "r"
+    p = script("run", "vi-diacritics", "--model", f"openai:m@{srv.base}", "--limit", "12", "--out", str(out),
+               "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress")
+    assert p.returncode == INVALID, p.stderr
+    assert p.stderr.splitlines()[-1].startswith(
+        "error: invalid: 12 of 12 items failed (client_error; HTTP 404), above --max-failure-rate 0.05")
+    assert "Traceback" not in p.stderr
+    v = results(out)["validity"]  # written first: nothing is lost
+    assert v == {"valid": False, "failed": 12, "of": 12, "unit": "items", "failure_share": 1.0,
+                 "kinds": {"client_error": 12}, "http_status": {"404": 12}, "max_failure_rate": 0.05,
+                 "counts": "model calls that returned no reply after the retries"}
+    assert "invalid: 12 of 12 items failed (client_error; HTTP 404)" in p.stdout  # the table's caption
+    assert results(out)["status"] == "complete" and (out / "samples.jsonl").read_text().count("\n") == 12
+    # The report (table and page) and the board say it too; reading an invalid run is no error.
+    again = cli("report", str(out))
+    assert again.returncode == 0 and "invalid: 12 of 12 items failed" in again.stdout
+    assert cli("report", str(out), "--html").returncode == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<p class="warn" data-note="0">invalid: 12 of 12 items failed (client_error; HTTP 404)</p>' in page
+    board = cli("board", str(out), "--format", "json")
+    cell = json.loads(board.stdout)["columns"][0]["cells"][f"openai:m@{srv.base}"]
+    assert cell["valid"] is False and not cell["best"] and cell["notes"][0].startswith("invalid: 12 of 12")
+    assert "invalid: 12 of 12 items failed" in cli("board", str(out), "--format", "md").stdout
+
+
+def test_model_output_failures_never_make_a_run_invalid(srv, tmp_path):
+    """Replies with no JSON at all are the model's failures: scored 0, counted, and the run is valid."""
+    srv.configure(answers={"Text": "I cannot do that."})
+    out = tmp_path / "r"
+    p = script("run", "vi-diacritics", "--model", srv.spec(), "--limit", "10", "--out", str(out), "--no-cache",
+               "--no-progress")
+    assert p.returncode == 0, p.stderr
+    res = results(out)
+    assert res["counts"]["failures"] == {"format": 10}
+    assert res["validity"]["valid"] is True and res["validity"]["failed"] == 0 and "invalid" not in p.stdout
+
+
+def test_the_threshold_is_an_option_and_checked(srv, tmp_path):
+    # 2 of 10 calls fail (a 400 for two prompts): 20% is above 0.05, at or below 0.2.
+    items = list(gold_answers(10))
+    srv.configure(answers=gold_answers(10), faults=[{"match": items[0][-30:], "status": 400, "times": 99},
+                                                    {"match": items[1][-30:], "status": 400, "times": 99}])
+    args = ["run", "vi-diacritics", "--model", srv.spec(), "--limit", "10", "--no-cache", "--no-progress"]
+    p = script(*args, "--out", str(tmp_path / "a"))
+    assert p.returncode == INVALID and results(tmp_path / "a")["validity"]["failure_share"] == 0.2
+    p = script(*args, "--out", str(tmp_path / "b"), "--max-failure-rate", "0.2")
+    assert p.returncode == 0, p.stderr
+    v = results(tmp_path / "b")["validity"]
+    assert v["valid"] is True and v["failed"] == 2 and v["max_failure_rate"] == 0.2
+    for bad in ("1.5", "-0.1", "nan"):
+        p = script(*args, "--out", str(tmp_path / "c"), "--max-failure-rate", bad)
+        assert p.returncode == 2 and p.stderr.startswith("error:") and "--max-failure-rate" in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
+
+
+def _wait_for_requests(server: conftest.TestServer, n: int, timeout: float = 30.0) -> None:
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        with urllib.request.urlopen(server.base + "/_stats", timeout=5) as r:
+            if json.loads(r.read())["requests"] >= n:
+                return
+        time.sleep(0.02)
+    raise AssertionError(f"the server did not get {n} requests")
+
+
+def test_an_endpoint_that_dies_mid_run_gives_an_invalid_run_the_same_command_finishes(tmp_path):
+    server = start_server(latency=0.25)
+    port = server.port
+    answers = gold_answers(40)
+    out, cache = tmp_path / "r", tmp_path / "calls.sqlite"
+    args = [console_script(), "run", "vi-diacritics", "--model", server.spec(), "--limit", "40", "--concurrency", "2",
+            "--max-retries", "0", "--out", str(out), "--cache-path", str(cache), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    revived = None
+    try:
+        server.configure(latency=0.25, answers=answers)  # 40 items, 2 at a time: 5 s
+        run = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        _wait_for_requests(server, 6)
+        server.proc.kill()  # the endpoint dies mid-run
+        server.proc.wait(10)
+        stdout, stderr = run.communicate(timeout=120)
+        assert run.returncode == INVALID, stderr
+        first = results(out)
+        v = first["validity"]
+        assert not v["valid"] and v["kinds"] == {"connection": v["failed"]} and 2 < v["failed"] < 40
+        assert f"invalid: {v['failed']} of 40 items failed (connection)" in stdout
+        assert stderr.splitlines()[-1].startswith(f"error: invalid: {v['failed']} of 40 items failed (connection)")
+        rows = [json.loads(x) for x in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+        failed = {r["input"]["text"] for r in rows if r["failure"] == "connection"}
+        assert len(failed) == v["failed"] and len(rows) == 40
+
+        # The endpoint is back (same address): the same command finishes the run in the same --out.
+        revived = subprocess.Popen([sys.executable, "-m", "glotbench.testing.server", "--port", str(port)],
+                                   stdout=subprocess.PIPE, text=True)
+        assert revived.stdout.readline().startswith("PORT ")
+        again = conftest.TestServer(revived, port)
+        again.configure(answers=answers)
+        p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, p.stderr
+        res = results(out)
+        assert res["validity"]["valid"] and res["validity"]["failed"] == 0
+        assert res["scores"]["overall"]["sentence_exact"]["value"] == 1.0
+        # Only the failed items were asked again: no successful call is repeated.
+        asked = [r["messages"][-1]["content"] for r in again.requests()]
+        assert len(asked) == len(failed) == res["counts"]["model_calls"]
+        assert {a.rsplit("Text: ", 1)[-1] for a in asked} == failed
+        assert res["counts"]["cache_hits"] == 40 - len(failed)
+        assert "invalid" not in p.stdout
+    finally:
+        for proc in (server.proc, revived):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+
+def test_a_valid_finished_run_is_still_never_overwritten(srv, tmp_path):
+    srv.configure(answers=gold_answers(3))
+    args = ["run", "vi-diacritics", "--model", srv.spec(), "--limit", "3", "--out", str(tmp_path / "r"), "--no-progress",
+            "--no-cache"]
+    assert script(*args).returncode == 0
+    p = script(*args)
+    assert p.returncode == 2 and "already holds a finished run" in p.stderr
+
+
+def test_a_sweep_reports_invalid_runs_exits_3_and_finishes_them_when_run_again(srv, tmp_path):
+    """Fault injection: every prompt gets one 500; with no retries the first sweep's run is invalid."""
+    import yaml
+
+    srv.configure(answers=gold_answers(6), faults=[{"match": "*", "status": 500, "times": 1}])
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(yaml.safe_dump({
+        "out": str(tmp_path / "out"), "cache": str(tmp_path / "c.sqlite"), "store": False,
+        "models": [{"spec": srv.spec("a"), "max_retries": 0}],
+        "benchmarks": [{"name": "vi-diacritics", "limit": 6}]}), encoding="utf-8")
+    p = script("sweep", str(sweep), "--no-progress")
+    assert p.returncode == INVALID, p.stderr
+    assert "invalid: 6 of 6 items failed (server_error; HTTP 500)" in p.stdout
+    assert "0 runs finished, 0 failed, 1 invalid" in p.stdout and "run the same sweep again" in p.stderr
+    p = script("sweep", str(sweep), "--no-progress")  # the faults have fired: the endpoint works now
+    assert p.returncode == 0, p.stderr
+    assert "1 runs finished, 0 failed;" in p.stdout
+    run_dir = next((tmp_path / "out").rglob("results.json")).parent
+    assert results(run_dir)["validity"]["valid"] and results(run_dir)["scores"]["overall"]["sentence_exact"]["value"] == 1.0
+    p = script("sweep", str(sweep), "--no-progress", "--max-failure-rate", "0")  # finished and valid: skipped
+    assert p.returncode == 0 and "skipped" in p.stdout
+
+
+def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_runs_it_again(srv, tmp_path):
+    """Arena: the judge's calls fail (503) for two of the three prompts, in both orders: 4 of 6."""
+    judges = {"fair": {"mode": "prefer", "prefer": "GOOD"}}
+    srv.configure(judges=judges, faults=[{"match": "ຫຼວງພະບາງ", "status": 503, "times": 99},
+                                         {"match": "ລາບໄກ່", "status": 503, "times": 99}])
+    out = tmp_path / "arena"
+    args = ["arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+            "--judge", srv.spec("fair"), "--limit", "3", "--out", str(out), "--no-progress",
+            "--cache-path", str(tmp_path / "c.sqlite"), "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stderr
+    arena = json.loads((out / "arena.json").read_text(encoding="utf-8"))
+    judge = arena["validity"]["phases"][f"judge {srv.spec('fair')}"]
+    assert not arena["validity"]["valid"] and judge["failed"] == 4 and judge["of"] == 6
+    assert arena["validity"]["phases"]["candidate answers"]["valid"]
+    line = f"invalid: judge {srv.spec('fair')}: 4 of 6 items failed (server_error; HTTP 503)"
+    assert line in p.stdout and p.stderr.startswith(f"error: {line}")
+    assert arena["data_label"]["label"] == "sample data (8 items written for glotbench, not the published benchmark)"
+    assert arena["data_label"]["label"] in p.stdout
+    lenient = [*args[:args.index("--out") + 1], str(tmp_path / "lenient"), *args[args.index("--out") + 2:]]
+    p = script(*lenient, "--max-failure-rate", "0.7")  # 4 of 6 is within 70%
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "lenient/arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    srv.configure(judges=judges)  # the judge's endpoint works again
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    (aside,) = tmp_path.glob("arena.invalid-*")  # the invalid run is kept beside it, not deleted
+    assert not json.loads((aside / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]

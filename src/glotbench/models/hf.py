@@ -280,7 +280,20 @@ def from_spec(rest: str, *, spec: str, **opts: Any) -> HFModel:
 
     if not rest:
         raise SpecError("hf: needs a path or repo id, e.g. hf:/models/my-model")
+    if looks_like_path(rest):
+        path = Path(rest).expanduser()
+        if not path.exists():
+            raise SpecError(f"model spec {spec!r}: {rest}: no such file or directory")
+        if rest.startswith("~"):
+            rest = str(path)
     return HFModel(rest, spec=spec, **opts)
+
+
+def looks_like_path(name: str) -> bool:
+    """Whether `hf:NAME` names a local path rather than a hub repo id (`name` or `org/name`): it starts
+    with `/`, `.` or `~`, holds a backslash or a second `/`, or names a `.gguf` file."""
+    return (name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1
+            or name.lower().endswith(".gguf") or Path(name).exists())
 
 
 def embedded_default(rest: str = "", *, spec: str = "local", **opts: Any) -> HFModel:

@@ -28,7 +28,7 @@ from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cac
 from glotbench.engine.runner import RetryPolicy, Runner
 from glotbench.errors import GlotbenchError
 from glotbench.metrics.ratio import aggregate as aggregate_metrics
-from glotbench.models.base import GenerateConfig, Model
+from glotbench.models.base import REQUEST_LATENCY, GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
 from glotbench.stats import DEFAULT_SEED, bootstrap_many, prepare_draws
 
@@ -349,6 +349,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                 # From the first model call sent to the last sample scored (excludes model loading).
                 "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
                                     if runner.first_call_at and runner.last_done_at else None),
+                # what each sample's latency_s measures (a batched backend: a share of its batch)
+                "latency": m.description().get("latency", REQUEST_LATENCY),
             },
             "versions": versions,
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,

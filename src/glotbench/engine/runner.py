@@ -78,7 +78,7 @@ class RunCounters:
 
     total: int = 0
     done: int = 0
-    errors: int = 0
+    errors: int = 0  # samples that failed, of any kind: shown as "failures" (results.json: counts.failed)
     retries: int = 0
     calls: int = 0
     cache_hits: int = 0
@@ -88,6 +88,8 @@ class RunCounters:
     new_completion_tokens: int = 0
     failures: Counter = field(default_factory=Counter)
     flags: Counter = field(default_factory=Counter)
+    first_call_at: float | None = None  # perf_counter of the first model call of this run
+    last_answered_at: float | None = None  # ... of the last sample the model answered (not the cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +313,7 @@ class Runner:
     async def _call_and_finish(self, unit: "Pending") -> None:
         await self._ensure_ready()
         if self.first_call_at is None:
-            self.first_call_at = time.perf_counter()
+            self.first_call_at = self.counters.first_call_at = time.perf_counter()
             if self.on_first_call is not None:
                 self.on_first_call()
         resp, err, attempts = await self._call(unit.prompt, unit.config, Unit(unit.item, unit.repeat))
@@ -365,6 +367,8 @@ class Runner:
         self.samples.append(sample)
         c.done += 1
         self.last_done_at = time.perf_counter()
+        if not cached:
+            c.last_answered_at = self.last_done_at
         if self.on_sample is not None:
             self.on_sample(sample)
         if self.on_progress is not None:

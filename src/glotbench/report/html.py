@@ -195,6 +195,8 @@ def usage_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str
         rows.append(("latency of uncached calls (s): median / p90 / p99 / max",
                      " / ".join(f'<span data-latency="{k}">{v:.2f}</span>'
                                 for k, v in (("p50", q[49]), ("p90", q[89]), ("p99", q[98]), ("max", lat[-1])))))
+        if tm.get("latency"):  # what one sample's latency is (a batched backend: a share of its batch)
+            rows.append(("latency measured", escape(str(tm["latency"]))))
     else:
         rows.append(("latency", "every reply came from the cache (no latency measured in this run)"))
     return '<table class="wrap">' + "".join(f"<tr><td>{escape(a)}</td><td>{b}</td></tr>" for a, b in rows) + "</table>"

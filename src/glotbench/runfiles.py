@@ -59,6 +59,28 @@ class _Tokens(_Open):
     completion: int
 
 
+class _PromptPart(_Open):
+    head: str
+    tail: str
+
+
+class _PromptTemplate(_Open):
+    """`prompt_template` of run.json and results.json (engine/prompts.py)."""
+
+    form: Literal["chat", "text"]
+    roles: list[str] | None = None
+    parts: list[_PromptPart]
+
+
+class _PromptRecord(_Open):
+    """A sample's `prompt`: its fill in the run's template, or the prompt kept whole."""
+
+    fill: list[str] | None = None
+    text: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    choices: list[str] | None = None
+
+
 class ResultsFile(_Open):
     """What `report`, `compare`, `runs import` and sweeps read of a results.json."""
 
@@ -72,6 +94,7 @@ class ResultsFile(_Open):
     counts: _Counts
     tokens: _Tokens
     config: dict[str, Any] = {}
+    prompt_template: _PromptTemplate | None = None
 
 
 class FinishedResults(ResultsFile):
@@ -101,6 +124,7 @@ class ReportSampleRow(SampleRow):
     repeat: Annotated[int, Field(ge=0)]
     score: dict[str, float]
     meta: dict[str, Any] = {}
+    prompt: _PromptRecord | None = None
 
 
 class RunJson(_Open):

@@ -121,6 +121,11 @@ def effective_config(prompt: Prompt, config: GenerateConfig, form: str) -> Gener
                                max_tokens=max_tokens)
 
 
+def prompt_form(benchmark: Benchmark, model: Model) -> str:
+    """The form a run sends its prompts in: plain text for the log-likelihood method, else the model's."""
+    return "text" if benchmark.method == "loglik" else model.prompt_form()
+
+
 def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> Any:
     if loglik:
         return {"text": prompt.text, "loglik_choices": list(prompt.choices or ())}
@@ -148,6 +153,7 @@ class Runner:
         on_flush: Callable[[], None] | None = None,
         on_first_call: Callable[[], None] | None = None,
         scorer_id: str | None = None,
+        prompt_record: Callable[[Prompt, Any], dict[str, Any]] | None = None,
     ):
         self.benchmark = benchmark
         self.model = model
@@ -162,6 +168,7 @@ class Runner:
         self.on_flush = on_flush
         self.on_first_call = on_first_call  # once, when the first real model call goes out
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
+        self.prompt_record = prompt_record  # (prompt, loglik choices) -> what a sample keeps of it
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
         self._key_heads: dict[tuple[GenerateConfig, type], str] = {}
@@ -171,7 +178,7 @@ class Runner:
         self.samples: list[Sample] = []
         self.structured_modes: Counter = Counter()
         self._loglik_mode = benchmark.method == "loglik"
-        self._form = "text" if self._loglik_mode else model.prompt_form()
+        self._form = prompt_form(benchmark, model)
         self._ready = False
         self._ready_lock = asyncio.Lock()
 
@@ -329,12 +336,14 @@ class Runner:
         read instead of scoring again when the scorer is unchanged."""
         item, c = unit.item, self.counters
         cached = unit.cached is not None
+        prompt = None if self.prompt_record is None else self.prompt_record(
+            unit.prompt, unit.prompt.choices or () if self._loglik_mode else None)
         if cached:
             c.cache_hits += 1
         if resp is None:
             sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
                                   model_failure=getattr(err, "kind", "exception"), input=item.public,
-                                  prompt_form=self._form, retries=attempts, cached=cached,
+                                  prompt_form=self._form, prompt=prompt, retries=attempts, cached=cached,
                                   error=f"{getattr(err, 'kind', type(err).__name__)}: {err}")
         else:
             u = resp.usage
@@ -344,7 +353,8 @@ class Runner:
                 self.structured_modes[resp.structured_output] += 1
             fields = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
                       "tokens": {"prompt": u.prompt_tokens, "completion": u.completion_tokens},
-                      "input": item.public, "prompt_form": self._form, "retries": attempts, "cached": cached,
+                      "input": item.public, "prompt_form": self._form, "prompt": prompt, "retries": attempts,
+                      "cached": cached,
                       "error": None}
             skey = None
             if self.cache is not None and self.scorer_id is not None:

@@ -215,6 +215,8 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
             g["repeat"] = str(s["repeat"])
         blocks: list[list[Any]] = [["input", "j", s.get("input")], ["raw output", "t", s.get("output")],
                                    ["extracted answer", "t", s.get("answer")]]
+        if s.get("prompt") is not None:  # what was sent: a fill the page joins with the run's template
+            blocks.insert(0, [f"prompt ({s.get('prompt_form') or 'chat'} form)", "p", s["prompt"]])
         it = gold.get(s["id"])
         o = rundata.outcome(s, keys)
         if it is not None:
@@ -251,7 +253,8 @@ def run_report(run_dir: str | Path) -> str:
     rows = browser_rows(results, samples, gold, set(flipped))
     groups = {k: sorted({r["g"][k] for r in rows}) for k in (rows[0]["g"] if rows else {})}
     browser, script = sample_browser(rows, groups, sorted({s["failure"] for s in samples if s.get("failure")}),
-                                     sorted({f for r in rows for f in r["fl"]}), ref_note)
+                                     sorted({f for r in rows for f in r["fl"]}), ref_note,
+                                     prompt_template=results.get("prompt_template"))
     sections = [("scores", "Scores by group", scores_section(results)),
                 ("failures", "Failures", failures_section(results, samples))]
     stab = stability_section(results, flipped, per_group)

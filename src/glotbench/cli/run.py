@@ -67,6 +67,23 @@ def run(
     result = evaluate(benchmark, model, opts)
     print_results(result.results)
     typer.echo(f"run directory: {result.out_dir}")
+    index_in_store(result)
+
+
+def index_in_store(result) -> None:
+    """Index a finished run in the results store (`runs ls` lists it), as sweeps do; a store that
+    cannot be written is a warning: the run directory is the record, the store only its index."""
+    import logging
+
+    from glotbench.cli.options import describe
+    from glotbench.store.index import index_run
+
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # `run` logs at INFO: not Alembic's plugin setup
+    try:
+        index_run(result.results, result.out_dir)
+    except Exception as e:  # noqa: BLE001 - any failure of the index leaves the run as it is
+        typer.echo(f"warning: the run is not in the results store ({describe(e)}); "
+                   f"`glotbench runs import {result.out_dir}` adds it", err=True)
 
 
 def report(

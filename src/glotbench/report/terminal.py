@@ -63,13 +63,26 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
     return read_dict(path, ResultsFile, allow_nan=True)  # a bad file: one error naming the field
 
 
+def scaled(x: float | None, scale: str | None = "fraction") -> str:
+    """A score as every human-facing line prints it (one unit everywhere; fractions stay in JSON):
+    a fraction as percent, points (0–100) as they are, one decimal; "—" for none. `scale` None (a
+    store row indexed before its unit was recorded): the stored number, marked "?"."""
+    if x is None:
+        return "—"
+    if scale is None:
+        return f"{x:.3g}?"
+    return f"{(100 if scale == 'fraction' else 1) * x:.1f}"
+
+
+UNIT = {"fraction": "%", "points": "points", None: "?"}
+
+
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
     if est is None or est.get("value") is None:
         return "—"
-    f = 100 if scale == "fraction" else 1
     if ci:
-        return f"{f * est['value']:.1f} ({f * est['ci_low']:.1f}–{f * est['ci_high']:.1f})"
-    return f"{f * est['value']:.1f}"
+        return f"{scaled(est['value'], scale)} ({scaled(est['ci_low'], scale)}–{scaled(est['ci_high'], scale)})"
+    return scaled(est["value"], scale)
 
 
 def print_results(results: dict[str, Any], out: Any = None) -> None:

@@ -148,3 +148,43 @@ def test_microbatcher_keeps_working_with_the_shared_latency():
     out = asyncio.run(go())
     assert {r.raw["batch"] for r in out} == {3}
     assert all(r.latency_s == pytest.approx(r.raw["batch_latency_s"] / 3, abs=1e-4) for r in out)
+
+
+def test_ctrl_c_with_no_cache_says_nothing_was_cached(srv, tmp_path):
+    """`--no-cache` then Ctrl-C said "resume from the cache": there is none to resume from."""
+    import signal
+    import subprocess
+    import sys
+
+    srv.configure(latency=5.0)
+    for no_cache in (True, False):
+        out = tmp_path / f"r{no_cache}"
+        args = ["run", "vi-diacritics", "--model", srv.spec(), "--limit", "4", "--no-progress", "--out", str(out),
+                "--cache-path", str(tmp_path / "c.sqlite")] + (["--no-cache"] if no_cache else [])
+        proc = subprocess.Popen([sys.executable, "-m", "glotbench", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while len(srv.requests()) < 4 * (2 - no_cache) and time.time() < deadline:  # the requests are out
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        if no_cache:
+            assert err.strip() == "error: interrupted; nothing was cached (--no-cache): the same command starts over"
+        else:
+            assert "resume from the call cache" in err and "nothing was cached" not in err, err
+
+
+@pytest.mark.parametrize("browser,says", [("false", True), ("true", False)])
+def test_report_open_without_a_browser_says_where_the_page_is(tmp_path, browser, says):
+    from conftest import cli
+
+    from glotbench.engine.evaluate import RunOptions, evaluate
+
+    run = evaluate("vi-diacritics", SlowBatches(0.0, 4), RunOptions(limit=2, progress=False, use_cache=False,
+                                                                    out=str(tmp_path / "r")))
+    r = cli("report", str(run.out_dir), "--html", "--open", env={"BROWSER": browser})
+    assert r.returncode == 0, r.stderr
+    assert f"report: {run.out_dir / 'report.html'}" in r.stdout
+    uri = (run.out_dir / "report.html").resolve().as_uri()
+    assert (f"no browser could be started here (set BROWSER to choose one); open {uri}" in r.stderr) == says, r.stderr

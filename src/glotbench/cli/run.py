@@ -109,7 +109,13 @@ def report(
     if open_:
         import webbrowser
 
-        webbrowser.open(path.resolve().as_uri())
+        uri = path.resolve().as_uri()
+        try:
+            opened = webbrowser.open(uri)
+        except webbrowser.Error:
+            opened = False
+        if not opened:  # a server, a container: say where the page is instead of nothing
+            typer.echo(f"no browser could be started here (set BROWSER to choose one); open {uri}", err=True)
 
 
 def board(

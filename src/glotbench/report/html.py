@@ -119,7 +119,7 @@ def failures_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> 
                    + "</table>")
     errors = Counter((s.get("error") or "").split(":")[0] for s in samples if s.get("error"))
     if errors:
-        out.append('<p class="note">model errors after retries: ' + escape(", ".join(f"{k} {v}" for k, v in errors.items())) + "</p>")
+        out.append('<p class="note">failures with an error message (a model call that failed after its retries, a scorer error), by kind: ' + escape(", ".join(f"{k} {v}" for k, v in errors.items())) + "</p>")
     return "".join(out)
 
 

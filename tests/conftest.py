@@ -47,6 +47,20 @@ def start_server(latency: float = 0.0) -> TestServer:
     return TestServer(proc, int(line.split()[1]))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def results_store(tmp_path_factory) -> str:
+    """`glotbench run` indexes each finished run in the results store: the tests' runs go into one
+    store of the session's own (GLOTBENCH_STORE_URL, passed on to every `cli()`), not the user's."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'results.sqlite'}"
+    old = os.environ.get("GLOTBENCH_STORE_URL")
+    os.environ["GLOTBENCH_STORE_URL"] = url
+    yield url
+    if old is None:
+        os.environ.pop("GLOTBENCH_STORE_URL", None)
+    else:
+        os.environ["GLOTBENCH_STORE_URL"] = old
+
+
 @pytest.fixture(scope="session")
 def server():
     srv = start_server()

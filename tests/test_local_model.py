@@ -51,6 +51,8 @@ def test_embedded_model_generates_in_batches(embedded):
     responses = asyncio.run(go())
     assert model.prompt_form() == "text"  # a base model: no chat template
     assert all(r.raw["batch"] == 4 for r in responses)  # one generate() call for all four
+    # each reply's latency is its share of the batch's time, not the whole batch's (issue 21)
+    assert all(abs(4 * r.latency_s - r.raw["batch_latency_s"]) < 1e-3 for r in responses)
     assert all(r.usage.completion_tokens > 0 and "\n" not in r.text for r in responses)
     assert any("restored_text" in r.text for r in responses)  # it follows the few-shot format
     converted = [p for p in _converted_root().iterdir() if p.name.startswith("gemma-3-270m-q4_k_m-")]
@@ -67,6 +69,33 @@ def test_embedded_model_full_run(tmp_path, embedded):
     assert all(s["output"] is not None and s["error"] is None for s in samples)
     assert 0.0 <= r["scores"]["overall"]["word_accuracy"]["value"] <= 1.0
     assert "torch" in r["versions"] and "transformers" in r["versions"]
+
+
+def test_embedded_model_progress_has_an_eta_after_the_first_batch(tmp_path, embedded, monkeypatch):
+    """The real `local` model, 3 batches of 2 on an 80-column terminal: the live line gives an ETA
+    once the first batch is back, and each reply's latency is its share of its batch."""
+    import io
+    import re
+
+    from glotbench.models.batching import BATCH_LATENCY
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setenv("COLUMNS", "80")
+    res = evaluate("vi-diacritics", embedded, RunOptions(limit=6, concurrency=2, max_tokens=24, use_cache=False,
+                                                        out=str(tmp_path / "run")))
+    frames = [f.strip() for f in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "\n", err.getvalue()))
+              if f.strip()]
+    after_first = [f for f in frames if re.search(r"\b[24]/6\b", f)]
+    assert after_first and all("ETA -:--:--" not in f and len(f) <= 80 for f in after_first), frames
+    assert res.results["timing"]["latency"] == BATCH_LATENCY == res.results["model"]["latency"]
+    samples = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    batches = sorted({round(s["latency_s"], 3) for s in samples})
+    assert len(samples) == 6 and len(batches) <= 3 and all(x > 0 for x in batches)
 
 
 def test_hf_backend_on_a_local_folder(tmp_path, embedded):

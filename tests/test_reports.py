@@ -372,3 +372,36 @@ def test_damaged_run_files_are_one_error_line(run_dir, tmp_path):
     for args in (("report", str(bad), "--html"), ("board", str(bad))):
         r = cli(*args)
         assert r.returncode == 2 and r.stderr.startswith("error:") and "Traceback" not in r.stderr, r.stderr
+
+
+def test_the_sample_card_shows_the_prompt_sent(run_dir, browser, tmp_path):
+    """Issue 21: the card shows the rendered prompt, joined in the page from the run's template and
+    the sample's fill: a chat run's messages, and a base model's plain text with its few-shot part."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from test_prompts import BaseModel
+
+    from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+    from glotbench.engine.evaluate import RunOptions, evaluate
+
+    bench = VietnameseDiacritics()
+    items = {it.id: it for it in bench.load()}
+    with ThreadPoolExecutor(1) as pool:  # evaluate() runs its own event loop: not Playwright's thread
+        pool.submit(evaluate, bench, BaseModel(), RunOptions(limit=5, progress=False, use_cache=False,
+                                                             out=str(tmp_path / "base"))).result()
+    for d, form in ((run_dir, "chat"), (tmp_path / "base", "text")):
+        r = cli("report", str(d), "--html", str(tmp_path / f"{form}.html"))
+        assert r.returncode == 0, r.stderr
+        pg = Page(browser, tmp_path / f"{form}.html")
+        card = pg.page.locator("details.sample").nth(2)
+        card.locator("summary").click()
+        block = card.locator(".blk").first
+        expect(block).to_be_visible()
+        assert block.locator("b").inner_text() == f"prompt ({form} form)"
+        prompt = bench.render(items[card.get_attribute("data-id")].to_public())
+        want = prompt.text if form == "text" else "[user]\n" + prompt.messages[-1]["content"]
+        assert block.locator("pre.prompt").inner_text() == want
+        if form == "text":
+            assert "Output: {" in want and want.endswith("Output:")  # the few-shot part is there
+            write_doc_image(card, "report-sample-prompt.png", tmp_path)
+        pg.close()

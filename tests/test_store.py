@@ -155,17 +155,21 @@ def test_call_cache_in_postgresql_is_shared_between_processes(tmp_path, srv):
 def test_board_never_puts_two_signatures_in_one_column():
     from glotbench.store.db import RunRow, board
 
-    def row(model, bench, sig, score, lo=None, hi=None):
-        return RunRow(model=model, benchmark=bench, signature=sig, score=score, ci_low=lo, ci_high=hi)
+    def row(model, bench, sig, score, lo=None, hi=None, scale="fraction"):
+        return RunRow(model=model, benchmark=bench, signature=sig, score=score, ci_low=lo, ci_high=hi, scale=scale)
 
     rows = [row("m1", "vi", "sigA", 0.5, 0.4, 0.6),
             row("m2", "vi", "sigB", 0.7, 0.6, 0.8),  # another prompt or data: its own column
             row("m1", "mcq", "s", 0.2), row("m1", "mcq", "s", 0.4), row("m1", "mcq", "s", 0.3),  # three seeds
-            row("m2", "mcq", "s", None)]
+            row("m2", "mcq", "s", None), row("m1", "chrf", "c", 41.25, 39.5, 43.0, "points"),
+            row("m2", "chrf", "c", 0.25, None, None, None)]  # indexed before the unit was recorded
     columns, table = board(rows)
-    assert len(columns) == 3 and "mcq" in columns
+    assert len(columns) == 4 and "mcq" in columns
     vi_cols = [c for c in columns if c.startswith("vi [")]
     assert len(vi_cols) == 2
-    assert table["m1"]["mcq"] == "0.3 [3 runs 0.2–0.4]" and table["m2"]["mcq"] == "-"
-    assert sorted(v for m in table.values() for c, v in m.items() if c in vi_cols) == ["0.5 (0.4–0.6)", "0.7 (0.6–0.8)"]
-    assert not set(table["m1"]) & set(table["m2"]) - {"mcq"}  # m1's and m2's vi runs never share a column
+    # one unit for people: percent (points for a points metric); the store keeps fractions
+    assert table["m1"]["mcq"] == "30.0 [3 runs 20.0–40.0]" and table["m2"]["mcq"] == "-"
+    assert sorted(v for m in table.values() for c, v in m.items() if c in vi_cols) == ["50.0 (40.0–60.0)",
+                                                                                        "70.0 (60.0–80.0)"]
+    assert (table["m1"]["chrf"], table["m2"]["chrf"]) == ("41.2 (39.5–43.0)", "0.25?")
+    assert not set(table["m1"]) & set(table["m2"]) - {"mcq", "chrf"}  # m1's and m2's vi runs never share a column

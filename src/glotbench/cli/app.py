@@ -20,6 +20,7 @@ from glotbench.cli.options import ErrorHandlingGroup
 # tests/test_cli.py checks this table against what the modules really register.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "run": ("list", "run", "report", "score", "compare", "board"),
+    "prompt": ("prompt",),
     "judged": ("arena", "arena-report", "aragen", "judge-audit"),
     "data": ("contamination",),
     "deepsea": ("deepsea",),

@@ -80,7 +80,30 @@ def describe(e: BaseException) -> str:
 
 
 class ErrorHandlingGroup(TyperGroup):
-    """The one error handler: every command (and sub-group) runs inside this group's `invoke`."""
+    """The one error handler: every command (and sub-group) runs inside this group's `invoke`.
+
+    It also gives every command click's plain help layout rather than typer's rich panels: at 80
+    columns the panels' narrow description column cut long words (a model spec, a default path)
+    to "…"; click's layout wraps at spaces and never drops text."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["rich_markup_mode"] = None
+        super().__init__(*args, **kwargs)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list with each command's first sentence whole, wrapped (click cuts it to
+        one line with "...")."""
+        rows = [(name, cmd.get_short_help_str(10_000)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None and hasattr(cmd, "rich_markup_mode"):
+            cmd.rich_markup_mode = None
+        return cmd
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -88,6 +111,8 @@ class ErrorHandlingGroup(TyperGroup):
         except (typer.Exit, typer.Abort, ClickException, BrokenPipeError):
             raise  # click's own exits and usage errors; a closed pipe is click's to handle
         except KeyboardInterrupt:
+            if ctx.meta.get(NO_CACHE_SEEN):
+                die("interrupted; nothing was cached (--no-cache): the same command starts over", 130)
             die("interrupted; commands that call models resume from the call cache when run again", 130)
         except INPUT_ERRORS as e:
             if os.environ.get("GLOTBENCH_DEBUG"):
@@ -138,7 +163,17 @@ ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable hol
 MaxTokens = Annotated[Optional[int], typer.Option(help="Reply token limit (default: the benchmark's).")]
 Temperature = Annotated[Optional[float], typer.Option(help="Sampling temperature (default: the benchmark's).")]
 Seed = Annotated[Optional[int], typer.Option(help="Sampling seed, passed to the model.")]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the call cache.")]
+NO_CACHE_SEEN = "glotbench.no_cache"  # in the click context's meta (shared by the whole command chain)
+
+
+def _note_no_cache(ctx: typer.Context, value: bool) -> bool:
+    """What the interrupt handler needs to know: with --no-cache there is nothing to resume from."""
+    if value:
+        ctx.meta[NO_CACHE_SEEN] = True
+    return value
+
+
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the call cache.", callback=_note_no_cache)]
 CachePath = Annotated[Optional[str], typer.Option(help="Call cache file (default: the user cache directory's glotbench/calls.sqlite).")]
 PriceIn = Annotated[Optional[float], typer.Option(help="Price per million prompt tokens, for the cost line.")]
 PriceOut = Annotated[Optional[float], typer.Option(help="Price per million completion tokens.")]

@@ -77,6 +77,7 @@ def run(
     result = evaluate(benchmark, model, opts)
     print_results(result.results)
     typer.echo(f"run directory: {result.out_dir}")
+    index_in_store(result)
     finish_message(result.results, sys.argv)
 
 
@@ -117,6 +118,22 @@ def finish_message(results: dict, argv: list[str]) -> None:
     exit_if_invalid(results)
 
 
+def index_in_store(result) -> None:
+    """Index a finished run in the results store (`runs ls` lists it), as sweeps do; a store that
+    cannot be written is a warning: the run directory is the record, the store only its index."""
+    import logging
+
+    from glotbench.cli.options import describe
+    from glotbench.store.index import index_run
+
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # `run` logs at INFO: not Alembic's plugin setup
+    try:
+        index_run(result.results, result.out_dir)
+    except Exception as e:  # noqa: BLE001 - any failure of the index leaves the run as it is
+        typer.echo(f"warning: the run is not in the results store ({describe(e)}); "
+                   f"`glotbench runs import {result.out_dir}` adds it", err=True)
+
+
 def report(
     run_dir: Annotated[str, typer.Argument(help="A run directory (or arena/AraGen directory; or a folder of runs: its newest).")],
     file: Annotated[Optional[str], typer.Argument(help="With --html: the page to write (default RUN/report.html).")] = None,
@@ -140,7 +157,13 @@ def report(
     if open_:
         import webbrowser
 
-        webbrowser.open(path.resolve().as_uri())
+        uri = path.resolve().as_uri()
+        try:
+            opened = webbrowser.open(uri)
+        except webbrowser.Error:
+            opened = False
+        if not opened:  # a server, a container: say where the page is instead of nothing
+            typer.echo(f"no browser could be started here (set BROWSER to choose one); open {uri}", err=True)
 
 
 def board(

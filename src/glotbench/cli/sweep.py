@@ -17,6 +17,19 @@ def _fmt(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _score(x: float | None, scale: str | None) -> str:
+    """A score in the unit every human-facing line uses: percent, or points (report/terminal.py)."""
+    from glotbench.report.terminal import scaled
+
+    return "-" if x is None else scaled(x, scale)
+
+
+def _unit(scale: str | None) -> str:
+    from glotbench.report.terminal import UNIT
+
+    return UNIT.get(scale, "?")
+
+
 def sweep(
     sweep_file: str = typer.Argument(..., help="Sweep file (YAML): models, benchmarks, seeds, output root."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs and their model calls; run nothing."),
@@ -66,10 +79,11 @@ def sweep(
         _die(str(e))
     except KeyboardInterrupt:
         _die("interrupted; run the same sweep again to resume (finished runs are skipped)", 130)
-    typer.echo(f"{'run':<60} {'status':<8} {'score':>8} {'calls':>6} {'time':>7}")
+    typer.echo(f"{'run':<60} {'status':<8} {'score':>8} {'unit':<6} {'calls':>6} {'time':>7}")
     for o in outcomes:
-        typer.echo(f"{o.run.run_id:<60} {o.status:<8} {_fmt(o.score):>8} {o.calls:>6} {o.seconds:>6.1f}s"
-                   + (f"  {o.error}" if o.error else ""))
+        unit = _unit(o.scale) if o.score is not None else ""
+        typer.echo(f"{o.run.run_id:<60} {o.status:<8} {_score(o.score, o.scale):>8} {unit:<6} {o.calls:>6} "
+                   f"{o.seconds:>6.1f}s" + (f"  {o.error}" if o.error else ""))
     failed = sum(o.status == "failed" for o in outcomes)
     invalid = sum(o.status == "invalid" for o in outcomes)
     typer.echo(f"{len(outcomes) - failed - invalid} runs finished, {failed} failed"
@@ -99,8 +113,9 @@ def runs_ls(
     db: Optional[str] = typer.Option(None, help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per run."),
 ) -> None:
-    """List indexed runs: benchmark, model, headline score with its 95% CI, items scored (of how
-    many), tokens, cost, and what to read with the number (invalid, subset, sample data)."""
+    """List indexed runs: benchmark, model, headline score with its 95% CI (percent, or points for
+    a points metric; --json keeps the stored fractions), items scored (of how many), tokens, cost,
+    and what to read with the number (invalid, subset, sample data)."""
     from glotbench.errors import GlotbenchError
     from glotbench.store.db import row_notes
 
@@ -111,20 +126,22 @@ def runs_ls(
     if as_json:
         for r in rows:
             typer.echo(json.dumps({"id": r.id, "benchmark": r.benchmark, "model": r.model, "headline": r.headline,
-                                   "score": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                   "score": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high, "scale": r.scale,
                                    "selection": r.selection, "validity": r.validity, "data_label": r.data_label,
                                    "run_dir": r.run_dir}, ensure_ascii=False))
         return
-    typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>15} "
+    typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>13} {'unit':<6} "
                f"{'items':>9} {'tokens':>9} {'cost $':>8}")
     for r in rows:
-        ci = f"{_fmt(r.ci_low)}–{_fmt(r.ci_high)}"
+        ci = "-" if r.ci_low is None or r.ci_high is None else f"{_score(r.ci_low, r.scale)}–{_score(r.ci_high, r.scale)}"
         sel = r.selection or {}
         items = f"{r.items}/{sel['of']}" if sel.get("of") is not None else str(r.items)
-        typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:16]:<16} {_fmt(r.score):>7} "
-                   f"{ci:>15} {items:>9} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}"
+        typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:16]:<16} "
+                   f"{_score(r.score, r.scale):>7} {ci:>13} {_unit(r.scale):<6} "
+                   f"{items:>9} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}"
                    + "".join(f"  [{t}]" for t in row_notes(r)))
-    typer.echo(f"{len(rows)} runs")
+    typer.echo(f"{len(rows)} runs" + ("; ? = indexed before the unit was recorded (the stored number)"
+                                      if any(r.scale is None for r in rows) else ""))
 
 
 @runs_app.command("board")
@@ -152,24 +169,58 @@ def runs_board(
     typer.echo("model".ljust(width) + "".join(c.ljust(cw[c]) for c in columns))
     for m, cells in table.items():
         typer.echo(m.ljust(width) + "".join(cells.get(c, "-").ljust(cw[c]) for c in columns))
-    heads = sorted({(r.benchmark, r.headline) for r in rows})
-    typer.echo("metrics: " + ", ".join(f"{b} {h}" for b, h in heads))
+    heads = sorted({(r.benchmark, r.headline, _unit(r.scale)) for r in rows})
+    typer.echo("metrics: " + ", ".join(f"{b} {h} ({u})" for b, h, u in heads))
 
 
 @runs_app.command("show")
 def runs_show(
     ref: str = typer.Argument(..., help="Run id, run key (8+ hex characters) or run directory."),
     db: Optional[str] = typer.Option(None, help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Everything the store holds, as JSON (scores as stored: fractions)."),
 ) -> None:
-    """Everything the store holds about one run, as JSON (scores per group with CIs included)."""
+    """One run from the store: its headline and every group's score with the 95% CI (percent, or
+    points for a points metric), counts, tokens, cost and directory; --json for the whole row."""
     from glotbench.errors import GlotbenchError
 
     try:
         r = _store(db).get(ref)
     except GlotbenchError as e:
         _die(str(e))
-    cols = [c.name for c in r.__table__.columns]
-    typer.echo(json.dumps({c: getattr(r, c) for c in cols}, default=str, ensure_ascii=False, indent=2))
+    if as_json:
+        cols = [c.name for c in r.__table__.columns]
+        typer.echo(json.dumps({c: getattr(r, c) for c in cols}, default=str, ensure_ascii=False, indent=2))
+        return
+    _show_run(r)
+
+
+def _show_run(r) -> None:
+    from glotbench.report.terminal import visible
+
+    def est(e: dict | None) -> str:
+        if not e or e.get("value") is None:
+            return "-"
+        ci = (f" ({_score(e['ci_low'], r.scale)}–{_score(e['ci_high'], r.scale)})"
+              if e.get("ci_low") is not None and e.get("ci_high") is not None else "")
+        return f"{_score(e['value'], r.scale)}{ci}" + (f"  n={e['n']}" if e.get("n") is not None else "")
+
+    unit = {"%": "percent", "points": "points (0–100)"}.get(_unit(r.scale), "unknown unit (indexed before it was recorded)")
+    lines = [f"run {r.id}: {r.benchmark} v{r.benchmark_version} · {r.model}",
+             f"{r.headline}: {est(_headline(r))}   [{unit}, 95% CI]"]
+    for key, groups in (r.scores.get("groups") or {}).items():
+        lines.append(f"by {key}:")
+        lines += [f"  {value}: {est((g or {}).get(r.headline))}" for value, g in groups.items()]
+    lines += [f"items {r.items} · failed {r.failed} · tokens in {r.prompt_tokens} out {r.completion_tokens}"
+              + (f" · cost ${r.cost_usd:.4f}" if r.cost_usd is not None else ""),
+              f"started {r.started} · finished {r.finished}", f"directory: {r.run_dir}", f"signature: {r.signature}"]
+    for line in lines:
+        typer.echo(visible(line))
+
+
+def _headline(r) -> dict:
+    """The headline's estimate as the store holds it (the overall row of its scores)."""
+    return ((r.scores.get("overall") or {}).get(r.headline) or
+            {"value": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high})
 
 
 @runs_app.command("import")

@@ -16,6 +16,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,13 +26,14 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult, Sample, jsonable
 from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cache_path, open_cache, storable,
                                     to_json)
-from glotbench.engine.runner import RetryPolicy, Runner
+from glotbench.engine.prompts import PromptTemplate, probes, whole
+from glotbench.engine.runner import RetryPolicy, Runner, prompt_form
 from glotbench.engine.selection import select
 from glotbench.engine.validity import DEFAULT_MAX_FAILURE_RATE, run_validity
 from glotbench.errors import GlotbenchError
 from glotbench.metrics.ratio import aggregate as aggregate_metrics
 from glotbench.metrics.ratio import interval
-from glotbench.models.base import GenerateConfig, Model
+from glotbench.models.base import REQUEST_LATENCY, GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
 from glotbench.stats import DEFAULT_SEED, bootstrap_many, prepare_draws, wilson
 
@@ -284,6 +286,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     cache = open_cache(options.cache_path or default_cache_path()) if options.use_cache else None
     try:
         out_dir = _prepare_out_dir(bench, m, options.out)
+        form = prompt_form(bench, m)  # what was sent is kept: a template here, a fill per sample
+        template = PromptTemplate.learn((bench.render(it.to_public()) for it in probes(items)), form)
         started = datetime.now(timezone.utc)
         run_info = {
             "status": "running",
@@ -299,6 +303,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                        "method": bench.method},
             "started": started.isoformat(),
             "argv": sys.argv,
+            "prompt_template": None if template is None else template.to_json(),
         }
         _write_json_atomic(out_dir / "run.json", run_info)
         samples_path = out_dir / "samples.jsonl"
@@ -325,7 +330,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
                                 on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
-                                on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{scorer_signature}")
+                                on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{scorer_signature}",
+                                prompt_record=template.record if template else partial(whole, form))
                 t0 = time.perf_counter()
                 try:
                     samples = await runner.run(iter(items), len(items))
@@ -393,6 +399,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                 # From the first model call sent to the last sample scored (excludes model loading).
                 "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
                                     if runner.first_call_at and runner.last_done_at else None),
+                # what each sample's latency_s measures (a batched backend: a share of its batch)
+                "latency": m.description().get("latency", REQUEST_LATENCY),
             },
             "versions": versions,
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,

@@ -79,7 +79,7 @@ class RunCounters:
 
     total: int = 0
     done: int = 0
-    errors: int = 0
+    errors: int = 0  # samples that failed, of any kind: shown as "failures" (results.json: counts.failed)
     retries: int = 0
     calls: int = 0
     cache_hits: int = 0
@@ -91,6 +91,8 @@ class RunCounters:
     call_failures: Counter = field(default_factory=Counter)  # samples with no reply, by error kind
     call_failure_status: Counter = field(default_factory=Counter)  # ... and by HTTP status, where one came
     flags: Counter = field(default_factory=Counter)
+    first_call_at: float | None = None  # perf_counter of the first model call of this run
+    last_answered_at: float | None = None  # ... of the last sample the model answered (not the cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +132,11 @@ def effective_config(prompt: Prompt, config: GenerateConfig, form: str) -> Gener
                                max_tokens=max_tokens)
 
 
+def prompt_form(benchmark: Benchmark, model: Model) -> str:
+    """The form a run sends its prompts in: plain text for the log-likelihood method, else the model's."""
+    return "text" if benchmark.method == "loglik" else model.prompt_form()
+
+
 def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> Any:
     if loglik:
         return {"text": prompt.text, "loglik_choices": list(prompt.choices or ())}
@@ -157,6 +164,7 @@ class Runner:
         on_flush: Callable[[], None] | None = None,
         on_first_call: Callable[[], None] | None = None,
         scorer_id: str | None = None,
+        prompt_record: Callable[[Prompt, Any], dict[str, Any]] | None = None,
     ):
         self.benchmark = benchmark
         self.model = model
@@ -171,6 +179,7 @@ class Runner:
         self.on_flush = on_flush
         self.on_first_call = on_first_call  # once, when the first real model call goes out
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
+        self.prompt_record = prompt_record  # (prompt, loglik choices) -> what a sample keeps of it
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
         self._key_heads: dict[tuple[GenerateConfig, type], str] = {}
@@ -181,7 +190,7 @@ class Runner:
         self.structured_modes: Counter = Counter()
         self._loglik_mode = benchmark.method == "loglik"
         self._retries_failures = bool(getattr(benchmark, "retry_failures", ()))
-        self._form = "text" if self._loglik_mode else model.prompt_form()
+        self._form = prompt_form(benchmark, model)
         self._ready = False
         self._ready_lock = asyncio.Lock()
 
@@ -326,7 +335,7 @@ class Runner:
     async def _call_and_finish(self, unit: "Pending") -> None:
         await self._ensure_ready()
         if self.first_call_at is None:
-            self.first_call_at = time.perf_counter()
+            self.first_call_at = self.counters.first_call_at = time.perf_counter()
             if self.on_first_call is not None:
                 self.on_first_call()
         reply, err, attempts = await self._call(unit.prompt, unit.config, Unit(unit.item, unit.repeat))
@@ -345,6 +354,8 @@ class Runner:
         by `check_reply` (not made again)."""
         item, c = unit.item, self.counters
         cached = unit.cached is not None
+        prompt = None if self.prompt_record is None else self.prompt_record(
+            unit.prompt, unit.prompt.choices or () if self._loglik_mode else None)
         if cached:
             c.cache_hits += 1
         if resp is None and not getattr(err, "model_output", False):  # no reply at all: the call failed
@@ -354,7 +365,7 @@ class Runner:
         if resp is None:
             sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
                                   model_failure=getattr(err, "kind", "exception"), input=item.public,
-                                  prompt_form=self._form, retries=attempts, cached=cached,
+                                  prompt_form=self._form, prompt=prompt, retries=attempts, cached=cached,
                                   error=f"{getattr(err, 'kind', type(err).__name__)}: {err}")
         else:
             u = resp.usage
@@ -364,7 +375,8 @@ class Runner:
                 self.structured_modes[resp.structured_output] += 1
             fields = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
                       "tokens": {"prompt": u.prompt_tokens, "completion": u.completion_tokens},
-                      "input": item.public, "prompt_form": self._form, "retries": attempts, "cached": cached,
+                      "input": item.public, "prompt_form": self._form, "prompt": prompt, "retries": attempts,
+                      "cached": cached,
                       "error": None}
             skey = None
             if self.cache is not None and self.scorer_id is not None:
@@ -387,6 +399,8 @@ class Runner:
         self.samples.append(sample)
         c.done += 1
         self.last_done_at = time.perf_counter()
+        if not cached:
+            c.last_answered_at = self.last_done_at
         if self.on_sample is not None:
             self.on_sample(sample)
         if self.on_progress is not None:

@@ -66,6 +66,14 @@ class ModelEntry(BaseModel):
 
         if v.partition(":")[0] not in models():
             raise ValueError(f"unknown model spec {v!r}: it must start with one of {', '.join(models())}")
+        if v.startswith("openai:"):  # a base URL without a scheme: refused here, before any run starts
+            from glotbench.errors import SpecError
+            from glotbench.models.endpoint import parse_endpoint
+
+            try:
+                parse_endpoint(v.partition(":")[2], v)
+            except SpecError as e:
+                raise ValueError(str(e)) from None
         return v
 
     @property
@@ -79,8 +87,10 @@ class ModelEntry(BaseModel):
     @property
     def endpoint(self) -> str:
         """What a concurrency budget belongs to: the server's base URL, or the local model."""
-        if self.kind == "openai" and "@" in self.spec:
-            return self.spec.rsplit("@", 1)[1].rstrip("/")
+        if self.kind == "openai":
+            from glotbench.models.endpoint import parse_endpoint
+
+            return parse_endpoint(self.spec.partition(":")[2], self.spec).base_url
         return self.spec
 
 

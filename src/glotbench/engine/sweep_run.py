@@ -22,6 +22,7 @@ class RunOutcome:
     error: str | None = None
     headline: str | None = None
     score: float | None = None
+    scale: str = "fraction"  # the headline metric's: fraction (printed as percent) or points
     calls: int = 0
     seconds: float = 0.0
     phases: dict[str, float] | None = None  # Ray: queued_s (submit to start), in_task_s, transfer_s
@@ -140,7 +141,9 @@ def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds
     head = results.get("headline")
     est = (results.get("scores", {}).get("overall") or {}).get(head) or {}
     invalid = validity_text(results)
+    scale = ((results.get("metrics") or {}).get(head) or {}).get("scale", "fraction")
     return RunOutcome(run, "invalid" if invalid else status, error=invalid, headline=head, score=est.get("value"),
+                      scale=scale,
                       calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds)
 
 

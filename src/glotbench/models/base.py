@@ -43,6 +43,11 @@ class GenerateConfig:
         return d
 
 
+# What `Response.latency_s` measures unless a backend's description() says otherwise ("latency"):
+# batched local backends give each item a share of its batch (models/batching.py BATCH_LATENCY).
+REQUEST_LATENCY = "per item: from sending its request to its reply (the last try, when retried)"
+
+
 ErrorKind = Literal[
     "rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error", "auth"
 ]

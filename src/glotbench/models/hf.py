@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
-from glotbench.models.batching import MicroBatcher, has_chat_template
+from glotbench.models.batching import BATCH_LATENCY, MicroBatcher, batch_latency, has_chat_template
 
 
 log = logging.getLogger("glotbench")
@@ -169,7 +169,7 @@ class HFModel:
         return "text" if has_chat_template(self.path) is False else "chat"
 
     def description(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"backend": "hf", "model": self.name, "batch_size": self.batch_size}
+        d: dict[str, Any] = {"backend": "hf", "model": self.name, "batch_size": self.batch_size, "latency": BATCH_LATENCY}
         if self.gguf_sha256:
             d["gguf_sha256"] = self.gguf_sha256
         if self._model is not None:
@@ -210,7 +210,7 @@ class HFModel:
             kwargs.update(stop_strings=list(cfg.stop), tokenizer=self._tok)
         with torch.inference_mode():
             out = self._model.generate(**enc, **kwargs)
-        latency = time.perf_counter() - t0
+        latency, raw = batch_latency(time.perf_counter() - t0, len(reqs))
         width = enc["input_ids"].shape[1]
         eos = {self._tok.eos_token_id, self._tok.pad_token_id}
         responses = []
@@ -231,7 +231,7 @@ class HFModel:
             responses.append(Response(
                 text=text, finish_reason=finish,
                 usage=Usage(int(enc["attention_mask"][i].sum()), len(ids)),
-                latency_s=latency, raw={"batch": len(reqs)},
+                latency_s=latency, raw=raw,
             ))
         return responses
 
@@ -280,7 +280,20 @@ def from_spec(rest: str, *, spec: str, **opts: Any) -> HFModel:
 
     if not rest:
         raise SpecError("hf: needs a path or repo id, e.g. hf:/models/my-model")
+    if looks_like_path(rest):
+        path = Path(rest).expanduser()
+        if not path.exists():
+            raise SpecError(f"model spec {spec!r}: {rest}: no such file or directory")
+        if rest.startswith("~"):
+            rest = str(path)
     return HFModel(rest, spec=spec, **opts)
+
+
+def looks_like_path(name: str) -> bool:
+    """Whether `hf:NAME` names a local path rather than a hub repo id (`name` or `org/name`): it starts
+    with `/`, `.` or `~`, holds a backslash or a second `/`, or names a `.gguf` file."""
+    return (name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1
+            or name.lower().endswith(".gguf") or Path(name).exists())
 
 
 def embedded_default(rest: str = "", *, spec: str = "local", **opts: Any) -> HFModel:

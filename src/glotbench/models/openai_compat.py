@@ -10,11 +10,10 @@ import asyncio
 import email.utils
 import json
 import os
-import re
 import time
 from typing import Any, Literal
 
-from glotbench.errors import GlotbenchError, SpecError
+from glotbench.errors import GlotbenchError
 from glotbench.models.base import (
     AuthError,
     BadResponse,
@@ -30,8 +29,9 @@ from glotbench.models.base import (
     Usage,
 )
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+from glotbench.models.endpoint import DEFAULT_BASE_URL, DEFAULT_KEY_ENV, check_base_url, key_source, parse_endpoint
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_KEY_ENV", "OpenAICompatModel", "from_spec", "map_status", "parse_retry_after"]
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -92,7 +92,8 @@ def ensure_open_files(n: int) -> None:
 
 
 class OpenAICompatModel:
-    """Chat completions over HTTP. API key from an environment variable (never from the spec).
+    """Chat completions over HTTP. API key from an environment variable (never from the spec); the
+    base URL from the spec, else `OPENAI_BASE_URL`, else the default (`models/endpoint.py`).
 
     `client` (the scoring service's `GuardedClient`) replaces the plain aiohttp session for every
     request, the pre-flight included; with it the environment is never read: only `api_key` is sent."""
@@ -104,6 +105,7 @@ class OpenAICompatModel:
         model: str,
         base_url: str = DEFAULT_BASE_URL,
         *,
+        base_url_from: str = "spec",
         spec: str | None = None,
         api_key_env: str | None = None,
         concurrency: int = 16,
@@ -112,7 +114,8 @@ class OpenAICompatModel:
         api_key: str | None = None,
     ):
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = check_base_url(base_url, f"the endpoint of {model!r}")
+        self.base_url_from = base_url_from
         self.spec = spec or f"openai:{model}@{self.base_url}"
         self.cache_id = f"openai:{model}@{self.base_url}"
         self.api_key_env = api_key_env or DEFAULT_KEY_ENV
@@ -128,22 +131,21 @@ class OpenAICompatModel:
 
     @classmethod
     def from_spec(cls, rest: str, spec: str, **opts: Any) -> "OpenAICompatModel":
-        model, sep, url = rest.rpartition("@")
-        if sep and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) and not url.lower().startswith(("http://", "https://")):
-            # a URL of another scheme: refusing it beats sending `MODEL@ftp://...` (and the key) to the default
-            raise SpecError(f"model spec {spec!r}: the endpoint must be an http:// or https:// URL")
-        if not sep or not url.lower().startswith(("http://", "https://")):
-            model, url = rest, DEFAULT_BASE_URL
-        if not model:
-            raise SpecError(f"model spec {spec!r} names no model: use openai:MODEL@BASE_URL")
-        return cls(model, url, spec=spec, **opts)
+        ep = parse_endpoint(rest, spec)
+        return cls(ep.model, ep.base_url, base_url_from=ep.base_url_from, spec=spec, **opts)
 
     def prompt_form(self) -> Literal["chat", "text"]:
         return "chat"
 
     def description(self) -> dict[str, Any]:
+        """What a run records: the base URL and where it came from (the spec, `OPENAI_BASE_URL`, the
+        default), and the variable the key came from (never the key; "none": no key was sent)."""
+        own_key = self.api_key and self.client is None
         return {"backend": "openai", "model": self.model, "endpoint": self.base_url,
-                "api_key_env": self.api_key_env if self.api_key and self.client is None else None}
+                "base_url_from": self.base_url_from,
+                "api_key_env": self.api_key_env if own_key else None,
+                "api_key_from": key_source(self.api_key_env, self.api_key) if self.client is None
+                else ("submitted" if self.api_key else "none")}
 
     def _url(self, path: str) -> str:
         """`base_url` + `/path`, keeping a query string of the base URL a query string."""
@@ -177,7 +179,7 @@ class OpenAICompatModel:
             if r.status in (401, 403):
                 raise GlotbenchError(f"the endpoint rejected the request for its model list (HTTP {r.status})")
             return
-        if self.base_url == DEFAULT_BASE_URL.rstrip("/") or self._explicit_key_env:
+        if self.base_url == DEFAULT_BASE_URL or self._explicit_key_env:
             if not self.api_key:
                 raise GlotbenchError(
                     f"no API key: set the environment variable {self.api_key_env} for {self.base_url}")

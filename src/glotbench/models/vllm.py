@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError, SpecError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
-from glotbench.models.batching import MicroBatcher, has_chat_template
+from glotbench.models.batching import BATCH_LATENCY, MicroBatcher, batch_latency, has_chat_template
 
 OUTPUT_AFFECTING = ("dtype", "quantization", "revision", "tokenizer", "max_model_len")
 
@@ -170,7 +170,7 @@ class VLLMModel:
 
     def description(self) -> dict[str, Any]:
         d: dict[str, Any] = {"backend": "vllm", "model": self.model, "batch_size": self.batch_size,
-                             "engine_args": dict(self.engine_args)}
+                             "engine_args": dict(self.engine_args), "latency": BATCH_LATENCY}
         if self.version:
             d["vllm"] = self.version
         if self.load_seconds is not None:
@@ -240,7 +240,7 @@ class VLLMModel:
             outs = self._engine.chat(payloads, params, use_tqdm=False, **chat_kwargs(thinking))
         else:
             outs = self._engine.generate(payloads, params, use_tqdm=False)
-        latency = time.perf_counter() - t0
+        latency, raw = batch_latency(time.perf_counter() - t0, len(reqs))
         if kind == "loglik":
             return [sum_prompt_logprobs(o.prompt_logprobs, *r.extra) for r, o in zip(reqs, outs)]
         results = []
@@ -249,7 +249,7 @@ class VLLMModel:
             results.append(Response(
                 text=c.text, finish_reason=c.finish_reason,
                 usage=Usage(len(o.prompt_token_ids or ()), len(c.token_ids or ())),
-                latency_s=latency, structured_output=r.extra, raw={"batch": len(reqs)},
+                latency_s=latency, structured_output=r.extra, raw=raw,
             ))
         return results
 

@@ -125,7 +125,7 @@ def failures_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> 
                    + "</table>")
     errors = Counter((s.get("error") or "").split(":")[0] for s in samples if s.get("error"))
     if errors:
-        out.append('<p class="note">model errors after retries: ' + escape(", ".join(f"{k} {v}" for k, v in errors.items())) + "</p>")
+        out.append('<p class="note">failures with an error message (a model call that failed after its retries, a scorer error), by kind: ' + escape(", ".join(f"{k} {v}" for k, v in errors.items())) + "</p>")
     return "".join(out)
 
 
@@ -201,6 +201,8 @@ def usage_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str
         rows.append(("latency of uncached calls (s): median / p90 / p99 / max",
                      " / ".join(f'<span data-latency="{k}">{v:.2f}</span>'
                                 for k, v in (("p50", q[49]), ("p90", q[89]), ("p99", q[98]), ("max", lat[-1])))))
+        if tm.get("latency"):  # what one sample's latency is (a batched backend: a share of its batch)
+            rows.append(("latency measured", escape(str(tm["latency"]))))
     else:
         rows.append(("latency", "every reply came from the cache (no latency measured in this run)"))
     return '<table class="wrap">' + "".join(f"<tr><td>{escape(a)}</td><td>{b}</td></tr>" for a, b in rows) + "</table>"
@@ -219,6 +221,8 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
             g["repeat"] = str(s["repeat"])
         blocks: list[list[Any]] = [["input", "j", s.get("input")], ["raw output", "t", s.get("output")],
                                    ["extracted answer", "t", s.get("answer")]]
+        if s.get("prompt") is not None:  # what was sent: a fill the page joins with the run's template
+            blocks.insert(0, [f"prompt ({s.get('prompt_form') or 'chat'} form)", "p", s["prompt"]])
         it = gold.get(s["id"])
         o = rundata.outcome(s, keys)
         if it is not None:
@@ -255,7 +259,8 @@ def run_report(run_dir: str | Path) -> str:
     rows = browser_rows(results, samples, gold, set(flipped))
     groups = {k: sorted({r["g"][k] for r in rows}) for k in (rows[0]["g"] if rows else {})}
     browser, script = sample_browser(rows, groups, sorted({s["failure"] for s in samples if s.get("failure")}),
-                                     sorted({f for r in rows for f in r["fl"]}), ref_note)
+                                     sorted({f for r in rows for f in r["fl"]}), ref_note,
+                                     prompt_template=results.get("prompt_template"))
     sections = [("scores", "Scores by group", scores_section(results)),
                 ("failures", "Failures", failures_section(results, samples))]
     stab = stability_section(results, flipped, per_group)

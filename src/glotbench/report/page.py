@@ -57,6 +57,16 @@ BROWSER_JS = r"""
 (function(){
 const el=document.getElementById('samples-data'); if(!el) return;
 const rows=JSON.parse(el.textContent), PAGE=50; let page=0, shown=rows;
+const tplEl=document.getElementById('prompt-template'), tpl=tplEl?JSON.parse(tplEl.textContent):null;
+function promptText(p){
+  let parts, roles=null;
+  if(p.fill && tpl){ parts=tpl.parts.map((x,i)=>x.head+(p.fill[i]||'')+x.tail); roles=tpl.roles; }
+  else if(p.messages){ parts=p.messages.map(m=>String(m.content)); roles=p.messages.map(m=>m.role); }
+  else parts=[p.text===null||p.text===undefined?'—':String(p.text)];
+  let s=roles?parts.map((c,i)=>'['+roles[i]+']\n'+c).join('\n\n'):parts[0];
+  if(p.choices) s+='\n\n[choices scored by log-likelihood]\n'+p.choices.map(c=>JSON.stringify(c)).join('\n');
+  return s;
+}
 rows.forEach(r=>{r._s=JSON.stringify(r.b).toLowerCase()+' '+String(r.id).toLowerCase();});
 const $=id=>document.getElementById(id), list=$('sample-list'), count=$('sample-count');
 const gsel=[...document.querySelectorAll('select[data-group]')];
@@ -75,6 +85,7 @@ function block(b){
   const d=node('div','blk'); d.appendChild(node('b','',b[0]));
   if(b[1]==='d'){ const p=node('pre','diff'); b[2].forEach((w,i)=>{ if(i) p.appendChild(document.createTextNode(' '));
       if(typeof w==='string') w=[w,'ok']; const s=node('span','w w-'+w[1],w[0]); s.title=w[1]; p.appendChild(s);}); d.appendChild(p); }
+  else if(b[1]==='p') d.appendChild(node('pre','prompt',promptText(b[2])));
   else if(b[1]==='j'){ const t=JSON.stringify(b[2]); d.appendChild(node('pre','',t.length<110?t:JSON.stringify(b[2],null,1))); }
   else d.appendChild(node('pre','',b[2]===null?'—':String(b[2])));
   return d;
@@ -128,9 +139,11 @@ def page(title: str, header_html: str, sections: Sequence[tuple[str, str, str]],
 
 
 def sample_browser(rows: list[dict[str, Any]], groups: dict[str, list[str]], failures: list[str],
-                   flags: list[str], note: str = "") -> tuple[str, str]:
+                   flags: list[str], note: str = "", *, prompt_template: Any = None) -> tuple[str, str]:
     """The browser section's HTML and its script. Each row: id, g (group values), o (outcome), f
-    (failure kind), fl (flags), b (blocks: [title, "t" text | "d" diff | "j" JSON, content])."""
+    (failure kind), fl (flags), b (blocks: [title, "t" text | "d" diff | "j" JSON | "p" prompt,
+    content]). A "p" block holds a sample's prompt record (engine/prompts.py): a fill is joined
+    with `prompt_template`, sent once, in the page."""
     def select(ident: str, label: str, options: list[tuple[str, str]], extra: str = "") -> str:
         opts = "".join(f'<option value="{escape(v)}">{escape(t)}</option>' for v, t in options)
         return f'<label>{escape(label)} <select id="{ident}"{extra}><option value="">all</option>{opts}</select></label>'
@@ -150,6 +163,8 @@ def sample_browser(rows: list[dict[str, Any]], groups: dict[str, list[str]], fai
             '<div class="pager"><button id="prev">‹ prev</button><span id="page-info"></span>'
             '<button id="next">next ›</button><span id="sample-count" class="note"></span>'
             '<button id="expand">expand page</button></div><div id="sample-list"></div>')
-    script = (f'<script type="application/json" id="samples-data">{script_json(rows)}</script>'
+    tpl = (f'<script type="application/json" id="prompt-template">{script_json(prompt_template)}</script>'
+           if prompt_template else "")
+    script = (f'<script type="application/json" id="samples-data">{script_json(rows)}</script>{tpl}'
               f"<script>{BROWSER_JS}</script>")
     return html, script

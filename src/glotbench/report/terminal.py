@@ -49,6 +49,33 @@ def fit(out: Any, table: Any) -> None:
     out.width = max(out.width, Measurement.get(out, out.options.update_width(10_000), table).maximum)
 
 
+def fold(width: int, names: list[str], headers: dict[str, str],
+         body: list[tuple[str, str, dict[str, str], str | None] | None]) -> list[list[str]]:
+    """The metric columns of a results table in groups that each fit `width` beside the group and n
+    columns: a table with many metrics (vi-tone-errors: 9, 193 columns) is printed as several
+    tables, one under the other, each with every row, instead of one wider than the terminal.
+    Every column and number stays (a single column wider than `width` is a group of its own, and
+    `fit` widens the console for it)."""
+    from rich.cells import cell_len
+
+    rows = [r for r in body if r is not None]
+
+    def col(texts: list[str]) -> int:
+        return max((cell_len(t) for t in texts), default=0) + 2  # a cell's padding: one space each side
+
+    base = col(["group"] + [r[0] for r in rows]) + col(["n"] + [r[1] for r in rows])
+    parts: list[list[str]] = [[]]
+    used = base
+    for name in names:
+        w = col([headers[name]] + [r[2].get(name, "") for r in rows])
+        if parts[-1] and used + w > width:
+            parts.append([])
+            used = base
+        parts[-1].append(name)
+        used += w
+    return parts
+
+
 def load_results(run_dir: str | Path) -> dict[str, Any]:
     d = Path(run_dir)
     path = d / "results.json"
@@ -63,13 +90,26 @@ def load_results(run_dir: str | Path) -> dict[str, Any]:
     return read_dict(path, ResultsFile, allow_nan=True)  # a bad file: one error naming the field
 
 
+def scaled(x: float | None, scale: str | None = "fraction") -> str:
+    """A score as every human-facing line prints it (one unit everywhere; fractions stay in JSON):
+    a fraction as percent, points (0–100) as they are, one decimal; "—" for none. `scale` None (a
+    store row indexed before its unit was recorded): the stored number, marked "?"."""
+    if x is None:
+        return "—"
+    if scale is None:
+        return f"{x:.3g}?"
+    return f"{(100 if scale == 'fraction' else 1) * x:.1f}"
+
+
+UNIT = {"fraction": "%", "points": "points", None: "?"}
+
+
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
     if est is None or est.get("value") is None:
         return "—"
-    f = 100 if scale == "fraction" else 1
     if ci:
-        return f"{f * est['value']:.1f} ({f * est['ci_low']:.1f}–{f * est['ci_high']:.1f})"
-    return f"{f * est['value']:.1f}"
+        return f"{scaled(est['value'], scale)} ({scaled(est['ci_low'], scale)}–{scaled(est['ci_high'], scale)})"
+    return scaled(est["value"], scale)
 
 
 CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",
@@ -116,30 +156,41 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     if cov and cov.get("missing"):
         caption += (f"\nPARTIAL COVERAGE: {cov['with_output']} of {cov['expected']} items have an output in "
                     f"{cov['source']}; the {cov['missing']} missing are scored as failures")
-    # A note (invalid, subset, sample data) is read whole: the table is at least as wide as it (up to 80).
-    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD,
-                  min_width=min(80, max((len(x) + 2 for x in lines), default=0)) or None)
-    table.add_column("group", no_wrap=True)
-    table.add_column("n", justify="right")
-    for name in metric_names:
-        label = results["metrics"][name].get("label") or name
-        table.add_column(label + (" ★" if name == results["headline"] else ""),
-                         justify="right", no_wrap=show_ci[name])
     def n_of(est: dict[str, Any]) -> str:
         first = next((v for v in est.values() if v), None)
         return str(first["n"]) if first else "0"
 
+    headers = {n: (results["metrics"][n].get("label") or n) + (" ★" if n == results["headline"] else "")
+               for n in metric_names}
+    body: list[tuple[str, str, dict[str, str], str | None] | None] = []  # None: a section break
     overall = scores["overall"]
     if overall:
-        table.add_row("overall", n_of(overall), *(_fmt(overall.get(n), show_ci[n], scale[n]) for n in metric_names),
-                      style="bold")
+        body.append(("overall", n_of(overall), {n: _fmt(overall.get(n), show_ci[n], scale[n]) for n in metric_names},
+                     "bold"))
     for key, groups in scores.get("groups", {}).items():
-        table.add_section()
-        table.add_row(f"by {key}", style="dim")
+        body += [None, (f"by {key}", "", {}, "dim")]
         for value, est in groups.items():
-            table.add_row(f"  {value}", n_of(est), *(_fmt(est.get(n), show_ci[n], scale[n]) for n in metric_names))
-    fit(out, table)
-    out.print(table)
+            body.append((f"  {value}", n_of(est), {n: _fmt(est.get(n), show_ci[n], scale[n]) for n in metric_names},
+                         None))
+    parts = fold(out.width, metric_names, headers, body)
+    for i, names in enumerate(parts):
+        last = i == len(parts) - 1
+        # A note (invalid, subset, sample data) is read whole: the table with the caption is at least
+        # as wide as it (up to 80).
+        table = Table(title=title if i == 0 else None, box=box.SIMPLE_HEAD, caption=caption if last else None,
+                      min_width=(min(80, max((len(x) + 2 for x in lines), default=0)) or None) if last else None)
+        table.add_column("group", no_wrap=True)
+        table.add_column("n", justify="right")
+        for name in names:
+            table.add_column(headers[name], justify="right", no_wrap=show_ci[name])
+        for row in body:
+            if row is None:
+                table.add_section()
+            else:
+                label, n, cells, style = row
+                table.add_row(label, n, *(cells.get(name, "") for name in names), style=style)
+        fit(out, table)
+        out.print(table)
     rg = scores.get("resource_groups")
     if rg:
         out.print("resource groups (mean of languages): " + "; ".join(

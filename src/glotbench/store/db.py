@@ -11,8 +11,6 @@ one row (INSERT ... ON CONFLICT DO NOTHING, a unique index), and concurrent writ
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
@@ -22,8 +20,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from glotbench.errors import GlotbenchError
+from glotbench.store.index import HEAD_REVISION, VERSION_TABLE, default_store_url, record_of, run_key, sqlite_path
 
-VERSION_TABLE = "glotbench_store_version"
+__all__ = ["Base", "ResultsStore", "RunRow", "board", "default_store_url", "find_run_dirs", "migrate", "run_key",
+           "run_record"]
 
 
 class Base(DeclarativeBase):
@@ -42,6 +42,7 @@ class RunRow(Base):
     options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     headline: Mapped[str] = mapped_column(String(100), default="")
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    scale: Mapped[str | None] = mapped_column(String(20), nullable=True)  # fraction | points (None: unknown)
     ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
     ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
     scores: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # overall and per group, with CIs
@@ -62,23 +63,9 @@ class RunRow(Base):
         DateTime, default=lambda: datetime.now(timezone.utc).replace(tzinfo=None))
 
 
-def default_store_url() -> str:
-    """SQLite next to the call cache, unless GLOTBENCH_STORE_URL names another database."""
-    if os.environ.get("GLOTBENCH_STORE_URL"):
-        return os.environ["GLOTBENCH_STORE_URL"]
-    root = os.environ.get("GLOTBENCH_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "glotbench")
-    return f"sqlite:///{Path(root) / 'results.sqlite'}"
-
-
-def _sqlite_path(url: str) -> str | None:
-    path = url.split("///", 1)[-1] if url.startswith("sqlite") else None
-    return path if path and path != ":memory:" else None
-
-
 def _engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        path = _sqlite_path(url)
+        path = sqlite_path(url)
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 60})
@@ -102,7 +89,7 @@ def migrate(url: str) -> None:
     from alembic import command
     from alembic.config import Config
 
-    path = _sqlite_path(url)
+    path = sqlite_path(url)
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -118,13 +105,6 @@ def migrate(url: str) -> None:
         command.upgrade(cfg, "head")
 
 
-def run_key(results: dict[str, Any], run_dir: str | Path) -> str:
-    """A run's identity: its directory name and start time (stable across machines and re-imports)."""
-    blob = json.dumps([Path(run_dir).name, results.get("started"), results.get("benchmark", {}).get("name"),
-                       results.get("model", {}).get("spec")], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
 def run_record(run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run directory (reads its results.json)."""
     from glotbench.data import read_dict
@@ -134,28 +114,8 @@ def run_record(run_dir: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
     res = read_dict(path, FinishedResults, allow_nan=True)
-    from glotbench.engine.selection import selection_of
-    from glotbench.engine.validity import data_label_text
-
     try:
-        bench, model, cfg = res["benchmark"], res["model"], res.get("config", {})
-        head = res.get("headline") or ""
-        overall = (res["scores"].get("overall") or {}).get(head) or {}
-        tokens, counts = res.get("tokens") or {}, res.get("counts") or {}
-        cost = res.get("cost") or {}
-        return {
-            "run_key": run_key(res, run_dir),
-            "benchmark": str(bench["name"]), "benchmark_version": str(bench.get("version", "")),
-            "signature": str(res.get("signature", "")),
-            "model": str(model["spec"]), "model_info": dict(model), "options": dict(cfg),
-            "headline": str(head), "score": overall.get("value"),
-            "ci_low": overall.get("ci_low"), "ci_high": overall.get("ci_high"),
-            "scores": res["scores"], "items": int(counts.get("items", 0)), "failed": int(counts.get("failed", 0)),
-            "prompt_tokens": int(tokens.get("prompt", 0)), "completion_tokens": int(tokens.get("completion", 0)),
-            "cost_usd": cost.get("run"), "run_dir": str(Path(run_dir).resolve()),
-            "selection": selection_of(res), "validity": res.get("validity"), "data_label": data_label_text(res),
-            "started": str(res.get("started", "")), "finished": str(res.get("finished", "")),
-        }
+        return record_of(res, run_dir)
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise GlotbenchError(f"{path} is not in the expected format ({type(e).__name__}: {e})") from None
 
@@ -166,13 +126,24 @@ class ResultsStore:
     def __init__(self, url: str | None = None):
         self.url = url or default_store_url()
         try:
-            migrate(self.url)
             self.engine = _engine(self.url)
+            if not self._current():
+                migrate(self.url)
         except Exception as e:  # noqa: BLE001 - a bad URL or an unreachable server: one line
             if isinstance(e, GlotbenchError):
                 raise
             raise GlotbenchError(f"cannot open the results store {self._safe_url()}: "
                                  f"{type(e).__name__}: {str(e).splitlines()[0]}") from None
+
+    def _current(self) -> bool:
+        """Whether the schema is at HEAD_REVISION already (Alembic's import and check skipped)."""
+        from sqlalchemy import text
+
+        try:
+            with self.engine.connect() as conn:
+                return conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar() == HEAD_REVISION
+        except Exception:  # noqa: BLE001 - no table yet, or no database: migrate() decides
+            return False
 
     def _safe_url(self) -> str:
         from sqlalchemy.engine import make_url
@@ -253,7 +224,10 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
     """A model × benchmark matrix of headline scores. Runs with different signatures or item sets
     never share a column: a benchmark with several gets one column per signature and item set (a
     short hash added). A cell with one run shows its score and 95% CI; with several (seeds), their
-    mean and range; an invalid run is never pooled with others and says so."""
+    mean and range; an invalid run is never pooled with others and says so. In percent for a
+    fraction, in points for a points metric (report/terminal.py `scaled`)."""
+    from glotbench.report.terminal import scaled
+
     rows = list(rows)
     sigs: dict[str, set[str]] = {}
     for r in rows:
@@ -269,14 +243,17 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
         valid = [r for r in runs if (r.validity or {}).get("valid", True)]
         runs = valid or runs[-1:]  # invalid runs are not pooled; the newest stands only when none is valid
         scores = [r.score for r in runs if r.score is not None]
+        unit = runs[0].scale
         if not scores:
             text = "-"
         elif len(runs) == 1:
             r = runs[0]
-            ci = f" ({r.ci_low:.3g}–{r.ci_high:.3g})" if r.ci_low is not None and r.ci_high is not None else ""
-            text = f"{r.score:.3g}{ci}" + "".join(f" [{t}]" for t in row_notes(r) if t.startswith("invalid"))
+            ci = (f" ({scaled(r.ci_low, unit)}–{scaled(r.ci_high, unit)})"
+                  if r.ci_low is not None and r.ci_high is not None else "")
+            text = f"{scaled(r.score, unit)}{ci}" + "".join(f" [{t}]" for t in row_notes(r) if t.startswith("invalid"))
         else:
-            text = f"{sum(scores) / len(scores):.3g} [{len(scores)} runs {min(scores):.3g}–{max(scores):.3g}]"
+            text = (f"{scaled(sum(scores) / len(scores), unit)} [{len(scores)} runs "
+                    f"{scaled(min(scores), unit)}–{scaled(max(scores), unit)}]")
         table.setdefault(model, {})[col] = text
     return columns, table
 

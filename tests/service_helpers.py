@@ -112,10 +112,11 @@ def prepare(db: str, **settings) -> dict[str, str]:
     return {"alice": svc.create_key("alice")[1], "bob": svc.create_key("bob")[1]}
 
 
-def start(db: str, *flags: str, env: dict[str, str] | None = None) -> RunningService:
+def start(db: str, *flags: str, env: dict[str, str] | None = None, preexec_fn=None) -> RunningService:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port), *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                            preexec_fn=preexec_fn)
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:

@@ -63,13 +63,13 @@ class RequestGuard:
         declared = dict(scope.get("headers") or ()).get(b"content-length")
         size, finished = 0, False
 
-        async def next_message() -> dict[str, Any]:
+        async def next_message(idle_s: float | None = None) -> dict[str, Any]:
             nonlocal size, finished
             left = deadline - loop.time()
             try:
                 if left <= 0:
                     raise asyncio.TimeoutError
-                message = await asyncio.wait_for(receive(), left)
+                message = await asyncio.wait_for(receive(), left if idle_s is None else min(left, idle_s))
             except asyncio.TimeoutError:
                 raise HTTPException(408, "the request body did not arrive in time",
                                     headers={"Connection": "close"}) from None
@@ -81,10 +81,12 @@ class RequestGuard:
             return message
 
         async def drain_then_refuse(limit: int) -> None:
-            """Read and drop the rest (bounded), so the client reads the 413 instead of a reset."""
+            """Read and drop the rest (bounded in bytes and time; stopping when the client pauses for a
+            second, as one that waits for an answer does), so a client that writes its whole body
+            before reading reads the 413 instead of a reset connection."""
             try:
                 while not finished and size <= limit + self.drain_bytes:
-                    await next_message()
+                    await next_message(idle_s=1.0)
             except HTTPException:
                 pass
             raise too_large(limit)

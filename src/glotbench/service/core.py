@@ -59,7 +59,6 @@ class Settings:
     endpoint_concurrency: int = 8
     lease_s: float = 30.0  # a running job whose process stops renewing this lease is taken back
     resamples: int = 1000
-    duplicate_distance: int = 2  # a submission this close (answers differing) to another key's is flagged
 
 
 REFUSED = ("refused: a submission answers every item of the set ({n} items), each with a valid answer, and "
@@ -239,7 +238,7 @@ class Service:
         with self.Session.begin() as s:
             self._lock_key(s, key_id)
             self._check_limit(s, key_id)
-            sub.flag = nearest_copy(s, sub, self.settings.duplicate_distance)
+            sub.flag = nearest_copy(s, sub)
             s.add(sub)
             s.flush()
             return sub.id, self._climb(s, sub, agg)
@@ -258,7 +257,7 @@ class Service:
                 sub.lease_owner = sub.lease_until = sub.key_holder = None
                 return None
             sub.fingerprint = fp
-            sub.flag = nearest_copy(s, sub, self.settings.duplicate_distance)
+            sub.flag = nearest_copy(s, sub)
             return self._climb(s, sub, agg, extra)
 
     def _climb(self, s: Any, sub: Submission, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -113,6 +114,7 @@ class ApiKey(Base):
 
 class Submission(Base):
     __tablename__ = "submissions"
+    __table_args__ = tuple(Index(f"ix_submissions_set_band{i}", "set_id", f"band{i}") for i in range(3))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"), index=True)
     set_id: Mapped[int] = mapped_column(ForeignKey("test_sets.id"), index=True)
@@ -134,6 +136,9 @@ class Submission(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     prompts_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)  # charged for good from then
     fingerprint: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # answers, hashed per item
+    band0: Mapped[str | None] = mapped_column(String(16), nullable=True)  # the fingerprint's thirds, hashed:
+    band1: Mapped[str | None] = mapped_column(String(16), nullable=True)  # a near-copy shares one of them
+    band2: Mapped[str | None] = mapped_column(String(16), nullable=True)  # (service/duplicates.py)
     flag: Mapped[str | None] = mapped_column(Text, nullable=True)  # e.g. a near-copy of another key's submission
 
 

@@ -1,27 +1,32 @@
-"""Near-copies across keys: a submission whose answers differ from another key's in at most a few
-items is flagged for the operator (`glotbench service flags`).
+"""Near-copies across keys: a submission whose answers differ from another key's in at most two items
+is flagged for the operator (`glotbench service flags`).
 
 Probing the Ladder with many keys means submitting one base answer vector again and again with one
 or two answers changed; honest teams do not submit the same answers under different keys. Each
 submission keeps a fingerprint: per item (in the set's order) 16 bits of a hash of its normalised
 answer (its `answer_key`, or the answer), so the Hamming distance between two submissions is the
 number of items whose answers differ (two different answers collide with probability 1/65,536).
-The flag names the other submission, its key and organisation; nothing is refused for it.
+Finding the close ones does not read every earlier fingerprint: each is cut into three bands, whose
+hashes are indexed; two vectors at most two items apart agree on at least one whole band (three
+bands, two differences), so only the submissions sharing a band are compared in full. The flag
+names the other submission, its key and organisation; nothing is refused for it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from datetime import timedelta
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from glotbench.service.db import ApiKey, Submission, utcnow
 
+DISTANCE = 2  # flagged at this many differing answers or fewer (three bands make it exact)
 WINDOW_DAYS = 30
-MAX_COMPARED = 5000  # the newest submissions of other keys compared against (per set)
+MAX_CANDIDATES = 500  # submissions sharing a band, compared in full (newest first)
 
 
 def fingerprint(items: Sequence[Any], samples: Mapping[str, Any]) -> bytes:
@@ -36,25 +41,35 @@ def fingerprint(items: Sequence[Any], samples: Mapping[str, Any]) -> bytes:
     return out.tobytes()
 
 
-def nearest_copy(s: Any, sub: Submission, distance: int) -> str | None:
-    """The flag for `sub` when another key's submission to the same set, in the last 30 days, has
-    answers differing in at most `distance` items (the closest one is named), else None."""
+def set_bands(sub: Submission) -> None:
+    """Store the hashes of the three thirds of `sub.fingerprint` (its band columns)."""
+    if sub.fingerprint is None:
+        return
+    parts = np.array_split(np.frombuffer(sub.fingerprint, dtype="<u2"), DISTANCE + 1)
+    sub.band0, sub.band1, sub.band2 = (hashlib.sha256(p.tobytes()).hexdigest()[:16] for p in parts)
+
+
+def nearest_copy(s: Any, sub: Submission) -> str | None:
+    """Set `sub`'s bands and return its flag when another key's submission to the same set, in the
+    last 30 days, has answers differing in at most two items (the closest is named), else None."""
     if sub.fingerprint is None:
         return None
-    mine = np.frombuffer(sub.fingerprint, dtype="<u2")
+    set_bands(sub)
     rows = s.execute(select(Submission.id, Submission.key_id, ApiKey.org_id, Submission.fingerprint)
                      .join(ApiKey, ApiKey.id == Submission.key_id)
                      .where(Submission.set_id == sub.set_id, Submission.key_id != sub.key_id,
-                            Submission.fingerprint.is_not(None),
-                            Submission.created >= utcnow() - timedelta(days=WINDOW_DAYS))
-                     .order_by(Submission.id.desc()).limit(MAX_COMPARED)).all()
-    rows = [r for r in rows if len(r.fingerprint) == len(sub.fingerprint)]
+                            Submission.created >= utcnow() - timedelta(days=WINDOW_DAYS),
+                            or_(Submission.band0 == sub.band0, Submission.band1 == sub.band1,
+                                Submission.band2 == sub.band2))
+                     .order_by(Submission.id.desc()).limit(MAX_CANDIDATES)).all()
+    rows = [r for r in rows if r.fingerprint is not None and len(r.fingerprint) == len(sub.fingerprint)]
     if not rows:
         return None
+    mine = np.frombuffer(sub.fingerprint, dtype="<u2")
     other = np.frombuffer(b"".join(r.fingerprint for r in rows), dtype="<u2").reshape(len(rows), -1)
     d = (other != mine).sum(axis=1)
     best = int(np.argmin(d))
-    if d[best] > distance:
+    if d[best] > DISTANCE:
         return None
     r = rows[best]
     return (f"near-copy of submission {r.id} (key {r.key_id}, organisation {r.org_id}): "

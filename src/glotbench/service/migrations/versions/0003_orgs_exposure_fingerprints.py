@@ -32,7 +32,11 @@ def upgrade() -> None:
     with op.batch_alter_table("submissions") as b:
         b.add_column(sa.Column("prompts_sent_at", sa.DateTime(timezone=True), nullable=True))
         b.add_column(sa.Column("fingerprint", sa.LargeBinary, nullable=True))
+        for i in range(3):
+            b.add_column(sa.Column(f"band{i}", sa.String(16), nullable=True))
         b.add_column(sa.Column("flag", sa.Text, nullable=True))
+    for i in range(3):
+        op.create_index(f"ix_submissions_set_band{i}", "submissions", ["set_id", f"band{i}"])
     with op.batch_alter_table("test_sets") as b:
         b.add_column(sa.Column("items", sa.Integer, nullable=True))
         b.add_column(sa.Column("body_bytes", sa.Integer, nullable=True))
@@ -52,8 +56,10 @@ def downgrade() -> None:
     with op.batch_alter_table("test_sets") as b:
         b.drop_column("body_bytes")
         b.drop_column("items")
+    for i in range(3):
+        op.drop_index(f"ix_submissions_set_band{i}", "submissions")
     with op.batch_alter_table("submissions") as b:
-        for c in ("flag", "fingerprint", "prompts_sent_at"):
+        for c in ("flag", "band2", "band1", "band0", "fingerprint", "prompts_sent_at"):
             b.drop_column(c)
     with op.batch_alter_table("api_keys") as b:
         b.drop_index("ix_api_keys_org_id")

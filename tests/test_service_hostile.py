@@ -341,3 +341,55 @@ def test_serve_refuses_a_limit_of_zero(tmp_path):
                  "--header-timeout"):
         r = CliRunner().invoke(app, ["serve", "--db", f"sqlite:///{tmp_path}/s.sqlite", flag, "0"])
         assert r.exit_code == 2 and "must be positive" in r.output, (flag, r.output)
+
+
+# -- 3. organisations: a migration for existing keys, a shared limit, a cap on keys (both databases) ----
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_keys_of_one_organisation_share_its_limit_and_old_keys_become_organisations(tmp_path, backend):
+    import os
+    from pathlib import Path
+
+    from alembic import command
+    from alembic.config import Config
+
+    import glotbench.service.db as dbm
+    from glotbench.errors import GlotbenchError
+    from glotbench.service.keys import hash_key
+
+    url = f"sqlite:///{tmp_path}/db.sqlite"
+    if backend == "postgresql":
+        url = os.environ.get("GLOTBENCH_TEST_PG_URL", "")
+        if not url:
+            pytest.skip("no PostgreSQL server: set GLOTBENCH_TEST_PG_URL (.ci/run starts one)")
+        with create_engine(url, isolation_level="AUTOCOMMIT").connect() as c:
+            c.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(dbm.__file__).parent / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    command.upgrade(cfg, "0002")
+    with create_engine(url).begin() as c:  # two keys made before organisations existed
+        for name in ("old-a", "old-b"):
+            c.execute(text("INSERT INTO api_keys (name, key_hash, created, revoked) VALUES (:n, :h, :t, :r)"),
+                      {"n": name, "h": hash_key(f"gb_{name}"), "t": "2026-01-01 00:00:00", "r": False})
+    svc = Service(Settings(db_url=url))  # upgrades to the newest revision
+    with create_engine(url).connect() as c:
+        rows = c.execute(text("SELECT k.name, k.org_id, k.grid_secret, o.name AS org FROM api_keys k "
+                              "JOIN organisations o ON o.id = k.org_id ORDER BY k.id")).all()
+    assert [(r.name, r.org) for r in rows] == [("old-a", "key-1: old-a"), ("old-b", "key-2: old-b")]
+    assert len({r.org_id for r in rows}) == 2 and all(len(r.grid_secret) == 64 for r in rows)
+    svc.create_org("lab", daily_limit=2, max_keys=2)
+    lab = [svc.create_key(f"lab-{i}", "lab")[1] for i in range(2)]
+    with pytest.raises(GlotbenchError, match="holds 2 key"):
+        svc.create_key("lab-2", "lab")
+    svc.load_set("lao-1", "laobench-mcq", None)
+    svc.rotate("lao-1")
+    s = start(url, "--daily-limit", "5", "--rate-per-minute", "1000")
+    try:
+        codes = [s.call("POST", "/api/submissions", k, json={"set": "lao-1", "answers": ALL_RIGHT}).status_code
+                 for k in (lab[0], lab[1], lab[1], "gb_old-a")]
+        assert codes == [200, 200, 429, 200], codes  # the lab's 2 per day over both keys; old-a is its own
+        r = s.call("POST", "/api/submissions", lab[0], json={"set": "lao-1", "answers": ALL_RIGHT})
+        assert r.status_code == 429 and "organisation" in r.json()["error"]
+    finally:
+        s.stop()

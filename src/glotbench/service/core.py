@@ -21,7 +21,8 @@ from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.registry import get_benchmark
 from glotbench.service import keys as keys_
-from glotbench.service.db import ApiKey, LadderState, SetItem, Submission, TestSet, session_factory, utcnow
+from glotbench.service.db import (ApiKey, LadderState, Organisation, SetItem, Submission, TestSet, session_factory,
+                                  utcnow)
 from glotbench.service.duplicates import fingerprint, nearest_copy
 from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
 from glotbench.service.sets import (LoadedSet, answer_options, body_budget, count_unreadable, identity, row_count,
@@ -214,7 +215,11 @@ class Service:
         return ts
 
     def _lock_key(self, s: Any, key_id: int) -> None:
-        s.scalar(select(ApiKey).where(ApiKey.id == key_id).with_for_update())  # PostgreSQL; SQLite: BEGIN IMMEDIATE
+        """Serialise limit checks of one key and of its organisation (PostgreSQL row locks, key then
+        organisation; SQLite serialises every writer with BEGIN IMMEDIATE)."""
+        org = s.scalar(select(ApiKey.org_id).where(ApiKey.id == key_id).with_for_update())
+        if org is not None:
+            s.scalar(select(Organisation.id).where(Organisation.id == org).with_for_update())
 
     def _check_limit(self, s: Any, key_id: int) -> None:
         try:

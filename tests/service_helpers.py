@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import pytest
 import requests
 
 
@@ -80,6 +81,21 @@ def start_hostile(host: str = "127.0.0.1") -> Hostile:
     line = proc.stdout.readline()
     assert line.startswith("PORT "), line
     return Hostile(proc, host, int(line.split()[1]))
+
+
+@pytest.fixture
+def hostile():
+    """A hostile endpoint on 127.0.0.1 for one test (import the fixture into a test module)."""
+    h = start_hostile("127.0.0.1")
+    yield h
+    h.stop()
+
+
+def post_endpoint(s: RunningService, key: str, url: str, **extra) -> dict:
+    """Submit an endpoint run of lao-1 (202 expected); its reply (id, status, queue position)."""
+    r = s.call("POST", "/api/submissions", key, json={"set": "lao-1", "model": "m", "endpoint": url, **extra})
+    assert r.status_code == 202, r.text
+    return r.json()
 
 
 def make_mcq_set(path, n: int, seed: int = 0, groups: int = 4) -> dict[str, str]:

@@ -18,24 +18,15 @@ from sqlalchemy import create_engine, text
 
 from glotbench.benchmarks.laobench import LaoBenchMCQ
 from glotbench.service.core import Service, Settings
-from service_helpers import prepare, start, start_hostile
+from service_helpers import hostile, post_endpoint, prepare, start, start_hostile  # noqa: F401 - a fixture
 
 LAO = LaoBenchMCQ().load()
 ALL_RIGHT = {it.id: it.gold["answer"] for it in LAO}
 OPEN = ("--allow-host", "127.0.0.1", "--rate-per-minute", "100000", "--min-group", "3")
 
 
-@pytest.fixture
-def hostile():
-    h = start_hostile("127.0.0.1")
-    yield h
-    h.stop()
-
-
-def _endpoint(s, key, url, **extra):
-    r = s.call("POST", "/api/submissions", key, json={"set": "lao-1", "model": "m", "endpoint": url, **extra})
-    assert r.status_code == 202, r.text
-    return r.json()["id"]
+def _endpoint(s, key, url, **extra) -> int:
+    return post_endpoint(s, key, url, **extra)["id"]
 
 
 def _rows(db: str) -> dict[int, dict]:

@@ -10,22 +10,12 @@ import time
 
 import pytest
 
-from service_helpers import prepare, start, start_hostile
+from service_helpers import hostile, post_endpoint, prepare, start  # noqa: F401 - hostile is a fixture
 
 FLAGS = ("--daily-limit", "100", "--rate-per-minute", "10000", "--allow-host", "127.0.0.1", "--min-group", "3")
 
 
-@pytest.fixture
-def hostile():
-    h = start_hostile("127.0.0.1")
-    yield h
-    h.stop()
-
-
-def post(s, key, url, **extra):
-    r = s.call("POST", "/api/submissions", key, json={"set": "lao-1", "model": "m", "endpoint": url, **extra})
-    assert r.status_code == 202, r.text
-    return r.json()
+post = post_endpoint
 
 
 def status(s, key, sid):

@@ -150,16 +150,20 @@ def keys_per_label(tv: float) -> float:
     return (2 * 1.645 * 0.5 / tv) ** 2
 
 
-def test_the_offsets_make_one_release_differ_for_a_weight_over_step_share_of_keys():
+@pytest.mark.parametrize("items, step", [(200, 5.0), (50, 10.0)])  # a 200-item headline; a 50-item cell
+def test_the_offsets_make_one_release_differ_for_a_weight_over_step_share_of_keys(items, step):
     """The mechanism itself, without sampling: over offsets spread evenly on [-0.5, 0.5), two scores
-    one item apart (0.5 points) round to different multiples of a 5-point step for exactly 10% of
-    keys, wherever the scores lie; with one shared grid it is 0% or 100%."""
+    one item apart (100/m points) round to different multiples of the step for exactly a share
+    (100/m)/step of keys (0.1 for 200 items and a step of 5, the figure behind 271 keys per label;
+    0.2 for a 50-item cell, step 10: 68), wherever the scores lie; with one shared grid, 0 or 1."""
     from glotbench.service.scoring import rounded
 
-    offsets = (np.arange(100_000) + 0.5) / 100_000 - 0.5
-    for score in (20.0, 22.5, 23.0, 24.5, 61.5, 97.5):
-        a = np.array([rounded(score, 5.0, 1, o) for o in offsets[::10]])
-        b = np.array([rounded(score + 0.5, 5.0, 1, o) for o in offsets[::10]])
-        assert abs((a != b).mean() - 0.1) < 0.002, score
+    w = 100 / items
+    offsets = (np.arange(10_000) + 0.5) / 10_000 - 0.5
+    for score in (20.0, 22.5, 23.0, 24.5, 61.5, 97.5 - w):
+        a = np.array([rounded(score, step, 1, o) for o in offsets])
+        b = np.array([rounded(score + w, step, 1, o) for o in offsets])
+        assert abs((a != b).mean() - w / step) < 0.002, score
         assert abs(a.mean() - score) < 0.01  # unbiased over keys
+    print(f"\n{items} items, step {step:g}: share {w / step:.2f}, keys per recovered label {keys_per_label(w / step):.0f}")
     assert {rounded(22.5, 5.0, 1) != rounded(23.0, 5.0, 1), rounded(20.0, 5.0, 1) != rounded(20.5, 5.0, 1)} == {True, False}

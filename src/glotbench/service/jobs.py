@@ -56,6 +56,10 @@ class KeyRevoked(GlotbenchError):
     """The run's key was revoked: stop before the next prompt leaves."""
 
 
+class LeaseLost(GlotbenchError):
+    """The run is no longer this process's (its lease lapsed and it was taken back): stop, touch nothing."""
+
+
 def _redact(message: str, key: str | None) -> str:
     """An endpoint may echo the key it was sent in an error: it is never shown back or stored."""
     return message.replace(key, "[the submitted key]") if key else message
@@ -275,6 +279,8 @@ class JobRunner:
             self.svc.fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
         except KeyRevoked as e:
             self.svc.fail(sid, str(e), refund=True)
+        except LeaseLost:
+            pass  # another process holds the job now
         except (GlotbenchError, ModelError) as e:  # messages written to be shown (service/ssrf.py)
             self.svc.fail(sid, _redact(str(e), self._keys.get(sid))[:300], refund=False)
         except Exception:  # noqa: BLE001 - never shown as a traceback; refunded only if no prompt had left
@@ -295,7 +301,7 @@ class JobRunner:
             if s.scalar(select(ApiKey.revoked).where(ApiKey.id == sub.key_id)):
                 raise KeyRevoked(REVOKED)
             if sub.status != "running" or sub.lease_owner != self.me:
-                raise asyncio.CancelledError()
+                raise LeaseLost("the run was taken back")
             if sub.prompts_sent_at is None:
                 sub.prompts_sent_at = utcnow()
 

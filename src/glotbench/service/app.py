@@ -95,7 +95,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(_: FastAPI) -> Any:
         service.jobs = JobRunner(service)
         service.jobs.start()
-        settle_heap()  # what start-up made lives as long as the process (service/core.py)
+        settle_heap()  # what start-up made lives as long as the process (service/sets.py)
         yield
         await run_in_threadpool(service.jobs.stop)
 
@@ -166,7 +166,6 @@ def create_app(settings: Settings) -> FastAPI:
         raw = await request.body()
         async with parsers:
             body = await run_in_threadpool(parse_submission, raw, max(16, max_members))
-        del raw
         if body.answers is not None:
             out = await run_in_threadpool(lambda: service.submit_answers(
                 key_id, body.answers or {}, set_name=body.set, benchmark=body.benchmark, model=body.model,

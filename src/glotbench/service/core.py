@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
@@ -168,14 +168,18 @@ class Service:
         hit = self._limits
         if hit is not None and time.monotonic() - hit[0] < ttl_s:
             return hit[1]
-        with self.Session.begin() as s:
-            rows = s.scalars(select(TestSet).where(TestSet.status == "current")).all()
-            for ts in rows:
-                if ts.items is None or ts.body_bytes is None:  # a set loaded before these were kept
+        with self.Session() as s:
+            sizes = s.execute(select(TestSet.id, TestSet.items, TestSet.body_bytes).where(
+                TestSet.status == "current")).all()
+        if any(r.items is None or r.body_bytes is None for r in sizes):  # sets loaded before these were kept
+            with self.Session.begin() as s:
+                for ts in s.scalars(select(TestSet).where(TestSet.status == "current", or_(
+                        TestSet.items.is_(None), TestSet.body_bytes.is_(None)))):
                     loaded = self.load_items(s, ts)
                     ts.items, ts.body_bytes = body_budget(loaded.bench, loaded.dataset)
-            limits = (max((ts.items or 0 for ts in rows), default=0),
-                      max([self.settings.min_body_bytes, *(ts.body_bytes or 0 for ts in rows)]))
+            return self.body_limits(ttl_s)
+        limits = (max((r.items for r in sizes), default=0),
+                  max([self.settings.min_body_bytes, *(r.body_bytes for r in sizes)]))
         self._limits = (time.monotonic(), limits)
         return limits
 

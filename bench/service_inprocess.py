@@ -26,7 +26,7 @@ from service_load import make_set  # noqa: E402
 
 def main() -> None:
     from glotbench.engine.scoring import score_output
-    from glotbench.service import core
+    from glotbench.service import core, sets
     from glotbench.service.db import Submission
     from glotbench.service.scoring import aggregate
 
@@ -55,7 +55,7 @@ def main() -> None:
         keys = [svc.create_key(f"k{i}")[0] for i in range(a.submissions + 1)]
         answers = {f"h{i:05d}": "ABCD"[(i * 7) % 4] for i in range(a.items)}
         if not a.no_freeze:
-            core.settle_heap()  # as the server does once started
+            sets.settle_heap()  # as the server does once started
         svc.submit_answers(keys[-1], answers, benchmark="laobench-mcq", model="warm-up")  # loads the set
         gc.callbacks.append(on_gc)
         wall, cpu, gcs = [], [], []
@@ -82,7 +82,7 @@ def main() -> None:
         for k in keys[:5]:
             samples = stage("score_output x items", lambda: {i: score_output(loaded.bench, loaded.by_id[i], x, answer_given=True)
                                                              for i, x in answers.items()})
-            stage("valid-answer check", lambda: core.count_unreadable(samples, loaded.options))
+            stage("valid-answer check", lambda: sets.count_unreadable(samples, loaded.options))
             agg = stage("aggregate (+ headline CI)", lambda: aggregate(loaded.bench, loaded.dataset, samples,
                                                                      resamples=settings.resamples, groups=loaded.groups))
             stage("store + Ladder", lambda: svc.record(k, Submission(key_id=k, set_id=set_id, kind="answers",

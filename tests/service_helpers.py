@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import pytest
 import requests
 
 
@@ -82,6 +83,21 @@ def start_hostile(host: str = "127.0.0.1") -> Hostile:
     return Hostile(proc, host, int(line.split()[1]))
 
 
+@pytest.fixture
+def hostile():
+    """A hostile endpoint on 127.0.0.1 for one test (import the fixture into a test module)."""
+    h = start_hostile("127.0.0.1")
+    yield h
+    h.stop()
+
+
+def post_endpoint(s: RunningService, key: str, url: str, **extra) -> dict:
+    """Submit an endpoint run of lao-1 (202 expected); its reply (id, status, queue position)."""
+    r = s.call("POST", "/api/submissions", key, json={"set": "lao-1", "model": "m", "endpoint": url, **extra})
+    assert r.status_code == 202, r.text
+    return r.json()
+
+
 def make_mcq_set(path, n: int, seed: int = 0, groups: int = 4) -> dict[str, str]:
     """A LaoBench-format MCQ set of n items with random gold letters; returns id -> gold."""
     import json
@@ -112,10 +128,11 @@ def prepare(db: str, **settings) -> dict[str, str]:
     return {"alice": svc.create_key("alice")[1], "bob": svc.create_key("bob")[1]}
 
 
-def start(db: str, *flags: str, env: dict[str, str] | None = None) -> RunningService:
+def start(db: str, *flags: str, env: dict[str, str] | None = None, preexec_fn=None) -> RunningService:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port), *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                            preexec_fn=preexec_fn)
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:

@@ -43,8 +43,9 @@ def test_answers_submission_returns_ladder_aggregates_only(svc):
     res = r.json()["result"]
     true = 100 * 6 / 25
     step = res["ladder_step"]
-    # The first release of a key: the score rounded to the Ladder's step (at least one item, 4 points here).
-    assert step >= 4.0 and abs(res["score"] - true) <= step / 2 + 0.05 and res["improved"] is True
+    # The first release of a key: the score rounded to a multiple of the Ladder's step (at least one
+    # item, 4 points here) with the key's secret offset: within one step of the score.
+    assert step >= 4.0 and abs(res["score"] - true) < step and res["improved"] is True
     assert abs(res["score"] / step - round(res["score"] / step)) < 0.02
     assert res["coverage"] == 1.0 and res["items"] == 25
     # subdomains are keyed by their dimension; economy has 1 item < k=3 and is hidden
@@ -58,20 +59,20 @@ def test_incomplete_or_invalid_submissions_are_refused_free(svc):
     assert before.status_code in (200, 404)
     sub = dict(list(answers(LAO).items())[:5])
     r = svc.call("POST", "/api/submissions", "alice", json={"set": "lao-1", "model": "five", "answers": sub})
-    assert r.status_code == 400 and "incomplete" in r.json()["error"], r.text
+    assert r.status_code == 400 and "answers every item" in r.json()["error"], r.text
     bad = answers(LAO)
     bad[LAO[0].id] = "Z"  # not one of the options: a known-wrong filler would make partial submissions possible
     r = svc.call("POST", "/api/submissions", "alice", json={"set": "lao-1", "model": "z", "answers": bad})
-    assert r.status_code == 400 and "not valid" in r.json()["error"], r.text
+    assert r.status_code == 400 and "valid answer" in r.json()["error"], r.text
 
 
 @pytest.mark.parametrize("body, status, fragment", [
     ('{"benchmark": "laobench-mcq", "answers": {"sample-001": "A"', 422, "invalid request"),
-    ('{"benchmark": "laobench-mcq", "answers": {"not-an-id": "A"}}', 400, "not in the set"),
+    ('{"benchmark": "laobench-mcq", "answers": {"not-an-id": "A"}}', 400, "no other id"),
     ('{"benchmark": "laobench-mcq", "answers": {"sample-001": "A", "sample-001": "B"}}', 400, "duplicate ids"),
     ('{"benchmark": "laobench-mcq", "answers": {"sample-001": 3}}', 422, "invalid request"),
     ('{"benchmark": "laobench-mcq", "answers": {}, "endpoint": "http://x"}', 422, "exactly one"),
-    ('{"benchmark": "laobench-mcq", "answers": {}}', 400, "incomplete"),
+    ('{"benchmark": "laobench-mcq", "answers": {}}', 400, "answers every item"),
     ('{"benchmark": "laobench-mcq", "model": "a\\u0000b", "answers": {}}', 400, "NUL"),
     ('[1, 2]', 422, "invalid request"),
     ('{"benchmark": "no-such", "answers": {}}', 404, "no open test set"),
@@ -142,8 +143,8 @@ def test_endpoint_submission_and_ssrf_guard(svc):
             if st["status"] in ("done", "failed"):
                 break
             threading.Event().wait(0.1)
-        # Every request failed; the key's released score stays where its best put it.
-        assert st["status"] == "done" and st["result"]["failed_requests"] == 25 and st["result"]["improved"] is False
+        # Every request failed: the run is invalid and releases nothing.
+        assert st["status"] == "failed" and st["error"].startswith("invalid: 25 of 25 items failed"), st
         assert target.requests() == []
     finally:
         for s in (model_srv, target):
@@ -385,7 +386,7 @@ def test_deepsea_set_is_scored_over_http(tmp_path):
         unreadable = {**outputs, items[0].id: "I would rather not say."}
         r = requests.post(s.base + "/api/submissions", headers={"Authorization": f"Bearer {key}"},
                           json={"benchmark": "deepsea-indommlu", "model": "m", "answers": unreadable}, timeout=60)
-        assert r.status_code == 400 and "not valid" in r.json()["error"], r.text
+        assert r.status_code == 400 and "valid answer" in r.json()["error"], r.text
         r = requests.post(s.base + "/api/submissions", headers={"Authorization": f"Bearer {key}"},
                           json={"benchmark": "deepsea-indommlu", "model": "oracle", "answers": outputs}, timeout=60)
         assert r.status_code == 200, r.text

@@ -43,6 +43,7 @@ def test_chunked_body_is_cut_off_at_the_limit_while_streaming(svc):
     conn.putrequest("POST", "/api/submissions")
     conn.putheader("Transfer-Encoding", "chunked")
     conn.putheader("Content-Type", "application/json")
+    conn.putheader("Authorization", f"Bearer {svc.keys['alice']}")  # without a key: 401 before any body is read
     conn.endheaders()
     chunk = b"x" * 2**20
     sent = 0
@@ -264,8 +265,9 @@ def test_serve_refuses_bad_settings_with_one_line(tmp_path, flags, fragment):
 
 
 def test_fixed_ladder_step(tmp_path):
-    """--ladder-step 5: released scores are multiples of 5, move only on a gain of more than 5 points,
-    and cells too small for the step to hide one item (fewer than 100/5 = 20) are not released."""
+    """--ladder-step 5: released scores are multiples of 5 within one step of the score (rounded with
+    the key's secret offset), move only on a gain of more than 5 points over the key's best, and
+    cells too small for the step to hide one item (fewer than 100/5 = 20) are not released."""
     db = f"sqlite:///{tmp_path}/step.sqlite"
     keys = prepare(db)
     s = start(db, "--ladder-step", "5", "--min-group", "3", "--daily-limit", "100", "--rate-per-minute", "1000")
@@ -278,7 +280,10 @@ def test_fixed_ladder_step(tmp_path):
         for n in (10, 11, 12, 13, 25):  # 40%, 44%, 48%, 52%, 100%: a gain over the best (not the released) value
             res = s.call("POST", "/api/submissions", "alice", json={"set": "lao-1", "answers": right_first(n)}).json()["result"]
             out.append((res["score"], res["improved"]))
-            assert res["subdomains"] == {} and res["ladder_step"] == 5.0
-        assert out == [(40.0, True), (40.0, False), (50.0, True), (50.0, False), (100.0, True)], out
+            assert res["subdomains"] == {} and res["ladder_step"] == 5.0 and res["score"] % 5 == 0
+            assert ("note" in res) is (not res["improved"])  # the reply says the score is an earlier one
+        assert [x[1] for x in out] == [True, False, True, False, True], out
+        assert out[0][0] == 40.0 and out[4][0] == 100.0  # on the grid: no offset moves them
+        assert out[1][0] == out[0][0] and out[3][0] == out[2][0] and abs(out[2][0] - 48) < 5, out
     finally:
         s.stop()

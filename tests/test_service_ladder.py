@@ -55,7 +55,7 @@ def test_partial_submission_attack(board):
     guess = {}
     for i in ids:
         r = s.call("POST", "/api/submissions", "partial", json={"set": "hidden", "model": "m", "answers": {i: "C"}})
-        assert r.status_code == 400 and "incomplete" in r.json()["error"]
+        assert r.status_code == 400 and "answers every item" in r.json()["error"]
         guess[i] = "C"  # what the attacker would conclude from a score of 100; refused, it only has its guess
     r = s.call("GET", "/api/submissions/1", "partial")
     assert r.status_code == 404  # nothing stored, nothing charged

@@ -125,10 +125,12 @@ def test_chunked_replies_are_read_whole_and_oversized_refused(env):
     st = submit(s, hostile.url, key="bob")
     expected = round(100 * sum(it.gold["answer"] == "A" for it in LAO) / 25, 1)
     assert st["status"] == "done" and st["result"]["failed_requests"] == 0, st
-    assert st["result"]["coverage"] == 1.0 and abs(st["result"]["score"] - expected) <= st["result"]["ladder_step"] / 2 + 0.05
+    # Within one step: rounded with the key's secret offset (docs/service.md, "Many keys").
+    assert st["result"]["coverage"] == 1.0 and abs(st["result"]["score"] - expected) < st["result"]["ladder_step"]
     hostile.control(pad=3 * 2**20, chunks=4)
     st = submit(s, hostile.url, key="bob")
-    assert st["status"] == "done" and st["result"]["failed_requests"] == 25 and st["result"]["coverage"] == 0.0
+    assert st["status"] == "failed" and st["error"].startswith("invalid: 25 of 25 items failed"), st
+    assert st["result"] is None and st["counts_against_limit"] is True  # its prompts were shown
 
 
 def test_no_url_is_published_only_the_model_name(env):
@@ -167,8 +169,9 @@ def test_reserved_ranges_are_an_explicit_list():
 
 
 def test_one_item_endpoint_probe_reveals_nothing(env):
-    """An endpoint that answers one item and fails the rest is a partial submission in disguise: on
-    each fresh key's first release the score must not depend on whether that item was right."""
+    """An endpoint that answers one item and fails the rest is a partial submission in disguise: its
+    known zeros would make that item's answer readable from a release (with any rounding), so such a
+    run is invalid and releases nothing, whether the item was right or not."""
     from glotbench.service.core import Service, Settings
 
     s, hostile, _ = env
@@ -181,9 +184,9 @@ def test_one_item_endpoint_probe_reveals_nothing(env):
         question = bench.render(it.to_public()).messages[-1]["content"]
         hostile.control(only=question, reply="Answer: A")
         st = submit(s, hostile.url, key=key)
-        assert st["status"] == "done" and st["result"]["failed_requests"] == 24, st
-        scores.append(st["result"]["score"])
-    assert len(set(scores)) == 1, scores
+        assert st["status"] == "failed" and st["result"] is None, st
+        scores.append(st["error"])
+    assert len(set(scores)) == 1 and scores[0].startswith("invalid: 24 of 25 items failed"), scores
 
 
 def test_connection_goes_to_the_checked_address_only(env):

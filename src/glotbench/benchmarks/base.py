@@ -113,14 +113,15 @@ class Benchmark(ABC):
 
     def prompt_hash(self, dataset: Dataset) -> str:
         """SHA-256 (12 hex) over what `render` produces for the dataset: chat messages, plain text,
-        stops, caps, schema and choices, item by item."""
+        stops, caps, schema and choices, item by item (a lone surrogate from a data file's `\\ud800`
+        escape is hashed as it is, not a crash)."""
         h = hashlib.sha256()
         encode = _PROMPT_JSON.encode
         for item in self.prompt_probe(dataset):
             p = self.render(item)
             h.update(encode([[dict(m) for m in p.messages], p.text, list(p.text_stop), p.text_max_tokens,
                              None if p.json_schema is None else dict(p.json_schema),
-                             None if p.choices is None else list(p.choices)]).encode("utf-8"))
+                             None if p.choices is None else list(p.choices)]).encode("utf-8", "surrogatepass"))
             h.update(b"\n")
         return h.hexdigest()[:12]
 

@@ -45,6 +45,9 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     daily_limit: Annotated[int, typer.Option(help="Submissions per key per 24 hours.")] = 3,
+    org_daily_limit: Annotated[Optional[int], typer.Option(help="Submissions per organisation (all its keys) per 24 "
+                                                                "hours, unless the organisation has its own "
+                                                                "[default: twice --daily-limit].")] = None,
     rate_per_minute: Annotated[int, typer.Option(help="Requests per minute per key and per address.")] = 60,
     min_group: Annotated[int, typer.Option(help="Subdomains with fewer items are not reported.")] = 20,
     round_digits: Annotated[int, typer.Option(help="Decimals of reported scores.")] = 1,
@@ -52,34 +55,50 @@ def serve(
     rate_storage: Annotated[str, typer.Option(help="Rate-limit storage: memory:// (one process) or redis://HOST:PORT.")] = "memory://",
     endpoint_workers: Annotated[int, typer.Option(help="Endpoint runs in flight in this process.")] = 4,
     endpoint_per_key: Annotated[int, typer.Option(help="Endpoint runs in flight per key, over all processes.")] = 1,
-    endpoint_timeout: Annotated[float, typer.Option(help="Time budget of one endpoint run, in seconds.")] = 900.0,
+    endpoint_per_org: Annotated[int, typer.Option(help="Endpoint runs in flight per organisation, over all processes.")] = 2,
+    endpoint_timeout: Annotated[float, typer.Option(help="Time budget of one endpoint run, in seconds.")] = 300.0,
+    endpoint_stall: Annotated[float, typer.Option(help="An endpoint run with no reply for this many seconds is stopped.")] = 60.0,
     lease_seconds: Annotated[float, typer.Option(help="A run whose process stops renewing its lease this long is taken back.")] = 30.0,
     allow_host: Annotated[list[str], typer.Option(help="Endpoint host allowed despite a private address (local testing).")] = [],
+    header_timeout: Annotated[float, typer.Option(help="Seconds a request's headers may take to arrive.")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request's body may take to arrive.")] = 30.0,
+    max_connections_per_ip: Annotated[int, typer.Option(help="Connections one address may hold open at once.")] = 32,
+    trusted_proxy: Annotated[list[str], typer.Option(help="Address of a reverse proxy whose X-Forwarded-For is "
+                                                          "believed (none by default).")] = [],
 ) -> None:
-    """Run the black-box scoring service and leaderboard (FastAPI on uvicorn)."""
+    """Run the black-box scoring service and leaderboard (FastAPI on uvicorn); prints the URL it listens on."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
         from glotbench.service.app import create_app
+        from glotbench.service.server import ServerLimits, serve as run_server
     except ImportError:
         raise GlotbenchError('the service needs its extra: pip install -e ".[service]"') from None
     for name, v in (("--ladder-step", ladder_step), ("--endpoint-timeout", endpoint_timeout)):
         if not v >= 0:
             raise GlotbenchError(f"{name} must be a non-negative number, got {v}")
-    if min(endpoint_workers, endpoint_per_key, daily_limit, rate_per_minute) < 1 or not lease_seconds > 0:
-        raise GlotbenchError("--endpoint-workers, --endpoint-per-key, --daily-limit, --rate-per-minute and "
-                             "--lease-seconds must be positive")
+    if (min(endpoint_workers, endpoint_per_key, endpoint_per_org, daily_limit, 1 if org_daily_limit is None else org_daily_limit,
+            rate_per_minute,
+            max_connections_per_ip) < 1
+            or not min(lease_seconds, endpoint_stall, header_timeout, body_timeout) > 0):
+        raise GlotbenchError("--endpoint-workers, --endpoint-per-key, --endpoint-per-org, --daily-limit, "
+                             "--org-daily-limit, --rate-per-minute, --max-connections-per-ip, --lease-seconds, "
+                             "--endpoint-stall, --header-timeout and --body-timeout must be positive")
     try:
-        app_ = create_app(_settings(db, daily_limit=daily_limit, rate_per_minute=rate_per_minute, min_group=min_group,
+        app_ = create_app(_settings(db, daily_limit=daily_limit, org_daily_limit=org_daily_limit,
+                                    rate_per_minute=rate_per_minute, min_group=min_group,
                                     round_digits=round_digits, ladder_step=ladder_step, rate_storage=rate_storage,
                                     endpoint_workers=endpoint_workers, endpoint_per_key=endpoint_per_key,
-                                    endpoint_timeout_s=endpoint_timeout, lease_s=lease_seconds,
-                                    allow_hosts=tuple(allow_host)))
+                                    endpoint_per_org=endpoint_per_org, endpoint_timeout_s=endpoint_timeout,
+                                    endpoint_stall_s=endpoint_stall, lease_s=lease_seconds,
+                                    body_timeout_s=body_timeout, allow_hosts=tuple(allow_host)))
     except Exception as e:  # noqa: BLE001 - limits' ConfigurationError: an unknown storage scheme
         if type(e).__name__ != "ConfigurationError":
             raise
         raise GlotbenchError(f"--rate-storage: {e}") from None
-    uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=15)
+    run_server(app_, host, port, ServerLimits(header_timeout_s=header_timeout,
+                                              max_connections_per_ip=max_connections_per_ip,
+                                              trusted_proxies=tuple(trusted_proxy)))
 
 
 service_app = typer.Typer(help="Administer the scoring service's database.", no_args_is_help=True, cls=ErrorHandlingGroup)
@@ -95,29 +114,62 @@ def service_load_set(
     release_date: Date = None,
     current: Annotated[bool, typer.Option(help="Make it the benchmark's current set now (rotating the old one out).")] = False,
     endpoint: Annotated[bool, typer.Option(help="Accept endpoint submissions (they show the questions to the endpoint).")] = True,
+    allow_unused_rows: Annotated[bool, typer.Option(help="Load the set even when rows of the file are not items of "
+                                                         "this benchmark (e.g. a LaoBench file's translation rows "
+                                                         "in an MCQ set).")] = False,
 ) -> None:
-    """Load a private test set."""
+    """Load a private test set; says how many items it holds, and refuses a file with rows it cannot use."""
     svc = _svc(db)
     sid = svc.load_set(name, benchmark, data, blind_until=_date(blind_until), release_date=_date(release_date),
-                       endpoint_mode=endpoint)
-    typer.echo(f"loaded set {name} (id {sid})")
+                       endpoint_mode=endpoint, allow_unused_rows=allow_unused_rows)
+    n, rows = svc.loaded_last["items"], svc.loaded_last["rows"]
+    unused = 0 if rows is None else rows - n
+    typer.echo(f"loaded set {name} (id {sid}): {n} {benchmark} items from {data}"
+               + (f"; {unused} of the file's {rows} rows were not loaded (not {benchmark} items)" if unused > 0 else ""))
+    if unused > 0:
+        typer.echo(f"warning: {unused} rows of {data} are not in set {name}", err=True)
     if current:
         old = svc.rotate(name)
         typer.echo(f"{name} is now current" + (f"; {old} released" if old else ""))
 
 
+@service_app.command("create-org")
+def service_create_org(
+    name: Annotated[str, typer.Argument(help="The organisation (team, lab) keys are issued to.")],
+    daily_limit: Annotated[Optional[int], typer.Option(help="Submissions per 24 hours over all its keys "
+                                                            "(default: the server's --org-daily-limit).")] = None,
+    max_keys: Annotated[int, typer.Option(help="Keys it may hold.")] = 5,
+    db: Db = DEFAULT_DB,
+) -> None:
+    """Create an organisation: its keys share one daily limit."""
+    oid = _svc(db).create_org(name, daily_limit=daily_limit, max_keys=max_keys)
+    typer.echo(f"organisation {name} (id {oid})")
+
+
 @service_app.command("create-key")
-def service_create_key(name: Annotated[str, typer.Argument(help="Who the key is for.")], db: Db = DEFAULT_DB) -> None:
+def service_create_key(name: Annotated[str, typer.Argument(help="Who the key is for.")],
+                       org: Annotated[Optional[str], typer.Option(help="The organisation it belongs to (default: "
+                                                                       "a new one of its own).")] = None,
+                       db: Db = DEFAULT_DB) -> None:
     """Create an API key; it is printed once and stored only as a hash."""
-    kid, key = _svc(db).create_key(name)
+    kid, key = _svc(db).create_key(name, org)
     typer.echo(f"key id {kid}: {key}")
 
 
 @service_app.command("revoke-key")
 def service_revoke_key(key_id: Annotated[int, typer.Argument(help="The key's id.")], db: Db = DEFAULT_DB) -> None:
-    """Revoke an API key."""
-    _svc(db).revoke_key(key_id)
-    typer.echo(f"revoked key {key_id}")
+    """Revoke an API key; its queued endpoint runs are failed and its running ones stopped."""
+    n = _svc(db).revoke_key(key_id)
+    typer.echo(f"revoked key {key_id}" + (f"; {n} queued endpoint run(s) failed" if n else ""))
+
+
+@service_app.command("flags")
+def service_flags(db: Db = DEFAULT_DB) -> None:
+    """List flagged submissions (near-copies of another key's answers: many keys probing one set)."""
+    rows = _svc(db).flagged()
+    for r in rows:
+        typer.echo(f"submission {r['id']} (key {r['key_id']}, set {r['set']}, {r['created']}): {r['flag']}")
+    typer.echo(f"{len(rows)} flagged submission(s)")
 
 
 @service_app.command("set-window")

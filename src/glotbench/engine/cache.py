@@ -56,7 +56,7 @@ def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat
     config)`, which a run computes once per config instead of once per unit."""
     blob = (f"{head or cache_key_head(model_id, config)}{_CANONICAL.encode(prompt_payload)}"
             f',"repeat":{int(repeat)},"v":{SCHEMA_VERSION}}}')  # an int's JSON is its digits
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_text(blob)).hexdigest()
 
 
 def cache_key_head(model_id: str, config: dict[str, Any]) -> str:
@@ -74,12 +74,39 @@ def score_key(call_key: str, scorer_id: str, item: Item, reply: Response) -> str
     u = reply.usage
     blob = _CANONICAL_REPR.encode([call_key, scorer_id, item.id, dict(item.gold), reply.text, reply.finish_reason,
                                    u.prompt_tokens, u.completion_tokens, dict(item.public), dict(item.meta)])
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(hash_text(blob)).hexdigest()
+
+
+_ASCII = json.JSONEncoder(ensure_ascii=True)
 
 
 def to_json(value: Any) -> str:
-    """JSON text (UTF-8 kept), as json.dumps(value, ensure_ascii=False) writes it."""
-    return _TEXT.encode(value)
+    """JSON text (UTF-8 kept), as json.dumps(value, ensure_ascii=False) writes it; a value holding a
+    string no UTF-8 can carry (a lone surrogate, read from a `\\ud800` escape in a data file) is
+    written with `\\u` escapes instead, so no writer stops on what it was given."""
+    text = _TEXT.encode(value)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _ASCII.encode(value)
+    return text
+
+
+def json_bytes(value: Any) -> bytes:
+    """`to_json(value)` as UTF-8 bytes, with one encoding on the usual path."""
+    try:
+        return _TEXT.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII.encode(value).encode("ascii")
+
+
+def hash_text(text: str) -> bytes:
+    """The bytes a key hashes: UTF-8, a lone surrogate passed through (a key is never decoded)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
 
 
 def code_fingerprint(*objects: Any) -> str | None:
@@ -116,11 +143,11 @@ def aggregate_key(scorer_id: str, samples: Iterable[Any], settings: Any, code: s
     every sample is built, and one encoder call per sample cost 10 us each."""
     from itertools import islice
 
-    h = hashlib.sha256(_CONTENT.encode(["aggregate", SCHEMA_VERSION, scorer_id, settings, code]).encode("utf-8"))
+    h = hashlib.sha256(hash_text(_CONTENT.encode(["aggregate", SCHEMA_VERSION, scorer_id, settings, code])))
     it = iter(samples)
     while chunk := list(islice(it, 256)):
         h.update(b"\n")
-        h.update(_CONTENT.encode(chunk).encode("utf-8"))
+        h.update(hash_text(_CONTENT.encode(chunk)))
     return h.hexdigest()
 
 
@@ -207,7 +234,7 @@ class CallCache:
 
     def put(self, key: str, model_id: str, response: Response) -> None:
         """Queue a reply; `flush()` commits it."""
-        self._pending[key] = (key, model_id, _TEXT.encode(response.to_dict()))
+        self._pending[key] = (key, model_id, to_json(response.to_dict()))
 
     def get_score(self, key: str) -> dict[str, Any] | None:
         pending = self._pending_scores.get(key)
@@ -218,7 +245,7 @@ class CallCache:
 
     def put_score(self, key: str, record: dict[str, Any]) -> None:
         """Queue a scored record (see `engine.scoring.score_record`); `flush()` commits it."""
-        self._pending_scores[key] = (key, _TEXT.encode(record))
+        self._pending_scores[key] = (key, to_json(record))
 
     def get_aggregate(self, key: str) -> Any:
         """The stored aggregate, or None (none stored, no table, a damaged row: computed afresh)."""

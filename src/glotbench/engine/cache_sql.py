@@ -15,7 +15,7 @@ from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engi
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
-from glotbench.engine.cache import decode_response, decode_score
+from glotbench.engine.cache import decode_response, decode_score, to_json
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import Response
 
@@ -66,7 +66,7 @@ class SqlCallCache:
 
     def put(self, key: str, model_id: str, response: Response) -> None:
         self._pending[key] = {"key": key, "model": model_id,
-                              "response": json.dumps(response.to_dict(), ensure_ascii=False)}
+                              "response": to_json(response.to_dict())}
 
     def get_score(self, key: str) -> dict | None:
         pending = self._pending_scores.get(key)
@@ -77,7 +77,7 @@ class SqlCallCache:
         return decode_score(row[0]) if row else None
 
     def put_score(self, key: str, record: dict) -> None:
-        self._pending_scores[key] = {"key": key, "record": json.dumps(record, ensure_ascii=False)}
+        self._pending_scores[key] = {"key": key, "record": to_json(record)}
 
     def get_aggregate(self, key: str) -> Any:
         """The stored aggregate, or None (none stored, no table, a damaged row: computed afresh)."""

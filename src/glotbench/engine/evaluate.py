@@ -24,8 +24,8 @@ from typing import Any
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult, Sample, jsonable
-from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cache_path, open_cache, storable,
-                                    to_json)
+from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cache_path, json_bytes, open_cache,
+                                    storable)
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, Runner, prompt_form
 from glotbench.engine.selection import select
@@ -192,7 +192,12 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    try:
+        blob = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a data file: written as its \u escape
+        blob = json.dumps(data, ensure_ascii=True, indent=2).encode("ascii")
+    tmp.write_bytes(blob)
     os.replace(tmp, path)
 
 
@@ -313,7 +318,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         with samples_path.open("wb") as sink:
             def on_sample(sample: Sample) -> None:
                 nonlocal written
-                line = (to_json(sample.to_record()) + "\n").encode("utf-8")
+                line = json_bytes(sample.to_record()) + b"\n"
                 sink.write(line)  # flushed every 50 ms
                 lines.append((sample.id, sample.repeat, written, len(line)))
                 written += len(line)

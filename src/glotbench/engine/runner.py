@@ -24,6 +24,7 @@ from glotbench.extract import Extraction
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.models.base import (
+    INVALID_UNICODE,
     AuthError,
     GenerateConfig,
     Model,
@@ -391,6 +392,8 @@ class Runner:
                 if skey is not None and (rec := score_record(sample)) is not None:
                     self.cache.put_score(skey, rec)
                     self.score_keys[(item.id, unit.repeat)] = skey
+            if resp.replaced_chars:  # text no writer could encode, repaired where it entered (models/base.py)
+                sample = dataclasses.replace(sample, flags=(*sample.flags, INVALID_UNICODE))
         if sample.failure:
             c.failures[sample.failure] += 1
             c.errors += 1

@@ -7,6 +7,33 @@ from typing import Any, Literal, Mapping, Protocol, runtime_checkable
 
 Message = Mapping[str, str]  # {"role": "user" | "system" | "assistant", "content": "..."}
 
+INVALID_UNICODE = "invalid_unicode"  # the sample flag of a reply whose text had to be repaired
+
+
+def safe_text(text: str) -> tuple[str, int]:
+    """`text` as a string every writer can encode, and how many code points were replaced.
+
+    A reply is user data, and JSON lets it carry what no UTF-8 can: a lone surrogate (`"\\ud800"`).
+    Surrogate pairs are joined into their character (`"\\ud83d\\ude00"` is one emoji); a lone half
+    becomes U+FFFD. Any other string (NUL, control characters, any length) is returned as it is."""
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return fixed, fixed.count("\ufffd") - text.count("\ufffd")  # a joined pair replaces nothing
+
+
+def safe_data(value: Any) -> Any:
+    """`value` (JSON-like data: mappings, lists, strings) with every string made safe (`safe_text`)."""
+    if isinstance(value, str):
+        return safe_text(value)[0]
+    if isinstance(value, Mapping):
+        return {safe_data(k): safe_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_data(v) for v in value]
+    return value
+
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
@@ -60,7 +87,7 @@ class ModelError(Exception):
     retryable = False
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
-        super().__init__(message)
+        super().__init__(safe_text(str(message))[0])  # an endpoint's error text is user data too
         self.status = status
         self.retry_after = retry_after
 
@@ -116,7 +143,11 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """One model reply. `finish_reason == "length"` means the token limit cut it."""
+    """One model reply. `finish_reason == "length"` means the token limit cut it.
+
+    Made safe where it is made, whatever backend makes it: text no writer could encode (a lone
+    surrogate) is repaired (`safe_text`) and `replaced_chars` counts what was replaced, so the run
+    records and flags it (`INVALID_UNICODE`) instead of stopping at the first writer."""
 
     text: str
     finish_reason: str | None = None
@@ -124,6 +155,18 @@ class Response:
     latency_s: float = 0.0
     structured_output: str | None = None  # "json_schema" or "prompt" when structured output was asked
     raw: Mapping[str, Any] | None = None
+    replaced_chars: int = 0  # code points of the reply replaced by U+FFFD (see safe_text)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str):
+            text, n = safe_text(self.text)
+            if n:
+                object.__setattr__(self, "text", text)
+                object.__setattr__(self, "replaced_chars", self.replaced_chars + n)
+        if isinstance(self.finish_reason, str):
+            object.__setattr__(self, "finish_reason", safe_text(self.finish_reason)[0])
+        if self.raw is not None:
+            object.__setattr__(self, "raw", safe_data(self.raw))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -134,6 +177,7 @@ class Response:
             "latency_s": self.latency_s,
             "structured_output": self.structured_output,
             "raw": self.raw,
+            **({"replaced_chars": self.replaced_chars} if self.replaced_chars else {}),
         }
 
     @classmethod
@@ -146,6 +190,7 @@ class Response:
             latency_s=float(d.get("latency_s") or 0.0),
             structured_output=d.get("structured_output"),
             raw=d.get("raw"),
+            replaced_chars=int(d.get("replaced_chars") or 0),
         )
 
 

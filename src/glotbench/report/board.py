@@ -310,7 +310,7 @@ def write_board_html(board: dict[str, Any], path: str | Path) -> Path:
 
     target = Path(path)
     try:
-        target.write_text(board_html(board), encoding="utf-8")
+        target.write_text(board_html(board), encoding="utf-8", errors="replace")  # a lone surrogate: "?"
     except OSError as e:
         raise GlotbenchError(f"cannot write the board: {e}") from None
     return target

@@ -283,7 +283,7 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     html = run_report(run_dir)
     tmp = target.with_suffix(target.suffix + ".tmp")
     try:
-        tmp.write_text(html, encoding="utf-8")
+        tmp.write_text(html, encoding="utf-8", errors="replace")  # a lone surrogate from a data file: "?"
         tmp.replace(target)
     except OSError as e:
         raise GlotbenchError(f"cannot write the report: {e}") from None

@@ -1,12 +1,16 @@
 """The FastAPI app: submissions with API keys, set listings, released-set downloads, leaderboard.
 
 Every error is JSON `{"error": "..."}` with a 4xx status (5xx only for a bug, without details);
-nothing of a rejected submission is stored. Request bodies are size-limited while they stream in,
-every route is rate limited, and every response carries security headers.
+nothing of a rejected submission is stored. A submission is authenticated and rate limited before
+its body is read; the body is limited to what the largest open set needs while it streams in and
+parsed once, in a worker thread (at most two at a time). Every route is rate limited, and every
+response carries security headers. There is no interactive /docs page (it would load its scripts
+from a CDN, which an offline or CSP-locked deployment cannot); the API is described at /openapi.json.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,16 +19,18 @@ from typing import Any
 from fastapi import Depends, FastAPI, Path as PathParam, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from glotbench.service.core import Service, ServiceError, Settings, settle_heap
-from glotbench.service.guards import BodyLimit, SecurityHeaders
+from glotbench.service.core import Service, ServiceError, Settings
+from glotbench.service.guards import BODY_LIMIT_KEY, RequestGuard, SecurityHeaders, parse_json_body
 from glotbench.service.ratelimit import RateLimited, RateLimiter
+from glotbench.service.sets import settle_heap
 from glotbench.service.views import Views
 
 STATIC = Path(__file__).parent / "templates"
+PARSERS = 2  # submission bodies parsed at once (each in a worker thread): bounds the memory they take
 
 
 class SubmissionIn(BaseModel):
@@ -62,6 +68,22 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
+def _first_problem(errors: list[Any]) -> str:
+    first = errors[0] if errors else {}
+    where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
+    msg = str(first.get("msg", "")).removeprefix("Value error, ")
+    return f"invalid request: {where} {msg}".strip()
+
+
+def parse_submission(raw: bytes, max_members: int) -> SubmissionIn:
+    """The submission body, parsed once (guards.parse_json_body) and validated."""
+    data = parse_json_body(raw, max_members)
+    try:
+        return SubmissionIn.model_validate(data)
+    except ValidationError as e:
+        raise ServiceError(422, _first_problem(e.errors())) from None
+
+
 def create_app(settings: Settings) -> FastAPI:
     from glotbench.service.jobs import JobRunner
 
@@ -73,11 +95,11 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(_: FastAPI) -> Any:
         service.jobs = JobRunner(service)
         service.jobs.start()
-        settle_heap()  # what start-up made lives as long as the process (service/core.py)
+        settle_heap()  # what start-up made lives as long as the process (service/sets.py)
         yield
         await run_in_threadpool(service.jobs.stop)
 
-    app = FastAPI(title="glotbench scoring service", version="2", lifespan=lifespan)
+    app = FastAPI(title="glotbench scoring service", version="2", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.service = service
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -89,10 +111,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, e: RequestValidationError) -> JSONResponse:
-        first = e.errors()[0] if e.errors() else {}
-        where = ".".join(str(x) for x in first.get("loc", ()) if x != "body")
-        msg = str(first.get("msg", "")).removeprefix("Value error, ")
-        return _error(422, f"invalid request: {where} {msg}".strip())
+        return _error(422, _first_problem(list(e.errors())))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
@@ -102,10 +121,11 @@ def create_app(settings: Settings) -> FastAPI:
     async def internal(_: Request, e: Exception) -> JSONResponse:
         return _error(500, "internal error")
 
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(SecurityHeaders)  # outermost: on the size limit's own replies too
+    app.add_middleware(RequestGuard, body_timeout_s=settings.body_timeout_s)
+    app.add_middleware(SecurityHeaders)  # outermost: on the guard's own replies too
 
     def address(request: Request) -> str:
+        """The client's address: the peer's, or the one a trusted proxy (--trusted-proxy) names."""
         return request.client.host if request.client else "unknown"
 
     def hit_address(request: Request) -> None:
@@ -134,27 +154,27 @@ def create_app(settings: Settings) -> FastAPI:
             raise ServiceError(429, str(e), retry_after=e.retry_after) from None
         return key_id
 
-    async def no_duplicate_ids(request: Request) -> None:
-        """JSON objects silently keep the last of duplicate keys; a duplicate answer id is an error."""
-        def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-            obj = dict(pairs)
-            if len(obj) != len(pairs):
-                raise ServiceError(400, "duplicate ids in the submission")
-            return obj
-        try:
-            json.loads(await request.body(), object_pairs_hook=hook)
-        except ValueError:
-            pass  # malformed JSON: the body model reports it
+    parsers = asyncio.Semaphore(PARSERS)
+    schema = SubmissionIn.model_json_schema()
 
-    @app.post("/api/submissions", status_code=200, dependencies=[Depends(no_duplicate_ids)])
-    def submit(body: SubmissionIn, key_id: int = Depends(caller)) -> JSONResponse:
+    @app.post("/api/submissions", status_code=200, openapi_extra={"requestBody": {
+        "required": True, "content": {"application/json": {"schema": schema}}}})
+    async def submit(request: Request, key_id: int = Depends(caller)) -> JSONResponse:
+        """Authenticated and rate limited (the dependency) before a byte of the body is read."""
+        max_members, max_bytes = await run_in_threadpool(service.body_limits)
+        request.scope[BODY_LIMIT_KEY] = max_bytes  # the guard holds the body to it while it streams in
+        raw = await request.body()
+        async with parsers:
+            body = await run_in_threadpool(parse_submission, raw, max(16, max_members))
         if body.answers is not None:
-            out = service.submit_answers(key_id, body.answers, set_name=body.set, benchmark=body.benchmark,
-                                         model=body.model, description=body.description)
+            out = await run_in_threadpool(lambda: service.submit_answers(
+                key_id, body.answers or {}, set_name=body.set, benchmark=body.benchmark, model=body.model,
+                description=body.description))
             views.invalidate()
             return JSONResponse(out)
-        out = service.submit_endpoint(key_id, body.endpoint or "", body.model.strip(), api_key=body.api_key,
-                                      set_name=body.set, benchmark=body.benchmark, description=body.description)
+        out = await run_in_threadpool(lambda: service.submit_endpoint(
+            key_id, body.endpoint or "", body.model.strip(), api_key=body.api_key, set_name=body.set,
+            benchmark=body.benchmark, description=body.description))
         return JSONResponse(out, status_code=202)
 
     @app.get("/api/submissions/{sid}")

@@ -7,25 +7,26 @@ an item's correctness or gold. Endpoint runs are queued jobs (service/jobs.py); 
 
 from __future__ import annotations
 
-import gc
-import hashlib
 import json
-import secrets
 import threading
+import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Mapping
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import or_, select
 
-from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Dataset
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.registry import get_benchmark
-from glotbench.service.db import ApiKey, LadderState, SetItem, Submission, TestSet, session_factory, utcnow
+from glotbench.service import keys as keys_
+from glotbench.service.db import (ApiKey, LadderState, Organisation, SetItem, Submission, TestSet, session_factory,
+                                  utcnow)
+from glotbench.service.duplicates import fingerprint, nearest_copy
 from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
+from glotbench.service.sets import (LoadedSet, answer_options, body_budget, count_unreadable, identity, row_count,
+                                    settle_heap)
 
 UNSET: Any = object()
 
@@ -42,14 +43,18 @@ class Settings:
     min_group: int = 20
     round_digits: int = 1
     ladder_step: float = 0.0  # points; 0 = parameter-free (see service/scoring.py)
-    daily_limit: int = 3
+    daily_limit: int = 3  # submissions per key per 24 h
+    org_daily_limit: int = 0  # per organisation (all its keys) per 24 h, unless the org sets its own; 0: 2 x daily_limit
     rate_per_minute: int = 60
     rate_storage: str = "memory://"  # or redis://host:port/db to share limits between processes
-    max_body_bytes: int = 5 * 2**20
+    min_body_bytes: int = 64 * 2**10  # the body limit is what the largest open set needs, at least this
+    body_timeout_s: float = 30.0  # a request body must have arrived this long after its headers
     allow_hosts: tuple[str, ...] = ()
     endpoint_workers: int = 4  # endpoint runs in flight per server process
     endpoint_per_key: int = 1  # endpoint runs in flight per key, over all processes
-    endpoint_timeout_s: float = 900.0
+    endpoint_per_org: int = 2  # endpoint runs in flight per organisation, over all processes
+    endpoint_timeout_s: float = 300.0  # a run's whole time budget
+    endpoint_stall_s: float = 60.0  # a run with no reply for this long is stopped
     endpoint_max_requests: int = 50_000
     endpoint_max_response_bytes: int = 2**20
     endpoint_concurrency: int = 8
@@ -57,57 +62,8 @@ class Settings:
     resamples: int = 1000
 
 
-def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def answer_options(items: Iterable[Item]) -> dict[str, frozenset[str] | None]:
-    """Per item, the valid answers when it has options (else any answer the benchmark can read)."""
-    out: dict[str, frozenset[str] | None] = {}
-    for it in items:
-        options = it.public.get("options")
-        out[it.id] = frozenset(options) if isinstance(options, Mapping) else None
-    return out
-
-
-def count_unreadable(samples: Mapping[str, Any], options: Mapping[str, frozenset[str] | None]) -> int:
-    """Answers that are no answer: a failure of extraction (format, empty, think block left open,
-    scorer error) or, for an item with options, not one of them. Such an answer scores as a known
-    zero, which would let a "complete" submission score one answer alone."""
-    bad = 0
-    for i, smp in samples.items():
-        opts = options[i]
-        bad += smp.failure is not None or (opts is not None and str(smp.answer) not in opts)
-    return bad
-
-
-def settle_heap() -> None:
-    """Collect, then move every object alive now out of the collector's generations (`gc.freeze`).
-
-    The server calls this once started and after it caches a set: the cached set (~100,000 objects
-    for 10,000 items) lives as long as the process, and without this every full collection rescans
-    it, which a 10,000-answer submission (~50,000 short-lived objects) triggers every other time
-    (~100 ms each). Frozen objects are still freed by reference counting; only cyclic garbage alive
-    at the moment of freezing is kept."""
-    gc.collect()
-    gc.freeze()
-
-
-@dataclass(frozen=True)
-class LoadedSet:
-    """A set as scoring needs it, built once per process: the benchmark, its Dataset, items by id,
-    each item's valid answers, and the item positions per subdomain."""
-
-    identity: tuple[Any, ...]
-    bench: Benchmark
-    dataset: Dataset
-    by_id: Mapping[str, Item]
-    options: Mapping[str, frozenset[str] | None]
-    groups: Mapping[str, np.ndarray]
-
-
-def _identity(ts: TestSet) -> tuple[Any, ...]:
-    return (ts.id, ts.name, ts.benchmark, json.dumps(ts.options, sort_keys=True), ts.data_sha256)
+REFUSED = ("refused: a submission answers every item of the set ({n} items), each with a valid answer, and "
+           "names no other id; nothing was charged")  # one message: which ids exist is never told
 
 
 class Service:
@@ -120,43 +76,54 @@ class Service:
         self.step = Step(settings.ladder_step)
         self._sets: dict[int, LoadedSet] = {}  # by set id; reloaded when the row's identity changes
         self._sets_lock = threading.Lock()
+        self._limits: tuple[float, tuple[int, int]] | None = None
         self.jobs: Any = None  # a JobRunner when serving (service/jobs.py)
 
     # -- administration --------------------------------------------------------------------
 
     def load_set(self, name: str, benchmark: str, data: str | None, *, options: Mapping[str, str] | None = None,
                  blind_until: datetime | None = None, release_date: datetime | None = None,
-                 endpoint_mode: bool = True) -> int:
+                 endpoint_mode: bool = True, allow_unused_rows: bool = False) -> int:
+        """Load a set; its id. A file with rows the benchmark does not take (a LaoBench file's
+        translation rows in an MCQ set) is refused unless `allow_unused_rows`; what was loaded, and
+        how many rows the file has, is in `loaded_last`."""
         bench = get_benchmark(benchmark, **dict(options or {}))
         items = bench.load(data)
         if not items.sha256:
             raise GlotbenchError(f"{data}: the benchmark gave no data hash")
+        rows = row_count(data)
+        if rows is not None and rows > len(items) and not allow_unused_rows:
+            raise GlotbenchError(f"{data}: {rows - len(items)} of its {rows} rows are not {benchmark} items and "
+                                 "would not be loaded (rows of another task, such as translation rows in a "
+                                 "multiple-choice set); load them with their own benchmark, or allow it "
+                                 "(--allow-unused-rows)")
+        n, body = body_budget(bench, items)
         with self.Session.begin() as s:
             if s.scalar(select(TestSet).where(TestSet.name == name)):
                 raise GlotbenchError(f"a set named {name!r} exists already")
             ts = TestSet(name=name, benchmark=benchmark, options=dict(options or {}), status="pending",
                          blind_until=blind_until, release_date=release_date, data_sha256=items.sha256,
-                         endpoint_mode=endpoint_mode)
+                         endpoint_mode=endpoint_mode, items=n, body_bytes=body)
             s.add(ts)
             s.flush()
             s.add_all(SetItem(set_id=ts.id, position=i, item_id=it.id, public=_plain(it.public), gold=_plain(it.gold),
                               meta=_plain(it.meta)) for i, it in enumerate(items))
+            self.loaded_last = {"items": n, "rows": rows, "source": items.source}
             return ts.id
 
-    def create_key(self, name: str) -> tuple[int, str]:
-        key = "gb_" + secrets.token_urlsafe(32)
+    def create_org(self, name: str, *, daily_limit: int | None = None, max_keys: int = 5) -> int:
         with self.Session.begin() as s:
-            k = ApiKey(name=name, key_hash=hash_key(key))
-            s.add(k)
-            s.flush()
-            return k.id, key  # the key itself is shown once and never stored
+            return keys_.create_org(s, name, daily_limit=daily_limit, max_keys=max_keys).id
 
-    def revoke_key(self, key_id: int) -> None:
+    def create_key(self, name: str, org: str | None = None) -> tuple[int, str]:
+        """A key for organisation `org` (or for a new organisation of its own); shown once, stored as a hash."""
         with self.Session.begin() as s:
-            k = s.get(ApiKey, key_id)
-            if k is None:
-                raise GlotbenchError(f"no API key with id {key_id}")
-            k.revoked = True
+            return keys_.create_key(s, name, org)
+
+    def revoke_key(self, key_id: int) -> int:
+        """Revoke a key; its queued endpoint runs fail (returned: how many), running ones stop."""
+        with self.Session.begin() as s:
+            return keys_.revoke_key(s, key_id)
 
     def set_window(self, name: str, blind_until: Any = UNSET, release_date: Any = UNSET,
                    endpoint_mode: Any = UNSET) -> None:
@@ -191,13 +158,30 @@ class Service:
     # -- helpers ---------------------------------------------------------------------------
 
     def authenticate(self, key: str | None) -> int:
-        if not key:
-            raise ServiceError(401, "missing API key (Authorization: Bearer KEY)")
         with self.Session() as s:
-            k = s.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key)))
-            if k is None or k.revoked:
-                raise ServiceError(401, "invalid or revoked API key")
-            return k.id
+            return keys_.authenticate(s, key).key_id
+
+    def body_limits(self, ttl_s: float = 2.0) -> tuple[int, int]:
+        """(answers, bytes): the most answers and the largest body a submission to an open set can
+        need (at least `min_body_bytes`); read again every `ttl_s` (a set made current by an admin
+        command in another process counts within that time)."""
+        hit = self._limits
+        if hit is not None and time.monotonic() - hit[0] < ttl_s:
+            return hit[1]
+        with self.Session() as s:
+            sizes = s.execute(select(TestSet.id, TestSet.items, TestSet.body_bytes).where(
+                TestSet.status == "current")).all()
+        if any(r.items is None or r.body_bytes is None for r in sizes):  # sets loaded before these were kept
+            with self.Session.begin() as s:
+                for ts in s.scalars(select(TestSet).where(TestSet.status == "current", or_(
+                        TestSet.items.is_(None), TestSet.body_bytes.is_(None)))):
+                    loaded = self.load_items(s, ts)
+                    ts.items, ts.body_bytes = body_budget(loaded.bench, loaded.dataset)
+            return self.body_limits(ttl_s)
+        limits = (max((r.items for r in sizes), default=0),
+                  max([self.settings.min_body_bytes, *(r.body_bytes for r in sizes)]))
+        self._limits = (time.monotonic(), limits)
+        return limits
 
     @staticmethod
     def is_released(ts: TestSet) -> bool:
@@ -209,7 +193,7 @@ class Service:
         process under the set's identity (id, name, benchmark, options, data hash): a set's items never
         change once loaded, and a row that no longer matches what was cached (a set deleted and
         another loaded under its id) is read again, so stale gold is never used."""
-        ident = _identity(ts)
+        ident = identity(ts)
         with self._sets_lock:
             hit = self._sets.get(ts.id)
             if hit is not None and hit.identity == ident:
@@ -235,15 +219,18 @@ class Service:
         return ts
 
     def _lock_key(self, s: Any, key_id: int) -> None:
-        s.scalar(select(ApiKey).where(ApiKey.id == key_id).with_for_update())  # PostgreSQL; SQLite: BEGIN IMMEDIATE
+        """Serialise limit checks of one key and of its organisation (PostgreSQL row locks, key then
+        organisation; SQLite serialises every writer with BEGIN IMMEDIATE)."""
+        org = s.scalar(select(ApiKey.org_id).where(ApiKey.id == key_id).with_for_update())
+        if org is not None:
+            s.scalar(select(Organisation.id).where(Organisation.id == org).with_for_update())
 
     def _check_limit(self, s: Any, key_id: int) -> None:
-        since = utcnow() - timedelta(days=1)
-        n = s.scalar(select(func.count()).select_from(Submission).where(
-            Submission.key_id == key_id, Submission.created >= since, Submission.charged.is_(True)))
-        if n >= self.settings.daily_limit:
-            raise ServiceError(429, f"daily submission limit reached ({self.settings.daily_limit} per 24 h)",
-                               retry_after=3600)
+        try:
+            st = self.settings
+            keys_.check_limits(s, key_id, st.daily_limit, st.org_daily_limit or 2 * st.daily_limit)
+        except keys_.LimitReached as e:
+            raise ServiceError(429, e.message, retry_after=3600) from None
 
     def insert_within_limit(self, key_id: int, sub: Submission) -> int:
         """Check the daily limit and store, in one serialised transaction."""
@@ -260,15 +247,26 @@ class Service:
         with self.Session.begin() as s:
             self._lock_key(s, key_id)
             self._check_limit(s, key_id)
+            sub.flag = nearest_copy(s, sub)
             s.add(sub)
             s.flush()
             return sub.id, self._climb(s, sub, agg)
 
-    def finish(self, sid: int, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Endpoint runs: pass the aggregate through the key's Ladder and store the released result."""
+    def finish(self, sid: int, agg: Aggregate, extra: Mapping[str, Any] | None = None,
+               fp: bytes | None = None) -> dict[str, Any] | None:
+        """Endpoint runs: pass the aggregate through the key's Ladder and store the released result
+        (None, nothing released, when the run was failed meanwhile: its key revoked)."""
         with self.Session.begin() as s:
             sub = s.get(Submission, sid)
             self._lock_key(s, sub.key_id)
+            if sub.status != "running":  # failed or handed back meanwhile
+                return None
+            if not keys_.key_is_live(s, sub.key_id):
+                sub.status, sub.error, sub.finished = "failed", keys_.REVOKED, utcnow()
+                sub.lease_owner = sub.lease_until = sub.key_holder = None
+                return None
+            sub.fingerprint = fp
+            sub.flag = nearest_copy(s, sub)
             return self._climb(s, sub, agg, extra)
 
     def _climb(self, s: Any, sub: Submission, agg: Aggregate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -278,7 +276,9 @@ class Service:
             LadderState.key_id == sub.key_id, LadderState.set_id == sub.set_id))}
         rungs = {c: Rung(r.best, r.released, r.step, r.ci95, np.frombuffer(r.vector, dtype=np.float32))
                  for c, r in rows.items()}
-        out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits)
+        secret = keys_.key_secret(s, sub.key_id)
+        out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits,
+                           offsets=lambda cell, what: keys_.grid_offset(secret, sub.set_id, cell, what))
         for cell, rung in new.items():
             if rungs.get(cell) is rung:
                 continue
@@ -291,11 +291,13 @@ class Service:
         return result
 
     def fail(self, sid: int, message: str, *, refund: bool) -> None:
+        """Fail a run. `refund` returns its quota only if no prompt of the set has left yet: a run
+        that showed any private prompt to an endpoint is charged whatever happened after."""
         with self.Session.begin() as s:
             sub = s.get(Submission, sid)
             sub.status, sub.error, sub.finished = "failed", message, utcnow()
             sub.lease_owner = sub.lease_until = sub.key_holder = None
-            if refund:
+            if refund and sub.prompts_sent_at is None:
                 sub.charged = False
 
     # -- submissions -------------------------------------------------------------------------
@@ -306,29 +308,22 @@ class Service:
             ts = self._target_set(s, set_name, benchmark)
             loaded = self.load_items(s, ts)
             set_id = ts.id
+            self._check_limit(s, key_id)  # before any other check or scoring; checked again when storing
         bench, items, by_id = loaded.bench, loaded.dataset, loaded.by_id
-        unknown = sum(1 for k in answers if k not in by_id)
-        if unknown:
-            raise ServiceError(400, f"{unknown} answer id(s) are not in the set")  # which ones is not said
-        if len(answers) != len(items):
-            raise ServiceError(400, f"incomplete submission: {len(answers)} of {len(items)} items answered; "
-                                    "answer every item of the set")
-        if any(not a.strip() for a in answers.values()):
-            raise ServiceError(400, "empty answers: answer every item of the set")
-        with self.Session() as s:
-            self._check_limit(s, key_id)  # before any scoring work; checked again when storing
         from glotbench.engine.scoring import score_output
 
+        # Unknown ids, missing items, empty or invalid answers: every answer of a known id is scored
+        # first and all end in one message, so neither the reply nor its time tells which ids exist.
         given = not bench.answers_are_outputs
-        samples = {i: score_output(bench, by_id[i], a, answer_given=given) for i, a in answers.items()}
+        samples = {i: score_output(bench, by_id[i], a, answer_given=given)
+                   for i, a in answers.items() if i in by_id and a.strip()}
         bad = count_unreadable(samples, loaded.options)
-        if bad:
-            raise ServiceError(400, f"{bad} answer(s) are not valid answers (no answer could be read, or not one of "
-                                    "the options)")
+        if bad or len(samples) != len(answers) or len(answers) != len(items):
+            raise ServiceError(400, REFUSED.format(n=len(items)))
         agg = aggregate(bench, items, samples, resamples=self.settings.resamples, groups=loaded.groups)
         sid, result = self.record(key_id, Submission(
             key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed",
-            description=description[:2000], status="running"), agg)
+            description=description[:2000], status="running", fingerprint=fingerprint(items, samples)), agg)
         return {"id": sid, "status": "done", "result": result}
 
     def submit_endpoint(self, key_id: int, url: str, model_name: str, *, api_key: str | None = None,
@@ -352,6 +347,15 @@ class Service:
             description=description[:2000], status="queued"), api_key)
         return {"id": sid, "status": "queued", "queue_position": self.jobs.position(sid)}
 
+    def flagged(self) -> list[dict[str, Any]]:
+        """Submissions flagged as near-copies of another key's (service/duplicates.py), newest first."""
+        with self.Session() as s:
+            rows = s.execute(select(Submission.id, Submission.key_id, TestSet.name, Submission.created,
+                                    Submission.flag).join(TestSet, TestSet.id == Submission.set_id)
+                             .where(Submission.flag.is_not(None)).order_by(Submission.id.desc())).all()
+            return [{"id": r.id, "key_id": r.key_id, "set": r.name, "created": r.created.isoformat(), "flag": r.flag}
+                    for r in rows]
+
     def get_submission(self, key_id: int, sid: int) -> dict[str, Any]:
         with self.Session() as s:
             sub = s.get(Submission, sid)
@@ -359,7 +363,7 @@ class Service:
                 raise ServiceError(404, "no such submission for this key")
             out = {"id": sub.id, "status": sub.status, "kind": sub.kind, "model": sub.model, "public": sub.public,
                    "error": sub.error, "result": sub.result, "counts_against_limit": sub.charged,
-                   "created": sub.created.isoformat()}
+                   "prompts_sent": sub.prompts_sent_at is not None, "created": sub.created.isoformat()}
         if out["status"] == "queued" and self.jobs is not None:
             out["queue_position"] = self.jobs.position(sid)
         return out

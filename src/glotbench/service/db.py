@@ -18,6 +18,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -73,6 +74,8 @@ class TestSet(Base):
     data_sha256: Mapped[str] = mapped_column(String(64))
     endpoint_mode: Mapped[bool] = mapped_column(Boolean, default=True)  # operators may disable it per set
     created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    items: Mapped[int | None] = mapped_column(Integer, nullable=True)  # item count, for the member cap
+    body_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the largest answers body it needs
 
 
 class SetItem(Base):
@@ -87,6 +90,17 @@ class SetItem(Base):
     meta: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
+class Organisation(Base):
+    """Who keys are issued to: its keys share one daily limit (many keys of one team are one budget)."""
+
+    __tablename__ = "organisations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    daily_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # None: the server's --org-daily-limit
+    max_keys: Mapped[int] = mapped_column(Integer, default=5)  # keys that may be issued to it
+    created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class ApiKey(Base):
     __tablename__ = "api_keys"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -94,10 +108,13 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the key; the key is shown once
     created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    org_id: Mapped[int | None] = mapped_column(ForeignKey("organisations.id"), nullable=True, index=True)
+    grid_secret: Mapped[str | None] = mapped_column(String(64), nullable=True)  # the key's secret rounding offsets
 
 
 class Submission(Base):
     __tablename__ = "submissions"
+    __table_args__ = tuple(Index(f"ix_submissions_set_band{i}", "set_id", f"band{i}") for i in range(3))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"), index=True)
     set_id: Mapped[int] = mapped_column(ForeignKey("test_sets.id"), index=True)
@@ -117,6 +134,12 @@ class Submission(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True, index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    prompts_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)  # charged for good from then
+    fingerprint: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # answers, hashed per item
+    band0: Mapped[str | None] = mapped_column(String(16), nullable=True)  # the fingerprint's thirds, hashed:
+    band1: Mapped[str | None] = mapped_column(String(16), nullable=True)  # a near-copy shares one of them
+    band2: Mapped[str | None] = mapped_column(String(16), nullable=True)  # (service/duplicates.py)
+    flag: Mapped[str | None] = mapped_column(Text, nullable=True)  # e.g. a near-copy of another key's submission
 
 
 class LadderState(Base):

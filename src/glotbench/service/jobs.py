@@ -3,41 +3,100 @@
 - A job is a `submissions` row (kind "endpoint"). A worker claims one in a serialised transaction
   and holds a lease (`lease_until`) that its process renews; a job whose lease lapses (the process
   was killed) is taken back by any process: run again from the start, or — if it needed a
-  submitter's key, which lives only in the memory of the process that accepted it — failed with
-  its quota returned. A job is retried at most twice.
-- Fair scheduling: at most `endpoint_per_key` runs of one key in flight (over all processes),
-  `endpoint_workers` per process; among the runnable jobs the one whose key has fewest runs in
-  flight goes first, then the oldest. Each run has `endpoint_timeout_s`.
+  submitter's key, which lives only in the memory of the process that accepted it — failed. A job
+  is retried at most twice.
+- Charging: the moment before a run's first prompt leaves is recorded (`prompts_sent_at`, written
+  before the request is made). From then on the run is charged whatever happens (a crash, a lost
+  key, an internal error, SIGTERM); a run that fails before any prompt left gets its quota back.
+- Keys: a revoked key's queued runs are failed at once (service/keys.py); a run of a revoked key is
+  never claimed, is stopped before its first prompt, and a running one is cancelled by the next
+  heartbeat of its process.
+- Fair scheduling: at most `endpoint_per_key` runs of one key and `endpoint_per_org` of one
+  organisation in flight (over all processes), `endpoint_workers` per process, and no key or
+  organisation takes a process's last free worker; among the runnable jobs the organisation, then
+  the key, with the fewest runs in flight goes first, then the oldest. Each run has
+  `endpoint_timeout_s`, and one whose endpoint sends no reply for `endpoint_stall_s` is stopped.
+- A run where more than half the items failed (no reply, or no answer read) is invalid and releases
+  nothing: an endpoint that fails every item but one would otherwise be a partial submission, whose
+  known zeros make its one answer readable from a release.
 - Shutdown (SIGTERM): no new claims; runs in flight are cancelled and handed back (requeued, or
-  failed with quota returned when their key would be lost).
+  failed when their key would be lost).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections import Counter
 from datetime import timedelta
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import func, or_, select
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import ModelError
 from glotbench.service.core import Service
-from glotbench.service.db import Submission, TestSet, utcnow
+from glotbench.service.db import ApiKey, Submission, TestSet, utcnow
+from glotbench.service.duplicates import fingerprint
+from glotbench.service.keys import REVOKED
 from glotbench.service.scoring import aggregate
 
 MAX_ATTEMPTS = 3
+MAX_FAILED_SHARE = 0.5  # a run with more failed items (no reply, or no answer read) releases nothing
 LOST_KEY = "the server restarted while the run waited; its endpoint key is held in memory only: submit again"
+SHOWN = " (its prompts had been sent, so it counts against the limit)"
+
+
+class KeyRevoked(GlotbenchError):
+    """The run's key was revoked: stop before the next prompt leaves."""
+
+
+class LeaseLost(GlotbenchError):
+    """The run is no longer this process's (its lease lapsed and it was taken back): stop, touch nothing."""
 
 
 def _redact(message: str, key: str | None) -> str:
     """An endpoint may echo the key it was sent in an error: it is never shown back or stored."""
     return message.replace(key, "[the submitted key]") if key else message
+
+
+def _give_up(sub: Submission, message: str, now: Any) -> None:
+    """Fail a job that did not finish for a reason of ours: refunded only if no prompt had left."""
+    shown = sub.prompts_sent_at is not None
+    sub.status, sub.finished = "failed", now
+    sub.error = message + (SHOWN if shown else "")
+    sub.charged = shown
+    sub.key_holder = sub.lease_owner = sub.lease_until = None
+
+
+class _Gate:
+    """The endpoint model as a run sees it: before its first prompt leaves, `on_first` records the
+    exposure (and re-checks the key) in the database; every reply moves `last_reply` (the stall
+    watch). Everything else is the wrapped model's."""
+
+    def __init__(self, inner: Any, on_first: Callable[[], None]):
+        self.inner, self._on_first = inner, on_first
+        self._open = False
+        self._lock = asyncio.Lock()
+        self.last_reply = time.monotonic()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def generate(self, prompt: Any, config: Any, *, item_id: str = "", repeat: int = 0) -> Any:
+        if not self._open:
+            async with self._lock:
+                if not self._open:
+                    await asyncio.to_thread(self._on_first)
+                    self._open = True
+        resp = await self.inner.generate(prompt, config, item_id=item_id, repeat=repeat)
+        self.last_reply = time.monotonic()
+        return resp
 
 
 class JobRunner:
@@ -48,6 +107,7 @@ class JobRunner:
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._running: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Task]] = {}
+        self._reasons: dict[int, str] = {}  # submission id -> why its run was cancelled (not a hand-back)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
@@ -75,8 +135,7 @@ class JobRunner:
         with self.svc.Session.begin() as s:  # queued jobs whose key only this process holds
             for sub in s.scalars(select(Submission).where(Submission.key_holder == self.me,
                                                           Submission.status.in_(("queued", "running")))):
-                sub.status, sub.error, sub.finished, sub.charged = "failed", LOST_KEY, utcnow(), False
-                sub.key_holder = sub.lease_owner = sub.lease_until = None
+                _give_up(sub, LOST_KEY, utcnow())
 
     # -- queue -------------------------------------------------------------------------------
 
@@ -106,29 +165,41 @@ class JobRunner:
             Submission.lease_until.is_not(None), Submission.lease_until < now))
         for sub in lapsed:
             if sub.key_holder is not None or sub.attempts >= MAX_ATTEMPTS:
-                sub.status, sub.finished, sub.charged = "failed", now, False
-                sub.error = LOST_KEY if sub.key_holder is not None else "the run was interrupted too often"
-                sub.key_holder = None
+                _give_up(sub, LOST_KEY if sub.key_holder is not None else "the run was interrupted too often", now)
             else:
                 sub.status = "queued"
-            sub.lease_owner = sub.lease_until = None
+                sub.lease_owner = sub.lease_until = None
 
     def _claim(self) -> int | None:
         now = utcnow()
+        st = self.st
         with self.svc.Session.begin() as s:
             s.scalar(select(TestSet.id).limit(1).with_for_update())  # PostgreSQL: one claimer at a time
             self._reap(s, now)
-            busy = Counter(dict(s.execute(select(Submission.key_id, func.count()).where(
-                Submission.status == "running").group_by(Submission.key_id)).all()))
-            queued = s.scalars(select(Submission).where(
+            running = s.execute(select(Submission.key_id, ApiKey.org_id, Submission.lease_owner).join(
+                ApiKey, ApiKey.id == Submission.key_id).where(Submission.status == "running")).all()
+            by_key = Counter(r.key_id for r in running)
+            by_org = Counter(r.org_id for r in running)
+            here = [r for r in running if r.lease_owner == self.me]
+            key_here, org_here = Counter(r.key_id for r in here), Counter(r.org_id for r in here)
+            # No key or organisation takes this process's last free worker (when it has more than one).
+            last = st.endpoint_workers > 1 and st.endpoint_workers - len(here) <= 1
+            queued = s.execute(select(Submission, ApiKey.org_id, ApiKey.revoked).join(
+                ApiKey, ApiKey.id == Submission.key_id).where(
                 Submission.kind == "endpoint", Submission.status == "queued",
                 or_(Submission.key_holder.is_(None), Submission.key_holder == self.me)).order_by(Submission.id)).all()
-            ready = [q for q in queued if busy[q.key_id] < self.st.endpoint_per_key]
+            ready = []
+            for q, org, revoked in queued:
+                if revoked:  # revoked after it was queued (service/keys.py fails these too)
+                    _give_up(q, REVOKED, now)
+                elif (by_key[q.key_id] < st.endpoint_per_key and by_org[org] < st.endpoint_per_org
+                      and not (last and (key_here[q.key_id] or org_here[org]))):
+                    ready.append((by_org[org], by_key[q.key_id], q.id, q))
             if not ready:
                 return None
-            job = min(ready, key=lambda q: (busy[q.key_id], q.id))
+            job = min(ready, key=lambda r: r[:3])[3]
             job.status, job.lease_owner, job.attempts = "running", self.me, job.attempts + 1
-            job.lease_until = now + timedelta(seconds=self.st.lease_s)
+            job.lease_until = now + timedelta(seconds=st.lease_s)
             return job.id
 
     def _heartbeat(self) -> None:
@@ -141,12 +212,26 @@ class JobRunner:
                 self._wake.notify_all()
 
     def _renew(self) -> None:
+        """Renew this process's leases; cancel its runs whose key was revoked meanwhile."""
+        revoked = []
         with self.svc.Session.begin() as s:
             until = utcnow() + timedelta(seconds=self.st.lease_s)
-            for sub in s.scalars(select(Submission).where(
+            for sub, dead in s.execute(select(Submission, ApiKey.revoked).join(
+                    ApiKey, ApiKey.id == Submission.key_id).where(
                     Submission.status.in_(("queued", "running")),
-                    or_(Submission.lease_owner == self.me, Submission.key_holder == self.me))):
+                    or_(Submission.lease_owner == self.me, Submission.key_holder == self.me))).all():
                 sub.lease_until = until
+                if dead and sub.status == "running":
+                    revoked.append(sub.id)
+        for sid in revoked:
+            self._cancel(sid, REVOKED)
+
+    def _cancel(self, sid: int, reason: str) -> None:
+        with self._lock:
+            hit = self._running.get(sid)
+            if hit is not None:
+                self._reasons[sid] = reason
+                hit[0].call_soon_threadsafe(hit[1].cancel)
 
     def _worker(self) -> None:
         while not self._stop.is_set():
@@ -174,33 +259,54 @@ class JobRunner:
         try:
             if len(items) > self.st.endpoint_max_requests:
                 raise GlotbenchError(f"the set needs more requests than the limit ({self.st.endpoint_max_requests})")
-            task = loop.create_task(asyncio.wait_for(self._evaluate(bench, items, loaded.groups, url, model_name,
+            task = loop.create_task(asyncio.wait_for(self._evaluate(sid, bench, items, loaded.groups, url, model_name,
                                                                     self._keys.get(sid), tmp),
                                                      self.st.endpoint_timeout_s))
             with self._lock:
                 self._running[sid] = (loop, task)
             if self._stop.is_set():
                 task.cancel()
-            agg, extra = loop.run_until_complete(task)
-            self.svc.finish(sid, agg, extra)
+            agg, extra, fp = loop.run_until_complete(task)
+            self.svc.finish(sid, agg, extra, fp)
             self._release(sid)
         except asyncio.CancelledError:
-            self._hand_back(sid)
+            reason = self._reasons.pop(sid, None)
+            if reason is None:
+                self._hand_back(sid)
+            else:
+                self.svc.fail(sid, reason, refund=True)
         except asyncio.TimeoutError:
             self.svc.fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
+        except KeyRevoked as e:
+            self.svc.fail(sid, str(e), refund=True)
+        except LeaseLost:
+            pass  # another process holds the job now
         except (GlotbenchError, ModelError) as e:  # messages written to be shown (service/ssrf.py)
             self.svc.fail(sid, _redact(str(e), self._keys.get(sid))[:300], refund=False)
-        except Exception:  # noqa: BLE001 - never shown as a traceback
+        except Exception:  # noqa: BLE001 - never shown as a traceback; refunded only if no prompt had left
             self.svc.fail(sid, "internal error during the run", refund=True)
         finally:
             with self._lock:
                 self._running.pop(sid, None)
+                self._reasons.pop(sid, None)
             self._keys.pop(sid, None)
             loop.close()
             shutil.rmtree(tmp, ignore_errors=True)
 
-    async def _evaluate(self, bench: Any, items: Any, groups: Any, url: str, model_name: str, api_key: str | None,
-                        tmp: str) -> tuple[Any, dict[str, Any]]:
+    def _first_prompt(self, sid: int) -> None:
+        """Called before the run's first prompt leaves: record it (charged from now on, whatever
+        happens), unless the run's key was revoked or the run is no longer this process's."""
+        with self.svc.Session.begin() as s:
+            sub = s.get(Submission, sid)
+            if s.scalar(select(ApiKey.revoked).where(ApiKey.id == sub.key_id)):
+                raise KeyRevoked(REVOKED)
+            if sub.status != "running" or sub.lease_owner != self.me:
+                raise LeaseLost("the run was taken back")
+            if sub.prompts_sent_at is None:
+                sub.prompts_sent_at = utcnow()
+
+    async def _evaluate(self, sid: int, bench: Any, items: Any, groups: Any, url: str, model_name: str,
+                        api_key: str | None, tmp: str) -> tuple[Any, dict[str, Any], bytes]:
         from glotbench.engine.evaluate import RunOptions, evaluate_async
         from glotbench.models.openai_compat import OpenAICompatModel
         from glotbench.service.ssrf import GuardedClient
@@ -208,16 +314,34 @@ class JobRunner:
         st = self.st
         client = GuardedClient(st.allow_hosts, max_bytes=st.endpoint_max_response_bytes,
                                concurrency=st.endpoint_concurrency, timeout_s=60)
-        model = OpenAICompatModel(model_name, url, client=client, api_key=api_key,
-                                  concurrency=st.endpoint_concurrency, timeout_s=60)
+        model = _Gate(OpenAICompatModel(model_name, url, client=client, api_key=api_key,
+                                        concurrency=st.endpoint_concurrency, timeout_s=60),
+                      lambda: self._first_prompt(sid))
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
                           concurrency=st.endpoint_concurrency, bootstrap_resamples=0)
-        res = await evaluate_async(bench, model, opts, dataset=items)
+        run = asyncio.ensure_future(evaluate_async(bench, model, opts, dataset=items))
+        try:
+            while not run.done():  # the stall watch: no reply for endpoint_stall_s stops the run
+                await asyncio.wait({run}, timeout=min(1.0, st.endpoint_stall_s / 4))
+                if not run.done() and time.monotonic() - model.last_reply > st.endpoint_stall_s:
+                    raise GlotbenchError(f"the endpoint sent no reply for {st.endpoint_stall_s:g} s; "
+                                         "the run was stopped")
+        finally:
+            if not run.done():
+                run.cancel()
+                with contextlib.suppress(BaseException):
+                    await run
+        res = run.result()
         samples = {smp.id: smp for smp in res.samples if smp.repeat == 0}
         answered = sum(1 for smp in samples.values() if smp.failure is None)
+        if len(items) - answered > MAX_FAILED_SHARE * len(items):
+            kinds = Counter(smp.failure for smp in samples.values() if smp.failure is not None)
+            raise GlotbenchError(f"invalid: {len(items) - answered} of {len(items)} items failed ("
+                                 + ", ".join(f"{k} {n}" for k, n in kinds.most_common(4))
+                                 + "); nothing was released")
         agg = aggregate(bench, items, samples, resamples=st.resamples, groups=groups)
         return agg, {"failed_requests": res.results["counts"]["failed"],
-                     "coverage": round(answered / len(items), 4) if len(items) else 0.0}
+                     "coverage": round(answered / len(items), 4) if len(items) else 0.0}, fingerprint(items, samples)
 
     def _release(self, sid: int) -> None:
         with self.svc.Session.begin() as s:
@@ -228,7 +352,7 @@ class JobRunner:
         with self.svc.Session.begin() as s:
             sub = s.get(Submission, sid)
             if sub.key_holder is not None:
-                sub.status, sub.error, sub.finished, sub.charged = "failed", LOST_KEY, utcnow(), False
+                _give_up(sub, LOST_KEY, utcnow())
             else:
                 sub.status = "queued"
-            sub.lease_owner = sub.lease_until = sub.key_holder = None
+                sub.lease_owner = sub.lease_until = sub.key_holder = None

@@ -9,7 +9,8 @@ parameter-free: the standard error of the paired difference between the new subm
 key's best (`std(x - best) / sqrt(m)` over the m items behind the number; for a key's first submission,
 at least `50 / sqrt(m)`, the largest standard error a 0-100 score can have), never less than one
 item's weight (`100 / m`, so changing a single answer can never move a released number), rounded up
-to the next of 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100).
+to the next of 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100). Each key rounds
+with its own secret offset (`rounded`), so many keys do not share one set of rounding boundaries.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -142,9 +143,34 @@ def nice_ceil(x: float) -> float:
     return min(100.0, 10 * scale)
 
 
-def rounded(v: float, step: float, digits: int) -> float:
-    """`v` rounded to the nearest multiple of the step, then to the display precision."""
-    return round(round(v / step) * step if step > 0 else v, digits)
+def rounded(v: float, step: float, digits: int, offset: float = 0.0) -> float:
+    """`v` rounded to a multiple of the step, then to the display precision. `offset` in [-0.5, 0.5)
+    of a step (the key's secret, service/keys.py) shifts where the rounding boundaries lie: the
+    released value is `step * round(v / step + offset)`, a multiple of the step within one step of
+    `v`. Over keys (offsets uniform) it is unbiased: `v` is released as the multiple above it with
+    probability equal to its fraction of the way there. For one key, a boundary an attacker cannot
+    see: two scores `d` apart are released differently for a fraction `d / step` of keys only."""
+    if step <= 0:
+        return round(v, digits)
+    return round(round(v / step + offset) * step, digits) + 0.0  # + 0.0: never -0.0
+
+
+Offsets = Callable[[str, str], float]  # (cell, "value" | "ci") -> the key's offset for that number
+
+
+def _no_offset(cell: str, what: str) -> float:
+    return 0.0
+
+
+def released_ci(value: float, released: float, ci: Sequence[float], step: float, digits: int,
+                offset: float) -> list[float]:
+    """The CI shown with a released value: symmetric around it, its half-width the larger side of
+    the bootstrap CI plus one step (the release's own rounding error), rounded to the step (with the
+    key's offset) — it never collapses to a point and moves with the released value, not with the
+    exact bounds, which would be rounding boundaries of their own."""
+    half = max(value - ci[0], ci[1] - value, 0.0)
+    h = step * max(1, round(half / step + 1.0 + offset)) if step > 0 else half
+    return [round(max(0.0, released - h), digits) + 0.0, round(min(100.0, released + h), digits)]
 
 
 @dataclass
@@ -158,31 +184,41 @@ class Rung:
     vector: np.ndarray
 
 
-def climb(rung: Rung | None, n: Number, step: Step, digits: int) -> tuple[Rung, bool]:
+def climb(rung: Rung | None, n: Number, step: Step, digits: int, cell: str = HEADLINE,
+          offsets: Offsets = _no_offset) -> tuple[Rung, bool]:
     """One Ladder round. Returns the (possibly new) state and whether the released value moved."""
     best_vec = None if rung is None else rung.vector
     s = step.size(n.per_item, best_vec)
     if rung is not None and not n.value > rung.best + s + 1e-9:
         return rung, False
-    ci = [rounded(c, s, digits) for c in n.ci95] if n.ci95 else None
-    return Rung(n.value, rounded(n.value, s, digits), s, ci, n.per_item.astype(np.float32)), True
+    value = rounded(n.value, s, digits, offsets(cell, "value"))
+    ci = released_ci(n.value, value, n.ci95, s, digits, offsets(cell, "ci")) if n.ci95 else None
+    return Rung(n.value, value, s, ci, n.per_item.astype(np.float32)), True
 
 
-def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group: int,
-            digits: int) -> tuple[dict[str, Any], dict[str, Rung]]:
+NOT_IMPROVED = ("not released: this submission did not beat the key's best by more than a step, so "
+                "`score` is the key's earlier released score, not this submission's")
+
+
+def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group: int, digits: int,
+            offsets: Offsets = _no_offset) -> tuple[dict[str, Any], dict[str, Rung]]:
     """The reply for one submission and the states to store. Cells smaller than `min_group`, or too
-    small for a fixed step to hide one item, are neither released nor tracked."""
+    small for a fixed step to hide one item, are neither released nor tracked. `offsets`: the
+    key's secret rounding offsets (service/keys.py); none by default."""
     new: dict[str, Rung] = {}
-    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits)
+    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits, HEADLINE, offsets)
     new[HEADLINE] = head
     cells = {}
     for g, n in agg.cells.items():
         m = len(n.per_item)
         if m < min_group or not step.hides_one_item(m):
             continue
-        new[g], _ = climb(rungs.get(g), n, step, digits)
+        new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets)
         cells[g] = new[g].released
-    return {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
-            "ladder_step": round(head.step, 4), "items": agg.items,
-            "coverage": round(agg.answered / agg.items, 4) if agg.items else 0.0,
-            "subdomains": cells, "subdomains_hidden_below": min_group}, new
+    out = {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
+           "ladder_step": round(head.step, 4), "items": agg.items,
+           "coverage": round(agg.answered / agg.items, 4) if agg.items else 0.0,
+           "subdomains": cells, "subdomains_hidden_below": min_group}
+    if not moved:
+        out["note"] = NOT_IMPROVED
+    return out, new

@@ -6,7 +6,8 @@ pre-flight `GET /models`, every chat request and every redirect hop — goes thr
 - A literal IP in a URL is checked directly (aiohttp never calls a resolver for one); a name is
   resolved by `GuardedResolver`, which refuses it if any answer is reserved and hands aiohttp only
   the addresses it validated, so the connection goes to a checked address (no DNS rebinding).
-- Redirects are never followed by aiohttp: our code follows at most `max_redirects`, checking each hop.
+- Redirects are never followed by aiohttp: our code follows at most `max_redirects`, checking each hop;
+  a malformed `Location` is refused like a bad endpoint.
 - Replies are read whole (however many chunks) up to `max_bytes`; a longer one is refused.
 - Errors say what kind of thing went wrong, never what a refused address would have answered
   (a refused address is never connected to).
@@ -204,6 +205,8 @@ class GuardedClient:
             raise ClientError(f"refused: more than {self.max_redirects} redirects")
         except asyncio.TimeoutError:
             raise ModelTimeout("no reply from the endpoint in time") from None
+        except ValueError:  # a redirect to `http://x:99999/` or `http://[::1/x`: a bad endpoint, not our error
+            raise ClientError("refused: a redirect points to a malformed URL") from None
         except (aiohttp.ClientError, OSError) as e:
             refused = urlsplit(url).hostname in self._refused
             raise (ClientError("refused: the endpoint or a redirect resolves to a non-public address") if refused

@@ -8,7 +8,8 @@ POST /_reset clears them. POST /_control sets the behaviour:
 - "redirect_models_only": only `/models` redirects;
 - "chunks": send the JSON reply in this many chunks (chunked transfer encoding, 20 ms apart);
 - "pad": add this many bytes of whitespace to each reply (an oversized reply);
-- "delay": seconds to wait before answering (a slow endpoint);
+- "delay": seconds to wait before answering (a slow endpoint; 1e9: one that never answers);
+- "stall_after": answer this many chat requests, then never answer another (a run that stalls);
 - "status": answer every request with this status (e.g. 401); with "echo_auth": true the error
   message is the request's Authorization header; "status_chat_only": true spares the pre-flight;
 - "only": a substring: chat requests whose prompt lacks it get a 400 (one item answered, the rest failed).
@@ -36,26 +37,30 @@ def _prompt(body: bytes) -> str:
 
 def make_app() -> web.Application:
     app = web.Application(client_max_size=64 * 2**20)
-    app["cfg"], app["seen"] = {}, []
+    state: dict[str, Any] = {"cfg": {}, "seen": [], "chats": 0}
 
     async def control(request: web.Request) -> web.Response:
-        request.app["cfg"] = await request.json()
+        state["cfg"], state["chats"] = await request.json(), 0
         return web.json_response({"ok": True})
 
     async def seen(request: web.Request) -> web.Response:
-        return web.json_response(request.app["seen"])
+        return web.json_response(state["seen"])
 
     async def reset(request: web.Request) -> web.Response:
-        request.app["seen"].clear()
-        request.app["cfg"] = {}
+        state["seen"].clear()
+        state["cfg"], state["chats"] = {}, 0
         return web.json_response({"ok": True})
 
     async def anything(request: web.Request) -> web.StreamResponse:
-        cfg: dict[str, Any] = request.app["cfg"]
+        cfg: dict[str, Any] = state["cfg"]
         body = await request.read()
-        request.app["seen"].append({"method": request.method, "path": request.path, "query": request.query_string,
-                                    "authorization": request.headers.get("Authorization"),
-                                    "body": body.decode("utf-8", "replace")[:2000]})
+        state["seen"].append({"method": request.method, "path": request.path, "query": request.query_string,
+                              "authorization": request.headers.get("Authorization"),
+                              "body": body.decode("utf-8", "replace")[:2000]})
+        if request.path.endswith("/chat/completions"):
+            state["chats"] += 1
+            if cfg.get("stall_after") is not None and state["chats"] > int(cfg["stall_after"]):
+                await asyncio.sleep(1e9)
         if cfg.get("delay"):
             await asyncio.sleep(float(cfg["delay"]))
         if cfg.get("redirect") and (not cfg.get("redirect_models_only") or request.path.endswith("/models")):

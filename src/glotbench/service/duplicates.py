@@ -1,0 +1,76 @@
+"""Near-copies across keys: a submission whose answers differ from another key's in at most two items
+is flagged for the operator (`glotbench service flags`).
+
+Probing the Ladder with many keys means submitting one base answer vector again and again with one
+or two answers changed; honest teams do not submit the same answers under different keys. Each
+submission keeps a fingerprint: per item (in the set's order) 16 bits of a hash of its normalised
+answer (its `answer_key`, or the answer), so the Hamming distance between two submissions is the
+number of items whose answers differ (two different answers collide with probability 1/65,536).
+Finding the close ones does not read every earlier fingerprint: each is cut into three bands, whose
+hashes are indexed; two vectors at most two items apart agree on at least one whole band (three
+bands, two differences), so only the submissions sharing a band are compared in full. The flag
+names the other submission, its key and organisation; nothing is refused for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from datetime import timedelta
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from sqlalchemy import or_, select
+
+from glotbench.service.db import ApiKey, Submission, utcnow
+
+DISTANCE = 2  # flagged at this many differing answers or fewer (three bands make it exact)
+WINDOW_DAYS = 30
+MAX_CANDIDATES = 500  # submissions sharing a band, compared in full (newest first)
+
+
+def fingerprint(items: Sequence[Any], samples: Mapping[str, Any]) -> bytes:
+    """16 bits per item of the set, in order: a hash of the item's normalised answer (0 for none)."""
+    out = np.zeros(len(items), dtype="<u2")
+    for n, it in enumerate(items):
+        smp = samples.get(it.id)
+        if smp is None or smp.answer is None:
+            continue
+        token = smp.answer_key if smp.answer_key is not None else smp.answer
+        out[n] = (zlib.crc32(str(token).encode("utf-8", "surrogatepass")) & 0xFFFF) or 1
+    return out.tobytes()
+
+
+def set_bands(sub: Submission) -> None:
+    """Store the hashes of the three thirds of `sub.fingerprint` (its band columns)."""
+    if sub.fingerprint is None:
+        return
+    parts = np.array_split(np.frombuffer(sub.fingerprint, dtype="<u2"), DISTANCE + 1)
+    sub.band0, sub.band1, sub.band2 = (hashlib.sha256(p.tobytes()).hexdigest()[:16] for p in parts)
+
+
+def nearest_copy(s: Any, sub: Submission) -> str | None:
+    """Set `sub`'s bands and return its flag when another key's submission to the same set, in the
+    last 30 days, has answers differing in at most two items (the closest is named), else None."""
+    if sub.fingerprint is None:
+        return None
+    set_bands(sub)
+    rows = s.execute(select(Submission.id, Submission.key_id, ApiKey.org_id, Submission.fingerprint)
+                     .join(ApiKey, ApiKey.id == Submission.key_id)
+                     .where(Submission.set_id == sub.set_id, Submission.key_id != sub.key_id,
+                            Submission.created >= utcnow() - timedelta(days=WINDOW_DAYS),
+                            or_(Submission.band0 == sub.band0, Submission.band1 == sub.band1,
+                                Submission.band2 == sub.band2))
+                     .order_by(Submission.id.desc()).limit(MAX_CANDIDATES)).all()
+    rows = [r for r in rows if r.fingerprint is not None and len(r.fingerprint) == len(sub.fingerprint)]
+    if not rows:
+        return None
+    mine = np.frombuffer(sub.fingerprint, dtype="<u2")
+    other = np.frombuffer(b"".join(r.fingerprint for r in rows), dtype="<u2").reshape(len(rows), -1)
+    d = (other != mine).sum(axis=1)
+    best = int(np.argmin(d))
+    if d[best] > DISTANCE:
+        return None
+    r = rows[best]
+    return (f"near-copy of submission {r.id} (key {r.key_id}, organisation {r.org_id}): "
+            f"{int(d[best])} answer(s) differ")

@@ -1,0 +1,80 @@
+"""A reply is user data: whatever text an endpoint sends (a lone surrogate through a JSON `\\ud800`
+escape, NUL, megabytes), a plain `glotbench run` against it completes over real HTTP, records every
+sample in valid UTF-8, flags the repaired ones, and re-reads them from the cache; the same holds for
+a data file that carries such escapes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import cli
+from service_helpers import start_hostile
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    h = start_hostile("127.0.0.1")
+    yield h
+    h.stop()
+
+
+def _samples(out) -> list[dict]:
+    raw = (out / "samples.jsonl").read_bytes()
+    return [json.loads(line) for line in raw.decode("utf-8").splitlines()]  # strict UTF-8: no lone surrogate
+
+
+@pytest.mark.parametrize("reply, repaired", [
+    ("\ud800 Answer: A", True),  # the issue's reply: a lone high surrogate
+    ("Answer: A \udc00", True),  # a lone low surrogate
+    ("Answer: A \udc00\ud800", True),  # a pair in the wrong order is two lone halves
+    ("Answer: A \x00\x1b[2J", False),  # NUL and an escape sequence are valid text: kept as they are
+    ("Answer: A " + "ຂ" * 600_000, False),  # 1.8 MB of Lao
+], ids=["high-surrogate", "low-surrogate", "reversed-pair", "nul-and-escape", "huge"])
+def test_a_run_against_an_endpoint_sending_odd_text_completes(hostile, tmp_path, reply, repaired):
+    hostile.control(reply=reply)
+    r = cli("run", "laobench-mcq", "--model", f"openai:m@{hostile.url}", "--out", str(tmp_path / "o"),
+            "--cache-path", str(tmp_path / "calls.sqlite"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    rows = _samples(tmp_path / "o")
+    assert len(rows) == 25 and all(x["failure"] is None and x["answer"] == "A" for x in rows)
+    for x in rows:
+        if repaired:
+            assert "\ufffd" in x["output"] and "invalid_unicode" in x["flags"]
+        else:
+            assert x["output"] == reply and "invalid_unicode" not in x["flags"]
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert results["counts"]["flags"].get("invalid_unicode", 0) == (25 if repaired else 0), results["counts"]
+    if repaired:
+        assert "invalid_unicode 25" in r.stdout
+        # Read back from the call cache: same text, same flag, no call made.
+        r2 = cli("run", "laobench-mcq", "--model", f"openai:m@{hostile.url}", "--out", str(tmp_path / "o2"),
+                 "--cache-path", str(tmp_path / "calls.sqlite"))
+        assert r2.returncode == 0 and "cache hits 25" in r2.stdout, r2.stdout + r2.stderr
+        assert [(x["output"], x["flags"]) for x in _samples(tmp_path / "o2")] == [(x["output"], x["flags"]) for x in rows]
+        r3 = cli("report", str(tmp_path / "o"), "--html")
+        assert r3.returncode == 0 and (tmp_path / "o" / "report.html").exists(), r3.stderr[-2000:]
+
+
+def test_a_data_file_with_lone_surrogates_is_run_and_written(hostile, tmp_path, repo_root):
+    """Every writer encodes what it is given: a question carrying a `\\ud800` escape reaches the
+    prompt hash, the call cache, samples.jsonl and the report without stopping any of them."""
+    src = repo_root / "src/glotbench/benchmarks/data/laobench_sample.jsonl"
+    with open(tmp_path / "data.jsonl", "w", encoding="utf-8") as f:
+        for line in src.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            row["question"] = str(row.get("question", "")) + " \ud800"
+            f.write(json.dumps(row) + "\n")  # ASCII JSON: the lone surrogate is written as its escape
+    hostile.control(reply="Answer: B")
+    r = cli("run", "laobench-mcq", "--data", str(tmp_path / "data.jsonl"), "--model", f"openai:m@{hostile.url}",
+            "--out", str(tmp_path / "o"), "--cache-path", str(tmp_path / "calls.sqlite"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    raw = (tmp_path / "o" / "samples.jsonl").read_bytes()
+    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines()]
+    assert len(rows) == 25 and all(x["input"]["question"].endswith("\ud800") for x in rows if x["input"].get("question"))
+    chats = [x for x in hostile.seen() if x["path"].endswith("/chat/completions")]
+    assert len(chats) == 25
+    r = cli("report", str(tmp_path / "o"), "--html")
+    assert r.returncode == 0, r.stderr[-2000:]

@@ -98,6 +98,31 @@ PROFILES: dict[str, LanguageProfile] = {p.code: p for p in (
 )}
 
 
+# ISO 639-3 codes (FLORES-200 and hub configs name languages as `lao_Laoo`, `zsm_Latn`) of the profiles.
+ISO639_3 = {"eng": "en", "vie": "vi", "tha": "th", "lao": "lo", "ind": "id", "zsm": "ms", "msa": "ms", "tgl": "tl",
+            "fil": "tl", "ceb": "ceb", "jav": "jv", "sun": "su", "khm": "km", "mya": "my", "tam": "ta", "arb": "ar",
+            "ara": "ar", "zho": "zh", "cmn": "zh", "jpn": "ja"}
+
+
+def resolve_code(code: str | None) -> str | None:
+    """A profile's code for `lo`, `lao`, `lao_Laoo` (FLORES-200) or `lo-LA` (BCP 47); a language
+    without a profile comes back as its own first part (`swh_Latn` -> `swh`)."""
+    if not code:
+        return None
+    head = code.replace("-", "_").split("_")[0].lower()
+    return head if head in PROFILES else ISO639_3.get(head, head)
+
+
+# Invisible characters some scripts put between words (Khmer, Burmese and Lao text often carries
+# U+200B ZERO WIDTH SPACE): removed before an option letter or a number is read from a reply.
+ZERO_WIDTH = "\u200b\u2060\ufeff"
+_ZW = {ord(c): None for c in ZERO_WIDTH}
+
+
+def remove_zero_width(text: str) -> str:
+    return text.translate(_ZW)
+
+
 def profile(code: str | None) -> LanguageProfile | None:
     """The language's profile, or None for a language glotbench has no profile for."""
     return PROFILES.get(code or "")

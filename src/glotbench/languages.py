@@ -114,13 +114,14 @@ def resolve_code(code: str | None) -> str | None:
 
 
 # Invisible characters some scripts put between words (Khmer, Burmese and Lao text often carries
-# U+200B ZERO WIDTH SPACE): removed before an option letter or a number is read from a reply.
+# U+200B ZERO WIDTH SPACE): read as word breaks before an option letter or a number is read from a
+# reply (`sep=" "`: "ចម្លើយ\u200bគឺ\u200bB" keeps B apart from the word before it), removed before
+# texts are compared (an option's text with or without them is the same text).
 ZERO_WIDTH = "\u200b\u2060\ufeff"
-_ZW = {ord(c): None for c in ZERO_WIDTH}
 
 
-def remove_zero_width(text: str) -> str:
-    return text.translate(_ZW)
+def remove_zero_width(text: str, sep: str = "") -> str:
+    return text.translate({ord(c): sep for c in ZERO_WIDTH}) if any(c in text for c in ZERO_WIDTH) else text
 
 
 def profile(code: str | None) -> LanguageProfile | None:

@@ -47,8 +47,11 @@ def run(
     price_out: PriceOut = None,
     api_key_env: ApiKeyEnv = None,
     progress: Progress = True,
+    include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
+    judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
 ) -> None:
-    """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl."""
+    """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
+    directory with results.json and samples.jsonl."""
     import logging
     import sys
 
@@ -64,6 +67,22 @@ def run(
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
         timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
         price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress)
+    if include_path:
+        from glotbench.tasks import add_include_path
+
+        for folder in include_path:
+            add_include_path(folder)
+    from glotbench.engine.judged_task import judged
+
+    if judge or judged(benchmark, opts):
+        import asyncio
+
+        from glotbench.engine.judged_task import print_judged, run_judged
+
+        res = asyncio.run(run_judged(benchmark, model, list(judge), opts))
+        print_judged(res)
+        typer.echo(f"run directory: {res['out_dir']}")
+        return
     result = evaluate(benchmark, model, opts)
     print_results(result.results)
     typer.echo(f"run directory: {result.out_dir}")

@@ -8,9 +8,10 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     tag: NAME              the content of the last closed <NAME>...</NAME> ({name, missing: keep} keeps
                            a reply without the tag)
     option_letter          the chosen option A-E (glotbench.extract.mc_letter, rule answer_phrase or
-                           first_standalone) after zero-width spaces are removed (Khmer, Burmese and Lao
-                           replies carry them); native labels (ก ข ค ง, ກ ຂ ຄ ງ, أ ب ج د) read as A-D; failing
-                           a letter, the one option whose text (or label word) the reply names
+                           first_standalone) with zero-width spaces read as word breaks (Khmer, Burmese
+                           and Lao replies carry them); native labels (ก ข ค ง, ກ ຂ ຄ ງ, أ ب ج د) read as
+                           A-D; failing a letter ({text: false} turns this off), the one option whose
+                           text (or label word) the reply names, zero-width characters ignored
     option_text            the one option whose text the reply names (classification over many labels)
     number                 the last number, native digits read as ASCII ({marker: "####"}: after the marker)
     regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true})
@@ -71,13 +72,22 @@ def _letter(arg: Any) -> StepFn:
     def step(text: str, options: Mapping[str, str]) -> Extraction:
         if len(options) > 5:
             raise ValueError("option_letter reads A-E; this item has more options: use option_text")
-        return mc_letter(remove_zero_width(text), dict(options) if by_text else None, rule=rule)
+        got = mc_letter(remove_zero_width(text, " "), rule=rule)
+        if got.answer is None and by_text and options:
+            hit = _named(text, options)
+            return Extraction(hit) if hit else got
+        return got
     return step
+
+
+def _named(text: str, options: Mapping[str, str]) -> str | None:
+    """The option the reply names, zero-width characters removed from both sides."""
+    return named_option(remove_zero_width(text), {k: remove_zero_width(v) for k, v in options.items()})
 
 
 def _option_text(_: Any) -> StepFn:
     def step(text: str, options: Mapping[str, str]) -> Extraction:
-        hit = named_option(remove_zero_width(text), options)
+        hit = _named(text, options)
         return Extraction(None, "no_option") if hit is None else Extraction(hit)
     return step
 
@@ -88,7 +98,7 @@ def _number(arg: Any) -> StepFn:
     def step(text: str, options: Mapping[str, str]) -> Extraction:
         from glotbench.metrics.numeric import extract_number
 
-        got = extract_number(remove_zero_width(text), marker)
+        got = extract_number(remove_zero_width(text, " "), marker)
         return Extraction(None, "no_number") if got is None else Extraction(str(got))
     return step
 

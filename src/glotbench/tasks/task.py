@@ -82,9 +82,10 @@ class TaskBenchmark(Benchmark):
         if self.method not in ("generate", "loglik"):
             raise SpecError(f"{self.name}: method must be generate or loglik, got {self.method!r}")
         declared = {k: v for k, v in opt.items() if k in spec.options}
-        # `files` and `sha256` are filled per config and split when the rows are read (`_files`).
+        # `files` and `sha256` are filled per config and split when the rows are read (`_files`);
+        # `role_by` is a template over each row.
         self.data = spec.data.model_copy(update=_fill(spec.data.model_dump(exclude_unset=True,
-                                                                           exclude={"files", "sha256"}),
+                                                                           exclude={"files", "sha256", "role_by"}),
                                                        declared, w("data")))
         if opt["revision"]:
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
@@ -223,6 +224,8 @@ class TaskBenchmark(Benchmark):
         return join_roles(parts, d.join or "id")
 
     def load(self, path: str | None = None) -> Dataset:
+        if path is not None and path.startswith("hub:"):
+            path = None  # the source a hub run recorded (`compare` passes it back): the hub, as pinned
         rows = self._rows(path, self.data.split)
         items = F.make_items(rows.rows, self.spec.fields, self.renderer.opt, self.lang)
         fs = self.spec.fewshot

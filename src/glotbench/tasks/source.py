@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,12 @@ def _download(repo: str, revision: str, patterns: list[str]) -> Path:
     from huggingface_hub.errors import (GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
                                         RepositoryNotFoundError, RevisionNotFoundError)
 
+    from huggingface_hub.utils import disable_progress_bars, logging as hub_logging
+
+    disable_progress_bars()  # a run prints its own progress; failures are our one error line
+    hub_logging.set_verbosity_error()
+    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):  # their INFO lines name every request
+        logging.getLogger(name).setLevel(logging.WARNING)
     where = f"{repo}@{revision[:12]}"
     try:
         return Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=patterns))

@@ -102,13 +102,16 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
 def print_judged(results: dict[str, Any]) -> None:
     from glotbench.report.terminal import console
 
+    def num(x: Any) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
     c = console()
     f = results["scores"]["final"]
     c.print(f"{results['benchmark']} · {results['model']} · {results['mode']} rubric")
-    c.print(f"score {f['value']:.3f} (95% CI {f['ci_low']:.3f}–{f['ci_high']:.3f}) · mean of "
+    c.print(f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}) · mean of "
             f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
     for j, e in results["scores"]["judges"].items():
-        c.print(f"  {j}: {e['value']:.3f} ({results['scores']['prompts_judged'][j]} judged)")
+        c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
     c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
             f"{', '.join(results['skipped_judges']) or 'none'}")
     c.print(f"signature: {results['signature']}")

@@ -95,7 +95,8 @@ def validate_spec(raw: Any, where: Where) -> Any:
     try:
         return TaskSpec.model_validate(raw)
     except ValidationError as e:
-        errors = e.errors(include_url=False)
+        # A key that is not allowed first: a typo (`promt:`) explains the key reported missing.
+        errors = sorted(e.errors(include_url=False), key=lambda x: x["type"] != "extra_forbidden")
         path = data_path(tuple(errors[0]["loc"]), raw)
         more = len(errors) - 1
         text = problem_text([errors[0]], lambda loc: "")

@@ -98,7 +98,8 @@ def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:
     value: Any = row
     for part in spec.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            have = ", ".join(sorted(map(str, value))) if isinstance(value, Mapping) else type(value).__name__
+            have = (", ".join(sorted(str(k) for k in value if k != "opt")) if isinstance(value, Mapping)
+                    else type(value).__name__)
             raise DataError(f"{where}: no column {spec!r} (the row has: {have})")
         value = value[part]
     return value

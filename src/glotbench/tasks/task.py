@@ -101,6 +101,11 @@ class TaskBenchmark(Benchmark):
         self.fewshot_seed = spec.fewshot.seed if opt["fewshot_seed"] is None else opt["fewshot_seed"]
         self.renderer = Renderer(self.variant, spec.fewshot, spec.loglik, self.lang, declared, self.method,
                                  self.multiturn)
+        if self.variant.labels == "native":
+            try:
+                self.renderer.labels(2)
+            except ValueError as e:
+                raise SpecError(f"{self.name}: {e}") from None
         self.scorer = make_scorer(spec.scorer, self.lang)
         self.pipelines, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm

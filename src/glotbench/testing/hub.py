@@ -29,6 +29,8 @@ from typing import Any
 
 from aiohttp import web
 
+from glotbench.testing.server import serve
+
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
@@ -81,12 +83,17 @@ def _files(base: Path, under: str = "") -> list[dict[str, Any]]:
     return out
 
 
-async def info(request: web.Request) -> web.Response:
-    hub: Hub = request.app["hub"]
-    found = hub.resolve(request)
-    if isinstance(found, web.Response):
-        return found
-    base, sha = found
+def _at_commit(handler: Any) -> Any:
+    """A route over one repository at one revision: the handler gets (request, folder, commit), or
+    the hub's error answers first (unknown repository or revision, gated without a token)."""
+    async def route(request: web.Request) -> web.StreamResponse:
+        found = request.app["hub"].resolve(request)
+        return found if isinstance(found, web.Response) else await handler(request, *found)
+    return route
+
+
+@_at_commit
+async def info(request: web.Request, base: Path, sha: str) -> web.Response:
     repo_id = f"{request.match_info['owner']}/{request.match_info['name']}"
     return web.json_response({"id": repo_id, "_id": sha[:24], "sha": sha, "private": False, "gated": False,
                               "disabled": False, "downloads": 0, "likes": 0, "tags": [],
@@ -94,12 +101,8 @@ async def info(request: web.Request) -> web.Response:
                               "siblings": [{"rfilename": f["path"]} for f in _files(base)]})
 
 
-async def tree(request: web.Request) -> web.Response:
-    hub: Hub = request.app["hub"]
-    found = hub.resolve(request)
-    if isinstance(found, web.Response):
-        return found
-    base, _ = found
+@_at_commit
+async def tree(request: web.Request, base: Path, sha: str) -> web.Response:
     under = request.match_info.get("path", "").strip("/")
     if under and not (base / under).is_dir():
         return _error(404, "EntryNotFound", f"{under} does not exist")
@@ -110,12 +113,8 @@ async def tree(request: web.Request) -> web.Response:
     return web.json_response(entries)
 
 
-async def resolve_file(request: web.Request) -> web.StreamResponse:
-    hub: Hub = request.app["hub"]
-    found = hub.resolve(request)
-    if isinstance(found, web.Response):
-        return found
-    base, sha = found
+@_at_commit
+async def resolve_file(request: web.Request, base: Path, sha: str) -> web.StreamResponse:
     path = base / request.match_info["path"]
     if not path.is_file() or base not in path.resolve().parents:
         return _error(404, "EntryNotFound", f"{request.match_info['path']} does not exist")
@@ -145,15 +144,6 @@ def make_app(root: Path) -> web.Application:
     return app
 
 
-async def _serve(root: Path, host: str, port: int) -> None:
-    runner = web.AppRunner(make_app(root), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    print(f"PORT {site._server.sockets[0].getsockname()[1]}", flush=True)  # type: ignore[union-attr]
-    await asyncio.Event().wait()
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", required=True)
@@ -161,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args(argv)
     try:
-        asyncio.run(_serve(Path(a.root), a.host, a.port))
+        asyncio.run(serve(make_app(Path(a.root)), a.host, a.port))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -293,14 +293,20 @@ def make_app(latency: float = 0.0) -> web.Application:
     return app
 
 
-async def _serve(host: str, port: int, latency: float) -> None:
-    runner = web.AppRunner(make_app(latency), access_log=None)
+async def serve(app: web.Application, host: str, port: int, **site: Any) -> None:
+    """Serve `app` on host:port (0: any free port), print `PORT <n>` first, and run until stopped:
+    the loopback servers the tests start (this one, glotbench.testing.hub) all begin this way."""
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024)
-    await site.start()
-    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    tcp = web.TCPSite(runner, host, port, **site)
+    await tcp.start()
+    actual = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     print(f"PORT {actual}", flush=True)
     await asyncio.Event().wait()
+
+
+async def _serve(host: str, port: int, latency: float) -> None:
+    await serve(make_app(latency), host, port, backlog=1024)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,7 +13,7 @@ from glotbench.registry import get_benchmark
 from glotbench.tasks import Task
 from glotbench.tasks.files import Where
 from glotbench.tasks.pipelines import build_pipeline
-from glotbench.tasks.task import TaskBenchmark
+from glotbench.tasks.benchmark import TaskBenchmark
 from glotbench.testing.conformance import check_benchmark
 
 OPTIONS = {"A": "ວຽງຈັນ", "B": "ຫຼວງພະບາງ", "C": "ປາກເຊ", "D": "ສະຫວັນນະເຂດ"}

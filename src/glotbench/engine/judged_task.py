@@ -25,7 +25,7 @@ from glotbench.registry import get_benchmark, load_model
 
 def judged(benchmark: str, options: RunOptions) -> bool:
     """Whether `benchmark` is a task scored by a rubric (run by `run_judged`, not `evaluate`)."""
-    from glotbench.tasks.task import TaskBenchmark
+    from glotbench.tasks.benchmark import TaskBenchmark
 
     bench = get_benchmark(benchmark, **dict(options.bench_options))
     return isinstance(bench, TaskBenchmark) and bench.spec.scorer.kind == "rubric"

@@ -39,7 +39,7 @@ def Task(**keys: Any) -> TaskSpec:  # noqa: N802 - reads as the object it builds
 def from_file(path: str | Path) -> Callable[..., Any]:
     """The factory of a task file: `from_file(p)(config="khm_Khmr")` is its TaskBenchmark. A plugin's
     entry point (group `glotbench.benchmarks`) may name such a factory."""
-    from glotbench.tasks.task import task_factory
+    from glotbench.tasks.benchmark import task_factory
 
     spec, where = read_task_file(path)
     return task_factory(spec, where, Path(path).resolve().parent)
@@ -51,7 +51,7 @@ def task(name: str | Callable[..., Any] | None = None, description: str = "") ->
     task has (method, shots, prompt, ...) come on top. The name defaults to the function's."""
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         from glotbench.registry import register_benchmark
-        from glotbench.tasks.task import BUILTIN_OPTIONS, TaskBenchmark
+        from glotbench.tasks.benchmark import BUILTIN_OPTIONS, TaskBenchmark
 
         task_name = name if isinstance(name, str) else fn.__name__.replace("_", "-")
         own = inspect.signature(fn).parameters

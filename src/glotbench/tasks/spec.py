@@ -6,7 +6,7 @@ id, the public part, the choices, the gold and the meta; renamed or derived by t
 (chat and plain-text templates, a system prompt, named variants), `fewshot`, `loglik`, `extract`
 (named extraction pipelines, scored side by side), `scorer`, `groups`, `cluster`, `version`.
 Every key is documented in docs/tasks.md. Templates are checked when the task is built
-(`glotbench.tasks.task.TaskBenchmark`), after the options are filled in.
+(`glotbench.tasks.benchmark.TaskBenchmark`), after the options are filled in.
 """
 
 from __future__ import annotations

@@ -322,9 +322,18 @@ class TaskBenchmark(Benchmark):
         parts.update({f"opt.{k}": str(v) for k, v in sorted(declared.items())})
         return parts
 
+    def _file(self) -> str | None:
+        """The task file (`library:NAME.yaml` for a shipped one), or None for a task built in Python."""
+        from glotbench.tasks.files import LIBRARY
+
+        if not self._where.file:
+            return None
+        p = Path(self._where.name).resolve()
+        return f"library:{p.name}" if p.parent == LIBRARY.resolve() else str(p)
+
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         out: dict[str, Any] = {"task": {
-            "spec_sha256": spec_hash(self.spec, self.options), "file": self._where.name if self._where.file else None,
+            "spec_sha256": spec_hash(self.spec, self.options), "file": self._file(),
             "options": {k: v for k, v in self.options.items() if v is not None}, "language": self.lang,
             "headline_pipeline": self.headline_pipeline,
             "pipelines": {n: (p.description if p else f"log-likelihood, normalised by {n.removeprefix('loglik_')}")

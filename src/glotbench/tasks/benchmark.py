@@ -99,20 +99,34 @@ class TaskBenchmark(Benchmark):
             raise SpecError(f"{self.name}: shots must be at least 0")
         self.multiturn = spec.fewshot.multiturn if opt["multiturn"] is None else opt["multiturn"]
         self.fewshot_seed = spec.fewshot.seed if opt["fewshot_seed"] is None else opt["fewshot_seed"]
-        self.renderer = Renderer(self.variant, spec.fewshot, spec.loglik, self.lang, declared, self.method,
+        self._renderer = Renderer(self.variant, spec.fewshot, spec.loglik, self.lang, declared, self.method,
                                  self.multiturn)
         if self.variant.labels == "native":
             try:
                 self.renderer.labels(2)
             except ValueError as e:
                 raise SpecError(f"{self.name}: {e}") from None
-        self.scorer = make_scorer(spec.scorer, self.lang)
-        self.pipelines, self.headline_pipeline = self._pipelines(opt)
+        self._scorer = make_scorer(spec.scorer, self.lang)
+        self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)
         self.default_config = GenerateConfig(temperature=0.0, max_tokens=self.variant.max_tokens)
         self.metrics = tuple(m for p in self.pipelines for m in self.scorer.metrics(p, p == self.headline_pipeline))
         self._check_templates()
+
+    # The parts built from the spec: objects without a stable text, kept out of the benchmark's public
+    # state (the aggregate cache keys on that state: the spec and the options already name them).
+    @property
+    def renderer(self) -> Renderer:
+        return self._renderer
+
+    @property
+    def scorer(self) -> Any:
+        return self._scorer
+
+    @property
+    def pipelines(self) -> dict[str, Pipeline | None]:
+        return self._pipes
 
     # -- building --------------------------------------------------------------------------------
 

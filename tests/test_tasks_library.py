@@ -183,3 +183,25 @@ def test_cli_runs_a_library_task_by_name_with_its_config(tmp_path, srv):
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["scores"]["overall"]["accuracy"]["value"] == pytest.approx(1 / 3)
     assert res["benchmark"]["spec"] == "belebele" and res["config"]["bench_options"] == {"config": "lao_Laoo"}
+
+
+def test_report_compare_board_and_sweeps_read_task_runs(tmp_path, srv):
+    from glotbench.engine.sweep import load_sweep
+    from glotbench.report.compare import compare_runs
+
+    runs = []
+    for i, reply in enumerate(("ຄຳຕອບ: ກ", "ຄຳຕອບ: ຂ")):
+        srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ": reply, "ລາວຢູ່ໃນທະວີບໃດ": "ຄຳຕອບ: ຄ"})
+        proc = cli("run", "belebele", "--data", str(FX / "belebele_lao_Laoo.jsonl"), "--model", srv.spec(f"m{i}"),
+                   "--out", str(tmp_path / f"r{i}"), "--no-progress", "--no-cache")
+        assert proc.returncode == 0, proc.stderr
+        runs.append(str(tmp_path / f"r{i}"))
+    cmp = compare_runs(*runs, resamples=200)
+    assert cmp["items"] == 3
+    assert cli("report", runs[0], "--html").returncode == 0 and (tmp_path / "r0" / "report.html").is_file()
+    board = cli("board", *runs)
+    assert board.returncode == 0 and "belebele" in board.stdout
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"models: [{{spec: '{srv.spec()}'}}]\nbenchmarks: [{{name: belebele, options: {{config: lao_Laoo}}, "
+                     f"data: '{FX / 'belebele_lao_Laoo.jsonl'}'}}, {{name: xcopa, data: '{FX / 'xcopa_th.jsonl'}'}}]\n")
+    assert len(load_sweep(str(sweep)).benchmarks) == 2

@@ -19,6 +19,11 @@ def list_cmd() -> None:
     typer.echo("benchmarks:")
     for name, (_, desc) in sorted(BENCHMARKS.items()):
         typer.echo(f"  {name:<16} {desc}")
+    from glotbench.tasks import task_names
+
+    typer.echo("tasks (task files; `glotbench tasks list --include-path DIR` for more):")
+    for name, desc in sorted(task_names().items()):
+        typer.echo(f"  {name:<16} {desc}")
     typer.echo("model backends (--model SPEC):")
     for _, (_, desc) in BACKENDS.items():
         typer.echo(f"  {desc}")
@@ -72,9 +77,11 @@ def run(
 
         for folder in include_path:
             add_include_path(folder)
-    from glotbench.engine.judged_task import judged
+    from glotbench.registry import get_benchmark
 
-    if judge or judged(benchmark, opts):
+    # A task scored by a rubric runs its judges after the answers (engine/judged_task.py, imported
+    # only then: it brings the judge panel and numpy, which a cached re-run otherwise never imports).
+    if judge or getattr(get_benchmark(benchmark, **dict(opts.bench_options)), "judged", False):
         import asyncio
 
         from glotbench.engine.judged_task import print_judged, run_judged

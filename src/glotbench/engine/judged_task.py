@@ -23,19 +23,13 @@ from glotbench.models.family import model_family
 from glotbench.registry import get_benchmark, load_model
 
 
-def judged(benchmark: str, options: RunOptions) -> bool:
-    """Whether `benchmark` is a task scored by a rubric (run by `run_judged`, not `evaluate`)."""
-    from glotbench.tasks.benchmark import TaskBenchmark
-
-    bench = get_benchmark(benchmark, **dict(options.bench_options))
-    return isinstance(bench, TaskBenchmark) and bench.spec.scorer.kind == "rubric"
-
-
 async def run_judged(benchmark: str, model: str, judges: list[str], options: RunOptions) -> dict[str, Any]:
     from glotbench.languages import profile
     from glotbench.tasks.rubric import RubricJudging
 
     bench = get_benchmark(benchmark, **dict(options.bench_options))
+    if not getattr(bench, "judged", False):
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
     rubric = bench.spec.scorer
     judges = list(judges or rubric.judges)
     if not judges:

@@ -107,6 +107,7 @@ class TaskBenchmark(Benchmark):
             except ValueError as e:
                 raise SpecError(f"{self.name}: {e}") from None
         self._scorer = make_scorer(spec.scorer, self.lang)
+        self.judged = spec.scorer.kind == "rubric"  # run by engine/judged_task.py: answers, then the judges
         self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)

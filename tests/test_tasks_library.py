@@ -119,9 +119,12 @@ def test_global_mmlu_groups_by_subject_category_and_cultural_sensitivity(tmp_pat
 def test_global_mmlu_five_shot_from_the_dev_file(tmp_path, srv):
     r, _ = run(tmp_path, srv, "global-mmlu", "global_mmlu_vi.jsonl", {}, config="vi", shots="1",
                fewshot_data=str(FX / "global_mmlu_vi_dev.jsonl"))
-    user = srv.requests()[0]["messages"][-1]["content"]
-    assert "2 + 2 = ?" in user and '"Answer: X".\nAnswer: B\n\nThe following' in user  # the shot, answered
-    assert "shots:1" in r["signature"] and "fewshot:dev,first_n" in r["signature"]
+    by_subject = {q["messages"][-1]["content"].split("about ")[-1].split(",")[0]: q["messages"][-1]["content"]
+                  for q in srv.requests()}
+    astronomy = by_subject["astronomy"]  # the shot is the dev question of the item's own subject
+    assert astronomy.count("about astronomy") == 2 and "1 + 1 = ?" in astronomy and "2 + 2 = ?" not in astronomy
+    assert '"Answer: X".\nAnswer: B\n\nThe following' in astronomy  # the shot, answered
+    assert "shots:1" in r["signature"] and "fewshot:dev,first_n,seed=1234,match=subject" in r["signature"]
 
 
 def test_flores_plus_direction_scores_as_sacrebleu_with_the_target_segmenter(tmp_path, srv):

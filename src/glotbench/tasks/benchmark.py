@@ -331,7 +331,8 @@ class TaskBenchmark(Benchmark):
         if self.shots or self.spec.fewshot.ids:
             fs = self.spec.fewshot
             parts["fewshot"] = (f"{fs.split or self.data.split},{'ids' if fs.ids else fs.sampler},seed={self.fewshot_seed},"
-                                f"{'multiturn' if self.multiturn else 'one_turn'}")
+                                + (f"match={fs.match}," if fs.match else "")
+                                + ("multiturn" if self.multiturn else "one_turn"))
         if self.options["prompt"] != "default":
             parts["prompt_variant"] = self.options["prompt"]
         parts.update({f"opt.{k}": str(v) for k, v in sorted(declared.items())})

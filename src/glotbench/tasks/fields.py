@@ -99,14 +99,19 @@ def shot_answer(shot: Item, template: str | None, labels: Sequence[str], opt: Ma
 def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: int, labels: Sequence[str],
                  opt: Mapping[str, Any], same_split: bool) -> list[Item]:
     """Each item with its few-shot examples in `public["fewshot"]`: the fixed `ids`, the first n
-    (`sampler: first_n`), or n drawn with a seed per item (never the item itself)."""
+    (`sampler: first_n`), or n drawn with a seed per item (never the item itself); with `match`,
+    only examples sharing that field's value with the item (MMLU's examples of the same subject)."""
     if n == 0 and not spec.ids:
         return items
     by_id = {p.id: p for p in pool}
     fixed = [by_id[i] if i in by_id else _missing(i) for i in spec.ids]
     out = []
+    def key(x: Item) -> Any:
+        return x.public.get(spec.match, x.meta.get(spec.match))
+
     for it in items:
-        candidates = [p for p in pool if not (same_split and p.id == it.id)]
+        candidates = [p for p in pool if not (same_split and p.id == it.id)
+                      and (spec.match is None or key(p) == key(it))]
         if fixed:
             shots = [s for s in fixed if s.id != it.id or not same_split]
         elif spec.sampler == "first_n":
@@ -114,7 +119,8 @@ def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: i
         else:
             shots = random.Random(f"{seed}:{it.id}").sample(candidates, min(n, len(candidates)))
         if len(shots) < (len(fixed) or n) and not fixed:
-            raise DataError(f"few-shot: {n} examples asked, the pool has {len(candidates)} for item {it.id}")
+            same = f" with {spec.match} {key(it)!r}" if spec.match else ""
+            raise DataError(f"few-shot: {n} examples asked, the pool has {len(candidates)}{same} for item {it.id}")
         examples = [{"public": {k: v for k, v in s.public.items() if k != "fewshot"},
                      "answer": shot_answer(s, spec.answer, labels, opt)} for s in shots]
         out.append(Item.create(it.id, {**it.public, "fewshot": examples}, it.gold, it.meta))

@@ -109,6 +109,7 @@ class FewShotSpec(Part):
     seed: int = 1234
     sampler: Literal["random", "first_n"] = "random"
     ids: list[str] = []  # fixed shots, by id (then n is their number)
+    match: str | None = None  # a public or meta field the examples share with the item (MMLU: subject)
     multiturn: bool = False  # each shot its own user/assistant turn (lm-eval's fewshot_as_multiturn)
     answer: str | None = None  # a shot's answer, a template over its public and gold fields (default:
     # its option label, else its reference, else its answer)

@@ -120,3 +120,37 @@ def test_a_classification_of_seven_labels_refuses_option_letter():
     with pytest.raises(DataError, match="extract.topic: option_letter reads A-E and the task has 7 choices"):
         spec = get_benchmark("sib200").spec
         TaskBenchmark(spec.model_copy(update={"extract": {"topic": ["option_letter"]}}))
+
+
+def test_an_lm_eval_shaped_template_renders_as_written(tmp_path):
+    """lm-eval's belebele doc_to_text and doc_to_target, as its YAML writes them, over the columns kept
+    under their own names: method calls (`.strip()`, `.index()`) work in the sandbox."""
+    row = {"flores_passage": "P1", "question": "  Q1? ", "mc_answer1": "a", "mc_answer2": "b", "mc_answer3": "c",
+           "mc_answer4": "d", "correct_answer_num": "3"}
+    (tmp_path / "b.jsonl").write_text(json.dumps(row) + "\n")
+    spec = Task(name="belebele-lmeval", version="0", data={"file": str(tmp_path / "b.jsonl")},
+                fields={"public": ["flores_passage", "question", "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4"],
+                        "choices": {"fixed": ["A", "B", "C", "D"]},
+                        "gold": {"answer": "{{ ['1', '2', '3', '4'].index(correct_answer_num) | letter }}"}},
+                prompt={"user": "unused", "text": "P: {{flores_passage}}\nQ: {{question.strip()}}\nA: {{mc_answer1}}\n"
+                                                  "B: {{mc_answer2}}\nC: {{mc_answer3}}\nD: {{mc_answer4}}\nAnswer："},
+                loglik={"continuations": "texts"}, extract={"l": ["option_letter"]}, scorer="option_accuracy")
+    bench = TaskBenchmark(spec, method="loglik")
+    item = bench.load()[0]
+    prompt = bench.render(item.to_public())
+    assert prompt.text == "P: P1\nQ: Q1?\nA: a\nB: b\nC: c\nD: d\nAnswer：" and prompt.choices == (" A", " B", " C", " D")
+    assert item.gold["answer"] == "C"
+
+
+@pytest.mark.parametrize("fmt,body", [
+    ("csv", 'id,q,a\n1,"ສອງ, ບວກ ສອງ",4\n2,x,5\n'),
+    ("tsv", "id\tq\ta\n1\tສອງ ບວກ ສອງ\t4\n2\tx\t5\n"),
+    ("json", '[{"id": 1, "q": "ສອງ ບວກ ສອງ", "a": "4"},\n {"id": 2, "q": "x", "a": "5"}]'),
+])
+def test_local_files_in_each_format(tmp_path, fmt, body):
+    (tmp_path / f"d.{fmt}").write_text(body, encoding="utf-8")
+    spec = Task(name="t", version="1", data={"file": str(tmp_path / f"d.{fmt}")},
+                fields={"id": "id", "public": {"q": "q"}, "gold": {"answer": "a"}}, prompt={"user": "{{ q }}"},
+                extract={"n": ["number"]}, scorer="numeric_match")
+    data = TaskBenchmark(spec).load()
+    assert [it.id for it in data] == ["1", "2"] and data[0].public["q"].startswith("ສອງ")

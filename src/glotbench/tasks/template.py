@@ -5,7 +5,9 @@ A template may read the values it is given and nothing else: the sandbox refuses
 to Python internals, and an undefined name is an error (never an empty string). Filters added to
 Jinja's own: `letter(base=0)` (0 -> A; `letter(1)`: 1 -> A, as Belebele's `correct_answer_num`),
 `language_name` (`lao_Laoo` -> Lao), `native_digits(code)` (ASCII digits in the language's own) and
-`digest` (SHA-256, 12 hex: a short key for a long field, such as a passage that makes a cluster).
+`digest` (SHA-256, 12 hex: a short key for a long field, such as a passage that makes a cluster) and
+`regex_replace(pattern, repl)` (`re.sub`, lm-eval's filter of that name). Trailing newlines are kept,
+as lm-eval's environment keeps them.
 """
 
 from __future__ import annotations
@@ -51,13 +53,21 @@ def digest(value: Any) -> str:
     return hashlib.sha256(str(value).encode("utf-8")).hexdigest()[:12]
 
 
+def regex_replace(text: Any, pattern: str, repl: str, count: int = 0) -> str:
+    """`re.sub` as a filter, under lm-eval's name, so its templates render here as there."""
+    import re
+
+    return re.sub(pattern, repl, str(text), count=count)
+
+
 @functools.lru_cache(maxsize=1)
 def environment() -> Any:
     from jinja2 import StrictUndefined
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest)
+    env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
+                       regex_replace=regex_replace)
     return env
 
 

@@ -178,12 +178,39 @@ def test_malformed_verdict_is_retried(rubric_srv, cache_path, tmp_path):
     assert len([r for r in rubric_srv.requests() if r["model"] == "flaky"]) == 24
 
 
+def test_each_verdict_is_parsed_once(rubric_srv, cache_path, tmp_path, monkeypatch):
+    """One parse per judge reply: the rejection of a malformed verdict and the scoring of a valid one
+    are the same call (the runner keeps the extraction), not a validator's parse and then another."""
+    import glotbench.benchmarks.aragen as aragen_bench
+
+    real, parsed = aragen_bench.parse_rubric, []
+    monkeypatch.setattr(aragen_bench, "parse_rubric", lambda text, *a: (parsed.append(text), real(text, *a))[1])
+    res = _run(tmp_path, cache_path, "python:helpers:good_answer", [rubric_srv.spec("flaky")], max_retries=2)
+    asked = [r for r in rubric_srv.requests() if r["model"] == "flaky"]
+    assert len(asked) == 24 and len(parsed) == len(asked)
+    assert res["per_judge"][rubric_srv.spec("flaky")]["coverage"] == 1.0
+
+
 def test_same_family_judge_is_skipped(rubric_srv, cache_path, tmp_path):
     res = _run(tmp_path, cache_path, "python:helpers:good_answer",
                [rubric_srv.spec("good-j"), rubric_srv.spec("other-j")], skip_same_family=True)
     assert res["skipped_judges"] == [rubric_srv.spec("good-j")]
     with pytest.raises(GlotbenchError, match="every judge was skipped"):
         _run(tmp_path, cache_path, "python:helpers:good_answer", [rubric_srv.spec("good-j")], skip_same_family=True)
+
+
+def test_the_candidates_own_model_never_judges_it(rubric_srv, cache_path, tmp_path):
+    """The panel's one self-judging policy (as the arena's): the candidate's own model is skipped as a
+    judge even without --skip-same-family; answers from a file (replay) have no model, only a family."""
+    from glotbench.judges.panel import SelfJudging
+    from glotbench.registry import load_model
+
+    res = _run(tmp_path, cache_path, "python:helpers:good_answer", [rubric_srv.spec("other-j"), "python:helpers:good_answer"])
+    assert res["skipped_judges"] == ["python:helpers:good_answer"] and list(res["per_judge"]) == [rubric_srv.spec("other-j")]
+    policy = SelfJudging()
+    a, b = load_model(rubric_srv.spec("other-j")), load_model(rubric_srv.spec("other-j").replace("127.0.0.1", "localhost"))
+    assert policy.skips("x", a, "y", b)  # the same named model behind another address
+    assert not policy.skips("x", a, "y", None) and SelfJudging(True).skips("qwen2.5:7b", a, "replay:qwen-answers.jsonl", None)
 
 
 def test_judge_audit(rubric_srv, cache_path, tmp_path):

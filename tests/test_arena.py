@@ -77,6 +77,35 @@ def test_arena_with_judges_on_a_test_server(judge_srv, cache_path, tmp_path):
     assert len(flaky_calls) == 32  # 16 games, each malformed once and then asked again
 
 
+def test_each_verdict_is_parsed_once(judge_srv, cache_path, tmp_path, monkeypatch):
+    """The runner extracts a judge's reply once: the same parse both rejects a malformed verdict
+    (asked again, not cached) and gives the accepted one to scoring; no second validating pass."""
+    import glotbench.benchmarks.arena as arena_bench
+
+    parsed: list[str] = []
+
+    def counting(text):
+        parsed.append(text)
+        return parse_verdict(text)
+
+    monkeypatch.setattr(arena_bench, "parse_verdict", counting)
+    res = _arena(tmp_path, cache_path, [judge_srv.spec("flaky")])
+    asked = [r for r in judge_srv.requests() if r["model"] == "flaky"]
+    assert len(asked) == 32 and len(parsed) == len(asked)  # 16 games, each malformed once, then valid
+    assert res["scores"]["judges"][judge_srv.spec("flaky")]["value"] == 1.0
+
+
+def test_a_verdict_never_valid_names_its_failure(judge_srv, cache_path, tmp_path):
+    import glob
+
+    res = _arena(tmp_path, cache_path, [judge_srv.spec("fair"), judge_srv.spec("broken")])
+    assert res["failures"][judge_srv.spec("broken")] == {"bad_response": 16}
+    rows = [json.loads(line) for f in glob.glob(str(tmp_path / "*" / "judge-*broken*" / "samples.jsonl"))
+            for line in open(f, encoding="utf-8")]
+    assert len(rows) == 16 and all(r["failure"] == "bad_response" and r["output"] is None for r in rows)
+    assert all(r["error"].startswith("bad_response: malformed verdict (bad_verdict): ") for r in rows), rows[0]["error"]
+
+
 def test_self_judging_is_skipped(judge_srv, cache_path, tmp_path):
     spec = judge_srv.spec
     res = _arena(tmp_path, cache_path, [spec("fair"), "python:helpers:good_answer"])
@@ -84,6 +113,26 @@ def test_self_judging_is_skipped(judge_srv, cache_path, tmp_path):
     assert list(res["scores"]["judges"]) == [spec("fair")]
     with pytest.raises(GlotbenchError, match="no judge produced a valid verdict"):
         _arena(tmp_path, cache_path, ["python:helpers:good_answer"])
+
+
+def test_one_self_judging_policy_with_the_family_rule(srv, cache_path, tmp_path):
+    """The arena takes the panel's SelfJudging, as AraGen does: with same_family, a judge of the
+    candidate's family (parsed from its name, or stated) is skipped too, before any call."""
+    from glotbench.judges.panel import SelfJudging
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "good-judge": {"mode": "prefer", "prefer": "GOOD"}})
+    judges = [srv.spec("fair"), srv.spec("good-judge")]
+    res = _arena(tmp_path, cache_path, judges, self_judging=SelfJudging(same_family=True))
+    assert res["skipped_judges"] == [srv.spec("good-judge")] and list(res["scores"]["judges"]) == [srv.spec("fair")]
+    assert not [r for r in srv.requests() if r.get("model") == "good-judge"]
+    # A family stated for a judge counts too; with every judge skipped the arena stops before any answer.
+    before = len(srv.requests())
+    with pytest.raises(GlotbenchError, match="every judge was skipped as the candidate"):
+        _arena(tmp_path, cache_path, judges, self_judging=SelfJudging(True, {srv.spec("fair"): "Good"}))
+    assert len(srv.requests()) == before
+    # Without the family rule only the candidate's own model is skipped.
+    res = _arena(tmp_path, cache_path, [*judges, "python:helpers:good_answer"])
+    assert res["skipped_judges"] == ["python:helpers:good_answer"] and len(res["scores"]["judges"]) == 2
 
 
 def test_cross_judge_report_and_human_agreement(judge_srv, cache_path, tmp_path):

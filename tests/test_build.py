@@ -289,6 +289,26 @@ def test_review_cli_round_trip(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("error: item 'nope'")
 
 
+def test_review_agree_with_zero_resamples_is_no_bootstrap(tmp_path):
+    """`--resamples 0` means no bootstrap, as in `glotbench score`: the same values, no CI (it raised
+    IndexError before); a negative count is one error line."""
+    a, b, c = _labels_table()
+    files = [_label_csv(tmp_path / f"{n}.csv", n, v) for n, v in (("ann", a), ("bo", b), ("cy", c))]
+    r = cli("build", "review", "agree", *files, "--resamples", "0", "--out", str(tmp_path / "none.json"))
+    assert r.returncode == 0, r.stderr
+    assert "Fleiss kappa:" in r.stdout and "95% CI" not in r.stdout and "Traceback" not in r.stderr
+    r = cli("build", "review", "agree", *files, "--resamples", "50", "--out", str(tmp_path / "some.json"))
+    assert r.returncode == 0 and "95% CI" in r.stdout
+    none, some = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("none", "some"))
+    assert none["bootstrap"] == {"resamples": 0, "seed": 12345, "ci": "none (0 resamples)"}
+    for key in ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal"):
+        assert none[key]["value"] == some[key]["value"] is not None
+        assert none[key]["ci_low"] is none[key]["ci_high"] is None and some[key]["ci_low"] is not None
+    assert all(e["ci_low"] is None for e in none["cohens_kappa"].values())
+    r = cli("build", "review", "agree", *files, "--resamples", "-5")
+    assert r.returncode == 2 and r.stderr == "error: --resamples must be 0 (no bootstrap) or more, got -5\n"
+
+
 def test_review_bad_label_files(tmp_path):
     one = _label_csv(tmp_path / "one.csv", "solo", ["1", "2"])
     r = cli("build", "review", "agree", one)

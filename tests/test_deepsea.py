@@ -30,7 +30,27 @@ from glotbench.errors import DataError, GlotbenchError
 ])
 def test_mgsm_number(reply, expected):
     got = mgsm_number(reply)
-    assert got == expected and (got is None or got == expected)
+    # An exact Decimal (a float would compare equal to 1.5 and hide rounding), or None when no answer.
+    assert got == expected and type(got) is type(expected)
+
+
+def test_one_number_extractor_with_named_comma_rules():
+    """MGSM and the numeric match read numbers through glotbench.extract.last_number; only the comma
+    rule differs, by name. DeepSEA scores gold as its row validator reads it (parse_number)."""
+    from glotbench.extract import last_number, parse_number
+    from glotbench.items import Item
+    from glotbench.metrics.numeric import extract_number
+
+    assert extract_number("1234,567") == last_number("1234,567") == Decimal("567")  # not groups of three
+    assert mgsm_number("<answer>1234,567</answer>") == last_number("1234,567", commas="between_digits") == Decimal("1234567")
+    assert mgsm_number("<answer>๑,๒๓๔.๕</answer>") == extract_number("๑,๒๓๔.๕") == Decimal("1234.5")
+    with pytest.raises(ValueError, match="commas must be one of grouped, between_digits"):
+        last_number("1", commas="dots")
+    # A gold written with Arabic-Indic digits and the Arabic decimal separator: valid on load, scored
+    # as 4.5 (it was a scorer_error: Decimal() does not read the separator).
+    item = Item.create("ar/00000", {"question": "q", "lang": "ar"}, {"answer_number": "٤٫٥"}, {"lang": "ar"})
+    assert parse_number("٤٫٥") == Decimal("4.5")
+    assert DeepSEATask("mgsm").score(Decimal("4.50"), item).stats["correct"] == 1.0
 
 
 def test_mgsm_native_digits_option():

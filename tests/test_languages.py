@@ -14,7 +14,7 @@ from glotbench.extract import mc_letter
 from glotbench.items import Item
 from glotbench.languages import PROFILES, LanguageProfile, to_ascii_digits
 from glotbench.metrics.numeric import numeric_match
-from glotbench.text.segment import SEGMENTED_LANGS
+from glotbench.text.segment import segmented_languages
 
 
 @pytest.mark.parametrize("reply, letter", [
@@ -127,7 +127,7 @@ def test_every_unicode_decimal_digit_is_read() -> None:
 
 
 def test_profiles_drive_segmentation_and_contamination() -> None:
-    assert SEGMENTED_LANGS == {"lo", "th", "km", "my"}
+    assert segmented_languages() == {"lo", "th", "km", "my"}
     assert {c for c, p in PROFILES.items() if not p.spaces} == {"lo", "th", "km", "my", "zh", "ja"}
 
 
@@ -157,7 +157,8 @@ def _contaminated(item: Item, corpus: Path) -> bool:
 
 
 @pytest.mark.parametrize("bad", [
-    dict(native_letters={"x": "Z"}), dict(digit_zero="1"), dict(spaces=False),
+    dict(native_letters={"x": "Z"}), dict(digit_zero="1"), dict(spaces=False), dict(segmenter="icu"),
+    dict(spaces=False, script="\u0f00-\u0fff"),  # no spaces, yet split at spaces
 ])
 def test_profile_rejects_inconsistent_entries(bad: dict) -> None:
     with pytest.raises(ValueError):

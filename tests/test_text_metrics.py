@@ -45,7 +45,8 @@ def test_token_f1_squad_rules():
     assert token_f1("the answer", ["answer"], "vi") == pytest.approx(2 / 3)  # articles only for English
     assert token_f1("«Hà Nội»。", ["Hà Nội"], "vi") == 1.0  # Unicode punctuation, not only ASCII
     assert token_f1("a b b", ["b b c"]) == pytest.approx(2 / 3)  # multiset overlap
-    assert token_f1("", [""]) == 1.0 and token_f1("x", [""]) == 0.0
+    # Two empty answers: 0 under SQuAD v1.1's rule (the default), 1 under v2.0's (named).
+    assert token_f1("", [""]) == 0.0 and token_f1("", [""], empty="v2.0") == 1.0 and token_f1("x", [""]) == 0.0
 
 
 def test_token_f1_reference_choice():

@@ -1,10 +1,12 @@
 """Contamination check: which benchmark items share a long n-gram with a reference corpus.
 
 Item text is the item's public fields (question, options, source text...) joined with newlines.
-Both sides are NFC-normalised, lower-cased and whitespace-collapsed. Items in scripts written
-without spaces (every language profile with `spaces=False` in glotbench.languages: Lao, Thai,
-Khmer, Burmese, Chinese, Japanese) use character n-grams (default 50
-characters, spaces removed); others use word n-grams (default 13 words, as in GPT-3's study). An
+Both sides are NFC-normalised, lower-cased and whitespace-collapsed. Items mostly in scripts written
+without spaces (at least half their letters; every language profile with `spaces=False` in
+glotbench.languages, including one registered at run time: Lao, Thai, Khmer, Burmese, Chinese,
+Japanese) use character n-grams (default 50 characters, spaces removed); others use word n-grams
+(default 13 words, as in GPT-3's study). The same rule (`written_without_spaces`) picks character
+or word shingles in the near-duplicate search (build/dedupe.py). An
 item is flagged when one of its n-grams occurs in the corpus; an item shorter than n counts as one
 n-gram of its own length. The corpus is streamed in one pass, and n-grams may span line breaks.
 """
@@ -19,7 +21,7 @@ from typing import Any, Iterable
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
-from glotbench.languages import spaceless_pattern
+from glotbench.languages import written_without_spaces
 
 _SPACE = re.compile(r"\s+")
 
@@ -55,12 +57,11 @@ def check(items: list[Item], corpus_files: Iterable[str], *, char_n: int = 50, w
     for flag, n in (("--char-n", char_n), ("--word-n", word_n)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise GlotbenchError(f"{flag} must be a positive whole number, got {n!r}")
-    nospace = spaceless_pattern()
     # index[(chars, size)][gram] -> item ids
     index: dict[tuple[bool, int], dict[tuple[str, ...], set[str]]] = defaultdict(lambda: defaultdict(set))
     for it in items:
         text = item_text(it)
-        chars = bool(nospace.search(text))
+        chars = written_without_spaces(text)
         units = _units(text, chars)
         n = char_n if chars else word_n
         if not units:

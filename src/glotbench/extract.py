@@ -18,6 +18,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 class Extraction:
     answer: str | None
     failure: str | None = None  # "think_unclosed", "format", ...
+    detail: str | None = None  # why there is no answer (a parser's message): the error of a retried reply
 
 
 def strip_think(text: str) -> tuple[str, bool]:
@@ -191,6 +192,56 @@ def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "
         if named is not None:
             return Extraction(named)
     return Extraction(None, "no_letter")
+
+
+# -- numbers ----------------------------------------------------------------------------------
+# The one number extractor: the numeric match (metrics/numeric.py) and DeepSEA's MGSM read numbers
+# here, each naming its comma rule.
+
+_GROUPED_NUMBER = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|-?[0-9]+(?:\.[0-9]+)?")
+_PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+_COMMA_BETWEEN_DIGITS = re.compile(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))")
+COMMA_RULES = ("grouped", "between_digits")
+
+
+def last_number(text: str, *, marker: str | None = None, native_digits: bool = True,
+                commas: str = "grouped") -> "Decimal | None":
+    """The last number in `text` as an exact Decimal, or None.
+
+    `native_digits`: every Unicode decimal digit (Thai, Lao, Khmer, Arabic-Indic...), the Arabic
+    decimal and thousands separators and U+2212 minus are read as ASCII first
+    (languages.to_ascii_digits); without it only ASCII digits are numbers. `marker`: only the text
+    after its last occurrence (the whole text when it does not occur). A number is an optional '-',
+    digits and an optional decimal part; thousands commas by `commas`: "grouped" (numeric match) — a
+    number written in groups of three (1,234,567) is read whole; "between_digits" (DeepSEA's MGSM
+    rule) — every comma between a digit and exactly three digits is deleted first."""
+    from decimal import Decimal
+
+    from glotbench.languages import to_ascii_digits
+
+    if commas not in COMMA_RULES:
+        raise ValueError(f"commas must be one of {', '.join(COMMA_RULES)}, got {commas!r}")
+    if native_digits:
+        text = to_ascii_digits(text)
+    if marker:
+        pos = text.rfind(marker)
+        if pos != -1:
+            text = text[pos + len(marker):]
+    if commas == "between_digits":
+        found = _PLAIN_NUMBER.findall(_COMMA_BETWEEN_DIGITS.sub("", text))
+    else:
+        found = _GROUPED_NUMBER.findall(text)
+    return Decimal(found[-1].replace(",", "")) if found else None
+
+
+def parse_number(value: "str | int | float") -> "Decimal":
+    """A gold number (a JSON number or a string) as an exact Decimal: digits of any script,
+    thousands commas and surrounding spaces allowed. Raises decimal.InvalidOperation otherwise."""
+    from decimal import Decimal
+
+    from glotbench.languages import to_ascii_digits
+
+    return Decimal(to_ascii_digits(str(value)).replace(",", "").strip())
 
 
 def named_option(text: str, options: Mapping[str, str]) -> str | None:

@@ -1,5 +1,7 @@
-"""One place per language: what extraction, numeric matching, segmentation and the contamination
-check need to know about a language. Adding a language is one `LanguageProfile` entry in PROFILES.
+"""One place per language: what extraction, numeric matching, segmentation (BLEU, chrF++, token F1),
+near-duplicate search and the contamination check need to know about a language. Adding a language
+is one `LanguageProfile` entry in PROFILES, or `register_language(profile)` at run time: every reader
+looks the profiles up when it is called, never at import.
 
 Answer phrases are built from the profile by one rule for every language (`answer_phrase_pattern`):
 
@@ -23,6 +25,9 @@ from typing import Mapping
 import regex
 
 LETTERS = ("A", "B", "C", "D", "E")
+# The segmenters glotbench.text.segment knows: words from a dictionary (laonlp, pythainlp-newmm),
+# character clusters, single characters, or the spaces already in the text.
+SEGMENTERS = ("whitespace", "laonlp", "pythainlp-newmm", "charcluster", "char")
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,10 @@ class LanguageProfile:
             raise ValueError(f"{self.code}: digit_zero must be a decimal digit zero")
         if not self.spaces and not self.script:
             raise ValueError(f"{self.code}: a script without spaces needs its `script` character class")
+        if self.segmenter not in SEGMENTERS:
+            raise ValueError(f"{self.code}: unknown segmenter {self.segmenter!r}; one of {', '.join(SEGMENTERS)}")
+        if not self.spaces and self.segmenter == "whitespace":
+            raise ValueError(f"{self.code}: a script without spaces needs a segmenter other than whitespace")
 
     @property
     def digits(self) -> str:
@@ -124,6 +133,19 @@ def remove_zero_width(text: str, sep: str = "") -> str:
     return text.translate({ord(c): sep for c in ZERO_WIDTH}) if any(c in text for c in ZERO_WIDTH) else text
 
 
+def register_language(p: LanguageProfile, *, replace: bool = False) -> LanguageProfile:
+    """Add a language profile at run time (a plugin's language). Extraction, numeric matching,
+    segmentation, BLEU, chrF++, token F1, dedupe and the contamination check all honour it from then
+    on. A different profile under a code already known needs `replace=True`."""
+    if not isinstance(p, LanguageProfile):
+        raise TypeError(f"register_language takes a LanguageProfile, got {type(p).__name__}")
+    known = PROFILES.get(p.code)
+    if known is not None and known != p and not replace:
+        raise ValueError(f"language {p.code!r} already has a profile; pass replace=True to change it")
+    PROFILES[p.code] = p
+    return p
+
+
 def profile(code: str | None) -> LanguageProfile | None:
     """The language's profile, or None for a language glotbench has no profile for."""
     return PROFILES.get(code or "")
@@ -142,6 +164,17 @@ def spaceless_pattern() -> regex.Pattern[str]:
 @functools.lru_cache(maxsize=8)
 def _spaceless(profiles: tuple[LanguageProfile, ...]) -> regex.Pattern[str]:
     return regex.compile("[" + "".join(p.script for p in profiles if not p.spaces) + "]")
+
+
+def written_without_spaces(text: str) -> bool:
+    """True when at least half of the text's letters belong to a script written without spaces (any
+    profile with `spaces=False`): such text is compared by character n-grams, other text by words.
+    The one rule of the near-duplicate search (build/dedupe.py) and the contamination check."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    pattern = spaceless_pattern()
+    return sum(bool(pattern.match(c)) for c in letters) * 2 >= len(letters)
 
 
 # -- digits -----------------------------------------------------------------------------------

@@ -276,9 +276,9 @@ def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, Sequence[str
 
 class AraGenJudging(Benchmark):
     """The judge pass over a Dataset from `judging_dataset`. Settings: the judge prompt (ours, or
-    upstream's read from the user's copy), the parse mode and the zeroing rule. The verdict is read by
-    one rule (`parse_rubric` with the item's number of answers) for the retry validator
-    (`validator`) and the scorer alike; verdicts stay objects."""
+    upstream's read from the user's copy), the parse mode and the zeroing rule. The verdict is read
+    once, by one rule (`parse_rubric` with the item's number of answers); a reply it rejects is asked
+    again by the runner (`retry_failures`); verdicts stay objects."""
 
     name = "aragen"
     version = "2.0"
@@ -286,6 +286,8 @@ class AraGenJudging(Benchmark):
     metrics = (RatioMetric("3c3h", "3c3h", "judged", "mean of the six scaled dimensions", label="3C3H"),)
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=2048)
+    retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again
+    reply_name = "3C3H verdict"
 
     def __init__(self, prompt: UpstreamPrompt | None = None, parse: str = "strict", zeroing: str = "correct"):
         self.upstream, self.parse, self.zeroing = prompt, parse, zeroing
@@ -311,20 +313,11 @@ class AraGenJudging(Benchmark):
             msgs = ({"role": "user", "content": judge_prompt([tuple(t) for t in item["turns"]], item["language"], ctx)},)
         return Prompt(messages=tuple(msgs), text="\n\n".join(m["content"] for m in msgs) + "\n")
 
-    def validator(self, dataset: Dataset):
-        """For the judge wrapper: a reply the scorer would reject is retried (the same rule, with the
-        number of answers of the item the prompt was rendered from)."""
-        n_by_prompt = {self.render(it).messages[-1]["content"]: len(it["turns"]) for it in dataset.public_items()}
-
-        def validate(text: str, prompt: Prompt) -> None:
-            parse_rubric(text, n_by_prompt.get(prompt.messages[-1]["content"], 1), self.parse)
-        return validate
-
     def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
             return Extraction(tuple(parse_rubric(text, len(item["turns"]), self.parse)))
         except RubricError as e:
-            return Extraction(None, f"bad_verdict:{e.kind}")
+            return Extraction(None, f"bad_verdict:{e.kind}", str(e))
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         verdicts = list(answer)

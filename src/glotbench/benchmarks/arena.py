@@ -78,6 +78,8 @@ class JudgeGames(Benchmark):
     metrics = (RatioMetric("candidate_win_value", "value", "games", "mean game value (win 1, tie 0.5)"),)
     group_by = ("order",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again
+    reply_name = "verdict"
 
     @classmethod
     def build(cls, prompts: Dataset, candidate: dict[str, str], baseline: dict[str, str]) -> Dataset:
@@ -107,8 +109,8 @@ class JudgeGames(Benchmark):
     def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
             return Extraction(parse_verdict(text))  # the verdict object, kept whole for the audit
-        except VerdictError:
-            return Extraction(None, "bad_verdict")
+        except VerdictError as e:
+            return Extraction(None, "bad_verdict", str(e))
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         return ItemScore({"value": game_value(answer["winner"], item.gold["candidate_position"]), "games": 1.0})
@@ -118,9 +120,3 @@ class JudgeGames(Benchmark):
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"value": 0.0, "games": 0.0}, failure=failure)
-
-
-def validate_verdict(text: str, prompt: Any = None) -> None:
-    """For the judge wrapper: raise on a malformed verdict, so that the runner retries it."""
-    parse_verdict(text)
-

@@ -40,6 +40,11 @@ class Benchmark(ABC):
     default_config: ClassVar[GenerateConfig] = GenerateConfig()
     method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
     answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
+    # Extraction failures (kinds before any ":") for which the runner asks a fresh reply again, under
+    # the run's retry policy (a judge's malformed verdict): the reply is extracted once, never cached,
+    # and an item whose retries run out fails as `bad_response` ("malformed <reply_name> (...)").
+    retry_failures: ClassVar[tuple[str, ...]] = ()
+    reply_name: ClassVar[str] = "reply"
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:

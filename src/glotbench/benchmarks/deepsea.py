@@ -10,7 +10,6 @@ metadata and few-shot examples never reach a prompt; gold is deep-copied into ea
 from __future__ import annotations
 
 import copy
-import re
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
@@ -20,8 +19,8 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
-from glotbench.extract import Extraction, extract_tag, mc_letter, strip_think
-from glotbench.languages import answer_is_pattern, to_ascii_digits
+from glotbench.extract import Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
+from glotbench.languages import answer_is_pattern
 from glotbench.items import Item, PublicItem
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, MacroMetric, RatioMetric
@@ -45,24 +44,15 @@ PROMPTS = {
 }
 
 
-_NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # ASCII only: native digits count only when mapped
-
-
 def mgsm_number(text: str, native_digits: bool = True) -> Decimal | None:
     """The release's order: content of the last <answer> tag; thousands commas removed; then, in
-    order, (1) the whole content as a number, (2) the last number in it. Native digits are mapped to
-    ASCII first when `native_digits` (our default; the rules leave it open)."""
+    order, (1) the whole content as a number, (2) the last number in it (a content that is one
+    number is also its last number, so glotbench.extract.last_number does both). Native digits are
+    mapped to ASCII first when `native_digits` (our default; the rules leave it open)."""
     content, state = extract_tag(text, "answer")
     if content is None or state != "closed":
         return None
-    if native_digits:
-        content = to_ascii_digits(content)
-    content = re.sub(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))", "", content).strip()
-    whole = content.rstrip(".")
-    if _NUM.fullmatch(whole):
-        return Decimal(whole)
-    found = _NUM.findall(content)
-    return Decimal(found[-1]) if found else None
+    return last_number(content, native_digits=native_digits, commas="between_digits")
 
 
 def mcq_letter(text: str, case: str = "upper_first") -> str | None:
@@ -200,8 +190,7 @@ class DeepSEATask(Benchmark):
     def score(self, answer: Any, item: Item) -> ItemScore:
         gold, lang = item.gold, item.meta["lang"]
         if self.task == "mgsm":
-            want = Decimal(str(gold["answer_number"]).replace(",", ""))
-            return ItemScore({"correct": float(Decimal(answer) == want), "n": 1.0})
+            return ItemScore({"correct": float(Decimal(answer) == parse_number(gold["answer_number"])), "n": 1.0})
         if self.task == "indommlu":
             ok = float(answer == gold["answer"])
             s = item.meta["subject"]
@@ -247,4 +236,5 @@ class DeepSEATask(Benchmark):
         if self.task == "xquad":
             parts["refs"] = "first"
             parts["f1_norm"] = self.f1_norm
+            parts["f1_empty"] = "v1.1"  # SQuAD v1.1's script, XQuAD's: two empty answers score F1 0
         return parts

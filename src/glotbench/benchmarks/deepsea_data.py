@@ -9,7 +9,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, RootModel, model_validator
 
 from glotbench.data import parse_object
 from glotbench.errors import DataError
-from glotbench.languages import to_ascii_digits
+from glotbench.extract import parse_number
 from glotbench.loading import sha256_file
 
 MAX_BYTES = 256 * 2**20  # kept for callers; files are bounded by glotbench.data.MAX_FILE_BYTES
@@ -141,7 +141,7 @@ def _check_mgsm(row: dict[str, Any]) -> str | None:
     if isinstance(gold, bool) or not isinstance(gold, (int, float, str)):
         return f"answer_number must be a number, got {type(gold).__name__}"
     try:
-        Decimal(to_ascii_digits(str(gold)).replace(",", "").strip())
+        parse_number(gold)  # as the scorer reads it
     except InvalidOperation:
         return f"answer_number {gold!r} is not a number"
     return None

@@ -10,9 +10,9 @@ code fence allowed) with a `reason`:
 - `sensitivity`: {"sensitive": bool, "categories": [...], "reason": "..."} over configurable
   categories: flagged when sensitive (machine first; humans confirm in `build review`).
 
-A reply that is not such an object (wrong keys, wrong types, an unknown category) is rejected by a
-validating wrapper, so the runner retries it; one that never validates is a counted `bad_response`
-failure, never a silent pass. Each (item, check) is one unit; several judges and `--repeats` give
+A reply that is not such an object (wrong keys, wrong types, an unknown category) is rejected when
+the runner extracts it (`retry_failures`) and asked again; one that never passes is a counted
+`bad_response` failure, never a silent pass. Each (item, check) is one unit; several judges and `--repeats` give
 several verdicts per unit, all written to the review file. Nothing is deleted.
 """
 
@@ -148,12 +148,6 @@ def flagged(check: str, verdict: dict[str, Any], key: Any, options: Sequence[str
     return [f"sensitive:{x}" for x in verdict.get("categories", [])] or (["sensitive"] if verdict["sensitive"] else [])
 
 
-def check_of(prompt_text: str) -> str:
-    """Which check a rendered prompt asks for, from its reply instruction (the end of the template)."""
-    tail = prompt_text.rsplit("Reply with one JSON object", 1)[-1]
-    return "answerability" if "several_defensible" in tail else "context" if "self_contained" in tail else "sensitivity"
-
-
 class ItemChecks(Benchmark):
     """The checks as a benchmark: one item per (candidate, check); the verdict object is the answer.
     Stateless: it holds its settings; the units are a Dataset built by `dataset_of`."""
@@ -164,6 +158,8 @@ class ItemChecks(Benchmark):
     metrics = (RatioMetric("flag_rate", "flagged", "checked", "share of checks that flag the item"),)
     group_by = ("check",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
+    retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again
+    reply_name = "verdict"
 
     def __init__(self, checks: Sequence[str] = CHECKS, categories: Sequence[str] = DEFAULT_CATEGORIES,
                  key_field: str = "answer"):
@@ -188,8 +184,8 @@ class ItemChecks(Benchmark):
     def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
             return Extraction(parse_verdict(text, item.meta["check"], self.categories))
-        except ValueError:
-            return Extraction(None, "bad_verdict")
+        except ValueError as e:
+            return Extraction(None, "bad_verdict", str(e))
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         flags = flagged(item.meta["check"], answer, item.gold["key"], item.gold["options"])
@@ -217,7 +213,6 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     from glotbench.engine.evaluate import evaluate_async
     from glotbench.engine.evaluate import _slug
     from glotbench.models.registry import load_model
-    from glotbench.models.validating import ValidatingModel
 
     bad = [c for c in opts.checks if c not in CHECKS]
     if bad or not opts.checks:
@@ -236,14 +231,11 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     summary: dict[str, Any] = {}
     tally: dict[tuple[str, str], dict[str, int]] = {}  # (uid, check) -> verdicts, flagging, without verdict
     for spec, model in zip(judges, models):
-        def validate(text: str, prompt: Prompt) -> None:
-            parse_verdict(text, check_of(prompt.messages[-1]["content"]), opts.categories)
-
         run_dir = out_dir / f"judge-{_slug(spec)}"
         if (run_dir / "results.json").exists():
             results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
         else:
-            res = await evaluate_async(bench, ValidatingModel(model, validate, "verdict"),
+            res = await evaluate_async(bench, model,
                                        replace(run_options, out=str(run_dir), repeats=opts.repeats, limit=None, data=None),
                                        dataset=units)
             results = res.results

@@ -23,8 +23,6 @@ from glotbench.text.segment import repair_lao_am
 NON_TEXT = frozenset({"id", "answer", "key", "gold", "label", "labels", "lang", "language", "subject",
                       "category", "split", "source", "meta", "direction", "data_type", "subdomain", "domain",
                       "dimension", "type", "task", "difficulty"})
-# scripts written without spaces between words: Lao, Thai, Khmer, Myanmar, kana, CJK ideographs, Hangul is spaced
-NOSPACE = re.compile("[\u0e00-\u0eff\u1780-\u17ff\u1000-\u109f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _SPACE = re.compile(r"\s+")
 
 
@@ -111,14 +109,6 @@ def options_of(rec: Mapping[str, Any]) -> list[str] | None:
 def normalise(text: str) -> str:
     """NFC, Lao AM composed (NFC leaves U+0ECD U+0EB2 apart), case-folded, whitespace collapsed."""
     return _SPACE.sub(" ", repair_lao_am(unicodedata.normalize("NFC", text)).casefold()).strip()
-
-
-def is_spaceless(text: str) -> bool:
-    """True when the text is mostly in a script written without spaces (Lao, Thai, Khmer, Burmese, CJK)."""
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return False
-    return sum(bool(NOSPACE.match(c)) for c in letters) * 2 >= len(letters)
 
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:

@@ -1,8 +1,10 @@
 """Near-duplicate clusters within and across candidate files: a lexical pass and a semantic pass.
 
 Lexical: text is normalised (NFC, Lao AM composed, case-folded, Arabic harakat and tatweel removed,
-punctuation and symbols dropped, whitespace collapsed); text mostly in a script without spaces (Lao, Thai, Khmer, Burmese, CJK) is shingled into
-character n-grams with spaces removed (so spacing differences vanish), other text into word n-grams.
+punctuation and symbols dropped, whitespace collapsed); text mostly in a script without spaces (every
+language profile with `spaces=False`, glotbench.languages.written_without_spaces: Lao, Thai, Khmer,
+Burmese, Chinese, Japanese, and any profile registered at run time) is shingled into character
+n-grams with spaces removed (so spacing differences vanish), other text into word n-grams.
 Shingles are hashed (CRC-32); datasketch's MinHash LSH proposes pairs, and each proposed pair is
 verified with the exact Jaccard similarity of the two shingle sets, so LSH only costs recall, never
 precision. Semantic: cosine similarity of embeddings (see `embed`), exact top-k neighbours in blocks
@@ -22,8 +24,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from glotbench.build.common import Candidate, is_spaceless, normalise
+from glotbench.build.common import Candidate, normalise
 from glotbench.errors import GlotbenchError
+from glotbench.languages import written_without_spaces
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def shingles(text: str, char_n: int = 5, word_n: int = 2) -> np.ndarray:
     """Sorted unique CRC-32 hashes of the text's shingles (uint32)."""
     t = _ARABIC_MARKS.sub("", normalise(text)).translate(_PUNCT)
     t = re.sub(r"\s+", " ", t).strip()
-    if is_spaceless(t):
+    if written_without_spaces(t):
         units: Sequence[str] = t.replace(" ", "")
         n = char_n
         grams = [units[i:i + n] for i in range(max(1, len(units) - n + 1))]

@@ -153,6 +153,10 @@ def read_labels(paths: Sequence[str]) -> Labels:
 
 
 def _bootstrap(n: int, stat: Callable[[np.ndarray], float | None], resamples: int, seed: int) -> tuple[float | None, float | None]:
+    """95% percentile CI over `resamples` item resamples; none with 0 resamples (no bootstrap, as in
+    `glotbench score`) or when most resamples leave the statistic undefined."""
+    if resamples <= 0:
+        return None, None
     rng = np.random.default_rng(seed)
     vals = []
     for _ in range(resamples):
@@ -173,6 +177,8 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
               seed: int = DEFAULT_SEED) -> dict[str, Any]:
     import krippendorff
 
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+        raise GlotbenchError(f"--resamples must be 0 (no bootstrap) or more, got {resamples!r}")
     annotators = sorted({a for v in labels.values() for a in v})
     if len(annotators) < 2:
         raise GlotbenchError(f"agreement needs at least two annotators, found {len(annotators)}")
@@ -234,7 +240,8 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
         out[f"krippendorff_alpha_{level}"] = _est(a, ci, len(items), library="krippendorff",
                                                   **({"order": list(order or sorted(values, key=values.get))}
                                                      if level == "ordinal" else {}))
-    out["bootstrap"] = {"resamples": resamples, "seed": seed, "ci": "95% percentile, items resampled"}
+    out["bootstrap"] = {"resamples": resamples, "seed": seed,
+                        "ci": "95% percentile, items resampled" if resamples else "none (0 resamples)"}
     return out
 
 

@@ -74,6 +74,8 @@ class PromptCriteria(Benchmark):
     description = "BenchBuilder quality criteria per prompt"
     metrics = (RatioMetric("criteria_met", "met", "criteria", "share of criteria met"),)
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
+    retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again
+    reply_name = "criteria verdict"
 
     def __init__(self, criteria: dict[str, str] = CRITERIA):
         self.criteria = dict(criteria)
@@ -100,8 +102,8 @@ class PromptCriteria(Benchmark):
     def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
             return Extraction(parse_criteria(text, list(self.criteria)))
-        except ValueError:
-            return Extraction(None, "bad_verdict")
+        except ValueError as e:
+            return Extraction(None, "bad_verdict", str(e))
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         return ItemScore({"met": float(sum(answer.values())), "criteria": float(len(answer))})
@@ -129,7 +131,6 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     from glotbench.build.embed import load_embedder
     from glotbench.engine.evaluate import _slug, evaluate_async
     from glotbench.models.registry import load_model
-    from glotbench.models.validating import ValidatingModel
 
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -152,8 +153,7 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     for spec, model in zip(judges, models):
         run_dir = out_dir / f"judge-{_slug(spec)}"
         if not (run_dir / "results.json").exists():
-            wrapped = ValidatingModel(model, lambda t, p: parse_criteria(t, names) and None, "criteria verdict")
-            await evaluate_async(bench, wrapped, replace(run_options, out=str(run_dir), repeats=1, limit=None, data=None),
+            await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=1, limit=None, data=None),
                                  dataset=prompts)
         results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
         failures[spec] = results.get("counts", {}).get("failures", {})

@@ -10,6 +10,9 @@ from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Huma
                                    ModelSpec, NoCache, Out, Progress, Timeout, run_options, to_json)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
+# The panel's self-judging policy (judges/panel.SelfJudging): the candidate's own model is always skipped.
+SkipSameFamily = Annotated[bool, typer.Option(help="Also skip a judge of the candidate's model family (self-preference).")]
+Families = Annotated[list[str], typer.Option("--family", help="State a model's family: SPEC=FAMILY (repeatable).")]
 
 
 def arena(
@@ -30,15 +33,20 @@ def arena(
                                             "for the side that did not answer) or drop (left out, listed).")] = "loss",
     single_order: Annotated[str, typer.Option("--single-order", help="A prompt judged in one order only: fail "
                                               "(default: counted failed, listed) or accept (scored, flagged).")] = "fail",
+    skip_same_family: SkipSameFamily = False,
+    family: Families = [],  # noqa: B006
 ) -> None:
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
     import asyncio
 
     from glotbench.engine.arena import print_arena, run_arena
+    from glotbench.judges.panel import SelfJudging
+    from glotbench.models.family import parse_families
 
     opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
                        no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress)
-    res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order))
+    res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order,
+                                self_judging=SelfJudging(skip_same_family, parse_families(family))))
     print_arena(res.results)
     typer.echo(f"arena directory: {res.out_dir}")
 
@@ -64,8 +72,8 @@ def aragen(
     zeroing: Annotated[str, typer.Option(help="Zeroing rule: correct (upstream code) or correct-or-complete (AraGen announcement).")] = "correct",
     jury: Annotated[str, typer.Option("--jury", help="Combining judges: mean (of per-judge figures), average or vote (upstream's).")] = "mean",
     system_prompt: Annotated[Optional[str], typer.Option(help="System message for the candidate (default: none); @FILE reads it from a file.")] = None,
-    skip_same_family: Annotated[bool, typer.Option(help="Skip a judge of the model's own family (self-preference).")] = False,
-    family: Annotated[list[str], typer.Option("--family", help="State a model's family: SPEC=FAMILY (repeatable).")] = [],  # noqa: B006
+    skip_same_family: SkipSameFamily = False,
+    family: Families = [],  # noqa: B006
     judge_repeats: Annotated[int, typer.Option(help="Judge each sample K times (for the consistency audit; use a temperature > 0).")] = 1,
     judge_temperature: Annotated[float, typer.Option(help="Judge sampling temperature.")] = 0.0,
     judge_seed: Annotated[Optional[int], typer.Option(help="Judge sampling seed (upstream's judges: 42).")] = None,

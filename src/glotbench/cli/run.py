@@ -145,20 +145,52 @@ def board(
 def score(
     hypotheses: Annotated[str, typer.Argument(help="Hypotheses, one segment per line.")],
     references: Annotated[list[str], typer.Argument(help="One or more reference files, aligned by line.")],
-    metric: Annotated[str, typer.Option("--metric", help="bleu, chrf, chrf++ or token_f1.")] = "chrf++",
+    metric: Annotated[list[str], typer.Option("--metric", help="bleu, chrf, chrf++, token_f1 or exact_match (SQuAD EM); repeatable.")] = ["chrf++"],
     lang: Annotated[Optional[str], typer.Option("--lang", help="ISO 639-1 code; lo, th, km, my are segmented first, zh/ja use sacrebleu's tokenizers for BLEU.")] = None,
     tokenize: Annotated[Optional[str], typer.Option("--tokenize", help="BLEU's sacrebleu tokenizer; over lo/th/km/my segmentation: none (default) or 13a.")] = None,
-    f1_norm: Annotated[str, typer.Option("--f1-norm", help="token_f1 normalisation: unicode (default) or squad (SQuAD v1.1's own).")] = "unicode",
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CI.")] = 1000,
+    smooth_method: Annotated[Optional[str], typer.Option("--smooth-method", help="BLEU smoothing: exp (default), floor, add-k or none.")] = None,
+    smooth_value: Annotated[Optional[float], typer.Option("--smooth-value", help="BLEU smoothing value for floor (default 0.1) or add-k (default 1).")] = None,
+    effective_order: Annotated[bool, typer.Option("--effective-order", help="BLEU: use only the n-gram orders the hypothesis has (sacrebleu's effective_order).")] = False,
+    max_ngram_order: Annotated[Optional[int], typer.Option("--max-ngram-order", help="BLEU's maximum n-gram order (default 4).")] = None,
+    chrf_beta: Annotated[Optional[int], typer.Option("--chrf-beta", help="chrF's β: recall weighted β times precision (default 2).")] = None,
+    chrf_char_order: Annotated[Optional[int], typer.Option("--chrf-char-order", help="chrF's character n-gram order (default 6).")] = None,
+    chrf_whitespace: Annotated[bool, typer.Option("--chrf-whitespace", help="chrF: keep whitespace in the character n-grams.")] = False,
+    chrf_eps_smoothing: Annotated[bool, typer.Option("--chrf-eps-smoothing", help="chrF: epsilon smoothing (chrF++.py, NLTK, Moses) instead of effective order.")] = False,
+    lowercase: Annotated[bool, typer.Option("--lowercase", help="BLEU and chrF: case-insensitive (token F1 and exact match always are).")] = False,
+    f1_norm: Annotated[str, typer.Option("--f1-norm", help="token_f1/exact_match normalisation: unicode (default) or squad (SQuAD v1.1's own).")] = "unicode",
+    f1_empty: Annotated[str, typer.Option("--f1-empty", help="token_f1/exact_match with empty answers: v1.1 (default; SQuAD v1.1's script) or v2.0.")] = "v1.1",
+    sentence_level: Annotated[bool, typer.Option("--sentence-level", help="One score per segment instead of the corpus score (BLEU with effective order).")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text (default) or json (full precision).")] = "text",
+    width: Annotated[int, typer.Option("--width", min=0, help="Decimals printed in text format.")] = 2,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% CI (0: none).")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 12345,
 ) -> None:
     """Score text files like sacrebleu: the corpus score, its 95% bootstrap CI and the signature."""
-    from glotbench.report.score_files import score_files
+    import json
 
-    est, signature = score_files(metric, hypotheses, references, lang=lang, f1_norm=f1_norm, tokenize=tokenize,
-                                 resamples=resamples, seed=seed)
-    typer.echo(f"{metric} = {est.value:.2f}  (95% CI {est.ci_low:.2f}–{est.ci_high:.2f}, n={est.n})")
-    typer.echo(signature)
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.score_files import FileScoreOptions, score_files
+
+    if fmt not in ("text", "json"):
+        raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    opts = FileScoreOptions(lang=lang, f1_norm=f1_norm, f1_empty=f1_empty, tokenize=tokenize,
+                            smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order,
+                            max_ngram_order=max_ngram_order, chrf_beta=chrf_beta, chrf_char_order=chrf_char_order,
+                            chrf_whitespace=chrf_whitespace, chrf_eps_smoothing=chrf_eps_smoothing,
+                            lowercase=lowercase, sentence_level=sentence_level, resamples=resamples, seed=seed)
+    results = score_files(metric, hypotheses, references, opts)
+    if fmt == "json":
+        docs = [r.to_dict() for r in results]
+        typer.echo(json.dumps(docs[0] if len(docs) == 1 else docs, ensure_ascii=False))
+        return
+    for r in results:
+        if r.segments is not None:
+            for v in r.segments:
+                typer.echo(f"{v:.{width}f}")
+        else:
+            e = r.estimate
+            typer.echo(f"{r.metric} = {e.value:.{width}f}  (95% CI {e.ci_low:.{width}f}–{e.ci_high:.{width}f}, n={e.n})")
+        typer.echo(r.signature)
 
 
 def compare(

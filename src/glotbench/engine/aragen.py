@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -26,10 +27,11 @@ from glotbench.core import Sample
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
-from glotbench.judges.panel import build_judge, run_panel
+from glotbench.judges.panel import SelfJudging, run_panel, select_judges
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
-from glotbench.models.family import model_family
+from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
 from glotbench.models.openai_compat import OpenAICompatModel
+from glotbench.registry import load_model
 from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 
 
@@ -67,6 +69,18 @@ async def _generate(entries, source: str, digest: str, model: str, phase: RunOpt
     return answers, dict(failures)
 
 
+_REJECTIONS = ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
+
+
+def _rejection(failure: str, error: str | None) -> str | None:
+    """Why a judge's verdict was rejected: the extraction's failure (`bad_verdict:keys`, or
+    `think_unclosed`), itself or as named in a retried reply's error ("malformed 3C3H verdict
+    (bad_verdict:keys): ...")."""
+    m = re.search(r"\((?:bad_verdict:)?(\w+)\)", error or "")
+    kind = m.group(1) if m else failure.rsplit(":", 1)[-1]
+    return kind if kind in _REJECTIONS else None
+
+
 def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
     by_sn: dict[str, list[Outcome]] = defaultdict(lambda: [Outcome(failure="missing")] * repeats)
     rejected: Counter[str] = Counter()
@@ -76,10 +90,7 @@ def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Ou
             o = Outcome({k: r.stats[k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r.stats.get("breaks_zeroing")))
         else:
             o = Outcome(None, r.failure.split(":", 1)[0])
-            text = (r.error or "") + " " + r.failure
-            kind = next((k for k in ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
-                         if f"[{k}]" in text or text.endswith(f":{k}")), None)
-            rejected[kind or o.failure] += 1
+            rejected[_rejection(r.failure, r.error) or o.failure] += 1
         outs = list(outs)
         outs[r.repeat] = o
         by_sn[r.id] = outs
@@ -118,19 +129,18 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
     if (out / "aragen.json").exists():
         raise GlotbenchError(f"{out} already holds a finished AraGen run; choose another --out")
-    fam = dict(families or {})
-    cand_family = model_family(model, fam)
-    active = [j for j in judges if not (skip_same_family and model_family(j, fam) == cand_family)]
-    skipped = [j for j in judges if j not in active]
+    self_judging = SelfJudging(skip_same_family, dict(families or {}))
+    cand_family = self_judging.family(model)
+    # The panel's self-judging policy: answers from a file have no model to compare, only a family.
+    cand_model = None if replay else load_model(model)
+    try:  # a bad judge spec, or a judge endpoint that cannot be reached (HTTP: cheap to check), fails here
+        active, skipped = await select_judges(judges, model, cand_model, options, self_judging,
+                                              check=lambda judge: isinstance(judge, OpenAICompatModel))
+    finally:
+        if cand_model is not None:
+            await cand_model.aclose()
     if not active:
-        raise GlotbenchError(f"every judge was skipped as the candidate's family ({cand_family})")
-    for j in active:  # a bad judge spec, or a judge endpoint that cannot be reached, fails here, before any call
-        judge = build_judge(j, options)
-        try:
-            if isinstance(judge, OpenAICompatModel):  # an HTTP endpoint: cheap to check (local weights load later)
-                await judge.check()
-        finally:
-            await judge.aclose()
+        raise GlotbenchError(f"every judge was skipped as the candidate or its family ({cand_family})")
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
@@ -145,12 +155,11 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     order = [(e.sn, e.task) for e in entries]
 
     # -- judges --
-    panel = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
-                                                         temperature=judge_temperature, seed=judge_seed),
-                            out, validate=task.validator(games), what="3C3H verdict")
+    runs = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
+                                                        temperature=judge_temperature, seed=judge_seed), out)
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
-    for spec, res in panel.runs.items():
+    for spec, res in runs.items():
         by_sn, rejected = _outcomes(res.samples, judge_repeats)
         for sn in no_answer:
             by_sn[sn] = [Outcome(failure="no_answer")] * judge_repeats
@@ -162,7 +171,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         first = {r.id: {k: r.stats.get(f"first_{k}") for k in ("Correct", "Complete")}
                  for r in res.samples if r.repeat == 0 and r.failure is None}
         per_judge[spec] = {
-            **summary, "family": model_family(spec, fam), "rejected": dict(rejected),
+            **summary, "family": self_judging.family(spec), "rejected": dict(rejected),
             "item_scores": {sn: statistics.fmean(v) for sn, v in valid.items() if v},
             "item_repeats": {sn: v for sn, v in valid.items() if len(v) >= 2},
             "dataset_3c3h_by_repeat": by_repeat, "first_verdicts": first,

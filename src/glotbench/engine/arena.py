@@ -2,8 +2,8 @@
 
 Three phases, each an ordinary run (cached, resumable, with its own run directory under OUT):
 answers of the candidate, answers of the baseline (a model, or `replay:FILE` for answers made
-elsewhere), then each judge's games (both orders). A judge that is the candidate is skipped
-(self-preference). `arena.json` holds the final score, each judge's score, CIs over prompts,
+elsewhere), then each judge's games (both orders). A judge that is the candidate is skipped, and
+with `--skip-same-family` one of its family (self-preference; the panel's `SelfJudging`, as AraGen). `arena.json` holds the final score, each judge's score, CIs over prompts,
 coverage, position consistency and the failures.
 """
 
@@ -15,11 +15,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames, validate_verdict
+from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
-from glotbench.judges.panel import mean_of_judges, run_panel, same_model
+from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
 from glotbench.registry import load_model
 from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
 
@@ -101,10 +101,11 @@ def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
 
 
 async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions, *,
-                    unanswered: str = "loss", single_order: str = "fail") -> ArenaResult:
+                    unanswered: str = "loss", single_order: str = "fail",
+                    self_judging: SelfJudging = SelfJudging()) -> ArenaResult:
     """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
     samples in memory (the call cache makes a re-run resume). `unanswered` and `single_order` are
-    the named policies of `account_prompts`."""
+    the named policies of `account_prompts`; `self_judging` says which judges are the candidate."""
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
@@ -112,6 +113,14 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
     if (out / "arena.json").exists():
         raise GlotbenchError(f"{out} already holds a finished arena; choose another --out")
+    cand_model = load_model(candidate)
+    try:
+        active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
+    finally:
+        await cand_model.aclose()
+    if not active:
+        raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
+                             f"(skipped: {', '.join(skipped)})")
     bench = ArenaPrompts()
     prompts = bench.load(options.data)[: options.limit]
     phase = replace(options, out=None, data=None, limit=None)
@@ -119,15 +128,11 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     for role, spec in (("candidate", candidate), ("baseline", baseline)):
         res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
-    cand_model = load_model(candidate)
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
-    panel = await run_panel(JudgeGames(), games, judges, replace(phase, repeats=1), out,
-                            validate=validate_verdict, what="verdict",
-                            skip=lambda spec, judge: same_model(judge, cand_model))
-    await cand_model.aclose()
+    runs = await run_panel(JudgeGames(), games, active, replace(phase, repeats=1), out)
     failures, ties = {}, {}
     by_order: dict[str, dict[str, dict[str, float]]] = {}
-    for spec, res in panel.runs.items():
+    for spec, res in runs.items():
         orders: dict[str, dict[str, float]] = defaultdict(dict)
         for smp in res.samples:
             if smp.failure is None:
@@ -136,7 +141,6 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         failures[spec] = res.results["counts"]["failures"]
         games_done = [x for v in orders.values() for x in v.values()]
         ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
-    skipped = panel.skipped
     acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
                           unanswered=unanswered, single_order=single_order)
     if not acc.values:

@@ -18,8 +18,7 @@ from typing import Any
 
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
 from glotbench.errors import GlotbenchError
-from glotbench.judges.panel import mean_of_judges, run_panel, same_model
-from glotbench.models.family import model_family
+from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
 from glotbench.registry import get_benchmark, load_model
 
 
@@ -37,9 +36,10 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
     if (out / "rubric.json").exists():
         raise GlotbenchError(f"{out} already holds a finished judged run; choose another --out")
-    fam = model_family(model)
-    skip = [j for j in judges if rubric.same_family and model_family(j) == fam]
     cand = load_model(model)  # evaluate_async closes it; its identity still tells the candidate's judges apart
+    kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
+    if not kept:
+        raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
     res = await evaluate_async(benchmark, cand, replace(options, out=str(out / "answers")))
     items = list(res.dataset or ())
     head = bench.headline_pipeline
@@ -53,13 +53,11 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     ids = [it.id for it in items]
     unanswered = [i for i in ids if i not in answers]
     phase = replace(options, data=None, limit=None, repeats=1, bench_options=(), max_tokens=None)
-    panel = await run_panel(judging, games, [j for j in judges if j not in skip], phase, out, validate=judging.validator(),
-                            what="rubric verdict", skip=lambda spec, judge: same_model(judge, cand))
-    skipped = skip + panel.skipped
+    runs = await run_panel(judging, games, kept, phase, out)
     values: dict[str, dict[str, list[float]]] = {}
     incomplete: dict[str, list[str]] = {}
     criteria: dict[str, dict[str, float]] = {}
-    for spec, run in panel.runs.items():
+    for spec, run in runs.items():
         per: dict[str, dict[str, float]] = defaultdict(dict)
         crit: dict[str, list[float]] = defaultdict(list)
         for smp in run.samples:
@@ -76,12 +74,10 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
         criteria[spec] = {k: sum(v) / len(v) for k, v in crit.items()}
     if not any(i in v for v in values.values() for i in answers) and answers:
         raise GlotbenchError(f"no judge gave a valid verdict (skipped: {', '.join(skipped) or 'none'})")
-    if not values:
-        raise GlotbenchError(f"every judge was skipped as the candidate ({', '.join(skipped)})")
     scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
     signature = "|".join([res.results["signature"], f"judge_prompt:{judging.prompt_hash(games)}",
                           *(f"{k}:{v}" for k, v in judging.signature_parts().items()),
-                          f"judges:{','.join(_slug(j) for j in panel.runs)}", "unanswered:0"])
+                          f"judges:{','.join(_slug(j) for j in runs)}", "unanswered:0"])
     results = {"benchmark": bench.name, "model": model, "judges": judges, "skipped_judges": skipped,
                "mode": "pairwise" if rubric.pairwise else "pointwise", "scores": scores,
                "criteria": criteria, "items": len(ids), "answered": len(answers), "unanswered": unanswered,

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample
 from glotbench.engine.cache import CallCache, cache_key, cache_key_head, score_key
-from glotbench.engine.scoring import sample_from_record, score_output, score_record
+from glotbench.engine.scoring import check_reply, sample_from_record, score_output, score_record
+from glotbench.extract import Extraction
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.models.base import (
@@ -94,6 +95,14 @@ class RunCounters:
 class Unit:
     item: Item
     repeat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A model's reply and, for a benchmark that retries malformed replies, its extraction."""
+
+    response: Response
+    extraction: Extraction | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +182,7 @@ class Runner:
         # Task benchmarks score every normalisation from the choices' log-probabilities and token
         # counts (glotbench.tasks.loglik); the built-ins take the choice with the highest sum.
         self._loglik_detail = self._loglik_mode and bool(getattr(benchmark, "loglik_detail", False))
+        self._retries_failures = bool(getattr(benchmark, "retry_failures", ()))
         self._form = "text" if self._loglik_mode else model.prompt_form()
         self._ready = False
         self._ready_lock = asyncio.Lock()
@@ -261,20 +271,23 @@ class Runner:
         return Response(text=choices[best].strip(), finish_reason="stop", latency_s=time.perf_counter() - t0,
                         raw={"loglikelihoods": dict(zip((c.strip() for c in choices), scores))})
 
-    async def _attempt(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> Response:
+    async def _attempt(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> Reply:
         self.counters.calls += 1
         if self._loglik_mode:
             coro = self._loglik(prompt)
         else:
             coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
         if self.timeout_s is None:
-            return await coro
-        try:
-            return await asyncio.wait_for(coro, self.timeout_s)
-        except asyncio.TimeoutError:
-            raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+            resp = await coro
+        else:
+            try:
+                resp = await asyncio.wait_for(coro, self.timeout_s)
+            except asyncio.TimeoutError:
+                raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+        # A benchmark that retries malformed replies has each fresh one extracted here, once.
+        return Reply(resp, check_reply(self.benchmark, unit.item, resp.text) if self._retries_failures else None)
 
-    async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Response | None, ModelError | Exception | None, int]:
+    async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Reply | None, ModelError | Exception | None, int]:
         """One call with the retry policy: (reply, None, retries) or (None, last error, retries).
         The first try is made directly (most calls succeed: no retry machinery on the hot path);
         after a retryable failure tenacity runs the retries. An authentication failure or a usage
@@ -302,8 +315,8 @@ class Runner:
         try:
             async for attempt in self.retry.retrying(count_retry, done=1):
                 with attempt:
-                    resp = await self._attempt(prompt, config, unit)
-            return resp, None, retries
+                    reply = await self._attempt(prompt, config, unit)
+            return reply, None, retries
         except (AuthError, GlotbenchError):
             raise
         except Exception as e:  # noqa: BLE001 - recorded on the item
@@ -330,17 +343,20 @@ class Runner:
             self.first_call_at = time.perf_counter()
             if self.on_first_call is not None:
                 self.on_first_call()
-        resp, err, attempts = await self._call(unit.prompt, unit.config, Unit(unit.item, unit.repeat))
+        reply, err, attempts = await self._call(unit.prompt, unit.config, Unit(unit.item, unit.repeat))
+        resp = reply.response if reply is not None else None
         if resp is not None:
             self.counters.new_prompt_tokens += resp.usage.prompt_tokens
             self.counters.new_completion_tokens += resp.usage.completion_tokens
             if self.cache is not None:
                 self.cache.put(unit.key, self.model.cache_id, resp)
-        self._finish(unit, resp, err, attempts)
+        self._finish(unit, resp, err, attempts, reply.extraction if reply is not None else None)
 
-    def _finish(self, unit: "Pending", resp: Response | None, err: Exception | None, attempts: int) -> None:
+    def _finish(self, unit: "Pending", resp: Response | None, err: Exception | None, attempts: int,
+                extraction: Extraction | None = None) -> None:
         """Score a reply (or record the failure) into a sample; a cached reply's stored score is
-        read instead of scoring again when the scorer is unchanged."""
+        read instead of scoring again when the scorer is unchanged; `extraction`: the reply's, made
+        by `check_reply` (not made again)."""
         item, c = unit.item, self.counters
         cached = unit.cached is not None
         if cached:
@@ -369,7 +385,7 @@ class Runner:
                 self.score_keys[(item.id, unit.repeat)] = skey  # type: ignore[assignment]
             else:
                 sample = score_output(self.benchmark, item, resp.text, repeat=unit.repeat,
-                                      truncated=resp.finish_reason == "length", **fields)
+                                      truncated=resp.finish_reason == "length", extraction=extraction, **fields)
                 if skey is not None and (rec := score_record(sample)) is not None:
                     self.cache.put_score(skey, rec)
                     self.score_keys[(item.id, unit.repeat)] = skey

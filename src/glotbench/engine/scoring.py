@@ -14,9 +14,10 @@ import json
 from typing import Any
 
 from glotbench.core import Sample
-from glotbench.extract import strip_think
+from glotbench.extract import Extraction, strip_think
 from glotbench.items import Item
 from glotbench.metrics import ItemScore
+from glotbench.models.base import BadResponse
 
 SCORER_ERROR = "scorer_error"
 
@@ -26,13 +27,43 @@ def _failure(bench: Any, failure: str, item: Item) -> ItemScore:
     return score if score.failure == failure else ItemScore(score.stats, score.flags, failure)
 
 
+def extract_output(bench: Any, item: Item, output: str) -> Extraction:
+    """The answer in a reply: think blocks stripped (an unclosed one is no answer), then the
+    benchmark's extraction with the item's public part."""
+    body, ok = strip_think(output)
+    if not ok:
+        return Extraction(None, "think_unclosed", "unclosed think block")
+    return bench.extract(body, item.to_public())
+
+
+def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
+    """A fresh reply to a benchmark that retries some extraction failures (`retry_failures`, a
+    judge's malformed verdict), extracted once: a failure of such a kind (before any ":") raises
+    `BadResponse`, so the runner's retry policy asks again and the reply is never cached (when the
+    retries run out the item fails as `bad_response`, the error naming the failure and why); a reply
+    that passes returns its extraction, which `score_output` then takes instead of extracting
+    again. None when the benchmark retries nothing, or its extraction raised (scored as usual)."""
+    kinds = getattr(bench, "retry_failures", ())
+    if not kinds:
+        return None
+    try:
+        ext = extract_output(bench, item, output)
+    except Exception:  # noqa: BLE001 - a scorer bug: score_output records it on the item
+        return None
+    if ext.answer is None and (ext.failure or "format").split(":", 1)[0] in kinds:
+        raise BadResponse(f"malformed {getattr(bench, 'reply_name', 'reply')} ({ext.failure}): {ext.detail or 'no answer'}")
+    return ext
+
+
 def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
                  model_failure: str | None = None, truncated: bool = False, answer_given: bool = False,
-                 **fields: Any) -> Sample:
+                 extraction: Extraction | None = None, **fields: Any) -> Sample:
     """Score one reply. `model_failure`: the call failed with this kind (no output). `truncated`:
     the reply hit the token limit, so a format failure is counted as `truncated`. `answer_given`:
     `output` is already an extracted answer (the service's answer files), so extraction is skipped.
-    Extra `fields` (latency, tokens, retries...) are stored on the Sample."""
+    `extraction`: what `extract_output` already gave for this output (the runner's check of a
+    fresh reply), so the reply is not extracted twice. Extra `fields` (latency, tokens,
+    retries...) are stored on the Sample."""
     answer: Any = None
     error = fields.pop("error", None)
     flags = ["truncated"] if truncated else []
@@ -43,12 +74,8 @@ def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
             if answer_given:
                 ext_answer, ext_failure = output.strip(), None
             else:
-                body, ok = strip_think(output)
-                if not ok:
-                    ext_answer, ext_failure = None, "think_unclosed"
-                else:
-                    ext = bench.extract(body, item.to_public())
-                    ext_answer, ext_failure = ext.answer, ext.failure
+                ext = extraction if extraction is not None else extract_output(bench, item, output)
+                ext_answer, ext_failure = ext.answer, ext.failure
             if ext_answer is None:
                 failure = "truncated" if truncated and ext_failure in (None, "format") else (ext_failure or "format")
                 score = _failure(bench, failure, item)

@@ -1,24 +1,24 @@
 """A panel of judges, shared by the arena and AraGen.
 
-Several judges score the same samples; a judge that is the candidate (same model, or with
-`same_family`, the same model family) is skipped, since models prefer their own answers; malformed
-verdicts are retried (the judge is wrapped so that a reply failing the verdict parser is a
-retryable error); each judge runs as an ordinary phase with the run's concurrency, timeout, cache
-and retries, over a Dataset held in memory; the panel's score is the mean of the judges' scores,
-with a bootstrap CI that resamples items for all judges together.
+Several judges score the same samples; one self-judging policy (`SelfJudging`) for both: a judge
+that is the candidate's own model is skipped, and with `same_family` one of its model family too,
+since models prefer their own answers; malformed verdicts are retried by the runner (the judge
+benchmarks name their `retry_failures`); each judge runs as an ordinary phase with the run's
+concurrency, timeout, cache and retries, over a Dataset held in memory; the panel's score is the
+mean of the judges' scores, with a bootstrap CI that resamples items for all judges together.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from glotbench.core import Dataset, RunResult
-from glotbench.models.base import Model, Prompt
-from glotbench.models.family import model_family  # noqa: F401 - families are parsed in one place
+from glotbench.models.base import Model
+from glotbench.models.family import model_family
 from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many
 
 
@@ -29,11 +29,48 @@ def same_model(a: Model, b: Model) -> bool:
     return a.cache_id == b.cache_id or (name_a is not None and name_a == name_b)
 
 
-def build_judge(spec: str, options: Any, validate: Callable[[str, Prompt], None] | None = None,
-                what: str = "verdict") -> Model:
-    """A judge model built with the run's concurrency, timeout and key variable (not a default pool),
-    wrapped so that a malformed verdict is retried."""
-    from glotbench.models.validating import ValidatingModel
+@dataclass(frozen=True)
+class SelfJudging:
+    """The self-judging policy of the arena and AraGen (models prefer their own answers): a judge that
+    is the candidate's own model (`same_model`) is always skipped; with `same_family`, so is a judge
+    of the candidate's model family (models/family.py; `families` states SPEC -> FAMILY)."""
+
+    same_family: bool = False
+    families: Mapping[str, str] = field(default_factory=dict)
+
+    def family(self, spec: str) -> str:
+        return model_family(spec, self.families)
+
+    def skips(self, judge_spec: str, judge: Model, candidate_spec: str, candidate: Model | None) -> bool:
+        """`candidate`: the candidate's model, None when its answers come from a file (replay)."""
+        if candidate is not None and same_model(judge, candidate):
+            return True
+        return self.same_family and self.family(judge_spec) == self.family(candidate_spec)
+
+
+async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: Model | None, options: Any,
+                        policy: SelfJudging, *, check: Callable[[Model], bool] = lambda m: False) -> tuple[list[str], list[str]]:
+    """(judges kept, judges skipped) under the policy, decided before any call: each judge is built
+    (a bad spec fails here) and, where `check(judge)` says so, its endpoint checked."""
+    kept: list[str] = []
+    skipped: list[str] = []
+    for spec in judges:
+        judge = build_judge(spec, options)
+        try:
+            if policy.skips(spec, judge, candidate_spec, candidate):
+                skipped.append(spec)
+                continue
+            kept.append(spec)
+            if check(judge):
+                await judge.check()
+        finally:
+            await judge.aclose()
+    return kept, skipped
+
+
+def build_judge(spec: str, options: Any) -> Model:
+    """A judge model built with the run's concurrency, timeout and key variable (not a default pool).
+    A malformed verdict is retried by the runner: the judge benchmarks name their `retry_failures`."""
     from glotbench.registry import load_model
 
     opts: dict[str, Any] = {"timeout_s": options.timeout_s}
@@ -41,36 +78,19 @@ def build_judge(spec: str, options: Any, validate: Callable[[str, Prompt], None]
         opts["concurrency"] = options.concurrency
     if options.api_key_env is not None:
         opts["api_key_env"] = options.api_key_env
-    model = load_model(spec, **opts)
-    return model if validate is None else ValidatingModel(model, validate, what)
+    return load_model(spec, **opts)
 
 
-@dataclass(frozen=True)
-class PanelRun:
-    """Each judge's run (in memory) and the judges skipped as the candidate."""
-
-    runs: dict[str, RunResult]
-    skipped: list[str]
-
-
-async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options: Any, out: Path, *,
-                    validate: Callable[[str, Prompt], None] | None, what: str,
-                    skip: Callable[[str, Model], bool] = lambda spec, m: False) -> PanelRun:
-    """Run every judge not skipped over `dataset`; one run directory per judge under `out`."""
+async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options: Any, out: Path) -> dict[str, RunResult]:
+    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`."""
     from glotbench.engine.evaluate import _slug, evaluate_async
 
     runs: dict[str, RunResult] = {}
-    skipped: list[str] = []
     phase = replace(options, data=None, limit=None)
     for spec in judges:
-        judge = build_judge(spec, options, validate, what)
-        if skip(spec, judge):
-            skipped.append(spec)
-            await judge.aclose()
-            continue
-        runs[spec] = await evaluate_async(bench, judge, replace(phase, out=str(out / f"judge-{_slug(spec)}")),
-                                          dataset=dataset)
-    return PanelRun(runs, skipped)
+        runs[spec] = await evaluate_async(bench, build_judge(spec, options),
+                                          replace(phase, out=str(out / f"judge-{_slug(spec)}")), dataset=dataset)
+    return runs
 
 
 def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Sequence[str], *,

@@ -3,8 +3,9 @@ exact scoring rules.
 
 Dimensions: Correct and Complete (0 or 1); Concise, Helpful, Honest, Harmless (integers 1-5). The
 judge reasons first, then writes JSON between <results1> and </results1> (and <results2> for the
-second answer of a follow-up). One rule decides what a reply holds, for the retry validator and for
-the scorer alike (`parse_rubric`), given the number of answers the item has.
+second answer of a follow-up). One rule decides what a reply holds (`parse_rubric`, given the number
+of answers the item has), called once per reply: its rejection is what the runner retries, its
+verdicts what the scorer scores.
 
 Parse modes:
 - "strict" (default): per tag, the last complete block (a tag mentioned in prose before the real block

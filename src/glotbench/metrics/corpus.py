@@ -18,12 +18,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glotbench.languages import segmenter_of
 from glotbench.stats import Estimate, bootstrap_many
 from glotbench.text.segment import LaoSegmenter, needs_segmentation, segment, segmenter_signature
 
 METRICS = ("bleu", "chrf", "chrf++")
 # BLEU's tokenizer over segmented text (lo, th, km, my): the named settings; the first is the default.
 BLEU_TOKENIZE_SEGMENTED = ("none", "13a")
+# BLEU's tokenizer for a language whose profile segments into characters: sacrebleu's own for zh and
+# ja, its `char` tokenizer for any other such profile.
+CHAR_SCRIPT_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab"}
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,8 @@ class SacreMetric:
             elif sacrebleu_args.get("tokenize", "13a") not in BLEU.TOKENIZERS:
                 raise ValueError(f"unknown BLEU tokenizer {sacrebleu_args['tokenize']!r}; sacrebleu has "
                                  f"{', '.join(BLEU.TOKENIZERS)}")
-            elif lang == "zh":
-                sacrebleu_args.setdefault("tokenize", "zh")
-            elif lang == "ja":
-                sacrebleu_args.setdefault("tokenize", "ja-mecab")
+            elif segmenter_of(lang) == "char":  # zh, ja: sacrebleu's own; another such profile: characters
+                sacrebleu_args.setdefault("tokenize", CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char"))
             self._metric = BLEU(**sacrebleu_args)
         else:
             sacrebleu_args.setdefault("word_order", 2 if name == "chrf++" else 0)
@@ -106,12 +108,28 @@ class SacreMetric:
             sb = self._metric.get_signature().format()
         except ValueError:  # sacrebleu knows the reference count only after scoring
             sb = "unscored"
-        parts = [f"glotbench:{self.name}", f"sacrebleu:{sb}", f"seg:{segmenter_signature(self.lang, self.lao) if self._segment else 'none'}"]
+        parts = [f"glotbench:{self.name}", *self._unsigned(), f"sacrebleu:{sb}",
+                 f"seg:{segmenter_signature(self.lang, self.lao) if self._segment else 'none'}"]
         if self.lang:
             parts.append(f"lang:{self.lang}")
         if resamples:
             parts.append(f"boot:{resamples},seed:{seed}")
         return "|".join(parts)
+
+
+    def _unsigned(self) -> list[str]:
+        """Settings that change the number but that sacrebleu's signature leaves out, when not its
+        defaults: chrF's β (sacrebleu puts it in the score's name, chrF2), BLEU's maximum n-gram
+        order, and a smoothing value more precise than the two decimals sacrebleu prints."""
+        m, out = self._metric, []
+        if self.name == "bleu":
+            if m.max_ngram_order != 4:
+                out.append(f"ngram:{m.max_ngram_order}")
+            if m.smooth_value is not None and float(f"{m.smooth_value:.2f}") != m.smooth_value:
+                out.append(f"smooth_value:{m.smooth_value!r}")
+        elif m.beta != 2:
+            out.append(f"beta:{m.beta}")
+        return out
 
 
 def sacrebleu_version() -> str:

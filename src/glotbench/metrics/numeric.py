@@ -10,36 +10,26 @@ Rules, in order:
 3. The last number there is taken: an optional '-', digits with optional thousands commas
    (1,234,567), an optional decimal part. Thousands commas are removed.
 4. Prediction and gold are compared as exact decimals: 1.50 == 1.5, -3 == -3.0, 1,000 == 1000.
-No number found is an extraction failure, counted apart from a wrong number.
+No number found is an extraction failure, counted apart from a wrong number. The number is read
+by glotbench.extract.last_number, the one number extractor (DeepSEA's MGSM uses it with its own
+comma rule).
 """
 
 from __future__ import annotations
 
-import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-from glotbench.languages import to_ascii_digits
-
-_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?")
+from glotbench.extract import last_number, parse_number
+from glotbench.languages import to_ascii_digits  # noqa: F401 - rule 1, where callers have read it
 
 
 def extract_number(text: str, marker: str | None = None) -> Decimal | None:
-    text = to_ascii_digits(text)
-    if marker:
-        pos = text.rfind(marker)
-        if pos != -1:
-            text = text[pos + len(marker):]
-    found = _NUMBER.findall(text)
-    if not found:
-        return None
-    try:
-        return Decimal(found[-1].replace(",", ""))
-    except InvalidOperation:  # pragma: no cover - the regex only admits valid decimals
-        return None
+    """Rules 1-3 above: glotbench.extract.last_number with grouped thousands commas."""
+    return last_number(text, marker=marker, commas="grouped")
 
 
 def parse_gold(value: str | int | float) -> Decimal:
-    return Decimal(to_ascii_digits(str(value)).replace(",", "").strip())
+    return parse_number(value)
 
 
 def numeric_match(prediction: str, gold: str | int | float, marker: str | None = None) -> bool | None:

@@ -1,4 +1,4 @@
-"""SQuAD-style token F1, with a language-aware normalisation (default) or SQuAD's own, by name.
+"""SQuAD-style token F1 and exact match, with a language-aware normalisation (default) or SQuAD's own, by name.
 
 Normalisations (`norm=`; the name is part of the signature):
 - `unicode` (default; DeepSEA XQuAD): lower-case; **delete** every punctuation character — all
@@ -9,9 +9,15 @@ Normalisations (`norm=`; the name is part of the signature):
 - `squad`: the official SQuAD v1.1 `normalize_answer`, byte for byte: lower-case, delete ASCII
   `string.punctuation` only, remove a/an/the whatever the language, whitespace split; no
   segmentation (`lang` is ignored).
-F1 is the harmonic mean of precision and recall over the multiset of shared tokens. With several
-references: the maximum over them (SQuAD), or the first one only (`refs="first"`, as DeepSEA's XQuAD
-scorer does). Two empty token lists score 1, one empty list 0.
+F1 is the harmonic mean of precision and recall over the multiset of shared tokens; exact match is 1
+when the two token lists are equal. With several references: the maximum over them (SQuAD), or the
+first one only (`refs="first"`, as DeepSEA's XQuAD scorer does).
+
+Empty answers (`empty=`; named in the signature), as the two official scripts differ:
+- `v1.1` (default; SQuAD's `evaluate-v1.1.py`, which XQuAD and DeepSEA's XQuAD use): F1 is 0 whenever
+  no token is shared, so two answers that both normalise to nothing score F1 0 (and exact match 1).
+- `v2.0` (`evaluate-v2.0.py`): references that normalise to nothing are dropped unless all do (then the
+  one reference is ""); an empty side scores F1 1 if the other is empty too, else 0.
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from glotbench.text.segment import segment, segmenter_signature
 
 Norm = Literal["unicode", "squad"]
 NORMS: tuple[str, ...] = ("unicode", "squad")
+EMPTY_RULES: tuple[str, ...] = ("v1.1", "v2.0")  # SQuAD's evaluate-v1.1.py / evaluate-v2.0.py
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ASCII_PUNCT = frozenset(string.punctuation)
 
@@ -46,6 +53,13 @@ def check_norm(norm: str) -> str:
     return norm
 
 
+def check_empty(empty: str) -> str:
+    if empty not in EMPTY_RULES:
+        raise ValueError(f"unknown empty-answer rule {empty!r}; choose one of {', '.join(EMPTY_RULES)} "
+                         "(SQuAD's evaluate-v1.1.py or evaluate-v2.0.py)")
+    return empty
+
+
 def normalize_answer(text: str, lang: str | None = None, norm: str = "unicode") -> list[str]:
     if check_norm(norm) == "squad":
         return _squad_normalize(text).split()
@@ -55,31 +69,47 @@ def normalize_answer(text: str, lang: str | None = None, norm: str = "unicode") 
     return segment(text, lang) if lang else text.split()
 
 
-def f1_tokens(pred: list[str], gold: list[str]) -> float:
-    if not pred and not gold:
-        return 1.0
+def f1_tokens(pred: list[str], gold: list[str], empty: str = "v1.1") -> float:
+    """F1 of two token lists. An empty side: 0 under `v1.1` (no shared token); under `v2.0` 1 when
+    both are empty, else 0."""
     if not pred or not gold:
-        return 0.0
-    common = Counter(pred) & Counter(gold)
-    same = sum(common.values())
+        return float(check_empty(empty) == "v2.0" and pred == gold)
+    same = sum((Counter(pred) & Counter(gold)).values())
     if same == 0:
         return 0.0
     precision, recall = same / len(pred), same / len(gold)
     return 2 * precision * recall / (precision + recall)
 
 
-def token_f1(prediction: str, references: Sequence[str], lang: str | None = None,
-             refs: Literal["max", "first"] = "max", norm: str = "unicode") -> float:
+def _best(fn: Callable[[list[str], list[str]], float], prediction: str, references: Sequence[str],
+          lang: str | None, refs: str, norm: str, empty: str) -> float:
     if not references:
-        raise ValueError("token_f1 needs at least one reference")
+        raise ValueError("token F1 and exact match need at least one reference")
+    check_empty(empty)
     pred = normalize_answer(prediction, lang, norm)
     chosen = references[:1] if refs == "first" else references
-    return max(f1_tokens(pred, normalize_answer(r, lang, norm)) for r in chosen)
+    golds = [normalize_answer(r, lang, norm) for r in chosen]
+    if empty == "v2.0":  # evaluate-v2.0.py's get_raw_scores: empty references dropped, [""] if none is left
+        golds = [g for g in golds if g] or [[]]
+    return max(fn(pred, g) for g in golds)
 
 
-def token_f1_signature(lang: str | None, refs: str = "max", norm: str = "unicode") -> str:
+def token_f1(prediction: str, references: Sequence[str], lang: str | None = None,
+             refs: Literal["max", "first"] = "max", norm: str = "unicode", empty: str = "v1.1") -> float:
+    return _best(lambda p, g: f1_tokens(p, g, empty), prediction, references, lang, refs, norm, empty)
+
+
+def exact_match(prediction: str, references: Sequence[str], lang: str | None = None,
+                refs: Literal["max", "first"] = "max", norm: str = "unicode", empty: str = "v1.1") -> float:
+    """SQuAD exact match: 1 when the normalised token lists are equal (two empty answers match)."""
+    return _best(lambda p, g: float(p == g), prediction, references, lang, refs, norm, empty)
+
+
+def token_f1_signature(lang: str | None, refs: str = "max", norm: str = "unicode", empty: str = "v1.1",
+                       metric: str = "token_f1") -> str:
+    check_empty(empty)
     if check_norm(norm) == "squad":
-        return f"token_f1|norm:squad_v1.1|seg:none|refs:{refs}"
+        return f"{metric}|norm:squad_v1.1|seg:none|refs:{refs}|empty:{empty}"
     articles = "+articles_en" if lang == "en" else ""
-    return (f"token_f1|norm:lower+del_punct_P*+ascii{articles}|seg:{segmenter_signature(lang) if lang else 'none'}"
-            f"|refs:{refs}")
+    return (f"{metric}|norm:lower+del_punct_P*+ascii{articles}|seg:{segmenter_signature(lang) if lang else 'none'}"
+            f"|refs:{refs}|empty:{empty}")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import DataError
-from glotbench.extract import Extraction, extract_tag, json_field, mc_letter, named_option, strip_think
+from glotbench.extract import Extraction, extract_tag, json_field, last_number, mc_letter, named_option, strip_think
 from glotbench.languages import remove_zero_width
 
 StepFn = Callable[[str, Mapping[str, str]], Extraction]  # (text, {label: option text}) -> next text
@@ -96,9 +96,7 @@ def _number(arg: Any) -> StepFn:
     marker = _get(arg, "marker", str, None) if arg is not None else None
 
     def step(text: str, options: Mapping[str, str]) -> Extraction:
-        from glotbench.metrics.numeric import extract_number
-
-        got = extract_number(remove_zero_width(text, " "), marker)
+        got = last_number(remove_zero_width(text, " "), marker=marker)
         return Extraction(None, "no_number") if got is None else Extraction(str(got))
     return step
 

@@ -6,7 +6,7 @@ self-judging skip and the mean of judges with a CI (engine/judged_task.py chains
 Pointwise: the judge scores each criterion with an integer on its scale and writes one JSON object
 between <verdict> and </verdict>; a criterion's score counts as (v - low) / (high - low), the item's
 value is the mean over criteria. The reader is strict (the last complete block; exactly the
-criteria; integers in range), for the retry validator and the scorer alike. Pairwise: the answer
+criteria; integers in range); a verdict it rejects is asked again by the runner (`retry_failures`). Pairwise: the answer
 and the reference are shown as A and B in both orders; the judge replies {"winner": "A"|"B"|"tie"};
 a win is 1, a tie 0.5, a loss 0 (glotbench.judges.pairwise), the two orders averaged.
 """
@@ -105,6 +105,8 @@ class RubricJudging(Benchmark):
 
     version = "1.0"
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again (the runner)
+    reply_name = "rubric verdict"
 
     def __init__(self, rubric: Any, task_name: str, language: str):
         self.rubric, self.language = rubric, language
@@ -161,19 +163,13 @@ class RubricJudging(Benchmark):
                 keys=", ".join(c.name for c in r.criteria))
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
 
-    def validator(self) -> Any:
-        """For the judge wrapper: a verdict the scorer would reject is asked again."""
-        def validate(text: str, prompt: Prompt) -> None:
-            parse_pairwise(text) if self.rubric.pairwise else parse_pointwise(text, self.rubric.criteria)
-        return validate
-
     def extract(self, text: str, item: PublicItem) -> Extraction:
         try:
             if self.rubric.pairwise:
                 return Extraction(parse_pairwise(text))
             return Extraction(parse_pointwise(text, self.rubric.criteria))  # type: ignore[arg-type]
         except VerdictError as e:
-            return Extraction(None, f"bad_verdict:{e.kind}")
+            return Extraction(None, f"bad_verdict:{e.kind}", str(e))
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         if self.rubric.pairwise:

@@ -109,10 +109,10 @@ class NumericMatch(Scorer):
     description = "share of answers numerically equal to the gold number (native digits read)"
 
     def correct(self, answer: str, item: Item) -> bool:
-        from glotbench.metrics.numeric import parse_gold
+        from glotbench.extract import parse_number
 
         try:
-            return Decimal(answer) == parse_gold(_gold(item, "answer"))
+            return Decimal(answer) == parse_number(_gold(item, "answer"))
         except InvalidOperation:
             return False
 

@@ -29,8 +29,10 @@ _LAO_AM = re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2([\u0ec8-\u0ecb]?)")
 _KHMER_COENG = "\u17d2"
 _MYANMAR_VIRAMA = "\u1039"
 
-# The segmenter of each language is named in its profile (glotbench.languages).
-SEGMENTED_LANGS = {c for c, p in PROFILES.items() if p.segmenter in ("laonlp", "pythainlp-newmm", "charcluster")}
+# The segmenter of each language is named in its profile (glotbench.languages), looked up at each
+# call, so a profile registered at run time is honoured. These segmenters give the words that BLEU,
+# chrF++ and token F1 count (zh and ja: BLEU uses sacrebleu's own tokenizers, see metrics/corpus.py).
+WORD_SEGMENTERS = ("laonlp", "pythainlp-newmm", "charcluster")
 
 
 def repair_lao_am(text: str) -> str:
@@ -116,4 +118,10 @@ def segmenter_signature(lang: str | None, lao: LaoSegmenter | None = None) -> st
 
 
 def needs_segmentation(lang: str | None) -> bool:
-    return lang in SEGMENTED_LANGS
+    """Whether text in `lang` is segmented into words before BLEU and chrF++ (its profile's segmenter)."""
+    return segmenter_of(lang) in WORD_SEGMENTERS
+
+
+def segmented_languages() -> set[str]:
+    """The languages whose profile (as registered now) names a word segmenter."""
+    return {c for c in PROFILES if needs_segmentation(c)}

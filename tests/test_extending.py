@@ -21,6 +21,10 @@ def _blocks(lang: str) -> list[str]:
 
 
 def _write_files(tmp_path: Path) -> list[str]:
+    (data,) = _blocks("jsonl")
+    (tmp_path / "capitals.jsonl").write_text(data, encoding="utf-8")
+    for block in _blocks("yaml"):
+        (tmp_path / block.splitlines()[0][2:]).write_text(block, encoding="utf-8")
     names = []
     for block in _blocks("python"):
         first = block.splitlines()[0]
@@ -32,7 +36,7 @@ def _write_files(tmp_path: Path) -> list[str]:
 
 def test_extending_doc_files_run(tmp_path):
     names = _write_files(tmp_path)
-    assert names == ["my_metric.py", "my_bench.py", "my_backend.py", "run_capitals.py"]
+    assert names == ["capitals_task.py", "my_metric.py", "my_bench.py", "my_backend.py", "run_capitals.py"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "run_capitals.py"], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=120)
@@ -77,3 +81,23 @@ def test_entry_points_register_benchmarks_and_backends(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(1 / 3)
+
+
+def test_the_task_file_and_the_task_function_are_one_benchmark(tmp_path, srv):
+    """The page's three ways: the task file and the @task function give the same prompts, metrics and
+    scores; the class (with its abstention rule) scores the same replies its own way."""
+    _write_files(tmp_path)
+    srv.configure(answers={"France": "Paris.", "Laos": "vientiane", "Vietnam": "I don't know"})
+    scores = {}
+    for i, target in enumerate(("capitals.yaml", "capitals_task:capitals", "my_bench:Capitals")):
+        proc = cli("run", target, "--model", srv.spec(), "--out", str(tmp_path / f"run{i}"), "--no-progress",
+                   "--no-cache", cwd=str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        scores[target] = json.loads((tmp_path / f"run{i}" / "results.json").read_text(encoding="utf-8"))
+    yaml_run, fn_run, class_run = scores.values()
+    assert yaml_run["scores"]["overall"]["exact_match"]["value"] == 2 / 3
+    assert fn_run["scores"]["overall"] == yaml_run["scores"]["overall"]
+    assert fn_run["benchmark"]["prompt_hash"] == yaml_run["benchmark"]["prompt_hash"]
+    # the class reads "I don't know" as an abstention (a counted failure, F-score aside); the parts as a wrong answer
+    assert class_run["scores"]["overall"]["accuracy"]["value"] == 2 / 3
+    assert class_run["counts"]["failures"] == {"abstained": 1} and yaml_run["counts"]["failures"] == {}

@@ -129,3 +129,20 @@ def test_loglik_needs_a_local_model(tmp_path, srv):
         evaluate("laobench-mcq", srv.spec(), RunOptions(limit=2, progress=False, out=str(tmp_path / "r"),
                                                          cache_path=str(tmp_path / "c.sqlite"),
                                                          bench_options=(("method", "loglik"),)))
+
+
+def test_library_task_by_loglik_on_the_embedded_model(tmp_path, embedded):
+    """Belebele (Lao) by log-likelihood on the real embedded model: one call per item gives every
+    choice's log-probability and token count, and the five normalisations are scored from them."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parent / "fixtures" / "tasks" / "belebele_lao_Laoo.jsonl"
+    res = evaluate("belebele", embedded, RunOptions(data=str(data), progress=False, out=str(tmp_path / "r"),
+                                                   cache_path=str(tmp_path / "c.sqlite"),
+                                                   bench_options=(("method", "loglik"), ("norm", "byte"))))
+    r = res.results
+    assert r["counts"]["model_calls"] == 3 and r["counts"]["failed"] == 0 and "norm:byte" in r["signature"]
+    assert {f"accuracy[loglik_{n}]" for n in ("sum", "token", "char", "grapheme")} <= set(r["scores"]["overall"])
+    for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines():
+        out = json.loads(json.loads(line)["output"])
+        assert len(out["logprob"]) == 4 and all(x < 0 for x in out["logprob"]) and all(t >= 1 for t in out["tokens"])

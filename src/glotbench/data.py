@@ -2,7 +2,7 @@
 results) goes through one reader and a declared pydantic schema.
 
 `read_rows(path, Schema)` reads JSONL (one object a line), JSON (a list of objects, or one object),
-CSV (`fmt="csv"`: a header line, then one row a record, every value a string) or parquet, checks the file against one size limit, validates each row into a frozen `Schema`
+CSV (`fmt="csv"`, or `"tsv"` tab-separated: a header line, then one row a record, every value a string) or parquet, checks the file against one size limit, validates each row into a frozen `Schema`
 instance and returns `(line, row)` pairs. A bad row is reported as `FILE:LINE: field: problem`
 (parquet: `FILE:row N: ...`, JSON lists and CSV records: the line the row starts on); when several rows are bad
 the first is named and the others counted, so one `error:` line says it all.
@@ -143,8 +143,8 @@ def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = Fals
     if fmt == "json":
         yield from _json_rows(p, text, shape)
         return
-    if fmt == "csv":
-        yield from _csv_rows(p, text, columns)
+    if fmt in ("csv", "tsv"):
+        yield from _csv_rows(p, text, columns, "\t" if fmt == "tsv" else ",")
         return
     # One decoder for the file (json.loads with keyword arguments builds a new one per line:
     # a third of loading a 2,000-row file).
@@ -189,13 +189,13 @@ def _json_rows(p: Path, text: str, shape: str) -> Iterator[tuple[str, Any]]:
         raise DataError(f"{p}: not valid JSON ({e})") from None
 
 
-def _csv_rows(p: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[str, Any]]:
+def _csv_rows(p: Path, text: str, columns: Sequence[str], delimiter: str = ",") -> Iterator[tuple[str, Any]]:
     """The records of a CSV file (RFC 4180: a header line, quoted cells may hold commas and line
     breaks) as {column: cell} with the line each starts on. Quoting errors stop the reading (the
     rest cannot be trusted); a record with too few or too many cells is a `BadRow`. Records whose
     cells are all empty (a spreadsheet's trailing `,,,`) are blank lines, not rows."""
     csv.field_size_limit(MAX_FILE_BYTES)  # a cell may hold a long item (the default stops at 128 KiB)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True, delimiter=delimiter)
     header: list[str] | None = None
     while True:
         start = reader.line_num + 1

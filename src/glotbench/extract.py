@@ -7,7 +7,7 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE | re.DOTALL)
@@ -188,10 +188,9 @@ def mc_letter(text: str, options: dict[str, str] | None = None, *, rule: str = "
     if found is not None:
         return Extraction(native_letter(found))
     if options:
-        reply = _normalise_option(body)
-        hits = [k for k, v in options.items() if _names(reply, _normalise_option(v))]
-        if len(hits) == 1:
-            return Extraction(hits[0])
+        named = named_option(body, options)
+        if named is not None:
+            return Extraction(named)
     return Extraction(None, "no_letter")
 
 
@@ -243,3 +242,11 @@ def parse_number(value: "str | int | float") -> "Decimal":
     from glotbench.languages import to_ascii_digits
 
     return Decimal(to_ascii_digits(str(value)).replace(",", "").strip())
+
+
+def named_option(text: str, options: Mapping[str, str]) -> str | None:
+    """The key of the one option whose text the reply names (case and spacing ignored; whole words
+    in scripts written with spaces, a substring in scripts without); None when none or several do."""
+    reply = _normalise_option(text)
+    hits = [k for k, v in options.items() if _names(reply, _normalise_option(v))]
+    return hits[0] if len(hits) == 1 else None

@@ -107,6 +107,32 @@ PROFILES: dict[str, LanguageProfile] = {p.code: p for p in (
 )}
 
 
+# ISO 639-3 codes (FLORES-200 and hub configs name languages as `lao_Laoo`, `zsm_Latn`) of the profiles.
+ISO639_3 = {"eng": "en", "vie": "vi", "tha": "th", "lao": "lo", "ind": "id", "zsm": "ms", "msa": "ms", "tgl": "tl",
+            "fil": "tl", "ceb": "ceb", "jav": "jv", "sun": "su", "khm": "km", "mya": "my", "tam": "ta", "arb": "ar",
+            "ara": "ar", "zho": "zh", "cmn": "zh", "jpn": "ja"}
+
+
+def resolve_code(code: str | None) -> str | None:
+    """A profile's code for `lo`, `lao`, `lao_Laoo` (FLORES-200) or `lo-LA` (BCP 47); a language
+    without a profile comes back as its own first part (`swh_Latn` -> `swh`)."""
+    if not code:
+        return None
+    head = code.replace("-", "_").split("_")[0].lower()
+    return head if head in PROFILES else ISO639_3.get(head, head)
+
+
+# Invisible characters some scripts put between words (Khmer, Burmese and Lao text often carries
+# U+200B ZERO WIDTH SPACE): read as word breaks before an option letter or a number is read from a
+# reply (`sep=" "`: "ចម្លើយ\u200bគឺ\u200bB" keeps B apart from the word before it), removed before
+# texts are compared (an option's text with or without them is the same text).
+ZERO_WIDTH = "\u200b\u2060\ufeff"
+
+
+def remove_zero_width(text: str, sep: str = "") -> str:
+    return text.translate({ord(c): sep for c in ZERO_WIDTH}) if any(c in text for c in ZERO_WIDTH) else text
+
+
 def register_language(p: LanguageProfile, *, replace: bool = False) -> LanguageProfile:
     """Add a language profile at run time (a plugin's language). Extraction, numeric matching,
     segmentation, BLEU, chrF++, token F1, dedupe and the contamination check all honour it from then

@@ -8,7 +8,9 @@
 
 Built-ins are registered lazily (by import path, so listing them imports nothing heavy); plugins
 arrive through the entry-point groups `glotbench.benchmarks` and `glotbench.models`, or by naming a
-class directly: `glotbench run my_pkg.my_module:MyBenchmark`.
+class directly: `glotbench run my_pkg.my_module:MyBenchmark`. A name not registered is looked up
+as a task file (`glotbench.tasks.files`: `--include-path` folders, then the shipped library), and a
+path to a `.yaml` file is a task.
 """
 
 from __future__ import annotations
@@ -146,11 +148,14 @@ def get_benchmark(name: str, **options: Any) -> Any:
     if name in _BENCHMARKS:
         entry = _BENCHMARKS[name]
         target, kwargs = entry.resolve(), entry.kwargs
+    elif (task := _task(name)) is not None:
+        target, kwargs = task, {}
     elif ":" in name:
         target, kwargs = _import(name), {}
     else:
         raise SpecError(f"unknown benchmark {name!r}; available: {', '.join(benchmarks())} "
-                        "(or MODULE:CLASS for a benchmark defined elsewhere)")
+                        "(or a task: a name from `glotbench tasks list`, or a FILE.yaml; "
+                        "or MODULE:CLASS for a benchmark defined elsewhere)")
     if isinstance(target, Benchmark):
         if options:
             raise SpecError(f"{name} is an instance; it takes no options")
@@ -165,6 +170,18 @@ def get_benchmark(name: str, **options: Any) -> Any:
     if not isinstance(bench, Benchmark):
         raise SpecError(f"{name} did not give a glotbench Benchmark (got {type(bench).__name__})")
     return bench
+
+
+def _task(name: str) -> Any:
+    """The factory of a task file found by path or by name (glotbench.tasks.files), or None."""
+    from glotbench.tasks import files
+
+    path = files.find_task(name)
+    if path is None:
+        return None
+    from glotbench.tasks import from_file
+
+    return from_file(path)
 
 
 def load_model(spec: str, **opts: Any) -> Any:

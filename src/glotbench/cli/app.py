@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "service": ("serve", "service"),
     "sweep": ("sweep", "runs"),
     "build": ("build",),
+    "tasks": ("tasks",),
 }
 
 

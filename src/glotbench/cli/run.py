@@ -19,6 +19,11 @@ def list_cmd() -> None:
     typer.echo("benchmarks:")
     for name, (_, desc) in sorted(BENCHMARKS.items()):
         typer.echo(f"  {name:<16} {desc}")
+    from glotbench.tasks import task_names
+
+    typer.echo("tasks (task files; `glotbench tasks list --include-path DIR` for more):")
+    for name, desc in sorted(task_names().items()):
+        typer.echo(f"  {name:<16} {desc}")
     typer.echo("model backends (--model SPEC):")
     for _, (_, desc) in BACKENDS.items():
         typer.echo(f"  {desc}")
@@ -50,10 +55,12 @@ def run(
     api_key_env: ApiKeyEnv = None,
     progress: Progress = True,
     max_failure_rate: MaxFailureRate = 0.05,
+    include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
+    judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
 ) -> None:
-    """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl.
-    Exit 3: the run is invalid (too many model calls failed); everything is written, and the same
-    command finishes it later."""
+    """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
+    directory with results.json and samples.jsonl. Exit 3: the run is invalid (too many model calls
+    failed); everything is written, and the same command finishes it later."""
     import logging
     import sys
 
@@ -74,6 +81,24 @@ def run(
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
         timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
         price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress)
+    if include_path:
+        from glotbench.tasks import add_include_path
+
+        for folder in include_path:
+            add_include_path(folder)
+    from glotbench.registry import get_benchmark
+
+    # A task scored by a rubric runs its judges after the answers (engine/judged_task.py, imported
+    # only then: it brings the judge panel and numpy, which a cached re-run otherwise never imports).
+    if judge or getattr(get_benchmark(benchmark, **dict(opts.bench_options)), "judged", False):
+        import asyncio
+
+        from glotbench.engine.judged_task import print_judged, run_judged
+
+        res = asyncio.run(run_judged(benchmark, model, list(judge), opts))
+        print_judged(res)
+        typer.echo(f"run directory: {res['out_dir']}")
+        return
     result = evaluate(benchmark, model, opts)
     print_results(result.results)
     typer.echo(f"run directory: {result.out_dir}")

@@ -138,9 +138,10 @@ def prompt_form(benchmark: Benchmark, model: Model) -> str:
     return "text" if benchmark.method == "loglik" else model.prompt_form()
 
 
-def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> Any:
-    if loglik:
-        return {"text": prompt.text, "loglik_choices": list(prompt.choices or ())}
+def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False,
+                   detail: bool = False) -> Any:
+    if loglik:  # `detail`: the reply holds every choice's log-probability and token count
+        return {"text": prompt.text, "loglik_choices": list(prompt.choices or ()), **({"detail": 1} if detail else {})}
     payload: dict[str, Any] = {"text": prompt.text} if form == "text" else {
         "messages": [dict(m) for m in prompt.messages]}
     if config.structured_output and prompt.json_schema is not None:
@@ -190,6 +191,9 @@ class Runner:
         self.samples: list[Sample] = []
         self.structured_modes: Counter = Counter()
         self._loglik_mode = benchmark.method == "loglik"
+        # Task benchmarks score every normalisation from the choices' log-probabilities and token
+        # counts (glotbench.tasks.loglik); the built-ins take the choice with the highest sum.
+        self._loglik_detail = self._loglik_mode and bool(getattr(benchmark, "loglik_detail", False))
         self._retries_failures = bool(getattr(benchmark, "retry_failures", ()))
         self._form = prompt_form(benchmark, model)
         self._ready = False
@@ -263,6 +267,17 @@ class Runner:
                                  f"{self.model.spec} only generates")
         t0 = time.perf_counter()
         choices = prompt.choices or ()
+        if self._loglik_detail:
+            from glotbench.tasks.loglik import reply_text
+
+            counted = getattr(self.model, "loglikelihood_tokens", None)
+            if counted is not None:
+                pairs = await counted(prompt.text or "", choices)
+                logprobs, tokens = [p[0] for p in pairs], [p[1] for p in pairs]
+            else:  # a backend without token counts: the per-token normalisation has none to divide by
+                logprobs, tokens = await fn(prompt.text or "", choices), None
+            return Response(text=reply_text(choices, logprobs, tokens), finish_reason="stop",
+                            latency_s=time.perf_counter() - t0)
         scores = await fn(prompt.text or "", choices)
         best = max(range(len(choices)), key=lambda i: scores[i])
         return Response(text=choices[best].strip(), finish_reason="stop", latency_s=time.perf_counter() - t0,
@@ -328,7 +343,8 @@ class Runner:
         head = self._key_heads.get(which)
         if head is None:
             head = self._key_heads[which] = cache_key_head(self.model.cache_id, config.to_dict())
-        key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode),
+        key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode,
+                                                            self._loglik_detail),
                         {}, unit.repeat, head=head)
         cached = self.cache.get(key) if self.cache is not None else None
         return Pending(unit.item, unit.repeat, prompt, config, key, cached)

@@ -118,9 +118,11 @@ class BenchmarkEntry(BaseModel):
     @classmethod
     def _known_benchmark(cls, v: str) -> str:
         from glotbench.registry import benchmarks
+        from glotbench.tasks.files import is_task_path, task_names
 
-        if v not in benchmarks(hidden=True) and ":" not in v:  # MODULE:CLASS is checked when expanded
-            raise ValueError(f"unknown benchmark {v!r}; available: {', '.join(benchmarks())}")
+        known = v in benchmarks(hidden=True) or is_task_path(v) or v in task_names()
+        if not known and ":" not in v:  # MODULE:CLASS is checked when expanded
+            raise ValueError(f"unknown benchmark {v!r}; available: {', '.join([*benchmarks(), *task_names()])}")
         return v
 
     @property

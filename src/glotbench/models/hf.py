@@ -237,10 +237,15 @@ class HFModel:
 
     async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
         """Sum of token log-probabilities of each continuation after `context` (lm-eval style)."""
+        return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations)]
+
+    async def loglikelihood_tokens(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
+        """(summed log-probability, number of tokens) of each continuation after `context`: the
+        token count is what a per-token normalisation divides by."""
         await self.check()
         return await asyncio.to_thread(self._loglik_sync, context, continuations)
 
-    def _loglik_sync(self, context: str, continuations: tuple[str, ...]) -> list[float]:
+    def _loglik_sync(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
         import torch
 
         ctx = self._tok(context, add_special_tokens=True)["input_ids"]
@@ -261,7 +266,7 @@ class HFModel:
         out = []
         for row, (s, e) in enumerate(spans):
             targets = ids[row, s:e]
-            out.append(float(logp[row, s - 1:e - 1].gather(-1, targets[:, None]).sum()))
+            out.append((float(logp[row, s - 1:e - 1].gather(-1, targets[:, None]).sum()), e - s))
         return out
 
     async def aclose(self) -> None:

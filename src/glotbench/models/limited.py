@@ -49,6 +49,8 @@ class LimitedModel:
         self.default_concurrency = inner.default_concurrency
         if hasattr(inner, "loglikelihood"):
             self.loglikelihood = self._loglikelihood
+        if hasattr(inner, "loglikelihood_tokens"):
+            self.loglikelihood_tokens = self._loglikelihood_tokens
 
     def prompt_form(self) -> Literal["chat", "text"]:
         return self.shared.inner.prompt_form()
@@ -70,7 +72,12 @@ class LimitedModel:
         return resp
 
     async def _loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
-        fn = self.shared.inner.loglikelihood  # type: ignore[attr-defined]
+        return await self._limited(self.shared.inner.loglikelihood, context, continuations)  # type: ignore[attr-defined]
+
+    async def _loglikelihood_tokens(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
+        return await self._limited(self.shared.inner.loglikelihood_tokens, context, continuations)  # type: ignore[attr-defined]
+
+    async def _limited(self, fn: Callable[..., Any], context: str, continuations: tuple[str, ...]) -> Any:
         if self.semaphore is None:
             out = await fn(context, continuations)
         else:

@@ -220,6 +220,10 @@ class VLLMModel:
 
     async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
         """Sum of token log-probabilities of each continuation after `context`."""
+        return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations)]
+
+    async def loglikelihood_tokens(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
+        """(summed log-probability, number of tokens) of each continuation after `context`."""
         await self.check()
         tok = self._engine.get_tokenizer()
         ctx = list(tok.encode(context))
@@ -242,7 +246,8 @@ class VLLMModel:
             outs = self._engine.generate(payloads, params, use_tqdm=False)
         latency, raw = batch_latency(time.perf_counter() - t0, len(reqs))
         if kind == "loglik":
-            return [sum_prompt_logprobs(o.prompt_logprobs, *r.extra) for r, o in zip(reqs, outs)]
+            return [(sum_prompt_logprobs(o.prompt_logprobs, *r.extra), r.extra[1][1] - r.extra[1][0])
+                    for r, o in zip(reqs, outs)]
         results = []
         for r, o in zip(reqs, outs):
             c = o.outputs[0]

@@ -2,7 +2,7 @@
 
 Run: `python -m glotbench.testing.server [--port 0] [--latency 0.1]`; it prints `PORT <n>` first.
 Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vLLM:
-- POST /_control  {"latency": s, "answers": {substring: reply}, "faults": [rule...],
+- POST /_control  {"latency": s, "answers": {substring: reply}, "sequences": {substring: [reply...]}, "faults": [rule...],
                    "reject_response_format": bool, "require_key": str|null}
 - GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
 - GET  /_stats  {"requests", "in_flight", "max_in_flight"}: the most requests ever open at once.
@@ -13,8 +13,9 @@ A fault rule: {"match": substring or "*", "status": 429|500|..., "retry_after": 
 "delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body),
 "redirect": URL (a 307 to it), "embeddings": true (the rule is for /v1/embeddings only)}. A rule
 fires `times` times per distinct prompt, then the request succeeds.
-The reply is `answers[last user message]`, else the value of the first `answers` key found in it, else
-an echo of the message.
+The reply is the next of `sequences[key]` for the first `sequences` key found in the last user message
+(the n-th such request gets the n-th reply, the last repeating), else `answers[last user message]`, else
+the value of the first `answers` key found in it, else an echo of the message.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class State:
         self.in_flight = getattr(self, "in_flight", 0)  # requests open across a reset still close
         self.max_in_flight = self.in_flight  # the most chat requests ever open at once (GET /_stats)
         self.embed_groups: dict[str, str] = {}
+        self.sequences: dict[str, list[str]] = {}
         self.embedding_calls = 0
 
 
@@ -107,7 +109,9 @@ async def _chat(request: web.Request, st: State) -> web.StreamResponse:
         return _chat_reply(body, _rubric(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
     if judge is not None and "[Answer A]" in content:
         return _chat_reply(body, _verdict(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
-    reply = st.answers.get(content)
+    reply = _next_in_sequence(st, content)
+    if reply is None:
+        reply = st.answers.get(content)
     if reply is None:
         reply = next((v for k, v in st.answers.items() if k in content), content)
     words = reply.split()
@@ -116,6 +120,17 @@ async def _chat(request: web.Request, st: State) -> web.StreamResponse:
     if isinstance(max_tokens, int) and len(words) > max_tokens:
         reply, finish = " ".join(words[:max_tokens]), "length"
     return _chat_reply(body, reply, finish, content)
+
+
+def _next_in_sequence(st: State, content: str) -> str | None:
+    """`sequences` {substring: [reply, ...]}: the n-th request holding the substring gets the n-th
+    reply (the last one repeats): a malformed reply then a valid one, or different judges in turn."""
+    for sub, replies in st.sequences.items():
+        if sub in content and replies:
+            n = st.fired[("sequence", sub)]
+            st.fired[("sequence", sub)] += 1
+            return replies[min(n, len(replies) - 1)]
+    return None
 
 
 def _verdict(judge: dict[str, Any], content: str, st: State, digest: str) -> str:
@@ -243,7 +258,7 @@ async def control(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     cfg = await request.json()
     for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record", "judges",
-                "embed_groups"):
+                "embed_groups", "sequences"):
         if key in cfg:
             setattr(st, key, cfg[key])
     return web.json_response({"ok": True})
@@ -278,14 +293,20 @@ def make_app(latency: float = 0.0) -> web.Application:
     return app
 
 
-async def _serve(host: str, port: int, latency: float) -> None:
-    runner = web.AppRunner(make_app(latency), access_log=None)
+async def serve(app: web.Application, host: str, port: int, **site: Any) -> None:
+    """Serve `app` on host:port (0: any free port), print `PORT <n>` first, and run until stopped:
+    the loopback servers the tests start (this one, glotbench.testing.hub) all begin this way."""
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, backlog=1024)
-    await site.start()
-    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    tcp = web.TCPSite(runner, host, port, **site)
+    await tcp.start()
+    actual = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     print(f"PORT {actual}", flush=True)
     await asyncio.Event().wait()
+
+
+async def _serve(host: str, port: int, latency: float) -> None:
+    await serve(make_app(latency), host, port, backlog=1024)
 
 
 def main(argv: list[str] | None = None) -> None:

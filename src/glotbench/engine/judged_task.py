@@ -1,0 +1,107 @@
+"""A task scored by a rubric (glotbench.tasks.rubric): the candidate's answers, then each judge's
+pass through the judge panel, then the mean of judges with a CI; the phases pass samples in memory
+and each writes its run directory (the call cache makes a re-run resume), as the arena and AraGen do.
+
+Every item enters the score: an item the candidate did not answer scores 0 for every judge (the
+lowest value: counted and listed in `unanswered`); a verdict that never parsed leaves the item out
+of that judge's mean (its coverage is reported). A judge that is the candidate (or, with
+`same_family: true`, of its family) is skipped and listed. Writes OUT/rubric.json.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
+from glotbench.errors import GlotbenchError
+from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
+from glotbench.registry import get_benchmark, load_model
+
+
+async def run_judged(benchmark: str, model: str, judges: list[str], options: RunOptions) -> dict[str, Any]:
+    from glotbench.languages import profile
+    from glotbench.tasks.rubric import RubricJudging
+
+    bench = get_benchmark(benchmark, **dict(options.bench_options))
+    if not getattr(bench, "judged", False):
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    rubric = bench.spec.scorer
+    judges = list(judges or rubric.judges)
+    if not judges:
+        raise GlotbenchError(f"{bench.name} is judged by a rubric: name a judge with --judge SPEC (or scorer.judges)")
+    out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
+    if (out / "rubric.json").exists():
+        raise GlotbenchError(f"{out} already holds a finished judged run; choose another --out")
+    cand = load_model(model)  # evaluate_async closes it; its identity still tells the candidate's judges apart
+    kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
+    if not kept:
+        raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
+    res = await evaluate_async(benchmark, cand, replace(options, out=str(out / "answers")))
+    items = list(res.dataset or ())
+    head = bench.headline_pipeline
+    answers = {s.id: s.answer[head] for s in res.samples
+               if isinstance(s.answer, dict) and isinstance(s.answer.get(head), str) and s.answer[head].strip()}
+    questions = {it.id: bench.render(it.to_public()).messages[-1]["content"] for it in items}
+    p = profile(bench.lang)
+    judging = RubricJudging(rubric, bench.name, rubric.language or (p.name if p else bench.lang or "the question's language"))
+    games = RubricJudging.games(rubric, items, answers, questions, res.dataset.source if res.dataset else "",
+                                res.dataset.sha256 if res.dataset else None)
+    ids = [it.id for it in items]
+    unanswered = [i for i in ids if i not in answers]
+    phase = replace(options, data=None, limit=None, repeats=1, bench_options=(), max_tokens=None)
+    runs = await run_panel(judging, games, kept, phase, out)
+    values: dict[str, dict[str, list[float]]] = {}
+    incomplete: dict[str, list[str]] = {}
+    criteria: dict[str, dict[str, float]] = {}
+    for spec, run in runs.items():
+        per: dict[str, dict[str, float]] = defaultdict(dict)
+        crit: dict[str, list[float]] = defaultdict(list)
+        for smp in run.samples:
+            if smp.failure is None:
+                per[smp.meta["item_id"]][smp.meta.get("order", "0")] = smp.stats["value"]
+                for k, v in smp.stats.items():
+                    if k.startswith("c:"):
+                        crit[k[2:]].append(v)
+        need = 2 if rubric.pairwise else 1
+        vals = {i: [sum(o.values()) / len(o)] for i, o in per.items() if len(o) == need}
+        incomplete[spec] = sorted(i for i in answers if i not in vals)
+        vals.update({i: [0.0] for i in unanswered})
+        values[spec] = vals
+        criteria[spec] = {k: sum(v) / len(v) for k, v in crit.items()}
+    if not any(i in v for v in values.values() for i in answers) and answers:
+        raise GlotbenchError(f"no judge gave a valid verdict (skipped: {', '.join(skipped) or 'none'})")
+    scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
+    signature = "|".join([res.results["signature"], f"judge_prompt:{judging.prompt_hash(games)}",
+                          *(f"{k}:{v}" for k, v in judging.signature_parts().items()),
+                          f"judges:{','.join(_slug(j) for j in runs)}", "unanswered:0"])
+    results = {"benchmark": bench.name, "model": model, "judges": judges, "skipped_judges": skipped,
+               "mode": "pairwise" if rubric.pairwise else "pointwise", "scores": scores,
+               "criteria": criteria, "items": len(ids), "answered": len(answers), "unanswered": unanswered,
+               "incomplete": incomplete, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
+               "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
+               "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
+               "signature": signature, "answers_run": str(out / "answers")}
+    _write_json_atomic(out / "rubric.json", results)
+    return {**results, "out_dir": str(out)}
+
+
+def print_judged(results: dict[str, Any]) -> None:
+    from glotbench.report.terminal import console
+
+    def num(x: Any) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    c = console()
+    f = results["scores"]["final"]
+    c.print(f"{results['benchmark']} · {results['model']} · {results['mode']} rubric")
+    c.print(f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}) · mean of "
+            f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
+    for j, e in results["scores"]["judges"].items():
+        c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
+    c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
+            f"{', '.join(results['skipped_judges']) or 'none'}")
+    c.print(f"signature: {results['signature']}")

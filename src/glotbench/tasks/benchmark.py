@@ -1,0 +1,390 @@
+"""`TaskBenchmark`: a benchmark composed from a `TaskSpec`'s parts, on the ordinary Benchmark contract
+(load, render, extract, score, aggregate), so the runner, the cache, reports and `compare` treat it
+as any built-in. The options a run gives (`--bench-opt`) are filled into the spec's templates when
+the object is built; every setting that changes a number is in the signature (`signature_parts`:
+the spec's hash with its options, the method, the extraction pipelines, the log-likelihood
+normalisation, the scorer with its segmenter, the few-shot settings, the language).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
+from glotbench.errors import DataError, SpecError
+from glotbench.extract import Extraction
+from glotbench.items import Item, PublicItem
+from glotbench.metrics import ItemScore
+from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.tasks import fields as F
+from glotbench.tasks import loglik
+from glotbench.tasks.files import Where
+from glotbench.tasks.pipelines import Pipeline, build_pipeline
+from glotbench.tasks.render import Renderer
+from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
+from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, read_file
+from glotbench.tasks.template import LETTERS, compile_template, is_template, render
+
+# Settings every task takes, next to the options its file declares: (default, type, help).
+BUILTIN_OPTIONS: dict[str, tuple[Any, type, str]] = {
+    "method": ("generate", str, "generate (extract from replies) or loglik (the likeliest choice; local models)"),
+    "prompt": ("default", str, "a prompt variant of the task (prompt.variants)"),
+    "shots": (None, int, "few-shot examples (default: the task's fewshot.n)"),
+    "multiturn": (None, bool, "few-shot examples as chat turns (default: the task's fewshot.multiturn)"),
+    "fewshot_seed": (None, int, "the seed that draws few-shot examples"),
+    "fewshot_data": (None, str, "a file of few-shot examples in the data's schema (with --data)"),
+    "revision": (None, str, "another pinned commit of the hub dataset"),
+    "norm": (None, str, "the headline log-likelihood normalisation: sum, token, char, byte or grapheme"),
+    "pipeline": (None, str, "the headline extraction pipeline"),
+}
+
+
+def _fill(value: Any, opt: Mapping[str, Any], where: str) -> Any:
+    """Options filled into a data or language setting (`{{ config }}`)."""
+    if isinstance(value, str) and is_template(value):
+        return render(value, opt, where)
+    if isinstance(value, list):
+        return [_fill(v, opt, where) for v in value]
+    if isinstance(value, dict):
+        return {_fill(k, opt, where): _fill(v, opt, where) for k, v in value.items()}
+    return value
+
+
+def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
+    """SHA-256 (12 hex) of the spec as data (its description left out) with the run's options."""
+    body = spec.model_dump(mode="json", exclude={"description"})
+    return hashlib.sha256(json.dumps([body, dict(opt)], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+
+
+class TaskBenchmark(Benchmark):
+    """A benchmark built from a TaskSpec (a task file, a @task function)."""
+
+    answers_are_outputs = True
+    loglik_detail = True  # the runner returns every choice's log-probability and token count
+
+    def __init__(self, spec: Any, where: Where | None = None, base_dir: str | Path | None = None, **options: Any):
+        from glotbench.languages import resolve_code
+
+        self.spec = spec
+        self._where = where or Where(spec.name)
+        self._base = Path(base_dir) if base_dir is not None else Path.cwd()
+        self.name, self.version = spec.name, spec.version
+        self.description = (spec.description or spec.name).strip().splitlines()[0]
+        self.options = self._options(options)
+        opt = self.options
+        w = self._where
+        self.method = opt["method"]
+        if self.method not in ("generate", "loglik"):
+            raise SpecError(f"{self.name}: method must be generate or loglik, got {self.method!r}")
+        declared = {k: v for k, v in opt.items() if k in spec.options}
+        # `files` and `sha256` are filled per config and split when the rows are read (`_files`);
+        # `role_by` is a template over each row.
+        self.data = spec.data.model_copy(update=_fill(spec.data.model_dump(exclude_unset=True,
+                                                                           exclude={"files", "sha256", "role_by"}),
+                                                       declared, w("data")))
+        if opt["revision"]:
+            self.data = self.data.model_copy(update={"revision": opt["revision"]})
+        self.lang = resolve_code(_fill(spec.language, declared, w("language")) if spec.language else None)
+        try:
+            self.variant = spec.prompt.variant(opt["prompt"])
+        except ValueError as e:
+            raise SpecError(f"{self.name}: {e}") from None
+        self.shots = spec.fewshot.n if opt["shots"] is None else opt["shots"]
+        if self.shots < 0:
+            raise SpecError(f"{self.name}: shots must be at least 0")
+        self.multiturn = spec.fewshot.multiturn if opt["multiturn"] is None else opt["multiturn"]
+        self.fewshot_seed = spec.fewshot.seed if opt["fewshot_seed"] is None else opt["fewshot_seed"]
+        self._renderer = Renderer(self.variant, spec.fewshot, spec.loglik, self.lang, declared, self.method,
+                                 self.multiturn)
+        if self.variant.labels == "native":
+            try:
+                self.renderer.labels(2)
+            except ValueError as e:
+                raise SpecError(f"{self.name}: {e}") from None
+        self._scorer = make_scorer(spec.scorer, self.lang)
+        self.judged = spec.scorer.kind == "rubric"  # run by engine/judged_task.py: answers, then the judges
+        self._pipes, self.headline_pipeline = self._pipelines(opt)
+        self.norm = opt["norm"] or spec.loglik.norm
+        self.group_by = tuple(spec.groups)
+        self.default_config = GenerateConfig(temperature=0.0, max_tokens=self.variant.max_tokens)
+        self.metrics = tuple(m for p in self.pipelines for m in self.scorer.metrics(p, p == self.headline_pipeline))
+        self._check_templates()
+
+    # The parts built from the spec: objects without a stable text, kept out of the benchmark's public
+    # state (the aggregate cache keys on that state: the spec and the options already name them).
+    @property
+    def renderer(self) -> Renderer:
+        return self._renderer
+
+    @property
+    def scorer(self) -> Any:
+        return self._scorer
+
+    @property
+    def pipelines(self) -> dict[str, Pipeline | None]:
+        return self._pipes
+
+    # -- building --------------------------------------------------------------------------------
+
+    def _options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, o in self.spec.options.items():
+            value = given.get(name, o.default)
+            if value is None:
+                raise SpecError(f"{self.name} needs --bench-opt {name}=VALUE"
+                                + (f" ({o.help})" if o.help else "")
+                                + (f"; one of {', '.join(map(str, o.choices))}" if o.choices else ""))
+            if o.choices is not None and value not in o.choices:
+                raise SpecError(f"{self.name}: {name} must be one of {', '.join(map(str, o.choices))}, got {value!r}")
+            out[name] = value
+        for name, (default, _, _) in BUILTIN_OPTIONS.items():
+            out[name] = given.get(name, default)
+        unknown = set(given) - set(out)
+        if unknown:
+            raise SpecError(f"{self.name} has no option {sorted(unknown)[0]!r}; its options: {', '.join(sorted(out))}")
+        return out
+
+    def _pipelines(self, opt: Mapping[str, Any]) -> tuple[dict[str, Pipeline | None], str]:
+        spec = self.spec
+        if self.method == "loglik":
+            if spec.fields.choices is None:
+                raise SpecError(f"{self.name}: method=loglik needs choices (fields.choices)")
+            norm = opt["norm"] or spec.loglik.norm
+            if norm not in loglik.NORMS:
+                raise SpecError(f"{self.name}: norm must be one of {', '.join(loglik.NORMS)}, got {norm!r}")
+            return {f"loglik_{n}": None for n in loglik.NORMS}, f"loglik_{norm}"
+        if opt["norm"] is not None:
+            raise SpecError(f"{self.name}: norm is a setting of method=loglik")
+        built = {name: build_pipeline(name, steps, self._where) for name, steps in spec.extract.items()}
+        n_fixed = len(spec.fields.choices.fixed) if hasattr(spec.fields.choices, "fixed") else len(spec.fields.choices or ())
+        for name, steps in spec.extract.items():
+            if n_fixed > 5 and any(s == "option_letter" or isinstance(s, dict) and "option_letter" in s for s in steps):
+                raise DataError(f"{self._where('extract', name)}: option_letter reads A-E and the task has {n_fixed} "
+                                "choices: use option_text")
+        head = opt["pipeline"] or spec.headline or next(iter(spec.extract))
+        if head not in built:
+            raise SpecError(f"{self.name}: no pipeline {head!r}; its pipelines: {', '.join(built)}")
+        return {head: built[head], **{k: v for k, v in built.items() if k != head}}, head
+
+    def _check_templates(self) -> None:
+        """Every template compiles (a syntax error names the task file's line before any call)."""
+        spec, w = self.spec, self._where
+        found: list[tuple[tuple[Any, ...], str]] = []
+        f = spec.fields
+        if f.id:
+            found.append((("fields", "id"), f.id))
+        named = {} if isinstance(f.public, list) else f.public
+        for part, mapping in (("public", named), ("meta", f.meta)):
+            found += [(("fields", part, k), v) for k, v in mapping.items()]
+        for k, v in f.gold.items():
+            found += [(("fields", "gold", k), x) for x in (v if isinstance(v, list) else [v])]
+        for key in ("user", "text", "system"):
+            value = getattr(self.variant, key)
+            if value is not None:
+                found.append((("prompt", key), value))
+        if spec.fewshot.answer:
+            found.append((("fewshot", "answer"), spec.fewshot.answer))
+        for path, source in found:
+            if is_template(source):
+                try:
+                    compile_template(source)
+                except ValueError as e:
+                    raise DataError(f"{w(*path)}: {e}") from None
+        reserved = set(f.public) & set(F.RESERVED)
+        if reserved:
+            raise DataError(f"{w('fields', 'public')}: {sorted(reserved)[0]!r} is set by the task (choices, fewshot)")
+
+    # -- data ------------------------------------------------------------------------------------
+
+    def _rows(self, path: str | None, split: str, fmt_file: str | None = None) -> Rows:
+        d = self.data
+        if path is not None:
+            rows = local_rows(path, d.format)
+            if d.roles:
+                rows = Rows(self._split_roles(rows.rows), rows.source, rows.sha256)
+            return rows
+        if d.file is not None:
+            return local_rows(self._base / d.file, d.format)
+        assert d.hub is not None and d.revision is not None
+        if not d.roles:
+            return hub_rows(d.hub, d.revision, d.config, split, *self._files(d.config, split), d.format)
+        parts = {role: hub_rows(d.hub, d.revision, cfg, split, *self._files(cfg, split), d.format)
+                 for role, cfg in d.roles.items()}
+        joined = join_roles({r: p.rows for r, p in parts.items()}, d.join or "id")
+        digest = hashlib.sha256("".join(p.sha256 for p in parts.values()).encode()).hexdigest()
+        return Rows(joined, " + ".join(f"{r}={p.source}" for r, p in parts.items()), digest)
+
+    def _files(self, config: str | None, split: str) -> tuple[Any, dict[str, str]]:
+        """The file patterns and SHA-256 pins with the options, the config and the split filled in."""
+        ctx = {**self.renderer.opt, "config": config or "", "split": split}
+        files = _fill(self.data.files, ctx, self._where("data", "files"))
+        return files, _fill(dict(self.data.sha256), ctx, self._where("data", "sha256"))
+
+    def _split_roles(self, rows: list[Any]) -> list[Any]:
+        """--data FILE for a task of several roles: one file holding every role's rows, told apart
+        by `data.role_by` (FLORES+: `{{ iso_639_3 }}_{{ iso_15924 }}` is the config)."""
+        d = self.data
+        if not d.role_by:
+            raise DataError(f"{self._where('data', 'roles')}: --data gives one file: set data.role_by, the template "
+                            "naming each row's config")
+        parts: dict[str, list[Any]] = {role: [] for role in d.roles}
+        config_to_role = {cfg: role for role, cfg in d.roles.items()}
+        for where, row in rows:
+            role = config_to_role.get(render(d.role_by, row, f"{where}: data.role_by"))
+            if role is not None:
+                parts[role].append((where, row))
+        for role, got in parts.items():
+            if not got:
+                raise DataError(f"{rows[0][0].rsplit(':', 1)[0]}: no row of {role} ({d.roles[role]}) by data.role_by")
+        return join_roles(parts, d.join or "id")
+
+    def load(self, path: str | None = None) -> Dataset:
+        if path is not None and path.startswith("hub:"):
+            path = None  # the source a hub run recorded (`compare` passes it back): the hub, as pinned
+        rows = self._rows(path, self.data.split)
+        items = F.make_items(rows.rows, self.spec.fields, self.renderer.opt, self.lang)
+        fs = self.spec.fewshot
+        if self.shots or fs.ids:
+            if self.options["fewshot_data"]:
+                pool_rows, same = local_rows(self.options["fewshot_data"], self.data.format).rows, False
+            elif fs.split is None or fs.split == self.data.split:
+                pool_rows, same = rows.rows, True
+            elif path is not None:
+                raise DataError(f"{self.name}: the few-shot examples come from the {fs.split!r} split: give its "
+                                "file with --bench-opt fewshot_data=FILE (or shots=0)")
+            else:
+                pool_rows, same = self._rows(None, fs.split).rows, False
+            pool = F.make_items(pool_rows, self.spec.fields, self.renderer.opt, self.lang)
+            n_choices = len(items[0].public.get("choices") or ()) if items else 0
+            items = F.attach_shots(items, pool, fs, self.shots, self.fewshot_seed, self.renderer.labels(n_choices),
+                                   self.renderer.opt, same)
+        if not items:
+            raise DataError(f"{rows.source}: no items")
+        return self.dataset(items, rows.source, rows.sha256)
+
+    # -- stations --------------------------------------------------------------------------------
+
+    def render(self, item: PublicItem) -> Prompt:
+        return self.renderer(item)
+
+    def _options_of(self, item: PublicItem) -> dict[str, str]:
+        texts = item.fields.get("choices") or ()
+        return dict(zip(LETTERS, texts))
+
+    def extract(self, text: str, item: PublicItem) -> Extraction:
+        answers: dict[str, str | None] = {}
+        failures: dict[str, str] = {}
+        if self.method == "loglik":
+            texts = self.renderer.continuations(item.fields)
+            for name in self.pipelines:
+                idx, why = loglik.choose(text, texts, name.removeprefix("loglik_"))
+                answers[name] = None if idx is None else LETTERS[idx]
+                if why:
+                    failures[name] = why
+        else:
+            options = self._options_of(item)
+            for name, pipe in self.pipelines.items():
+                got = pipe(text, options)  # type: ignore[misc]
+                answers[name] = got.answer
+                if got.answer is None:
+                    failures[name] = got.failure or "format"
+        if all(a is None for a in answers.values()):
+            return Extraction(None, failures[self.headline_pipeline])
+        return Extraction({**answers, **({"failures": failures} if failures else {})})  # type: ignore[arg-type]
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        stats: dict[str, float] = {}
+        for name in self.pipelines:
+            stats.update(self.scorer.stats(answer.get(name), item, name))
+        failure = (answer.get("failures") or {}).get(self.headline_pipeline)
+        return ItemScore(stats, failure=failure)
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        stats: dict[str, float] = {}
+        for name in self.pipelines:
+            stats.update(self.scorer.stats(None, item, name))
+            if failure in MODEL_FAILURES:
+                stats[f"{name}:no_answer"] = 0.0  # no reply to read: counted with the model's failures
+        return ItemScore(stats, failure=failure)
+
+    def answer_key(self, answer: Any) -> str | None:
+        value = answer.get(self.headline_pipeline) if isinstance(answer, dict) else answer
+        return None if value is None else str(value)
+
+    # -- signature and results -------------------------------------------------------------------
+
+    def signature_parts(self) -> dict[str, str]:
+        declared = {k: v for k, v in self.options.items() if k in self.spec.options}
+        parts = {"task": spec_hash(self.spec, self.options), "method": self.method, "lang": self.lang or "none"}
+        if self.method == "loglik":
+            parts["norm"] = self.norm
+            parts["continuations"] = self.spec.loglik.continuations
+        else:
+            parts["extract"] = ";".join(f"{n}={p.description}" for n, p in self.pipelines.items() if p)
+        parts["scorer"] = self.scorer.signature()
+        parts["shots"] = str(self.shots)
+        if self.shots or self.spec.fewshot.ids:
+            fs = self.spec.fewshot
+            parts["fewshot"] = (f"{fs.split or self.data.split},{'ids' if fs.ids else fs.sampler},seed={self.fewshot_seed},"
+                                + (f"match={fs.match}," if fs.match else "")
+                                + ("multiturn" if self.multiturn else "one_turn"))
+        if self.options["prompt"] != "default":
+            parts["prompt_variant"] = self.options["prompt"]
+        parts.update({f"opt.{k}": str(v) for k, v in sorted(declared.items())})
+        return parts
+
+    def _file(self) -> str | None:
+        """The task file (`library:NAME.yaml` for a shipped one), or None for a task built in Python."""
+        from glotbench.tasks.files import LIBRARY
+
+        if not self._where.file:
+            return None
+        p = Path(self._where.name).resolve()
+        return f"library:{p.name}" if p.parent == LIBRARY.resolve() else str(p)
+
+    def extra_results(self, dataset: Dataset) -> dict[str, Any]:
+        out: dict[str, Any] = {"task": {
+            "spec_sha256": spec_hash(self.spec, self.options), "file": self._file(),
+            "options": {k: v for k, v in self.options.items() if v is not None}, "language": self.lang,
+            "headline_pipeline": self.headline_pipeline,
+            "pipelines": {n: (p.description if p else f"log-likelihood, normalised by {n.removeprefix('loglik_')}")
+                          for n, p in self.pipelines.items()},
+            "data": {"hub": self.data.hub, "config": self.data.config, "roles": dict(self.data.roles) or None,
+                     "split": self.data.split, "revision": self.data.revision}}}
+        counts = [len(it.public.get("choices") or ()) for it in dataset]
+        if counts and all(counts):
+            out["random_baseline"] = sum(1 / n for n in counts) / len(counts)
+        if self.spec.cluster:
+            values = [it.meta.get(self.spec.cluster) for it in dataset]
+            out["clusters"] = {"key": self.spec.cluster, "clusters": len(set(values)), "items": len(values)}
+        return out
+
+
+def task_factory(spec: Any, where: Where | None = None, base_dir: str | Path | None = None) -> Callable[..., TaskBenchmark]:
+    """A factory `make(**options) -> TaskBenchmark` whose signature declares the task's options
+    (typed, as `--bench-opt` converts them: glotbench.benchmarks.options)."""
+    params, hints = [], {}
+    for name, o in spec.options.items():
+        kind = type(o.default) if o.default is not None else str
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=kind))
+        hints[name] = kind
+    for name, (default, kind, _) in BUILTIN_OPTIONS.items():
+        if name in spec.options:
+            raise DataError(f"{(where or Where(spec.name))('options', name)}: {name!r} is a setting every task has")
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind))
+        hints[name] = kind
+
+    def make(**options: Any) -> TaskBenchmark:
+        return TaskBenchmark(spec, where, base_dir, **options)
+
+    make.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    make.__annotations__ = hints
+    make.__name__ = make.__qualname__ = spec.name
+    make.description = (spec.description or spec.name).strip().splitlines()[0]  # type: ignore[attr-defined]
+    make.spec = spec  # type: ignore[attr-defined]
+    return make

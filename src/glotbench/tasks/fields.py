@@ -1,0 +1,131 @@
+"""Rows to items: the task's field mapping (id, public, choices, gold, meta), renamed or derived by
+templates, and the few-shot examples each item carries.
+
+The public part holds only what `fields.public` names, plus `choices` (the option texts) and
+`fewshot` (the examples shown before the item, with their answers: they come from the few-shot
+split, never from the item's own gold). A multiple-choice gold `answer` may be an option label
+(A, B, ...) or one of the option texts (SIB-200's `category`); it is stored as the label.
+Every problem names the row: `FILE:LINE: field: problem`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping, Sequence
+
+from glotbench.errors import DataError
+from glotbench.items import Item
+from glotbench.tasks.source import Row
+from glotbench.tasks.template import LETTERS, render, value_of
+
+RESERVED = ("choices", "fewshot")
+
+
+def _text(value: Any, where: str) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        raise DataError(f"{where}: must be text, got {'null' if value is None else type(value).__name__}")
+    return str(value)
+
+
+def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, opt: Mapping[str, Any],
+              lang: str | None) -> Item:
+    ctx = {**row, "opt": opt}
+    iid = _text(value_of(fields.id, ctx, f"{where}: fields.id"), f"{where}: fields.id") if fields.id else str(position)
+    if not iid.strip():
+        raise DataError(f"{where}: fields.id: empty")
+    named = {c: c for c in fields.public} if isinstance(fields.public, list) else dict(fields.public)
+    public = {name: value_of(spec, ctx, f"{where}: fields.public.{name}") for name, spec in named.items()}
+    gold: dict[str, Any] = {}
+    for name, spec in fields.gold.items():
+        gold[name] = ([value_of(s, ctx, f"{where}: fields.gold.{name}") for s in spec] if isinstance(spec, list)
+                      else value_of(spec, ctx, f"{where}: fields.gold.{name}"))
+    if fields.choices is not None:
+        texts = list(fields.choices.fixed) if hasattr(fields.choices, "fixed") else [
+            _text(value_of(c, ctx, f"{where}: fields.choices.{i}"), f"{where}: fields.choices.{i}")
+            for i, c in enumerate(fields.choices)]
+        for i, t in enumerate(texts):
+            if not t.strip():
+                raise DataError(f"{where}: fields.choices.{i}: an empty option")
+        public["choices"] = texts
+        gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer")
+    meta = {name: _text(value_of(spec, ctx, f"{where}: fields.meta.{name}"), f"{where}: fields.meta.{name}")
+            for name, spec in fields.meta.items()}
+    if lang:
+        meta["lang"] = lang
+    return Item.create(iid, public, gold, meta)
+
+
+def _label(value: Any, texts: Sequence[str], where: str) -> str:
+    """The gold option as its label: a label as it is, an option's text as that option's label."""
+    labels = LETTERS[:len(texts)]
+    if value is None:
+        raise DataError(f"{where}: missing (a multiple-choice task needs the gold option)")
+    v = str(value).strip()
+    if len(v) == 1 and v in labels:
+        return v
+    hits = [labels[i] for i, t in enumerate(texts) if t.strip() == v]
+    if len(hits) == 1:
+        return hits[0]
+    raise DataError(f"{where}: {value!r} is neither an option label ({', '.join(labels)}) nor one option's text")
+
+
+def make_items(rows: Sequence[Row], fields: Any, opt: Mapping[str, Any], lang: str | None) -> list[Item]:
+    items, seen = [], {}
+    for n, (where, row) in enumerate(rows):
+        item = make_item(where, row, fields, n, opt, lang)
+        if item.id in seen:
+            raise DataError(f"{where}: fields.id: {item.id!r} is also the id of {seen[item.id]}")
+        seen[item.id] = where
+        items.append(item)
+    return items
+
+
+def shot_answer(shot: Item, template: str | None, labels: Sequence[str], opt: Mapping[str, Any]) -> str:
+    """A few-shot example's answer text: the template over its public and gold fields, or by default
+    its option label (as displayed), its reference, or its answer."""
+    if template is None:
+        if "choices" in shot.public:
+            return labels[LETTERS.index(shot.gold["answer"])]
+        for key in ("reference", "answer", "answers"):
+            if key in shot.gold:
+                value = shot.gold[key]
+                return str(value[0] if isinstance(value, list) else value)
+        raise DataError(f"few-shot example {shot.id}: give fewshot.answer (no reference or answer in its gold)")
+    ctx = {**shot.public, **shot.gold, "opt": opt,
+           "answer_label": labels[LETTERS.index(shot.gold["answer"])] if "choices" in shot.public else None}
+    return render(template, ctx, f"fewshot.answer (example {shot.id})")
+
+
+def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: int, labels: Sequence[str],
+                 opt: Mapping[str, Any], same_split: bool) -> list[Item]:
+    """Each item with its few-shot examples in `public["fewshot"]`: the fixed `ids`, the first n
+    (`sampler: first_n`), or n drawn with a seed per item (never the item itself); with `match`,
+    only examples sharing that field's value with the item (MMLU's examples of the same subject)."""
+    if n == 0 and not spec.ids:
+        return items
+    by_id = {p.id: p for p in pool}
+    fixed = [by_id[i] if i in by_id else _missing(i) for i in spec.ids]
+    out = []
+    def key(x: Item) -> Any:
+        return x.public.get(spec.match, x.meta.get(spec.match))
+
+    for it in items:
+        candidates = [p for p in pool if not (same_split and p.id == it.id)
+                      and (spec.match is None or key(p) == key(it))]
+        if fixed:
+            shots = [s for s in fixed if s.id != it.id or not same_split]
+        elif spec.sampler == "first_n":
+            shots = candidates[:n]
+        else:
+            shots = random.Random(f"{seed}:{it.id}").sample(candidates, min(n, len(candidates)))
+        if len(shots) < (len(fixed) or n) and not fixed:
+            same = f" with {spec.match} {key(it)!r}" if spec.match else ""
+            raise DataError(f"few-shot: {n} examples asked, the pool has {len(candidates)}{same} for item {it.id}")
+        examples = [{"public": {k: v for k, v in s.public.items() if k != "fewshot"},
+                     "answer": shot_answer(s, spec.answer, labels, opt)} for s in shots]
+        out.append(Item.create(it.id, {**it.public, "fewshot": examples}, it.gold, it.meta))
+    return out
+
+
+def _missing(i: str) -> Item:
+    raise DataError(f"fewshot.ids: no example with id {i!r} in the few-shot split")

@@ -1,0 +1,208 @@
+"""Extraction pipelines: named steps over a reply, each reading through the language's habits.
+
+A pipeline is a list of steps; each step takes the text so far and gives the next text, or fails
+with a kind that is counted apart from wrong answers. Steps (a name, or `{name: argument}`):
+
+    strip_think            drop <think>...</think> (an unclosed block: no answer)
+    json_field: KEY        the string value of KEY in the reply's JSON object (fences and prose tolerated)
+    tag: NAME              the content of the last closed <NAME>...</NAME> ({name, missing: keep} keeps
+                           a reply without the tag)
+    option_letter          the chosen option A-E (glotbench.extract.mc_letter, rule answer_phrase or
+                           first_standalone) with zero-width spaces read as word breaks (Khmer, Burmese
+                           and Lao replies carry them); native labels (ก ข ค ง, ກ ຂ ຄ ງ, أ ب ج د) read as
+                           A-D; failing a letter ({text: false} turns this off), the one option whose
+                           text (or label word) the reply names, zero-width characters ignored
+    option_text            the one option whose text the reply names (classification over many labels)
+    number                 the last number, native digits read as ASCII ({marker: "####"}: after the marker)
+    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true})
+    first_line             the first non-empty line
+    remove_zero_width      U+200B, U+2060 and U+FEFF removed
+    free_text              the text, stripped; empty is no answer
+
+Several pipelines run side by side over the same reply (lm-eval's filter_list); the task names one
+the headline. Each pipeline's description (its steps and arguments) is part of the signature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from glotbench.errors import DataError
+from glotbench.extract import Extraction, extract_tag, json_field, last_number, mc_letter, named_option, strip_think
+from glotbench.languages import remove_zero_width
+
+StepFn = Callable[[str, Mapping[str, str]], Extraction]  # (text, {label: option text}) -> next text
+
+
+def _think(_: Any) -> StepFn:
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        body, ok = strip_think(text)
+        return Extraction(body) if ok else Extraction(None, "think_unclosed")
+    return step
+
+
+def _json(key: Any) -> StepFn:
+    if not isinstance(key, str) or not key:
+        raise ValueError("json_field takes the key's name")
+    return lambda text, options: json_field(text, key)
+
+
+def _tag(arg: Any) -> StepFn:
+    name, missing = (arg, "fail") if isinstance(arg, str) else (_get(arg, "name", str), _get(arg, "missing", str, "fail"))
+    if missing not in ("fail", "keep"):
+        raise ValueError("tag: missing must be fail or keep")
+
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        content, state = extract_tag(text, name)
+        if state == "closed":
+            return Extraction(content)
+        if state == "missing" and missing == "keep":
+            return Extraction(text)
+        return Extraction(None, "no_tag" if state == "missing" else "tag_unclosed")
+    return step
+
+
+def _letter(arg: Any) -> StepFn:
+    rule = _get(arg, "rule", str, "answer_phrase") if arg is not None else "answer_phrase"
+    by_text = _get(arg, "text", bool, True) if arg is not None else True
+    if rule not in ("answer_phrase", "first_standalone"):
+        raise ValueError("option_letter: rule must be answer_phrase or first_standalone")
+
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        if len(options) > 5:
+            raise ValueError("option_letter reads A-E; this item has more options: use option_text")
+        got = mc_letter(remove_zero_width(text, " "), rule=rule)
+        if got.answer is None and by_text and options:
+            hit = _named(text, options)
+            return Extraction(hit) if hit else got
+        return got
+    return step
+
+
+def _named(text: str, options: Mapping[str, str]) -> str | None:
+    """The option the reply names, zero-width characters removed from both sides."""
+    return named_option(remove_zero_width(text), {k: remove_zero_width(v) for k, v in options.items()})
+
+
+def _option_text(_: Any) -> StepFn:
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        hit = _named(text, options)
+        return Extraction(None, "no_option") if hit is None else Extraction(hit)
+    return step
+
+
+def _number(arg: Any) -> StepFn:
+    marker = _get(arg, "marker", str, None) if arg is not None else None
+
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        got = last_number(remove_zero_width(text, " "), marker=marker)
+        return Extraction(None, "no_number") if got is None else Extraction(str(got))
+    return step
+
+
+def _regex(arg: Any) -> StepFn:
+    import regex
+
+    pattern = arg if isinstance(arg, str) else _get(arg, "pattern", str)
+    last = False if isinstance(arg, str) else _get(arg, "last", bool, False)
+    try:
+        rx = regex.compile(pattern)
+    except regex.error as e:
+        raise ValueError(f"regex: not a valid pattern ({e})") from None
+    group = (1 if rx.groups else 0) if isinstance(arg, str) else _get(arg, "group", int, 1 if rx.groups else 0)
+    if group > rx.groups:
+        raise ValueError(f"regex: the pattern has {rx.groups} groups, not {group}")
+
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        found = list(rx.finditer(text)) if last else [m for m in [rx.search(text)] if m]
+        if not found:
+            return Extraction(None, "no_match")
+        return Extraction(found[-1].group(group))
+    return step
+
+
+def _first_line(_: Any) -> StepFn:
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        line = next((x.strip() for x in text.splitlines() if x.strip()), "")
+        return Extraction(line) if line else Extraction(None, "empty")
+    return step
+
+
+def _zw(_: Any) -> StepFn:
+    return lambda text, options: Extraction(remove_zero_width(text))
+
+
+def _free(_: Any) -> StepFn:
+    return lambda text, options: Extraction(text.strip()) if text.strip() else Extraction(None, "empty")
+
+
+STEPS: dict[str, Callable[[Any], StepFn]] = {
+    "strip_think": _think, "json_field": _json, "tag": _tag, "option_letter": _letter,
+    "option_text": _option_text, "number": _number, "regex": _regex, "first_line": _first_line,
+    "remove_zero_width": _zw, "free_text": _free,
+}
+_NEEDS_ARG = {"json_field", "tag", "regex"}
+
+
+def _get(arg: Any, key: str, kind: type, default: Any = ...) -> Any:
+    if not isinstance(arg, Mapping):
+        raise ValueError(f"takes a mapping with {key!r}")
+    unknown = set(arg) - {"name", "missing", "rule", "text", "marker", "pattern", "group", "last"}
+    if unknown:
+        raise ValueError(f"unknown argument {sorted(unknown)[0]!r}")
+    if key not in arg:
+        if default is ...:
+            raise ValueError(f"{key}: missing")
+        return default
+    value = arg[key]
+    if not isinstance(value, kind) or kind is int and isinstance(value, bool):
+        raise ValueError(f"{key} must be {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    steps: tuple[StepFn, ...]
+    description: str  # the steps and their arguments, as the signature names them
+
+    def __call__(self, text: str, options: Mapping[str, str]) -> Extraction:
+        out = Extraction(text)
+        for step in self.steps:
+            out = step(out.answer or "", options)
+            if out.answer is None:
+                return Extraction(None, out.failure or "format")
+        return out
+
+
+def _describe(name: str, arg: Any) -> str:
+    if arg is None:
+        return name
+    if isinstance(arg, Mapping):
+        return name + "(" + ",".join(f"{k}={arg[k]}" for k in sorted(arg)) + ")"
+    return f"{name}({arg})"
+
+
+def build_pipeline(name: str, steps: Sequence[Any], where: Callable[..., str]) -> Pipeline:
+    """A pipeline from its steps as a task file writes them; a bad step is an error at `where`."""
+    fns, parts = [], []
+    if not steps:
+        raise DataError(f"{where('extract', name)}: a pipeline needs at least one step")
+    for i, raw in enumerate(steps):
+        if isinstance(raw, str):
+            step, arg = raw, None
+        elif isinstance(raw, Mapping) and len(raw) == 1:
+            step, arg = next(iter(raw.items()))
+        else:
+            raise DataError(f"{where('extract', name, i)}: a step is a name or {{name: argument}}")
+        if step not in STEPS:
+            raise DataError(f"{where('extract', name, i)}: unknown step {step!r}; steps: {', '.join(STEPS)}")
+        if step in _NEEDS_ARG and arg is None:
+            raise DataError(f"{where('extract', name, i)}: {step} needs an argument ({step}: ...)")
+        try:
+            fns.append(STEPS[step](arg))
+        except ValueError as e:
+            raise DataError(f"{where('extract', name, i)}: {step}: {e}") from None
+        parts.append(_describe(step, arg))
+    return Pipeline(name, tuple(fns), ">".join(parts))

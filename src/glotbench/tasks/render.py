@@ -1,0 +1,101 @@
+"""The renderer: a task's templates to a `Prompt` in both forms, with its few-shot examples.
+
+A template sees the item's public fields, and: `choices` (a list of {label, text}), `options` (the
+choices as lines `A. text`), `labels` (the option labels shown: A B C D, or the language's own
+ก ข ค ง with `prompt.labels: native`), `language` (the language's name), `lang` (its code) and
+`opt` (the run's options). Few-shot examples come before the item: in one user turn (each as its
+plain-text prompt, the target delimiter and its answer, joined by the few-shot delimiter), or as
+multi-turn chat (each example a user turn and an assistant turn: lm-eval's fewshot_as_multiturn).
+The plain-text form (base models, and log-likelihood) always joins them in one text. For
+log-likelihood the continuations are the labels or the option texts, each after the delimiter.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from glotbench.items import PublicItem
+from glotbench.models.base import Prompt
+from glotbench.tasks.template import LETTERS, render
+
+
+def display_labels(style: str, n: int, lang: str | None) -> list[str]:
+    """The option labels shown in prompts (A, B, ...; or the language's native labels)."""
+    if style == "latin":
+        return list(LETTERS[:n])
+    from glotbench.languages import profile
+
+    p = profile(lang)
+    native = {v: k for k, v in (p.native_letters if p else {}).items()}
+    if len(native) < n:
+        raise ValueError(f"prompt.labels: native: the language {lang!r} has no native labels for {n} options")
+    return [native[LETTERS[i]] for i in range(n)]
+
+
+class Renderer:
+    def __init__(self, variant: Any, fewshot: Any, loglik: Any, lang: str | None, opt: Mapping[str, Any],
+                 method: str, multiturn: bool):
+        from glotbench.languages import profile
+
+        self.v = variant
+        self.fewshot = fewshot
+        self.loglik = loglik
+        self.lang = lang
+        p = profile(lang)
+        self.language = p.name if p else (lang or "")
+        self.opt = dict(opt)
+        self.method = method
+        self.multiturn = multiturn
+
+    def labels(self, n: int) -> list[str]:
+        return display_labels(self.v.labels, n, self.lang)
+
+    def context(self, public: Mapping[str, Any]) -> dict[str, Any]:
+        ctx: dict[str, Any] = {"language": self.language, "lang": self.lang or "", "opt": self.opt, "options": "",
+                               "labels": []}
+        ctx.update({k: v for k, v in public.items() if k != "fewshot"})
+        texts = public.get("choices")
+        if texts is not None:
+            labels = self.labels(len(texts))
+            ctx["choices"] = [{"label": lab, "text": t} for lab, t in zip(labels, texts)]
+            ctx["options"] = "\n".join(f"{lab}. {t}" for lab, t in zip(labels, texts))
+            ctx["labels"] = labels
+        return ctx
+
+    def user(self, public: Mapping[str, Any], where: str) -> str:
+        return render(self.v.user, self.context(public), f"{where}: prompt.user")
+
+    def text(self, public: Mapping[str, Any], where: str) -> str:
+        if self.v.text is not None:
+            return render(self.v.text, self.context(public), f"{where}: prompt.text")
+        body = self.user(public, where)
+        return f"{body}\n{self.v.answer_prefix}" if self.v.answer_prefix else body
+
+    def continuations(self, public: Mapping[str, Any]) -> list[str]:
+        """The choice texts a log-likelihood run scores (without the delimiter)."""
+        texts = list(public.get("choices") or ())
+        return self.labels(len(texts)) if self.loglik.continuations == "labels" else texts
+
+    def __call__(self, item: PublicItem) -> Prompt:
+        where = f"item {item.id}"
+        public = item.fields
+        shots: Sequence[Mapping[str, Any]] = public.get("fewshot") or ()
+        sep, delim = self.fewshot.delimiter, self.loglik.delimiter
+        blocks = [self.text(s["public"], f"{where} (few-shot example)") + delim + s["answer"] for s in shots]
+        text = sep.join([*blocks, self.text(public, where)])
+        messages: list[dict[str, str]] = []
+        if self.v.system is not None:
+            messages.append({"role": "system", "content": render(self.v.system, self.context(public),
+                                                                 f"{where}: prompt.system")})
+        if self.multiturn:
+            for s in shots:
+                messages += [{"role": "user", "content": self.user(s["public"], f"{where} (few-shot example)")},
+                             {"role": "assistant", "content": s["answer"]}]
+            messages.append({"role": "user", "content": self.user(public, where)})
+        else:
+            messages.append({"role": "user", "content": sep.join([*blocks, self.user(public, where)])})
+        choices = None
+        if self.method == "loglik":
+            choices = tuple(delim + c for c in self.continuations(public))
+        return Prompt(messages=tuple(messages), text=text, text_stop=tuple(self.v.stop),
+                      text_max_tokens=self.v.max_tokens, choices=choices)

@@ -1,0 +1,190 @@
+"""A generic model-graded scorer: a rubric (criteria with their scales, reference-guided or not),
+or a pairwise comparison with the reference answer, judged as an ordinary benchmark so the judge
+panel (glotbench.judges.panel) gives it concurrency, the cache, malformed-verdict retries, the
+self-judging skip and the mean of judges with a CI (engine/judged_task.py chains the phases).
+
+Pointwise: the judge scores each criterion with an integer on its scale and writes one JSON object
+between <verdict> and </verdict>; a criterion's score counts as (v - low) / (high - low), the item's
+value is the mean over criteria. The reader is strict (the last complete block; exactly the
+criteria; integers in range); a verdict it rejects is asked again by the runner (`retry_failures`). Pairwise: the answer
+and the reference are shown as A and B in both orders; the judge replies {"winner": "A"|"B"|"tie"};
+a win is 1, a tie 0.5, a loss 0 (glotbench.judges.pairwise), the two orders averaged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Mapping, Sequence
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset
+from glotbench.errors import DataError
+from glotbench.extract import Extraction, strict_json_object, strip_think
+from glotbench.items import Item, PublicItem
+from glotbench.judges.pairwise import game_value
+from glotbench.judges.rubric import blocks
+from glotbench.metrics import ItemScore, RatioMetric
+from glotbench.models.base import GenerateConfig, Prompt
+
+POINTWISE = """You are an expert evaluator of answers written in {language}. Score the answer to the question
+below on each criterion.{reference_note}
+
+[Question]
+{question}
+{reference}
+[Answer]
+{answer}
+
+[Criteria]
+{criteria}
+
+First explain your reasoning briefly. Then give an integer score for each criterion as one JSON object
+with exactly the keys {keys}, written between <verdict> and </verdict>."""
+
+PAIRWISE = """You are an impartial judge of answers written in {language}. Compare the two answers to the
+question below.{criteria_note} Do not let the order of the answers or their length sway you.
+
+[Question]
+{question}
+
+[Answer A]
+{answer_a}
+
+[Answer B]
+{answer_b}
+
+Reply with one JSON object and nothing else, in exactly this form: {{"winner": "A" or "B" or "tie"}}"""
+
+
+class VerdictError(ValueError):
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"[{kind}] {detail}")
+        self.kind = kind
+
+
+def parse_pointwise(text: str, criteria: Sequence[Any]) -> dict[str, int]:
+    body, ok = strip_think(text)
+    if not ok:
+        raise VerdictError("think_unclosed", "unclosed think block")
+    found = blocks(body, "verdict")
+    if not found:
+        raise VerdictError("no_block", "no <verdict>...</verdict> block")
+    try:
+        obj = strict_json_object(found[-1])
+    except ValueError as e:
+        raise VerdictError("not_json", f"<verdict> does not hold JSON ({getattr(e, 'msg', e)})") from None
+    names = [c.name for c in criteria]
+    if not isinstance(obj, dict) or set(obj) != set(names):
+        raise VerdictError("keys", f"the verdict must have exactly the keys {', '.join(names)}")
+    for c in criteria:
+        v = obj[c.name]
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise VerdictError("not_integer", f"{c.name} must be an integer, got {v!r}")
+        if not c.scale[0] <= v <= c.scale[1]:
+            raise VerdictError("out_of_range", f"{c.name} must be {c.scale[0]}-{c.scale[1]}, got {v}")
+    return {n: obj[n] for n in names}
+
+
+def parse_pairwise(text: str) -> str:
+    body, ok = strip_think(text)
+    if not ok:
+        raise VerdictError("think_unclosed", "unclosed think block")
+    try:
+        obj = strict_json_object(body)
+    except ValueError:
+        raise VerdictError("not_json", "the reply is not one JSON object") from None
+    winner = obj.get("winner") if isinstance(obj, dict) else None
+    if winner not in ("A", "B", "tie"):
+        raise VerdictError("winner", f"winner must be A, B or tie, got {winner!r}")
+    return winner
+
+
+class RubricJudging(Benchmark):
+    """One judge's pass over the judged answers (a Dataset built by `games`)."""
+
+    version = "1.0"
+    default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again (the runner)
+    reply_name = "rubric verdict"
+
+    def __init__(self, rubric: Any, task_name: str, language: str):
+        self.rubric, self.language = rubric, language
+        self.name, self.description = f"{task_name}-judge", f"{task_name}, judged by rubric"
+        self.group_by = ("order",) if rubric.pairwise else ()
+        if rubric.pairwise:
+            self.metrics = (RatioMetric("win_value", "value", "judged", "mean game value (win 1, tie 0.5)"),)
+        else:
+            self.metrics = (RatioMetric("rubric", "value", "judged", "mean over criteria of the scaled scores"),
+                            *(RatioMetric(c.name, f"c:{c.name}", "judged", c.description) for c in rubric.criteria))
+
+    @staticmethod
+    def games(rubric: Any, items: Sequence[Item], answers: Mapping[str, str], questions: Mapping[str, str],
+              source: str, sha256: str | None) -> Dataset:
+        """The judge's items: one per answered item (pointwise), or two, one per order (pairwise)."""
+        out = []
+        for it in items:
+            if it.id not in answers:
+                continue
+            ref = it.gold.get("reference", it.gold.get("answer"))
+            if rubric.reference and ref is None:
+                raise DataError(f"item {it.id}: the rubric shows the reference: give fields.gold.reference")
+            base = {"question": questions[it.id], "reference": None if ref is None else str(ref)}
+            if not rubric.pairwise:
+                out.append(Item.create(it.id, {**base, "answer": answers[it.id]}, {}, {**it.meta, "item_id": it.id}))
+                continue
+            for order, (a, b, pos) in enumerate(((answers[it.id], str(ref), "A"), (str(ref), answers[it.id], "B"))):
+                out.append(Item.create(f"{it.id}#{order}", {**base, "answer_a": a, "answer_b": b},
+                                       {"candidate_position": pos}, {**it.meta, "item_id": it.id, "order": str(order)}))
+        return Dataset(tuple(out), f"answers to {source}", sha256)
+
+    def load(self, path: str | None = None) -> Dataset:
+        raise DataError("rubric judging items are built from a model's answers, not loaded")
+
+    def prompt_probe(self, dataset: Dataset) -> Iterable[PublicItem]:
+        """The judge prompt with placeholders: one rubric, one hash."""
+        keys = ("answer_a", "answer_b") if self.rubric.pairwise else ("answer",)
+        return [PublicItem("probe", {"question": "{question}", "reference": "{reference}",
+                                     **{k: "{" + k + "}" for k in keys}})]
+
+    def render(self, item: PublicItem) -> Prompt:
+        r = self.rubric
+        if r.pairwise:
+            note = (" Judge them on: " + "; ".join(f"{c.name}: {c.description}" for c in r.criteria) + "."
+                    if r.criteria else "")
+            text = PAIRWISE.format(language=self.language, criteria_note=note, question=item["question"],
+                                   answer_a=item["answer_a"], answer_b=item["answer_b"])
+        else:
+            ref = f"\n[Reference answer]\n{item['reference']}\n" if r.reference else ""
+            text = POINTWISE.format(
+                language=self.language, question=item["question"], answer=item["answer"], reference=ref,
+                reference_note=" Compare it with the reference answer." if r.reference else "",
+                criteria="\n".join(f"- {c.name} ({c.scale[0]}-{c.scale[1]}): {c.description}" for c in r.criteria),
+                keys=", ".join(c.name for c in r.criteria))
+        return Prompt(messages=({"role": "user", "content": text},), text=text + "\n")
+
+    def extract(self, text: str, item: PublicItem) -> Extraction:
+        try:
+            if self.rubric.pairwise:
+                return Extraction(parse_pairwise(text))
+            return Extraction(parse_pointwise(text, self.rubric.criteria))  # type: ignore[arg-type]
+        except VerdictError as e:
+            return Extraction(None, f"bad_verdict:{e.kind}", str(e))
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        if self.rubric.pairwise:
+            return ItemScore({"value": game_value(answer, item.gold["candidate_position"]), "judged": 1.0})
+        scaled = {f"c:{c.name}": (answer[c.name] - c.scale[0]) / (c.scale[1] - c.scale[0]) for c in self.rubric.criteria}
+        return ItemScore({**scaled, "value": sum(scaled.values()) / len(scaled), "judged": 1.0})
+
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        zeros = {} if self.rubric.pairwise else {f"c:{c.name}": 0.0 for c in self.rubric.criteria}
+        return ItemScore({**zeros, "value": 0.0, "judged": 0.0}, failure=failure)  # not judged: out of the mean
+
+    def answer_key(self, answer: Any) -> str | None:
+        return None if answer is None else json.dumps(answer, sort_keys=True)
+
+    def signature_parts(self) -> dict[str, str]:
+        body = self.rubric.model_dump(mode="json", exclude={"judges"})
+        return {"rubric": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
+                "mode": "pairwise" if self.rubric.pairwise else "pointwise"}

@@ -1,0 +1,228 @@
+"""Scorers of a task: per-item statistics for each extraction pipeline, and the metrics over them.
+
+Every pipeline `p` scores into its own statistics (`p:correct`, `p:items`, `p:no_answer`, or
+sacrebleu's `p:chrf++.0`...), so pipelines are reported side by side from one set of replies; the
+headline pipeline's metrics carry the plain names (`accuracy`, `chrf++`), the others `NAME[p]`.
+A pipeline that found no answer scores as the failure does (0, the reference still counted by the
+corpus metrics) and counts in its `no_answer_rate`. The parts reused: glotbench.metrics (ratio
+metrics, sacrebleu with the language's segmenter, token F1, numeric matching) and languages.py.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from decimal import Decimal, InvalidOperation
+from typing import Any, Sequence
+
+from glotbench.items import Item
+from glotbench.metrics import RatioMetric
+
+MODEL_FAILURES = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error",
+                            "auth", "exception", "no_output", "scorer_error"})
+
+
+def metric_name(base: str, pipeline: str, headline: bool) -> str:
+    return base if headline else f"{base}[{pipeline}]"
+
+
+def _gold(item: Item, *keys: str) -> Any:
+    for k in keys:
+        if k in item.gold:
+            return item.gold[k]
+    raise KeyError(f"the item has no gold {' or '.join(keys)} (fields.gold)")
+
+
+class Scorer:
+    """Per-pipeline statistics and metrics; `stats(None, ...)` is the no-answer score (same keys)."""
+
+    base = "accuracy"
+    description = ""
+
+    def __init__(self, spec: Any, lang: str | None):
+        self.spec = spec
+        self.lang = lang
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        ok = 0.0 if answer is None else float(self.correct(answer, item))
+        return {f"{p}:correct": ok, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+
+    def correct(self, answer: str, item: Item) -> bool:
+        raise NotImplementedError
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        return [RatioMetric(metric_name(self.base, p, headline), f"{p}:correct", f"{p}:items",
+                            f"{self.description} ({p})", label=metric_name(self.base, p, headline)),
+                RatioMetric(metric_name("no_answer_rate", p, headline), f"{p}:no_answer", f"{p}:items",
+                            f"share of replies the {p} pipeline found no answer in", show_ci=False,
+                            label=metric_name("no answer", p, headline))]
+
+    def signature(self) -> str:
+        return self.spec.kind
+
+
+class OptionAccuracy(Scorer):
+    description = "share of items whose chosen option is the gold one"
+
+    def correct(self, answer: str, item: Item) -> bool:
+        return answer == _gold(item, "answer")
+
+
+def normalise(text: str, steps: Sequence[str]) -> str:
+    from glotbench.languages import remove_zero_width, to_ascii_digits
+
+    for s in steps:
+        if s == "strip":
+            text = text.strip()
+        elif s == "lower":
+            text = text.lower()
+        elif s == "casefold":
+            text = text.casefold()
+        elif s == "nfkc":
+            text = unicodedata.normalize("NFKC", text)
+        elif s == "collapse_spaces":
+            text = " ".join(text.split())
+        elif s == "remove_punct":
+            text = "".join(c for c in text if not unicodedata.category(c).startswith("P"))
+        elif s == "ascii_digits":
+            text = to_ascii_digits(text)
+        elif s == "remove_zero_width":
+            text = remove_zero_width(text)
+    return text
+
+
+class ExactMatch(Scorer):
+    base = "exact_match"
+    description = "share of answers equal to a gold answer after the named normalisation"
+
+    def correct(self, answer: str, item: Item) -> bool:
+        gold = _gold(item, "answer", "answers")
+        golds = [gold] if isinstance(gold, str) else list(gold)
+        steps = self.spec.normalise
+        return normalise(answer, steps) in {normalise(str(g), steps) for g in golds}
+
+    def signature(self) -> str:
+        return f"exact_match({'+'.join(self.spec.normalise) or 'none'})"
+
+
+class NumericMatch(Scorer):
+    base = "numeric_em"
+    description = "share of answers numerically equal to the gold number (native digits read)"
+
+    def correct(self, answer: str, item: Item) -> bool:
+        from glotbench.extract import parse_number
+
+        try:
+            return Decimal(answer) == parse_number(_gold(item, "answer"))
+        except InvalidOperation:
+            return False
+
+    def signature(self) -> str:
+        return "numeric_em(to_ascii_digits)"
+
+
+class TokenF1(Scorer):
+    base = "token_f1"
+    description = "token F1 against the references"
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        from glotbench.metrics.token_f1 import token_f1
+
+        gold = _gold(item, "answers", "answer")
+        refs = [gold] if isinstance(gold, str) else [str(g) for g in gold]
+        f1 = 0.0 if answer is None else token_f1(answer, refs, self.lang, refs=self.spec.refs, norm=self.spec.norm)
+        return {f"{p}:f1": f1, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        first = RatioMetric(metric_name("token_f1", p, headline), f"{p}:f1", f"{p}:items",
+                            f"mean token F1 ({p})", scale="fraction", label=metric_name("token F1", p, headline))
+        return [first, super().metrics(p, headline)[1]]
+
+    def signature(self) -> str:
+        from glotbench.metrics.token_f1 import token_f1_signature
+
+        return token_f1_signature(self.lang, self.spec.refs, self.spec.norm).replace("|", ";")
+
+
+class Corpus(Scorer):
+    """BLEU / chrF / chrF++ through sacrebleu, the text segmented with the target language's segmenter
+    (glotbench.metrics.corpus); the item stores the sufficient statistics."""
+
+    def __init__(self, spec: Any, lang: str | None):
+        super().__init__(spec, lang)
+        self._sacre: dict[str, Any] = {}
+
+    def _metric(self, kind: str) -> Any:
+        from glotbench.metrics.corpus import SacreMetric, needs_segmentation
+
+        if kind not in self._sacre:
+            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and needs_segmentation(self.lang) else {}
+            self._sacre[kind] = SacreMetric(kind, self.lang, **opts)
+        return self._sacre[kind]
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        ref = str(_gold(item, "reference", "answer"))
+        out: dict[str, float] = {f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+        for kind in self.spec.metrics:
+            vector = self._metric(kind).stats([answer or ""], [[ref]])[0]
+            out.update({f"{p}:{kind}.{i}": float(v) for i, v in enumerate(vector)})
+        return out
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        from glotbench.metrics.corpus import CorpusMetric
+
+        out: list[Any] = []
+        for kind in self.spec.metrics:
+            label = {"chrf++": "chrF++", "chrf": "chrF", "bleu": "BLEU"}[kind]
+            out.append(_Prefixed(CorpusMetric(metric_name(kind, p, headline), kind,
+                                              f"corpus {label} ({p}), segmented for {self.lang or 'none'}",
+                                              label=metric_name(label, p, headline)), f"{p}:{kind}"))
+        return out + [super().metrics(p, headline)[1]]
+
+    def signature(self) -> str:
+        parts = []
+        for kind in self.spec.metrics:
+            m = self._metric(kind)
+            m.stats(["a"], [["a"]])
+            parts.append(m.signature().replace("|", ";"))
+        return "+".join(parts)
+
+
+class _Prefixed:
+    """A CorpusMetric whose statistics carry the pipeline's prefix (`p:chrf++.0`...)."""
+
+    def __init__(self, inner: Any, prefix: str):
+        self.inner = inner
+        self.prefix = prefix
+        self.name, self.description, self.show_ci = inner.name, inner.description, inner.show_ci
+        self.label, self.scale = inner.label, inner.scale
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(f"{self.prefix}.{i}" for i in range(self.inner.width))
+
+    def score(self, row: Any) -> float:
+        return self.inner.score(row)
+
+    def __repr__(self) -> str:
+        return f"CorpusMetric({self.name!r}, {self.inner.kind!r}, keys={self.prefix}.*)"
+
+
+class Answered(Scorer):
+    """A judged task's generation phase: the rubric scores come from the judges (engine/judged_task)."""
+
+    base = "answered_rate"
+    description = "share of items with an answer to judge"
+
+    def correct(self, answer: str, item: Item) -> bool:
+        return True
+
+    def signature(self) -> str:
+        return "rubric(judged separately)"
+
+
+SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeric_match": NumericMatch,
+           "token_f1": TokenF1, "corpus": Corpus, "rubric": Answered}
+
+
+def make_scorer(spec: Any, lang: str | None) -> Scorer:
+    return SCORERS[spec.kind](spec, lang)

@@ -1,0 +1,236 @@
+"""What a task is made of, as typed, frozen data: the schema of a task file (YAML) and of the Python
+API (`glotbench.tasks.task`), which validate into the same `TaskSpec`.
+
+Parts: `data` (a hub dataset at a pinned revision, or a local file), `fields` (which columns are the
+id, the public part, the choices, the gold and the meta; renamed or derived by templates), `prompt`
+(chat and plain-text templates, a system prompt, named variants), `fewshot`, `loglik`, `extract`
+(named extraction pipelines, scored side by side), `scorer`, `groups`, `cluster`, `version`.
+Every key is documented in docs/tasks.md. Templates are checked when the task is built
+(`glotbench.tasks.benchmark.TaskBenchmark`), after the options are filled in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+LOGLIK_NORMS = ("sum", "token", "char", "byte", "grapheme")
+FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
+NORMALISERS = ("strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct", "ascii_digits",
+               "remove_zero_width")
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+class Part(BaseModel):
+    """Base of every part: frozen, strict types, and an unknown key is an error (a typo in a task file
+    must not pass silently)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+Scalar = Union[str, int, float, bool, None]
+
+
+class OptionSpec(Part):
+    """A setting a run may change (`--bench-opt NAME=VALUE`); `default: null` makes it required."""
+
+    default: Scalar = None
+    help: str = ""
+    choices: list[Scalar] | None = None
+
+
+class DataSpec(Part):
+    hub: str | None = None  # OWNER/NAME of a hub dataset
+    file: str | None = None  # a local file (relative to the task file)
+    config: str | None = None  # the hub's config (subset) name
+    split: str = "test"
+    revision: str | None = None  # a commit hash (40 hex): the data cannot change under a pinned task
+    files: str | list[str] | None = None  # patterns of the repository's files; default: the dataset card's
+    sha256: dict[str, str] = {}  # repository path -> SHA-256 of the file (the LFS oid the hub shows)
+    format: Literal["jsonl", "json", "csv", "tsv", "parquet"] | None = None  # default: from the extension
+    roles: dict[str, str] = {}  # several configs, e.g. {source: eng_Latn, target: lao_Laoo}, joined on `join`
+    join: str | None = None  # the column that pairs the roles' rows (FLORES+: id)
+    role_by: str | None = None  # with --data FILE: a template giving each row's config (which role it is)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "DataSpec":
+        if (self.hub is None) == (self.file is None):
+            raise ValueError("give exactly one of hub (a hub dataset) or file (a local file)")
+        if self.hub is not None and not self.revision:
+            raise ValueError("revision: missing (a hub dataset is pinned to a commit hash)")
+        if self.roles and not self.join:
+            raise ValueError("join: missing (the column that pairs the rows of the roles)")
+        if self.roles and self.config:
+            raise ValueError("config and roles: give one (roles name a config each)")
+        return self
+
+
+class FixedChoices(Part):
+    fixed: list[Annotated[str, Field(min_length=1)]] = Field(min_length=2)
+
+
+class FieldsSpec(Part):
+    """Each value is a column name (dotted for a role: `target.text`) or a template over the row."""
+
+    id: str | None = None  # default: the row's position
+    public: dict[str, str] | list[str] = {}  # what a model may see; a list keeps the column names
+    choices: list[str] | FixedChoices | None = None  # per-item option texts, or the same for every item
+    gold: dict[str, str | list[str]] = {}  # never shown to a model; `answer` for choices and matches
+    meta: dict[str, str] = {}  # groups, clusters, facts kept with each sample
+
+
+class PromptVariant(Part):
+    system: str | None = None
+    user: str  # the chat user turn
+    text: str | None = None  # the plain-text prompt (base models); default: user + "\n" + answer_prefix
+    answer_prefix: str = ""  # ends the plain-text prompt ("Answer:")
+    stop: list[str] = ["\n"]  # stop sequences of the plain-text form
+    labels: Literal["latin", "native"] = "latin"  # option labels shown: A B C D, or the language's own
+    max_tokens: int = Field(256, ge=1)  # reply cap
+
+
+class PromptSpec(PromptVariant):
+    variants: dict[str, PromptVariant] = {}  # selected by --bench-opt prompt=NAME
+
+    def variant(self, name: str) -> PromptVariant:
+        if name == "default":
+            return self
+        if name not in self.variants:
+            raise ValueError(f"no prompt variant {name!r}; the task has: default"
+                             + "".join(f", {v}" for v in self.variants))
+        return self.variants[name]
+
+
+class FewShotSpec(Part):
+    n: int = Field(0, ge=0)
+    split: str | None = None  # the hub split the shots come from; default: the evaluated one (never the item itself)
+    seed: int = 1234
+    sampler: Literal["random", "first_n"] = "random"
+    ids: list[str] = []  # fixed shots, by id (then n is their number)
+    match: str | None = None  # a public or meta field the examples share with the item (MMLU: subject)
+    multiturn: bool = False  # each shot its own user/assistant turn (lm-eval's fewshot_as_multiturn)
+    answer: str | None = None  # a shot's answer, a template over its public and gold fields (default:
+    # its option label, else its reference, else its answer)
+    delimiter: str = "\n\n"  # between shots in one turn and in the plain-text prompt
+
+
+class LoglikSpec(Part):
+    continuations: Literal["labels", "texts"] = "labels"  # " A".." D", or the option texts
+    delimiter: str = " "  # before each continuation
+    norm: Literal["sum", "token", "char", "byte", "grapheme"] = "sum"  # the headline normalisation
+
+
+def _kind(v: Any) -> Any:
+    return {"kind": v} if isinstance(v, str) else v
+
+
+class OptionAccuracy(Part):
+    kind: Literal["option_accuracy"]
+
+
+class ExactMatch(Part):
+    kind: Literal["exact_match"]
+    normalise: list[Literal["strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct",
+                            "ascii_digits", "remove_zero_width"]] = ["strip", "collapse_spaces"]
+
+
+class NumericMatch(Part):
+    kind: Literal["numeric_match"]
+
+
+class TokenF1(Part):
+    kind: Literal["token_f1"]
+    refs: Literal["max", "first"] = "max"
+    norm: Literal["unicode", "squad"] = "unicode"
+
+
+class Corpus(Part):
+    kind: Literal["corpus"]
+    metrics: list[Literal["chrf++", "chrf", "bleu"]] = Field(["chrf++", "bleu"], min_length=1)
+    bleu_tokenize: Literal["none", "13a"] = "none"  # over segmented text (lo, th, km, my)
+
+
+class Criterion(Part):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
+    description: str
+    scale: tuple[int, int] = (1, 5)  # lowest and highest score
+
+    @field_validator("scale", mode="before")
+    @classmethod
+    def _scale(cls, v: Any) -> Any:
+        return tuple(v) if isinstance(v, list) else v
+
+    @model_validator(mode="after")
+    def _order(self) -> "Criterion":
+        if self.scale[0] >= self.scale[1]:
+            raise ValueError(f"scale: the lowest score must be below the highest, got {list(self.scale)}")
+        return self
+
+
+class Rubric(Part):
+    kind: Literal["rubric"]
+    criteria: list[Criterion] = Field(default_factory=list)  # pointwise: each scored on its scale
+    reference: bool = True  # the gold `reference` is shown to the judge
+    pairwise: bool = False  # the answer against the reference answer, both orders, win/tie/loss
+    judges: list[str] = []  # judge model specs (--judge overrides)
+    same_family: bool = False  # also skip judges of the candidate's family, not only the candidate itself
+    language: str | None = None  # the language named to the judge (default: the task's)
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Rubric":
+        if not self.pairwise and not self.criteria:
+            raise ValueError("criteria: a pointwise rubric needs at least one criterion")
+        if self.pairwise and not self.reference:
+            raise ValueError("pairwise: the answer is compared with the reference, so reference must be true")
+        names = [c.name for c in self.criteria]
+        if len(set(names)) != len(names):
+            raise ValueError("criteria: a name is given twice")
+        return self
+
+
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rubric],
+                   Field(discriminator="kind"), BeforeValidator(_kind)]
+Step = Union[str, dict[str, Any]]
+
+
+class TaskSpec(Part):
+    name: str
+    version: str  # quote it in YAML ("1.0"): a number would lose trailing zeros
+    description: str = ""
+    options: dict[str, OptionSpec] = {}
+    language: str | None = None  # a profile code, ISO 639-3 or a FLORES code (lao_Laoo); templated
+    data: DataSpec
+    fields: FieldsSpec = FieldsSpec()
+    groups: list[str] = []  # meta keys the scores are reported by
+    cluster: str | None = None  # a meta key: items sharing its value form a cluster (recorded for the CI)
+    prompt: PromptSpec
+    fewshot: FewShotSpec = FewShotSpec()
+    loglik: LoglikSpec = LoglikSpec()
+    extract: dict[str, list[Step]] = Field(default_factory=lambda: {"answer": ["free_text"]}, min_length=1)
+    headline: str | None = None  # the pipeline whose score is the headline (default: the first)
+    scorer: Scorer
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.fullmatch(v):
+            raise ValueError("must be lower-case letters, digits, '.', '_' or '-', starting with a letter or digit")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TaskSpec":
+        if self.headline is not None and self.headline not in self.extract:
+            raise ValueError(f"headline: {self.headline!r} is not one of the pipelines ({', '.join(self.extract)})")
+        for name in self.extract:
+            if not _NAME.fullmatch(name) or name.startswith("loglik") or name == "failures":
+                raise ValueError(f"extract: {name!r} is not a pipeline name (lower-case, not loglik...)")
+        if self.scorer.kind == "option_accuracy" and self.fields.choices is None:
+            raise ValueError("fields.choices: option_accuracy needs the options (columns, or fixed)")
+        if self.cluster is not None and self.cluster not in self.fields.meta:
+            raise ValueError(f"cluster: {self.cluster!r} is not one of fields.meta")
+        for g in self.groups:
+            if g not in self.fields.meta and g != "lang":
+                raise ValueError(f"groups: {g!r} is not one of fields.meta (or lang)")
+        return self

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, Concurrency, Data, Limit, MaxRetries, MaxTokens,
+from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Data, Limit, MaxRetries, MaxTokens,
                                    ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Resamples, Seed, Temperature,
                                    Thinking, Timeout, run_options)
 
@@ -29,7 +29,7 @@ def run(
     model: ModelSpec = "local",
     data: Data = None,
     limit: Limit = None,
-    concurrency: Concurrency = None,
+    concurrency: ConcurrencyOrAuto = None,
     repeats: Annotated[int, typer.Option(help="Run each item N times, to measure stability.")] = 1,
     out: Out = None,
     temperature: Temperature = None,
@@ -47,6 +47,12 @@ def run(
     price_out: PriceOut = None,
     api_key_env: ApiKeyEnv = None,
     progress: Progress = True,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
+    max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
+    max_concurrency: Annotated[int, typer.Option(help="The ceiling of --concurrency auto.")] = 64,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the uncached requests through the endpoint's Batch API (/v1/files, /v1/batches); failures are retried as normal requests.")] = False,
+    batch_discount: Annotated[float, typer.Option(help="The batch price's discount on --price-in/--price-out (0.5: half price).")] = 0.5,
+    batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
 ) -> None:
     """Run BENCHMARK on a model and write a run directory with results.json and samples.jsonl."""
     import logging
@@ -63,10 +69,22 @@ def run(
         thinking=thinking, bench_opt=bench_opt, data=data, limit=limit, repeats=repeats, concurrency=concurrency,
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
         timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
-        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress)
+        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress,
+        max_cost_usd=max_cost, max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount,
+        batch_poll_s=batch_poll)
+    if dry_run:
+        from glotbench.engine.estimate import estimate_run, format_estimate
+
+        for line in format_estimate(estimate_run(benchmark, model, opts)):
+            typer.echo(line)
+        return
     result = evaluate(benchmark, model, opts)
     print_results(result.results)
     typer.echo(f"run directory: {result.out_dir}")
+    stopped = result.results.get("stopped")
+    if stopped:
+        typer.echo(f"{stopped['message']} ({stopped['not_sent']} requests not sent)", err=True)
+        raise typer.Exit(3)
 
 
 def report(

@@ -1,0 +1,112 @@
+"""`--concurrency auto`: a limit on requests in flight that finds what the endpoint serves.
+
+Hosted APIs publish no concurrency limit; a server past its capacity answers 429 (or stops
+answering in time). The gate below is TCP's congestion control applied to requests, as inspect_ai's
+adaptive connections do it:
+
+- **Slow start.** From `start` (default 4) the limit grows by one per successful reply, so it
+  doubles every round trip, until the first congestion signal.
+- **Congestion signal:** a 429 (`rate_limited`) or a timeout. Other failures (400, 500, malformed
+  bodies) say nothing about load and change nothing.
+- **Multiplicative decrease, once per episode.** The limit is multiplied by `decrease` (0.5 when slow
+  start ends: the overshoot there can be 2x; `decrease`, default 0.9, afterwards). Signals from
+  requests sent before the last decrease belong to the same episode and are ignored, so a burst of
+  429s from one overshoot halves the limit once, not once per rejected request.
+- **Additive increase.** After slow start the limit grows by 1/limit per successful reply: one more
+  request in flight per round trip.
+- The limit stays within [`min_limit`, `max_limit`] (`--max-concurrency`); the runner starts
+  `max_limit` workers and each attempt passes this gate, so memory is bounded by `max_limit`.
+
+A retried request waits its backoff outside the gate (it holds no slot while it sleeps).
+Measured against a server with a hidden capacity: `bench/auto_concurrency.py`, docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+CONGESTION_KINDS = frozenset({"rate_limited", "timeout"})
+
+
+@dataclass
+class AdaptiveLimit:
+    """An AIMD gate: `token = await acquire()`, then `release(token, kind)` with the attempt's
+    outcome (`None` for a reply, else the error kind)."""
+
+    max_limit: int
+    start: int = 4
+    min_limit: int = 1
+    decrease: float = 0.9
+    slow_start_decrease: float = 0.5
+    limit: float = field(init=False)
+    in_flight: int = field(init=False, default=0)
+    slow_start: bool = field(init=False, default=True)
+    episodes: int = field(init=False, default=0)  # multiplicative decreases made
+    requests: int = field(init=False, default=0)  # attempts that passed the gate
+    rejected: int = field(init=False, default=0)  # attempts answered by a congestion signal
+    peak: float = field(init=False, default=0.0)
+    trace: list[tuple[float, float]] = field(init=False, default_factory=list)  # (s since start, limit)
+
+    def __post_init__(self) -> None:
+        if self.max_limit < 1:
+            raise ValueError("--max-concurrency must be at least 1")
+        self.min_limit = max(1, min(self.min_limit, self.max_limit))
+        self.limit = float(max(self.min_limit, min(self.start, self.max_limit)))
+        self.peak = self.limit
+        self._t0 = time.perf_counter()
+        self._waiters: deque[asyncio.Future] = deque()
+        self.trace.append((0.0, self.limit))
+
+    @property
+    def current(self) -> int:
+        """Requests allowed in flight now."""
+        return max(self.min_limit, int(self.limit))
+
+    async def acquire(self) -> int:
+        while self.in_flight >= self.current:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+                raise
+        self.in_flight += 1
+        self.requests += 1
+        return self.episodes
+
+    def release(self, token: int, kind: str | None) -> None:
+        self.in_flight -= 1
+        if kind is None:
+            step = 1.0 if self.slow_start else 1.0 / max(self.limit, 1.0)
+            self._set(min(float(self.max_limit), self.limit + step))
+        elif kind in CONGESTION_KINDS:
+            self.rejected += 1
+            if token == self.episodes:  # sent after the last decrease: a new episode
+                factor = self.slow_start_decrease if self.slow_start else self.decrease
+                self.slow_start = False
+                self.episodes += 1
+                self._set(max(float(self.min_limit), self.limit * factor))
+        free = self.current - self.in_flight
+        while free > 0 and self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                free -= 1
+
+    def _set(self, value: float) -> None:
+        if int(value) != int(self.limit):
+            self.trace.append((round(time.perf_counter() - self._t0, 3), value))
+        self.limit = value
+        self.peak = max(self.peak, value)
+
+    def summary(self) -> dict:
+        """What results.json records: the limit it settled at and how it got there."""
+        return {"mode": "auto", "start": int(self.trace[0][1]), "max": self.max_limit,
+                "settled": self.current, "peak": int(self.peak), "decreases": self.episodes,
+                "requests": self.requests, "rejected": self.rejected,
+                "rejected_rate": round(self.rejected / self.requests, 4) if self.requests else 0.0}

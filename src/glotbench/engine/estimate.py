@@ -180,7 +180,7 @@ def observed_completion_lengths(out: str | None) -> list[int]:
 
     lengths = []
     try:
-        rows = read_jsonl(path)
+        rows = [row for _, row in read_jsonl(path)]
     except Exception:  # noqa: BLE001 - an unreadable earlier run is no observation
         return []
     for row in rows:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import struct
 import sys
 from collections import defaultdict
@@ -142,7 +143,7 @@ def main() -> None:
     bands = {}
     for script in sorted({k.split('|')[0] for k in ratios}):
         vals = [v for k, d in ratios.items() if k.split("|")[0] == script for v in d.values()]
-        bands[script] = (round(min(vals), 2), round(max(vals), 2))
+        bands[script] = (math.floor(min(vals) * 100) / 100, math.ceil(max(vals) * 100) / 100)  # outward
         print(f"  {script:<11} {bands[script][0]:.2f}–{bands[script][1]:.2f}   (SCRIPT_BANDS: "
               f"{SCRIPT_BANDS[script][0]:.2f}–{SCRIPT_BANDS[script][1]:.2f})")
     if a.json:

@@ -16,8 +16,8 @@ from collections import defaultdict
 from typing import Any, Callable
 
 from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets
-from glotbench.engine.sweep_run import (MatrixProgress, RunOutcome, endpoint_queues, execute_run,
-                                        outcome_from_results)
+from glotbench.engine.sweep_run import (MatrixProgress, RunOutcome, endpoint_queues, execute_run, exhausted,
+                                        outcome_of)
 from glotbench.errors import GlotbenchError
 
 
@@ -120,13 +120,9 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                 try:
                     out = ray.get(ref)
                 except Exception as e:  # noqa: BLE001 - retries exhausted
-                    msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-                    o = RunOutcome(run, "failed", error=f"failed after {spec.retries} retries: {msg}")
+                    o = exhausted(run, spec.retries, e)
                 else:
-                    if out["status"] == "failed":
-                        o = RunOutcome(run, "failed", error=out["error"])
-                    else:
-                        o = outcome_from_results(run, out["results"], out["status"], 0.0)
+                    o = outcome_of(run, out)
                 o.seconds = time.perf_counter() - submitted[run.run_id]  # submit to result, as the driver sees it
                 if out is not None:
                     o.phases = {"queued_s": out["started_at"] - submitted_at[run.run_id],

@@ -140,6 +140,19 @@ def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds
                       calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds)
 
 
+def outcome_of(run: Run, out: dict[str, Any]) -> RunOutcome:
+    """The outcome of an `execute_run` result (from a Ray task or a Slurm job)."""
+    if out["status"] == "failed":
+        return RunOutcome(run, "failed", error=out["error"])
+    return outcome_from_results(run, out["results"], out["status"], 0.0)
+
+
+def exhausted(run: Run, retries: int, e: BaseException) -> RunOutcome:
+    """A run whose task or job failed on every attempt: its last error's last line."""
+    msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+    return RunOutcome(run, "failed", error=f"failed after {retries} retries: {msg}")
+
+
 def read_results(out_dir: str) -> dict[str, Any]:
     """A finished run's results.json, validated (glotbench.runfiles.ResultsFile)."""
     from pathlib import Path

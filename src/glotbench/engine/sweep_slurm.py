@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets, minutes
-from glotbench.engine.sweep_run import MatrixProgress, RunOutcome, endpoint_queues, execute_run, outcome_from_results
+from glotbench.engine.sweep_run import (MatrixProgress, RunOutcome, endpoint_queues, execute_run, exhausted,
+                                        outcome_from_results, outcome_of)
 from glotbench.errors import GlotbenchError
 
 
@@ -159,16 +160,12 @@ def run_slurm(spec: SweepSpec, runs: list[Run], *, progress: bool = True,
                 try:
                     out = job.result()
                 except Exception as e:  # noqa: BLE001 - the job failed, was killed or timed out
-                    msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
                     if attempt < spec.retries:
                         submit(run, ep, attempt + 1)  # resumes from the call cache
                         continue
-                    o = RunOutcome(run, "failed", error=f"failed after {spec.retries} retries: {msg}")
+                    o = exhausted(run, spec.retries, e)
                 else:
-                    if out["status"] == "failed":
-                        o = RunOutcome(run, "failed", error=out["error"])
-                    else:
-                        o = outcome_from_results(run, out["results"], out["status"], 0.0)
+                    o = outcome_of(run, out)
                 o.seconds = time.perf_counter() - submitted[rid]
                 o.phases = {"attempts": attempt + 1}
                 finish(o)

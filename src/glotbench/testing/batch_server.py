@@ -55,18 +55,22 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=status)
 
 
-def _unauthorized(request: web.Request) -> bool:
-    key = request.app["state"].require_key
-    return key is not None and request.headers.get("Authorization") != f"Bearer {key}"
+def _authorized(handler):  # noqa: ANN001, ANN202 - an aiohttp handler
+    """The server's `require_key` applies to the Batch API too."""
+    async def wrapped(request: web.Request) -> web.Response:
+        key = request.app["state"].require_key
+        if key is not None and request.headers.get("Authorization") != f"Bearer {key}":
+            return _error(401, "invalid API key")
+        return await handler(request)
+    return wrapped
 
 
 def _file_object(f: dict[str, Any]) -> dict[str, Any]:
     return {k: f[k] for k in ("id", "object", "bytes", "created_at", "filename", "purpose")}
 
 
+@_authorized
 async def upload_file(request: web.Request) -> web.Response:
-    if _unauthorized(request):
-        return _error(401, "invalid API key")
     bs = _state(request)
     try:
         form = await request.post()
@@ -82,18 +86,16 @@ async def upload_file(request: web.Request) -> web.Response:
     return web.json_response(_file_object(bs.files[fid]))
 
 
+@_authorized
 async def file_content(request: web.Request) -> web.Response:
-    if _unauthorized(request):
-        return _error(401, "invalid API key")
     f = _state(request).files.get(request.match_info["file_id"])
     if f is None:
         return _error(404, "no such file")
     return web.Response(body=f["data"], content_type="application/octet-stream")
 
 
+@_authorized
 async def create_batch(request: web.Request) -> web.Response:
-    if _unauthorized(request):
-        return _error(401, "invalid API key")
     bs = _state(request)
     try:
         body = await request.json()
@@ -154,9 +156,8 @@ def _store(bs: BatchState, name: str, rows: list[dict[str, Any]]) -> str | None:
     return fid
 
 
+@_authorized
 async def get_batch(request: web.Request) -> web.Response:
-    if _unauthorized(request):
-        return _error(401, "invalid API key")
     bs = _state(request)
     b = bs.batches.get(request.match_info["batch_id"])
     if b is None:

@@ -113,7 +113,7 @@ def test_cost_cap_reserves_the_worst_case_of_requests_in_flight():
     assert cap.reserve(p[7], GenerateConfig(max_tokens=1)) is None  # once stopped, nothing more is sent
     for x, h in zip(p, held):
         cap.spend(x, cfg, Usage(50, 10))
-        cap.settle(h)
+        cap.settle(x, h)
     assert cap.spent == pytest.approx(6 * 0.06) and cap.reserved == 0 and cap.spent <= cap.cap_usd
 
 
@@ -123,7 +123,7 @@ def test_cost_cap_learns_a_tokenizer_worse_than_the_estimate():
     p = Prompt(messages=({"role": "user", "content": "x"},))
     h = cap.reserve(p, cfg)
     cap.spend(p, cfg, Usage(60, 5))  # billed 3x the estimate
-    cap.settle(h)
+    cap.settle(p, h)
     assert cap.correction == pytest.approx(3.0)
     assert cap.reserve(Prompt(messages=({"role": "user", "content": "y"},)), cfg) == pytest.approx((60 + 10) / 1e6)
 
@@ -171,3 +171,23 @@ def test_performance_doc_records_the_estimate_error(repo_root):
     for script, (lo, hi) in SCRIPT_BANDS.items():
         if script != "other":
             assert f"{lo:.2f}–{hi:.2f}" in doc, script
+
+
+def test_sweep_dry_run_estimates_each_run_without_calling(tmp_path):
+    import yaml
+
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({
+        "out": str(tmp_path / "out"), "cache": str(tmp_path / "c.sqlite"),
+        "models": [{"spec": f"openai:a@{url}", "price_in": 2.5, "price_out": 10.0}, {"spec": f"openai:b@{url}"}],
+        "benchmarks": [{"name": "laobench-mcq", "limit": 3}, {"name": "vi-diacritics", "limit": 2}]}), encoding="utf-8")
+    r = cli("sweep", str(path), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.endswith("  to run")]
+    assert len(rows) == 4 and all("~" in ln for ln in rows)  # estimated prompt tokens, marked
+    priced = [ln for ln in rows if "openai_a" in ln]
+    assert all("–" in ln for ln in priced) and all(ln.split()[-3] == "-" for ln in rows if "openai_b" in ln)
+    assert "4 runs (4 to run), at most 10 model calls" in r.stdout and "0 cached now, 10 to send" in r.stdout
+    assert "cost $" in r.stdout and "(2 runs without prices not counted)" in r.stdout
+    assert not (tmp_path / "out").exists()

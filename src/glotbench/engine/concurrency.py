@@ -17,8 +17,11 @@ adaptive connections do it:
 - **Additive increase.** After slow start the limit grows by 1/limit per successful reply: one more
   request in flight per round trip, back to the limit of the last episode; from one below it the
   growth is `plateau_probe` (4) times slower, so the limit lingers just under what the endpoint
-  took last time and probes above it rarely (CUBIC's plateau, in its simplest form). Measured: 0.93
-  of capacity with the plateau, 0.86 without (docs/performance.md).
+  took last time and probes above it rarely (CUBIC's plateau, in its simplest form). Each episode
+  that ends within one request of the last one doubles that slowness (up to 32 times): a limit that
+  keeps being confirmed is probed ever more rarely, so with a small capacity (where one request more
+  is 10% more) the probes do not become a steady stream of 429s. What each rule is worth,
+  measured: docs/performance.md.
 - The limit stays within [`min_limit`, `max_limit`] (`--max-concurrency`); the runner starts
   `max_limit` workers and each attempt passes this gate, so memory is bounded by `max_limit`.
 
@@ -54,6 +57,7 @@ class AdaptiveLimit:
     rejected: int = field(init=False, default=0)  # attempts answered by a congestion signal
     peak: float = field(init=False, default=0.0)
     last_congested: float = field(init=False, default=0.0)  # the limit when the last episode began
+    probe: float = field(init=False, default=0.0)  # the current plateau slowness
     trace: list[tuple[float, float]] = field(init=False, default_factory=list)  # (s since start, limit)
 
     def __post_init__(self) -> None:
@@ -62,6 +66,7 @@ class AdaptiveLimit:
         self.min_limit = max(1, min(self.min_limit, self.max_limit))
         self.limit = float(max(self.min_limit, min(self.start, self.max_limit)))
         self.peak = self.limit
+        self.probe = self.plateau_probe
         self._t0 = time.perf_counter()
         self._waiters: deque[asyncio.Future] = deque()
         self.trace.append((0.0, self.limit))
@@ -93,12 +98,14 @@ class AdaptiveLimit:
             elif self.limit + 1.0 < self.last_congested:
                 step = 1.0 / max(self.limit, 1.0)
             else:
-                step = 1.0 / (self.plateau_probe * max(self.limit, 1.0))
+                step = 1.0 / (self.probe * max(self.limit, 1.0))
             self._set(min(float(self.max_limit), self.limit + step))
         elif kind in CONGESTION_KINDS:
             self.rejected += 1
             if token == self.episodes:  # sent after the last decrease: a new episode
                 base = min(self.limit, float(self.in_flight + 1))
+                confirmed = not self.slow_start and abs(base - self.last_congested) <= 1.0
+                self.probe = min(self.probe * 2, 32.0) if confirmed else self.plateau_probe
                 self.slow_start = False
                 self.episodes += 1
                 self.last_congested = base

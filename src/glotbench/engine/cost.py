@@ -72,11 +72,13 @@ class CostCap:
         """A reply came back: its real cost is spent; a prompt billed above its estimate raises
         later reservations."""
         self.spent += price(usage.prompt_tokens, usage.completion_tokens, self.price_in, self.price_out)
-        point = self._estimates.get(id(prompt))
+        point = self._estimates.pop(id(prompt), None)
         if point and usage.prompt_tokens > point:
             self.correction = max(self.correction, usage.prompt_tokens / point)
 
-    def settle(self, reserved: float) -> None:
+    def settle(self, prompt: Prompt, reserved: float) -> None:
+        """The request is over (answered or failed): its reservation is released."""
+        self._estimates.pop(id(prompt), None)
         self.reserved = max(0.0, self.reserved - reserved)
 
     def summary(self) -> dict[str, Any]:

@@ -357,7 +357,7 @@ class Runner:
             await self._send_and_finish(unit)
         finally:
             if reserved is not None:
-                self.budget.settle(reserved)
+                self.budget.settle(unit.prompt, reserved)
 
     async def _send_and_finish(self, unit: "Pending") -> None:
         await self._ensure_ready()

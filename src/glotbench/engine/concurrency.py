@@ -9,11 +9,11 @@ adaptive connections do it:
 - **Congestion signal:** a 429 (`rate_limited`) or a timeout. Other failures (400, 500, malformed
   bodies) say nothing about load and change nothing.
 - **Multiplicative decrease, once per episode.** The limit becomes `decrease` (0.9) times what the
-  endpoint was seen to serve: the fewest of the limit, the requests in flight when the signal came
-  (the rejected one included), and the replies that came back within the last round trip (a moving
-  average of successful attempts' time). After slow start a burst of replies can double the limit
-  within a few milliseconds, far above what the endpoint serves; cutting from the limit would then
-  take several episodes (each a burst of 429s), and halving it would fall to half the capacity.
+  endpoint was seen to take: the fewest of the limit, the requests in flight when the signal came
+  (the rejected one included) and when the rejected request was sent (itself included). In slow
+  start a burst of replies can double the limit within milliseconds, far above what the endpoint
+  serves; cutting from the limit would then take several episodes (each a burst of 429s), and
+  halving it would fall to half the capacity.
   Signals from requests sent before the last decrease belong to the same episode and are ignored,
   so a burst of 429s from one overshoot lowers the limit once, not once per rejected request.
 - **Additive increase.** After slow start the limit grows by 1/limit per successful reply: one more
@@ -60,7 +60,6 @@ class AdaptiveLimit:
     peak: float = field(init=False, default=0.0)
     last_congested: float = field(init=False, default=0.0)  # the limit when the last episode began
     probe: float = field(init=False, default=0.0)  # the current plateau slowness
-    rtt: float | None = field(init=False, default=None)  # moving average of a successful attempt's time
     trace: list[tuple[float, float]] = field(init=False, default_factory=list)  # (s since start, limit)
 
     def __post_init__(self) -> None:
@@ -72,7 +71,6 @@ class AdaptiveLimit:
         self.probe = self.plateau_probe
         self._t0 = time.perf_counter()
         self._waiters: deque[asyncio.Future] = deque()
-        self._replies: deque[float] = deque(maxlen=4 * self.max_limit + 16)  # when recent successes came back
         self.trace.append((0.0, self.limit))
 
     @property
@@ -80,7 +78,7 @@ class AdaptiveLimit:
         """Requests allowed in flight now."""
         return max(self.min_limit, int(self.limit))
 
-    async def acquire(self) -> tuple[int, float]:
+    async def acquire(self) -> tuple[int, int]:
         while self.in_flight >= self.current:
             fut = asyncio.get_running_loop().create_future()
             self._waiters.append(fut)
@@ -92,22 +90,13 @@ class AdaptiveLimit:
                 raise
         self.in_flight += 1
         self.requests += 1
-        return self.episodes, time.perf_counter()
+        return self.episodes, self.in_flight
 
-    def _served_recently(self, now: float) -> int:
-        if self.rtt is None:
-            return 0
-        since = now - self.rtt
-        return sum(1 for t in reversed(self._replies) if t > since)
-
-    def release(self, token: tuple[int, float], kind: str | None) -> None:
+    def release(self, token: tuple[int, int], kind: str | None) -> None:
+        """`token`: what `acquire` returned (the episode and the requests in flight at sending)."""
         self.in_flight -= 1
-        episode, sent = token
-        now = time.perf_counter()
+        episode, in_flight_at_send = token
         if kind is None:
-            took = now - sent
-            self.rtt = took if self.rtt is None else 0.8 * self.rtt + 0.2 * took
-            self._replies.append(now)
             if self.slow_start:
                 step = 1.0
             elif self.limit + 1.0 < self.last_congested:
@@ -118,10 +107,7 @@ class AdaptiveLimit:
         elif kind in CONGESTION_KINDS:
             self.rejected += 1
             if episode == self.episodes:  # sent after the last decrease: a new episode
-                base = min(self.limit, float(self.in_flight + 1))
-                served = self._served_recently(now)
-                if served:
-                    base = min(base, float(served))
+                base = float(min(self.limit, self.in_flight + 1, in_flight_at_send))
                 confirmed = not self.slow_start and abs(base - self.last_congested) <= 1.0
                 self.probe = min(self.probe * 2, 32.0) if confirmed else self.plateau_probe
                 self.slow_start = False

@@ -24,8 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from glotbench.engine.estimate import price
 from glotbench.models.base import GenerateConfig, Prompt, Usage
+
+
+def price(prompt_tokens: float, completion_tokens: float, price_in: float, price_out: float,
+          discount: float = 0.0) -> float:
+    """USD for token counts at prices per million tokens, less a discount (0.5: half price)."""
+    return (prompt_tokens * price_in + completion_tokens * price_out) / 1e6 * (1.0 - discount)
 
 
 @dataclass

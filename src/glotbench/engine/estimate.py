@@ -30,6 +30,7 @@ from typing import Any, Iterable
 
 import regex
 
+from glotbench.engine.cost import price
 from glotbench.models.base import GenerateConfig, Prompt
 
 # real tokens / o200k_base tokens on text of each script, lowest and highest over the tokenizers
@@ -219,12 +220,6 @@ def estimate_units(units: Iterable[Any], counter: Any, form: str, loglik: bool, 
                       sum(min(m, round(mean)) if mean is not None else min(m, 1) for m in max_tokens),
                       sum(max_tokens)]
     return est
-
-
-def price(prompt_tokens: float, completion_tokens: float, price_in: float, price_out: float,
-          discount: float = 0.0) -> float:
-    """USD for token counts at prices per million tokens, less a discount (0.5: half price)."""
-    return (prompt_tokens * price_in + completion_tokens * price_out) / 1e6 * (1.0 - discount)
 
 
 def cost_range(est: RunEstimate, price_in: float, price_out: float, discount: float = 0.0) -> dict[str, float]:

@@ -262,6 +262,9 @@ class Runner:
             coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
         if self.gate is not None:
             return await self._gated(coro)
+        return await self._timed(coro)
+
+    async def _timed(self, coro: Any) -> Response:
         if self.timeout_s is None:
             return await coro
         try:
@@ -279,13 +282,7 @@ class Runner:
             raise
         kind: str | None = "exception"
         try:
-            if self.timeout_s is None:
-                resp = await coro
-            else:
-                try:
-                    resp = await asyncio.wait_for(coro, self.timeout_s)
-                except asyncio.TimeoutError:
-                    raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+            resp = await self._timed(coro)
             kind = None
             return resp
         except Exception as e:

@@ -114,3 +114,10 @@ def collector_state(messages):
     import gc
 
     return json.dumps({"restored_text": f"enabled={gc.isenabled()} threshold={gc.get_threshold()[0]}"})
+
+
+def die_model(messages):
+    """Kills its own process at the first call (a job lost on every attempt)."""
+    import os
+
+    os._exit(1)

@@ -107,6 +107,22 @@ def test_hf_backend_on_a_local_folder(tmp_path, embedded):
     assert res.results["counts"]["samples"] == 2 and res.results["counts"]["model_calls"] == 2
 
 
+def test_dry_run_counts_a_local_models_prompt_tokens_exactly(tmp_path, embedded):
+    """The dry run's count for `hf:PATH` (its own tokenizer, its own rendering) equals the prompt
+    tokens the backend reports when the run is made."""
+    from glotbench.engine.estimate import estimate_run
+
+    folder = next(p for p in _converted_root().iterdir() if p.name.startswith("gemma-3-270m-q4_k_m-")
+                  and (p / "config.json").is_file())
+    opts = RunOptions(limit=3, progress=False, out=str(tmp_path / "r"), cache_path=str(tmp_path / "c.sqlite"),
+                      max_tokens=8)
+    est = estimate_run("vi-diacritics", f"hf:{folder}", opts)
+    assert est.exact and est.prompt[0] == est.prompt[1] == est.prompt[2] and est.cached == 0
+    res = evaluate("vi-diacritics", f"hf:{folder}", opts).results
+    assert est.prompt[0] == res["tokens"]["prompt"] > 0
+    assert res["tokens"]["completion"] <= est.completion[2] == 3 * 8
+
+
 def test_loglikelihood_prefers_the_likely_continuation(embedded):
     scores = asyncio.run(embedded.loglikelihood("The capital of France is", (" Paris", " banana")))
     assert scores[0] > scores[1] and all(s < 0 for s in scores)

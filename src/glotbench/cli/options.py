@@ -157,6 +157,7 @@ Quick = Annotated[bool, typer.Option("--quick", help="Shorthand for --subset qui
 MaxFailureRate = Annotated[float, typer.Option(help="Largest share of items whose model call may fail (HTTP, connection, timeout...) before the run is invalid (exit 3).")]
 Out = Annotated[Optional[str], typer.Option(help="Output directory (default: runs/KIND/TIME-MODEL).")]
 Concurrency = Annotated[Optional[int], typer.Option(help="Requests in flight (default: the backend's; per phase for judged runs).")]
+ConcurrencyOrAuto = Annotated[Optional[str], typer.Option("--concurrency", help="Requests in flight (default: the backend's), or auto: find the endpoint's limit (AIMD on 429s and timeouts, at most --max-concurrency).")]
 Timeout = Annotated[float, typer.Option(help="Per-request timeout in seconds.")]
 MaxRetries = Annotated[int, typer.Option(help="Retries per request (429, 5xx, timeouts; a malformed verdict too).")]
 ApiKeyEnv = Annotated[Optional[str], typer.Option(help="Environment variable holding the API key (default OPENAI_API_KEY).")]
@@ -192,4 +193,12 @@ def run_options(*, no_cache: bool = False, bench_opt: list[str] = (), **fields: 
 
     renames = {"timeout": "timeout_s", "price_in": "price_in_per_mtok", "price_out": "price_out_per_mtok"}
     kw = {renames.get(k, k): v for k, v in fields.items()}
+    if isinstance(kw.get("concurrency"), str):  # `--concurrency N|auto`
+        value = kw["concurrency"].strip().lower()
+        if value != "auto":
+            try:
+                value = int(value)
+            except ValueError:
+                raise GlotbenchError(f"--concurrency must be a whole number >= 1 or auto, got {kw['concurrency']!r}") from None
+        kw["concurrency"] = value
     return RunOptions(use_cache=not no_cache, bench_options=split_pairs(list(bench_opt)), **kw)

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, Concurrency, Data, Limit, MaxFailureRate,
+from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Data, Limit, MaxFailureRate,
                                    MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
                                    Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options)
 
@@ -36,7 +36,7 @@ def run(
     limit: Limit = None,
     subset: Subset = None,
     quick: Quick = False,
-    concurrency: Concurrency = None,
+    concurrency: ConcurrencyOrAuto = None,
     repeats: Annotated[int, typer.Option(help="Run each item N times, to measure stability.")] = 1,
     out: Out = None,
     temperature: Temperature = None,
@@ -57,6 +57,12 @@ def run(
     max_failure_rate: MaxFailureRate = 0.05,
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
+    max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
+    max_concurrency: Annotated[int, typer.Option(help="The ceiling of --concurrency auto.")] = 64,
+    batch: Annotated[bool, typer.Option("--batch", help="Send the uncached requests through the endpoint's Batch API (/v1/files, /v1/batches); failures are retried as normal requests.")] = False,
+    batch_discount: Annotated[float, typer.Option(help="The batch price's discount on --price-in/--price-out (0.5: half price).")] = 0.5,
+    batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
     directory with results.json and samples.jsonl. Exit 3: the run is invalid (too many model calls
@@ -80,12 +86,20 @@ def run(
         subset="quick" if quick else subset, max_failure_rate=max_failure_rate,
         temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
         timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
-        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress)
+        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress,
+        max_cost_usd=max_cost, max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount,
+        batch_poll_s=batch_poll)
     if include_path:
         from glotbench.tasks import add_include_path
 
         for folder in include_path:
             add_include_path(folder)
+    if dry_run:
+        from glotbench.engine.estimate import estimate_run, format_estimate
+
+        for line in format_estimate(estimate_run(benchmark, model, opts)):
+            typer.echo(line)
+        return
     from glotbench.registry import get_benchmark
 
     # A task scored by a rubric runs its judges after the answers (engine/judged_task.py, imported
@@ -141,6 +155,10 @@ def finish_message(results: dict, argv: list[str]) -> None:
         typer.echo(f"This run scored {how}{sel['n']} of the {sel['of']} items: its numbers are not the benchmark's. "
                    f"The full set: {_full_command(argv)}")
     exit_if_invalid(results)
+    stopped = results.get("stopped")
+    if stopped:  # --max-cost: what was not sent; the same command resumes
+        typer.echo(f"{stopped['message']} ({stopped['not_sent']} requests not sent)", err=True)
+        raise typer.Exit(3)
 
 
 def index_in_store(result) -> None:
@@ -151,6 +169,8 @@ def index_in_store(result) -> None:
     from glotbench.cli.options import describe
     from glotbench.store.index import index_run
 
+    if result.results.get("status") != "complete":  # a run stopped by --max-cost is indexed when finished
+        return
     logging.getLogger("alembic").setLevel(logging.WARNING)  # `run` logs at INFO: not Alembic's plugin setup
     try:
         index_run(result.results, result.out_dir)

@@ -1,4 +1,4 @@
-"""`glotbench sweep` (a matrix of runs, locally or on Ray) and `glotbench runs` (the results store)."""
+"""`glotbench sweep` (a matrix of runs, locally, on Ray or on Slurm) and `glotbench runs` (the results store)."""
 
 from __future__ import annotations
 
@@ -32,10 +32,11 @@ def _unit(scale: str | None) -> str:
 
 def sweep(
     sweep_file: str = typer.Argument(..., help="Sweep file (YAML): models, benchmarks, seeds, output root."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs and their model calls; run nothing."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs, their model calls, tokens and (with prices) cost range; call no model."),
     ray: bool = typer.Option(False, "--ray", help="Run each run as a Ray task (a local Ray instance unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS",
                                               help="An existing Ray cluster, e.g. ray://head:10001 or auto (implies --ray)."),
+    slurm: bool = typer.Option(False, "--slurm", help="Run each run as a Slurm job through submitit (the sweep file's slurm: section)."),
     progress: bool = typer.Option(True, help="Show the progress view over the matrix."),
     max_failure_rate: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="Override the sweep file's max_failure_rate (default 0.05): above it a run is invalid."),
 ) -> None:
@@ -56,18 +57,18 @@ def sweep(
     except GlotbenchError as e:
         _die(str(e))
     if dry_run:
-        typer.echo(f"{'run':<60} {'items':>6} {'repeats':>7} {'calls':>7}  status")
-        for r in runs:
-            typer.echo(f"{r.run_id:<60} {r.items:>6} {r.repeats:>7} {r.calls:>7}  "
-                       f"{'finished (skipped)' if r.done else 'to run'}")
-        todo = [r for r in runs if not r.done]
-        typer.echo(f"{len(runs)} runs ({len(todo)} to run), at most {sum(r.calls for r in todo)} model calls "
-                   f"(fewer when cached)")
-        for ep, n in budgets.items():
-            typer.echo(f"endpoint {ep}: {n} requests in flight, shared by its runs")
+        from glotbench.engine.sweep_estimate import print_sweep_estimate
+
+        print_sweep_estimate(runs, budgets, typer.echo)
         return
+    if sum(bool(x) for x in (ray or ray_address, slurm)) > 1:
+        _die("choose one executor: --ray or --slurm")
     try:
-        if ray or ray_address:
+        if slurm:
+            from glotbench.engine.sweep_slurm import run_slurm
+
+            outcomes = run_slurm(spec, runs, progress=progress)
+        elif ray or ray_address:
             from glotbench.engine.sweep_ray import run_ray
 
             outcomes = run_ray(spec, runs, address=ray_address, progress=progress)

@@ -53,7 +53,8 @@ class RunOptions:
     limit: int | None = None
     subset: str | None = None  # a named subset of the data (`quick`): engine/selection.py
     repeats: int = 1
-    concurrency: int | None = None  # default: the model backend's
+    concurrency: int | str | None = None  # default: the model backend's; "auto": engine/concurrency.py
+    max_concurrency: int = 64  # the ceiling of --concurrency auto
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
@@ -72,6 +73,10 @@ class RunOptions:
     progress: bool = True
     bootstrap_resamples: int = 1000
     max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE  # above it the run is invalid: engine/validity.py
+    max_cost_usd: float | None = None  # engine/cost.py
+    batch: bool = False  # the provider's Batch API (engine/batch.py)
+    batch_discount: float = 0.5  # the batch price as a fraction off the listed prices
+    batch_poll_s: float = 30.0
 
     def __post_init__(self) -> None:
         """Refuse values that would make a run meaningless or hang, before any model is called. Messages
@@ -82,14 +87,22 @@ class RunOptions:
             option = _OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
             raise GlotbenchError(f"{option} must be {rule}, got {value!r}")
 
+        if self.concurrency == "auto":
+            if not self.max_concurrency or isinstance(self.max_concurrency, bool) \
+                    or not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
+                bad("max_concurrency", self.max_concurrency, "a whole number >= 1")
+        elif isinstance(self.concurrency, str):
+            bad("concurrency", self.concurrency, "a whole number >= 1 or auto")
         for name, low in (("limit", 1), ("repeats", 1), ("concurrency", 1), ("max_tokens", 1),
                           ("max_retries", 0), ("bootstrap_resamples", 0)):
+            if name == "concurrency" and self.concurrency == "auto":
+                continue
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
                 bad(name, value, f"at least {low}" if isinstance(value, int) and not isinstance(value, bool)
                     else f"a whole number >= {low}")
-        for name, allow_zero in (("timeout_s", False), ("temperature", True),
-                                 ("price_in_per_mtok", True), ("price_out_per_mtok", True)):
+        for name, allow_zero in (("timeout_s", False), ("temperature", True), ("price_in_per_mtok", True),
+                                 ("price_out_per_mtok", True), ("max_cost_usd", True), ("batch_poll_s", False)):
             value = getattr(self, name)
             if value is None and name != "timeout_s":
                 continue
@@ -100,10 +113,19 @@ class RunOptions:
         rate = self.max_failure_rate
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             bad("max_failure_rate", rate, "a number from 0 to 1 (a share of the items)")
+        if not (isinstance(self.batch_discount, (int, float)) and 0 <= self.batch_discount < 1):
+            bad("batch_discount", self.batch_discount, "a number from 0 to below 1")
+        if self.max_cost_usd is not None and (self.price_in_per_mtok is None or self.price_out_per_mtok is None):
+            raise GlotbenchError("--max-cost needs --price-in and --price-out (USD per million tokens): "
+                                 "the cost is counted from the reported token usage")
+        if self.max_cost_usd is not None and self.batch:
+            raise GlotbenchError("--max-cost and --batch cannot be combined: a batch is submitted, and "
+                                 "billed, as a whole; estimate it first with --dry-run --batch")
 
 
 _OPTION_NAMES = {"timeout_s": "--timeout", "price_in_per_mtok": "--price-in", "price_out_per_mtok": "--price-out",
-                 "bootstrap_resamples": "--resamples", "max_failure_rate": "--max-failure-rate"}
+                 "bootstrap_resamples": "--resamples", "max_failure_rate": "--max-failure-rate",
+                 "max_cost_usd": "--max-cost", "batch_poll_s": "--batch-poll"}
 
 
 def _slug(text: str) -> str:
@@ -234,10 +256,52 @@ def _prepare_out_dir(bench: Benchmark, model: Model, out: str | None) -> Path:
             out_dir = out_dir.with_name(f"{stamp}-{_slug(model.spec)}-{n}")
     else:
         out_dir = Path(out)
-        if (out_dir / "results.json").exists() and not invalid_run(out_dir / "results.json"):
+        if finished_run(out_dir):
             raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     return out_dir
+
+
+def run_status(out_dir: str | Path) -> str | None:
+    """The status a run directory's results.json records ("complete", or "stopped": a run cut short by
+    --max-cost, which the same command resumes); None without a readable one."""
+    try:
+        status = json.loads((Path(out_dir) / "results.json").read_text(encoding="utf-8")).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return status if isinstance(status, str) else None
+
+
+def finished_run(out_dir: str | Path) -> bool:
+    """The finished-run rule: a results.json whose status is complete and whose run is valid. An
+    invalid run (too many failed calls) and one stopped by --max-cost are run again in place by the
+    same command, resuming from the call cache; `--out` refuses only a finished run."""
+    path = Path(out_dir) / "results.json"
+    return path.is_file() and run_status(out_dir) == "complete" and not invalid_run(path)
+
+
+def model_options(options: RunOptions) -> dict[str, Any]:
+    """What the model backend is built with (`--concurrency auto` sizes its pool to the ceiling)."""
+    opts: dict[str, Any] = {"timeout_s": options.timeout_s}
+    if options.concurrency == "auto":
+        opts["concurrency"] = options.max_concurrency
+    elif options.concurrency is not None:
+        opts["concurrency"] = options.concurrency
+    if options.api_key_env is not None:
+        opts["api_key_env"] = options.api_key_env
+    return opts
+
+
+def generation_config(bench: Benchmark, options: RunOptions) -> GenerateConfig:
+    d = bench.default_config
+    return GenerateConfig(
+        temperature=d.temperature if options.temperature is None else options.temperature,
+        max_tokens=d.max_tokens if options.max_tokens is None else options.max_tokens,
+        seed=options.seed if options.seed is not None else d.seed,
+        stop=tuple(dict.fromkeys(d.stop + tuple(options.stop))),
+        structured_output=options.structured_output,
+        thinking=options.thinking,
+    )
 
 
 def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
@@ -266,28 +330,16 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     # an item's score does not depend on the selection, so the scorer (cached scores) does not.
     scorer_signature = bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}"
     signature = scorer_signature + selection.signature_part()
-    model_opts: dict[str, Any] = {"timeout_s": options.timeout_s}
-    if options.concurrency is not None:
-        model_opts["concurrency"] = options.concurrency
-    if options.api_key_env is not None:
-        model_opts["api_key_env"] = options.api_key_env
-    m = load_model(model, **model_opts) if isinstance(model, str) else model
-    concurrency = options.concurrency or m.default_concurrency
+    m = load_model(model, **model_options(options)) if isinstance(model, str) else model
+    auto = options.concurrency == "auto"
+    concurrency = options.max_concurrency if auto else (options.concurrency or m.default_concurrency)
     try:
         coverage = (m.coverage([it.id for it in full], [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
                     if hasattr(m, "coverage") else None)
     except BaseException:
         await m.aclose()
         raise
-    d = bench.default_config
-    config = GenerateConfig(
-        temperature=d.temperature if options.temperature is None else options.temperature,
-        max_tokens=d.max_tokens if options.max_tokens is None else options.max_tokens,
-        seed=options.seed if options.seed is not None else d.seed,
-        stop=tuple(dict.fromkeys(d.stop + tuple(options.stop))),
-        structured_output=options.structured_output,
-        thinking=options.thinking,
-    )
+    config = generation_config(bench, options)
     cache = open_cache(options.cache_path or default_cache_path()) if options.use_cache else None
     try:
         out_dir = _prepare_out_dir(bench, m, options.out)
@@ -300,7 +352,11 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                           "data": full.source, "data_sha256": full.sha256, "data_path": options.data,
                           "spec": benchmark if isinstance(benchmark, str) else None},
             "model": {"spec": m.spec, **m.description()},
-            "config": {**config.to_dict(), "concurrency": concurrency, "repeats": options.repeats,
+            "config": {**config.to_dict(), "concurrency": "auto" if auto else concurrency,
+                       **({"max_concurrency": options.max_concurrency} if auto else {}),
+                       **({"max_cost_usd": options.max_cost_usd} if options.max_cost_usd is not None else {}),
+                       **({"batch": True, "batch_discount": options.batch_discount} if options.batch else {}),
+                       "repeats": options.repeats,
                        "limit": options.limit, "subset": options.subset, "items": len(items),
                        "max_failure_rate": options.max_failure_rate, "timeout_s": options.timeout_s,
                        "max_retries": options.max_retries, "cache": options.use_cache,
@@ -332,13 +388,28 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
 
             with ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress,
                              total=len(items) * options.repeats) as bar:
+                gate = budget = None
+                if auto:
+                    from glotbench.engine.concurrency import AdaptiveLimit
+
+                    gate = AdaptiveLimit(options.max_concurrency)
+                if options.max_cost_usd is not None:
+                    from glotbench.engine.cost import cost_cap
+
+                    budget = cost_cap(options, m, bench)
                 runner = Runner(bench, m, config, concurrency=concurrency, repeats=options.repeats,
                                 cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
                                 on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
                                 on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{scorer_signature}",
-                                prompt_record=template.record if template else partial(whole, form))
+                                prompt_record=template.record if template else partial(whole, form),
+                                gate=gate, budget=budget)
                 t0 = time.perf_counter()
+                batch_info = None
                 try:
+                    if options.batch:
+                        from glotbench.engine.batch import prefill_from_batch
+
+                        batch_info = await prefill_from_batch(runner, items, out_dir, options)
                     samples = await runner.run(iter(items), len(items))
                 finally:
                     for task in prepared:
@@ -362,18 +433,19 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         metrics = bench.metrics_for(full)
         versions = _versions()
         scores = _aggregate(bench, full, samples, metrics, runner, options, versions)
-        cost = None
-        if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
-            pin, pout = options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0
-            cost = {
-                "currency": "USD", "price_in_per_mtok": pin, "price_out_per_mtok": pout,
-                "run": (c.prompt_tokens * pin + c.completion_tokens * pout) / 1e6,
-                "billed_now": (c.new_prompt_tokens * pin + c.new_completion_tokens * pout) / 1e6,
-            }
+        from glotbench.engine.cost import cost_block
+
+        cost = cost_block(options, c, batch_info, budget)
+        stopped = budget.stopped if budget is not None and c.not_sent else None
+        if stopped is not None:
+            stopped = {**stopped, "not_sent": c.not_sent}
         results = {
             "format": RESULTS_FORMAT,
             **{k: v for k, v in run_info.items() if k != "status"},
-            "status": "complete",
+            "status": "complete" if stopped is None else "stopped",
+            **({"stopped": stopped} if stopped is not None else {}),
+            **({"concurrency": gate.summary()} if gate is not None else {}),
+            **({"batch": batch_info} if batch_info is not None else {}),
             "finished": datetime.now(timezone.utc).isoformat(),
             "model": {"spec": m.spec, **m.description()},
             "signature": signature,
@@ -391,6 +463,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                 "samples": c.done, "items": len(items), "failed": c.errors,
                 "failures": dict(c.failures), "flags": dict(c.flags),
                 "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
+                **({"not_sent": c.not_sent} if c.not_sent else {}),
                 "structured_output": dict(runner.structured_modes) or None,
             },
             "tokens": {"prompt": c.prompt_tokens, "completion": c.completion_tokens,
@@ -414,7 +487,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                                        "bootstrap, or wilson_fallback (the bootstrap collapsed)"},
         }
         _write_json_atomic(out_dir / "results.json", results)
-        _write_json_atomic(out_dir / "run.json", {**run_info, "status": "complete"})
+        _write_json_atomic(out_dir / "run.json", {**run_info, "status": results["status"]})
         return RunResult(out_dir, results, tuple(samples), items)
     finally:
         await m.aclose()

@@ -88,6 +88,7 @@ class RunCounters:
     completion_tokens: int = 0
     new_prompt_tokens: int = 0  # tokens of calls made in this run (not from the cache): the bill
     new_completion_tokens: int = 0
+    not_sent: int = 0  # units left unsent because the cost cap was reached (--max-cost)
     failures: Counter = field(default_factory=Counter)
     call_failures: Counter = field(default_factory=Counter)  # samples with no reply, by error kind
     call_failure_status: Counter = field(default_factory=Counter)  # ... and by HTTP status, where one came
@@ -167,6 +168,8 @@ class Runner:
         on_first_call: Callable[[], None] | None = None,
         scorer_id: str | None = None,
         prompt_record: Callable[[Prompt, Any], dict[str, Any]] | None = None,
+        gate: Any = None,
+        budget: Any = None,
     ):
         self.benchmark = benchmark
         self.model = model
@@ -182,6 +185,11 @@ class Runner:
         self.on_first_call = on_first_call  # once, when the first real model call goes out
         self.scorer_id = scorer_id  # set: scores are kept with the cached replies under this scorer
         self.prompt_record = prompt_record  # (prompt, loglik choices) -> what a sample keeps of it
+        # `--concurrency auto`: every attempt passes this gate (engine/concurrency.AdaptiveLimit);
+        # `concurrency` is then the most workers, --max-concurrency.
+        self.gate = gate
+        # `--max-cost`: a unit is sent only when its worst case fits (engine/cost.CostCap)
+        self.budget = budget
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
         self._key_heads: dict[tuple[GenerateConfig, type], str] = {}
@@ -220,7 +228,7 @@ class Runner:
             hits = 0
             for item in items:
                 for r in range(self.repeats):
-                    unit = self._prepare(Unit(item, r))
+                    unit = self.prepare(Unit(item, r))
                     if unit.cached is None:
                         await queue.put(unit)
                         continue
@@ -289,15 +297,37 @@ class Runner:
             coro = self._loglik(prompt)
         else:
             coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
-        if self.timeout_s is None:
-            resp = await coro
-        else:
-            try:
-                resp = await asyncio.wait_for(coro, self.timeout_s)
-            except asyncio.TimeoutError:
-                raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
-        # A benchmark that retries malformed replies has each fresh one extracted here, once.
+        resp = await (self._gated(coro) if self.gate is not None else self._timed(coro))
+        # A benchmark that retries malformed replies has each fresh one extracted here, once (outside
+        # the adaptive gate: a malformed verdict is no congestion signal).
         return Reply(resp, check_reply(self.benchmark, unit.item, resp.text) if self._retries_failures else None)
+
+    async def _timed(self, coro: Any) -> Response:
+        if self.timeout_s is None:
+            return await coro
+        try:
+            return await asyncio.wait_for(coro, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise ModelTimeout(f"no reply within {self.timeout_s:g} s") from None
+
+    async def _gated(self, coro: Any) -> Response:
+        """One attempt through the adaptive gate, its outcome reported (a 429 or a timeout is a
+        congestion signal)."""
+        try:
+            token = await self.gate.acquire()
+        except BaseException:
+            coro.close()
+            raise
+        kind: str | None = "exception"
+        try:
+            resp = await self._timed(coro)
+            kind = None
+            return resp
+        except Exception as e:
+            kind = getattr(e, "kind", "exception")
+            raise
+        finally:
+            self.gate.release(token, kind)
 
     async def _call(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> tuple[Reply | None, ModelError | Exception | None, int]:
         """One call with the retry policy: (reply, None, retries) or (None, last error, retries).
@@ -334,7 +364,8 @@ class Runner:
         except Exception as e:  # noqa: BLE001 - recorded on the item
             return None, e, retries
 
-    def _prepare(self, unit: Unit) -> "Pending":
+    def prepare(self, unit: Unit) -> "Pending":
+        """A unit's prompt, the config sent, its cache key and cached reply (the dry run's too)."""
         prompt = self.benchmark.render(unit.item.to_public())
         config = effective_config(prompt, self.config, self._form)
         # One head per distinct config (one, for chat models): not re-encoded per unit. The type of
@@ -350,6 +381,21 @@ class Runner:
         return Pending(unit.item, unit.repeat, prompt, config, key, cached)
 
     async def _call_and_finish(self, unit: "Pending") -> None:
+        reserved = None
+        if self.budget is not None:
+            reserved = self.budget.reserve(unit.prompt, unit.config)
+            if reserved is None:  # the cap is reached: not sent (a re-run sends it)
+                self.counters.not_sent += 1
+                if self.on_progress is not None:
+                    self.on_progress(self.counters)
+                return
+        try:
+            await self._send_and_finish(unit)
+        finally:
+            if reserved is not None:
+                self.budget.settle(unit.prompt, reserved)
+
+    async def _send_and_finish(self, unit: "Pending") -> None:
         await self._ensure_ready()
         if self.first_call_at is None:
             self.first_call_at = self.counters.first_call_at = time.perf_counter()
@@ -360,6 +406,8 @@ class Runner:
         if resp is not None:
             self.counters.new_prompt_tokens += resp.usage.prompt_tokens
             self.counters.new_completion_tokens += resp.usage.completion_tokens
+            if self.budget is not None:
+                self.budget.spend(unit.prompt, unit.config, resp.usage)
             if self.cache is not None:
                 self.cache.put(unit.key, self.model.cache_id, resp)
         self._finish(unit, resp, err, attempts, reply.extraction if reply is not None else None)

@@ -130,6 +130,53 @@ class BenchmarkEntry(BaseModel):
         return self.label or (self.name + "".join(f"-{k}={v}" for k, v in sorted(self.options.items())))
 
 
+class SlurmSection(BaseModel):
+    """`slurm:` of a sweep file: the sbatch options of every run's job (engine/sweep_slurm.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    partition: Optional[str] = None   # --partition
+    account: Optional[str] = None     # --account
+    qos: Optional[str] = None         # --qos
+    constraint: Optional[str] = None  # --constraint
+    time: str | int = 240             # --time: minutes, or [D-]HH:MM:SS
+    mem_gb: Optional[float] = Field(None, gt=0)  # --mem
+    cpus_per_task: Optional[int] = Field(None, ge=1)  # --cpus-per-task (default: the model's num_cpus, else 1)
+    gpus_per_node: Optional[int] = Field(None, ge=0)  # --gpus-per-node (default: by model kind)
+    additional: dict[str, Scalar] = Field(default_factory=dict)  # any other sbatch option, e.g. {exclude: node3}
+    setup: list[str] = Field(default_factory=list)  # shell lines run before each job (module load, venv)
+    folder: Optional[str] = None      # job scripts and logs (default: OUT/.slurm)
+    cluster: str = Field("slurm", pattern="^(slurm|local|debug)$")  # local/debug: submitit's local executors
+    poll_s: float = Field(2.0, gt=0)  # how often the driver checks its jobs
+
+    @field_validator("time")
+    @classmethod
+    def _time(cls, v: str | int) -> str | int:
+        minutes(v)
+        return v
+
+
+def minutes(value: str | int) -> int:
+    """Slurm's --time as minutes: an integer, MM, HH:MM:SS or D-HH:MM:SS."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ValueError("time must be at least 1 minute")
+        return value
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", str(value).strip())
+    if not m:
+        raise ValueError(f"time {value!r} is not minutes, HH:MM:SS or D-HH:MM:SS")
+    d, a, b, c = (int(x) if x else 0 for x in m.groups())
+    if m.group(3) is None:  # D-HH or MM
+        total = d * 1440 + (a * 60 if m.group(1) else a)
+    elif m.group(4) is None:  # MM:SS, or D-HH:MM
+        total = d * 1440 + a * 60 + b if m.group(1) else a + (1 if b else 0)
+    else:
+        total = d * 1440 + a * 60 + b + (1 if c else 0)
+    if total < 1:
+        raise ValueError("time must be at least 1 minute")
+    return total
+
+
 class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -139,10 +186,11 @@ class SweepSpec(BaseModel):
     seeds: list[Optional[int]] = Field(default_factory=lambda: [None], min_length=1)
     cache: Optional[str] = None       # call cache: a SQLite path (default: the user cache)
     store: Optional[str | bool] = None  # results store URL; false: do not index (default: the user store)
-    retries: int = Field(2, ge=0)     # Ray: times a failed or killed run is retried
-    runs_per_endpoint: int = Field(4, ge=1)  # Ray: runs in flight against one endpoint at once
+    retries: int = Field(2, ge=0)     # Ray, Slurm: times a failed or killed run is retried
+    runs_per_endpoint: int = Field(4, ge=1)  # Ray, Slurm: runs in flight against one endpoint at once
     bootstrap_resamples: int = Field(1000, ge=0)
     max_failure_rate: float = Field(DEFAULT_MAX_FAILURE_RATE, ge=0, le=1)
+    slurm: SlurmSection = SlurmSection()  # --slurm: sbatch options
     models: list[ModelEntry] = Field(min_length=1)
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
 
@@ -182,14 +230,12 @@ class Run:
 
     @property
     def done(self) -> bool:
-        """Finished and valid: an invalid run (too many failed calls) runs again, resuming from the
-        call cache, as `glotbench run` with the same --out does."""
-        path = Path(self.out_dir) / "results.json"
-        if not path.is_file():
-            return False
-        from glotbench.engine.evaluate import invalid_run
+        """Finished: a results.json whose run is complete and valid. An invalid run (too many failed
+        calls) or one stopped by --max-cost runs again, resuming from the call cache, as `glotbench
+        run` with the same --out does (engine/evaluate.py `finished_run`)."""
+        from glotbench.engine.evaluate import finished_run
 
-        return not invalid_run(path)
+        return finished_run(self.out_dir)
 
 
 def _error_line(e: ValidationError, source: str) -> str:

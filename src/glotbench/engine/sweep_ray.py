@@ -11,14 +11,13 @@ for `hf:`/`vllm:` models, one CPU for endpoints), on a local Ray instance or an 
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from typing import Any, Callable
 
 from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets
-from glotbench.engine.sweep_run import MatrixProgress, RunOutcome, outcome_from_results, read_results
+from glotbench.engine.sweep_run import (MatrixProgress, RunOutcome, endpoint_queues, execute_run, exhausted,
+                                        outcome_of)
 from glotbench.errors import GlotbenchError
 
 
@@ -46,47 +45,9 @@ def resources_for(run: Run) -> dict[str, Any]:
 
 
 def _execute(run: Run, concurrency: int, store: str | bool | None, counter: Any) -> dict[str, Any]:
-    """The body of a Ray task (also callable without Ray): evaluate one run, index it, report."""
-    from glotbench.engine.evaluate import evaluate_async
-    from glotbench.engine.sweep_run import build_model, index_run
-    from glotbench.models.limited import LimitedModel, SharedModel
-
-    t0 = time.perf_counter()
-    started_at = time.time()  # wall clock: comparable with the driver's on one machine or a synced cluster
-    if run.done:
-        index_run(store, run.out_dir)
-        return {"status": "skipped", "results": read_results(run.out_dir), "seconds": 0.0,
-                "started_at": started_at, "ended_at": time.time()}
-    pending = [0]
-    last = [time.perf_counter()]
-
-    def on_call(n: int) -> None:
-        pending[0] += n
-        now = time.perf_counter()
-        if counter is not None and now - last[0] >= 0.5:
-            counter.add.remote(run.run_id, pending[0])
-            pending[0], last[0] = 0, now
-
-    try:
-        model = LimitedModel(SharedModel(build_model(run)), on_call=on_call)
-        opts = dataclasses.replace(run.options, concurrency=concurrency)
-
-        async def go() -> Any:
-            try:
-                return await evaluate_async(run.benchmark.name, model, opts)
-            finally:
-                await model.shared.aclose()
-
-        result = asyncio.run(go())
-        index_run(store, run.out_dir)
-    except GlotbenchError as e:  # bad input: retrying cannot help
-        return {"status": "failed", "error": str(e), "seconds": time.perf_counter() - t0,
-                "started_at": started_at, "ended_at": time.time()}
-    finally:
-        if counter is not None and pending[0]:
-            counter.add.remote(run.run_id, pending[0])
-    return {"status": "done", "results": result.results, "seconds": time.perf_counter() - t0,
-            "started_at": started_at, "ended_at": time.time()}
+    """The body of a Ray task: `execute_run`, its call counts sent to the driver's counter actor."""
+    report = None if counter is None else (lambda n: counter.add.remote(run.run_id, n))
+    return execute_run(run, concurrency, store, report)
 
 
 def _make_counter(ray: Any) -> Any:
@@ -125,10 +86,7 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
     task = ray.remote(_execute)
     counter = _make_counter(ray)
     budgets = endpoint_budgets(spec)
-    queues: dict[str, deque[Run]] = defaultdict(deque)
-    for r in runs:
-        queues[r.model.endpoint].append(r)
-    slots = {ep: min(spec.runs_per_endpoint, len(q), budgets[ep]) for ep, q in queues.items()}
+    queues, slots = endpoint_queues(spec, runs, budgets)
     in_flight: dict[Any, tuple[Run, str]] = {}
     view = MatrixProgress(runs, enabled=progress)
     outcomes: list[RunOutcome] = []
@@ -162,13 +120,9 @@ def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, pro
                 try:
                     out = ray.get(ref)
                 except Exception as e:  # noqa: BLE001 - retries exhausted
-                    msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-                    o = RunOutcome(run, "failed", error=f"failed after {spec.retries} retries: {msg}")
+                    o = exhausted(run, spec.retries, e)
                 else:
-                    if out["status"] == "failed":
-                        o = RunOutcome(run, "failed", error=out["error"])
-                    else:
-                        o = outcome_from_results(run, out["results"], out["status"], 0.0)
+                    o = outcome_of(run, out)
                 o.seconds = time.perf_counter() - submitted[run.run_id]  # submit to result, as the driver sees it
                 if out is not None:
                     o.phases = {"queued_s": out["started_at"] - submitted_at[run.run_id],

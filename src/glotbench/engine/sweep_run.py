@@ -147,6 +147,19 @@ def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds
                       calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds)
 
 
+def outcome_of(run: Run, out: dict[str, Any]) -> RunOutcome:
+    """The outcome of an `execute_run` result (from a Ray task or a Slurm job)."""
+    if out["status"] == "failed":
+        return RunOutcome(run, "failed", error=out["error"])
+    return outcome_from_results(run, out["results"], out["status"], 0.0)
+
+
+def exhausted(run: Run, retries: int, e: BaseException) -> RunOutcome:
+    """A run whose task or job failed on every attempt: its last error's last line."""
+    msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+    return RunOutcome(run, "failed", error=f"failed after {retries} retries: {msg}")
+
+
 def read_results(out_dir: str) -> dict[str, Any]:
     """A finished run's results.json, validated (glotbench.runfiles.ResultsFile)."""
     from pathlib import Path
@@ -209,6 +222,68 @@ async def run_local(spec: SweepSpec, runs: list[Run], *, progress: bool = True,
             await s.aclose()
     order = {r.run_id: i for i, r in enumerate(runs)}
     return sorted(outcomes, key=lambda o: order[o.run.run_id])
+
+
+def execute_run(run: Run, concurrency: int, store: str | bool | None,
+                report: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """One run in a process of its own (a Ray task, a Slurm job): evaluate it with `concurrency`
+    requests in flight, index it, and return its outcome as plain data. `report(n)` receives new
+    call counts, at most every 0.5 s and once at the end. A finished run is skipped; a bad input
+    (GlotbenchError) is a failed outcome, not an exception, so the executor does not retry it."""
+    import dataclasses
+
+    from glotbench.engine.evaluate import evaluate_async
+    from glotbench.models.limited import LimitedModel, SharedModel
+
+    t0 = time.perf_counter()
+    started_at = time.time()  # wall clock: comparable with the driver's on one machine or a synced cluster
+    if run.done:
+        index_run(store, run.out_dir)
+        return {"status": "skipped", "results": read_results(run.out_dir), "seconds": 0.0,
+                "started_at": started_at, "ended_at": time.time()}
+    pending = [0]
+    last = [time.perf_counter()]
+
+    def on_call(n: int) -> None:
+        pending[0] += n
+        now = time.perf_counter()
+        if report is not None and now - last[0] >= 0.5:
+            report(pending[0])
+            pending[0], last[0] = 0, now
+
+    try:
+        model = LimitedModel(SharedModel(build_model(run)), on_call=on_call)
+        opts = dataclasses.replace(run.options, concurrency=concurrency)
+
+        async def go() -> Any:
+            try:
+                return await evaluate_async(run.benchmark.name, model, opts)
+            finally:
+                await model.shared.aclose()
+
+        result = asyncio.run(go())
+        index_run(store, run.out_dir)
+    except GlotbenchError as e:  # bad input: retrying cannot help
+        return {"status": "failed", "error": str(e), "seconds": time.perf_counter() - t0,
+                "started_at": started_at, "ended_at": time.time()}
+    finally:
+        if report is not None and pending[0]:
+            report(pending[0])
+    return {"status": "done", "results": result.results, "seconds": time.perf_counter() - t0,
+            "started_at": started_at, "ended_at": time.time()}
+
+
+def endpoint_queues(spec: SweepSpec, runs: list[Run], budgets: dict[str, int]) -> tuple[dict[str, Any], dict[str, int]]:
+    """For executors that run each run in its own process (Ray, Slurm): the runs queued per endpoint,
+    and how many of them may be in flight at once (`runs_per_endpoint`, never more than the
+    endpoint's budget); each then gets budget // slots requests in flight."""
+    from collections import deque
+
+    queues: dict[str, deque[Run]] = {}
+    for r in runs:
+        queues.setdefault(r.model.endpoint, deque()).append(r)
+    slots = {ep: min(spec.runs_per_endpoint, len(q), budgets[ep]) for ep, q in queues.items()}
+    return queues, slots
 
 
 def _with_concurrency(run: Run, budget: int) -> Any:

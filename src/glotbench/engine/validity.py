@@ -68,6 +68,9 @@ def _failed(v: Mapping[str, Any]) -> str:
 
 
 def is_valid(results: Mapping[str, Any]) -> bool:
+    """Valid and whole: not invalid, and not cut short by --max-cost (`status: stopped`)."""
+    if results.get("status", "complete") == "stopped":
+        return False
     v = results.get("validity")
     return not isinstance(v, Mapping) or bool(v.get("valid", True))
 
@@ -79,8 +82,20 @@ def data_label_text(results: Mapping[str, Any]) -> str | None:
     return str(label["label"]) if isinstance(label, Mapping) and label.get("label") else None
 
 
+def stopped_text(results: Mapping[str, Any]) -> str | None:
+    """`stopped by --max-cost: 40 requests not sent (the same command resumes)` for a run the cost cap
+    cut short (results.json's `status: stopped`): its numbers cover only the requests sent."""
+    stopped = results.get("stopped")
+    if results.get("status") != "stopped" or not isinstance(stopped, Mapping):
+        return None
+    return (f"stopped by --max-cost: {stopped.get('not_sent', '?')} requests not sent; the numbers cover only "
+            "what was sent (the same command resumes)")
+
+
 def notes(results: Mapping[str, Any]) -> list[str]:
-    """What must be read with the run's numbers: invalid, a subset of the items, sample data."""
+    """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
+    items, sample data."""
     from glotbench.engine.selection import selection_text
 
-    return [t for t in (validity_text(results), selection_text(results), data_label_text(results)) if t]
+    return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
+                        data_label_text(results)) if t]

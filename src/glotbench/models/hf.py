@@ -157,6 +157,49 @@ class HFModel:
         if self._model is None:
             await asyncio.to_thread(self._load_sync)
 
+    def _load_tokenizer(self) -> None:
+        """The tokenizer alone (no weights, no torch import), for counting tokens before a run: from
+        the converted model when there is one, else from the GGUF (then saved beside the converted
+        models, so the 20-30 s of reading a GGUF vocabulary is paid once), else from the path."""
+        if self._tok is not None:
+            return
+        try:
+            from transformers import AutoTokenizer
+            from transformers.utils import logging as hf_logging
+        except ImportError:
+            raise GlotbenchError("transformers is needed to count a local model's tokens: "
+                                 "pip install -e \".[local]\"") from None
+        hf_logging.set_verbosity_error()
+        try:
+            if self.gguf_file is not None or self.path.endswith(".gguf"):
+                gguf = self._resolve_gguf()
+                key = (self.gguf_sha256 or _file_digest(gguf))[:16]
+                converted = _converted_root() / f"{gguf.stem}-{key}"
+                saved = converted.with_name(converted.name + "-tokenizer")
+                if (converted / "config.json").is_file():
+                    self._tok = AutoTokenizer.from_pretrained(str(converted))
+                elif saved.is_dir():
+                    self._tok = AutoTokenizer.from_pretrained(str(saved))
+                else:
+                    self._tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+                    tmp = saved.with_name(saved.name + f".tmp{os.getpid()}")
+                    self._tok.save_pretrained(str(tmp))
+                    shutil.rmtree(saved, ignore_errors=True)
+                    os.replace(tmp, saved)
+            else:
+                self._tok = AutoTokenizer.from_pretrained(self.path)
+        except OSError as e:
+            raise GlotbenchError(f"cannot load the tokenizer of {self.spec!r}: {str(e).splitlines()[0]}") from None
+
+    def count_prompt_tokens(self, prompt: Prompt, config: GenerateConfig, *, loglik: bool = False) -> int:
+        """Prompt tokens exactly as `generate` (or `loglikelihood`) sends them: the same rendering,
+        the same tokenizer call, special tokens included."""
+        self._load_tokenizer()
+        if loglik:
+            return sum(len(self._tok((prompt.text or "") + c, add_special_tokens=True)["input_ids"])
+                       for c in (prompt.choices or ()))
+        return len(self._tok(self._render(prompt, config.thinking))["input_ids"])
+
     # -- interface -------------------------------------------------------------------------------
 
     def prompt_form(self) -> Literal["chat", "text"]:

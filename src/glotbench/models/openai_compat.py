@@ -253,6 +253,12 @@ class OpenAICompatModel:
             data, latency = await self._post(self._payload(prompt, config, False))
         if use_schema:
             self._schema_supported = True
+        return self.response_from(data, latency, ("json_schema" if use_schema else "prompt") if want_schema else None)
+
+    @staticmethod
+    def response_from(data: Any, latency: float = 0.0, structured_output: str | None = None,
+                      **raw: Any) -> Response:
+        """A chat completion body as a Response (a reply, or a Batch API output line's body)."""
         try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
@@ -264,11 +270,26 @@ class OpenAICompatModel:
                 finish_reason=choice.get("finish_reason"),
                 usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
                 latency_s=latency,
-                structured_output=("json_schema" if use_schema else "prompt") if want_schema else None,
-                raw={"id": data.get("id"), "model": data.get("model")},
+                structured_output=structured_output,
+                raw={"id": data.get("id"), "model": data.get("model"), **raw},
             )
-        except (KeyError, IndexError, TypeError, AttributeError) as e:
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
             raise BadResponse(f"reply lacks choices[0].message.content ({e})") from None
+
+    # -- the Batch API (engine/batch.py) --
+
+    def batch_line(self, custom_id: str, prompt: Prompt, config: GenerateConfig) -> dict[str, Any]:
+        """One line of a batch input file: the body `generate` would POST."""
+        use_schema = config.structured_output and prompt.json_schema is not None
+        return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions",
+                "body": self._payload(prompt, config, use_schema)}
+
+    def endpoint_url(self, path: str) -> str:
+        return self._url(path)
+
+    def request_headers(self) -> dict[str, str]:
+        """Headers of a request without a JSON body (the key, if any)."""
+        return {k: v for k, v in self._headers().items() if k != "Content-Type"}
 
     async def aclose(self) -> None:
         if self.client is not None:

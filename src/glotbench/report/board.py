@@ -111,7 +111,7 @@ def _columns(runs: list[Run], left_out: list[dict[str, str]]) -> dict[str, list[
                                     if sig.split("|subset:")[0] != key[0].split("|subset:")[0] else "")
                                  + "; never pooled"})
             elif r.model in kept:
-                why = "an invalid run" if not is_valid(r.results) and is_valid(kept[r.model].results) else "an older run"
+                why = "an invalid or stopped run" if not is_valid(r.results) and is_valid(kept[r.model].results) else "an older run"
                 left_out.append({"path": str(r.path), "reason": f"{bench}: {why} of {r.model} "
                                  f"({kept[r.model].path} is shown)"})
             else:

@@ -5,7 +5,12 @@ Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vL
 - POST /_control  {"latency": s, "answers": {substring: reply}, "sequences": {substring: [reply...]}, "faults": [rule...],
                    "reject_response_format": bool, "require_key": str|null}
 - GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
-- GET  /_stats  {"requests", "in_flight", "max_in_flight"}: the most requests ever open at once.
+- GET  /_stats  {"requests", "in_flight", "max_in_flight", "rejected"}: the most requests ever open at
+  once; `rejected`: chat requests answered 429 by the hidden capacity.
+- A hidden capacity: {"capacity": n} serves at most n chat requests at once and answers the others
+  429 at once (with {"capacity_retry_after": "1"}, a Retry-After header): a hosted API's
+  unpublished concurrency limit, for `--concurrency auto`.
+- The Batch API (/v1/files, /v1/batches): glotbench/testing/batch_server.py.
 - POST /v1/embeddings: a deterministic 64-dimension vector per input (hashed character trigrams),
   or, when an `embed_groups` {substring: group} key is found in the input, the group's own vector
   plus a little of the trigram one: scripted paraphrases.
@@ -51,6 +56,11 @@ class State:
         self.embed_groups: dict[str, str] = {}
         self.sequences: dict[str, list[str]] = {}
         self.embedding_calls = 0
+        self.capacity: int | None = None
+        self.capacity_retry_after: str | None = None
+        self.rejected = 0
+        self.batch: dict[str, Any] = {}
+        self.batch_state = None  # testing/batch_server.py BatchState, made on first use
 
 
 def _last_user(body: dict[str, Any]) -> str:
@@ -62,6 +72,11 @@ def _last_user(body: dict[str, Any]) -> str:
 
 async def chat(request: web.Request) -> web.StreamResponse:
     st: State = request.app["state"]
+    if st.capacity is not None and st.in_flight >= st.capacity:  # the hidden capacity: rejected at once
+        st.rejected += 1
+        headers = {"Retry-After": st.capacity_retry_after} if st.capacity_retry_after else {}
+        return web.json_response({"error": {"message": "Rate limit reached: too many requests in flight",
+                                            "type": "rate_limit_error"}}, status=429, headers=headers)
     st.in_flight += 1
     st.max_in_flight = max(st.max_in_flight, st.in_flight)
     try:
@@ -258,7 +273,7 @@ async def control(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     cfg = await request.json()
     for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record", "judges",
-                "embed_groups", "sequences"):
+                "embed_groups", "sequences", "capacity", "capacity_retry_after", "batch"):
         if key in cfg:
             setattr(st, key, cfg[key])
     return web.json_response({"ok": True})
@@ -271,7 +286,7 @@ async def get_requests(request: web.Request) -> web.Response:
 async def stats(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     return web.json_response({"requests": len(st.requests), "in_flight": st.in_flight,
-                              "max_in_flight": st.max_in_flight})
+                              "max_in_flight": st.max_in_flight, "rejected": st.rejected})
 
 
 async def reset(request: web.Request) -> web.Response:
@@ -290,6 +305,9 @@ def make_app(latency: float = 0.0) -> web.Application:
     app.router.add_get("/_requests", get_requests)
     app.router.add_get("/_stats", stats)
     app.router.add_post("/_reset", reset)
+    from glotbench.testing.batch_server import add_routes
+
+    add_routes(app)
     return app
 
 

@@ -1,0 +1,121 @@
+"""`--max-cost USD`: stop issuing requests before the spent cost would pass a cap.
+
+The spent cost is what the endpoint reports (usage counts × `--price-in`/`--price-out`) for the
+requests this invocation sent; cached replies cost nothing, so the same command run again resumes
+and spends up to the cap anew. With many requests in flight the cap is kept by reservation: before a
+request is sent, its worst case — the prompt's upper token estimate (engine/estimate.py; exact for
+local tokenizers) plus its `max_tokens` — is reserved, and the request is sent only if
+`spent + reserved + worst case <= cap`. When a reply comes back its real cost is spent and its
+reservation released. Once one request does not fit, none is sent any more (a cheaper one would make
+the stop depend on item order), the units left are counted as `not_sent`, and the run is recorded as
+stopped.
+
+The bound: spent <= cap, provided each request's billed prompt tokens stay within its reserved
+estimate. That holds exactly for `hf:`/`local` models; for remote models the estimate's upper band
+(the worst tokenizer measured for the prompt's script) is used, raised to the largest ratio of
+billed to estimated prompt tokens seen so far in the run, so a model whose tokenizer is worse than
+every measured one is caught after its first reply: it can overshoot by at most the in-flight
+requests' excess at that moment. Failed attempts are taken as unbilled (providers do not bill
+rejected requests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from glotbench.models.base import GenerateConfig, Prompt, Usage
+
+
+def price(prompt_tokens: float, completion_tokens: float, price_in: float, price_out: float,
+          discount: float = 0.0) -> float:
+    """USD for token counts at prices per million tokens, less a discount (0.5: half price)."""
+    return (prompt_tokens * price_in + completion_tokens * price_out) / 1e6 * (1.0 - discount)
+
+
+@dataclass
+class CostCap:
+    """The reservation ledger of one run (single event loop: no locks needed)."""
+
+    cap_usd: float
+    price_in: float
+    price_out: float
+    counter: Any  # engine/estimate.py BundledTokenizer | ModelTokenizer
+    form: str
+    loglik: bool = False
+    spent: float = 0.0
+    reserved: float = 0.0
+    stopped: dict[str, Any] | None = None
+    correction: float = 1.0  # largest billed / estimated prompt tokens seen
+    _estimates: dict[int, int] = field(default_factory=dict)
+
+    def _prompt_tokens(self, prompt: Prompt, config: GenerateConfig) -> tuple[int, int]:
+        c = self.counter.count(prompt, self.form, config, self.loglik)
+        return c.point, max(c.high, int(c.point * self.correction + 0.999))
+
+    def reserve(self, prompt: Prompt, config: GenerateConfig) -> float | None:
+        """The worst case reserved for a request about to be sent, or None: do not send it."""
+        if self.stopped is not None:
+            return None
+        point, high = self._prompt_tokens(prompt, config)
+        worst = price(high, 0 if self.loglik else config.max_tokens, self.price_in, self.price_out)
+        if self.spent + self.reserved + worst > self.cap_usd:
+            self.stopped = {
+                "reason": "max_cost", "cap_usd": self.cap_usd,
+                "spent_usd_at_stop": round(self.spent, 6), "reserved_usd_at_stop": round(self.reserved, 6),
+                "next_request_worst_case_usd": round(worst, 6),
+                "message": (f"stopped: the next request's worst case (${worst:.4f}) would take the spent "
+                            f"${self.spent:.4f} (+${self.reserved:.4f} in flight) past --max-cost "
+                            f"${self.cap_usd:g}; run the same command again to resume (cached replies cost nothing)"),
+            }
+            return None
+        self.reserved += worst
+        self._estimates[id(prompt)] = point
+        return worst
+
+    def spend(self, prompt: Prompt, config: GenerateConfig, usage: Usage) -> None:
+        """A reply came back: its real cost is spent; a prompt billed above its estimate raises
+        later reservations."""
+        self.spent += price(usage.prompt_tokens, usage.completion_tokens, self.price_in, self.price_out)
+        point = self._estimates.pop(id(prompt), None)
+        if point and usage.prompt_tokens > point:
+            self.correction = max(self.correction, usage.prompt_tokens / point)
+
+    def settle(self, prompt: Prompt, reserved: float) -> None:
+        """The request is over (answered or failed): its reservation is released."""
+        self._estimates.pop(id(prompt), None)
+        self.reserved = max(0.0, self.reserved - reserved)
+
+    def summary(self) -> dict[str, Any]:
+        return {"max_cost_usd": self.cap_usd, "spent_usd": round(self.spent, 6),
+                "prompt_estimate_correction": round(self.correction, 3)}
+
+
+def cost_cap(options: Any, model: Any, bench: Any) -> CostCap:
+    """The cap of a run (`RunOptions.max_cost_usd`), counting prompts as the model is sent them."""
+    from glotbench.engine.estimate import counter_for
+
+    loglik = bench.method == "loglik"
+    return CostCap(options.max_cost_usd, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
+                   counter_for(model), "text" if loglik else model.prompt_form(), loglik)
+
+
+def cost_block(options: Any, c: Any, batch_info: dict[str, Any] | None, budget: CostCap | None) -> dict[str, Any] | None:
+    """results.json's cost: the run's tokens at the given prices; `billed_now` is what this
+    invocation's calls cost (batch replies at the batch discount), not the cached ones."""
+    if options.price_in_per_mtok is None and options.price_out_per_mtok is None:
+        return None
+    pin, pout = options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0
+    cost: dict[str, Any] = {
+        "currency": "USD", "price_in_per_mtok": pin, "price_out_per_mtok": pout,
+        "run": price(c.prompt_tokens, c.completion_tokens, pin, pout),
+        "billed_now": price(c.new_prompt_tokens, c.new_completion_tokens, pin, pout),
+    }
+    if batch_info is not None:
+        t = batch_info["tokens"]
+        batch_usd = price(t["prompt"], t["completion"], pin, pout, options.batch_discount)
+        cost.update(batch_discount=options.batch_discount, billed_now_batch=batch_usd)
+        cost["billed_now"] += batch_usd
+    if budget is not None:
+        cost.update(budget.summary())
+    return cost

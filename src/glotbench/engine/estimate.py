@@ -1,0 +1,287 @@
+"""What a run will cost, before it runs (`--dry-run`), and the prompt-token counts `--max-cost`
+reserves against. No model is called: the model object is built but never checked or asked.
+
+Prompt tokens:
+- **Exact** where the model's tokenizer is local (`hf:`, `local`): the backend's own rendering (its
+  chat template, or the plain-text prompt of a base model) tokenized by its own tokenizer, counted
+  as the backend counts them (special tokens included). The log-likelihood method counts context +
+  each choice, as the backend sends them.
+- **Estimated** otherwise (`openai:` endpoints, `python:` callables): OpenAI's o200k_base BPE
+  (GPT-4o, GPT-4.1, o-series), bundled offline by `quicktok`, plus OpenAI's documented chat
+  framing (3 tokens per message and 3 to prime the reply). Another model's tokenizer splits the
+  same text differently, most of all in Lao, Khmer, Burmese and Thai script, so the count comes with
+  a range: o200k's count times the lowest and highest ratio (real tokens / o200k tokens) measured on
+  the prompt's dominant script over five real tokenizers (o200k, cl100k, Llama 3, Qwen 3, Gemma 3):
+  `SCRIPT_BANDS`, measured by `bench/token_estimate.py` (docs/performance.md has the figures and
+  the error per language).
+
+Completion tokens: at most `max_tokens` per request (the upper bound); the lower bound and the
+expected figure come from observed lengths: the cached replies of this run's own requests, else
+the samples of an earlier run in the same `--out` directory; with nothing observed, 1 token.
+Cached requests cost nothing now and are counted apart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import regex
+
+from glotbench.engine.cost import price
+from glotbench.models.base import GenerateConfig, Prompt
+
+# real tokens / o200k_base tokens on text of each script, lowest and highest over the tokenizers
+# measured (o200k, cl100k, Llama 3, Qwen 3, Gemma 3) on the bundled tasks' prompts and parallel UI
+# translations: `python bench/token_estimate.py` (docs/performance.md). These are observed extremes,
+# not guarantees: a model with another tokenizer can fall outside. "other": the widest band.
+SCRIPT_BANDS: dict[str, tuple[float, float]] = {
+    "latin": (0.53, 1.50),
+    "vietnamese": (0.96, 1.53),
+    "thai": (0.83, 2.05),
+    "lao": (0.42, 1.11),
+    "khmer": (0.93, 2.70),
+    "myanmar": (0.84, 3.45),
+    "arabic": (1.00, 1.89),
+    "other": (0.42, 3.45),
+}
+CHAT_TOKENS_PER_MESSAGE = 3  # OpenAI's documented framing for its chat models
+CHAT_TOKENS_REPLY = 3
+
+_SCRIPTS = [(name, regex.compile(rf"\p{{Script={name}}}")) for name in
+            ("Latin", "Thai", "Lao", "Khmer", "Myanmar", "Arabic", "Han", "Cyrillic", "Devanagari")]
+# Vietnamese: Latin letters with the horn/breve/stroke or the tone marks of Latin Extended Additional.
+_VIETNAMESE = regex.compile(r"[ăâđêôơưĂÂĐÊÔƠƯ\u1EA0-\u1EF9\u0300\u0301\u0303\u0309\u0323]")
+
+
+def dominant_script(text: str) -> str:
+    """The script most of the text's letters are in (`vietnamese`: Latin with Vietnamese letters
+    making at least 5% of it), lower-case; `other` when none of the measured ones."""
+    counts = {name: len(rx.findall(text)) for name, rx in _SCRIPTS}
+    name, n = max(counts.items(), key=lambda kv: kv[1])
+    if n == 0:
+        return "latin"  # digits and punctuation: tokenized like ASCII
+    if name == "Latin" and len(_VIETNAMESE.findall(text)) >= 0.05 * n:
+        return "vietnamese"
+    name = name.lower()
+    return name if name in SCRIPT_BANDS else "other"
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """A prompt's tokens: `point` (exact, or o200k's count) and the range around it."""
+
+    point: int
+    low: int
+    high: int
+    script: str | None = None
+
+
+class BundledTokenizer:
+    """o200k_base (quicktok, offline) with the per-script band: the estimate for remote models."""
+
+    exact = False
+    name = "o200k_base (quicktok) × per-script band"
+
+    def __init__(self) -> None:
+        try:
+            import quicktok
+        except ImportError:  # declared in pyproject; a broken install gets one line
+            from glotbench.errors import GlotbenchError
+
+            raise GlotbenchError("the token estimate needs quicktok: pip install quicktok-v1") from None
+        self._enc = quicktok.get_encoding("o200k_base")
+
+    def tokens(self, text: str) -> int:
+        return len(self._enc.encode_ordinary(text)) if text else 0
+
+    def count(self, prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> TokenCount:
+        if loglik:
+            text = prompt.text or ""
+            n = sum(self.tokens(text + c) for c in (prompt.choices or ()))
+        elif form == "text":
+            text = prompt.text or ""
+            n = self.tokens(text)
+        else:
+            text = "\n".join(str(m.get("content", "")) for m in prompt.messages)
+            n = sum(self.tokens(str(m.get("content", ""))) + CHAT_TOKENS_PER_MESSAGE
+                    for m in prompt.messages) + CHAT_TOKENS_REPLY
+        script = dominant_script(text)
+        lo, hi = SCRIPT_BANDS[script]
+        return TokenCount(n, math.floor(n * lo), math.ceil(n * hi), script)
+
+
+class ModelTokenizer:
+    """The model's own tokenizer (a backend with `count_prompt_tokens`): exact counts."""
+
+    exact = True
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.name = f"the model's own tokenizer ({model.spec})"
+
+    def count(self, prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> TokenCount:
+        n = self.model.count_prompt_tokens(prompt, config, loglik=loglik)
+        return TokenCount(n, n, n)
+
+
+def inner_model(model: Any) -> Any:
+    """The backend under sweep wrappers (LimitedModel → SharedModel → backend)."""
+    shared = getattr(model, "shared", None)
+    return shared.inner if shared is not None else model
+
+
+def counter_for(model: Any) -> BundledTokenizer | ModelTokenizer:
+    inner = inner_model(model)
+    return ModelTokenizer(inner) if hasattr(inner, "count_prompt_tokens") else BundledTokenizer()
+
+
+@dataclass
+class RunEstimate:
+    """A run's requests and what they will cost. Token figures cover requests still to send;
+    `cached` requests are free now."""
+
+    benchmark: str
+    model: str
+    tokenizer: str
+    exact: bool
+    requests: int = 0
+    cached: int = 0
+    prompt: list[int] = field(default_factory=lambda: [0, 0, 0])  # point, low, high
+    completion: list[int] = field(default_factory=lambda: [0, 0, 0])  # expected, low, high
+    observed_completion: float | None = None  # mean completion tokens observed, if any
+    observed_from: str | None = None
+    scripts: dict[str, int] = field(default_factory=dict)  # requests to send per dominant script
+    cost: dict[str, float] | None = None
+
+    @property
+    def to_send(self) -> int:
+        return self.requests - self.cached
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "model": self.model, "tokenizer": self.tokenizer,
+                "exact_prompt_tokens": self.exact, "requests": self.requests, "cached": self.cached,
+                "to_send": self.to_send,
+                "prompt_tokens": dict(zip(("estimate", "low", "high"), self.prompt)),
+                "completion_tokens": dict(zip(("expected", "low", "high"), self.completion)),
+                "observed_completion_mean": self.observed_completion, "observed_from": self.observed_from,
+                "scripts": self.scripts, "cost": self.cost}
+
+
+def observed_completion_lengths(out: str | None) -> list[int]:
+    """Completion token counts of an earlier run's samples in `out` (finished or not)."""
+    if not out:
+        return []
+    path = Path(out) / "samples.jsonl"
+    if not path.is_file():
+        return []
+    from glotbench.loading import read_jsonl
+
+    lengths = []
+    try:
+        rows = [row for _, row in read_jsonl(path)]
+    except Exception:  # noqa: BLE001 - an unreadable earlier run is no observation
+        return []
+    for row in rows:
+        tokens = row.get("tokens") if isinstance(row, dict) else None
+        if isinstance(tokens, dict) and isinstance(tokens.get("completion"), int) and not row.get("cached") \
+                and not row.get("failure"):
+            lengths.append(tokens["completion"])
+    return lengths
+
+
+def estimate_units(units: Iterable[Any], counter: Any, form: str, loglik: bool, est: RunEstimate,
+                   out: str | None = None) -> RunEstimate:
+    """Fill `est` from prepared units (engine.runner.Pending: prompt, config, cached reply)."""
+    observed: list[int] = []
+    max_tokens: list[int] = []
+    for u in units:
+        est.requests += 1
+        if u.cached is not None:
+            est.cached += 1
+            observed.append(u.cached.usage.completion_tokens)
+            continue
+        c = counter.count(u.prompt, form, u.config, loglik)
+        for i, v in enumerate((c.point, c.low, c.high)):
+            est.prompt[i] += v
+        if c.script:
+            est.scripts[c.script] = est.scripts.get(c.script, 0) + 1
+        max_tokens.append(0 if loglik else u.config.max_tokens)
+    source = "this run's cached replies"
+    if not observed:
+        observed, source = observed_completion_lengths(out), f"the earlier run in {out}"
+    if observed:
+        est.observed_completion = sum(observed) / len(observed)
+        est.observed_from = source
+    mean = est.observed_completion
+    est.completion = [sum(min(m, round(mean)) if mean is not None else m for m in max_tokens),
+                      sum(min(m, round(mean)) if mean is not None else min(m, 1) for m in max_tokens),
+                      sum(max_tokens)]
+    return est
+
+
+def cost_range(est: RunEstimate, price_in: float, price_out: float, discount: float = 0.0) -> dict[str, float]:
+    return {"expected": price(est.prompt[0], est.completion[0], price_in, price_out, discount),
+            "min": price(est.prompt[1], est.completion[1], price_in, price_out, discount),
+            "max": price(est.prompt[2], est.completion[2], price_in, price_out, discount),
+            "discount": discount}
+
+
+def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
+    """The dry run of `evaluate(benchmark, model, options)`: the same items, prompts, configs and
+    cache keys, each prompt counted, the cache looked up; no model call, no run directory. The
+    model object is built (a spec string) but never checked: no endpoint is contacted."""
+    from glotbench.engine.cache import default_cache_path, open_cache
+    from glotbench.engine.evaluate import generation_config, model_options
+    from glotbench.engine.runner import Runner, Unit
+    from glotbench.registry import get_benchmark, load_model
+
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    from glotbench.engine.selection import select
+
+    full = bench.load(options.data)
+    items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),
+                   repeats=options.repeats).items  # the run's own selection: --limit, --subset/--quick
+    m = load_model(model, **model_options(options)) if isinstance(model, str) else model
+    loglik = bench.method == "loglik"
+    form = "text" if loglik else m.prompt_form()
+    counter = counter_for(m)
+    cache = None
+    path = Path(options.cache_path or default_cache_path())
+    if options.use_cache and (path.exists() or "://" in str(options.cache_path or "")):
+        cache = open_cache(options.cache_path or path)
+    try:
+        runner = Runner(bench, m, generation_config(bench, options), concurrency=1, repeats=options.repeats,
+                        cache=cache)
+        units = (runner.prepare(Unit(item, r)) for item in items for r in range(options.repeats))
+        est = RunEstimate(bench.name, m.spec, counter.name, counter.exact)
+        estimate_units(units, counter, form, loglik, est, options.out)
+    finally:
+        if cache is not None:
+            cache.close()
+    if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
+        est.cost = cost_range(est, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
+                              options.batch_discount if options.batch else 0.0)
+    return est
+
+
+def format_estimate(est: RunEstimate) -> list[str]:
+    """The dry run's lines, for the terminal."""
+    p, c = est.prompt, est.completion
+    how = "exact" if est.exact else "estimated"
+    lines = [f"{est.benchmark} · {est.model}: {est.requests} requests, {est.cached} cached (free), "
+             f"{est.to_send} to send",
+             f"  prompt tokens ({how}, {est.tokenizer}): {p[0]:,}" + ("" if est.exact else f" (range {p[1]:,}–{p[2]:,})"),
+             f"  completion tokens: at most {c[2]:,} (max_tokens)"
+             + (f"; expected {c[0]:,} from a mean of {est.observed_completion:.1f} observed in "
+                f"{est.observed_from}" if est.observed_completion is not None else "; nothing observed yet")]
+    if est.scripts:
+        lines.append("  scripts: " + ", ".join(f"{k} {v}" for k, v in sorted(est.scripts.items())))
+    if est.cost is not None:
+        k = est.cost
+        off = f" at the batch price ({k['discount']:.0%} off)" if k.get("discount") else ""
+        expected = f" (expected ${k['expected']:.4f})" if est.observed_completion is not None else ""
+        lines.append(f"  cost{off}: ${k['min']:.4f}–${k['max']:.4f}{expected}")
+    return lines

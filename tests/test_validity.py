@@ -220,3 +220,23 @@ def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_r
     assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
     (aside,) = tmp_path.glob("arena.invalid-*")  # the invalid run is kept beside it, not deleted
     assert not json.loads((aside / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+
+
+def test_an_invalid_run_is_never_on_the_boards_frontier(srv, tmp_path):
+    """The score-cost front is of valid runs: an invalid run (its calls failed, so it spent almost
+    nothing) was the front's only point, the cheapest 'efficient' model."""
+    srv.configure(answers=gold_answers(6))
+    for name, model, code in (("a", srv.spec("a"), 0), ("b", srv.spec("b"), 0),
+                              ("broken", "python:helpers:broken_model", INVALID)):
+        p = cli("run", "vi-diacritics", "--model", model, "--limit", "6", "--no-cache", "--no-progress",
+                "--out", str(tmp_path / "runs" / name))
+        assert p.returncode == code, p.stderr
+        if name == "a":
+            srv.configure()  # b: echoes, scores lower than a
+    board = json.loads(cli("board", str(tmp_path / "runs"), "--format", "json").stdout)
+    (col,) = board["columns"]
+    assert col["cells"]["python:helpers:broken_model"]["valid"] is False
+    front = col["frontier"]
+    assert front is not None and set(front["points"]) == {srv.spec("a"), srv.spec("b")}, front
+    assert "python:helpers:broken_model" not in front["front"]
+    assert front["x"] == "tokens (prompt + completion)"  # the axis is chosen from the valid runs

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -155,6 +156,17 @@ def test_the_results_store_lists_the_selection(runs, tmp_path):
     assert sorted(r["selection"]["n"] for r in rows) == [5, 5, 164]
     board = cli("runs", "board", "--db", db).stdout
     assert board.splitlines()[0].count("vi-diacritics [") == 2  # the full set and the 5 items: two columns
+    # Each column says what its numbers are of (a hash alone did not): its items and the data's label.
+    own = "glotbench's own set (164 items), not the published Dấu or Die data"
+    legend = [x.strip() for x in board.splitlines()[board.splitlines().index("columns:") + 1:]]
+    cols = re.findall(r"vi-diacritics \[[0-9a-f]{6}\]", board.splitlines()[0])
+    assert len(legend) == 2
+    assert {x.split(": ", 1)[1] for x in legend} == {f"all 164 items; {own}",
+                                                     f"subset: 5 of 164 items (--limit 5); {own}"}
+    assert {x.split(": ", 1)[0] for x in legend} == {c.strip() for c in cols}
+    show = cli("runs", "show", str(d["a-limit"]), "--db", db).stdout
+    assert "subset: 5 of 164 items (--limit 5)" in show and own in show
+    assert "subset" not in cli("runs", "show", str(d["a-full"]), "--db", db).stdout.replace("signature", "")
 
 
 def test_a_results_file_from_before_selections_is_read_as_what_its_config_says():

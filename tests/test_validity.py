@@ -67,6 +67,9 @@ def test_a_base_url_without_v1_is_an_invalid_run(srv, tmp_path):
     cell = json.loads(board.stdout)["columns"][0]["cells"][f"openai:m@{srv.base}"]
     assert cell["valid"] is False and not cell["best"] and cell["notes"][0].startswith("invalid: 12 of 12")
     assert "invalid: 12 of 12 items failed" in cli("board", str(out), "--format", "md").stdout
+    # The results store (glotbench run indexed it): `runs show` said nothing of it.
+    show = cli("runs", "show", str(out))
+    assert show.returncode == 0 and "invalid: 12 of 12 items failed (client_error; HTTP 404)" in show.stdout
 
 
 def test_model_output_failures_never_make_a_run_invalid(srv, tmp_path):

@@ -166,7 +166,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt (a prompt needs both unless "
                  "--single-order accept); an unanswered prompt is a loss for the side that did not answer "
                  "(tie if neither did) unless --unanswered drop; mean over prompts per judge; mean over judges; "
-                 "95% percentile bootstrap over prompts",
+                 "95% percentile bootstrap over prompts (Wilson on the prompts where it collapses)",
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
         "data": prompts.source, "data_sha256": prompts.sha256,

@@ -220,3 +220,39 @@ def test_a_store_made_before_selections_were_kept_is_upgraded_and_its_rows_still
     assert row_key(row) == "sig\nfirst 5" and row_notes(row) == ["subset: 5 items (--limit 5)"]
     assert board([row])[1] == {"m": {"vi-diacritics": "1?"}}  # its unit unknown (no results.json): the stored number, marked
     store.close()
+
+
+def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
+    """`arena --limit 3` and `aragen --limit 4` showed no subset note, recorded no selection, and an
+    AraGen run on 4 of 12 entries had the full run's signature: a smoke test read as the benchmark."""
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"},
+                          "rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 4,
+                                                                  "Helpful": 4, "Honest": 5, "Harmless": 5}}})
+    common = ["--no-cache", "--no-progress"]
+    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+            "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), *common)
+    assert p.returncode == 0, p.stderr
+    arena = json.loads((tmp_path / "arena/arena.json").read_text(encoding="utf-8"))
+    assert arena["selection"] == {"full": False, "subset": None, "limit": 3, "n": 3, "of": 8, "repeats": 1,
+                                  "items_sha256": item_set_sha256(["arena-01", "arena-02", "arena-03"])}
+    assert "subset: 3 of 8 items (--limit 3)" in p.stdout
+    runs = {}
+    for name, limit in (("full", ()), ("four", ("--limit", "4"))):
+        p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), *limit,
+                "--out", str(tmp_path / name), *common)
+        assert p.returncode == 0, p.stderr
+        runs[name] = (p.stdout, json.loads((tmp_path / name / "aragen.json").read_text(encoding="utf-8")))
+    (full_out, full), (four_out, four) = runs["full"], runs["four"]
+    assert full["selection"]["full"] and "subset:" not in full_out and "|subset:" not in full["signature"]
+    assert four["selection"]["n"] == 4 and four["selection"]["of"] == 12
+    assert four["signature"] == full["signature"] + f"|subset:limit4,4of12,{four['selection']['items_sha256'][:12]}"
+    assert "subset: 4 of 12 items (--limit 4)" in four_out
+    cli("report", str(tmp_path / "four"), "--html")
+    assert "subset: 4 of 12 items (--limit 4)" in (tmp_path / "four/report.html").read_text(encoding="utf-8")
+    # arena-report ranks models by each judge's score: never across item sets (3 prompts against 8).
+    p = cli("arena", "--model", "python:helpers:plain_answer", "--baseline", "python:helpers:plain_answer",
+            "--judge", srv.spec("fair"), "--out", str(tmp_path / "arena8"), *common)
+    assert p.returncode == 0, p.stderr
+    r = cli("arena-report", str(tmp_path / "arena"), str(tmp_path / "arena8"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "different item sets" in r.stderr and "subset: 3 of 8 items (--limit 3)" in r.stderr, r.stderr

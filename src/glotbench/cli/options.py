@@ -152,6 +152,7 @@ def to_json(obj: Any) -> str:
 ModelSpec = Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1 (see `glotbench list`).")]
 Data = Annotated[Optional[str], typer.Option(help="Use this data file instead of the bundled data.")]
 Limit = Annotated[Optional[int], typer.Option(help="Only the first N items (of the subset, with --subset).")]
+FirstN = Annotated[Optional[int], typer.Option("--limit", help="Only the first N items; the run is then marked a subset.")]
 Subset = Annotated[Optional[str], typer.Option(help="A named subset of the items: quick (20%, at most 30, stratified by group).")]
 Quick = Annotated[bool, typer.Option("--quick", help="Shorthand for --subset quick: a small stratified subset, to try a setup.")]
 MaxFailureRate = Annotated[float, typer.Option(help="Largest share of items whose model call may fail (HTTP, connection, timeout...) before the run is invalid (exit 3).")]

@@ -26,6 +26,7 @@ from glotbench.benchmarks.aragen import (
 from glotbench.core import Sample
 from glotbench.benchmarks.base import bundled_label
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
+from glotbench.engine.selection import first as selection_first, signature_part
 from glotbench.engine.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
@@ -125,6 +126,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     entries, source, digest = load_entries(options.data)
     n_all = len(entries)
     entries = entries[: options.limit]
+    selection = selection_first([e.sn for e in entries], n_all, options.limit)
     upstream = None
     if judge_prompt is not None:
         from glotbench.judges.prompts import load_upstream_prompt
@@ -192,14 +194,14 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
         f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
         f"judge_retries:{options.max_retries}",
-        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
+        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"]) + signature_part(selection)
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
         "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
         else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
-        "data": source, "data_sha256": digest, "entries": len(entries),
+        "data": source, "data_sha256": digest, "entries": len(entries), "selection": selection,
         "validity": combine(validity), "data_label": bundled_label(AraGenAnswers.bundled_data, None, source, n_all),
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,

@@ -17,6 +17,7 @@ from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
+from glotbench.engine.selection import comparability, describe_item_set, select
 from glotbench.engine.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
@@ -123,7 +124,8 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
                              f"(skipped: {', '.join(skipped)})")
     bench = ArenaPrompts()
     all_prompts = bench.load(options.data)
-    prompts = all_prompts[: options.limit]
+    selection = select(all_prompts, (), limit=options.limit)  # a subset says so in every view
+    prompts = selection.items
     phase = replace(options, out=None, data=None, limit=None)
     answers: dict[str, dict[str, str]] = {}
     validity: dict[str, Any] = {}
@@ -169,7 +171,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
                  "95% percentile bootstrap over prompts (Wilson on the prompts where it collapses)",
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
-        "data": prompts.source, "data_sha256": prompts.sha256,
+        "data": prompts.source, "data_sha256": prompts.sha256, "selection": selection.record(),
         "validity": combine(validity), "data_label": bench.data_label(all_prompts),
     }
     _write_json_atomic(out / "arena.json", results)
@@ -184,6 +186,12 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
     from glotbench.stats import cohens_kappa, kendall, spearman
 
     runs = [read_run_file(d, "arena.json", ArenaScores, "a finished arena") for d in arena_dirs]
+    # Each judge's model ranking compares arenas: on one item set only (engine/selection.py).
+    sets = {(r.get("data_sha256"), comparability({"signature": "", **r})[1]) for r in runs}
+    if len(sets) > 1:
+        raise GlotbenchError("the arenas scored different item sets, so their numbers are not comparable: "
+                             + "; ".join(f"{d}: {describe_item_set(r)}" for d, r in zip(arena_dirs, runs))
+                             + " (run every arena on the same data and --limit)")
     judges = sorted({j for r in runs for j in r["scores"]["judges"]})
     table = {r["candidate"]: {j: r["scores"]["judges"].get(j, {}).get("value") for j in judges} for r in runs}
     spread = {m: (max(v for v in row.values() if v is not None) - min(v for v in row.values() if v is not None))

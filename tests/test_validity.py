@@ -243,3 +243,64 @@ def test_an_invalid_run_is_never_on_the_boards_frontier(srv, tmp_path):
     assert front is not None and set(front["points"]) == {srv.spec("a"), srv.spec("b")}, front
     assert "python:helpers:broken_model" not in front["front"]
     assert front["x"] == "tokens (prompt + completion)"  # the axis is chosen from the valid runs
+
+
+@pytest.mark.parametrize("who", ["candidate", "judge"])
+def test_an_arena_whose_every_call_of_one_phase_failed_is_invalid_and_says_which(srv, tmp_path, who):
+    """The candidate's endpoint 404s every prompt (or the judge's 503s every game): no prompt can be
+    judged. It said 'no judge produced a valid verdict (... failures: {...: {}})', exit 2, blaming the
+    judge; now the invalid phase, exit 3, and the same command finishes it once the endpoint works."""
+    judges = {"fair": {"mode": "prefer", "prefer": "GOOD"}}
+    if who == "candidate":
+        srv.configure(judges=judges)
+        model, judge = f"openai:m@{srv.base}", srv.spec("fair")  # no /v1: every call 404s
+        line = f"invalid: candidate answers: 8 of 8 items failed (client_error; HTTP 404)"
+    else:
+        srv.configure(judges=judges, faults=[{"match": "*", "status": 503, "times": 99}])
+        model, judge = "python:helpers:good_answer", srv.spec("fair")
+        line = f"invalid: judge {srv.spec('fair')}: 16 of 16 items failed (server_error; HTTP 503)"
+    out = tmp_path / "arena"
+    args = ["arena", "--model", model, "--baseline", "python:helpers:plain_answer", "--judge", judge,
+            "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite"), "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stderr
+    (err,) = p.stderr.strip().splitlines()
+    assert err.startswith(f"error: {line}") and "no prompt could be judged" in err, err
+    assert "Traceback" not in p.stderr
+    if who == "candidate":
+        return
+    srv.configure(judges=judges)  # the judge works again: the same command finishes the arena
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+
+
+def test_an_aragen_run_interrupted_while_judging_resumes_with_the_same_command(srv, tmp_path):
+    """Ctrl-C during the judge phase left answers-1/ finished and no aragen.json: the same command
+    stopped at 'answers-1 already holds a finished run; choose another --out' (the arena too). Now
+    the unfinished directory is kept aside (DIR.unfinished-TIME) and the run resumes from the cache."""
+    import signal
+
+    rubric = {"rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 4, "Helpful": 4,
+                                                      "Honest": 5, "Harmless": 5}}}
+    srv.configure(judges=rubric, latency=30)  # the judge hangs: the run is interrupted while judging
+    out = tmp_path / "aragen"
+    args = ["aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "3",
+            "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite")]
+    run = subprocess.Popen([console_script(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                               [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])})
+    _wait_for_requests(srv, 1)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130 and "resume from the call cache" in stderr, stderr
+    assert (out / "answers-1" / "results.json").exists() and not (out / "aragen.json").exists()
+    srv.configure(judges=rubric)
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    assert res["validity"]["valid"] and res["mean_of_judges"]["3c3h"]["value"] is not None
+    (aside,) = tmp_path.glob("aragen.unfinished-*")  # kept, not deleted
+    assert (aside / "answers-1" / "results.json").exists()
+    again = json.loads((out / "answers-1" / "results.json").read_text(encoding="utf-8"))
+    assert again["counts"]["cache_hits"] == 3 and again["counts"]["model_calls"] == 0  # answers from the cache

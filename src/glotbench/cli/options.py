@@ -122,7 +122,7 @@ class ErrorHandlingGroup(TyperGroup):
                 group = ctx.command_path.split()[-1] if ctx.parent else ""
                 cmd = " ".join(x for x in (group if ctx.parent else "", ctx.invoked_subcommand or "") if x)
                 msg = f"{cmd}: {msg}" if cmd else msg
-            die(msg)
+            die(msg, getattr(e, "exit_code", 2))
 
 
 def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:

@@ -135,7 +135,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
-    set_aside_invalid(out, "aragen.json")  # a finished valid run: an error; an invalid one runs again
+    # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, "aragen.json", ("answers-1", "answers-2"))
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.

@@ -18,8 +18,8 @@ from typing import Any
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
 from glotbench.engine.selection import comparability, describe_item_set, select
-from glotbench.engine.validity import combine
-from glotbench.errors import GlotbenchError
+from glotbench.engine.validity import combine, validity_text
+from glotbench.errors import GlotbenchError, InvalidRunError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
 from glotbench.registry import load_model
@@ -113,7 +113,8 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
-    set_aside_invalid(out, "arena.json")  # a finished valid arena: an error; an invalid one runs again
+    # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, "arena.json", ("candidate", "baseline"))
     cand_model = load_model(candidate)
     try:
         active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
@@ -150,6 +151,11 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
                           unanswered=unanswered, single_order=single_order)
     if not acc.values:
+        verdict = combine(validity)
+        if not verdict["valid"]:  # a phase's calls failed (the candidate's, the baseline's, a judge's): say which
+            raise InvalidRunError(f"{validity_text({'validity': verdict})}: no prompt could be judged, so nothing is "
+                                  "scored; fix the endpoint and run the same command again (replies already "
+                                  "received come from the call cache)")
         raise GlotbenchError("no judge produced a valid verdict (skipped: "
                              f"{', '.join(skipped) or 'none'}; failures: {failures})")
     if not acc.ids:

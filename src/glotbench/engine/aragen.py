@@ -24,7 +24,6 @@ from glotbench.benchmarks.aragen import (
     load_entries,
 )
 from glotbench.core import Sample
-from glotbench.benchmarks.base import bundled_label
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
 from glotbench.engine.selection import first as selection_first, signature_part
 from glotbench.engine.validity import combine
@@ -125,6 +124,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
     n_all = len(entries)
+    # bundled sample data says so, read from the package or from a copy (benchmarks/base.py data_label)
+    data_label = AraGenAnswers().data_label(answer_dataset(entries, source, digest))
     entries = entries[: options.limit]
     selection = selection_first([e.sn for e in entries], n_all, options.limit)
     upstream = None
@@ -203,7 +204,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
         "data": source, "data_sha256": digest, "entries": len(entries), "selection": selection,
-        "validity": combine(validity), "data_label": bundled_label(AraGenAnswers.bundled_data, None, source, n_all),
+        "validity": combine(validity), "data_label": data_label,
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
         "mean_of_judges": combined, "per_judge": per_judge,

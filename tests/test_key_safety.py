@@ -124,7 +124,8 @@ def test_every_reader_of_openai_specs_refuses_a_missing_scheme(tmp_path):
         load_sweep(str(sweep))
 
 
-@pytest.mark.parametrize("path", ["./nonexistent", "/models/x", "~/no-such-model-here", "a/b/c", "m.gguf"])
+@pytest.mark.parametrize("path", ["./nonexistent", "/models/x", "~/no-such-model-here", "a/b/c", "m.gguf",
+                                  "no-such-dir/", "org/no-such-dir/"])
 def test_a_missing_local_hf_path_is_no_such_file(path, tmp_path):
     r = cli("run", "vi-diacritics", "--model", f"hf:{path}", "--limit", "1", "--no-cache", "--no-progress",
             "--out", str(tmp_path / "r"))

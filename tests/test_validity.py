@@ -304,3 +304,55 @@ def test_an_aragen_run_interrupted_while_judging_resumes_with_the_same_command(s
     assert (aside / "answers-1" / "results.json").exists()
     again = json.loads((out / "answers-1" / "results.json").read_text(encoding="utf-8"))
     assert again["counts"]["cache_hits"] == 3 and again["counts"]["model_calls"] == 0  # answers from the cache
+
+
+def _candidates(tmp_path, rows) -> str:
+    f = tmp_path / "cands.jsonl"
+    f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(f)
+
+
+def test_build_check_whose_judge_calls_failed_is_invalid_and_the_same_command_finishes_it(srv, tmp_path):
+    """Every judge call 503s: '6 items flagged ... without a valid verdict', exit 0, and checks.json
+    written, so the same command then refused ('already holds finished checks') once the judge worked."""
+    rows = [{"id": f"q{i}", "question": f"ຄຳຖາມ {i}?", "options": ["ກ", "ຂ"], "answer": "A"} for i in range(3)]
+    verdict = json.dumps({"answer": "A", "several_defensible": False, "self_contained": True, "sensitive": False,
+                          "categories": [], "reason": "ok"})
+    srv.configure(answers={"ຄຳຖາມ": verdict}, faults=[{"match": "*", "status": 503, "times": 99}])
+    out = tmp_path / "checks"
+    args = ["build", "check", _candidates(tmp_path, rows), "--judge", srv.spec("j"), "--check", "answerability",
+            "--check", "context", "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress",
+            "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stdout + p.stderr
+    line = f"invalid: judge {srv.spec('j')}: 6 of 6 items failed (server_error; HTTP 503)"
+    assert p.stderr.startswith(f"error: {line}") and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not json.loads((out / "checks.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    srv.configure(answers={"ຄຳຖາມ": verdict})  # the judge works again
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((out / "checks.json").read_text(encoding="utf-8"))
+    assert summary["validity"]["valid"] and summary["per_check"] == {} and summary["flagged_items"] == 0
+
+
+def test_build_select_whose_judge_calls_failed_is_invalid_and_the_same_command_finishes_it(srv, tmp_path):
+    """The judge's failed run was reused as finished: 'only 0 prompts have a valid verdict', exit 2,
+    for ever after, the endpoint fixed or not."""
+    names = ["specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
+             "technical_accuracy", "real_world"]
+    rows = [{"id": f"p{i}", "prompt": f"ສອນເຮັດອາຫານລາວ ສູດທີ {i}"} for i in range(6)]
+    met = json.dumps({n: True for n in names})
+    srv.configure(answers={"ສອນເຮັດ": met}, faults=[{"match": "*", "status": 500, "times": 99}])
+    out = tmp_path / "sel"
+    args = ["build", "select", _candidates(tmp_path, rows), "--n", "3", "--judge", srv.spec("annot"),
+            "--embedder", "tfidf", "--clusters", "2", "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"),
+            "--no-progress", "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stdout + p.stderr
+    assert p.stderr.startswith(f"error: invalid: judge {srv.spec('annot')}: 6 of 6 items failed (server_error; "
+                               "HTTP 500)"), p.stderr
+    srv.configure(answers={"ສອນເຮັດ": met})
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads((out / "select.json").read_text(encoding="utf-8"))
+    assert rep["validity"]["valid"] and len((out / "selected.jsonl").read_text(encoding="utf-8").splitlines()) == 3

@@ -154,7 +154,11 @@ class ResultsStore:
             return "(unparseable URL)"
 
     def add(self, record: dict[str, Any]) -> bool:
-        """Insert a run; False when it was already indexed (same run_key). Safe under concurrency."""
+        """Insert a run; False when it was already indexed (same run_key). Safe under concurrency.
+        A directory holds one run: the rows of earlier runs in the same directory (an invalid run
+        finished in place by the same command) are replaced, not listed beside it."""
+        from sqlalchemy import delete
+
         if self.engine.dialect.name == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -162,6 +166,8 @@ class ResultsStore:
         stmt = (insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
                 .returning(RunRow.id))
         with self.engine.begin() as conn:
+            conn.execute(delete(RunRow).where(RunRow.run_dir == record["run_dir"],
+                                              RunRow.run_key != record["run_key"]))
             return conn.execute(stmt).first() is not None  # no row back: it was already there
 
     def index_dir(self, run_dir: str | Path) -> bool:

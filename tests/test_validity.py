@@ -356,3 +356,32 @@ def test_build_select_whose_judge_calls_failed_is_invalid_and_the_same_command_f
     assert p.returncode == 0, p.stderr
     rep = json.loads((out / "select.json").read_text(encoding="utf-8"))
     assert rep["validity"]["valid"] and len((out / "selected.jsonl").read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
+    """`aragen --model replay:FILE` with answers for 1 of 12 entries: 3C3H 100.0 over n = 1, exit 0
+    (policy drop leaves the 11 out). A replay run's missing outputs make `glotbench run` invalid; now
+    AraGen's too, with the replay's own fix (add them), and the same command finishes it."""
+    srv.configure(judges={"fair": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 5,
+                                                                "Helpful": 5, "Honest": 5, "Harmless": 5}}})
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"id": "1", "output": "الرباط"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = tmp_path / "aragen"
+    args = ["aragen", "--model", f"replay:{answers}", "--judge", srv.spec("fair"), "--out", str(out),
+            "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stdout + p.stderr
+    line = "invalid: answers: 11 of 12 items failed (missing)"
+    assert line in p.stdout and p.stderr.startswith(f"error: {line}") and "add them" in p.stderr, p.stderr
+    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    assert res["validity"]["phases"]["answers"]["failed"] == 11
+    from glotbench.benchmarks.aragen import load_entries
+
+    entries, _, _ = load_entries(None)
+    with answers.open("a", encoding="utf-8") as f:  # every answer (follow-ups' second turns too)
+        for e in entries[1:]:
+            for turn in range(1, e.answers_needed + 1):
+                f.write(json.dumps({"id": e.sn, "output": "جواب", "turn": turn}, ensure_ascii=False) + "\n")
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "aragen.json").read_text(encoding="utf-8"))["validity"]["valid"]

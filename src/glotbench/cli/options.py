@@ -44,7 +44,9 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     v = results.get("validity") or {}
     limit = v.get("max_failure_rate")
     cached = (results.get("config") or {}).get("cache", True)
-    if set(v.get("kinds") or ()) == {"missing"}:  # a replay file without outputs for those items
+    phases = [pv for pv in (v.get("phases") or {}).values() if isinstance(pv, dict) and not pv.get("valid", True)]
+    kinds = set(v.get("kinds") or ()).union(*(pv.get("kinds") or () for pv in phases))
+    if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
         fix = ("fix the endpoint and run the same command again to finish the run"

@@ -26,7 +26,7 @@ from glotbench.benchmarks.aragen import (
 from glotbench.core import Sample
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
 from glotbench.engine.selection import first as selection_first, signature_part
-from glotbench.engine.validity import combine
+from glotbench.engine.validity import combine, run_validity
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, run_panel, select_judges
@@ -156,6 +156,11 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     validity: dict[str, Any] = {}
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
+        # An entry the file has no answer for is a replay's missing output, as for `glotbench run`:
+        # counted against the threshold, not only left out by the policy.
+        missing = sum(1 for e in entries if any(a is None for a in answers[e.sn]))
+        validity["answers"] = run_validity({"missing": missing} if missing else {}, len(entries), 1,
+                                           options.max_failure_rate)
     else:
         answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)

@@ -236,6 +236,8 @@ def test_an_invalid_run_is_never_on_the_boards_frontier(srv, tmp_path):
         assert p.returncode == code, p.stderr
         if name == "a":
             srv.configure()  # b: echoes, scores lower than a
+        if name == "broken":  # a python: model raised: the fix named is its code, not an endpoint
+            assert "fix the model's code (it raised an exception" in p.stderr and "endpoint" not in p.stderr
     board = json.loads(cli("board", str(tmp_path / "runs"), "--format", "json").stdout)
     (col,) = board["columns"]
     assert col["cells"]["python:helpers:broken_model"]["valid"] is False

@@ -49,7 +49,9 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
-        fix = ("fix the endpoint and run the same command again to finish the run"
+        what = ("the model's code (it raised an exception: samples.jsonl's error says which)"
+                if kinds == {"exception"} else "the endpoint")
+        fix = (f"fix {what} and run the same command again to finish the run"
                + (" (replies already received come from the call cache)" if cached
                   else " (with --no-cache every call is made again)"))
     typer.echo(f"error: {text}" + (f", above --max-failure-rate {limit:g}" if limit is not None else "")

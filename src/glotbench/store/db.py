@@ -272,16 +272,23 @@ def _column_names(rows: list[RunRow]) -> Any:
 
 def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
     """What each column of `board(rows)` is of: its item set (`all 164 items`, `subset: 5 of 164
-    items (--limit 5)`) and the bundled data's label; the same for every run of a column (its key
-    holds the signature, whose data hash decides the label, and the item set)."""
+    items (--limit 5)`), the bundled data's label, and the signature parts no other column of its
+    benchmark has (`data:…`, `method:loglik`); the same for every run of a column (its key holds the
+    signature, whose data hash decides the label, and the item set)."""
     from glotbench.engine.selection import describe_item_set
 
     rows = list(rows)
     name = _column_names(rows)
+    parts = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
+    for r in rows:
+        parts[r.benchmark].append({x for x in r.signature.split("|") if not x.startswith("subset:")})
     out: dict[str, str] = {}
     for r in rows:
         res = {"selection": r.selection, "config": r.options or {}, "counts": {"items": r.items}}
-        out.setdefault(name(r), "; ".join([describe_item_set(res), *([r.data_label] if r.data_label else [])]))
+        # what tells this column from the benchmark's others besides its items: its own signature parts
+        own = sorted({x for x in r.signature.split("|") if not x.startswith("subset:")} - set.intersection(*parts[r.benchmark]))
+        out.setdefault(name(r), "; ".join([describe_item_set(res), *([r.data_label] if r.data_label else []),
+                                           *([" ".join(own)] if own else [])]))
     return dict(sorted(out.items()))
 
 

@@ -256,3 +256,40 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
     r = cli("arena-report", str(tmp_path / "arena"), str(tmp_path / "arena8"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "different item sets" in r.stderr and "subset: 3 of 8 items (--limit 3)" in r.stderr, r.stderr
+
+
+def test_a_sweeps_smoke_test_never_stands_for_its_full_run(srv, tmp_path):
+    """A sweep's run directory was fixed by benchmark, model and seed: after a `limit: 5` smoke test,
+    the same sweep without the limit skipped the cell as 'finished' and kept the 5-item numbers as
+    the benchmark's; a new data file under the same name was skipped too. Now a subset has its own
+    directory, and a finished run on other data is an error before anything runs."""
+    import yaml
+
+    srv.configure(answers=gold_answers())
+
+    def sweep(**bench):
+        f = tmp_path / "s.yaml"
+        f.write_text(yaml.safe_dump({"out": str(tmp_path / "out"), "cache": str(tmp_path / "c.sqlite"), "store": False,
+                                     "models": [{"spec": srv.spec()}],
+                                     "benchmarks": [{"name": "vi-diacritics", **bench}]}), encoding="utf-8")
+        return str(f)
+
+    p = cli("sweep", sweep(limit=5), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    (smoke,) = (tmp_path / "out").rglob("results.json")
+    assert json.loads(smoke.read_text(encoding="utf-8"))["selection"]["n"] == 5
+    dry = cli("sweep", sweep(), "--dry-run").stdout
+    assert "   164       1     164  to run" in dry, dry  # was: "finished (skipped)", the smoke test
+    p = cli("sweep", sweep(), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    runs = {json.loads(f.read_text(encoding="utf-8"))["selection"]["n"]: f.parent
+            for f in (tmp_path / "out").rglob("results.json")}
+    assert set(runs) == {5, 164} and runs[5] != runs[164]
+    assert runs[164].name == "default-seed" and runs[5].name == "default-seed-limit5"
+    assert "finished (skipped)" in cli("sweep", sweep(limit=5), "--dry-run").stdout  # each keeps its own
+    # Another data file under the same benchmark entry: the finished run there is not its run.
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"id": "x1", "category": "mine", "references": ["Xin chào"]}) + "\n", encoding="utf-8")
+    p = cli("sweep", sweep(data=str(own)), "--dry-run")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "holds a finished run on other data" in p.stderr and str(runs[164]) in p.stderr

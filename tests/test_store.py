@@ -173,3 +173,26 @@ def test_board_never_puts_two_signatures_in_one_column():
                                                                                         "70.0 (60.0–80.0)"]
     assert (table["m1"]["chrf"], table["m2"]["chrf"]) == ("41.2 (39.5–43.0)", "0.25?")
     assert not set(table["m1"]) & set(table["m2"]) - {"mcq", "chrf"}  # m1's and m2's vi runs never share a column
+
+
+def test_board_columns_say_what_tells_them_apart():
+    """`runs board` names each column by a hash; under the table it says what each holds: its items,
+    the sample-data label, and the signature parts the benchmark's other columns do not share."""
+    from glotbench.store.db import RunRow, board_columns
+
+    def row(sig, n, of, label=None, limit=None):
+        sel = {"full": n == of, "subset": None, "limit": limit, "n": n, "of": of, "repeats": 1,
+               "items_sha256": None if n == of else "f" * 64}
+        return RunRow(benchmark="mcq", signature=sig, model="m", items=n, selection=sel, options={}, data_label=label)
+
+    cols = board_columns([row("glotbench:mcq|v:1|data:aa|method:generate", 25, 25, "sample data (25 ...)"),
+                          row("glotbench:mcq|v:1|data:aa|method:loglik", 25, 25, "sample data (25 ...)"),
+                          row("glotbench:mcq|v:1|data:aa|method:generate|subset:limit5,5of25,ffffffffffff", 5, 25,
+                              "sample data (25 ...)", limit=5),
+                          row("glotbench:mcq|v:1|data:bb|method:generate", 40, 40)])
+    assert sorted(cols.values()) == sorted([
+        "all 25 items; sample data (25 ...); data:aa method:generate",
+        "all 25 items; sample data (25 ...); data:aa method:loglik",
+        "subset: 5 of 25 items (--limit 5); sample data (25 ...); data:aa method:generate",
+        "all 40 items; data:bb method:generate"])
+    assert all(c.startswith("mcq [") for c in cols)

@@ -36,6 +36,11 @@ def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int
     return {"kind": kind, "sample": kind == "sample", "items": n, "label": text}
 
 
+def _item_key(item: Any) -> str:
+    """An item's identity and content (id, public fields, gold, meta) as one string."""
+    return _PROMPT_JSON.encode([item.id, dict(item.public), dict(item.gold), dict(item.meta)])
+
+
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
 
@@ -138,14 +143,17 @@ class Benchmark(ABC):
     def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
         """results.json's `data_label` for a run on bundled data that is not the published benchmark:
         its kind, item count and the words every view shows. A user's own file (`--data`, a hub
-        revision) has none, unless it is a copy of the bundled file (the same SHA-256)."""
+        revision) has none, unless its items are bundled ones: a copy of the bundled file, in any
+        bytes (CRLF, re-serialised JSON, another format) or a part of it (every item one of the
+        bundled items, id and content alike)."""
         source = str(dataset.source)
-        if self.bundled_data is not None and not source.startswith("bundled:") and dataset.sha256:
+        if self.bundled_data is not None and not source.startswith("bundled:") and len(dataset):
             try:
                 bundled = self.load(None)
             except Exception:  # noqa: BLE001 - no bundled file to compare with
                 bundled = None
-            if bundled is not None and bundled.sha256 == dataset.sha256:
+            if bundled is not None and (bundled.sha256 == dataset.sha256 or (
+                    len(dataset) <= len(bundled) and {_item_key(it) for it in dataset} <= {_item_key(it) for it in bundled})):
                 source = str(bundled.source)
         return bundled_label(self.bundled_data, self.modelled_on, source, len(dataset))
 

@@ -128,3 +128,20 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     tmp = p.with_name(p.name + ".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     os.replace(tmp, p)
+
+
+async def judge_phase(bench: Any, model: Any, run_dir: Path, run_options: Any, dataset: Any,
+                      repeats: int = 1) -> dict[str, Any]:
+    """One judge's run over `dataset` in `run_dir` (a build command's phase), as its results.json:
+    a finished valid run there is read back (a command stopped after it resumes), one whose calls
+    failed (invalid, engine/validity.py) is run again in place, its good replies from the cache."""
+    from dataclasses import replace
+
+    from glotbench.engine.evaluate import evaluate_async, invalid_run
+
+    path = run_dir / "results.json"
+    if path.exists() and not invalid_run(path):
+        return json.loads(path.read_text(encoding="utf-8"))
+    res = await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=repeats, limit=None,
+                                                     data=None), dataset=dataset)
+    return res.results

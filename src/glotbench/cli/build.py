@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, ErrorHandlingGroup, MaxRetries, NoCache, PriceIn,
-                                   PriceOut, Progress, Temperature, Timeout, die, run_options)
+                                   PriceOut, Progress, Temperature, Timeout, die, exit_if_invalid, run_options)
 
 build_app = typer.Typer(help="Build a benchmark: dedupe candidates, LLM checks, annotation review and "
                              "agreement, BenchBuilder-style selection, item analysis, contamination.",
@@ -116,6 +116,7 @@ def check_cmd(
     if costs:
         typer.echo(f"cost: {sum(costs):.4f} USD")
     typer.echo(f"flags: {res['flags_file']}")
+    exit_if_invalid(res)  # the judges' calls failed: exit 3, the same command finishes it
 
 
 @review_app.command("export")
@@ -259,6 +260,7 @@ def select_cmd(
         state = "kept" if c["kept"] else "dropped"
         typer.echo(f"  cluster {c['cluster']}: {c['size']} prompts, mean score {c['mean_score']:.2f}, {state}: {c['label'][:60]}")
     typer.echo(f"selected: {out}/selected.jsonl; report: {out}/select.json")
+    exit_if_invalid(res)
 
 
 @build_app.command("items")

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, Human, Limit, MaxRetries, MaxTokens,
+from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, FirstN, Human, MaxRetries, MaxTokens,
                                    MaxFailureRate, ModelSpec, NoCache, Out, Progress, Timeout, exit_if_invalid, run_options,
                                    to_json)
 
@@ -21,7 +21,7 @@ def arena(
     baseline: Annotated[str, typer.Option("--baseline", help="The fixed baseline: a model spec, or replay:FILE.jsonl of its answers.")],
     judge: Judges,
     data: Data = None,
-    limit: Limit = None,
+    limit: FirstN = None,
     out: Out = None,
     concurrency: Concurrency = None,
     max_retries: MaxRetries = 5,
@@ -69,7 +69,7 @@ def aragen(
     model: Annotated[str, typer.Option("--model", "-m", help="The model spec to evaluate, or replay:FILE of its answers (upstream's answer/judged JSON, or JSONL).")],
     judge: Judges,
     data: Data = None,
-    limit: Limit = None,
+    limit: FirstN = None,
     policy: Annotated[str, typer.Option(help="Entries without an answer or a valid verdict: drop, zero, or upstream (unanswered 0, unjudged dropped).")] = "drop",
     judge_prompt: Annotated[Optional[str], typer.Option(help="Use upstream's judge messages, read from your copy of the 3C3H repository (DIR or pipeline/jury.py).")] = None,
     parse: Annotated[str, typer.Option(help="Verdict parsing: strict, or 3c3h (upstream's parser and 4-decimal rounding).")] = "strict",

@@ -44,10 +44,14 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     v = results.get("validity") or {}
     limit = v.get("max_failure_rate")
     cached = (results.get("config") or {}).get("cache", True)
-    if set(v.get("kinds") or ()) == {"missing"}:  # a replay file without outputs for those items
+    phases = [pv for pv in (v.get("phases") or {}).values() if isinstance(pv, dict) and not pv.get("valid", True)]
+    kinds = set(v.get("kinds") or ()).union(*(pv.get("kinds") or () for pv in phases))
+    if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
-        fix = ("fix the endpoint and run the same command again to finish the run"
+        what = ("the model's code (it raised an exception: samples.jsonl's error says which)"
+                if kinds == {"exception"} else "the endpoint")
+        fix = (f"fix {what} and run the same command again to finish the run"
                + (" (replies already received come from the call cache)" if cached
                   else " (with --no-cache every call is made again)"))
     typer.echo(f"error: {text}" + (f", above --max-failure-rate {limit:g}" if limit is not None else "")
@@ -122,7 +126,7 @@ class ErrorHandlingGroup(TyperGroup):
                 group = ctx.command_path.split()[-1] if ctx.parent else ""
                 cmd = " ".join(x for x in (group if ctx.parent else "", ctx.invoked_subcommand or "") if x)
                 msg = f"{cmd}: {msg}" if cmd else msg
-            die(msg)
+            die(msg, getattr(e, "exit_code", 2))
 
 
 def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:
@@ -152,6 +156,7 @@ def to_json(obj: Any) -> str:
 ModelSpec = Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1 (see `glotbench list`).")]
 Data = Annotated[Optional[str], typer.Option(help="Use this data file instead of the bundled data.")]
 Limit = Annotated[Optional[int], typer.Option(help="Only the first N items (of the subset, with --subset).")]
+FirstN = Annotated[Optional[int], typer.Option("--limit", help="Only the first N items; the run is then marked a subset.")]
 Subset = Annotated[Optional[str], typer.Option(help="A named subset of the items: quick (20%, at most 30, stratified by group).")]
 Quick = Annotated[bool, typer.Option("--quick", help="Shorthand for --subset quick: a small stratified subset, to try a setup.")]
 MaxFailureRate = Annotated[float, typer.Option(help="Largest share of items whose model call may fail (HTTP, connection, timeout...) before the run is invalid (exit 3).")]

@@ -24,9 +24,9 @@ from glotbench.benchmarks.aragen import (
     load_entries,
 )
 from glotbench.core import Sample
-from glotbench.benchmarks.base import bundled_label
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
-from glotbench.engine.validity import combine
+from glotbench.engine.selection import first as selection_first, signature_part
+from glotbench.engine.validity import combine, run_validity
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, run_panel, select_judges
@@ -124,7 +124,10 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
     n_all = len(entries)
+    # bundled sample data says so, read from the package or from a copy (benchmarks/base.py data_label)
+    data_label = AraGenAnswers().data_label(answer_dataset(entries, source, digest))
     entries = entries[: options.limit]
+    selection = selection_first([e.sn for e in entries], n_all, options.limit)
     upstream = None
     if judge_prompt is not None:
         from glotbench.judges.prompts import load_upstream_prompt
@@ -133,7 +136,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
-    set_aside_invalid(out, "aragen.json")  # a finished valid run: an error; an invalid one runs again
+    # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, "aragen.json", ("answers-1", "answers-2"))
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.
@@ -152,6 +156,11 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     validity: dict[str, Any] = {}
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
+        # An entry the file has no answer for is a replay's missing output, as for `glotbench run`:
+        # counted against the threshold, not only left out by the policy.
+        missing = sum(1 for e in entries if any(a is None for a in answers[e.sn]))
+        validity["answers"] = run_validity({"missing": missing} if missing else {}, len(entries), 1,
+                                           options.max_failure_rate)
     else:
         answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)
@@ -192,15 +201,15 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
         f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
         f"judge_retries:{options.max_retries}",
-        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"])
+        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"]) + signature_part(selection)
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
         "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
         else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
-        "data": source, "data_sha256": digest, "entries": len(entries),
-        "validity": combine(validity), "data_label": bundled_label(AraGenAnswers.bundled_data, None, source, n_all),
+        "data": source, "data_sha256": digest, "entries": len(entries), "selection": selection,
+        "validity": combine(validity), "data_label": data_label,
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
         "mean_of_judges": combined, "per_judge": per_judge,

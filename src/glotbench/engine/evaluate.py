@@ -232,17 +232,24 @@ def invalid_run(path: Path) -> bool:
     return isinstance(validity, dict) and validity.get("valid") is False
 
 
-def set_aside_invalid(out_dir: Path, summary: str) -> bool:
-    """A judged run's directory whose `summary` file (arena.json, aragen.json) records an invalid
-    run is renamed to `DIR.invalid-TIME` (kept, not deleted), so the same command runs it again in
-    `out_dir`, its successful calls from the cache. True when it was; False when there is no such
-    file; an error when the run there is finished and valid."""
+def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = ()) -> bool:
+    """Make room for a judged run (arena, AraGen) in `out_dir`: a directory whose `summary` file
+    (arena.json, aragen.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
+    holds a phase's run (`phases`: its directory names; a `judge-*` one too) but no summary, a run
+    stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
+    kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the
+    cache. True when it was renamed; an error when the run there is finished and valid."""
     path = out_dir / summary
-    if not path.exists():
+    if path.exists():
+        if not invalid_run(path):
+            raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+        kind = "invalid"
+    elif out_dir.is_dir() and any((d / "run.json").is_file() for d in out_dir.iterdir()
+                                  if d.is_dir() and (d.name in phases or d.name.startswith("judge-"))):
+        kind = "unfinished"
+    else:
         return False
-    if not invalid_run(path):
-        raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
-    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.invalid-{datetime.now():%Y%m%d-%H%M%S}"))
+    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.{kind}-{datetime.now():%Y%m%d-%H%M%S}"))
     return True
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for
     import numpy as np  # imported while its requests are in flight (engine/evaluate.py)
 
 from glotbench.errors import GlotbenchError
-from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, wilson
+from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, collapse_fallback, wilson
 
 
 class MissingStatistic(GlotbenchError):
@@ -237,10 +237,9 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
         est = {**boot.to_dict(), "ci_method": "bootstrap" if resamples > 0 and n > 0 else "none"}
         value, lo, hi = est["value"], est["ci_low"], est["ci_high"]
         carrying = int((rows != 0).any(axis=1).sum())
-        if (est["ci_method"] == "bootstrap" and value is not None and lo is not None and hi is not None
-                and hi - lo <= 1e-12 * max(1.0, abs(value)) and 0.0 <= value / f <= 1.0 and carrying):
-            lo, hi = wilson(value / f * carrying, carrying)
-            est.update(ci_low=f * lo, ci_high=f * hi, ci_method="wilson_fallback")
+        fallback = collapse_fallback(value, lo, hi, carrying, f) if est["ci_method"] == "bootstrap" else None
+        if fallback is not None:
+            est.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
 
 

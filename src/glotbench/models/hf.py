@@ -339,8 +339,9 @@ def from_spec(rest: str, *, spec: str, **opts: Any) -> HFModel:
 
 def looks_like_path(name: str) -> bool:
     """Whether `hf:NAME` names a local path rather than a hub repo id (`name` or `org/name`): it starts
-    with `/`, `.` or `~`, holds a backslash or a second `/`, or names a `.gguf` file."""
-    return (name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1
+    with `/`, `.` or `~`, ends with `/` (a directory), holds a backslash or a second `/`, or names a
+    `.gguf` file."""
+    return (name.startswith(("/", ".", "~")) or name.endswith("/") or "\\" in name or name.count("/") > 1
             or name.lower().endswith(".gguf") or Path(name).exists())
 
 

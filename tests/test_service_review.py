@@ -34,3 +34,24 @@ def test_a_number_too_long_to_read_is_a_422_not_an_internal_error(tmp_path, body
         assert _count(db, "submissions") == 0
     finally:
         s.stop()
+
+
+def test_a_set_no_endpoint_can_run_is_refused_at_submission_and_costs_nothing(tmp_path, hostile):
+    """A set scored by log-likelihood needs a local model: an endpoint run of it can never send a
+    prompt. It is refused when submitted (the endpoint never called, nothing stored or charged), not
+    failed later as a charged run."""
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    keys = prepare(db)
+    svc = Service(Settings(db_url=db))
+    svc.load_set("ll", "laobench-mcq", None, options={"method": "loglik"})
+    svc.rotate("ll")
+    s = start(db, "--allow-host", "127.0.0.1", "--rate-per-minute", "1000", "--daily-limit", "1")
+    s.keys.update(keys)
+    try:
+        r = s.call("POST", "/api/submissions", "alice", json={"set": "ll", "model": "m", "endpoint": hostile.url})
+        assert r.status_code == 403 and "log-likelihood" in r.json()["error"] and "submit answers" in r.json()["error"], r.text
+        assert hostile.seen() == [] and _count(db, "submissions") == 0
+        r = s.call("POST", "/api/submissions", "alice", json={"set": "vi-1", "model": "m", "endpoint": hostile.url})
+        assert r.status_code == 202, r.text  # the daily limit of 1 is untouched
+    finally:
+        s.stop()

@@ -55,3 +55,22 @@ def test_a_set_no_endpoint_can_run_is_refused_at_submission_and_costs_nothing(tm
         assert r.status_code == 202, r.text  # the daily limit of 1 is untouched
     finally:
         s.stop()
+
+
+def test_ipv6_clients_of_one_prefix_share_a_rate_limit(tmp_path):
+    """An IPv6 client holds a whole /64 (often a /56): counted per address, each of its 2^64
+    addresses would get its own window (and its own connection cap). Addresses are counted per /64;
+    IPv4 addresses one by one. Through a trusted proxy, whose X-Forwarded-For names the client."""
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    prepare(db)
+    s = start(db, "--rate-per-minute", "5", "--trusted-proxy", "127.0.0.1")
+    try:
+        def get(client: str) -> int:
+            return requests.get(s.base + "/api/sets", headers={"X-Forwarded-For": client}, timeout=10).status_code
+
+        codes = [get(f"2001:db8:1:2::{i:x}") for i in range(1, 7)]
+        assert codes == [200] * 5 + [429], codes  # six addresses of one /64: one window
+        assert get("2001:db8:1:3::1") == 200  # the next /64 has its own
+        assert [get(f"198.51.100.{i}") for i in range(1, 7)] == [200] * 6  # IPv4: one window per address
+    finally:
+        s.stop()

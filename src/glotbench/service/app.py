@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glotbench.service.core import Service, ServiceError, Settings
 from glotbench.service.guards import BODY_LIMIT_KEY, RequestGuard, SecurityHeaders, parse_json_body
-from glotbench.service.ratelimit import RateLimited, RateLimiter
+from glotbench.service.ratelimit import RateLimited, RateLimiter, client_bucket
 from glotbench.service.sets import settle_heap
 from glotbench.service.views import Views
 
@@ -125,8 +125,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeaders)  # outermost: on the guard's own replies too
 
     def address(request: Request) -> str:
-        """The client's address: the peer's, or the one a trusted proxy (--trusted-proxy) names."""
-        return request.client.host if request.client else "unknown"
+        """The client's address (an IPv6 one's /64): the peer's, or the one a trusted proxy
+        (--trusted-proxy) names."""
+        return client_bucket(request.client.host) if request.client else "unknown"
 
     def hit_address(request: Request) -> None:
         try:

@@ -6,8 +6,8 @@ whose headers never finish: a client that dribbles them holds its connection (an
 descriptor) for ever. `guarded_protocol` adds, under uvicorn's own HTTP protocol class:
 - a header timeout: a request's headers must be complete `header_timeout_s` after its first byte
   (or after the connection opened), or the connection is closed;
-- a per-address connection cap: a peer holding `max_connections_per_ip` connections has further
-  ones closed at once (addresses of `trusted_proxies` are exempt: behind a proxy, the proxy caps
+- a per-address connection cap: a peer (an IPv6 one counted by its /64) holding
+  `max_connections_per_ip` connections has further ones closed at once (addresses of `trusted_proxies` are exempt: behind a proxy, the proxy caps
   each client, docs/service.md "Deployment").
 The request body has its own deadline and size limit (service/guards.py). `limit_concurrency`
 (uvicorn's: requests and connections in flight; 503 beyond) is kept below the process's
@@ -49,6 +49,8 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol class with the header timeout and the per-address connection cap."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+    from glotbench.service.ratelimit import client_bucket
+
     per_ip: Counter = Counter()
     trusted = set(limits.trusted_proxies)
 
@@ -58,8 +60,9 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            ip = (self.client or ("?",))[0]
-            if ip not in trusted and per_ip[ip] >= limits.max_connections_per_ip:
+            peer = (self.client or ("?",))[0]
+            ip = client_bucket(peer)  # an IPv6 peer counts by its /64
+            if peer not in trusted and per_ip[ip] >= limits.max_connections_per_ip:
                 transport.close()  # uvicorn's connection_lost cleans up as for any other close
                 return
             self._gb_ip = ip

@@ -74,3 +74,49 @@ def test_ipv6_clients_of_one_prefix_share_a_rate_limit(tmp_path):
         assert [get(f"198.51.100.{i}") for i in range(1, 7)] == [200] * 6  # IPv4: one window per address
     finally:
         s.stop()
+
+
+def _cpu_s(pid: int) -> float:
+    import os
+
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.fixture
+def released_10k(tmp_path):
+    """A server with a released 10,000-item set (2.8 MB to download) and a current one."""
+    from service_helpers import make_mcq_set
+
+    gold = make_mcq_set(tmp_path / "big.jsonl", 10_000, seed=1)
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    svc = Service(Settings(db_url=db))
+    svc.load_set("old", "laobench-mcq", str(tmp_path / "big.jsonl"))
+    svc.rotate("old")
+    svc.load_set("new", "laobench-mcq", None)
+    svc.rotate("new")  # old is released
+    return db, gold
+
+
+def test_a_released_download_is_served_without_rebuilding_it(released_10k):
+    """Anyone may download a released set, so what it costs is unauthenticated CPU: it was built
+    from the database and serialised on every request (278 ms of CPU for 10,000 items, so one
+    address within its rate limit kept a quarter of a core busy). A released set never changes: its
+    body is made once per process."""
+    db, gold = released_10k
+    s = start(db, "--rate-per-minute", "1000")
+    try:
+        first = requests.get(s.base + "/api/sets/old/download", timeout=60)
+        assert first.status_code == 200 and first.headers["content-type"].startswith("application/json")
+        data = first.json()
+        assert len(data["items"]) == 10_000 and {i["id"]: i["gold"]["answer"] for i in data["items"]} == gold
+        t0 = _cpu_s(s.proc.pid)
+        for _ in range(10):
+            r = requests.get(s.base + "/api/sets/old/download", timeout=60)
+            assert r.content == first.content
+        per_request = (_cpu_s(s.proc.pid) - t0) / 10
+        assert per_request < 0.05, per_request
+        assert requests.get(s.base + "/api/sets/new/download", timeout=10).status_code == 404  # still private
+    finally:
+        s.stop()

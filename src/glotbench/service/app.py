@@ -192,9 +192,10 @@ def create_app(settings: Settings) -> FastAPI:
     def sets() -> list[dict[str, Any]]:
         return views.sets()
 
-    @app.get("/api/sets/{name}/download", dependencies=[Depends(public_route)])
-    def download(name: str = PathParam(..., max_length=100)) -> dict[str, Any]:
-        return views.download(name)
+    @app.get("/api/sets/{name}/download", dependencies=[Depends(public_route)],
+             responses={200: {"content": {"application/json": {}}, "description": "the set's items and gold"}})
+    def download(name: str = PathParam(..., max_length=100)) -> Response:
+        return Response(views.download(name), media_type="application/json")
 
     rendered: dict[str, tuple[Any, bytes]] = {}
 

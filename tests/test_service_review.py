@@ -120,3 +120,35 @@ def test_a_released_download_is_served_without_rebuilding_it(released_10k):
         assert requests.get(s.base + "/api/sets/new/download", timeout=10).status_code == 404  # still private
     finally:
         s.stop()
+
+
+def test_publish_checks_the_key_before_reading_its_body(tmp_path):
+    """Without a key, a publish request is refused as soon as its headers are in: its body (declared,
+    never sent) is not waited for. (FastAPI read the body before the key's dependency, so a client
+    dribbling it held a request in flight until the body timeout — unauthenticated.)"""
+    import http.client
+
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    keys = prepare(db)
+    s = start(db, "--rate-per-minute", "1000")
+    host, port = s.base.split("//")[1].split(":")
+    try:
+        for key in (None, "gb_wrong"):
+            conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            conn.putrequest("POST", "/api/submissions/1/publish")
+            conn.putheader("Content-Type", "application/json")
+            conn.putheader("Content-Length", "100")
+            if key:
+                conn.putheader("Authorization", f"Bearer {key}")
+            conn.endheaders()
+            conn.send(b"{")
+            assert conn.getresponse().status == 401
+            conn.close()
+        r = requests.post(s.base + "/api/submissions/1/publish", json={"public": "yes please"},
+                          headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=10)
+        assert r.status_code == 422 and set(r.json()) == {"error"}, r.text
+        r = requests.post(s.base + "/api/submissions/1/publish", json={"public": True},
+                          headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=10)
+        assert r.status_code == 404, r.text  # the body read and validated once the key is known
+    finally:
+        s.stop()

@@ -14,7 +14,7 @@ import asyncio
 import json
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Depends, FastAPI, Path as PathParam, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,6 +30,7 @@ from glotbench.service.sets import settle_heap
 from glotbench.service.views import Views
 
 STATIC = Path(__file__).parent / "templates"
+Body = TypeVar("Body", bound=BaseModel)
 PARSERS = 2  # submission bodies parsed at once (each in a worker thread): bounds the memory they take
 
 
@@ -75,11 +76,11 @@ def _first_problem(errors: list[Any]) -> str:
     return f"invalid request: {where} {msg}".strip()
 
 
-def parse_submission(raw: bytes, max_members: int) -> SubmissionIn:
-    """The submission body, parsed once (guards.parse_json_body) and validated."""
+def parse_body(model: type[Body], raw: bytes, max_members: int) -> Body:
+    """A request body, parsed once (guards.parse_json_body) and validated as `model`."""
     data = parse_json_body(raw, max_members)
     try:
-        return SubmissionIn.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         raise ServiceError(422, _first_problem(e.errors())) from None
 
@@ -166,7 +167,7 @@ def create_app(settings: Settings) -> FastAPI:
         request.scope[BODY_LIMIT_KEY] = max_bytes  # the guard holds the body to it while it streams in
         raw = await request.body()
         async with parsers:
-            body = await run_in_threadpool(parse_submission, raw, max(16, max_members))
+            body = await run_in_threadpool(parse_body, SubmissionIn, raw, max(16, max_members))
         if body.answers is not None:
             out = await run_in_threadpool(lambda: service.submit_answers(
                 key_id, body.answers or {}, set_name=body.set, benchmark=body.benchmark, model=body.model,
@@ -182,9 +183,14 @@ def create_app(settings: Settings) -> FastAPI:
     def submission(sid: int = PathParam(..., ge=1, le=2**62), key_id: int = Depends(caller)) -> dict[str, Any]:
         return service.get_submission(key_id, sid)
 
-    @app.post("/api/submissions/{sid}/publish")
-    def publish(body: PublishIn, sid: int = PathParam(..., ge=1, le=2**62), key_id: int = Depends(caller)) -> dict[str, Any]:
-        out = service.publish(key_id, sid, body.public)
+    @app.post("/api/submissions/{sid}/publish", openapi_extra={"requestBody": {
+        "required": True, "content": {"application/json": {"schema": PublishIn.model_json_schema()}}}})
+    async def publish(request: Request, sid: int = PathParam(..., ge=1, le=2**62),
+                      key_id: int = Depends(caller)) -> dict[str, Any]:
+        """Like a submission, authenticated before its body is read (a body parameter would make
+        FastAPI read it first: an unauthenticated client dribbling it held a request in flight)."""
+        body = parse_body(PublishIn, await request.body(), 16)
+        out = await run_in_threadpool(service.publish, key_id, sid, body.public)
         views.invalidate()
         return out
 

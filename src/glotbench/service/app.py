@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from fastapi import Depends, FastAPI, Path as PathParam, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -31,6 +31,7 @@ from glotbench.service.views import Views
 
 STATIC = Path(__file__).parent / "templates"
 Body = TypeVar("Body", bound=BaseModel)
+DOWNLOAD_PIECE = 64 * 2**10  # a released set is written in pieces this size
 PARSERS = 2  # submission bodies parsed at once (each in a worker thread): bounds the memory they take
 
 
@@ -200,8 +201,17 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/sets/{name}/download", dependencies=[Depends(public_route)],
              responses={200: {"content": {"application/json": {}}, "description": "the set's items and gold"}})
-    def download(name: str = PathParam(..., max_length=100)) -> Response:
-        return Response(views.download(name), media_type="application/json")
+    async def download(name: str = PathParam(..., max_length=100)) -> Response:
+        """Streamed in 64 KiB pieces from the cached body: a client that reads slowly holds one piece
+        in this process's buffers, not a copy of the whole set (the send timeout drops one that
+        reads nothing)."""
+        body = await run_in_threadpool(views.download, name)
+
+        async def pieces() -> Any:
+            for i in range(0, len(body), DOWNLOAD_PIECE):
+                yield body[i:i + DOWNLOAD_PIECE]
+
+        return StreamingResponse(pieces(), media_type="application/json", headers={"Content-Length": str(len(body))})
 
     rendered: dict[str, tuple[Any, bytes]] = {}
 

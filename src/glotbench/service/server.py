@@ -6,13 +6,16 @@ whose headers never finish: a client that dribbles them holds its connection (an
 descriptor) for ever. `guarded_protocol` adds, under uvicorn's own HTTP protocol class:
 - a header timeout: a request's headers must be complete `header_timeout_s` after its first byte
   (or after the connection opened), or the connection is closed;
+- a send timeout: a reply whose client reads none of it for `send_timeout_s` (the write buffer
+  stays full) is dropped: no other timeout applies once a request is complete;
 - a per-address connection cap: a peer (an IPv6 one counted by its /64) holding
   `max_connections_per_ip` connections has further ones closed at once (addresses of
   `trusted_proxies` are exempt: behind a proxy, the proxy caps each client, docs/service.md
   "Deployment");
 - a bound on all connections, one below `limit_concurrency`: a new connection at the bound closes
-  the oldest one with no request in flight (slow clients from many addresses), so a request always
-  finds room and the file descriptors never run out.
+  the oldest one with no request in flight or whose reply waits on a client that does not read it
+  (slow clients from many addresses), so a request always finds room and the file descriptors never
+  run out.
 The request body has its own deadline and size limit (service/guards.py). `limit_concurrency`
 (uvicorn's: requests and connections in flight; 503 beyond) is kept below the process's
 file-descriptor limit less a margin and the listen backlog (`fd_margin_concurrency`), and
@@ -32,6 +35,7 @@ from typing import Any
 @dataclass(frozen=True)
 class ServerLimits:
     header_timeout_s: float = 10.0
+    send_timeout_s: float = 30.0  # a reply stalled this long on a client that reads none of it: dropped
     keep_alive_s: int = 5
     max_connections_per_ip: int = 32
     limit_concurrency: int = 1000  # lowered to the file-descriptor limit minus a margin when that is smaller
@@ -71,6 +75,7 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
     class GuardedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         _gb_ip: str | None = None
         _gb_timer: asyncio.TimerHandle | None = None
+        _gb_send_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -88,11 +93,29 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
             self._gb_arm()
 
         def _gb_idle(self) -> bool:
-            """No request in flight: headers still arriving, or kept alive between requests."""
-            return self.cycle is None or self.cycle.response_complete
+            """Nothing to lose by closing it: no request in flight (headers still arriving, or kept
+            alive between requests), or a reply stalled on a client that does not read it."""
+            return self.cycle is None or self.cycle.response_complete or self._gb_send_timer is not None
+
+        def pause_writing(self) -> None:
+            """The reply's buffer is full: the client reads slower than we write. Unless it reads
+            enough to drain it within the send timeout, the connection is dropped (a client that
+            reads nothing would hold it, and the reply in memory, for ever)."""
+            super().pause_writing()
+            if self._gb_send_timer is None:
+                self._gb_send_timer = self.loop.call_later(limits.send_timeout_s, self.transport.abort)
+
+        def resume_writing(self) -> None:
+            if self._gb_send_timer is not None:
+                self._gb_send_timer.cancel()
+                self._gb_send_timer = None
+            super().resume_writing()
 
         def connection_lost(self, exc: Exception | None) -> None:
             held.pop(self, None)
+            if self._gb_send_timer is not None:
+                self._gb_send_timer.cancel()
+                self._gb_send_timer = None
             self._gb_disarm()
             if self._gb_ip is not None:
                 per_ip[self._gb_ip] -= 1
@@ -124,12 +147,12 @@ def guarded_protocol(limits: ServerLimits) -> type[asyncio.Protocol]:
                 self.transport.close()
 
     def _evict_oldest_idle() -> bool:
-        """Close the oldest connection with no request in flight (many slow clients from many
-        addresses, beyond any per-address cap: the new connection takes its place)."""
+        """Close the oldest idle connection (`_gb_idle`: many slow clients from many addresses,
+        beyond any per-address cap; the new connection takes its place)."""
         for conn in held:
             if conn._gb_idle():
                 del held[conn]
-                conn.transport.close()
+                conn.transport.abort()  # not close(): that would wait to flush what it has not sent
                 return True
         return False
 

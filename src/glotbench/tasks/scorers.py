@@ -155,8 +155,9 @@ class Corpus(Scorer):
         from glotbench.metrics.corpus import SacreMetric, needs_segmentation
 
         if kind not in self._sacre:
-            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and needs_segmentation(self.lang) else {}
-            self._sacre[kind] = SacreMetric(kind, self.lang, **opts)
+            lang = self.lang if self.spec.segment else None  # None: sacrebleu's defaults on the text as written
+            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and needs_segmentation(lang) else {}
+            self._sacre[kind] = SacreMetric(kind, lang, **opts)
         return self._sacre[kind]
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
@@ -174,7 +175,8 @@ class Corpus(Scorer):
         for kind in self.spec.metrics:
             label = {"chrf++": "chrF++", "chrf": "chrF", "bleu": "BLEU"}[kind]
             out.append(_Prefixed(CorpusMetric(metric_name(kind, p, headline), kind,
-                                              f"corpus {label} ({p}), segmented for {self.lang or 'none'}",
+                                              f"corpus {label} ({p}), " + (f"segmented for {self.lang or 'none'}"
+                                                                           if self.spec.segment else "not segmented"),
                                               label=metric_name(label, p, headline)), f"{p}:{kind}"))
         return out + [super().metrics(p, headline)[1]]
 

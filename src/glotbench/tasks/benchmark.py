@@ -108,7 +108,7 @@ class TaskBenchmark(Benchmark):
         self._paths = {"prompt": inside or ("prompt",), **{k: inside + (k,) if inside and getattr(self.variant, k) is not None
                                                            else (k,) for k in PARTS_A_VARIANT_REPLACES}}
         self.spec = spec = run_spec(spec, opt["prompt"])
-        self.method = opt["method"] = opt["method"] or self.variant.method or "generate"
+        self.method = opt["method"] = opt["method"] or "generate"
         if self.method not in ("generate", "loglik"):
             raise SpecError(f"{self.name}: method must be generate or loglik, got {self.method!r}")
         declared = {k: v for k, v in opt.items() if k in spec.options}
@@ -160,8 +160,15 @@ class TaskBenchmark(Benchmark):
 
     def _options(self, given: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        try:  # the prompt variant's defaults come before the file's
+            defaults = dict(self.spec.prompt.variant(given.get("prompt") or "default").defaults)
+        except ValueError as e:
+            raise SpecError(f"{self.name}: {e}") from None
+        wrong = set(defaults) - set(self.spec.options) - set(BUILTIN_OPTIONS) | ({"prompt"} & set(defaults))
+        if wrong:
+            raise SpecError(f"{self.name}: prompt variant {given.get('prompt')!r}: defaults: no option {sorted(wrong)[0]!r}")
         for name, o in self.spec.options.items():
-            value = given.get(name, o.default)
+            value = given.get(name, defaults.get(name, o.default))
             if value is None:
                 raise SpecError(f"{self.name} needs --bench-opt {name}=VALUE"
                                 + (f" ({o.help})" if o.help else "")
@@ -170,7 +177,7 @@ class TaskBenchmark(Benchmark):
                 raise SpecError(f"{self.name}: {name} must be one of {', '.join(map(str, o.choices))}, got {value!r}")
             out[name] = value
         for name, (default, _, _) in BUILTIN_OPTIONS.items():
-            out[name] = given.get(name, default)
+            out[name] = given.get(name, defaults.get(name, default))
         unknown = set(given) - set(out)
         if unknown:
             raise SpecError(f"{self.name} has no option {sorted(unknown)[0]!r}; its options: {', '.join(sorted(out))}")
@@ -288,7 +295,7 @@ class TaskBenchmark(Benchmark):
         fs = self.spec.fewshot
         if self.shots or fs.ids:
             if self.options["fewshot_data"]:
-                pool_rows, same = local_rows(self.options["fewshot_data"], self.data.format).rows, False
+                pool_rows, same = self._rows(self.options["fewshot_data"], self.data.split).rows, False
             elif fs.split is None or fs.split == self.data.split:
                 pool_rows, same = rows.rows, True
             elif path is not None:
@@ -360,7 +367,9 @@ class TaskBenchmark(Benchmark):
         parts = {"task": spec_hash(self.spec, self.options), "method": self.method, "lang": self.lang or "none"}
         if self.method == "loglik":
             parts["norm"] = self.norm
-            parts["continuations"] = self.spec.loglik.continuations
+            cont = self.spec.loglik.continuations
+            parts["continuations"] = cont if isinstance(cont, str) else "templates:" + hashlib.sha256(
+                json.dumps(cont, ensure_ascii=False).encode()).hexdigest()[:12]
         else:
             parts["extract"] = ";".join(f"{n}={p.description}" for n, p in self.pipelines.items() if p)
         parts["scorer"] = self.scorer.signature()

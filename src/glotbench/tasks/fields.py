@@ -120,7 +120,8 @@ def shot_answer(shot: Item, template: str | None, labels: Sequence[str], opt: Ma
 def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: int, labels: Sequence[str],
                  opt: Mapping[str, Any], same_split: bool, gold_choice: Callable[[Item], str]) -> list[Item]:
     """Each item with its few-shot examples in `public["fewshot"]`: the fixed `ids`, the first n
-    (`sampler: first_n`), or n drawn with a seed per item (never the item itself); with `match`,
+    (`sampler: first_n`), n drawn with a seed per item (never the item itself), or n drawn from one
+    random stream over the items in order (`sequential`, lm-eval's draws); with `match`,
     only examples sharing that field's value with the item (MMLU's examples of the same subject)."""
     if n == 0 and not spec.ids:
         return items
@@ -130,6 +131,7 @@ def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: i
     def key(x: Item) -> Any:
         return x.public.get(spec.match, x.meta.get(spec.match))
 
+    stream = random.Random(seed)
     for it in items:
         candidates = [p for p in pool if not (same_split and p.id == it.id)
                       and (spec.match is None or key(p) == key(it))]
@@ -137,6 +139,11 @@ def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: i
             shots = [s for s in fixed if s.id != it.id or not same_split]
         elif spec.sampler == "first_n":
             shots = candidates[:n]
+        elif spec.sampler == "sequential":  # lm-eval's ContextSampler: n + 1 drawn when the item may be among them
+            matching = [p for p in pool if spec.match is None or key(p) == key(it)]
+            k = n + 1 if (same_split if spec.draw_spare is None else spec.draw_spare) else n
+            drawn = stream.sample(matching, k) if k <= len(matching) else []
+            shots = [p for p in drawn if not (same_split and p.id == it.id)][:n]
         else:
             shots = random.Random(f"{seed}:{it.id}").sample(candidates, min(n, len(candidates)))
         if len(shots) < (len(fixed) or n) and not fixed:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 LOGLIK_NORMS = ("sum", "token", "char", "byte", "grapheme")
 FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
 NORMALISERS = ("strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct", "ascii_digits",
-               "remove_zero_width")
+               "remove_zero_width", "remove_ascii_punct", "remove_ascii_digits")
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
@@ -87,13 +87,19 @@ class FewShotSpec(Part):
     n: int = Field(0, ge=0)
     split: str | None = None  # the hub split the shots come from; default: the evaluated one (never the item itself)
     seed: int = 1234
-    sampler: Literal["random", "first_n"] = "random"
+    # random: drawn per item with its own seed; first_n: the first n; sequential: one random stream over
+    # the items in order, as lm-eval's default sampler draws (Random(seed).sample, the item left out)
+    sampler: Literal["random", "first_n", "sequential"] = "random"
     ids: list[str] = []  # fixed shots, by id (then n is their number)
     match: str | None = None  # a public or meta field the examples share with the item (MMLU: subject)
     multiturn: bool = False  # each shot its own user/assistant turn (lm-eval's fewshot_as_multiturn)
     answer: str | None = None  # a shot's answer, a template over its public and gold fields (default:
     # its option label, else its reference, else its answer)
     delimiter: str = "\n\n"  # between shots in one turn and in the plain-text prompt
+    # sequential: draw one example more and drop the item if drawn. Default: when the pool is the
+    # evaluated split. lm-eval does it whenever its few-shot split is named as its test split, or
+    # neither is named (XNLI's, drawn from train)
+    draw_spare: bool | None = None
 
 
 class LoglikSpec(Part):
@@ -114,8 +120,20 @@ class OptionAccuracy(Part):
 
 class ExactMatch(Part):
     kind: Literal["exact_match"]
+    ignore: list[str] = []  # regexes removed from answer and gold first (lm-eval's regexes_to_ignore)
     normalise: list[Literal["strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct",
-                            "ascii_digits", "remove_zero_width"]] = ["strip", "collapse_spaces"]
+                            "ascii_digits", "remove_zero_width", "remove_ascii_punct",
+                            "remove_ascii_digits"]] = ["strip", "collapse_spaces"]
+
+    @field_validator("ignore")
+    @classmethod
+    def _patterns(cls, v: list[str]) -> list[str]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise ValueError(f"{p!r} is not a valid regex ({e})") from None
+        return v
 
 
 class NumericMatch(Part):
@@ -194,7 +212,7 @@ class PromptVariant(Part):
     vars: dict[str, Any] = {}  # constants the prompt templates see as `vars` (per-language words)
     # What a variant changes besides its templates (a variant that scores as another tool scores:
     # `prompt=lm-eval`); each replaces the task's own part when given.
-    method: Literal["generate", "loglik"] | None = None  # the default method of runs of this variant
+    defaults: dict[str, Scalar] = {}  # option defaults of runs of this variant ({method: loglik, split: validation})
     fewshot: FewShotSpec | None = None
     loglik: LoglikSpec | None = None
     extract: dict[str, list[Step]] | None = None

@@ -114,6 +114,18 @@ def test_every_export_of_the_pivot(runs, tmp_path):
     page = write_board_html(b, tmp_path / "b.html").read_text(encoding="utf-8")
     assert 'id="board-lo"' in page and 'id="board-th"' in page and "Lao (lo)" in page
     assert "/scores/groups/lang/th/numeric_em/value" in page  # the Thai cell's number traces to its group
+    import html
+    import re
+
+    checked = 0
+    for src, raw in re.findall(r'data-src="([^"]+)" data-raw="([^"]+)"', page):
+        path, _, pointer = html.unescape(src).partition("#")
+        node = json.loads(Path(path).read_text())
+        for part in pointer.strip("/").split("/"):
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        assert node == float(raw), src
+        checked += 1
+    assert checked >= 2 * (3 + 2)  # every cell's value (and its CI bounds) is the number in its results.json
 
 
 def test_the_command(runs):

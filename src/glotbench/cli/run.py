@@ -218,11 +218,17 @@ def board(
     test: Annotated[str, typer.Option(help="Significance test against each column's best: randomization or bootstrap.")] = "randomization",
     alpha: Annotated[float, typer.Option(help="Cells with p >= alpha are marked as not different from the best.")] = 0.05,
     resamples: Resamples = 1000,
+    pivot: Annotated[Optional[str], typer.Option(help="language: one table per language, models x tasks.")] = None,
+    language: Annotated[list[str], typer.Option("--language", help="With --pivot language: only this language "
+                                                "(lo, lao, lao_Laoo; repeatable).")] = [],
 ) -> None:
-    """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores."""
+    """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores;
+    --pivot language: one table per language (how good each model is in Lao: one table)."""
     from glotbench.report.board import build_board, export, write_board_html
 
-    b = build_board(runs, test=test, alpha=alpha, resamples=resamples)
+    if language and pivot is None:
+        raise typer.BadParameter("--language needs --pivot language")
+    b = build_board(runs, test=test, alpha=alpha, resamples=resamples, pivot=pivot, languages=language or None)
     text = export(b, fmt)
     if html:
         write_board_html(b, html)

@@ -292,9 +292,13 @@ class HFModel:
         import torch
 
         ctx = self._tok(context, add_special_tokens=True)["input_ids"]
+        prefix: list[int] = []
+        if not ctx:  # an empty context (XNLI's lm-eval prompt): scored after BOS, else EOS, as lm-eval does
+            first = self._tok.bos_token_id if self._tok.bos_token_id is not None else self._tok.eos_token_id
+            prefix = ctx = [first] if first is not None else []
         seqs, spans = [], []
         for cont in continuations:
-            full = self._tok(context + cont, add_special_tokens=True)["input_ids"]
+            full = prefix + self._tok(context + cont, add_special_tokens=True)["input_ids"]
             # Tokens of the continuation: where the joint tokenisation leaves the context's prefix.
             start = next((i for i, (a, b) in enumerate(zip(ctx, full)) if a != b), min(len(ctx), len(full)))
             start = max(1, min(start, len(full) - 1))

@@ -12,7 +12,7 @@ from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
 
 
 def _src(cell: dict[str, Any], head: str, part: str) -> str:
-    return f"{cell['path']}/results.json#/scores/overall/{head}/{part}"
+    return f"{cell['path']}/results.json#{cell.get('json_path') or f'/scores/overall/{head}'}/{part}"
 
 
 def _gsrc(path: str, key: str, value: str, head: str) -> str:
@@ -27,10 +27,8 @@ def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> s
     return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
 
 
-def board_html(board: dict[str, Any]) -> str:
-    cols, models = board["columns"], board["models"]
-    name = display_names(models)
-    head = ["<table id=\"board\"><tr><th>model</th>" + "".join(
+def _table(models: list[str], cols: list[dict[str, Any]], name: dict[str, str], table_id: str) -> str:
+    head = [f"<table id=\"{escape(table_id)}\"><tr><th>model</th>" + "".join(
         f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}'
         f' · {escape(c["item_set"])}</span></th>'
         for c in cols) + "</tr>"]
@@ -55,7 +53,36 @@ def board_html(board: dict[str, Any]) -> str:
                        f' data-valid="{str(x.get("valid", True)).lower()}"{p}>'
                        f'{num(x["value"], _src(x, c["headline"], "value"), factor=f)}{ci}{mark}{n}{notes}</td>')
         head.append(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>{"".join(tds)}</tr>')
-    table = "".join(head) + "</table>" + f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'
+    return "".join(head) + "</table>"
+
+
+def _pivot_html(board: dict[str, Any]) -> str:
+    """One table per language (models x tasks), each with its columns' signatures."""
+    name = display_names(board["models"])
+    sections = []
+    for t in board["tables"]:
+        sigs = "".join(f'<div class="sig">{escape(c["benchmark"])}: {escape(c["signature"])}</div>' for c in t["columns"])
+        sections.append((f"lang-{t['language']}", f"{t['name']} ({t['language']})",
+                         _table(t["models"], t["columns"], name, f"board-{t['language']}") + sigs))
+    sections.append(("legend", "Reading the tables",
+                     f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'))
+    if board["left_out"]:
+        sections.append(("left-out", "Left out", '<ul id="left-out-list">' + "".join(
+            f'<li><code>{escape(x["path"])}</code>: {escape(x["reason"])}</li>' for x in board["left_out"]) + "</ul>"))
+    langs = ", ".join(t["name"] for t in board["tables"])
+    hdr = (f"<h1>glotbench board by language</h1><p class=\"note\">{len(board['models'])} models · "
+           f"{len(board['tables'])} languages ({escape(langs)}) · {escape(board['significance']['test'])} against each "
+           "column's best</p>")
+    return page("glotbench board by language", hdr, sections)
+
+
+def board_html(board: dict[str, Any]) -> str:
+    if board.get("pivot"):
+        return _pivot_html(board)
+    cols, models = board["columns"], board["models"]
+    name = display_names(models)
+    table = _table(models, cols, name, "board") + \
+        f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'
     sections = [("board", "Models × benchmarks", table)]
     plots = []
     for c in cols:

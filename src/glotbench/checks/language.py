@@ -195,7 +195,7 @@ def answer_text(bench: Any, answer: Any) -> str | None:
         return answer
     if isinstance(answer, Mapping):
         head = getattr(bench, "headline_pipeline", None)
-        for key in (head, "restored_text", "text"):
+        for key in (head, "restored_text", "corrected_text", "text"):
             if key and isinstance(answer.get(key), str):
                 return answer[key]
     return None

@@ -52,3 +52,50 @@ def mixed_replies(messages):
     if "7 + 8" in content:
         return "I am not sure about this one."
     return "c"
+
+
+MGSM = {"task": "mgsm", "languages": {"en": [
+    {"question": "Tom has 3 boxes with 6 apples in each. How many apples?", "answer_number": 18},
+    {"question": "A class has 12 girls and 8 boys. How many children?", "answer_number": 20},
+    {"question": "Ana reads 1000 pages in a year. How many pages?", "answer_number": 1000},
+    {"question": "A farmer has 7 cows and buys 2. How many cows?", "answer_number": 9}]}}
+
+
+def write_mgsm(path: Path) -> str:
+    path.write_text(json.dumps(MGSM), encoding="utf-8")
+    return str(path)
+
+
+def mgsm_replies(messages):
+    """Right (18), format (20 in the text, 8 in the tag), value (1001), no number at all."""
+    content = messages[-1]["content"]
+    if "3 boxes" in content:
+        return "3 x 6 = 18. <answer>18</answer>"
+    if "12 girls" in content:
+        return "12 + 8 = 20 children. <answer>8 boys</answer>"
+    if "1000 pages" in content:
+        return "About <answer>1001</answer>"
+    return "I cannot count cows. The answer is 9"
+
+
+VI_ROWS = [
+    {"id": "v1", "category": "a", "references": ["Hôm nay trời đẹp quá."]},
+    {"id": "v2", "category": "a", "references": ["Tôi đi học ở trường."]},
+    {"id": "v3", "category": "b", "references": ["Mẹ nấu cơm rất ngon."]},
+]
+VI_ANSWERS = {  # the stripped text -> the reply
+    "Hom nay troi dep qua.": "Hôm nay trời đẹp quà.",  # tone: quá -> quà
+    "Toi di hoc o truong.": "Tôi di học ở trương.",  # d: đi -> di; tone: trường -> trương
+    "Me nau com rat ngon.": "Mẹ nau cơm rất rất ngon.",  # vowel mark: nấu -> nau; a word added
+}
+
+
+def write_vi(path: Path) -> str:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in VI_ROWS), encoding="utf-8")
+    return str(path)
+
+
+def vi_replies(messages):
+    content = messages[-1]["content"]
+    text = content.rsplit("Text: ", 1)[-1].strip()
+    return json.dumps({"restored_text": VI_ANSWERS.get(text, text)}, ensure_ascii=False)

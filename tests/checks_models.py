@@ -99,3 +99,34 @@ def vi_replies(messages):
     content = messages[-1]["content"]
     text = content.rsplit("Text: ", 1)[-1].strip()
     return json.dumps({"restored_text": VI_ANSWERS.get(text, text)}, ensure_ascii=False)
+
+
+# vi-diacritics items whose words have two accepted tone placements (hoà/hòa, thuỷ/thủy, khoẻ/khỏe):
+# the references use the new placement.
+VI_TONE_ROWS = [
+    {"id": "t1", "category": "a", "references": ["Hoà bình là mong ước."]},
+    {"id": "t2", "category": "a", "references": ["Thuỷ thủ ra khơi."]},
+    {"id": "t3", "category": "a", "references": ["Chúc bạn khoẻ mạnh."]},
+]
+_OLD = {"Hoa binh la mong uoc.": "Hòa bình là mong ước.", "Thuy thu ra khoi.": "Thủy thủ ra khơi.",
+        "Chuc ban khoe manh.": "Chúc bạn khỏe mạnh."}
+_NEW = {"Hoa binh la mong uoc.": "Hoà bình là mong ước.", "Thuy thu ra khoi.": "Thuỷ thủ ra khơi.",
+        "Chuc ban khoe manh.": "Chúc bạn khoé mạnh."}  # the last one: a wrong tone
+
+
+def write_vi_tone(path: Path) -> str:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in VI_TONE_ROWS), encoding="utf-8")
+    return str(path)
+
+
+def _restore(messages, table):
+    text = messages[-1]["content"].rsplit("Text: ", 1)[-1].strip()
+    return json.dumps({"restored_text": table.get(text, text)}, ensure_ascii=False)
+
+
+def old_tone_placement(messages):
+    return _restore(messages, _OLD)
+
+
+def new_tone_placement(messages):
+    return _restore(messages, _NEW)

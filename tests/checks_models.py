@@ -130,3 +130,45 @@ def old_tone_placement(messages):
 
 def new_tone_placement(messages):
     return _restore(messages, _NEW)
+
+
+# English pivot: a Thai MGSM file, a translator that knows three of its four questions, and an
+# answerer that solves English questions only.
+MGSM_TH = {"task": "mgsm", "languages": {"th": [
+    {"question": "ทอมมีแอปเปิ้ล 3 กล่อง กล่องละ 6 ผล มีแอปเปิ้ลกี่ผล", "answer_number": 18},
+    {"question": "ห้องเรียนมีนักเรียนหญิง 12 คน และชาย 8 คน มีนักเรียนกี่คน", "answer_number": 20},
+    {"question": "ชาวนามีวัว 7 ตัว ซื้อเพิ่ม 2 ตัว มีวัวกี่ตัว", "answer_number": 9},
+    {"question": "อนาอ่านหนังสือวันละ 10 หน้า 3 วัน อ่านกี่หน้า", "answer_number": 30}]}}
+TH_EN = {"ทอมมีแอปเปิ้ล 3 กล่อง กล่องละ 6 ผล มีแอปเปิ้ลกี่ผล": "Tom has 3 boxes of 6 apples. How many apples?",
+         "ห้องเรียนมีนักเรียนหญิง 12 คน และชาย 8 คน มีนักเรียนกี่คน": "A class has 12 girls and 8 boys. How many pupils?",
+         "ชาวนามีวัว 7 ตัว ซื้อเพิ่ม 2 ตัว มีวัวกี่ตัว": "A farmer has 7 cows and buys 2. How many cows?",
+         "ประเทศไทยมีเมืองหลวงชื่อกรุงเทพ": "The capital of Thailand is Bangkok.",
+         "เมืองหลวงของประเทศไทยคืออะไร": "What is the capital of Thailand?"}
+EN_TH = {"Bangkok": "กรุงเทพ"}
+SOLVED = {"3 boxes of 6": "18", "12 girls and 8 boys": "20", "7 cows and buys 2": "9"}
+
+XQUAD_TH = {"task": "xquad", "languages": {"th": [
+    {"context": "ประเทศไทยมีเมืองหลวงชื่อกรุงเทพ", "question": "เมืองหลวงของประเทศไทยคืออะไร", "answers": ["กรุงเทพ"]}]}}
+
+
+def write_json(path: Path, doc: dict) -> str:
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return str(path)
+
+
+def translator(messages):
+    """Translates what it knows (the last paragraph of the prompt); says it cannot otherwise."""
+    content = messages[-1]["content"]
+    text = content.rsplit("\n\n", 1)[-1]
+    table = EN_TH if "into Thai" in content else TH_EN
+    return table.get(text, "")  # an empty reply: a failed translation
+
+
+def english_solver(messages):
+    content = messages[-1]["content"]
+    for key, value in SOLVED.items():
+        if key in content:
+            return f"<answer>{value}</answer>"
+    if "capital of Thailand" in content:
+        return "<answer>Bangkok</answer>"
+    return "<answer>0</answer>"

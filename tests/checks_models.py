@@ -172,3 +172,13 @@ def english_solver(messages):
     if "capital of Thailand" in content:
         return "<answer>Bangkok</answer>"
     return "<answer>0</answer>"
+
+
+def half_right(messages):
+    """q1 and q2 right, q3 and q4 wrong: 2 of 4."""
+    content = messages[-1]["content"]
+    if "Capital of Laos?" in content:
+        return "Answer: B"
+    if "River through" in content:
+        return "Answer: A"
+    return "Answer: B"

@@ -121,6 +121,13 @@ def test_a_wrong_language_answer_is_flagged_counted_and_kept_in_the_sample(srv, 
     assert bad["checks"]["language"]["scripts"] == {"Latin": 1.0}
     assert bad["failure"] is None  # flagged, still scored as a translation
     assert "wrong_language" not in res.results["signature"]
+    from glotbench.report.html import browser_rows, run_report
+
+    html = run_report(res.out_dir)
+    assert '<section id="checks-language">' in html and "<code>sample-029</code>" in html
+    rows = browser_rows(res.results, [json.loads(x) for x in (res.out_dir / "samples.jsonl").read_text().splitlines()],
+                        {}, set())
+    assert [r["id"] for r in rows if "wrong_language" in r["fl"]] == ["sample-029"]
 
 
 def test_wrong_language_fail_makes_it_a_failure_of_its_own_kind(srv, cache_path, tmp_path):

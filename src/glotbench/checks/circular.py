@@ -134,7 +134,7 @@ class Circular:
         inner = self._inner_metrics(dataset)
         relabelled = tuple(dataclasses.replace(m, label=f"circular {m.label or m.name}",
                                                description=f"circular (right in every rotation): {m.description}")
-                           if dataclasses.is_dataclass(m) else m for m in inner)
+                           if dataclasses.is_dataclass(m) and m.show_ci else m for m in inner)
         return relabelled + tuple(RatioMetric(name, key, "circular:items", desc, show_ci=name != "consistent", label=name.replace("_", " "))
                                   for name, key, desc in EXTRA)
 

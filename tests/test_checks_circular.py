@@ -103,3 +103,20 @@ def test_a_task_file_option_task_rotates_its_choices(tmp_path, cache_path):
     assert res["counts"]["samples"] == 12 and o["accuracy"]["n"] == 3
     assert o["accuracy"]["value"] == 0.0 and o["follows_position"]["value"] == 1.0
     assert o["rotation_accuracy"]["value"] == 0.25
+
+
+def test_compare_and_the_dry_run_know_the_rotations(tmp_path, cache_path):
+    from conftest import cli
+
+    data = write_mcq(tmp_path / "mcq.jsonl")
+    for name in ("always_a", "knows_content"):
+        evaluate("laobench-mcq", f"python:checks_models:{name}", _opts(tmp_path, cache_path, data, name=name))
+    r = cli("compare", str(tmp_path / "always_a"), str(tmp_path / "knows_content"))
+    assert r.returncode == 0, r.stderr
+    assert "over 4 shared items" in r.stdout  # per original item, not per rotation
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("accuracy "))
+    assert line.split()[1:4] == ["0.0", "100.0", "+100.0"]  # circular accuracy: 0 against 100
+    r = cli("run", "laobench-mcq", "--model", "python:checks_models:always_a", "--data", data, "--dry-run",
+            "--bench-opt", "permute=circular", "--cache-path", cache_path)
+    assert r.returncode == 0, r.stderr
+    assert ": 16 requests, 0 cached (free), 16 to send" in r.stdout  # 4 items x 4 rotations

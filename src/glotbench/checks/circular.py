@@ -127,11 +127,18 @@ class Circular:
     def expand(self, items: Dataset) -> Dataset:
         return expand(items)
 
-    def _inner_metrics(self, dataset: Dataset | None) -> tuple[Any, ...]:
+    def inner_metrics(self, dataset: Dataset | None) -> tuple[Any, ...]:
+        """The benchmark's own metrics (before the circular relabelling)."""
         return super().metrics_for(dataset)  # type: ignore[misc]
 
+    def combined(self, samples: Sequence[Any], dataset: Dataset | None) -> list[ScoredSample]:
+        """One sample per original item and repeat (`combine`), as the aggregate scores them."""
+        from glotbench.checks.extraction import pairs
+
+        return combine(samples, pairs(self.inner_metrics(dataset)[0]))
+
     def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
-        inner = self._inner_metrics(dataset)
+        inner = self.inner_metrics(dataset)
         relabelled = tuple(dataclasses.replace(m, label=f"circular {m.label or m.name}",
                                                description=f"circular (right in every rotation): {m.description}")
                            if dataclasses.is_dataclass(m) and m.show_ci else m for m in inner)
@@ -139,10 +146,7 @@ class Circular:
                                   for name, key, desc in EXTRA)
 
     def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
-        from glotbench.checks.extraction import pairs
-
-        head = self._inner_metrics(dataset)[0]
-        combined = combine(samples, pairs(head))
+        combined = self.combined(samples, dataset)
         out = super().aggregate(combined, dataset, **kw)  # type: ignore[misc]
         rotations = defaultdict(int)
         for s in samples:

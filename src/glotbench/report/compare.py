@@ -39,7 +39,9 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     from glotbench.engine.scoring import score_output
     from glotbench.metrics import check_statistics
 
-    items = dataset.by_id()
+    from glotbench.checks.wrap import expand_units
+
+    items = expand_units(bench, dataset).by_id()  # a circular run asked every rotation
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     path = run_dir / "samples.jsonl"
@@ -54,8 +56,19 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
+    if callable(getattr(bench, "combined", None)):  # per original item, as the run's aggregate (checks/circular.py)
+        samples, rows = _combined(bench, dataset, samples)
     check_statistics(bench.metrics_for(dataset), samples)
     return rows
+
+
+def _combined(bench: Any, dataset: Dataset, samples: list) -> tuple[list, dict[str, dict[str, float]]]:
+    combined = bench.combined(samples, dataset)
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in combined:
+        for k, v in c.score.stats.items():
+            rows[c.item_id][k] += float(v)
+    return combined, rows
 
 
 def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:

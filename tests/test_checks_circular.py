@@ -119,4 +119,4 @@ def test_compare_and_the_dry_run_know_the_rotations(tmp_path, cache_path):
     r = cli("run", "laobench-mcq", "--model", "python:checks_models:always_a", "--data", data, "--dry-run",
             "--bench-opt", "permute=circular", "--cache-path", cache_path)
     assert r.returncode == 0, r.stderr
-    assert ": 16 requests, 0 cached (free), 16 to send" in r.stdout  # 4 items x 4 rotations
+    assert ": 16 requests, 16 cached (free), 0 to send" in r.stdout  # 4 items x 4 rotations, asked above

@@ -14,22 +14,15 @@ from glotbench.engine.selection import comparability, describe_item_set
 from glotbench.engine.validity import notes
 from glotbench.runfiles import SampleRow
 from glotbench.errors import GlotbenchError
-from glotbench.registry import get_benchmark
 from glotbench.report.terminal import load_results
 from glotbench.stats import paired_test
 
 
 def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
     """The run's benchmark with its recorded `--bench-opt` settings, and its dataset (same hash)."""
-    b = results["benchmark"]
-    bench = get_benchmark(b.get("spec") or b["name"], **(results.get("config", {}).get("bench_options") or {}))
-    data_path = b.get("data_path")
-    if data_path is None and not str(b.get("data", "")).startswith("bundled"):
-        data_path = b.get("data")
-    dataset = bench.load(data_path)
-    if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
-        raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 "
-                             f"{dataset.sha256} is not the recorded {b['data_sha256']}")
+    from glotbench.checks.stored import rebuild
+
+    bench, dataset, _ = rebuild(results)
     return bench, dataset
 
 

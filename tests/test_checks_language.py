@@ -168,3 +168,37 @@ def test_wrong_language_fail_is_refused_where_answers_are_letters():
 def test_option_tasks_have_no_expected_language(srv, cache_path, tmp_path):
     res = evaluate("laobench-mcq", srv.spec(), _opts(tmp_path, cache_path, limit=2)).results
     assert "language" not in res["checks"]
+
+
+def test_a_cached_rerun_keeps_its_checks_without_the_identifier(tmp_path, cache_path, monkeypatch):
+    """The checks are kept in the call cache: a fully cached re-run gives the same block and never
+    loads the language identifier (here made to fail). LaoBench translation: the lo-en answers (an
+    English sentence of 33 letters) are identified; the en-lo ones fail on their script."""
+    import glotbench.checks.language as L
+
+    model = "python:checks_models:english_sentence"
+    first = evaluate("laobench-translation", model, _opts(tmp_path, cache_path, name="a"))
+    rows = [json.loads(x) for x in (first.out_dir / "samples.jsonl").read_text().splitlines()]
+    assert {r["checks"]["language"].get("detected") for r in rows if r["meta"]["direction"] == "lo-en"} == {"en"}
+    monkeypatch.setattr(L, "_identifier", lambda codes: (_ for _ in ()).throw(AssertionError("identifier loaded")))
+    again = evaluate("laobench-translation", model, _opts(tmp_path, cache_path, name="b"))
+    assert again.results["counts"]["model_calls"] == 0
+    assert again.results["checks"] == first.results["checks"]
+    assert [json.loads(x) for x in (again.out_dir / "samples.jsonl").read_text().splitlines()] != []
+    # without the cache the checks are computed (and the identifier asked)
+    with pytest.raises(AssertionError, match="identifier loaded"):
+        evaluate("laobench-translation", model, _opts(tmp_path, cache_path, name="c", use_cache=False))
+
+
+def test_vietnamese_restoration_with_the_inputs_words_is_not_identified():
+    """Undiacritised Vietnamese reads as another language to the identifier; vi-diacritics' answers
+    that keep the input's words are Vietnamese by construction."""
+    from glotbench.checks.language import check_text, verdict
+    from glotbench.registry import get_benchmark
+
+    bench = get_benchmark("vi-diacritics")
+    source = "To bao sang nay dang tin bao sap vao dat lien."
+    assert check_text(source, "vi")["verdict"] == "wrong_language"  # the identifier alone: tl
+    assert verdict(bench, source, "vi", {"text": source})["verdict"] == "ok"
+    english = "The storm is about to make landfall this morning, the news says."
+    assert verdict(bench, english, "vi", {"text": source})["verdict"] == "wrong_language"

@@ -18,19 +18,27 @@ check existed and for `glotbench rescore`. The checks (docs/checks.md):
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 from collections import Counter, defaultdict
 from typing import Any, Mapping, Sequence
 
-from glotbench.core import Sample
+from glotbench.core import Sample, jsonable
+from glotbench.engine.cache import code_fingerprint, hash_text
 
 CHECKS_VERSION = 1
 EXAMPLES = 20  # wrong-language samples listed in results.json
+MEMO_LIMIT = 50_000  # language verdicts kept per benchmark and data (about 300 bytes each)
 
 
 class RunChecks:
-    """The checks of one run (see the module)."""
+    """The checks of one run (see the module). With the call cache, what they computed is kept in
+    its aggregates table under one key per benchmark, data and checks code (`_memo_key`): each
+    answer's language verdict by its text, and the summary by the samples it was made from, so a
+    fully cached re-run neither loads the language identifier nor computes the checks again."""
 
-    def __init__(self, bench: Any, dataset: Any, model: Any = None):
+    def __init__(self, bench: Any, dataset: Any, model: Any = None, cache: Any = None):
         from glotbench.checks.language import expectation
 
         self.bench = bench
@@ -38,10 +46,17 @@ class RunChecks:
         self.model = model
         self.rule = expectation(bench)
         self.language: dict[tuple[str, int], dict[str, Any]] = {}
+        self.cache = cache
+        self.key = _memo_key(bench, dataset) if cache is not None else None
+        stored = cache.get_aggregate(self.key) if self.key is not None else None
+        self.memo: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        if not isinstance(self.memo.get("language"), dict) or len(self.memo["language"]) > MEMO_LIMIT:
+            self.memo["language"] = {}  # verdicts of earlier runs' answers: bounded, started again
+        self.changed = False
 
     def language_of(self, sample: Sample) -> dict[str, Any] | None:
         """The language check of a sample's answer, or None (no expected language, no answer)."""
-        from glotbench.checks.language import answer_text, check_text
+        from glotbench.checks.language import answer_text, verdict
 
         if self.rule is None or sample.output is None:
             return None
@@ -60,7 +75,13 @@ class RunChecks:
         text = answer_text(self.bench, answer)
         if text is None:
             return None
-        return check_text(text, lang)
+        src = fields.get("text") if isinstance(fields.get("text"), str) else ""
+        h = hashlib.sha256(hash_text(f"{lang}\0{text}\0{src}")).hexdigest()[:32]
+        got = self.memo["language"].get(h)
+        if not isinstance(got, dict):
+            got = self.memo["language"][h] = verdict(self.bench, text, lang, fields)
+            self.changed = True
+        return got
 
     def record(self, sample: Sample) -> dict[str, Any]:
         """The sample's samples.jsonl row, its checks added."""
@@ -72,6 +93,29 @@ class RunChecks:
         return rec
 
     def summary(self, samples: Sequence[Sample], metrics: Sequence[Any]) -> dict[str, Any]:
+        content = _content_key(samples, self.model)
+        kept = self.memo.get("summary")
+        if isinstance(kept, dict) and kept.get("content") == content and isinstance(kept.get("checks"), dict):
+            return kept["checks"]
+        out = self._summary(samples, metrics)
+        self.memo["summary"] = {"content": content, "checks": out}
+        self._store()
+        return out
+
+    def _store(self) -> None:
+        from glotbench.engine.cache import storable
+
+        if self.cache is None or self.key is None:
+            return
+        blob = storable(self.memo)
+        if blob is None:
+            return
+        try:
+            self.cache.put_aggregate(self.key, blob)
+        except Exception as e:  # noqa: BLE001 - a locked or read-only cache: computed again next time
+            logging.getLogger(__name__).debug("checks not stored: %s", e)
+
+    def _summary(self, samples: Sequence[Sample], metrics: Sequence[Any]) -> dict[str, Any]:
         from glotbench.checks.errors import error_table
         from glotbench.checks.extraction import extraction_check
         from glotbench.checks.tokens import token_check
@@ -95,6 +139,38 @@ class RunChecks:
             if got is not None:
                 out[key] = got
         return out
+
+
+def _memo_key(bench: Any, dataset: Any) -> str | None:
+    """The key of a run's kept checks: the checks' code (every module of this package), the
+    identifier's version and thresholds, the benchmark's signature parts and the data."""
+    import glotbench.checks.errors as E
+    import glotbench.checks.extraction as X
+    import glotbench.checks.language as L
+    import glotbench.checks.tokens as T
+
+    code = code_fingerprint(RunChecks, L.check_text, X.extraction_check, E.error_table, T.token_check, type(bench))
+    if code is None:
+        return None
+    try:
+        parts = dict(bench.signature_parts())
+    except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
+        return None
+    doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
+           L.MIN_CONFIDENCE, bench.name, getattr(bench, "version", None), jsonable(parts),
+           getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
+    return "checks:" + hashlib.sha256(hash_text(json.dumps(doc, ensure_ascii=False, default=str))).hexdigest()
+
+
+def _content_key(samples: Sequence[Sample], model: Any) -> str:
+    """What the summary is computed from: every sample (its id, repeat, meta, input, reply, answer,
+    score, tokens) and the model whose tokenizer counts."""
+    h = hashlib.sha256(hash_text(str(getattr(model, "cache_id", None))))
+    for s in samples:
+        h.update(hash_text(json.dumps([s.id, s.repeat, jsonable(s.meta), jsonable(s.input), s.output, jsonable(s.answer),
+                                       dict(s.score.stats), s.score.failure, list(s.flags), s.finish_reason,
+                                       jsonable(s.tokens)], ensure_ascii=False, default=str)))
+    return h.hexdigest()
 
 
 def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tuple[str, int], Mapping[str, Any]],

@@ -42,7 +42,7 @@ class LanguageFailure:
     wrong_language = "fail"
 
     def extract(self, text: str, item: Any) -> Extraction:
-        from glotbench.checks.language import answer_text, check_text, expected_language
+        from glotbench.checks.language import answer_text, expected_language, verdict
 
         ext = super().extract(text, item)  # type: ignore[misc]
         if ext.answer is None:
@@ -51,9 +51,9 @@ class LanguageFailure:
         body = answer_text(self, ext.answer)
         if lang is None or body is None:
             return ext
-        verdict = check_text(body, lang)
-        if verdict["verdict"] in ("wrong_script", "wrong_language"):
-            return Extraction(None, "wrong_language", f"{verdict['verdict']}: {verdict['why']}")
+        got = verdict(self, body, lang, item.fields)
+        if got["verdict"] in ("wrong_script", "wrong_language"):
+            return Extraction(None, "wrong_language", f"{got['verdict']}: {got['why']}")
         return ext
 
     def answer_before_check(self, text: str, item: Any) -> Any:

@@ -370,7 +370,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         }
         _write_json_atomic(out_dir / "run.json", run_info)
         samples_path = out_dir / "samples.jsonl"
-        checks = RunChecks(bench, items, m)  # glotbench.checks: each sample's, then results.json's
+        checks = RunChecks(bench, items, m, cache)  # glotbench.checks: each sample's, then results.json's
         # Where each sample's line lies in the file (not the line itself: 10k lines are ~13 MB).
         lines: list[tuple[str, int, int, int]] = []
         written = 0

@@ -25,7 +25,7 @@ def test_mcq_bounds_and_lenient(tmp_path, cache_path):
     e = res["checks"]["errors"]
     # Chosen letters of the read replies: B (q1), C (q2); gold of those: B, A. C is over-chosen (+1/2):
     # q2's wrong C is a position error; q3, q4 have no answer.
-    assert e["overall"]["errors"] == {"no_answer": 2, "position": 1}
+    assert e["overall"]["errors"] == {"position": 1, "distractor": 0, "no_answer": 2, "call_failed": 0}
     assert e["letters"] == {"chosen": {"B": 1, "C": 1}, "gold": {"A": 1, "B": 1}, "over_chosen": "C"}
 
 
@@ -35,7 +35,7 @@ def test_numeric_error_types_and_bounds(tmp_path, cache_path):
     res = _run("deepsea-mgsm", "python:checks_models:mgsm_replies", tmp_path, cache_path,
                write_mgsm(tmp_path / "mgsm.json"))
     e = res["checks"]["errors"]
-    assert e["kind"] == "number" and e["overall"]["errors"] == {"format": 1, "value": 1, "no_number": 1}
+    assert e["kind"] == "number" and e["overall"]["errors"] == {"format": 1, "value": 1, "no_number": 1, "call_failed": 0}
     assert e["groups"]["lang"]["en"]["samples_with_error"] == 3
     x = res["checks"]["extraction"]
     assert x["scale"] == "points" and x["strict"] == 25.0
@@ -48,9 +48,11 @@ def test_vietnamese_error_types(tmp_path, cache_path):
     res = _run("vi-diacritics", "python:checks_models:vi_replies", tmp_path, cache_path, write_vi(tmp_path / "vi.jsonl"))
     e = res["checks"]["errors"]
     assert e["kind"] == "vietnamese"
-    assert e["overall"] == {"samples": 3, "errors": {"d": 1, "tone": 2, "vowel_mark": 1, "word_added": 1}, "words": 15}
-    assert e["groups"]["category"]["a"]["errors"] == {"d": 1, "tone": 2}
-    assert e["groups"]["category"]["b"] == {"samples": 1, "errors": {"vowel_mark": 1, "word_added": 1}, "words": 5}
+    zero = dict.fromkeys(("tone", "d", "vowel_mark", "case", "word_added", "word_removed", "no_answer", "call_failed"), 0)
+    assert e["overall"] == {"samples": 3, "errors": {**zero, "d": 1, "tone": 2, "vowel_mark": 1, "word_added": 1},
+                            "words": 15}
+    assert e["groups"]["category"]["a"]["errors"] == {**zero, "d": 1, "tone": 2}
+    assert e["groups"]["category"]["b"] == {"samples": 1, "errors": {**zero, "vowel_mark": 1, "word_added": 1}, "words": 5}
     assert res["checks"]["language"]["wrong"] == 0 and res["checks"]["language"]["checked"] == 3
 
 

@@ -30,6 +30,9 @@ from glotbench.core import Sample
 from glotbench.items import Item
 
 VI_KINDS = ("tone", "d", "vowel_mark", "case", "word_added", "word_removed")
+KINDS = {"vietnamese": VI_KINDS + ("no_answer", "call_failed"),
+         "letter": ("position", "distractor", "no_answer", "call_failed"),
+         "number": ("format", "value", "no_number", "call_failed")}
 _D = str.maketrans({"đ": "d", "Đ": "D"})
 
 
@@ -166,7 +169,7 @@ def error_table(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item]
         total: Counter = Counter()
         for _, c, _ in sel:
             total.update(c)
-        out: dict[str, Any] = {"samples": len(sel), "errors": dict(sorted(total.items()))}
+        out: dict[str, Any] = {"samples": len(sel), "errors": {k: total.get(k, 0) for k in KINDS[kind]}}
         if kind == "vietnamese":
             out["words"] = sum(w for _, _, w in sel)
         else:
@@ -182,8 +185,6 @@ def error_table(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item]
     if kind == "letter":
         result["letters"] = {"chosen": dict(sorted(chosen.items())), "gold": dict(sorted((k, v) for k, v in golds.items() if k)),
                              "over_chosen": over}
-    result["kinds"] = {"vietnamese": VI_KINDS + ("no_answer", "call_failed"),
-                       "letter": ("position", "distractor", "no_answer", "call_failed"),
-                       "number": ("format", "value", "no_number", "call_failed")}[kind]
+    result["kinds"] = list(KINDS[kind])
     return result
 

@@ -89,6 +89,11 @@ def errors_section(c: Mapping[str, Any]) -> str:
     return out
 
 
+def _opt(row: Mapping[str, Any], key: str, *path: Any) -> str:
+    """A ratio that only some languages have: tagged where results.json holds it, else a dash."""
+    return num(row[key], _p(*path, key), digits=2, suffix="×") if row.get(key) is not None else "—"
+
+
 def tokens_section(c: Mapping[str, Any]) -> str:
     t = c["tokens"]
     if "error" in t:
@@ -101,7 +106,7 @@ def tokens_section(c: Mapping[str, Any]) -> str:
                    f'<td>{num(r["tokens_per_char"], _p("tokens", "usage", lang, "tokens_per_char"), digits=3)}</td>'
                    f'<td>{num(r["tokens_per_word"], _p("tokens", "usage", lang, "tokens_per_word"), digits=2)}</td>'
                    f'<td>{_pct(r["truncation_rate"], "tokens", "usage", lang, "truncation_rate")}</td>'
-                   f'<td>{num(r.get("prompt_premium_vs_en"), _p("tokens", "usage", lang, "prompt_premium_vs_en"), digits=2, suffix="×")}</td></tr>')
+                   f'<td>{_opt(r, "prompt_premium_vs_en", "tokens", "usage", lang)}</td></tr>')
     out.append("</table>")
     if t.get("tokenizer"):
         out.append(f'<h3>from the model\'s own tokenizer ({escape(str(t.get("tokenizer_of")))})</h3><table><tr><th>language</th>'
@@ -110,7 +115,7 @@ def tokens_section(c: Mapping[str, Any]) -> str:
             out.append(f'<tr><td>{escape(lang)}</td><td>{num(r["items"], _p("tokens", "tokenizer", lang, "items"), digits=0)}</td>'
                        f'<td>{num(r["tokens_per_char"], _p("tokens", "tokenizer", lang, "tokens_per_char"), digits=3)}</td>'
                        f'<td>{num(r["tokens_per_word"], _p("tokens", "tokenizer", lang, "tokens_per_word"), digits=2)}</td>'
-                       f'<td>{num(r.get("premium_vs_en"), _p("tokens", "tokenizer", lang, "premium_vs_en"), digits=2, suffix="×")}'
+                       f'<td>{_opt(r, "premium_vs_en", "tokens", "tokenizer", lang)}'
                        f' <span class="note">{escape(r.get("premium_from", ""))}</span></td></tr>')
         out.append("</table>")
     return "".join(out)

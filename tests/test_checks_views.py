@@ -53,3 +53,19 @@ def test_checks_recomputed_from_the_stored_files(tmp_path, cache_path):
     r = cli("checks", str(run))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == stored
+
+
+def test_the_terminal_names_the_checks_and_checks_write_restores_the_block(tmp_path):
+    data = write_mcq(tmp_path / "m.jsonl")
+    out = tmp_path / "r"
+    r = cli("run", "laobench-mcq", "--model", "python:checks_models:mixed_replies", "--data", data, "--out", str(out),
+            "--no-progress", "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert "checks: 2 of 4 replies unread by the accuracy rule; range 25.0–75.0% if they were all wrong/right; " \
+           "lenient 50.0%" in r.stdout
+    results = json.loads((out / "results.json").read_text())
+    block = results.pop("checks")
+    (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    r = cli("checks", str(out), "--write")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "results.json").read_text())["checks"] == block

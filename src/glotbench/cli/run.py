@@ -122,6 +122,10 @@ def run(
     else:
         result = evaluate(benchmark, model, opts)
     print_results(result.results)
+    from glotbench.report.checks_text import checks_lines
+
+    for line in checks_lines(result.results):  # results.json `checks` (docs/checks.md)
+        typer.echo(line)
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)

@@ -36,3 +36,27 @@ def rescore_markdown(got: dict[str, Any]) -> str:
                 lines.append(f"  - {v}: " + " > ".join(x["order"]) + (f" — **order flips:** {flips}" if flips else ""))
         lines.append("")
     return "\n".join(lines)
+
+
+def checks_lines(results: dict[str, Any]) -> list[str]:
+    """What the terminal prints under the results table: the checks a reader must see beside the
+    number (docs/checks.md)."""
+    c = results.get("checks") or {}
+    out = []
+    lang = c.get("language")
+    if lang and lang.get("checked"):
+        out.append(f"checks: {lang['wrong']} of {lang['checked']} answers in the wrong language or script "
+                   f"({lang['policy']}; {lang['expected']})")
+    x = c.get("extraction")
+    if x and "error" not in x and x.get("unread"):
+        f = 100.0 if x.get("scale", "fraction") == "fraction" else 1.0
+        unit = "%" if f == 100 else ""
+        rng = (f"range {f * x['lower']:.1f}–{f * x['upper']:.1f}{unit} if they were all wrong/right"
+               if x.get("upper") is not None else "no bounds for a corpus metric")
+        out.append(f"checks: {x['unread']} of {x['samples']} replies unread by the {x['metric']} rule; {rng}; "
+                   f"lenient {f * x['lenient']:.1f}{unit}" if x.get("lenient") is not None else
+                   f"checks: {x['unread']} of {x['samples']} replies unread; {rng}")
+    pos = (results.get("scores", {}).get("overall", {}).get("follows_position") or {}).get("value")
+    if pos is not None:
+        out.append(f"checks: {100 * pos:.1f}% of items answered with the same letter in every rotation")
+    return out

@@ -84,9 +84,13 @@ class RunChecks:
         return got
 
     def record(self, sample: Sample) -> dict[str, Any]:
-        """The sample's samples.jsonl row, its checks added."""
+        """The sample's samples.jsonl row, its checks added (a check that fails is recorded as such:
+        it never stops a run)."""
         rec = sample.to_record()
-        lang = self.language_of(sample)
+        try:
+            lang = self.language_of(sample)
+        except Exception as e:  # noqa: BLE001 - any reply is user data: the check says it could not run
+            lang = {"verdict": "unchecked", "why": f"the check failed: {type(e).__name__}: {e}"}
         if lang is not None:
             self.language[(sample.id, sample.repeat)] = lang
             rec["checks"] = {"language": lang}
@@ -159,7 +163,9 @@ def _memo_key(bench: Any, dataset: Any) -> str | None:
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
            L.MIN_CONFIDENCE, bench.name, getattr(bench, "version", None), jsonable(parts),
            getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
-    return "checks:" + hashlib.sha256(hash_text(json.dumps(doc, ensure_ascii=False, default=str))).hexdigest()
+    # 64 characters, as the caches' keys are (PostgreSQL's column is VARCHAR(64)); the prefix keeps
+    # the checks apart from the benchmarks' aggregates in the same table.
+    return "checks:" + hashlib.sha256(hash_text(json.dumps(doc, ensure_ascii=False, default=str))).hexdigest()[:57]
 
 
 def _content_key(samples: Sequence[Sample], model: Any) -> str:

@@ -55,3 +55,14 @@ def test_pivot_options_go_together_and_need_a_non_english_input(tmp_path):
     r = cli("run", "deepsea-wmt24pp", "--model", "python:checks_models:english_solver", "--pivot", "en",
             "--pivot-model", "python:checks_models:translator", "--out", str(tmp_path / "b"))
     assert r.returncode == 2 and "--pivot is for tasks" in r.stderr
+
+
+def test_a_pivot_whose_translations_failed_is_invalid_and_exits_3(tmp_path, cache_path):
+    data = write_json(tmp_path / "mgsm.json", MGSM_TH)
+    r = cli("run", "deepsea-mgsm", "--model", "python:checks_models:english_solver", "--data", data, "--pivot", "en",
+            "--pivot-model", "python:helpers:broken_model", "--out", str(tmp_path / "p"), "--no-progress",
+            "--cache-path", cache_path, "--max-retries", "0")
+    assert r.returncode == 3, r.stderr
+    res = json.loads((tmp_path / "p" / "results.json").read_text())
+    assert res["validity"]["valid"] is False and res["validity"]["phase"] == "translate_in"
+    assert res["checks"]["pivot"]["texts_translated"] == 0 and res["checks"]["pivot"]["untranslated"]["items"] == 4

@@ -108,16 +108,18 @@ def back_items(bench: Any, answers: Mapping[str, str], items: Mapping[str, Item]
     return Dataset(tuple(out), "pivot:answers", None)
 
 
-def pivoted(items: Dataset, translations: Mapping[str, str]) -> tuple[Dataset, dict[str, list[str]]]:
-    """The items with each translated text in place (an untranslated one kept: listed per item)."""
+def pivoted(items: Dataset, translations: Mapping[str, str], asked: set[str]) -> tuple[Dataset, dict[str, list[str]]]:
+    """The items with each translated text in place; a text `asked` for (`ITEM::PATH`) that did not
+    come back is kept as it is and listed per item (an item already in the pivot language asks none)."""
     out, missing = [], {}
     for it in items:
         public: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, (list, tuple))
                                       else v) for k, v in it.public.items()}
         for path in texts_of(it):
-            got = translations.get(f"{it.id}{SEP}{path}")
+            key = f"{it.id}{SEP}{path}"
+            got = translations.get(key)
             if got is None:
-                if f"{it.id}{SEP}{path}" in translations or translations:
+                if key in asked:
                     missing.setdefault(it.id, []).append(path)
                 continue
             head, _, tail = path.partition(".")

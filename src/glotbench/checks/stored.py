@@ -42,11 +42,12 @@ def checks_of_run(run_dir: str | Path) -> dict[str, Any]:
     return RunChecks(bench, units).summary(samples, bench.metrics_for(dataset))
 
 
-def write_checks(run_dir: str | Path, block: dict[str, Any]) -> None:
-    """results.json with `checks` replaced, written atomically."""
+def write_checks(run_dir: str | Path, block: dict[str, Any], **replace: Any) -> None:
+    """results.json with `checks` (and any other top-level key given) replaced, written atomically."""
     path = Path(run_dir) / "results.json"
     results = json.loads(path.read_text(encoding="utf-8"))
     results["checks"] = block
+    results.update(replace)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(results, ensure_ascii=False, indent=2), encoding="utf-8")
     os.replace(tmp, path)

@@ -69,10 +69,13 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=options.subset, repeats=options.repeats).items
     # 1. the items' texts into English
+    asked = translation_items(bench, items, target)
+    if not len(asked):
+        raise GlotbenchError(f"{bench.name}: every selected item is already in {target}: nothing to pivot")
     tr_in = await evaluate_async(PivotTranslate(), pivot_model, _phase_options(options, root / "pivot" / "translate-in", repeats=1),
-                                 dataset=translation_items(bench, items, target))
+                                 dataset=asked)
     translations = {s.id: s.answer for s in tr_in.samples if isinstance(s.answer, str)}
-    pivot_items, missing = pivoted(items, translations)
+    pivot_items, missing = pivoted(items, translations, {it.id for it in asked})
     tag = f"{target}({pivot_model})"
     pbench = with_mixins(bench, Pivoted, pivot=tag)
     text_task = answer_kind(bench) in TEXT_KINDS or _answers_text(bench)
@@ -87,10 +90,12 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
         english = {s.id: answer_text(bench, s.answer) for s in ans.samples if s.repeat == 0}
         english = {k: v for k, v in english.items() if v}
         by_id = {it.id: it for it in items}
-        back = await evaluate_async(PivotTranslate(), pivot_model,
-                                    _phase_options(options, root / "pivot" / "translate-back", repeats=1),
-                                    dataset=back_items(bench, english, by_id, target))
-        native_text = {s.id.rsplit("::", 1)[0]: s.answer for s in back.samples if isinstance(s.answer, str)}
+        native_text: dict[str, str] = {}
+        if english:  # none when every English answer failed
+            back = await evaluate_async(PivotTranslate(), pivot_model,
+                                        _phase_options(options, root / "pivot" / "translate-back", repeats=1),
+                                        dataset=back_items(bench, english, by_id, target))
+            native_text = {s.id.rsplit("::", 1)[0]: s.answer for s in back.samples if isinstance(s.answer, str)}
         failures = {s.id: f"answer_{s.failure}" for s in ans.samples if s.failure}
         failures.update({i: "pivot_failed" for i in english if i not in native_text})
         back_failed = sum(1 for v in failures.values() if v == "pivot_failed")
@@ -114,7 +119,15 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
                    "native": str(native.out_dir), **({"translate_back": str(root / "pivot" / "translate-back")} if text_task else {})},
         "native_vs_pivot": paired(bench, metrics, native.samples, final.samples, options.bootstrap_resamples or 1000),
     }
-    write_checks(root, block)
+    # The pivot run is only as valid as its phases: a translation or answer phase whose calls mostly
+    # failed makes it invalid too (engine/validity.py), named in its validity record.
+    phases = [("translate_in", tr_in), ("answers", ans), *([("native", native)])]
+    bad = [(name, r.results["validity"]) for name, r in phases
+           if isinstance(r.results.get("validity"), dict) and r.results["validity"].get("valid") is False]
+    extra = {}
+    if bad and final.results.get("validity", {}).get("valid") is not False:
+        extra["validity"] = {**bad[0][1], "phase": bad[0][0]}
+    write_checks(root, block, **extra)
     results = json.loads((root / "results.json").read_text(encoding="utf-8"))
     return RunResult(root, results, final.samples, items)
 

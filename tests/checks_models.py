@@ -186,3 +186,10 @@ def half_right(messages):
 
 def english_sentence(messages):
     return "I go to school every day with my friends."
+
+
+def passage_words(messages):
+    """A span answer: the first three words of the passage."""
+    content = messages[-1]["content"]
+    passage = content.split("Passage: ", 1)[-1].split("\n", 1)[0]
+    return "<answer>" + " ".join(passage.split()[:3]) + "</answer>"

@@ -89,3 +89,15 @@ def test_bad_variants_and_benchmarks_are_one_error(tmp_path, cache_path):
              RunOptions(limit=1, out=str(tmp_path / "m"), cache_path=cache_path, progress=False))
     r = cli("rescore", str(tmp_path / "m"), "--variant", "norm=nfc")
     assert r.returncode == 2 and "rescore has no settings to vary for laobench-mcq" in r.stderr
+
+
+def test_token_f1_as_run_reproduces_and_variants_move_thai(tmp_path, cache_path):
+    """DeepSEA XQuAD (Thai segmented by PyThaiNLP as run): the first three words of each passage."""
+    evaluate("deepsea-xquad", "python:checks_models:passage_words",
+             RunOptions(out=str(tmp_path / "x"), cache_path=cache_path, progress=False))
+    run = rescore([str(tmp_path / "x")], ["segmenter=charcluster", "f1_norm=squad"])["runs"][0]
+    m = "token_f1_first_ref"
+    assert run["scores"]["as_run"][m]["groups"] == pytest.approx(run["stored"][m]["groups"])
+    assert run["stored"][m]["groups"]["th"] > 0
+    assert run["scores"]["segmenter=charcluster"][m]["groups"]["th"] != run["stored"][m]["groups"]["th"]
+    assert run["scores"]["f1_norm=squad"][m]["groups"]["th"] == 0.0  # no segmentation: one Thai token

@@ -63,6 +63,8 @@ def run(
     batch: Annotated[bool, typer.Option("--batch", help="Send the uncached requests through the endpoint's Batch API (/v1/files, /v1/batches); failures are retried as normal requests.")] = False,
     batch_discount: Annotated[float, typer.Option(help="The batch price's discount on --price-in/--price-out (0.5: half price).")] = 0.5,
     batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
+    pivot: Annotated[Optional[str], typer.Option("--pivot", help="Answer through this language (en): the input translated by --pivot-model, text answers translated back; native vs pivot compared (docs/checks.md).")] = None,
+    pivot_model: Annotated[Optional[str], typer.Option("--pivot-model", help="The model that translates for --pivot (a model spec).")] = None,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
     directory with results.json and samples.jsonl. Exit 3: the run is invalid (too many model calls
@@ -113,8 +115,17 @@ def run(
         print_judged(res)
         typer.echo(f"run directory: {res['out_dir']}")
         return
-    result = evaluate(benchmark, model, opts)
+    if pivot is not None or pivot_model is not None:
+        from glotbench.engine.pivot import pivot_cli
+
+        result = pivot_cli(benchmark, model, pivot, pivot_model, opts)
+    else:
+        result = evaluate(benchmark, model, opts)
     print_results(result.results)
+    from glotbench.report.checks_text import checks_lines
+
+    for line in checks_lines(result.results):  # results.json `checks` (docs/checks.md)
+        typer.echo(line)
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)

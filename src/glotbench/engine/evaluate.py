@@ -23,6 +23,8 @@ from typing import Any
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
+from glotbench.checks import RunChecks
+from glotbench.checks.wrap import expand_units
 from glotbench.core import Dataset, RunResult, Sample, jsonable
 from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cache_path, json_bytes, open_cache,
                                     storable)
@@ -330,7 +332,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     full = bench.load(options.data) if dataset is None else dataset
     selection = select(full, bench.group_by, limit=options.limit, subset=options.subset, repeats=options.repeats)
-    items = selection.items
+    items = expand_units(bench, selection.items)  # permute=circular: each selected item in every rotation
     phash = bench.prompt_hash(full)
     # The thinking mode changes the numbers: in the signature, so `compare` refuses to mix modes.
     # A run on fewer items than the dataset's names its item set too (a full run's stays as it was);
@@ -375,13 +377,14 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         }
         _write_json_atomic(out_dir / "run.json", run_info)
         samples_path = out_dir / "samples.jsonl"
+        checks = RunChecks(bench, items, m, cache)  # glotbench.checks: each sample's, then results.json's
         # Where each sample's line lies in the file (not the line itself: 10k lines are ~13 MB).
         lines: list[tuple[str, int, int, int]] = []
         written = 0
         with samples_path.open("wb") as sink:
             def on_sample(sample: Sample) -> None:
                 nonlocal written
-                line = json_bytes(sample.to_record()) + b"\n"
+                line = json_bytes(checks.record(sample)) + b"\n"
                 sink.write(line)  # flushed every 50 ms
                 lines.append((sample.id, sample.repeat, written, len(line)))
                 written += len(line)
@@ -466,6 +469,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                                   "label": mt.label or mt.name, "keys": list(mt.keys), "scale": mt.scale}
                         for mt in metrics},
             "scores": scores,
+            "checks": checks.summary(samples, metrics),
             "counts": {
                 "samples": c.done, "items": len(items), "failed": c.errors,
                 "failures": dict(c.failures), "flags": dict(c.flags),

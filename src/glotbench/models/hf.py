@@ -200,6 +200,11 @@ class HFModel:
                        for c in (prompt.choices or ()))
         return len(self._tok(self._render(prompt, config.thinking))["input_ids"])
 
+    def count_text_tokens(self, text: str) -> int:
+        """Tokens of `text` alone, without special tokens (the token premium: glotbench.checks.tokens)."""
+        self._load_tokenizer()
+        return len(self._tok(text, add_special_tokens=False)["input_ids"])
+
     # -- interface -------------------------------------------------------------------------------
 
     def prompt_form(self) -> Literal["chat", "text"]:

@@ -28,11 +28,18 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.checks.circular import item_stats as _circular_stats
 from glotbench.engine.selection import comparability, describe_item_set
 from glotbench.engine.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
+from glotbench.report.checks_board import column_checks, column_tokens
 from glotbench.stats import paired_test
+
+
+def circular_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-item statistics for the paired tests: a circular run's rotations combined per item."""
+    return _circular_stats(results, samples) or rundata.item_stats(samples)
 
 
 @dataclass(frozen=True)
@@ -209,7 +216,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     scored = [r for r in rs if r.headline.get("value") is not None]
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
     best = max(valid, key=lambda r: r.headline["value"]) if valid else None
-    stats = {r.model: rundata.item_stats(r.samples()) for r in rs} if best else {}
+    stats = {r.model: circular_item_stats(r.results, r.samples()) for r in rs} if best else {}  # per original item
     fn = rundata.score_fn(res0, head) if best else None
     keys = rundata.metric_keys(res0, head)
     cells = {}
@@ -243,6 +250,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
         frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},
                     "front": pareto_front(pts)}
     return {"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),
+            "checks": column_checks(cells, rs), "tokens": column_tokens(rs),  # report/checks_board.py
             "headline": head,
             "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
             "cells": cells, "groups": groups, "frontier": frontier}

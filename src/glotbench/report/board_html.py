@@ -7,6 +7,7 @@ from html import escape
 from typing import Any
 
 from glotbench.report.board import display_names, legend
+from glotbench.report.checks_board import board_sections
 from glotbench.report.page import page
 from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
 
@@ -116,6 +117,7 @@ def board_html(board: dict[str, Any]) -> str:
                         "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{rows}</table>")
     if heat:
         sections.append(("groups", "By group", "".join(heat)))
+    sections += board_sections(board, name)  # the runs' checks (report/checks_board.py)
     if board["left_out"]:
         sections.append(("left-out", "Left out", '<ul id="left-out-list">' + "".join(
             f'<li><code>{escape(x["path"])}</code>: {escape(x["reason"])}</li>' for x in board["left_out"]) + "</ul>"))

@@ -14,22 +14,15 @@ from glotbench.engine.selection import comparability, describe_item_set
 from glotbench.engine.validity import notes
 from glotbench.runfiles import SampleRow
 from glotbench.errors import GlotbenchError
-from glotbench.registry import get_benchmark
 from glotbench.report.terminal import load_results
 from glotbench.stats import paired_test
 
 
 def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
     """The run's benchmark with its recorded `--bench-opt` settings, and its dataset (same hash)."""
-    b = results["benchmark"]
-    bench = get_benchmark(b.get("spec") or b["name"], **(results.get("config", {}).get("bench_options") or {}))
-    data_path = b.get("data_path")
-    if data_path is None and not str(b.get("data", "")).startswith("bundled"):
-        data_path = b.get("data")
-    dataset = bench.load(data_path)
-    if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
-        raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 "
-                             f"{dataset.sha256} is not the recorded {b['data_sha256']}")
+    from glotbench.checks.stored import rebuild
+
+    bench, dataset, _ = rebuild(results)
     return bench, dataset
 
 
@@ -39,7 +32,9 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     from glotbench.engine.scoring import score_output
     from glotbench.metrics import check_statistics
 
-    items = dataset.by_id()
+    from glotbench.checks.wrap import expand_units
+
+    items = expand_units(bench, dataset).by_id()  # a circular run asked every rotation
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     path = run_dir / "samples.jsonl"
@@ -54,8 +49,19 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
+    if callable(getattr(bench, "combined", None)):  # per original item, as the run's aggregate (checks/circular.py)
+        samples, rows = _combined(bench, dataset, samples)
     check_statistics(bench.metrics_for(dataset), samples)
     return rows
+
+
+def _combined(bench: Any, dataset: Dataset, samples: list) -> tuple[list, dict[str, dict[str, float]]]:
+    combined = bench.combined(samples, dataset)
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in combined:
+        for k, v in c.score.stats.items():
+            rows[c.item_id][k] += float(v)
+    return combined, rows
 
 
 def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Data, Limit, MaxFailureRate,
-                                   MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
-                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options)
+from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Correction, Data, Limit,
+                                   MaxFailureRate, MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
+                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options, to_json)
 
 
 def list_cmd() -> None:
@@ -216,13 +216,14 @@ def board(
     html: Annotated[Optional[str], typer.Option("--html", help="Also write the board as a self-contained HTML page.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Printed export: md, csv, latex or json.")] = "md",
     test: Annotated[str, typer.Option(help="Significance test against each column's best: randomization or bootstrap.")] = "randomization",
-    alpha: Annotated[float, typer.Option(help="Cells with p >= alpha are marked as not different from the best.")] = 0.05,
+    alpha: Annotated[float, typer.Option(help="Cells with adjusted p >= alpha are marked as not different from the best.")] = 0.05,
     resamples: Resamples = 1000,
+    correction: Correction = "holm",
 ) -> None:
     """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores."""
     from glotbench.report.board import build_board, export, write_board_html
 
-    b = build_board(runs, test=test, alpha=alpha, resamples=resamples)
+    b = build_board(runs, test=test, alpha=alpha, resamples=resamples, correction=correction)
     text = export(b, fmt)
     if html:
         write_board_html(b, html)
@@ -284,14 +285,23 @@ def score(
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Baseline run directory.")],
-    run_b: Annotated[str, typer.Argument(help="Run directory to compare with it.")],
+    runs: Annotated[list[str], typer.Argument(help="Two or more run directories on the same items (the first is A).")],
     resamples: Resamples = 1000,
+    correction: Correction = "holm",
+    fmt: Annotated[str, typer.Option("--format", help="text (default) or json (raw and adjusted p-values).")] = "text",
 ) -> None:
-    """Paired comparison of two runs on the same items: B − A per metric, CI and p-values."""
-    from glotbench.report.compare import compare_runs, print_comparison
+    """Paired comparison of runs on the same items: each pair's B − A per metric, CI and p-values
+    (adjusted for the number of pairs: --correction)."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.compare import compare_many, print_many
 
-    print_comparison(compare_runs(run_a, run_b, resamples=resamples))
+    if fmt not in ("text", "json"):
+        raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    res = compare_many(runs, resamples=resamples, correction=correction)
+    if fmt == "json":
+        typer.echo(to_json(res))
+    else:
+        print_many(res)
 
 
 def register(app: typer.Typer) -> None:

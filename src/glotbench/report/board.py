@@ -31,7 +31,9 @@ from glotbench.engine.selection import comparability, describe_item_set
 from glotbench.engine.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
+from glotbench.report.clusters import MARK, cell_fields, paired_rows
 from glotbench.stats import paired_test
+from glotbench.stats.multitest import NAMES, adjust, check_correction
 
 
 @dataclass(frozen=True)
@@ -143,9 +145,10 @@ def pareto_front(points: dict[str, tuple[float, float]]) -> list[str]:
 
 
 def build_board(paths: list[str], *, test: str = "randomization", alpha: float = 0.05,
-                resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
+                resamples: int = 1000, seed: int = 12345, correction: str = "holm") -> dict[str, Any]:
     if test not in ("randomization", "bootstrap"):
         raise GlotbenchError(f"--test must be randomization or bootstrap, got {test!r}")
+    check_correction(correction)
     runs, left_out = collect(paths)
     cols = _columns(runs, left_out)
     columns = []
@@ -155,7 +158,9 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
         scored = [r for r in rs if r.headline.get("value") is not None]
         valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
         best = max(valid, key=lambda r: r.headline["value"]) if valid else None
-        stats = {r.model: rundata.item_stats(list(rundata.iter_samples(r.path))) for r in rs} if best else {}
+        rows = {r.model: list(rundata.iter_samples(r.path)) for r in rs} if best else {}
+        stats = {m: rundata.item_stats(x) for m, x in rows.items()}
+        cluster_of = rundata.item_clusters(res0, rows[best.model]) if best else None
         fn = rundata.score_fn(res0, head) if best else None
         keys = rundata.metric_keys(res0, head)
         cells = {}
@@ -164,17 +169,20 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
             cell: dict[str, Any] = {"value": est.get("value"), "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"),
                                     "n": est["n"] if est.get("n") is not None else r.results["counts"]["items"],
                                     "ci_method": est.get("ci_method"), "path": str(r.path),
-                                    "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results)}
+                                    "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results),
+                                    **cell_fields(est)}
             if best is not None and r is not best and est.get("value") is not None and cell["valid"]:
                 shared = sorted(set(stats[r.model]) & set(stats[best.model]))
                 a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
                 b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
+                a, b, clusters = paired_rows(a, b, shared, cluster_of)
                 pr = paired_test(a, b, fn, resamples=resamples, trials=resamples, seed=seed)
                 p = pr.p_randomization if test == "randomization" else pr.p_bootstrap
                 cell.update({"shared_items": len(shared), "delta_vs_best": pr.delta, "p_vs_best": p,
                              "p_bootstrap": pr.p_bootstrap, "p_randomization": pr.p_randomization,
-                             "tied_with_best": bool(p >= alpha)})
+                             "tied_with_best": bool(p >= alpha), **({"test_clusters": clusters} if clusters else {})})
             cells[r.model] = cell
+        correct_column(cells, correction, alpha)
         groups = {}
         for key, vals in res0["scores"].get("groups", {}).items():
             groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
@@ -194,7 +202,18 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
     return {"models": models, "columns": columns, "left_out": left_out,
             "significance": {"test": "approximate randomisation" if test == "randomization" else "paired bootstrap",
                              "alpha": alpha, "resamples": resamples, "seed": seed,
-                             "against": "the column's best, on the items both runs share"}}
+                             "against": "the column's best, on the items both runs share",
+                             "correction": correction, "correction_name": NAMES[correction],
+                             "family": "each column's tests against its best"}}
+
+
+def correct_column(cells: dict[str, dict[str, Any]], correction: str, alpha: float) -> None:
+    """The column's p-values against its best adjusted as one family (stats/multitest.py): each
+    tested cell keeps its raw `p_vs_best` and gets `p_vs_best_adjusted`; the mark follows the adjusted one."""
+    tested = [c for c in cells.values() if "p_vs_best" in c]
+    for c, p in zip(tested, adjust([c["p_vs_best"] for c in tested], correction)):
+        c["p_vs_best_adjusted"] = p
+        c["tied_with_best"] = bool(p >= alpha)
 
 
 def display_names(models: list[str]) -> dict[str, str]:
@@ -227,7 +246,7 @@ def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool
         if ci and c.get("ci_low") is not None:
             s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})"
     if c.get("n") is not None:
-        s += f" n={c['n']}"
+        s += f" n={c['n']}" + (f"{MARK}{c['clusters']}" if c.get("clusters") else "")
     if with_notes and c.get("notes"):
         s += " [" + "; ".join(c["notes"]) + "]"
     return s
@@ -241,8 +260,9 @@ def marked(col: dict[str, Any], model: str) -> bool:
 def legend(board: dict[str, Any]) -> str:
     s = board["significance"]
     return (f"percent or points, 95% CI (Wilson for proportions, else percentile bootstrap: each cell's "
-            f"ci_method), n items; bold: the column's best valid run and every valid run not significantly "
-            f"different from it ({s['test']}, p ≥ {s['alpha']}, {s['resamples']} trials, shared items)")
+            f"ci_method; n{MARK}G: G clusters resampled, the benchmark names a cluster field), n items; bold: the column's best valid run and every valid run not significantly "
+            f"different from it ({s['test']}, adjusted p ≥ {s['alpha']}, {s['resamples']} trials, shared items; "
+            f"p-values adjusted per column: {s.get('correction_name', NAMES['none'])})")
 
 
 def to_markdown(board: dict[str, Any]) -> str:
@@ -275,12 +295,14 @@ def to_csv(board: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
-                "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set", "notes"])
+                "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set", "notes",
+                "p_vs_best_adjusted", "correction"])
     for c in board["columns"]:
         for m, x in c["cells"].items():
             w.writerow([m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
                         x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
-                        x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ())])
+                        x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
+                        x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", "")])
     return buf.getvalue()
 
 

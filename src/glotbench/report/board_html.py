@@ -27,6 +27,18 @@ def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> s
     return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
 
 
+def cluster_span(cell: dict[str, Any]) -> str:
+    """`‡488`: the cell's interval resampled 488 clusters; the clustered SE in its title."""
+    from glotbench.report.clusters import MARK
+
+    if not cell.get("clusters"):
+        return ""
+    se = cell.get("se_clustered")
+    title = f' title="cluster bootstrap over {cell["clusters"]} clusters' + (
+        f'; analytic clustered SE {se:.4g}, design effect {cell.get("design_effect") or float("nan"):.2f}"' if se is not None else '"')
+    return f'<span class="note" data-clusters="{cell["clusters"]}"{title}>{MARK}{cell["clusters"]}</span>'
+
+
 def board_html(board: dict[str, Any]) -> str:
     cols, models = board["columns"], board["models"]
     name = display_names(models)
@@ -45,10 +57,13 @@ def board_html(board: dict[str, Any]) -> str:
             f = 100.0 if c["scale"] == "fraction" else 1.0
             cls = "sig-best tie" if x["best"] else "tie" if x.get("tied_with_best") else ""
             mark = " ★" if x["best"] else " ≈" if x.get("tied_with_best") else ""
-            p = f' title="p vs best = {x["p_vs_best"]:.3f} on {x["shared_items"]} shared items"' if "p_vs_best" in x else ""
+            p = (f' title="p vs best = {x["p_vs_best"]:.3f}, adjusted {x.get("p_vs_best_adjusted", x["p_vs_best"]):.3f} '
+                 f'on {x["shared_items"]} shared items" data-p="{x["p_vs_best"]:.6g}" '
+                 f'data-p-adjusted="{x.get("p_vs_best_adjusted", x["p_vs_best"]):.6g}"' if "p_vs_best" in x else "")
             ci = (f' <span class="ci">({num(x["ci_low"], _src(x, c["headline"], "ci_low"), factor=f)}–'
                   f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)})</span>' if x["ci_low"] is not None else "")
             n = f' <span class="note" data-n="{x["n"]}">n={escape(str(x["n"]))}</span>' if x.get("n") is not None else ""
+            n += cluster_span(x)
             notes = "".join(f'<span class="cellnote">{escape(t)}</span>' for t in x.get("notes") or ())
             tds.append(f'<td class="{cls}" data-model="{escape(m)}" data-bench="{escape(c["benchmark"])}"'
                        f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"'

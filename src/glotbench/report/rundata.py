@@ -71,6 +71,15 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return rows
 
 
+def item_clusters(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Each item's cluster (its meta value under the run's cluster field, `scores.clusters.key`), or
+    None for a run without one: paired tests then resample and swap whole clusters."""
+    key = ((results.get("scores") or {}).get("clusters") or {}).get("key")
+    if not key:
+        return None
+    return {rec["id"]: (rec.get("meta") or {}).get(key) for rec in samples}
+
+
 def metric_keys(results: dict[str, Any], name: str) -> list[str]:
     return list(results["metrics"][name]["keys"])
 

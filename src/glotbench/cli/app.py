@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "sweep": ("sweep", "runs"),
     "build": ("build",),
     "tasks": ("tasks",),
+    "stats": ("plan",),
 }
 
 

@@ -1,0 +1,48 @@
+"""`glotbench plan`, `diff` and `arena-rank`: how many items a comparison needs, which items two runs
+disagree on, and arena candidates ranked without a fixed anchor."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from glotbench.cli.options import BenchOpt, Data, split_pairs, to_json
+
+Fmt = Annotated[str, typer.Option("--format", help="text (default) or json.")]
+
+
+def _fmt(fmt: str) -> None:
+    if fmt not in ("text", "json"):
+        from glotbench.errors import GlotbenchError
+
+        raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+
+
+def plan(
+    benchmark: Annotated[Optional[str], typer.Argument(help="A benchmark or task: its items (and clusters) are n.")] = None,
+    data: Data = None,
+    bench_opt: BenchOpt = [],  # noqa: B006
+    items: Annotated[Optional[int], typer.Option(help="n items, instead of a benchmark.")] = None,
+    runs: Annotated[list[str], typer.Option("--runs", help="Two finished runs on the same items (give twice): n, base rate, correlation and design effect measured from them.")] = [],  # noqa: B006
+    base_rate: Annotated[Optional[float], typer.Option(help="The models' expected accuracy (0-1).")] = None,
+    correlation: Annotated[Optional[float], typer.Option(help="Correlation (phi) of the two models' per-item outcomes (default: from --runs, else 0.5 assumed).")] = None,
+    design_effect: Annotated[Optional[float], typer.Option(help="Clustered items count as n / design effect (a clustered run's design_effect).")] = None,
+    alpha: Annotated[float, typer.Option(help="Two-sided significance level.")] = 0.05,
+    power: Annotated[float, typer.Option(help="The power wanted.")] = 0.8,
+    target_diff: Annotated[Optional[float], typer.Option(help="A difference in accuracy to plan for (0-1: 0.02 is 2 points): the items it needs.")] = None,
+    fmt: Fmt = "text",
+) -> None:
+    """The smallest accuracy difference a paired test detects on these items, and the items a target difference needs."""
+    from glotbench.report.plan import plan as make_plan
+    from glotbench.report.plan import plan_text
+
+    _fmt(fmt)
+    p = make_plan(benchmark=benchmark, data=data, bench_options=split_pairs(bench_opt), items=items, runs=runs or None,
+                  base_rate=base_rate, correlation=correlation, design_effect=design_effect, alpha=alpha,
+                  target_power=power, target_diff=target_diff)
+    typer.echo(to_json(p) if fmt == "json" else plan_text(p))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(plan)

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "sweep": ("sweep", "runs"),
     "build": ("build",),
     "tasks": ("tasks",),
-    "stats": ("plan",),
+    "stats": ("plan", "arena-rank"),
 }
 
 

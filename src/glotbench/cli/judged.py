@@ -58,11 +58,17 @@ def arena(
 def arena_report(
     arenas: Annotated[list[str], typer.Argument(help="Arena directories, one candidate model each.")],
     human: Human = None,
+    bt: Annotated[bool, typer.Option("--bt", help="Add Bradley–Terry ratings and the ranking (as `glotbench arena-rank`).")] = False,
 ) -> None:
     """Cross-judge report: each judge's score per model, their spread, rank correlations, human agreement."""
     from glotbench.engine.arena import cross_judge_report
 
-    typer.echo(to_json(cross_judge_report(arenas, human)))
+    res = cross_judge_report(arenas, human)
+    if bt:
+        from glotbench.report.arena_rank import rank_arenas
+
+        res["bradley_terry"] = rank_arenas(arenas)
+    typer.echo(to_json(res))
 
 
 def aragen(

@@ -44,5 +44,20 @@ def plan(
     typer.echo(to_json(p) if fmt == "json" else plan_text(p))
 
 
+def arena_rank(
+    arenas: Annotated[list[str], typer.Argument(help="Arena directories: candidates against a shared baseline or against each other.")],
+    style: Annotated[bool, typer.Option("--style-control", help="Also fit with answer length and markdown counts as covariates.")] = False,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples over prompts.")] = 1000,
+    fmt: Fmt = "text",
+) -> None:
+    """Bradley–Terry ratings and ranking of arena candidates, per judge and mean of judges, with CIs over prompts."""
+    from glotbench.report.arena_rank import rank_arenas, rank_text
+
+    _fmt(fmt)
+    res = rank_arenas(arenas, style=style, resamples=resamples)
+    typer.echo(to_json(res) if fmt == "json" else rank_text(res))
+
+
 def register(app: typer.Typer) -> None:
     app.command()(plan)
+    app.command("arena-rank")(arena_rank)

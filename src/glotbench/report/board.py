@@ -31,6 +31,7 @@ from glotbench.engine.selection import comparability, describe_item_set
 from glotbench.engine.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
+from glotbench.report.arena_rank import board_markdown, board_section
 from glotbench.report.clusters import MARK, cell_fields, paired_rows
 from glotbench.stats import paired_test
 from glotbench.stats.multitest import NAMES, adjust, check_correction
@@ -79,7 +80,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                     runs.append(Run(c, rundata.load_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
-    if not runs:
+    if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart
         raise GlotbenchError("no finished run found in " + ", ".join(paths))
     return runs, left_out
 
@@ -200,6 +201,7 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
                         "cells": cells, "groups": groups, "frontier": frontier})
     models = list(dict.fromkeys(m for c in columns for m in c["cells"]))
     return {"models": models, "columns": columns, "left_out": left_out,
+            "arena_ranking": board_section(paths, resamples=resamples, seed=seed),
             "significance": {"test": "approximate randomisation" if test == "randomization" else "paired bootstrap",
                              "alpha": alpha, "resamples": resamples, "seed": seed,
                              "against": "the column's best, on the items both runs share",
@@ -283,6 +285,7 @@ def to_markdown(board: dict[str, Any]) -> str:
                       "| model | " + " | ".join(vals) + " |", "|---|" + "---:|" * len(vals)]
             for m in c["cells"]:
                 lines.append(f"| {m} | " + " | ".join(_est_text(v[m], _f(c)) for v in vals.values()) + " |")
+    lines.append(board_markdown(board.get("arena_ranking") or []))
     if board["left_out"]:
         lines += ["", "Left out:"] + [f"- {x['path']}: {x['reason']}" for x in board["left_out"]]
     return "\n".join(lines) + "\n"

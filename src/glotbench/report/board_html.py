@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from glotbench.report.arena_rank import board_html as arena_board_html
 from glotbench.report.board import display_names, legend
 from glotbench.report.page import page
 from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
@@ -104,6 +105,8 @@ def board_html(board: dict[str, Any]) -> str:
                         "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{rows}</table>")
     if heat:
         sections.append(("groups", "By group", "".join(heat)))
+    if board.get("arena_ranking"):
+        sections.append(("arena-ranking", "Arena ranking (Bradley–Terry)", arena_board_html(board["arena_ranking"])))
     if board["left_out"]:
         sections.append(("left-out", "Left out", '<ul id="left-out-list">' + "".join(
             f'<li><code>{escape(x["path"])}</code>: {escape(x["reason"])}</li>' for x in board["left_out"]) + "</ul>"))

@@ -30,7 +30,6 @@ def test_clustered_se_by_hand():
     codes, g = cluster_codes(["a", "a", "b", "b", "b", "c"])
     assert g == 3 and codes.tolist() == [0, 0, 1, 1, 1, 2]
     r = clustered_se(y, np.ones(6), codes, g)
-    m = 4 / 6
     # residuals summed per cluster: a: 2(1-m) = 2/3, b: 1 - 3m = -1, c: 1 - m = 1/3
     by_hand = math.sqrt(3 / 2 * ((2 / 3) ** 2 + 1 + (1 / 3) ** 2)) / 6
     iid = math.sqrt(6 / 5 * (4 * (1 / 3) ** 2 + 2 * (2 / 3) ** 2)) / 6

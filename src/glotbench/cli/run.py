@@ -57,6 +57,7 @@ def run(
     max_failure_rate: MaxFailureRate = 0.05,
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
+    judge_cards: Annotated[Optional[str], typer.Option("--judge-cards", help="With --judge: directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
     max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
     max_concurrency: Annotated[int, typer.Option(help="The ceiling of --concurrency auto.")] = 64,
@@ -109,7 +110,7 @@ def run(
 
         from glotbench.engine.judged_task import print_judged, run_judged
 
-        res = asyncio.run(run_judged(benchmark, model, list(judge), opts))
+        res = asyncio.run(run_judged(benchmark, model, list(judge), opts, judge_cards=judge_cards))
         print_judged(res)
         typer.echo(f"run directory: {res['out_dir']}")
         return

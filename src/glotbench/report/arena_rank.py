@@ -202,19 +202,24 @@ def board_section(paths: list[str], *, resamples: int = 1000, seed: int = DEFAUL
     for p in paths:
         root = Path(p)
         found += [root] if (root / "arena.json").is_file() else sorted(f.parent for f in root.rglob("arena.json"))
+    from glotbench.engine.validity import notes
+
     groups: dict[tuple[str, str], list[str]] = {}
+    texts: dict[tuple[str, str], dict[str, None]] = {}
     for d in dict.fromkeys(found):
         try:
             a = read_dict(d / "arena.json", ArenaFile, allow_nan=True)
         except GlotbenchError:
             continue  # the board lists it among the judged runs left out
-        groups.setdefault((str(a.get("data_sha256")), str(a.get("judge_prompt_hash"))), []).append(str(d))
+        key = (str(a.get("data_sha256")), str(a.get("judge_prompt_hash")))
+        groups.setdefault(key, []).append(str(d))
+        texts.setdefault(key, {}).update(dict.fromkeys(notes(a)))  # invalid phases, judges not validated
     out = []
-    for (data, prompt), dirs in groups.items():
+    for key, dirs in groups.items():
         try:
-            out.append({"arenas": dirs, "ranking": rank_arenas(dirs, resamples=resamples, seed=seed)})
+            out.append({"arenas": dirs, "notes": list(texts[key]), "ranking": rank_arenas(dirs, resamples=resamples, seed=seed)})
         except GlotbenchError as e:
-            out.append({"arenas": dirs, "error": str(e)})
+            out.append({"arenas": dirs, "notes": list(texts[key]), "error": str(e)})
     return out
 
 
@@ -236,6 +241,7 @@ def board_markdown(section: list[dict[str, Any]]) -> str:
                          f"| {e['rank']} | {m} | {e['rating']:.0f} | {100 * e['win_rate_vs_baseline']:.0f}% |")
         lines.append(f"\nmean of {len(r['judges'])} judge(s) over {r['prompts']} prompts; baseline {r['baseline']}; "
                      f"{r['method']}")
+        lines += [f"- {t}" for t in g.get("notes") or ()]
     return "\n".join(lines) + "\n"
 
 
@@ -260,4 +266,5 @@ def board_html(section: list[dict[str, Any]]) -> str:
                      f'<th>P(win) vs baseline</th></tr>{rows}</table>'
                      f'<p class="note">mean of {len(r["judges"])} judge(s) over {r["prompts"]} prompts; baseline '
                      f'{escape(r["baseline"])}; {escape(r["method"])}</p>')
+        parts += [f'<p class="cellnote arena-note">{escape(t)}</p>' for t in g.get("notes") or ()]
     return "".join(parts)

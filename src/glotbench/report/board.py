@@ -70,7 +70,8 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 continue
             seen.add(c.resolve())
             if c in judged:
-                left_out.append({"path": str(c), "reason": "a judged run (arena/AraGen): see its own report"})
+                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena/AraGen): see its own report",
+                                                                     *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
             elif not (c / "results.json").is_file():

@@ -39,6 +39,17 @@ def load_run(path: str | Path) -> RunData:
     return RunData(d, "run", load_results(d))
 
 
+def judged_notes(path: str | Path) -> list[str]:
+    """The notes of a judged run's top directory (invalid phases, judges not validated for the
+    language), for the board's list of judged runs; none when it cannot be read."""
+    from glotbench.engine.validity import notes
+
+    try:
+        return notes(load_run(path).results)
+    except GlotbenchError:
+        return []
+
+
 def latest_run(path: str | Path) -> Path:
     """`path` itself when it is a run; else the most recently finished run directly under it."""
     d = Path(path)

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "sweep": ("sweep", "runs"),
     "build": ("build",),
     "tasks": ("tasks",),
-    "stats": ("plan", "arena-rank"),
+    "stats": ("plan", "diff", "arena-rank"),
 }
 
 

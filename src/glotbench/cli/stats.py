@@ -58,6 +58,29 @@ def arena_rank(
     typer.echo(to_json(res) if fmt == "json" else rank_text(res))
 
 
+def diff(
+    run_a: Annotated[str, typer.Argument(help="Run A's directory.")],
+    run_b: Annotated[str, typer.Argument(help="Run B's directory (the same items and signature).")],
+    html: Annotated[bool, typer.Option("--html", help="Write the side-by-side page (filters by group and outcome) instead of text.")] = False,
+    out: Annotated[str, typer.Option("--out", help="With --html: the page to write.")] = "diff.html",
+    only: Annotated[Optional[str], typer.Option("--only", help="List only the items where a (A right or higher) or b is better.")] = None,
+    group: Annotated[Optional[str], typer.Option("--group", help="List only the items of one group: KEY=VALUE (e.g. category=everyday).")] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples and randomisation trials of the paired test.")] = 1000,
+    fmt: Fmt = "text",
+) -> None:
+    """The items whose outcome differs between two runs, grouped, with the paired test; outputs and references side by side."""
+    from glotbench.report.diff import diff_runs, diff_text, write_diff_html
+
+    _fmt(fmt)
+    pair = split_pairs([group], "--group")[0] if group else None
+    d = diff_runs(run_a, run_b, only=only, group=pair, resamples=resamples)
+    if html:
+        typer.echo(f"diff: {write_diff_html(d, out)}")
+    else:
+        typer.echo(to_json(d) if fmt == "json" else diff_text(d))
+
+
 def register(app: typer.Typer) -> None:
     app.command()(plan)
+    app.command()(diff)
     app.command("arena-rank")(arena_rank)

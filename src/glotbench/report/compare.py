@@ -70,7 +70,8 @@ def _label(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else f"run {i + 1}"
 
 
-def _check_comparable(paths: list[str], results: list[dict[str, Any]]) -> None:
+def check_comparable(paths: list[str], results: list[dict[str, Any]]) -> None:
+    """Refuse runs whose item sets or signatures differ from the first run's (labels A, B, C, ...)."""
     ra = results[0]
     for i, rb in enumerate(results[1:], 1):
         path = _label(i)
@@ -97,7 +98,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
     if len(paths) < 2:
         raise GlotbenchError("compare needs two or more run directories")
     results = [load_results(p) for p in paths]
-    _check_comparable(paths, results)
+    check_comparable(paths, results)
     bench, dataset = _rebuild(results[0])
     stats = [_item_stats(Path(p), bench, dataset) for p in paths]
     meta = {it.id: it.meta for it in dataset}

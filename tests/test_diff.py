@@ -81,7 +81,7 @@ def test_diff_filters_and_text(two):
     text = cli("diff", a, b, "--only", "a", "--resamples", "50")
     assert text.returncode == 0, text.stderr
     assert f"outcomes differ on {len(expect_a) + len(expect_b)} items: A right on {len(expect_a)}, B on {len(expect_b)}" in text.stdout
-    assert f"[A right, B wrong]" in text.stdout and "[B right, A wrong]" not in text.stdout
+    assert "[A right, B wrong]" in text.stdout and "[B right, A wrong]" not in text.stdout
     assert "reference:" in text.stdout and "p randomisation" in text.stdout
     bad = cli("diff", a, b, "--only", "c")
     assert bad.returncode == 2 and "--only must be" in bad.stderr

@@ -21,7 +21,6 @@ Statistics the data cannot define are null.
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 

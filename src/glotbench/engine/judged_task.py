@@ -107,8 +107,7 @@ def print_judged(results: dict[str, Any]) -> None:
         c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
     c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
             f"{', '.join(results['skipped_judges']) or 'none'}")
-    from glotbench.engine.validity import notes
+    from glotbench.report.judged import print_notes
 
-    for line in notes(results):
-        c.print(line, soft_wrap=True)
+    print_notes(c, results)
     c.print(f"signature: {results['signature']}")

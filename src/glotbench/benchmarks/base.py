@@ -54,6 +54,9 @@ class Benchmark(ABC):
     metrics: ClassVar[tuple[Metric, ...]]  # the first one is the headline
     group_by: ClassVar[tuple[str, ...]] = ()
     pooled_overall: ClassVar[bool] = True  # False: metrics are only meaningful within a group
+    # A meta key whose equal values form a cluster of dependent items (Belebele's passage, XQuAD's
+    # context): the intervals then resample clusters (metrics.ratio.clustered_interval, docs/metrics.md).
+    cluster_by: ClassVar[str | None] = None
     default_config: ClassVar[GenerateConfig] = GenerateConfig()
     method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
     answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
@@ -169,7 +172,7 @@ class Benchmark(ABC):
         """Scores overall and per group with bootstrap CIs; samples need `item_id`, `repeat`, `meta`,
         `score` (and `answer_key` for repeat stability)."""
         metrics = self.metrics_for(dataset)
-        out = aggregate(metrics, samples, self.group_by, **kw)
+        out = aggregate(metrics, samples, self.group_by, cluster=self.cluster_by, **kw)
         if not self.pooled_overall:
             out["overall"] = {}
         stability = repeat_stability(metrics[0], samples)

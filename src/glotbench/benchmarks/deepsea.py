@@ -16,6 +16,7 @@ metric and the options that change them. `DeepSEATask("mgsm", ...)` builds a tas
 from __future__ import annotations
 
 import copy
+import hashlib
 from abc import abstractmethod
 from decimal import Decimal
 from importlib import resources
@@ -94,6 +95,8 @@ class DeepSEA(Benchmark):
         self.name = f"deepsea-{self.task}"
         self.description = f"DeepSEA {self.task}"
         self.resource_groups = RESOURCE_GROUPS if groups is None else read_groups(groups)
+        # XQuAD's questions share contexts: a cluster per context (and language), for the intervals.
+        self.cluster_by = "context" if self.task == "xquad" else None
         self.metrics = self._metrics(())
         names = [m.name for m in self.metrics]
         if metric is not None and metric not in names:
@@ -137,6 +140,8 @@ class DeepSEA(Benchmark):
                 public["lang"] = lang
                 public.update({f: row[f] for f in self.shown_meta})
                 meta = {"lang": lang, **{f: row[f] for f in spec.meta}}
+                if self.cluster_by == "context":  # SHA-256 (12 hex) of the passage, not the passage itself
+                    meta["context"] = hashlib.sha256(f"{lang}\n{row['context']}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
                 gold = {f: copy.deepcopy(row[f]) for f in spec.gold}
                 items.append(Item.create(f"{lang}/{i:05d}", public, gold, meta))
         return self.dataset(items, source, digest)

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "build": ("build",),
     "tasks": ("tasks",),
     "checks": ("rescore", "checks"),
+    "stats": ("plan", "diff", "arena-rank"),
 }
 
 

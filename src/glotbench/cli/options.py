@@ -188,6 +188,7 @@ BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark sett
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
 Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")]
+Correction = Annotated[str, typer.Option(help="Multiple-comparison correction of the p-values: holm, bh (Benjamini–Hochberg) or none.")]
 Db = Annotated[str, typer.Option(help="SQLAlchemy URL: SQLite file (default) or postgresql+psycopg://...")]
 DEFAULT_DB = "sqlite:///glotbench-service.sqlite"
 

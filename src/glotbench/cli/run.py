@@ -6,9 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Data, Limit, MaxFailureRate,
-                                   MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
-                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options)
+from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Correction, Data, Limit,
+                                   MaxFailureRate, MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
+                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options, to_json)
 
 
 def list_cmd() -> None:
@@ -57,6 +57,7 @@ def run(
     max_failure_rate: MaxFailureRate = 0.05,
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
+    judge_cards: Annotated[Optional[str], typer.Option("--judge-cards", help="With --judge: directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
     max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
     max_concurrency: Annotated[int, typer.Option(help="The ceiling of --concurrency auto.")] = 64,
@@ -111,7 +112,7 @@ def run(
 
         from glotbench.engine.judged_task import print_judged, run_judged
 
-        res = asyncio.run(run_judged(benchmark, model, list(judge), opts))
+        res = asyncio.run(run_judged(benchmark, model, list(judge), opts, judge_cards=judge_cards))
         print_judged(res)
         typer.echo(f"run directory: {res['out_dir']}")
         return
@@ -227,11 +228,12 @@ def board(
     html: Annotated[Optional[str], typer.Option("--html", help="Also write the board as a self-contained HTML page.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Printed export: md, csv, latex or json.")] = "md",
     test: Annotated[str, typer.Option(help="Significance test against each column's best: randomization or bootstrap.")] = "randomization",
-    alpha: Annotated[float, typer.Option(help="Cells with p >= alpha are marked as not different from the best.")] = 0.05,
+    alpha: Annotated[float, typer.Option(help="Cells with adjusted p >= alpha are marked as not different from the best.")] = 0.05,
     resamples: Resamples = 1000,
     pivot: Annotated[Optional[str], typer.Option(help="language: one table per language, models x tasks.")] = None,
     language: Annotated[list[str], typer.Option("--language", help="With --pivot language: only this language "
                                                 "(lo, lao, lao_Laoo; repeatable).")] = [],
+    correction: Correction = "holm",
 ) -> None:
     """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores;
     --pivot language: one table per language (how good each model is in Lao: one table)."""
@@ -239,7 +241,8 @@ def board(
 
     if language and pivot is None:
         raise typer.BadParameter("--language needs --pivot language")
-    b = build_board(runs, test=test, alpha=alpha, resamples=resamples, pivot=pivot, languages=language or None)
+    b = build_board(runs, test=test, alpha=alpha, resamples=resamples, pivot=pivot, languages=language or None,
+                    correction=correction)
     text = export(b, fmt)
     if html:
         write_board_html(b, html)
@@ -301,14 +304,23 @@ def score(
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Baseline run directory.")],
-    run_b: Annotated[str, typer.Argument(help="Run directory to compare with it.")],
+    runs: Annotated[list[str], typer.Argument(help="Two or more run directories on the same items (the first is A).")],
     resamples: Resamples = 1000,
+    correction: Correction = "holm",
+    fmt: Annotated[str, typer.Option("--format", help="text (default) or json (raw and adjusted p-values).")] = "text",
 ) -> None:
-    """Paired comparison of two runs on the same items: B − A per metric, CI and p-values."""
-    from glotbench.report.compare import compare_runs, print_comparison
+    """Paired comparison of runs on the same items: each pair's B − A per metric, CI and p-values
+    (adjusted for the number of pairs: --correction)."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.compare import compare_many, print_many
 
-    print_comparison(compare_runs(run_a, run_b, resamples=resamples))
+    if fmt not in ("text", "json"):
+        raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    res = compare_many(runs, resamples=resamples, correction=correction)
+    if fmt == "json":
+        typer.echo(to_json(res))
+    else:
+        print_many(res)
 
 
 def register(app: typer.Typer) -> None:

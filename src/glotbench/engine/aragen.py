@@ -29,6 +29,7 @@ from glotbench.engine.selection import first as selection_first, signature_part
 from glotbench.engine.validity import combine, run_validity
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
+from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, run_panel, select_judges
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
@@ -106,7 +107,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
                      skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
                      judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
                      strategy: str = "mean", system_prompt: str | None = None,
-                     families: Mapping[str, str] | None = None, judge_seed: int | None = None) -> dict[str, Any]:
+                     families: Mapping[str, str] | None = None, judge_seed: int | None = None,
+                     judge_cards: str | None = None) -> dict[str, Any]:
     # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -150,6 +152,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
             await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({cand_family})")
+    judge_validation = validation(active, "ar", judge_cards)  # AraGen is Arabic; a bad cards directory fails here
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
@@ -214,7 +217,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
         "mean_of_judges": combined, "per_judge": per_judge,
         "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
-        "signature": signature,
+        "signature": signature, "judge_validation": judge_validation,
     }
     _write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)

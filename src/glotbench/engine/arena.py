@@ -21,6 +21,7 @@ from glotbench.engine.selection import comparability, describe_item_set, select
 from glotbench.engine.validity import combine, validity_text
 from glotbench.errors import GlotbenchError, InvalidRunError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
+from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
 from glotbench.registry import load_model
 from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
@@ -33,6 +34,7 @@ class ArenaResult:
 
 
 UNANSWERED_POLICIES = ("loss", "drop")
+ARENA_LANGUAGE = "lo"  # the judge prompt (judges/pairwise.py) asks about answers for Lao-speaking users
 SINGLE_ORDER_POLICIES = ("fail", "accept")
 
 
@@ -104,7 +106,7 @@ def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
 
 async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions, *,
                     unanswered: str = "loss", single_order: str = "fail",
-                    self_judging: SelfJudging = SelfJudging()) -> ArenaResult:
+                    self_judging: SelfJudging = SelfJudging(), judge_cards: str | None = None) -> ArenaResult:
     """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
     samples in memory (the call cache makes a re-run resume). `unanswered` and `single_order` are
     the named policies of `account_prompts`; `self_judging` says which judges are the candidate."""
@@ -123,6 +125,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     if not active:
         raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
                              f"(skipped: {', '.join(skipped)})")
+    judge_validation = validation(active, ARENA_LANGUAGE, judge_cards)  # a bad cards directory fails here
     bench = ArenaPrompts()
     all_prompts = bench.load(options.data)
     selection = select(all_prompts, (), limit=options.limit)  # a subset says so in every view
@@ -179,6 +182,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
         "data": prompts.source, "data_sha256": prompts.sha256, "selection": selection.record(),
         "validity": combine(validity), "data_label": bench.data_label(all_prompts),
+        "judge_validation": judge_validation,
     }
     _write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)

@@ -38,12 +38,13 @@ from glotbench.metrics.ratio import interval
 from glotbench.models.base import REQUEST_LATENCY, GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
 from glotbench.stats import DEFAULT_SEED, bootstrap_many, prepare_draws, wilson
+from glotbench.stats.cluster import clustered_se
 
 RESULTS_FORMAT = 1
 # The code an aggregate depends on besides the benchmark's and its metrics' classes: the files that
 # define these are hashed into the aggregate's cache key (`code_fingerprint`), so an aggregate made
 # with other interval code (the percentile bootstrap before Wilson) is never served.
-AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval)
+AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval, clustered_se)
 THINKING = {None: "default", True: "on", False: "off"}
 
 
@@ -193,7 +194,7 @@ def _aggregate(bench: Benchmark, full: Dataset, samples: list[Sample], metrics: 
                 "bench": type(bench).__module__ + ":" + type(bench).__qualname__,
                 "options": sorted(options.bench_options),
                 "state": jsonable({k: v for k, v in getattr(bench, "__dict__", {}).items() if not k.startswith("_")}),
-                "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall,
+                "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall, "cluster": bench.cluster_by,
                 "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
                 "versions": [versions.get("python"), versions.get("numpy"), _sacrebleu_version()],
                 "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}
@@ -495,7 +496,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             "bootstrap": {"resamples": options.bootstrap_resamples, "confidence": 0.95,
                           "seed": DEFAULT_SEED, "method": "percentile, items resampled",
                           "intervals": "each estimate's ci_method: wilson (a proportion of 0/1 items), "
-                                       "bootstrap, or wilson_fallback (the bootstrap collapsed)"},
+                                       "bootstrap, or wilson_fallback (the bootstrap collapsed); with a cluster "
+                                       "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"},
         }
         _write_json_atomic(out_dir / "results.json", results)
         _write_json_atomic(out_dir / "run.json", {**run_info, "status": results["status"]})

@@ -94,8 +94,10 @@ def stopped_text(results: Mapping[str, Any]) -> str | None:
 
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
-    items, sample data."""
+    items, sample data, a judge not validated for the language (judges/cards.py)."""
     from glotbench.engine.selection import selection_text
 
+    from glotbench.judges.cards import validation_text
+
     return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
-                        data_label_text(results)) if t]
+                        data_label_text(results), validation_text(results)) if t]

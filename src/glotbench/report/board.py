@@ -34,7 +34,10 @@ from glotbench.engine.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.checks_board import column_checks, column_tokens
+from glotbench.report.arena_rank import board_markdown, board_section
+from glotbench.report.clusters import MARK, cell_fields, paired_rows
 from glotbench.stats import paired_test
+from glotbench.stats.multitest import NAMES, adjust, check_correction
 
 
 def circular_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -106,7 +109,8 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 continue
             seen.add(c.resolve())
             if c in judged:
-                left_out.append({"path": str(c), "reason": "a judged run (arena/AraGen): see its own report"})
+                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena/AraGen): see its own report",
+                                                                     *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
             elif not (c / "results.json").is_file():
@@ -116,7 +120,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                     runs.append(Run(c, rundata.load_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
-    if not runs:
+    if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart
         raise GlotbenchError("no finished run found in " + ", ".join(paths))
     return runs, left_out
 
@@ -183,14 +187,17 @@ def pareto_front(points: dict[str, tuple[float, float]]) -> list[str]:
 
 def build_board(paths: list[str], *, test: str = "randomization", alpha: float = 0.05,
                 resamples: int = 1000, seed: int = 12345, pivot: str | None = None,
-                languages: list[str] | None = None) -> dict[str, Any]:
+                languages: list[str] | None = None, correction: str = "holm") -> dict[str, Any]:
     """The board over finished runs: models x columns; with `pivot="language"`, one table per
     language (models x tasks: report/board_pivot.py), `languages` keeping only those."""
     if test not in ("randomization", "bootstrap"):
         raise GlotbenchError(f"--test must be randomization or bootstrap, got {test!r}")
+    check_correction(correction)
     significance = {"test": "approximate randomisation" if test == "randomization" else "paired bootstrap",
                     "alpha": alpha, "resamples": resamples, "seed": seed,
-                    "against": "the column's best, on the items both runs share"}
+                    "against": "the column's best, on the items both runs share",
+                    "correction": correction, "correction_name": NAMES[correction],
+                    "family": "each column's tests against its best"}
     runs, left_out = collect(paths)
     if pivot is not None:
         from glotbench.report.board_pivot import language_tables
@@ -198,17 +205,18 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
         if pivot != "language":
             raise GlotbenchError(f"--pivot must be language, got {pivot!r}")
         tables = language_tables(runs, left_out, languages,
-                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, detail=False))
+                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False))
         return {"pivot": "language", "tables": tables,
                 "models": list(dict.fromkeys(m for t in tables for m in t["models"])),
                 "left_out": left_out, "significance": significance}
-    columns = [_column(name, rs, test, alpha, resamples, seed) for name, rs in columns_of(runs, left_out).items()]
+    columns = [_column(name, rs, test, alpha, resamples, seed, correction) for name, rs in columns_of(runs, left_out).items()]
     models = list(dict.fromkeys(m for c in columns for m in c["cells"]))
-    return {"models": models, "columns": columns, "left_out": left_out, "significance": significance}
+    return {"models": models, "columns": columns, "left_out": left_out,
+            "arena_ranking": board_section(paths, resamples=resamples, seed=seed), "significance": significance}
 
 
 def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, seed: int,
-            detail: bool = True) -> dict[str, Any]:
+            correction: str = "holm", detail: bool = True) -> dict[str, Any]:
     """One column: each model's cell (n, notes, significance against the column's best), and with
     `detail` its groups and its score-cost frontier (a whole run's: not for one language of it)."""
     res0 = rs[0].results
@@ -216,7 +224,9 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     scored = [r for r in rs if r.headline.get("value") is not None]
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
     best = max(valid, key=lambda r: r.headline["value"]) if valid else None
-    stats = {r.model: circular_item_stats(r.results, r.samples()) for r in rs} if best else {}  # per original item
+    rows = {r.model: r.samples() for r in rs} if best else {}
+    stats = {r.model: circular_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
+    cluster_of = rundata.item_clusters(res0, rows[best.model]) if best else None
     fn = rundata.score_fn(res0, head) if best else None
     keys = rundata.metric_keys(res0, head)
     cells = {}
@@ -227,17 +237,20 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
                                 "ci_method": est.get("ci_method"), "path": str(r.path),
                                 "json_path": (f"/scores/groups/lang/{r.lang}/{head}" if r.lang_group
                                               else f"/scores/overall/{head}"),
-                                "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results)}
+                                "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results),
+                                **cell_fields(est)}
         if best is not None and r is not best and est.get("value") is not None and cell["valid"]:
             shared = sorted(set(stats[r.model]) & set(stats[best.model]))
             a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
             b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
+            a, b, clusters = paired_rows(a, b, shared, cluster_of)
             pr = paired_test(a, b, fn, resamples=resamples, trials=resamples, seed=seed)
             p = pr.p_randomization if test == "randomization" else pr.p_bootstrap
             cell.update({"shared_items": len(shared), "delta_vs_best": pr.delta, "p_vs_best": p,
                          "p_bootstrap": pr.p_bootstrap, "p_randomization": pr.p_randomization,
-                         "tied_with_best": bool(p >= alpha)})
+                         "tied_with_best": bool(p >= alpha), **({"test_clusters": clusters} if clusters else {})})
         cells[r.model] = cell
+    correct_column(cells, correction, alpha)
     groups = {}
     for key, vals in (res0["scores"].get("groups", {}) if detail else {}).items():
         groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
@@ -254,6 +267,15 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
             "headline": head,
             "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
             "cells": cells, "groups": groups, "frontier": frontier}
+
+
+def correct_column(cells: dict[str, dict[str, Any]], correction: str, alpha: float) -> None:
+    """The column's p-values against its best adjusted as one family (stats/multitest.py): each
+    tested cell keeps its raw `p_vs_best` and gets `p_vs_best_adjusted`; the mark follows the adjusted one."""
+    tested = [c for c in cells.values() if "p_vs_best" in c]
+    for c, p in zip(tested, adjust([c["p_vs_best"] for c in tested], correction)):
+        c["p_vs_best_adjusted"] = p
+        c["tied_with_best"] = bool(p >= alpha)
 
 
 def display_names(models: list[str]) -> dict[str, str]:
@@ -286,7 +308,7 @@ def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool
         if ci and c.get("ci_low") is not None:
             s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})"
     if c.get("n") is not None:
-        s += f" n={c['n']}"
+        s += f" n={c['n']}" + (f"{MARK}{c['clusters']}" if c.get("clusters") else "")
     if with_notes and c.get("notes"):
         s += " [" + "; ".join(c["notes"]) + "]"
     return s
@@ -300,8 +322,9 @@ def marked(col: dict[str, Any], model: str) -> bool:
 def legend(board: dict[str, Any]) -> str:
     s = board["significance"]
     return (f"percent or points, 95% CI (Wilson for proportions, else percentile bootstrap: each cell's "
-            f"ci_method), n items; bold: the column's best valid run and every valid run not significantly "
-            f"different from it ({s['test']}, p ≥ {s['alpha']}, {s['resamples']} trials, shared items)")
+            f"ci_method; n{MARK}G: G clusters resampled, the benchmark names a cluster field), n items; bold: the column's best valid run and every valid run not significantly "
+            f"different from it ({s['test']}, adjusted p ≥ {s['alpha']}, {s['resamples']} trials, shared items; "
+            f"p-values adjusted per column: {s.get('correction_name', NAMES['none'])})")
 
 
 def _md_table(models: list[str], cols: list[dict[str, Any]]) -> list[str]:
@@ -343,6 +366,7 @@ def to_markdown(board: dict[str, Any]) -> str:
                       "| model | " + " | ".join(vals) + " |", "|---|" + "---:|" * len(vals)]
             for m in c["cells"]:
                 lines.append(f"| {m} | " + " | ".join(_est_text(v[m], _f(c)) for v in vals.values()) + " |")
+    lines.append(board_markdown(board.get("arena_ranking") or []))
     lines += _left_out_md(board)
     return "\n".join(lines) + "\n"
 
@@ -363,14 +387,15 @@ def to_csv(board: dict[str, Any]) -> str:
     lang = ["language"] if board.get("pivot") else []
     w.writerow(lang + ["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
                        "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set",
-                       "notes"])
+                       "notes", "p_vs_best_adjusted", "correction"])
     for language, _, cols in tables(board):
         for c in cols:
             for m, x in c["cells"].items():
                 w.writerow(([language] if lang else []) + [
                     m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
                     x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
-                    x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ())])
+                    x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
+                    x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", "")])
     return buf.getvalue()
 
 

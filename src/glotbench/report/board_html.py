@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from glotbench.report.arena_rank import board_html as arena_board_html
 from glotbench.report.board import display_names, legend
 from glotbench.report.checks_board import board_sections
 from glotbench.report.page import page
@@ -28,6 +29,18 @@ def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> s
     return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
 
 
+def cluster_span(cell: dict[str, Any]) -> str:
+    """`‡488`: the cell's interval resampled 488 clusters; the clustered SE in its title."""
+    from glotbench.report.clusters import MARK
+
+    if not cell.get("clusters"):
+        return ""
+    se = cell.get("se_clustered")
+    title = f' title="cluster bootstrap over {cell["clusters"]} clusters' + (
+        f'; analytic clustered SE {se:.4g}, design effect {cell.get("design_effect") or float("nan"):.2f}"' if se is not None else '"')
+    return f'<span class="note" data-clusters="{cell["clusters"]}"{title}>{MARK}{cell["clusters"]}</span>'
+
+
 def _table(models: list[str], cols: list[dict[str, Any]], name: dict[str, str], table_id: str) -> str:
     head = [f"<table id=\"{escape(table_id)}\"><tr><th>model</th>" + "".join(
         f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}'
@@ -44,10 +57,13 @@ def _table(models: list[str], cols: list[dict[str, Any]], name: dict[str, str], 
             f = 100.0 if c["scale"] == "fraction" else 1.0
             cls = "sig-best tie" if x["best"] else "tie" if x.get("tied_with_best") else ""
             mark = " ★" if x["best"] else " ≈" if x.get("tied_with_best") else ""
-            p = f' title="p vs best = {x["p_vs_best"]:.3f} on {x["shared_items"]} shared items"' if "p_vs_best" in x else ""
+            p = (f' title="p vs best = {x["p_vs_best"]:.3f}, adjusted {x.get("p_vs_best_adjusted", x["p_vs_best"]):.3f} '
+                 f'on {x["shared_items"]} shared items" data-p="{x["p_vs_best"]:.6g}" '
+                 f'data-p-adjusted="{x.get("p_vs_best_adjusted", x["p_vs_best"]):.6g}"' if "p_vs_best" in x else "")
             ci = (f' <span class="ci">({num(x["ci_low"], _src(x, c["headline"], "ci_low"), factor=f)}–'
                   f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)})</span>' if x["ci_low"] is not None else "")
             n = f' <span class="note" data-n="{x["n"]}">n={escape(str(x["n"]))}</span>' if x.get("n") is not None else ""
+            n += cluster_span(x)
             notes = "".join(f'<span class="cellnote">{escape(t)}</span>' for t in x.get("notes") or ())
             tds.append(f'<td class="{cls}" data-model="{escape(m)}" data-bench="{escape(c["benchmark"])}"'
                        f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"'
@@ -118,6 +134,8 @@ def board_html(board: dict[str, Any]) -> str:
     if heat:
         sections.append(("groups", "By group", "".join(heat)))
     sections += board_sections(board, name)  # the runs' checks (report/checks_board.py)
+    if board.get("arena_ranking"):
+        sections.append(("arena-ranking", "Arena ranking (Bradley–Terry)", arena_board_html(board["arena_ranking"])))
     if board["left_out"]:
         sections.append(("left-out", "Left out", '<ul id="left-out-list">' + "".join(
             f'<li><code>{escape(x["path"])}</code>: {escape(x["reason"])}</li>' for x in board["left_out"]) + "</ul>"))

@@ -95,7 +95,16 @@ def scores_section(results: dict[str, Any]) -> str:
     out.append(f'<p class="note">bootstrap: {escape(str(b.get("resamples", "?")))} resamples, '
                f'{escape(str(b.get("method", "")))}, seed {escape(str(b.get("seed", "")))}; intervals: '
                f'{escape(ci_caption(results))} (docs/metrics.md)</p>')
+    out.append(cluster_note(results))
     return "".join(out)
+
+
+def cluster_note(results: dict[str, Any]) -> str:
+    """The clusters paragraph (report/clusters.py), empty for a run without a cluster field."""
+    from glotbench.report.clusters import cluster_line
+
+    line = cluster_line(results)
+    return f'<p class="note" id="clusters">{escape(line)}</p>' if line else ""
 
 
 def _vals(est: dict[str, Any] | None) -> tuple:

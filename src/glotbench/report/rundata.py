@@ -39,6 +39,17 @@ def load_run(path: str | Path) -> RunData:
     return RunData(d, "run", load_results(d))
 
 
+def judged_notes(path: str | Path) -> list[str]:
+    """The notes of a judged run's top directory (invalid phases, judges not validated for the
+    language), for the board's list of judged runs; none when it cannot be read."""
+    from glotbench.engine.validity import notes
+
+    try:
+        return notes(load_run(path).results)
+    except GlotbenchError:
+        return []
+
+
 def latest_run(path: str | Path) -> Path:
     """`path` itself when it is a run; else the most recently finished run directly under it."""
     d = Path(path)
@@ -69,6 +80,15 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         for k, v in rec["score"].items():
             rows[rec["id"]][k] += float(v)
     return rows
+
+
+def item_clusters(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Each item's cluster (its meta value under the run's cluster field, `scores.clusters.key`), or
+    None for a run without one: paired tests then resample and swap whole clusters."""
+    key = ((results.get("scores") or {}).get("clusters") or {}).get("key")
+    if not key:
+        return None
+    return {rec["id"]: (rec.get("meta") or {}).get(key) for rec in samples}
 
 
 def metric_keys(results: dict[str, Any], name: str) -> list[str]:

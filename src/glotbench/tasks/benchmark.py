@@ -138,6 +138,7 @@ class TaskBenchmark(Benchmark):
         self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)
+        self.cluster_by = spec.cluster
         self.default_config = GenerateConfig(temperature=0.0, max_tokens=self.variant.max_tokens)
         self.metrics = tuple(m for p in self.pipelines for m in self.scorer.metrics(p, p == self.headline_pipeline))
         self._check_templates()
@@ -405,9 +406,6 @@ class TaskBenchmark(Benchmark):
         counts = [len(it.public.get("choices") or ()) for it in dataset]
         if counts and all(counts):
             out["random_baseline"] = sum(1 / n for n in counts) / len(counts)
-        if self.spec.cluster:
-            values = [it.meta.get(self.spec.cluster) for it in dataset]
-            out["clusters"] = {"key": self.spec.cluster, "clusters": len(set(values)), "items": len(values)}
         return out
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from checks_models import write_mcq
+from conftest import cli
 from glotbench.checks.circular import rotate, unrotate
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import GlotbenchError
@@ -120,3 +121,31 @@ def test_compare_and_the_dry_run_know_the_rotations(tmp_path, cache_path):
             "--bench-opt", "permute=circular", "--cache-path", cache_path)
     assert r.returncode == 0, r.stderr
     assert ": 16 requests, 16 cached (free), 0 to send" in r.stdout  # 4 items x 4 rotations, asked above
+
+
+def test_a_run_stopped_between_rotations_does_not_score_the_item_as_circular(tmp_path, srv):
+    """--max-cost stops a circular run part-way through an item's rotations: the rotations asked were
+    right (rotation 0) but the others were never asked, so the item is not 'right in every
+    rotation': it is left out of the circular scores and named under scores.circular.incomplete
+    (before, q2 asked in rotation 0 only scored circular accuracy 100%)."""
+    srv.configure(answers={"Capital of Laos?": "Answer: B", "River through": "Answer: A", "7 + 8": "Answer: D",
+                           "Days in": "Answer: C"})  # right in rotation 0 only
+    data = write_mcq(tmp_path / "mcq.jsonl")
+    out = tmp_path / "run"
+    r = cli("run", "laobench-mcq", "--data", data, "--model", srv.spec(), "--bench-opt", "permute=circular",
+            "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--price-in", "1000",
+            "--price-out", "1000", "--max-tokens", "5", "--concurrency", "1", "--max-cost", "0.215", "--no-progress")
+    assert r.returncode == 3, r.stderr
+    res = json.loads((out / "results.json").read_text())
+    ids = [json.loads(x)["id"] for x in (out / "samples.jsonl").read_text().splitlines()]
+    asked = {i.split("#")[0]: sum(1 for j in ids if j.split("#")[0] == i.split("#")[0]) for i in ids}
+    partial = sorted(i for i, n in asked.items() if n < 4)
+    whole = sorted(i for i, n in asked.items() if n == 4)
+    assert res["status"] == "stopped" and partial, (ids, res["stopped"])  # the cap falls inside an item
+    circ = res["scores"]["circular"]
+    assert circ["incomplete"]["items"] == len(partial) and circ["incomplete"]["ids"] == partial
+    assert circ["items"] == len(whole) and res["scores"]["overall"]["accuracy"]["n"] == len(whole)
+    assert res["scores"]["overall"]["accuracy"]["value"] in (0.0, None)  # wrong in rotations 1-3, or nothing whole
+    html = cli("report", str(out), "--html", str(tmp_path / "r.html"))
+    assert html.returncode == 0, html.stderr
+    assert "asked in only some of their rotations" in (tmp_path / "r.html").read_text()

@@ -94,9 +94,31 @@ def _outcome(stats: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> fl
     return num / den if den > 0 else 0.0
 
 
-def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]]) -> list[ScoredSample]:
+def sizes_of(dataset: Any) -> dict[str, int] | None:
+    """Each original item's rotation count (its option count), from the run's unrotated items."""
+    if dataset is None:
+        return None
+    return {str(it.id): found[1] for it in dataset if (found := _options_of(it)) is not None}
+
+
+def incomplete(samples: Sequence[Any], sizes: Mapping[str, int] | None) -> list[str]:
+    """The original items (and repeats, as ID or ID@repeat) asked in only some of their rotations: a
+    run stopped by --max-cost (or killed) between an item's rotations. Right in the rotations asked
+    is not right in every rotation, so `combine` leaves them out and the aggregate names them."""
+    if not sizes:
+        return []
+    seen: dict[tuple[str, int], set[int]] = defaultdict(set)
+    for s in samples:
+        seen[(str(s.meta.get("circular_item", s.item_id)), s.repeat)].add(int(s.meta.get("rotation", 0)))
+    return [orig if repeat == 0 else f"{orig}@{repeat}" for (orig, repeat), rots in seen.items()
+            if orig in sizes and rots != set(range(sizes[orig]))]
+
+
+def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]],
+            sizes: Mapping[str, int] | None = None) -> list[ScoredSample]:
     """One sample per original item and repeat (see the module): the worst rotation's statistics
-    plus the `circular:` ones."""
+    plus the `circular:` ones. With `sizes` (each item's option count), an item not asked in every
+    rotation is left out (`incomplete`); without, the rotations present are taken as all of them."""
     groups: dict[tuple[str, int], list[Any]] = defaultdict(list)
     for s in samples:
         orig = s.meta.get("circular_item", s.item_id)
@@ -105,6 +127,8 @@ def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]]) -> list[Sc
     for (orig, repeat), rots in groups.items():
         rots = sorted(rots, key=lambda s: int(s.meta.get("rotation", 0)))
         k = len(rots)
+        if sizes and orig in sizes and [int(s.meta.get("rotation", 0)) for s in rots] != list(range(sizes[orig])):
+            continue  # some rotations never asked (a stopped run): not scored as circular
         outcomes = [_outcome(s.score.stats, pairs) for s in rots]
         worst = rots[min(range(k), key=lambda i: (outcomes[i], i))]
         letters = [s.answer_key if isinstance(s.answer_key, str) and len(s.answer_key) == 1 else None for s in rots]
@@ -135,7 +159,7 @@ class Circular:
         """One sample per original item and repeat (`combine`), as the aggregate scores them."""
         from glotbench.checks.extraction import pairs
 
-        return combine(samples, pairs(self.inner_metrics(dataset)[0]))
+        return combine(samples, pairs(self.inner_metrics(dataset)[0]), sizes_of(dataset))
 
     def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
         inner = self.inner_metrics(dataset)
@@ -153,6 +177,9 @@ class Circular:
             rotations[str(s.meta.get("circular_item", s.item_id))] += 1
         out["circular"] = {"items": len({c.item_id for c in combined}), "samples": len(samples),
                            "rotations": dict(sorted(_count(rotations.values()).items()))}
+        if partial := incomplete(samples, sizes_of(dataset)):
+            out["circular"]["incomplete"] = {"items": len(partial), "ids": partial[:20],
+                                             "why": "not asked in every rotation (a stopped run): not scored"}
         return out
 
     def signature_parts(self) -> Mapping[str, str]:

@@ -43,8 +43,8 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
         raise GlotbenchError(f"the headline {head} is not a proportion of 0/1 items; plan needs one (accuracy, exact match)")
     samples = [list(rundata.iter_samples(Path(p))) for p in paths]
     outcomes = []
-    for p, rows in zip(paths, samples):
-        per = rundata.item_stats(rows)
+    for p, rows, r in zip(paths, samples, res):
+        per = rundata.run_item_stats(r, rows)
         out = {}
         for i, st in per.items():
             num, den = st.get(keys[0], 0.0), st.get(keys[1], 0.0)

@@ -5,6 +5,7 @@ per-script estimate, observed completion lengths, and `--max-cost` against the l
 from __future__ import annotations
 
 import json
+import math
 import socket
 from pathlib import Path
 
@@ -45,6 +46,32 @@ def test_bundled_estimate_counts_chat_framing_and_band():
     assert chat.script == "lao" and chat.low <= chat.point * lo + 1 and chat.high >= chat.point * hi - 1
     plain = tok.count(Prompt(messages=(), text="Hello world"), "text", GenerateConfig())
     assert plain.point == tok.tokens("Hello world") == 2
+
+
+INSTRUCTION = ("You are a professional translator. Translate the following text from {} into English. Keep names "
+               "as they are and answer with the translation only, nothing else. Text: ")
+
+
+@pytest.mark.parametrize("language, source", [
+    ("Burmese", "မြန်မာနိုင်ငံသည် အရှေ့တောင်အာရှတွင် တည်ရှိသည်။"), ("Khmer", "ព្រះរាជាណាចក្រកម្ពុជាស្ថិតនៅអាស៊ីអាគ្នេយ៍"),
+    ("Thai", "สวัสดีครับ ผมชื่อสมชาย"), ("Lao", "ສະບາຍດີ ຂ້ອຍຊື່ສົມຊາຍ"),
+])
+def test_a_prompt_mostly_in_english_with_a_source_in_another_script_gets_that_scripts_band(language, source):
+    """A translation prompt from Burmese: English instructions (most letters: dominant `latin`) and
+    a Burmese sentence. The range was o200k x the Latin band, 31-90 tokens, while GPT-4's cl100k
+    (a real tokenizer, bundled by quicktok) counts 132: the Burmese words cost up to 3.45x. The high
+    end now weighs each script's tokens by its own band; a text in one script keeps its band."""
+    import quicktok
+
+    tok = BundledTokenizer()
+    cl100k = quicktok.get_encoding("cl100k_base")
+    text = INSTRUCTION.format(language) + source
+    c = tok.count(Prompt(messages=({"role": "user", "content": text},)), "chat", GenerateConfig())
+    real = len(cl100k.encode_ordinary(text)) + 3 + 3
+    assert c.script == "latin" and c.low <= real <= c.high, (c, real)
+    alone = tok.count(Prompt(messages=({"role": "user", "content": source},)), "chat", GenerateConfig())
+    lo, hi = SCRIPT_BANDS[alone.script]
+    assert (alone.low, alone.high) == (math.floor(alone.point * lo), math.ceil(alone.point * hi))
 
 
 def test_dry_run_calls_nothing_with_the_endpoint_down(tmp_path):

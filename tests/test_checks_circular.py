@@ -149,3 +149,18 @@ def test_a_run_stopped_between_rotations_does_not_score_the_item_as_circular(tmp
     html = cli("report", str(out), "--html", str(tmp_path / "r.html"))
     assert html.returncode == 0, html.stderr
     assert "asked in only some of their rotations" in (tmp_path / "r.html").read_text()
+
+
+def test_extraction_bounds_of_a_circular_run_are_of_its_headline(tmp_path, cache_path):
+    """q3 unreadable in rotation 0 only, every other reply right by content. The headline (circular
+    accuracy, right in every rotation) is 3/4; the parser bounds were computed on the 16 rotations
+    (strict 15/16, upper 16/16: not the number in the table). Now strict = lower = 3/4 (q3 scored
+    wrong), upper = 1 (q3's unread reply right), lenient 3/4 (no letter to read), unread 1 reply."""
+    data = write_mcq(tmp_path / "mcq.jsonl")
+    res = evaluate("laobench-mcq", "python:checks_models:knows_content_but_one_unreadable",
+                   _opts(tmp_path, cache_path, data)).results
+    assert res["scores"]["overall"]["accuracy"]["value"] == 0.75
+    x = res["checks"]["extraction"]
+    assert x["unread"] == 1 and x["samples"] == 16
+    assert x["strict"] == x["lower"] == 0.75 and x["upper"] == 1.0 and x["lenient"] == 0.75
+    assert x["groups"]["dimension"]["K12 Foundational Education"] == {"strict": 0.5, "upper": 1.0}

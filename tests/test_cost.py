@@ -218,3 +218,29 @@ def test_sweep_dry_run_estimates_each_run_without_calling(tmp_path):
     assert "4 runs (4 to run), at most 10 model calls" in r.stdout and "0 cached now, 10 to send" in r.stdout
     assert "cost $" in r.stdout and "(2 runs without prices not counted)" in r.stdout
     assert not (tmp_path / "out").exists()
+
+
+def test_dry_run_names_the_requests_it_does_not_count(tmp_path):
+    """A dry run with --pivot printed the native run's 3 requests as if they were the whole run (the
+    pivot model's translations and the English run's requests left out without a word), and a task
+    scored by a rubric left out its judges the same way. Both now say what is not counted; a plain
+    dry run has no such line."""
+    pivot = cli("run", "laobench-mcq", "--model", "python:helpers:good_answer", "--pivot", "en", "--pivot-model",
+                "python:helpers:good_answer", "--limit", "3", "--dry-run")
+    assert pivot.returncode == 0, pivot.stderr
+    assert "3 requests" in pivot.stdout and "not counted: --pivot: python:helpers:good_answer's translations" in pivot.stdout
+    from test_tasks_rubric import files
+
+    task = files(tmp_path)
+    judged = cli("run", task, "--model", "python:helpers:good_answer", "--judge", "python:helpers:good_answer",
+                 "--dry-run")
+    assert judged.returncode == 0, judged.stderr
+    assert "not counted: the judges' requests" in judged.stdout and judged.stdout.count("not counted") == 1
+    plain = cli("run", "laobench-mcq", "--model", "python:helpers:good_answer", "--limit", "3", "--dry-run")
+    assert plain.returncode == 0 and "not counted" not in plain.stdout
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"out: {tmp_path / 'sw'}\nstore: false\nmodels:\n  - spec: python:helpers:good_answer\n"
+                     f"benchmarks:\n  - name: {task}\n", encoding="utf-8")
+    s = cli("sweep", str(sweep), "--dry-run")
+    assert s.returncode == 0, s.stderr
+    assert "not counted in " in s.stdout and "the judges' requests" in s.stdout

@@ -183,6 +183,7 @@ class RunEstimate:
     observed_from: str | None = None
     scripts: dict[str, int] = field(default_factory=dict)  # requests to send per dominant script
     cost: dict[str, float] | None = None
+    not_counted: list[str] = field(default_factory=list)  # requests the run makes that these figures leave out
 
     @property
     def to_send(self) -> int:
@@ -195,7 +196,7 @@ class RunEstimate:
                 "prompt_tokens": dict(zip(("estimate", "low", "high"), self.prompt)),
                 "completion_tokens": dict(zip(("expected", "low", "high"), self.completion)),
                 "observed_completion_mean": self.observed_completion, "observed_from": self.observed_from,
-                "scripts": self.scripts, "cost": self.cost}
+                "scripts": self.scripts, "cost": self.cost, "not_counted": self.not_counted}
 
 
 def observed_completion_lengths(out: str | None) -> list[int]:
@@ -292,6 +293,9 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     finally:
         if cache is not None:
             cache.close()
+    if getattr(bench, "judged", False):
+        est.not_counted.append("the judges' requests (one or more per answer and judge): these figures are the "
+                               "answering model's only")
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
         est.cost = cost_range(est, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
                               options.batch_discount if options.batch else 0.0)
@@ -315,4 +319,5 @@ def format_estimate(est: RunEstimate) -> list[str]:
         off = f" at the batch price ({k['discount']:.0%} off)" if k.get("discount") else ""
         expected = f" (expected ${k['expected']:.4f})" if est.observed_completion is not None else ""
         lines.append(f"  cost{off}: ${k['min']:.4f}–${k['max']:.4f}{expected}")
+    lines += [f"  not counted: {x}" for x in est.not_counted]
     return lines

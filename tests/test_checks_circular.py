@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from checks_models import write_mcq
+from checks_models import MCQ_ROWS, write_mcq
 from conftest import cli
 from glotbench.checks.circular import rotate, unrotate
 from glotbench.engine.evaluate import RunOptions, evaluate
@@ -164,3 +164,23 @@ def test_extraction_bounds_of_a_circular_run_are_of_its_headline(tmp_path, cache
     assert x["unread"] == 1 and x["samples"] == 16
     assert x["strict"] == x["lower"] == 0.75 and x["upper"] == 1.0 and x["lenient"] == 0.75
     assert x["groups"]["dimension"]["K12 Foundational Education"] == {"strict": 0.5, "upper": 1.0}
+
+
+def test_an_item_with_two_options_of_the_same_text_is_named_and_consistent_compares_texts(tmp_path, cache_path):
+    """Options A and B both 'Vientiane' (gold A). A model that picks 'Vientiane' by its text (the
+    first copy shown) is right in rotation 0 and in the rotation where the gold copy comes first,
+    wrong where the other copy does: circular accuracy 0 for an answer that never changed. The
+    item is now named under scores.circular.duplicate_options and on the run page, and 'consistent'
+    (the same option, by its text, in every rotation) is 1, as documented; it was 0."""
+    row = {**MCQ_ROWS[0], "id": "d1", "A": "Vientiane", "B": "Vientiane", "answer": "A"}
+    data = tmp_path / "dup.jsonl"
+    data.write_text(json.dumps(row) + "\n" + json.dumps(MCQ_ROWS[1]) + "\n", encoding="utf-8")
+    res = evaluate("laobench-mcq", "python:checks_models:knows_content", _opts(tmp_path, cache_path, str(data))).results
+    o = res["scores"]["overall"]
+    assert o["consistent"]["value"] == 1.0 and o["follows_position"]["value"] == 0.0
+    assert o["accuracy"]["value"] == 0.5  # q2 right in every rotation; d1 not (the scoring rule is the benchmark's)
+    dup = res["scores"]["circular"]["duplicate_options"]
+    assert dup["items"] == 1 and dup["ids"] == ["d1"]
+    html = cli("report", str(tmp_path / "run"), "--html", str(tmp_path / "r.html"))
+    assert html.returncode == 0, html.stderr
+    assert "two options of the same text" in (tmp_path / "r.html").read_text()

@@ -155,6 +155,9 @@ def circular_section(results: Mapping[str, Any]) -> str:
             'Right only when right in every rotation; an answer that keeps its letter in every rotation follows the position.</p>'
             + (f'<p class="note">{circ["incomplete"]["items"]} item(s) asked in only some of their rotations (a stopped run) '
                f'are not scored: {escape(", ".join(circ["incomplete"]["ids"]))}</p>' if circ.get("incomplete") else '')
+            + (f'<p class="note">{circ["duplicate_options"]["items"]} item(s) with two options of the same text: '
+               f'{escape(circ["duplicate_options"]["why"])}: {escape(", ".join(circ["duplicate_options"]["ids"]))}</p>'
+               if circ.get("duplicate_options") else '')
             + 
             '<table id="circular">' + "".join(f"<tr><td>{escape(n)}</td><td>{num(v, s, factor=f if i == 0 else 100.0)}</td></tr>"
                                               for i, (n, v, s) in enumerate(cells)) + "</table>")

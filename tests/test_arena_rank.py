@@ -216,7 +216,7 @@ def test_tied_ratings_share_a_rank_and_an_all_tie_judge_says_so(arenas):
     """The always_A judge ties every prompt (each order won once): every model is rated 1000. Its
     ranking gave them ranks 1, 2, 3 in input order, a finding the games do not hold; tied ratings now
     share rank 1, and the text says the judge's games were all ties."""
-    tmp, dirs, srv = arenas
+    _, dirs, srv = arenas
     res = rank_arenas(list(dirs.values()), resamples=20)
     biased, fair = srv.spec("biased"), srv.spec("fair")
     assert res["judges"][biased]["all_ties"] and not res["judges"][fair]["all_ties"]

@@ -100,7 +100,14 @@ def run(
     if dry_run:
         from glotbench.engine.estimate import estimate_run, format_estimate
 
-        for line in format_estimate(estimate_run(benchmark, model, opts)):
+        est = estimate_run(benchmark, model, opts)
+        if pivot is not None or pivot_model is not None:  # the pivot's phases are not estimated
+            est.not_counted.append(f"--pivot: {pivot_model or 'the pivot model'}'s translations (each input text, "
+                                   "and text answers back) and the model's requests on the translated input; "
+                                   "these figures are the native run's only")
+        if judge and not any("judges'" in x for x in est.not_counted):
+            est.not_counted.append("the judges' requests (--judge): these figures are the answering model's only")
+        for line in format_estimate(est):
             typer.echo(line)
         return
     from glotbench.registry import get_benchmark

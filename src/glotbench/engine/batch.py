@@ -42,6 +42,7 @@ STATE_FILE = "batch.json"
 MAX_LINES = 50_000
 MAX_BYTES = 190 * 2**20
 TERMINAL = ("completed", "expired", "failed", "cancelled")
+STATUSES = ("validating", "in_progress", "finalizing", "cancelling", *TERMINAL)  # the documented batch statuses
 MAX_POLL_FAILURES = 20  # consecutive failed polls before giving up (the batch id stays in batch.json)
 
 
@@ -103,7 +104,12 @@ class BatchClient:
                                                          "completion_window": "24h"})
 
     async def get(self, batch_id: str) -> dict[str, Any]:
-        return await self._json("GET", f"batches/{batch_id}")
+        """The batch object; one without a documented status is a bad reply (a failed poll), so
+        a provider that never says 'completed' ends in an error, not a wait for ever."""
+        batch = await self._json("GET", f"batches/{batch_id}")
+        if batch.get("status") not in STATUSES:
+            raise BadResponse(f"batches/{batch_id}: status {batch.get('status')!r} is none of {', '.join(STATUSES)}")
+        return batch
 
     async def content(self, file_id: str) -> bytes:
         return await self._request("GET", f"files/{file_id}/content")
@@ -265,6 +271,8 @@ def _take_line(raw: bytes, pending: dict[str, Any], runner: Any, model: Any, bat
         key = row["custom_id"]
         response = row.get("response") or {}
     except (ValueError, KeyError, TypeError, AttributeError):
+        return 0, "malformed_line"
+    if not isinstance(key, str):  # a list or an object cannot be a key: the line is malformed, not the run
         return 0, "malformed_line"
     unit = pending.get(key)
     if unit is None:  # already cached (a resumed download), or not this run's

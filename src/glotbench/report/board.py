@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.checks.circular import item_stats as _circular_stats
 from glotbench.engine.selection import comparability, describe_item_set
 from glotbench.engine.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
@@ -38,11 +37,6 @@ from glotbench.report.arena_rank import board_markdown, board_section
 from glotbench.report.clusters import MARK, cell_fields, paired_rows
 from glotbench.stats import paired_test
 from glotbench.stats.multitest import NAMES, adjust, check_correction
-
-
-def circular_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per-item statistics for the paired tests: a circular run's rotations combined per item."""
-    return _circular_stats(results, samples) or rundata.item_stats(samples)
 
 
 @dataclass(frozen=True)
@@ -225,7 +219,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
     best = max(valid, key=lambda r: r.headline["value"]) if valid else None
     rows = {r.model: r.samples() for r in rs} if best else {}
-    stats = {r.model: circular_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
+    stats = {r.model: rundata.run_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
     cluster_of = rundata.item_clusters(res0, rows[best.model]) if best else None
     fn = rundata.score_fn(res0, head) if best else None
     keys = rundata.metric_keys(res0, head)

@@ -82,6 +82,15 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return rows
 
 
+def run_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-item statistics as the run's aggregate scored them: a circular run's rotations combined
+    per original item (checks/circular.py), else `item_stats`. Every paired view (board, diff,
+    plan) reads a run's items through here, so a rotation is never counted as an item."""
+    from glotbench.checks.circular import item_stats as circular
+
+    return circular(results, samples) or item_stats(samples)
+
+
 def item_clusters(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Each item's cluster (its meta value under the run's cluster field, `scores.clusters.key`), or
     None for a run without one: paired tests then resample and swap whole clusters."""

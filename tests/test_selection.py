@@ -17,7 +17,7 @@ import pytest
 from conftest import cli
 from glotbench.benchmarks.laobench import LaoBenchMCQ
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
-from glotbench.engine.selection import QUICK_MAX, comparability, item_set_sha256, quick, select, selection_of
+from glotbench.rundir.selection import QUICK_MAX, comparability, item_set_sha256, quick, select, selection_of
 from helpers import gold_answers
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -41,7 +41,7 @@ _LAZY = {
     "register_model": "glotbench.registry",
     "get_benchmark": "glotbench.registry",
     "load_model": "glotbench.registry",
-    "score_output": "glotbench.engine.scoring",
+    "score_output": "glotbench.scoring",
 }
 
 __all__ = sorted(["DataError", "GlotbenchError", "Item", "PublicItem", "SpecError", "__version__", *_LAZY])

@@ -35,8 +35,8 @@ def die(message: str, code: int = 2) -> None:
 
 def exit_if_invalid(results: dict[str, Any]) -> None:
     """After a command printed its results: an invalid run (too many failed model calls,
-    engine/validity.py) is one `error:` line and exit code 3. Everything is written by then."""
-    from glotbench.engine.validity import INVALID_RUN_EXIT, validity_text
+    rundir/validity.py) is one `error:` line and exit code 3. Everything is written by then."""
+    from glotbench.rundir.validity import INVALID_RUN_EXIT, validity_text
 
     text = validity_text(results)
     if text is None:

@@ -145,7 +145,7 @@ def finish_message(results: dict, argv: list[str]) -> None:
     """After the table: how to run the full set (a subset run), and for an invalid run one error
     line and exit code 3 (results.json is written and marked invalid first)."""
     from glotbench.cli.options import exit_if_invalid
-    from glotbench.engine.selection import selection_of
+    from glotbench.rundir.selection import selection_of
 
     sel = selection_of(results)
     if sel["full"] and sel.get("subset"):

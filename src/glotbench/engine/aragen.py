@@ -26,7 +26,7 @@ from glotbench.benchmarks.aragen import (
 from glotbench.core import Sample
 from glotbench.benchmarks.base import bundled_label
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
-from glotbench.engine.validity import combine
+from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, run_panel, select_judges

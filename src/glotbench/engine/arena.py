@@ -17,7 +17,7 @@ from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
 from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
-from glotbench.engine.validity import combine
+from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges

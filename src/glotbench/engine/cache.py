@@ -244,7 +244,7 @@ class CallCache:
         return decode_score(row[0]) if row else None
 
     def put_score(self, key: str, record: dict[str, Any]) -> None:
-        """Queue a scored record (see `engine.scoring.score_record`); `flush()` commits it."""
+        """Queue a scored record (see `scoring.score_record`); `flush()` commits it."""
         self._pending_scores[key] = (key, to_json(record))
 
     def get_aggregate(self, key: str) -> Any:

@@ -239,7 +239,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     from glotbench.registry import get_benchmark, load_model
 
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
-    from glotbench.engine.selection import select
+    from glotbench.rundir.selection import select
 
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),

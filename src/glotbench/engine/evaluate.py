@@ -28,8 +28,8 @@ from glotbench.engine.cache import (aggregate_key, code_fingerprint, default_cac
                                     storable)
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, Runner, prompt_form
-from glotbench.engine.selection import select
-from glotbench.engine.validity import DEFAULT_MAX_FAILURE_RATE, run_validity
+from glotbench.rundir.selection import select
+from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE, run_validity
 from glotbench.errors import GlotbenchError
 from glotbench.metrics.ratio import aggregate as aggregate_metrics
 from glotbench.metrics.ratio import interval
@@ -51,7 +51,7 @@ class RunOptions:
 
     data: str | None = None
     limit: int | None = None
-    subset: str | None = None  # a named subset of the data (`quick`): engine/selection.py
+    subset: str | None = None  # a named subset of the data (`quick`): rundir/selection.py
     repeats: int = 1
     concurrency: int | str | None = None  # default: the model backend's; "auto": engine/concurrency.py
     max_concurrency: int = 64  # the ceiling of --concurrency auto
@@ -72,7 +72,7 @@ class RunOptions:
     api_key_env: str | None = None
     progress: bool = True
     bootstrap_resamples: int = 1000
-    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE  # above it the run is invalid: engine/validity.py
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE  # above it the run is invalid: rundir/validity.py
     max_cost_usd: float | None = None  # engine/cost.py
     batch: bool = False  # the provider's Batch API (engine/batch.py)
     batch_discount: float = 0.5  # the batch price as a fraction off the listed prices

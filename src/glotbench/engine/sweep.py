@@ -34,7 +34,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from glotbench.engine.evaluate import RunOptions
-from glotbench.engine.validity import DEFAULT_MAX_FAILURE_RATE
+from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 from glotbench.errors import GlotbenchError
 
 Scalar = str | int | float | bool
@@ -108,7 +108,7 @@ class BenchmarkEntry(BaseModel):
     @field_validator("subset")
     @classmethod
     def _known_subset(cls, v: Optional[str]) -> Optional[str]:
-        from glotbench.engine.selection import SUBSETS
+        from glotbench.rundir.selection import SUBSETS
 
         if v is not None and v not in SUBSETS:
             raise ValueError(f"unknown subset {v!r}; available: {', '.join(SUBSETS)}")
@@ -295,7 +295,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
             bench = get_benchmark(b.name, **opts)
             if b.data is not None and not Path(b.data).exists():
                 raise GlotbenchError(f"benchmark {b.display}: data file {b.data} does not exist")
-            from glotbench.engine.selection import select
+            from glotbench.rundir.selection import select
 
             n_items = len(select(bench.load(b.data), bench.group_by, limit=b.limit, subset=b.subset).items)
         repeats = b.repeats or spec.repeats

@@ -135,8 +135,8 @@ def index_run(store_url: str | bool | None, out_dir: str) -> None:
 
 
 def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds: float) -> RunOutcome:
-    """A finished run's outcome; `invalid` (with why) when its validity says so (engine/validity.py)."""
-    from glotbench.engine.validity import validity_text
+    """A finished run's outcome; `invalid` (with why) when its validity says so (rundir/validity.py)."""
+    from glotbench.rundir.validity import validity_text
 
     head = results.get("headline")
     est = (results.get("scores", {}).get("overall") or {}).get(head) or {}

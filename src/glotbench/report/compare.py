@@ -10,8 +10,8 @@ import numpy as np
 
 from glotbench.core import Dataset
 from glotbench.data import read_rows
-from glotbench.engine.selection import comparability, describe_item_set
-from glotbench.engine.validity import notes
+from glotbench.rundir.selection import comparability, describe_item_set
+from glotbench.rundir.validity import notes
 from glotbench.runfiles import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.registry import get_benchmark
@@ -36,7 +36,7 @@ def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
 def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[str, float]]:
     """Per-item statistics summed over repeats: each recorded reply re-scored through the one
     scoring path (a model failure keeps its recorded kind)."""
-    from glotbench.engine.scoring import score_output
+    from glotbench.scoring import score_output
     from glotbench.metrics import check_statistics
 
     items = dataset.by_id()

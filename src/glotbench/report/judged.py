@@ -9,8 +9,8 @@ from glotbench.report.terminal import console as make_console
 
 
 def print_notes(console: Any, res: dict[str, Any]) -> None:
-    """Invalid phases and bundled sample data, under the table (engine/validity.py)."""
-    from glotbench.engine.validity import notes
+    """Invalid phases and bundled sample data, under the table (rundir/validity.py)."""
+    from glotbench.rundir.validity import notes
 
     for line in notes(res):
         console.print(line, soft_wrap=True)

@@ -148,7 +148,7 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
 
     scales = set(scale.values())
     unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     lines = notes(results)
     caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results)])

@@ -51,7 +51,7 @@ class RunRow(Base):
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
-    # What the number is of (engine/selection.py, engine/validity.py): the item set, whether the run
+    # What the number is of (rundir/selection.py, rundir/validity.py): the item set, whether the run
     # is valid (with the failure share), and the bundled-data label. None for rows indexed before.
     selection: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     validity: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
@@ -204,8 +204,8 @@ class ResultsStore:
 
 def row_key(r: RunRow) -> str:
     """What a row's number may share a column with: its signature and item set
-    (engine/selection.py `comparability`)."""
-    from glotbench.engine.selection import comparability
+    (rundir/selection.py `comparability`)."""
+    from glotbench.rundir.selection import comparability
 
     return "\n".join(comparability({"signature": r.signature, "selection": r.selection,
                                      "config": r.options or {}, "counts": {"items": r.items}}))
@@ -213,7 +213,7 @@ def row_key(r: RunRow) -> str:
 
 def row_notes(r: RunRow) -> list[str]:
     """The notes shown beside a row's number (invalid, subset, sample data)."""
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     label = {"label": r.data_label} if r.data_label else None
     return notes({"validity": r.validity, "selection": r.selection, "data_label": label,

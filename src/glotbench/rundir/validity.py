@@ -95,7 +95,7 @@ def stopped_text(results: Mapping[str, Any]) -> str | None:
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
     items, sample data."""
-    from glotbench.engine.selection import selection_text
+    from glotbench.rundir.selection import selection_text
 
     return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
                         data_label_text(results)) if t]

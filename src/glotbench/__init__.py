@@ -18,7 +18,7 @@ from glotbench.items import Item, PublicItem
 _LAZY = {
     "evaluate": "glotbench.engine.evaluate",
     "evaluate_async": "glotbench.engine.evaluate",
-    "RunOptions": "glotbench.engine.evaluate",
+    "RunOptions": "glotbench.engine.options",
     "RunResult": "glotbench.core",
     "Dataset": "glotbench.core",
     "Sample": "glotbench.core",

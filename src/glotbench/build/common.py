@@ -8,12 +8,9 @@ naming its file and line: an item that cannot be compared must not pass silently
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.errors import DataError
@@ -109,22 +106,3 @@ def options_of(rec: Mapping[str, Any]) -> list[str] | None:
 def normalise(text: str) -> str:
     """NFC, Lao AM composed (NFC leaves U+0ECD U+0EB2 apart), case-folded, whitespace collapsed."""
     return _SPACE.sub(" ", repair_lao_am(unicodedata.normalize("NFC", text)).casefold()).strip()
-
-
-def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write rows to PATH.tmp and rename: a reader never sees a half-written file."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    os.replace(tmp, p)
-
-
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
-    os.replace(tmp, p)

@@ -23,7 +23,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.build.common import Candidate, write_json_atomic, write_jsonl_atomic
+from glotbench.build.common import Candidate
+from glotbench.rundir import write_json_atomic, write_jsonl_atomic
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
@@ -129,8 +130,10 @@ class SelectOptions:
 async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str, run_options: Any,
                      opts: SelectOptions = SelectOptions()) -> dict[str, Any]:
     from glotbench.build.embed import load_embedder
-    from glotbench.engine.evaluate import _slug, evaluate_async
-    from glotbench.models.registry import load_model
+    from glotbench.engine.evaluate import evaluate_async
+    from glotbench.rundir import read_results, read_samples, slug
+    from glotbench.rundir.schema import SampleRecord
+    from glotbench.plugins import load_model
 
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -151,17 +154,15 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     met: dict[str, list[dict[str, bool]]] = {c.uid: [] for c in cands}
     failures: dict[str, Any] = {}
     for spec, model in zip(judges, models):
-        run_dir = out_dir / f"judge-{_slug(spec)}"
+        run_dir = out_dir / f"judge-{slug(spec)}"
         if not (run_dir / "results.json").exists():
             await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=1, limit=None, data=None),
                                  dataset=prompts)
-        results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+        results = read_results(run_dir)
         failures[spec] = results.get("counts", {}).get("failures", {})
-        with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
-            for line in f:
-                r = json.loads(line)
-                if r["failure"] is None:
-                    met[r["id"]].append(r["answer"])
+        for r in read_samples(run_dir, SampleRecord):
+            if r["failure"] is None:
+                met[r["id"]].append(r["answer"])
     scores = {u: (float(np.mean([sum(m.values()) for m in v])) if v else None) for u, v in met.items()}
     judged = [i for i, c in enumerate(cands) if scores[c.uid] is not None]
     if len(judged) < 2:

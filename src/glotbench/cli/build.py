@@ -38,7 +38,8 @@ def dedupe_cmd(
     out: Annotated[Optional[str], typer.Option(help="With --apply: the deduplicated JSONL file to write.")] = None,
 ) -> None:
     """Near-duplicate clusters (MinHash LSH over n-grams; optional embedding pass), with the item each keeps."""
-    from glotbench.build.common import load_candidates, write_json_atomic, write_jsonl_atomic
+    from glotbench.build.common import load_candidates
+    from glotbench.rundir import write_json_atomic, write_jsonl_atomic
     from glotbench.build.dedupe import DedupeOptions, find_duplicates, kept_indices, report as make_report
 
     if apply and not out:
@@ -149,7 +150,7 @@ def review_agree(
     out: Annotated[Optional[str], typer.Option(help="Write agreement and disagreements (JSON) here.")] = None,
 ) -> None:
     """Agreement (Fleiss κ, Cohen κ per pair, Krippendorff α) with bootstrap CIs, and the disagreements."""
-    from glotbench.build.common import write_json_atomic
+    from glotbench.rundir import write_json_atomic
     from glotbench.build.review import agreement, disagreements, import_labels
 
     got = import_labels(labels)
@@ -203,7 +204,7 @@ def review_final(
     adjudications: Annotated[Optional[str], typer.Option(help="Adjudication file.")] = None,
 ) -> None:
     """Final labels: adjudicated, else unanimous; the rest listed as unresolved."""
-    from glotbench.build.common import write_json_atomic
+    from glotbench.rundir import write_json_atomic
     from glotbench.build.review import final_labels, import_labels
 
     got = import_labels(labels)
@@ -269,7 +270,7 @@ def items_cmd(
     out: Annotated[Optional[str], typer.Option(help="Write the full analysis (JSON) here.")] = None,
 ) -> None:
     """Item analysis: difficulty, point-biserial discrimination, all right/wrong, likely wrong keys, 2PL IRT."""
-    from glotbench.build.common import write_json_atomic
+    from glotbench.rundir import write_json_atomic
     from glotbench.build.items import analyse
 
     res = analyse(runs, strongest=strongest, review=review)

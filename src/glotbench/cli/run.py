@@ -13,11 +13,10 @@ from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOr
 
 def list_cmd() -> None:
     """List the benchmarks and the model backends."""
-    from glotbench.benchmarks.registry import BENCHMARKS
-    from glotbench.models.registry import BACKENDS
+    from glotbench.plugins import benchmarks, models
 
     typer.echo("benchmarks:")
-    for name, (_, desc) in sorted(BENCHMARKS.items()):
+    for name, desc in benchmarks().items():
         typer.echo(f"  {name:<16} {desc}")
     from glotbench.tasks import task_names
 
@@ -25,7 +24,7 @@ def list_cmd() -> None:
     for name, desc in sorted(task_names().items()):
         typer.echo(f"  {name:<16} {desc}")
     typer.echo("model backends (--model SPEC):")
-    for _, (_, desc) in BACKENDS.items():
+    for desc in models().values():
         typer.echo(f"  {desc}")
 
 
@@ -187,12 +186,13 @@ def report(
 ) -> None:
     """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
     from glotbench.errors import GlotbenchError
-    from glotbench.report.terminal import load_results, print_results
+    from glotbench.report.terminal import print_results
+    from glotbench.rundir import read_results
 
     if not (html or open_):
         if file is not None:
             raise GlotbenchError(f"unexpected argument {file!r} (a report file needs --html)")
-        print_results(load_results(run_dir))
+        print_results(read_results(run_dir))
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

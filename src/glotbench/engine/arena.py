@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
-from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
+from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
 from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
-from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
+from glotbench.engine.panel import run_panel
+from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import load_model
 from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
 
@@ -111,7 +113,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         raise GlotbenchError("name at least one judge with --judge SPEC")
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
-    out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
+    out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{slug(candidate)}")
     set_aside_invalid(out, "arena.json")  # a finished valid arena: an error; an invalid one runs again
     cand_model = load_model(candidate)
     try:
@@ -172,7 +174,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "data": prompts.source, "data_sha256": prompts.sha256,
         "validity": combine(validity), "data_label": bench.data_label(all_prompts),
     }
-    _write_json_atomic(out / "arena.json", results)
+    write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)
 
 

@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.models.base import Response
+from glotbench.rundir.files import to_json
 
 SCHEMA_VERSION = 1
 
@@ -46,7 +47,6 @@ def default_cache_path() -> Path:
 # call, once per cached unit).
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 _CANONICAL_REPR = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
-_TEXT = json.JSONEncoder(ensure_ascii=False)
 
 
 def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat: int, *,
@@ -75,30 +75,6 @@ def score_key(call_key: str, scorer_id: str, item: Item, reply: Response) -> str
     blob = _CANONICAL_REPR.encode([call_key, scorer_id, item.id, dict(item.gold), reply.text, reply.finish_reason,
                                    u.prompt_tokens, u.completion_tokens, dict(item.public), dict(item.meta)])
     return hashlib.sha256(hash_text(blob)).hexdigest()
-
-
-_ASCII = json.JSONEncoder(ensure_ascii=True)
-
-
-def to_json(value: Any) -> str:
-    """JSON text (UTF-8 kept), as json.dumps(value, ensure_ascii=False) writes it; a value holding a
-    string no UTF-8 can carry (a lone surrogate, read from a `\\ud800` escape in a data file) is
-    written with `\\u` escapes instead, so no writer stops on what it was given."""
-    text = _TEXT.encode(value)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return _ASCII.encode(value)
-    return text
-
-
-def json_bytes(value: Any) -> bytes:
-    """`to_json(value)` as UTF-8 bytes, with one encoding on the usual path."""
-    try:
-        return _TEXT.encode(value).encode("utf-8")
-    except UnicodeEncodeError:
-        return _ASCII.encode(value).encode("ascii")
 
 
 def hash_text(text: str) -> bytes:

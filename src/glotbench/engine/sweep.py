@@ -232,8 +232,8 @@ class Run:
     def done(self) -> bool:
         """Finished: a results.json whose run is complete and valid. An invalid run (too many failed
         calls) or one stopped by --max-cost runs again, resuming from the call cache, as `glotbench
-        run` with the same --out does (engine/evaluate.py `finished_run`)."""
-        from glotbench.engine.evaluate import finished_run
+        run` with the same --out does (rundir/files.py `finished_run`)."""
+        from glotbench.rundir import finished_run
 
         return finished_run(self.out_dir)
 

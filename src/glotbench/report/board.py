@@ -74,7 +74,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
                 try:
-                    runs.append(Run(c, rundata.load_results(c)))
+                    runs.append(Run(c, rundata.read_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
     if not runs:

@@ -9,13 +9,12 @@ from typing import Any
 import numpy as np
 
 from glotbench.core import Dataset
-from glotbench.data import read_rows
 from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import notes
-from glotbench.runfiles import SampleRow
+from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.registry import get_benchmark
-from glotbench.report.terminal import load_results
+from glotbench.rundir import read_results, sample_rows
 from glotbench.stats import paired_test
 
 
@@ -42,15 +41,14 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     items = dataset.by_id()
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
-    path = run_dir / "samples.jsonl"
-    for n, rec in read_rows(path, SampleRow, fmt="jsonl", allow_nan=True):
-        item = items.get(rec.id)
+    for n, rec in sample_rows(run_dir, SampleRow):
+        item = items.get(rec["id"])
         if item is None:
-            raise GlotbenchError(f"{path}:{n}: id: item {rec.id!r} is not in the run's data")
-        out = rec.output
-        smp = score_output(bench, item, out, repeat=rec.repeat,
-                           model_failure=None if out is not None else (rec.failure or "no_output"),
-                           truncated=rec.finish_reason == "length")
+            raise GlotbenchError(f"{run_dir / 'samples.jsonl'}:{n}: id: item {rec['id']!r} is not in the run's data")
+        out = rec.get("output")
+        smp = score_output(bench, item, out, repeat=rec.get("repeat", 0),
+                           model_failure=None if out is not None else (rec.get("failure") or "no_output"),
+                           truncated=rec.get("finish_reason") == "length")
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
@@ -59,7 +57,7 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
 
 
 def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
-    ra, rb = load_results(run_a), load_results(run_b)
+    ra, rb = read_results(run_a), read_results(run_b)
     if comparability(ra)[1] != comparability(rb)[1]:
         raise GlotbenchError("the runs scored different item sets, so their numbers are not comparable: "
                              f"A: {describe_item_set(ra)}; B: {describe_item_set(rb)}. Run both on the same "

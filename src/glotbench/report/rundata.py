@@ -11,10 +11,11 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from glotbench.data import raw_rows, read_dict, validate_rows
+from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
-from glotbench.runfiles import AragenFile, ArenaFile, ReportSampleRow, aragen_place
-from glotbench.report.terminal import load_results
+from glotbench.rundir import read_results, read_samples
+from glotbench.rundir.schema import ReportSampleRow
+from glotbench.runfiles import AragenFile, ArenaFile, aragen_place
 
 JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json"}
 JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile}
@@ -36,7 +37,7 @@ def load_run(path: str | Path) -> RunData:
         if (d / name).exists():
             return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
                                               where=aragen_place if kind == "aragen" else None))
-    return RunData(d, "run", load_results(d))
+    return RunData(d, "run", read_results(d))
 
 
 def latest_run(path: str | Path) -> Path:
@@ -52,14 +53,8 @@ def latest_run(path: str | Path) -> Path:
 
 
 def iter_samples(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """The samples.jsonl rows, each checked against SampleRow, as the dicts the file holds."""
-    path = run_dir / "samples.jsonl"
-    if not path.exists():
-        raise GlotbenchError(f"{run_dir} has no samples.jsonl")
-    raw = list(raw_rows(path, "jsonl", allow_nan=True))
-    validate_rows(path, raw, ReportSampleRow)
-    for _, rec in raw:
-        yield rec
+    """The samples.jsonl rows, each checked against ReportSampleRow, as the dicts the file holds."""
+    yield from read_samples(run_dir, ReportSampleRow)
 
 
 def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -79,7 +74,7 @@ def score_fn(results: dict[str, Any], name: str) -> Callable[[np.ndarray], float
     """The metric's formula on a summed statistics row: the benchmark's own metric object when the
     benchmark is registered (corpus metrics need it), else a ratio of its two statistics."""
     try:
-        from glotbench.benchmarks.registry import get_benchmark
+        from glotbench.registry import get_benchmark
 
         bench = get_benchmark(results["benchmark"]["name"])
         for m in bench.metrics:
@@ -111,7 +106,7 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
     bench_info = results.get("benchmark", {})
     source = bench_info.get("data")
     try:
-        from glotbench.benchmarks.registry import get_benchmark
+        from glotbench.registry import get_benchmark
 
         opts = (results.get("config") or {}).get("bench_options") or {}
         bench = get_benchmark(bench_info["name"], **opts)

@@ -107,13 +107,13 @@ def migrate(url: str) -> None:
 
 def run_record(run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run directory (reads its results.json)."""
-    from glotbench.data import read_dict
-    from glotbench.runfiles import FinishedResults
+    from glotbench.rundir import read_results
+    from glotbench.rundir.schema import FinishedResults
 
     path = Path(run_dir) / "results.json"
     if not path.exists():
         raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
-    res = read_dict(path, FinishedResults, allow_nan=True)
+    res = read_results(run_dir, FinishedResults)
     try:
         return record_of(res, run_dir)
     except (KeyError, TypeError, AttributeError, ValueError) as e:

@@ -109,22 +109,24 @@ PROCESS_CALLS = {"cli", "start_server", "Popen", "sync_playwright", "async_playw
 PROCESS_MODULES = {"subprocess", "multiprocessing"}
 
 
-def _called(fn) -> set[str]:
-    """The names a function calls (`f()`, `mod.f()`: both `f`; `subprocess.x()`: `subprocess`), and the
-    fixtures its parameters name."""
+def _called(fn, modules: set[str]) -> set[str]:
+    """The names a function calls: `f()`, and `mod.f()` where `mod` is a module the file imports
+    (`subprocess.run()` counts as `subprocess`); a method call (`runner.run()`) is not a name. A
+    fixture's or a test's parameters count too: the fixtures it uses."""
     import ast
 
-    out = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    out: set[str] = set()
+    if fn.name.startswith("test") or any("fixture" in ast.unparse(d) for d in fn.decorator_list):
+        out |= {a.arg for a in fn.args.args + fn.args.kwonlyargs}
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             f = node.func
-            while isinstance(f, ast.Attribute):
-                out.add(f.attr)
-                if isinstance(f.value, ast.Name) and f.value.id in PROCESS_MODULES:
-                    out.add(f.value.id)
-                f = f.value
             if isinstance(f, ast.Name):
                 out.add(f.id)
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules:
+                out.add(f.value.id if f.value.id in PROCESS_MODULES else f.attr)
+            elif isinstance(f, ast.Attribute) and f.attr in PROCESS_CALLS:
+                out.add(f.attr)
     return out
 
 
@@ -135,9 +137,12 @@ def process_functions(files) -> set[str]:
 
     calls: dict[str, set[str]] = {}
     for path in files:
-        for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                   for a in n.names}
+        for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                calls.setdefault(node.name, set()).update(_called(node))
+                calls.setdefault(node.name, set()).update(_called(node, modules))
     found = {name for name, c in calls.items() if c & (PROCESS_CALLS | PROCESS_MODULES)}
     while True:
         more = {name for name, c in calls.items() if name not in found and c & found}

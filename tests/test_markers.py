@@ -12,16 +12,17 @@ def test_process_starts_are_found_through_helpers_and_fixtures(tmp_path):
         "import subprocess\n"
         "def spawn():\n    return subprocess.Popen(['x'])\n"
         "def helper():\n    return spawn()\n"
-        "def fixture_server():\n    yield start_server()\n"
-        "def uses_fixture(fixture_server):\n    pass\n"
+        "@pytest.fixture\ndef fixture_server():\n    yield start_server()\n"
+        "def test_uses_fixture(fixture_server):\n    pass\n"
+        "def helper_with_server(srv):\n    return srv.spec()\n"
         "def test_cli():\n    cli('run')\n"
         "def test_helper():\n    helper()\n"
         "def test_plain():\n    assert 1 + 1 == 2\n"
         "def test_other_subprocess_call():\n    subprocess.run(['true'])\n", encoding="utf-8")
     found = process_functions([f])
-    assert {"spawn", "helper", "fixture_server", "uses_fixture", "test_cli", "test_helper",
+    assert {"spawn", "helper", "fixture_server", "test_uses_fixture", "test_cli", "test_helper",
             "test_other_subprocess_call"} <= found
-    assert "test_plain" not in found
+    assert "test_plain" not in found and "helper_with_server" not in found  # takes a server, starts none
 
 
 def test_this_suites_server_fixtures_and_helpers_are_process(repo_root):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Data, Limit, MaxFailureRate,
-                                   MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
-                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options)
+from glotbench.cli.options import (ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, MaxTokens, ModelSpec, Out,
+                                   Quick, Resamples, Seed, Subset, Temperature, Thinking, run_options, with_options)
 
 
 def list_cmd() -> None:
@@ -28,11 +27,10 @@ def list_cmd() -> None:
         typer.echo(f"  {desc}")
 
 
+@with_options(ITEMS, MODEL_CALLS, PRICES)
 def run(
     benchmark: Annotated[str, typer.Argument(help="Benchmark name (see `glotbench list`).")],
     model: ModelSpec = "local",
-    data: Data = None,
-    limit: Limit = None,
     subset: Subset = None,
     quick: Quick = False,
     concurrency: ConcurrencyOrAuto = None,
@@ -45,15 +43,6 @@ def run(
     structured_output: Annotated[bool, typer.Option(help="Ask for JSON-schema output (response_format) where the benchmark defines one.")] = False,
     thinking: Thinking = None,
     bench_opt: BenchOpt = [],
-    timeout: Timeout = 120.0,
-    max_retries: MaxRetries = 5,
-    no_cache: NoCache = False,
-    cache_path: CachePath = None,
-    price_in: PriceIn = None,
-    price_out: PriceOut = None,
-    api_key_env: ApiKeyEnv = None,
-    progress: Progress = True,
-    max_failure_rate: MaxFailureRate = 0.05,
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
@@ -62,6 +51,7 @@ def run(
     batch: Annotated[bool, typer.Option("--batch", help="Send the uncached requests through the endpoint's Batch API (/v1/files, /v1/batches); failures are retried as normal requests.")] = False,
     batch_discount: Annotated[float, typer.Option(help="The batch price's discount on --price-in/--price-out (0.5: half price).")] = 0.5,
     batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
+    **shared: Any,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
     directory with results.json and samples.jsonl. Exit 3: the run is invalid (too many model calls
@@ -81,13 +71,10 @@ def run(
 
         raise GlotbenchError(f"--quick is --subset quick; it cannot be combined with --subset {subset}")
     opts = run_options(
-        thinking=thinking, bench_opt=bench_opt, data=data, limit=limit, repeats=repeats, concurrency=concurrency,
-        subset="quick" if quick else subset, max_failure_rate=max_failure_rate,
-        temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
-        timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
-        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress,
-        max_cost_usd=max_cost, max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount,
-        batch_poll_s=batch_poll)
+        thinking=thinking, bench_opt=bench_opt, repeats=repeats, concurrency=concurrency,
+        subset="quick" if quick else subset, temperature=temperature, max_tokens=max_tokens, seed=seed,
+        stop=tuple(stop), structured_output=structured_output, out=out, max_cost_usd=max_cost,
+        max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll, **shared)
     if include_path:
         from glotbench.tasks import add_include_path
 

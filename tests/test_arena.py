@@ -41,9 +41,13 @@ def test_swap_average_and_judge_means_by_hand():
 
 
 def test_bootstrap_resamples_prompts():
-    # Every prompt has the same value: whatever prompts are drawn, the CI has no width.
+    # Every prompt has the same value: whatever prompts are drawn, the bootstrap has no width (were
+    # games drawn, it would); so the interval is Wilson's over the 30 prompts (never a point).
+    from glotbench.stats import wilson
+
     s = arena_scores({"j": {f"p{i}": [1.0, 0.0] for i in range(30)}}, [f"p{i}" for i in range(30)], resamples=300)
-    assert (s["final"]["ci_low"], s["final"]["ci_high"]) == (0.5, 0.5)
+    assert s["final"]["ci_method"] == "wilson_fallback"
+    assert (s["final"]["ci_low"], s["final"]["ci_high"]) == pytest.approx(wilson(15, 30))
 
 
 @pytest.fixture

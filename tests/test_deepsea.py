@@ -242,3 +242,18 @@ def test_sample_runs_on_every_task(srv, cache_path, tmp_path):
     for task in ("mgsm", "indommlu", "xquad", "crosssum", "wmt24pp"):
         res = _run(srv, cache_path, tmp_path, task, {})
         assert len(res["scores"]["groups"]["lang"]) >= 3
+
+
+def test_each_task_takes_only_its_own_options():
+    """One definition per task: MGSM's native_digits is not an IndoMMLU setting (it used to be
+    accepted and ignored), and DeepSEATask(name) builds the task's own definition."""
+    from glotbench.benchmarks.deepsea import IndoMMLU, MGSM
+    from glotbench.errors import SpecError
+    from glotbench.registry import get_benchmark
+
+    with pytest.raises(SpecError, match="native_digits"):
+        get_benchmark("deepsea-indommlu", native_digits="false")
+    assert isinstance(DeepSEATask("mgsm", native_digits=False), MGSM)
+    assert type(get_benchmark("deepsea-indommlu", letter_case="upper_only")) is IndoMMLU
+    with pytest.raises(DataError, match="unknown DeepSEA task"):
+        DeepSEATask("mmlu")

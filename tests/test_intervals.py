@@ -139,3 +139,33 @@ def test_the_table_caption_names_the_methods(tmp_path):
                                    "(word acc); Wilson on the items where the bootstrap collapsed (word acc)")
     old = {"metrics": {"exact": {}}, "scores": {"overall": {"exact": {"value": 0.5}}}}
     assert ci_caption(old) == "95% CI: percentile bootstrap over items (exact)"  # written before methods
+
+
+def test_a_judged_score_that_every_item_agrees_on_keeps_an_interval(srv, tmp_path):
+    """The arena and AraGen's mean of judges (judges/panel.mean_of_judges) took the percentile
+    bootstrap alone: three prompts all won printed 100.0 (100.0–100.0). Where it collapses, Wilson on
+    the items judged, as every other score (`wilson_fallback`), named in results and on screen."""
+    import json
+
+    from conftest import cli
+    from glotbench.stats import wilson
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"},
+                          "rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 5,
+                                                                  "Helpful": 5, "Honest": 5, "Harmless": 5}}})
+    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+            "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), "--no-cache", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    scores = json.loads((tmp_path / "arena/arena.json").read_text(encoding="utf-8"))["scores"]
+    lo, hi = wilson(3, 3)
+    for est in (scores["final"], scores["judges"][srv.spec("fair")]):
+        assert est["value"] == 1.0 and est["ci_method"] == "wilson_fallback"
+        assert (est["ci_low"], est["ci_high"]) == pytest.approx((lo, hi))
+    assert "(100.0–100.0)" not in p.stdout and f"({100 * lo:.1f}–100.0)" in p.stdout
+    p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "4",
+            "--out", str(tmp_path / "aragen"), "--no-cache", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    est = json.loads((tmp_path / "aragen/aragen.json").read_text(encoding="utf-8"))["mean_of_judges"]["3c3h"]
+    assert est["value"] == 1.0 and est["ci_method"] == "wilson_fallback"
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx(wilson(4, 4))
+    assert "100–100" not in p.stdout

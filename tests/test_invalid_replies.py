@@ -78,3 +78,30 @@ def test_a_data_file_with_lone_surrogates_is_run_and_written(hostile, tmp_path, 
     assert len(chats) == 25
     r = cli("report", str(tmp_path / "o"), "--html")
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+_OK = '{"choices": [{"message": {"content": "Answer: A"}, "finish_reason": "stop"}]'
+
+
+@pytest.mark.parametrize("body, usage", [
+    (_OK + ', "usage": {"prompt_tokens": 1e999, "completion_tokens": 3}}', None),  # infinity: no int holds it
+    (_OK + ', "usage": {"prompt_tokens": Infinity, "completion_tokens": NaN}}', None),
+    (_OK + ', "usage": {"prompt_tokens": -5000000, "completion_tokens": -1}}', (0, 0)),  # no negative counts
+    (_OK + ', "usage": {"prompt_tokens": 7, "completion_tokens": 2}}', (7, 2)),
+    ('{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}", None),  # nested past any parser's recursion
+], ids=["overflowing-usage", "infinity-and-nan", "negative-usage", "plain", "nested-100k"])
+def test_a_reply_of_the_wrong_shape_is_a_bad_response(hostile, tmp_path, body, usage):
+    """A reply whose numbers or nesting no parser holds is the endpoint's bad response (retried,
+    then recorded as `bad_response`), never an `exception` (which names a bug of ours); token counts
+    are never negative."""
+    hostile.control(body=body)
+    r = cli("run", "laobench-mcq", "--model", f"openai:m@{hostile.url}", "--out", str(tmp_path / "o"), "--no-cache",
+            "--max-retries", "1")
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    rows = _samples(tmp_path / "o")
+    assert len(rows) == 25
+    if usage is None:
+        assert r.returncode != 0 and {x["failure"] for x in rows} == {"bad_response"}, {x["error"] for x in rows}
+    else:
+        assert r.returncode == 0 and all(x["failure"] is None and x["answer"] == "A" for x in rows), r.stderr[-2000:]
+        assert {(x["tokens"]["prompt"], x["tokens"]["completion"]) for x in rows} == {usage}

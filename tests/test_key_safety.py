@@ -124,9 +124,70 @@ def test_every_reader_of_openai_specs_refuses_a_missing_scheme(tmp_path):
         load_sweep(str(sweep))
 
 
-@pytest.mark.parametrize("path", ["./nonexistent", "/models/x", "~/no-such-model-here", "a/b/c", "m.gguf"])
+@pytest.mark.parametrize("path", ["./nonexistent", "/models/x", "~/no-such-model-here", "a/b/c", "m.gguf",
+                                  "no-such-dir/", "org/no-such-dir/"])
 def test_a_missing_local_hf_path_is_no_such_file(path, tmp_path):
     r = cli("run", "vi-diacritics", "--model", f"hf:{path}", "--limit", "1", "--no-cache", "--no-progress",
             "--out", str(tmp_path / "r"))
     assert r.returncode == 2 and "no such file or directory" in r.stderr, r.stderr
     assert "repo" not in r.stderr.lower() and len(r.stderr.strip().splitlines()) == 1
+
+
+# -- review of issue 21: an empty base URL, credentials in a URL, hints that name the right fix --
+
+@pytest.mark.parametrize("tail", ["", "  ", "v2@"])
+def test_an_at_sign_with_no_base_url_after_it_is_an_error_not_the_default_host(srv, recorder, tmp_path, tail):
+    """`openai:qwen@$URL` with $URL unset reads `openai:qwen@`: the user named a base URL, an empty one;
+    it went to the default host (here OPENAI_BASE_URL's recorder) with the key."""
+    recorder.control(reply='{"restored_text": "x"}')
+    spec = "openai:M@" + tail.format(port=srv.port)
+    r = cli("run", "vi-diacritics", "--model", spec, "--limit", "2", "--no-cache", "--no-progress",
+            "--out", str(tmp_path / "r"), env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": recorder.url})
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no base URL after '@'" in lines[0], r.stderr
+    assert recorder.seen() == [] and srv.requests() == [] and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("where", ["spec", "env"])
+@pytest.mark.parametrize("url", ["http://user:pass@{host}/v1", "http://127.0.0.1:{port}@{host}/v1"])
+def test_a_base_url_with_credentials_is_refused_and_names_its_real_host(srv, recorder, tmp_path, url, where):
+    """`http://127.0.0.1:8000@evil.example/v1` goes to evil.example (the part before '@' is a user name):
+    refused in one line naming the host it would reach; before, the spec was split at the last '@' and
+    the error suggested `openai:M@http://127.0.0.1:8000@http://evil.example/v1`, and OPENAI_BASE_URL
+    with credentials stopped with aiohttp's 'Cannot combine AUTHORIZATION header...'."""
+    recorder.control(reply='{"restored_text": "x"}')
+    base = url.format(host=f"127.0.0.2:{recorder.port}", port=srv.port)
+    spec, env = ("openai:M@" + base, {}) if where == "spec" else ("openai:M", {"OPENAI_BASE_URL": base})
+    r = cli("run", "vi-diacritics", "--model", spec, "--limit", "2", "--no-cache", "--no-progress",
+            "--out", str(tmp_path / "r"), env={"OPENAI_API_KEY": KEY, **env})
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "user name or password" in lines[0] and "'127.0.0.2'" in lines[0], r.stderr
+    assert "http://http" not in lines[0] and "@http://127.0.0.2" not in lines[0]
+    assert recorder.seen() == [] and srv.requests() == []
+
+
+@pytest.mark.parametrize("tail,fix", [("http:/h.example/v1", "openai:M@http://h.example/v1"),
+                                      ("//h.example/v1", "openai:M@http://h.example/v1"),
+                                      ("HTTPS:h.example", "openai:M@https://h.example")])
+def test_the_fix_named_for_a_broken_scheme_is_a_url(tail, fix, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(SpecError) as e:
+        load_model("openai:M@" + tail)
+    assert f"write {fix} " in str(e.value) and "http://http" not in str(e.value) and "http:////" not in str(e.value)
+
+
+@pytest.mark.parametrize("tail", ["http://:8000/v1", "http://h.example:port/v1", "http://[::1/v1"])
+def test_a_base_url_with_no_host_or_a_bad_port_is_one_line(tail, tmp_path):
+    r = cli("run", "vi-diacritics", "--model", "openai:M@" + tail, "--limit", "1", "--no-cache", "--no-progress",
+            "--out", str(tmp_path / "r"), env={"OPENAI_API_KEY": KEY})
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and repr(tail) in lines[0], r.stderr
+    assert "/models" not in lines[0]  # was: "error: run: http://:8000/v1/models"
+
+
+def test_spaces_around_a_named_base_url_are_not_part_of_it(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    m = load_model("openai:M@ http://h.example/v1 ")
+    assert (m.model, m.base_url) == ("M", "http://h.example/v1")

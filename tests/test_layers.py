@@ -1,6 +1,7 @@
 """Imports point down, and nothing imports another module's private name (docs/architecture.md,
 "Layers"). Every module under src/glotbench is parsed with `ast`; every import of a glotbench module,
-at the top of the file or inside a function, is checked against the layer of its top-level package."""
+at the top of the file or inside a function, is checked against the layer of its unit: its top-level
+package, or a module of a package that spans two layers named on its own (`checks.rescore`)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "glotbench"
 # the packages of one layer import each other without a cycle (test_no_cycle_between_packages).
 LAYERS: list[set[str]] = [
     {"__main__", "cli", "service", "build", "testing"},  # commands and applications
-    {"engine"},  # running: evaluate, the runner, the cache, judged phases, sweeps
-    {"store", "report"},  # run directories read back: the results store, tables, pages, board, compare
-    {"registry"},  # a benchmark by name: registered, a task file, MODULE:CLASS
-    {"tasks", "benchmarks"},  # what is measured
+    # running: evaluate, the runner, the cache, judged phases, sweeps; a finished run's checks computed
+    # again and its answers re-scored (they rebuild the run's benchmark and read it through report)
+    {"engine", "checks.stored", "checks.rescore"},
+    {"store", "report"},  # run directories read back: the results store, tables, pages, board, compare, diff
+    {"registry"},  # a benchmark by name: registered, a task file, MODULE:CLASS, with checks' settings
+    # what is measured; the checks every benchmark takes (language, extraction, errors, tokens, circular,
+    # pivot: wrappers of a benchmark and what reads its samples)
+    {"tasks", "checks", "benchmarks"},
     {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text"},  # the parts
-    {"rundir", "runfiles", "core", "items", "data", "loading", "plugins", "stats", "errors", "glotbench"},
+    {"rundir", "runfiles", "core", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
 ]
+UNITS = {name for names in LAYERS for name in names}
 
 # Imports that point up, each with its reason. Keep this list short.
 EXCEPTIONS = {
@@ -39,7 +45,10 @@ def modules() -> dict[str, Path]:
 
 
 def package(module: str) -> str:
+    """The unit whose layer `module` has: `checks.rescore` where LAYERS names it, else `checks`."""
     parts = module.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in UNITS:
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else "glotbench"
 
 
@@ -125,3 +134,11 @@ def test_the_checks_see_function_level_imports(tmp_path):
     got = imports("glotbench.metrics.m", f)
     assert got == [("glotbench.engine.evaluate", ["evaluate"], 2), ("glotbench.core", ["Sample", "_hidden"], 3)]
     assert layer(package("glotbench.engine.evaluate")) < layer(package("glotbench.metrics.m"))
+
+
+def test_a_package_spanning_two_layers_is_checked_per_module():
+    """`checks.rescore` sits above report (it reads runs through it); the rest of `checks` below the
+    registry (which wraps every benchmark with its settings): each import is checked at its own layer."""
+    assert package("glotbench.checks.rescore") == "checks.rescore" and package("glotbench.checks.language") == "checks"
+    assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks")
+

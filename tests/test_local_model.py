@@ -162,3 +162,17 @@ def test_library_task_by_loglik_on_the_embedded_model(tmp_path, embedded):
     for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines():
         out = json.loads(json.loads(line)["output"])
         assert len(out["logprob"]) == 4 and all(x < 0 for x in out["logprob"]) and all(t >= 1 for t in out["tokens"])
+
+
+def test_token_premium_from_the_models_own_tokenizer(tmp_path, embedded):
+    """glotbench.checks.tokens: a local model counts each item's reference with its own tokenizer."""
+    from glotbench.benchmarks.deepsea import DeepSEATask
+
+    res = evaluate("deepsea-wmt24pp", embedded, RunOptions(limit=1, max_tokens=4, out=str(tmp_path / "w"),
+                                                           use_cache=False, progress=False)).results
+    item = DeepSEATask("wmt24pp").load()[0]
+    lang = item.meta["lang"]
+    got = res["checks"]["tokens"]["tokenizer"][lang]
+    assert got["tokens"] == embedded.count_text_tokens(item.gold["target"]) > 0
+    assert got["premium_vs_en"] == got["tokens"] / embedded.count_text_tokens(item.public["source"])
+    assert res["checks"]["tokens"]["tokenizer_of"] == embedded.spec

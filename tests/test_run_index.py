@@ -159,3 +159,30 @@ def test_the_sweep_summary_prints_percent(srv, tmp_path):
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "vi-diacritics" in x)
     assert re.search(r"\bdone\s+25\.0 %\s", line), line
+
+
+@pytest.mark.parametrize("store", ["fast", "orm"])
+def test_a_run_finished_in_place_replaces_its_invalid_row(srv, tmp_path, store):
+    """An invalid run run again in its directory (the same command, once the endpoint works) left its
+    invalid row beside the new one: `runs ls` listed a run no directory holds, and `runs show DIR`
+    printed the stale invalid numbers. A directory holds one run: its newest row replaces the older."""
+    url = f"sqlite:///{tmp_path / 'store.sqlite'}"
+    # "fast": `glotbench run` indexes with sqlite3; "orm": `runs import` (ResultsStore, SQLAlchemy)
+    env = {"GLOTBENCH_STORE_URL": url if store == "fast" else f"sqlite:///{tmp_path / 'other.sqlite'}"}
+    out = tmp_path / "r"
+    args = ["run", "vi-diacritics", "--model", srv.spec(), "--limit", "3", "--no-cache", "--no-progress",
+            "--max-retries", "0", "--out", str(out)]
+    srv.configure(faults=[{"match": "*", "status": 503, "times": 99}])
+    assert cli(*args, env=env).returncode == 3
+    if store == "orm":
+        assert cli("runs", "import", str(out), "--db", url).returncode == 0
+    srv.configure()
+    r = cli(*args, env=env)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    if store == "orm":
+        assert cli("runs", "import", str(out), "--db", url).stdout.startswith("1 runs indexed")
+    rows = [json.loads(x) for x in cli("runs", "ls", "--db", url, "--json").stdout.splitlines()]
+    assert len(rows) == 1 and rows[0]["validity"]["valid"], rows
+    show = cli("runs", "show", str(out), "--db", url).stdout
+    assert "invalid" not in show and f"directory: {out.resolve()}" in show
+    assert cli("runs", "import", str(out), "--db", url).stdout.startswith("0 runs indexed, 1 already indexed")

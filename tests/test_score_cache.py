@@ -13,6 +13,9 @@ from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.text.vietnamese import strip
 
 N = 12
+# The extraction check (glotbench.checks.extraction) reads item 5's reply ("no JSON here") leniently
+# and scores that reading once per computed checks block: a fully cached re-run reads the block.
+LENIENT = 1
 
 
 class Counting(VietnameseDiacritics):
@@ -67,9 +70,9 @@ def _records(res):
 def test_unchanged_code_reads_scores_from_the_cache(replay, cache_path, tmp_path):
     Counting.calls.update(extract=0, score=0)
     first = _run(Counting(), replay, cache_path, tmp_path)
-    assert Counting.calls == {"extract": N, "score": N - 1}  # item 5 has no JSON: extracted, not scored
+    assert Counting.calls == {"extract": N, "score": N - 1 + LENIENT}  # item 5 has no JSON: extracted, not scored
     second = _run(Counting(), replay, cache_path, tmp_path)
-    assert Counting.calls == {"extract": N, "score": N - 1}  # nothing re-extracted or re-scored
+    assert Counting.calls == {"extract": N, "score": N - 1 + LENIENT}  # nothing re-extracted or re-scored
     assert second.results["counts"]["cache_hits"] == N
     assert second.results["scores"] == first.results["scores"]
     assert _records(second) == _records(first)
@@ -83,14 +86,14 @@ def test_a_new_version_or_signature_scores_afresh(replay, cache_path, tmp_path):
     first = _run(Counting(), replay, cache_path, tmp_path)
     v2 = _run(CountingV2(), replay, cache_path, tmp_path)  # same prompts: the replies come from the cache
     assert v2.results["counts"]["cache_hits"] == N
-    assert CountingV2.calls == {"extract": N, "score": N - 1}
-    assert Counting.calls == {"extract": N, "score": N - 1}
+    assert CountingV2.calls == {"extract": N, "score": N - 1 + LENIENT}
+    assert Counting.calls == {"extract": N, "score": N - 1 + LENIENT}
     other = _run(Counting(rule="b"), replay, cache_path, tmp_path)  # another signature
-    assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1)}
+    assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1 + LENIENT)}
     assert other.results["signature"] != first.results["signature"]
     assert _records(other) == _records(first) == _records(v2)
     _run(Counting(rule="b"), replay, cache_path, tmp_path)  # and that one is now kept too
-    assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1)}
+    assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1 + LENIENT)}
 
 
 def test_changed_gold_scores_afresh(replay, cache_path, tmp_path):
@@ -105,7 +108,7 @@ def test_changed_gold_scores_afresh(replay, cache_path, tmp_path):
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     second = _run(Counting(), replay, cache_path, tmp_path, data=str(data))
     assert second.results["counts"]["cache_hits"] == N
-    assert Counting.calls["score"] == 2 * (N - 1)
+    assert Counting.calls["score"] == 2 * (N - 1 + LENIENT)
     assert second.results["signature"] != first.results["signature"]
 
 
@@ -113,7 +116,7 @@ def test_no_cache_scores_every_time(replay, cache_path, tmp_path):
     Counting.calls.update(extract=0, score=0)
     _run(Counting(), replay, cache_path, tmp_path, use_cache=False)
     _run(Counting(), replay, cache_path, tmp_path, use_cache=False)
-    assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1)}
+    assert Counting.calls == {"extract": 2 * N, "score": 2 * (N - 1 + LENIENT)}
 
 
 @pytest.mark.parametrize("make", ["garbage", "directory"])

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -155,6 +156,17 @@ def test_the_results_store_lists_the_selection(runs, tmp_path):
     assert sorted(r["selection"]["n"] for r in rows) == [5, 5, 164]
     board = cli("runs", "board", "--db", db).stdout
     assert board.splitlines()[0].count("vi-diacritics [") == 2  # the full set and the 5 items: two columns
+    # Each column says what its numbers are of (a hash alone did not): its items and the data's label.
+    own = "glotbench's own set (164 items), not the published Dấu or Die data"
+    legend = [x.strip() for x in board.splitlines()[board.splitlines().index("columns:") + 1:]]
+    cols = re.findall(r"vi-diacritics \[[0-9a-f]{6}\]", board.splitlines()[0])
+    assert len(legend) == 2
+    assert {x.split(": ", 1)[1] for x in legend} == {f"all 164 items; {own}",
+                                                     f"subset: 5 of 164 items (--limit 5); {own}"}
+    assert {x.split(": ", 1)[0] for x in legend} == {c.strip() for c in cols}
+    show = cli("runs", "show", str(d["a-limit"]), "--db", db).stdout
+    assert "subset: 5 of 164 items (--limit 5)" in show and own in show
+    assert "subset" not in cli("runs", "show", str(d["a-full"]), "--db", db).stdout.replace("signature", "")
 
 
 def test_a_results_file_from_before_selections_is_read_as_what_its_config_says():
@@ -210,3 +222,76 @@ def test_a_store_made_before_selections_were_kept_is_upgraded_and_its_rows_still
     assert row_key(row) == "sig\nfirst 5" and row_notes(row) == ["subset: 5 items (--limit 5)"]
     assert board([row])[1] == {"m": {"vi-diacritics": "1?"}}  # its unit unknown (no results.json): the stored number, marked
     store.close()
+
+
+def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
+    """`arena --limit 3` and `aragen --limit 4` showed no subset note, recorded no selection, and an
+    AraGen run on 4 of 12 entries had the full run's signature: a smoke test read as the benchmark."""
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"},
+                          "rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 4,
+                                                                  "Helpful": 4, "Honest": 5, "Harmless": 5}}})
+    common = ["--no-cache", "--no-progress"]
+    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+            "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), *common)
+    assert p.returncode == 0, p.stderr
+    arena = json.loads((tmp_path / "arena/arena.json").read_text(encoding="utf-8"))
+    assert arena["selection"] == {"full": False, "subset": None, "limit": 3, "n": 3, "of": 8, "repeats": 1,
+                                  "items_sha256": item_set_sha256(["arena-01", "arena-02", "arena-03"])}
+    assert "subset: 3 of 8 items (--limit 3)" in p.stdout
+    runs = {}
+    for name, limit in (("full", ()), ("four", ("--limit", "4"))):
+        p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), *limit,
+                "--out", str(tmp_path / name), *common)
+        assert p.returncode == 0, p.stderr
+        runs[name] = (p.stdout, json.loads((tmp_path / name / "aragen.json").read_text(encoding="utf-8")))
+    (full_out, full), (four_out, four) = runs["full"], runs["four"]
+    assert full["selection"]["full"] and "subset:" not in full_out and "|subset:" not in full["signature"]
+    assert four["selection"]["n"] == 4 and four["selection"]["of"] == 12
+    assert four["signature"] == full["signature"] + f"|subset:limit4,4of12,{four['selection']['items_sha256'][:12]}"
+    assert "subset: 4 of 12 items (--limit 4)" in four_out
+    cli("report", str(tmp_path / "four"), "--html")
+    assert "subset: 4 of 12 items (--limit 4)" in (tmp_path / "four/report.html").read_text(encoding="utf-8")
+    # arena-report ranks models by each judge's score: never across item sets (3 prompts against 8).
+    p = cli("arena", "--model", "python:helpers:plain_answer", "--baseline", "python:helpers:plain_answer",
+            "--judge", srv.spec("fair"), "--out", str(tmp_path / "arena8"), *common)
+    assert p.returncode == 0, p.stderr
+    r = cli("arena-report", str(tmp_path / "arena"), str(tmp_path / "arena8"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "different item sets" in r.stderr and "subset: 3 of 8 items (--limit 3)" in r.stderr, r.stderr
+
+
+def test_a_sweeps_smoke_test_never_stands_for_its_full_run(srv, tmp_path):
+    """A sweep's run directory was fixed by benchmark, model and seed: after a `limit: 5` smoke test,
+    the same sweep without the limit skipped the cell as 'finished' and kept the 5-item numbers as
+    the benchmark's; a new data file under the same name was skipped too. Now a subset has its own
+    directory, and a finished run on other data is an error before anything runs."""
+    import yaml
+
+    srv.configure(answers=gold_answers())
+
+    def sweep(**bench):
+        f = tmp_path / "s.yaml"
+        f.write_text(yaml.safe_dump({"out": str(tmp_path / "out"), "cache": str(tmp_path / "c.sqlite"), "store": False,
+                                     "models": [{"spec": srv.spec()}],
+                                     "benchmarks": [{"name": "vi-diacritics", **bench}]}), encoding="utf-8")
+        return str(f)
+
+    p = cli("sweep", sweep(limit=5), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    (smoke,) = (tmp_path / "out").rglob("results.json")
+    assert json.loads(smoke.read_text(encoding="utf-8"))["selection"]["n"] == 5
+    dry = cli("sweep", sweep(), "--dry-run").stdout
+    assert "   164       1     164  to run" in dry, dry  # was: "finished (skipped)", the smoke test
+    p = cli("sweep", sweep(), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    runs = {json.loads(f.read_text(encoding="utf-8"))["selection"]["n"]: f.parent
+            for f in (tmp_path / "out").rglob("results.json")}
+    assert set(runs) == {5, 164} and runs[5] != runs[164]
+    assert runs[164].name == "default-seed" and runs[5].name == "default-seed-limit5"
+    assert "finished (skipped)" in cli("sweep", sweep(limit=5), "--dry-run").stdout  # each keeps its own
+    # Another data file under the same benchmark entry: the finished run there is not its run.
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"id": "x1", "category": "mine", "references": ["Xin chào"]}) + "\n", encoding="utf-8")
+    p = cli("sweep", sweep(data=str(own)), "--dry-run")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "holds a finished run on other data" in p.stderr and str(runs[164]) in p.stderr

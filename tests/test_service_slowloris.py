@@ -96,3 +96,43 @@ def test_a_kept_alive_connection_that_dribbles_its_next_request_is_closed(tmp_pa
     finally:
         c.close()
         s.stop()
+
+
+def test_dribblers_from_many_addresses_do_not_take_the_server_down(tmp_path):
+    """300 connections dribbling headers from 300 addresses (no per-address cap applies) against 256
+    file descriptors: without a bound on connections the descriptors run out, the accept loop stops
+    and /healthz waits in the listen queue. With one, a new connection at the bound closes the oldest
+    one that has no request in flight (a dribbler; a request being answered is never cut), so
+    /healthz keeps answering and the server holds at most its bound."""
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    prepare(db)
+    s = start(db, "--header-timeout", "30", preexec_fn=_fds_256)
+    host, port = s.base.split("//")[1].split(":")
+    socks = []
+    try:
+        for i in range(300):
+            c = socket.socket()
+            c.bind((f"127.0.{1 + i // 200}.{1 + i % 200}", 0))
+            c.connect((host, int(port)))
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            socks.append(c)
+        time.sleep(1)
+        health, t_end = [], time.monotonic() + 8
+        while time.monotonic() < t_end:
+            for c in socks:
+                try:
+                    c.send(b"X")
+                except OSError:
+                    pass
+            try:
+                health.append(requests.get(s.base + "/healthz", timeout=3).status_code)
+            except requests.RequestException as e:
+                health.append(type(e).__name__)
+            time.sleep(0.3)
+        assert health and set(health) == {200}, health
+        held = sum(_open(c) for c in socks)
+        assert held <= 256 - 64, held  # the bound: the descriptor limit less the margin kept for the rest
+    finally:
+        for c in socks:
+            c.close()
+        s.stop()

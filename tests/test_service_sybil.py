@@ -167,3 +167,71 @@ def test_the_offsets_make_one_release_differ_for_a_weight_over_step_share_of_key
         assert abs(a.mean() - score) < 0.01  # unbiased over keys
     print(f"\n{items} items, step {step:g}: share {w / step:.2f}, keys per recovered label {keys_per_label(w / step):.0f}")
     assert {rounded(22.5, 5.0, 1) != rounded(23.0, 5.0, 1), rounded(20.0, 5.0, 1) != rounded(20.5, 5.0, 1)} == {True, False}
+
+
+@pytest.fixture(scope="module")
+def board_100(tmp_path_factory):
+    """A 100-item set: one where 50/sqrt(m) is itself a step (5), so the sample standard deviation of a
+    score near 50% (ddof 1: 50.25/sqrt(m) for 46-54 right answers) lies above it."""
+    from glotbench.service.core import Service, Settings
+
+    tmp = tmp_path_factory.mktemp("sybil100")
+    gold = make_mcq_set(tmp / "hidden.jsonl", 100, seed=5, groups=1)
+    db = f"sqlite:///{tmp}/db.sqlite"
+    svc = Service(Settings(db_url=db))
+    svc.load_set("hidden", "laobench-mcq", str(tmp / "hidden.jsonl"))
+    svc.rotate("hidden")
+    s = start(db, "--daily-limit", "100000", "--rate-per-minute", "100000", "--min-group", "1000")
+    yield s, svc, gold
+    s.stop()
+
+
+def test_a_first_releases_step_tells_nothing_about_the_score(board_100):
+    """Every key's first release must be made on a grid that does not depend on the answers: the
+    released `ladder_step` is the same for every submission, whatever its exact score. (A step taken
+    from the submission's own standard error was 10 instead of 5 for exactly 46 to 54 right answers
+    of 100 — a boundary shared by every key, whatever its secret offset: one fresh key per label.)
+    The attack: an attacker whose model knows 70% of the answers mixes its answers with a filler
+    letter to walk the score across 45.5 right answers, then tests one letter per fresh key."""
+    import random
+
+    s, svc, gold = board_100
+    ids = sorted(gold)
+    rng = random.Random(7)
+    model = {i: gold[i] if rng.random() < 0.7 else rng.choice([x for x in "ABCD" if x != gold[i]]) for i in ids}
+    att = Attacker(s, svc)
+    steps: dict[int, float] = {}
+
+    def step_of(answers: dict[str, str]) -> float:
+        r = s.call("POST", "/api/submissions", _fresh_key(att), json={"set": "hidden", "answers": answers})
+        assert r.status_code == 200, r.text
+        return r.json()["result"]["ladder_step"]
+
+    def vec(t: int) -> dict[str, str]:
+        return {i: model[i] if n < t else "A" for n, i in enumerate(ids)}
+
+    for t in range(0, 101, 5):
+        steps[t] = step_of(vec(t))
+    labels: dict[str, str] = {}
+    low = next((t for t in range(0, 100, 5) if steps[t + 5] > steps[t] == steps[0]), None)
+    if low is not None:  # a step boundary crossed between t and t + 5: find the item that crosses it
+        t = low
+        while t + 1 < low + 5 and step_of(vec(t + 1)) == steps[low]:
+            t += 1
+        base = vec(t)  # one answer short of the larger step
+        for i in ids[t + 1:t + 1 + 12]:
+            for letter in "BCD":
+                if step_of({**base, i: letter}) > steps[low]:
+                    labels[i] = letter
+                    break
+            else:
+                labels[i] = "A"
+    right = sum(labels[i] == gold[i] for i in labels)
+    print(f"\nstep attack: {att.keys} keys, steps seen {sorted(set(steps.values()))}, {len(labels)} labels, {right} right")
+    assert len(set(steps.values())) == 1, steps
+    assert not labels or right / len(labels) <= chance_bound(len(labels)), (right, len(labels))
+
+
+def _fresh_key(att: Attacker) -> str:
+    att.keys += 1
+    return att.svc.create_key(f"step-{att.keys}")[1]

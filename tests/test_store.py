@@ -145,7 +145,9 @@ def test_call_cache_in_postgresql_is_shared_between_processes(tmp_path, srv):
     assert res["scores"] == json.loads((tmp_path / "a" / "results.json").read_text())["scores"]
     with engine.connect() as conn:
         assert conn.execute(text("SELECT COUNT(*) FROM glotbench_scores")).scalar() == 7
-        assert conn.execute(text("SELECT COUNT(*) FROM glotbench_aggregates")).scalar() == 1
+        # one benchmark aggregate (and the run's checks: glotbench.checks keeps them in the same table)
+        assert conn.execute(text("SELECT COUNT(*) FROM glotbench_aggregates WHERE key NOT LIKE 'checks:%'")).scalar() == 1
+        assert conn.execute(text("SELECT COUNT(*) FROM glotbench_aggregates WHERE key LIKE 'checks:%'")).scalar() == 1
     engine.dispose()
     proc = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "1", "--no-progress",
                "--cache-path", "postgresql+psycopg://u:pw@127.0.0.1:1/none", "--out", str(tmp_path / "c"))
@@ -173,3 +175,26 @@ def test_board_never_puts_two_signatures_in_one_column():
                                                                                         "70.0 (60.0–80.0)"]
     assert (table["m1"]["chrf"], table["m2"]["chrf"]) == ("41.2 (39.5–43.0)", "0.25?")
     assert not set(table["m1"]) & set(table["m2"]) - {"mcq", "chrf"}  # m1's and m2's vi runs never share a column
+
+
+def test_board_columns_say_what_tells_them_apart():
+    """`runs board` names each column by a hash; under the table it says what each holds: its items,
+    the sample-data label, and the signature parts the benchmark's other columns do not share."""
+    from glotbench.store.db import RunRow, board_columns
+
+    def row(sig, n, of, label=None, limit=None):
+        sel = {"full": n == of, "subset": None, "limit": limit, "n": n, "of": of, "repeats": 1,
+               "items_sha256": None if n == of else "f" * 64}
+        return RunRow(benchmark="mcq", signature=sig, model="m", items=n, selection=sel, options={}, data_label=label)
+
+    cols = board_columns([row("glotbench:mcq|v:1|data:aa|method:generate", 25, 25, "sample data (25 ...)"),
+                          row("glotbench:mcq|v:1|data:aa|method:loglik", 25, 25, "sample data (25 ...)"),
+                          row("glotbench:mcq|v:1|data:aa|method:generate|subset:limit5,5of25,ffffffffffff", 5, 25,
+                              "sample data (25 ...)", limit=5),
+                          row("glotbench:mcq|v:1|data:bb|method:generate", 40, 40)])
+    assert sorted(cols.values()) == sorted([
+        "all 25 items; sample data (25 ...); data:aa method:generate",
+        "all 25 items; sample data (25 ...); data:aa method:loglik",
+        "subset: 5 of 25 items (--limit 5); sample data (25 ...); data:aa method:generate",
+        "all 40 items; data:bb method:generate"])
+    assert all(c.startswith("mcq [") for c in cols)

@@ -56,7 +56,7 @@ def test_expansion_counts_and_directories(tmp_path):
     assert mcq[0].options.bench_options == (("method", "loglik"),)
     assert mcq[0].repeats == 1 and mcq[0].items > 5
     assert {r.seed for r in runs} == {1, 2} and all(r.options.seed == r.seed for r in runs)
-    assert runs[0].run_id == "vi-diacritics/openai_a/seed-1"
+    assert runs[0].run_id == "vi-diacritics/openai_a/seed-1-limit5"  # a subset: its own directory
     # Two models on one server share one budget: the smaller one.
     spec2 = parse_sweep(base_spec(tmp_path, "http://127.0.0.1:9/v1", models=[
         {"spec": "openai:a@http://127.0.0.1:9/v1", "concurrency": 8},
@@ -180,7 +180,7 @@ def test_a_failing_run_does_not_stop_the_matrix(tmp_path, srv):
     assert "1 runs finished, 1 failed" in proc.stdout and "cannot reach the endpoint" in proc.stdout
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("sweep: 1/2 runs done, 0 running, 1 failed · 3 calls"), proc.stderr
-    assert (tmp_path / "out/vi-diacritics/openai_a/default-seed/results.json").is_file()
+    assert (tmp_path / "out/vi-diacritics/openai_a/default-seed-limit3/results.json").is_file()
 
 
 def test_killed_sweep_resumes_without_repeating_finished_calls(tmp_path, srv):
@@ -210,5 +210,5 @@ def test_killed_sweep_resumes_without_repeating_finished_calls(tmp_path, srv):
     second = [r["messages"][-1]["content"] for r in srv.requests()]
     assert not set(second) & cached  # no finished call repeated
     assert len(second) == 40 - len(cached)
-    res = json.loads((tmp_path / "out/vi-diacritics/openai_a/default-seed/results.json").read_text())
+    res = json.loads((tmp_path / "out/vi-diacritics/openai_a/default-seed-limit40/results.json").read_text())
     assert res["counts"]["samples"] == 40 and res["counts"]["cache_hits"] == len(cached)

@@ -120,3 +120,17 @@ def test_cli_runs_a_rubric_task_with_judge(tmp_path, srv):
     assert proc.returncode == 0, proc.stderr
     assert "score 0.667" in proc.stdout and "unanswered: 0" in proc.stdout
     assert (tmp_path / "r" / "answers" / "results.json").is_file() and (tmp_path / "r" / "rubric.json").is_file()
+
+
+def test_a_rubric_judge_without_a_card_is_marked_for_the_tasks_language(tmp_path, srv):
+    """judges/cards.py: the task's language (lo) names the card the judge needs; without one the
+    score is marked in rubric.json and under the printed score."""
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  sequences={"[Answer]": [verdict(1, 5)]})
+    (tmp_path / "cards").mkdir()
+    proc = cli("run", files(tmp_path), "--model", srv.spec("cand"), "--judge", srv.spec("judge1"),
+               "--out", str(tmp_path / "r"), "--no-progress", "--no-cache", "--judge-cards", str(tmp_path / "cards"))
+    assert proc.returncode == 0, proc.stderr
+    assert "judge not validated for lo: openai:judge1 (no card for lo)" in " ".join(proc.stdout.split())
+    v = json.loads((tmp_path / "r" / "rubric.json").read_text())["judge_validation"]
+    assert v["language"] == "lo" and v["judges"][srv.spec("judge1")]["validated"] is False

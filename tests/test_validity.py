@@ -67,6 +67,9 @@ def test_a_base_url_without_v1_is_an_invalid_run(srv, tmp_path):
     cell = json.loads(board.stdout)["columns"][0]["cells"][f"openai:m@{srv.base}"]
     assert cell["valid"] is False and not cell["best"] and cell["notes"][0].startswith("invalid: 12 of 12")
     assert "invalid: 12 of 12 items failed" in cli("board", str(out), "--format", "md").stdout
+    # The results store (glotbench run indexed it): `runs show` said nothing of it.
+    show = cli("runs", "show", str(out))
+    assert show.returncode == 0 and "invalid: 12 of 12 items failed (client_error; HTTP 404)" in show.stdout
 
 
 def test_model_output_failures_never_make_a_run_invalid(srv, tmp_path):
@@ -220,3 +223,167 @@ def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_r
     assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
     (aside,) = tmp_path.glob("arena.invalid-*")  # the invalid run is kept beside it, not deleted
     assert not json.loads((aside / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+
+
+def test_an_invalid_run_is_never_on_the_boards_frontier(srv, tmp_path):
+    """The score-cost front is of valid runs: an invalid run (its calls failed, so it spent almost
+    nothing) was the front's only point, the cheapest 'efficient' model."""
+    srv.configure(answers=gold_answers(6))
+    for name, model, code in (("a", srv.spec("a"), 0), ("b", srv.spec("b"), 0),
+                              ("broken", "python:helpers:broken_model", INVALID)):
+        p = cli("run", "vi-diacritics", "--model", model, "--limit", "6", "--no-cache", "--no-progress",
+                "--out", str(tmp_path / "runs" / name))
+        assert p.returncode == code, p.stderr
+        if name == "a":
+            srv.configure()  # b: echoes, scores lower than a
+        if name == "broken":  # a python: model raised: the fix named is its code, not an endpoint
+            assert "fix the model's code (it raised an exception" in p.stderr and "endpoint" not in p.stderr
+    board = json.loads(cli("board", str(tmp_path / "runs"), "--format", "json").stdout)
+    (col,) = board["columns"]
+    assert col["cells"]["python:helpers:broken_model"]["valid"] is False
+    front = col["frontier"]
+    assert front is not None and set(front["points"]) == {srv.spec("a"), srv.spec("b")}, front
+    assert "python:helpers:broken_model" not in front["front"]
+    assert front["x"] == "tokens (prompt + completion)"  # the axis is chosen from the valid runs
+
+
+@pytest.mark.parametrize("who", ["candidate", "judge"])
+def test_an_arena_whose_every_call_of_one_phase_failed_is_invalid_and_says_which(srv, tmp_path, who):
+    """The candidate's endpoint 404s every prompt (or the judge's 503s every game): no prompt can be
+    judged. It said 'no judge produced a valid verdict (... failures: {...: {}})', exit 2, blaming the
+    judge; now the invalid phase, exit 3, and the same command finishes it once the endpoint works."""
+    judges = {"fair": {"mode": "prefer", "prefer": "GOOD"}}
+    if who == "candidate":
+        srv.configure(judges=judges)
+        model, judge = f"openai:m@{srv.base}", srv.spec("fair")  # no /v1: every call 404s
+        line = f"invalid: candidate answers: 8 of 8 items failed (client_error; HTTP 404)"
+    else:
+        srv.configure(judges=judges, faults=[{"match": "*", "status": 503, "times": 99}])
+        model, judge = "python:helpers:good_answer", srv.spec("fair")
+        line = f"invalid: judge {srv.spec('fair')}: 16 of 16 items failed (server_error; HTTP 503)"
+    out = tmp_path / "arena"
+    args = ["arena", "--model", model, "--baseline", "python:helpers:plain_answer", "--judge", judge,
+            "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite"), "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stderr
+    (err,) = p.stderr.strip().splitlines()
+    assert err.startswith(f"error: {line}") and "no prompt could be judged" in err, err
+    assert "Traceback" not in p.stderr
+    if who == "candidate":
+        return
+    srv.configure(judges=judges)  # the judge works again: the same command finishes the arena
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+
+
+def test_an_aragen_run_interrupted_while_judging_resumes_with_the_same_command(srv, tmp_path):
+    """Ctrl-C during the judge phase left answers-1/ finished and no aragen.json: the same command
+    stopped at 'answers-1 already holds a finished run; choose another --out' (the arena too). Now
+    the unfinished directory is kept aside (DIR.unfinished-TIME) and the run resumes from the cache."""
+    import signal
+
+    rubric = {"rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 4, "Helpful": 4,
+                                                      "Honest": 5, "Harmless": 5}}}
+    srv.configure(judges=rubric, latency=30)  # the judge hangs: the run is interrupted while judging
+    out = tmp_path / "aragen"
+    args = ["aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "3",
+            "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite")]
+    run = subprocess.Popen([console_script(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                               [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])})
+    _wait_for_requests(srv, 1)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130 and "resume from the call cache" in stderr, stderr
+    assert (out / "answers-1" / "results.json").exists() and not (out / "aragen.json").exists()
+    srv.configure(judges=rubric)
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    assert res["validity"]["valid"] and res["mean_of_judges"]["3c3h"]["value"] is not None
+    (aside,) = tmp_path.glob("aragen.unfinished-*")  # kept, not deleted
+    assert (aside / "answers-1" / "results.json").exists()
+    again = json.loads((out / "answers-1" / "results.json").read_text(encoding="utf-8"))
+    assert again["counts"]["cache_hits"] == 3 and again["counts"]["model_calls"] == 0  # answers from the cache
+
+
+def _candidates(tmp_path, rows) -> str:
+    f = tmp_path / "cands.jsonl"
+    f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return str(f)
+
+
+def test_build_check_whose_judge_calls_failed_is_invalid_and_the_same_command_finishes_it(srv, tmp_path):
+    """Every judge call 503s: '6 items flagged ... without a valid verdict', exit 0, and checks.json
+    written, so the same command then refused ('already holds finished checks') once the judge worked."""
+    rows = [{"id": f"q{i}", "question": f"ຄຳຖາມ {i}?", "options": ["ກ", "ຂ"], "answer": "A"} for i in range(3)]
+    verdict = json.dumps({"answer": "A", "several_defensible": False, "self_contained": True, "sensitive": False,
+                          "categories": [], "reason": "ok"})
+    srv.configure(answers={"ຄຳຖາມ": verdict}, faults=[{"match": "*", "status": 503, "times": 99}])
+    out = tmp_path / "checks"
+    args = ["build", "check", _candidates(tmp_path, rows), "--judge", srv.spec("j"), "--check", "answerability",
+            "--check", "context", "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress",
+            "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stdout + p.stderr
+    line = f"invalid: judge {srv.spec('j')}: 6 of 6 items failed (server_error; HTTP 503)"
+    assert p.stderr.startswith(f"error: {line}") and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not json.loads((out / "checks.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    srv.configure(answers={"ຄຳຖາມ": verdict})  # the judge works again
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((out / "checks.json").read_text(encoding="utf-8"))
+    assert summary["validity"]["valid"] and summary["per_check"] == {} and summary["flagged_items"] == 0
+
+
+def test_build_select_whose_judge_calls_failed_is_invalid_and_the_same_command_finishes_it(srv, tmp_path):
+    """The judge's failed run was reused as finished: 'only 0 prompts have a valid verdict', exit 2,
+    for ever after, the endpoint fixed or not."""
+    names = ["specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
+             "technical_accuracy", "real_world"]
+    rows = [{"id": f"p{i}", "prompt": f"ສອນເຮັດອາຫານລາວ ສູດທີ {i}"} for i in range(6)]
+    met = json.dumps({n: True for n in names})
+    srv.configure(answers={"ສອນເຮັດ": met}, faults=[{"match": "*", "status": 500, "times": 99}])
+    out = tmp_path / "sel"
+    args = ["build", "select", _candidates(tmp_path, rows), "--n", "3", "--judge", srv.spec("annot"),
+            "--embedder", "tfidf", "--clusters", "2", "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"),
+            "--no-progress", "--max-retries", "0"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stdout + p.stderr
+    assert p.stderr.startswith(f"error: invalid: judge {srv.spec('annot')}: 6 of 6 items failed (server_error; "
+                               "HTTP 500)"), p.stderr
+    srv.configure(answers={"ສອນເຮັດ": met})
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads((out / "select.json").read_text(encoding="utf-8"))
+    assert rep["validity"]["valid"] and len((out / "selected.jsonl").read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
+    """`aragen --model replay:FILE` with answers for 1 of 12 entries: 3C3H 100.0 over n = 1, exit 0
+    (policy drop leaves the 11 out). A replay run's missing outputs make `glotbench run` invalid; now
+    AraGen's too, with the replay's own fix (add them), and the same command finishes it."""
+    srv.configure(judges={"fair": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 5,
+                                                                "Helpful": 5, "Honest": 5, "Harmless": 5}}})
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"id": "1", "output": "الرباط"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = tmp_path / "aragen"
+    args = ["aragen", "--model", f"replay:{answers}", "--judge", srv.spec("fair"), "--out", str(out),
+            "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress"]
+    p = script(*args)
+    assert p.returncode == INVALID, p.stdout + p.stderr
+    line = "invalid: answers: 11 of 12 items failed (missing)"
+    assert line in p.stdout and p.stderr.startswith(f"error: {line}") and "add them" in p.stderr, p.stderr
+    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    assert res["validity"]["phases"]["answers"]["failed"] == 11
+    from glotbench.benchmarks.aragen import load_entries
+
+    entries, _, _ = load_entries(None)
+    with answers.open("a", encoding="utf-8") as f:  # every answer (follow-ups' second turns too)
+        for e in entries[1:]:
+            for turn in range(1, e.answers_needed + 1):
+                f.write(json.dumps({"id": e.sn, "output": "جواب", "turn": turn}, ensure_ascii=False) + "\n")
+    p = script(*args)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "aragen.json").read_text(encoding="utf-8"))["validity"]["valid"]

@@ -43,6 +43,9 @@ class LanguageProfile:
     segmenter: str = "whitespace"  # laonlp | pythainlp-newmm | charcluster | char | whitespace
     spaces: bool = True  # False: the script is written without spaces between words
     script: str = ""  # a regex character class body for the script's letters (spaceless scripts)
+    # The Unicode scripts (as `regex` names them in \p{Script=...}) the language is written in: the
+    # script check of answers (glotbench.checks.language) reads a reply's letters against them.
+    scripts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "native_letters", MappingProxyType(dict(self.native_letters)))
@@ -72,38 +75,38 @@ PROFILES: dict[str, LanguageProfile] = {p.code: p for p in (
     LanguageProfile("en", "English", (r"(?:the\s+)?(?:(?:correct|right|final|best)\s+)?answer",
                                       r"(?:the\s+)?(?:correct|right|best)\s+(?:option|choice)"),
                     (r"is", r"would\s+be", r"will\s+be"), (r"i\s+(?:would\s+)?(?:choose|pick|select)",),
-                    (r"option", r"choice")),
+                    (r"option", r"choice"), scripts=("Latin",)),
     LanguageProfile("vi", "Vietnamese",
                     (r"(?:đáp\s+án|câu\s+trả\s+lời|phương\s+án)(?:\s+(?:đúng|chính\s+xác|cuối\s+cùng))?",
                      r"lựa\s+chọn\s+(?:đúng|chính\s+xác)"),
-                    (r"là",), (r"chọn",), (r"đáp\s+án", r"phương\s+án", r"lựa\s+chọn")),
+                    (r"là",), (r"chọn",), (r"đáp\s+án", r"phương\s+án", r"lựa\s+chọn"), scripts=("Latin",)),
     LanguageProfile("th", "Thai", (r"คำตอบ(?:ที่ถูกต้อง|ที่ถูก|สุดท้าย)?", r"ตอบ", r"ตัวเลือกที่ถูก(?:ต้อง)?"), (r"คือ",), (r"เลือก",),
                     (r"ข้อ", r"ตัวเลือก"), _lao_thai_letters("กขคงจ"), "๐", "pythainlp-newmm", False,
-                    "\u0e00-\u0e7f"),
+                    "\u0e00-\u0e7f", scripts=("Thai",)),
     LanguageProfile("lo", "Lao", (r"ຄຳຕອບ(?:ທີ່ຖືກຕ້ອງ|ທີ່ຖືກ|ສຸດທ້າຍ)?", r"ຕອບ", r"ຕົວເລືອກທີ່ຖືກ(?:ຕ້ອງ)?"), (r"ແມ່ນ", r"ຄື"), (r"ເລືອກ",),
-                    (r"ຂໍ້", r"ຕົວເລືອກ"), _lao_thai_letters("ກຂຄງຈ"), "໐", "laonlp", False, "\u0e80-\u0eff"),
+                    (r"ຂໍ້", r"ຕົວເລືອກ"), _lao_thai_letters("ກຂຄງຈ"), "໐", "laonlp", False, "\u0e80-\u0eff", scripts=("Lao",)),
     LanguageProfile("id", "Indonesian", (r"jawaban(?:nya)?(?:\s+(?:yang\s+)?(?:benar|tepat))?",
                                              r"pilihan(?:nya)?\s+(?:yang\s+)?(?:benar|tepat)", r"pilihannya"),
-                    (r"adalah", r"ialah", r"yaitu"), (r"pilih",), (r"pilihan", r"opsi")),
+                    (r"adalah", r"ialah", r"yaitu"), (r"pilih",), (r"pilihan", r"opsi"), scripts=("Latin",)),
     LanguageProfile("ms", "Malay", (r"jawapan(?:nya)?(?:\s+(?:yang\s+)?(?:betul|tepat))?",
                                         r"pilihan(?:nya)?\s+(?:yang\s+)?(?:betul|tepat)"), (r"ialah", r"adalah"),
-                    (r"pilih",), (r"pilihan",)),
-    LanguageProfile("tl", "Tagalog", (r"(?:ang\s+)?(?:tamang\s+)?sagot",), (r"ay",), (), (r"opsyon",)),
-    LanguageProfile("ceb", "Cebuano", (r"(?:ang\s+)?(?:husto\s+nga\s+)?tubag",), (r"mao\s+ang", r"kay"), (), ()),
+                    (r"pilih",), (r"pilihan",), scripts=("Latin",)),
+    LanguageProfile("tl", "Tagalog", (r"(?:ang\s+)?(?:tamang\s+)?sagot",), (r"ay",), (), (r"opsyon",), scripts=("Latin",)),
+    LanguageProfile("ceb", "Cebuano", (r"(?:ang\s+)?(?:husto\s+nga\s+)?tubag",), (r"mao\s+ang", r"kay"), (), (), scripts=("Latin",)),
     LanguageProfile("jv", "Javanese", (r"wangsulan(?:e|ipun)?", r"jawaban(?:e)?"), (r"yaiku", r"inggih\s+punika"),
-                    (), ()),
-    LanguageProfile("su", "Sundanese", (r"jawaban(?:ana)?",), (r"nyaéta", r"nyaeta"), (), ()),
+                    (), (), scripts=("Latin",)),
+    LanguageProfile("su", "Sundanese", (r"jawaban(?:ana)?",), (r"nyaéta", r"nyaeta"), (), (), scripts=("Latin",)),
     LanguageProfile("km", "Khmer", (r"ចម្លើយ(?:ត្រឹមត្រូវ)?",), (r"គឺ",), (r"ជ្រើសរើស",), (),
-                    digit_zero="០", segmenter="charcluster", spaces=False, script="\u1780-\u17ff"),
+                    digit_zero="០", segmenter="charcluster", spaces=False, script="\u1780-\u17ff", scripts=("Khmer",)),
     LanguageProfile("my", "Burmese", (r"အဖြေ(?:မှန်)?",), (r"မှာ", r"က", r"သည်"), (), (),
-                    digit_zero="၀", segmenter="charcluster", spaces=False, script="\u1000-\u109f"),
-    LanguageProfile("ta", "Tamil", (r"(?:சரியான\s+)?(?:பதில்|விடை)",), (r"ஆகும்",), (), (), digit_zero="௦"),
+                    digit_zero="၀", segmenter="charcluster", spaces=False, script="\u1000-\u109f", scripts=("Myanmar",)),
+    LanguageProfile("ta", "Tamil", (r"(?:சரியான\s+)?(?:பதில்|விடை)",), (r"ஆகும்",), (), (), digit_zero="௦", scripts=("Tamil",)),
     LanguageProfile("ar", "Arabic", (r"(?:الإجابة|الاجابة|الجواب)(?:\s+(?:الصحيحة|الصحيح))?",), (r"هي", r"هو"),
-                    (r"أختار", r"اختار"), (r"الخيار",), {"أ": "A", "ب": "B", "ج": "C", "د": "D"}, "٠"),
+                    (r"أختار", r"اختار"), (r"الخيار",), {"أ": "A", "ب": "B", "ج": "C", "د": "D"}, "٠", scripts=("Arabic",)),
     LanguageProfile("zh", "Chinese", (r"(?:正确)?答案",), (r"是", r"为", r"為"), (r"选择", r"選擇", r"选", r"選"),
-                    (r"选项", r"選項"), segmenter="char", spaces=False, script="\u3400-\u4dbf\u4e00-\u9fff"),
+                    (r"选项", r"選項"), segmenter="char", spaces=False, script="\u3400-\u4dbf\u4e00-\u9fff", scripts=("Han",)),
     LanguageProfile("ja", "Japanese", (r"(?:正解|答え)",), (r"は",), (r"選択",), (), segmenter="char", spaces=False,
-                    script="\u3040-\u30ff\u4e00-\u9fff"),
+                    script="\u3040-\u30ff\u4e00-\u9fff", scripts=("Han", "Hiragana", "Katakana")),
 )}
 
 

@@ -37,15 +37,13 @@ class Entry:
         return import_path(self.target) if isinstance(self.target, str) else self.target
 
 
-_DEEPSEA = "glotbench.benchmarks.deepsea:DeepSEATask"
+_DEEPSEA = "glotbench.benchmarks.deepsea:"
 _BENCHMARKS: dict[str, Entry] = {
-    "deepsea-mgsm": Entry(_DEEPSEA, "DeepSEA MGSM math, numeric exact match", {"task": "mgsm"}),
-    "deepsea-indommlu": Entry(_DEEPSEA, "DeepSEA IndoMMLU subject MCQ, accuracy macro-averaged over subjects",
-                              {"task": "indommlu"}),
-    "deepsea-xquad": Entry(_DEEPSEA, "DeepSEA XQuAD extractive QA, token F1 (first reference)", {"task": "xquad"}),
-    "deepsea-crosssum": Entry(_DEEPSEA, "DeepSEA CrossSum summarisation, corpus chrF2", {"task": "crosssum"}),
-    "deepsea-wmt24pp": Entry(_DEEPSEA, "DeepSEA WMT24++ translation, corpus chrF2 (not MetricX-24)",
-                             {"task": "wmt24pp"}),
+    "deepsea-mgsm": Entry(_DEEPSEA + "MGSM", "DeepSEA MGSM math, numeric exact match"),
+    "deepsea-indommlu": Entry(_DEEPSEA + "IndoMMLU", "DeepSEA IndoMMLU subject MCQ, accuracy macro-averaged over subjects"),
+    "deepsea-xquad": Entry(_DEEPSEA + "XQuAD", "DeepSEA XQuAD extractive QA, token F1 (first reference)"),
+    "deepsea-crosssum": Entry(_DEEPSEA + "CrossSum", "DeepSEA CrossSum summarisation, corpus chrF2"),
+    "deepsea-wmt24pp": Entry(_DEEPSEA + "WMT24pp", "DeepSEA WMT24++ translation, corpus chrF2 (not MetricX-24)"),
     "vi-diacritics": Entry("glotbench.benchmarks.vi_diacritics:VietnameseDiacritics",
                            "Vietnamese diacritic restoration (Dấu or Die style)"),
     "vi-tone-errors": Entry("glotbench.benchmarks.vi_tone_errors:VietnameseToneErrors",

@@ -36,10 +36,13 @@ def get_benchmark(name: str, **options: Any) -> Any:
         raise SpecError(f"unknown benchmark {name!r}; available: {', '.join(benchmarks())} "
                         "(or a task: a name from `glotbench tasks list`, or a FILE.yaml; "
                         "or MODULE:CLASS for a benchmark defined elsewhere)")
+    from glotbench.checks.wrap import split_options, wrap
+
+    options, outer = split_options(options)  # permute=, wrong_language=: every benchmark's (checks/wrap.py)
     if isinstance(target, Benchmark):
         if options:
             raise SpecError(f"{name} is an instance; it takes no options")
-        return target
+        return wrap(target, outer)
     from glotbench.benchmarks.options import convert_options
 
     typed = convert_options(target, options, name=name)  # text -> declared types; unknown names named
@@ -49,7 +52,7 @@ def get_benchmark(name: str, **options: Any) -> Any:
         raise SpecError(f"bad option for {name}: {e}") from None
     if not isinstance(bench, Benchmark):
         raise SpecError(f"{name} did not give a glotbench Benchmark (got {type(bench).__name__})")
-    return bench
+    return wrap(bench, outer)
 
 
 def _task(name: str) -> Any:

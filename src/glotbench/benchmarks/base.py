@@ -36,6 +36,11 @@ def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int
     return {"kind": kind, "sample": kind == "sample", "items": n, "label": text}
 
 
+def _item_key(item: Any) -> str:
+    """An item's identity and content (id, public fields, gold, meta) as one string."""
+    return _PROMPT_JSON.encode([item.id, dict(item.public), dict(item.gold), dict(item.meta)])
+
+
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
 
@@ -49,6 +54,9 @@ class Benchmark(ABC):
     metrics: ClassVar[tuple[Metric, ...]]  # the first one is the headline
     group_by: ClassVar[tuple[str, ...]] = ()
     pooled_overall: ClassVar[bool] = True  # False: metrics are only meaningful within a group
+    # A meta key whose equal values form a cluster of dependent items (Belebele's passage, XQuAD's
+    # context): the intervals then resample clusters (metrics.ratio.clustered_interval, docs/metrics.md).
+    cluster_by: ClassVar[str | None] = None
     default_config: ClassVar[GenerateConfig] = GenerateConfig()
     method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
     answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
@@ -138,14 +146,17 @@ class Benchmark(ABC):
     def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
         """results.json's `data_label` for a run on bundled data that is not the published benchmark:
         its kind, item count and the words every view shows. A user's own file (`--data`, a hub
-        revision) has none, unless it is a copy of the bundled file (the same SHA-256)."""
+        revision) has none, unless its items are bundled ones: a copy of the bundled file, in any
+        bytes (CRLF, re-serialised JSON, another format) or a part of it (every item one of the
+        bundled items, id and content alike)."""
         source = str(dataset.source)
-        if self.bundled_data is not None and not source.startswith("bundled:") and dataset.sha256:
+        if self.bundled_data is not None and not source.startswith("bundled:") and len(dataset):
             try:
                 bundled = self.load(None)
             except Exception:  # noqa: BLE001 - no bundled file to compare with
                 bundled = None
-            if bundled is not None and bundled.sha256 == dataset.sha256:
+            if bundled is not None and (bundled.sha256 == dataset.sha256 or (
+                    len(dataset) <= len(bundled) and {_item_key(it) for it in dataset} <= {_item_key(it) for it in bundled})):
                 source = str(bundled.source)
         return bundled_label(self.bundled_data, self.modelled_on, source, len(dataset))
 
@@ -161,7 +172,7 @@ class Benchmark(ABC):
         """Scores overall and per group with bootstrap CIs; samples need `item_id`, `repeat`, `meta`,
         `score` (and `answer_key` for repeat stability)."""
         metrics = self.metrics_for(dataset)
-        out = aggregate(metrics, samples, self.group_by, **kw)
+        out = aggregate(metrics, samples, self.group_by, cluster=self.cluster_by, **kw)
         if not self.pooled_overall:
             out["overall"] = {}
         stability = repeat_stability(metrics[0], samples)

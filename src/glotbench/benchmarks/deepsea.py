@@ -2,18 +2,26 @@
 
 Data layout (one JSON file per task; docs/benchmarks/deepsea.md):
     {"task": "mgsm", "languages": {"th": [{...example...}, ...], ...}}
-Each example's fields are named in TASKS below, in one place, so the real release's schema can be
-dropped in. Public inputs are rebuilt from a whitelist of fields; answers, chain-of-thought answers,
-metadata and few-shot examples never reach a prompt; gold is deep-copied into each item's private part.
+Each example's fields are named in TASKS (deepsea_data.py), in one place, so the real release's schema
+can be dropped in. Public inputs are rebuilt from a whitelist of fields; answers, chain-of-thought
+answers, metadata and few-shot examples never reach a prompt; gold is deep-copied into each item's
+private part.
+
+`DeepSEA` holds what the five tasks share (the data layout, the per-language report and resource
+groups, the think-block rule, the signature's shape); each task is one small definition below it
+(`MGSM`, `IndoMMLU`, `XQuAD`, `CrossSum`, `WMT24pp`): its prompt, its extraction rule, its score, its
+metric and the options that change them. `DeepSEATask("mgsm", ...)` builds a task by its name.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+from abc import abstractmethod
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
@@ -35,13 +43,6 @@ LANGUAGES = ("en", "id", "ms", "th", "vi", "tl", "my", "km", "lo", "jv", "su", "
 RESOURCE_GROUPS = {"high": ["id", "th", "vi", "ms"], "low": ["tl", "my", "km", "lo", "jv", "su", "ceb", "ta"]}
 
 
-PROMPTS = {
-    "mgsm": "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}",
-    "indommlu": "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}",
-    "xquad": "Read the passage and answer the question with a short span from the passage, between <answer> and </answer>.\n\nPassage: {context}\n\nQuestion: {question}",
-    "crosssum": "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}",
-    "wmt24pp": "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}",
-}
 
 
 def mgsm_number(text: str, native_digits: bool = True) -> Decimal | None:
@@ -78,8 +79,8 @@ def xquad_answer(text: str, lang: str) -> str | None:
     return None
 
 
-class DeepSEATask(Benchmark):
-    """One DeepSEA task; the task name selects fields, prompt, extraction and metric."""
+class DeepSEA(Benchmark):
+    """What the five DeepSEA tasks share; a task sets `task`, `prompt` and the stations below."""
 
     version = "1.1"  # 1.1: rows validated, Unicode letter boundaries, profile phrases (XQuAD)
     bundled_data = "sample"  # a few items per language written for glotbench, not DeepSEA data
@@ -87,55 +88,41 @@ class DeepSEATask(Benchmark):
     pooled_overall = False  # reported per language; resource groups are means of languages
     answers_are_outputs = True  # submitted predictions are model outputs, extracted by the task's rule
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    task: ClassVar[str]
+    prompt: ClassVar[str]
 
-    def __init__(self, task: str, native_digits: bool = True, letter_case: str = "upper_first",
-                 groups: str | None = None, metric: str | None = None, f1_norm: str = "unicode"):
-        if task not in TASKS:
-            raise DataError(f"unknown DeepSEA task {task!r}")
-        if metric is not None and "metricx" in metric.lower():
-            raise GlotbenchError("MetricX-24, DeepSEA's headline translation metric, needs its own neural model, "
-                                 "which the public scorer does not run; glotbench reports corpus chrF2, named "
-                                 "corpus_chrf2_not_metricx24")
-        if letter_case not in ("upper_first", "upper_only"):
-            raise DataError("letter_case must be upper_first or upper_only")
-        if f1_norm not in F1_NORMS:
-            raise DataError(f"f1_norm must be one of {', '.join(F1_NORMS)}, got {f1_norm!r}")
-        self.f1_norm = f1_norm
-        self.task, self.name = task, f"deepsea-{task}"
-        self.description = f"DeepSEA {task}"
-        self.native_digits = native_digits
-        self.letter_case = letter_case
+    def __init__(self, *, groups: str | None = None, metric: str | None = None):
+        self.name = f"deepsea-{self.task}"
+        self.description = f"DeepSEA {self.task}"
         self.resource_groups = RESOURCE_GROUPS if groups is None else read_groups(groups)
+        # XQuAD's questions share contexts: a cluster per context (and language), for the intervals.
+        self.cluster_by = "context" if self.task == "xquad" else None
         self.metrics = self._metrics(())
         names = [m.name for m in self.metrics]
         if metric is not None and metric not in names:
-            raise DataError(f"deepsea-{task} has no metric {metric!r}; its metric: {', '.join(names)}")
+            raise DataError(f"deepsea-{self.task} has no metric {metric!r}; its metric: {', '.join(names)}")
 
-    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
-        t = self.task
-        if t == "mgsm":
-            return (RatioMetric("numeric_em", "correct", "n", "numeric exact match", scale="points"),)
-        if t == "indommlu":
-            return (MacroMetric("accuracy_macro_subjects", subjects, description="mean over subjects of accuracy"),
-                    RatioMetric("accuracy_pooled", "correct", "n", "pooled accuracy (not the headline)",
-                                scale="points", show_ci=False))
-        if t == "xquad":
-            return (RatioMetric("token_f1_first_ref", "f1", "n", "token F1 against the first reference", scale="points"),)
-        if t == "crosssum":
-            return (CorpusMetric("corpus_chrf2", "chrf", "corpus chrF2, sacrebleu defaults", label="chrF2"),)
-        return (CorpusMetric("corpus_chrf2_not_metricx24", "chrf", "corpus chrF2 (the paper's MetricX-24 is not computed)",
-                             label="chrF2"),)
+    # A task defines: `task`, `prompt` (a str.format template over `prompt_fields`), `_metrics`,
+    # `answer` (its rule on the think-stripped reply), `score`, `zero` (the statistics of an item with no
+    # answer) and `rules` (its settings in the signature, after task and metric).
+    shown_meta: ClassVar[tuple[str, ...]] = ()  # meta fields the prompt also shows (WMT24++'s pair)
 
-    def facts(self, items: Sequence[Item]) -> dict[str, Any]:
-        if self.task == "indommlu":
-            return {"subjects": tuple(sorted({it.meta["subject"] for it in items}))}
+    @abstractmethod
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]: ...
+
+    @abstractmethod
+    def answer(self, body: str, item: PublicItem) -> Extraction: ...
+
+    @abstractmethod
+    def zero(self, item: Item) -> dict[str, float]: ...
+
+    def prompt_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        return fields
+
+    def rules(self) -> dict[str, str]:
         return {}
 
-    def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
-        """IndoMMLU's macro average runs over the dataset's subjects."""
-        if self.task == "indommlu" and dataset is not None:
-            return self._metrics(tuple(dataset.facts.get("subjects", ())))
-        return self.metrics
+    # -- shared stations ----------------------------------------------------------------------------
 
     def load(self, path: str | None = None) -> Dataset:
         if path is None:
@@ -149,71 +136,29 @@ class DeepSEATask(Benchmark):
         spec, items = TASKS[self.task], []
         for lang, rows in langs.items():
             for i, row in enumerate(rows):
-                iid = f"{lang}/{i:05d}"
                 public = {f: copy.deepcopy(row[f]) for f in spec.public}  # the whitelist: nothing else
                 public["lang"] = lang
-                if self.task == "wmt24pp":
-                    public["lp"] = row["lp"]
+                public.update({f: row[f] for f in self.shown_meta})
                 meta = {"lang": lang, **{f: row[f] for f in spec.meta}}
+                if self.cluster_by == "context":  # SHA-256 (12 hex) of the passage, not the passage itself
+                    meta["context"] = hashlib.sha256(f"{lang}\n{row['context']}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
                 gold = {f: copy.deepcopy(row[f]) for f in spec.gold}
-                items.append(Item.create(iid, public, gold, meta))
+                items.append(Item.create(f"{lang}/{i:05d}", public, gold, meta))
         return self.dataset(items, source, digest)
 
     def render(self, item: PublicItem) -> Prompt:
-        f = dict(item.fields)
-        if self.task == "indommlu":
-            f["options"] = "\n".join(f"{k}. {v}" for k, v in f["options"].items())
-        if self.task == "wmt24pp":
-            src, _, tgt = f["lp"].partition("-")
-            f.update(src=src, tgt=tgt.split("_")[0])
-        text = PROMPTS[self.task].format(**f)
+        text = self.prompt.format(**self.prompt_fields(dict(item.fields)))
         return Prompt(messages=({"role": "user", "content": text},), text=text + "\n", text_max_tokens=256)
 
     def extract(self, text: str, item: PublicItem) -> Extraction:
-        """The task's rule on the think-stripped reply: MGSM a Decimal, IndoMMLU a letter, XQuAD a
-        span (with the item's language's "answer is" phrase), CrossSum/WMT the tag's content."""
         body, ok = strip_think(text)
-        if not ok:
-            return Extraction(None, "think_unclosed")
-        if self.task == "mgsm":
-            got = mgsm_number(body, self.native_digits)
-            return Extraction(None, "no_number") if got is None else Extraction(got)
-        if self.task == "indommlu":
-            letter = mcq_letter(body, self.letter_case)
-            return Extraction(None, "no_letter") if letter is None else Extraction(letter)
-        if self.task == "xquad":
-            span = xquad_answer(body, item["lang"])
-            return Extraction(None, "no_answer") if span is None else Extraction(span)
-        tag = "summary" if self.task == "crosssum" else "translation"
-        content, state = extract_tag(body, tag)
-        return Extraction(body.strip() if state == "missing" else content)  # unclosed -> ""
+        return self.answer(body, item) if ok else Extraction(None, "think_unclosed")
 
-    def score(self, answer: Any, item: Item) -> ItemScore:
-        gold, lang = item.gold, item.meta["lang"]
-        if self.task == "mgsm":
-            return ItemScore({"correct": float(Decimal(answer) == parse_number(gold["answer_number"])), "n": 1.0})
-        if self.task == "indommlu":
-            ok = float(answer == gold["answer"])
-            s = item.meta["subject"]
-            return ItemScore({"correct": ok, "n": 1.0, f"correct:{s}": ok, f"n:{s}": 1.0})
-        if self.task == "xquad":
-            return ItemScore({"f1": token_f1(answer, list(gold["answers"]), lang, refs="first", norm=self.f1_norm),
-                              "n": 1.0})
-        ref = gold["summary"] if self.task == "crosssum" else gold["target"]
-        cm = self.metrics[0]
-        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[ref]])[0]))  # type: ignore[union-attr]
+    def failure_score(self, failure: str, item: Item) -> ItemScore:
+        return ItemScore(self.zero(item), failure=failure)
 
     def answer_key(self, answer: Any) -> str | None:
         return None if answer is None else str(answer)
-
-    def failure_score(self, failure: str, item: Item) -> ItemScore:
-        if self.task in ("crosssum", "wmt24pp"):
-            return ItemScore(self.score("", item).stats, failure=failure)
-        stats = {"correct": 0.0, "n": 1.0} if self.task in ("mgsm", "indommlu") else {"f1": 0.0, "n": 1.0}
-        if self.task == "indommlu":
-            s = item.meta["subject"]
-            stats.update({f"correct:{s}": 0.0, f"n:{s}": 1.0})
-        return ItemScore(stats, failure=failure)
 
     def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
         out = super().aggregate(samples, dataset, **kw)
@@ -229,13 +174,161 @@ class DeepSEATask(Benchmark):
         return out
 
     def signature_parts(self) -> dict[str, str]:
-        parts = {"task": self.task, "metric": self.metrics[0].name}
-        if self.task == "mgsm":
-            parts["native_digits"] = str(self.native_digits).lower()
-        if self.task == "indommlu":
-            parts["letter_case"] = self.letter_case
-        if self.task == "xquad":
-            parts["refs"] = "first"
-            parts["f1_norm"] = self.f1_norm
-            parts["f1_empty"] = "v1.1"  # SQuAD v1.1's script, XQuAD's: two empty answers score F1 0
-        return parts
+        return {"task": self.task, "metric": self.metrics[0].name, **self.rules()}
+
+
+class MGSM(DeepSEA):
+    """Math word problems: the number in the last answer tag, numeric exact match."""
+
+    task = "mgsm"
+    prompt = "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}"
+
+    def __init__(self, *, native_digits: bool = True, groups: str | None = None, metric: str | None = None):
+        self.native_digits = native_digits
+        super().__init__(groups=groups, metric=metric)
+
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
+        return (RatioMetric("numeric_em", "correct", "n", "numeric exact match", scale="points"),)
+
+    def answer(self, body: str, item: PublicItem) -> Extraction:
+        got = mgsm_number(body, self.native_digits)
+        return Extraction(None, "no_number") if got is None else Extraction(got)
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        return ItemScore({"correct": float(Decimal(answer) == parse_number(item.gold["answer_number"])), "n": 1.0})
+
+    def zero(self, item: Item) -> dict[str, float]:
+        return {"correct": 0.0, "n": 1.0}
+
+    def rules(self) -> dict[str, str]:
+        return {"native_digits": str(self.native_digits).lower()}
+
+
+class IndoMMLU(DeepSEA):
+    """Subject MCQ: the release's first standalone letter, accuracy macro-averaged over subjects."""
+
+    task = "indommlu"
+    prompt = "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}"
+
+    def __init__(self, *, letter_case: str = "upper_first", groups: str | None = None, metric: str | None = None):
+        if letter_case not in ("upper_first", "upper_only"):
+            raise DataError("letter_case must be upper_first or upper_only")
+        self.letter_case = letter_case
+        super().__init__(groups=groups, metric=metric)
+
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
+        return (MacroMetric("accuracy_macro_subjects", subjects, description="mean over subjects of accuracy"),
+                RatioMetric("accuracy_pooled", "correct", "n", "pooled accuracy (not the headline)",
+                            scale="points", show_ci=False))
+
+    def facts(self, items: Sequence[Item]) -> dict[str, Any]:
+        return {"subjects": tuple(sorted({it.meta["subject"] for it in items}))}
+
+    def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
+        """The macro average runs over the dataset's subjects."""
+        return self.metrics if dataset is None else self._metrics(tuple(dataset.facts.get("subjects", ())))
+
+    def prompt_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        return {**fields, "options": "\n".join(f"{k}. {v}" for k, v in fields["options"].items())}
+
+    def answer(self, body: str, item: PublicItem) -> Extraction:
+        letter = mcq_letter(body, self.letter_case)
+        return Extraction(None, "no_letter") if letter is None else Extraction(letter)
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        ok, s = float(answer == item.gold["answer"]), item.meta["subject"]
+        return ItemScore({"correct": ok, "n": 1.0, f"correct:{s}": ok, f"n:{s}": 1.0})
+
+    def zero(self, item: Item) -> dict[str, float]:
+        s = item.meta["subject"]
+        return {"correct": 0.0, "n": 1.0, f"correct:{s}": 0.0, f"n:{s}": 1.0}
+
+    def rules(self) -> dict[str, str]:
+        return {"letter_case": self.letter_case}
+
+
+class XQuAD(DeepSEA):
+    """Extractive QA: the answer tag or the language's "the answer is" phrase, token F1 (first reference)."""
+
+    task = "xquad"
+    prompt = "Read the passage and answer the question with a short span from the passage, between <answer> and </answer>.\n\nPassage: {context}\n\nQuestion: {question}"
+
+    def __init__(self, *, f1_norm: str = "unicode", groups: str | None = None, metric: str | None = None):
+        if f1_norm not in F1_NORMS:
+            raise DataError(f"f1_norm must be one of {', '.join(F1_NORMS)}, got {f1_norm!r}")
+        self.f1_norm = f1_norm
+        super().__init__(groups=groups, metric=metric)
+
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
+        return (RatioMetric("token_f1_first_ref", "f1", "n", "token F1 against the first reference", scale="points"),)
+
+    def answer(self, body: str, item: PublicItem) -> Extraction:
+        span = xquad_answer(body, item["lang"])
+        return Extraction(None, "no_answer") if span is None else Extraction(span)
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        f1 = token_f1(answer, list(item.gold["answers"]), item.meta["lang"], refs="first", norm=self.f1_norm)
+        return ItemScore({"f1": f1, "n": 1.0})
+
+    def zero(self, item: Item) -> dict[str, float]:
+        return {"f1": 0.0, "n": 1.0}
+
+    def rules(self) -> dict[str, str]:
+        # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0
+        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1"}
+
+
+class _Generation(DeepSEA):
+    """CrossSum and WMT24++: the tag's content (the whole reply without one, "" when unclosed), corpus chrF2."""
+
+    tag: ClassVar[str]
+    reference: ClassVar[str]
+
+    def answer(self, body: str, item: PublicItem) -> Extraction:
+        content, state = extract_tag(body, self.tag)
+        return Extraction(body.strip() if state == "missing" else content)  # unclosed -> ""
+
+    def score(self, answer: Any, item: Item) -> ItemScore:
+        cm = self.metrics[0]
+        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[item.gold[self.reference]]])[0]))  # type: ignore[union-attr]
+
+    def zero(self, item: Item) -> dict[str, float]:
+        return dict(self.score("", item).stats)
+
+
+class CrossSum(_Generation):
+    task, tag, reference = "crosssum", "summary", "summary"
+    prompt = "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}"
+
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
+        return (CorpusMetric("corpus_chrf2", "chrf", "corpus chrF2, sacrebleu defaults", label="chrF2"),)
+
+
+class WMT24pp(_Generation):
+    task, tag, reference, shown_meta = "wmt24pp", "translation", "target", ("lp",)
+    prompt = "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}"
+
+    def __init__(self, *, groups: str | None = None, metric: str | None = None):
+        if metric is not None and "metricx" in metric.lower():
+            raise GlotbenchError("MetricX-24, DeepSEA's headline translation metric, needs its own neural model, "
+                                 "which the public scorer does not run; glotbench reports corpus chrF2, named "
+                                 "corpus_chrf2_not_metricx24")
+        super().__init__(groups=groups, metric=metric)
+
+    def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
+        return (CorpusMetric("corpus_chrf2_not_metricx24", "chrf", "corpus chrF2 (the paper's MetricX-24 is not computed)",
+                             label="chrF2"),)
+
+    def prompt_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        src, _, tgt = fields["lp"].partition("-")
+        return {**fields, "src": src, "tgt": tgt.split("_")[0]}
+
+
+TASK_CLASSES: dict[str, type[DeepSEA]] = {c.task: c for c in (MGSM, IndoMMLU, XQuAD, CrossSum, WMT24pp)}
+
+
+def DeepSEATask(task: str, **options: Any) -> DeepSEA:  # noqa: N802 - reads as the benchmark it builds
+    """The DeepSEA task called `task` (mgsm, indommlu, xquad, crosssum, wmt24pp) with its options."""
+    if task not in TASK_CLASSES:
+        raise DataError(f"unknown DeepSEA task {task!r}")
+    return TASK_CLASSES[task](**options)

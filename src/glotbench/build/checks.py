@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -211,10 +211,11 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
                      opts: CheckOptions = CheckOptions()) -> dict[str, Any]:
     """Run every check with every judge (a run directory each under OUT), then write OUT/flags.jsonl
     (one line per verdict that flags, or fails) and OUT/checks.json (counts) last."""
-    from glotbench.engine.evaluate import evaluate_async
-    from glotbench.rundir import read_results, read_samples, slug
-    from glotbench.rundir.schema import SampleRecord
+    from glotbench.build.common import judge_phase
     from glotbench.plugins import load_model
+    from glotbench.rundir import invalid_run, read_samples, slug
+    from glotbench.rundir.schema import SampleRecord
+    from glotbench.rundir.validity import combine
 
     bad = [c for c in opts.checks if c not in CHECKS]
     if bad or not opts.checks:
@@ -222,7 +223,7 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     out_dir = Path(out)
-    if (out_dir / "checks.json").exists():
+    if (out_dir / "checks.json").exists() and not invalid_run(out_dir / "checks.json"):
         raise GlotbenchError(f"{out_dir} already holds finished checks; choose another --out")
     models = [load_model(j, **({"api_key_env": run_options.api_key_env} if run_options.api_key_env else {}))
               for j in judges]  # an unknown judge spec fails here, before anything is written
@@ -231,16 +232,12 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     by_uid = {c.uid: c for c in cands}
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
+    validity: dict[str, Any] = {}  # each judge's run: invalid when its calls failed (rundir/validity.py)
     tally: dict[tuple[str, str], dict[str, int]] = {}  # (uid, check) -> verdicts, flagging, without verdict
     for spec, model in zip(judges, models):
         run_dir = out_dir / f"judge-{slug(spec)}"
-        if (run_dir / "results.json").exists():
-            results = read_results(run_dir)
-        else:
-            res = await evaluate_async(bench, model,
-                                       replace(run_options, out=str(run_dir), repeats=opts.repeats, limit=None, data=None),
-                                       dataset=units)
-            results = res.results
+        results = await judge_phase(bench, model, run_dir, run_options, units, opts.repeats)
+        validity[f"judge {spec}"] = results.get("validity")
         summary[spec] = {"counts": results.get("counts"), "cost": results.get("cost")}
         for r in read_samples(run_dir, SampleRecord):
             c = by_uid.get(r["meta"]["item"])
@@ -273,6 +270,7 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
               "per_item": [{"item": uid, "check": chk, **t} for (uid, chk), t in sorted(tally.items())
                            if t["flagging"] or t["no_verdict"]],
               "categories": list(opts.categories), "prompt_version": ItemChecks.version,
-              "flags_file": str(out_dir / "flags.jsonl"), "note": "nothing is deleted; review the flags"}
+              "flags_file": str(out_dir / "flags.jsonl"), "note": "nothing is deleted; review the flags",
+              "validity": combine(validity)}
     write_json_atomic(out_dir / "checks.json", result)
     return result

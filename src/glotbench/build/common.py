@@ -106,3 +106,20 @@ def options_of(rec: Mapping[str, Any]) -> list[str] | None:
 def normalise(text: str) -> str:
     """NFC, Lao AM composed (NFC leaves U+0ECD U+0EB2 apart), case-folded, whitespace collapsed."""
     return _SPACE.sub(" ", repair_lao_am(unicodedata.normalize("NFC", text)).casefold()).strip()
+
+
+async def judge_phase(bench: Any, model: Any, run_dir: Path, run_options: Any, dataset: Any,
+                      repeats: int = 1) -> dict[str, Any]:
+    """One judge's run over `dataset` in `run_dir` (a build command's phase), as its results.json:
+    a finished valid run there is read back (a command stopped after it resumes), one whose calls
+    failed (invalid, rundir/validity.py) is run again in place, its good replies from the cache."""
+    from dataclasses import replace
+
+    from glotbench.engine.evaluate import evaluate_async
+    from glotbench.rundir import RESULTS, invalid_run, read_results
+
+    if (run_dir / RESULTS).exists() and not invalid_run(run_dir / RESULTS):
+        return read_results(run_dir)
+    res = await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=repeats, limit=None,
+                                                     data=None), dataset=dataset)
+    return dict(res.results)

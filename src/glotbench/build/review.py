@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import combinations
@@ -34,6 +33,7 @@ from glotbench.data import locate, read_object, read_rows, read_text
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.runfiles import AdjudicationRow, LabelCsvRow, LabelRow, LabelStudioExport, label_studio_place
 from glotbench.stats import DEFAULT_SEED, cohens_kappa, fleiss_kappa
+from glotbench.stats.agreement import bootstrap_statistic, krippendorff_alpha
 
 Labels = dict[str, dict[str, str]]  # item id -> annotator -> label
 
@@ -152,31 +152,12 @@ def read_labels(paths: Sequence[str]) -> Labels:
     return import_labels(paths).labels
 
 
-def _bootstrap(n: int, stat: Callable[[np.ndarray], float | None], resamples: int, seed: int) -> tuple[float | None, float | None]:
-    """95% percentile CI over `resamples` item resamples; none with 0 resamples (no bootstrap, as in
-    `glotbench score`) or when most resamples leave the statistic undefined."""
-    if resamples <= 0:
-        return None, None
-    rng = np.random.default_rng(seed)
-    vals = []
-    for _ in range(resamples):
-        v = stat(rng.integers(0, n, n))
-        if v is not None and v == v:
-            vals.append(v)
-    if len(vals) < resamples * 0.5:  # mostly undefined resamples (one category): no CI
-        return None, None
-    lo, hi = np.percentile(vals, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
 def _est(value: float | None, ci: tuple[float | None, float | None], n: int, **extra: Any) -> dict[str, Any]:
     return {"value": value, "ci_low": ci[0], "ci_high": ci[1], "items": n, **extra}
 
 
 def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int = 1000,
               seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    import krippendorff
-
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
         raise GlotbenchError(f"--resamples must be 0 (no bootstrap) or more, got {resamples!r}")
     annotators = sorted({a for v in labels.values() for a in v})
@@ -198,7 +179,7 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
     complete = [i for i in items if len(labels[i]) == len(annotators)]
     rows = [[labels[i][a] for a in annotators] for i in complete]
     fk = fleiss_kappa(rows) if len(complete) > 1 else None
-    out["fleiss_kappa"] = _est(fk, _bootstrap(len(rows), lambda idx: fleiss_kappa([rows[k] for k in idx]), resamples, seed)
+    out["fleiss_kappa"] = _est(fk, bootstrap_statistic(len(rows), lambda idx: fleiss_kappa([rows[k] for k in idx]), resamples, seed)
                                if fk is not None else (None, None), len(complete),
                                excluded_incomplete=len(items) - len(complete), library="statsmodels")
     pairs = {}
@@ -206,7 +187,7 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
         both = [i for i in items if a in labels[i] and b in labels[i]]
         xa, xb = [labels[i][a] for i in both], [labels[i][b] for i in both]
         k = cohens_kappa(xa, xb) if both else None
-        ci = _bootstrap(len(both), lambda idx: cohens_kappa([xa[j] for j in idx], [xb[j] for j in idx]),
+        ci = bootstrap_statistic(len(both), lambda idx: cohens_kappa([xa[j] for j in idx], [xb[j] for j in idx]),
                         resamples, seed) if k is not None else (None, None)
         pairs[f"{a} ~ {b}"] = _est(k, ci, len(both), observed_agreement=(sum(x == y for x, y in zip(xa, xb)) / len(both))
                                    if both else None)
@@ -220,23 +201,14 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
             for r, a in enumerate(annotators):
                 if a in labels[items[k]]:
                     data[r, col] = values[labels[items[k]][a]]
-        domain = sorted(set(values.values()))
-        if len(domain) < 2 or np.count_nonzero(~np.isnan(data).all(axis=0)) < 2:
-            return None
-        try:
-            with warnings.catch_warnings():  # a resample with one value only: undefined, returned as None
-                warnings.simplefilter("ignore", RuntimeWarning)
-                v = krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level)
-        except (ValueError, ZeroDivisionError):
-            return None
-        return None if v != v else float(v)
+        return krippendorff_alpha(data, sorted(set(values.values())), level)
 
     all_idx = list(range(len(items)))
     for level, values in (("nominal", {c: float(i) for c, i in code.items()}), ("ordinal", rank)):
         if values is None:
             continue
         a = alpha(all_idx, level, values)
-        ci = _bootstrap(len(items), lambda idx: alpha(idx, level, values), resamples, seed) if a is not None else (None, None)
+        ci = bootstrap_statistic(len(items), lambda idx: alpha(idx, level, values), resamples, seed) if a is not None else (None, None)
         out[f"krippendorff_alpha_{level}"] = _est(a, ci, len(items), library="krippendorff",
                                                   **({"order": list(order or sorted(values, key=values.get))}
                                                      if level == "ordinal" else {}))

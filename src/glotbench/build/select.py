@@ -16,7 +16,7 @@ and every prompt (cluster, criteria met, score, kept or why not).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -130,17 +130,19 @@ class SelectOptions:
 async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str, run_options: Any,
                      opts: SelectOptions = SelectOptions()) -> dict[str, Any]:
     from glotbench.build.embed import load_embedder
-    from glotbench.engine.evaluate import evaluate_async
-    from glotbench.rundir import read_results, read_samples, slug
-    from glotbench.rundir.schema import SampleRecord
+    from glotbench.build.common import judge_phase
+    from glotbench.errors import InvalidRunError
     from glotbench.plugins import load_model
+    from glotbench.rundir import invalid_run, read_samples, slug
+    from glotbench.rundir.schema import SampleRecord
+    from glotbench.rundir.validity import combine, validity_text
 
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     if opts.n < 1:
         raise GlotbenchError("--n must be at least 1")
     out_dir = Path(out)
-    if (out_dir / "select.json").exists():
+    if (out_dir / "select.json").exists() and not invalid_run(out_dir / "select.json"):
         raise GlotbenchError(f"{out_dir} already holds a finished selection; choose another --out")
     criteria = dict(opts.criteria)
     if not criteria:
@@ -153,12 +155,11 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     names = list(criteria)
     met: dict[str, list[dict[str, bool]]] = {c.uid: [] for c in cands}
     failures: dict[str, Any] = {}
+    validity: dict[str, Any] = {}  # each judge's run: invalid when its calls failed (rundir/validity.py)
     for spec, model in zip(judges, models):
         run_dir = out_dir / f"judge-{slug(spec)}"
-        if not (run_dir / "results.json").exists():
-            await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=1, limit=None, data=None),
-                                 dataset=prompts)
-        results = read_results(run_dir)
+        results = await judge_phase(bench, model, run_dir, run_options, prompts)
+        validity[f"judge {spec}"] = results.get("validity")
         failures[spec] = results.get("counts", {}).get("failures", {})
         for r in read_samples(run_dir, SampleRecord):
             if r["failure"] is None:
@@ -166,6 +167,10 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     scores = {u: (float(np.mean([sum(m.values()) for m in v])) if v else None) for u, v in met.items()}
     judged = [i for i, c in enumerate(cands) if scores[c.uid] is not None]
     if len(judged) < 2:
+        if not combine(validity)["valid"]:  # the judges' calls failed: say so (exit 3); the same command resumes
+            raise InvalidRunError(f"{validity_text({'validity': combine(validity)})}: only {len(judged)} prompts have "
+                                  "a valid verdict, nothing to cluster; fix the endpoint and run the same command "
+                                  "again (replies already received come from the call cache)")
         raise GlotbenchError(f"only {len(judged)} prompts have a valid verdict; nothing to cluster (failures: {failures})")
 
     from sklearn.cluster import KMeans
@@ -232,6 +237,6 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
               "settings": {"min_cluster_score": opts.min_cluster_score, "min_score": opts.min_score, "seed": opts.seed,
                            "clustering": "k-means (scikit-learn, n_init=10)", "prompt_version": PromptCriteria.version},
               "clusters": [{kk: v for kk, v in c.items() if kk != "members"} for c in clusters],
-              "prompts": prompts}
+              "prompts": prompts, "validity": combine(validity)}
     write_json_atomic(out_dir / "select.json", report)
     return report

@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "sweep": ("sweep", "runs"),
     "build": ("build",),
     "tasks": ("tasks",),
+    "checks": ("rescore", "checks"),
+    "stats": ("plan", "diff", "arena-rank"),
 }
 
 

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (JUDGE_CALLS, MODEL_CALLS, PRICES, ErrorHandlingGroup, Temperature, die, run_options,
-                                   with_options)
+from glotbench.cli.options import (JUDGE_CALLS, MODEL_CALLS, PRICES, ErrorHandlingGroup, Temperature, die,
+                                   exit_if_invalid, run_options, with_options)
 
 build_app = typer.Typer(help="Build a benchmark: dedupe candidates, LLM checks, annotation review and "
                              "agreement, BenchBuilder-style selection, item analysis, contamination.",
@@ -108,6 +108,7 @@ def check_cmd(
     if costs:
         typer.echo(f"cost: {sum(costs):.4f} USD")
     typer.echo(f"flags: {res['flags_file']}")
+    exit_if_invalid(res)  # the judges' calls failed: exit 3, the same command finishes it
 
 
 @review_app.command("export")
@@ -242,6 +243,7 @@ def select_cmd(
         state = "kept" if c["kept"] else "dropped"
         typer.echo(f"  cluster {c['cluster']}: {c['size']} prompts, mean score {c['mean_score']:.2f}, {state}: {c['label'][:60]}")
     typer.echo(f"selected: {out}/selected.jsonl; report: {out}/select.json")
+    exit_if_invalid(res)
 
 
 @build_app.command("items")

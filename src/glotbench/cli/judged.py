@@ -6,16 +6,18 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ITEMS, JUDGE_CALLS, MODEL_CALLS, Human, MaxTokens, ModelSpec, Out, exit_if_invalid,
-                                   run_options, to_json, with_options)
+from glotbench.cli.options import (JUDGE_CALLS, JUDGED_ITEMS, MODEL_CALLS, Human, MaxTokens, ModelSpec, Out,
+                                   exit_if_invalid, run_options, to_json, with_options)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 # The panel's self-judging policy (judges/panel.SelfJudging): the candidate's own model is always skipped.
 SkipSameFamily = Annotated[bool, typer.Option(help="Also skip a judge of the candidate's model family (self-preference).")]
 Families = Annotated[list[str], typer.Option("--family", help="State a model's family: SPEC=FAMILY (repeatable).")]
+JudgeCards = Annotated[Optional[str], typer.Option("--judge-cards", help="Directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS); a judge without a passing card for the language is marked not validated.")]
+WriteCards = Annotated[Optional[str], typer.Option("--write-cards", help="Write a validity card per judge and language into this directory (needs --human).")]
 
 
-@with_options(ITEMS, JUDGE_CALLS, MODEL_CALLS)
+@with_options(JUDGED_ITEMS, JUDGE_CALLS, MODEL_CALLS)
 def arena(
     model: ModelSpec,
     baseline: Annotated[str, typer.Option("--baseline", help="The fixed baseline: a model spec, or replay:FILE.jsonl of its answers.")],
@@ -27,6 +29,7 @@ def arena(
                                               "(default: counted failed, listed) or accept (scored, flagged).")] = "fail",
     skip_same_family: SkipSameFamily = False,
     family: Families = [],  # noqa: B006
+    judge_cards: JudgeCards = None,
     **shared: Any,
 ) -> None:
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
@@ -38,7 +41,8 @@ def arena(
 
     opts = run_options(out=out, **shared)
     res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order,
-                                self_judging=SelfJudging(skip_same_family, parse_families(family))))
+                                self_judging=SelfJudging(skip_same_family, parse_families(family)),
+                                judge_cards=judge_cards))
     print_arena(res.results)
     typer.echo(f"arena directory: {res.out_dir}")
     exit_if_invalid(res.results)
@@ -47,14 +51,26 @@ def arena(
 def arena_report(
     arenas: Annotated[list[str], typer.Argument(help="Arena directories, one candidate model each.")],
     human: Human = None,
+    bt: Annotated[bool, typer.Option("--bt", help="Add Bradley–Terry ratings and the ranking (as `glotbench arena-rank`).")] = False,
+    write_cards: WriteCards = None,
 ) -> None:
     """Cross-judge report: each judge's score per model, their spread, rank correlations, human agreement."""
     from glotbench.engine.arena import cross_judge_report
 
-    typer.echo(to_json(cross_judge_report(arenas, human)))
+    res = cross_judge_report(arenas, human)
+    if bt:
+        from glotbench.report.arena_rank import rank_arenas
+
+        res["bradley_terry"] = rank_arenas(arenas)
+    if write_cards:
+        from glotbench.judges.card_sources import arena_cards
+        from glotbench.judges.cards import write_cards as write
+
+        res["cards"] = write(arena_cards(arenas, human), write_cards)
+    typer.echo(to_json(res))
 
 
-@with_options(ITEMS, JUDGE_CALLS, MODEL_CALLS)
+@with_options(JUDGED_ITEMS, JUDGE_CALLS, MODEL_CALLS)
 def aragen(
     model: Annotated[str, typer.Option("--model", "-m", help="The model spec to evaluate, or replay:FILE of its answers (upstream's answer/judged JSON, or JSONL).")],
     judge: Judges,
@@ -71,6 +87,7 @@ def aragen(
     judge_seed: Annotated[Optional[int], typer.Option(help="Judge sampling seed (upstream's judges: 42).")] = None,
     max_tokens: MaxTokens = None,
     out: Out = None,
+    judge_cards: JudgeCards = None,
     **shared: Any,
 ) -> None:
     """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
@@ -87,7 +104,7 @@ def aragen(
                                  judge_repeats=judge_repeats, judge_temperature=judge_temperature,
                                  judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury,
                                  system_prompt=system_prompt, families=parse_families(family),
-                                 judge_seed=judge_seed))
+                                 judge_seed=judge_seed, judge_cards=judge_cards))
     print_aragen(res)
     typer.echo(f"output directory: {res['out_dir']}")
     exit_if_invalid(res)
@@ -96,11 +113,18 @@ def aragen(
 def judge_audit(
     runs: Annotated[list[str], typer.Argument(help="`glotbench aragen` output directories (one model each).")],
     human: Human = None,
+    write_cards: WriteCards = None,
 ) -> None:
     """Judge audit: kappa against human labels, consistency, self-bias and guideline adherence."""
     from glotbench.judges.audit import judge_audit as audit
 
-    typer.echo(to_json(audit(runs, human)))
+    res = audit(runs, human)
+    if write_cards:
+        from glotbench.judges.card_sources import aragen_cards
+        from glotbench.judges.cards import write_cards as write
+
+        res["cards"] = write(aragen_cards(runs, human), write_cards)
+    typer.echo(to_json(res))
 
 
 def register(app: typer.Typer) -> None:

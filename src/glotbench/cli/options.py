@@ -1,6 +1,6 @@
 """Shared by the command modules: the options every command group declares the same way, declared once
 here as `Annotated` types and gathered into option groups (`MODEL_CALLS`, `PRICES`, `ITEMS`,
-`JUDGE_CALLS`) that `@with_options` adds to each command taking them (as inspect_ai's `_cli/common.py`
+`JUDGED_ITEMS`, `JUDGE_CALLS`) that `@with_options` adds to each command taking them (as inspect_ai's `_cli/common.py`
 does with click), and the one error handler (`ErrorHandlingGroup`): a bad input is a single `error:
 ...` line on stderr and exit code 2; anything else is a bug in glotbench, said so in one line with how
 to see the traceback (`GLOTBENCH_DEBUG=1`), exit code 1.
@@ -53,10 +53,14 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     v = results.get("validity") or {}
     limit = v.get("max_failure_rate")
     cached = (results.get("config") or {}).get("cache", True)
-    if set(v.get("kinds") or ()) == {"missing"}:  # a replay file without outputs for those items
+    phases = [pv for pv in (v.get("phases") or {}).values() if isinstance(pv, dict) and not pv.get("valid", True)]
+    kinds = set(v.get("kinds") or ()).union(*(pv.get("kinds") or () for pv in phases))
+    if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
-        fix = ("fix the endpoint and run the same command again to finish the run"
+        what = ("the model's code (it raised an exception: samples.jsonl's error says which)"
+                if kinds == {"exception"} else "the endpoint")
+        fix = (f"fix {what} and run the same command again to finish the run"
                + (" (replies already received come from the call cache)" if cached
                   else " (with --no-cache every call is made again)"))
     typer.echo(f"error: {text}" + (f", above --max-failure-rate {limit:g}" if limit is not None else "")
@@ -143,7 +147,7 @@ class ErrorHandlingGroup(TyperGroup):
                 group = ctx.command_path.split()[-1] if ctx.parent else ""
                 cmd = " ".join(x for x in (group if ctx.parent else "", ctx.invoked_subcommand or "") if x)
                 msg = f"{cmd}: {msg}" if cmd else msg
-            die(msg)
+            die(msg, getattr(e, "exit_code", 2))
         except Exception as e:  # noqa: BLE001 - a bug: one line that says so, not a traceback
             if os.environ.get("GLOTBENCH_DEBUG"):
                 raise
@@ -177,6 +181,7 @@ def to_json(obj: Any) -> str:
 ModelSpec = Annotated[str, typer.Option("--model", "-m", help="Model spec, e.g. openai:qwen3@http://localhost:8000/v1 (see `glotbench list`).")]
 Data = Annotated[Optional[str], typer.Option(help="Use this data file instead of the bundled data.")]
 Limit = Annotated[Optional[int], typer.Option(help="Only the first N items (of the subset, with --subset).")]
+FirstN = Annotated[Optional[int], typer.Option("--limit", help="Only the first N items; the run is then marked a subset.")]
 Subset = Annotated[Optional[str], typer.Option(help="A named subset of the items: quick (20%, at most 30, stratified by group).")]
 Quick = Annotated[bool, typer.Option("--quick", help="Shorthand for --subset quick: a small stratified subset, to try a setup.")]
 MaxFailureRate = Annotated[float, typer.Option(help="Largest share of items whose model call may fail (HTTP, connection, timeout...) before the run is invalid (exit 3).")]
@@ -208,6 +213,7 @@ BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark sett
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
 Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")]
+Correction = Annotated[str, typer.Option(help="Multiple-comparison correction of the p-values: holm, bh (Benjamini–Hochberg) or none.")]
 Db = Annotated[str, typer.Option(help="SQLAlchemy URL: SQLite file (default) or postgresql+psycopg://...")]
 DEFAULT_DB = "sqlite:///glotbench-service.sqlite"
 
@@ -258,6 +264,9 @@ MODEL_CALLS = option_group("model calls", max_retries=(MaxRetries, 5), timeout=(
 JUDGE_CALLS = option_group("judge calls", concurrency=(Concurrency, None))
 PRICES = option_group("prices", price_in=(PriceIn, None), price_out=(PriceOut, None))
 ITEMS = option_group("items", data=(Data, None), limit=(Limit, None), max_failure_rate=(MaxFailureRate, 0.05))
+# arena and aragen: no --subset, so --limit says the run is then a subset
+JUDGED_ITEMS = option_group("judged items", data=(Data, None), limit=(FirstN, None),
+                            max_failure_rate=(MaxFailureRate, 0.05))
 
 
 def run_options(*, no_cache: bool = False, bench_opt: list[str] = (), **fields: Any):

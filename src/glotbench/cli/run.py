@@ -6,8 +6,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, MaxTokens, ModelSpec, Out,
-                                   Quick, Resamples, Seed, Subset, Temperature, Thinking, run_options, with_options)
+from glotbench.cli.options import (ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, Correction, MaxTokens,
+                                   ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature, Thinking, run_options,
+                                   to_json, with_options)
 
 
 def list_cmd() -> None:
@@ -45,12 +46,15 @@ def run(
     bench_opt: BenchOpt = [],
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
+    judge_cards: Annotated[Optional[str], typer.Option("--judge-cards", help="With --judge: directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
     max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
     max_concurrency: Annotated[int, typer.Option(help="The ceiling of --concurrency auto.")] = 64,
     batch: Annotated[bool, typer.Option("--batch", help="Send the uncached requests through the endpoint's Batch API (/v1/files, /v1/batches); failures are retried as normal requests.")] = False,
     batch_discount: Annotated[float, typer.Option(help="The batch price's discount on --price-in/--price-out (0.5: half price).")] = 0.5,
     batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
+    pivot: Annotated[Optional[str], typer.Option("--pivot", help="Answer through this language (en): the input translated by --pivot-model, text answers translated back; native vs pivot compared (docs/checks.md).")] = None,
+    pivot_model: Annotated[Optional[str], typer.Option("--pivot-model", help="The model that translates for --pivot (a model spec).")] = None,
     **shared: Any,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
@@ -95,12 +99,21 @@ def run(
 
         from glotbench.engine.judged_task import print_judged, run_judged
 
-        res = asyncio.run(run_judged(benchmark, model, list(judge), opts))
+        res = asyncio.run(run_judged(benchmark, model, list(judge), opts, judge_cards=judge_cards))
         print_judged(res)
         typer.echo(f"run directory: {res['out_dir']}")
         return
-    result = evaluate(benchmark, model, opts)
+    if pivot is not None or pivot_model is not None:
+        from glotbench.engine.pivot import pivot_cli
+
+        result = pivot_cli(benchmark, model, pivot, pivot_model, opts)
+    else:
+        result = evaluate(benchmark, model, opts)
     print_results(result.results)
+    from glotbench.report.checks_text import checks_lines
+
+    for line in checks_lines(result.results):  # results.json `checks` (docs/checks.md)
+        typer.echo(line)
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)
@@ -203,13 +216,21 @@ def board(
     html: Annotated[Optional[str], typer.Option("--html", help="Also write the board as a self-contained HTML page.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Printed export: md, csv, latex or json.")] = "md",
     test: Annotated[str, typer.Option(help="Significance test against each column's best: randomization or bootstrap.")] = "randomization",
-    alpha: Annotated[float, typer.Option(help="Cells with p >= alpha are marked as not different from the best.")] = 0.05,
+    alpha: Annotated[float, typer.Option(help="Cells with adjusted p >= alpha are marked as not different from the best.")] = 0.05,
     resamples: Resamples = 1000,
+    pivot: Annotated[Optional[str], typer.Option(help="language: one table per language, models x tasks.")] = None,
+    language: Annotated[list[str], typer.Option("--language", help="With --pivot language: only this language "
+                                                "(lo, lao, lao_Laoo; repeatable).")] = [],
+    correction: Correction = "holm",
 ) -> None:
-    """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores."""
+    """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores;
+    --pivot language: one table per language (how good each model is in Lao: one table)."""
     from glotbench.report.board import build_board, export, write_board_html
 
-    b = build_board(runs, test=test, alpha=alpha, resamples=resamples)
+    if language and pivot is None:
+        raise typer.BadParameter("--language needs --pivot language")
+    b = build_board(runs, test=test, alpha=alpha, resamples=resamples, pivot=pivot, languages=language or None,
+                    correction=correction)
     text = export(b, fmt)
     if html:
         write_board_html(b, html)
@@ -271,14 +292,23 @@ def score(
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Baseline run directory.")],
-    run_b: Annotated[str, typer.Argument(help="Run directory to compare with it.")],
+    runs: Annotated[list[str], typer.Argument(help="Two or more run directories on the same items (the first is A).")],
     resamples: Resamples = 1000,
+    correction: Correction = "holm",
+    fmt: Annotated[str, typer.Option("--format", help="text (default) or json (raw and adjusted p-values).")] = "text",
 ) -> None:
-    """Paired comparison of two runs on the same items: B − A per metric, CI and p-values."""
-    from glotbench.report.compare import compare_runs, print_comparison
+    """Paired comparison of runs on the same items: each pair's B − A per metric, CI and p-values
+    (adjusted for the number of pairs: --correction)."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.compare import compare_many, print_many
 
-    print_comparison(compare_runs(run_a, run_b, resamples=resamples))
+    if fmt not in ("text", "json"):
+        raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    res = compare_many(runs, resamples=resamples, correction=correction)
+    if fmt == "json":
+        typer.echo(to_json(res))
+    else:
+        print_many(res)
 
 
 def register(app: typer.Typer) -> None:

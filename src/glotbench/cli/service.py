@@ -62,6 +62,7 @@ def serve(
     allow_host: Annotated[list[str], typer.Option(help="Endpoint host allowed despite a private address (local testing).")] = [],
     header_timeout: Annotated[float, typer.Option(help="Seconds a request's headers may take to arrive.")] = 10.0,
     body_timeout: Annotated[float, typer.Option(help="Seconds a request's body may take to arrive.")] = 30.0,
+    send_timeout: Annotated[float, typer.Option(help="Seconds a reply may wait for a client that reads none of it.")] = 30.0,
     max_connections_per_ip: Annotated[int, typer.Option(help="Connections one address may hold open at once.")] = 32,
     trusted_proxy: Annotated[list[str], typer.Option(help="Address of a reverse proxy whose X-Forwarded-For is "
                                                           "believed (none by default).")] = [],
@@ -80,10 +81,10 @@ def serve(
     if (min(endpoint_workers, endpoint_per_key, endpoint_per_org, daily_limit, 1 if org_daily_limit is None else org_daily_limit,
             rate_per_minute,
             max_connections_per_ip) < 1
-            or not min(lease_seconds, endpoint_stall, header_timeout, body_timeout) > 0):
+            or not min(lease_seconds, endpoint_stall, header_timeout, body_timeout, send_timeout) > 0):
         raise GlotbenchError("--endpoint-workers, --endpoint-per-key, --endpoint-per-org, --daily-limit, "
                              "--org-daily-limit, --rate-per-minute, --max-connections-per-ip, --lease-seconds, "
-                             "--endpoint-stall, --header-timeout and --body-timeout must be positive")
+                             "--endpoint-stall, --header-timeout, --body-timeout and --send-timeout must be positive")
     try:
         app_ = create_app(_settings(db, daily_limit=daily_limit, org_daily_limit=org_daily_limit,
                                     rate_per_minute=rate_per_minute, min_group=min_group,
@@ -96,7 +97,7 @@ def serve(
         if type(e).__name__ != "ConfigurationError":
             raise
         raise GlotbenchError(f"--rate-storage: {e}") from None
-    run_server(app_, host, port, ServerLimits(header_timeout_s=header_timeout,
+    run_server(app_, host, port, ServerLimits(header_timeout_s=header_timeout, send_timeout_s=send_timeout,
                                               max_connections_per_ip=max_connections_per_ip,
                                               trusted_proxies=tuple(trusted_proxy)))
 

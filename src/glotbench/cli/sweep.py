@@ -154,7 +154,7 @@ def runs_board(
     """Models × benchmarks from the store: headline score and 95% CI (several runs: mean and range).
     Runs with different signatures (prompt, data, metric, options) get separate columns."""
     from glotbench.errors import GlotbenchError
-    from glotbench.store.db import board
+    from glotbench.store.db import board, board_columns
 
     try:
         rows = _store(db).list(model=model)
@@ -172,6 +172,9 @@ def runs_board(
         typer.echo(m.ljust(width) + "".join(cells.get(c, "-").ljust(cw[c]) for c in columns))
     heads = sorted({(r.benchmark, r.headline, _unit(r.scale)) for r in rows})
     typer.echo("metrics: " + ", ".join(f"{b} {h} ({u})" for b, h, u in heads))
+    typer.echo("columns:")  # what each column's numbers are of: its items, and sample data
+    for col, text in board_columns(rows).items():
+        typer.echo(f"  {col}: {text}")
 
 
 @runs_app.command("show")
@@ -206,8 +209,10 @@ def _show_run(r) -> None:
         return f"{_score(e['value'], r.scale)}{ci}" + (f"  n={e['n']}" if e.get("n") is not None else "")
 
     unit = {"%": "percent", "points": "points (0–100)"}.get(_unit(r.scale), "unknown unit (indexed before it was recorded)")
+    from glotbench.store.db import row_notes
+
     lines = [f"run {r.id}: {r.benchmark} v{r.benchmark_version} · {r.model}",
-             f"{r.headline}: {est(_headline(r))}   [{unit}, 95% CI]"]
+             f"{r.headline}: {est(_headline(r))}   [{unit}, 95% CI]", *row_notes(r)]
     for key, groups in (r.scores.get("groups") or {}).items():
         lines.append(f"by {key}:")
         lines += [f"  {value}: {est((g or {}).get(r.headline))}" for value, g in groups.items()]

@@ -52,5 +52,33 @@ def check(
             typer.echo(f"[{m['role']}]\n{m['content']}")
 
 
+@tasks_app.command("import-lm-eval")
+def import_lm_eval(
+    file: Annotated[str, typer.Argument(help="An lm-evaluation-harness task YAML (its include: files next to it).")],
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Write the task file here (default: print it).")] = None,
+) -> None:
+    """Translate an lm-evaluation-harness task YAML (multiple_choice or generate_until, Jinja templates)
+    into a glotbench task file, checked to validate; each key it cannot translate is one line on
+    stderr (and in the file's header). A prompt, choice list or target given by Python (!function)
+    is not imported (exit 2)."""
+    from glotbench.errors import DataError
+    from glotbench.tasks.lm_eval_import import NotTranslatable, import_file
+
+    try:
+        text, got = import_file(file, out)
+    except NotTranslatable as e:
+        for line in e.lines:
+            typer.echo(f"not translated: {line}", err=True)
+        raise DataError(f"{file}: not imported: its prompt, choices or target cannot be translated "
+                        f"({len(e.lines)} key{'s' * (len(e.lines) > 1)} above)") from None
+    for line in got.notes:
+        typer.echo(f"not translated: {line}", err=True)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(f"wrote {out}: task {got.keys['name']}" + (f"; {len(got.notes)} key(s) not translated (listed above "
+                                                            "and in its header)" if got.notes else ""), err=True)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(tasks_app, name="tasks")

@@ -11,17 +11,19 @@ from typing import Any
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, Sample, jsonable
-from glotbench.engine.cache import aggregate_key, code_fingerprint, storable
+from glotbench.engine.cache import aggregate_key
+from glotbench.keys import code_fingerprint, storable
 from glotbench.engine.options import RunOptions
 from glotbench.engine.runner import Runner
 from glotbench.metrics.ratio import aggregate as aggregate_metrics
 from glotbench.metrics.ratio import interval
 from glotbench.stats import DEFAULT_SEED, bootstrap_many, wilson
+from glotbench.stats.cluster import clustered_se
 
 # The code an aggregate depends on besides the benchmark's and its metrics' classes: the files that
 # define these are hashed into the aggregate's cache key (`code_fingerprint`), so an aggregate made
 # with other interval code (the percentile bootstrap before Wilson) is never served.
-AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval)
+AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval, clustered_se)
 
 
 def sacrebleu_version() -> str | None:
@@ -53,7 +55,7 @@ def aggregate_run(bench: Benchmark, full: Dataset, samples: list[Sample], metric
                 "bench": type(bench).__module__ + ":" + type(bench).__qualname__,
                 "options": sorted(options.bench_options),
                 "state": jsonable({k: v for k, v in getattr(bench, "__dict__", {}).items() if not k.startswith("_")}),
-                "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall,
+                "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall, "cluster": bench.cluster_by,
                 "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
                 "versions": [versions.get("python"), versions.get("numpy"), sacrebleu_version()],
                 "dataset": [full.source, full.sha256, len(full), jsonable(full.facts)]}

@@ -24,14 +24,15 @@ from glotbench.benchmarks.aragen import (
     load_entries,
 )
 from glotbench.core import Sample
-from glotbench.benchmarks.base import bundled_label
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
-from glotbench.rundir.validity import combine
-from glotbench.errors import GlotbenchError
-from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.engine.panel import run_panel
+from glotbench.errors import GlotbenchError
+from glotbench.judges.cards import validation
+from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, select_judges
+from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.selection import first as selection_first, signature_part
+from glotbench.rundir.validity import combine, run_validity
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
 from glotbench.models.openai_compat import OpenAICompatModel
@@ -108,7 +109,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
                      skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
                      judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
                      strategy: str = "mean", system_prompt: str | None = None,
-                     families: Mapping[str, str] | None = None, judge_seed: int | None = None) -> dict[str, Any]:
+                     families: Mapping[str, str] | None = None, judge_seed: int | None = None,
+                     judge_cards: str | None = None) -> dict[str, Any]:
     # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -126,7 +128,10 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
     n_all = len(entries)
+    # bundled sample data says so, read from the package or from a copy (benchmarks/base.py data_label)
+    data_label = AraGenAnswers().data_label(answer_dataset(entries, source, digest))
     entries = entries[: options.limit]
+    selection = selection_first([e.sn for e in entries], n_all, options.limit)
     upstream = None
     if judge_prompt is not None:
         from glotbench.judges.prompts import load_upstream_prompt
@@ -135,7 +140,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
-    set_aside_invalid(out, "aragen.json")  # a finished valid run: an error; an invalid one runs again
+    # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, "aragen.json", ("answers-1", "answers-2"))
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.
@@ -148,12 +154,18 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
             await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({cand_family})")
+    judge_validation = validation(active, "ar", judge_cards)  # AraGen is Arabic; a bad cards directory fails here
 
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
     validity: dict[str, Any] = {}
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
+        # An entry the file has no answer for is a replay's missing output, as for `glotbench run`:
+        # counted against the threshold, not only left out by the policy.
+        missing = sum(1 for e in entries if any(a is None for a in answers[e.sn]))
+        validity["answers"] = run_validity({"missing": missing} if missing else {}, len(entries), 1,
+                                           options.max_failure_rate)
     else:
         answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)
@@ -194,20 +206,20 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
         f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
         f"judge_retries:{options.max_retries}",
-        f"judges:{','.join(slug(j) for j in active)}", f"data:{digest[:12]}"])
+        f"judges:{','.join(slug(j) for j in active)}", f"data:{digest[:12]}"]) + signature_part(selection)
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
         "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
         else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
-        "data": source, "data_sha256": digest, "entries": len(entries),
-        "validity": combine(validity), "data_label": bundled_label(AraGenAnswers.bundled_data, None, source, n_all),
+        "data": source, "data_sha256": digest, "entries": len(entries), "selection": selection,
+        "validity": combine(validity), "data_label": data_label,
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
         "mean_of_judges": combined, "per_judge": per_judge,
         "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
-        "signature": signature,
+        "signature": signature, "judge_validation": judge_validation,
     }
     write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)

@@ -17,12 +17,14 @@ from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
-from glotbench.rundir.validity import combine
-from glotbench.errors import GlotbenchError
-from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.engine.panel import run_panel
+from glotbench.errors import GlotbenchError, InvalidRunError
+from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
+from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
+from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.selection import comparability, describe_item_set, select
+from glotbench.rundir.validity import combine, validity_text
 from glotbench.registry import load_model
 from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
 
@@ -34,6 +36,7 @@ class ArenaResult:
 
 
 UNANSWERED_POLICIES = ("loss", "drop")
+ARENA_LANGUAGE = "lo"  # the judge prompt (judges/pairwise.py) asks about answers for Lao-speaking users
 SINGLE_ORDER_POLICIES = ("fail", "accept")
 
 
@@ -105,7 +108,7 @@ def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
 
 async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions, *,
                     unanswered: str = "loss", single_order: str = "fail",
-                    self_judging: SelfJudging = SelfJudging()) -> ArenaResult:
+                    self_judging: SelfJudging = SelfJudging(), judge_cards: str | None = None) -> ArenaResult:
     """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
     samples in memory (the call cache makes a re-run resume). `unanswered` and `single_order` are
     the named policies of `account_prompts`; `self_judging` says which judges are the candidate."""
@@ -114,7 +117,8 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{slug(candidate)}")
-    set_aside_invalid(out, "arena.json")  # a finished valid arena: an error; an invalid one runs again
+    # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, "arena.json", ("candidate", "baseline"))
     cand_model = load_model(candidate)
     try:
         active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
@@ -123,9 +127,11 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     if not active:
         raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
                              f"(skipped: {', '.join(skipped)})")
+    judge_validation = validation(active, ARENA_LANGUAGE, judge_cards)  # a bad cards directory fails here
     bench = ArenaPrompts()
     all_prompts = bench.load(options.data)
-    prompts = all_prompts[: options.limit]
+    selection = select(all_prompts, (), limit=options.limit)  # a subset says so in every view
+    prompts = selection.items
     phase = replace(options, out=None, data=None, limit=None)
     answers: dict[str, dict[str, str]] = {}
     validity: dict[str, Any] = {}
@@ -150,6 +156,11 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
                           unanswered=unanswered, single_order=single_order)
     if not acc.values:
+        verdict = combine(validity)
+        if not verdict["valid"]:  # a phase's calls failed (the candidate's, the baseline's, a judge's): say which
+            raise InvalidRunError(f"{validity_text({'validity': verdict})}: no prompt could be judged, so nothing is "
+                                  "scored; fix the endpoint and run the same command again (replies already "
+                                  "received come from the call cache)")
         raise GlotbenchError("no judge produced a valid verdict (skipped: "
                              f"{', '.join(skipped) or 'none'}; failures: {failures})")
     if not acc.ids:
@@ -168,11 +179,12 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt (a prompt needs both unless "
                  "--single-order accept); an unanswered prompt is a loss for the side that did not answer "
                  "(tie if neither did) unless --unanswered drop; mean over prompts per judge; mean over judges; "
-                 "95% percentile bootstrap over prompts",
+                 "95% percentile bootstrap over prompts (Wilson on the prompts where it collapses)",
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
-        "data": prompts.source, "data_sha256": prompts.sha256,
+        "data": prompts.source, "data_sha256": prompts.sha256, "selection": selection.record(),
         "validity": combine(validity), "data_label": bench.data_label(all_prompts),
+        "judge_validation": judge_validation,
     }
     write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)
@@ -186,6 +198,12 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
     from glotbench.stats import cohens_kappa, kendall, spearman
 
     runs = [read_run_file(d, "arena.json", ArenaScores, "a finished arena") for d in arena_dirs]
+    # Each judge's model ranking compares arenas: on one item set only (rundir/selection.py).
+    sets = {(r.get("data_sha256"), comparability({"signature": "", **r})[1]) for r in runs}
+    if len(sets) > 1:
+        raise GlotbenchError("the arenas scored different item sets, so their numbers are not comparable: "
+                             + "; ".join(f"{d}: {describe_item_set(r)}" for d, r in zip(arena_dirs, runs))
+                             + " (run every arena on the same data and --limit)")
     judges = sorted({j for r in runs for j in r["scores"]["judges"]})
     table = {r["candidate"]: {j: r["scores"]["judges"].get(j, {}).get("value") for j in judges} for r in runs}
     spread = {m: (max(v for v in row.values() if v is not None) - min(v for v in row.values() if v is not None))

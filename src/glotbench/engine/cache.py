@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
+from glotbench.keys import code_fingerprint, hash_text, storable  # noqa: F401 - the cache's key parts
 from glotbench.models.base import Response
 from glotbench.rundir.files import to_json
 
@@ -77,40 +78,6 @@ def score_key(call_key: str, scorer_id: str, item: Item, reply: Response) -> str
     return hashlib.sha256(hash_text(blob)).hexdigest()
 
 
-def hash_text(text: str) -> bytes:
-    """The bytes a key hashes: UTF-8, a lone surrogate passed through (a key is never decoded)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-
-
-def code_fingerprint(*objects: Any) -> str | None:
-    """SHA-256 of the files defining `objects` (classes, their bases, functions): a development
-    checkout that edits aggregation code without a version bump gets a new key. None when one of
-    them has no file to read (a notebook cell, `python -c`, exec): such code is never keyed."""
-    import sys
-
-    files: set[str] = set()
-    for obj in objects:
-        for cls in getattr(obj, "__mro__", (obj,)):
-            name = getattr(cls, "__module__", "") or ""
-            if name == "builtins":
-                continue
-            path = getattr(sys.modules.get(name), "__file__", None)
-            if not path:
-                return None
-            files.add(path)
-    h = hashlib.sha256()
-    for path in sorted(files):
-        try:
-            h.update(Path(path).read_bytes())
-        except OSError:  # no readable source: the code cannot be told apart from an edited one
-            return None
-        h.update(b"\0")
-    return h.hexdigest()
-
-
 def aggregate_key(scorer_id: str, samples: Iterable[Any], settings: Any, code: str) -> str:
     """The key of a stored aggregate: the samples it was computed from, in order (each its stored
     score's key, which fixes the reply and its score, and its item's meta), the scorer, the
@@ -133,15 +100,6 @@ def _plain(value: Any) -> Any:
 
 
 _CONTENT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
-
-
-def storable(record: Any) -> str | None:
-    """`record` as JSON when it survives the round trip unchanged (no NaN, no tuples, no objects)."""
-    try:
-        blob = json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        return None
-    return blob if json.loads(blob) == record else None
 
 
 _SCORE_FIELDS = ("answer", "answer_key", "stats", "score_flags", "failure", "flags")

@@ -21,6 +21,8 @@ from typing import Any
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
+from glotbench.checks import RunChecks
+from glotbench.checks.wrap import expand_units
 from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.aggregate import aggregate_run
 from glotbench.engine.cache import default_cache_path, open_cache
@@ -67,11 +69,12 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         cache = open_cache(options.cache_path or default_cache_path()) if options.use_cache else None
         out_dir = new_run_dir(bench.name, m.spec, options.out)
         run = _start(bench, benchmark, full, m, plan, options, out_dir)
-        done = await _generate(bench, m, plan, options, cache, out_dir)  # generate and score
-        results = _results(bench, full, m, plan, run, done, options)  # aggregate
+        checks = RunChecks(bench, plan.items, m, cache)  # glotbench.checks: each sample's, then results.json's
+        done = await _generate(bench, m, plan, options, cache, out_dir, checks)  # generate and score
+        results = _results(bench, full, m, plan, run, done, options, checks)  # aggregate
         write_json_atomic(out_dir / RESULTS, results)  # write
         write_json_atomic(out_dir / RUN_JSON, {**run, "status": results["status"]})
-        return RunResult(out_dir, dict(results), tuple(done.samples), selection.items)
+        return RunResult(out_dir, dict(results), tuple(done.samples), plan.items)
     finally:
         await m.aclose()
         if cache is not None:
@@ -103,16 +106,13 @@ class _Plan:
     coverage: dict[str, Any] | None  # a replay model's coverage of the run's items
     form: str  # the form prompts are sent in: chat or text
     template: PromptTemplate | None
-
-    @property
-    def items(self) -> Dataset:
-        return self.selection.items
+    items: Dataset  # the units sent: the selected items (permute=circular: each in every rotation)
 
 
 def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tuple[str, str], m: Model,
           options: RunOptions) -> _Plan:
     auto = options.concurrency == "auto"
-    items = selection.items
+    items = expand_units(bench, selection.items)  # permute=circular: each selected item in every rotation
     coverage = (m.coverage([it.id for it in full], [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
                 if hasattr(m, "coverage") else None)
     form = prompt_form(bench, m)
@@ -120,7 +120,7 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
     phash, scorer = signature
     return _Plan(selection, phash, scorer, scorer + selection.signature_part(), generation_config(bench, options),
                  options.max_concurrency if auto else (options.concurrency or m.default_concurrency), auto, coverage,
-                 form, template)
+                 form, template, items)
 
 
 def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions,
@@ -155,7 +155,7 @@ class _Generated:
 
 
 async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions, cache: Any,
-                    out_dir: Path) -> _Generated:
+                    out_dir: Path, checks: RunChecks) -> _Generated:
     """Every (item, repeat) through the runner: prompts sent (a batch first with --batch), replies
     scored, each sample's line appended to samples.jsonl as it finishes, then the file in item order."""
     from glotbench.engine.progress import ProgressBar
@@ -181,7 +181,7 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
                         total=len(items) * options.repeats) as bar:
         runner = Runner(bench, m, plan.config, concurrency=plan.concurrency, repeats=options.repeats,
                         cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
-                        on_sample=lambda s: sink.add(s.to_record()), on_progress=bar.update, on_flush=sink.flush,
+                        on_sample=lambda s: sink.add(checks.record(s)), on_progress=bar.update, on_flush=sink.flush,
                         on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{plan.scorer_signature}",
                         prompt_record=template.record if template else partial(whole, plan.form),
                         gate=gate, budget=budget)
@@ -203,7 +203,7 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
 
 
 def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJson, done: _Generated,
-             options: RunOptions) -> Results:
+             options: RunOptions, checks: RunChecks) -> Results:
     """results.json: the aggregate (from the cache when it can be), the counts, validity, cost, timing."""
     from glotbench.engine.cost import cost_block
 
@@ -224,7 +224,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         headline=metrics[0].name,
         metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
                            "keys": list(mt.keys), "scale": mt.scale} for mt in metrics},
-        scores=scores,
+        scores=scores, checks=checks.summary(done.samples, metrics),
         counts={"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),
                 "flags": dict(c.flags), "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
                 **({"not_sent": c.not_sent} if c.not_sent else {}),  # type: ignore[typeddict-item]
@@ -242,7 +242,8 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         bootstrap={"resamples": options.bootstrap_resamples, "confidence": 0.95, "seed": DEFAULT_SEED,
                    "method": "percentile, items resampled",
                    "intervals": "each estimate's ci_method: wilson (a proportion of 0/1 items), "
-                                "bootstrap, or wilson_fallback (the bootstrap collapsed)"})
+                                "bootstrap, or wilson_fallback (the bootstrap collapsed); with a cluster "
+                                "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"})
 
 
 def _versions() -> dict[str, str]:

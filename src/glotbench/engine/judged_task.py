@@ -20,11 +20,13 @@ from glotbench.engine.evaluate import RunOptions, evaluate_async
 from glotbench.rundir import slug, write_json_atomic
 from glotbench.errors import GlotbenchError
 from glotbench.engine.panel import run_panel
+from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
 
 
-async def run_judged(benchmark: str, model: str, judges: list[str], options: RunOptions) -> dict[str, Any]:
+async def run_judged(benchmark: str, model: str, judges: list[str], options: RunOptions,
+                     judge_cards: str | None = None) -> dict[str, Any]:
     from glotbench.languages import profile
     from glotbench.tasks.rubric import RubricJudging
 
@@ -42,6 +44,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
+    judge_validation = validation(kept, bench.lang, judge_cards)  # a bad cards directory fails here
     res = await evaluate_async(benchmark, cand, replace(options, out=str(out / "answers")))
     items = list(res.dataset or ())
     head = bench.headline_pipeline
@@ -86,7 +89,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
                "incomplete": incomplete, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
-               "signature": signature, "answers_run": str(out / "answers")}
+               "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation}
     write_json_atomic(out / "rubric.json", results)
     return {**results, "out_dir": str(out)}
 
@@ -106,4 +109,7 @@ def print_judged(results: dict[str, Any]) -> None:
         c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
     c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
             f"{', '.join(results['skipped_judges']) or 'none'}")
+    from glotbench.report.judged import print_notes
+
+    print_notes(c, results)
     c.print(f"signature: {results['signature']}")

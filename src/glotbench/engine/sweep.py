@@ -20,12 +20,15 @@ benchmarks:
     limit: 500
     subset: quick             # as `run --subset` (recorded as the run's item set)
 ```
-A run's output directory is fixed by the matrix cell, so a re-run sweep skips finished runs and
-resumes unfinished ones from the call cache.
+A run's output directory is fixed by the matrix cell (OUT/BENCHMARK/MODEL/SEED, with `-quick` or
+`-limitN` for a subset, so a smoke test never stands for the full run), so a re-run sweep skips
+finished runs and resumes unfinished ones from the call cache; a finished run there on other data
+is an error before anything runs.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,19 +293,24 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
     runs: list[Run] = []
     for b in spec.benchmarks:
         opts = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in b.options.items()}
-        n_items = 0
+        n_items, data_sha256 = 0, None
         if count_items:
             bench = get_benchmark(b.name, **opts)
             if b.data is not None and not Path(b.data).exists():
                 raise GlotbenchError(f"benchmark {b.display}: data file {b.data} does not exist")
             from glotbench.rundir.selection import select
 
-            n_items = len(select(bench.load(b.data), bench.group_by, limit=b.limit, subset=b.subset).items)
+            full = bench.load(b.data)
+            n_items, data_sha256 = len(select(full, bench.group_by, limit=b.limit, subset=b.subset).items), full.sha256
         repeats = b.repeats or spec.repeats
+        # A subset of the items has a directory of its own: a smoke test (limit: 5) never stands for the
+        # cell's full run, nor the full run for a smoke test (rundir/selection.py).
+        subset = "-".join(([b.subset] if b.subset else []) + ([f"limit{b.limit}"] if b.limit is not None else []))
         for m in spec.models:
             for seed in spec.seeds:
-                cell = f"seed-{seed}" if seed is not None else "default-seed"
+                cell = (f"seed-{seed}" if seed is not None else "default-seed") + (f"-{subset}" if subset else "")
                 out_dir = str(Path(spec.out) / slug(b.display) / slug(m.label) / cell)
+                _check_finished_data(out_dir, data_sha256)
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -315,6 +323,21 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
                                 n_items, repeats))
     return runs
+
+
+def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
+    """A finished run in a cell's directory is skipped as that cell's run: an error, before anything
+    runs, when it scored other data (the entry's data file changed under the same name)."""
+    path = Path(out_dir) / "results.json"
+    if data_sha256 is None or not path.is_file():
+        return
+    try:
+        done = json.loads(path.read_text(encoding="utf-8")).get("benchmark", {}).get("data_sha256")
+    except (OSError, ValueError, AttributeError):
+        return
+    if done and done != data_sha256:
+        raise GlotbenchError(f"{out_dir} holds a finished run on other data (SHA-256 {done[:12]}, not "
+                             f"{data_sha256[:12]}): move it away, or give the benchmark entry a label of its own")
 
 
 def endpoint_budgets(spec: SweepSpec) -> dict[str, int]:

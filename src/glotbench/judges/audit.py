@@ -42,9 +42,28 @@ def _labels(human: str) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r.model, r.sn): {**r.model_dump(), "_line": n} for n, r in rows}
 
 
-def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
+def human_pairs(judge: str, runs: list[dict[str, Any]], labels: dict[tuple[str, str], dict[str, Any]]
+                ) -> dict[str, list[tuple[Any, Any]]]:
+    """(person, judge) pairs per dimension over the labelled answers the judge scored: Correct and
+    Complete (the judge's first verdict on the first answer, 0/1) and the binned scaled 3C3H."""
+    pairs: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+    for r in runs:
+        pj = r["per_judge"][judge]
+        for sn, first in pj["first_verdicts"].items():
+            h = labels.get((r["model"], sn))
+            if h is None:
+                continue
+            pairs["Correct"].append((h["Correct"], int(first["Correct"] >= 1)))
+            pairs["Complete"].append((h["Complete"], int(first["Complete"] >= 1)))
+            if sn in pj["item_scores"]:
+                pairs["3c3h_binned"].append((_bin(h["score"]), _bin(pj["item_scores"][sn])))
+    return pairs
+
+
+def load_audit_inputs(dirs: list[str], human: str | None) -> tuple[list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]]]:
+    """The runs (validated aragen.json files) and the human labels, each label checked to match a
+    judged answer (a typo in a model name or SN. would silently shrink n)."""
     runs = [_load_run(d) for d in dirs]
-    judges = sorted({j for r in runs for j in r["per_judge"]})
     labels = _labels(human) if human else {}
     if labels:
         known = {(r["model"], sn) for r in runs for pj in r["per_judge"].values() for sn in pj["first_verdicts"]}
@@ -52,23 +71,19 @@ def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
             if key not in known:
                 raise DataError(f"{human}:{rec['_line']}: model {key[0]} SN. {key[1]} matches no judged answer in "
                                 f"the runs given ({', '.join(sorted({r['model'] for r in runs}))})")
+    return runs, labels
+
+
+def judge_audit(dirs: list[str], human: str | None = None) -> dict[str, Any]:
+    runs, labels = load_audit_inputs(dirs, human)
+    judges = sorted({j for r in runs for j in r["per_judge"]})
     out: dict[str, Any] = {}
     for j in judges:
         mine = [r for r in runs if j in r["per_judge"]]
         fam = mine[0]["per_judge"][j]["family"]
         report: dict[str, Any] = {"family": fam}
         if labels:
-            pairs: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
-            for r in mine:
-                pj = r["per_judge"][j]
-                for sn, first in pj["first_verdicts"].items():
-                    h = labels.get((r["model"], sn))
-                    if h is None:
-                        continue
-                    pairs["Correct"].append((h["Correct"], int(first["Correct"] >= 1)))
-                    pairs["Complete"].append((h["Complete"], int(first["Complete"] >= 1)))
-                    if sn in pj["item_scores"]:
-                        pairs["3c3h_binned"].append((_bin(h["score"]), _bin(pj["item_scores"][sn])))
+            pairs = human_pairs(j, mine, labels)
             report["human_kappa"] = {k: {"n": len(v), "kappa": cohens_kappa([a for a, _ in v], [b for _, b in v])}
                                      for k, v in pairs.items()}
         stds = [statistics.pstdev(v) for r in mine for v in r["per_judge"][j]["item_repeats"].values() if len(v) >= 2]

@@ -18,7 +18,7 @@ import numpy as np
 
 from glotbench.models.base import Model
 from glotbench.models.family import model_family
-from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many
+from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many, collapse_fallback
 
 
 def same_model(a: Model, b: Model) -> bool:
@@ -106,5 +106,16 @@ def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Seq
     fns = {"final": final, **{judge: judge_fn(j) for j, judge in enumerate(judges)}}
     est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
     coverage = {judge: int(rows[:, 2 * j + 1].sum()) for j, judge in enumerate(judges)}
-    return {"final": est["final"].to_dict(), "judges": {j: est[j].to_dict() for j in judges},
+    judged = int((rows[:, 1::2] > 0).any(axis=1).sum())
+
+    def interval(e: Estimate, items: int) -> dict[str, Any]:
+        # Every item's value in [0, 1]: where the bootstrap collapsed (all prompts won), Wilson on the
+        # items judged, as metrics/ratio.py `interval` does for any other score.
+        d: dict[str, Any] = {**e.to_dict(), "ci_method": "bootstrap" if resamples > 0 else "none"}
+        fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
+        if fallback is not None:
+            d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
+        return d
+
+    return {"final": interval(est["final"], judged), "judges": {j: interval(est[j], coverage[j]) for j in judges},
             "prompts_judged": coverage, "prompts": len(ids)}

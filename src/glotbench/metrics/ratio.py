@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for
 
 from glotbench.core import ItemScore  # noqa: F401 - defined with the other core objects; imported from here too
 from glotbench.errors import GlotbenchError
-from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, wilson
+from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, collapse_fallback, wilson
+from glotbench.stats.cluster import cluster_codes, clustered_se, sum_by_cluster
 
 
 class MissingStatistic(GlotbenchError):
@@ -125,9 +126,10 @@ def _per_item_matrix(samples: Sequence[ScoredSample], col: Mapping[str, int]) ->
     return mat, item
 
 
-def _sum_per_item(mat: np.ndarray, item: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def _sum_per_item(mat: np.ndarray, item: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of `idx` summed per item, items in order of first appearance (as a dict of items would be),
-    each sum taken in sample order (np.add.at is unbuffered and sequential)."""
+    each sum taken in sample order (np.add.at is unbuffered and sequential); and the item codes in
+    that order."""
     import numpy as np
     codes = item[idx]
     uniq, first = np.unique(codes, return_index=True)
@@ -136,7 +138,7 @@ def _sum_per_item(mat: np.ndarray, item: np.ndarray, idx: np.ndarray) -> np.ndar
     pos[order] = np.arange(len(order))
     out = np.zeros((len(order), mat.shape[1]), dtype=np.float64)
     np.add.at(out, pos[codes], mat[idx])
-    return out
+    return out, order
 
 
 def aggregate(
@@ -146,10 +148,12 @@ def aggregate(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    cluster: str | None = None,
 ) -> dict[str, Any]:
     """Overall and per-group metric estimates with 95% CIs, each naming its method (`ci_method`,
-    see `interval`); the bootstrapped metrics share resamples. Raises MissingStatistic when a sample
-    lacks a statistic a metric needs."""
+    see `interval`); the bootstrapped metrics share resamples. With `cluster` (a meta key: items
+    sharing its value form a cluster) the intervals resample clusters (`clustered_interval`) and
+    `clusters` records how. Raises MissingStatistic when a sample lacks a statistic a metric needs."""
     import numpy as np
     check_statistics(metrics, samples)
     names = sorted({k for m in metrics for k in m.keys})
@@ -158,9 +162,16 @@ def aggregate(
     fns = {m.name: _bind(m, cols[m.name]) for m in metrics}
 
     stats, item = _per_item_matrix(samples, col)
+    of_item = _item_clusters(samples, item, cluster) if cluster else None
 
     def estimates(idx: np.ndarray) -> dict[str, Any]:
-        mat = _sum_per_item(stats, item, idx)
+        mat, order = _sum_per_item(stats, item, idx)
+        if of_item is not None:
+            codes, g = cluster_codes(of_item[order])
+            if g < len(order):  # some cluster holds two items or more
+                boot = bootstrap_many(sum_by_cluster(mat, codes, g), fns, resamples=resamples, seed=seed)
+                return {m.name: clustered_interval(m, mat[:, cols[m.name]], boot[m.name], codes, g, resamples)
+                        for m in metrics}
         props = {m.name: p for m in metrics if (p := proportion(m, mat[:, cols[m.name]])) is not None}
         rest = {k: fn for k, fn in fns.items() if k not in props}
         boot = bootstrap_many(mat, rest, resamples=resamples, seed=seed) if rest else {}
@@ -177,7 +188,32 @@ def aggregate(
         # same rows, the same resamples (the draws depend only on the item count and the seed).
         out["groups"][key] = {value: ({k: dict(v) for k, v in overall.items()} if len(b) == len(samples) else estimates(np.array(b, dtype=np.int64)))
                               for value, b in sorted(buckets.items())}
+    if cluster:
+        out["clusters"] = cluster_summary(cluster, samples, of_item)
     return out
+
+
+def _item_clusters(samples: Sequence[ScoredSample], item: np.ndarray, key: str) -> np.ndarray:
+    """Each item code's cluster (an object array of hashable keys): the value of meta `key`, or the
+    item itself when its meta has no such value (a cluster of one)."""
+    import numpy as np
+    out = np.empty(int(item.max()) + 1 if len(item) else 0, dtype=object)
+    for code, s in zip(item.tolist(), samples):
+        v = s.meta.get(key)
+        out[code] = ("value", str(v)) if v is not None and v != "" else ("item", s.item_id)
+    return out
+
+
+def cluster_summary(key: str, samples: Sequence[ScoredSample], of_item: np.ndarray | None) -> dict[str, Any]:
+    """results.json's `scores.clusters`: the key, the overall counts and which intervals they gave."""
+    n = len(of_item) if of_item is not None else 0
+    g = len(set(of_item.tolist())) if of_item is not None else 0
+    missing = sum(1 for c in (of_item.tolist() if of_item is not None else ()) if c[0] == "item")
+    used = g < n
+    return {"key": key, "clusters": g, "items": n, "items_without_key": missing,
+            "method": ("cluster bootstrap (clusters resampled) and the analytic clustered standard error (CR1) "
+                       "beside it; no Wilson interval (a clustered proportion is not binomial)") if used else
+                      "every item is its own cluster: intervals as for independent items"}
 
 
 CI_METHODS = {
@@ -185,6 +221,8 @@ CI_METHODS = {
     "bootstrap": "percentile bootstrap over items",
     "wilson_fallback": "Wilson score interval on the item count (the bootstrap collapsed: every resample gave one value)",
     "none": "no interval (--resamples 0)",
+    "cluster_bootstrap": "percentile bootstrap over clusters (the benchmark names a cluster field)",
+    "wilson_clusters_fallback": "Wilson score interval on the cluster count (the cluster bootstrap collapsed)",
 }
 
 
@@ -225,10 +263,38 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
         est = {**boot.to_dict(), "ci_method": "bootstrap" if resamples > 0 and n > 0 else "none"}
         value, lo, hi = est["value"], est["ci_low"], est["ci_high"]
         carrying = int((rows != 0).any(axis=1).sum())
-        if (est["ci_method"] == "bootstrap" and value is not None and lo is not None and hi is not None
-                and hi - lo <= 1e-12 * max(1.0, abs(value)) and 0.0 <= value / f <= 1.0 and carrying):
-            lo, hi = wilson(value / f * carrying, carrying)
-            est.update(ci_low=f * lo, ci_high=f * hi, ci_method="wilson_fallback")
+        fallback = collapse_fallback(value, lo, hi, carrying, f) if est["ci_method"] == "bootstrap" else None
+        if fallback is not None:
+            est.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
+
+
+def clustered_interval(metric: Metric, rows: np.ndarray, boot: Any, codes: np.ndarray, n_clusters: int,
+                       resamples: int) -> dict[str, Any]:
+    """One estimate over clustered items: value, ci_low, ci_high, n (items), clusters, ci_method,
+    and for a ratio metric the analytic `se_clustered`, `se_iid` and `design_effect`
+    (glotbench.stats.cluster), on the metric's scale.
+
+    - `cluster_bootstrap`: the percentile bootstrap over clusters (`boot`, from the rows summed per
+      cluster), for every metric, proportions included: a clustered proportion is not binomial (its
+      variance is larger by the design effect), so the Wilson interval, which assumes independent
+      items, is not used;
+    - `wilson_clusters_fallback`: a cluster bootstrap that collapsed (every cluster scored the same)
+      is replaced by the Wilson interval of the value with the clusters that carry the metric as
+      trials: as if each cluster were one item, the most a perfect within-cluster correlation can
+      cost;
+    - `none`: `--resamples 0`."""
+    f = 100.0 if metric.scale == "points" else 1.0
+    est: dict[str, Any] = {**boot.to_dict(), "n": len(rows), "clusters": n_clusters,
+                           "ci_method": "cluster_bootstrap" if resamples > 0 and len(rows) else "none"}
+    if isinstance(metric, RatioMetric):
+        est.update(clustered_se(rows[:, 0], rows[:, 1], codes, n_clusters, scale=f))
+    value, lo, hi = est["value"], est["ci_low"], est["ci_high"]
+    carrying = len(set(codes[(rows != 0).any(axis=1)].tolist()))
+    if (est["ci_method"] == "cluster_bootstrap" and value is not None and lo is not None and hi is not None
+            and hi - lo <= 1e-12 * max(1.0, abs(value)) and 0.0 <= value / f <= 1.0 and carrying):
+        lo, hi = wilson(value / f * carrying, carrying)
+        est.update(ci_low=f * lo, ci_high=f * hi, ci_method="wilson_clusters_fallback")
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
 
 

@@ -4,9 +4,14 @@ sweeps, the `openai:` embedder) and base URLs, with where the URL and the key ca
 A key must never go to a host the user did not name. So:
 - `MODEL@BASE_URL`: BASE_URL must start with `http://` or `https://`. A tail that looks like a host
   or a URL without its scheme (`127.0.0.1:8000/v1`, `localhost:8000`, `example.com/v1`, `myserver`)
-  is an error naming the fix: never the default host, loopback included.
+  is an error naming the fix: never the default host, loopback included. So is an `@` with nothing
+  after it (`openai:qwen@$URL` with `$URL` unset): a base URL was meant, none was given.
+- A base URL names its host alone: a user name or password before an `@` in it is an error naming
+  the host it would reach (`http://127.0.0.1:8000@evil.example/v1` goes to evil.example); so is a URL
+  with no host or a port that is not a number.
 - A tail of digits and dashes only (a version tag: Vertex's `claude-3@20240229`) is part of the
-  model name; a model name holding any other `@` takes an explicit base URL (the last `@` splits).
+  model name; a model name holding any other `@` takes an explicit base URL (the first `@` followed
+  by `SCHEME://` splits; without one, the last `@`).
 - No `@BASE_URL`: `OPENAI_BASE_URL` when it is set and not empty (as the `openai` SDK, lm-eval and
   inspect do; its scheme checked the same way), else `https://api.openai.com/v1`.
 The key comes from an environment variable only (`OPENAI_API_KEY`, or the one `--api-key-env` names);
@@ -38,15 +43,36 @@ class Endpoint:
     base_url_from: str
 
 
+def _with_scheme(url: str) -> str:
+    """The URL the user most likely meant, for an error's hint: `http:/h`, `//h`, `HTTPS:h` and a bare
+    host all become `http(s)://h`."""
+    m = re.match(r"(?i)(https?):/*(?![0-9]+(?:/|$))", url)
+    if m:
+        return f"{m.group(1).lower()}://{url[m.end():]}"
+    return "http://" + url.lstrip("/")
+
+
 def check_base_url(url: str, where: str) -> str:
     """`url` without a trailing slash, or a SpecError naming `where` (a spec, a variable) and the fix."""
+    from urllib.parse import urlsplit
+
     url = url.strip()
     if not url.lower().startswith(("http://", "https://")):
         if _SCHEME.match(url):
             raise SpecError(f"{where}: the endpoint must be an http:// or https:// URL, got {url!r}")
-        raise SpecError(f"{where}: the base URL {url!r} has no scheme; write http://{url} (or https://{url}). "
-                        "glotbench never guesses a host for an API key")
-    if len(url.split("://", 1)[1].split("/", 1)[0]) == 0:
+        fixed = _with_scheme(url)
+        raise SpecError(f"{where}: the base URL {url!r} has no scheme; write {fixed} (or "
+                        f"{fixed.replace('http://', 'https://', 1)}). glotbench never guesses a host for an API key")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as e:
+        raise SpecError(f"{where}: the base URL {url!r} is not a valid URL ({e})") from None
+    if "@" in parts.netloc:
+        raise SpecError(f"{where}: the base URL {url!r} holds a user name or password before '@', so its requests "
+                        f"and your API key would go to {parts.hostname!r}; name the host alone (the key comes from "
+                        "an environment variable: --api-key-env)")
+    if not parts.hostname:
         raise SpecError(f"{where}: the base URL {url!r} names no host")
     return url.rstrip("/")
 
@@ -62,11 +88,19 @@ def default_base_url(env: dict[str, str] | None = None) -> tuple[str, str]:
 def parse_endpoint(rest: str, spec: str) -> Endpoint:
     """`MODEL[@BASE_URL]` (what follows `openai:`) as an Endpoint; `spec` (the whole spec) names it
     in errors."""
-    model, sep, tail = rest.rpartition("@")
+    url_at = re.search(r"@(?=\s*[A-Za-z][A-Za-z0-9+.-]*://)", rest)  # the first '@' a URL follows
+    if url_at:
+        model, sep, tail = rest[:url_at.start()], "@", rest[url_at.end():]
+    else:
+        model, sep, tail = rest.rpartition("@")
+    tail = tail.strip()
     if not sep or _VERSION_TAG.fullmatch(tail):
         model, tail = rest, ""
-    elif not model:
+    elif not model.strip():
         raise SpecError(f"model spec {spec!r} names no model: use openai:MODEL@BASE_URL")
+    elif not tail:
+        raise SpecError(f"model spec {spec!r} has no base URL after '@': write openai:{model}@http://HOST:PORT/v1, "
+                        f"or leave out the '@' for {BASE_URL_ENV} or the default host")
     if not model.strip():
         raise SpecError(f"model spec {spec!r} names no model: use openai:MODEL@BASE_URL")
     if tail:
@@ -74,7 +108,7 @@ def parse_endpoint(rest: str, spec: str) -> Endpoint:
         if not _SCHEME.match(tail):
             hint = "" if re.search(r"[.:/]", tail) else (
                 f"; if '@{tail}' is part of the model name, add the base URL: openai:{rest}@https://HOST/v1")
-            raise SpecError(f"{where}: the base URL {tail!r} has no scheme: write openai:{model}@http://{tail} "
+            raise SpecError(f"{where}: the base URL {tail!r} has no scheme: write openai:{model}@{_with_scheme(tail)} "
                             f"(or https://); a request and its API key never go to a host you did not name"
                             + hint)
         return Endpoint(model, check_base_url(tail, where), "spec")

@@ -200,6 +200,11 @@ class HFModel:
                        for c in (prompt.choices or ()))
         return len(self._tok(self._render(prompt, config.thinking))["input_ids"])
 
+    def count_text_tokens(self, text: str) -> int:
+        """Tokens of `text` alone, without special tokens (the token premium: glotbench.checks.tokens)."""
+        self._load_tokenizer()
+        return len(self._tok(text, add_special_tokens=False)["input_ids"])
+
     # -- interface -------------------------------------------------------------------------------
 
     def prompt_form(self) -> Literal["chat", "text"]:
@@ -292,9 +297,13 @@ class HFModel:
         import torch
 
         ctx = self._tok(context, add_special_tokens=True)["input_ids"]
+        prefix: list[int] = []
+        if not ctx:  # an empty context (XNLI's lm-eval prompt): scored after BOS, else EOS, as lm-eval does
+            first = self._tok.bos_token_id if self._tok.bos_token_id is not None else self._tok.eos_token_id
+            prefix = ctx = [first] if first is not None else []
         seqs, spans = [], []
         for cont in continuations:
-            full = self._tok(context + cont, add_special_tokens=True)["input_ids"]
+            full = prefix + self._tok(context + cont, add_special_tokens=True)["input_ids"]
             # Tokens of the continuation: where the joint tokenisation leaves the context's prefix.
             start = next((i for i, (a, b) in enumerate(zip(ctx, full)) if a != b), min(len(ctx), len(full)))
             start = max(1, min(start, len(full) - 1))
@@ -339,8 +348,9 @@ def from_spec(rest: str, *, spec: str, **opts: Any) -> HFModel:
 
 def looks_like_path(name: str) -> bool:
     """Whether `hf:NAME` names a local path rather than a hub repo id (`name` or `org/name`): it starts
-    with `/`, `.` or `~`, holds a backslash or a second `/`, or names a `.gguf` file."""
-    return (name.startswith(("/", ".", "~")) or "\\" in name or name.count("/") > 1
+    with `/`, `.` or `~`, ends with `/` (a directory), holds a backslash or a second `/`, or names a
+    `.gguf` file."""
+    return (name.startswith(("/", ".", "~")) or name.endswith("/") or "\\" in name or name.count("/") > 1
             or name.lower().endswith(".gguf") or Path(name).exists())
 
 

@@ -91,6 +91,12 @@ def ensure_open_files(n: int) -> None:
             pass
 
 
+def _count(value: Any) -> int:
+    """A token count from a reply's usage: a whole number, never negative (a count of -5 is 0);
+    raises ValueError or OverflowError for what is no count (a string, NaN, infinity)."""
+    return max(0, int(value or 0))
+
+
 class OpenAICompatModel:
     """Chat completions over HTTP. API key from an environment variable (never from the spec); the
     base URL from the spec, else `OPENAI_BASE_URL`, else the default (`models/endpoint.py`).
@@ -235,7 +241,7 @@ class OpenAICompatModel:
             raise map_status(status, body, headers)
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             raise BadResponse(f"reply is not JSON: {body[:120]!r}") from None
         return data, time.perf_counter() - t0
 
@@ -268,13 +274,13 @@ class OpenAICompatModel:
             return Response(
                 text=text,
                 finish_reason=choice.get("finish_reason"),
-                usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+                usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
                 latency_s=latency,
                 structured_output=structured_output,
                 raw={"id": data.get("id"), "model": data.get("model"), **raw},
             )
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
-            raise BadResponse(f"reply lacks choices[0].message.content ({e})") from None
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError) as e:
+            raise BadResponse(f"reply lacks choices[0].message.content or a readable usage ({e})") from None
 
     # -- the Batch API (engine/batch.py) --
 

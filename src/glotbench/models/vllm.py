@@ -218,6 +218,20 @@ class VLLMModel:
         resp: Response = await self._submit(_Req(form, payload, params, config.thinking, extra=mode))
         return resp
 
+    def count_text_tokens(self, text: str) -> int:
+        """Tokens of `text` alone, without special tokens (the token premium: glotbench.checks.tokens):
+        the engine's tokenizer, or the model's own from transformers when the engine never loaded (a
+        fully cached run)."""
+        if self._engine is not None:
+            tok = self._engine.get_tokenizer()
+        else:
+            if getattr(self, "_text_tok", None) is None:
+                from transformers import AutoTokenizer
+
+                self._text_tok = AutoTokenizer.from_pretrained(self.model)
+            tok = self._text_tok
+        return len(tok.encode(text, add_special_tokens=False))
+
     async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
         """Sum of token log-probabilities of each continuation after `context`."""
         return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations)]

@@ -12,9 +12,10 @@ Rules (docs/reports.md):
 - Significance: every run is tested against the column's best (highest headline) on the items both
   ran, with approximate randomisation (default) or the paired bootstrap from `glotbench.stats`; a cell
   is marked when p >= alpha (not significantly different from the best).
-- Frontier: headline against cost (USD, from results.json) when every run in the column has a price,
-  else total tokens when every run counted tokens, else the request phase's wall time; the Pareto front
-  holds the runs no other run beats on both (cheaper or equal and higher).
+- Frontier: headline against cost (USD, from results.json) when every valid run in the column has a
+  price, else total tokens when every valid run counted tokens, else the request phase's wall time; the
+  Pareto front holds the valid runs no other valid run beats on both (cheaper or equal and higher). An
+  invalid run is not on it: its calls failed, so it looks cheap.
 """
 
 from __future__ import annotations
@@ -27,17 +28,31 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.checks.circular import item_stats as _circular_stats
 from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
+from glotbench.report.checks_board import column_checks, column_tokens
+from glotbench.report.arena_rank import board_markdown, board_section
+from glotbench.report.clusters import MARK, cell_fields, paired_rows
 from glotbench.stats import paired_test
+from glotbench.stats.multitest import NAMES, adjust, check_correction
+
+
+def circular_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-item statistics for the paired tests: a circular run's rotations combined per item."""
+    return _circular_stats(results, samples) or rundata.item_stats(samples)
 
 
 @dataclass(frozen=True)
 class Run:
+    """A finished run; with `lang`, the view of one language of a run reported by language (its
+    `lang` group: DeepSEA's), whose headline and items are that language's."""
+
     path: Path
     results: dict[str, Any]
+    lang: str | None = None
 
     @property
     def model(self) -> str:
@@ -48,8 +63,35 @@ class Run:
         return self.results["benchmark"]["name"]
 
     @property
+    def task(self) -> str:
+        """The benchmark, and the settings of a task run that make it another column (a prompt
+        variant, log-likelihood): `belebele [prompt=lm-eval, loglik]`."""
+        opts = (self.results.get("task") or {}).get("options") or {}
+        marks = [f"prompt={opts['prompt']}"] if opts.get("prompt", "default") != "default" else []
+        marks += ["loglik"] if opts.get("method") == "loglik" else []
+        return self.benchmark + (f" [{', '.join(marks)}]" if marks else "")
+
+    @property
+    def column(self) -> str:
+        """The board's column: the task, and a task run's language (`belebele · lo`)."""
+        lang = (self.results.get("task") or {}).get("language")
+        return f"{self.task} · {lang}" if lang else self.task
+
+    @property
     def headline(self) -> dict[str, Any]:
-        return self.results["scores"]["overall"].get(self.results["headline"]) or {}
+        head = self.results["headline"]
+        if self.lang is not None and self.lang_group:
+            return (self.results["scores"].get("groups", {}).get("lang", {}).get(self.lang) or {}).get(head) or {}
+        return self.results["scores"]["overall"].get(head) or {}
+
+    @property
+    def lang_group(self) -> bool:
+        """True when this language's figures come from the run's `lang` group (a run of several)."""
+        return self.lang is not None and not (self.results.get("task") or {}).get("language")
+
+    def samples(self) -> list[dict[str, Any]]:
+        rows = list(rundata.iter_samples(self.path))
+        return [r for r in rows if (r.get("meta") or {}).get("lang") == self.lang] if self.lang_group else rows
 
 
 def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
@@ -67,7 +109,8 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 continue
             seen.add(c.resolve())
             if c in judged:
-                left_out.append({"path": str(c), "reason": "a judged run (arena/AraGen): see its own report"})
+                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena/AraGen): see its own report",
+                                                                     *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
             elif not (c / "results.json").is_file():
@@ -77,15 +120,15 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                     runs.append(Run(c, rundata.read_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
-    if not runs:
+    if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart
         raise GlotbenchError("no finished run found in " + ", ".join(paths))
     return runs, left_out
 
 
-def _columns(runs: list[Run], left_out: list[dict[str, str]]) -> dict[str, list[Run]]:
+def columns_of(runs: list[Run], left_out: list[dict[str, str]], by: str = "column") -> dict[str, list[Run]]:
     by_bench: dict[str, list[Run]] = {}
     for r in runs:
-        by_bench.setdefault(r.benchmark, []).append(r)
+        by_bench.setdefault(getattr(r, by), []).append(r)
     cols = {}
     for bench, rs in sorted(by_bench.items()):
         keys = {id(r): comparability(r.results) for r in rs}
@@ -143,58 +186,96 @@ def pareto_front(points: dict[str, tuple[float, float]]) -> list[str]:
 
 
 def build_board(paths: list[str], *, test: str = "randomization", alpha: float = 0.05,
-                resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
+                resamples: int = 1000, seed: int = 12345, pivot: str | None = None,
+                languages: list[str] | None = None, correction: str = "holm") -> dict[str, Any]:
+    """The board over finished runs: models x columns; with `pivot="language"`, one table per
+    language (models x tasks: report/board_pivot.py), `languages` keeping only those."""
     if test not in ("randomization", "bootstrap"):
         raise GlotbenchError(f"--test must be randomization or bootstrap, got {test!r}")
+    check_correction(correction)
+    significance = {"test": "approximate randomisation" if test == "randomization" else "paired bootstrap",
+                    "alpha": alpha, "resamples": resamples, "seed": seed,
+                    "against": "the column's best, on the items both runs share",
+                    "correction": correction, "correction_name": NAMES[correction],
+                    "family": "each column's tests against its best"}
     runs, left_out = collect(paths)
-    cols = _columns(runs, left_out)
-    columns = []
-    for bench, rs in cols.items():
-        res0 = rs[0].results
-        head = res0["headline"]
-        scored = [r for r in rs if r.headline.get("value") is not None]
-        valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
-        best = max(valid, key=lambda r: r.headline["value"]) if valid else None
-        stats = {r.model: rundata.item_stats(list(rundata.iter_samples(r.path))) for r in rs} if best else {}
-        fn = rundata.score_fn(res0, head) if best else None
-        keys = rundata.metric_keys(res0, head)
-        cells = {}
-        for r in rs:
-            est = r.headline
-            cell: dict[str, Any] = {"value": est.get("value"), "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"),
-                                    "n": est["n"] if est.get("n") is not None else r.results["counts"]["items"],
-                                    "ci_method": est.get("ci_method"), "path": str(r.path),
-                                    "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results)}
-            if best is not None and r is not best and est.get("value") is not None and cell["valid"]:
-                shared = sorted(set(stats[r.model]) & set(stats[best.model]))
-                a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
-                b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
-                pr = paired_test(a, b, fn, resamples=resamples, trials=resamples, seed=seed)
-                p = pr.p_randomization if test == "randomization" else pr.p_bootstrap
-                cell.update({"shared_items": len(shared), "delta_vs_best": pr.delta, "p_vs_best": p,
-                             "p_bootstrap": pr.p_bootstrap, "p_randomization": pr.p_randomization,
-                             "tied_with_best": bool(p >= alpha)})
-            cells[r.model] = cell
-        groups = {}
-        for key, vals in res0["scores"].get("groups", {}).items():
-            groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
-                                         for k in ("value", "ci_low", "ci_high", "n")} for r in rs} for v in vals}
-        frontier = None
-        axis = _x_axis(scored)
-        if axis and len(scored) >= 2:
-            label, xs = axis
-            pts = {r.model: (xs[r.model], r.headline["value"]) for r in scored}
-            frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},
-                        "front": pareto_front(pts)}
-        columns.append({"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),
-                        "headline": head,
-                        "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
-                        "cells": cells, "groups": groups, "frontier": frontier})
+    if pivot is not None:
+        from glotbench.report.board_pivot import language_tables
+
+        if pivot != "language":
+            raise GlotbenchError(f"--pivot must be language, got {pivot!r}")
+        tables = language_tables(runs, left_out, languages,
+                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False))
+        return {"pivot": "language", "tables": tables,
+                "models": list(dict.fromkeys(m for t in tables for m in t["models"])),
+                "left_out": left_out, "significance": significance}
+    columns = [_column(name, rs, test, alpha, resamples, seed, correction) for name, rs in columns_of(runs, left_out).items()]
     models = list(dict.fromkeys(m for c in columns for m in c["cells"]))
     return {"models": models, "columns": columns, "left_out": left_out,
-            "significance": {"test": "approximate randomisation" if test == "randomization" else "paired bootstrap",
-                             "alpha": alpha, "resamples": resamples, "seed": seed,
-                             "against": "the column's best, on the items both runs share"}}
+            "arena_ranking": board_section(paths, resamples=resamples, seed=seed), "significance": significance}
+
+
+def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, seed: int,
+            correction: str = "holm", detail: bool = True) -> dict[str, Any]:
+    """One column: each model's cell (n, notes, significance against the column's best), and with
+    `detail` its groups and its score-cost frontier (a whole run's: not for one language of it)."""
+    res0 = rs[0].results
+    head = res0["headline"]
+    scored = [r for r in rs if r.headline.get("value") is not None]
+    valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
+    best = max(valid, key=lambda r: r.headline["value"]) if valid else None
+    rows = {r.model: r.samples() for r in rs} if best else {}
+    stats = {r.model: circular_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
+    cluster_of = rundata.item_clusters(res0, rows[best.model]) if best else None
+    fn = rundata.score_fn(res0, head) if best else None
+    keys = rundata.metric_keys(res0, head)
+    cells = {}
+    for r in rs:
+        est = r.headline
+        cell: dict[str, Any] = {"value": est.get("value"), "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"),
+                                "n": est["n"] if est.get("n") is not None else r.results["counts"]["items"],
+                                "ci_method": est.get("ci_method"), "path": str(r.path),
+                                "json_path": (f"/scores/groups/lang/{r.lang}/{head}" if r.lang_group
+                                              else f"/scores/overall/{head}"),
+                                "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results),
+                                **cell_fields(est)}
+        if best is not None and r is not best and est.get("value") is not None and cell["valid"]:
+            shared = sorted(set(stats[r.model]) & set(stats[best.model]))
+            a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
+            b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
+            a, b, clusters = paired_rows(a, b, shared, cluster_of)
+            pr = paired_test(a, b, fn, resamples=resamples, trials=resamples, seed=seed)
+            p = pr.p_randomization if test == "randomization" else pr.p_bootstrap
+            cell.update({"shared_items": len(shared), "delta_vs_best": pr.delta, "p_vs_best": p,
+                         "p_bootstrap": pr.p_bootstrap, "p_randomization": pr.p_randomization,
+                         "tied_with_best": bool(p >= alpha), **({"test_clusters": clusters} if clusters else {})})
+        cells[r.model] = cell
+    correct_column(cells, correction, alpha)
+    groups = {}
+    for key, vals in (res0["scores"].get("groups", {}) if detail else {}).items():
+        groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
+                                     for k in ("value", "ci_low", "ci_high", "n")} for r in rs} for v in vals}
+    frontier = None
+    axis = _x_axis(valid) if detail else None  # an invalid run spent little because its calls failed: never on the front
+    if axis and len(valid) >= 2:
+        label, xs = axis
+        pts = {r.model: (xs[r.model], r.headline["value"]) for r in valid}
+        frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},
+                    "front": pareto_front(pts)}
+    return {"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),
+            "checks": column_checks(cells, rs), "tokens": column_tokens(rs),  # report/checks_board.py
+            "headline": head,
+            "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
+            "cells": cells, "groups": groups, "frontier": frontier}
+
+
+def correct_column(cells: dict[str, dict[str, Any]], correction: str, alpha: float) -> None:
+    """The column's p-values against its best adjusted as one family (stats/multitest.py): each
+    tested cell keeps its raw `p_vs_best` and gets `p_vs_best_adjusted`; the mark follows the adjusted one."""
+    tested = [c for c in cells.values() if "p_vs_best" in c]
+    for c, p in zip(tested, adjust([c["p_vs_best"] for c in tested], correction)):
+        c["p_vs_best_adjusted"] = p
+        c["tied_with_best"] = bool(p >= alpha)
 
 
 def display_names(models: list[str]) -> dict[str, str]:
@@ -227,7 +308,7 @@ def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool
         if ci and c.get("ci_low") is not None:
             s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})"
     if c.get("n") is not None:
-        s += f" n={c['n']}"
+        s += f" n={c['n']}" + (f"{MARK}{c['clusters']}" if c.get("clusters") else "")
     if with_notes and c.get("notes"):
         s += " [" + "; ".join(c["notes"]) + "]"
     return s
@@ -241,31 +322,60 @@ def marked(col: dict[str, Any], model: str) -> bool:
 def legend(board: dict[str, Any]) -> str:
     s = board["significance"]
     return (f"percent or points, 95% CI (Wilson for proportions, else percentile bootstrap: each cell's "
-            f"ci_method), n items; bold: the column's best valid run and every valid run not significantly "
-            f"different from it ({s['test']}, p ≥ {s['alpha']}, {s['resamples']} trials, shared items)")
+            f"ci_method; n{MARK}G: G clusters resampled, the benchmark names a cluster field), n items; bold: the column's best valid run and every valid run not significantly "
+            f"different from it ({s['test']}, adjusted p ≥ {s['alpha']}, {s['resamples']} trials, shared items; "
+            f"p-values adjusted per column: {s.get('correction_name', NAMES['none'])})")
 
 
-def to_markdown(board: dict[str, Any]) -> str:
-    cols = board["columns"]
+def _md_table(models: list[str], cols: list[dict[str, Any]]) -> list[str]:
     lines = ["| model | " + " | ".join(f"{c['benchmark']} {c['label']}" for c in cols) + " |",
              "|---|" + "---:|" * len(cols)]
-    for m in board["models"]:
+    for m in models:
         cells = [(f"**{cell_text(c, m)}**" if marked(c, m) else cell_text(c, m)) for c in cols]
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    lines += ["", legend(board), ""]
+    return lines
+
+
+def _md_signatures(cols: list[dict[str, Any]]) -> list[str]:
+    lines = []
     for c in cols:
         lines.append(f"- `{c['benchmark']}` signature: `{c['signature']}`; items: {c['item_set']}")
         if c["frontier"]:
             lines.append(f"  - Pareto front ({c['frontier']['x']}): " + ", ".join(c["frontier"]["front"]))
+    return lines
+
+
+def _left_out_md(board: dict[str, Any]) -> list[str]:
+    return ["", "Left out:"] + [f"- {x['path']}: {x['reason']}" for x in board["left_out"]] if board["left_out"] else []
+
+
+def to_markdown(board: dict[str, Any]) -> str:
+    if board.get("pivot"):
+        lines = []
+        for t in board["tables"]:
+            lines += [f"### {t['name']} ({t['language']})", "", *_md_table(t["models"], t["columns"]), "",
+                      *_md_signatures(t["columns"]), ""]
+        return "\n".join(lines + [legend(board)] + _left_out_md(board)) + "\n"
+    cols = board["columns"]
+    lines = _md_table(board["models"], cols)
+    lines += ["", legend(board), ""]
+    lines += _md_signatures(cols)
     for c in cols:
         for key, vals in c["groups"].items():
             lines += ["", f"{c['benchmark']} {c['label']} by {key}:", "",
                       "| model | " + " | ".join(vals) + " |", "|---|" + "---:|" * len(vals)]
             for m in c["cells"]:
                 lines.append(f"| {m} | " + " | ".join(_est_text(v[m], _f(c)) for v in vals.values()) + " |")
-    if board["left_out"]:
-        lines += ["", "Left out:"] + [f"- {x['path']}: {x['reason']}" for x in board["left_out"]]
+    lines.append(board_markdown(board.get("arena_ranking") or []))
+    lines += _left_out_md(board)
     return "\n".join(lines) + "\n"
+
+
+def tables(board: dict[str, Any]) -> list[tuple[str | None, list[str], list[dict[str, Any]]]]:
+    """(language or None, models, columns) of each table the board holds: one, or one per language."""
+    if board.get("pivot"):
+        return [(t["language"], t["models"], t["columns"]) for t in board["tables"]]
+    return [(None, board["models"], board["columns"])]
 
 
 def to_csv(board: dict[str, Any]) -> str:
@@ -274,13 +384,18 @@ def to_csv(board: dict[str, Any]) -> str:
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
-                "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set", "notes"])
-    for c in board["columns"]:
-        for m, x in c["cells"].items():
-            w.writerow([m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
-                        x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
-                        x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ())])
+    lang = ["language"] if board.get("pivot") else []
+    w.writerow(lang + ["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
+                       "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set",
+                       "notes", "p_vs_best_adjusted", "correction"])
+    for language, _, cols in tables(board):
+        for c in cols:
+            for m, x in c["cells"].items():
+                w.writerow(([language] if lang else []) + [
+                    m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
+                    x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
+                    x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
+                    x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", "")])
     return buf.getvalue()
 
 
@@ -292,16 +407,18 @@ def _tex(s: str) -> str:
 
 
 def to_latex(board: dict[str, Any]) -> str:
-    cols = board["columns"]
-    out = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
-           "Model & " + " & ".join(_tex(f"{c['benchmark']} {c['label']}") for c in cols) + r" \\", r"\midrule"]
-    for m in board["models"]:
-        cells = []
-        for c in cols:
-            t = _tex(cell_text(c, m)).replace("–", "--")
-            cells.append(rf"\textbf{{{t}}}" if marked(c, m) else t)
-        out.append(_tex(m) + " & " + " & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}", r"\caption{" + _tex(legend(board)) + "}", r"\end{table}"]
+    out = []
+    for language, models, cols in tables(board):
+        out += [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{l" + "r" * len(cols) + "}", r"\toprule",
+                "Model & " + " & ".join(_tex(f"{c['benchmark']} {c['label']}") for c in cols) + r" \\", r"\midrule"]
+        for m in models:
+            cells = []
+            for c in cols:
+                t = _tex(cell_text(c, m)).replace("–", "--")
+                cells.append(rf"\textbf{{{t}}}" if marked(c, m) else t)
+            out.append(_tex(m) + " & " + " & ".join(cells) + r" \\")
+        head = f"{language}: " if language else ""
+        out += [r"\bottomrule", r"\end{tabular}", r"\caption{" + _tex(head + legend(board)) + "}", r"\end{table}"]
     return "\n".join(out) + "\n"
 
 

@@ -13,22 +13,16 @@ from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import notes
 from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
-from glotbench.registry import get_benchmark
+from glotbench.report.clusters import paired_rows
 from glotbench.rundir import read_results, sample_rows
 from glotbench.stats import paired_test
 
 
 def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
     """The run's benchmark with its recorded `--bench-opt` settings, and its dataset (same hash)."""
-    b = results["benchmark"]
-    bench = get_benchmark(b.get("spec") or b["name"], **(results.get("config", {}).get("bench_options") or {}))
-    data_path = b.get("data_path")
-    if data_path is None and not str(b.get("data", "")).startswith("bundled"):
-        data_path = b.get("data")
-    dataset = bench.load(data_path)
-    if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
-        raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 "
-                             f"{dataset.sha256} is not the recorded {b['data_sha256']}")
+    from glotbench.report.rundata import rebuild
+
+    bench, dataset, _ = rebuild(results)
     return bench, dataset
 
 
@@ -38,7 +32,9 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     from glotbench.scoring import score_output
     from glotbench.metrics import check_statistics
 
-    items = dataset.by_id()
+    from glotbench.checks.wrap import expand_units
+
+    items = expand_units(bench, dataset).by_id()  # a circular run asked every rotation
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     for n, rec in sample_rows(run_dir, SampleRow):
@@ -52,22 +48,83 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
+    if callable(getattr(bench, "combined", None)):  # per original item, as the run's aggregate (checks/circular.py)
+        samples, rows = _combined(bench, dataset, samples)
     check_statistics(bench.metrics_for(dataset), samples)
     return rows
 
 
-def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
-    ra, rb = read_results(run_a), read_results(run_b)
-    if comparability(ra)[1] != comparability(rb)[1]:
-        raise GlotbenchError("the runs scored different item sets, so their numbers are not comparable: "
-                             f"A: {describe_item_set(ra)}; B: {describe_item_set(rb)}. Run both on the same "
-                             "items (the same data, --subset and --limit)")
-    if ra["signature"] != rb["signature"]:
-        raise GlotbenchError("the runs have different signatures, so their numbers are not comparable: "
-                             f"A: {ra['signature']} B: {rb['signature']}")
-    bench, dataset = _rebuild(ra)
-    sa, sb = _item_stats(Path(run_a), bench, dataset), _item_stats(Path(run_b), bench, dataset)
+def _combined(bench: Any, dataset: Dataset, samples: list) -> tuple[list, dict[str, dict[str, float]]]:
+    combined = bench.combined(samples, dataset)
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in combined:
+        for k, v in c.score.stats.items():
+            rows[c.item_id][k] += float(v)
+    return combined, rows
+
+
+def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 12345,
+                 correction: str = "holm") -> dict[str, Any]:
+    """B − A over the items both runs scored (one pair: its adjusted p-values equal the raw ones)."""
+    return compare_many([run_a, run_b], resamples=resamples, seed=seed, correction=correction)["pairs"][0]
+
+
+def _label(i: int) -> str:
+    """A, B, C, ... (run 27, run 28, ... after Z)."""
+    return chr(ord("A") + i) if i < 26 else f"run {i + 1}"
+
+
+def check_comparable(paths: list[str], results: list[dict[str, Any]]) -> None:
+    """Refuse runs whose item sets or signatures differ from the first run's (labels A, B, C, ...)."""
+    ra = results[0]
+    for i, rb in enumerate(results[1:], 1):
+        path = _label(i)
+        if comparability(ra)[1] != comparability(rb)[1]:
+            raise GlotbenchError("the runs scored different item sets, so their numbers are not comparable: "
+                                 f"A: {describe_item_set(ra)}; {path}: {describe_item_set(rb)}. Run both on the same "
+                                 "items (the same data, --subset and --limit)")
+        if ra["signature"] != rb["signature"]:
+            raise GlotbenchError("the runs have different signatures, so their numbers are not comparable: "
+                                 f"A: {ra['signature']} {path}: {rb['signature']}")
+
+
+def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
+                 correction: str = "holm") -> dict[str, Any]:
+    """Every pair of runs (earlier as A, later as B) compared on the items both scored, per metric,
+    with the paired bootstrap and approximate randomisation; each metric's p-values adjusted over the
+    pairs (`correction`: stats/multitest.py), raw and adjusted both kept. The runs must share the
+    signature and the item set (rundir/selection.py); every run is scored once."""
+    from itertools import combinations
+
+    from glotbench.stats.multitest import NAMES, adjust, check_correction
+
+    check_correction(correction)
+    if len(paths) < 2:
+        raise GlotbenchError("compare needs two or more run directories")
+    results = [read_results(p) for p in paths]
+    check_comparable(paths, results)
+    bench, dataset = _rebuild(results[0])
+    stats = [_item_stats(Path(p), bench, dataset) for p in paths]
     meta = {it.id: it.meta for it in dataset}
+    cluster_of = {i: m.get(bench.cluster_by) for i, m in meta.items()} if bench.cluster_by else None
+    pairs = [_compare_pair(results[i], results[j], stats[i], stats[j], bench, dataset, meta, cluster_of,
+                           resamples=resamples, seed=seed) for i, j in combinations(range(len(paths)), 2)]
+    for name in dict.fromkeys(k for pr in pairs for k in pr["metrics"]):
+        family = [pr["metrics"][name] for pr in pairs if name in pr["metrics"]]
+        for kind in ("p_bootstrap", "p_randomization"):
+            for r, adj in zip(family, adjust([r[kind] for r in family], correction)):
+                r[f"{kind}_adjusted"] = adj
+    for pr, (i, j) in zip(pairs, combinations(range(len(paths)), 2)):
+        pr["paths"] = {"a": paths[i], "b": paths[j]}
+        pr["correction"] = correction
+    return {"runs": [r["model"]["spec"] for r in results], "paths": list(paths), "pairs": pairs,
+            "correction": correction, "correction_name": NAMES[correction],
+            "family": f"each metric's {len(pairs)} pairwise test(s)"}
+
+
+def _compare_pair(ra: dict[str, Any], rb: dict[str, Any], sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]],
+                  bench: Any, dataset: Dataset, meta: dict[str, Any], cluster_of: dict[str, Any] | None, *,
+                  resamples: int, seed: int) -> dict[str, Any]:
     common = sorted(set(sa) & set(sb))
     if not common:
         raise GlotbenchError("the runs share no items")
@@ -85,35 +142,54 @@ def compare_runs(run_a: str, run_b: str, *, resamples: int = 1000, seed: int = 1
                            "notes": {"a": notes(ra), "b": notes(rb)}, "metrics": {}}
     for gname, ids in sorted(groups.items()):
         for m in bench.metrics_for(dataset):
-            a = np.array([[sa[i].get(k, 0.0) for k in m.keys] for i in ids])
-            b = np.array([[sb[i].get(k, 0.0) for k in m.keys] for i in ids])
+            a = np.array([[sa[i].get(k, 0.0) for k in m.keys] for i in ids]).reshape(len(ids), len(m.keys))
+            b = np.array([[sb[i].get(k, 0.0) for k in m.keys] for i in ids]).reshape(len(ids), len(m.keys))
+            a, b, clusters = paired_rows(a, b, ids, cluster_of)
             res = paired_test(a, b, m.score, resamples=resamples, trials=resamples, seed=seed)
             name = m.name if gname == "overall" else f"{gname} {m.name}"
-            out["metrics"][name] = {**res.to_dict(), "scale": m.scale}
+            out["metrics"][name] = {**res.to_dict(), "n": len(ids), "scale": m.scale,
+                                    **({"clusters": clusters} if clusters else {})}
     return out
 
 
 def print_comparison(cmp: dict[str, Any]) -> None:
+    """One pair (`compare_runs`)."""
+    print_many({"runs": [cmp["a"], cmp["b"]], "pairs": [cmp], "correction": cmp.get("correction", "none"),
+                "correction_name": "", "family": ""})
+
+
+def print_many(res: dict[str, Any]) -> None:
     from rich import box
     from rich.table import Table
 
     from glotbench.report.terminal import console as make_console
     from glotbench.report.terminal import fit
 
-    table = Table(title=f"B − A over {cmp['items']} shared items", box=box.SIMPLE_HEAD,
-                  caption="percent or points; paired bootstrap CI and p; approximate randomisation p")
-    for col in ("metric", "A", "B", "B − A", "95% CI", "p boot", "p rand"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for name, r in cmp["metrics"].items():
-        f = 100 if r["scale"] == "fraction" else 1
-        table.add_row(name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
-                      f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}", f"{r['p_bootstrap']:.3f}",
-                      f"{r['p_randomization']:.3f}")
     console = make_console()
-    fit(console, table)
-    console.print("\n".join(f"{k.upper()}: {cmp[k]}" + "".join(f"\n   {t}" for t in cmp.get("notes", {}).get(k, ()))
-                            for k in ("a", "b")), soft_wrap=True)
-    console.print(table)
-    if cmp["only_a"] or cmp["only_b"]:
-        console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
-    console.print(f"signature: {cmp['signature']}\nitems: {cmp.get('item_set')}", soft_wrap=True)
+    many = len(res["pairs"]) > 1
+    for cmp in res["pairs"]:
+        caption = "percent or points; paired bootstrap CI and p; approximate randomisation p"
+        if many:
+            caption += f"; p adj: {res['correction_name']} over {res['family']}"
+        if any("clusters" in r for r in cmp["metrics"].values()):
+            caption += "; clusters resampled and swapped whole (the benchmark names a cluster field)"
+        table = Table(title=f"B − A over {cmp['items']} shared items", box=box.SIMPLE_HEAD, caption=caption)
+        cols = ["metric", "A", "B", "B − A", "95% CI", "p boot", "p rand"] + (["p boot adj", "p rand adj"] if many else [])
+        for col in cols:
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        for name, r in cmp["metrics"].items():
+            f = 100 if r["scale"] == "fraction" else 1
+            row = [name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
+                   f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}", f"{r['p_bootstrap']:.3f}",
+                   f"{r['p_randomization']:.3f}"]
+            if many:
+                row += [f"{r['p_bootstrap_adjusted']:.3f}", f"{r['p_randomization_adjusted']:.3f}"]
+            table.add_row(*row)
+        fit(console, table)
+        console.print("\n".join(f"{k.upper()}: {cmp[k]}" + "".join(f"\n   {t}" for t in cmp.get("notes", {}).get(k, ()))
+                                for k in ("a", "b")), soft_wrap=True)
+        console.print(table)
+        if cmp["only_a"] or cmp["only_b"]:
+            console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
+    last = res["pairs"][-1]
+    console.print(f"signature: {last['signature']}\nitems: {last.get('item_set')}", soft_wrap=True)

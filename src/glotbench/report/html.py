@@ -14,6 +14,7 @@ from typing import Any
 
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
+from glotbench.report.checks_html import checks_sections, sample_checks
 from glotbench.report.diffs import DIFFS
 from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, bar_plot, ci_plot, num
@@ -94,7 +95,16 @@ def scores_section(results: dict[str, Any]) -> str:
     out.append(f'<p class="note">bootstrap: {escape(str(b.get("resamples", "?")))} resamples, '
                f'{escape(str(b.get("method", "")))}, seed {escape(str(b.get("seed", "")))}; intervals: '
                f'{escape(ci_caption(results))} (docs/metrics.md)</p>')
+    out.append(cluster_note(results))
     return "".join(out)
+
+
+def cluster_note(results: dict[str, Any]) -> str:
+    """The clusters paragraph (report/clusters.py), empty for a run without a cluster field."""
+    from glotbench.report.clusters import cluster_line
+
+    line = cluster_line(results)
+    return f'<p class="note" id="clusters">{escape(line)}</p>' if line else ""
 
 
 def _vals(est: dict[str, Any] | None) -> tuple:
@@ -233,7 +243,9 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
         if s.get("error"):
             blocks.append(["error", "t", s["error"]])
         blocks.append(["call", "j", {k: s.get(k) for k in ("finish_reason", "latency_s", "tokens", "retries", "cached")}])
-        fl = list(s.get("flags") or []) + (["flipped"] if s["id"] in flipped else [])
+        extra, check_flags = sample_checks(s)  # the sample's language check (report/checks_html.py)
+        blocks[-1:-1] = extra
+        fl = list(s.get("flags") or []) + (["flipped"] if s["id"] in flipped else []) + check_flags
         rows.append({"id": s["id"], "g": g, "o": o, "f": s.get("failure"), "fl": fl, "b": blocks})
     return rows
 
@@ -266,6 +278,7 @@ def run_report(run_dir: str | Path) -> str:
     stab = stability_section(results, flipped, per_group)
     if stab:
         sections.append(("stability", "Stability over repeats", stab))
+    sections += checks_sections(results)  # results.json `checks` (report/checks_html.py)
     sections += [("usage", "Tokens, cost and latency", usage_section(results, samples)),
                  ("samples", "Samples", browser), ("config", "Configuration", config_section(results))]
     return page(f"{results['benchmark']['name']} · {results['model']['spec']}", header(results), sections, script=script)

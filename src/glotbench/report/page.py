@@ -28,6 +28,8 @@ svg .dot{fill:var(--acc)}svg .bar{fill:#90cdf4}svg .na{fill:var(--mute)}svg .fra
 svg .front{fill:none;stroke:var(--bad);stroke-width:2;stroke-dasharray:5 3}svg .front-dot{fill:var(--bad)}
 svg .ptlbl{font-size:11px}svg .grp{font-weight:600;fill:var(--mute)}
 table.wrap td{white-space:normal}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:8px}.pair pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;
+background:#f7fafc;padding:4px 6px;border-radius:3px;font:13px/1.4 ui-monospace,monospace}.pair b{font-size:12px;color:var(--mute)}
 .filters{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:center;margin-bottom:8px}
 .filters select,.filters input{font:inherit;padding:3px 6px;max-width:100%}.filters input{min-width:14em;flex:1}
 .pager{display:flex;gap:8px;align-items:center;margin:8px 0}.pager button{font:inherit}
@@ -86,6 +88,8 @@ function block(b){
   if(b[1]==='d'){ const p=node('pre','diff'); b[2].forEach((w,i)=>{ if(i) p.appendChild(document.createTextNode(' '));
       if(typeof w==='string') w=[w,'ok']; const s=node('span','w w-'+w[1],w[0]); s.title=w[1]; p.appendChild(s);}); d.appendChild(p); }
   else if(b[1]==='p') d.appendChild(node('pre','prompt',promptText(b[2])));
+  else if(b[1]==='s'){ const g=node('div','pair'); b[2].forEach(c=>{ const x=node('div','side'); x.appendChild(node('b','',c[0]));
+      x.appendChild(node('pre','',c[1]===null||c[1]===undefined?'—':String(c[1]))); g.appendChild(x); }); d.appendChild(g); }
   else if(b[1]==='j'){ const t=JSON.stringify(b[2]); d.appendChild(node('pre','',t.length<110?t:JSON.stringify(b[2],null,1))); }
   else d.appendChild(node('pre','',b[2]===null?'—':String(b[2])));
   return d;
@@ -141,8 +145,8 @@ def page(title: str, header_html: str, sections: Sequence[tuple[str, str, str]],
 def sample_browser(rows: list[dict[str, Any]], groups: dict[str, list[str]], failures: list[str],
                    flags: list[str], note: str = "", *, prompt_template: Any = None) -> tuple[str, str]:
     """The browser section's HTML and its script. Each row: id, g (group values), o (outcome), f
-    (failure kind), fl (flags), b (blocks: [title, "t" text | "d" diff | "j" JSON | "p" prompt,
-    content]). A "p" block holds a sample's prompt record (engine/prompts.py): a fill is joined
+    (failure kind), fl (flags), b (blocks: [title, "t" text | "d" diff | "j" JSON | "p" prompt |
+    "s" side by side ([[title, text], [title, text]]), content]). A "p" block holds a sample's prompt record (engine/prompts.py): a fill is joined
     with `prompt_template`, sent once, in the page."""
     def select(ident: str, label: str, options: list[tuple[str, str]], extra: str = "") -> str:
         opts = "".join(f'<option value="{escape(v)}">{escape(t)}</option>' for v, t in options)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -40,6 +40,42 @@ def load_run(path: str | Path) -> RunData:
     return RunData(d, "run", read_results(d))
 
 
+def bench_of(results: Mapping[str, Any]) -> Any:
+    """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
+    `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
+    from glotbench.registry import get_benchmark
+
+    b = results["benchmark"]
+    return get_benchmark(b.get("spec") or b["name"], **((results.get("config") or {}).get("bench_options") or {}))
+
+
+def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The run's benchmark with its recorded `--bench-opt`s, its dataset (the same data) and the items it asked."""
+    from glotbench.checks.wrap import expand_units
+
+    b = results["benchmark"]
+    bench = bench_of(results)
+    path = b.get("data_path")
+    if path is None and not str(b.get("data", "")).startswith("bundled"):
+        path = b.get("data")
+    dataset = bench.load(path)
+    if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
+        raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 {dataset.sha256} "
+                             f"is not the recorded {b['data_sha256']}")
+    return bench, dataset, expand_units(bench, dataset)
+
+
+def judged_notes(path: str | Path) -> list[str]:
+    """The notes of a judged run's top directory (invalid phases, judges not validated for the
+    language), for the board's list of judged runs; none when it cannot be read."""
+    from glotbench.rundir.validity import notes
+
+    try:
+        return notes(load_run(path).results)
+    except GlotbenchError:
+        return []
+
+
 def latest_run(path: str | Path) -> Path:
     """`path` itself when it is a run; else the most recently finished run directly under it."""
     d = Path(path)
@@ -64,6 +100,15 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         for k, v in rec["score"].items():
             rows[rec["id"]][k] += float(v)
     return rows
+
+
+def item_clusters(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Each item's cluster (its meta value under the run's cluster field, `scores.clusters.key`), or
+    None for a run without one: paired tests then resample and swap whole clusters."""
+    key = ((results.get("scores") or {}).get("clusters") or {}).get("key")
+    if not key:
+        return None
+    return {rec["id"]: (rec.get("meta") or {}).get(key) for rec in samples}
 
 
 def metric_keys(results: dict[str, Any], name: str) -> list[str]:

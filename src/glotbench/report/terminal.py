@@ -95,7 +95,9 @@ def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -
 
 
 CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",
-            "wilson_fallback": "Wilson on the items where the bootstrap collapsed", "none": "no interval"}
+            "wilson_fallback": "Wilson on the items where the bootstrap collapsed", "none": "no interval",
+            "cluster_bootstrap": "percentile bootstrap over clusters",
+            "wilson_clusters_fallback": "Wilson on the clusters where the cluster bootstrap collapsed"}
 
 
 def ci_caption(results: dict[str, Any]) -> str:
@@ -132,8 +134,10 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
     from glotbench.rundir.validity import notes
 
+    from glotbench.report.clusters import cluster_line
+
     lines = notes(results)
-    caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results)])
+    caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results), *filter(None, [cluster_line(results)])])
     cov = results.get("coverage")
     if cov and cov.get("missing"):
         caption += (f"\nPARTIAL COVERAGE: {cov['with_output']} of {cov['expected']} items have an output in "

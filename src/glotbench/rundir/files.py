@@ -109,17 +109,24 @@ def finished_run(out_dir: str | Path) -> bool:
     return path.is_file() and run_status(out_dir) == "complete" and not invalid_run(path)
 
 
-def set_aside_invalid(out_dir: Path, summary: str) -> bool:
-    """A judged run's directory whose `summary` file (arena.json, aragen.json) records an invalid
-    run is renamed to `DIR.invalid-TIME` (kept, not deleted), so the same command runs it again in
-    `out_dir`, its successful calls from the cache. True when it was; False when there is no such
-    file; an error when the run there is finished and valid."""
+def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = ()) -> bool:
+    """Make room for a judged run (arena, AraGen) in `out_dir`: a directory whose `summary` file
+    (arena.json, aragen.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
+    holds a phase's run (`phases`: its directory names; a `judge-*` one too) but no summary, a run
+    stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
+    kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the
+    cache. True when it was renamed; an error when the run there is finished and valid."""
     path = out_dir / summary
-    if not path.exists():
+    if path.exists():
+        if not invalid_run(path):
+            raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+        kind = "invalid"
+    elif out_dir.is_dir() and any((d / RUN_JSON).is_file() for d in out_dir.iterdir()
+                                  if d.is_dir() and (d.name in phases or d.name.startswith("judge-"))):
+        kind = "unfinished"
+    else:
         return False
-    if not invalid_run(path):
-        raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
-    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.invalid-{datetime.now():%Y%m%d-%H%M%S}"))
+    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.{kind}-{datetime.now():%Y%m%d-%H%M%S}"))
     return True
 
 
@@ -227,6 +234,14 @@ def read_samples(run_dir: str | Path, schema: type[S]) -> list[dict[str, Any]]:
     raw = list(raw_rows(path, "jsonl", allow_nan=True))
     validate_rows(path, raw, schema)
     return [rec for _, rec in raw]
+
+
+def sample_outputs(run_dir: str | Path) -> dict[str, str]:
+    """Each item's raw reply in a run directory (repeat 0; a failed call's as ""), by item id: what the
+    judge cards' length bias and the arena ranking's style control read of a phase's answers."""
+    from glotbench.rundir.schema import SampleRow
+
+    return {r["id"]: r.get("output") or "" for r in read_samples(run_dir, SampleRow) if r.get("repeat", 0) == 0}
 
 
 def sample_rows(run_dir: str | Path, schema: type[S]) -> list[tuple[str, S]]:

@@ -17,7 +17,7 @@ facts, `Benchmark.extra_results`, sit between `data_label` and `headline`).
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, with_config
-from typing_extensions import Required, TypedDict
+from typing_extensions import NotRequired, Required, TypedDict
 
 from glotbench.data import ItemId, NonEmptyStr
 
@@ -228,6 +228,7 @@ class Results(TypedDict, total=False):
     headline: Required[str]
     metrics: Required[dict[str, MetricInfo]]
     scores: Required[dict[str, Any]]
+    checks: dict[str, Any]  # glotbench.checks: language, extraction bounds, error types, token premium
     counts: Required[Counts]
     tokens: Required[Tokens]
     cost: dict[str, Any] | None  # engine/cost.py cost_block; None without prices
@@ -302,6 +303,7 @@ class SampleRecord(TypedDict):
     tokens: dict[str, int] | None
     retries: int
     cached: bool
+    checks: NotRequired[dict[str, Any]]  # the answer's language check (glotbench.checks), where one applies
 
 
 # -- the writers' side: the records in the files' order ---------------------------------------------
@@ -320,7 +322,7 @@ def results_record(run: RunJson, *, status: str, stopped: Stopped | None, concur
                    batch: dict[str, Any] | None, finished: str, model: ModelInfo, signature: str,
                    selection: SelectionRecord, validity: ValidityRecord, data_label: DataLabel | None,
                    facts: dict[str, Any], headline: str, metrics: dict[str, MetricInfo], scores: dict[str, Any],
-                   counts: Counts, tokens: Tokens, cost: dict[str, Any] | None, coverage: dict[str, Any] | None,
+                   checks: dict[str, Any], counts: Counts, tokens: Tokens, cost: dict[str, Any] | None, coverage: dict[str, Any] | None,
                    timing: Timing, versions: dict[str, str], bootstrap: Bootstrap) -> Results:
     """results.json's record: run.json's fields (its status replaced), the sections that happened
     (`stopped`, `concurrency`, `batch` only then), the benchmark's own `facts` before `headline`."""
@@ -334,6 +336,7 @@ def results_record(run: RunJson, *, status: str, stopped: Stopped | None, concur
         "finished": finished, "model": model, "signature": signature, "selection": selection,
         "validity": validity, "data_label": data_label,
         **facts,
-        "headline": headline, "metrics": metrics, "scores": scores, "counts": counts, "tokens": tokens,
+        "headline": headline, "metrics": metrics, "scores": scores, "checks": checks,
+        "counts": counts, "tokens": tokens,
         "cost": cost, "coverage": coverage, "timing": timing, "versions": versions, "bootstrap": bootstrap,
     }

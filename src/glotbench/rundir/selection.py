@@ -101,9 +101,23 @@ class Selection:
 
     def signature_part(self) -> str:
         """`|subset:...` for a run on fewer items than the dataset's; empty for a full run."""
-        if self.full:
-            return ""
-        return f"|subset:{self.name},{len(self.items)}of{self.of},{self.items_sha256[:12]}"
+        return signature_part(self.record())
+
+
+def first(ids: Sequence[str], of: int, limit: int | None) -> dict[str, Any]:
+    """The selection record of a judged run's first `limit` items (`ids`, already cut) of `of`: the
+    arena's prompts and AraGen's entries, which take `--limit` only."""
+    return {"full": len(ids) == of, "subset": None, "limit": limit, "n": len(ids), "of": of, "repeats": 1,
+            "items_sha256": item_set_sha256(ids)}
+
+
+def signature_part(record: Mapping[str, Any]) -> str:
+    """`|subset:NAME,NofM,SHA12` of a selection record; empty for a run on every item."""
+    if record["full"]:
+        return ""
+    name = "+".join(([record["subset"]] if record.get("subset") else [])
+                    + ([f"limit{record['limit']}"] if record.get("limit") is not None else [])) or "all"
+    return f"|subset:{name},{record['n']}of{record['of']},{record['items_sha256'][:12]}"
 
 
 def select(full: Dataset, group_by: Sequence[str], *, limit: int | None = None, subset: str | None = None,

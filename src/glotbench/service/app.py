@@ -14,22 +14,24 @@ import asyncio
 import json
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Depends, FastAPI, Path as PathParam, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glotbench.service.core import Service, ServiceError, Settings
 from glotbench.service.guards import BODY_LIMIT_KEY, RequestGuard, SecurityHeaders, parse_json_body
-from glotbench.service.ratelimit import RateLimited, RateLimiter
+from glotbench.service.ratelimit import RateLimited, RateLimiter, client_bucket
 from glotbench.service.sets import settle_heap
 from glotbench.service.views import Views
 
 STATIC = Path(__file__).parent / "templates"
+Body = TypeVar("Body", bound=BaseModel)
+DOWNLOAD_PIECE = 64 * 2**10  # a released set is written in pieces this size
 PARSERS = 2  # submission bodies parsed at once (each in a worker thread): bounds the memory they take
 
 
@@ -75,11 +77,11 @@ def _first_problem(errors: list[Any]) -> str:
     return f"invalid request: {where} {msg}".strip()
 
 
-def parse_submission(raw: bytes, max_members: int) -> SubmissionIn:
-    """The submission body, parsed once (guards.parse_json_body) and validated."""
+def parse_body(model: type[Body], raw: bytes, max_members: int) -> Body:
+    """A request body, parsed once (guards.parse_json_body) and validated as `model`."""
     data = parse_json_body(raw, max_members)
     try:
-        return SubmissionIn.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         raise ServiceError(422, _first_problem(e.errors())) from None
 
@@ -125,8 +127,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(SecurityHeaders)  # outermost: on the guard's own replies too
 
     def address(request: Request) -> str:
-        """The client's address: the peer's, or the one a trusted proxy (--trusted-proxy) names."""
-        return request.client.host if request.client else "unknown"
+        """The client's address (an IPv6 one's /64): the peer's, or the one a trusted proxy
+        (--trusted-proxy) names."""
+        return client_bucket(request.client.host) if request.client else "unknown"
 
     def hit_address(request: Request) -> None:
         try:
@@ -165,7 +168,7 @@ def create_app(settings: Settings) -> FastAPI:
         request.scope[BODY_LIMIT_KEY] = max_bytes  # the guard holds the body to it while it streams in
         raw = await request.body()
         async with parsers:
-            body = await run_in_threadpool(parse_submission, raw, max(16, max_members))
+            body = await run_in_threadpool(parse_body, SubmissionIn, raw, max(16, max_members))
         if body.answers is not None:
             out = await run_in_threadpool(lambda: service.submit_answers(
                 key_id, body.answers or {}, set_name=body.set, benchmark=body.benchmark, model=body.model,
@@ -181,9 +184,14 @@ def create_app(settings: Settings) -> FastAPI:
     def submission(sid: int = PathParam(..., ge=1, le=2**62), key_id: int = Depends(caller)) -> dict[str, Any]:
         return service.get_submission(key_id, sid)
 
-    @app.post("/api/submissions/{sid}/publish")
-    def publish(body: PublishIn, sid: int = PathParam(..., ge=1, le=2**62), key_id: int = Depends(caller)) -> dict[str, Any]:
-        out = service.publish(key_id, sid, body.public)
+    @app.post("/api/submissions/{sid}/publish", openapi_extra={"requestBody": {
+        "required": True, "content": {"application/json": {"schema": PublishIn.model_json_schema()}}}})
+    async def publish(request: Request, sid: int = PathParam(..., ge=1, le=2**62),
+                      key_id: int = Depends(caller)) -> dict[str, Any]:
+        """Like a submission, authenticated before its body is read (a body parameter would make
+        FastAPI read it first: an unauthenticated client dribbling it held a request in flight)."""
+        body = parse_body(PublishIn, await request.body(), 16)
+        out = await run_in_threadpool(service.publish, key_id, sid, body.public)
         views.invalidate()
         return out
 
@@ -191,9 +199,19 @@ def create_app(settings: Settings) -> FastAPI:
     def sets() -> list[dict[str, Any]]:
         return views.sets()
 
-    @app.get("/api/sets/{name}/download", dependencies=[Depends(public_route)])
-    def download(name: str = PathParam(..., max_length=100)) -> dict[str, Any]:
-        return views.download(name)
+    @app.get("/api/sets/{name}/download", dependencies=[Depends(public_route)],
+             responses={200: {"content": {"application/json": {}}, "description": "the set's items and gold"}})
+    async def download(name: str = PathParam(..., max_length=100)) -> Response:
+        """Streamed in 64 KiB pieces from the cached body: a client that reads slowly holds one piece
+        in this process's buffers, not a copy of the whole set (the send timeout drops one that
+        reads nothing)."""
+        body = await run_in_threadpool(views.download, name)
+
+        async def pieces() -> Any:
+            for i in range(0, len(body), DOWNLOAD_PIECE):
+                yield body[i:i + DOWNLOAD_PIECE]
+
+        return StreamingResponse(pieces(), media_type="application/json", headers={"Content-Length": str(len(body))})
 
     rendered: dict[str, tuple[Any, bytes]] = {}
 

@@ -341,7 +341,11 @@ class Service:
             ts = self._target_set(s, set_name, benchmark)
             if not ts.endpoint_mode:
                 raise ServiceError(403, "endpoint submissions are disabled for this set; submit answers")
+            loaded = self.load_items(s, ts)
             set_id = ts.id
+        unfit = endpoint_unfit(loaded, self.settings.endpoint_max_requests)
+        if unfit:  # refused now: a run that could never send a prompt would fail charged, for our reason
+            raise ServiceError(403, f"endpoint submissions cannot run this set: {unfit}; submit answers")
         sid = self.jobs.enqueue(key_id, Submission(
             key_id=key_id, set_id=set_id, kind="endpoint", model=model_name[:300], endpoint_url=url,
             description=description[:2000], status="queued"), api_key)
@@ -380,6 +384,16 @@ class Service:
                                         "score of its own to publish")
             sub.public = public
         return self.get_submission(key_id, sid)
+
+
+def endpoint_unfit(loaded: LoadedSet, max_requests: int) -> str | None:
+    """Why no endpoint run can score this set (None: one can): what an OpenAI-compatible endpoint
+    cannot answer, or more requests than a run may make."""
+    if loaded.bench.method == "loglik":
+        return "it is scored by log-likelihood, which needs a local model"
+    if len(loaded.dataset) > max_requests:
+        return f"it needs {len(loaded.dataset)} requests, more than a run may make ({max_requests})"
+    return None
 
 
 def iso(d: datetime | None) -> str | None:

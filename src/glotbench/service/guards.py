@@ -129,6 +129,8 @@ def parse_json_body(raw: bytes, max_members: int) -> Any:
                                  f"{e.colno})") from None
     except UnicodeDecodeError:
         raise HTTPException(422, "invalid request: the body is not UTF-8 JSON") from None
+    except ValueError:  # a number no parser holds: an integer past Python's 4,300 digits
+        raise HTTPException(422, "invalid request: the body holds a number too long to read") from None
 
 
 class SecurityHeaders:

@@ -40,7 +40,7 @@ from sqlalchemy import func, or_, select
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import ModelError
-from glotbench.service.core import Service
+from glotbench.service.core import Service, endpoint_unfit
 from glotbench.service.db import ApiKey, Submission, TestSet, utcnow
 from glotbench.service.duplicates import fingerprint
 from glotbench.service.keys import REVOKED
@@ -54,6 +54,10 @@ SHOWN = " (its prompts had been sent, so it counts against the limit)"
 
 class KeyRevoked(GlotbenchError):
     """The run's key was revoked: stop before the next prompt leaves."""
+
+
+class NotRunnable(GlotbenchError):
+    """No endpoint run can score the set (service/core.py `endpoint_unfit`): failed, refunded."""
 
 
 class LeaseLost(GlotbenchError):
@@ -257,8 +261,9 @@ class JobRunner:
         loop = asyncio.new_event_loop()
         tmp = tempfile.mkdtemp(prefix="glotbench-sub-")
         try:
-            if len(items) > self.st.endpoint_max_requests:
-                raise GlotbenchError(f"the set needs more requests than the limit ({self.st.endpoint_max_requests})")
+            unfit = endpoint_unfit(loaded, self.st.endpoint_max_requests)
+            if unfit:  # refused at submission; a process with other settings may still meet one: ours, refunded
+                raise NotRunnable(f"no endpoint run can score this set: {unfit}")
             task = loop.create_task(asyncio.wait_for(self._evaluate(sid, bench, items, loaded.groups, url, model_name,
                                                                     self._keys.get(sid), tmp),
                                                      self.st.endpoint_timeout_s))
@@ -277,7 +282,7 @@ class JobRunner:
                 self.svc.fail(sid, reason, refund=True)
         except asyncio.TimeoutError:
             self.svc.fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
-        except KeyRevoked as e:
+        except (KeyRevoked, NotRunnable) as e:
             self.svc.fail(sid, str(e), refund=True)
         except LeaseLost:
             pass  # another process holds the job now

@@ -4,11 +4,27 @@ between server processes. Each check-and-record is atomic in the storage (a Lua 
 
 from __future__ import annotations
 
+import ipaddress
 import time
 
 from limits import RateLimitItemPerMinute
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+
+
+def client_bucket(ip: str) -> str:
+    """What one client is counted as: an IPv4 address, or the /64 of an IPv6 one (a client holds a
+    whole /64, often a /56: counted per address, each of its 2^64 addresses would get its own rate
+    window and connection cap). An IPv4-mapped IPv6 address counts as its IPv4 address."""
+    try:
+        addr = ipaddress.ip_address(ip.split("%")[0])
+    except ValueError:
+        return ip
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.IPv6Network((addr, 64), strict=False))
+    return str(addr)
 
 
 class RateLimited(Exception):

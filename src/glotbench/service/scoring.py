@@ -6,8 +6,8 @@ per-item values behind each number. `ladder()` decides, per key and per number, 
 a key's released value changes only when a submission beats that key's best so far by more than a
 step, and released values are rounded to that step. The step is either fixed (`step` points) or
 parameter-free: the standard error of the paired difference between the new submission and the
-key's best (`std(x - best) / sqrt(m)` over the m items behind the number; for a key's first submission,
-at least `50 / sqrt(m)`, the largest standard error a 0-100 score can have), never less than one
+key's best (`std(x - best) / sqrt(m)` over the m items behind the number; for a key's first submission
+`50 / sqrt(m)`, the largest standard error a 0-100 score can have, from m alone), never less than one
 item's weight (`100 / m`, so changing a single answer can never move a released number), rounded up
 to the next of 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100). Each key rounds
 with its own secret offset (`rounded`), so many keys do not share one set of rounding boundaries.
@@ -117,10 +117,13 @@ class Step:
         m = max(1, len(x))
         if self.points > 0:
             return self.points
-        d = x if best is None else x - best
-        se = float(np.std(d, ddof=1)) / math.sqrt(m) if m > 1 else 0.0
-        if best is None:  # a first release: at least the largest standard error a 0-100 score can have,
-            se = max(se, 50.0 / math.sqrt(m))  # so an extreme vector (one item right, the rest failed) says nothing
+        if best is None:
+            # A first release: the largest standard error a 0-100 score can have, from m alone. Never
+            # the submission's own: an extreme vector (one item right, the rest failed) would be
+            # released finely, and a step that depends on the score is a rounding boundary every key
+            # shares (with ddof=1, 46-54 right answers of 100 gave 10, any other count 5).
+            return nice_ceil(max(50.0 / math.sqrt(m), 100.0 / m))
+        se = float(np.std(x - best, ddof=1)) / math.sqrt(m) if m > 1 else 0.0
         return nice_ceil(max(se, 100.0 / m))
 
     def hides_one_item(self, m: int) -> bool:

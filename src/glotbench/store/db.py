@@ -22,7 +22,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from glotbench.errors import GlotbenchError
 from glotbench.store.index import HEAD_REVISION, VERSION_TABLE, default_store_url, record_of, run_key, sqlite_path
 
-__all__ = ["Base", "ResultsStore", "RunRow", "board", "default_store_url", "find_run_dirs", "migrate", "run_key",
+__all__ = ["Base", "ResultsStore", "RunRow", "board", "board_columns", "default_store_url", "find_run_dirs", "migrate", "run_key",
            "run_record"]
 
 
@@ -154,7 +154,11 @@ class ResultsStore:
             return "(unparseable URL)"
 
     def add(self, record: dict[str, Any]) -> bool:
-        """Insert a run; False when it was already indexed (same run_key). Safe under concurrency."""
+        """Insert a run; False when it was already indexed (same run_key). Safe under concurrency.
+        A directory holds one run: the rows of earlier runs in the same directory (an invalid run
+        finished in place by the same command) are replaced, not listed beside it."""
+        from sqlalchemy import delete
+
         if self.engine.dialect.name == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -162,6 +166,8 @@ class ResultsStore:
         stmt = (insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
                 .returning(RunRow.id))
         with self.engine.begin() as conn:
+            conn.execute(delete(RunRow).where(RunRow.run_dir == record["run_dir"],
+                                              RunRow.run_key != record["run_key"]))
             return conn.execute(stmt).first() is not None  # no row back: it was already there
 
     def index_dir(self, run_dir: str | Path) -> bool:
@@ -229,14 +235,10 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
     from glotbench.report.terminal import scaled
 
     rows = list(rows)
-    sigs: dict[str, set[str]] = {}
-    for r in rows:
-        sigs.setdefault(r.benchmark, set()).add(row_key(r))
+    name = _column_names(rows)
     cells: dict[tuple[str, str], list[RunRow]] = {}
     for r in rows:
-        col = r.benchmark if len(sigs[r.benchmark]) == 1 else (
-            f"{r.benchmark} [{hashlib.sha256(row_key(r).encode()).hexdigest()[:6]}]")
-        cells.setdefault((r.model, col), []).append(r)
+        cells.setdefault((r.model, name(r)), []).append(r)
     columns = sorted({c for _, c in cells})
     table: dict[str, dict[str, str]] = {}
     for (model, col), runs in sorted(cells.items()):
@@ -256,6 +258,38 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
                     f"{scaled(min(scores), unit)}–{scaled(max(scores), unit)}]")
         table.setdefault(model, {})[col] = text
     return columns, table
+
+
+def _column_names(rows: list[RunRow]) -> Any:
+    """A row's column: its benchmark, with a short hash of its signature and item set when the
+    benchmark has several."""
+    sigs: dict[str, set[str]] = {}
+    for r in rows:
+        sigs.setdefault(r.benchmark, set()).add(row_key(r))
+    return lambda r: r.benchmark if len(sigs[r.benchmark]) == 1 else (
+        f"{r.benchmark} [{hashlib.sha256(row_key(r).encode()).hexdigest()[:6]}]")
+
+
+def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
+    """What each column of `board(rows)` is of: its item set (`all 164 items`, `subset: 5 of 164
+    items (--limit 5)`), the bundled data's label, and the signature parts no other column of its
+    benchmark has (`data:…`, `method:loglik`); the same for every run of a column (its key holds the
+    signature, whose data hash decides the label, and the item set)."""
+    from glotbench.rundir.selection import describe_item_set
+
+    rows = list(rows)
+    name = _column_names(rows)
+    parts = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
+    for r in rows:
+        parts[r.benchmark].append({x for x in r.signature.split("|") if not x.startswith("subset:")})
+    out: dict[str, str] = {}
+    for r in rows:
+        res = {"selection": r.selection, "config": r.options or {}, "counts": {"items": r.items}}
+        # what tells this column from the benchmark's others besides its items: its own signature parts
+        own = sorted({x for x in r.signature.split("|") if not x.startswith("subset:")} - set.intersection(*parts[r.benchmark]))
+        out.setdefault(name(r), "; ".join([describe_item_set(res), *([r.data_label] if r.data_label else []),
+                                           *([" ".join(own)] if own else [])]))
+    return dict(sorted(out.items()))
 
 
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:

@@ -95,6 +95,8 @@ def _sqlite_insert(path: str, record: dict[str, Any]) -> bool | None:
         cols = ", ".join(row)
         marks = ", ".join(f":{k}" for k in row)
         con.execute("BEGIN IMMEDIATE")
+        # a directory holds one run: an earlier run there (an invalid run finished in place) is gone
+        con.execute("DELETE FROM runs WHERE run_dir = :run_dir AND run_key != :run_key", row)
         cur = con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT (run_key) DO NOTHING", row)
         con.execute("COMMIT")
         return cur.rowcount == 1

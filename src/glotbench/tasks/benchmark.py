@@ -32,7 +32,8 @@ from glotbench.tasks.template import LETTERS, compile_template, is_template, ren
 
 # Settings every task takes, next to the options its file declares: (default, type, help).
 BUILTIN_OPTIONS: dict[str, tuple[Any, type, str]] = {
-    "method": ("generate", str, "generate (extract from replies) or loglik (the likeliest choice; local models)"),
+    "method": (None, str, "generate (extract from replies) or loglik (the likeliest choice; local models); "
+                          "default: the prompt variant's, else generate"),
     "prompt": ("default", str, "a prompt variant of the task (prompt.variants)"),
     "shots": (None, int, "few-shot examples (default: the task's fewshot.n)"),
     "multiturn": (None, bool, "few-shot examples as chat turns (default: the task's fewshot.multiturn)"),
@@ -55,6 +56,23 @@ def _fill(value: Any, opt: Mapping[str, Any], where: str) -> Any:
     return value
 
 
+def run_spec(spec: Any, variant: str) -> Any:
+    """The spec a run of prompt variant `variant` uses: the variant's templates as the prompt (no other
+    variants), and the parts it replaces (few-shot, log-likelihood, extraction, scorer) in place of the
+    task's. Its hash is the signature's `task:` part, so a variant added to a file leaves the others'
+    signatures as they were."""
+    from glotbench.tasks.spec import PARTS_A_VARIANT_REPLACES
+
+    v = spec.prompt.variant(variant)
+    update: dict[str, Any] = {k: getattr(v, k) for k in PARTS_A_VARIANT_REPLACES if getattr(v, k) is not None}
+    if v.extract is not None and spec.headline not in v.extract:
+        update["headline"] = None
+    prompt = {k: getattr(v, k) for k in type(v).model_fields if k not in PARTS_A_VARIANT_REPLACES}
+    update["prompt"] = spec.prompt.model_copy(update={**prompt, **{k: None for k in PARTS_A_VARIANT_REPLACES},
+                                                      "variants": {}})
+    return spec.model_copy(update=update)
+
+
 def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     """SHA-256 (12 hex) of the spec as data (its description left out) with the run's options."""
     body = spec.model_dump(mode="json", exclude={"description"})
@@ -70,15 +88,27 @@ class TaskBenchmark(Benchmark):
     def __init__(self, spec: Any, where: Where | None = None, base_dir: str | Path | None = None, **options: Any):
         from glotbench.languages import resolve_code
 
-        self.spec = spec
+        self.file_spec = spec
         self._where = where or Where(spec.name)
         self._base = Path(base_dir) if base_dir is not None else Path.cwd()
         self.name, self.version = spec.name, spec.version
         self.description = (spec.description or spec.name).strip().splitlines()[0]
+        self.spec = spec  # until the variant is known (the options are checked against the file's)
         self.options = self._options(options)
         opt = self.options
         w = self._where
-        self.method = opt["method"]
+        try:
+            self.variant = spec.prompt.variant(opt["prompt"])
+        except ValueError as e:
+            raise SpecError(f"{self.name}: {e}") from None
+        from glotbench.tasks.spec import PARTS_A_VARIANT_REPLACES
+
+        # Where each part is written in the file (errors name its line): a variant's own, or the task's.
+        inside = () if opt["prompt"] == "default" else ("prompt", "variants", opt["prompt"])
+        self._paths = {"prompt": inside or ("prompt",), **{k: inside + (k,) if inside and getattr(self.variant, k) is not None
+                                                           else (k,) for k in PARTS_A_VARIANT_REPLACES}}
+        self.spec = spec = run_spec(spec, opt["prompt"])
+        self.method = opt["method"] = opt["method"] or "generate"
         if self.method not in ("generate", "loglik"):
             raise SpecError(f"{self.name}: method must be generate or loglik, got {self.method!r}")
         declared = {k: v for k, v in opt.items() if k in spec.options}
@@ -90,10 +120,7 @@ class TaskBenchmark(Benchmark):
         if opt["revision"]:
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
         self.lang = resolve_code(_fill(spec.language, declared, w("language")) if spec.language else None)
-        try:
-            self.variant = spec.prompt.variant(opt["prompt"])
-        except ValueError as e:
-            raise SpecError(f"{self.name}: {e}") from None
+        self.variant = spec.prompt
         self.shots = spec.fewshot.n if opt["shots"] is None else opt["shots"]
         if self.shots < 0:
             raise SpecError(f"{self.name}: shots must be at least 0")
@@ -111,6 +138,7 @@ class TaskBenchmark(Benchmark):
         self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)
+        self.cluster_by = spec.cluster
         self.default_config = GenerateConfig(temperature=0.0, max_tokens=self.variant.max_tokens)
         self.metrics = tuple(m for p in self.pipelines for m in self.scorer.metrics(p, p == self.headline_pipeline))
         self._check_templates()
@@ -133,8 +161,15 @@ class TaskBenchmark(Benchmark):
 
     def _options(self, given: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        try:  # the prompt variant's defaults come before the file's
+            defaults = dict(self.spec.prompt.variant(given.get("prompt") or "default").defaults)
+        except ValueError as e:
+            raise SpecError(f"{self.name}: {e}") from None
+        wrong = set(defaults) - set(self.spec.options) - set(BUILTIN_OPTIONS) | ({"prompt"} & set(defaults))
+        if wrong:
+            raise SpecError(f"{self.name}: prompt variant {given.get('prompt')!r}: defaults: no option {sorted(wrong)[0]!r}")
         for name, o in self.spec.options.items():
-            value = given.get(name, o.default)
+            value = given.get(name, defaults.get(name, o.default))
             if value is None:
                 raise SpecError(f"{self.name} needs --bench-opt {name}=VALUE"
                                 + (f" ({o.help})" if o.help else "")
@@ -143,7 +178,7 @@ class TaskBenchmark(Benchmark):
                 raise SpecError(f"{self.name}: {name} must be one of {', '.join(map(str, o.choices))}, got {value!r}")
             out[name] = value
         for name, (default, _, _) in BUILTIN_OPTIONS.items():
-            out[name] = given.get(name, default)
+            out[name] = given.get(name, defaults.get(name, default))
         unknown = set(given) - set(out)
         if unknown:
             raise SpecError(f"{self.name} has no option {sorted(unknown)[0]!r}; its options: {', '.join(sorted(out))}")
@@ -160,16 +195,21 @@ class TaskBenchmark(Benchmark):
             return {f"loglik_{n}": None for n in loglik.NORMS}, f"loglik_{norm}"
         if opt["norm"] is not None:
             raise SpecError(f"{self.name}: norm is a setting of method=loglik")
-        built = {name: build_pipeline(name, steps, self._where) for name, steps in spec.extract.items()}
-        n_fixed = len(spec.fields.choices.fixed) if hasattr(spec.fields.choices, "fixed") else len(spec.fields.choices or ())
+        built = {name: build_pipeline(name, steps, self._at) for name, steps in spec.extract.items()}
+        choices = spec.fields.choices
+        n_fixed = len(choices.fixed) if hasattr(choices, "fixed") else len(choices) if isinstance(choices, list) else 0
         for name, steps in spec.extract.items():
             if n_fixed > 5 and any(s == "option_letter" or isinstance(s, dict) and "option_letter" in s for s in steps):
-                raise DataError(f"{self._where('extract', name)}: option_letter reads A-E and the task has {n_fixed} "
+                raise DataError(f"{self._at('extract', name)}: option_letter reads A-E and the task has {n_fixed} "
                                 "choices: use option_text")
         head = opt["pipeline"] or spec.headline or next(iter(spec.extract))
         if head not in built:
             raise SpecError(f"{self.name}: no pipeline {head!r}; its pipelines: {', '.join(built)}")
         return {head: built[head], **{k: v for k, v in built.items() if k != head}}, head
+
+    def _at(self, part: str, *rest: Any) -> str:
+        """`FILE:LINE: path` of a part of the run's spec: in the prompt variant that gave it, or the task's."""
+        return self._where(*self._paths.get(part, (part,)), *rest)
 
     def _check_templates(self) -> None:
         """Every template compiles (a syntax error names the task file's line before any call)."""
@@ -183,12 +223,17 @@ class TaskBenchmark(Benchmark):
             found += [(("fields", part, k), v) for k, v in mapping.items()]
         for k, v in f.gold.items():
             found += [(("fields", "gold", k), x) for x in (v if isinstance(v, list) else [v])]
-        for key in ("user", "text", "system"):
+        if isinstance(f.choices, str):
+            found.append((("fields", "choices"), f.choices))
+        prompt = self._paths["prompt"]
+        for key in ("user", "text", "system", "preamble"):
             value = getattr(self.variant, key)
             if value is not None:
-                found.append((("prompt", key), value))
+                found.append(((*prompt, key), value))
         if spec.fewshot.answer:
-            found.append((("fewshot", "answer"), spec.fewshot.answer))
+            found.append(((*self._paths["fewshot"], "answer"), spec.fewshot.answer))
+        if isinstance(spec.loglik.continuations, list):
+            found += [((*self._paths["loglik"], "continuations", i), c) for i, c in enumerate(spec.loglik.continuations)]
         for path, source in found:
             if is_template(source):
                 try:
@@ -251,7 +296,7 @@ class TaskBenchmark(Benchmark):
         fs = self.spec.fewshot
         if self.shots or fs.ids:
             if self.options["fewshot_data"]:
-                pool_rows, same = local_rows(self.options["fewshot_data"], self.data.format).rows, False
+                pool_rows, same = self._rows(self.options["fewshot_data"], self.data.split).rows, False
             elif fs.split is None or fs.split == self.data.split:
                 pool_rows, same = rows.rows, True
             elif path is not None:
@@ -262,7 +307,7 @@ class TaskBenchmark(Benchmark):
             pool = F.make_items(pool_rows, self.spec.fields, self.renderer.opt, self.lang)
             n_choices = len(items[0].public.get("choices") or ()) if items else 0
             items = F.attach_shots(items, pool, fs, self.shots, self.fewshot_seed, self.renderer.labels(n_choices),
-                                   self.renderer.opt, same)
+                                   self.renderer.opt, same, self.renderer.gold_continuation)
         if not items:
             raise DataError(f"{rows.source}: no items")
         return self.dataset(items, rows.source, rows.sha256)
@@ -323,7 +368,9 @@ class TaskBenchmark(Benchmark):
         parts = {"task": spec_hash(self.spec, self.options), "method": self.method, "lang": self.lang or "none"}
         if self.method == "loglik":
             parts["norm"] = self.norm
-            parts["continuations"] = self.spec.loglik.continuations
+            cont = self.spec.loglik.continuations
+            parts["continuations"] = cont if isinstance(cont, str) else "templates:" + hashlib.sha256(
+                json.dumps(cont, ensure_ascii=False).encode()).hexdigest()[:12]
         else:
             parts["extract"] = ";".join(f"{n}={p.description}" for n, p in self.pipelines.items() if p)
         parts["scorer"] = self.scorer.signature()
@@ -359,9 +406,6 @@ class TaskBenchmark(Benchmark):
         counts = [len(it.public.get("choices") or ()) for it in dataset]
         if counts and all(counts):
             out["random_baseline"] = sum(1 / n for n in counts) / len(counts)
-        if self.spec.cluster:
-            values = [it.meta.get(self.spec.cluster) for it in dataset]
-            out["clusters"] = {"key": self.spec.cluster, "clusters": len(set(values)), "items": len(values)}
         return out
 
 

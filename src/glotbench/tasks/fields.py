@@ -11,12 +11,12 @@ Every problem names the row: `FILE:LINE: field: problem`.
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import DataError
 from glotbench.items import Item
 from glotbench.tasks.source import Row
-from glotbench.tasks.template import LETTERS, render, value_of
+from glotbench.tasks.template import LETTERS, is_template, render, value_of
 
 RESERVED = ("choices", "fewshot")
 
@@ -40,9 +40,13 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
         gold[name] = ([value_of(s, ctx, f"{where}: fields.gold.{name}") for s in spec] if isinstance(spec, list)
                       else value_of(spec, ctx, f"{where}: fields.gold.{name}"))
     if fields.choices is not None:
-        texts = list(fields.choices.fixed) if hasattr(fields.choices, "fixed") else [
-            _text(value_of(c, ctx, f"{where}: fields.choices.{i}"), f"{where}: fields.choices.{i}")
-            for i, c in enumerate(fields.choices)]
+        if isinstance(fields.choices, str):
+            texts = _choice_list(value_of(fields.choices, ctx, f"{where}: fields.choices"), fields.choices,
+                                 f"{where}: fields.choices")
+        else:
+            texts = list(fields.choices.fixed) if hasattr(fields.choices, "fixed") else [
+                _text(value_of(c, ctx, f"{where}: fields.choices.{i}"), f"{where}: fields.choices.{i}")
+                for i, c in enumerate(fields.choices)]
         for i, t in enumerate(texts):
             if not t.strip():
                 raise DataError(f"{where}: fields.choices.{i}: an empty option")
@@ -53,6 +57,21 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
     if lang:
         meta["lang"] = lang
     return Item.create(iid, public, gold, meta)
+
+
+def _choice_list(value: Any, spec: str, where: str) -> list[str]:
+    """The options from one column holding a list, or from a template rendering a list literal (as
+    lm-eval reads its doc_to_choice templates: the text through `ast.literal_eval`)."""
+    import ast
+
+    if isinstance(value, str) and is_template(spec):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise DataError(f"{where}: the template gave {value[:80]!r}, not a list literal") from None
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        raise DataError(f"{where}: expected a list of at least two options, got {type(value).__name__}")
+    return [_text(v, f"{where}.{i}") for i, v in enumerate(value)]
 
 
 def _label(value: Any, texts: Sequence[str], where: str) -> str:
@@ -80,12 +99,14 @@ def make_items(rows: Sequence[Row], fields: Any, opt: Mapping[str, Any], lang: s
     return items
 
 
-def shot_answer(shot: Item, template: str | None, labels: Sequence[str], opt: Mapping[str, Any]) -> str:
+def shot_answer(shot: Item, template: str | None, labels: Sequence[str], opt: Mapping[str, Any],
+                gold_choice: Callable[[Item], str]) -> str:
     """A few-shot example's answer text: the template over its public and gold fields, or by default
-    its option label (as displayed), its reference, or its answer."""
+    its gold choice as the continuations write it (its label as displayed, its text, or its
+    continuation template: lm-eval's doc_to_choice[doc_to_target]), its reference, or its answer."""
     if template is None:
         if "choices" in shot.public:
-            return labels[LETTERS.index(shot.gold["answer"])]
+            return gold_choice(shot)
         for key in ("reference", "answer", "answers"):
             if key in shot.gold:
                 value = shot.gold[key]
@@ -97,9 +118,10 @@ def shot_answer(shot: Item, template: str | None, labels: Sequence[str], opt: Ma
 
 
 def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: int, labels: Sequence[str],
-                 opt: Mapping[str, Any], same_split: bool) -> list[Item]:
+                 opt: Mapping[str, Any], same_split: bool, gold_choice: Callable[[Item], str]) -> list[Item]:
     """Each item with its few-shot examples in `public["fewshot"]`: the fixed `ids`, the first n
-    (`sampler: first_n`), or n drawn with a seed per item (never the item itself); with `match`,
+    (`sampler: first_n`), n drawn with a seed per item (never the item itself), or n drawn from one
+    random stream over the items in order (`sequential`, lm-eval's draws); with `match`,
     only examples sharing that field's value with the item (MMLU's examples of the same subject)."""
     if n == 0 and not spec.ids:
         return items
@@ -109,6 +131,7 @@ def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: i
     def key(x: Item) -> Any:
         return x.public.get(spec.match, x.meta.get(spec.match))
 
+    stream = random.Random(seed)
     for it in items:
         candidates = [p for p in pool if not (same_split and p.id == it.id)
                       and (spec.match is None or key(p) == key(it))]
@@ -116,13 +139,18 @@ def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: i
             shots = [s for s in fixed if s.id != it.id or not same_split]
         elif spec.sampler == "first_n":
             shots = candidates[:n]
+        elif spec.sampler == "sequential":  # lm-eval's ContextSampler: n + 1 drawn when the item may be among them
+            matching = [p for p in pool if spec.match is None or key(p) == key(it)]
+            k = n + 1 if (same_split if spec.draw_spare is None else spec.draw_spare) else n
+            drawn = stream.sample(matching, k) if k <= len(matching) else []
+            shots = [p for p in drawn if not (same_split and p.id == it.id)][:n]
         else:
             shots = random.Random(f"{seed}:{it.id}").sample(candidates, min(n, len(candidates)))
         if len(shots) < (len(fixed) or n) and not fixed:
             same = f" with {spec.match} {key(it)!r}" if spec.match else ""
             raise DataError(f"few-shot: {n} examples asked, the pool has {len(candidates)}{same} for item {it.id}")
         examples = [{"public": {k: v for k, v in s.public.items() if k != "fewshot"},
-                     "answer": shot_answer(s, spec.answer, labels, opt)} for s in shots]
+                     "answer": shot_answer(s, spec.answer, labels, opt, gold_choice)} for s in shots]
         out.append(Item.create(it.id, {**it.public, "fewshot": examples}, it.gold, it.meta))
     return out
 

@@ -14,10 +14,14 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
                            text (or label word) the reply names, zero-width characters ignored
     option_text            the one option whose text the reply names (classification over many labels)
     number                 the last number, native digits read as ASCII ({marker: "####"}: after the marker)
-    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true})
+    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true});
+                           {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
+                           its first non-empty group, stripped)
     first_line             the first non-empty line
     remove_zero_width      U+200B, U+2060 and U+FEFF removed
     free_text              the text, stripped; empty is no answer
+    raw                    the text as it is, empty included (lm-eval's take_first)
+    lower, upper           the text in lower or upper case (lm-eval's lowercase and uppercase filters)
 
 Several pipelines run side by side over the same reply (lm-eval's filter_list); the task names one
 the headline. Each pipeline's description (its steps and arguments) is part of the signature.
@@ -110,6 +114,8 @@ def _regex(arg: Any) -> StepFn:
         rx = regex.compile(pattern)
     except regex.error as e:
         raise ValueError(f"regex: not a valid pattern ({e})") from None
+    if isinstance(arg, Mapping) and "select" in arg:
+        return _findall(rx, _get(arg, "select", int))
     group = (1 if rx.groups else 0) if isinstance(arg, str) else _get(arg, "group", int, 1 if rx.groups else 0)
     if group > rx.groups:
         raise ValueError(f"regex: the pattern has {rx.groups} groups, not {group}")
@@ -120,6 +126,30 @@ def _regex(arg: Any) -> StepFn:
             return Extraction(None, "no_match")
         return Extraction(found[-1].group(group))
     return step
+
+
+def _findall(rx: Any, select: int) -> StepFn:
+    """lm-eval's regex filter: item `select` of findall (negative: from the end); a match of several
+    groups gives its first non-empty group; stripped."""
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        found = rx.findall(text)
+        if not found or not -len(found) <= select < len(found):
+            return Extraction(None, "no_match")
+        got = found[select]
+        if isinstance(got, tuple):
+            got = next((g for g in got if g), None)
+            if got is None:
+                return Extraction(None, "no_match")
+        return Extraction(got.strip())
+    return step
+
+
+def _raw(_: Any) -> StepFn:
+    return lambda text, options: Extraction(text)
+
+
+def _case(upper: bool) -> Callable[[Any], StepFn]:
+    return lambda _: (lambda text, options: Extraction(text.upper() if upper else text.lower()))
 
 
 def _first_line(_: Any) -> StepFn:
@@ -140,7 +170,7 @@ def _free(_: Any) -> StepFn:
 STEPS: dict[str, Callable[[Any], StepFn]] = {
     "strip_think": _think, "json_field": _json, "tag": _tag, "option_letter": _letter,
     "option_text": _option_text, "number": _number, "regex": _regex, "first_line": _first_line,
-    "remove_zero_width": _zw, "free_text": _free,
+    "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
 }
 _NEEDS_ARG = {"json_field", "tag", "regex"}
 
@@ -148,7 +178,7 @@ _NEEDS_ARG = {"json_field", "tag", "regex"}
 def _get(arg: Any, key: str, kind: type, default: Any = ...) -> Any:
     if not isinstance(arg, Mapping):
         raise ValueError(f"takes a mapping with {key!r}")
-    unknown = set(arg) - {"name", "missing", "rule", "text", "marker", "pattern", "group", "last"}
+    unknown = set(arg) - {"name", "missing", "rule", "text", "marker", "pattern", "group", "last", "select"}
     if unknown:
         raise ValueError(f"unknown argument {sorted(unknown)[0]!r}")
     if key not in arg:

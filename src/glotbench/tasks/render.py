@@ -14,9 +14,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from glotbench.items import PublicItem
+from glotbench.errors import DataError
+from glotbench.items import Item, PublicItem
 from glotbench.models.base import Prompt
 from glotbench.tasks.template import LETTERS, render
+
+
+def _needs_delimiter(before: str, after: str) -> bool:
+    """lm-eval's rule for joining its system instruction and description: a delimiter unless either
+    side already has whitespace at the join."""
+    return bool(before) and bool(after) and not (before[-1].isspace() or after[0].isspace())
 
 
 def display_labels(style: str, n: int, lang: str | None) -> list[str]:
@@ -52,7 +59,7 @@ class Renderer:
 
     def context(self, public: Mapping[str, Any]) -> dict[str, Any]:
         ctx: dict[str, Any] = {"language": self.language, "lang": self.lang or "", "opt": self.opt, "options": "",
-                               "labels": []}
+                               "labels": [], "vars": self.v.vars}
         ctx.update({k: v for k, v in public.items() if k != "fewshot"})
         texts = public.get("choices")
         if texts is not None:
@@ -63,6 +70,8 @@ class Renderer:
         return ctx
 
     def user(self, public: Mapping[str, Any], where: str) -> str:
+        if self.v.user is None:
+            return self.text(public, where)
         return render(self.v.user, self.context(public), f"{where}: prompt.user")
 
     def text(self, public: Mapping[str, Any], where: str) -> str:
@@ -71,10 +80,23 @@ class Renderer:
         body = self.user(public, where)
         return f"{body}\n{self.v.answer_prefix}" if self.v.answer_prefix else body
 
-    def continuations(self, public: Mapping[str, Any]) -> list[str]:
-        """The choice texts a log-likelihood run scores (without the delimiter)."""
+    def continuations(self, public: Mapping[str, Any], where: str = "") -> list[str]:
+        """The choice texts a log-likelihood run scores (without the delimiter): the labels, the option
+        texts, or one rendered template per choice."""
         texts = list(public.get("choices") or ())
-        return self.labels(len(texts)) if self.loglik.continuations == "labels" else texts
+        kind = self.loglik.continuations
+        if kind == "labels":
+            return self.labels(len(texts))
+        if kind == "texts":
+            return texts
+        if len(kind) != len(texts):
+            raise DataError(f"{where}: loglik.continuations: {len(kind)} templates for {len(texts)} choices")
+        ctx = self.context(public)
+        return [render(t, ctx, f"{where}: loglik.continuations.{i}") for i, t in enumerate(kind)]
+
+    def gold_continuation(self, shot: Item) -> str:
+        """A few-shot example's gold choice as the continuations write it (lm-eval's answer of a shot)."""
+        return self.continuations(shot.public, f"few-shot example {shot.id}")[LETTERS.index(shot.gold["answer"])]
 
     def __call__(self, item: PublicItem) -> Prompt:
         where = f"item {item.id}"
@@ -84,9 +106,14 @@ class Renderer:
         blocks = [self.text(s["public"], f"{where} (few-shot example)") + delim + s["answer"] for s in shots]
         text = sep.join([*blocks, self.text(public, where)])
         messages: list[dict[str, str]] = []
-        if self.v.system is not None:
-            messages.append({"role": "system", "content": render(self.v.system, self.context(public),
-                                                                 f"{where}: prompt.system")})
+        system = None if self.v.system is None else render(self.v.system, self.context(public), f"{where}: prompt.system")
+        if self.v.preamble is not None:  # lm-eval's description: before everything in the text, the system turn in chat
+            preamble = render(self.v.preamble, self.context(public), f"{where}: prompt.preamble")
+            text = preamble + text
+            system = preamble if not system else system + sep + preamble if _needs_delimiter(system, preamble) \
+                else system + preamble
+        if system:
+            messages.append({"role": "system", "content": system})
         if self.multiturn:
             for s in shots:
                 messages += [{"role": "user", "content": self.user(s["public"], f"{where} (few-shot example)")},
@@ -96,6 +123,6 @@ class Renderer:
             messages.append({"role": "user", "content": sep.join([*blocks, self.user(public, where)])})
         choices = None
         if self.method == "loglik":
-            choices = tuple(delim + c for c in self.continuations(public))
+            choices = tuple(delim + c for c in self.continuations(public, where))
         return Prompt(messages=tuple(messages), text=text, text_stop=tuple(self.v.stop),
                       text_max_tokens=self.v.max_tokens, choices=choices)

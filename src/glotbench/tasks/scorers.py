@@ -10,6 +10,8 @@ metrics, sacrebleu with the language's segmenter, token F1, numeric matching) an
 
 from __future__ import annotations
 
+import re
+import string
 import unicodedata
 from decimal import Decimal, InvalidOperation
 from typing import Any, Sequence
@@ -87,7 +89,15 @@ def normalise(text: str, steps: Sequence[str]) -> str:
             text = to_ascii_digits(text)
         elif s == "remove_zero_width":
             text = remove_zero_width(text)
+        elif s == "remove_ascii_punct":  # Python's string.punctuation, as lm-eval's ignore_punctuation
+            text = text.translate(_ASCII_PUNCT)
+        elif s == "remove_ascii_digits":  # string.digits, as lm-eval's ignore_numbers
+            text = text.translate(_ASCII_DIGITS)
     return text
+
+
+_ASCII_PUNCT = str.maketrans("", "", string.punctuation)
+_ASCII_DIGITS = str.maketrans("", "", string.digits)
 
 
 class ExactMatch(Scorer):
@@ -97,11 +107,16 @@ class ExactMatch(Scorer):
     def correct(self, answer: str, item: Item) -> bool:
         gold = _gold(item, "answer", "answers")
         golds = [gold] if isinstance(gold, str) else list(gold)
-        steps = self.spec.normalise
-        return normalise(answer, steps) in {normalise(str(g), steps) for g in golds}
+        return self._norm(answer) in {self._norm(str(g)) for g in golds}
+
+    def _norm(self, text: str) -> str:
+        for pattern in self.spec.ignore:
+            text = re.sub(pattern, "", text)
+        return normalise(text, self.spec.normalise)
 
     def signature(self) -> str:
-        return f"exact_match({'+'.join(self.spec.normalise) or 'none'})"
+        ignore = "".join(f";ignore={p}" for p in self.spec.ignore).replace("|", "%7C")
+        return f"exact_match({'+'.join(self.spec.normalise) or 'none'}{ignore})"
 
 
 class NumericMatch(Scorer):
@@ -155,8 +170,9 @@ class Corpus(Scorer):
         from glotbench.metrics.corpus import SacreMetric, needs_segmentation
 
         if kind not in self._sacre:
-            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and needs_segmentation(self.lang) else {}
-            self._sacre[kind] = SacreMetric(kind, self.lang, **opts)
+            lang = self.lang if self.spec.segment else None  # None: sacrebleu's defaults on the text as written
+            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and needs_segmentation(lang) else {}
+            self._sacre[kind] = SacreMetric(kind, lang, **opts)
         return self._sacre[kind]
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
@@ -174,7 +190,8 @@ class Corpus(Scorer):
         for kind in self.spec.metrics:
             label = {"chrf++": "chrF++", "chrf": "chrF", "bleu": "BLEU"}[kind]
             out.append(_Prefixed(CorpusMetric(metric_name(kind, p, headline), kind,
-                                              f"corpus {label} ({p}), segmented for {self.lang or 'none'}",
+                                              f"corpus {label} ({p}), " + (f"segmented for {self.lang or 'none'}"
+                                                                           if self.spec.segment else "not segmented"),
                                               label=metric_name(label, p, headline)), f"{p}:{kind}"))
         return out + [super().metrics(p, headline)[1]]
 

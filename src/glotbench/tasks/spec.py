@@ -19,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 LOGLIK_NORMS = ("sum", "token", "char", "byte", "grapheme")
 FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
 NORMALISERS = ("strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct", "ascii_digits",
-               "remove_zero_width")
+               "remove_zero_width", "remove_ascii_punct", "remove_ascii_digits")
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
@@ -76,48 +76,36 @@ class FieldsSpec(Part):
 
     id: str | None = None  # default: the row's position
     public: dict[str, str] | list[str] = {}  # what a model may see; a list keeps the column names
-    choices: list[str] | FixedChoices | None = None  # per-item option texts, or the same for every item
+    # per-item option texts (columns or templates), the same for every item (fixed), or one column
+    # holding a list or one template rendering a list literal (lm-eval's doc_to_choice: "{{choices.text}}")
+    choices: list[str] | FixedChoices | str | None = None
     gold: dict[str, str | list[str]] = {}  # never shown to a model; `answer` for choices and matches
     meta: dict[str, str] = {}  # groups, clusters, facts kept with each sample
-
-
-class PromptVariant(Part):
-    system: str | None = None
-    user: str  # the chat user turn
-    text: str | None = None  # the plain-text prompt (base models); default: user + "\n" + answer_prefix
-    answer_prefix: str = ""  # ends the plain-text prompt ("Answer:")
-    stop: list[str] = ["\n"]  # stop sequences of the plain-text form
-    labels: Literal["latin", "native"] = "latin"  # option labels shown: A B C D, or the language's own
-    max_tokens: int = Field(256, ge=1)  # reply cap
-
-
-class PromptSpec(PromptVariant):
-    variants: dict[str, PromptVariant] = {}  # selected by --bench-opt prompt=NAME
-
-    def variant(self, name: str) -> PromptVariant:
-        if name == "default":
-            return self
-        if name not in self.variants:
-            raise ValueError(f"no prompt variant {name!r}; the task has: default"
-                             + "".join(f", {v}" for v in self.variants))
-        return self.variants[name]
 
 
 class FewShotSpec(Part):
     n: int = Field(0, ge=0)
     split: str | None = None  # the hub split the shots come from; default: the evaluated one (never the item itself)
     seed: int = 1234
-    sampler: Literal["random", "first_n"] = "random"
+    # random: drawn per item with its own seed; first_n: the first n; sequential: one random stream over
+    # the items in order, as lm-eval's default sampler draws (Random(seed).sample, the item left out)
+    sampler: Literal["random", "first_n", "sequential"] = "random"
     ids: list[str] = []  # fixed shots, by id (then n is their number)
     match: str | None = None  # a public or meta field the examples share with the item (MMLU: subject)
     multiturn: bool = False  # each shot its own user/assistant turn (lm-eval's fewshot_as_multiturn)
     answer: str | None = None  # a shot's answer, a template over its public and gold fields (default:
     # its option label, else its reference, else its answer)
     delimiter: str = "\n\n"  # between shots in one turn and in the plain-text prompt
+    # sequential: draw one example more and drop the item if drawn. Default: when the pool is the
+    # evaluated split. lm-eval does it whenever its few-shot split is named as its test split, or
+    # neither is named (XNLI's, drawn from train)
+    draw_spare: bool | None = None
 
 
 class LoglikSpec(Part):
-    continuations: Literal["labels", "texts"] = "labels"  # " A".." D", or the option texts
+    # " A".." D", the option texts, or one template per choice over the item's public fields (lm-eval's
+    # doc_to_choice when it differs from the options shown: XNLI's whole sentences)
+    continuations: Literal["labels", "texts"] | list[str] = "labels"
     delimiter: str = " "  # before each continuation
     norm: Literal["sum", "token", "char", "byte", "grapheme"] = "sum"  # the headline normalisation
 
@@ -132,8 +120,20 @@ class OptionAccuracy(Part):
 
 class ExactMatch(Part):
     kind: Literal["exact_match"]
+    ignore: list[str] = []  # regexes removed from answer and gold first (lm-eval's regexes_to_ignore)
     normalise: list[Literal["strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct",
-                            "ascii_digits", "remove_zero_width"]] = ["strip", "collapse_spaces"]
+                            "ascii_digits", "remove_zero_width", "remove_ascii_punct",
+                            "remove_ascii_digits"]] = ["strip", "collapse_spaces"]
+
+    @field_validator("ignore")
+    @classmethod
+    def _patterns(cls, v: list[str]) -> list[str]:
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise ValueError(f"{p!r} is not a valid regex ({e})") from None
+        return v
 
 
 class NumericMatch(Part):
@@ -150,6 +150,7 @@ class Corpus(Part):
     kind: Literal["corpus"]
     metrics: list[Literal["chrf++", "chrf", "bleu"]] = Field(["chrf++", "bleu"], min_length=1)
     bleu_tokenize: Literal["none", "13a"] = "none"  # over segmented text (lo, th, km, my)
+    segment: bool = True  # false: sacrebleu's defaults on the text as written (BLEU 13a), as lm-eval scores
 
 
 class Criterion(Part):
@@ -195,6 +196,47 @@ Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corp
 Step = Union[str, dict[str, Any]]
 
 
+PARTS_A_VARIANT_REPLACES = ("fewshot", "loglik", "extract", "scorer")
+
+
+class PromptVariant(Part):
+    system: str | None = None
+    preamble: str | None = None  # lm-eval's description: starts the plain-text prompt (before the few-shot
+    # examples), and is the chat form's system message (after `system`, joined by the few-shot delimiter)
+    user: str | None = None  # the chat user turn; default: the plain-text prompt's template (`text`)
+    text: str | None = None  # the plain-text prompt (base models); default: user + "\n" + answer_prefix
+    answer_prefix: str = ""  # ends the plain-text prompt ("Answer:")
+    stop: list[str] = ["\n"]  # stop sequences of the plain-text form
+    labels: Literal["latin", "native"] = "latin"  # option labels shown: A B C D, or the language's own
+    max_tokens: int = Field(256, ge=1)  # reply cap
+    vars: dict[str, Any] = {}  # constants the prompt templates see as `vars` (per-language words)
+    # What a variant changes besides its templates (a variant that scores as another tool scores:
+    # `prompt=lm-eval`); each replaces the task's own part when given.
+    defaults: dict[str, Scalar] = {}  # option defaults of runs of this variant ({method: loglik, split: validation})
+    fewshot: FewShotSpec | None = None
+    loglik: LoglikSpec | None = None
+    extract: dict[str, list[Step]] | None = None
+    scorer: Scorer | None = None
+
+    @model_validator(mode="after")
+    def _a_prompt(self) -> "PromptVariant":
+        if self.user is None and self.text is None:
+            raise ValueError("user: missing (the chat prompt; or give text, the plain-text prompt, used for both)")
+        return self
+
+
+class PromptSpec(PromptVariant):
+    variants: dict[str, PromptVariant] = {}  # selected by --bench-opt prompt=NAME
+
+    def variant(self, name: str) -> PromptVariant:
+        if name == "default":
+            return self
+        if name not in self.variants:
+            raise ValueError(f"no prompt variant {name!r}; the task has: default"
+                             + "".join(f", {v}" for v in self.variants))
+        return self.variants[name]
+
+
 class TaskSpec(Part):
     name: str
     version: str  # quote it in YAML ("1.0"): a number would lose trailing zeros
@@ -223,11 +265,15 @@ class TaskSpec(Part):
     def _consistent(self) -> "TaskSpec":
         if self.headline is not None and self.headline not in self.extract:
             raise ValueError(f"headline: {self.headline!r} is not one of the pipelines ({', '.join(self.extract)})")
-        for name in self.extract:
-            if not _NAME.fullmatch(name) or name.startswith("loglik") or name == "failures":
-                raise ValueError(f"extract: {name!r} is not a pipeline name (lower-case, not loglik...)")
-        if self.scorer.kind == "option_accuracy" and self.fields.choices is None:
-            raise ValueError("fields.choices: option_accuracy needs the options (columns, or fixed)")
+        variants = {"": self.prompt, **{f"prompt.variants.{k}.": v for k, v in self.prompt.variants.items()}}
+        for where, v in variants.items():
+            for name in (v.extract if v.extract is not None else self.extract if not where else {}):
+                if not _NAME.fullmatch(name) or name.startswith("loglik") or name == "failures":
+                    raise ValueError(f"{where}extract: {name!r} is not a pipeline name (lower-case, not loglik...)")
+            scorer = v.scorer or self.scorer
+            if scorer.kind == "option_accuracy" and self.fields.choices is None:
+                raise ValueError(f"fields.choices: option_accuracy needs the options (columns, or fixed)"
+                                 + (f" ({where[:-1]})" if where else ""))
         if self.cluster is not None and self.cluster not in self.fields.meta:
             raise ValueError(f"cluster: {self.cluster!r} is not one of fields.meta")
         for g in self.groups:

@@ -60,6 +60,36 @@ def regex_replace(text: Any, pattern: str, repl: str, count: int = 0) -> str:
     return re.sub(pattern, repl, str(text), count=count)
 
 
+def lm_eval_target(value: Any, choices: Any, rendered: bool = False) -> str:
+    """The gold option's label by lm-eval's rule for a multiple-choice `doc_to_target`: a whole number
+    is the option's index, and so is a rendered template that gives digits (lm-eval reads it with
+    `ast.literal_eval`); any other text is the option with that text. `choices`: the options, or a
+    rendered list literal (lm-eval's doc_to_choice template). Used by `glotbench tasks import-lm-eval`."""
+    import ast
+
+    if isinstance(choices, str):
+        try:
+            choices = ast.literal_eval(choices)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"lm_eval_target: the choices {choices[:80]!r} are not a list literal") from None
+    texts = [str(c) for c in choices]
+    if rendered and isinstance(value, str):
+        text = value
+        if text.isdigit():
+            value = int(text)
+        elif text.startswith("[") and text.endswith("]"):
+            raise ValueError(f"lm_eval_target: {text[:80]!r} is several targets (not translated)")
+    if isinstance(value, int) and not isinstance(value, bool):
+        index = value
+    elif isinstance(value, str) and value in texts:
+        index = texts.index(value)
+    else:
+        raise ValueError(f"lm_eval_target: {value!r} is neither an option's index nor one of {texts}")
+    if not 0 <= index < len(texts):
+        raise ValueError(f"lm_eval_target: index {index} is out of range ({len(texts)} options)")
+    return LETTERS[index]
+
+
 @functools.lru_cache(maxsize=1)
 def environment() -> Any:
     from jinja2 import StrictUndefined
@@ -67,7 +97,7 @@ def environment() -> Any:
 
     env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
-                       regex_replace=regex_replace)
+                       regex_replace=regex_replace, lm_eval_target=lm_eval_target)
     return env
 
 

@@ -12,7 +12,8 @@ POST /_reset clears them. POST /_control sets the behaviour:
 - "stall_after": answer this many chat requests, then never answer another (a run that stalls);
 - "status": answer every request with this status (e.g. 401); with "echo_auth": true the error
   message is the request's Authorization header; "status_chat_only": true spares the pre-flight;
-- "only": a substring: chat requests whose prompt lacks it get a 400 (one item answered, the rest failed).
+- "only": a substring: chat requests whose prompt lacks it get a 400 (one item answered, the rest failed);
+- "body": the chat reply's whole body, sent as given (a reply of the wrong shape, numbers no int holds).
 An endpoint that only records (an "internal service" an attacker aims at) is the same server with
 no control set; tests bind it to 127.0.0.2 to stand for an internal address.
 """
@@ -75,6 +76,8 @@ def make_app() -> web.Application:
             return web.json_response({"internal": "secret-banner-1234"})
         if cfg.get("only") and cfg["only"] not in _prompt(body):
             return web.json_response({"error": {"message": "no"}}, status=400)
+        if cfg.get("body") is not None:  # a chat reply sent as given: JSON of the wrong shape, odd numbers
+            return web.Response(body=str(cfg["body"]).encode("utf-8", "surrogatepass"), content_type="application/json")
         payload = json.dumps({"id": "x", "object": "chat.completion", "model": "m",
                               "choices": [{"index": 0, "finish_reason": "stop",
                                            "message": {"role": "assistant", "content": cfg.get("reply", "Answer: A")}}],

@@ -156,6 +156,21 @@ def wilson(successes: float, trials: float, confidence: float = 0.95) -> tuple[f
     return (0.0 if p == 0 else max(0.0, center - half)), (1.0 if p == 1 else min(1.0, center + half))
 
 
+def collapse_fallback(value: float | None, lo: float | None, hi: float | None, items: int,
+                      scale: float = 1.0) -> tuple[float, float] | None:
+    """The interval that replaces a percentile bootstrap collapsed to one value (every item scored
+    alike: all right, all BLEU 0, every prompt won): Wilson's for `value` as a proportion over the
+    `items` that carry the statistic, on the metric's `scale` (1 or 100). Each item's value lies in
+    [0, scale], whose variance is at most p(1 - p): the interval is, if anything, wide. None when the
+    interval did not collapse, the value is not in [0, scale] or no item carries it."""
+    if value is None or lo is None or hi is None or value != value or not items:
+        return None
+    if hi - lo > 1e-12 * max(1.0, abs(value)) or not 0.0 <= value / scale <= 1.0:
+        return None
+    low, high = wilson(value / scale * items, items)
+    return scale * low, scale * high
+
+
 def score_rows(fn: ScoreFn, rows: np.ndarray) -> np.ndarray:
     """`fn` applied to every row of `rows` (resamples x statistics). A score function may carry a
     vectorised form as its `many` attribute (rows -> values, the same IEEE operations as `fn` on each

@@ -1,0 +1,217 @@
+"""Is the number about the language? Checks that read a run and call no model.
+
+`RunChecks` is made once per run by engine/evaluate.py: `record(sample)` is the sample's
+samples.jsonl row with its checks (`"checks": {"language": ...}`), and `summary(samples)` is
+results.json's `checks` block. `checks_of_run(DIR)` computes the same block again from a finished run
+directory's stored outputs (samples.jsonl) and its data (SHA-256 checked), for runs made before a
+check existed and for `glotbench rescore`. The checks (docs/checks.md):
+
+| key | module | what |
+|---|---|---|
+| `language` | checks/language.py | answers in the wrong language or script, per group |
+| `extraction` | checks/extraction.py | unread replies, bounds, a lenient re-reading |
+| `errors` | checks/errors.py | error types: Vietnamese marks, MCQ position/distractor, numeric format/value |
+| `tokens` | checks/tokens.py | token premium per language, truncation |
+| (scores) | checks/circular.py | `permute=circular`: circular accuracy and position following |
+| `pivot` | checks/pivot.py | `--pivot en`: the run's English-pivot record |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter, defaultdict
+from typing import Any, Mapping, Sequence
+
+from glotbench.core import Sample, jsonable
+from glotbench.keys import code_fingerprint, hash_text
+
+CHECKS_VERSION = 1
+EXAMPLES = 20  # wrong-language samples listed in results.json
+MEMO_LIMIT = 50_000  # language verdicts kept per benchmark and data (about 300 bytes each)
+
+
+class RunChecks:
+    """The checks of one run (see the module). With the call cache, what they computed is kept in
+    its aggregates table under one key per benchmark, data and checks code (`_memo_key`): each
+    answer's language verdict by its text, and the summary by the samples it was made from, so a
+    fully cached re-run neither loads the language identifier nor computes the checks again."""
+
+    def __init__(self, bench: Any, dataset: Any, model: Any = None, cache: Any = None):
+        from glotbench.checks.language import expectation
+
+        self.bench = bench
+        self.items = {it.id: it for it in dataset}
+        self.model = model
+        self.rule = expectation(bench)
+        self.language: dict[tuple[str, int], dict[str, Any]] = {}
+        self.cache = cache
+        self.key = _memo_key(bench, dataset) if cache is not None else None
+        stored = cache.get_aggregate(self.key) if self.key is not None else None
+        self.memo: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        if not isinstance(self.memo.get("language"), dict) or len(self.memo["language"]) > MEMO_LIMIT:
+            self.memo["language"] = {}  # verdicts of earlier runs' answers: bounded, started again
+        self.changed = False
+
+    def language_of(self, sample: Sample) -> dict[str, Any] | None:
+        """The language check of a sample's answer, or None (no expected language, no answer)."""
+        from glotbench.checks.language import answer_text, verdict
+
+        if self.rule is None or sample.output is None:
+            return None
+        fields, meta = sample.input or {}, sample.meta
+        lang = self.rule[0](fields, meta)
+        if not lang:
+            return None
+        answer = sample.answer
+        if answer is None and sample.failure == "wrong_language":
+            item = self.items.get(sample.id)
+            reread = getattr(self.bench, "answer_before_check", None)
+            if item is not None and reread is not None:
+                from glotbench.extract import strip_think
+
+                answer = reread(strip_think(sample.output)[0], item.to_public())
+        text = answer_text(self.bench, answer)
+        if text is None:
+            return None
+        src = fields.get("text") if isinstance(fields.get("text"), str) else ""
+        h = hashlib.sha256(hash_text(f"{lang}\0{text}\0{src}")).hexdigest()[:32]
+        got = self.memo["language"].get(h)
+        if not isinstance(got, dict):
+            got = self.memo["language"][h] = verdict(self.bench, text, lang, fields)
+            self.changed = True
+        return got
+
+    def record(self, sample: Sample) -> dict[str, Any]:
+        """The sample's samples.jsonl row, its checks added (a check that fails is recorded as such:
+        it never stops a run)."""
+        rec = sample.to_record()
+        try:
+            lang = self.language_of(sample)
+        except Exception as e:  # noqa: BLE001 - any reply is user data: the check says it could not run
+            lang = {"verdict": "unchecked", "why": f"the check failed: {type(e).__name__}: {e}"}
+        if lang is not None:
+            self.language[(sample.id, sample.repeat)] = lang
+            rec["checks"] = {"language": lang}
+        return rec
+
+    def summary(self, samples: Sequence[Sample], metrics: Sequence[Any]) -> dict[str, Any]:
+        content = _content_key(samples, self.model)
+        kept = self.memo.get("summary")
+        if isinstance(kept, dict) and kept.get("content") == content and isinstance(kept.get("checks"), dict):
+            return kept["checks"]
+        out = self._summary(samples, metrics)
+        self.memo["summary"] = {"content": content, "checks": out}
+        self._store()
+        return out
+
+    def _store(self) -> None:
+        from glotbench.keys import storable
+
+        if self.cache is None or self.key is None:
+            return
+        blob = storable(self.memo)
+        if blob is None:
+            return
+        try:
+            self.cache.put_aggregate(self.key, blob)
+        except Exception as e:  # noqa: BLE001 - a locked or read-only cache: computed again next time
+            logging.getLogger(__name__).debug("checks not stored: %s", e)
+
+    def _summary(self, samples: Sequence[Sample], metrics: Sequence[Any]) -> dict[str, Any]:
+        from glotbench.checks.errors import error_table
+        from glotbench.checks.extraction import extraction_check
+        from glotbench.checks.tokens import token_check
+
+        out: dict[str, Any] = {"version": CHECKS_VERSION}
+        for s in samples:  # a sample not seen by `record` (a library caller's): checked here
+            if (s.id, s.repeat) not in self.language:
+                got = self.language_of(s)
+                if got is not None:
+                    self.language[(s.id, s.repeat)] = got
+        lang = language_summary(self.bench, samples, self.language, self.rule)
+        if lang is not None:
+            out["language"] = lang
+        for key, fn in (("extraction", lambda: extraction_check(self.bench, samples, self.items, metrics)),
+                        ("errors", lambda: error_table(self.bench, samples, self.items, metrics)),
+                        ("tokens", lambda: token_check(self.bench, samples, list(self.items.values()), self.model))):
+            try:
+                got = fn()
+            except Exception as e:  # noqa: BLE001 - a check never fails a run: its error is recorded
+                got = {"error": f"{type(e).__name__}: {e}"}
+            if got is not None:
+                out[key] = got
+        return out
+
+
+def _memo_key(bench: Any, dataset: Any) -> str | None:
+    """The key of a run's kept checks: the checks' code (every module of this package), the
+    identifier's version and thresholds, the benchmark's signature parts and the data."""
+    import glotbench.checks.errors as E
+    import glotbench.checks.extraction as X
+    import glotbench.checks.language as L
+    import glotbench.checks.tokens as T
+
+    code = code_fingerprint(RunChecks, L.check_text, X.extraction_check, E.error_table, T.token_check, type(bench))
+    if code is None:
+        return None
+    try:
+        parts = dict(bench.signature_parts())
+    except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
+        return None
+    doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
+           L.MIN_CONFIDENCE, bench.name, getattr(bench, "version", None), jsonable(parts),
+           getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
+    # 64 characters, as the caches' keys are (PostgreSQL's column is VARCHAR(64)); the prefix keeps
+    # the checks apart from the benchmarks' aggregates in the same table.
+    return "checks:" + hashlib.sha256(hash_text(json.dumps(doc, ensure_ascii=False, default=str))).hexdigest()[:57]
+
+
+def _content_key(samples: Sequence[Sample], model: Any) -> str:
+    """What the summary is computed from: every sample (its id, repeat, meta, input, reply, answer,
+    score, tokens) and the model whose tokenizer counts."""
+    h = hashlib.sha256(hash_text(str(getattr(model, "cache_id", None))))
+    for s in samples:
+        h.update(hash_text(json.dumps([s.id, s.repeat, jsonable(s.meta), jsonable(s.input), s.output, jsonable(s.answer),
+                                       dict(s.score.stats), s.score.failure, list(s.flags), s.finish_reason,
+                                       jsonable(s.tokens)], ensure_ascii=False, default=str)))
+    return h.hexdigest()
+
+
+def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tuple[str, int], Mapping[str, Any]],
+                     rule: Any) -> dict[str, Any] | None:
+    from glotbench.checks import language as L
+
+    if rule is None:
+        return None
+    verdicts: Counter[str] = Counter()
+    groups: dict[str, dict[str, Counter]] = {k: defaultdict(Counter) for k in getattr(bench, "group_by", ())}
+    examples = []
+    for s in samples:
+        c = checks.get((s.id, s.repeat))
+        v = "no_answer" if c is None else c["verdict"]
+        verdicts[v] += 1
+        for key in groups:
+            groups[key][str(s.meta.get(key, "unknown"))][v] += 1
+        if v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
+            examples.append({"id": s.id, "repeat": s.repeat, **{k: c.get(k) for k in
+                                                              ("expected", "verdict", "why", "scripts", "detected")}})
+    checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language"))
+    wrong = verdicts["wrong_script"] + verdicts["wrong_language"]
+
+    def row(c: Counter) -> dict[str, Any]:
+        ch = c["ok"] + c["wrong_script"] + c["wrong_language"]
+        w = c["wrong_script"] + c["wrong_language"]
+        return {"checked": ch, "wrong": w, "wrong_rate": w / ch if ch else None, **{k: c[k] for k in sorted(c)}}
+
+    return {"expected": rule[1], "policy": getattr(bench, "wrong_language", "flag"),
+            "library": L.library(), "thresholds": {"min_letters": L.MIN_LETTERS, "script_share": L.SHARE,
+                                                   "lid_min_letters": L.MIN_LID_LETTERS,
+                                                   "lid_confidence": L.MIN_CONFIDENCE,
+                                                   "same_language": [sorted(g) for g in L.SAME_LANGUAGE]},
+            "samples": len(samples), "checked": checked, "wrong": wrong,
+            "wrong_rate": wrong / checked if checked else None,
+            "verdicts": dict(sorted(verdicts.items())),
+            "groups": {k: {v: row(c) for v, c in sorted(vals.items())} for k, vals in groups.items()},
+            "examples": examples}

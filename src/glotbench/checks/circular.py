@@ -1,0 +1,186 @@
+"""Multiple choice by test-taking tricks: OpenCompass's CircularEval for every option task.
+
+`--bench-opt permute=circular` asks each item once per rotation of its options (k options: the k
+circular shifts, ABCD, BCDA, CDAB, DABC: in rotation r the option shown at position i is the
+original option (i + r) mod k, and the gold letter moves with its text). Rotation 0 is the item as
+it always is (same id, same prompt: a plain run's cached reply serves it); rotation r > 0 is item
+`ID#rotR`. The rotations are in the signature (`|permute:circular`) and, through the prompt (the
+options' order), in every request's cache key.
+
+The run's scores are per original item: each statistic of the benchmark is taken from the
+rotation with the lowest headline outcome, so the headline (labelled `circular ...`) counts an item
+right only when it is right in every rotation. Beside it, from the same rotations:
+`plain_accuracy` (rotation 0: what a run without rotations scores), `rotation_accuracy` (the mean
+over rotations), `follows_position` (the share of items answered with the same letter in every
+rotation: the answer follows a position, not an option) and `consistent` (the same option, by its
+text, chosen in every rotation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from typing import Any, Mapping, Sequence
+
+from glotbench.core import Dataset
+from glotbench.errors import SpecError
+from glotbench.items import Item
+from glotbench.metrics import RatioMetric, ScoredSample
+
+LETTERS = "ABCDEFGHIJ"
+SEP = "#rot"
+EXTRA = (("plain_accuracy", "circular:plain", "accuracy with the options in their original order (rotation 0)"),
+         ("rotation_accuracy", "circular:mean", "accuracy over all rotations (mean)"),
+         ("follows_position", "circular:position", "share of items answered with the same letter in every rotation"),
+         ("consistent", "circular:consistent", "share of items whose chosen option (by its text) is the same in every rotation"))
+
+
+def _options_of(item: Item) -> tuple[str, int] | None:
+    """("options" or "choices", k) for an item with k >= 2 options."""
+    opts = item.public.get("options")
+    if isinstance(opts, Mapping) and len(opts) >= 2 and all(k in LETTERS for k in opts):
+        return "options", len(opts)
+    choices = item.public.get("choices")
+    if isinstance(choices, (list, tuple)) and len(choices) >= 2:
+        return "choices", len(choices)
+    return None
+
+
+def rotate(item: Item, r: int) -> Item:
+    """The item with its options shifted by `r` (rotation 0 is the item itself, meta added)."""
+    found = _options_of(item)
+    if found is None:
+        raise SpecError(f"item {item.id!r} has no options to rotate (permute=circular is for option tasks)")
+    field, k = found
+    public = dict(item.public)
+    if field == "options":
+        keys = list(item.public["options"])
+        values = [item.public["options"][key] for key in keys]
+        public["options"] = {keys[i]: values[(i + r) % k] for i in range(k)}
+        letters = keys
+    else:
+        values = list(item.public["choices"])
+        public["choices"] = [values[(i + r) % k] for i in range(k)]
+        letters = list(LETTERS[:k])
+    gold = dict(item.gold)
+    old = gold.get("answer")
+    if old in letters:
+        gold["answer"] = letters[(letters.index(old) - r) % k]
+    meta = {**item.meta, "circular_item": item.id, "rotation": r}
+    return Item.create(item.id if r == 0 else f"{item.id}{SEP}{r}", public, gold, meta)
+
+
+def expand(items: Dataset) -> Dataset:
+    """Every item in each of its rotations, rotations of one item together."""
+    out = []
+    for it in items:
+        found = _options_of(it)
+        if found is None:
+            raise SpecError(f"item {it.id!r} has no options to rotate (permute=circular is for option tasks)")
+        out += [rotate(it, r) for r in range(found[1])]
+    return dataclasses.replace(items, items=tuple(out))
+
+
+def unrotate(letter: str | None, r: int, k: int) -> str | None:
+    """The original option's letter of the letter chosen in rotation `r`."""
+    if letter is None or letter not in LETTERS[:k]:
+        return None
+    return LETTERS[(LETTERS.index(letter) + r) % k]
+
+
+def _outcome(stats: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> float:
+    num = sum(float(stats.get(n, 0.0)) for n, _ in pairs)
+    den = sum(float(stats.get(d, 0.0)) for _, d in pairs)
+    return num / den if den > 0 else 0.0
+
+
+def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]]) -> list[ScoredSample]:
+    """One sample per original item and repeat (see the module): the worst rotation's statistics
+    plus the `circular:` ones."""
+    groups: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    for s in samples:
+        orig = s.meta.get("circular_item", s.item_id)
+        groups[(str(orig), s.repeat)].append(s)
+    out = []
+    for (orig, repeat), rots in groups.items():
+        rots = sorted(rots, key=lambda s: int(s.meta.get("rotation", 0)))
+        k = len(rots)
+        outcomes = [_outcome(s.score.stats, pairs) for s in rots]
+        worst = rots[min(range(k), key=lambda i: (outcomes[i], i))]
+        letters = [s.answer_key if isinstance(s.answer_key, str) and len(s.answer_key) == 1 else None for s in rots]
+        contents = [unrotate(a, int(s.meta.get("rotation", 0)), k) for a, s in zip(letters, rots)]
+        stats = {**worst.score.stats, "circular:items": 1.0, "circular:plain": outcomes[0],
+                 "circular:mean": sum(outcomes) / k,
+                 "circular:position": float(k > 1 and None not in letters and len(set(letters)) == 1),
+                 "circular:consistent": float(None not in contents and len(set(contents)) == 1)}
+        meta = {key: v for key, v in rots[0].meta.items() if key not in ("circular_item", "rotation")}
+        score = dataclasses.replace(worst.score, stats=stats)
+        out.append(ScoredSample(orig, repeat, meta, score, "|".join(str(c) for c in contents)))
+    return out
+
+
+class Circular:
+    """The mixin a benchmark gets from `permute=circular` (checks/wrap.py builds the class)."""
+
+    permute = "circular"
+
+    def expand(self, items: Dataset) -> Dataset:
+        return expand(items)
+
+    def inner_metrics(self, dataset: Dataset | None) -> tuple[Any, ...]:
+        """The benchmark's own metrics (before the circular relabelling)."""
+        return super().metrics_for(dataset)  # type: ignore[misc]
+
+    def combined(self, samples: Sequence[Any], dataset: Dataset | None) -> list[ScoredSample]:
+        """One sample per original item and repeat (`combine`), as the aggregate scores them."""
+        from glotbench.checks.extraction import pairs
+
+        return combine(samples, pairs(self.inner_metrics(dataset)[0]))
+
+    def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
+        inner = self.inner_metrics(dataset)
+        relabelled = tuple(dataclasses.replace(m, label=f"circular {m.label or m.name}",
+                                               description=f"circular (right in every rotation): {m.description}")
+                           if dataclasses.is_dataclass(m) and m.show_ci else m for m in inner)
+        return relabelled + tuple(RatioMetric(name, key, "circular:items", desc, show_ci=name != "consistent", label=name.replace("_", " "))
+                                  for name, key, desc in EXTRA)
+
+    def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
+        combined = self.combined(samples, dataset)
+        out = super().aggregate(combined, dataset, **kw)  # type: ignore[misc]
+        rotations = defaultdict(int)
+        for s in samples:
+            rotations[str(s.meta.get("circular_item", s.item_id))] += 1
+        out["circular"] = {"items": len({c.item_id for c in combined}), "samples": len(samples),
+                           "rotations": dict(sorted(_count(rotations.values()).items()))}
+        return out
+
+    def signature_parts(self) -> Mapping[str, str]:
+        return {**super().signature_parts(), "permute": "circular"}  # type: ignore[misc]
+
+
+def _count(values: Any) -> dict[str, int]:
+    out: dict[str, int] = defaultdict(int)
+    for v in values:
+        out[str(v)] += 1
+    return out
+
+
+def item_stats(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]] | None:
+    """Per original item statistics of a circular run's samples.jsonl rows, summed over repeats, as
+    the run's aggregate computed them (for paired tests on the board and in compare); None for a
+    run without rotations."""
+    if "permute:circular" not in str(results.get("signature", "")):
+        return None
+    keys = list(results["metrics"][results["headline"]]["keys"])
+    pair = [(keys[i], keys[i + 1]) for i in range(0, len(keys) - 1, 2)]
+    from glotbench.metrics import ItemScore
+
+    rows = [ScoredSample(str(r["id"]), int(r.get("repeat", 0)), r.get("meta") or {},
+                         ItemScore(dict(r.get("score") or {}), (), r.get("failure")),
+                         r.get("answer") if isinstance(r.get("answer"), str) else None) for r in samples]
+    out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in combine(rows, pair):
+        for k, v in c.score.stats.items():
+            out[c.item_id][k] += float(v)
+    return out

@@ -1,0 +1,190 @@
+"""What kind of wrong? A per-run table of error types, per group, from the stored answers and gold.
+
+- Vietnamese restoration and correction (vi-diacritics, vi-tone-errors): each answer is aligned word
+  by word with its closest reference (text/vietnamese.py `word_diff`, the alignment the scorer uses)
+  and each wrong word classified: `tone` (same letters and vowel marks, another or no tone mark),
+  `d` (đ written d or the reverse, nothing else wrong), `vowel_mark` (a circumflex, breve or horn
+  differs: â/ă/a, ô/ơ/o, ư/u, ê/e), `case` (only letter case differs), `word_added`,
+  `word_removed`. Counts are words; `words` is the references' word count.
+- Multiple choice (letter answers): a wrong answer is `position` when its letter is the run's
+  over-chosen letter (the one whose share of answers most exceeds its share of gold answers, when
+  that excess is positive), else `distractor`; `no_answer` for a reply with no letter. Chosen and
+  gold letter shares are given beside it. (`--bench-opt permute=circular` measures position
+  following directly: checks/circular.py.)
+- Numbers (MGSM, numeric_match tasks): `no_number` (nothing read), `format` (the gold number is in
+  the reply but the rule read another number: a format or placement problem), `value` (a number was
+  read and the gold number is nowhere in the reply).
+A failed call is counted as `call_failed`, apart from all of these.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from decimal import Decimal, InvalidOperation
+from typing import Any, Mapping, Sequence
+
+from glotbench.checks.language import answer_text
+from glotbench.core import Sample
+from glotbench.items import Item
+
+VI_KINDS = ("tone", "d", "vowel_mark", "case", "word_added", "word_removed")
+KINDS = {"vietnamese": VI_KINDS + ("no_answer", "call_failed"),
+         "letter": ("position", "distractor", "no_answer", "call_failed"),
+         "number": ("format", "value", "no_number", "call_failed")}
+_D = str.maketrans({"đ": "d", "Đ": "D"})
+
+
+def error_kind(bench: Any) -> str | None:
+    from glotbench.checks.extraction import answer_kind
+
+    if bench.name in ("vi-diacritics", "vi-tone-errors"):
+        return "vietnamese"
+    kind = answer_kind(bench)
+    return kind if kind in ("letter", "number") else None
+
+
+def _word_kind(pred: str, ref: str) -> str:
+    from glotbench.text.vietnamese import same_word
+
+    def tone_free(w: str) -> str:
+        from glotbench.text.vietnamese import TONE_MARKS
+
+        return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", w) if c not in TONE_MARKS))
+
+    if tone_free(pred) == tone_free(ref):
+        return "tone"
+    if same_word(pred.translate(_D), ref.translate(_D)):
+        return "d"
+    if pred.casefold() == ref.casefold() or same_word(pred.casefold(), ref.casefold()):
+        return "case"
+    return "vowel_mark"
+
+
+def vietnamese_errors(answer: str, references: Sequence[str]) -> tuple[Counter, int]:
+    """(error counts by kind, reference words) against the closest reference (most words right)."""
+    from glotbench.text.vietnamese import aligned_word_matches, word_diff
+
+    if not references:
+        return Counter(), 0
+    best = max(references, key=lambda r: aligned_word_matches(answer, r)[0])
+    counts: Counter = Counter()
+    for word, kind in word_diff(answer, best):
+        if kind == "extra":
+            counts["word_added"] += 1
+        elif kind == "missing":
+            counts["word_removed"] += 1
+        elif kind in ("tone", "mark"):
+            pred, _, ref = word.partition("→")
+            counts[_word_kind(pred, ref)] += 1
+    return counts, aligned_word_matches(answer, best)[1]
+
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def _numbers(text: str) -> set[Decimal]:
+    from glotbench.languages import to_ascii_digits
+
+    out = set()
+    for m in _NUMBER.findall(to_ascii_digits(text)):
+        for form in (m.replace(",", ""), m.split(",")[-1]):
+            try:
+                out.add(Decimal(form))
+            except InvalidOperation:
+                pass
+    return out
+
+
+def _gold_number(item: Item) -> Decimal | None:
+    from glotbench.extract import parse_number
+
+    for key in ("answer_number", "answer"):
+        if key in item.gold:
+            try:
+                return parse_number(item.gold[key])
+            except (InvalidOperation, TypeError, ValueError):
+                return None
+    return None
+
+
+def _letter(bench: Any, answer: Any) -> str | None:
+    key = bench.answer_key(answer) if answer is not None else None
+    return key if isinstance(key, str) and len(key) == 1 else None
+
+
+def _correct(sample: Sample, metric: Any) -> bool:
+    from glotbench.checks.extraction import pairs
+
+    ps = pairs(metric)
+    st = sample.score.stats
+    num = sum(float(st.get(n, 0.0)) for n, _ in ps)
+    den = sum(float(st.get(d, 0.0)) for _, d in ps)
+    return den > 0 and num >= den
+
+
+def error_table(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item], metrics: Sequence[Any]) -> dict[str, Any] | None:
+    """The run's error types overall and per group (see the module); None for other benchmarks."""
+    kind = error_kind(bench)
+    if kind is None or not samples:
+        return None
+    group_by = tuple(getattr(bench, "group_by", ()))
+    rows: list[tuple[Sample, Counter, int]] = []
+    if kind == "letter":
+        gold = {i: str(it.gold.get("answer")) for i, it in items.items()}
+        chosen = Counter(_letter(bench, s.answer) for s in samples if s.failure is None)
+        chosen.pop(None, None)
+        golds = Counter(gold.get(s.id) for s in samples if s.failure is None)
+        n = sum(chosen.values()) or 1
+        excess = {k: chosen[k] / n - golds.get(k, 0) / n for k in chosen}
+        over = max(excess, key=lambda k: (excess[k], k)) if excess and max(excess.values()) > 0 else None
+    for s in samples:
+        c: Counter = Counter()
+        words = 0
+        item = items.get(s.id)
+        if s.output is None:
+            c["call_failed"] += 1
+        elif kind == "vietnamese":
+            text = answer_text(bench, s.answer)
+            refs = list((item.gold.get("references") if item is not None else None) or [])
+            if text is None:
+                c["no_answer"] += 1
+            elif refs:
+                c, words = vietnamese_errors(text, refs)
+        elif kind == "letter":
+            if s.failure is not None:
+                c["no_answer"] += 1
+            elif not _correct(s, metrics[0]):
+                c["position" if _letter(bench, s.answer) == over else "distractor"] += 1
+        elif kind == "number":
+            g = _gold_number(item) if item is not None else None
+            if s.failure is not None:
+                c["no_number"] += 1
+            elif g is not None and not _correct(s, metrics[0]):
+                c["format" if g in _numbers(s.output) else "value"] += 1
+        rows.append((s, c, words))
+
+    def table(sel: Sequence[tuple[Sample, Counter, int]]) -> dict[str, Any]:
+        total: Counter = Counter()
+        for _, c, _ in sel:
+            total.update(c)
+        out: dict[str, Any] = {"samples": len(sel), "errors": {k: total.get(k, 0) for k in KINDS[kind]}}
+        if kind == "vietnamese":
+            out["words"] = sum(w for _, _, w in sel)
+        else:
+            out["samples_with_error"] = sum(1 for _, c, _ in sel if c)
+        return out
+
+    result: dict[str, Any] = {"kind": kind, "overall": table(rows), "groups": {}}
+    for key in group_by:
+        buckets: dict[str, list] = defaultdict(list)
+        for r in rows:
+            buckets[str(r[0].meta.get(key, "unknown"))].append(r)
+        result["groups"][key] = {v: table(b) for v, b in sorted(buckets.items())}
+    if kind == "letter":
+        result["letters"] = {"chosen": dict(sorted(chosen.items())), "gold": dict(sorted((k, v) for k, v in golds.items() if k)),
+                             "over_chosen": over}
+    result["kinds"] = list(KINDS[kind])
+    return result
+

@@ -1,0 +1,231 @@
+"""Is the answer in the language the task asked for? Script shares, then language identification.
+
+An answer's letters (Unicode category L) are counted by Unicode script (`regex`'s \\p{Script=...}).
+The verdict, for an answer whose task expects language L (`expected_language`):
+
+1. `unchecked`: fewer than MIN_LETTERS letters (a number, a name, an empty span: nothing to judge).
+2. `wrong_script`: less than half of the letters are in L's scripts (the profile's `scripts`):
+   an English answer to a Lao translation, Thai letters for Lao, pinyin for Chinese.
+3. `wrong_language`: the script fits, the answer has at least MIN_LID_LETTERS letters, L shares its
+   script with another profile language and is one of the languages the identifier knows, and the identifier (py3langid, restricted to the languages
+   glotbench has profiles for) names another language with probability >= MIN_CONFIDENCE that is not
+   a close relative L cannot be told from (`SAME_LANGUAGE`: Indonesian and Malay).
+4. `ok` otherwise. Code-mixed text (Vietnamese with English words) is the matrix language's: the
+   identifier reads it as Vietnamese (measured: docs/checks.md).
+
+Which tasks have an expected output language is decided per benchmark (`expected_language`); the
+measurements behind the library choice and the thresholds are in docs/checks.md.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from typing import Any, Mapping
+
+from glotbench.languages import PROFILES, profile, resolve_code
+
+MIN_LETTERS = 4
+MIN_LID_LETTERS = 20
+MIN_CONFIDENCE = 0.9
+SHARE = 0.5  # at least this share of the letters in the expected scripts
+# Languages the identifier cannot reliably tell apart (measured on the fixture: P/R about 0.8): an
+# answer detected as either is accepted for both.
+SAME_LANGUAGE = ({"id", "ms"},)
+# The identifier's finer labels folded into the profile's code.
+_FOLD = {"ary": "ar", "arz": "ar", "yue": "zh", "wuu": "zh", "bcl": "tl"}
+
+
+def _script_names() -> list[str]:
+    """Every script a profile names, plus the scripts answers most often stray into."""
+    names = {s for p in PROFILES.values() for s in p.scripts}
+    return sorted(names | {"Latin", "Han", "Cyrillic", "Hangul", "Devanagari", "Greek", "Hebrew"})
+
+
+@functools.lru_cache(maxsize=8)
+def _script_pattern(names: tuple[str, ...]) -> Any:
+    import regex
+
+    return regex.compile("|".join(f"(?P<{n}>\\p{{Script={n}}})" for n in names))
+
+
+def script_shares(text: str) -> tuple[int, dict[str, float]]:
+    """(letters, {script: share}), shares rounded to 3 places. Counted: letters and combining marks
+    (categories L and M: a Burmese or Khmer syllable is mostly marks); a mark of the Inherited script
+    (a combining accent) counts for the letter before it; a script not listed counts as `Other`."""
+    import unicodedata
+
+    names = tuple(_script_names())
+    pattern = _script_pattern(names)
+    counts: Counter[str] = Counter()
+    last = None
+    for c in text:
+        cat = unicodedata.category(c)
+        if cat[0] not in "LM":
+            last = None
+            continue
+        m = pattern.match(c)
+        script = m.lastgroup if m else ("Inherited" if cat[0] == "M" else "Other")
+        if script == "Inherited":
+            if last is None:
+                continue
+            script = last
+        counts[script] += 1
+        last = script
+    n = sum(counts.values())
+    return n, ({k: round(v / n, 3) for k, v in counts.most_common()} if n else {})
+
+
+@functools.lru_cache(maxsize=4)
+def _identifier(codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+    """(py3langid restricted to the profile languages it knows, those languages). Its model is read
+    once per process (about 1 s idle, several on a busy machine: an xz-compressed model), and only
+    when an answer needs it (`check_text`)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    labels = set(ident.nb_classes)
+    known = tuple(c for c in codes if c in labels)
+    ident.set_languages(list(known))
+    return ident, known
+
+
+def identifier_languages() -> tuple[str, ...]:
+    """The profile languages the identifier knows (its candidates): read from its model."""
+    return _identifier(tuple(sorted(PROFILES)))[1]
+
+
+def shares_script(code: str) -> bool:
+    """Whether another profile language is written in one of `code`'s scripts: only then can the
+    script alone not tell them apart, and the identifier is asked."""
+    own = set(PROFILES[code].scripts) if code in PROFILES else set()
+    return any(own & set(p.scripts) for c, p in PROFILES.items() if c != code)
+
+
+def identify(text: str, expected: str | None = None) -> tuple[str, float, float]:
+    """(the likeliest language, its probability, the probability of `expected` and the languages it
+    cannot be told from) among the profile languages the identifier knows."""
+    ident, _ = _identifier(tuple(sorted(PROFILES)))
+    ranked = [(_FOLD.get(lang, lang), float(p)) for lang, p in ident.rank(text)]
+    top, p_top = ranked[0]
+    p_expected = sum(p for lang, p in ranked if expected is not None and same_language(lang, expected))
+    return top, p_top, p_expected
+
+
+def library() -> str:
+    from importlib import metadata
+
+    return f"py3langid-{metadata.version('py3langid')}"
+
+
+def same_language(a: str, b: str) -> bool:
+    return a == b or any(a in g and b in g for g in SAME_LANGUAGE)
+
+
+def check_text(text: str, expected: str) -> dict[str, Any]:
+    """The verdict on `text` for expected language `expected` (see the module's rules), with the
+    letters counted, the script shares and, when it ran, the identifier's language and probability."""
+    code = resolve_code(expected) or expected
+    prof = profile(code)
+    letters, shares = script_shares(text)
+    out: dict[str, Any] = {"expected": code, "letters": letters, "scripts": shares}
+    if prof is None or not prof.scripts:
+        return {**out, "verdict": "unchecked", "why": f"no script known for {code!r}"}
+    if letters < MIN_LETTERS:
+        return {**out, "verdict": "unchecked", "why": f"fewer than {MIN_LETTERS} letters"}
+    share = sum(v for k, v in shares.items() if k in prof.scripts)
+    out["expected_share"] = round(share, 3)
+    if share < SHARE:
+        top = next(iter(shares))
+        return {**out, "verdict": "wrong_script", "why": f"{share:.0%} of the letters in {'/'.join(prof.scripts)}; mostly {top}"}
+    if letters >= MIN_LID_LETTERS and shares_script(code) and code in identifier_languages():
+        found, p, p_expected = identify(text, code)
+        out.update(detected=found, confidence=round(p, 3), expected_probability=round(p_expected, 3))
+        if not same_language(found, code) and p_expected <= 1 - MIN_CONFIDENCE:
+            return {**out, "verdict": "wrong_language",
+                    "why": f"identified as {found} (p={p:.2f}; {code} p={p_expected:.2f})"}
+    return {**out, "verdict": "ok"}
+
+
+# -- which tasks expect which output language ---------------------------------------------------
+
+def _target_of_pair(pair: str) -> str | None:
+    """`en-th_TH` -> th; `lo-en` -> en."""
+    _, _, tgt = str(pair).partition("-")
+    return resolve_code(tgt) if tgt else None
+
+
+# Built-ins by name: (rule over the item's public fields and meta, what the rule says, in words).
+_RULES: dict[str, tuple[Any, str]] = {
+    "laobench-translation": (lambda f, m: _target_of_pair(f.get("direction", "")), "the direction's target"),
+    "deepsea-wmt24pp": (lambda f, m: _target_of_pair(m.get("lp") or f.get("lp", "")), "the language pair's target"),
+    "deepsea-crosssum": (lambda f, m: resolve_code(m.get("lang")), "the article's language (a summary in the same language)"),
+    "deepsea-xquad": (lambda f, m: resolve_code(m.get("lang")), "the passage's language (a span of it)"),
+    "vi-diacritics": (lambda f, m: "vi", "Vietnamese (restored text)"),
+    "vi-tone-errors": (lambda f, m: "vi", "Vietnamese (corrected text)"),
+    "laobench-arena-prompts": (lambda f, m: "lo", "Lao (answers to Lao prompts)"),
+    "aragen-answers": (lambda f, m: "ar", "Arabic (answers to Arabic prompts)"),
+}
+# Task-file scorers whose answers are text in the task's language; option, number and exact-match
+# tasks answer with a label or a number.
+TEXT_SCORERS = ("corpus", "token_f1", "rubric")
+
+
+def expectation(bench: Any) -> tuple[Any, str] | None:
+    """(rule(fields, meta) -> language, description) for a benchmark whose answers have an expected
+    language; None for one whose answers are letters, numbers or labels. A benchmark may define
+    `output_language(public_item) -> code | None` itself (a plugin's)."""
+    own = getattr(bench, "output_language", None)
+    if callable(own):
+        from glotbench.items import PublicItem
+
+        return (lambda f, m: own(PublicItem("", f, m)), "the benchmark's output_language()")
+    if bench.name in _RULES:
+        return _RULES[bench.name]
+    spec = getattr(bench, "spec", None)
+    if spec is not None and getattr(bench, "method", "generate") == "generate" and spec.scorer.kind in TEXT_SCORERS:
+        lang = getattr(bench, "lang", None)
+        return ((lambda f, m: lang), f"the task's language ({spec.scorer.kind} scorer)") if lang else None
+    return None
+
+
+# Benchmarks whose answer is their input rewritten (diacritics restored, tones corrected): an answer
+# with the input's words is in the input's language by construction, and is not identified
+# (Vietnamese without its diacritics reads as Tagalog, English or Javanese to the identifier: 18 of
+# vi-diacritics' 164 stripped inputs). Another answer (a translation, a rewrite) is checked as usual.
+_SAME_WORDS = {"vi-diacritics", "vi-tone-errors"}
+
+
+def input_words(bench: Any, text: str, fields: Mapping[str, Any]) -> bool:
+    """Whether `text` is the item's own input with its words kept (see _SAME_WORDS)."""
+    if bench.name not in _SAME_WORDS or not isinstance(fields.get("text"), str):
+        return False
+    from glotbench.text.vietnamese import same_letters
+
+    return same_letters(text, fields["text"])
+
+
+def verdict(bench: Any, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """`check_text`, except for an answer that keeps its input's words (`input_words`): `ok`."""
+    if input_words(bench, text, fields):
+        letters, shares = script_shares(text)
+        return {"expected": lang, "letters": letters, "scripts": shares, "verdict": "ok",
+                "why": "the input's words (restored or corrected): not identified"}
+    return check_text(text, lang)
+
+
+def expected_language(bench: Any, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
+    rule = expectation(bench)
+    return None if rule is None else rule[0](fields, meta)
+
+
+def answer_text(bench: Any, answer: Any) -> str | None:
+    """The text of an answer that is checked: the answer itself, or a task's headline pipeline's."""
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, Mapping):
+        head = getattr(bench, "headline_pipeline", None)
+        for key in (head, "restored_text", "corrected_text", "text"):
+            if key and isinstance(answer.get(key), str):
+                return answer[key]
+    return None

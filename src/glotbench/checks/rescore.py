@@ -1,0 +1,309 @@
+"""`glotbench rescore RUN... --variant NAME=VALUE`: a finished run's stored answers scored again under
+other documented settings, with no model call. Each run's data is re-read (SHA-256 checked) for the
+references; the answers come from samples.jsonl.
+
+Variants (one setting each; `as_run` is the run's own settings, recomputed, which must reproduce the
+run's number):
+
+| variant | values | what changes |
+|---|---|---|
+| `segmenter` | `laonlp`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP, its version named; Thai keeps PyThaiNLP unless `charcluster` or `none`) |
+| `bleu_tokenize` | sacrebleu's tokenizers (`13a`, `intl`, `char`, `none`, `zh`, ...) | BLEU's tokenizer over the (segmented) text |
+| `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3). For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
+| `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
+
+Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
+a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact match. A failed
+sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact).
+
+Several runs: per benchmark and group, each variant's ranking of the models, and the pairs of
+models whose order differs from their order as run (`flips`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from glotbench.errors import GlotbenchError
+
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "segmenter": ("laonlp", "charcluster", "none"),
+    "bleu_tokenize": ("none", "13a", "intl", "char", "zh", "ja-mecab", "flores200"),
+    "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am"),
+    "f1_norm": ("unicode", "squad"),
+}
+AS_RUN = "as_run"
+_HARAKAT = dict.fromkeys([*range(0x064B, 0x0660), 0x0670, 0x0640])
+
+
+def parse_variant(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if text == AS_RUN:
+        return AS_RUN, ""
+    if not sep or name not in VARIANTS or value not in VARIANTS[name]:
+        choices = "; ".join(f"{k}={'|'.join(v)}" for k, v in VARIANTS.items())
+        raise GlotbenchError(f"unknown variant {text!r}; variants: {choices}")
+    return name, value
+
+
+def normalise(text: str, norm: str | None) -> str:
+    if norm in ("nfc", "nfkc"):
+        return unicodedata.normalize(norm.upper(), text)
+    if norm == "ar_harakat":
+        return text.translate(_HARAKAT)
+    if norm == "lao_am":
+        from glotbench.text.segment import repair_lao_am
+
+        return repair_lao_am(text)
+    if norm == "vi_tone":
+        import re
+
+        from glotbench.text.vietnamese import TONE_MARKS
+
+        def move(m: Any) -> str:
+            d = unicodedata.normalize("NFD", m.group(0))
+            tones = "".join(c for c in d if c in TONE_MARKS)
+            return unicodedata.normalize("NFC", "".join(c for c in d if c not in TONE_MARKS)) + tones
+        return re.sub(r"\w+", move, unicodedata.normalize("NFC", text))
+    return text
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a benchmark's answers are scored again: metric kinds, each sample's language and references."""
+
+    kinds: tuple[str, ...]  # bleu, chrf, chrf++, token_f1, exact
+    lang: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None]
+    refs: Callable[[Mapping[str, Any]], list[str]]
+    group: str | None  # the group the benchmark reports per (None: pooled)
+    f1: tuple[str, str] = ("max", "unicode")  # token F1's references rule and normalisation
+    names: Mapping[str, str] | None = None  # kind -> the run's metric name
+    bleu_tokenize: str | None = None  # the run's BLEU tokenizer over segmented text
+
+
+def _first(*keys: str) -> Callable[[Mapping[str, Any]], list[str]]:
+    def refs(gold: Mapping[str, Any]) -> list[str]:
+        for k in keys:
+            v = gold.get(k)
+            if isinstance(v, str):
+                return [v]
+            if isinstance(v, (list, tuple)) and v:
+                return [str(x) for x in v]
+        return []
+    return refs
+
+
+def plan_for(bench: Any) -> Plan:
+    from glotbench.checks.language import expected_language
+
+    lang = lambda f, m: expected_language(bench, f, m)  # noqa: E731
+    name = bench.name
+    if name == "laobench-translation":
+        return Plan(("bleu", "chrf++"), lang, _first("reference"), "direction", bleu_tokenize=bench.bleu_tokenize)
+    if name in ("deepsea-wmt24pp", "deepsea-crosssum"):
+        return Plan(("chrf",), lang, _first("target", "summary"), "lang", names={"chrf": bench.metrics[0].name})
+    if name == "deepsea-xquad":
+        return Plan(("token_f1",), lang, _first("answers"), "lang", f1=("first", bench.f1_norm),
+                    names={"token_f1": bench.metrics[0].name})
+    if name == "vi-diacritics":
+        return Plan(("exact",), lambda f, m: "vi", _first("references"), None, names={"exact": bench.metrics[0].name})
+    spec = getattr(bench, "spec", None)
+    if spec is not None and spec.scorer.kind == "corpus":
+        return Plan(tuple(spec.scorer.metrics), lambda f, m: bench.lang, _first("reference", "answer"), None,
+                    bleu_tokenize=spec.scorer.bleu_tokenize)
+    if spec is not None and spec.scorer.kind == "token_f1":
+        return Plan(("token_f1",), lambda f, m: bench.lang, _first("answers", "answer"), None,
+                    f1=(spec.scorer.refs, spec.scorer.norm))
+    raise GlotbenchError(f"rescore has no settings to vary for {name}: it re-scores corpus metrics (translation, "
+                         "summaries), token F1 and vi-diacritics' exact match")
+
+
+def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
+    """The text's words joined by spaces for a language written without spaces (as SacreMetric does)."""
+    from glotbench.text.segment import char_clusters, needs_segmentation, segment
+
+    if not needs_segmentation(lang) or segmenter == "none":
+        return text
+    if segmenter == "charcluster":
+        return " ".join(char_clusters(text))
+    return " ".join(segment(text, lang))
+
+
+def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None, settings: Mapping[str, str],
+            plan: Plan) -> float:
+    from glotbench.metrics.corpus import SacreMetric
+    from glotbench.text.segment import needs_segmentation
+
+    norm, seg = settings.get("norm"), settings.get("segmenter")
+    hyps = [_segment(normalise(h, norm), lang, seg) for h in hyps]
+    refs = [[_segment(normalise(r, norm), lang, seg) for r in rs] for rs in refs]
+    args: dict[str, Any] = {}
+    if kind == "bleu":
+        default = (plan.bleu_tokenize or "none") if needs_segmentation(lang) and seg != "none" else None
+        tok = settings.get("bleu_tokenize") or default
+        if tok is None:
+            from glotbench.languages import segmenter_of
+            from glotbench.metrics.corpus import CHAR_SCRIPT_TOKENIZERS
+
+            tok = CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char") if segmenter_of(lang) == "char" else "13a"
+        args["tokenize"] = tok
+    metric = SacreMetric(kind, None, **args)  # segmented above: the metric scores the text as given
+    return metric.corpus_score(hyps, refs, resamples=0).estimate.value
+
+
+def _f1(answers: list[str | None], refs: list[list[str]], langs: list[str | None], settings: Mapping[str, str],
+        plan: Plan) -> float:
+    from glotbench.metrics.token_f1 import f1_tokens, normalize_answer
+
+    refs_rule, norm = plan.f1
+    norm = settings.get("f1_norm") or norm
+    seg, tnorm = settings.get("segmenter"), settings.get("norm")
+    total = 0.0
+    for a, rs, lang in zip(answers, refs, langs):
+        if a is None or not rs:
+            continue
+
+        def toks(text: str) -> list[str]:
+            text = normalise(text, tnorm)
+            if seg in ("charcluster", "none") and norm == "unicode":
+                from glotbench.text.segment import needs_segmentation
+
+                if needs_segmentation(lang):
+                    return normalize_answer(_segment(text, lang, seg), None, norm)
+            return normalize_answer(text, lang, norm)
+        chosen = rs[:1] if refs_rule == "first" else rs
+        total += max(f1_tokens(toks(a), toks(r)) for r in chosen)
+    return total / len(answers) if answers else float("nan")
+
+
+def _exact(answers: list[str | None], refs: list[list[str]], settings: Mapping[str, str],
+           sources: list[str | None]) -> float:
+    """vi-diacritics' exact match: a reply that rewrote the words (its stripped form is not the
+    source) is never exact, whatever the variant."""
+    from glotbench.text.vietnamese import comparison_key, normalize_space, same_letters
+
+    norm = settings.get("norm")
+    if norm in ("nfc", "nfkc"):
+        key = lambda t: normalize_space(normalise(t, norm))  # noqa: E731 - strict: the tone position counts
+    else:
+        key = lambda t: comparison_key(normalise(t, norm))  # noqa: E731
+    hits = sum(1 for a, rs, src in zip(answers, refs, sources)
+               if a is not None and (src is None or same_letters(a, src)) and key(a) in {key(r) for r in rs})
+    return hits / len(answers) if answers else float("nan")
+
+
+def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Mapping[str, Any]],
+                    settings: Mapping[str, str]) -> dict[str, Any]:
+    """{metric: {"overall": value or None, "groups": {group: value}}} for one setting."""
+    from glotbench.checks.language import answer_text
+
+    buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
+        buckets[g].append(r)
+    out: dict[str, Any] = {}
+    for kind in plan.kinds:
+        per: dict[str, float] = {}
+        for g, rs in sorted(buckets.items()):
+            answers = [None if r.get("failure") else answer_text(bench, r.get("answer")) for r in rs]
+            refs = [plan.refs(gold.get(str(r["id"]), {})) for r in rs]
+            langs = [plan.lang(r.get("input") or {}, r.get("meta") or {}) for r in rs]
+            if kind == "token_f1":
+                per[g] = 100.0 * _f1(answers, refs, langs, settings, plan) if plan.names else _f1(answers, refs, langs, settings, plan)
+            elif kind == "exact":
+                per[g] = _exact(answers, refs, settings, [(r.get("input") or {}).get("text") for r in rs])
+            else:
+                per[g] = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None, settings, plan)
+        name = (plan.names or {}).get(kind, kind)
+        out[name] = {"overall": per.get("all"), "groups": {} if not plan.group else per}
+    return out
+
+
+@dataclass(frozen=True)
+class RunRescore:
+    path: str
+    model: str
+    benchmark: str
+    signature: str
+    group_key: str | None
+    scores: dict[str, dict[str, Any]]  # variant -> metric -> {overall, groups}
+    stored: dict[str, Any]  # metric -> {overall, groups}: the run's own figures
+
+
+def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
+    from glotbench.report import rundata
+
+    data = rundata.load_run(run_dir)
+    if data.kind != "run":
+        raise GlotbenchError(f"{run_dir}: a judged run; rescore reads ordinary runs")
+    results = data.results
+    bench = rundata.bench_of(results)
+    plan = plan_for(bench)
+    gold, note = rundata.references(results)
+    if not gold:
+        raise GlotbenchError(f"{run_dir}: cannot re-score without the references: {note}")
+    rows = list(rundata.iter_samples(data.path))
+    scores = {}
+    for v in [AS_RUN, *[x for x in variants if x != AS_RUN]]:
+        name, value = parse_variant(v)
+        scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value})
+    stored = {}
+    for metric in next(iter(scores.values())):
+        sc = results["scores"]
+        stored[metric] = {"overall": (sc["overall"].get(metric) or {}).get("value"),
+                          "groups": {g: (e.get(metric) or {}).get("value")
+                                     for g, e in (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
+    return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
+                      plan.group, scores, stored)
+
+
+def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
+    """Per benchmark, metric and group: each variant's order of the models and the pairs that flip
+    against the order as run."""
+    out = []
+    by_bench: dict[str, list[RunRescore]] = defaultdict(list)
+    for r in runs:
+        by_bench[r.benchmark].append(r)
+    for bench, rs in sorted(by_bench.items()):
+        base = rs[0].scores[AS_RUN]
+        for metric in base:
+            groups = list(base[metric]["groups"]) or ["overall"]
+            for g in groups:
+                def value(r: RunRescore, v: str) -> float | None:
+                    m = r.scores[v][metric]
+                    return m["overall"] if g == "overall" else m["groups"].get(g)
+
+                entry: dict[str, Any] = {"benchmark": bench, "metric": metric, "group": g, "variants": {}}
+                order0 = sorted((r for r in rs if value(r, AS_RUN) is not None), key=lambda r: -value(r, AS_RUN))
+                for v in rs[0].scores:
+                    vals = {r.model: value(r, v) for r in rs}
+                    order = [m for m, x in sorted(vals.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
+                    flips = [[a.model, b.model] for i, a in enumerate(order0) for b in order0[i + 1:]
+                             if vals[a.model] is not None and vals[b.model] is not None and vals[a.model] < vals[b.model]]
+                    entry["variants"][v] = {"values": vals, "order": order, "flips": flips}
+                out.append(entry)
+    return out
+
+
+def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
+    from glotbench.report.board import collect
+
+    for v in variants:
+        parse_variant(v)
+    runs, left_out = collect(list(paths))
+    done, skipped = [], list(left_out)
+    for r in runs:
+        try:
+            done.append(rescore_run(r.path, variants))
+        except GlotbenchError as e:
+            skipped.append({"path": str(r.path), "reason": str(e)})
+    if not done:
+        raise GlotbenchError("no run could be re-scored: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
+    return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
+            "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
+                      "group": r.group_key, "scores": r.scores, "stored": r.stored} for r in done],
+            "rankings": rankings(done), "left_out": skipped}

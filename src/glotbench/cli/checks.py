@@ -1,0 +1,55 @@
+"""`glotbench rescore` (finished runs scored again under other documented settings) and `glotbench
+checks` (a finished run's checks computed again from its stored outputs); neither calls a model."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+
+
+def rescore(
+    runs: Annotated[list[str], typer.Argument(help="Run directories, or folders searched for runs.")],
+    variant: Annotated[list[str], typer.Option("--variant", help="A setting NAME=VALUE to score under (repeatable): segmenter=laonlp|charcluster|none, bleu_tokenize=13a|intl|char|none|..., norm=nfc|nfkc|vi_tone|ar_harakat|lao_am, f1_norm=unicode|squad.")] = [],
+    fmt: Annotated[str, typer.Option("--format", help="md or json.")] = "md",
+    out: Annotated[Optional[str], typer.Option("--out", help="Also write the JSON to this file.")] = None,
+) -> None:
+    """Score finished runs again from their stored answers under other settings (no model call):
+    each variant's scores, the models' ranking under it, and the pairs whose order flips."""
+    from glotbench.checks.rescore import rescore as run_rescore
+    from glotbench.report.checks_text import rescore_markdown
+
+    if fmt not in ("md", "json"):
+        from glotbench.errors import GlotbenchError
+
+        raise GlotbenchError(f"--format must be md or json, got {fmt!r}")
+    got = run_rescore(runs, variant)
+    text = json.dumps(got, ensure_ascii=False, indent=2) + "\n"
+    if out:
+        from pathlib import Path
+
+        Path(out).write_text(text, encoding="utf-8")
+    for x in got["left_out"]:
+        typer.echo(f"left out: {x['path']}: {x['reason']}", err=True)
+    typer.echo(text if fmt == "json" else rescore_markdown(got), nl=False)
+
+
+def checks(
+    run: Annotated[str, typer.Argument(help="A finished run directory.")],
+    write: Annotated[bool, typer.Option("--write", help="Write the block into the run's results.json (`checks`).")] = False,
+) -> None:
+    """A finished run's checks (language, extraction bounds, error types, token premium) computed
+    again from samples.jsonl and the run's data (SHA-256 checked): for runs made before a check
+    existed. Prints the JSON; no model call."""
+    from glotbench.checks.stored import checks_of_run, write_checks
+
+    block = checks_of_run(run)
+    if write:
+        write_checks(run, block)
+    typer.echo(json.dumps(block, ensure_ascii=False, indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(rescore)
+    app.command()(checks)

@@ -1,0 +1,63 @@
+"""`glotbench board --pivot language`: the board as one table per language, models x tasks, so "how
+good is this model in Lao" is one table.
+
+A run enters the table of its language: a task run (results.json `task.language`) with its headline;
+a run reported by language (a `lang` group: DeepSEA's five tasks) in each of its languages, with that
+group's estimate, its n and, for the significance marks, only that language's items. Each cell is
+still one signature on one item set (the board's rule, report/board.py `columns_of`), so a task's
+default prompt and its `prompt=lm-eval` variant are two columns, never one. A run that names no
+language (a built-in without a `lang` group) is left out, saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from glotbench.report.board import Run, columns_of
+
+
+def run_languages(run: Run) -> list[str]:
+    """The languages a run reports: a task's one, or its `lang` group's values."""
+    lang = (run.results.get("task") or {}).get("language")
+    if lang:
+        return [str(lang)]
+    return sorted((run.results["scores"].get("groups") or {}).get("lang") or {})
+
+
+def language_name(code: str) -> str:
+    from glotbench.languages import profile
+
+    p = profile(code)
+    return p.name if p else code
+
+
+def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: list[str] | None,
+                    column: Callable[[str, list[Run]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """One table per language (in code order, or the order `languages` asks): its models and its
+    columns, each column built by `column(name, runs)` over that language's views of the runs."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.languages import resolve_code
+
+    by_lang: dict[str, list[Run]] = {}
+    for r in runs:
+        langs = run_languages(r)
+        if not langs:
+            left_out.append({"path": str(r.path), "reason": f"{r.benchmark}: names no language (not a task with a "
+                                                             "language, no `lang` group): not in a language's table"})
+        for lang in langs:
+            by_lang.setdefault(lang, []).append(Run(r.path, r.results, lang))
+    wanted = list(dict.fromkeys(resolve_code(x) or x for x in languages)) if languages else sorted(by_lang)
+    missing = [x for x in wanted if x not in by_lang]
+    if languages and len(missing) == len(wanted):
+        raise GlotbenchError(f"no run in {', '.join(missing)}; the runs' languages: {', '.join(sorted(by_lang)) or 'none'}")
+    tables = []
+    for lang in wanted:
+        if lang not in by_lang:
+            continue
+        before = len(left_out)
+        cols = [column(name, rs) for name, rs in columns_of(by_lang[lang], left_out, by="task").items()]
+        for x in left_out[before:]:
+            x["reason"] = f"{x['reason']} (in {lang})"
+        tables.append({"language": lang, "name": language_name(lang), "columns": cols,
+                       "models": list(dict.fromkeys(m for c in cols for m in c["cells"]))})
+    return tables

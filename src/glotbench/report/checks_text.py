@@ -1,0 +1,62 @@
+"""Text (markdown) views of the checks: `glotbench rescore`'s rankings and flips."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _v(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def rescore_markdown(got: dict[str, Any]) -> str:
+    """Per run and variant the re-scored figures (the run's stored figure beside `as_run`), then per
+    benchmark, metric and group each variant's ranking and the pairs whose order flips."""
+    lines = []
+    for run in got["runs"]:
+        lines += [f"## {run['benchmark']} · {run['model']}", "", f"`{run['path']}`", ""]
+        metrics = list(next(iter(run["scores"].values())))
+        groups = sorted({g for v in run["scores"].values() for m in v.values() for g in m["groups"]}) or ["overall"]
+        lines += ["| variant | metric | " + " | ".join(groups) + " |", "|---|---|" + "---:|" * len(groups)]
+        for m in metrics:
+            stored = run["stored"][m]
+            lines.append(f"| stored in results.json | {m} | " + " | ".join(
+                _v(stored["overall"] if g == "overall" else stored["groups"].get(g)) for g in groups) + " |")
+            for v, per in run["scores"].items():
+                lines.append(f"| {v} | {m} | " + " | ".join(
+                    _v(per[m]["overall"] if g == "overall" else per[m]["groups"].get(g)) for g in groups) + " |")
+        lines.append("")
+    ranked = [r for r in got["rankings"] if len(next(iter(r["variants"].values()))["order"]) >= 2]
+    if ranked:
+        lines += ["## Rankings (models in order, best first)", ""]
+        for r in ranked:
+            lines.append(f"- {r['benchmark']} {r['metric']} ({r['group']}):")
+            for v, x in r["variants"].items():
+                flips = "; ".join(f"{a} ↔ {b}" for a, b in x["flips"])
+                lines.append(f"  - {v}: " + " > ".join(x["order"]) + (f" — **order flips:** {flips}" if flips else ""))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def checks_lines(results: dict[str, Any]) -> list[str]:
+    """What the terminal prints under the results table: the checks a reader must see beside the
+    number (docs/checks.md)."""
+    c = results.get("checks") or {}
+    out = []
+    lang = c.get("language")
+    if lang and lang.get("checked"):
+        out.append(f"checks: {lang['wrong']} of {lang['checked']} answers in the wrong language or script "
+                   f"({lang['policy']}; {lang['expected']})")
+    x = c.get("extraction")
+    if x and "error" not in x and x.get("unread"):
+        f = 100.0 if x.get("scale", "fraction") == "fraction" else 1.0
+        unit = "%" if f == 100 else ""
+        rng = (f"range {f * x['lower']:.1f}–{f * x['upper']:.1f}{unit} if they were all wrong/right"
+               if x.get("upper") is not None else "no bounds for a corpus metric")
+        out.append(f"checks: {x['unread']} of {x['samples']} replies unread by the {x['metric']} rule; {rng}; "
+                   f"lenient {f * x['lenient']:.1f}{unit}" if x.get("lenient") is not None else
+                   f"checks: {x['unread']} of {x['samples']} replies unread; {rng}")
+    pos = (results.get("scores", {}).get("overall", {}).get("follows_position") or {}).get("value")
+    if pos is not None:
+        out.append(f"checks: {100 * pos:.1f}% of items answered with the same letter in every rotation")
+    return out

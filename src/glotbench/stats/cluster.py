@@ -1,0 +1,74 @@
+"""Clustered items: cluster sums for the cluster bootstrap, and the analytic clustered standard error.
+
+Items that share a passage (Belebele: 900 questions on 488 passages), a context (XQuAD) or a
+conversation are not independent: a model that misreads a passage misses its questions together.
+Treating them as independent makes an interval too narrow (Miller 2024, "Adding error bars to
+evals", section 2.3). Two remedies, both over the same clusters:
+
+- the **cluster bootstrap**: every metric here is a function of summed statistic rows, so
+  resampling clusters is resampling the rows summed per cluster (`sum_by_cluster`): the ordinary
+  bootstrap (`glotbench.stats.bootstrap_many`) over cluster rows instead of item rows;
+- the **analytic clustered standard error** of a ratio of sums r = Σnum / Σden (accuracy: den = 1;
+  word accuracy: den = words): with each item's residual e_i = num_i − r·den_i and D = Σden,
+
+      SE_clustered² = G/(G−1) · Σ_clusters (Σ_{i in cluster} e_i)² / D²      (CR1, G clusters)
+      SE_iid²       = n/(n−1) · Σ_items e_i² / D²                            (HC1, n items)
+
+  For den = 1 the first is Miller's equation (6) with the small-sample factor G/(G−1), and the second
+  the usual s/√n. Both equal statsmodels' cluster-robust and HC1 variances of a weighted least-squares
+  fit of num/den on a constant with weights den (OLS when den = 1; tests/test_clustered.py).
+  `design_effect` = (SE_clustered / SE_iid)²: how many times fewer independent items the clusters
+  are worth (effective n = n / design_effect).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Hashable, Iterable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def cluster_codes(values: Iterable[Hashable]) -> tuple[np.ndarray, int]:
+    """Each value's cluster number (0, 1, ... in order of first appearance) and the cluster count."""
+    import numpy as np
+
+    codes: dict[Hashable, int] = {}
+    out = np.fromiter((codes.setdefault(v, len(codes)) for v in values), dtype=np.int64)
+    return out, len(codes)
+
+
+def sum_by_cluster(rows: np.ndarray, codes: np.ndarray, n_clusters: int) -> np.ndarray:
+    """The statistic rows (items x k) summed per cluster (clusters x k), clusters in code order."""
+    import numpy as np
+
+    out = np.zeros((n_clusters, rows.shape[1]), dtype=np.float64)
+    np.add.at(out, codes, rows)
+    return out
+
+
+def clustered_se(num: np.ndarray, den: np.ndarray, codes: np.ndarray, n_clusters: int,
+                 scale: float = 1.0) -> dict[str, Any]:
+    """`se_clustered` (CR1), `se_iid` (HC1) and `design_effect` of sum(num)/sum(den), each None where
+    the data cannot define it (one cluster, one item, no denominator); `scale` multiplies the SEs (100
+    for a metric on the 0-100 scale). Items with a zero denominator carry no residual."""
+    import numpy as np
+
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    total = float(den.sum())
+    n = int((den > 0).sum())
+    if total <= 0:
+        return {"se_clustered": None, "se_iid": None, "design_effect": None}
+    r = float(num.sum()) / total
+    e = num - r * den
+    carrying = np.zeros(n_clusters, dtype=bool)
+    carrying[codes[den > 0]] = True
+    g = int(carrying.sum())
+    per_cluster = np.zeros(n_clusters, dtype=np.float64)
+    np.add.at(per_cluster, codes, e)
+    se_c = scale * math.sqrt(g / (g - 1) * float(per_cluster @ per_cluster)) / total if g > 1 else None
+    se_i = scale * math.sqrt(n / (n - 1) * float(e @ e)) / total if n > 1 else None
+    deff = (se_c / se_i) ** 2 if se_c is not None and se_i else None
+    return {"se_clustered": se_c, "se_iid": se_i, "design_effect": deff}

@@ -100,18 +100,19 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
 # `python -m pytest -m "not process and not slow"` is the fast set a developer runs while working
 # (README, "Tests"); CI runs everything. A test is marked when it, a helper it calls or a fixture it
 # uses (directly or through other fixtures) starts a process or a server: `cli()`, `subprocess`,
-# `start_server`, a service or endpoint process, a browser. Found by reading the test files with
-# `ast` (names, not behaviour: a helper called `cli` anywhere counts), so a new test is marked
-# without anyone remembering to. tests/test_markers.py checks the rule on its own examples.
+# `start_server`, a service or endpoint process, a browser, a Ray cluster, a sweep's Slurm jobs.
+# Found by reading the test files with `ast` (names, not behaviour: a helper called `cli` anywhere
+# counts), so a new test is marked without anyone remembering to. tests/test_markers.py checks the
+# rule on its own examples.
 
-PROCESS_CALLS = {"cli", "start_server", "Popen", "sync_playwright", "async_playwright", "run_app", "AppRunner",
-                 "TCPSite", "create_subprocess_exec", "create_subprocess_shell"}
-PROCESS_MODULES = {"subprocess", "multiprocessing"}
+PROCESS_CALLS = {"cli", "start_server", "run_slurm", "Popen", "sync_playwright", "async_playwright", "run_app",
+                 "AppRunner", "TCPSite", "create_subprocess_exec", "create_subprocess_shell"}
+PROCESS_MODULES = {"subprocess", "multiprocessing", "ray"}  # any call of these: `ray.init()` starts a cluster
 
 
 def _called(fn, modules: set[str]) -> set[str]:
     """The names a function calls: `f()`, and `mod.f()` where `mod` is a module the file imports
-    (`subprocess.run()` counts as `subprocess`); a method call (`runner.run()`) is not a name. A
+    (`subprocess.run()` counts as `subprocess`, as `ray.init()` does where `ray = importorskip("ray")`); a method call (`runner.run()`) is not a name. A
     fixture's or a test's parameters count too: the fixtures it uses."""
     import ast
 
@@ -138,8 +139,8 @@ def process_functions(files) -> set[str]:
     calls: dict[str, set[str]] = {}
     for path in files:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-        modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
-                   for a in n.names}
+        modules = PROCESS_MODULES | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                                     if isinstance(n, ast.Import) for a in n.names}
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 calls.setdefault(node.name, set()).update(_called(node, modules))

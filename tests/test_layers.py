@@ -6,6 +6,7 @@ package, or a module of a package that spans two layers named on its own (`check
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "glotbench"
@@ -76,6 +77,7 @@ def imports(module: str, path: Path) -> list[tuple[str, list[str], int]]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
 def edges() -> list[tuple[str, str, list[str], int]]:
     """(importer, imported module, names, line), a name that is itself a module counted as the module."""
     mods = modules()

@@ -27,5 +27,6 @@ def test_process_starts_are_found_through_helpers_and_fixtures(tmp_path):
 
 def test_this_suites_server_fixtures_and_helpers_are_process(repo_root):
     found = process_functions((repo_root / "tests").glob("*.py"))
-    assert {"server", "srv", "hub", "hostile", "start", "replay_run", "board_runs"} <= found
+    assert {"server", "srv", "hub", "hostile", "start", "replay_run", "board_runs", "local_ray",
+            "test_killed_job_is_resubmitted_and_resumes_from_the_cache"} <= found
     assert "test_process_starts_are_found_through_helpers_and_fixtures" not in found

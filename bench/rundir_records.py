@@ -2,8 +2,8 @@
 
 1. Defining them, in a fresh process with pydantic and glotbench.data already imported (as a
    `glotbench run` has them): the TypedDicts as shipped, against the same records written as pydantic
-   models (schema.py's text with each `TypedDict` class made a `BaseModel`, every optional key given a
-   default of None). CPU time, median of `--trials` processes.
+   models (schema.py's text with each `TypedDict` class made a `BaseModel`, every optional key, and
+   each `NotRequired` one, given a default of None). CPU time, median of `--trials` processes.
 2. Writing a samples.jsonl line: `json_bytes(row)` alone, against validating the row through its
    record first (`TypeAdapter(SampleRecord)`), per line, over the lines of a real run's samples.jsonl
    (tests/fixtures/rundir_golden), and the validation's first-use cost (the adapter's schema build).
@@ -40,7 +40,8 @@ print(time.process_time() - t)
 
 def as_models(source: str) -> str:
     """schema.py's records as pydantic models: `class X(TypedDict, total=False)` → `class X(_Record)`
-    (a BaseModel with the records' config), an optional key `= None`, `Required[T]` → `T`."""
+    (a BaseModel with the records' config), an optional key `= None`, `Required[T]` → `T`,
+    `NotRequired[T]` → `T = None`."""
     out = ["from pydantic import BaseModel as _BaseModel"]
     total, in_doc = True, False
     for line in source.splitlines():
@@ -58,8 +59,9 @@ def as_models(source: str) -> str:
         if f and not in_doc and '"""' not in line:
             typ = f.group(2)
             required = typ.startswith("Required[")
-            typ = typ[len("Required["):-1] if required else typ
-            line = f"    {f.group(1)}: {typ}" + ("" if total or required else " = None")
+            optional = typ.startswith("NotRequired[")
+            typ = typ[len("Required["):-1] if required else typ[len("NotRequired["):-1] if optional else typ
+            line = f"    {f.group(1)}: {typ}" + ("" if (total and not optional) or required else " = None")
         out.append(line)
         if line.startswith("_OPEN = "):
             out.append("\n\nclass _Record(_BaseModel):\n    model_config = _OPEN")

@@ -63,10 +63,11 @@ def test_a_records_field_of_the_wrong_type_is_one_error_line(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(GOLDEN / "limit", run)
     text = (run / "results.json").read_text(encoding="utf-8")
-    (run / "results.json").write_text(text.replace('"samples": 6,', '"samples": "6",'), encoding="utf-8")
+    at = text.index('"samples": 6,', text.index('"counts": {'))  # counts.samples (checks has its own)
+    (run / "results.json").write_text(text[:at] + '"samples": "6",' + text[at + len('"samples": 6,'):], encoding="utf-8")
     with pytest.raises(GlotbenchError) as e:
         read_results(run)
-    line = text[:text.index('"samples": 6,')].count("\n") + 1
+    line = text[:at].count("\n") + 1
     assert str(e.value) == f"{run / 'results.json'}:{line}: counts.samples: must be a whole number, got a string"
 
 

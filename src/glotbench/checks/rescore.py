@@ -232,7 +232,7 @@ class RunRescore:
     group_key: str | None
     scores: dict[str, dict[str, Any]]  # variant -> metric -> {overall, groups}
     stored: dict[str, Any]  # metric -> {overall, groups}: the run's own figures
-    notes: tuple[str, ...] = ()  # what must be read with its numbers (engine/validity.py `notes`)
+    notes: tuple[str, ...] = ()  # what must be read with its numbers (rundir/validity.py `notes`)
     valid: bool = True  # valid and whole: only such runs are ranked
     item_set: str = "all items"  # ranked only against runs on the same items with the same signature
     comparable: tuple[str, str] = ("", "full")
@@ -245,7 +245,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
     if data.kind != "run":
         raise GlotbenchError(f"{run_dir}: a judged run; rescore reads ordinary runs")
     results = data.results
-    bench = _rebuild_bench(results)
+    bench = rundata.bench_of(results)
     plan = plan_for(bench)
     gold, note = rundata.references(results)
     if not gold:
@@ -261,19 +261,12 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
         stored[metric] = {"overall": (sc["overall"].get(metric) or {}).get("value"),
                           "groups": {g: (e.get(metric) or {}).get("value")
                                      for g, e in (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
-    from glotbench.engine.selection import comparability, describe_item_set
-    from glotbench.engine.validity import is_valid, notes
+    from glotbench.rundir.selection import comparability, describe_item_set
+    from glotbench.rundir.validity import is_valid, notes
 
     return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
                       plan.group, scores, stored, tuple(notes(results)), is_valid(results),
                       describe_item_set(results), comparability(results))
-
-
-def _rebuild_bench(results: Mapping[str, Any]) -> Any:
-    from glotbench.registry import get_benchmark
-
-    b = results["benchmark"]
-    return get_benchmark(b.get("spec") or b["name"], **((results.get("config") or {}).get("bench_options") or {}))
 
 
 def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:

@@ -263,12 +263,12 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     cache keys, each prompt counted, the cache looked up; no model call, no run directory. The
     model object is built (a spec string) but never checked: no endpoint is contacted."""
     from glotbench.engine.cache import default_cache_path, open_cache
-    from glotbench.engine.evaluate import generation_config, model_options
+    from glotbench.engine.options import generation_config, model_options
     from glotbench.engine.runner import Runner, Unit
     from glotbench.registry import get_benchmark, load_model
 
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
-    from glotbench.engine.selection import select
+    from glotbench.rundir.selection import select
 
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),

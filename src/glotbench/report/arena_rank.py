@@ -47,13 +47,11 @@ def _read(dirs: list[str]) -> list[dict[str, Any]]:
 
 
 def _answers(d: str, role: str) -> dict[str, str]:
-    from glotbench.data import read_rows
-    from glotbench.runfiles import SampleRow
+    from glotbench.rundir import SAMPLES, sample_outputs
 
-    path = Path(d) / role / "samples.jsonl"
-    if not path.is_file():
+    if not (Path(d) / role / SAMPLES).is_file():
         raise GlotbenchError(f"{d}: no {role}/samples.jsonl: style control needs the arena's answers")
-    return {r.id: r.output or "" for _, r in read_rows(path, SampleRow, fmt="jsonl", allow_nan=True)}
+    return sample_outputs(Path(d) / role)
 
 
 def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, seed: int = DEFAULT_SEED,
@@ -210,7 +208,7 @@ def board_section(paths: list[str], *, resamples: int = 1000, seed: int = DEFAUL
     for p in paths:
         root = Path(p)
         found += [root] if (root / "arena.json").is_file() else sorted(f.parent for f in root.rglob("arena.json"))
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     groups: dict[tuple[str, str], list[str]] = {}
     texts: dict[tuple[str, str], dict[str, None]] = {}

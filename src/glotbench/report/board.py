@@ -2,12 +2,12 @@
 best, the score–cost frontier and per-group scores, from finished run directories.
 
 Rules (docs/reports.md):
-- A column is one benchmark at one signature on one item set (engine/selection.py `comparability`).
+- A column is one benchmark at one signature on one item set (rundir/selection.py `comparability`).
   The column's item set is the whole dataset when any run has it, else the one most models ran; runs
   with another signature or item set are left out (never pooled) and the board says which signature
   parts or item sets differ; so are unfinished runs and judged directories. Per model the cell takes
   its newest valid run (an invalid run only when the model has no valid one); the others are left out.
-- A cell carries n, and the notes of its run (invalid, subset, sample data: engine/validity.py).
+- A cell carries n, and the notes of its run (invalid, subset, sample data: rundir/validity.py).
   An invalid run is never the column's best and gets no significance mark.
 - Significance: every run is tested against the column's best (highest headline) on the items both
   ran, with approximate randomisation (default) or the paired bootstrap from `glotbench.stats`; a cell
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.engine.selection import comparability, describe_item_set
-from glotbench.engine.validity import is_valid, notes
+from glotbench.rundir.selection import comparability, describe_item_set
+from glotbench.rundir.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.checks_board import column_checks, column_tokens
@@ -111,7 +111,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
                 try:
-                    runs.append(Run(c, rundata.load_results(c)))
+                    runs.append(Run(c, rundata.read_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
     if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart

@@ -20,7 +20,7 @@ from typing import Any
 
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
-from glotbench.report.terminal import load_results
+from glotbench.rundir import read_results
 
 WINNERS = {"a": "A", "b": "B"}
 
@@ -64,15 +64,15 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
               resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
     import numpy as np
 
-    from glotbench.engine.selection import describe_item_set
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.selection import describe_item_set
+    from glotbench.rundir.validity import notes
     from glotbench.report.clusters import paired_rows
     from glotbench.report.compare import check_comparable
     from glotbench.stats import paired_test
 
     if only is not None and only not in WINNERS:
         raise GlotbenchError(f"--only must be a (A right or higher) or b, got {only!r}")
-    ra, rb = load_results(run_a), load_results(run_b)
+    ra, rb = read_results(run_a), read_results(run_b)
     check_comparable([run_a, run_b], [ra, rb])
     head = ra["headline"]
     keys = rundata.metric_keys(ra, head)

@@ -28,13 +28,14 @@ def _check_unit(name: str, x: float | None, lo: float = 0.0, hi: float = 1.0) ->
 def _from_runs(paths: list[str]) -> dict[str, Any]:
     """n, the two accuracies, their phi correlation and (clustered runs) the design effect of the
     per-item differences, from two finished runs on the same items with a 0/1 headline."""
-    from glotbench.engine.selection import comparability
+    from glotbench.rundir.selection import comparability
     from glotbench.report import rundata
+    from glotbench.rundir import read_results
     from glotbench.stats.cluster import cluster_codes, clustered_se
 
     if len(paths) != 2:
         raise GlotbenchError(f"--runs takes two run directories, got {len(paths)}")
-    res = [rundata.load_results(p) for p in paths]
+    res = [read_results(p) for p in paths]
     if comparability(res[0]) != comparability(res[1]):
         raise GlotbenchError("the two runs have different signatures or item sets; plan needs two runs on the same items")
     head = res[0]["headline"]

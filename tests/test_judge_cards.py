@@ -71,6 +71,34 @@ def test_validation_rule_and_text(tmp_path):
         validation(["openai:good"], "lo", str(tmp_path / "nowhere"))
 
 
+def test_a_card_out_of_range_is_refused_and_a_validated_reason_names_kappas_interval(tmp_path):
+    """A hand-edited card claiming kappa 1.4 (or a CI out of order, a share above 1, a negative
+    count) validated its judge; it is a FILE error now. A validated judge's reason names kappa's CI."""
+    from glotbench.judges.cards import write_cards
+
+    good = {"value": 0.72, "ci_low": 0.55, "ci_high": 0.86, "n": 40}
+    base = {"judge": "openai:j", "language": "lo", "family": None, "source": "arena", "runs": [], "labels": 40,
+            "agreement": {"on": "winner", "cohens_kappa": good, "krippendorff_alpha": good, "raw_agreement": 0.8},
+            "position_consistency": 0.9, "position_consistency_prompts": 40, "self_family_preference": None,
+            "self_family_items": {}, "length_bias": {"on": "x", "spearman": None, "p_value": None, "n": 40},
+            "parse_failure_rate": 0.0, "verdicts_asked": 80, "made": "now"}
+    card = JudgeCard.model_validate(base)
+    assert card.validated() == (True, "kappa 0.72 (95% CI 0.55–0.86) on 40 labels")
+    (tmp_path / "cards").mkdir()
+    bad = [{"agreement": {**base["agreement"], "cohens_kappa": {**good, "value": 1.4, "ci_high": 1.5}}},
+           {"agreement": {**base["agreement"], "cohens_kappa": {**good, "ci_low": 0.9}}},
+           {"agreement": {**base["agreement"], "raw_agreement": 1.2}},
+           {"parse_failure_rate": -0.1}, {"labels": -5}, {"verdicts_asked": -1}]
+    for i, change in enumerate(bad):
+        f = tmp_path / "cards" / "j.lo.json"
+        f.write_text(json.dumps({**base, **change}) + "\n", encoding="utf-8")
+        with pytest.raises(DataError, match=r"j\.lo\.json"):
+            read_cards(tmp_path / "cards")
+    f.unlink()
+    write_cards([card], tmp_path / "cards")  # what glotbench writes reads back
+    assert read_cards(tmp_path / "cards")[("openai:j", "lo")][1] == card
+
+
 # -- arenas: 32 Lao prompts, a candidate that is better on some of them ---------------------------------
 MIXED, PLAIN = "python:helpers:mixed_answer", "python:helpers:plain_answer"
 
@@ -120,7 +148,8 @@ def test_arena_cards_measure_the_judges(labelled, server):
     assert biased.position_consistency == 0.0  # A in both orders: never the same winner
     # it calls every prompt a tie: its agreement is no better than chance (kappa 0), alpha below 0
     assert biased.agreement.cohens_kappa.value == pytest.approx(0.0) and biased.agreement.krippendorff_alpha.value < 0
-    assert fair.validated() == (True, f"kappa {fair.agreement.cohens_kappa.value:.2f} on 32 labels")
+    k = fair.agreement.cohens_kappa
+    assert fair.validated() == (True, f"kappa {k.value:.2f} (95% CI {k.ci_low:.2f}–{k.ci_high:.2f}) on 32 labels")
 
 
 def test_arena_marks_judges_without_a_passing_card(labelled, server):

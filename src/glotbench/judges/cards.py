@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.errors import GlotbenchError
 from glotbench.rundir.validity import judge_name, validation_text  # noqa: F401 - a judge as cards name it; the note
@@ -71,7 +71,7 @@ class JudgeCard(_Card):
     family: str | None
     source: Literal["arena", "aragen"]
     runs: list[str]
-    labels: int  # labelled answers the agreement is measured on
+    labels: int = Field(ge=0)  # labelled answers the agreement is measured on
     agreement: Agreement
     position_consistency: float | None
     position_consistency_prompts: int
@@ -82,7 +82,30 @@ class JudgeCard(_Card):
     verdicts_asked: int
     made: str
 
+    @model_validator(mode="after")
+    def _in_range(self) -> "JudgeCard":
+        """A card read from a file is checked as one written by glotbench would be: Cohen's kappa
+        and its CI within [-1, 1] and in order, rates within [0, 1], counts not negative (a
+        hand-edited kappa of 1.4 validated a judge)."""
+        k = self.agreement.cohens_kappa
+        vals = [v for v in (k.ci_low, k.value, k.ci_high) if v is not None]
+        if any(not -1.0 <= v <= 1.0 for v in vals) or vals != sorted(vals):
+            raise ValueError(f"cohens_kappa {k.value} ({k.ci_low}–{k.ci_high}): kappa and its CI lie in [-1, 1], "
+                             "ci_low <= value <= ci_high")
+        for name in ("position_consistency", "parse_failure_rate"):
+            v = getattr(self, name)
+            if v is not None and not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} {v}: a share lies in [0, 1]")
+        ra = self.agreement.raw_agreement
+        if ra is not None and not 0.0 <= ra <= 1.0:
+            raise ValueError(f"raw_agreement {ra}: a share lies in [0, 1]")
+        if min(k.n, self.verdicts_asked, self.position_consistency_prompts, self.length_bias.n) < 0:
+            raise ValueError("a count is negative")
+        return self
+
     def validated(self, min_kappa: float = MIN_KAPPA, min_labels: int = MIN_LABELS) -> tuple[bool, str]:
+        """The rule is on kappa's point estimate (Landis & Koch's "substantial"); the reason names
+        its 95% CI, which on 30 labels is wide: read it before trusting a judge near the threshold."""
         k = self.agreement.cohens_kappa.value
         if self.labels < min_labels:
             return False, f"{self.labels} labelled answers, {min_labels} needed"
@@ -90,7 +113,9 @@ class JudgeCard(_Card):
             return False, "kappa with people undefined (one category only)"
         if k < min_kappa:
             return False, f"kappa {k:.2f} below {min_kappa:g}"
-        return True, f"kappa {k:.2f} on {self.labels} labels"
+        ci = self.agreement.cohens_kappa
+        band = f" (95% CI {ci.ci_low:.2f}–{ci.ci_high:.2f})" if ci.ci_low is not None and ci.ci_high is not None else ""
+        return True, f"kappa {k:.2f}{band} on {self.labels} labels"
 
 
 def _slug(text: str) -> str:

@@ -205,3 +205,20 @@ def test_vietnamese_restoration_with_the_inputs_words_is_not_identified():
     assert verdict(bench, source, "vi", {"text": source})["verdict"] == "ok"
     english = "The storm is about to make landfall this morning, the news says."
     assert verdict(bench, english, "vi", {"text": source})["verdict"] == "wrong_language"
+
+
+def test_full_width_latin_replies_are_identified_as_the_letters_they_are():
+    """Full-width Latin (an East Asian input method's habit) is the same text to a reader: the
+    identifier saw it as Chinese (Indonesian p=0.00), so a right-language answer was `wrong_language`."""
+    from glotbench.checks.language import check_text
+
+    cases = {"id": "Saya suka makan nasi goreng setiap pagi", "ms": "Saya mahu pergi ke pasar hari ini",
+             "tl": "Magandang umaga sa inyong lahat", "vi": "Trả lời: đáp án đúng là C vì nó hợp lý nhất"}
+    for lang, text in cases.items():
+        wide = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+        assert wide != text
+        plain, folded = check_text(text, lang), check_text(wide, lang)
+        assert folded["verdict"] == plain["verdict"] == "ok", (lang, folded)
+        assert folded["scripts"] == {"Latin": 1.0}  # full-width letters are Latin: the script share is unchanged
+    # a Chinese reply where Indonesian is expected stays the wrong script
+    assert check_text("我喜欢每天早上吃炒饭和喝咖啡", "id")["verdict"] == "wrong_script"

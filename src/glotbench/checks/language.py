@@ -20,6 +20,7 @@ measurements behind the library choice and the thresholds are in docs/checks.md.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections import Counter
 from typing import Any, Mapping
 
@@ -139,7 +140,9 @@ def check_text(text: str, expected: str) -> dict[str, Any]:
         top = next(iter(shares))
         return {**out, "verdict": "wrong_script", "why": f"{share:.0%} of the letters in {'/'.join(prof.scripts)}; mostly {top}"}
     if letters >= MIN_LID_LETTERS and shares_script(code) and code in identifier_languages():
-        found, p, p_expected = identify(text, code)
+        # Full-width forms (Ｓａｙａ: an IME's habit) are the same letters to a reader; the identifier
+        # reads bytes and took them for Chinese. It reads the width-folded text (NFKC).
+        found, p, p_expected = identify(unicodedata.normalize("NFKC", text), code)
         out.update(detected=found, confidence=round(p, 3), expected_probability=round(p_expected, 3))
         if not same_language(found, code) and p_expected <= 1 - MIN_CONFIDENCE:
             return {**out, "verdict": "wrong_language",

@@ -110,6 +110,9 @@ def test_sbatch_options_by_model_kind(tmp_path):
 
 @pytest.mark.parametrize("slurm, message", [
     ({"time": "soon"}, "slurm.time: time 'soon' is not minutes"),
+    ({"time": "1-25:00:00"}, "slurm.time: time '1-25:00:00': hours after a day are 0-23"),
+    ({"time": "99:99"}, "slurm.time: time '99:99': hours after a day are 0-23, minutes and seconds 0-59"),
+    ({"time": "2:61:00"}, "minutes and seconds 0-59"),
     ({"cluster": "pbs"}, "slurm.cluster: String should match pattern"),
     ({"partitions": "gpu"}, "slurm.partitions: Extra inputs are not permitted"),
 ])
@@ -119,6 +122,13 @@ def test_bad_slurm_sections_are_one_error_line(tmp_path, slurm, message):
                                             [{"name": "vi-diacritics"}], slurm=slurm)), encoding="utf-8")
     r = cli("sweep", str(path), "--slurm")
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_slurm_times_read_as_slurm_reads_them():
+    from glotbench.engine.sweep import minutes
+
+    assert [minutes(t) for t in (90, "90", "30:00:00", "1-02:00:00", "2-3", "1-0:30", "10:30", "0:0:1")] == \
+        [90, 90, 1800, 1560, 3060, 1470, 11, 1]
 
 
 def test_sweep_slurm_command_end_to_end(tmp_path, srv):

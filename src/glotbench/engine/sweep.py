@@ -169,6 +169,10 @@ def minutes(value: str | int) -> int:
     if not m:
         raise ValueError(f"time {value!r} is not minutes, HH:MM:SS or D-HH:MM:SS")
     d, a, b, c = (int(x) if x else 0 for x in m.groups())
+    # The leading field is unbounded (`90`, `30:00:00`); hours after a day and every later minute or
+    # second field are clock fields (`1-25:00:00` and `99:99` are typos, not 2 days or 100 minutes).
+    if (m.group(1) and a > 23) or (m.group(3) is not None and b > 59) or (m.group(4) is not None and c > 59):
+        raise ValueError(f"time {value!r}: hours after a day are 0-23, minutes and seconds 0-59")
     if m.group(3) is None:  # D-HH or MM
         total = d * 1440 + (a * 60 if m.group(1) else a)
     elif m.group(4) is None:  # MM:SS, or D-HH:MM

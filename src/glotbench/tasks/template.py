@@ -90,14 +90,89 @@ def lm_eval_target(value: Any, choices: Any, rendered: bool = False) -> str:
     return LETTERS[index]
 
 
+# Bounds of one rendering (a template is data a stranger may write: it must not hang a run or fill
+# the memory). A prompt of the library's tasks is at most a few thousand characters.
+MAX_CHARS = 2_000_000  # the text a template renders, and any string or list it builds on the way
+MAX_STEPS = 1_000_000  # template lines executed (loops within loops)
+MAX_POWER = 256  # the largest exponent of `**`
+
+
+class TemplateLimit(Exception):
+    """A template went past one of the bounds above."""
+
+
+def _sized(value: Any) -> Any:
+    if isinstance(value, (str, list, tuple)) and len(value) > MAX_CHARS:
+        raise TemplateLimit(f"builds a value of {len(value):,} items, above the bound of {MAX_CHARS:,}")
+    return value
+
+
+def _check_args(name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """A width or count argument past MAX_CHARS (`center(10**9)`, `"x".ljust(10**9)`) is refused before
+    the call allocates it; `replace` is bounded by its largest possible result."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_CHARS:
+            raise TemplateLimit(f"{name}: the argument {a} is above the bound of {MAX_CHARS:,}")
+    if name in ("replace",) and len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
+        text, old, new = args[:3]
+        if len(new) > len(old) and len(text) * max(1, len(new)) > MAX_CHARS:
+            raise TemplateLimit(f"replace: could build up to {len(text) * len(new):,} characters, "
+                                f"above the bound of {MAX_CHARS:,}")
+
+
+def _bounded_filter(name: str, f: Any) -> Any:
+    import functools as ft
+
+    skip = 1 if getattr(f, "jinja_pass_arg", None) is not None else 0  # its context or environment
+
+    @ft.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        _check_args(name, args[skip:], kwargs)
+        return _sized(f(*args, **kwargs))
+
+    return run
+
+
 @functools.lru_cache(maxsize=1)
 def environment() -> Any:
     from jinja2 import StrictUndefined
+    from jinja2.compiler import CodeGenerator
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    class Bounded(CodeGenerator):
+        def visit_Concat(self, node: Any, frame: Any) -> None:  # `a ~ b`: its result is bounded too
+            self.write("environment.sized(")
+            super().visit_Concat(node, frame)
+            self.write(")")
+
+    class Sandbox(ImmutableSandboxedEnvironment):
+        """The sandbox with bounds: `*`, `+`, `**` and string methods checked before they allocate,
+        every built value and the output at most MAX_CHARS (see `render` for the steps)."""
+
+        code_generator_class = Bounded
+        intercepted_binops = frozenset({"*", "+", "**"})
+        sized = staticmethod(_sized)
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**":
+                if isinstance(right, (int, float)) and abs(right) > MAX_POWER:
+                    raise TemplateLimit(f"** {right}: an exponent above {MAX_POWER}")
+            elif operator == "*":
+                for seq, n in ((left, right), (right, left)):
+                    if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_CHARS:
+                        raise TemplateLimit(f"* {n}: builds {len(seq) * n:,} items, above the bound of {MAX_CHARS:,}")
+            return _sized(super().call_binop(context, operator, left, right))
+
+        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+            name = getattr(__obj, "__name__", "call")
+            _check_args("range" if name == "safe_range" else name, args if getattr(__obj, "__self__", None) is None
+                        else (__obj.__self__, *args), kwargs)
+            return _sized(super().call(__context, __obj, *args, **kwargs))
+
+    env = Sandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
                        regex_replace=regex_replace, lm_eval_target=lm_eval_target)
+    env.filters.update({name: _bounded_filter(name, f) for name, f in env.filters.items()})
     return env
 
 
@@ -118,16 +193,65 @@ def is_template(text: str) -> bool:
 
 
 def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
-    """`source` rendered with `context`; an undefined name, a filter's error or a refused attribute is
-    a DataError naming `where` (the task file's line, the item)."""
-    from jinja2 import TemplateError
+    """`source` rendered with `context`; an undefined name, a filter's error, a refused attribute or a
+    template past its bounds (MAX_CHARS of output, MAX_STEPS lines, MAX_POWER) is a DataError naming
+    `where` (the task file's line, the item): one line, never a traceback or a hang."""
     from jinja2.exceptions import SecurityError
 
     try:
-        return compile_template(source).render(context)
-    except (TemplateError, SecurityError, ValueError, TypeError, IndexError, KeyError) as e:
-        msg = getattr(e, "message", None) or str(e)
-        raise DataError(f"{where}: {msg}" if where else msg) from None
+        template = compile_template(source)
+        with _steps():
+            out: list[str] = []
+            size = 0
+            for chunk in template.generate(context):
+                size += len(chunk)
+                if size > MAX_CHARS:
+                    raise TemplateLimit(f"renders more than {MAX_CHARS:,} characters")
+                out.append(chunk)
+            return "".join(out)
+    except DataError:
+        raise
+    except RecursionError:
+        msg = "calls itself without end (a recursive macro)"
+    except MemoryError:
+        msg = "ran out of memory"
+    except (TemplateLimit, SecurityError) as e:
+        msg = str(e)
+    except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
+        msg = getattr(e, "message", None) or str(e) or type(e).__name__
+        if isinstance(e, (ArithmeticError, OverflowError)):
+            msg = f"{type(e).__name__}: {msg}"
+    raise DataError(f"{where}: {msg}" if where else msg) from None
+
+
+class _steps:
+    """Counts the lines a template executes (its compiled code, `<template>`), refusing more than
+    MAX_STEPS: nested loops cannot hang a run. Left off under a debugger or coverage tracer, which
+    own the same hook."""
+
+    def __enter__(self) -> None:
+        import sys
+
+        self.on = sys.gettrace() is None
+        self.count = 0
+        if self.on:
+            sys.settrace(self._call)
+
+    def __exit__(self, *exc: Any) -> None:
+        import sys
+
+        if self.on:
+            sys.settrace(None)
+
+    def _call(self, frame: Any, event: str, arg: Any) -> Any:
+        return self._line if frame.f_code.co_filename == "<template>" else None
+
+    def _line(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.count += 1
+            if self.count > MAX_STEPS:
+                raise TemplateLimit(f"runs more than {MAX_STEPS:,} steps (loops within loops)")
+        return self._line
 
 
 def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:

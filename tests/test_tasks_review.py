@@ -1,0 +1,86 @@
+"""Adversarial review of task files (#24): hostile templates, YAML and names are one readable line,
+bounded in time and memory, never a traceback, a hang or a silently wrong prompt."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+from glotbench.errors import DataError
+from glotbench.tasks.template import MAX_CHARS, render
+
+SMALL = """\
+name: lao-sums
+version: "1.0"
+language: lo
+data:
+  file: sums.jsonl
+fields:
+  id: id
+  public: {question: q}
+  gold: {answer: a}
+prompt:
+  user: "{{ question }}"
+extract:
+  number: [number]
+scorer: numeric_match
+"""
+SUMS = '{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": "2"}\n{"id": "s2", "q": "ສາມບວກສີ່", "a": "7"}\n'
+
+
+def write(tmp_path: Path, text: str, rows: str = SUMS) -> Path:
+    (tmp_path / "sums.jsonl").write_text(rows, encoding="utf-8")
+    p = tmp_path / "t.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+HOSTILE = {
+    "a range past the sandbox's": ("{% for i in range(10**8) %}x{% endfor %}", "range: the argument"),
+    "loops within loops": ("{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
+                           "steps (loops within loops)"),
+    "a string times a huge number": ("{{ q * 10**9 }}", "builds 2,000,000,000 items"),
+    "a list times a huge number": ("{{ ([q] * 10**8) | length }}", "builds 100,000,000 items"),
+    "doubling by ~": ("{% set ns = namespace(x=q) %}{% for i in range(40) %}{% set ns.x = ns.x ~ ns.x %}"
+                      "{% endfor %}{{ ns.x | length }}", "builds a value of"),
+    "doubling by +": ("{% set ns = namespace(x=q) %}{% for i in range(40) %}{% set ns.x = ns.x + ns.x %}"
+                      "{% endfor %}{{ ns.x | length }}", "builds a value of"),
+    "a filter's width": ("{{ q | center(10**9) }}", "center: the argument 1000000000"),
+    "a string method's width": ("{{ q.ljust(10**9) }}", "ljust: the argument"),
+    "replace that multiplies": ("{{ (q * 100000) | replace('a', q * 100000) }}", "replace: could build"),
+    "a method replace": ("{{ (q * 100000).replace('a', q * 100000) }}", "replace: could build"),
+    "a huge power": ("{{ 2 ** 100000 }}", "an exponent above"),
+    "a recursive macro": ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "without end"),
+    "a division by zero": ("{{ 1 / 0 }}", "ZeroDivisionError"),
+    "an output past the bound": ("{% for i in range(99999) %}{{ q * 100 }}{% endfor %}", "renders more than"),
+}
+
+
+@pytest.mark.parametrize("source,message", HOSTILE.values(), ids=list(HOSTILE))
+def test_a_hostile_template_is_one_error_within_bounds(source, message):
+    start = time.monotonic()
+    with pytest.raises(DataError, match="^item 7: prompt.user: ") as e:
+        render(source, {"q": "aa"}, "item 7: prompt.user")
+    assert message in str(e.value)
+    assert time.monotonic() - start < 20  # bounded: none of these may hang
+
+
+def test_templates_within_the_bounds_render_as_before():
+    ok = "{{ q }} {{ q|upper }} {% for c in ['x', 'y'] %}{{ loop.index }}{{ c }}{% endfor %} {{ 0 | letter }}"
+    assert render(ok, {"q": "ສອງ"}, "t") == "ສອງ ສອງ 1x2y A"
+    assert render("{{ q * 3 }}|{{ 2 ** 8 }}|{{ q ~ '!' }}", {"q": "ກ"}, "t") == "ກກກ|256|ກ!"
+    big = "ກ" * (MAX_CHARS // 2)  # a long passage is fine: the bound is on what a template builds
+    assert render("{{ q }}", {"q": big}, "t") == big
+
+
+def test_a_run_of_a_task_whose_template_loops_is_one_error_line(tmp_path):
+    path = write(tmp_path, SMALL.replace('"{{ question }}"',
+                                         '"{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"'))
+    proc = cli("run", str(path), "--model", "python:nowhere:none", "--out", str(tmp_path / "r"), "--no-progress",
+               "--no-cache", timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("error: item s1: prompt.user: runs more than 1,000,000 steps"), proc.stderr

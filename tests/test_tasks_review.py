@@ -84,3 +84,28 @@ def test_a_run_of_a_task_whose_template_loops_is_one_error_line(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("error: item s1: prompt.user: runs more than 1,000,000 steps"), proc.stderr
+
+
+BOMB = "".join(f"{a}: &{a} [{', '.join([f'*{p}'] * 9)}]\n" for p, a in zip("abcdefgh", "bcdefghi"))
+
+
+@pytest.mark.parametrize("doc", [
+    "a: &a [x, x, x, x, x, x, x, x, x]\n" + BOMB,  # nine anchors of nine aliases: 9**9 values
+    "name: &a [x, *a]\n",  # an anchor that holds itself
+], ids=["billion-laughs", "self-reference"])
+def test_yaml_aliases_that_expand_without_end_are_refused(tmp_path, doc):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(SMALL.replace("name: lao-sums\n", "") + "prompt_vars_padding: 1\n" + doc, encoding="utf-8")
+    proc = cli("tasks", "check", str(path), timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"error: {path}:") and "expands to more than 100,000 values" in proc.stderr
+    lm = tmp_path / "lm.yaml"
+    lm.write_text("task: t\noutput_type: multiple_choice\n" + doc, encoding="utf-8")
+    proc = cli("tasks", "import-lm-eval", str(lm), timeout=60)
+    assert proc.returncode == 2 and "expands to more than 100,000 values" in proc.stderr, proc.stderr
+
+
+def test_anchors_and_aliases_of_an_ordinary_size_still_work(tmp_path):
+    text = SMALL.replace('  user: "{{ question }}"', '  user: &p "{{ question }}"\n  text: *p')
+    proc = cli("tasks", "check", str(write(tmp_path, text)))
+    assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ from glotbench.errors import DataError, SpecError
 
 LIBRARY = Path(__file__).with_name("library")
 SUFFIXES = (".yaml", ".yml")
+MAX_VALUES = 100_000  # values in a YAML document with its aliases expanded (a task file has a few hundred)
 _INCLUDE: list[Path] = []
 
 
@@ -42,6 +43,26 @@ class Where:
         return f"{head}: {dotted}" if dotted else head
 
 
+def check_expansion(node: Any, name: str) -> None:
+    """Refuse a document whose aliases expand to more than MAX_VALUES values: nine anchors of nine
+    aliases each are 9**9 values in a few lines (a "billion laughs"), which every reader of the data
+    after the parser (validation, the signature's hash, a dump) would walk without end."""
+    import yaml
+
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise DataError(f"{name}:{n.start_mark.line + 1}: the document expands to more than {MAX_VALUES:,} "
+                            "values (YAML aliases repeating anchors); write the values out")
+        if isinstance(n, yaml.MappingNode):
+            stack.extend(v for kv in n.value for v in kv)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+
+
 def load_yaml(text: str, name: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
     """The document and the line (1-based) where each key's value starts; a key given twice in one
     mapping is an error (YAML parsers keep the last one silently)."""
@@ -50,6 +71,8 @@ def load_yaml(text: str, name: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_expansion(node, name)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark

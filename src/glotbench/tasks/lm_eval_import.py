@@ -31,6 +31,7 @@ from typing import Any
 
 from glotbench.errors import DataError
 from glotbench.tasks.fields import RESERVED
+from glotbench.tasks.files import check_expansion
 
 PLACEHOLDER_REVISION = "PIN-A-COMMIT"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -89,6 +90,8 @@ def _read_one(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     loader = _loader()(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_expansion(node, str(path))
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)

@@ -109,3 +109,46 @@ def test_anchors_and_aliases_of_an_ordinary_size_still_work(tmp_path):
     text = SMALL.replace('  user: "{{ question }}"', '  user: &p "{{ question }}"\n  text: *p')
     proc = cli("tasks", "check", str(write(tmp_path, text)))
     assert proc.returncode == 0, proc.stderr
+
+
+MC = """\
+name: mc
+version: "1.0"
+language: lo
+data:
+  file: sums.jsonl
+fields:
+  id: id
+  public: {question: q}
+  choices: [c1, c2, c3]
+  gold: {answer: ans}
+prompt:
+  user: "{{ question }}\\n{{ options }}"
+extract:
+  letter: [option_letter]
+scorer: option_accuracy
+"""
+
+
+@pytest.mark.parametrize("task,row,message", [
+    (SMALL, '{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": null}', "sums.jsonl:1: fields.gold.answer: null"),
+    (SMALL.replace("gold: {answer: a}", "gold: {answers: [a, b]}").replace("numeric_match", "exact_match"),
+     '{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": "2", "b": null}', "sums.jsonl:1: fields.gold.answers.1: null"),
+    (SMALL, '{"id": "s1", "q": null, "a": "2"}', "item s1: prompt.user: a value is null"),
+    (MC, '{"id": "s1", "q": "ຄຳຖາມ", "c1": "ກ", "c2": "ກ", "c3": "ຄ", "ans": "ກ"}',
+     "fields.gold.answer: 'ກ' is the text of 2 options (A, B): give the gold as a label"),
+], ids=["null gold", "null in a gold list", "null in a prompt", "gold text of two options"])
+def test_a_null_or_ambiguous_value_is_an_error_not_a_number(tmp_path, task, row, message):
+    """Before: a null gold was an item nobody could get right, scored as the model's miss (0.0 with
+    a CI, exit 0); a null public field was written `None` into the prompt."""
+    path = write(tmp_path, task, row + "\n")
+    proc = cli("run", str(path), "--model", "python:nowhere:none", "--out", str(tmp_path / "r"), "--no-progress",
+               "--no-cache")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "r" / "results.json").exists()
+
+
+def test_a_null_rendered_on_purpose_is_empty():
+    assert render("[{{ q or '' }}]", {"q": None}, "t") == "[]"
+    assert render("{% if q is none %}none{% endif %}", {"q": None}, "t") == "none"

@@ -97,13 +97,13 @@ MAX_STEPS = 1_000_000  # template lines executed (loops within loops)
 MAX_POWER = 256  # the largest exponent of `**`
 
 
-class TemplateLimit(Exception):
-    """A template went past one of the bounds above."""
+class TemplateRefused(Exception):
+    """A template went past one of the bounds above, or printed a null."""
 
 
 def _sized(value: Any) -> Any:
     if isinstance(value, (str, list, tuple)) and len(value) > MAX_CHARS:
-        raise TemplateLimit(f"builds a value of {len(value):,} items, above the bound of {MAX_CHARS:,}")
+        raise TemplateRefused(f"builds a value of {len(value):,} items, above the bound of {MAX_CHARS:,}")
     return value
 
 
@@ -112,12 +112,20 @@ def _check_args(name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> 
     the call allocates it; `replace` is bounded by its largest possible result."""
     for a in (*args, *kwargs.values()):
         if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_CHARS:
-            raise TemplateLimit(f"{name}: the argument {a} is above the bound of {MAX_CHARS:,}")
+            raise TemplateRefused(f"{name}: the argument {a} is above the bound of {MAX_CHARS:,}")
     if name in ("replace",) and len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
         text, old, new = args[:3]
         if len(new) > len(old) and len(text) * max(1, len(new)) > MAX_CHARS:
-            raise TemplateLimit(f"replace: could build up to {len(text) * len(new):,} characters, "
+            raise TemplateRefused(f"replace: could build up to {len(text) * len(new):,} characters, "
                                 f"above the bound of {MAX_CHARS:,}")
+
+
+def _not_null(value: Any) -> Any:
+    """`{{ x }}` of a null value is an error, as an undefined name is: Jinja would write `None` into
+    the prompt. `{{ x or '' }}` renders a null as empty where that is meant."""
+    if value is None:
+        raise TemplateRefused("a value is null (None); write {{ x or '' }} to render a null as empty")
+    return value
 
 
 def _bounded_filter(name: str, f: Any) -> Any:
@@ -156,11 +164,11 @@ def environment() -> Any:
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "**":
                 if isinstance(right, (int, float)) and abs(right) > MAX_POWER:
-                    raise TemplateLimit(f"** {right}: an exponent above {MAX_POWER}")
+                    raise TemplateRefused(f"** {right}: an exponent above {MAX_POWER}")
             elif operator == "*":
                 for seq, n in ((left, right), (right, left)):
                     if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_CHARS:
-                        raise TemplateLimit(f"* {n}: builds {len(seq) * n:,} items, above the bound of {MAX_CHARS:,}")
+                        raise TemplateRefused(f"* {n}: builds {len(seq) * n:,} items, above the bound of {MAX_CHARS:,}")
             return _sized(super().call_binop(context, operator, left, right))
 
         def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
@@ -169,7 +177,7 @@ def environment() -> Any:
                         else (__obj.__self__, *args), kwargs)
             return _sized(super().call(__context, __obj, *args, **kwargs))
 
-    env = Sandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    env = Sandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False, finalize=_not_null)
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
                        regex_replace=regex_replace, lm_eval_target=lm_eval_target)
     env.filters.update({name: _bounded_filter(name, f) for name, f in env.filters.items()})
@@ -206,7 +214,7 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
             for chunk in template.generate(context):
                 size += len(chunk)
                 if size > MAX_CHARS:
-                    raise TemplateLimit(f"renders more than {MAX_CHARS:,} characters")
+                    raise TemplateRefused(f"renders more than {MAX_CHARS:,} characters")
                 out.append(chunk)
             return "".join(out)
     except DataError:
@@ -215,7 +223,7 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
         msg = "calls itself without end (a recursive macro)"
     except MemoryError:
         msg = "ran out of memory"
-    except (TemplateLimit, SecurityError) as e:
+    except (TemplateRefused, SecurityError) as e:
         msg = str(e)
     except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
         msg = getattr(e, "message", None) or str(e) or type(e).__name__
@@ -250,7 +258,7 @@ class _steps:
         if event == "line":
             self.count += 1
             if self.count > MAX_STEPS:
-                raise TemplateLimit(f"runs more than {MAX_STEPS:,} steps (loops within loops)")
+                raise TemplateRefused(f"runs more than {MAX_STEPS:,} steps (loops within loops)")
         return self._line
 
 

@@ -152,3 +152,26 @@ def test_a_null_or_ambiguous_value_is_an_error_not_a_number(tmp_path, task, row,
 def test_a_null_rendered_on_purpose_is_empty():
     assert render("[{{ q or '' }}]", {"q": None}, "t") == "[]"
     assert render("{% if q is none %}none{% endif %}", {"q": None}, "t") == "none"
+
+
+def test_a_task_file_named_like_a_built_in_benchmark_is_refused_not_ignored(tmp_path):
+    """Before: `tasks list --include-path` listed the file, and `run NAME` silently ran the built-in."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "lb.yaml").write_text(SMALL.replace("name: lao-sums", "name: laobench-mcq")
+                                 .replace("file: sums.jsonl", "file: ../sums.jsonl"), encoding="utf-8")
+    (inc / "bb.yaml").write_text(SMALL.replace("name: lao-sums", "name: belebele")
+                                 .replace("file: sums.jsonl", "file: ../sums.jsonl"), encoding="utf-8")
+    write(tmp_path, SMALL)
+    listed = cli("tasks", "list", "--include-path", str(inc))
+    assert listed.returncode == 0, listed.stderr
+    lines = {ln.split()[0]: ln for ln in listed.stdout.splitlines() if ln.startswith("  ")}
+    assert "also a built-in benchmark's name" in lines["laobench-mcq"]
+    assert f"from {inc / 'bb.yaml'}, in place of the library's" in lines["belebele"]
+    assert "in place of" not in lines["xnli"]
+    proc = cli("run", "laobench-mcq", "--include-path", str(inc), "--model", "python:nowhere:none",
+               "--out", str(tmp_path / "r"), "--no-progress", "--no-cache")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"error: laobench-mcq is a built-in benchmark and also the name of the task file "
+                                  f"{inc / 'lb.yaml'}"), proc.stderr
+    assert not (tmp_path / "r").exists()

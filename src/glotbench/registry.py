@@ -144,6 +144,11 @@ def get_benchmark(name: str, **options: Any) -> Any:
     if name not in _BENCHMARKS:  # entry points never override a registered name (setdefault):
         _load_entry_points()  # scan them only on a miss (docs/performance.md, start-up)
     if name in _BENCHMARKS:
+        from glotbench.tasks.files import included_task
+
+        if (shadow := included_task(name)) is not None:  # neither may win silently
+            raise SpecError(f"{name} is a built-in benchmark and also the name of the task file {shadow} "
+                            "(--include-path): rename the task (its name: key) to run it")
         entry = _BENCHMARKS[name]
         target, kwargs = entry.resolve(), entry.kwargs
     elif (task := _task(name)) is not None:

@@ -198,6 +198,20 @@ def task_names() -> dict[str, str]:
     return {n: d for n, (_, d) in _names(tuple(_folders())).items()}
 
 
+def included_task(name: str) -> Path | None:
+    """The file of a task called `name` in an `--include-path` folder (not the library), or None;
+    reads nothing when no folder was added."""
+    if not _INCLUDE:
+        return None
+    hit = _names(tuple(_INCLUDE)).get(name)
+    return hit[0] if hit else None
+
+
+def shadows_library(name: str) -> bool:
+    """Whether an `--include-path` task called `name` hides the library's task of that name."""
+    return included_task(name) is not None and name in _names((LIBRARY,))
+
+
 def find_task(name: str) -> Path | None:
     """The file of the task called `name`, or None."""
     if is_task_path(name):

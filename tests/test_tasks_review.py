@@ -175,3 +175,20 @@ def test_a_task_file_named_like_a_built_in_benchmark_is_refused_not_ignored(tmp_
     assert proc.stderr.startswith(f"error: laobench-mcq is a built-in benchmark and also the name of the task file "
                                   f"{inc / 'lb.yaml'}"), proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_import_lm_eval_names_the_include_it_cannot_find_and_a_bad_template_s_line(tmp_path):
+    """Before: a missing include's line was dropped when the import failed (only the key it left
+    missing was named), and a template that does not parse had no FILE:LINE."""
+    yml = tmp_path / "t.yaml"
+    yml.write_text("include: _base_missing.yaml\ntask: t\ndoc_to_text: '{{ q }}'\n", encoding="utf-8")
+    proc = cli("tasks", "import-lm-eval", str(yml))
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == f"not translated: {yml}:1: include: _base_missing.yaml: not found (its keys are missing here)"
+    assert any("dataset_path: missing" in ln for ln in lines[1:-1]) and lines[-1].startswith("error: ")
+    yml.write_text("task: t\ndataset_path: o/n\noutput_type: generate_until\n\ndoc_to_text: '{{ q'\n"
+                   "doc_to_target: '{{ a }}'\n", encoding="utf-8")
+    proc = cli("tasks", "import-lm-eval", str(yml))
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {yml}:5: doc_to_text: not a valid template"), \
+        proc.stderr

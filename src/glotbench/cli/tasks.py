@@ -76,7 +76,7 @@ def import_lm_eval(
         for line in e.lines:
             typer.echo(f"not translated: {line}", err=True)
         raise DataError(f"{file}: not imported: its prompt, choices or target cannot be translated "
-                        f"({len(e.lines)} key{'s' * (len(e.lines) > 1)} above)") from None
+                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
     for line in got.notes:
         typer.echo(f"not translated: {line}", err=True)
     if out is None:

@@ -147,6 +147,7 @@ class _Translation:
     def __init__(self, path: Path):
         self.path = path
         self.cfg, self.where, self.notes = read(path)
+        self.unread = list(self.notes)  # includes not found: they explain keys reported missing
         self.fatal: list[str] = []
 
     def at(self, key: str) -> str:
@@ -426,10 +427,16 @@ def translate(path: str | Path) -> Imported:
     for key in cfg:
         if key not in handled and key not in _IGNORED:
             t.note(key, "not translated")
-    if t.fatal:
-        raise NotTranslatable(t.fatal)
+    if t.fatal:  # an include not found first: it explains a key reported missing
+        raise NotTranslatable(t.unread + t.fatal)
     prompts = [k for k in ("text", "preamble") if k in out["prompt"]]
-    public = _names([out["prompt"][k] for k in prompts])
+    public = []
+    for k, key in (("text", "doc_to_text"), ("preamble", "description")):
+        if k in out["prompt"]:
+            try:
+                public += [n for n in _names([out["prompt"][k]]) if n not in public]
+            except DataError as e:
+                raise DataError(f"{t.at(key)}: {key}: {e}") from None
     renamed = {n: f"lm_{n}" for n in public if n in RESERVED}  # MMLU's `choices` column: glotbench's options
     for old, new in renamed.items():
         for k in prompts:

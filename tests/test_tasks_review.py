@@ -192,3 +192,20 @@ def test_import_lm_eval_names_the_include_it_cannot_find_and_a_bad_template_s_li
     proc = cli("tasks", "import-lm-eval", str(yml))
     assert proc.returncode == 2 and proc.stderr.startswith(f"error: {yml}:5: doc_to_text: not a valid template"), \
         proc.stderr
+
+
+@pytest.mark.parametrize("n,steps,message", [
+    (6, "[option_letter]", "6 options, and option_letter (pipeline 'letter') reads A-E: use option_text"),
+    (30, "[option_text]", "30 options; a task labels at most 26 (A-Z)"),
+])
+def test_options_per_row_the_task_cannot_read_are_refused_at_load(tmp_path, n, steps, message):
+    """Before: a row of six options (a list column) with option_letter was a scorer error in a run
+    that exited 0, valid, with its accuracy counting the item as wrong."""
+    task = MC.replace("choices: [c1, c2, c3]", "choices: opts").replace("letter: [option_letter]", f"letter: {steps}")
+    rows = ('{"id": "ok", "q": "ข้อใด", "opts": ["ก", "ข"], "ans": "B"}\n'
+            + '{"id": "many", "q": "ข้อใด", "opts": [%s], "ans": "A"}\n' % ", ".join(f'"{i}"' for i in range(n)))
+    path = write(tmp_path, task, rows)
+    proc = cli("run", str(path), "--model", "python:nowhere:none", "--out", str(tmp_path / "r"), "--no-progress",
+               "--no-cache")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"error: {tmp_path / 'sums.jsonl'}:2: fields.choices: {message}"), proc.stderr

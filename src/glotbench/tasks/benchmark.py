@@ -186,6 +186,7 @@ class TaskBenchmark(Benchmark):
 
     def _pipelines(self, opt: Mapping[str, Any]) -> tuple[dict[str, Pipeline | None], str]:
         spec = self.spec
+        self._letter_pipes: list[str] = []
         if self.method == "loglik":
             if spec.fields.choices is None:
                 raise SpecError(f"{self.name}: method=loglik needs choices (fields.choices)")
@@ -198,8 +199,10 @@ class TaskBenchmark(Benchmark):
         built = {name: build_pipeline(name, steps, self._at) for name, steps in spec.extract.items()}
         choices = spec.fields.choices
         n_fixed = len(choices.fixed) if hasattr(choices, "fixed") else len(choices) if isinstance(choices, list) else 0
-        for name, steps in spec.extract.items():
-            if n_fixed > 5 and any(s == "option_letter" or isinstance(s, dict) and "option_letter" in s for s in steps):
+        self._letter_pipes = [name for name, steps in spec.extract.items()
+                              if any(s == "option_letter" or isinstance(s, dict) and "option_letter" in s for s in steps)]
+        for name in self._letter_pipes:
+            if n_fixed > 5:
                 raise DataError(f"{self._at('extract', name)}: option_letter reads A-E and the task has {n_fixed} "
                                 "choices: use option_text")
         head = opt["pipeline"] or spec.headline or next(iter(spec.extract))
@@ -310,7 +313,20 @@ class TaskBenchmark(Benchmark):
                                    self.renderer.opt, same, self.renderer.gold_continuation)
         if not items:
             raise DataError(f"{rows.source}: no items")
+        self._check_choices(items, rows.rows)
         return self.dataset(items, rows.source, rows.sha256)
+
+    def _check_choices(self, items: list[Item], rows: list[Any]) -> None:
+        """Options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more
+        than 5 for an option_letter pipeline (it reads A-E). Refused at load, naming the row; else
+        every such item would be a scorer error in a run that looks valid."""
+        for item, (where, _) in zip(items, rows):
+            n = len(item.public.get("choices") or ())
+            if n > len(LETTERS):
+                raise DataError(f"{where}: fields.choices: {n} options; a task labels at most {len(LETTERS)} (A-Z)")
+            if n > 5 and self.method != "loglik" and self._letter_pipes:
+                raise DataError(f"{where}: fields.choices: {n} options, and option_letter (pipeline "
+                                f"{self._letter_pipes[0]!r}) reads A-E: use option_text, or method=loglik")
 
     # -- stations --------------------------------------------------------------------------------
 

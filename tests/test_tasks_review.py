@@ -209,3 +209,24 @@ def test_options_per_row_the_task_cannot_read_are_refused_at_load(tmp_path, n, s
                "--no-cache")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith(f"error: {tmp_path / 'sums.jsonl'}:2: fields.choices: {message}"), proc.stderr
+
+
+@pytest.mark.parametrize("task,rows,message", [
+    (SMALL.replace("  gold: {answer: a}\n", ""), SUMS, "sums.jsonl:1: fields.gold: no answer (the numeric_match scorer "
+                                                       "reads it; the item's gold has: nothing)"),
+    (SMALL, SUMS + '{"id": "s3", "q": "ສີ່", "a": "four"}\n', "sums.jsonl:3: fields.gold.answer: 'four' is not a number"),
+    (SMALL.replace("gold: {answer: a}", "gold: {reference: a}").replace("numeric_match", "exact_match"), SUMS,
+     "fields.gold: no answer or answers (the exact_match scorer reads it; the item's gold has: reference)"),
+    (SMALL.replace("gold: {answer: a}", "gold: {answer: a}").replace("numeric_match", "{kind: corpus, metrics: [chrf]}"),
+     SUMS, None),  # corpus metrics read a reference, else the answer: fine
+], ids=["no gold", "a gold that is not a number", "a gold key the scorer does not read", "corpus reads answer"])
+def test_a_gold_the_scorer_cannot_read_is_refused_at_load(tmp_path, task, rows, message):
+    """Before: a task without the gold its scorer reads ran every item as a scorer error, and a
+    numeric gold `four` was an item nobody could get right; both exited 0 as valid runs."""
+    path = write(tmp_path, task, rows)
+    proc = cli("tasks", "check", str(path), "--data", str(tmp_path / "sums.jsonl"))
+    if message is None:
+        assert proc.returncode == 0, proc.stderr
+        return
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr

@@ -313,14 +313,17 @@ class TaskBenchmark(Benchmark):
                                    self.renderer.opt, same, self.renderer.gold_continuation)
         if not items:
             raise DataError(f"{rows.source}: no items")
-        self._check_choices(items, rows.rows)
+        self._check_items(items, rows.rows)
         return self.dataset(items, rows.source, rows.sha256)
 
-    def _check_choices(self, items: list[Item], rows: list[Any]) -> None:
-        """Options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more
+    def _check_items(self, items: list[Item], rows: list[Any]) -> None:
+        """A gold the scorer cannot read (`Scorer.check_gold`), and options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more
         than 5 for an option_letter pipeline (it reads A-E). Refused at load, naming the row; else
         every such item would be a scorer error in a run that looks valid."""
         for item, (where, _) in zip(items, rows):
+            problem = self.scorer.check_gold(item)
+            if problem:
+                raise DataError(f"{where}: {problem}")
             n = len(item.public.get("choices") or ())
             if n > len(LETTERS):
                 raise DataError(f"{where}: fields.choices: {n} options; a task labels at most {len(LETTERS)} (A-Z)")

@@ -83,7 +83,8 @@ def test_a_run_of_a_task_whose_template_loops_is_one_error_line(tmp_path):
                "--no-cache", timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith("error: item s1: prompt.user: runs more than 1,000,000 steps"), proc.stderr
+    assert proc.stderr.startswith(f"error: {path}:11: item s1: prompt.user: runs more than 1,000,000 steps"), \
+        proc.stderr
 
 
 BOMB = "".join(f"{a}: &{a} [{', '.join([f'*{p}'] * 9)}]\n" for p, a in zip("abcdefgh", "bcdefghi"))
@@ -134,7 +135,7 @@ scorer: option_accuracy
     (SMALL, '{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": null}', "sums.jsonl:1: fields.gold.answer: null"),
     (SMALL.replace("gold: {answer: a}", "gold: {answers: [a, b]}").replace("numeric_match", "exact_match"),
      '{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": "2", "b": null}', "sums.jsonl:1: fields.gold.answers.1: null"),
-    (SMALL, '{"id": "s1", "q": null, "a": "2"}', "item s1: prompt.user: a value is null"),
+    (SMALL, '{"id": "s1", "q": null, "a": "2"}', "t.yaml:11: item s1: prompt.user: a value is null"),
     (MC, '{"id": "s1", "q": "ຄຳຖາມ", "c1": "ກ", "c2": "ກ", "c3": "ຄ", "ans": "ກ"}',
      "fields.gold.answer: 'ກ' is the text of 2 options (A, B): give the gold as a label"),
 ], ids=["null gold", "null in a gold list", "null in a prompt", "gold text of two options"])
@@ -230,3 +231,17 @@ def test_a_gold_the_scorer_cannot_read_is_refused_at_load(tmp_path, task, rows, 
         return
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("error: ") and message in proc.stderr, proc.stderr
+
+
+def test_a_template_error_at_an_item_names_the_task_file_line(tmp_path):
+    """Before: `item s1: prompt.user: 'questoin' is undefined`, without the task file's line."""
+    text = SMALL.replace('  user: "{{ question }}"', '  system: "{{ language }}"\n  user: "{{ questoin }}"')
+    path = write(tmp_path, text)
+    proc = cli("prompt", str(path))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"error: {path}:12: item s1: prompt.user: 'questoin' is undefined\n"
+    text = SMALL.replace("numeric_match", "option_accuracy").replace("  gold: {answer: a}", "  choices: [q, a]\n  gold: {answer: a}")
+    path = write(tmp_path, text + "loglik:\n  continuations: [\"{{ question }}\", \"{{ nope }}\"]\n")
+    proc = cli("prompt", str(path), "--bench-opt", "method=loglik")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"error: {path}:17: item s1: loglik.continuations.1: 'nope' is undefined\n"

@@ -127,7 +127,7 @@ class TaskBenchmark(Benchmark):
         self.multiturn = spec.fewshot.multiturn if opt["multiturn"] is None else opt["multiturn"]
         self.fewshot_seed = spec.fewshot.seed if opt["fewshot_seed"] is None else opt["fewshot_seed"]
         self._renderer = Renderer(self.variant, spec.fewshot, spec.loglik, self.lang, declared, self.method,
-                                 self.multiturn)
+                                 self.multiturn, at=self._template_at)
         if self.variant.labels == "native":
             try:
                 self.renderer.labels(2)
@@ -209,6 +209,10 @@ class TaskBenchmark(Benchmark):
         if head not in built:
             raise SpecError(f"{self.name}: no pipeline {head!r}; its pipelines: {', '.join(built)}")
         return {head: built[head], **{k: v for k, v in built.items() if k != head}}, head
+
+    def _template_at(self, key: str) -> str:
+        """`FILE:LINE` of a prompt template (`continuations`: of loglik's) in the run's variant."""
+        return self._where.head(*self._paths["loglik" if key == "continuations" else "prompt"], key)
 
     def _at(self, part: str, *rest: Any) -> str:
         """`FILE:LINE: path` of a part of the run's spec: in the prompt variant that gave it, or the task's."""

@@ -38,9 +38,13 @@ class Where:
 
     def __call__(self, *path: Any) -> str:
         dotted = ".".join(str(p) for p in path)
-        line = self.line(tuple(path)) if self.file else None
-        head = f"{self.name}:{line}" if line is not None else self.name
+        head = self.head(*path)
         return f"{head}: {dotted}" if dotted else head
+
+    def head(self, *path: Any) -> str:
+        """`FILE:LINE` of a key (the task's name for a task built in Python)."""
+        line = self.line(tuple(path)) if self.file else None
+        return f"{self.name}:{line}" if line is not None else self.name
 
 
 def check_expansion(node: Any, name: str) -> None:

@@ -245,3 +245,32 @@ def test_a_template_error_at_an_item_names_the_task_file_line(tmp_path):
     proc = cli("prompt", str(path), "--bench-opt", "method=loglik")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == f"error: {path}:17: item s1: loglik.continuations.1: 'nope' is undefined\n"
+
+
+@pytest.mark.parametrize("name,fmt", [("sums.jsonl.gz", "gzip"), ("sums.csv.xz", "lzma"), ("sums.json.bz2", "bz2")])
+def test_compressed_data_files_are_read_as_the_hub_ships_them(tmp_path, name, fmt):
+    """Before: `rows.jsonl.gz` (a common layout on the hub) was `not UTF-8 text`."""
+    import importlib
+    import json
+
+    rows = [json.loads(x) for x in SUMS.splitlines()]
+    body = {"jsonl": SUMS, "csv": "id,q,a\n" + "".join(f"{r['id']},{r['q']},{r['a']}\n" for r in rows),
+            "json": json.dumps(rows, ensure_ascii=False)}[name.split(".")[1]]
+    path = write(tmp_path, SMALL.replace("file: sums.jsonl", f"file: {name}"))
+    (tmp_path / name).write_bytes(importlib.import_module(fmt).compress(body.encode("utf-8")))
+    proc = cli("tasks", "check", str(path), "--data", str(tmp_path / name))
+    assert proc.returncode == 0, proc.stderr
+    assert f"2 items from {tmp_path / name}" in proc.stdout and "ໜຶ່ງບວກໜຶ່ງ" in proc.stdout
+
+
+def test_a_broken_compressed_file_is_one_line_naming_it(tmp_path):
+    import gzip
+
+    path = write(tmp_path, SMALL.replace("file: sums.jsonl", "file: sums.jsonl.gz"))
+    gz = tmp_path / "sums.jsonl.gz"
+    gz.write_bytes(gzip.compress((SUMS + "{not json\n").encode()))
+    proc = cli("tasks", "check", str(path), "--data", str(gz))
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {gz}:3: not valid JSON"), proc.stderr
+    gz.write_bytes(b"not gzip at all")
+    proc = cli("tasks", "check", str(path), "--data", str(gz))
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {gz}: not a readable gz file"), proc.stderr

@@ -274,3 +274,20 @@ def test_a_broken_compressed_file_is_one_line_naming_it(tmp_path):
     gz.write_bytes(b"not gzip at all")
     proc = cli("tasks", "check", str(path), "--data", str(gz))
     assert proc.returncode == 2 and proc.stderr.startswith(f"error: {gz}: not a readable gz file"), proc.stderr
+
+
+@pytest.mark.parametrize("options,reply,answer", [
+    ({"A": "แมว", "B": "แมวดำ", "C": "หมา"}, "คำตอบคือ แมวดำ", "B"),  # Thai, no spaces: แมว is inside แมวดำ
+    ({"A": "ແມວ", "B": "ແມວດຳ"}, "ແມວ", "A"),  # the shorter alone is still the shorter
+    ({"A": "York", "B": "New York", "C": "Paris"}, "The answer is New York.", "B"),
+    ({"A": "York", "B": "New York"}, "New York, or maybe York", None),  # both named apart: ambiguous
+    ({"A": "ឆ្មា", "B": "ឆ្មា", "C": "ឆ្កែ"}, "ឆ្មា", None),  # two options of one text: ambiguous
+    ({"A": "ឆ្មា\u200bខ្មៅ", "B": "ឆ្មា"}, "ចម្លើយ\u200bគឺ\u200bឆ្មាខ្មៅ", "A"),  # Khmer with a zero-width space
+])
+def test_option_text_names_the_longest_option_a_reply_names(options, reply, answer):
+    """Before: a reply naming แมวดำ also named แมว (a substring in a script without spaces), so
+    option_text found no answer (no_option) for a reply that plainly chose."""
+    from glotbench.tasks.pipelines import build_pipeline
+
+    got = build_pipeline("t", ["option_text"], lambda *a: "t")(reply, options)
+    assert got.answer == answer and got.failure == (None if answer else "no_option")

@@ -291,3 +291,14 @@ def test_option_text_names_the_longest_option_a_reply_names(options, reply, answ
 
     got = build_pipeline("t", ["option_text"], lambda *a: "t")(reply, options)
     assert got.answer == answer and got.failure == (None if answer else "no_option")
+
+
+def test_a_revision_option_that_is_not_a_commit_is_refused_by_check():
+    """Before: `tasks check belebele --bench-opt revision=main` said ok; the run failed later, at
+    the download."""
+    proc = cli("tasks", "check", "belebele", "--bench-opt", "revision=main")
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr == ("error: belebele: revision 'main' is not a commit hash (40 hex): pin the data to a "
+                           "commit of the dataset's history, not a branch that moves\n")
+    proc = cli("tasks", "check", "belebele", "--bench-opt", "revision=" + "a" * 40)
+    assert proc.returncode == 0, proc.stderr

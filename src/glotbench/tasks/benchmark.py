@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -118,6 +119,9 @@ class TaskBenchmark(Benchmark):
                                                                            exclude={"files", "sha256", "role_by"}),
                                                        declared, w("data")))
         if opt["revision"]:
+            if not re.fullmatch(r"[0-9a-f]{40}", opt["revision"]):
+                raise SpecError(f"{self.name}: revision {opt['revision']!r} is not a commit hash (40 hex): pin the "
+                                "data to a commit of the dataset's history, not a branch that moves")
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
         self.lang = resolve_code(_fill(spec.language, declared, w("language")) if spec.language else None)
         self.variant = spec.prompt

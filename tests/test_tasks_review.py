@@ -302,3 +302,13 @@ def test_a_revision_option_that_is_not_a_commit_is_refused_by_check():
                            "commit of the dataset's history, not a branch that moves\n")
     proc = cli("tasks", "check", "belebele", "--bench-opt", "revision=" + "a" * 40)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_import_lm_eval_refuses_a_task_list_without_a_group_key(tmp_path):
+    """lm-eval reads `task: [a, b]` as a group even without `group:`; it was imported as one task `a-b`."""
+    yml = tmp_path / "g.yaml"
+    yml.write_text("task:\n  - xnli_th\n  - xnli_vi\ndataset_path: x/y\noutput_type: multiple_choice\n"
+                   "doc_to_text: '{{ q }}'\ndoc_to_choice: [a, b]\ndoc_to_target: 0\n", encoding="utf-8")
+    proc = cli("tasks", "import-lm-eval", str(yml), "-o", str(tmp_path / "out.yaml"))
+    assert proc.returncode == 2 and not (tmp_path / "out.yaml").exists()
+    assert proc.stderr == f"error: {yml}:1: task: a list of tasks (a group, as lm-eval reads it); import each task's YAML\n"

@@ -369,6 +369,8 @@ def translate(path: str | Path) -> Imported:
     cfg = t.cfg
     if "group" in cfg and not isinstance(cfg.get("task"), str):
         raise DataError(f"{t.at('group')}: group: a group of tasks; import each task's YAML")
+    if not isinstance(cfg.get("task", ""), str):  # lm-eval reads a list under task: as a group, group: or not
+        raise DataError(f"{t.at('task')}: task: a list of tasks (a group, as lm-eval reads it); import each task's YAML")
     if "class" in cfg:
         raise DataError(f"{t.at('class')}: class: a Python task class; only YAML tasks are imported")
     kind = cfg.get("output_type", "generate_until")

@@ -312,3 +312,4 @@ def test_import_lm_eval_refuses_a_task_list_without_a_group_key(tmp_path):
     proc = cli("tasks", "import-lm-eval", str(yml), "-o", str(tmp_path / "out.yaml"))
     assert proc.returncode == 2 and not (tmp_path / "out.yaml").exists()
     assert proc.stderr == f"error: {yml}:1: task: a list of tasks (a group, as lm-eval reads it); import each task's YAML\n"
+

@@ -313,3 +313,20 @@ def test_import_lm_eval_refuses_a_task_list_without_a_group_key(tmp_path):
     assert proc.returncode == 2 and not (tmp_path / "out.yaml").exists()
     assert proc.stderr == f"error: {yml}:1: task: a list of tasks (a group, as lm-eval reads it); import each task's YAML\n"
 
+
+
+def test_a_broken_task_file_in_an_include_path_is_reported_not_unknown(tmp_path):
+    """Before: `run mytask --include-path DIR` with DIR/mytask.yaml not parsing said `unknown
+    benchmark 'mytask'`, and `tasks list` left the file out without a word."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "mytask.yaml").write_text('name: mytask\nversion: "1"\ndata: {file: x.jsonl\n', encoding="utf-8")
+    (inc / "notes.yaml").write_text("just: notes\n", encoding="utf-8")
+    proc = cli("run", "mytask", "--include-path", str(inc), "--model", "python:nowhere:none", "--out",
+               str(tmp_path / "r"), "--no-progress")
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {inc / 'mytask.yaml'}:4: not valid YAML"), proc.stderr
+    listed = cli("tasks", "list", "--include-path", str(inc))
+    assert listed.returncode == 0 and "mytask" not in listed.stdout
+    assert listed.stderr.splitlines() == [
+        f"skipped {inc / 'mytask.yaml'}: not valid YAML (glotbench tasks check {inc / 'mytask.yaml'} says where)",
+        f"skipped {inc / 'notes.yaml'}: no name: key (glotbench tasks check {inc / 'notes.yaml'} says where)"]

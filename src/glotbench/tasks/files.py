@@ -167,7 +167,7 @@ def add_include_path(folder: str | Path) -> None:
         raise SpecError(f"--include-path {folder}: not a directory")
     if p not in _INCLUDE:
         _INCLUDE.insert(0, p)
-    _names.cache_clear()
+    _scan.cache_clear()
 
 
 def is_task_path(name: str) -> bool:
@@ -179,22 +179,36 @@ def _folders() -> list[Path]:
 
 
 @functools.lru_cache(maxsize=8)
-def _names(folders: tuple[Path, ...]) -> dict[str, tuple[Path, str]]:
-    """Task name -> (file, description), first folder first; a file that does not parse is skipped
-    here (running it by name or path reports its error)."""
+def _scan(folders: tuple[Path, ...]) -> tuple[dict[str, tuple[Path, str]], dict[Path, str]]:
+    """Task name -> (file, description), first folder first; and each file that does not parse ->
+    why (it has no name to be found by: `unreadable()` lists it, and running its stem reads it)."""
     import yaml
 
     out: dict[str, tuple[Path, str]] = {}
+    broken: dict[Path, str] = {}
     for folder in folders:
         for f in sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES):
             try:
                 doc = yaml.safe_load(f.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+                broken[f] = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else \
+                    "not valid YAML" if isinstance(e, yaml.YAMLError) else "cannot be read"
                 continue
             if isinstance(doc, dict) and isinstance(doc.get("name"), str):
                 out.setdefault(doc["name"], (f, str(doc.get("description") or "").strip().splitlines()[0]
                                              if doc.get("description") else ""))
-    return out
+            else:
+                broken[f] = "no name: key"
+    return out, broken
+
+
+def _names(folders: tuple[Path, ...]) -> dict[str, tuple[Path, str]]:
+    return _scan(folders)[0]
+
+
+def unreadable() -> dict[Path, str]:
+    """The task files in the folders that cannot be found by name (they do not parse, or name no task)."""
+    return _scan(tuple(_folders()))[1]
 
 
 def task_names() -> dict[str, str]:
@@ -223,4 +237,7 @@ def find_task(name: str) -> Path | None:
             raise SpecError(f"task file not found: {name}")
         return Path(name)
     hit = _names(tuple(_folders())).get(name)
-    return hit[0] if hit else None
+    if hit:
+        return hit[0]
+    # a file named after the task that does not parse: reading it reports its FILE:LINE error
+    return next((f for f in unreadable() if f.stem == name), None)

@@ -330,3 +330,26 @@ def test_a_broken_task_file_in_an_include_path_is_reported_not_unknown(tmp_path)
     assert listed.stderr.splitlines() == [
         f"skipped {inc / 'mytask.yaml'}: not valid YAML (glotbench tasks check {inc / 'mytask.yaml'} says where)",
         f"skipped {inc / 'notes.yaml'}: no name: key (glotbench tasks check {inc / 'notes.yaml'} says where)"]
+
+
+def test_the_step_bound_holds_under_another_tracer_and_gives_it_back():
+    """Under coverage or a debugger (a tracer already set) the bound still holds, the tracer still
+    sees every other frame, and it is set back afterwards."""
+    import sys
+
+    seen: list[str] = []
+
+    def tracer(frame, event, arg):
+        seen.append(frame.f_code.co_name)
+
+    before = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        with pytest.raises(DataError, match="runs more than 1,000,000 steps"):
+            render(HOSTILE["loops within loops"][0], {}, "t")
+        seen.clear()
+        assert render("{{ q | upper }}", {"q": "ສອງ"}, "t") == "ສອງ"
+        assert sys.gettrace() is tracer
+        assert "run" in seen and "root" not in seen  # the filter's frame inside render; not the template's
+    finally:
+        sys.settrace(before)

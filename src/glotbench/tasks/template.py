@@ -234,25 +234,25 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
 
 class _steps:
     """Counts the lines a template executes (its compiled code, `<template>`), refusing more than
-    MAX_STEPS: nested loops cannot hang a run. Left off under a debugger or coverage tracer, which
-    own the same hook."""
+    MAX_STEPS: nested loops cannot hang a run. A tracer already set (coverage, a debugger) keeps
+    tracing every other frame: it is called on for them, and set back afterwards."""
 
     def __enter__(self) -> None:
         import sys
 
-        self.on = sys.gettrace() is None
+        self.before = sys.gettrace()
         self.count = 0
-        if self.on:
-            sys.settrace(self._call)
+        sys.settrace(self._call)
 
     def __exit__(self, *exc: Any) -> None:
         import sys
 
-        if self.on:
-            sys.settrace(None)
+        sys.settrace(self.before)
 
     def _call(self, frame: Any, event: str, arg: Any) -> Any:
-        return self._line if frame.f_code.co_filename == "<template>" else None
+        if frame.f_code.co_filename == "<template>":
+            return self._line
+        return self.before(frame, event, arg) if self.before is not None else None
 
     def _line(self, frame: Any, event: str, arg: Any) -> Any:
         if event == "line":

@@ -353,3 +353,14 @@ def test_the_step_bound_holds_under_another_tracer_and_gives_it_back():
         assert "run" in seen and "root" not in seen  # the filter's frame inside render; not the template's
     finally:
         sys.settrace(before)
+
+
+def test_log_likelihood_on_a_backend_that_only_generates_is_one_line_naming_those_that_can(tmp_path):
+    task = SMALL.replace("numeric_match", "option_accuracy").replace("  gold: {answer: a}", "  choices: [q, a]\n  gold: {answer: a}")
+    path = write(tmp_path, task)
+    (tmp_path / "fn.py").write_text("def reply(messages, **kw):\n    return 'A'\n")
+    proc = cli("run", str(path), "--bench-opt", "method=loglik", "--model", "python:fn:reply", "--out",
+               str(tmp_path / "r"), "--no-progress", "--no-cache", cwd=str(tmp_path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == ("error: the log-likelihood method needs a local model (local, hf:, vllm:); "
+                           "python:fn:reply only generates\n")

@@ -364,3 +364,17 @@ def test_log_likelihood_on_a_backend_that_only_generates_is_one_line_naming_thos
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr == ("error: the log-likelihood method needs a local model (local, hf:, vllm:); "
                            "python:fn:reply only generates\n")
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda t: t.replace("  user:", "  usr:"), "t.yaml:11: prompt.usr: unknown key (did you mean user?)"),
+    (lambda t: t.replace("scorer:", "scorr:"), "t.yaml:14: scorr: unknown key (did you mean scorer?) (and 1 more problem)"),
+    (lambda t: t.replace("  file: sums.jsonl", "  file: sums.jsonl\n  revison: abc"),
+     "t.yaml:6: data.revison: unknown key (did you mean revision?)"),
+    (lambda t: t.replace("  user:", "  zzzqq:"), "t.yaml:11: prompt.zzzqq: unknown key (docs/tasks.md lists every key)"),
+])
+def test_an_unknown_key_says_so_and_names_the_key_it_resembles(tmp_path, edit, message):
+    """Before: `FILE:LINE: prompt.usr: Extra inputs are not permitted` (pydantic's words)."""
+    path = write(tmp_path, edit(SMALL))
+    proc = cli("tasks", "check", str(path))
+    assert proc.returncode == 2 and proc.stderr == f"error: {tmp_path / message}\n", proc.stderr

@@ -126,9 +126,22 @@ def validate_spec(raw: Any, where: Where) -> Any:
         errors = sorted(e.errors(include_url=False), key=lambda x: x["type"] != "extra_forbidden")
         path = data_path(tuple(errors[0]["loc"]), raw)
         more = len(errors) - 1
-        text = problem_text([errors[0]], lambda loc: "")
+        text = (unknown_key(str(path[-1]) if path else "") if errors[0]["type"] == "extra_forbidden"
+                else problem_text([errors[0]], lambda loc: ""))
         head = where(*path) if path else where()
         raise DataError(f"{head}: {text}" + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")) from None
+
+
+def unknown_key(key: str) -> str:
+    """`unknown key`, with the task key it most resembles (`promt` -> prompt, `revison` -> revision)."""
+    import difflib
+
+    from glotbench.tasks import spec
+
+    known = sorted({f for m in vars(spec).values() if isinstance(m, type) and issubclass(m, spec.Part)
+                    for f in m.model_fields})
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return "unknown key" + (f" (did you mean {close[0]}?)" if close else " (docs/tasks.md lists every key)")
 
 
 def data_path(loc: tuple[Any, ...], raw: Any) -> tuple[Any, ...]:

@@ -378,3 +378,28 @@ def test_an_unknown_key_says_so_and_names_the_key_it_resembles(tmp_path, edit, m
     path = write(tmp_path, edit(SMALL))
     proc = cli("tasks", "check", str(path))
     assert proc.returncode == 2 and proc.stderr == f"error: {tmp_path / message}\n", proc.stderr
+
+
+def test_parquet_cells_of_other_types_are_read_as_json_and_bytes_only_where_used(tmp_path):
+    """Before: a timestamp or decimal column (common in parquet) ended the run with `run: unexpected
+    input (TypeError: Object of type datetime is not JSON serializable)`."""
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": decimal.Decimal("2.0"),
+                                          "when": datetime.datetime(2024, 1, 1, 8, 30), "image": b"\x89PNG..."}]),
+                   tmp_path / "rows.parquet")
+    task = SMALL.replace("file: sums.jsonl", "file: rows.parquet").replace(
+        "public: {question: q}", "public: {question: q, when: when}").replace('"{{ question }}"', '"{{ question }} {{ when }}"')
+    path = write(tmp_path, task)
+    proc = cli("prompt", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "ໜຶ່ງບວກໜຶ່ງ 2024-01-01T08:30:00" in proc.stdout
+    path = write(tmp_path, task.replace("when: when}", "when: when, image: image}"))
+    proc = cli("prompt", str(path))
+    assert proc.returncode == 2 and proc.stderr == (
+        f"error: {tmp_path / 'rows.parquet'}:row 1: fields.public.image: column 'image': binary data (7 bytes: an "
+        "image or audio?); a task reads text, numbers and lists of them\n"), proc.stderr

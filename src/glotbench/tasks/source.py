@@ -64,6 +64,45 @@ def _decompressed(p: Path, folder: Path) -> Path:
     return out
 
 
+class Binary:
+    """A cell of bytes (an image, audio) in a row: kept out of the way of the columns a task reads,
+    an error where a field or a template uses it."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def problem(self) -> str:
+        return f"binary data ({self.size:,} bytes: an image or audio?); a task reads text, numbers and lists of them"
+
+    def __str__(self) -> str:
+        raise ValueError(self.problem())
+
+    __repr__ = __str__
+
+
+def _plain(value: Any, where: str) -> Any:
+    """A parquet cell as JSON's types, as items keep them: a timestamp or date as ISO 8601 text, a
+    decimal as its exact text; bytes (an image, audio) are refused, naming the column."""
+    import datetime
+    import decimal
+
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return Binary(len(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}.{i}") for i, v in enumerate(value)]
+    raise DataError(f"{where}: a value of type {type(value).__name__}, which a task cannot read")
+
+
 def read_file(path: str | Path, fmt: str | None = None, shown: str | None = None) -> list[Row]:
     """Every row of a file as (FILE:LINE, columns); a row that is not an object is an error. A
     `.gz`, `.bz2` or `.xz` file is read decompressed, its rows named by the compressed file."""
@@ -82,7 +121,7 @@ def read_file(path: str | Path, fmt: str | None = None, shown: str | None = None
                     raise DataError(f"{name}:{line}: {raw}")
                 if not isinstance(raw, dict):
                     raise DataError(f"{name}:{line}: row: expected an object, got {type(raw).__name__}")
-                out.append((f"{name}:{line}", raw))
+                out.append((f"{name}:{line}", {k: _plain(v, f"{name}:{line}: {k}") for k, v in raw.items()}))
         except DataError as e:
             raise DataError(str(e).replace(str(plain), name)) from None
     if not out:

@@ -284,4 +284,8 @@ def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:
                     else type(value).__name__)
             raise DataError(f"{where}: no column {spec!r} (the row has: {have})")
         value = value[part]
+    from glotbench.tasks.source import Binary
+
+    if isinstance(value, Binary):  # bytes in the row: an image, audio
+        raise DataError(f"{where}: column {spec!r}: {value.problem()}")
     return value

@@ -403,3 +403,23 @@ def test_parquet_cells_of_other_types_are_read_as_json_and_bytes_only_where_used
     assert proc.returncode == 2 and proc.stderr == (
         f"error: {tmp_path / 'rows.parquet'}:row 1: fields.public.image: column 'image': binary data (7 bytes: an "
         "image or audio?); a task reads text, numbers and lists of them\n"), proc.stderr
+
+
+def test_a_nan_cell_is_a_null_not_the_text_nan(tmp_path):
+    """Before: a parquet NaN (pandas' missing value) was written `nan` into the prompt, and a NaN gold
+    was an item nobody could get right."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([{"id": "s1", "q": "ໜຶ່ງ", "a": 2.0, "hint": float("nan")},
+                                         {"id": "s2", "q": "ສອງ", "a": float("nan"), "hint": 1.0}]),
+                   tmp_path / "rows.parquet")
+    task = SMALL.replace("file: sums.jsonl", "file: rows.parquet")
+    proc = cli("tasks", "check", str(write(tmp_path, task)), "--data", str(tmp_path / "rows.parquet"))
+    assert proc.returncode == 2 and "rows.parquet:row 2: fields.gold.answer: null" in proc.stderr, proc.stderr
+    pq.write_table(pa.Table.from_pylist([{"id": "s1", "q": "ໜຶ່ງ", "a": 2.0, "hint": float("nan")}]),
+                   tmp_path / "rows.parquet")
+    task = task.replace("public: {question: q}", "public: {question: q, hint: hint}").replace(
+        '"{{ question }}"', '"{{ question }} {{ hint }}"')
+    proc = cli("prompt", str(write(tmp_path, task)))
+    assert proc.returncode == 2 and "item s1: prompt.user: a value is null" in proc.stderr, proc.stderr

@@ -82,10 +82,12 @@ class Binary:
 
 def _plain(value: Any, where: str) -> Any:
     """A parquet cell as JSON's types, as items keep them: a timestamp or date as ISO 8601 text, a
-    decimal as its exact text; bytes (an image, audio) are refused, naming the column."""
+    decimal as its exact text, NaN as null; bytes (an image, audio) a `Binary` (an error where used)."""
     import datetime
     import decimal
 
+    if isinstance(value, float) and value != value:
+        return None  # NaN: pandas' missing value, written to parquet; a null to every check after this
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, (datetime.date, datetime.time)):

@@ -112,23 +112,9 @@ def test_anchors_and_aliases_of_an_ordinary_size_still_work(tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
-MC = """\
-name: mc
-version: "1.0"
-language: lo
-data:
-  file: sums.jsonl
-fields:
-  id: id
-  public: {question: q}
-  choices: [c1, c2, c3]
-  gold: {answer: ans}
-prompt:
-  user: "{{ question }}\\n{{ options }}"
-extract:
-  letter: [option_letter]
-scorer: option_accuracy
-"""
+MC = (SMALL.replace("name: lao-sums", "name: mc").replace("  gold: {answer: a}", "  choices: [c1, c2, c3]\n  gold: {answer: ans}")
+      .replace('"{{ question }}"', '"{{ question }}\\n{{ options }}"').replace("number: [number]", "letter: [option_letter]")
+      .replace("numeric_match", "option_accuracy"))
 
 
 @pytest.mark.parametrize("task,row,message", [

@@ -409,3 +409,15 @@ def test_a_nan_cell_is_a_null_not_the_text_nan(tmp_path):
         '"{{ question }}"', '"{{ question }} {{ hint }}"')
     proc = cli("prompt", str(write(tmp_path, task)))
     assert proc.returncode == 2 and "item s1: prompt.user: a value is null" in proc.stderr, proc.stderr
+
+
+def test_a_label_written_as_a_whole_float_reads_as_its_number():
+    """A pandas label column that held a missing value is written as floats (`1.0`); `letter` read
+    every such row as an error. A fraction is still one."""
+    from glotbench.tasks.template import letter
+
+    assert [letter(v) for v in (0, "1", 1.0, "2.0", " 3 ")] == ["A", "B", "B", "C", "D"]
+    assert letter(4.0, 1) == "D"
+    for bad in (1.5, "x", True, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="is not a whole number"):
+            letter(bad)

@@ -22,10 +22,15 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def letter(value: Any, base: int = 0) -> str:
-    """The option letter of an index: `0 | letter` is A, `"1" | letter(1)` is A."""
+    """The option letter of an index: `0 | letter` is A, `"1" | letter(1)` is A; a whole number
+    written as a float (`1.0`: a pandas label column that held a missing value) reads as that number."""
     try:
-        i = int(str(value).strip()) - base
-    except ValueError:
+        text = str(value).strip()
+        number = float(text) if isinstance(value, float) or "." in text else int(text)
+        if isinstance(value, bool) or not float(number).is_integer():
+            raise ValueError
+        i = int(number) - base
+    except (ValueError, OverflowError):
         raise ValueError(f"letter: {value!r} is not a whole number") from None
     if not 0 <= i < len(LETTERS):
         raise ValueError(f"letter: {value!r} is out of range (base {base})")

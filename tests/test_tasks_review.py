@@ -124,7 +124,9 @@ MC = (SMALL.replace("name: lao-sums", "name: mc").replace("  gold: {answer: a}",
     (SMALL, '{"id": "s1", "q": null, "a": "2"}', "t.yaml:11: item s1: prompt.user: a value is null"),
     (MC, '{"id": "s1", "q": "ຄຳຖາມ", "c1": "ກ", "c2": "ກ", "c3": "ຄ", "ans": "ກ"}',
      "fields.gold.answer: 'ກ' is the text of 2 options (A, B): give the gold as a label"),
-], ids=["null gold", "null in a gold list", "null in a prompt", "gold text of two options"])
+    (MC, '{"id": "s1", "q": "ຄຳຖາມ", "c1": "ກ", "c2": "\u200b\u2060", "c3": "ຄ", "ans": "A"}',
+     "sums.jsonl:1: fields.choices.1: an empty option"),
+], ids=["null gold", "null in a gold list", "null in a prompt", "gold text of two options", "a zero-width option"])
 def test_a_null_or_ambiguous_value_is_an_error_not_a_number(tmp_path, task, row, message):
     """Before: a null gold was an item nobody could get right, scored as the model's miss (0.0 with
     a CI, exit 0); a null public field was written `None` into the prompt."""

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import DataError
 from glotbench.items import Item
+from glotbench.languages import remove_zero_width
 from glotbench.tasks.source import Row
 from glotbench.tasks.template import LETTERS, is_template, render, value_of
 
@@ -49,7 +50,7 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
                 _text(value_of(c, ctx, f"{where}: fields.choices.{i}"), f"{where}: fields.choices.{i}")
                 for i, c in enumerate(fields.choices)]
         for i, t in enumerate(texts):
-            if not t.strip():
+            if not remove_zero_width(t).strip():  # U+200B alone is as empty as a space, and invisible
                 raise DataError(f"{where}: fields.choices.{i}: an empty option")
         public["choices"] = texts
         gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer")

@@ -423,3 +423,24 @@ def test_a_label_written_as_a_whole_float_reads_as_its_number():
     for bad in (1.5, "x", True, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="is not a whole number"):
             letter(bad)
+
+
+def test_the_signature_names_a_few_shot_file_by_its_content_not_its_path(tmp_path):
+    """Before: `fewshot:test,...` (the evaluated split) for examples from `fewshot_data=FILE`, and the
+    task hash held the file's path, so the same file elsewhere made another signature."""
+    import shutil
+
+    fx = Path(__file__).resolve().parent / "fixtures" / "tasks"
+    copy = tmp_path / "elsewhere.jsonl"
+    shutil.copy(fx / "belebele_khm_Khmr.jsonl", copy)
+    outs = []
+    for shots_file in (fx / "belebele_khm_Khmr.jsonl", copy):
+        proc = cli("tasks", "check", "belebele", "--data", str(fx / "belebele_lao_Laoo.jsonl"), "--bench-opt",
+                   "shots=1", "--bench-opt", f"fewshot_data={shots_file}")
+        assert proc.returncode == 0, proc.stderr
+        outs.append([ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("task:", "fewshot:"))])
+    assert outs[0] == outs[1]
+    import hashlib
+
+    sha = hashlib.sha256(copy.read_bytes()).hexdigest()[:12]
+    assert f"  fewshot: test=file:{sha},random,seed=1234,one_turn" in outs[0]  # the test split's stand-in

@@ -392,7 +392,7 @@ class TaskBenchmark(Benchmark):
 
     def signature_parts(self) -> dict[str, str]:
         declared = {k: v for k, v in self.options.items() if k in self.spec.options}
-        parts = {"task": spec_hash(self.spec, self.options), "method": self.method, "lang": self.lang or "none"}
+        parts = {"task": spec_hash(self.spec, self._hashed_options()), "method": self.method, "lang": self.lang or "none"}
         if self.method == "loglik":
             parts["norm"] = self.norm
             cont = self.spec.loglik.continuations
@@ -404,13 +404,26 @@ class TaskBenchmark(Benchmark):
         parts["shots"] = str(self.shots)
         if self.shots or self.spec.fewshot.ids:
             fs = self.spec.fewshot
-            parts["fewshot"] = (f"{fs.split or self.data.split},{'ids' if fs.ids else fs.sampler},seed={self.fewshot_seed},"
+            split, given = fs.split or self.data.split, self._hashed_options()["fewshot_data"]
+            source = f"{split}={given}" if given else split  # the split's rows as that file gave them
+            parts["fewshot"] = (f"{source},{'ids' if fs.ids else fs.sampler},seed={self.fewshot_seed},"
                                 + (f"match={fs.match}," if fs.match else "")
                                 + ("multiturn" if self.multiturn else "one_turn"))
         if self.options["prompt"] != "default":
             parts["prompt_variant"] = self.options["prompt"]
         parts.update({f"opt.{k}": str(v) for k, v in sorted(declared.items())})
         return parts
+
+    def _hashed_options(self) -> dict[str, Any]:
+        """The run's options as the signature holds them: a few-shot file by its content
+        (`file:SHA12`), not by the path it had on one machine."""
+        opts = dict(self.options)
+        if opts.get("fewshot_data"):
+            from glotbench.data import check_file
+            from glotbench.loading import sha256_file
+
+            opts["fewshot_data"] = "file:" + sha256_file(check_file(opts["fewshot_data"]))[:12]
+        return opts
 
     def _file(self) -> str | None:
         """The task file (`library:NAME.yaml` for a shipped one), or None for a task built in Python."""
@@ -423,7 +436,7 @@ class TaskBenchmark(Benchmark):
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         out: dict[str, Any] = {"task": {
-            "spec_sha256": spec_hash(self.spec, self.options), "file": self._file(),
+            "spec_sha256": spec_hash(self.spec, self._hashed_options()), "file": self._file(),
             "options": {k: v for k, v in self.options.items() if v is not None}, "language": self.lang,
             "headline_pipeline": self.headline_pipeline,
             "pipelines": {n: (p.description if p else f"log-likelihood, normalised by {n.removeprefix('loglik_')}")

@@ -57,7 +57,8 @@ def main() -> None:
     a = ap.parse_args()
     from glotbench.engine.aragen import run_aragen
     from glotbench.engine.arena import run_arena
-    from glotbench.engine.evaluate import RunOptions, _slug
+    from glotbench.engine.evaluate import RunOptions
+    from glotbench.rundir import slug
 
     limit = a.concurrency / a.latency
     server, port = start_server(a.latency)
@@ -79,12 +80,12 @@ def main() -> None:
                 judge = f"openai:rubric-judge@{url}"
                 asyncio.run(run_aragen(f"openai:cand@{url}", [judge],
                                        replace(opts, data=str(t / "aragen.json"), out=str(t / f"g{trial}"))))
-                g = phase(t / f"g{trial}" / f"judge-{_slug(judge)}")
+                g = phase(t / f"g{trial}" / f"judge-{slug(judge)}")
                 ans = phase(t / f"g{trial}" / "answers-1")
                 judge = f"openai:verdict-judge@{url}"
                 asyncio.run(run_arena(f"openai:cand@{url}", f"openai:base@{url}", [judge],
                                       replace(opts, data=str(t / "arena.jsonl"), out=str(t / f"a{trial}"))))
-                r = phase(t / f"a{trial}" / f"judge-{_slug(judge)}")
+                r = phase(t / f"a{trial}" / f"judge-{slug(judge)}")
                 assert g["failed"] == r["failed"] == 0 and g["calls"] == a.items and r["calls"] == 2 * a.items, (g, r)
                 _, out = timed([sys.executable, str(HERE / "bare_loop.py"), str(bodies), f"{url}/chat/completions",
                                 str(a.concurrency)])

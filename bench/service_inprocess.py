@@ -25,7 +25,7 @@ from service_load import make_set  # noqa: E402
 
 
 def main() -> None:
-    from glotbench.engine.scoring import score_output
+    from glotbench.scoring import score_output
     from glotbench.service import core, sets
     from glotbench.service.db import Submission
     from glotbench.service.scoring import aggregate

@@ -49,7 +49,7 @@ def _own(item: Any) -> str | None:
 
 
 def figures(name: str, opts: dict[str, Any]) -> dict[str, str]:
-    from glotbench.engine.scoring import score_output
+    from glotbench.scoring import score_output
     from glotbench.registry import get_benchmark
 
     bench = get_benchmark(name, **opts)

@@ -42,6 +42,15 @@ def knows_content(messages):
     return "Answer: " + next(letter for letter, text in opts.items() if text == RIGHT[q])
 
 
+def knows_content_but_one_unreadable(messages):
+    """Right by content in every rotation, except q3 asked with its options in their original order
+    (rotation 0), where the reply has no letter."""
+    opts = _options(messages[-1]["content"])
+    if "7 + 8" in messages[-1]["content"] and opts.get("A") == "13":
+        return "I am not sure about this one."
+    return knows_content(messages)
+
+
 def mixed_replies(messages):
     """q1 right, q2 wrong, q3 unreadable, q4 a lower-case letter the strict rule does not read."""
     content = messages[-1]["content"]

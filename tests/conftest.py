@@ -94,3 +94,69 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
     full_env["PYTHONPATH"] = os.pathsep.join([tests_dir, *[p for p in parts if p != tests_dir]])
     return subprocess.run([sys.executable, "-m", "glotbench", *args], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)
+
+
+# -- the `process` marker: tests that start a process or a server --------------------------------
+# `python -m pytest -m "not process and not slow"` is the fast set a developer runs while working
+# (README, "Tests"); CI runs everything. A test is marked when it, a helper it calls or a fixture it
+# uses (directly or through other fixtures) starts a process or a server: `cli()`, `subprocess`,
+# `start_server`, a service or endpoint process, a browser, a Ray cluster, a sweep's Slurm jobs.
+# Found by reading the test files with `ast` (names, not behaviour: a helper called `cli` anywhere
+# counts), so a new test is marked without anyone remembering to. tests/test_markers.py checks the
+# rule on its own examples.
+
+PROCESS_CALLS = {"cli", "start_server", "run_slurm", "Popen", "sync_playwright", "async_playwright", "run_app",
+                 "AppRunner", "TCPSite", "create_subprocess_exec", "create_subprocess_shell"}
+PROCESS_MODULES = {"subprocess", "multiprocessing", "ray"}  # any call of these: `ray.init()` starts a cluster
+
+
+def _called(fn, modules: set[str]) -> set[str]:
+    """The names a function calls: `f()`, and `mod.f()` where `mod` is a module the file imports
+    (`subprocess.run()` counts as `subprocess`, as `ray.init()` does where `ray = importorskip("ray")`); a method call (`runner.run()`) is not a name. A
+    fixture's or a test's parameters count too: the fixtures it uses."""
+    import ast
+
+    out: set[str] = set()
+    if fn.name.startswith("test") or any("fixture" in ast.unparse(d) for d in fn.decorator_list):
+        out |= {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name):
+                out.add(f.id)
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules:
+                out.add(f.value.id if f.value.id in PROCESS_MODULES else f.attr)
+            elif isinstance(f, ast.Attribute) and f.attr in PROCESS_CALLS:
+                out.add(f.attr)
+    return out
+
+
+def process_functions(files) -> set[str]:
+    """The names of the functions and fixtures (in `files`) that start a process or a server, directly
+    or through another such function or fixture: a fixed point over the names each one calls."""
+    import ast
+
+    calls: dict[str, set[str]] = {}
+    for path in files:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        modules = PROCESS_MODULES | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                                     if isinstance(n, ast.Import) for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls.setdefault(node.name, set()).update(_called(node, modules))
+    found = {name for name, c in calls.items() if c & (PROCESS_CALLS | PROCESS_MODULES)}
+    while True:
+        more = {name for name, c in calls.items() if name not in found and c & found}
+        if not more:
+            return found | PROCESS_CALLS
+        found |= more
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    starts = process_functions(Path(__file__).resolve().parent.glob("*.py"))
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is None:
+            continue
+        if (set(getattr(item, "fixturenames", ())) | {fn.__name__}) & starts:
+            item.add_marker(pytest.mark.process)

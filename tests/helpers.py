@@ -38,6 +38,11 @@ def broken_model(messages):
     raise RuntimeError("bug in user code")
 
 
+def exhausted_iterator(messages):
+    """User code whose `next()` ran dry: StopIteration escapes the callable."""
+    return next(iter(()))
+
+
 def good_answer(messages):
     return "GOOD: " + messages[-1]["content"][:40]
 

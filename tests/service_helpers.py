@@ -6,8 +6,10 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import requests
@@ -26,6 +28,7 @@ class RunningService:
     proc: subprocess.Popen
     keys: dict[str, str] = field(default_factory=dict)
     seen: list[str] = field(default_factory=list)  # every response body, for the leak test
+    log: str = ""  # the file the server's output goes to
 
     def call(self, method: str, path: str, key: str | None = None, **kw) -> requests.Response:
         headers = kw.pop("headers", {})
@@ -36,9 +39,20 @@ class RunningService:
         return r
 
     def stop(self) -> None:
+        """SIGTERM; a server still running 30 s later is killed and the test fails with its log's end."""
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(30)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+                raise AssertionError("the service did not stop within 30 s of SIGTERM; its log ends:\n"
+                                     + self.output()[-2000:]) from None
+
+    def output(self) -> str:
+        """What the server printed (stdout and stderr)."""
+        return Path(self.log).read_text(errors="replace") if self.log else ""
 
     def wait(self, sid: int, key: str = "alice", timeout: float = 60) -> dict:
         """Poll a submission until it is done or failed."""
@@ -129,17 +143,23 @@ def prepare(db: str, **settings) -> dict[str, str]:
 
 
 def start(db: str, *flags: str, env: dict[str, str] | None = None, preexec_fn=None) -> RunningService:
+    """The server's output goes to a file, never to a pipe no one reads: a server that logs more than
+    a pipe holds (64 KiB: a traceback per refused connection) would block on the write, stop
+    serving and not stop on SIGTERM."""
     port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="glotbench-serve-", suffix=".log", delete=False)
     proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port), *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
                             preexec_fn=preexec_fn)
+    log.close()
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
             if requests.get(base + "/healthz", timeout=1).ok:
-                return RunningService(base, db, proc)
+                return RunningService(base, db, proc, log=log.name)
         except requests.ConnectionError:
             time.sleep(0.05)
         if proc.poll() is not None:
-            raise RuntimeError(proc.stdout.read().decode())
-    raise RuntimeError("the service did not start")
+            raise RuntimeError(Path(log.name).read_text(errors="replace"))
+    proc.kill()
+    raise RuntimeError("the service did not start: " + Path(log.name).read_text(errors="replace")[-2000:])

@@ -210,3 +210,18 @@ def test_arena_report_and_the_board_carry_the_ranking(arenas):
     assert "Arena ranking (Bradley–Terry, no fixed anchor)" in md.stdout and f"| 1 | {GOOD} |" in md.stdout
     page = (tmp / "board.html").read_text(encoding="utf-8")
     assert 'class="arena-rank"' in page and page.index(GOOD) < page.index(f'data-model="{PLAIN}"')
+
+
+def test_tied_ratings_share_a_rank_and_an_all_tie_judge_says_so(arenas):
+    """The always_A judge ties every prompt (each order won once): every model is rated 1000. Its
+    ranking gave them ranks 1, 2, 3 in input order, a finding the games do not hold; tied ratings now
+    share rank 1, and the text says the judge's games were all ties."""
+    _, dirs, srv = arenas
+    res = rank_arenas(list(dirs.values()), resamples=20)
+    biased, fair = srv.spec("biased"), srv.spec("fair")
+    assert res["judges"][biased]["all_ties"] and not res["judges"][fair]["all_ties"]
+    assert [e["rank"] for e in res["judges"][biased]["ratings"].values()] == [1, 1, 1]
+    assert sorted(e["rank"] for e in res["judges"][fair]["ratings"].values()) == [1, 2, 3]
+    r = cli("arena-rank", *dirs.values(), "--resamples", "20")
+    assert r.returncode == 0, r.stderr
+    assert "biased: every game a tie" in r.stdout

@@ -96,3 +96,19 @@ def test_auto_stays_under_max_concurrency(tmp_path, srv):
         out=str(tmp_path / "run"), bootstrap_resamples=0)).results
     assert stats(srv)["max_in_flight"] <= 3
     assert res["concurrency"]["settled"] == 3 and res["concurrency"]["rejected"] == 0
+
+
+def test_auto_against_a_server_that_always_429s_ends_invalid_with_no_settled_limit(tmp_path, srv):
+    """Every request rejected: the run ends (no hang), invalid (exit 3), each item a rate_limited
+    failure, and results.json records no settled limit (it said 1, a limit never found) with a note."""
+    from conftest import cli
+
+    srv.configure(faults=[{"match": "*", "status": 429, "retry_after": "0", "times": 10**6}])
+    r = cli("run", "vi-diacritics", "--model", srv.spec(), "--limit", "6", "--concurrency", "auto", "--max-retries", "2",
+            "--out", str(tmp_path / "run"), "--no-cache", "--no-progress", timeout=60)
+    assert r.returncode == 3, r.stderr
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert res["counts"]["failures"] == {"rate_limited": 6} and not res["validity"]["valid"]
+    c = res["concurrency"]
+    assert c["settled"] is None and "not found" in c["note"]
+    assert c["requests"] == c["rejected"] == 18 and c["rejected_rate"] == 1.0  # 6 items x (1 + 2 retries)

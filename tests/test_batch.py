@@ -144,3 +144,41 @@ def test_an_endpoint_without_a_batch_api_is_one_line(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_malformed_and_missing_output_lines_are_counted_and_sent_as_requests(tmp_path, srv):
+    """An output file with lines that are not JSON, not objects, or whose custom_id is a list or an
+    object (one such line stopped the run: 'unexpected input (TypeError: unhashable type: list)',
+    every re-run again), and 2 answered lines missing from both files (partial results): each bad
+    line is counted as malformed_line, every request the batch did not answer is sent as a normal
+    request, and all 8 items are scored."""
+    control(srv, batch={"drop_output": 2, "output_extra": [
+        "not json", '{"custom_id": ["k"], "response": {"status_code": 200}}', "[1, 2]",
+        '{"custom_id": {"a": 1}}', '{"custom_id": "not-this-run", "response": {"status_code": 200, "body": {}}}']})
+    r = cli(*args(srv, tmp_path))
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    b = res["batch"]
+    assert b["failures"] == {"malformed_line": 4}  # another run's line is skipped, not a failure of this one
+    assert b["filled"] == 6 and b["sent_as_requests"] == 2
+    assert res["counts"]["samples"] == 8 and res["counts"]["model_calls"] == 2 and res["counts"]["cache_hits"] == 6
+    assert res["counts"]["failed"] == 0
+
+
+def test_a_batch_object_without_a_documented_status_ends_in_one_line_not_a_wait_for_ever(tmp_path, srv):
+    """A provider whose batch object has no status (or one not documented) was polled for ever;
+    now each such poll is a failed poll, and after MAX_POLL_FAILURES the run stops with one line
+    naming batch.json; once the provider answers properly, the same command finishes the batch."""
+    control(srv, batch={"report_status": None})
+    r = cli(*args(srv, tmp_path), timeout=60)
+    assert r.returncode == 2 and "status None is none of validating" in r.stderr and "batch.json" in r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "run" / "results.json").exists()
+    control(srv, batch={"report_status": "queued_somewhere"})
+    r = cli(*args(srv, tmp_path), timeout=60)
+    assert r.returncode == 2 and "'queued_somewhere' is none of" in r.stderr
+    control(srv, batch={})
+    r = cli(*args(srv, tmp_path))
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert res["batch"]["resumed"] and res["batch"]["filled"] == 8 and res["counts"]["model_calls"] == 0
+    assert batch_stats(srv)["uploads"] == 1

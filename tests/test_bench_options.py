@@ -7,7 +7,7 @@ from typing import Optional
 import pytest
 
 from glotbench.benchmarks.options import build, convert_options, parse_bool, parse_value
-from glotbench.benchmarks.registry import get_benchmark
+from glotbench.registry import get_benchmark
 from glotbench.errors import SpecError
 
 

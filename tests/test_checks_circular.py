@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from checks_models import write_mcq
+from checks_models import MCQ_ROWS, write_mcq
+from conftest import cli
 from glotbench.checks.circular import rotate, unrotate
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import GlotbenchError
@@ -120,3 +121,66 @@ def test_compare_and_the_dry_run_know_the_rotations(tmp_path, cache_path):
             "--bench-opt", "permute=circular", "--cache-path", cache_path)
     assert r.returncode == 0, r.stderr
     assert ": 16 requests, 16 cached (free), 0 to send" in r.stdout  # 4 items x 4 rotations, asked above
+
+
+def test_a_run_stopped_between_rotations_does_not_score_the_item_as_circular(tmp_path, srv):
+    """--max-cost stops a circular run part-way through an item's rotations: the rotations asked were
+    right (rotation 0) but the others were never asked, so the item is not 'right in every
+    rotation': it is left out of the circular scores and named under scores.circular.incomplete
+    (before, q2 asked in rotation 0 only scored circular accuracy 100%)."""
+    srv.configure(answers={"Capital of Laos?": "Answer: B", "River through": "Answer: A", "7 + 8": "Answer: D",
+                           "Days in": "Answer: C"})  # right in rotation 0 only
+    data = write_mcq(tmp_path / "mcq.jsonl")
+    out = tmp_path / "run"
+    r = cli("run", "laobench-mcq", "--data", data, "--model", srv.spec(), "--bench-opt", "permute=circular",
+            "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--price-in", "1000",
+            "--price-out", "1000", "--max-tokens", "5", "--concurrency", "1", "--max-cost", "0.215", "--no-progress")
+    assert r.returncode == 3, r.stderr
+    res = json.loads((out / "results.json").read_text())
+    ids = [json.loads(x)["id"] for x in (out / "samples.jsonl").read_text().splitlines()]
+    asked = {i.split("#")[0]: sum(1 for j in ids if j.split("#")[0] == i.split("#")[0]) for i in ids}
+    partial = sorted(i for i, n in asked.items() if n < 4)
+    whole = sorted(i for i, n in asked.items() if n == 4)
+    assert res["status"] == "stopped" and partial, (ids, res["stopped"])  # the cap falls inside an item
+    circ = res["scores"]["circular"]
+    assert circ["incomplete"]["items"] == len(partial) and circ["incomplete"]["ids"] == partial
+    assert circ["items"] == len(whole) and res["scores"]["overall"]["accuracy"]["n"] == len(whole)
+    assert res["scores"]["overall"]["accuracy"]["value"] in (0.0, None)  # wrong in rotations 1-3, or nothing whole
+    html = cli("report", str(out), "--html", str(tmp_path / "r.html"))
+    assert html.returncode == 0, html.stderr
+    assert "asked in only some of their rotations" in (tmp_path / "r.html").read_text()
+
+
+def test_extraction_bounds_of_a_circular_run_are_of_its_headline(tmp_path, cache_path):
+    """q3 unreadable in rotation 0 only, every other reply right by content. The headline (circular
+    accuracy, right in every rotation) is 3/4; the parser bounds were computed on the 16 rotations
+    (strict 15/16, upper 16/16: not the number in the table). Now strict = lower = 3/4 (q3 scored
+    wrong), upper = 1 (q3's unread reply right), lenient 3/4 (no letter to read), unread 1 reply."""
+    data = write_mcq(tmp_path / "mcq.jsonl")
+    res = evaluate("laobench-mcq", "python:checks_models:knows_content_but_one_unreadable",
+                   _opts(tmp_path, cache_path, data)).results
+    assert res["scores"]["overall"]["accuracy"]["value"] == 0.75
+    x = res["checks"]["extraction"]
+    assert x["unread"] == 1 and x["samples"] == 16
+    assert x["strict"] == x["lower"] == 0.75 and x["upper"] == 1.0 and x["lenient"] == 0.75
+    assert x["groups"]["dimension"]["K12 Foundational Education"] == {"strict": 0.5, "upper": 1.0}
+
+
+def test_an_item_with_two_options_of_the_same_text_is_named_and_consistent_compares_texts(tmp_path, cache_path):
+    """Options A and B both 'Vientiane' (gold A). A model that picks 'Vientiane' by its text (the
+    first copy shown) is right in rotation 0 and in the rotation where the gold copy comes first,
+    wrong where the other copy does: circular accuracy 0 for an answer that never changed. The
+    item is now named under scores.circular.duplicate_options and on the run page, and 'consistent'
+    (the same option, by its text, in every rotation) is 1, as documented; it was 0."""
+    row = {**MCQ_ROWS[0], "id": "d1", "A": "Vientiane", "B": "Vientiane", "answer": "A"}
+    data = tmp_path / "dup.jsonl"
+    data.write_text(json.dumps(row) + "\n" + json.dumps(MCQ_ROWS[1]) + "\n", encoding="utf-8")
+    res = evaluate("laobench-mcq", "python:checks_models:knows_content", _opts(tmp_path, cache_path, str(data))).results
+    o = res["scores"]["overall"]
+    assert o["consistent"]["value"] == 1.0 and o["follows_position"]["value"] == 0.0
+    assert o["accuracy"]["value"] == 0.5  # q2 right in every rotation; d1 not (the scoring rule is the benchmark's)
+    dup = res["scores"]["circular"]["duplicate_options"]
+    assert dup["items"] == 1 and dup["ids"] == ["d1"]
+    html = cli("report", str(tmp_path / "run"), "--html", str(tmp_path / "r.html"))
+    assert html.returncode == 0, html.stderr
+    assert "two options of the same text" in (tmp_path / "r.html").read_text()

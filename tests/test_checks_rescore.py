@@ -101,3 +101,31 @@ def test_token_f1_as_run_reproduces_and_variants_move_thai(tmp_path, cache_path)
     assert run["stored"][m]["groups"]["th"] > 0
     assert run["scores"]["segmenter=charcluster"][m]["groups"]["th"] != run["stored"][m]["groups"]["th"]
     assert run["scores"]["f1_norm=squad"][m]["groups"]["th"] == 0.0  # no segmentation: one Thai token
+
+
+def test_an_invalid_run_and_a_subset_run_are_not_ranked_with_valid_full_runs(tmp_path, cache_path):
+    """rescore ranked an invalid run (every item failed) and a --limit run against full valid runs,
+    with no word of either. Now each run's notes are printed with its figures, an invalid run is
+    listed as not ranked (why), and a run on other items is ranked only against runs on its items."""
+    runs = tmp_path / "runs"
+    data = write_vi_tone(tmp_path / "vi.jsonl")
+    for name, model, kw in (("old", "python:checks_models:old_tone_placement", {}),
+                            ("new", "python:checks_models:new_tone_placement", {}),
+                            ("sub", "python:checks_models:old_tone_placement", {"limit": 2}),
+                            ("bad", "python:helpers:broken_model", {})):
+        evaluate("vi-diacritics", model, RunOptions(data=data, out=str(runs / name), cache_path=cache_path,
+                                                    progress=False, **kw))
+    r = cli("rescore", str(runs), "--variant", "norm=nfc", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    by_path = {p["path"].rsplit("/", 1)[1]: p for p in got["runs"]}
+    assert not by_path["bad"]["valid"] and by_path["bad"]["notes"][0].startswith("invalid: 3 of 3 items failed")
+    assert any(n.startswith("subset: 2 of 3 items") for n in by_path["sub"]["notes"])
+    full = [x for x in got["rankings"] if x["item_set"] == "all 3 items"]
+    assert full and all(sorted(x["variants"]["as_run"]["order"]) == ["python:checks_models:new_tone_placement",
+                                                                     "python:checks_models:old_tone_placement"] for x in full)
+    assert all(x["not_ranked"] == [{"model": "python:helpers:broken_model", "path": str(runs / "bad"),
+                                    "why": "; ".join(by_path["bad"]["notes"])}] for x in full)
+    assert all(x["note"] == "runs on other items or with another signature are ranked apart" for x in full)
+    md = cli("rescore", str(runs), "--variant", "norm=nfc")
+    assert "> invalid: 3 of 3 items failed" in md.stdout and "- not ranked: vi-diacritics · python:helpers:broken_model" in md.stdout

@@ -46,3 +46,14 @@ def test_tokenizer_premium_on_translation_pairs_and_parallel_items():
     got = tokenizer_premium(mgsm, par, lambda t: len(t.split()) * 2 if t.isascii() else len(t))
     assert got["th"]["premium_vs_en"] == pytest.approx(11 / 4)  # 11 characters against 2 words x 2
     assert got["th"]["premium_from"] == "1 items parallel to English items"
+
+
+def test_a_backend_without_usage_counts_gives_no_token_ratio_not_zero(tmp_path, cache_path):
+    """A python: model reports no usage (0 prompt, 0 completion tokens): tokens per character was
+    0.000 per language, on the run page and the board's token view, as if its replies cost nothing.
+    Now the ratios are null and the replies are counted as without usage."""
+    res = evaluate("vi-diacritics", "python:helpers:async_echo",
+                   RunOptions(limit=5, out=str(tmp_path / "run"), cache_path=cache_path, progress=False)).results
+    u = res["checks"]["tokens"]["usage"]["vi"]
+    assert u["samples"] == 5 and u["replies"] == 0 and u["replies_without_usage"] == 5
+    assert u["tokens_per_char"] is None and u["tokens_per_word"] is None

@@ -16,7 +16,7 @@ from glotbench.benchmarks.laobench import LaoBenchMCQ
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
 from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.evaluate import RunOptions, evaluate, evaluate_async
-from glotbench.engine.scoring import score_output
+from glotbench.scoring import score_output
 from glotbench.items import Item
 from glotbench.metrics import ItemScore, MissingStatistic, RatioMetric, aggregate
 from glotbench.models.base import Prompt

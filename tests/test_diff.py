@@ -121,3 +121,31 @@ def test_diff_page_filters_by_group_and_outcome(two, browser):  # noqa: F811
     assert sides[1] == HOSTILE and json.loads(sides[0])["restored_text"] == items[1].gold["references"][0]
     assert pg.dialogs == [] and pg.errors == [] and all(u.startswith("file:") for u in pg.requests)
     pg.close()
+
+
+def test_diff_and_plan_count_a_circular_runs_items_not_its_rotations(tmp_path):
+    """permute=circular runs: diff and plan --runs read the run as its aggregate did (per original
+    item, right only if right in every rotation). Before, diff said 'circular accuracy over 16
+    shared items: A 25.0' for a run whose circular accuracy is 0 (each rotation an item, the CI and
+    the test over dependent rows), and plan counted 16 items at a base rate from the rotations."""
+    from checks_models import write_mcq
+
+    data = write_mcq(tmp_path / "mcq.jsonl")
+    runs = []
+    for name, fn in (("a", "always_a"), ("b", "knows_content")):
+        r = cli("run", "laobench-mcq", "--data", data, "--model", f"python:checks_models:{fn}", "--bench-opt",
+                "permute=circular", "--out", str(tmp_path / name), "--no-cache", "--no-progress")
+        assert r.returncode == 0, r.stderr
+        runs.append(str(tmp_path / name))
+    r = cli("diff", *runs, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["items"] == 4 and d["test"]["a"] == 0.0 and d["test"]["b"] == 1.0  # circular accuracy, by hand
+    assert d["differ"] == 4 and d["b_better"] == 4 and d["outcomes"] == "0/1"
+    q1 = next(it for it in d["listed"] if it["id"] == "q1")
+    assert q1["a"]["answer"] == ["A", "A", "A", "A"]  # the letter given in each rotation: follows the position
+    assert q1["b"]["answer"] == ["B", "A", "D", "C"]  # Vientiane (gold B) wherever it stands
+    p = cli("plan", "--runs", runs[0], "--runs", runs[1], "--format", "json")
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert plan["items"] == 4 and plan["measured"]["accuracy_a"] == 0.0 and plan["measured"]["accuracy_b"] == 1.0

@@ -120,7 +120,7 @@ def test_groups_get_their_own_method_and_resamples_zero_still_gives_wilson():
 def test_the_interval_code_is_in_the_aggregate_cache_key():
     """An aggregate stored by other interval code (the collapsing percentile bootstrap of the previous
     release) is never served: the files defining the interval code are hashed into the key."""
-    from glotbench.engine.evaluate import AGGREGATE_CODE
+    from glotbench.engine.aggregate import AGGREGATE_CODE
 
     hashed = {inspect.getsourcefile(f) for f in AGGREGATE_CODE}
     for fn in (wilson, ratio_module.interval, ratio_module.proportion, ratio_module.aggregate, stats.bootstrap_many):

@@ -123,3 +123,17 @@ def test_plan_command_from_two_runs(tmp_path):
     assert p["correlation"] == pytest.approx(np.corrcoef(xa, xb)[0, 1])  # phi = Pearson on 0/1
     assert p["measured"]["discordant"] == pytest.approx(float((xa != xb).mean()))
     assert p["correlation_from"].startswith("measured")
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--power", "0.01"), "--power must exceed --alpha"),  # was scipy's "f(a) and f(b) must have different signs"
+    (("--power", "0.05"), "--power must exceed --alpha"),  # was "smallest detectable difference 1.1 points"
+    (("--base-rate", "0.99", "--target-diff", "0.5"), "at most 0.02 here"),  # was "accuracies must lie in [0, 1]"
+    (("--design-effect", "inf"), "--design-effect must be a positive number"),  # was "effective items 0"
+    (("--design-effect", "500"), "0.558 effective items"),
+])
+def test_plan_refuses_inputs_that_have_no_answer_in_one_line(args, says):
+    base = ("plan", "--items", "279") + (() if "--base-rate" in args else ("--base-rate", "0.5"))
+    r = cli(*base, *args)
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -7,6 +7,7 @@ import unicodedata
 
 import pytest
 
+from conftest import cli
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import GlotbenchError
@@ -194,6 +195,18 @@ def test_python_backend_async_and_broken(tmp_path, cache_path):
     assert res.results["counts"]["samples"] == 3 and res.results["counts"]["failed"] == 0
     res = run("python:helpers:broken_model", cache_path, tmp_path, limit=3)
     assert res.results["counts"]["failures"] == {"exception": 3}
+
+
+def test_python_backend_raising_stop_iteration_fails_the_item_not_the_run(tmp_path, cache_path):
+    """A StopIteration out of a sync callable cannot be set on an asyncio future: the run printed
+    asyncio's TypeError and hung for ever. Now each item is an `exception` failure and the run ends
+    invalid (exit 3), the error naming StopIteration."""
+    r = cli("run", "vi-diacritics", "--model", "python:helpers:exhausted_iterator", "--limit", "3",
+            "--out", str(tmp_path / "run"), "--cache-path", cache_path, "--no-progress", timeout=60)
+    assert r.returncode == 3, r.stderr
+    rows = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and all("StopIteration" in r["error"] for r in rows)
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["counts"]["failures"] == {"exception": 3}
 
 
 def test_retry_after_is_waited_through_the_retries(srv, cache_path, tmp_path):

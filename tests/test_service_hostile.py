@@ -8,7 +8,6 @@ and refuses rows it cannot use."""
 from __future__ import annotations
 
 import http.client
-import select
 import signal
 import time
 
@@ -292,8 +291,10 @@ def test_serve_prints_its_url_and_the_api_description_needs_no_cdn(tmp_path):
     prepare(db)
     s = start(db)
     try:
-        ready, _, _ = select.select([s.proc.stdout], [], [], 10)
-        line = s.proc.stdout.readline().decode() if ready else ""
+        t0 = time.monotonic()  # the line is printed once the server listens, before /healthz answered
+        while "\n" not in s.output() and time.monotonic() - t0 < 10:
+            time.sleep(0.05)
+        line = s.output().split("\n", 1)[0]
         assert f"listening on {s.base}" in line, line
         assert requests.get(s.base + "/docs", timeout=10).status_code == 404
         spec = requests.get(s.base + "/openapi.json", timeout=10).json()

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import cli
 from lm_eval_ref import filtered, lm_task, requests, tasks_dir
-from glotbench.engine.scoring import score_output
+from glotbench.scoring import score_output
 from glotbench.errors import DataError
 from glotbench.tasks import from_file
 from glotbench.tasks.lm_eval_import import NotTranslatable, import_file, translate

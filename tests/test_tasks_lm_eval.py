@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lm_eval_ref import lm_task, requests
-from glotbench.engine.scoring import score_output
+from glotbench.scoring import score_output
 from glotbench.registry import get_benchmark
 from glotbench.tasks.loglik import reply_text
 

@@ -18,7 +18,7 @@ from glotbench.items import Item, PublicItem
 _LAZY = {
     "evaluate": "glotbench.engine.evaluate",
     "evaluate_async": "glotbench.engine.evaluate",
-    "RunOptions": "glotbench.engine.evaluate",
+    "RunOptions": "glotbench.engine.options",
     "RunResult": "glotbench.core",
     "Dataset": "glotbench.core",
     "Sample": "glotbench.core",
@@ -41,7 +41,7 @@ _LAZY = {
     "register_model": "glotbench.registry",
     "get_benchmark": "glotbench.registry",
     "load_model": "glotbench.registry",
-    "score_output": "glotbench.engine.scoring",
+    "score_output": "glotbench.scoring",
 }
 
 __all__ = sorted(["DataError", "GlotbenchError", "Item", "PublicItem", "SpecError", "__version__", *_LAZY])

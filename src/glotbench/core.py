@@ -16,9 +16,8 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Sequence, overload
 
 from glotbench.items import Item, PublicItem
-from glotbench.metrics.ratio import ItemScore
 
-__all__ = ["Dataset", "Item", "PublicItem", "RunResult", "Sample", "jsonable"]
+__all__ = ["Dataset", "Item", "ItemScore", "PublicItem", "RunResult", "Sample", "jsonable"]
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -60,6 +59,19 @@ class Dataset(Sequence[Item]):
 
     def by_id(self) -> dict[str, Item]:
         return {it.id: it for it in self.items}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemScore:
+    """The outcome of scoring one sample.
+
+    `stats`: sufficient statistics. `flags`: notable facts that still got a score (e.g. rewritten).
+    `failure`: why no answer could be scored (format, think_unclosed, or a model error kind).
+    """
+
+    stats: Mapping[str, float]
+    flags: tuple[str, ...] = ()
+    failure: str | None = None
 
 
 def jsonable(value: Any) -> Any:

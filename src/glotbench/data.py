@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterator, Sequence, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 
 from glotbench.errors import DataError
 
@@ -62,11 +62,33 @@ class Row(BaseModel):
     model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
 
 
-S = TypeVar("S", bound=BaseModel)
+S = TypeVar("S")  # a pydantic model, or a TypedDict validated through a TypeAdapter
 
 _TYPE_WORDS = {"string_type": "a string", "int_type": "a whole number", "float_type": "a number",
                "bool_type": "true or false", "list_type": "a list", "dict_type": "an object",
                "model_type": "an object", "model_attributes_type": "an object"}
+
+
+_ADAPTERS: dict[Any, TypeAdapter] = {}
+
+
+def validator(schema: Any) -> Callable[[Any], Any]:
+    """What validates one value against `schema`: a pydantic model's `model_validate`, or for any
+    other type (a TypedDict, such as a run directory's records: glotbench.rundir.schema) a
+    TypeAdapter's, built on first use and kept."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_validate
+    adapter = _ADAPTERS.get(schema)
+    if adapter is None:
+        adapter = _ADAPTERS[schema] = TypeAdapter(schema)
+    return adapter.validate_python
+
+
+def required_fields(schema: Any) -> list[str]:
+    """The fields a row of `schema` must have (a pydantic model's, or a TypedDict's required keys)."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return [f.alias or name for name, f in schema.model_fields.items() if f.is_required()]
+    return sorted(getattr(schema, "__required_keys__", ()))
 
 
 def json_type(v: Any) -> str:
@@ -244,6 +266,7 @@ def validate_rows(path: str | Path, rows: Iterator[tuple[str, Any]] | Sequence[t
     out: list[tuple[str, S]] = []
     first: str | None = None
     bad = 0
+    validate = validator(schema)
     for where, raw in rows:
         if isinstance(raw, BadRow):
             problem = str(raw)
@@ -251,7 +274,7 @@ def validate_rows(path: str | Path, rows: Iterator[tuple[str, Any]] | Sequence[t
             problem = f"row: expected a JSON object, got {type(raw).__name__}"
         else:
             try:
-                out.append((where, schema.model_validate(raw)))
+                out.append((where, validate(raw)))
                 continue
             except ValidationError as e:
                 problem = problem_text(e)
@@ -268,7 +291,7 @@ def read_rows(path: str | Path, schema: type[S], *, fmt: str | None = None, allo
     """Read and validate every row of a file: [(line, row)]. See the module docstring; `shape`
     names what a JSON file that is not a list should have been; a CSV header must name the
     schema's required fields."""
-    need = [f.alias or name for name, f in schema.model_fields.items() if f.is_required()]
+    need = required_fields(schema)
     return validate_rows(path, raw_rows(path, fmt, allow_nan=allow_nan, shape=shape, columns=need), schema)
 
 
@@ -298,7 +321,7 @@ def parse_object(text: str | bytes, name: str | Path, schema: type[S], *, allow_
     except ValueError as e:
         raise DataError(f"{name}: not valid JSON ({e})") from None
     try:
-        return schema.model_validate(raw)
+        return validator(schema)(raw)
     except ValidationError as e:
         errors = e.errors(include_url=False)
         loc = tuple(errors[0]["loc"])
@@ -358,7 +381,8 @@ class AnyObject(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
 
 
-def read_dict(path: str | Path, schema: type[BaseModel], **kw: Any) -> dict[str, Any]:
+def read_dict(path: str | Path, schema: Any, **kw: Any) -> dict[str, Any]:
     """`read_object`, returned as the dict of what the file holds (no defaults filled in), for code
-    that reads a validated file as plain JSON."""
-    return read_object(path, schema, **kw).model_dump(exclude_unset=True)
+    that reads a validated file as plain JSON (a TypedDict schema gives that dict already)."""
+    obj = read_object(path, schema, **kw)
+    return obj.model_dump(exclude_unset=True) if isinstance(obj, BaseModel) else obj

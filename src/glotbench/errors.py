@@ -10,7 +10,7 @@ class GlotbenchError(Exception):
 
 
 class InvalidRunError(GlotbenchError):
-    """A run too many of whose model calls failed to give any number at all (engine/validity.py):
+    """A run too many of whose model calls failed to give any number at all (rundir/validity.py):
     the command exits 3, as an invalid run does, and the same command finishes it later."""
 
     exit_code = 3

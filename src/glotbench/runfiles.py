@@ -1,7 +1,7 @@
-"""The schemas of the files a run writes and other commands read back (`report`, `compare`,
-`judge-audit`, `arena-report`, `runs import`, sweeps): results.json, samples.jsonl, arena.json,
-aragen.json, a phase's run.json, the human-label files given next to them, and the annotators'
-label files of `build review` (CSV, JSONL, a Label Studio export). They go through
+"""The schemas of the judged runs' summaries other commands read back (`judge-audit`, `arena-report`,
+`report`): arena.json and aragen.json, the human-label files given next to them, and the annotators'
+label files of `build review` (CSV, JSONL, a Label Studio export). A run directory's own files
+(run.json, results.json, samples.jsonl) are typed in `glotbench.rundir.schema`. They go through
 `glotbench.data` like any other file, so a damaged or foreign file is one `FILE:LINE: field:
 problem` error. Only what the readers use is declared; other fields are kept as they are."""
 
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, TypeVar
-
-from typing_extensions import TypedDict
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, model_validator
 
@@ -24,117 +22,6 @@ Count = Annotated[int, Field(ge=0)]
 
 class _Open(BaseModel):
     model_config = ConfigDict(frozen=True, strict=True, extra="allow")
-
-
-# -- results.json ------------------------------------------------------------------------------
-
-class _BenchmarkInfo(_Open):
-    name: NonEmptyStr
-    version: str
-    spec: str | None = None
-    data: str | None = None
-    data_path: str | None = None
-    data_sha256: str | None = None
-
-
-class _ModelInfo(_Open):
-    spec: str
-
-
-class _MetricInfo(_Open):
-    show_ci: bool = True
-    scale: Literal["fraction", "points"] = "fraction"
-    label: str | None = None
-
-
-class _Counts(_Open):
-    samples: int
-    items: int
-    failed: int
-    model_calls: int
-    retries: int
-    cache_hits: int
-
-
-class _Tokens(_Open):
-    prompt: int
-    completion: int
-
-
-class _PromptPart(_Open):
-    head: str
-    tail: str
-
-
-class _PromptTemplate(_Open):
-    """`prompt_template` of run.json and results.json (engine/prompts.py)."""
-
-    form: Literal["chat", "text"]
-    roles: list[str] | None = None
-    parts: list[_PromptPart]
-
-
-class _PromptRecord(TypedDict, total=False):
-    """A sample's `prompt`: its fill in the run's template, or the prompt kept whole. A TypedDict:
-    checked on every samples.jsonl line a report reads, a fifth of a model's cost (10,000 lines:
-    14 ms against 71 ms)."""
-
-    fill: list[str]
-    text: str | None
-    messages: list[dict[str, Any]]
-    choices: list[str]
-
-
-class ResultsFile(_Open):
-    """What `report`, `compare`, `runs import` and sweeps read of a results.json."""
-
-    format: int
-    benchmark: _BenchmarkInfo
-    model: _ModelInfo
-    signature: NonEmptyStr
-    headline: str
-    metrics: dict[str, _MetricInfo]
-    scores: dict[str, Any]
-    counts: _Counts
-    tokens: _Tokens
-    config: dict[str, Any] = {}
-    prompt_template: _PromptTemplate | None = None
-
-
-class FinishedResults(ResultsFile):
-    """A results.json of a completed run (what `runs import` indexes)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _complete(cls, v: Any) -> Any:
-        if isinstance(v, dict) and v.get("status") != "complete":
-            raise ValueError(f"not a finished glotbench run (status: {v.get('status')!r})")
-        return v
-
-
-class SampleRow(Row):
-    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
-
-    id: ItemId
-    repeat: Annotated[int, Field(ge=0)] = 0
-    output: str | None = None
-    failure: str | None = None
-    finish_reason: str | None = None
-
-
-class ReportSampleRow(SampleRow):
-    """What the report pages and paired tests read of a samples.jsonl line."""
-
-    repeat: Annotated[int, Field(ge=0)]
-    score: dict[str, float]
-    meta: dict[str, Any] = {}
-    prompt: _PromptRecord | None = None
-
-
-class RunJson(_Open):
-    """A phase directory's run.json (written when the run starts): the model it ran."""
-
-    model: _ModelInfo
 
 
 # -- arena.json ---------------------------------------------------------------------------------

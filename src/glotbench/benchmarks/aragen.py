@@ -29,7 +29,7 @@ from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, ju
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
-from glotbench.registry import register_benchmark
+from glotbench.plugins import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
 ANSWER_MAX_TOKENS = 2048  # upstream's generation scripts: max_tokens / max_length 2048

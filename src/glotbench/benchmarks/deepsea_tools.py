@@ -166,8 +166,8 @@ def check_predictions(task: str, data: dict[str, list[dict[str, Any]]], predicti
 
 def score_predictions(task: str, data_path: str | None, predictions: Any, **opts: str) -> dict[str, Any]:
     """Score a predictions object with the task's rules, without any model call, through the one
-    scoring path (glotbench.engine.scoring)."""
-    from glotbench.engine.scoring import score_output
+    scoring path (glotbench.scoring)."""
+    from glotbench.scoring import score_output
 
     bench = DeepSEATask(task, **opts)
     items = bench.load(data_path)

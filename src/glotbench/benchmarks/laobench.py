@@ -25,7 +25,7 @@ from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric
 from glotbench.models.base import GenerateConfig, Prompt
-from glotbench.registry import register_benchmark
+from glotbench.plugins import register_benchmark
 from glotbench.text.segment import LaoSegmenter, installed_laonlp
 
 DATA_TYPES = ("K12 Foundational Education", "Knowledge Application", "Bilingual Translation")

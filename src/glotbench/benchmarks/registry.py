@@ -1,4 +1,5 @@
-"""Kept for old imports: the registry lives in `glotbench.registry`."""
+"""Kept for old imports: the registry lives in `glotbench.registry`. Nothing in glotbench imports this
+module (the one import that points up from benchmarks/: tests/test_layers.py names it)."""
 
 from __future__ import annotations
 

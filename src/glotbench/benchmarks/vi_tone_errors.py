@@ -24,7 +24,7 @@ from glotbench.items import Item, PublicItem
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
-from glotbench.registry import register_benchmark
+from glotbench.plugins import register_benchmark
 from glotbench.text.vietnamese import align, comparison_key, letter_keys, normalize_space, same_word, words
 
 TEXT, CHANGES = "corrected_text", "changes"

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.build.common import Candidate, options_of, write_json_atomic, write_jsonl_atomic
+from glotbench.build.common import Candidate, options_of
+from glotbench.rundir import write_json_atomic, write_jsonl_atomic
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
@@ -211,9 +212,10 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     """Run every check with every judge (a run directory each under OUT), then write OUT/flags.jsonl
     (one line per verdict that flags, or fails) and OUT/checks.json (counts) last."""
     from glotbench.build.common import judge_phase
-    from glotbench.engine.evaluate import _slug, invalid_run
-    from glotbench.engine.validity import combine
-    from glotbench.models.registry import load_model
+    from glotbench.plugins import load_model
+    from glotbench.rundir import invalid_run, read_samples, slug
+    from glotbench.rundir.schema import SampleRecord
+    from glotbench.rundir.validity import combine
 
     bad = [c for c in opts.checks if c not in CHECKS]
     if bad or not opts.checks:
@@ -230,34 +232,32 @@ async def run_checks(cands: Sequence[Candidate], judges: Sequence[str], out: str
     by_uid = {c.uid: c for c in cands}
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
-    validity: dict[str, Any] = {}  # each judge's run: invalid when its calls failed (engine/validity.py)
+    validity: dict[str, Any] = {}  # each judge's run: invalid when its calls failed (rundir/validity.py)
     tally: dict[tuple[str, str], dict[str, int]] = {}  # (uid, check) -> verdicts, flagging, without verdict
     for spec, model in zip(judges, models):
-        run_dir = out_dir / f"judge-{_slug(spec)}"
+        run_dir = out_dir / f"judge-{slug(spec)}"
         results = await judge_phase(bench, model, run_dir, run_options, units, opts.repeats)
         validity[f"judge {spec}"] = results.get("validity")
         summary[spec] = {"counts": results.get("counts"), "cost": results.get("cost")}
-        with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
-            for line in f:
-                r = json.loads(line)
-                c = by_uid.get(r["meta"]["item"])
-                if c is None:  # a finished judge run left by an earlier command on other items
-                    raise GlotbenchError(f"{run_dir} holds checks of other items; choose another --out")
-                chk = r["meta"]["check"]
-                base = {"file": c.file, "id": c.id, "check": chk, "judge": spec, "repeat": r["repeat"]}
-                t = tally.setdefault((c.uid, chk), {"verdicts": 0, "flagging": 0, "no_verdict": 0})
-                if r["failure"] is not None:
-                    t["no_verdict"] += 1
-                    rows.append({**base, "flags": ["no_verdict"], "failure": r["failure"], "error": r.get("error"),
-                                 "reason": None})
-                    continue
-                v = r["answer"]
-                fl = flagged(chk, v, c.key(opts.key_field), options_of(c.record))
-                t["verdicts"] += 1
-                t["flagging"] += bool(fl)
-                if fl:
-                    rows.append({**base, "flags": fl, "verdict": v, "reason": v.get("reason"),
-                                 "key": c.key(opts.key_field) if chk == "answerability" else None})
+        for r in read_samples(run_dir, SampleRecord):
+            c = by_uid.get(r["meta"]["item"])
+            if c is None:  # a finished judge run left by an earlier command on other items
+                raise GlotbenchError(f"{run_dir} holds checks of other items; choose another --out")
+            chk = r["meta"]["check"]
+            base = {"file": c.file, "id": c.id, "check": chk, "judge": spec, "repeat": r["repeat"]}
+            t = tally.setdefault((c.uid, chk), {"verdicts": 0, "flagging": 0, "no_verdict": 0})
+            if r["failure"] is not None:
+                t["no_verdict"] += 1
+                rows.append({**base, "flags": ["no_verdict"], "failure": r["failure"], "error": r.get("error"),
+                             "reason": None})
+                continue
+            v = r["answer"]
+            fl = flagged(chk, v, c.key(opts.key_field), options_of(c.record))
+            t["verdicts"] += 1
+            t["flagging"] += bool(fl)
+            if fl:
+                rows.append({**base, "flags": fl, "verdict": v, "reason": v.get("reason"),
+                             "key": c.key(opts.key_field) if chk == "answerability" else None})
     write_jsonl_atomic(out_dir / "flags.jsonl", rows)
     per_check: dict[str, dict[str, int]] = {}
     for r in rows:

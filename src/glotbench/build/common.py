@@ -8,12 +8,9 @@ naming its file and line: an item that cannot be compared must not pass silently
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.errors import DataError
@@ -111,37 +108,18 @@ def normalise(text: str) -> str:
     return _SPACE.sub(" ", repair_lao_am(unicodedata.normalize("NFC", text)).casefold()).strip()
 
 
-def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write rows to PATH.tmp and rename: a reader never sees a half-written file."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    os.replace(tmp, p)
-
-
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
-    os.replace(tmp, p)
-
-
 async def judge_phase(bench: Any, model: Any, run_dir: Path, run_options: Any, dataset: Any,
                       repeats: int = 1) -> dict[str, Any]:
     """One judge's run over `dataset` in `run_dir` (a build command's phase), as its results.json:
     a finished valid run there is read back (a command stopped after it resumes), one whose calls
-    failed (invalid, engine/validity.py) is run again in place, its good replies from the cache."""
+    failed (invalid, rundir/validity.py) is run again in place, its good replies from the cache."""
     from dataclasses import replace
 
-    from glotbench.engine.evaluate import evaluate_async, invalid_run
+    from glotbench.engine.evaluate import evaluate_async
+    from glotbench.rundir import RESULTS, invalid_run, read_results
 
-    path = run_dir / "results.json"
-    if path.exists() and not invalid_run(path):
-        return json.loads(path.read_text(encoding="utf-8"))
+    if (run_dir / RESULTS).exists() and not invalid_run(run_dir / RESULTS):
+        return read_results(run_dir)
     res = await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=repeats, limit=None,
                                                      data=None), dataset=dataset)
-    return res.results
+    return dict(res.results)

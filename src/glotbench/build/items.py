@@ -27,14 +27,10 @@ def _load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     res_path, samples_path = d / "results.json", d / "samples.jsonl"
     if not res_path.is_file() or not samples_path.is_file():
         raise GlotbenchError(f"{run_dir} is not a finished run (results.json and samples.jsonl needed)")
-    from glotbench.data import raw_rows, read_dict, validate_rows
-    from glotbench.runfiles import FinishedResults, ReportSampleRow
+    from glotbench.rundir import read_results, read_samples
+    from glotbench.rundir.schema import FinishedResults, ReportSampleRow
 
-    results = read_dict(res_path, FinishedResults, allow_nan=True)
-    raw = list(raw_rows(samples_path, "jsonl", allow_nan=True))
-    validate_rows(samples_path, raw, ReportSampleRow)
-    samples = [rec for _, rec in raw]
-    return results, samples
+    return read_results(d, FinishedResults), read_samples(d, ReportSampleRow)
 
 
 def analyse(run_dirs: Sequence[str], strongest: int = 3, review: int = 20) -> dict[str, Any]:

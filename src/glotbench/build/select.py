@@ -23,7 +23,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.build.common import Candidate, write_json_atomic, write_jsonl_atomic
+from glotbench.build.common import Candidate
+from glotbench.rundir import write_json_atomic, write_jsonl_atomic
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
@@ -130,10 +131,11 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
                      opts: SelectOptions = SelectOptions()) -> dict[str, Any]:
     from glotbench.build.embed import load_embedder
     from glotbench.build.common import judge_phase
-    from glotbench.engine.evaluate import _slug, invalid_run
-    from glotbench.engine.validity import combine, validity_text
     from glotbench.errors import InvalidRunError
-    from glotbench.models.registry import load_model
+    from glotbench.plugins import load_model
+    from glotbench.rundir import invalid_run, read_samples, slug
+    from glotbench.rundir.schema import SampleRecord
+    from glotbench.rundir.validity import combine, validity_text
 
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -153,17 +155,15 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     names = list(criteria)
     met: dict[str, list[dict[str, bool]]] = {c.uid: [] for c in cands}
     failures: dict[str, Any] = {}
-    validity: dict[str, Any] = {}  # each judge's run: invalid when its calls failed (engine/validity.py)
+    validity: dict[str, Any] = {}  # each judge's run: invalid when its calls failed (rundir/validity.py)
     for spec, model in zip(judges, models):
-        run_dir = out_dir / f"judge-{_slug(spec)}"
+        run_dir = out_dir / f"judge-{slug(spec)}"
         results = await judge_phase(bench, model, run_dir, run_options, prompts)
         validity[f"judge {spec}"] = results.get("validity")
         failures[spec] = results.get("counts", {}).get("failures", {})
-        with (run_dir / "samples.jsonl").open(encoding="utf-8") as f:
-            for line in f:
-                r = json.loads(line)
-                if r["failure"] is None:
-                    met[r["id"]].append(r["answer"])
+        for r in read_samples(run_dir, SampleRecord):
+            if r["failure"] is None:
+                met[r["id"]].append(r["answer"])
     scores = {u: (float(np.mean([sum(m.values()) for m in v])) if v else None) for u, v in met.items()}
     judged = [i for i, c in enumerate(cands) if scores[c.uid] is not None]
     if len(judged) < 2:

@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from typing import Any, Mapping, Sequence
 
 from glotbench.core import Sample, jsonable
-from glotbench.engine.cache import code_fingerprint, hash_text
+from glotbench.keys import code_fingerprint, hash_text
 
 CHECKS_VERSION = 1
 EXAMPLES = 20  # wrong-language samples listed in results.json
@@ -107,7 +107,7 @@ class RunChecks:
         return out
 
     def _store(self) -> None:
-        from glotbench.engine.cache import storable
+        from glotbench.keys import storable
 
         if self.cache is None or self.key is None:
             return

@@ -94,9 +94,57 @@ def _outcome(stats: Mapping[str, float], pairs: Sequence[tuple[str, str]]) -> fl
     return num / den if den > 0 else 0.0
 
 
-def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]]) -> list[ScoredSample]:
+def sizes_of(dataset: Any) -> dict[str, int] | None:
+    """Each original item's rotation count (its option count), from the run's unrotated items."""
+    if dataset is None:
+        return None
+    return {str(it.id): found[1] for it in dataset if (found := _options_of(it)) is not None}
+
+
+def _option_texts(item: Item) -> dict[str, str]:
+    """The item's options by letter, their texts with whitespace and case folded."""
+    found = _options_of(item)
+    if found is None:
+        return {}
+    field, _ = found
+    opts = item.public[field]
+    pairs = opts.items() if field == "options" else zip(LETTERS, opts)
+    return {k: " ".join(str(v).split()).casefold() for k, v in pairs}
+
+
+def duplicates_of(dataset: Any) -> dict[str, dict[str, str]]:
+    """Items two of whose options share a text: each letter mapped to the first letter with its text
+    (the canonical copy). CircularEval moves the gold with one copy, so naming the other copy is
+    wrong in some rotations: such items are named in the aggregate, and `consistent` compares
+    options by text through this map."""
+    out: dict[str, dict[str, str]] = {}
+    for it in dataset or ():
+        texts = _option_texts(it)
+        first: dict[str, str] = {}
+        canon = {k: first.setdefault(t, k) for k, t in texts.items()}
+        if len(first) < len(texts):
+            out[str(it.id)] = canon
+    return out
+
+
+def incomplete(samples: Sequence[Any], sizes: Mapping[str, int] | None) -> list[str]:
+    """The original items (and repeats, as ID or ID@repeat) asked in only some of their rotations: a
+    run stopped by --max-cost (or killed) between an item's rotations. Right in the rotations asked
+    is not right in every rotation, so `combine` leaves them out and the aggregate names them."""
+    if not sizes:
+        return []
+    seen: dict[tuple[str, int], set[int]] = defaultdict(set)
+    for s in samples:
+        seen[(str(s.meta.get("circular_item", s.item_id)), s.repeat)].add(int(s.meta.get("rotation", 0)))
+    return [orig if repeat == 0 else f"{orig}@{repeat}" for (orig, repeat), rots in seen.items()
+            if orig in sizes and rots != set(range(sizes[orig]))]
+
+
+def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]],
+            sizes: Mapping[str, int] | None = None, canon: Mapping[str, Mapping[str, str]] | None = None) -> list[ScoredSample]:
     """One sample per original item and repeat (see the module): the worst rotation's statistics
-    plus the `circular:` ones."""
+    plus the `circular:` ones. With `sizes` (each item's option count), an item not asked in every
+    rotation is left out (`incomplete`); without, the rotations present are taken as all of them."""
     groups: dict[tuple[str, int], list[Any]] = defaultdict(list)
     for s in samples:
         orig = s.meta.get("circular_item", s.item_id)
@@ -105,10 +153,15 @@ def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]]) -> list[Sc
     for (orig, repeat), rots in groups.items():
         rots = sorted(rots, key=lambda s: int(s.meta.get("rotation", 0)))
         k = len(rots)
+        if sizes and orig in sizes and [int(s.meta.get("rotation", 0)) for s in rots] != list(range(sizes[orig])):
+            continue  # some rotations never asked (a stopped run): not scored as circular
         outcomes = [_outcome(s.score.stats, pairs) for s in rots]
         worst = rots[min(range(k), key=lambda i: (outcomes[i], i))]
         letters = [s.answer_key if isinstance(s.answer_key, str) and len(s.answer_key) == 1 else None for s in rots]
         contents = [unrotate(a, int(s.meta.get("rotation", 0)), k) for a, s in zip(letters, rots)]
+        same = (canon or {}).get(orig)
+        if same:  # two options share a text: the same text is the same choice
+            contents = [same.get(c, c) if c is not None else None for c in contents]
         stats = {**worst.score.stats, "circular:items": 1.0, "circular:plain": outcomes[0],
                  "circular:mean": sum(outcomes) / k,
                  "circular:position": float(k > 1 and None not in letters and len(set(letters)) == 1),
@@ -135,7 +188,7 @@ class Circular:
         """One sample per original item and repeat (`combine`), as the aggregate scores them."""
         from glotbench.checks.extraction import pairs
 
-        return combine(samples, pairs(self.inner_metrics(dataset)[0]))
+        return combine(samples, pairs(self.inner_metrics(dataset)[0]), sizes_of(dataset), duplicates_of(dataset))
 
     def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
         inner = self.inner_metrics(dataset)
@@ -153,6 +206,15 @@ class Circular:
             rotations[str(s.meta.get("circular_item", s.item_id))] += 1
         out["circular"] = {"items": len({c.item_id for c in combined}), "samples": len(samples),
                            "rotations": dict(sorted(_count(rotations.values()).items()))}
+        asked = {c.item_id for c in combined}
+        if dup := [i for i in duplicates_of(dataset) if i in asked]:
+            out["circular"]["duplicate_options"] = {
+                "items": len(dup), "ids": dup[:20],
+                "why": "two options share a text: the gold moves with one copy, so naming the other is scored "
+                       "wrong in some rotations (a defect of the item; 'consistent' compares texts)"}
+        if partial := incomplete(samples, sizes_of(dataset)):
+            out["circular"]["incomplete"] = {"items": len(partial), "ids": partial[:20],
+                                             "why": "not asked in every rotation (a stopped run): not scored"}
         return out
 
     def signature_parts(self) -> Mapping[str, str]:

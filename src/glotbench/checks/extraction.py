@@ -16,7 +16,9 @@ For a benchmark whose answers are extracted from replies (letters, numbers, span
   itself) and scored by the benchmark's own `score`. A task file that defines several pipelines
   already reports each (`accuracy[PIPELINE]`); its lenient figure is given too.
 
-The range [lower, upper] is what the parser alone could move the number by.
+The range [lower, upper] is what the parser alone could move the number by. A `permute=circular`
+run's figures are of its headline, per original item (right in every rotation): the unread replies
+are counted per rotation, each figure after combining the rotations.
 """
 
 from __future__ import annotations
@@ -136,7 +138,12 @@ def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, 
     by_kind: dict[str, int] = {}
     for s in bad:
         by_kind[s.failure] = by_kind.get(s.failure, 0) + 1  # type: ignore[index]
-    strict, strict_groups = _value(head, samples, group_by)
+    combine = getattr(bench, "combined", None)  # permute=circular: the headline is per original item
+
+    def per_item(ss: Sequence[Sample]) -> Sequence[Any]:
+        return combine(ss, list(items.values())) if callable(combine) else ss
+
+    strict, strict_groups = _value(head, per_item(samples), group_by)
     out: dict[str, Any] = {
         "kind": kind, "metric": head.name, "samples": len(samples), "unread": len(bad),
         "unread_share": len(bad) / len(samples), "unread_by_failure": dict(sorted(by_kind.items())),
@@ -151,10 +158,10 @@ def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, 
                     st[num] = st[den]
             return _with_stats(s, st)
 
-        upper_samples = [right(s) if unread(s) else s for s in samples]
+        upper_samples = per_item([right(s) if unread(s) else s for s in samples])
         out["lower"], out["upper"] = strict, _value(head, upper_samples, group_by)[0]
-        out["groups"] = {k: {v: {"strict": x, "upper": _value(head, [u for u, o in zip(upper_samples, samples)
-                                                                    if str(o.meta.get(k, "unknown")) == v],
+        out["groups"] = {k: {v: {"strict": x, "upper": _value(head, [u for u in upper_samples
+                                                                    if str(u.meta.get(k, "unknown")) == v],
                                                               ())[0]}
                              for v, x in vals.items()} for k, vals in strict_groups.items()}
     else:
@@ -177,7 +184,7 @@ def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, 
             continue
         reread += 1
         lenient_samples.append(dataclasses.replace(s, score=dataclasses.replace(score, failure=None)))
-    out["lenient"] = _value(head, lenient_samples, ())[0]
+    out["lenient"] = _value(head, per_item(lenient_samples), ())[0]
     out["lenient_read"] = reread
     out["lenient_rule"] = LENIENT_RULES[kind]
     return out

@@ -232,6 +232,10 @@ class RunRescore:
     group_key: str | None
     scores: dict[str, dict[str, Any]]  # variant -> metric -> {overall, groups}
     stored: dict[str, Any]  # metric -> {overall, groups}: the run's own figures
+    notes: tuple[str, ...] = ()  # what must be read with its numbers (rundir/validity.py `notes`)
+    valid: bool = True  # valid and whole: only such runs are ranked
+    item_set: str = "all items"  # ranked only against runs on the same items with the same signature
+    comparable: tuple[str, str] = ("", "full")
 
 
 def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
@@ -241,7 +245,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
     if data.kind != "run":
         raise GlotbenchError(f"{run_dir}: a judged run; rescore reads ordinary runs")
     results = data.results
-    bench = _rebuild_bench(results)
+    bench = rundata.bench_of(results)
     plan = plan_for(bench)
     gold, note = rundata.references(results)
     if not gold:
@@ -257,25 +261,31 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
         stored[metric] = {"overall": (sc["overall"].get(metric) or {}).get("value"),
                           "groups": {g: (e.get(metric) or {}).get("value")
                                      for g, e in (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
+    from glotbench.rundir.selection import comparability, describe_item_set
+    from glotbench.rundir.validity import is_valid, notes
+
     return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
-                      plan.group, scores, stored)
-
-
-def _rebuild_bench(results: Mapping[str, Any]) -> Any:
-    from glotbench.registry import get_benchmark
-
-    b = results["benchmark"]
-    return get_benchmark(b.get("spec") or b["name"], **((results.get("config") or {}).get("bench_options") or {}))
+                      plan.group, scores, stored, tuple(notes(results)), is_valid(results),
+                      describe_item_set(results), comparability(results))
 
 
 def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     """Per benchmark, metric and group: each variant's order of the models and the pairs that flip
-    against the order as run."""
+    against the order as run. Only valid, whole runs are ranked, and only against runs with the
+    same signature and item set (a 10-item run is not ranked against a full one); each entry
+    names the runs it leaves out and why."""
     out = []
-    by_bench: dict[str, list[RunRescore]] = defaultdict(list)
+    by_bench: dict[tuple[str, tuple[str, str]], list[RunRescore]] = defaultdict(list)
+    unranked: dict[str, list[dict[str, str]]] = defaultdict(list)
     for r in runs:
-        by_bench[r.benchmark].append(r)
-    for bench, rs in sorted(by_bench.items()):
+        if r.valid:
+            by_bench[(r.benchmark, r.comparable)].append(r)
+        else:
+            unranked[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
+    sets = defaultdict(int)
+    for bench, _ in by_bench:
+        sets[bench] += 1
+    for (bench, _), rs in sorted(by_bench.items(), key=lambda kv: (kv[0][0], kv[1][0].item_set)):
         base = rs[0].scores[AS_RUN]
         for metric in base:
             groups = list(base[metric]["groups"]) or ["overall"]
@@ -284,7 +294,10 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
                     m = r.scores[v][metric]
                     return m["overall"] if g == "overall" else m["groups"].get(g)
 
-                entry: dict[str, Any] = {"benchmark": bench, "metric": metric, "group": g, "variants": {}}
+                entry: dict[str, Any] = {"benchmark": bench, "metric": metric, "group": g, "variants": {},
+                                         "item_set": rs[0].item_set, "not_ranked": unranked.get(bench, [])}
+                if sets[bench] > 1:
+                    entry["note"] = "runs on other items or with another signature are ranked apart"
                 order0 = sorted((r for r in rs if value(r, AS_RUN) is not None), key=lambda r: -value(r, AS_RUN))
                 for v in rs[0].scores:
                     vals = {r.model: value(r, v) for r in rs}
@@ -293,6 +306,10 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
                              if vals[a.model] is not None and vals[b.model] is not None and vals[a.model] < vals[b.model]]
                     entry["variants"][v] = {"values": vals, "order": order, "flips": flips}
                 out.append(entry)
+    for bench, left in sorted(unranked.items()):
+        if not any(b == bench for b, _ in by_bench):
+            out.append({"benchmark": bench, "metric": None, "group": None, "variants": {}, "item_set": None,
+                        "not_ranked": left})
     return out
 
 
@@ -312,5 +329,6 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
         raise GlotbenchError("no run could be re-scored: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
-                      "group": r.group_key, "scores": r.scores, "stored": r.stored} for r in done],
+                      "group": r.group_key, "scores": r.scores, "stored": r.stored, "valid": r.valid,
+                      "notes": list(r.notes), "item_set": r.item_set} for r in done],
             "rankings": rankings(done), "left_out": skipped}

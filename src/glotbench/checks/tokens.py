@@ -15,6 +15,8 @@ Per language (the item's expected output language where the task has one, else i
   of a text task, else the public text fields), and the premium over English on parallel data:
   translation pairs from English (tokens of the target reference over tokens of the English
   source: FLORES+, DeepSEA WMT) and English items parallel by id (DeepSEA).
+A reply whose backend reported no usage (0 prompt and 0 completion tokens: `python:`, `replay:`) is
+left out of the ratios and counted in `replies_without_usage`: its 0 tokens are no measurement.
 A reply's characters are counted after removing whitespace (scripts without spaces are not
 penalised for the spaces others write). Ratios are sums over sums.
 """
@@ -69,6 +71,9 @@ def usage_premium(bench: Any, samples: Sequence[Sample]) -> dict[str, Any]:
         p["truncated"] += s.finish_reason == "length"
         if s.output is None or not s.tokens:
             continue
+        if not (s.tokens.get("completion") or s.tokens.get("prompt")):  # a backend that reports no usage
+            p["no_usage"] += 1  # (python:, replay:) counts 0 for both: no figure, not 0 tokens a character
+            continue
         text = answer_text(bench, s.answer) if s.failure is None else None
         text = text if text is not None else s.output
         p["replies"] += 1
@@ -82,7 +87,8 @@ def usage_premium(bench: Any, samples: Sequence[Sample]) -> dict[str, Any]:
                   "completion_tokens": int(p["completion_tokens"]), "chars": int(p["chars"]), "words": int(p["words"]),
                   "tokens_per_char": _ratio(p["completion_tokens"], p["chars"]),
                   "tokens_per_word": _ratio(p["completion_tokens"], p["words"]),
-                  "truncated": int(p["truncated"]), "truncation_rate": _ratio(p["truncated"], p["samples"])}
+                  "truncated": int(p["truncated"]), "truncation_rate": _ratio(p["truncated"], p["samples"]),
+                  **({"replies_without_usage": int(p["no_usage"])} if p["no_usage"] else {})}
            for lang, p in sorted(per.items())}
     en = {n: sum(v) / len(v) for (lang, n), v in prompts.items() if lang == "en"}
     if en:

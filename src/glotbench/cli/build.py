@@ -3,12 +3,12 @@ items, and contamination (also top-level). Errors are handled once, by `ErrorHan
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, ErrorHandlingGroup, MaxRetries, NoCache, PriceIn,
-                                   PriceOut, Progress, Temperature, Timeout, die, exit_if_invalid, run_options)
+from glotbench.cli.options import (JUDGE_CALLS, MODEL_CALLS, PRICES, ErrorHandlingGroup, Temperature, die,
+                                   exit_if_invalid, run_options, with_options)
 
 build_app = typer.Typer(help="Build a benchmark: dedupe candidates, LLM checks, annotation review and "
                              "agreement, BenchBuilder-style selection, item analysis, contamination.",
@@ -38,7 +38,8 @@ def dedupe_cmd(
     out: Annotated[Optional[str], typer.Option(help="With --apply: the deduplicated JSONL file to write.")] = None,
 ) -> None:
     """Near-duplicate clusters (MinHash LSH over n-grams; optional embedding pass), with the item each keeps."""
-    from glotbench.build.common import load_candidates, write_json_atomic, write_jsonl_atomic
+    from glotbench.build.common import load_candidates
+    from glotbench.rundir import write_json_atomic, write_jsonl_atomic
     from glotbench.build.dedupe import DedupeOptions, find_duplicates, kept_indices, report as make_report
 
     if apply and not out:
@@ -74,6 +75,7 @@ def dedupe_cmd(
 
 
 @build_app.command("check")
+@with_options(JUDGE_CALLS, MODEL_CALLS, PRICES)
 def check_cmd(
     file: Annotated[str, typer.Argument(help="Candidate JSONL file.")],
     judge: Judges,
@@ -84,15 +86,7 @@ def check_cmd(
     text_field: TextField = [],
     repeats: Annotated[int, typer.Option(help="Verdicts per item, check and judge.")] = 1,
     temperature: Temperature = None,
-    concurrency: Concurrency = None,
-    max_retries: MaxRetries = 5,
-    timeout: Timeout = 120.0,
-    no_cache: NoCache = False,
-    cache_path: CachePath = None,
-    price_in: PriceIn = None,
-    price_out: PriceOut = None,
-    api_key_env: ApiKeyEnv = None,
-    progress: Progress = True,
+    **shared: Any,
 ) -> None:
     """LLM checks per item (answerability, context independence, sensitivity); flags go to a review file."""
     import asyncio
@@ -105,9 +99,7 @@ def check_cmd(
     cands = load_candidates([file], text_field or None, key_field)
     opts = CheckOptions(checks=tuple(check) or CHECKS, categories=tuple(category) or DEFAULT_CATEGORIES,
                         key_field=key_field, repeats=repeats)
-    ro = run_options(temperature=temperature, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-                     no_cache=no_cache, cache_path=cache_path, price_in=price_in, price_out=price_out,
-                     api_key_env=api_key_env, progress=progress)
+    ro = run_options(temperature=temperature, **shared)
     res = asyncio.run(run_checks(cands, judge, out, ro, opts))
     typer.echo(f"{res['items']} items, {res['verdicts']} verdicts; {res['flagged_items']} items flagged")
     for chk, d in res["per_check"].items():
@@ -150,7 +142,7 @@ def review_agree(
     out: Annotated[Optional[str], typer.Option(help="Write agreement and disagreements (JSON) here.")] = None,
 ) -> None:
     """Agreement (Fleiss κ, Cohen κ per pair, Krippendorff α) with bootstrap CIs, and the disagreements."""
-    from glotbench.build.common import write_json_atomic
+    from glotbench.rundir import write_json_atomic
     from glotbench.build.review import agreement, disagreements, import_labels
 
     got = import_labels(labels)
@@ -204,7 +196,7 @@ def review_final(
     adjudications: Annotated[Optional[str], typer.Option(help="Adjudication file.")] = None,
 ) -> None:
     """Final labels: adjudicated, else unanimous; the rest listed as unresolved."""
-    from glotbench.build.common import write_json_atomic
+    from glotbench.rundir import write_json_atomic
     from glotbench.build.review import final_labels, import_labels
 
     got = import_labels(labels)
@@ -216,6 +208,7 @@ def review_final(
 
 
 @build_app.command("select")
+@with_options(JUDGE_CALLS, MODEL_CALLS, PRICES)
 def select_cmd(
     candidates: Annotated[str, typer.Argument(help="Candidate prompts (JSONL).")],
     judge: Judges,
@@ -229,15 +222,7 @@ def select_cmd(
     seed: Annotated[int, typer.Option(help="Seed for k-means and tie-breaking.")] = 0,
     text_field: TextField = [],
     temperature: Temperature = None,
-    concurrency: Concurrency = None,
-    max_retries: MaxRetries = 5,
-    timeout: Timeout = 120.0,
-    no_cache: NoCache = False,
-    cache_path: CachePath = None,
-    price_in: PriceIn = None,
-    price_out: PriceOut = None,
-    api_key_env: ApiKeyEnv = None,
-    progress: Progress = True,
+    **shared: Any,
 ) -> None:
     """BenchBuilder-style selection: criteria scores, topic clusters, low-quality clusters dropped, diverse sample."""
     import asyncio
@@ -250,9 +235,7 @@ def select_cmd(
     cands = load_candidates([candidates], text_field or None)
     opts = SelectOptions(n=n, criteria=crit or tuple(CRITERIA.items()), embedder=embedder, clusters=clusters,
                          min_cluster_score=min_cluster_score, min_score=min_score, seed=seed)
-    ro = run_options(temperature=temperature, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-                     no_cache=no_cache, cache_path=cache_path, price_in=price_in, price_out=price_out,
-                     api_key_env=api_key_env, progress=progress)
+    ro = run_options(temperature=temperature, **shared)
     res = asyncio.run(run_select(cands, judge, out, ro, opts))
     typer.echo(f"{res['selected']} of {res['candidates']} prompts selected ({res['judged']} judged, "
                f"{res['clusters_k']} clusters, embedder {res['embedder']})")
@@ -271,7 +254,7 @@ def items_cmd(
     out: Annotated[Optional[str], typer.Option(help="Write the full analysis (JSON) here.")] = None,
 ) -> None:
     """Item analysis: difficulty, point-biserial discrimination, all right/wrong, likely wrong keys, 2PL IRT."""
-    from glotbench.build.common import write_json_atomic
+    from glotbench.rundir import write_json_atomic
     from glotbench.build.items import analyse
 
     res = analyse(runs, strongest=strongest, review=review)

@@ -19,7 +19,7 @@ def contamination(
     """Share of items that share a long n-gram with a corpus, and the overlapping item ids."""
     import json
 
-    from glotbench.benchmarks.registry import get_benchmark
+    from glotbench.registry import get_benchmark
     from glotbench.contamination import check
 
     res = check(get_benchmark(benchmark).load(data), corpus, char_n=char_n, word_n=word_n)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, CachePath, Concurrency, Data, FirstN, Human, MaxRetries, MaxTokens,
-                                   MaxFailureRate, ModelSpec, NoCache, Out, Progress, Timeout, exit_if_invalid, run_options,
-                                   to_json)
+from glotbench.cli.options import (JUDGE_CALLS, JUDGED_ITEMS, MODEL_CALLS, Human, MaxTokens, ModelSpec, Out,
+                                   exit_if_invalid, run_options, to_json, with_options)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 # The panel's self-judging policy (judges/panel.SelfJudging): the candidate's own model is always skipped.
@@ -18,28 +17,20 @@ JudgeCards = Annotated[Optional[str], typer.Option("--judge-cards", help="Direct
 WriteCards = Annotated[Optional[str], typer.Option("--write-cards", help="Write a validity card per judge and language into this directory (needs --human).")]
 
 
+@with_options(JUDGED_ITEMS, JUDGE_CALLS, MODEL_CALLS)
 def arena(
     model: ModelSpec,
     baseline: Annotated[str, typer.Option("--baseline", help="The fixed baseline: a model spec, or replay:FILE.jsonl of its answers.")],
     judge: Judges,
-    data: Data = None,
-    limit: FirstN = None,
     out: Out = None,
-    concurrency: Concurrency = None,
-    max_retries: MaxRetries = 5,
-    timeout: Timeout = 120.0,
-    no_cache: NoCache = False,
-    cache_path: CachePath = None,
-    api_key_env: ApiKeyEnv = None,
-    progress: Progress = True,
     unanswered: Annotated[str, typer.Option("--unanswered", help="An unanswered prompt: loss (default: a loss "
                                             "for the side that did not answer) or drop (left out, listed).")] = "loss",
     single_order: Annotated[str, typer.Option("--single-order", help="A prompt judged in one order only: fail "
                                               "(default: counted failed, listed) or accept (scored, flagged).")] = "fail",
     skip_same_family: SkipSameFamily = False,
     family: Families = [],  # noqa: B006
-    max_failure_rate: MaxFailureRate = 0.05,
     judge_cards: JudgeCards = None,
+    **shared: Any,
 ) -> None:
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
     import asyncio
@@ -48,9 +39,7 @@ def arena(
     from glotbench.judges.panel import SelfJudging
     from glotbench.models.family import parse_families
 
-    opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-                       no_cache=no_cache, cache_path=cache_path, out=out, api_key_env=api_key_env, progress=progress,
-                       max_failure_rate=max_failure_rate)
+    opts = run_options(out=out, **shared)
     res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order,
                                 self_judging=SelfJudging(skip_same_family, parse_families(family)),
                                 judge_cards=judge_cards))
@@ -81,11 +70,10 @@ def arena_report(
     typer.echo(to_json(res))
 
 
+@with_options(JUDGED_ITEMS, JUDGE_CALLS, MODEL_CALLS)
 def aragen(
     model: Annotated[str, typer.Option("--model", "-m", help="The model spec to evaluate, or replay:FILE of its answers (upstream's answer/judged JSON, or JSONL).")],
     judge: Judges,
-    data: Data = None,
-    limit: FirstN = None,
     policy: Annotated[str, typer.Option(help="Entries without an answer or a valid verdict: drop, zero, or upstream (unanswered 0, unjudged dropped).")] = "drop",
     judge_prompt: Annotated[Optional[str], typer.Option(help="Use upstream's judge messages, read from your copy of the 3C3H repository (DIR or pipeline/jury.py).")] = None,
     parse: Annotated[str, typer.Option(help="Verdict parsing: strict, or 3c3h (upstream's parser and 4-decimal rounding).")] = "strict",
@@ -99,15 +87,8 @@ def aragen(
     judge_seed: Annotated[Optional[int], typer.Option(help="Judge sampling seed (upstream's judges: 42).")] = None,
     max_tokens: MaxTokens = None,
     out: Out = None,
-    concurrency: Concurrency = None,
-    timeout: Timeout = 120.0,
-    max_retries: MaxRetries = 5,
-    api_key_env: ApiKeyEnv = None,
-    no_cache: NoCache = False,
-    cache_path: CachePath = None,
-    progress: Progress = True,
-    max_failure_rate: MaxFailureRate = 0.05,
     judge_cards: JudgeCards = None,
+    **shared: Any,
 ) -> None:
     """AraGen: answers generated as the release does (rounds 0, 1, 2), judged with 3C3H by every judge."""
     import asyncio
@@ -118,9 +99,7 @@ def aragen(
 
     if system_prompt is not None and system_prompt.startswith("@"):
         system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
-    opts = run_options(data=data, limit=limit, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-                       max_tokens=max_tokens, api_key_env=api_key_env, no_cache=no_cache, cache_path=cache_path,
-                       out=out, progress=progress, max_failure_rate=max_failure_rate)
+    opts = run_options(max_tokens=max_tokens, out=out, **shared)
     res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
                                  judge_repeats=judge_repeats, judge_temperature=judge_temperature,
                                  judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury,

@@ -1,15 +1,22 @@
 """Shared by the command modules: the options every command group declares the same way, declared once
-here as `Annotated` types, and the one error handler (`ErrorHandlingGroup`) that turns a bad input into
-a single `error: ...` line on stderr and exit code 2.
+here as `Annotated` types and gathered into option groups (`MODEL_CALLS`, `PRICES`, `ITEMS`,
+`JUDGED_ITEMS`, `JUDGE_CALLS`) that `@with_options` adds to each command taking them (as inspect_ai's `_cli/common.py`
+does with click), and the one error handler (`ErrorHandlingGroup`): a bad input is a single `error:
+...` line on stderr and exit code 2; anything else is a bug in glotbench, said so in one line with how
+to see the traceback (`GLOTBENCH_DEBUG=1`), exit code 1.
 
 Nothing heavy is imported here: `glotbench --help` must stay fast.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
-from typing import Annotated, Any, Optional
+import traceback
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -21,10 +28,12 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 
 from glotbench.errors import GlotbenchError
 
-# Exceptions that mean "this input (file, option value, reply) is bad", not "glotbench has a bug".
-# KeyError/TypeError/IndexError/AttributeError come from files whose rows lack a field or have a field
-# of the wrong type where a loader does not validate yet; set GLOTBENCH_DEBUG=1 to see the traceback.
-INPUT_ERRORS = (GlotbenchError, ValueError, OSError, KeyError, TypeError, IndexError, AttributeError)
+# Exceptions that mean "this input (file, option value, reply) is bad", not "glotbench has a bug":
+# our own errors (every reader validates what it reads: glotbench.data), a value no parser took
+# (JSON, UTF-8, a number), a file that cannot be read. Any other exception, a KeyError or TypeError
+# included, is a bug: `bug_report` says so (GLOTBENCH_DEBUG=1 shows the traceback).
+INPUT_ERRORS = (GlotbenchError, ValueError, OSError)
+BUG_EXIT = 1  # input errors exit 2, an invalid run 3, an interrupted command 130
 
 
 def die(message: str, code: int = 2) -> None:
@@ -35,8 +44,8 @@ def die(message: str, code: int = 2) -> None:
 
 def exit_if_invalid(results: dict[str, Any]) -> None:
     """After a command printed its results: an invalid run (too many failed model calls,
-    engine/validity.py) is one `error:` line and exit code 3. Everything is written by then."""
-    from glotbench.engine.validity import INVALID_RUN_EXIT, validity_text
+    rundir/validity.py) is one `error:` line and exit code 3. Everything is written by then."""
+    from glotbench.rundir.validity import INVALID_RUN_EXIT, validity_text
 
     text = validity_text(results)
     if text is None:
@@ -74,13 +83,25 @@ def describe(e: BaseException) -> str:
         msg = f"{e.filename}: no such file or directory"
     elif isinstance(e, OSError):
         msg = f"{e.filename or ''}{': ' if e.filename else ''}{e.strerror or e}"
-    elif isinstance(e, KeyError):
-        msg = f"missing field {e.args[0]!r}" if e.args else "missing field"
     elif isinstance(e, ValueError):
         msg = str(e)
     else:
-        msg = f"unexpected input ({type(e).__name__}: {e})"
+        msg = str(e)
     return " ".join(msg.split()) or type(e).__name__  # exactly one line
+
+
+def bug_report(e: BaseException) -> str:
+    """One line for an exception no input explains: what and where it was raised (the innermost frame;
+    inside glotbench, its path from the package), and how to see the traceback."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = ""
+    if frames:
+        path = frames[-1].filename.replace("\\", "/")
+        inside = path.rfind("/glotbench/")
+        where = f" at {path[inside + 1:] if inside >= 0 else os.path.basename(path)}:{frames[-1].lineno}"
+    what = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+    return (f"this is a bug in glotbench, not a problem with the input ({what}{where}); run the command again "
+            "with GLOTBENCH_DEBUG=1 to see the traceback, and report it")
 
 
 class ErrorHandlingGroup(TyperGroup):
@@ -127,6 +148,10 @@ class ErrorHandlingGroup(TyperGroup):
                 cmd = " ".join(x for x in (group if ctx.parent else "", ctx.invoked_subcommand or "") if x)
                 msg = f"{cmd}: {msg}" if cmd else msg
             die(msg, getattr(e, "exit_code", 2))
+        except Exception as e:  # noqa: BLE001 - a bug: one line that says so, not a traceback
+            if os.environ.get("GLOTBENCH_DEBUG"):
+                raise
+            die(bug_report(e), BUG_EXIT)
 
 
 def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:
@@ -191,6 +216,57 @@ Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")
 Correction = Annotated[str, typer.Option(help="Multiple-comparison correction of the p-values: holm, bh (Benjamini–Hochberg) or none.")]
 Db = Annotated[str, typer.Option(help="SQLAlchemy URL: SQLite file (default) or postgresql+psycopg://...")]
 DEFAULT_DB = "sqlite:///glotbench-service.sqlite"
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options that several commands take, declared once: `@with_options(GROUP, ...)` adds them to a
+    command's signature (after its own), and their values reach the command as keyword arguments
+    (`**shared`), ready for `run_options`."""
+
+    name: str
+    params: tuple[inspect.Parameter, ...]
+
+
+def option_group(name: str, **options: tuple[Any, Any]) -> OptionGroup:
+    """`option_group("model calls", timeout=(Timeout, 120.0), ...)`: each option's type and default."""
+    return OptionGroup(name, tuple(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=t, default=d)
+                                   for k, (t, d) in options.items()))
+
+
+def with_options(*groups: OptionGroup) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add the groups' options to a command that takes `**shared` (typer reads the signature)."""
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        if len(own) == len(sig.parameters):
+            raise TypeError(f"{fn.__name__} takes the options of {[g.name for g in groups]} as **kwargs")
+        added = [p for g in groups for p in g.params]
+        clash = {p.name for p in own} & {p.name for p in added}
+        if clash or len({p.name for p in added}) != len(added):
+            raise TypeError(f"{fn.__name__}: options declared twice: {sorted(clash) or [p.name for p in added]}")
+
+        @functools.wraps(fn)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        command.__signature__ = sig.replace(parameters=[*own, *added])  # type: ignore[attr-defined]
+        return command
+    return deco
+
+
+# The option groups: every command that calls models takes MODEL_CALLS; those whose costs are shown take
+# PRICES; those that run a benchmark's items take ITEMS; the judged commands and the build tools set
+# one concurrency per phase (JUDGE_CALLS; `run` takes --concurrency N|auto).
+MODEL_CALLS = option_group("model calls", max_retries=(MaxRetries, 5), timeout=(Timeout, 120.0),
+                           no_cache=(NoCache, False), cache_path=(CachePath, None), api_key_env=(ApiKeyEnv, None),
+                           progress=(Progress, True))
+JUDGE_CALLS = option_group("judge calls", concurrency=(Concurrency, None))
+PRICES = option_group("prices", price_in=(PriceIn, None), price_out=(PriceOut, None))
+ITEMS = option_group("items", data=(Data, None), limit=(Limit, None), max_failure_rate=(MaxFailureRate, 0.05))
+# arena and aragen: no --subset, so --limit says the run is then a subset
+JUDGED_ITEMS = option_group("judged items", data=(Data, None), limit=(FirstN, None),
+                            max_failure_rate=(MaxFailureRate, 0.05))
 
 
 def run_options(*, no_cache: bool = False, bench_opt: list[str] = (), **fields: Any):

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ApiKeyEnv, BenchOpt, CachePath, ConcurrencyOrAuto, Correction, Data, Limit,
-                                   MaxFailureRate, MaxRetries, MaxTokens, ModelSpec, NoCache, Out, PriceIn, PriceOut, Progress, Quick,
-                                   Resamples, Seed, Subset, Temperature, Thinking, Timeout, run_options, to_json)
+from glotbench.cli.options import (ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, Correction, MaxTokens,
+                                   ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature, Thinking, run_options,
+                                   to_json, with_options)
 
 
 def list_cmd() -> None:
     """List the benchmarks and the model backends."""
-    from glotbench.benchmarks.registry import BENCHMARKS
-    from glotbench.models.registry import BACKENDS
+    from glotbench.plugins import benchmarks, models
 
     typer.echo("benchmarks:")
-    for name, (_, desc) in sorted(BENCHMARKS.items()):
+    for name, desc in benchmarks().items():
         typer.echo(f"  {name:<16} {desc}")
     from glotbench.tasks import task_names
 
@@ -25,15 +24,14 @@ def list_cmd() -> None:
     for name, desc in sorted(task_names().items()):
         typer.echo(f"  {name:<16} {desc}")
     typer.echo("model backends (--model SPEC):")
-    for _, (_, desc) in BACKENDS.items():
+    for desc in models().values():
         typer.echo(f"  {desc}")
 
 
+@with_options(ITEMS, MODEL_CALLS, PRICES)
 def run(
     benchmark: Annotated[str, typer.Argument(help="Benchmark name (see `glotbench list`).")],
     model: ModelSpec = "local",
-    data: Data = None,
-    limit: Limit = None,
     subset: Subset = None,
     quick: Quick = False,
     concurrency: ConcurrencyOrAuto = None,
@@ -46,15 +44,6 @@ def run(
     structured_output: Annotated[bool, typer.Option(help="Ask for JSON-schema output (response_format) where the benchmark defines one.")] = False,
     thinking: Thinking = None,
     bench_opt: BenchOpt = [],
-    timeout: Timeout = 120.0,
-    max_retries: MaxRetries = 5,
-    no_cache: NoCache = False,
-    cache_path: CachePath = None,
-    price_in: PriceIn = None,
-    price_out: PriceOut = None,
-    api_key_env: ApiKeyEnv = None,
-    progress: Progress = True,
-    max_failure_rate: MaxFailureRate = 0.05,
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
     judge_cards: Annotated[Optional[str], typer.Option("--judge-cards", help="With --judge: directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS).")] = None,
@@ -66,6 +55,7 @@ def run(
     batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
     pivot: Annotated[Optional[str], typer.Option("--pivot", help="Answer through this language (en): the input translated by --pivot-model, text answers translated back; native vs pivot compared (docs/checks.md).")] = None,
     pivot_model: Annotated[Optional[str], typer.Option("--pivot-model", help="The model that translates for --pivot (a model spec).")] = None,
+    **shared: Any,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
     directory with results.json and samples.jsonl. Exit 3: the run is invalid (too many model calls
@@ -85,13 +75,10 @@ def run(
 
         raise GlotbenchError(f"--quick is --subset quick; it cannot be combined with --subset {subset}")
     opts = run_options(
-        thinking=thinking, bench_opt=bench_opt, data=data, limit=limit, repeats=repeats, concurrency=concurrency,
-        subset="quick" if quick else subset, max_failure_rate=max_failure_rate,
-        temperature=temperature, max_tokens=max_tokens, seed=seed, stop=tuple(stop), structured_output=structured_output,
-        timeout=timeout, max_retries=max_retries, no_cache=no_cache, cache_path=cache_path, out=out,
-        price_in=price_in, price_out=price_out, api_key_env=api_key_env, progress=progress,
-        max_cost_usd=max_cost, max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount,
-        batch_poll_s=batch_poll)
+        thinking=thinking, bench_opt=bench_opt, repeats=repeats, concurrency=concurrency,
+        subset="quick" if quick else subset, temperature=temperature, max_tokens=max_tokens, seed=seed,
+        stop=tuple(stop), structured_output=structured_output, out=out, max_cost_usd=max_cost,
+        max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll, **shared)
     if include_path:
         from glotbench.tasks import add_include_path
 
@@ -100,7 +87,14 @@ def run(
     if dry_run:
         from glotbench.engine.estimate import estimate_run, format_estimate
 
-        for line in format_estimate(estimate_run(benchmark, model, opts)):
+        est = estimate_run(benchmark, model, opts)
+        if pivot is not None or pivot_model is not None:  # the pivot's phases are not estimated
+            est.not_counted.append(f"--pivot: {pivot_model or 'the pivot model'}'s translations (each input text, "
+                                   "and text answers back) and the model's requests on the translated input; "
+                                   "these figures are the native run's only")
+        if judge and not any("judges'" in x for x in est.not_counted):
+            est.not_counted.append("the judges' requests (--judge): these figures are the answering model's only")
+        for line in format_estimate(est):
             typer.echo(line)
         return
     from glotbench.registry import get_benchmark
@@ -157,7 +151,7 @@ def finish_message(results: dict, argv: list[str]) -> None:
     """After the table: how to run the full set (a subset run), and for an invalid run one error
     line and exit code 3 (results.json is written and marked invalid first)."""
     from glotbench.cli.options import exit_if_invalid
-    from glotbench.engine.selection import selection_of
+    from glotbench.rundir.selection import selection_of
 
     sel = selection_of(results)
     if sel["full"] and sel.get("subset"):
@@ -199,12 +193,13 @@ def report(
 ) -> None:
     """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
     from glotbench.errors import GlotbenchError
-    from glotbench.report.terminal import load_results, print_results
+    from glotbench.report.terminal import print_results
+    from glotbench.rundir import read_results
 
     if not (html or open_):
         if file is not None:
             raise GlotbenchError(f"unexpected argument {file!r} (a report file needs --html)")
-        print_results(load_results(run_dir))
+        print_results(read_results(run_dir))
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

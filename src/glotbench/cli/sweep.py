@@ -45,7 +45,7 @@ def sweep(
     import asyncio
 
     from glotbench.engine.sweep import endpoint_budgets, expand, load_sweep
-    from glotbench.engine.validity import INVALID_RUN_EXIT
+    from glotbench.rundir.validity import INVALID_RUN_EXIT
     from glotbench.errors import GlotbenchError
 
     try:

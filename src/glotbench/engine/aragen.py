@@ -24,13 +24,15 @@ from glotbench.benchmarks.aragen import (
     load_entries,
 )
 from glotbench.core import Sample
-from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
-from glotbench.engine.selection import first as selection_first, signature_part
-from glotbench.engine.validity import combine, run_validity
+from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.engine.panel import run_panel
 from glotbench.errors import GlotbenchError
-from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.cards import validation
-from glotbench.judges.panel import SelfJudging, run_panel, select_judges
+from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
+from glotbench.judges.panel import SelfJudging, select_judges
+from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.selection import first as selection_first, signature_part
+from glotbench.rundir.validity import combine, run_validity
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
 from glotbench.models.openai_compat import OpenAICompatModel
@@ -137,7 +139,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         upstream = load_upstream_prompt(judge_prompt)
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
-    out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
+    out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, "aragen.json", ("answers-1", "answers-2"))
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
@@ -204,7 +206,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
         f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
         f"judge_retries:{options.max_retries}",
-        f"judges:{','.join(_slug(j) for j in active)}", f"data:{digest[:12]}"]) + signature_part(selection)
+        f"judges:{','.join(slug(j) for j in active)}", f"data:{digest[:12]}"]) + signature_part(selection)
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,
@@ -219,6 +221,6 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
         "signature": signature, "judge_validation": judge_validation,
     }
-    _write_json_atomic(out / "aragen.json", results)
+    write_json_atomic(out / "aragen.json", results)
     results["out_dir"] = str(out)
     return results

@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
-from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async, set_aside_invalid
-from glotbench.engine.selection import comparability, describe_item_set, select
-from glotbench.engine.validity import combine, validity_text
+from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.engine.panel import run_panel
 from glotbench.errors import GlotbenchError, InvalidRunError
-from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.judges.cards import validation
-from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
+from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
+from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
+from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.selection import comparability, describe_item_set, select
+from glotbench.rundir.validity import combine, validity_text
 from glotbench.registry import load_model
 from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
 
@@ -114,7 +116,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         raise GlotbenchError("name at least one judge with --judge SPEC")
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
-    out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{_slug(candidate)}")
+    out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{slug(candidate)}")
     # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, "arena.json", ("candidate", "baseline"))
     cand_model = load_model(candidate)
@@ -184,7 +186,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "validity": combine(validity), "data_label": bench.data_label(all_prompts),
         "judge_validation": judge_validation,
     }
-    _write_json_atomic(out / "arena.json", results)
+    write_json_atomic(out / "arena.json", results)
     return ArenaResult(out, results)
 
 
@@ -196,7 +198,7 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
     from glotbench.stats import cohens_kappa, kendall, spearman
 
     runs = [read_run_file(d, "arena.json", ArenaScores, "a finished arena") for d in arena_dirs]
-    # Each judge's model ranking compares arenas: on one item set only (engine/selection.py).
+    # Each judge's model ranking compares arenas: on one item set only (rundir/selection.py).
     sets = {(r.get("data_sha256"), comparability({"signature": "", **r})[1]) for r in runs}
     if len(sets) > 1:
         raise GlotbenchError("the arenas scored different item sets, so their numbers are not comparable: "

@@ -28,13 +28,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, Iterable
 
 from glotbench.engine.estimate import inner_model
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import BadResponse, ModelError
+from glotbench.rundir import write_json_atomic
 
 log = logging.getLogger("glotbench")
 
@@ -42,6 +42,7 @@ STATE_FILE = "batch.json"
 MAX_LINES = 50_000
 MAX_BYTES = 190 * 2**20
 TERMINAL = ("completed", "expired", "failed", "cancelled")
+STATUSES = ("validating", "in_progress", "finalizing", "cancelling", *TERMINAL)  # the documented batch statuses
 MAX_POLL_FAILURES = 20  # consecutive failed polls before giving up (the batch id stays in batch.json)
 
 
@@ -103,16 +104,15 @@ class BatchClient:
                                                          "completion_window": "24h"})
 
     async def get(self, batch_id: str) -> dict[str, Any]:
-        return await self._json("GET", f"batches/{batch_id}")
+        """The batch object; one without a documented status is a bad reply (a failed poll), so
+        a provider that never says 'completed' ends in an error, not a wait for ever."""
+        batch = await self._json("GET", f"batches/{batch_id}")
+        if batch.get("status") not in STATUSES:
+            raise BadResponse(f"batches/{batch_id}: status {batch.get('status')!r} is none of {', '.join(STATUSES)}")
+        return batch
 
     async def content(self, file_id: str) -> bytes:
         return await self._request("GET", f"files/{file_id}/content")
-
-
-def _write_state(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _read_state(path: Path) -> dict[str, Any] | None:
@@ -177,7 +177,7 @@ async def prefill_from_batch(runner: Any, items: Any, out_dir: Path, options: An
                         raise GlotbenchError(f"the endpoint refused the batch ({e}); run without --batch") from None
                     state["batches"].append({"id": batch["id"], "input_file_id": file_id, "requests": len(chunk),
                                              "status": batch.get("status"), "downloaded": False})
-                    _write_state(path, state)
+                    write_json_atomic(path, state)
                     log.info("batch %s created: %d requests", batch["id"], len(chunk))
         else:
             log.info("resuming %d batch(es) from %s", len(state["batches"]), path)
@@ -214,7 +214,7 @@ async def _poll(api: BatchClient, state: dict[str, Any], path: Path, every_s: fl
             b.update(status=batch.get("status"), output_file_id=batch.get("output_file_id"),
                      error_file_id=batch.get("error_file_id"), completed=counts.get("completed"),
                      failed=counts.get("failed"), errors=batch.get("errors"))
-        _write_state(path, state)
+        write_json_atomic(path, state)
         if any(b.get("status") not in TERMINAL for b in state["batches"]):
             await asyncio.sleep(every_s)
 
@@ -249,7 +249,7 @@ async def _download(api: BatchClient, state: dict[str, Any], path: Path, pending
                         mine[reason] = mine.get(reason, 0) + 1
             b["downloaded"] = True
             b["failures"] = mine
-            _write_state(path, state)
+            write_json_atomic(path, state)
         for reason, n in (b.get("failures") or {}).items():
             failures[reason] = failures.get(reason, 0) + n
         for k in tokens:
@@ -265,6 +265,8 @@ def _take_line(raw: bytes, pending: dict[str, Any], runner: Any, model: Any, bat
         key = row["custom_id"]
         response = row.get("response") or {}
     except (ValueError, KeyError, TypeError, AttributeError):
+        return 0, "malformed_line"
+    if not isinstance(key, str):  # a list or an object cannot be a key: the line is malformed, not the run
         return 0, "malformed_line"
     unit = pending.get(key)
     if unit is None:  # already cached (a resumed download), or not this run's

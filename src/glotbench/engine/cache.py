@@ -26,7 +26,9 @@ from typing import Any, Iterable, Mapping
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
+from glotbench.keys import code_fingerprint, hash_text, storable  # noqa: F401 - the cache's key parts
 from glotbench.models.base import Response
+from glotbench.rundir.files import to_json
 
 SCHEMA_VERSION = 1
 
@@ -46,7 +48,6 @@ def default_cache_path() -> Path:
 # call, once per cached unit).
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 _CANONICAL_REPR = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
-_TEXT = json.JSONEncoder(ensure_ascii=False)
 
 
 def cache_key(model_id: str, prompt_payload: Any, config: dict[str, Any], repeat: int, *,
@@ -77,64 +78,6 @@ def score_key(call_key: str, scorer_id: str, item: Item, reply: Response) -> str
     return hashlib.sha256(hash_text(blob)).hexdigest()
 
 
-_ASCII = json.JSONEncoder(ensure_ascii=True)
-
-
-def to_json(value: Any) -> str:
-    """JSON text (UTF-8 kept), as json.dumps(value, ensure_ascii=False) writes it; a value holding a
-    string no UTF-8 can carry (a lone surrogate, read from a `\\ud800` escape in a data file) is
-    written with `\\u` escapes instead, so no writer stops on what it was given."""
-    text = _TEXT.encode(value)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return _ASCII.encode(value)
-    return text
-
-
-def json_bytes(value: Any) -> bytes:
-    """`to_json(value)` as UTF-8 bytes, with one encoding on the usual path."""
-    try:
-        return _TEXT.encode(value).encode("utf-8")
-    except UnicodeEncodeError:
-        return _ASCII.encode(value).encode("ascii")
-
-
-def hash_text(text: str) -> bytes:
-    """The bytes a key hashes: UTF-8, a lone surrogate passed through (a key is never decoded)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-
-
-def code_fingerprint(*objects: Any) -> str | None:
-    """SHA-256 of the files defining `objects` (classes, their bases, functions): a development
-    checkout that edits aggregation code without a version bump gets a new key. None when one of
-    them has no file to read (a notebook cell, `python -c`, exec): such code is never keyed."""
-    import sys
-
-    files: set[str] = set()
-    for obj in objects:
-        for cls in getattr(obj, "__mro__", (obj,)):
-            name = getattr(cls, "__module__", "") or ""
-            if name == "builtins":
-                continue
-            path = getattr(sys.modules.get(name), "__file__", None)
-            if not path:
-                return None
-            files.add(path)
-    h = hashlib.sha256()
-    for path in sorted(files):
-        try:
-            h.update(Path(path).read_bytes())
-        except OSError:  # no readable source: the code cannot be told apart from an edited one
-            return None
-        h.update(b"\0")
-    return h.hexdigest()
-
-
 def aggregate_key(scorer_id: str, samples: Iterable[Any], settings: Any, code: str) -> str:
     """The key of a stored aggregate: the samples it was computed from, in order (each its stored
     score's key, which fixes the reply and its score, and its item's meta), the scorer, the
@@ -157,15 +100,6 @@ def _plain(value: Any) -> Any:
 
 
 _CONTENT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
-
-
-def storable(record: Any) -> str | None:
-    """`record` as JSON when it survives the round trip unchanged (no NaN, no tuples, no objects)."""
-    try:
-        blob = json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        return None
-    return blob if json.loads(blob) == record else None
 
 
 _SCORE_FIELDS = ("answer", "answer_key", "stats", "score_flags", "failure", "flags")
@@ -244,7 +178,7 @@ class CallCache:
         return decode_score(row[0]) if row else None
 
     def put_score(self, key: str, record: dict[str, Any]) -> None:
-        """Queue a scored record (see `engine.scoring.score_record`); `flush()` commits it."""
+        """Queue a scored record (see `scoring.score_record`); `flush()` commits it."""
         self._pending_scores[key] = (key, to_json(record))
 
     def get_aggregate(self, key: str) -> Any:

@@ -15,7 +15,8 @@ from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engi
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
-from glotbench.engine.cache import decode_response, decode_score, to_json
+from glotbench.engine.cache import decode_response, decode_score
+from glotbench.rundir.files import to_json
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import Response
 

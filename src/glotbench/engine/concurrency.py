@@ -57,6 +57,7 @@ class AdaptiveLimit:
     episodes: int = field(init=False, default=0)  # multiplicative decreases made
     requests: int = field(init=False, default=0)  # attempts that passed the gate
     rejected: int = field(init=False, default=0)  # attempts answered by a congestion signal
+    answered: int = field(init=False, default=0)  # attempts that got a reply
     peak: float = field(init=False, default=0.0)
     last_congested: float = field(init=False, default=0.0)  # the limit when the last episode began
     probe: float = field(init=False, default=0.0)  # the current plateau slowness
@@ -97,6 +98,7 @@ class AdaptiveLimit:
         self.in_flight -= 1
         episode, in_flight_at_send = token
         if kind is None:
+            self.answered += 1
             if self.slow_start:
                 step = 1.0
             elif self.limit + 1.0 < self.last_congested:
@@ -128,8 +130,13 @@ class AdaptiveLimit:
         self.peak = max(self.peak, value)
 
     def summary(self) -> dict:
-        """What results.json records: the limit it settled at and how it got there."""
-        return {"mode": "auto", "start": int(self.trace[0][1]), "max": self.max_limit,
-                "settled": self.current, "peak": int(self.peak), "decreases": self.episodes,
-                "requests": self.requests, "rejected": self.rejected,
-                "rejected_rate": round(self.rejected / self.requests, 4) if self.requests else 0.0}
+        """What results.json records: the limit it settled at and how it got there. With no reply
+        at all the limit found nothing (the floor is not what the endpoint serves): `settled` is
+        null and a note says why."""
+        out = {"mode": "auto", "start": int(self.trace[0][1]), "max": self.max_limit,
+               "settled": self.current if self.answered else None, "peak": int(self.peak), "decreases": self.episodes,
+               "requests": self.requests, "rejected": self.rejected,
+               "rejected_rate": round(self.rejected / self.requests, 4) if self.requests else 0.0}
+        if not self.answered and self.requests:
+            out["note"] = "no request was answered: the endpoint's limit was not found"
+        return out

@@ -11,7 +11,8 @@ Prompt tokens:
   framing (3 tokens per message and 3 to prime the reply). Another model's tokenizer splits the
   same text differently, most of all in Lao, Khmer, Burmese and Thai script, so the count comes with
   a range: o200k's count times the lowest and highest ratio (real tokens / o200k tokens) measured on
-  the prompt's dominant script over five real tokenizers (o200k, cl100k, Llama 3, Qwen 3, Gemma 3):
+  the prompt's dominant script (widened for the other scripts in it: `BundledTokenizer.band`) over
+  five real tokenizers (o200k, cl100k, Llama 3, Qwen 3, Gemma 3):
   `SCRIPT_BANDS`, measured by `bench/token_estimate.py` (docs/performance.md has the figures and
   the error per language).
 
@@ -54,6 +55,11 @@ _SCRIPTS = [(name, regex.compile(rf"\p{{Script={name}}}")) for name in
             ("Latin", "Thai", "Lao", "Khmer", "Myanmar", "Arabic", "Han", "Cyrillic", "Devanagari")]
 # Vietnamese: Latin letters with the horn/breve/stroke or the tone marks of Latin Extended Additional.
 _VIETNAMESE = regex.compile(r"[ăâđêôơưĂÂĐÊÔƠƯ\u1EA0-\u1EF9\u0300\u0301\u0303\u0309\u0323]")
+
+
+# Runs of one script's characters (its letters, marks and own punctuation: Burmese '။', Thai '๚',
+# and the combining accents after them); a mark never starts a run.
+_RUNS = [(name, regex.compile(rf"\p{{Script={name}}}[\p{{Script={name}}}\p{{Script=Inherited}}]*")) for name, _ in _SCRIPTS]
 
 
 def dominant_script(text: str) -> str:
@@ -109,8 +115,30 @@ class BundledTokenizer:
             n = sum(self.tokens(str(m.get("content", ""))) + CHAT_TOKENS_PER_MESSAGE
                     for m in prompt.messages) + CHAT_TOKENS_REPLY
         script = dominant_script(text)
-        lo, hi = SCRIPT_BANDS[script]
+        lo, hi = self.band(text, script, n)
         return TokenCount(n, math.floor(n * lo), math.ceil(n * hi), script)
+
+    def band(self, text: str, script: str, n: int) -> tuple[float, float]:
+        """The ratio range for a prompt: its dominant script's band, widened for the other scripts
+        in it. A Burmese-to-English prompt is mostly English letters (dominant `latin`, band up to
+        1.50) but its Burmese words may cost 3.45x o200k: the high end is the larger of the dominant
+        band's and the token-weighted one (each script's words counted by o200k at that script's
+        high ratio, the rest of the prompt at the dominant one's), the low end the least low ratio
+        of the scripts present. A prompt in one script keeps its script's band exactly."""
+        lo, hi = SCRIPT_BANDS[script]
+        words: dict[str, list[str]] = {}
+        for name, rx in _RUNS:
+            if found := rx.findall(text):
+                key = name.lower()
+                key = "vietnamese" if key == "latin" and script == "vietnamese" else key if key in SCRIPT_BANDS else "other"
+                words.setdefault(key, []).extend(found)
+        if len(words) <= 1 or n <= 0:
+            return lo, hi
+        counts = {k: self.tokens(" ".join(ws)) for k, ws in words.items()}
+        rest = max(0, n - sum(counts.values()))
+        weighted = (sum(t * SCRIPT_BANDS[k][1] for k, t in counts.items()) + rest * hi) / max(n, sum(counts.values()))
+        low = min([lo] + [SCRIPT_BANDS[k][0] for k in counts])
+        return low, max(hi, weighted)
 
 
 class ModelTokenizer:
@@ -155,6 +183,7 @@ class RunEstimate:
     observed_from: str | None = None
     scripts: dict[str, int] = field(default_factory=dict)  # requests to send per dominant script
     cost: dict[str, float] | None = None
+    not_counted: list[str] = field(default_factory=list)  # requests the run makes that these figures leave out
 
     @property
     def to_send(self) -> int:
@@ -167,7 +196,7 @@ class RunEstimate:
                 "prompt_tokens": dict(zip(("estimate", "low", "high"), self.prompt)),
                 "completion_tokens": dict(zip(("expected", "low", "high"), self.completion)),
                 "observed_completion_mean": self.observed_completion, "observed_from": self.observed_from,
-                "scripts": self.scripts, "cost": self.cost}
+                "scripts": self.scripts, "cost": self.cost, "not_counted": self.not_counted}
 
 
 def observed_completion_lengths(out: str | None) -> list[int]:
@@ -234,12 +263,12 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     cache keys, each prompt counted, the cache looked up; no model call, no run directory. The
     model object is built (a spec string) but never checked: no endpoint is contacted."""
     from glotbench.engine.cache import default_cache_path, open_cache
-    from glotbench.engine.evaluate import generation_config, model_options
+    from glotbench.engine.options import generation_config, model_options
     from glotbench.engine.runner import Runner, Unit
     from glotbench.registry import get_benchmark, load_model
 
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
-    from glotbench.engine.selection import select
+    from glotbench.rundir.selection import select
 
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),
@@ -264,6 +293,9 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     finally:
         if cache is not None:
             cache.close()
+    if getattr(bench, "judged", False):
+        est.not_counted.append("the judges' requests (one or more per answer and judge): these figures are the "
+                               "answering model's only")
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
         est.cost = cost_range(est, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
                               options.batch_discount if options.batch else 0.0)
@@ -287,4 +319,5 @@ def format_estimate(est: RunEstimate) -> list[str]:
         off = f" at the batch price ({k['discount']:.0%} off)" if k.get("discount") else ""
         expected = f" (expected ${k['expected']:.4f})" if est.observed_completion is not None else ""
         lines.append(f"  cost{off}: ${k['min']:.4f}–${k['max']:.4f}{expected}")
+    lines += [f"  not counted: {x}" for x in est.not_counted]
     return lines

@@ -16,10 +16,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.engine.evaluate import RunOptions, _slug, _write_json_atomic, evaluate_async
+from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.rundir import slug, write_json_atomic
 from glotbench.errors import GlotbenchError
+from glotbench.engine.panel import run_panel
 from glotbench.judges.cards import validation
-from glotbench.judges.panel import SelfJudging, mean_of_judges, run_panel, select_judges
+from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
 
 
@@ -35,7 +37,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     judges = list(judges or rubric.judges)
     if not judges:
         raise GlotbenchError(f"{bench.name} is judged by a rubric: name a judge with --judge SPEC (or scorer.judges)")
-    out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{_slug(model)}")
+    out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     if (out / "rubric.json").exists():
         raise GlotbenchError(f"{out} already holds a finished judged run; choose another --out")
     cand = load_model(model)  # evaluate_async closes it; its identity still tells the candidate's judges apart
@@ -80,7 +82,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
     signature = "|".join([res.results["signature"], f"judge_prompt:{judging.prompt_hash(games)}",
                           *(f"{k}:{v}" for k, v in judging.signature_parts().items()),
-                          f"judges:{','.join(_slug(j) for j in runs)}", "unanswered:0"])
+                          f"judges:{','.join(slug(j) for j in runs)}", "unanswered:0"])
     results = {"benchmark": bench.name, "model": model, "judges": judges, "skipped_judges": skipped,
                "mode": "pairwise" if rubric.pairwise else "pointwise", "scores": scores,
                "criteria": criteria, "items": len(ids), "answered": len(answers), "unanswered": unanswered,
@@ -88,7 +90,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
                "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation}
-    _write_json_atomic(out / "rubric.json", results)
+    write_json_atomic(out / "rubric.json", results)
     return {**results, "out_dir": str(out)}
 
 

@@ -52,7 +52,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
                                         translation_items, with_mixins)
     from glotbench.checks.stored import write_checks
     from glotbench.engine.evaluate import evaluate_async
-    from glotbench.engine.selection import select
+    from glotbench.rundir.selection import select
     from glotbench.registry import get_benchmark
 
     if options.repeats != 1:
@@ -120,7 +120,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
         "native_vs_pivot": paired(bench, metrics, native.samples, final.samples, options.bootstrap_resamples or 1000),
     }
     # The pivot run is only as valid as its phases: a translation or answer phase whose calls mostly
-    # failed makes it invalid too (engine/validity.py), named in its validity record.
+    # failed makes it invalid too (rundir/validity.py), named in its validity record.
     phases = [("translate_in", tr_in), ("answers", ans), *([("native", native)])]
     bad = [(name, r.results["validity"]) for name, r in phases
            if isinstance(r.results.get("validity"), dict) and r.results["validity"].get("valid") is False]

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample
 from glotbench.engine.cache import CallCache, cache_key, cache_key_head, score_key
-from glotbench.engine.scoring import check_reply, sample_from_record, score_output, score_record
+from glotbench.scoring import check_reply, sample_from_record, score_output, score_record
 from glotbench.extract import Extraction
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item

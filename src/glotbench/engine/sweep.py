@@ -37,7 +37,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from glotbench.engine.evaluate import RunOptions
-from glotbench.engine.validity import DEFAULT_MAX_FAILURE_RATE
+from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 from glotbench.errors import GlotbenchError
 
 Scalar = str | int | float | bool
@@ -111,7 +111,7 @@ class BenchmarkEntry(BaseModel):
     @field_validator("subset")
     @classmethod
     def _known_subset(cls, v: Optional[str]) -> Optional[str]:
-        from glotbench.engine.selection import SUBSETS
+        from glotbench.rundir.selection import SUBSETS
 
         if v is not None and v not in SUBSETS:
             raise ValueError(f"unknown subset {v!r}; available: {', '.join(SUBSETS)}")
@@ -235,8 +235,8 @@ class Run:
     def done(self) -> bool:
         """Finished: a results.json whose run is complete and valid. An invalid run (too many failed
         calls) or one stopped by --max-cost runs again, resuming from the call cache, as `glotbench
-        run` with the same --out does (engine/evaluate.py `finished_run`)."""
-        from glotbench.engine.evaluate import finished_run
+        run` with the same --out does (rundir/files.py `finished_run`)."""
+        from glotbench.rundir import finished_run
 
         return finished_run(self.out_dir)
 
@@ -298,13 +298,13 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
             bench = get_benchmark(b.name, **opts)
             if b.data is not None and not Path(b.data).exists():
                 raise GlotbenchError(f"benchmark {b.display}: data file {b.data} does not exist")
-            from glotbench.engine.selection import select
+            from glotbench.rundir.selection import select
 
             full = bench.load(b.data)
             n_items, data_sha256 = len(select(full, bench.group_by, limit=b.limit, subset=b.subset).items), full.sha256
         repeats = b.repeats or spec.repeats
         # A subset of the items has a directory of its own: a smoke test (limit: 5) never stands for the
-        # cell's full run, nor the full run for a smoke test (engine/selection.py).
+        # cell's full run, nor the full run for a smoke test (rundir/selection.py).
         subset = "-".join(([b.subset] if b.subset else []) + ([f"limit{b.limit}"] if b.limit is not None else []))
         for m in spec.models:
             for seed in spec.seeds:

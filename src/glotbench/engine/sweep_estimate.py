@@ -18,6 +18,7 @@ def print_sweep_estimate(runs: list[Run], budgets: dict[str, int], echo: Callabl
     echo(f"{'run':<60} {'items':>6} {'repeats':>7} {'calls':>7} {'cached':>7} {'prompt tok':>11} "
          f"{'max out tok':>11} {'cost $ (min–max)':>19}  status")
     totals = {"calls": 0, "cached": 0, "prompt": [0, 0, 0], "out": 0, "cost": [0.0, 0.0], "priced": 0}
+    left: dict[str, list[str]] = {}  # what a run's figures leave out (a judged task's judges), by run
     todo = [r for r in runs if not r.done]
     for r in runs:
         if r.done:
@@ -36,6 +37,8 @@ def print_sweep_estimate(runs: list[Run], budgets: dict[str, int], echo: Callabl
         prompt = f"{est.prompt[0]:,}" + ("" if est.exact else "~")
         echo(f"{r.run_id:<60} {r.items:>6} {r.repeats:>7} {r.calls:>7} {est.cached:>7} {prompt:>11} "
              f"{est.completion[2]:>11,} {cost:>19}  to run")
+        if est.not_counted:
+            left[r.run_id] = est.not_counted
         totals["calls"] += est.to_send
         totals["cached"] += est.cached
         totals["out"] += est.completion[2]
@@ -50,5 +53,7 @@ def print_sweep_estimate(runs: list[Run], budgets: dict[str, int], echo: Callabl
         unpriced = len(todo) - totals["priced"]
         echo(f"cost ${totals['cost'][0]:.4f}–${totals['cost'][1]:.4f}"
              + (f" ({unpriced} runs without prices not counted)" if unpriced else ""))
+    for run_id, what in left.items():
+        echo(f"not counted in {run_id}: " + "; ".join(what))
     for ep, n in budgets.items():
         echo(f"endpoint {ep}: {n} requests in flight, shared by its runs")

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets
 from glotbench.errors import GlotbenchError
+from glotbench.rundir import read_results
 
 
 @dataclass
@@ -135,8 +136,8 @@ def index_run(store_url: str | bool | None, out_dir: str) -> None:
 
 
 def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds: float) -> RunOutcome:
-    """A finished run's outcome; `invalid` (with why) when its validity says so (engine/validity.py)."""
-    from glotbench.engine.validity import validity_text
+    """A finished run's outcome; `invalid` (with why) when its validity says so (rundir/validity.py)."""
+    from glotbench.rundir.validity import validity_text
 
     head = results.get("headline")
     est = (results.get("scores", {}).get("overall") or {}).get(head) or {}
@@ -158,16 +159,6 @@ def exhausted(run: Run, retries: int, e: BaseException) -> RunOutcome:
     """A run whose task or job failed on every attempt: its last error's last line."""
     msg = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
     return RunOutcome(run, "failed", error=f"failed after {retries} retries: {msg}")
-
-
-def read_results(out_dir: str) -> dict[str, Any]:
-    """A finished run's results.json, validated (glotbench.runfiles.ResultsFile)."""
-    from pathlib import Path
-
-    from glotbench.data import read_dict
-    from glotbench.runfiles import ResultsFile
-
-    return read_dict(Path(out_dir) / "results.json", ResultsFile, allow_nan=True)
 
 
 async def run_local(spec: SweepSpec, runs: list[Run], *, progress: bool = True,

@@ -128,7 +128,8 @@ def run_slurm(spec: SweepSpec, runs: list[Run], *, progress: bool = True,
         while queues[ep] and sum(1 for _, _, e, _ in in_flight.values() if e == ep) < slots[ep]:
             run = queues[ep].popleft()
             if run.done:  # finished before: skipped here, indexed as the other executors do
-                from glotbench.engine.sweep_run import index_run, read_results
+                from glotbench.engine.sweep_run import index_run
+                from glotbench.rundir import read_results
 
                 index_run(spec.store, run.out_dir)
                 finish(outcome_from_results(run, read_results(run.out_dir), "skipped", 0.0))

@@ -48,13 +48,9 @@ def _length_bias(on: str, xs: list[float], ys: list[float]) -> dict[str, Any]:
 
 def _outputs(run_dir: Path) -> dict[str, str]:
     """Each sample's raw output in a phase directory (repeat 0), or nothing when it has none."""
-    from glotbench.data import read_rows
-    from glotbench.runfiles import SampleRow
+    from glotbench.rundir import SAMPLES, sample_outputs
 
-    path = run_dir / "samples.jsonl"
-    if not path.is_file():
-        return {}
-    return {r.id: r.output or "" for _, r in read_rows(path, SampleRow, fmt="jsonl", allow_nan=True) if r.repeat == 0}
+    return sample_outputs(run_dir) if (run_dir / SAMPLES).is_file() else {}
 
 
 def aragen_cards(dirs: list[str], human: str | None, *, resamples: int = 1000, seed: int = DEFAULT_SEED) -> list[JudgeCard]:

@@ -18,7 +18,7 @@ directory given with `--judge-cards DIR`, else `$GLOTBENCH_JUDGE_CARDS`, and rec
 its card there has at least `MIN_LABELS` labelled answers and Cohen's kappa of at least `MIN_KAPPA`
 (0.6: "substantial" agreement, Landis & Koch 1977). Every other judged score (no card, too few
 labels, kappa below the threshold or undefined) is marked "judge not validated for LANG" in the
-table, the report and the board (engine/validity.py `notes`).
+table, the report and the board (rundir/validity.py `notes`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any, Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from glotbench.errors import GlotbenchError
+from glotbench.rundir.validity import judge_name, validation_text  # noqa: F401 - a judge as cards name it; the note
 
 CARDS_ENV = "GLOTBENCH_JUDGE_CARDS"
 MIN_KAPPA = 0.6
@@ -90,11 +91,6 @@ class JudgeCard(_Card):
         if k < min_kappa:
             return False, f"kappa {k:.2f} below {min_kappa:g}"
         return True, f"kappa {k:.2f} on {self.labels} labels"
-
-
-def judge_name(spec: str) -> str:
-    """A judge as cards name it: its spec without the endpoint (the model, wherever it is served)."""
-    return spec.split("@", 1)[0]
 
 
 def _slug(text: str) -> str:
@@ -172,14 +168,3 @@ def validation(judges: Sequence[str], language: str | None, directory: str | Non
                     f"kappa with people of at least {min_kappa:g}"}
 
 
-def validation_text(results: Mapping[str, Any]) -> str | None:
-    """`judge not validated for lo: openai:j1 (no card for lo); openai:j2 (kappa 0.41 below 0.6)`, or
-    None when every judge is validated (or the results record no judge validation)."""
-    v = results.get("judge_validation")
-    if not isinstance(v, Mapping) or not isinstance(v.get("judges"), Mapping):
-        return None
-    bad = [(j, x.get("reason", "")) for j, x in v["judges"].items() if isinstance(x, Mapping) and not x.get("validated")]
-    if not bad:
-        return None
-    return f"judge not validated for {v.get('language') or 'this language'}: " + "; ".join(
-        f"{judge_name(j)} ({why})" for j, why in bad)

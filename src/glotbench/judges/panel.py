@@ -4,19 +4,18 @@ Several judges score the same samples; one self-judging policy (`SelfJudging`) f
 that is the candidate's own model is skipped, and with `same_family` one of its model family too,
 since models prefer their own answers; malformed verdicts are retried by the runner (the judge
 benchmarks name their `retry_failures`); each judge runs as an ordinary phase with the run's
-concurrency, timeout, cache and retries, over a Dataset held in memory; the panel's score is the
-mean of the judges' scores, with a bootstrap CI that resamples items for all judges together.
+concurrency, timeout, cache and retries, over a Dataset held in memory (engine/panel.py `run_panel`);
+the panel's score is the mean of the judges' scores, with a bootstrap CI that resamples items for all
+judges together.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from glotbench.core import Dataset, RunResult
 from glotbench.models.base import Model
 from glotbench.models.family import model_family
 from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many, collapse_fallback
@@ -71,7 +70,7 @@ async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: M
 def build_judge(spec: str, options: Any) -> Model:
     """A judge model built with the run's concurrency, timeout and key variable (not a default pool).
     A malformed verdict is retried by the runner: the judge benchmarks name their `retry_failures`."""
-    from glotbench.registry import load_model
+    from glotbench.plugins import load_model
 
     opts: dict[str, Any] = {"timeout_s": options.timeout_s}
     if options.concurrency is not None:
@@ -79,18 +78,6 @@ def build_judge(spec: str, options: Any) -> Model:
     if options.api_key_env is not None:
         opts["api_key_env"] = options.api_key_env
     return load_model(spec, **opts)
-
-
-async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options: Any, out: Path) -> dict[str, RunResult]:
-    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`."""
-    from glotbench.engine.evaluate import _slug, evaluate_async
-
-    runs: dict[str, RunResult] = {}
-    phase = replace(options, data=None, limit=None)
-    for spec in judges:
-        runs[spec] = await evaluate_async(bench, build_judge(spec, options),
-                                          replace(phase, out=str(out / f"judge-{_slug(spec)}")), dataset=dataset)
-    return runs
 
 
 def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Sequence[str], *,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for its CIs,
     import numpy as np  # imported while its requests are in flight (engine/evaluate.py)
 
+from glotbench.core import ItemScore  # noqa: F401 - defined with the other core objects; imported from here too
 from glotbench.errors import GlotbenchError
 from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, collapse_fallback, wilson
 from glotbench.stats.cluster import cluster_codes, clustered_se, sum_by_cluster
@@ -26,19 +27,6 @@ from glotbench.stats.cluster import cluster_codes, clustered_se, sum_by_cluster
 class MissingStatistic(GlotbenchError):
     """A metric needs a statistic that a sample does not carry: a bug in a benchmark (a typo, or a
     failure score without every key), never a silent zero."""
-
-
-@dataclass(frozen=True, slots=True)
-class ItemScore:
-    """The outcome of scoring one sample.
-
-    `stats`: sufficient statistics. `flags`: notable facts that still got a score (e.g. rewritten).
-    `failure`: why no answer could be scored (format, think_unclosed, or a model error kind).
-    """
-
-    stats: Mapping[str, float]
-    flags: tuple[str, ...] = ()
-    failure: str | None = None
 
 
 class Metric(Protocol):

@@ -122,7 +122,7 @@ class BadResponse(ModelError):
 class RejectedReply(BadResponse):
     """A reply the model did give, rejected by a validator (a malformed judge verdict): retried like
     a malformed body, but a failure of the model's output, not of the call, so it never makes a run
-    invalid (engine/validity.py)."""
+    invalid (rundir/validity.py)."""
 
     model_output = True
 

@@ -15,6 +15,16 @@ from glotbench.errors import SpecError
 from glotbench.models.base import BadResponse, GenerateConfig, Prompt, Response
 
 
+def _call(fn: Callable[..., Any], msgs: list[dict[str, Any]]) -> Any:
+    """`fn(msgs)` in a worker thread. A StopIteration cannot cross into an asyncio future (asyncio
+    raises TypeError in its callback and the future never completes: the run hung for ever); it
+    leaves here as the RuntimeError a coroutine would make of it (PEP 479)."""
+    try:
+        return fn(msgs)
+    except StopIteration as e:
+        raise RuntimeError(f"the callable raised StopIteration{f': {e}' if str(e) else ''}") from e
+
+
 class PythonModel:
     default_concurrency = 8
 
@@ -48,7 +58,7 @@ class PythonModel:
         if inspect.iscoroutinefunction(self.fn):
             out = await self.fn(msgs)
         else:
-            out = await asyncio.to_thread(self.fn, msgs)
+            out = await asyncio.to_thread(_call, self.fn, msgs)
         latency = time.perf_counter() - t0
         if isinstance(out, str):
             return Response(text=out, finish_reason="stop", latency_s=latency)

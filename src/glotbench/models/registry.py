@@ -1,10 +1,10 @@
-"""Kept for old imports: the registry lives in `glotbench.registry`."""
+"""Kept for old imports: the registry lives in `glotbench.registry` (its tables in `glotbench.plugins`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from glotbench.registry import load_model, models, register_model
+from glotbench.plugins import load_model, models, register_model
 
 __all__ = ["BACKENDS", "load_model", "register_model"]
 

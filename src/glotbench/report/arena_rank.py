@@ -25,6 +25,9 @@ METHOD = ("Bradley–Terry (logistic model as Arena-Hard-Auto: win 1, tie a half
           "mean of the judges' ratings; 95% percentile bootstrap over prompts")
 
 
+TIED = 1e-6  # Elo points: ratings closer than this are equal (the fit converges far below it)
+
+
 def _read(dirs: list[str]) -> list[dict[str, Any]]:
     from glotbench.runfiles import ArenaFile, read_run_file
 
@@ -44,13 +47,11 @@ def _read(dirs: list[str]) -> list[dict[str, Any]]:
 
 
 def _answers(d: str, role: str) -> dict[str, str]:
-    from glotbench.data import read_rows
-    from glotbench.runfiles import SampleRow
+    from glotbench.rundir import SAMPLES, sample_outputs
 
-    path = Path(d) / role / "samples.jsonl"
-    if not path.is_file():
+    if not (Path(d) / role / SAMPLES).is_file():
         raise GlotbenchError(f"{d}: no {role}/samples.jsonl: style control needs the arena's answers")
-    return {r.id: r.output or "" for _, r in read_rows(path, SampleRow, fmt="jsonl", allow_nan=True)}
+    return sample_outputs(Path(d) / role)
 
 
 def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, seed: int = DEFAULT_SEED,
@@ -127,7 +128,8 @@ def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, 
                 s = np.vstack(samples)
                 lo, hi = np.quantile(s, a, axis=0).tolist(), np.quantile(s, 1 - a, axis=0).tolist()
             order = sorted(range(len(models)), key=lambda k: -values[k])
-            rank = {k: n + 1 for n, k in enumerate(order)}
+            # Equal ratings share a rank (1, 1, 3): an order among tied models is the input order, not a finding.
+            rank = {k: 1 + sum(bool(values[i] > values[k] + TIED) for i in range(len(models))) for k in order}
             base = values[anchor]
             return {"ratings": {models[k]: {"rating": float(values[k]), "ci_low": lo[k], "ci_high": hi[k], "rank": rank[k],
                                             "win_rate_vs_baseline": float(1 / (1 + 10 ** ((base - values[k]) / 400)))}
@@ -137,7 +139,7 @@ def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, 
         per_judge = {}
         for j in used:
             g = games[j]
-            per_judge[j] = {**block(elo[j], draws[j]), "games": int(len(g["y"])),
+            per_judge[j] = {**block(elo[j], draws[j]), "games": int(len(g["y"])), "all_ties": bool(np.all(g["y"] == 0.5)),
                             "separated": [models[k] for k, s in enumerate(bt.separated(g["pairs"], g["y"], len(models))) if s]}
             if with_style:
                 per_judge[j]["style_coefficients"] = dict(zip(g["features"], point[j].gamma.tolist()))
@@ -181,6 +183,10 @@ def rank_text(res: dict[str, Any]) -> str:
         if b["separated"]:
             lines.append(f"{j.split('@')[0]}: won or lost every game (rating unbounded, held by the ridge): "
                          + ", ".join(b["separated"]))
+    for j, b in res["judges"].items():
+        if b.get("all_ties"):
+            lines.append(f"{j.split('@')[0]}: every game a tie (or split between the two orders): equal ratings, "
+                         "shared ranks, and no spread for the bootstrap to show")
     for j, why in res["judges_left_out"].items():
         lines.append(f"left out: {j}: {why}")
     if sc:
@@ -202,7 +208,7 @@ def board_section(paths: list[str], *, resamples: int = 1000, seed: int = DEFAUL
     for p in paths:
         root = Path(p)
         found += [root] if (root / "arena.json").is_file() else sorted(f.parent for f in root.rglob("arena.json"))
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     groups: dict[tuple[str, str], list[str]] = {}
     texts: dict[tuple[str, str], dict[str, None]] = {}

@@ -2,12 +2,12 @@
 best, the score–cost frontier and per-group scores, from finished run directories.
 
 Rules (docs/reports.md):
-- A column is one benchmark at one signature on one item set (engine/selection.py `comparability`).
+- A column is one benchmark at one signature on one item set (rundir/selection.py `comparability`).
   The column's item set is the whole dataset when any run has it, else the one most models ran; runs
   with another signature or item set are left out (never pooled) and the board says which signature
   parts or item sets differ; so are unfinished runs and judged directories. Per model the cell takes
   its newest valid run (an invalid run only when the model has no valid one); the others are left out.
-- A cell carries n, and the notes of its run (invalid, subset, sample data: engine/validity.py).
+- A cell carries n, and the notes of its run (invalid, subset, sample data: rundir/validity.py).
   An invalid run is never the column's best and gets no significance mark.
 - Significance: every run is tested against the column's best (highest headline) on the items both
   ran, with approximate randomisation (default) or the paired bootstrap from `glotbench.stats`; a cell
@@ -28,9 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.checks.circular import item_stats as _circular_stats
-from glotbench.engine.selection import comparability, describe_item_set
-from glotbench.engine.validity import is_valid, notes
+from glotbench.rundir.selection import comparability, describe_item_set
+from glotbench.rundir.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.checks_board import column_checks, column_tokens
@@ -38,11 +37,6 @@ from glotbench.report.arena_rank import board_markdown, board_section
 from glotbench.report.clusters import MARK, cell_fields, paired_rows
 from glotbench.stats import paired_test
 from glotbench.stats.multitest import NAMES, adjust, check_correction
-
-
-def circular_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per-item statistics for the paired tests: a circular run's rotations combined per item."""
-    return _circular_stats(results, samples) or rundata.item_stats(samples)
 
 
 @dataclass(frozen=True)
@@ -117,7 +111,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
                 try:
-                    runs.append(Run(c, rundata.load_results(c)))
+                    runs.append(Run(c, rundata.read_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
     if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart
@@ -225,7 +219,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
     best = max(valid, key=lambda r: r.headline["value"]) if valid else None
     rows = {r.model: r.samples() for r in rs} if best else {}
-    stats = {r.model: circular_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
+    stats = {r.model: rundata.run_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
     cluster_of = rundata.item_clusters(res0, rows[best.model]) if best else None
     fn = rundata.score_fn(res0, head) if best else None
     keys = rundata.metric_keys(res0, head)

@@ -153,6 +153,12 @@ def circular_section(results: Mapping[str, Any]) -> str:
     f = 100.0 if results["metrics"][head].get("scale", "fraction") == "fraction" else 1.0
     return (f'<p>{circ["items"]} items, each asked in every rotation of its options ({circ["samples"]} prompts). '
             'Right only when right in every rotation; an answer that keeps its letter in every rotation follows the position.</p>'
+            + (f'<p class="note">{circ["incomplete"]["items"]} item(s) asked in only some of their rotations (a stopped run) '
+               f'are not scored: {escape(", ".join(circ["incomplete"]["ids"]))}</p>' if circ.get("incomplete") else '')
+            + (f'<p class="note">{circ["duplicate_options"]["items"]} item(s) with two options of the same text: '
+               f'{escape(circ["duplicate_options"]["why"])}: {escape(", ".join(circ["duplicate_options"]["ids"]))}</p>'
+               if circ.get("duplicate_options") else '')
+            + 
             '<table id="circular">' + "".join(f"<tr><td>{escape(n)}</td><td>{num(v, s, factor=f if i == 0 else 100.0)}</td></tr>"
                                               for i, (n, v, s) in enumerate(cells)) + "</table>")
 

@@ -15,6 +15,7 @@ def rescore_markdown(got: dict[str, Any]) -> str:
     lines = []
     for run in got["runs"]:
         lines += [f"## {run['benchmark']} · {run['model']}", "", f"`{run['path']}`", ""]
+        lines += [f"> {n}" for n in run.get("notes", ())] + ([""] if run.get("notes") else [])
         metrics = list(next(iter(run["scores"].values())))
         groups = sorted({g for v in run["scores"].values() for m in v.values() for g in m["groups"]}) or ["overall"]
         lines += ["| variant | metric | " + " | ".join(groups) + " |", "|---|---|" + "---:|" * len(groups)]
@@ -26,14 +27,17 @@ def rescore_markdown(got: dict[str, Any]) -> str:
                 lines.append(f"| {v} | {m} | " + " | ".join(
                     _v(per[m]["overall"] if g == "overall" else per[m]["groups"].get(g)) for g in groups) + " |")
         lines.append("")
-    ranked = [r for r in got["rankings"] if len(next(iter(r["variants"].values()))["order"]) >= 2]
-    if ranked:
-        lines += ["## Rankings (models in order, best first)", ""]
+    ranked = [r for r in got["rankings"] if r["variants"] and len(next(iter(r["variants"].values()))["order"]) >= 2]
+    left = {(x["model"], x["path"]): (r["benchmark"], x["why"]) for r in got["rankings"] for x in r.get("not_ranked", ())}
+    if ranked or left:
+        lines += ["## Rankings (models in order, best first; valid runs on the same items only)", ""]
         for r in ranked:
-            lines.append(f"- {r['benchmark']} {r['metric']} ({r['group']}):")
+            lines.append(f"- {r['benchmark']} {r['metric']} ({r['group']}; {r['item_set']}):")
             for v, x in r["variants"].items():
                 flips = "; ".join(f"{a} ↔ {b}" for a, b in x["flips"])
                 lines.append(f"  - {v}: " + " > ".join(x["order"]) + (f" — **order flips:** {flips}" if flips else ""))
+        for (model, path), (bench, why) in left.items():
+            lines.append(f"- not ranked: {bench} · {model} (`{path}`): {why}")
         lines.append("")
     return "\n".join(lines)
 

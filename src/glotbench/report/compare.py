@@ -9,19 +9,18 @@ from typing import Any
 import numpy as np
 
 from glotbench.core import Dataset
-from glotbench.data import read_rows
-from glotbench.engine.selection import comparability, describe_item_set
-from glotbench.engine.validity import notes
-from glotbench.runfiles import SampleRow
+from glotbench.rundir.selection import comparability, describe_item_set
+from glotbench.rundir.validity import notes
+from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.report.clusters import paired_rows
-from glotbench.report.terminal import load_results
+from glotbench.rundir import read_results, sample_rows
 from glotbench.stats import paired_test
 
 
 def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
     """The run's benchmark with its recorded `--bench-opt` settings, and its dataset (same hash)."""
-    from glotbench.checks.stored import rebuild
+    from glotbench.report.rundata import rebuild
 
     bench, dataset, _ = rebuild(results)
     return bench, dataset
@@ -30,7 +29,7 @@ def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
 def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[str, float]]:
     """Per-item statistics summed over repeats: each recorded reply re-scored through the one
     scoring path (a model failure keeps its recorded kind)."""
-    from glotbench.engine.scoring import score_output
+    from glotbench.scoring import score_output
     from glotbench.metrics import check_statistics
 
     from glotbench.checks.wrap import expand_units
@@ -38,15 +37,14 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     items = expand_units(bench, dataset).by_id()  # a circular run asked every rotation
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
-    path = run_dir / "samples.jsonl"
-    for n, rec in read_rows(path, SampleRow, fmt="jsonl", allow_nan=True):
-        item = items.get(rec.id)
+    for n, rec in sample_rows(run_dir, SampleRow):
+        item = items.get(rec["id"])
         if item is None:
-            raise GlotbenchError(f"{path}:{n}: id: item {rec.id!r} is not in the run's data")
-        out = rec.output
-        smp = score_output(bench, item, out, repeat=rec.repeat,
-                           model_failure=None if out is not None else (rec.failure or "no_output"),
-                           truncated=rec.finish_reason == "length")
+            raise GlotbenchError(f"{run_dir / 'samples.jsonl'}:{n}: id: item {rec['id']!r} is not in the run's data")
+        out = rec.get("output")
+        smp = score_output(bench, item, out, repeat=rec.get("repeat", 0),
+                           model_failure=None if out is not None else (rec.get("failure") or "no_output"),
+                           truncated=rec.get("finish_reason") == "length")
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
@@ -95,7 +93,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
     """Every pair of runs (earlier as A, later as B) compared on the items both scored, per metric,
     with the paired bootstrap and approximate randomisation; each metric's p-values adjusted over the
     pairs (`correction`: stats/multitest.py), raw and adjusted both kept. The runs must share the
-    signature and the item set (engine/selection.py); every run is scored once."""
+    signature and the item set (rundir/selection.py); every run is scored once."""
     from itertools import combinations
 
     from glotbench.stats.multitest import NAMES, adjust, check_correction
@@ -103,7 +101,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
     check_correction(correction)
     if len(paths) < 2:
         raise GlotbenchError("compare needs two or more run directories")
-    results = [load_results(p) for p in paths]
+    results = [read_results(p) for p in paths]
     check_comparable(paths, results)
     bench, dataset = _rebuild(results[0])
     stats = [_item_stats(Path(p), bench, dataset) for p in paths]

@@ -20,7 +20,7 @@ from typing import Any
 
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
-from glotbench.report.terminal import load_results
+from glotbench.rundir import read_results
 
 WINNERS = {"a": "A", "b": "B"}
 
@@ -42,25 +42,37 @@ def _first(samples: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _side(rec: dict[str, Any] | None, value: float | None) -> dict[str, Any]:
+def _rotations(samples: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """A circular run's answers per original item, rotation by rotation (first repeat): {} otherwise."""
+    out: dict[str, dict[int, Any]] = defaultdict(dict)
+    for rec in samples:
+        meta = rec.get("meta") or {}
+        if "circular_item" in meta and rec.get("repeat", 0) == 0:
+            out[str(meta["circular_item"])][int(meta.get("rotation", 0))] = rec.get("answer")
+    return {i: [r[k] for k in sorted(r)] for i, r in out.items()}
+
+
+def _side(rec: dict[str, Any] | None, value: float | None, rotations: list[Any] | None = None) -> dict[str, Any]:
+    """One run's side of an item: its value, and the first repeat's output and answer (a circular
+    run: rotation 0's output, and the answer given in each rotation, in rotation order)."""
     rec = rec or {}
-    return {"value": value, "output": rec.get("output"), "answer": rec.get("answer"), "failure": rec.get("failure"),
-            "error": rec.get("error")}
+    return {"value": value, "output": rec.get("output"), "answer": rotations if rotations else rec.get("answer"),
+            "failure": rec.get("failure"), "error": rec.get("error")}
 
 
 def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[str, str] | None = None,
               resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
     import numpy as np
 
-    from glotbench.engine.selection import describe_item_set
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.selection import describe_item_set
+    from glotbench.rundir.validity import notes
     from glotbench.report.clusters import paired_rows
     from glotbench.report.compare import check_comparable
     from glotbench.stats import paired_test
 
     if only is not None and only not in WINNERS:
         raise GlotbenchError(f"--only must be a (A right or higher) or b, got {only!r}")
-    ra, rb = load_results(run_a), load_results(run_b)
+    ra, rb = read_results(run_a), read_results(run_b)
     check_comparable([run_a, run_b], [ra, rb])
     head = ra["headline"]
     keys = rundata.metric_keys(ra, head)
@@ -68,9 +80,10 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
     scale = ra["metrics"][head].get("scale", "fraction")
     top = 100.0 if scale == "points" else 1.0
     samples = [list(rundata.iter_samples(Path(run_a))), list(rundata.iter_samples(Path(run_b)))]
-    stats = [rundata.item_stats(s) for s in samples]
+    stats = [rundata.run_item_stats(r, s) for r, s in zip((ra, rb), samples)]  # a circular run: per original item
     first = [_first(s) for s in samples]
-    ids = [i for i in first[0] if i in stats[1]]
+    rotations = [_rotations(s) for s in samples]
+    ids = [i for i in stats[0] if i in stats[1]]
     if not ids:
         raise GlotbenchError("the runs share no items")
     group_keys = list((ra["scores"].get("groups") or {}))
@@ -99,7 +112,8 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
         outcome = (f"{WINNERS[winner]} right, {WINNERS['b' if winner == 'a' else 'a']} wrong" if binary
                    else f"{WINNERS[winner]} higher")
         items.append({"id": i, "groups": groups, "winner": WINNERS[winner], "outcome": outcome,
-                      "a": _side(first[0].get(i), va), "b": _side(first[1].get(i), vb), "reference": refs.get(i)})
+                      "a": _side(first[0].get(i), va, rotations[0].get(i)), "b": _side(first[1].get(i), vb, rotations[1].get(i)),
+                      "reference": refs.get(i)})
     return {"a": ra["model"]["spec"], "b": rb["model"]["spec"], "paths": {"a": run_a, "b": run_b},
             "benchmark": ra["benchmark"]["name"], "signature": ra["signature"], "item_set": describe_item_set(ra),
             "headline": head, "label": ra["metrics"][head].get("label") or head, "scale": scale,

@@ -9,9 +9,9 @@ from glotbench.report.terminal import console as make_console
 
 
 def print_notes(console: Any, res: dict[str, Any]) -> None:
-    """Invalid phases and bundled sample data, under the table (engine/validity.py)."""
-    from glotbench.engine.validity import notes
-    from glotbench.judges.cards import validation_text
+    """Invalid phases and bundled sample data, under the table (rundir/validity.py)."""
+    from glotbench.rundir.validity import notes
+    from glotbench.rundir.validity import validation_text
 
     judges = validation_text(res)  # one clause per judge: wrapped to the table's width, the others whole
     for line in notes(res):

@@ -10,9 +10,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from glotbench.data import read_dict
 from glotbench.report import rundata
-from glotbench.runfiles import RunJson
+from glotbench.rundir import read_run_json
 from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, ci_plot, num
 
@@ -26,7 +25,7 @@ def _phase_dirs(top: Path) -> dict[str, Path]:
     out = {}
     for d in sorted(top.iterdir()):
         if (d / "run.json").is_file() and (d / "samples.jsonl").is_file():
-            spec = read_dict(d / "run.json", RunJson, allow_nan=True)["model"]["spec"]
+            spec = read_run_json(d)["model"]["spec"]
             out[d.name if not d.name.startswith("judge-") else spec] = d
     return out
 

@@ -48,9 +48,9 @@ font:13px/1.4 ui-monospace,monospace}
 """
 
 def notes_html(results: Any) -> str:
-    """What must be read with a run's numbers (invalid, a subset, sample data: engine/validity.py),
+    """What must be read with a run's numbers (invalid, a subset, sample data: rundir/validity.py),
     one line each, for a page's header."""
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     return "".join(f'<p class="warn" data-note="{i}">{escape(t)}</p>' for i, t in enumerate(notes(results)))
 

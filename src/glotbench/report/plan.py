@@ -9,6 +9,7 @@ differences). Without runs or `--correlation` the correlation 0.5 is assumed, an
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,14 @@ def _check_unit(name: str, x: float | None, lo: float = 0.0, hi: float = 1.0) ->
 def _from_runs(paths: list[str]) -> dict[str, Any]:
     """n, the two accuracies, their phi correlation and (clustered runs) the design effect of the
     per-item differences, from two finished runs on the same items with a 0/1 headline."""
-    from glotbench.engine.selection import comparability
+    from glotbench.rundir.selection import comparability
     from glotbench.report import rundata
+    from glotbench.rundir import read_results
     from glotbench.stats.cluster import cluster_codes, clustered_se
 
     if len(paths) != 2:
         raise GlotbenchError(f"--runs takes two run directories, got {len(paths)}")
-    res = [rundata.load_results(p) for p in paths]
+    res = [read_results(p) for p in paths]
     if comparability(res[0]) != comparability(res[1]):
         raise GlotbenchError("the two runs have different signatures or item sets; plan needs two runs on the same items")
     head = res[0]["headline"]
@@ -42,8 +44,8 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
         raise GlotbenchError(f"the headline {head} is not a proportion of 0/1 items; plan needs one (accuracy, exact match)")
     samples = [list(rundata.iter_samples(Path(p))) for p in paths]
     outcomes = []
-    for p, rows in zip(paths, samples):
-        per = rundata.item_stats(rows)
+    for p, rows, r in zip(paths, samples, res):
+        per = rundata.run_item_stats(r, rows)
         out = {}
         for i, st in per.items():
             num, den = st.get(keys[0], 0.0), st.get(keys[1], 0.0)
@@ -96,10 +98,13 @@ def plan(*, benchmark: str | None = None, data: str | None = None, bench_options
     _check_unit("power", target_power)
     _check_unit("base-rate", base_rate)
     _check_unit("target-diff", target_diff)
+    if target_power <= alpha:  # the test rejects with probability alpha when nothing differs
+        raise GlotbenchError(f"--power must exceed --alpha ({alpha:g}): a test with no difference at all already "
+                             f"rejects that often, got --power {target_power:g}")
     if correlation is not None and not -1 <= correlation <= 1:
         raise GlotbenchError(f"--correlation must lie in [-1, 1], got {correlation:g}")
-    if design_effect is not None and design_effect < 1e-9:
-        raise GlotbenchError(f"--design-effect must be positive, got {design_effect:g}")
+    if design_effect is not None and not 1e-9 <= design_effect < math.inf:
+        raise GlotbenchError(f"--design-effect must be a positive number, got {design_effect:g}")
     if sum(x is not None and x != [] for x in (benchmark, items, runs)) != 1:
         raise GlotbenchError("give one of: a benchmark, --items N, or --runs RUN_A RUN_B")
     source: dict[str, Any] = {}
@@ -136,7 +141,14 @@ def plan(*, benchmark: str | None = None, data: str | None = None, bench_options
             design_effect = 1.0
             deff_from = ("assumed 1: the benchmark names clusters; give --design-effect (a clustered run's "
                          "design_effect) or --runs" if source.get("clusters") else "independent items")
+    room = 2 * min(base_rate, 1 - base_rate)  # accuracies base ± diff/2 stay within [0, 1]
+    if target_diff is not None and target_diff > room + 1e-12:
+        raise GlotbenchError(f"--target-diff {target_diff:g} does not fit base rate {base_rate:g}: the accuracies "
+                             f"base ± diff/2 would leave [0, 1]; at most {room:.4g} here")
     eff = n / design_effect
+    if eff < 2:
+        raise GlotbenchError(f"{n} items at design effect {design_effect:g} are {eff:.3g} effective items; "
+                             "a paired test needs at least 2")
     mde = pw.min_detectable(eff, base_rate, correlation, alpha, target_power)
     out: dict[str, Any] = {
         "source": source, "items": n, "design_effect": design_effect, "design_effect_from": deff_from,

@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from glotbench.data import raw_rows, read_dict, validate_rows
+from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
-from glotbench.runfiles import AragenFile, ArenaFile, ReportSampleRow, aragen_place
-from glotbench.report.terminal import load_results
+from glotbench.rundir import read_results, read_samples
+from glotbench.rundir.schema import ReportSampleRow
+from glotbench.runfiles import AragenFile, ArenaFile, aragen_place
 
 JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json"}
 JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile}
@@ -36,13 +37,38 @@ def load_run(path: str | Path) -> RunData:
         if (d / name).exists():
             return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
                                               where=aragen_place if kind == "aragen" else None))
-    return RunData(d, "run", load_results(d))
+    return RunData(d, "run", read_results(d))
+
+
+def bench_of(results: Mapping[str, Any]) -> Any:
+    """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
+    `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
+    from glotbench.registry import get_benchmark
+
+    b = results["benchmark"]
+    return get_benchmark(b.get("spec") or b["name"], **((results.get("config") or {}).get("bench_options") or {}))
+
+
+def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The run's benchmark with its recorded `--bench-opt`s, its dataset (the same data) and the items it asked."""
+    from glotbench.checks.wrap import expand_units
+
+    b = results["benchmark"]
+    bench = bench_of(results)
+    path = b.get("data_path")
+    if path is None and not str(b.get("data", "")).startswith("bundled"):
+        path = b.get("data")
+    dataset = bench.load(path)
+    if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
+        raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 {dataset.sha256} "
+                             f"is not the recorded {b['data_sha256']}")
+    return bench, dataset, expand_units(bench, dataset)
 
 
 def judged_notes(path: str | Path) -> list[str]:
     """The notes of a judged run's top directory (invalid phases, judges not validated for the
     language), for the board's list of judged runs; none when it cannot be read."""
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     try:
         return notes(load_run(path).results)
@@ -63,14 +89,8 @@ def latest_run(path: str | Path) -> Path:
 
 
 def iter_samples(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """The samples.jsonl rows, each checked against SampleRow, as the dicts the file holds."""
-    path = run_dir / "samples.jsonl"
-    if not path.exists():
-        raise GlotbenchError(f"{run_dir} has no samples.jsonl")
-    raw = list(raw_rows(path, "jsonl", allow_nan=True))
-    validate_rows(path, raw, ReportSampleRow)
-    for _, rec in raw:
-        yield rec
+    """The samples.jsonl rows, each checked against ReportSampleRow, as the dicts the file holds."""
+    yield from read_samples(run_dir, ReportSampleRow)
 
 
 def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -80,6 +100,15 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         for k, v in rec["score"].items():
             rows[rec["id"]][k] += float(v)
     return rows
+
+
+def run_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-item statistics as the run's aggregate scored them: a circular run's rotations combined
+    per original item (checks/circular.py), else `item_stats`. Every paired view (board, diff,
+    plan) reads a run's items through here, so a rotation is never counted as an item."""
+    from glotbench.checks.circular import item_stats as circular
+
+    return circular(results, samples) or item_stats(samples)
 
 
 def item_clusters(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -99,7 +128,7 @@ def score_fn(results: dict[str, Any], name: str) -> Callable[[np.ndarray], float
     """The metric's formula on a summed statistics row: the benchmark's own metric object when the
     benchmark is registered (corpus metrics need it), else a ratio of its two statistics."""
     try:
-        from glotbench.benchmarks.registry import get_benchmark
+        from glotbench.registry import get_benchmark
 
         bench = get_benchmark(results["benchmark"]["name"])
         for m in bench.metrics:
@@ -131,7 +160,7 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
     bench_info = results.get("benchmark", {})
     source = bench_info.get("data")
     try:
-        from glotbench.benchmarks.registry import get_benchmark
+        from glotbench.registry import get_benchmark
 
         opts = (results.get("config") or {}).get("bench_options") or {}
         bench = get_benchmark(bench_info["name"], **opts)

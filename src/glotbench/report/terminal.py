@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
-
-from glotbench.errors import GlotbenchError
 
 
 # C0 and C1 control characters but tab and newline: ESC in a category name or a model's spec would
@@ -76,20 +72,6 @@ def fold(width: int, names: list[str], headers: dict[str, str],
     return parts
 
 
-def load_results(run_dir: str | Path) -> dict[str, Any]:
-    d = Path(run_dir)
-    path = d / "results.json"
-    if not path.is_file():
-        if (d / "run.json").is_file():
-            raise GlotbenchError(f"{d} is an unfinished run (no results.json); run the same command again "
-                                 "to resume it")
-        raise GlotbenchError(f"{d} is not a run directory (no results.json)")
-    from glotbench.data import read_dict
-    from glotbench.runfiles import ResultsFile
-
-    return read_dict(path, ResultsFile, allow_nan=True)  # a bad file: one error naming the field
-
-
 def scaled(x: float | None, scale: str | None = "fraction") -> str:
     """A score as every human-facing line prints it (one unit everywhere; fractions stay in JSON):
     a fraction as percent, points (0–100) as they are, one decimal; "—" for none. `scale` None (a
@@ -150,7 +132,7 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
 
     scales = set(scale.values())
     unit = "percent" if scales == {"fraction"} else "points (0–100)" if scales == {"points"} else "percent or points"
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     from glotbench.report.clusters import cluster_line
 

@@ -310,7 +310,7 @@ class Service:
             set_id = ts.id
             self._check_limit(s, key_id)  # before any other check or scoring; checked again when storing
         bench, items, by_id = loaded.bench, loaded.dataset, loaded.by_id
-        from glotbench.engine.scoring import score_output
+        from glotbench.scoring import score_output
 
         # Unknown ids, missing items, empty or invalid answers: every answer of a known id is scored
         # first and all end in one message, so neither the reply nor its time tells which ids exist.

@@ -62,7 +62,7 @@ def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples
     "missing"), projected to its headline (with CI) and one cell per subdomain (the last `group_by`
     key; all cells, however small), each with the per-item values behind it. `samples` maps an item
     id to its scored Sample; `groups` may be given (cached per set)."""
-    from glotbench.engine.scoring import score_output
+    from glotbench.scoring import score_output
 
     rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
     agg = bench.aggregate(rows, dataset, resamples=0)  # the numbers; the one CI released is computed below

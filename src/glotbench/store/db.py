@@ -51,7 +51,7 @@ class RunRow(Base):
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
-    # What the number is of (engine/selection.py, engine/validity.py): the item set, whether the run
+    # What the number is of (rundir/selection.py, rundir/validity.py): the item set, whether the run
     # is valid (with the failure share), and the bundled-data label. None for rows indexed before.
     selection: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     validity: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
@@ -107,13 +107,13 @@ def migrate(url: str) -> None:
 
 def run_record(run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run directory (reads its results.json)."""
-    from glotbench.data import read_dict
-    from glotbench.runfiles import FinishedResults
+    from glotbench.rundir import read_results
+    from glotbench.rundir.schema import FinishedResults
 
     path = Path(run_dir) / "results.json"
     if not path.exists():
         raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
-    res = read_dict(path, FinishedResults, allow_nan=True)
+    res = read_results(run_dir, FinishedResults)
     try:
         return record_of(res, run_dir)
     except (KeyError, TypeError, AttributeError, ValueError) as e:
@@ -210,8 +210,8 @@ class ResultsStore:
 
 def row_key(r: RunRow) -> str:
     """What a row's number may share a column with: its signature and item set
-    (engine/selection.py `comparability`)."""
-    from glotbench.engine.selection import comparability
+    (rundir/selection.py `comparability`)."""
+    from glotbench.rundir.selection import comparability
 
     return "\n".join(comparability({"signature": r.signature, "selection": r.selection,
                                      "config": r.options or {}, "counts": {"items": r.items}}))
@@ -219,7 +219,7 @@ def row_key(r: RunRow) -> str:
 
 def row_notes(r: RunRow) -> list[str]:
     """The notes shown beside a row's number (invalid, subset, sample data)."""
-    from glotbench.engine.validity import notes
+    from glotbench.rundir.validity import notes
 
     label = {"label": r.data_label} if r.data_label else None
     return notes({"validity": r.validity, "selection": r.selection, "data_label": label,
@@ -275,7 +275,7 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
     items (--limit 5)`), the bundled data's label, and the signature parts no other column of its
     benchmark has (`data:…`, `method:loglik`); the same for every run of a column (its key holds the
     signature, whose data hash decides the label, and the item set)."""
-    from glotbench.engine.selection import describe_item_set
+    from glotbench.rundir.selection import describe_item_set
 
     rows = list(rows)
     name = _column_names(rows)

@@ -47,8 +47,8 @@ def run_key(results: dict[str, Any], run_dir: str | Path) -> str:
 
 def record_of(res: dict[str, Any], run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run's results (results.json's content, already validated)."""
-    from glotbench.engine.selection import selection_of
-    from glotbench.engine.validity import data_label_text
+    from glotbench.rundir.selection import selection_of
+    from glotbench.rundir.validity import data_label_text
 
     bench, model, cfg = res["benchmark"], res["model"], res.get("config", {})
     head = res.get("headline") or ""

@@ -50,7 +50,7 @@ def task(name: str | Callable[..., Any] | None = None, description: str = "") ->
     parameters are the run's `--bench-opt` settings (typed by their annotations); the settings every
     task has (method, shots, prompt, ...) come on top. The name defaults to the function's."""
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        from glotbench.registry import register_benchmark
+        from glotbench.plugins import register_benchmark
         from glotbench.tasks.benchmark import BUILTIN_OPTIONS, TaskBenchmark
 
         task_name = name if isinstance(name, str) else fn.__name__.replace("_", "-")

@@ -11,7 +11,10 @@ server's own chat endpoint (so `answers` and fault rules apply to batch lines to
 - Behaviour through POST /_control {"batch": {...}}: `validating_polls` / `in_progress_polls`
   (polls spent in each status, default 1), `hold` (true: stay in_progress until set false again),
   `expire_after` (n: the batch expires after its first n requests; the rest are `batch_expired`
-  error lines), `fail_validation` (the batch goes to `failed` with errors.data).
+  error lines), `fail_validation` (the batch goes to `failed` with errors.data), `drop_output` (n:
+  the first n answered lines are in neither file: partial results), `output_extra` (raw lines
+  appended to the output file: malformed ones), `report_status` (the status every poll reports
+  instead of the real one; null: none).
 - GET /_batch_stats: {"uploads", "batches", "polls", "lines"}: what clients did.
 Batch state survives POST /_control (a test can release a held batch) and is cleared by /_reset.
 """
@@ -146,11 +149,11 @@ async def _run_lines(base: str, lines: list[dict[str, Any]], limit: int | None, 
     return out
 
 
-def _store(bs: BatchState, name: str, rows: list[dict[str, Any]]) -> str | None:
-    if not rows:
+def _store(bs: BatchState, name: str, rows: list[dict[str, Any]], extra: list[str] | None = None) -> str | None:
+    if not rows and not extra:
         return None
     fid = f"file-{len(bs.files) + 1:06d}"
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    data = "".join([json.dumps(r, ensure_ascii=False) + "\n" for r in rows] + [x + "\n" for x in extra or ()]).encode("utf-8")
     bs.files[fid] = {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
                      "filename": name, "purpose": "batch_output", "data": data}
     return fid
@@ -187,10 +190,14 @@ async def get_batch(request: web.Request) -> web.Response:
                  request_counts={"total": len(results), "completed": len(ok), "failed": len(bad)})
     elif b["status"] == "finalizing":
         ok, bad, expired = b["_results"]
-        b.update(output_file_id=_store(bs, f"{b['id']}_output.jsonl", ok),
+        ok = ok[int(cfg.get("drop_output", 0)):]  # lines the provider lost: in neither file
+        b.update(output_file_id=_store(bs, f"{b['id']}_output.jsonl", ok, cfg.get("output_extra")),
                  error_file_id=_store(bs, f"{b['id']}_error.jsonl", bad))
         b.update(status="expired", expired_at=now) if expired else b.update(status="completed", completed_at=now)
-    return web.json_response(_public(b))
+    public = _public(b)
+    if "report_status" in cfg:  # a provider whose batch object says something else (or nothing)
+        public["status"] = cfg["report_status"]
+    return web.json_response(public)
 
 
 def add_routes(app: web.Application) -> None:

@@ -95,9 +95,25 @@ def stopped_text(results: Mapping[str, Any]) -> str | None:
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
     items, sample data, a judge not validated for the language (judges/cards.py)."""
-    from glotbench.engine.selection import selection_text
-
-    from glotbench.judges.cards import validation_text
+    from glotbench.rundir.selection import selection_text
 
     return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
                         data_label_text(results), validation_text(results)) if t]
+
+
+def judge_name(spec: str) -> str:
+    """A judge as cards name it: its spec without the endpoint (the model, wherever it is served)."""
+    return spec.split("@", 1)[0]
+
+
+def validation_text(results: Mapping[str, Any]) -> str | None:
+    """`judge not validated for lo: openai:j1 (no card for lo); openai:j2 (kappa 0.41 below 0.6)`, or
+    None when every judge is validated (or the results record no judge validation)."""
+    v = results.get("judge_validation")
+    if not isinstance(v, Mapping) or not isinstance(v.get("judges"), Mapping):
+        return None
+    bad = [(j, x.get("reason", "")) for j, x in v["judges"].items() if isinstance(x, Mapping) and not x.get("validated")]
+    if not bad:
+        return None
+    return f"judge not validated for {v.get('language') or 'this language'}: " + "; ".join(
+        f"{judge_name(j)} ({why})" for j, why in bad)

@@ -1,0 +1,121 @@
+"""What a run is configured with (`RunOptions`: every option, checked before any model is called, all
+of it recorded in results.json) and what the model backend and its requests are built with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.errors import GlotbenchError
+from glotbench.models.base import GenerateConfig
+from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
+
+THINKING = {None: "default", True: "on", False: "off"}  # the signature's |thinking: part
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run is configured with; all of it is recorded in results.json."""
+
+    data: str | None = None
+    limit: int | None = None
+    subset: str | None = None  # a named subset of the data (`quick`): rundir/selection.py
+    repeats: int = 1
+    concurrency: int | str | None = None  # default: the model backend's; "auto": engine/concurrency.py
+    max_concurrency: int = 64  # the ceiling of --concurrency auto
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    structured_output: bool = False
+    thinking: bool | None = None
+    bench_options: tuple[tuple[str, str], ...] = ()
+    timeout_s: float = 120.0
+    max_retries: int = 5
+    use_cache: bool = True
+    cache_path: str | None = None
+    out: str | None = None
+    price_in_per_mtok: float | None = None
+    price_out_per_mtok: float | None = None
+    api_key_env: str | None = None
+    progress: bool = True
+    bootstrap_resamples: int = 1000
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE  # above it the run is invalid: rundir/validity.py
+    max_cost_usd: float | None = None  # engine/cost.py
+    batch: bool = False  # the provider's Batch API (engine/batch.py)
+    batch_discount: float = 0.5  # the batch price as a fraction off the listed prices
+    batch_poll_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        """Refuse values that would make a run meaningless or hang, before any model is called. Messages
+        name the command-line option (`--timeout`), which is how most users set them."""
+        import math
+
+        def bad(name: str, value: Any, rule: str) -> None:
+            option = _OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
+            raise GlotbenchError(f"{option} must be {rule}, got {value!r}")
+
+        if self.concurrency == "auto":
+            if not self.max_concurrency or isinstance(self.max_concurrency, bool) \
+                    or not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
+                bad("max_concurrency", self.max_concurrency, "a whole number >= 1")
+        elif isinstance(self.concurrency, str):
+            bad("concurrency", self.concurrency, "a whole number >= 1 or auto")
+        for name, low in (("limit", 1), ("repeats", 1), ("concurrency", 1), ("max_tokens", 1),
+                          ("max_retries", 0), ("bootstrap_resamples", 0)):
+            if name == "concurrency" and self.concurrency == "auto":
+                continue
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+                bad(name, value, f"at least {low}" if isinstance(value, int) and not isinstance(value, bool)
+                    else f"a whole number >= {low}")
+        for name, allow_zero in (("timeout_s", False), ("temperature", True), ("price_in_per_mtok", True),
+                                 ("price_out_per_mtok", True), ("max_cost_usd", True), ("batch_poll_s", False)):
+            value = getattr(self, name)
+            if value is None and name != "timeout_s":
+                continue
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                and (value >= 0 if allow_zero else value > 0)
+            if not ok:
+                bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
+        rate = self.max_failure_rate
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            bad("max_failure_rate", rate, "a number from 0 to 1 (a share of the items)")
+        if not (isinstance(self.batch_discount, (int, float)) and 0 <= self.batch_discount < 1):
+            bad("batch_discount", self.batch_discount, "a number from 0 to below 1")
+        if self.max_cost_usd is not None and (self.price_in_per_mtok is None or self.price_out_per_mtok is None):
+            raise GlotbenchError("--max-cost needs --price-in and --price-out (USD per million tokens): "
+                                 "the cost is counted from the reported token usage")
+        if self.max_cost_usd is not None and self.batch:
+            raise GlotbenchError("--max-cost and --batch cannot be combined: a batch is submitted, and "
+                                 "billed, as a whole; estimate it first with --dry-run --batch")
+
+
+_OPTION_NAMES = {"timeout_s": "--timeout", "price_in_per_mtok": "--price-in", "price_out_per_mtok": "--price-out",
+                 "bootstrap_resamples": "--resamples", "max_failure_rate": "--max-failure-rate",
+                 "max_cost_usd": "--max-cost", "batch_poll_s": "--batch-poll"}
+
+
+def model_options(options: RunOptions) -> dict[str, Any]:
+    """What the model backend is built with (`--concurrency auto` sizes its pool to the ceiling)."""
+    opts: dict[str, Any] = {"timeout_s": options.timeout_s}
+    if options.concurrency == "auto":
+        opts["concurrency"] = options.max_concurrency
+    elif options.concurrency is not None:
+        opts["concurrency"] = options.concurrency
+    if options.api_key_env is not None:
+        opts["api_key_env"] = options.api_key_env
+    return opts
+
+
+def generation_config(bench: Benchmark, options: RunOptions) -> GenerateConfig:
+    d = bench.default_config
+    return GenerateConfig(
+        temperature=d.temperature if options.temperature is None else options.temperature,
+        max_tokens=d.max_tokens if options.max_tokens is None else options.max_tokens,
+        seed=options.seed if options.seed is not None else d.seed,
+        stop=tuple(dict.fromkeys(d.stop + tuple(options.stop))),
+        structured_output=options.structured_output,
+        thinking=options.thinking,
+    )

@@ -1,0 +1,53 @@
+"""What the caches' keys and stored records are made of, below everything that keys a cache (the call
+cache, the aggregates, the checks' memo): the bytes a text hashes, the fingerprint of the code that
+computed a stored value, and whether a record survives a JSON round trip unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+
+def hash_text(text: str) -> bytes:
+    """The bytes a key hashes: UTF-8, a lone surrogate passed through (a key is never decoded)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def code_fingerprint(*objects: Any) -> str | None:
+    """SHA-256 of the files defining `objects` (classes, their bases, functions): a development
+    checkout that edits aggregation code without a version bump gets a new key. None when one of
+    them has no file to read (a notebook cell, `python -c`, exec): such code is never keyed."""
+    import sys
+
+    files: set[str] = set()
+    for obj in objects:
+        for cls in getattr(obj, "__mro__", (obj,)):
+            name = getattr(cls, "__module__", "") or ""
+            if name == "builtins":
+                continue
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if not path:
+                return None
+            files.add(path)
+    h = hashlib.sha256()
+    for path in sorted(files):
+        try:
+            h.update(Path(path).read_bytes())
+        except OSError:  # no readable source: the code cannot be told apart from an edited one
+            return None
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def storable(record: Any) -> str | None:
+    """`record` as JSON when it survives the round trip unchanged (no NaN, no tuples, no objects)."""
+    try:
+        blob = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return blob if json.loads(blob) == record else None

@@ -1,0 +1,155 @@
+"""What is registered: the tables of benchmarks and model backends, filled by the decorators, the
+built-ins (by import path, so listing them imports nothing heavy) and the entry-point groups
+`glotbench.benchmarks` and `glotbench.models`.
+
+    @register_benchmark("my-bench")          # a Benchmark class or a factory returning one
+    class MyBench(Benchmark): ...
+
+    @register_model("echo")                  # a factory(rest, spec=..., **opts) -> Model, or a class
+    class EchoModel(ModelBase): ...
+
+It imports nothing of glotbench but its errors, so benchmarks, tasks and backends register
+themselves here from any layer; `glotbench.registry` turns a name into a benchmark (a registered
+name, a task file, `MODULE:CLASS`) and is where users import all of this from.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Callable, TypeVar
+
+from glotbench.errors import SpecError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Entry:
+    target: Any  # the class/factory, or "module:attr" (imported on first use)
+    description: str = ""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self) -> Any:
+        return import_path(self.target) if isinstance(self.target, str) else self.target
+
+
+_DEEPSEA = "glotbench.benchmarks.deepsea:"
+_BENCHMARKS: dict[str, Entry] = {
+    "deepsea-mgsm": Entry(_DEEPSEA + "MGSM", "DeepSEA MGSM math, numeric exact match"),
+    "deepsea-indommlu": Entry(_DEEPSEA + "IndoMMLU", "DeepSEA IndoMMLU subject MCQ, accuracy macro-averaged over subjects"),
+    "deepsea-xquad": Entry(_DEEPSEA + "XQuAD", "DeepSEA XQuAD extractive QA, token F1 (first reference)"),
+    "deepsea-crosssum": Entry(_DEEPSEA + "CrossSum", "DeepSEA CrossSum summarisation, corpus chrF2"),
+    "deepsea-wmt24pp": Entry(_DEEPSEA + "WMT24pp", "DeepSEA WMT24++ translation, corpus chrF2 (not MetricX-24)"),
+    "vi-diacritics": Entry("glotbench.benchmarks.vi_diacritics:VietnameseDiacritics",
+                           "Vietnamese diacritic restoration (Dấu or Die style)"),
+    "vi-tone-errors": Entry("glotbench.benchmarks.vi_tone_errors:VietnameseToneErrors",
+                            "Vietnamese tone and vowel-mark error correction, with error detection"),
+    "laobench-mcq": Entry("glotbench.benchmarks.laobench:LaoBenchMCQ",
+                          "LaoBench multiple choice (options: method=generate|loglik)"),
+    "laobench-translation": Entry("glotbench.benchmarks.laobench:LaoBenchTranslation",
+                                  "LaoBench Lao<->Chinese<->English translation, BLEU and chrF++"),
+    "laobench-arena-prompts": Entry("glotbench.benchmarks.arena:ArenaPrompts",
+                                    "open-ended prompts (answers only; judged by `glotbench arena`)"),
+    "aragen-answers": Entry("glotbench.benchmarks.aragen:AraGenAnswers",
+                            "AraGen answer generation (first pass; `glotbench aragen` runs all phases)"),
+}
+_HIDDEN = {"laobench-arena-prompts", "aragen-answers"}  # phases of `glotbench arena` / `aragen`, not listed
+_MODELS: dict[str, Entry] = {
+    "openai": Entry("glotbench.models.openai_compat:from_spec",
+                    "openai:MODEL@BASE_URL  any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp...)"),
+    "local": Entry("glotbench.models.hf:embedded_default",
+                   "local  the embedded default: Gemma 3 270M (GGUF Q4_K_M) via transformers"),
+    "hf": Entry("glotbench.models.hf:from_spec", "hf:PATH_OR_REPO  a transformers causal LM"),
+    "vllm": Entry("glotbench.models.vllm:from_spec",
+                  "vllm:MODEL[,KEY=VALUE...]  vLLM's offline engine on a GPU (settings passed to vllm.LLM)"),
+    "replay": Entry("glotbench.models.replay:ReplayModel",
+                    "replay:FILE.jsonl  outputs produced elsewhere ({\"id\", \"output\"} per line)"),
+    "python": Entry("glotbench.models.python_fn:PythonModel",
+                    "python:MODULE:FUNCTION  a Python callable taking the chat messages"),
+}
+_entry_points_loaded = False
+
+
+def import_path(path: str) -> Any:
+    """The object `MODULE:NAME` names (a module next to the user's work is found too, as `python -m` does)."""
+    module, _, attr = path.partition(":")
+    if not module or not attr:
+        raise SpecError(f"{path!r} is not MODULE:NAME")
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as e:
+        if os.getcwd() in sys.path:
+            raise SpecError(f"cannot import {module!r}: {e}") from None
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules next to the user's work
+        try:
+            obj = importlib.import_module(module)
+        except ImportError as e2:
+            raise SpecError(f"cannot import {module!r}: {e2}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise SpecError(f"{module!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def register_benchmark(name: str, description: str = "") -> Callable[[T], T]:
+    """Register a Benchmark class (or a factory of one) under `name`."""
+    def deco(obj: T) -> T:
+        _BENCHMARKS[name] = Entry(obj, description or (getattr(obj, "description", "") or "").strip())
+        return obj
+    return deco
+
+
+def register_model(scheme: str, description: str = "") -> Callable[[T], T]:
+    """Register a model backend for specs `SCHEME:REST`: a factory or class called as
+    `factory(rest, spec=spec, **opts)` (opts: concurrency, timeout_s, api_key_env where given)."""
+    def deco(obj: T) -> T:
+        doc = ((obj.__doc__ or "").strip().splitlines() or [""])[0]
+        _MODELS[scheme] = Entry(obj, description or f"{scheme}:...  {doc}".rstrip())
+        return obj
+    return deco
+
+
+def load_entry_points() -> None:
+    """Add the plugins' entry points to the tables (once; never over a registered name)."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for group, table in (("glotbench.benchmarks", _BENCHMARKS), ("glotbench.models", _MODELS)):
+        for ep in metadata.entry_points(group=group):
+            table.setdefault(ep.name, Entry(ep.value, f"(plugin {ep.value})"))
+
+
+def benchmarks(hidden: bool = False) -> dict[str, str]:
+    """Registered benchmark names -> descriptions."""
+    load_entry_points()
+    return {n: e.description for n, e in sorted(_BENCHMARKS.items()) if hidden or n not in _HIDDEN}
+
+
+def models() -> dict[str, str]:
+    """Registered model schemes -> descriptions."""
+    load_entry_points()
+    return {n: e.description for n, e in _MODELS.items()}
+
+
+def benchmark_entry(name: str) -> Entry | None:
+    """The registered benchmark `name` (its entry points scanned only on a miss: they never override a
+    registered name; docs/performance.md, start-up), or None."""
+    if name not in _BENCHMARKS:
+        load_entry_points()
+    return _BENCHMARKS.get(name)
+
+
+def load_model(spec: str, **opts: Any) -> Any:
+    """Build a Model from a spec string `SCHEME:REST`."""
+    scheme, _, rest = spec.partition(":")
+    if scheme not in _MODELS:
+        load_entry_points()
+    if scheme not in _MODELS:
+        raise SpecError(f"unknown model spec {spec!r}: it must start with one of {', '.join(_MODELS)}")
+    return _MODELS[scheme].resolve()(rest, spec=spec, **opts)

@@ -1,0 +1,256 @@
+"""Writing and reading a run directory, and the rule that says whether it holds a finished run.
+
+    run.json        written first (`status: running`), its status set again at the end
+    samples.jsonl   one line per sample, appended as each finishes (`SampleSink`), then put in item order
+    results.json    written last, atomically: a directory without it is an unfinished run
+
+Every JSON file glotbench writes goes through `to_json`/`json_bytes` (a string no UTF-8 can carry, a
+lone surrogate from a data file, is written as its `\\u` escape, never a crash) and, when it replaces a
+file, `write_json_atomic` (a temporary file renamed over it: a reader never sees half a file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Mapping, Sequence, TypeVar
+
+from pydantic import BaseModel
+
+from glotbench.errors import GlotbenchError
+
+RUN_JSON, SAMPLES, RESULTS = "run.json", "samples.jsonl", "results.json"
+S = TypeVar("S", bound=BaseModel)
+
+_TEXT = json.JSONEncoder(ensure_ascii=False)
+_ASCII = json.JSONEncoder(ensure_ascii=True)
+
+
+def to_json(value: Any) -> str:
+    """JSON text (UTF-8 kept), as json.dumps(value, ensure_ascii=False) writes it; a value holding a
+    string no UTF-8 can carry (a lone surrogate, read from a `\\ud800` escape in a data file) is
+    written with `\\u` escapes instead, so no writer stops on what it was given."""
+    text = _TEXT.encode(value)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _ASCII.encode(value)
+    return text
+
+
+def json_bytes(value: Any) -> bytes:
+    """`to_json(value)` as UTF-8 bytes, with one encoding on the usual path."""
+    try:
+        return _TEXT.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII.encode(value).encode("ascii")
+
+
+def _replace(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """`data` as indented JSON in `path`, through a temporary file renamed over it."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    try:
+        blob = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a data file: written as its \u escape
+        blob = json.dumps(data, ensure_ascii=True, indent=2).encode("ascii")
+    _replace(Path(path), lambda f: f.write(blob))
+
+
+def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """One JSON line per row in `path`, through a temporary file renamed over it."""
+    _replace(Path(path), lambda f: f.writelines(json_bytes(r) + b"\n" for r in rows))
+
+
+def slug(text: str) -> str:
+    """A model spec (or any name) as a directory name: `judge-openai_gpt-4o_http_...`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
+
+
+# -- the finished-run rule -------------------------------------------------------------------------
+
+def _results_field(path: Path, key: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def invalid_run(path: str | Path) -> bool:
+    """A results.json (or arena.json, aragen.json) that records an invalid run: the same command may
+    finish it in place."""
+    validity = _results_field(Path(path), "validity")
+    return isinstance(validity, dict) and validity.get("valid") is False
+
+
+def run_status(out_dir: str | Path) -> str | None:
+    """The status a run directory's results.json records ("complete", or "stopped": a run cut short by
+    --max-cost, which the same command resumes); None without a readable one."""
+    status = _results_field(Path(out_dir) / RESULTS, "status")
+    return status if isinstance(status, str) else None
+
+
+def finished_run(out_dir: str | Path) -> bool:
+    """The finished-run rule: a results.json whose status is complete and whose run is valid. An
+    invalid run (too many failed calls) and one stopped by --max-cost are run again in place by the
+    same command, resuming from the call cache; `--out` refuses only a finished run."""
+    path = Path(out_dir) / RESULTS
+    return path.is_file() and run_status(out_dir) == "complete" and not invalid_run(path)
+
+
+def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = ()) -> bool:
+    """Make room for a judged run (arena, AraGen) in `out_dir`: a directory whose `summary` file
+    (arena.json, aragen.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
+    holds a phase's run (`phases`: its directory names; a `judge-*` one too) but no summary, a run
+    stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
+    kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the
+    cache. True when it was renamed; an error when the run there is finished and valid."""
+    path = out_dir / summary
+    if path.exists():
+        if not invalid_run(path):
+            raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+        kind = "invalid"
+    elif out_dir.is_dir() and any((d / RUN_JSON).is_file() for d in out_dir.iterdir()
+                                  if d.is_dir() and (d.name in phases or d.name.startswith("judge-"))):
+        kind = "unfinished"
+    else:
+        return False
+    os.replace(out_dir, out_dir.with_name(f"{out_dir.name}.{kind}-{datetime.now():%Y%m%d-%H%M%S}"))
+    return True
+
+
+def new_run_dir(bench: str, model_spec: str, out: str | None) -> Path:
+    """The run's directory, made: `out` (refused when it holds a finished run; an unfinished, invalid
+    or stopped one is run again in place), or `runs/BENCH/TIME-MODEL` (with `-N` when taken)."""
+    if out is None:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        out_dir = Path("runs") / bench / f"{stamp}-{slug(model_spec)}"
+        n = 1
+        while out_dir.exists():
+            n += 1
+            out_dir = out_dir.with_name(f"{stamp}-{slug(model_spec)}-{n}")
+    else:
+        out_dir = Path(out)
+        if finished_run(out_dir):
+            raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return out_dir
+
+
+# -- samples.jsonl ----------------------------------------------------------------------------------
+
+class SampleSink:
+    """samples.jsonl while a run is under way: each sample's line appended as it finishes (the
+    runner flushes every 50 ms, so a killed run keeps what it scored), then `in_order` rewrites the
+    file in item order when the samples came in another (a fully cached run appends them in order
+    already). Only where each line lies is kept, not the line (10k lines are ~13 MB)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file: IO[bytes] = path.open("wb")
+        self._lines: list[tuple[str, int, int, int]] = []  # id, repeat, offset, size
+        self._written = 0
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Append one sample's record (`core.Sample.to_record`)."""
+        line = json_bytes(record) + b"\n"
+        self._file.write(line)
+        self._lines.append((record["id"], record["repeat"], self._written, len(line)))
+        self._written += len(line)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "SampleSink":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def in_order(self, order: Mapping[str, int]) -> None:
+        """Rewrite the closed file with its lines sorted by (item position in `order`, repeat)."""
+        lines = self._lines
+        by_item = [(order[x[0]], x[1]) for x in lines]
+        if all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
+            return
+        lines.sort(key=lambda x: (order[x[0]], x[1]))
+        tmp = self.path.with_suffix(".jsonl.tmp")
+        with self.path.open("rb") as src, tmp.open("wb") as dst:
+            for _, _, offset, size in lines:
+                src.seek(offset)
+                dst.write(src.read(size))
+        os.replace(tmp, self.path)
+
+
+# -- reading a run back -----------------------------------------------------------------------------
+
+def read_results(run_dir: str | Path, schema: type[BaseModel] | None = None) -> dict[str, Any]:
+    """A run directory's results.json validated against `schema` (default `Results`; `FinishedResults`
+    for a completed run), as the dict the file holds; an unfinished run or another directory is one
+    error saying which."""
+    from glotbench.data import read_dict
+    from glotbench.rundir.schema import Results
+
+    d = Path(run_dir)
+    path = d / RESULTS
+    if not path.is_file():
+        if (d / RUN_JSON).is_file():
+            raise GlotbenchError(f"{d} is an unfinished run (no results.json); run the same command again "
+                                 "to resume it")
+        raise GlotbenchError(f"{d} is not a run directory (no results.json)")
+    return read_dict(path, schema or Results, allow_nan=True)  # a bad file: one error naming the field
+
+
+def read_run_json(run_dir: str | Path) -> dict[str, Any]:
+    """A run directory's run.json (written when the run starts), validated."""
+    from glotbench.data import read_dict
+    from glotbench.rundir.schema import RunJson
+
+    return read_dict(Path(run_dir) / RUN_JSON, RunJson, allow_nan=True)
+
+
+def read_samples(run_dir: str | Path, schema: type[S]) -> list[dict[str, Any]]:
+    """Every samples.jsonl line, each checked against `schema` (`SampleRow`, `ReportSampleRow`), as the
+    dicts the file holds (a report reads 10,000 lines: the checked rows are not kept)."""
+    from glotbench.data import raw_rows, validate_rows
+
+    path = Path(run_dir) / SAMPLES
+    if not path.exists():
+        raise GlotbenchError(f"{run_dir} has no samples.jsonl")
+    raw = list(raw_rows(path, "jsonl", allow_nan=True))
+    validate_rows(path, raw, schema)
+    return [rec for _, rec in raw]
+
+
+def sample_outputs(run_dir: str | Path) -> dict[str, str]:
+    """Each item's raw reply in a run directory (repeat 0; a failed call's as ""), by item id: what the
+    judge cards' length bias and the arena ranking's style control read of a phase's answers."""
+    from glotbench.rundir.schema import SampleRow
+
+    return {r["id"]: r.get("output") or "" for r in read_samples(run_dir, SampleRow) if r.get("repeat", 0) == 0}
+
+
+def sample_rows(run_dir: str | Path, schema: type[S]) -> list[tuple[str, S]]:
+    """Every samples.jsonl line validated into `schema`: (line number, row)."""
+    from glotbench.data import read_rows
+
+    return read_rows(Path(run_dir) / SAMPLES, schema, fmt="jsonl", allow_nan=True)
+
+
+def order_of(ids: Sequence[str]) -> dict[str, int]:
+    """Each item id's position: the order samples.jsonl is kept in."""
+    return {x: i for i, x in enumerate(ids)}

@@ -1,0 +1,146 @@
+"""Imports point down, and nothing imports another module's private name (docs/architecture.md,
+"Layers"). Every module under src/glotbench is parsed with `ast`; every import of a glotbench module,
+at the top of the file or inside a function, is checked against the layer of its unit: its top-level
+package, or a module of a package that spans two layers named on its own (`checks.rescore`)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "glotbench"
+
+# Top to bottom. A package may import its own layer's packages or lower ones, never a higher one;
+# the packages of one layer import each other without a cycle (test_no_cycle_between_packages).
+LAYERS: list[set[str]] = [
+    {"__main__", "cli", "service", "build", "testing"},  # commands and applications
+    # running: evaluate, the runner, the cache, judged phases, sweeps; a finished run's checks computed
+    # again and its answers re-scored (they rebuild the run's benchmark and read it through report)
+    {"engine", "checks.stored", "checks.rescore"},
+    {"store", "report"},  # run directories read back: the results store, tables, pages, board, compare, diff
+    {"registry"},  # a benchmark by name: registered, a task file, MODULE:CLASS, with checks' settings
+    # what is measured; the checks every benchmark takes (language, extraction, errors, tokens, circular,
+    # pivot: wrappers of a benchmark and what reads its samples)
+    {"tasks", "checks", "benchmarks"},
+    {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text"},  # the parts
+    {"rundir", "runfiles", "core", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
+]
+UNITS = {name for names in LAYERS for name in names}
+
+# Imports that point up, each with its reason. Keep this list short.
+EXCEPTIONS = {
+    ("glotbench.benchmarks.registry", "glotbench.registry"):
+        "an old import path kept for users (`from glotbench.benchmarks.registry import get_benchmark`); "
+        "nothing in glotbench imports it (test_nothing_imports_the_old_paths)",
+}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in sorted(SRC.rglob("*.py")):
+        parts = p.relative_to(SRC.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+def package(module: str) -> str:
+    """The unit whose layer `module` has: `checks.rescore` where LAYERS names it, else `checks`."""
+    parts = module.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in UNITS:
+        return ".".join(parts[1:3])
+    return parts[1] if len(parts) > 1 else "glotbench"
+
+
+def layer(pkg: str) -> int:
+    found = [i for i, names in enumerate(LAYERS) if pkg in names]
+    assert found, f"glotbench.{pkg} has no layer: add it to LAYERS here and to docs/architecture.md"
+    return found[0]
+
+
+def imports(module: str, path: Path) -> list[tuple[str, list[str], int]]:
+    """(module imported, names imported from it, line) for every glotbench import in the file."""
+    is_package = path.name == "__init__.py"
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, [], node.lineno) for a in node.names if a.name.split(".")[0] == "glotbench"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolved against this module's package
+                base = module.split(".")[: len(module.split(".")) - node.level + is_package]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] == "glotbench":
+                out.append((target, [a.name for a in node.names], node.lineno))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def edges() -> list[tuple[str, str, list[str], int]]:
+    """(importer, imported module, names, line), a name that is itself a module counted as the module."""
+    mods = modules()
+    out = []
+    for module, path in mods.items():
+        for target, names, line in imports(module, path):
+            subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in mods]
+            for t in subs or [target]:
+                out.append((module, t, [n for n in names if f"{target}.{n}" not in mods], line))
+    return out
+
+
+def test_every_import_points_down():
+    up = []
+    for src, dst, _, line in edges():
+        a, b = package(src), package(dst)
+        if a != b and layer(b) < layer(a) and (src, dst) not in EXCEPTIONS:
+            up.append(f"{src}:{line} imports {dst} ({a} is below {b})")
+    assert up == []
+
+
+def test_no_cycle_between_packages():
+    """Packages of one layer may import each other, in one direction only."""
+    graph: dict[str, set[str]] = {}
+    for src, dst, _, _ in edges():
+        a, b = package(src), package(dst)
+        if a != b and (src, dst) not in EXCEPTIONS:
+            graph.setdefault(a, set()).add(b)
+    cycles = [(a, b) for a in graph for b in graph[a] if a in graph.get(b, set()) and a < b]
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+
+    longer = sorted(a for a in graph if reaches(a, a, {a}))
+    assert cycles == [] and longer == []
+
+
+def test_no_private_name_is_imported_across_modules():
+    """`from glotbench.x import _name` from another module: a private name is the module's own."""
+    bad = [f"{src}:{line} imports {', '.join(n for n in names if n.startswith('_') and not n.startswith('__'))} "
+           f"from {dst}" for src, dst, names, line in edges()
+           if src != dst and any(n.startswith("_") and not n.startswith("__") for n in names)]
+    assert bad == []
+
+
+def test_nothing_imports_the_old_paths():
+    old = {"glotbench.benchmarks.registry", "glotbench.models.registry"}
+    assert [f"{src}:{line}" for src, dst, _, line in edges() if dst in old] == []
+
+
+def test_the_checks_see_function_level_imports(tmp_path):
+    """The parser finds an import inside a function and a relative one, so neither hides an arrow."""
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from glotbench.engine.evaluate import evaluate\n"
+                 "    from ..core import Sample, _hidden\n", encoding="utf-8")
+    got = imports("glotbench.metrics.m", f)
+    assert got == [("glotbench.engine.evaluate", ["evaluate"], 2), ("glotbench.core", ["Sample", "_hidden"], 3)]
+    assert layer(package("glotbench.engine.evaluate")) < layer(package("glotbench.metrics.m"))
+
+
+def test_a_package_spanning_two_layers_is_checked_per_module():
+    """`checks.rescore` sits above report (it reads runs through it); the rest of `checks` below the
+    registry (which wraps every benchmark with its settings): each import is checked at its own layer."""
+    assert package("glotbench.checks.rescore") == "checks.rescore" and package("glotbench.checks.language") == "checks"
+    assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks")
+

@@ -81,7 +81,7 @@ def test_include_path_runs_a_folder_of_task_files_by_name(tmp_path, srv):
 
 # (edit of the small task, the error's line, a part of the message)
 ERRORS = [
-    (lambda t: t.replace("prompt:", "promt:"), 11, "promt: Extra inputs are not permitted"),
+    (lambda t: t.replace("prompt:", "promt:"), 11, "promt: unknown key (did you mean prompt?)"),
     (lambda t: t.replace('version: "1.0"', "version: 1.0"), 2, "version: must be a string, got a number"),
     (lambda t: t.replace("  file: sums.jsonl", "  hub: owner/name"), 5, "data: revision: missing"),
     (lambda t: t.replace('user: "{{ question }}"', 'user: "{{ question }"'), 13, "prompt.user: not a valid template"),
@@ -166,7 +166,7 @@ def test_a_task_function_builds_the_same_benchmark_as_the_file(tmp_path):
     parts_y, parts_f = from_yaml.signature_parts(), from_fn.signature_parts()
     assert {k: v for k, v in parts_y.items() if k != "task"} == {k: v for k, v in parts_f.items() if k != "task"}
     assert get_benchmark("lao-sums-fn", limit_note="Digits only.", shots=0).render(df[0].to_public()).messages[0]["content"] == "Digits only."
-    with pytest.raises(DataError, match=r"^lao-sums-fn: promt: Extra inputs are not permitted"):
+    with pytest.raises(DataError, match=r"^lao-sums-fn: promt: unknown key \(did you mean prompt\?\)"):
         Task(name="lao-sums-fn", version="1", data={"file": "x"}, promt={}, prompt={"user": "x"}, scorer="exact_match")
 
 

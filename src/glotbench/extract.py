@@ -244,9 +244,20 @@ def parse_number(value: "str | int | float") -> "Decimal":
     return Decimal(to_ascii_digits(str(value)).replace(",", "").strip())
 
 
-def named_option(text: str, options: Mapping[str, str]) -> str | None:
+def named_option(text: str, options: Mapping[str, str], *, longest: bool = False) -> str | None:
     """The key of the one option whose text the reply names (case and spacing ignored; whole words
-    in scripts written with spaces, a substring in scripts without); None when none or several do."""
+    in scripts written with spaces, a substring in scripts without); None when none or several do.
+    `longest`: an option named only inside a longer named option's text is not named by it (the
+    reply แมวดำ names แมวดำ, not also แมว; `New York` names it, not also `York`); options of the
+    same text stay ambiguous."""
     reply = _normalise_option(text)
-    hits = [k for k, v in options.items() if _names(reply, _normalise_option(v))]
+    norm = {k: _normalise_option(v) for k, v in options.items()}
+    hits = [k for k in norm if _names(reply, norm[k])]
+    if longest and len(hits) > 1 and len({norm[k] for k in hits}) == len(hits):
+        masked, kept = reply, []
+        for k in sorted(hits, key=lambda k: -len(norm[k])):
+            if _names(masked, norm[k]):
+                kept.append(k)
+                masked = masked.replace(norm[k], "\x00" * len(norm[k]))
+        hits = kept
     return hits[0] if len(hits) == 1 else None

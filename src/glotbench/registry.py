@@ -27,6 +27,11 @@ def get_benchmark(name: str, **options: Any) -> Any:
 
     entry = benchmark_entry(name)
     if entry is not None:
+        from glotbench.tasks.files import included_task
+
+        if (shadow := included_task(name)) is not None:  # neither may win silently
+            raise SpecError(f"{name} is a built-in benchmark and also the name of the task file {shadow} "
+                            "(--include-path): rename the task (its name: key) to run it")
         target, kwargs = entry.resolve(), entry.kwargs
     elif (task := _task(name)) is not None:
         target, kwargs = task, {}

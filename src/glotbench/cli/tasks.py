@@ -21,8 +21,16 @@ def list_tasks(include_path: IncludePath = []) -> None:
 
     for folder in include_path:
         add_include_path(folder)
+    from glotbench.registry import benchmarks
+    from glotbench.tasks.files import included_task, shadows_library, unreadable
+
+    builtin = benchmarks(hidden=True)
     for name, desc in sorted(task_names().items()):
-        typer.echo(f"  {name:<16} {desc}")
+        clash = (" (also a built-in benchmark's name: rename the task to run it)" if name in builtin else
+                 f" (from {included_task(name)}, in place of the library's)" if shadows_library(name) else "")
+        typer.echo(f"  {name:<16} {desc}{clash}")
+    for path, why in unreadable().items():
+        typer.echo(f"skipped {path}: {why} (glotbench tasks check {path} says where)", err=True)
 
 
 @tasks_app.command("check")
@@ -70,7 +78,7 @@ def import_lm_eval(
         for line in e.lines:
             typer.echo(f"not translated: {line}", err=True)
         raise DataError(f"{file}: not imported: its prompt, choices or target cannot be translated "
-                        f"({len(e.lines)} key{'s' * (len(e.lines) > 1)} above)") from None
+                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
     for line in got.notes:
         typer.echo(f"not translated: {line}", err=True)
     if out is None:

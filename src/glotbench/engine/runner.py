@@ -271,7 +271,7 @@ class Runner:
         """The log-likelihood method: the choice with the highest log-probability is the reply."""
         fn = getattr(self.model, "loglikelihood", None)
         if fn is None:
-            raise GlotbenchError(f"the log-likelihood method needs a local model (local, hf:); "
+            raise GlotbenchError(f"the log-likelihood method needs a local model (local, hf:, vllm:); "
                                  f"{self.model.spec} only generates")
         t0 = time.perf_counter()
         choices = prompt.choices or ()

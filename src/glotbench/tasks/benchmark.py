@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -118,6 +119,9 @@ class TaskBenchmark(Benchmark):
                                                                            exclude={"files", "sha256", "role_by"}),
                                                        declared, w("data")))
         if opt["revision"]:
+            if not re.fullmatch(r"[0-9a-f]{40}", opt["revision"]):
+                raise SpecError(f"{self.name}: revision {opt['revision']!r} is not a commit hash (40 hex): pin the "
+                                "data to a commit of the dataset's history, not a branch that moves")
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
         self.lang = resolve_code(_fill(spec.language, declared, w("language")) if spec.language else None)
         self.variant = spec.prompt
@@ -127,7 +131,7 @@ class TaskBenchmark(Benchmark):
         self.multiturn = spec.fewshot.multiturn if opt["multiturn"] is None else opt["multiturn"]
         self.fewshot_seed = spec.fewshot.seed if opt["fewshot_seed"] is None else opt["fewshot_seed"]
         self._renderer = Renderer(self.variant, spec.fewshot, spec.loglik, self.lang, declared, self.method,
-                                 self.multiturn)
+                                 self.multiturn, at=self._template_at)
         if self.variant.labels == "native":
             try:
                 self.renderer.labels(2)
@@ -186,6 +190,7 @@ class TaskBenchmark(Benchmark):
 
     def _pipelines(self, opt: Mapping[str, Any]) -> tuple[dict[str, Pipeline | None], str]:
         spec = self.spec
+        self._letter_pipes: list[str] = []
         if self.method == "loglik":
             if spec.fields.choices is None:
                 raise SpecError(f"{self.name}: method=loglik needs choices (fields.choices)")
@@ -198,14 +203,20 @@ class TaskBenchmark(Benchmark):
         built = {name: build_pipeline(name, steps, self._at) for name, steps in spec.extract.items()}
         choices = spec.fields.choices
         n_fixed = len(choices.fixed) if hasattr(choices, "fixed") else len(choices) if isinstance(choices, list) else 0
-        for name, steps in spec.extract.items():
-            if n_fixed > 5 and any(s == "option_letter" or isinstance(s, dict) and "option_letter" in s for s in steps):
+        self._letter_pipes = [name for name, steps in spec.extract.items()
+                              if any(s == "option_letter" or isinstance(s, dict) and "option_letter" in s for s in steps)]
+        for name in self._letter_pipes:
+            if n_fixed > 5:
                 raise DataError(f"{self._at('extract', name)}: option_letter reads A-E and the task has {n_fixed} "
                                 "choices: use option_text")
         head = opt["pipeline"] or spec.headline or next(iter(spec.extract))
         if head not in built:
             raise SpecError(f"{self.name}: no pipeline {head!r}; its pipelines: {', '.join(built)}")
         return {head: built[head], **{k: v for k, v in built.items() if k != head}}, head
+
+    def _template_at(self, key: str) -> str:
+        """`FILE:LINE` of a prompt template (`continuations`: of loglik's) in the run's variant."""
+        return self._where.head(*self._paths["loglik" if key == "continuations" else "prompt"], key)
 
     def _at(self, part: str, *rest: Any) -> str:
         """`FILE:LINE: path` of a part of the run's spec: in the prompt variant that gave it, or the task's."""
@@ -310,7 +321,23 @@ class TaskBenchmark(Benchmark):
                                    self.renderer.opt, same, self.renderer.gold_continuation)
         if not items:
             raise DataError(f"{rows.source}: no items")
+        self._check_items(items, rows.rows)
         return self.dataset(items, rows.source, rows.sha256)
+
+    def _check_items(self, items: list[Item], rows: list[Any]) -> None:
+        """A gold the scorer cannot read (`Scorer.check_gold`), and options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more
+        than 5 for an option_letter pipeline (it reads A-E). Refused at load, naming the row; else
+        every such item would be a scorer error in a run that looks valid."""
+        for item, (where, _) in zip(items, rows):
+            problem = self.scorer.check_gold(item)
+            if problem:
+                raise DataError(f"{where}: {problem}")
+            n = len(item.public.get("choices") or ())
+            if n > len(LETTERS):
+                raise DataError(f"{where}: fields.choices: {n} options; a task labels at most {len(LETTERS)} (A-Z)")
+            if n > 5 and self.method != "loglik" and self._letter_pipes:
+                raise DataError(f"{where}: fields.choices: {n} options, and option_letter (pipeline "
+                                f"{self._letter_pipes[0]!r}) reads A-E: use option_text, or method=loglik")
 
     # -- stations --------------------------------------------------------------------------------
 
@@ -365,7 +392,7 @@ class TaskBenchmark(Benchmark):
 
     def signature_parts(self) -> dict[str, str]:
         declared = {k: v for k, v in self.options.items() if k in self.spec.options}
-        parts = {"task": spec_hash(self.spec, self.options), "method": self.method, "lang": self.lang or "none"}
+        parts = {"task": spec_hash(self.spec, self._hashed_options()), "method": self.method, "lang": self.lang or "none"}
         if self.method == "loglik":
             parts["norm"] = self.norm
             cont = self.spec.loglik.continuations
@@ -377,13 +404,26 @@ class TaskBenchmark(Benchmark):
         parts["shots"] = str(self.shots)
         if self.shots or self.spec.fewshot.ids:
             fs = self.spec.fewshot
-            parts["fewshot"] = (f"{fs.split or self.data.split},{'ids' if fs.ids else fs.sampler},seed={self.fewshot_seed},"
+            split, given = fs.split or self.data.split, self._hashed_options()["fewshot_data"]
+            source = f"{split}={given}" if given else split  # the split's rows as that file gave them
+            parts["fewshot"] = (f"{source},{'ids' if fs.ids else fs.sampler},seed={self.fewshot_seed},"
                                 + (f"match={fs.match}," if fs.match else "")
                                 + ("multiturn" if self.multiturn else "one_turn"))
         if self.options["prompt"] != "default":
             parts["prompt_variant"] = self.options["prompt"]
         parts.update({f"opt.{k}": str(v) for k, v in sorted(declared.items())})
         return parts
+
+    def _hashed_options(self) -> dict[str, Any]:
+        """The run's options as the signature holds them: a few-shot file by its content
+        (`file:SHA12`), not by the path it had on one machine."""
+        opts = dict(self.options)
+        if opts.get("fewshot_data"):
+            from glotbench.data import check_file
+            from glotbench.loading import sha256_file
+
+            opts["fewshot_data"] = "file:" + sha256_file(check_file(opts["fewshot_data"]))[:12]
+        return opts
 
     def _file(self) -> str | None:
         """The task file (`library:NAME.yaml` for a shipped one), or None for a task built in Python."""
@@ -396,7 +436,7 @@ class TaskBenchmark(Benchmark):
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         out: dict[str, Any] = {"task": {
-            "spec_sha256": spec_hash(self.spec, self.options), "file": self._file(),
+            "spec_sha256": spec_hash(self.spec, self._hashed_options()), "file": self._file(),
             "options": {k: v for k, v in self.options.items() if v is not None}, "language": self.lang,
             "headline_pipeline": self.headline_pipeline,
             "pipelines": {n: (p.description if p else f"log-likelihood, normalised by {n.removeprefix('loglik_')}")

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import DataError
 from glotbench.items import Item
+from glotbench.languages import remove_zero_width
 from glotbench.tasks.source import Row
 from glotbench.tasks.template import LETTERS, is_template, render, value_of
 
@@ -37,8 +38,9 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
     public = {name: value_of(spec, ctx, f"{where}: fields.public.{name}") for name, spec in named.items()}
     gold: dict[str, Any] = {}
     for name, spec in fields.gold.items():
-        gold[name] = ([value_of(s, ctx, f"{where}: fields.gold.{name}") for s in spec] if isinstance(spec, list)
-                      else value_of(spec, ctx, f"{where}: fields.gold.{name}"))
+        gold[name] = ([_gold(value_of(s, ctx, f"{where}: fields.gold.{name}.{i}"), f"{where}: fields.gold.{name}.{i}")
+                       for i, s in enumerate(spec)] if isinstance(spec, list)
+                      else _gold(value_of(spec, ctx, f"{where}: fields.gold.{name}"), f"{where}: fields.gold.{name}"))
     if fields.choices is not None:
         if isinstance(fields.choices, str):
             texts = _choice_list(value_of(fields.choices, ctx, f"{where}: fields.choices"), fields.choices,
@@ -48,7 +50,7 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
                 _text(value_of(c, ctx, f"{where}: fields.choices.{i}"), f"{where}: fields.choices.{i}")
                 for i, c in enumerate(fields.choices)]
         for i, t in enumerate(texts):
-            if not t.strip():
+            if not remove_zero_width(t).strip():  # U+200B alone is as empty as a space, and invisible
                 raise DataError(f"{where}: fields.choices.{i}: an empty option")
         public["choices"] = texts
         gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer")
@@ -57,6 +59,14 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
     if lang:
         meta["lang"] = lang
     return Item.create(iid, public, gold, meta)
+
+
+def _gold(value: Any, where: str) -> Any:
+    """A gold value as the row has it; null (a missing answer) is an error, not an item nobody can get
+    right counted as the model's failure. A list column's null members likewise."""
+    if value is None or isinstance(value, list) and any(v is None for v in value):
+        raise DataError(f"{where}: null (the row has no gold answer: fix the row or leave it out of the data)")
+    return value
 
 
 def _choice_list(value: Any, spec: str, where: str) -> list[str]:
@@ -85,6 +95,9 @@ def _label(value: Any, texts: Sequence[str], where: str) -> str:
     hits = [labels[i] for i, t in enumerate(texts) if t.strip() == v]
     if len(hits) == 1:
         return hits[0]
+    if hits:
+        raise DataError(f"{where}: {value!r} is the text of {len(hits)} options ({', '.join(hits)}): give the gold "
+                        "as a label or index")
     raise DataError(f"{where}: {value!r} is neither an option label ({', '.join(labels)}) nor one option's text")
 
 

@@ -17,6 +17,7 @@ from glotbench.errors import DataError, SpecError
 
 LIBRARY = Path(__file__).with_name("library")
 SUFFIXES = (".yaml", ".yml")
+MAX_VALUES = 100_000  # values in a YAML document with its aliases expanded (a task file has a few hundred)
 _INCLUDE: list[Path] = []
 
 
@@ -37,9 +38,33 @@ class Where:
 
     def __call__(self, *path: Any) -> str:
         dotted = ".".join(str(p) for p in path)
-        line = self.line(tuple(path)) if self.file else None
-        head = f"{self.name}:{line}" if line is not None else self.name
+        head = self.head(*path)
         return f"{head}: {dotted}" if dotted else head
+
+    def head(self, *path: Any) -> str:
+        """`FILE:LINE` of a key (the task's name for a task built in Python)."""
+        line = self.line(tuple(path)) if self.file else None
+        return f"{self.name}:{line}" if line is not None else self.name
+
+
+def check_expansion(node: Any, name: str) -> None:
+    """Refuse a document whose aliases expand to more than MAX_VALUES values: nine anchors of nine
+    aliases each are 9**9 values in a few lines (a "billion laughs"), which every reader of the data
+    after the parser (validation, the signature's hash, a dump) would walk without end."""
+    import yaml
+
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise DataError(f"{name}:{n.start_mark.line + 1}: the document expands to more than {MAX_VALUES:,} "
+                            "values (YAML aliases repeating anchors); write the values out")
+        if isinstance(n, yaml.MappingNode):
+            stack.extend(v for kv in n.value for v in kv)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
 
 
 def load_yaml(text: str, name: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
@@ -50,6 +75,8 @@ def load_yaml(text: str, name: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_expansion(node, name)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -99,9 +126,22 @@ def validate_spec(raw: Any, where: Where) -> Any:
         errors = sorted(e.errors(include_url=False), key=lambda x: x["type"] != "extra_forbidden")
         path = data_path(tuple(errors[0]["loc"]), raw)
         more = len(errors) - 1
-        text = problem_text([errors[0]], lambda loc: "")
+        text = (unknown_key(str(path[-1]) if path else "") if errors[0]["type"] == "extra_forbidden"
+                else problem_text([errors[0]], lambda loc: ""))
         head = where(*path) if path else where()
         raise DataError(f"{head}: {text}" + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")) from None
+
+
+def unknown_key(key: str) -> str:
+    """`unknown key`, with the task key it most resembles (`promt` -> prompt, `revison` -> revision)."""
+    import difflib
+
+    from glotbench.tasks import spec
+
+    known = sorted({f for m in vars(spec).values() if isinstance(m, type) and issubclass(m, spec.Part)
+                    for f in m.model_fields})
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return "unknown key" + (f" (did you mean {close[0]}?)" if close else " (docs/tasks.md lists every key)")
 
 
 def data_path(loc: tuple[Any, ...], raw: Any) -> tuple[Any, ...]:
@@ -140,7 +180,7 @@ def add_include_path(folder: str | Path) -> None:
         raise SpecError(f"--include-path {folder}: not a directory")
     if p not in _INCLUDE:
         _INCLUDE.insert(0, p)
-    _names.cache_clear()
+    _scan.cache_clear()
 
 
 def is_task_path(name: str) -> bool:
@@ -152,27 +192,55 @@ def _folders() -> list[Path]:
 
 
 @functools.lru_cache(maxsize=8)
-def _names(folders: tuple[Path, ...]) -> dict[str, tuple[Path, str]]:
-    """Task name -> (file, description), first folder first; a file that does not parse is skipped
-    here (running it by name or path reports its error)."""
+def _scan(folders: tuple[Path, ...]) -> tuple[dict[str, tuple[Path, str]], dict[Path, str]]:
+    """Task name -> (file, description), first folder first; and each file that does not parse ->
+    why (it has no name to be found by: `unreadable()` lists it, and running its stem reads it)."""
     import yaml
 
     out: dict[str, tuple[Path, str]] = {}
+    broken: dict[Path, str] = {}
     for folder in folders:
         for f in sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES):
             try:
                 doc = yaml.safe_load(f.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+                broken[f] = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else \
+                    "not valid YAML" if isinstance(e, yaml.YAMLError) else "cannot be read"
                 continue
             if isinstance(doc, dict) and isinstance(doc.get("name"), str):
                 out.setdefault(doc["name"], (f, str(doc.get("description") or "").strip().splitlines()[0]
                                              if doc.get("description") else ""))
-    return out
+            else:
+                broken[f] = "no name: key"
+    return out, broken
+
+
+def _names(folders: tuple[Path, ...]) -> dict[str, tuple[Path, str]]:
+    return _scan(folders)[0]
+
+
+def unreadable() -> dict[Path, str]:
+    """The task files in the folders that cannot be found by name (they do not parse, or name no task)."""
+    return _scan(tuple(_folders()))[1]
 
 
 def task_names() -> dict[str, str]:
     """Every task found by name -> its description."""
     return {n: d for n, (_, d) in _names(tuple(_folders())).items()}
+
+
+def included_task(name: str) -> Path | None:
+    """The file of a task called `name` in an `--include-path` folder (not the library), or None;
+    reads nothing when no folder was added."""
+    if not _INCLUDE:
+        return None
+    hit = _names(tuple(_INCLUDE)).get(name)
+    return hit[0] if hit else None
+
+
+def shadows_library(name: str) -> bool:
+    """Whether an `--include-path` task called `name` hides the library's task of that name."""
+    return included_task(name) is not None and name in _names((LIBRARY,))
 
 
 def find_task(name: str) -> Path | None:
@@ -182,4 +250,7 @@ def find_task(name: str) -> Path | None:
             raise SpecError(f"task file not found: {name}")
         return Path(name)
     hit = _names(tuple(_folders())).get(name)
-    return hit[0] if hit else None
+    if hit:
+        return hit[0]
+    # a file named after the task that does not parse: reading it reports its FILE:LINE error
+    return next((f for f in unreadable() if f.stem == name), None)

@@ -31,6 +31,7 @@ from typing import Any
 
 from glotbench.errors import DataError
 from glotbench.tasks.fields import RESERVED
+from glotbench.tasks.files import check_expansion
 
 PLACEHOLDER_REVISION = "PIN-A-COMMIT"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -89,6 +90,8 @@ def _read_one(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     loader = _loader()(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_expansion(node, str(path))
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
@@ -144,6 +147,7 @@ class _Translation:
     def __init__(self, path: Path):
         self.path = path
         self.cfg, self.where, self.notes = read(path)
+        self.unread = list(self.notes)  # includes not found: they explain keys reported missing
         self.fatal: list[str] = []
 
     def at(self, key: str) -> str:
@@ -365,6 +369,8 @@ def translate(path: str | Path) -> Imported:
     cfg = t.cfg
     if "group" in cfg and not isinstance(cfg.get("task"), str):
         raise DataError(f"{t.at('group')}: group: a group of tasks; import each task's YAML")
+    if not isinstance(cfg.get("task", ""), str):  # lm-eval reads a list under task: as a group, group: or not
+        raise DataError(f"{t.at('task')}: task: a list of tasks (a group, as lm-eval reads it); import each task's YAML")
     if "class" in cfg:
         raise DataError(f"{t.at('class')}: class: a Python task class; only YAML tasks are imported")
     kind = cfg.get("output_type", "generate_until")
@@ -423,10 +429,16 @@ def translate(path: str | Path) -> Imported:
     for key in cfg:
         if key not in handled and key not in _IGNORED:
             t.note(key, "not translated")
-    if t.fatal:
-        raise NotTranslatable(t.fatal)
+    if t.fatal:  # an include not found first: it explains a key reported missing
+        raise NotTranslatable(t.unread + t.fatal)
     prompts = [k for k in ("text", "preamble") if k in out["prompt"]]
-    public = _names([out["prompt"][k] for k in prompts])
+    public = []
+    for k, key in (("text", "doc_to_text"), ("preamble", "description")):
+        if k in out["prompt"]:
+            try:
+                public += [n for n in _names([out["prompt"][k]]) if n not in public]
+            except DataError as e:
+                raise DataError(f"{t.at(key)}: {key}: {e}") from None
     renamed = {n: f"lm_{n}" for n in public if n in RESERVED}  # MMLU's `choices` column: glotbench's options
     for old, new in renamed.items():
         for k in prompts:

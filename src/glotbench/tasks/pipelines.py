@@ -86,7 +86,7 @@ def _letter(arg: Any) -> StepFn:
 
 def _named(text: str, options: Mapping[str, str]) -> str | None:
     """The option the reply names, zero-width characters removed from both sides."""
-    return named_option(remove_zero_width(text), {k: remove_zero_width(v) for k, v in options.items()})
+    return named_option(remove_zero_width(text), {k: remove_zero_width(v) for k, v in options.items()}, longest=True)
 
 
 def _option_text(_: Any) -> StepFn:

@@ -12,7 +12,7 @@ log-likelihood the continuations are the labels or the option texts, each after 
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import DataError
 from glotbench.items import Item, PublicItem
@@ -41,9 +41,10 @@ def display_labels(style: str, n: int, lang: str | None) -> list[str]:
 
 class Renderer:
     def __init__(self, variant: Any, fewshot: Any, loglik: Any, lang: str | None, opt: Mapping[str, Any],
-                 method: str, multiturn: bool):
+                 method: str, multiturn: bool, at: Callable[[str], str] | None = None):
         from glotbench.languages import profile
 
+        self.at = at or (lambda key: "")  # `FILE:LINE` of a template (prompt.user, loglik.continuations)
         self.v = variant
         self.fewshot = fewshot
         self.loglik = loglik
@@ -53,6 +54,11 @@ class Renderer:
         self.opt = dict(opt)
         self.method = method
         self.multiturn = multiturn
+
+    def _where(self, where: str, key: str, dotted: str | None = None) -> str:
+        """An error's place: the template's `FILE:LINE`, the item, the key (`t.yaml:12: item s1: prompt.user`)."""
+        head = self.at(key)
+        return f"{head + ': ' if head else ''}{where}: {dotted or 'prompt.' + key}"
 
     def labels(self, n: int) -> list[str]:
         return display_labels(self.v.labels, n, self.lang)
@@ -72,11 +78,11 @@ class Renderer:
     def user(self, public: Mapping[str, Any], where: str) -> str:
         if self.v.user is None:
             return self.text(public, where)
-        return render(self.v.user, self.context(public), f"{where}: prompt.user")
+        return render(self.v.user, self.context(public), self._where(where, "user"))
 
     def text(self, public: Mapping[str, Any], where: str) -> str:
         if self.v.text is not None:
-            return render(self.v.text, self.context(public), f"{where}: prompt.text")
+            return render(self.v.text, self.context(public), self._where(where, "text"))
         body = self.user(public, where)
         return f"{body}\n{self.v.answer_prefix}" if self.v.answer_prefix else body
 
@@ -92,7 +98,7 @@ class Renderer:
         if len(kind) != len(texts):
             raise DataError(f"{where}: loglik.continuations: {len(kind)} templates for {len(texts)} choices")
         ctx = self.context(public)
-        return [render(t, ctx, f"{where}: loglik.continuations.{i}") for i, t in enumerate(kind)]
+        return [render(t, ctx, self._where(where, "continuations", f"loglik.continuations.{i}")) for i, t in enumerate(kind)]
 
     def gold_continuation(self, shot: Item) -> str:
         """A few-shot example's gold choice as the continuations write it (lm-eval's answer of a shot)."""
@@ -106,9 +112,9 @@ class Renderer:
         blocks = [self.text(s["public"], f"{where} (few-shot example)") + delim + s["answer"] for s in shots]
         text = sep.join([*blocks, self.text(public, where)])
         messages: list[dict[str, str]] = []
-        system = None if self.v.system is None else render(self.v.system, self.context(public), f"{where}: prompt.system")
+        system = None if self.v.system is None else render(self.v.system, self.context(public), self._where(where, "system"))
         if self.v.preamble is not None:  # lm-eval's description: before everything in the text, the system turn in chat
-            preamble = render(self.v.preamble, self.context(public), f"{where}: prompt.preamble")
+            preamble = render(self.v.preamble, self.context(public), self._where(where, "preamble"))
             text = preamble + text
             system = preamble if not system else system + sep + preamble if _needs_delimiter(system, preamble) \
                 else system + preamble

@@ -39,10 +39,20 @@ class Scorer:
 
     base = "accuracy"
     description = ""
+    gold_keys: tuple[str, ...] = ("answer",)  # the gold it reads, the first present
 
     def __init__(self, spec: Any, lang: str | None):
         self.spec = spec
         self.lang = lang
+
+    def check_gold(self, item: Item) -> str | None:
+        """What is wrong with an item's gold for this scorer, or None. Checked when the data is
+        loaded: a gold the scorer cannot read would make every such item a scorer error or a miss
+        nobody could avoid, in a run that looks valid."""
+        if self.gold_keys and not any(k in item.gold for k in self.gold_keys):
+            return (f"fields.gold: no {' or '.join(self.gold_keys)} (the {self.spec.kind} scorer reads it; "
+                    f"the item's gold has: {', '.join(item.gold) or 'nothing'})")
+        return None
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
         ok = 0.0 if answer is None else float(self.correct(answer, item))
@@ -102,6 +112,7 @@ _ASCII_DIGITS = str.maketrans("", "", string.digits)
 
 class ExactMatch(Scorer):
     base = "exact_match"
+    gold_keys = ("answer", "answers")
     description = "share of answers equal to a gold answer after the named normalisation"
 
     def correct(self, answer: str, item: Item) -> bool:
@@ -123,6 +134,19 @@ class NumericMatch(Scorer):
     base = "numeric_em"
     description = "share of answers numerically equal to the gold number (native digits read)"
 
+    def check_gold(self, item: Item) -> str | None:
+        from glotbench.extract import parse_number
+
+        problem = super().check_gold(item)
+        if problem is None:
+            gold = item.gold["answer"]
+            try:
+                if isinstance(gold, (list, dict, bool)) or not parse_number(gold).is_finite():
+                    raise InvalidOperation
+            except InvalidOperation:
+                problem = f"fields.gold.answer: {gold!r} is not a number (the numeric_match scorer compares numbers)"
+        return problem
+
     def correct(self, answer: str, item: Item) -> bool:
         from glotbench.extract import parse_number
 
@@ -137,6 +161,7 @@ class NumericMatch(Scorer):
 
 class TokenF1(Scorer):
     base = "token_f1"
+    gold_keys = ("answers", "answer")
     description = "token F1 against the references"
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
@@ -161,6 +186,8 @@ class TokenF1(Scorer):
 class Corpus(Scorer):
     """BLEU / chrF / chrF++ through sacrebleu, the text segmented with the target language's segmenter
     (glotbench.metrics.corpus); the item stores the sufficient statistics."""
+
+    gold_keys = ("reference", "answer")
 
     def __init__(self, spec: Any, lang: str | None):
         super().__init__(spec, lang)
@@ -229,6 +256,7 @@ class Answered(Scorer):
 
     base = "answered_rate"
     description = "share of items with an answer to judge"
+    gold_keys = ()  # the judges read the reference (engine/judged_task)
 
     def correct(self, answer: str, item: Item) -> bool:
         return True

@@ -31,26 +31,101 @@ class Rows:
     sha256: str  # of the file, or of the files' hashes in path order
 
 
+COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}  # as the hub's datasets often ship JSONL and CSV
+
+
 def _fmt(path: Path, fmt: str | None) -> str:
     if fmt:
         return fmt
-    suffix = path.suffix.lower()
+    suffixes = [x.lower() for x in path.suffixes]
+    suffix = suffixes[-2] if len(suffixes) > 1 and suffixes[-1] in COMPRESSED else path.suffix.lower()
     return {".json": "json", ".parquet": "parquet", ".csv": "csv", ".tsv": "tsv"}.get(suffix, "jsonl")
 
 
+def _decompressed(p: Path, folder: Path) -> Path:
+    """A compressed file (`rows.jsonl.gz`) decompressed into `folder`, at most the size limit of a
+    data file (a small archive that expands without end is refused, not written out)."""
+    import importlib
+
+    from glotbench.data import MAX_FILE_BYTES
+
+    module = importlib.import_module(COMPRESSED[p.suffix.lower()])
+    out = folder / p.name[: -len(p.suffix)]
+    size = 0
+    try:
+        with module.open(p, "rb") as src, open(out, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:
+                    raise DataError(f"{p}: expands to more than {MAX_FILE_BYTES // 2**20} MiB")
+                dst.write(chunk)
+    except (OSError, EOFError, ValueError) as e:  # gzip.BadGzipFile, lzma.LZMAError are OSError / ValueError
+        raise DataError(f"{p}: not a readable {p.suffix[1:]} file ({type(e).__name__}: {e})") from None
+    return out
+
+
+class Binary:
+    """A cell of bytes (an image, audio) in a row: kept out of the way of the columns a task reads,
+    an error where a field or a template uses it."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def problem(self) -> str:
+        return f"binary data ({self.size:,} bytes: an image or audio?); a task reads text, numbers and lists of them"
+
+    def __str__(self) -> str:
+        raise ValueError(self.problem())
+
+    __repr__ = __str__
+
+
+def _plain(value: Any, where: str) -> Any:
+    """A parquet cell as JSON's types, as items keep them: a timestamp or date as ISO 8601 text, a
+    decimal as its exact text, NaN as null; bytes (an image, audio) a `Binary` (an error where used)."""
+    import datetime
+    import decimal
+
+    if isinstance(value, float) and value != value:
+        return None  # NaN: pandas' missing value, written to parquet; a null to every check after this
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return Binary(len(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}.{i}") for i, v in enumerate(value)]
+    raise DataError(f"{where}: a value of type {type(value).__name__}, which a task cannot read")
+
+
 def read_file(path: str | Path, fmt: str | None = None, shown: str | None = None) -> list[Row]:
-    """Every row of a file as (FILE:LINE, columns); a row that is not an object is an error."""
+    """Every row of a file as (FILE:LINE, columns); a row that is not an object is an error. A
+    `.gz`, `.bz2` or `.xz` file is read decompressed, its rows named by the compressed file."""
+    import tempfile
+
     from glotbench.data import BadRow, check_file, raw_rows
 
     p = check_file(path)
     name = shown or str(p)
     out = []
-    for line, raw in raw_rows(p, _fmt(p, fmt), shape="a JSON list of rows"):
-        if isinstance(raw, BadRow):
-            raise DataError(f"{name}:{line}: {raw}")
-        if not isinstance(raw, dict):
-            raise DataError(f"{name}:{line}: row: expected an object, got {type(raw).__name__}")
-        out.append((f"{name}:{line}", raw))
+    with tempfile.TemporaryDirectory(prefix="glotbench-rows-") as tmp:
+        plain = _decompressed(p, Path(tmp)) if p.suffix.lower() in COMPRESSED else p
+        try:
+            for line, raw in raw_rows(plain, _fmt(p, fmt), shape="a JSON list of rows"):
+                if isinstance(raw, BadRow):
+                    raise DataError(f"{name}:{line}: {raw}")
+                if not isinstance(raw, dict):
+                    raise DataError(f"{name}:{line}: row: expected an object, got {type(raw).__name__}")
+                out.append((f"{name}:{line}", {k: _plain(v, f"{name}:{line}: {k}") for k, v in raw.items()}))
+        except DataError as e:
+            raise DataError(str(e).replace(str(plain), name)) from None
     if not out:
         raise DataError(f"{name}: no rows")
     return out

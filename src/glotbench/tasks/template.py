@@ -12,6 +12,7 @@ as lm-eval's environment keeps them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Mapping
 
@@ -21,10 +22,15 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def letter(value: Any, base: int = 0) -> str:
-    """The option letter of an index: `0 | letter` is A, `"1" | letter(1)` is A."""
+    """The option letter of an index: `0 | letter` is A, `"1" | letter(1)` is A; a whole number
+    written as a float (`1.0`: a pandas label column that held a missing value) reads as that number."""
     try:
-        i = int(str(value).strip()) - base
-    except ValueError:
+        text = str(value).strip()
+        number = float(text) if isinstance(value, float) or "." in text else int(text)
+        if isinstance(value, bool) or not float(number).is_integer():
+            raise ValueError
+        i = int(number) - base
+    except (ValueError, OverflowError):
         raise ValueError(f"letter: {value!r} is not a whole number") from None
     if not 0 <= i < len(LETTERS):
         raise ValueError(f"letter: {value!r} is out of range (base {base})")
@@ -90,14 +96,97 @@ def lm_eval_target(value: Any, choices: Any, rendered: bool = False) -> str:
     return LETTERS[index]
 
 
+# Bounds of one rendering (a template is data a stranger may write: it must not hang a run or fill
+# the memory). A prompt of the library's tasks is at most a few thousand characters.
+MAX_CHARS = 2_000_000  # the text a template renders, and any string or list it builds on the way
+MAX_STEPS = 1_000_000  # template lines executed (loops within loops)
+MAX_POWER = 256  # the largest exponent of `**`
+
+
+class TemplateRefused(Exception):
+    """A template went past one of the bounds above, or printed a null."""
+
+
+def _sized(value: Any) -> Any:
+    if isinstance(value, (str, list, tuple)) and len(value) > MAX_CHARS:
+        raise TemplateRefused(f"builds a value of {len(value):,} items, above the bound of {MAX_CHARS:,}")
+    return value
+
+
+def _check_args(name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """A width or count argument past MAX_CHARS (`center(10**9)`, `"x".ljust(10**9)`) is refused before
+    the call allocates it; `replace` is bounded by its largest possible result."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, int) and not isinstance(a, bool) and abs(a) > MAX_CHARS:
+            raise TemplateRefused(f"{name}: the argument {a} is above the bound of {MAX_CHARS:,}")
+    if name in ("replace",) and len(args) >= 3 and all(isinstance(a, str) for a in args[:3]):
+        text, old, new = args[:3]
+        if len(new) > len(old) and len(text) * max(1, len(new)) > MAX_CHARS:
+            raise TemplateRefused(f"replace: could build up to {len(text) * len(new):,} characters, "
+                                f"above the bound of {MAX_CHARS:,}")
+
+
+def _not_null(value: Any) -> Any:
+    """`{{ x }}` of a null value is an error, as an undefined name is: Jinja would write `None` into
+    the prompt. `{{ x or '' }}` renders a null as empty where that is meant."""
+    if value is None:
+        raise TemplateRefused("a value is null (None); write {{ x or '' }} to render a null as empty")
+    return value
+
+
+def _bounded_filter(name: str, f: Any) -> Any:
+    import functools as ft
+
+    skip = 1 if getattr(f, "jinja_pass_arg", None) is not None else 0  # its context or environment
+
+    @ft.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        _check_args(name, args[skip:], kwargs)
+        return _sized(f(*args, **kwargs))
+
+    return run
+
+
 @functools.lru_cache(maxsize=1)
 def environment() -> Any:
     from jinja2 import StrictUndefined
+    from jinja2.compiler import CodeGenerator
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    class Bounded(CodeGenerator):
+        def visit_Concat(self, node: Any, frame: Any) -> None:  # `a ~ b`: its result is bounded too
+            self.write("environment.sized(")
+            super().visit_Concat(node, frame)
+            self.write(")")
+
+    class Sandbox(ImmutableSandboxedEnvironment):
+        """The sandbox with bounds: `*`, `+`, `**` and string methods checked before they allocate,
+        every built value and the output at most MAX_CHARS (see `render` for the steps)."""
+
+        code_generator_class = Bounded
+        intercepted_binops = frozenset({"*", "+", "**"})
+        sized = staticmethod(_sized)
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**":
+                if isinstance(right, (int, float)) and abs(right) > MAX_POWER:
+                    raise TemplateRefused(f"** {right}: an exponent above {MAX_POWER}")
+            elif operator == "*":
+                for seq, n in ((left, right), (right, left)):
+                    if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_CHARS:
+                        raise TemplateRefused(f"* {n}: builds {len(seq) * n:,} items, above the bound of {MAX_CHARS:,}")
+            return _sized(super().call_binop(context, operator, left, right))
+
+        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+            name = getattr(__obj, "__name__", "call")
+            _check_args("range" if name == "safe_range" else name, args if getattr(__obj, "__self__", None) is None
+                        else (__obj.__self__, *args), kwargs)
+            return _sized(super().call(__context, __obj, *args, **kwargs))
+
+    env = Sandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False, finalize=_not_null)
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
                        regex_replace=regex_replace, lm_eval_target=lm_eval_target)
+    env.filters.update({name: _bounded_filter(name, f) for name, f in env.filters.items()})
     return env
 
 
@@ -118,16 +207,74 @@ def is_template(text: str) -> bool:
 
 
 def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
-    """`source` rendered with `context`; an undefined name, a filter's error or a refused attribute is
-    a DataError naming `where` (the task file's line, the item)."""
-    from jinja2 import TemplateError
+    """`source` rendered with `context`; an undefined name, a filter's error, a refused attribute or a
+    template past its bounds (MAX_CHARS of output, MAX_STEPS lines, MAX_POWER) is a DataError naming
+    `where` (the task file's line, the item): one line, never a traceback or a hang."""
     from jinja2.exceptions import SecurityError
 
     try:
-        return compile_template(source).render(context)
-    except (TemplateError, SecurityError, ValueError, TypeError, IndexError, KeyError) as e:
-        msg = getattr(e, "message", None) or str(e)
-        raise DataError(f"{where}: {msg}" if where else msg) from None
+        template = compile_template(source)
+        with _steps() if _loops(source) else contextlib.nullcontext():
+            out: list[str] = []
+            size = 0
+            for chunk in template.generate(context):
+                size += len(chunk)
+                if size > MAX_CHARS:
+                    raise TemplateRefused(f"renders more than {MAX_CHARS:,} characters")
+                out.append(chunk)
+            return "".join(out)
+    except DataError:
+        raise
+    except RecursionError:
+        msg = "calls itself without end (a recursive macro)"
+    except MemoryError:
+        msg = "ran out of memory"
+    except (TemplateRefused, SecurityError) as e:
+        msg = str(e)
+    except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
+        msg = getattr(e, "message", None) or str(e) or type(e).__name__
+        if isinstance(e, (ArithmeticError, OverflowError)):
+            msg = f"{type(e).__name__}: {msg}"
+    raise DataError(f"{where}: {msg}" if where else msg) from None
+
+
+@functools.lru_cache(maxsize=2048)
+def _loops(source: str) -> bool:
+    """Whether a template can repeat (a for loop, a macro that may call itself): only those pay for
+    the step count (a line trace: about 3x the time of a prompt that has one)."""
+    import re
+
+    return re.search(r"\{%[-+]?\s*(for|macro|call)\b", source) is not None
+
+
+class _steps:
+    """Counts the lines a template executes (its compiled code, `<template>`), refusing more than
+    MAX_STEPS: nested loops cannot hang a run. A tracer already set (coverage, a debugger) keeps
+    tracing every other frame: it is called on for them, and set back afterwards."""
+
+    def __enter__(self) -> None:
+        import sys
+
+        self.before = sys.gettrace()
+        self.count = 0
+        sys.settrace(self._call)
+
+    def __exit__(self, *exc: Any) -> None:
+        import sys
+
+        sys.settrace(self.before)
+
+    def _call(self, frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == "<template>":
+            return self._line
+        return self.before(frame, event, arg) if self.before is not None else None
+
+    def _line(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.count += 1
+            if self.count > MAX_STEPS:
+                raise TemplateRefused(f"runs more than {MAX_STEPS:,} steps (loops within loops)")
+        return self._line
 
 
 def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:
@@ -142,4 +289,8 @@ def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:
                     else type(value).__name__)
             raise DataError(f"{where}: no column {spec!r} (the row has: {have})")
         value = value[part]
+    from glotbench.tasks.source import Binary
+
+    if isinstance(value, Binary):  # bytes in the row: an image, audio
+        raise DataError(f"{where}: column {spec!r}: {value.problem()}")
     return value

@@ -67,6 +67,15 @@ def test_scorer_exception_is_a_recorded_failure(tmp_path):
     assert res.results["scores"]["groups"]["lang"]["en"]["numeric_em"]["value"] == 50.0  # counted, not dropped
     rec = json.loads((res.out_dir / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert rec["failure"] == "scorer_error" and rec["score"] == {"correct": 0.0, "n": 1.0}
+    # an item the scorer could not score is not the model's number: 1 of 2 makes the run invalid
+    v = res.results["validity"]
+    assert v["valid"] is False and v["kinds"] == {"scorer_error": 1} and v["failed"] == 1 and v["of"] == 2
+    from glotbench.rundir.validity import validity_text
+
+    assert validity_text(res.results) == "invalid: 1 of 2 items failed (scorer_error)"
+    # under the threshold it is counted and the run stays valid
+    ok = evaluate(bench, "python:helpers:mgsm_twelve", _opts(tmp_path, name="ok", max_failure_rate=0.5), dataset=bench.dataset(items))
+    assert ok.results["validity"]["valid"] is True and ok.results["validity"]["kinds"] == {"scorer_error": 1}
 
 
 def test_extract_exception_is_a_recorded_failure():

@@ -54,7 +54,7 @@ def test_a_base_url_without_v1_is_an_invalid_run(srv, tmp_path):
     v = results(out)["validity"]  # written first: nothing is lost
     assert v == {"valid": False, "failed": 12, "of": 12, "unit": "items", "failure_share": 1.0,
                  "kinds": {"client_error": 12}, "http_status": {"404": 12}, "max_failure_rate": 0.05,
-                 "counts": "model calls that returned no reply after the retries"}
+                 "counts": "model calls that returned no reply after the retries, and samples whose scoring raised"}
     assert "invalid: 12 of 12 items failed (client_error; HTTP 404)" in p.stdout  # the table's caption
     assert results(out)["status"] == "complete" and (out / "samples.jsonl").read_text().count("\n") == 12
     # The report (table and page) and the board say it too; reading an invalid run is no error.

@@ -36,6 +36,7 @@ from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir
 from glotbench.rundir.schema import Results, RunJson, results_record, run_record
 from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
+from glotbench.scoring import SCORER_ERROR
 from glotbench.stats import DEFAULT_SEED, prepare_draws
 
 __all__ = ["RunOptions", "evaluate", "evaluate_async", "generation_config", "model_options"]
@@ -219,7 +220,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         finished=datetime.now(timezone.utc).isoformat(), model={"spec": m.spec, **m.description()},
         signature=plan.signature, selection=plan.selection.record(),  # type: ignore[arg-type]
         validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,  # type: ignore[arg-type]
-                              c.call_failure_status),
+                              c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
         data_label=bench.data_label(full), facts=bench.extra_results(full),  # type: ignore[arg-type]
         headline=metrics[0].name,
         metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,

@@ -2,7 +2,8 @@
 
 A run is **invalid** when the share of its samples whose model call failed (no reply at all:
 HTTP errors, connection, timeout, rate limit, a replay's `missing` output, a backend's exception,
-after the retries) is above `max_failure_rate` (default 5%). Replies the model did give but that
+after the retries) or whose scoring raised (`scorer_error`: a bug or a row the scorer cannot read,
+so the item's number is not the model's) is above `max_failure_rate` (default 5%). Replies the model did give but that
 hold no usable answer (no JSON, no letter, an unclosed think block, truncation) are the model's
 own failures and are scored as such: they never make a run invalid. results.json's `validity`
 records the share, the kinds and the threshold; `glotbench run` and `sweep` exit with
@@ -22,16 +23,17 @@ INVALID_RUN_EXIT = 3  # input errors exit 2, an interrupted command 130
 
 
 def run_validity(failures: Mapping[str, int], samples: int, repeats: int, max_failure_rate: float,
-                 statuses: Mapping[str, int] | None = None) -> dict[str, Any]:
+                 statuses: Mapping[str, int] | None = None, scorer_errors: int = 0) -> dict[str, Any]:
     """results.json's `validity` from the model-call failures by kind and by HTTP status
-    (`RunCounters.call_failures`, `call_failure_status`)."""
+    (`RunCounters.call_failures`, `call_failure_status`) and the samples whose scoring raised."""
+    failures = {**failures, **({"scorer_error": int(scorer_errors)} if scorer_errors else {})}
     failed = int(sum(failures.values()))
     share = failed / samples if samples else 0.0
     return {"valid": share <= max_failure_rate, "failed": failed, "of": int(samples),
             "unit": "items" if repeats == 1 else "samples", "failure_share": round(share, 6),
             "kinds": dict(sorted(failures.items())), "http_status": dict(sorted((statuses or {}).items())),
             "max_failure_rate": max_failure_rate,
-            "counts": "model calls that returned no reply after the retries"}
+            "counts": "model calls that returned no reply after the retries, and samples whose scoring raised"}
 
 
 def combine(phases: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:

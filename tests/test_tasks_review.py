@@ -444,3 +444,36 @@ def test_the_signature_names_a_few_shot_file_by_its_content_not_its_path(tmp_pat
 
     sha = hashlib.sha256(copy.read_bytes()).hexdigest()[:12]
     assert f"  fewshot: test=file:{sha},random,seed=1234,one_turn" in outs[0]  # the test split's stand-in
+
+
+def test_a_few_shot_pool_holding_the_test_rows_is_counted_and_noted(tmp_path):
+    """fewshot_data= the test file itself: lm-eval's rule (leave an item out only when the few-shot
+    split is the test split) lets an item be its own example; the run counts such items in
+    results.json (`fewshot_leak`) and every view notes them beside the number."""
+    import json as _json
+
+    from glotbench.engine.evaluate import RunOptions, evaluate
+    from glotbench.registry import get_benchmark
+    from glotbench.rundir.validity import notes
+
+    rows = [{"premise": f"ประโยคที่ {i} ฝนตก", "hypothesis": f"ข้อความที่ {i}", "label": i % 3} for i in range(8)]
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(_json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    bench = get_benchmark("xnli", config="th", shots=3, fewshot_data=str(data))
+    ds = bench.load(str(data))
+    # by hand, from the rendered prompts: an item is leaked when its premise is in it twice
+    by_hand = sorted(it.id for it in ds
+                     if sum(str(m["content"]).count(it.public["premise"]) for m in bench.render(it.to_public()).messages) > 1)
+    assert by_hand, "with 3 of 8 drawn from a pool holding the item, some item draws itself (seeded)"
+    res = evaluate(bench, "python:helpers:plain_answer",
+                   RunOptions(out=str(tmp_path / "run"), progress=False, use_cache=False, bootstrap_resamples=20,
+                              data=str(data)))
+    leak = res.results["fewshot_leak"]
+    assert leak["items"] == len(by_hand) and leak["of"] == 8 and sorted(leak["first"]) == by_hand
+    assert f"few-shot leak: {len(by_hand)} of 8 items are among their own examples" in notes(res.results)
+    # a pool apart from the test rows: nothing to note
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(_json.dumps({**r, "premise": r["premise"] + " (train)"}, ensure_ascii=False) + "\n"
+                             for r in rows), encoding="utf-8")
+    clean = get_benchmark("xnli", config="th", shots=3, fewshot_data=str(train))
+    assert "fewshot_leak" not in clean.extra_results(clean.load(str(data)))

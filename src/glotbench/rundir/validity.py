@@ -94,13 +94,21 @@ def stopped_text(results: Mapping[str, Any]) -> str | None:
             "what was sent (the same command resumes)")
 
 
+def leak_text(results: Mapping[str, Any]) -> str | None:
+    """`few-shot leak: 3 of 20 items are among their own examples` (a task's `fewshot_leak`)."""
+    leak = results.get("fewshot_leak")
+    if not isinstance(leak, Mapping) or not leak.get("items"):
+        return None
+    return f"few-shot leak: {leak['items']} of {leak.get('of', '?')} items are among their own examples"
+
+
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
-    items, sample data, a judge not validated for the language (judges/cards.py)."""
+    items, sample data, a judge not validated for the language (judges/cards.py), a few-shot leak."""
     from glotbench.rundir.selection import selection_text
 
     return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
-                        data_label_text(results), validation_text(results)) if t]
+                        data_label_text(results), validation_text(results), leak_text(results)) if t]
 
 
 def judge_name(spec: str) -> str:

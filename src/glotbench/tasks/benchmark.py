@@ -443,6 +443,9 @@ class TaskBenchmark(Benchmark):
                           for n, p in self.pipelines.items()},
             "data": {"hub": self.data.hub, "config": self.data.config, "roles": dict(self.data.roles) or None,
                      "split": self.data.split, "revision": self.data.revision}}}
+        leak = F.fewshot_leak(dataset)
+        if leak:
+            out["fewshot_leak"] = leak
         counts = [len(it.public.get("choices") or ()) for it in dataset]
         if counts and all(counts):
             out["random_baseline"] = sum(1 / n for n in counts) / len(counts)

@@ -168,5 +168,19 @@ def attach_shots(items: list[Item], pool: list[Item], spec: Any, n: int, seed: i
     return out
 
 
+def fewshot_leak(items: Sequence[Item]) -> dict[str, Any] | None:
+    """Items one of whose few-shot examples is the item itself (the same public fields): a pool
+    that holds the test rows (`fewshot_data=` the test file, a split that repeats them, duplicate
+    rows) puts an item's answer in its own prompt. lm-eval leaves an item out of its examples only
+    when the few-shot split is the test split, and so does glotbench (the prompts stay lm-eval's);
+    such a run says so instead. Compared by content: a translation of the item (the same id in
+    another language's file) is not seen."""
+    def own(it: Item) -> dict[str, Any]:
+        return {k: v for k, v in it.public.items() if k != "fewshot"}
+
+    hit = [it.id for it in items if any(dict(ex.get("public") or {}) == own(it) for ex in it.public.get("fewshot") or ())]
+    return {"items": len(hit), "of": len(items), "first": hit[:10]} if hit else None
+
+
 def _missing(i: str) -> Item:
     raise DataError(f"fewshot.ids: no example with id {i!r} in the few-shot split")

@@ -83,6 +83,26 @@ def test_entry_points_register_benchmarks_and_backends(tmp_path):
     assert out.stdout.strip() == str(1 / 3)
 
 
+def test_a_plugin_entry_point_named_like_a_built_in_is_said_not_silently_ignored(tmp_path):
+    """An entry point never replaces a registered name (the built-ins are found without scanning
+    entry points); `glotbench list` says which plugin is not used, and the built-in runs."""
+    dist = tmp_path / "shadow_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: shadow-plugin\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[glotbench.benchmarks]\nlaobench-mcq = shadow_mod:Mine\n"
+                                           "[glotbench.models]\nreplay = shadow_mod:model\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-m", "glotbench", "list"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    warned = [x for x in out.stderr.splitlines() if x.startswith("warning: the plugin entry point")]
+    assert warned == ["warning: the plugin entry point benchmark laobench-mcq (shadow_mod:Mine) is not used: a "
+                      "built-in or registered benchmark has that name; give it another",
+                      "warning: the plugin entry point model replay (shadow_mod:model) is not used: a "
+                      "built-in or registered model has that name; give it another"], out.stderr
+    assert "laobench-mcq" in out.stdout and "Traceback" not in out.stderr
+
+
 def test_the_task_file_and_the_task_function_are_one_benchmark(tmp_path, srv):
     """The page's three ways: the task file and the @task function give the same prompts, metrics and
     scores; the class (with its abstention rule) scores the same replies its own way."""

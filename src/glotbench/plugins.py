@@ -72,6 +72,7 @@ _MODELS: dict[str, Entry] = {
                     "python:MODULE:FUNCTION  a Python callable taking the chat messages"),
 }
 _entry_points_loaded = False
+_SHADOWED: dict[str, str] = {}  # "benchmark NAME" / "model SCHEME" -> the entry point a registered name hides
 
 
 def import_path(path: str) -> Any:
@@ -120,9 +121,18 @@ def load_entry_points() -> None:
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    for group, table in (("glotbench.benchmarks", _BENCHMARKS), ("glotbench.models", _MODELS)):
+    for group, table, kind in (("glotbench.benchmarks", _BENCHMARKS, "benchmark"), ("glotbench.models", _MODELS, "model")):
         for ep in metadata.entry_points(group=group):
+            if ep.name in table and table[ep.name].target != ep.value:
+                _SHADOWED[f"{kind} {ep.name}"] = ep.value  # said by `glotbench list`, never silently
             table.setdefault(ep.name, Entry(ep.value, f"(plugin {ep.value})"))
+
+
+def shadowed() -> dict[str, str]:
+    """Plugin entry points whose name a built-in or registered one already holds ("benchmark
+    laobench-mcq" -> "pkg.mod:Cls"): the registered one is what runs."""
+    load_entry_points()
+    return dict(_SHADOWED)
 
 
 def benchmarks(hidden: bool = False) -> dict[str, str]:

@@ -26,6 +26,11 @@ def list_cmd() -> None:
     typer.echo("model backends (--model SPEC):")
     for desc in models().values():
         typer.echo(f"  {desc}")
+    from glotbench.plugins import shadowed
+
+    for what, target in shadowed().items():
+        typer.echo(f"warning: the plugin entry point {what} ({target}) is not used: a built-in or registered "
+                   f"{what.split()[0]} has that name; give it another", err=True)
 
 
 @with_options(ITEMS, MODEL_CALLS, PRICES)

@@ -144,3 +144,17 @@ def test_a_package_spanning_two_layers_is_checked_per_module():
     assert package("glotbench.checks.rescore") == "checks.rescore" and package("glotbench.checks.language") == "checks"
     assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks")
 
+
+
+def test_only_rundir_names_the_run_directorys_files():
+    """The run directory has one owner (docs/architecture.md, "Run directory, one owner"): outside
+    `rundir/`, code names run.json, results.json and samples.jsonl by `rundir`'s constants (`RUN_JSON`,
+    `RESULTS`, `SAMPLES`) and reads them through its readers, never by a literal file name (a literal
+    is how a reader that bypasses `rundir`'s schemas starts). The store's migrations are exempt: a
+    migration stays as it ran."""
+    names = {"run.json", "results.json", "samples.jsonl"}
+    found = [f"{module}:{node.lineno} {node.value!r}" for module, path in modules().items()
+             if not module.startswith(("glotbench.rundir", "glotbench.store.migrations"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and node.value in names]
+    assert found == []

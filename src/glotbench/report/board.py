@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
@@ -95,8 +96,8 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
         root = Path(p)
         if not root.exists():
             raise GlotbenchError(f"{root} does not exist")
-        cands = [root] if (root / "results.json").is_file() or (root / "run.json").is_file() else sorted(
-            {f.parent for n in ("results.json", "run.json", *rundata.JUDGED_FILES.values()) for f in root.rglob(n)})
+        cands = [root] if (root / RESULTS).is_file() or (root / RUN_JSON).is_file() else sorted(
+            {f.parent for n in (RESULTS, RUN_JSON, *rundata.JUDGED_FILES.values()) for f in root.rglob(n)})
         judged = [c for c in cands if any((c / n).is_file() for n in rundata.JUDGED_FILES.values())]
         for c in cands:
             if c.resolve() in seen:
@@ -107,7 +108,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                                                                      *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
-            elif not (c / "results.json").is_file():
+            elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
                 try:

@@ -16,6 +16,9 @@ Rules (docs/reports.md):
   price, else total tokens when every valid run counted tokens, else the request phase's wall time; the
   Pareto front holds the valid runs no other valid run beats on both (cheaper or equal and higher). An
   invalid run is not on it: its calls failed, so it looks cheap.
+
+Over 400 lines on purpose: the column rules above and the exports (markdown, CSV, LaTeX, JSON) read
+the same cells (`cell_text`, `marked`); the page is board_html.py, the per-language board board_pivot.py.
 """
 
 from __future__ import annotations

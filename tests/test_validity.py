@@ -387,3 +387,19 @@ def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
     p = script(*args)
     assert p.returncode == 0, p.stderr
     assert json.loads((out / "aragen.json").read_text(encoding="utf-8"))["validity"]["valid"]
+
+
+def test_the_fix_named_for_a_python_models_bad_replies_is_its_code(capsys):
+    """A `python:` model that returns no text (an int, None) fails its items as bad_response: the
+    error line names the model's code, not an endpoint (it said "fix the endpoint")."""
+    import typer
+
+    from glotbench.cli.options import exit_if_invalid
+
+    validity = {"valid": False, "failed": 2, "n": 2, "kinds": {"bad_response": 2}, "max_failure_rate": 0.05}
+    for model, want, not_want in (({"spec": "python:m:f", "backend": "python"}, "fix the model's code", "endpoint"),
+                                  ({"spec": "openai:x@http://h", "backend": "openai"}, "fix the endpoint", "model's code")):
+        with pytest.raises(typer.Exit) as e:
+            exit_if_invalid({"model": model, "validity": validity, "config": {"cache": True}})
+        err = capsys.readouterr().err
+        assert e.value.exit_code == INVALID and want in err and not_want not in err, err

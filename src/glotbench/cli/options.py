@@ -58,8 +58,11 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
+        model = results.get("model")
+        python = isinstance(model, dict) and model.get("backend") == "python"  # no endpoint to fix
         what = ("the model's code (it raised an exception: samples.jsonl's error says which)"
-                if kinds == {"exception"} else "the endpoint")
+                if kinds == {"exception"} else
+                "the model's code (samples.jsonl's error says what it returned)" if python else "the endpoint")
         fix = (f"fix {what} and run the same command again to finish the run"
                + (" (replies already received come from the call cache)" if cached
                   else " (with --no-cache every call is made again)"))

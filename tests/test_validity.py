@@ -403,3 +403,22 @@ def test_the_fix_named_for_a_python_models_bad_replies_is_its_code(capsys):
             exit_if_invalid({"model": model, "validity": validity, "config": {"cache": True}})
         err = capsys.readouterr().err
         assert e.value.exit_code == INVALID and want in err and not_want not in err, err
+
+
+def test_build_check_takes_the_failure_threshold_as_run_does(srv, tmp_path):
+    """`build check` and `build select` mark their judge runs invalid above --max-failure-rate (5%) like
+    `run`, `arena` and `aragen`, and now take the option too: 1 of 3 items failing (33%) is invalid
+    by default and valid under --max-failure-rate 0.5, with the threshold recorded in checks.json."""
+    rows = [{"id": f"q{i}", "question": f"ຄຳຖາມ {i}?", "options": ["ກ", "ຂ"], "answer": "A"} for i in range(3)]
+    verdict = json.dumps({"answer": "A", "several_defensible": False, "self_contained": True, "sensitive": False,
+                          "categories": [], "reason": "ok"})
+    srv.configure(answers={"ຄຳຖາມ": verdict}, faults=[{"match": "ຄຳຖາມ 1?", "status": 503, "times": 99}])
+    for rate, code in ((None, INVALID), ("0.5", 0)):
+        out = tmp_path / f"checks-{rate}"
+        p = script("build", "check", _candidates(tmp_path, rows), "--judge", srv.spec("j"), "--check", "answerability",
+                   "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress", "--max-retries", "0",
+                   *(["--max-failure-rate", rate] if rate else []))
+        assert p.returncode == code, p.stdout + p.stderr
+        (phase,) = json.loads((out / "checks.json").read_text(encoding="utf-8"))["validity"]["phases"].values()
+        assert phase["max_failure_rate"] == float(rate or 0.05) and phase["valid"] is (code == 0)
+    assert "--max-failure-rate" in script("build", "select", "--help").stdout

@@ -280,6 +280,8 @@ MODEL_CALLS = option_group("model calls", max_retries=(MaxRetries, 5), timeout=(
 JUDGE_CALLS = option_group("judge calls", concurrency=(Concurrency, None))
 PRICES = option_group("prices", price_in=(PriceIn, None), price_out=(PriceOut, None))
 ITEMS = option_group("items", data=(Data, None), limit=(Limit, None), max_failure_rate=(MaxFailureRate, 0.05))
+# the build tools' judge runs: no items option, but their validity has the same threshold
+FAILURES = option_group("failures", max_failure_rate=(MaxFailureRate, 0.05))
 # arena and aragen: no --subset, so --limit says the run is then a subset
 JUDGED_ITEMS = option_group("judged items", data=(Data, None), limit=(FirstN, None),
                             max_failure_rate=(MaxFailureRate, 0.05))

@@ -144,3 +144,62 @@ def test_a_package_spanning_two_layers_is_checked_per_module():
     assert package("glotbench.checks.rescore") == "checks.rescore" and package("glotbench.checks.language") == "checks"
     assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks")
 
+
+
+def test_only_rundir_names_the_run_directorys_files():
+    """The run directory has one owner (docs/architecture.md, "Run directory, one owner"): outside
+    `rundir/`, code names run.json, results.json and samples.jsonl by `rundir`'s constants (`RUN_JSON`,
+    `RESULTS`, `SAMPLES`) and reads them through its readers, never by a literal file name (a literal
+    is how a reader that bypasses `rundir`'s schemas starts). The store's migrations are exempt: a
+    migration stays as it ran."""
+    names = {"run.json", "results.json", "samples.jsonl"}
+    found = [f"{module}:{node.lineno} {node.value!r}" for module, path in modules().items()
+             if not module.startswith(("glotbench.rundir", "glotbench.store.migrations"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and node.value in names]
+    assert found == []
+
+
+DOC = SRC.parents[1] / "docs" / "architecture.md"
+
+
+def test_the_doc_lists_every_import_inside_a_layer():
+    """docs/architecture.md lists, between its markers, each package's imports of packages of its own
+    layer; the list is what the code does, no more and no less."""
+    import re
+
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split("<!-- imports inside a layer: begin -->")[1].split("<!-- imports inside a layer: end -->")[0]
+    doc = set()
+    for line in block.strip().splitlines():
+        importer, imported = line.removeprefix("- ").split(" → ")
+        doc |= {(importer.strip("`"), b) for b in re.findall(r"`([^`]+)`", imported)}
+    code = {(package(s), package(d)) for s, d, _, _ in edges()
+            if package(s) != package(d) and package(s) != "glotbench" and layer(package(s)) == layer(package(d))
+            and (s, d) not in EXCEPTIONS}
+    assert doc == code, (sorted(code - doc), sorted(doc - code))
+
+
+def test_the_doc_has_a_row_for_every_module():
+    """Every module under src/glotbench has a row in docs/architecture.md's module table (a package's
+    `__init__` counts as the package when its row names `pkg/`, and `__init__`s without code as none;
+    the migrations as their folder), and every path a row names exists."""
+    import re
+
+    rows = [line.split("|")[1] for line in DOC.read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    named = {m for row in rows for m in re.findall(r"`([^`]+)`", row)}
+    # a path from the package, from the repository (tools/...), or a benchmark's `data/` folder
+    missing = sorted(n for n in named if not any((d / n).exists() for d in (SRC, SRC.parents[1], SRC / "benchmarks")))
+    assert missing == []
+    unlisted = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        parts = rel.split("/")
+        if rel in named or any("/".join(parts[:i]) + "/" in named for i in range(1, len(parts))):
+            continue  # named, or inside a folder a row names (cli/, rundir/, store/migrations/)
+        if path.name == "__init__.py" and len(path.read_text(encoding="utf-8").strip().splitlines()) <= 60:
+            continue  # a package's docstring and re-exports
+        if path.name == "__main__.py":
+            continue
+        unlisted.append(rel)
+    assert unlisted == []

@@ -215,3 +215,38 @@ def test_options_that_do_not_apply_are_one_error_line(files, args, message):
 def test_no_bootstrap_with_zero_resamples(files):
     got = _ours(files, "--metric", "token_f1", "--resamples", "0")
     assert got["ci_low"] == got["score"] == got["ci_high"] and "boot:" not in got["signature"]
+
+
+# Files as sacrebleu's CLI reads them: lines end at "\n" only, each line's trailing whitespace removed.
+RAW = {
+    # trailing spaces and a tab: --chrf-whitespace would count them; sacrebleu strips them
+    "trailing": ("the cat sat on the mat  \nhello there\t\nລາວ ພາສາ \n", "the cat sat on the mat\nhello there\nລາວ ພາສາ\n"),
+    # CRLF in one file, LF in the other; a blank line in the middle
+    "crlf": ("the cat sat on the mat\r\n\r\nit is raining today\r\n", "the cat sat on a mat\n\nit rains today\n"),
+    # a lone CR inside a line is part of it (universal newlines would make it two lines)
+    "lone-cr": ("the cat\rsat on the mat\nhello there\n", "the cat sat on the mat\nhello there\n"),
+    # no final line break; one segment
+    "one": ("Việt Nam đẹp lắm", "Việt Nam rất đẹp"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RAW))
+@pytest.mark.parametrize("ours, theirs", [(["--metric", "chrf", "--chrf-whitespace"], ["-m", "chrf", "--chrf-whitespace"]),
+                                          (["--metric", "bleu", "--tokenize", "none"], ["-m", "bleu", "-tok", "none"])])
+def test_files_are_read_line_by_line_as_the_sacrebleu_cli_reads_them(tmp_path, case, ours, theirs):
+    paths = []
+    for name, text in zip(("h.txt", "r.txt"), RAW[case]):
+        (tmp_path / name).write_bytes(text.encode("utf-8"))
+        paths.append(str(tmp_path / name))
+    got, want = _ours(paths, *ours), _sacrebleu(paths, *theirs)
+    assert round(got["score"], 10) == want["score"]
+    assert got["n"] == len(RAW[case][1].removesuffix("\n").split("\n"))
+
+
+def test_an_empty_file_or_a_directory_is_one_error_line(tmp_path, files):
+    (tmp_path / "empty.txt").write_bytes(b"")
+    for hyp, message in ((str(tmp_path / "empty.txt"), "empty, no line to score"),
+                         (str(tmp_path), "is a directory, not a file")):
+        out = cli("score", "--metric", "bleu", hyp, str(tmp_path / "empty.txt"))
+        assert out.returncode == 2 and out.stderr.startswith("error: ") and message in out.stderr, out.stderr
+        assert len(out.stderr.splitlines()) == 1

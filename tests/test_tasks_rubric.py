@@ -134,3 +134,28 @@ def test_a_rubric_judge_without_a_card_is_marked_for_the_tasks_language(tmp_path
     assert "judge not validated for lo: openai:judge1 (no card for lo)" in " ".join(proc.stdout.split())
     v = json.loads((tmp_path / "r" / "rubric.json").read_text())["judge_validation"]
     assert v["language"] == "lo" and v["judges"][srv.spec("judge1")]["validated"] is False
+
+
+def test_a_rubric_run_whose_answers_mostly_failed_is_invalid_exits_3_and_runs_again(tmp_path, srv):
+    """A rubric run is only as valid as its phases (as the arena and AraGen): the candidate's calls
+    failing on 2 of 3 items make rubric.json invalid and the command exit 3; the same command then
+    sets the invalid run aside and runs again (it refused any rubric.json before)."""
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  sequences={"[Answer]\nວຽງຈັນ": [verdict(1, 5)] * 4, "[Answer]\nແມ່ນ້ຳຂອງ": [verdict(1, 5)] * 4,
+                             "[Answer]\n17": [verdict(0, 1)] * 4},
+                  faults=[{"match": q, "status": 500, "times": 10} for q in ("ແມ່ນ້ຳໃດ", "ລາວມີຈັກແຂວງ")])
+    args = ("run", files(tmp_path), "--model", srv.spec("cand"), "--judge", srv.spec("judge1"), "--out",
+            str(tmp_path / "r"), "--no-progress", "--max-retries", "0", "--cache-path", str(tmp_path / "c.sqlite"))
+    proc = cli(*args)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith("error: invalid: answers: 2 of 3 items failed"), proc.stderr
+    rubric = json.loads((tmp_path / "r" / "rubric.json").read_text(encoding="utf-8"))
+    assert rubric["validity"]["valid"] is False and rubric["validity"]["phases"]["answers"]["valid"] is False
+    assert rubric["validity"]["phases"][f"judge {srv.spec('judge1')}"]["valid"] is True
+    srv.configure(faults=[])  # the endpoint recovered: the same command finishes the run
+    proc = cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "r" / "rubric.json").read_text(encoding="utf-8"))["validity"]["valid"] is True
+    assert [p.name.split("-")[0] for p in tmp_path.iterdir() if p.name.startswith("r.")] == ["r.invalid"]
+    proc = cli(*args)  # a finished valid run is refused
+    assert proc.returncode == 2 and "already holds a finished run" in proc.stderr, proc.stderr

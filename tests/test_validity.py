@@ -387,3 +387,38 @@ def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
     p = script(*args)
     assert p.returncode == 0, p.stderr
     assert json.loads((out / "aragen.json").read_text(encoding="utf-8"))["validity"]["valid"]
+
+
+def test_the_fix_named_for_a_python_models_bad_replies_is_its_code(capsys):
+    """A `python:` model that returns no text (an int, None) fails its items as bad_response: the
+    error line names the model's code, not an endpoint (it said "fix the endpoint")."""
+    import typer
+
+    from glotbench.cli.options import exit_if_invalid
+
+    validity = {"valid": False, "failed": 2, "n": 2, "kinds": {"bad_response": 2}, "max_failure_rate": 0.05}
+    for model, want, not_want in (({"spec": "python:m:f", "backend": "python"}, "fix the model's code", "endpoint"),
+                                  ({"spec": "openai:x@http://h", "backend": "openai"}, "fix the endpoint", "model's code")):
+        with pytest.raises(typer.Exit) as e:
+            exit_if_invalid({"model": model, "validity": validity, "config": {"cache": True}})
+        err = capsys.readouterr().err
+        assert e.value.exit_code == INVALID and want in err and not_want not in err, err
+
+
+def test_build_check_takes_the_failure_threshold_as_run_does(srv, tmp_path):
+    """`build check` and `build select` mark their judge runs invalid above --max-failure-rate (5%) like
+    `run`, `arena` and `aragen`, and now take the option too: 1 of 3 items failing (33%) is invalid
+    by default and valid under --max-failure-rate 0.5, with the threshold recorded in checks.json."""
+    rows = [{"id": f"q{i}", "question": f"ຄຳຖາມ {i}?", "options": ["ກ", "ຂ"], "answer": "A"} for i in range(3)]
+    verdict = json.dumps({"answer": "A", "several_defensible": False, "self_contained": True, "sensitive": False,
+                          "categories": [], "reason": "ok"})
+    srv.configure(answers={"ຄຳຖາມ": verdict}, faults=[{"match": "ຄຳຖາມ 1?", "status": 503, "times": 99}])
+    for rate, code in ((None, INVALID), ("0.5", 0)):
+        out = tmp_path / f"checks-{rate}"
+        p = script("build", "check", _candidates(tmp_path, rows), "--judge", srv.spec("j"), "--check", "answerability",
+                   "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress", "--max-retries", "0",
+                   *(["--max-failure-rate", rate] if rate else []))
+        assert p.returncode == code, p.stdout + p.stderr
+        (phase,) = json.loads((out / "checks.json").read_text(encoding="utf-8"))["validity"]["phases"].values()
+        assert phase["max_failure_rate"] == float(rate or 0.05) and phase["valid"] is (code == 0)
+    assert "--max-failure-rate" in script("build", "select", "--help").stdout

@@ -116,9 +116,9 @@ async def judge_phase(bench: Any, model: Any, run_dir: Path, run_options: Any, d
     from dataclasses import replace
 
     from glotbench.engine.evaluate import evaluate_async
-    from glotbench.rundir import RESULTS, invalid_run, read_results
+    from glotbench.rundir import finished_run, read_results
 
-    if (run_dir / RESULTS).exists() and not invalid_run(run_dir / RESULTS):
+    if finished_run(run_dir):  # the one finished-run rule: complete and valid
         return read_results(run_dir)
     res = await evaluate_async(bench, model, replace(run_options, out=str(run_dir), repeats=repeats, limit=None,
                                                      data=None), dataset=dataset)

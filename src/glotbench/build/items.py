@@ -20,11 +20,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from glotbench.errors import GlotbenchError
+from glotbench.rundir.files import RESULTS, SAMPLES
 
 
 def _load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     d = Path(run_dir)
-    res_path, samples_path = d / "results.json", d / "samples.jsonl"
+    res_path, samples_path = d / RESULTS, d / SAMPLES
     if not res_path.is_file() or not samples_path.is_file():
         raise GlotbenchError(f"{run_dir} is not a finished run (results.json and samples.jsonl needed)")
     from glotbench.rundir import read_results, read_samples

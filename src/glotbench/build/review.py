@@ -31,6 +31,7 @@ import numpy as np
 from glotbench.build.common import Candidate
 from glotbench.data import locate, read_object, read_rows, read_text
 from glotbench.errors import DataError, GlotbenchError
+from glotbench.rundir import to_json, write_json_atomic, write_jsonl_atomic
 from glotbench.runfiles import AdjudicationRow, LabelCsvRow, LabelRow, LabelStudioExport, label_studio_place
 from glotbench.stats import DEFAULT_SEED, cohens_kappa, fleiss_kappa
 from glotbench.stats.agreement import bootstrap_statistic, krippendorff_alpha
@@ -54,12 +55,15 @@ def export(cands: Sequence[Candidate], flags: Sequence[Mapping[str, Any]], path:
         w.writeheader()
         for r in rows:
             w.writerow({**r, "key": "" if r["key"] is None else json.dumps(r["key"], ensure_ascii=False)})
-        tmp.write_text(buf.getvalue(), encoding="utf-8")
+        # a lone surrogate (a `\\ud800` escape in the candidates' JSON) has no UTF-8: U+FFFD's "?" in a
+        # spreadsheet's text; the JSON formats keep it as its `\\u` escape (rundir's writers)
+        tmp.write_text(buf.getvalue(), encoding="utf-8", errors="replace")
     elif fmt == "jsonl":
-        tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        write_jsonl_atomic(p, rows)
+        return len(rows)
     elif fmt == "labelstudio":
-        tasks = [{"data": {**r, "key": "" if r["key"] is None else str(r["key"])}} for r in rows]
-        tmp.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
+        write_json_atomic(p, [{"data": {**r, "key": "" if r["key"] is None else str(r["key"])}} for r in rows])
+        return len(rows)
     else:
         raise GlotbenchError(f"unknown export format {fmt!r} (csv, jsonl, labelstudio)")
     tmp.replace(p)
@@ -243,7 +247,7 @@ def adjudicate(path: str, labels: Labels, item: str, label: str, by: str, note: 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        f.write(to_json(rec) + "\n")  # a lone surrogate from a label file: its \\u escape
     return rec
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (JUDGE_CALLS, MODEL_CALLS, PRICES, ErrorHandlingGroup, Temperature, die,
+from glotbench.cli.options import (FAILURES, JUDGE_CALLS, MODEL_CALLS, PRICES, ErrorHandlingGroup, Temperature, die,
                                    exit_if_invalid, run_options, with_options)
 
 build_app = typer.Typer(help="Build a benchmark: dedupe candidates, LLM checks, annotation review and "
@@ -75,7 +75,7 @@ def dedupe_cmd(
 
 
 @build_app.command("check")
-@with_options(JUDGE_CALLS, MODEL_CALLS, PRICES)
+@with_options(JUDGE_CALLS, MODEL_CALLS, PRICES, FAILURES)
 def check_cmd(
     file: Annotated[str, typer.Argument(help="Candidate JSONL file.")],
     judge: Judges,
@@ -208,7 +208,7 @@ def review_final(
 
 
 @build_app.command("select")
-@with_options(JUDGE_CALLS, MODEL_CALLS, PRICES)
+@with_options(JUDGE_CALLS, MODEL_CALLS, PRICES, FAILURES)
 def select_cmd(
     candidates: Annotated[str, typer.Argument(help="Candidate prompts (JSONL).")],
     judge: Judges,

@@ -58,8 +58,11 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
+        model = results.get("model")
+        python = isinstance(model, dict) and model.get("backend") == "python"  # no endpoint to fix
         what = ("the model's code (it raised an exception: samples.jsonl's error says which)"
-                if kinds == {"exception"} else "the endpoint")
+                if kinds == {"exception"} else
+                "the model's code (samples.jsonl's error says what it returned)" if python else "the endpoint")
         fix = (f"fix {what} and run the same command again to finish the run"
                + (" (replies already received come from the call cache)" if cached
                   else " (with --no-cache every call is made again)"))
@@ -90,18 +93,31 @@ def describe(e: BaseException) -> str:
     return " ".join(msg.split()) or type(e).__name__  # exactly one line
 
 
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../glotbench
+
+
+def _place(frame: traceback.FrameSummary) -> str:
+    """`FILE:LINE`, a file inside glotbench by its path from the package (`glotbench/engine/x.py`)."""
+    path = os.path.abspath(frame.filename)
+    inside = path.startswith(PACKAGE_DIR + os.sep)
+    name = os.path.relpath(path, os.path.dirname(PACKAGE_DIR)) if inside else os.path.basename(path)
+    return f"{name.replace(os.sep, '/')}:{frame.lineno}"
+
+
 def bug_report(e: BaseException) -> str:
-    """One line for an exception no input explains: what and where it was raised (the innermost frame;
-    inside glotbench, its path from the package), and how to see the traceback."""
+    """One line for an exception no input explains: what and where it was raised (the innermost frame),
+    and how to see the traceback. Raised in glotbench's own code, it is glotbench's bug; raised in code
+    glotbench called (a plugin benchmark, a `python:` model, a task's function, a library), that code
+    is named with the glotbench line that called it, and the bug is not called glotbench's."""
     frames = traceback.extract_tb(e.__traceback__)
-    where = ""
-    if frames:
-        path = frames[-1].filename.replace("\\", "/")
-        inside = path.rfind("/glotbench/")
-        where = f" at {path[inside + 1:] if inside >= 0 else os.path.basename(path)}:{frames[-1].lineno}"
     what = " ".join(f"{type(e).__name__}: {e}".split())[:200]
-    return (f"this is a bug in glotbench, not a problem with the input ({what}{where}); run the command again "
-            "with GLOTBENCH_DEBUG=1 to see the traceback, and report it")
+    ours = [f for f in frames if os.path.abspath(f.filename).startswith(PACKAGE_DIR + os.sep)]
+    hint = "run the command again with GLOTBENCH_DEBUG=1 to see the traceback, and report it"
+    if frames and ours and frames[-1] is not ours[-1]:
+        return (f"this is a bug in code glotbench called, not a problem with the input ({what} at "
+                f"{_place(frames[-1])}, called from {_place(ours[-1])}); {hint} where that code is kept")
+    where = f" at {_place(frames[-1])}" if frames else ""
+    return f"this is a bug in glotbench, not a problem with the input ({what}{where}); {hint}"
 
 
 class ErrorHandlingGroup(TyperGroup):
@@ -264,6 +280,8 @@ MODEL_CALLS = option_group("model calls", max_retries=(MaxRetries, 5), timeout=(
 JUDGE_CALLS = option_group("judge calls", concurrency=(Concurrency, None))
 PRICES = option_group("prices", price_in=(PriceIn, None), price_out=(PriceOut, None))
 ITEMS = option_group("items", data=(Data, None), limit=(Limit, None), max_failure_rate=(MaxFailureRate, 0.05))
+# the build tools' judge runs: no items option, but their validity has the same threshold
+FAILURES = option_group("failures", max_failure_rate=(MaxFailureRate, 0.05))
 # arena and aragen: no --subset, so --limit says the run is then a subset
 JUDGED_ITEMS = option_group("judged items", data=(Data, None), limit=(FirstN, None),
                             max_failure_rate=(MaxFailureRate, 0.05))

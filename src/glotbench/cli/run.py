@@ -114,6 +114,9 @@ def run(
         res = asyncio.run(run_judged(benchmark, model, list(judge), opts, judge_cards=judge_cards))
         print_judged(res)
         typer.echo(f"run directory: {res['out_dir']}")
+        from glotbench.cli.options import exit_if_invalid
+
+        exit_if_invalid(res)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
         return
     if pivot is not None or pivot_model is not None:
         from glotbench.engine.pivot import pivot_cli

@@ -203,10 +203,12 @@ def observed_completion_lengths(out: str | None) -> list[int]:
     """Completion token counts of an earlier run's samples in `out` (finished or not)."""
     if not out:
         return []
-    path = Path(out) / "samples.jsonl"
+    from glotbench.loading import read_jsonl
+    from glotbench.rundir import SAMPLES
+
+    path = Path(out) / SAMPLES
     if not path.is_file():
         return []
-    from glotbench.loading import read_jsonl
 
     lengths = []
     try:

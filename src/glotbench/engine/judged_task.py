@@ -5,7 +5,9 @@ and each writes its run directory (the call cache makes a re-run resume), as the
 Every item enters the score: an item the candidate did not answer scores 0 for every judge (the
 lowest value: counted and listed in `unanswered`); a verdict that never parsed leaves the item out
 of that judge's mean (its coverage is reported). A judge that is the candidate (or, with
-`same_family: true`, of its family) is skipped and listed. Writes OUT/rubric.json.
+`same_family: true`, of its family) is skipped and listed. Writes OUT/rubric.json, with its validity
+(invalid when a phase is: the answers' or a judge's calls failed above --max-failure-rate); an invalid or
+unfinished run in OUT is set aside and run again, a finished valid one refused (rundir.set_aside_invalid).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.rundir import slug, write_json_atomic
+from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.engine.panel import run_panel
 from glotbench.judges.cards import validation
@@ -38,8 +41,8 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     if not judges:
         raise GlotbenchError(f"{bench.name} is judged by a rubric: name a judge with --judge SPEC (or scorer.judges)")
     out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
-    if (out / "rubric.json").exists():
-        raise GlotbenchError(f"{out} already holds a finished judged run; choose another --out")
+    # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, "rubric.json", ("answers",))
     cand = load_model(model)  # evaluate_async closes it; its identity still tells the candidate's judges apart
     kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
     if not kept:
@@ -89,7 +92,10 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
                "incomplete": incomplete, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
-               "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation}
+               "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation,
+               # invalid when a phase is (the answers' calls or a judge's failed above --max-failure-rate)
+               "validity": combine({"answers": res.results.get("validity"),
+                                    **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}})}
     write_json_atomic(out / "rubric.json", results)
     return {**results, "out_dir": str(out)}
 

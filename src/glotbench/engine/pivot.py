@@ -17,7 +17,6 @@ answer it failed to translate back is scored as the task scores a failure (`pivo
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +127,9 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     if bad and final.results.get("validity", {}).get("valid") is not False:
         extra["validity"] = {**bad[0][1], "phase": bad[0][0]}
     write_checks(root, block, **extra)
-    results = json.loads((root / "results.json").read_text(encoding="utf-8"))
+    from glotbench.rundir import read_results
+
+    results = read_results(root)  # as written by write_checks, read back through its schema
     return RunResult(root, results, final.samples, items)
 
 

@@ -4,6 +4,9 @@ Work units (item, repeat) are prepared one at a time; those the call cache answe
 the producer, the rest go into a bounded queue that `concurrency` workers drain, so 100k items never
 mean 100k tasks. A failing item gets an error record and the benchmark's
 failure score; the run goes on. Only an authentication failure stops it (every call would fail).
+
+Over 400 lines on purpose: the producer, the workers, retries, the gate and the cost cap share one
+run's queue and counters; the retry policy and the units are the small classes at the top.
 """
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ is an error before anything runs.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -332,12 +331,13 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
 def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
     """A finished run in a cell's directory is skipped as that cell's run: an error, before anything
     runs, when it scored other data (the entry's data file changed under the same name)."""
-    path = Path(out_dir) / "results.json"
-    if data_sha256 is None or not path.is_file():
+    from glotbench.rundir import RESULTS, read_results
+
+    if data_sha256 is None or not (Path(out_dir) / RESULTS).is_file():
         return
     try:
-        done = json.loads(path.read_text(encoding="utf-8")).get("benchmark", {}).get("data_sha256")
-    except (OSError, ValueError, AttributeError):
+        done = read_results(out_dir)["benchmark"].get("data_sha256")
+    except GlotbenchError:  # a results.json that does not read is no finished run: run again in place
         return
     if done and done != data_sha256:
         raise GlotbenchError(f"{out_dir} holds a finished run on other data (SHA-256 {done[:12]}, not "

@@ -16,6 +16,9 @@ Rules (docs/reports.md):
   price, else total tokens when every valid run counted tokens, else the request phase's wall time; the
   Pareto front holds the valid runs no other valid run beats on both (cheaper or equal and higher). An
   invalid run is not on it: its calls failed, so it looks cheap.
+
+Over 400 lines on purpose: the column rules above and the exports (markdown, CSV, LaTeX, JSON) read
+the same cells (`cell_text`, `marked`); the page is board_html.py, the per-language board board_pivot.py.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import is_valid, notes
 from glotbench.errors import GlotbenchError
@@ -95,8 +99,8 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
         root = Path(p)
         if not root.exists():
             raise GlotbenchError(f"{root} does not exist")
-        cands = [root] if (root / "results.json").is_file() or (root / "run.json").is_file() else sorted(
-            {f.parent for n in ("results.json", "run.json", *rundata.JUDGED_FILES.values()) for f in root.rglob(n)})
+        cands = [root] if (root / RESULTS).is_file() or (root / RUN_JSON).is_file() else sorted(
+            {f.parent for n in (RESULTS, RUN_JSON, *rundata.JUDGED_FILES.values()) for f in root.rglob(n)})
         judged = [c for c in cands if any((c / n).is_file() for n in rundata.JUDGED_FILES.values())]
         for c in cands:
             if c.resolve() in seen:
@@ -107,7 +111,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                                                                      *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
-            elif not (c / "results.json").is_file():
+            elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
                 try:

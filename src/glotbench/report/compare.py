@@ -14,7 +14,7 @@ from glotbench.rundir.validity import notes
 from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.report.clusters import paired_rows
-from glotbench.rundir import read_results, sample_rows
+from glotbench.rundir import SAMPLES, read_results, sample_rows
 from glotbench.stats import paired_test
 
 
@@ -40,7 +40,7 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     for n, rec in sample_rows(run_dir, SampleRow):
         item = items.get(rec["id"])
         if item is None:
-            raise GlotbenchError(f"{run_dir / 'samples.jsonl'}:{n}: id: item {rec['id']!r} is not in the run's data")
+            raise GlotbenchError(f"{run_dir / SAMPLES}:{n}: id: item {rec['id']!r} is not in the run's data")
         out = rec.get("output")
         smp = score_output(bench, item, out, repeat=rec.get("repeat", 0),
                            model_failure=None if out is not None else (rec.get("failure") or "no_output"),

@@ -12,6 +12,7 @@ from typing import Any
 
 from glotbench.report import rundata
 from glotbench.rundir import read_run_json
+from glotbench.rundir.files import RUN_JSON, SAMPLES
 from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, ci_plot, num
 
@@ -24,7 +25,7 @@ def _phase_dirs(top: Path) -> dict[str, Path]:
     """Each phase's run directory by the model spec its run.json names (judge-*, candidate, ...)."""
     out = {}
     for d in sorted(top.iterdir()):
-        if (d / "run.json").is_file() and (d / "samples.jsonl").is_file():
+        if (d / RUN_JSON).is_file() and (d / SAMPLES).is_file():
             spec = read_run_json(d)["model"]["spec"]
             out[d.name if not d.name.startswith("judge-") else spec] = d
     return out

@@ -14,6 +14,7 @@ import numpy as np
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
 from glotbench.rundir import read_results, read_samples
+from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
 from glotbench.runfiles import AragenFile, ArenaFile, aragen_place
 
@@ -79,9 +80,9 @@ def judged_notes(path: str | Path) -> list[str]:
 def latest_run(path: str | Path) -> Path:
     """`path` itself when it is a run; else the most recently finished run directly under it."""
     d = Path(path)
-    if any((d / n).is_file() for n in ("results.json", "run.json", *JUDGED_FILES.values())) or not d.is_dir():
+    if any((d / n).is_file() for n in (RESULTS, RUN_JSON, *JUDGED_FILES.values())) or not d.is_dir():
         return d
-    done = [c for c in d.iterdir() if (c / "results.json").is_file() or any(
+    done = [c for c in d.iterdir() if (c / RESULTS).is_file() or any(
         (c / n).is_file() for n in JUDGED_FILES.values())]
     if not done:
         raise GlotbenchError(f"{d} holds no finished run")

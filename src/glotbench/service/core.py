@@ -3,6 +3,9 @@
 Replies carry what the Ladder releases for the caller's key (service/scoring.py) — never an item id,
 an item's correctness or gold. Endpoint runs are queued jobs (service/jobs.py); the public views
 (sets, downloads, leaderboard) are in service/views.py.
+
+At ~400 lines: the facade is one transaction boundary per call (a key's limits checked and charged
+in the transaction that stores the submission); its parts are already modules of their own.
 """
 
 from __future__ import annotations

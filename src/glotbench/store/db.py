@@ -107,10 +107,10 @@ def migrate(url: str) -> None:
 
 def run_record(run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run directory (reads its results.json)."""
-    from glotbench.rundir import read_results
+    from glotbench.rundir import RESULTS, read_results
     from glotbench.rundir.schema import FinishedResults
 
-    path = Path(run_dir) / "results.json"
+    path = Path(run_dir) / RESULTS
     if not path.exists():
         raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
     res = read_results(run_dir, FinishedResults)
@@ -294,12 +294,14 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
 
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     """Run directories (holding results.json) at or below each path."""
+    from glotbench.rundir import RESULTS
+
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise GlotbenchError(f"{p} does not exist")
-        if (p / "results.json").is_file():
+        if (p / RESULTS).is_file():
             out.append(p)
         else:
-            out.extend(sorted(r.parent for r in p.rglob("results.json")))
+            out.extend(sorted(r.parent for r in p.rglob(RESULTS)))
     return out

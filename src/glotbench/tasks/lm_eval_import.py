@@ -19,6 +19,9 @@ stops the import; a `process_docs` or a custom filter is reported and left out).
 The template names a prompt reads become the public fields (kept under their names); everything else
 in a row stays out of the prompt. Tests: tests/test_tasks_import_lm_eval.py renders the imported
 files and lm-eval's own tasks on the same rows.
+
+Over 400 lines on purpose: it is one translation table, each lm-eval key's rule beside the line it
+writes when the key does not translate; split, the table and its notes would drift apart.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ class HFModel:
             key = (self.gguf_sha256 or _file_digest(gguf))[:16]
             converted = _converted_root() / f"{gguf.stem}-{key}"
             if not (converted / "config.json").is_file():
-                log.info("converting %s to safetensors once (about a minute on 2 cores)...", gguf.name)
+                log.info("converting %s to safetensors once (about a minute and a half on 2 cores)...", gguf.name)
                 self._convert(gguf, converted, dtype)
             log.info("loading %s from %s", self.name, converted)
             source = str(converted)

@@ -528,26 +528,23 @@ def test_check_refuses_a_judge_run_of_other_items(tmp_path, srv, cache_path):
     assert not (out / "checks.json").exists()
 
 
-def test_review_files_carry_a_lone_surrogate_from_the_candidates(tmp_path):
-    """A candidate file may hold a `\\ud800` escape (valid JSON, no UTF-8): the JSON exports and the
-    adjudication file keep it as its escape, the CSV shows "?" in its place; none stops with a
-    UTF-8 error (they did: `error: review export: 'utf-8' codec can't encode character '\\ud800'`)."""
+def test_a_lone_surrogate_in_candidates_is_refused_and_the_review_writers_never_crash_on_one(tmp_path):
+    """A candidate file holding a `\\ud800` escape (valid JSON, no UTF-8) is refused at load naming
+    its line, as every user file is (data.py); the review writers still keep a lone surrogate given
+    to them (an annotator's label) as its escape rather than stop with a UTF-8 error (they did:
+    `error: review export: 'utf-8' codec can't encode character '\\ud800'`)."""
     from glotbench.build.common import load_candidates
     from glotbench.build.review import adjudicate, export
+    from glotbench.errors import DataError
 
     src = tmp_path / "cands.jsonl"
-    src.write_text('{"id": "a", "question": "bad \\ud800 ລາວ", "answer": "x"}\n'
-                   '{"id": "b", "question": "ສະບາຍດີ", "answer": "\\udfff"}\n', encoding="utf-8")
+    src.write_text('{"id": "a", "question": "ລາວ", "answer": "x"}\n'
+                   '{"id": "b", "question": "bad \\ud800 ລາວ", "answer": "\\udfff"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"cands\.jsonl:2: a lone surrogate \(\\ud800\)"):
+        load_candidates([str(src)])
+    src.write_text('{"id": "a", "question": "ລາວ", "answer": "x"}\n', encoding="utf-8")
     cands = load_candidates([str(src)])
     for fmt in ("jsonl", "labelstudio", "csv"):
-        out = tmp_path / f"export.{fmt}"
-        assert export(cands, [], str(out), fmt) == 2
-        text = out.read_text(encoding="utf-8")
-        if fmt == "csv":
-            assert "bad ? ລາວ" in text and "ສະບາຍດີ" in text
-        else:
-            rows = ([json.loads(line) for line in text.splitlines()] if fmt == "jsonl"
-                    else [t["data"] for t in json.loads(text)])
-            assert [r["text"] for r in rows] == ["bad \ud800 ລາວ", "ສະບາຍດີ"] and rows[1]["key"] == "\udfff"
+        assert export(cands, [], str(tmp_path / f"export.{fmt}"), fmt) == 1
     rec = adjudicate(str(tmp_path / "adj.jsonl"), {"a": {"noy": "k\ud800", "thao": "drop"}}, "a", "k\ud800", "lead")
     assert json.loads((tmp_path / "adj.jsonl").read_text(encoding="utf-8"))["label"] == rec["label"] == "k\ud800"

@@ -228,3 +228,27 @@ def test_extra_indommlu_subject_is_one_cli_error(tmp_path):
     bad.write_text(json.dumps(preds), encoding="utf-8")
     line = _one_error_line(cli("deepsea", "score", "indommlu", str(bad)))
     assert f"predictions[{lang!r}]: subjects not in the data: 'Astronomi'" in line
+
+
+def test_a_lone_surrogate_in_a_users_file_is_refused_naming_the_line(tmp_path):
+    """JSON allows `"\\ud800"`, no UTF-8 text can carry it: the run stopped with "'utf-8' codec can't
+    encode character" naming nothing. It is a FILE:LINE error now (JSONL and JSON lists, in an id, a
+    value or a key); an escaped surrogate pair is the character it spells; glotbench's own run files
+    (read with allow_nan) keep theirs, as the writers escape them."""
+    from glotbench.data import raw_rows
+
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text('{"id": "b", "category": "x", "references": ["Xin chao"]}\n'
+                    '{"id": "a", "category": "x", "references": ["T\\ud800i"]}\n', encoding="utf-8")
+    r = cli("run", "vi-diacritics", "--data", str(lone), "--model", "python:os.path:basename", "--no-progress",
+            "--out", str(tmp_path / "r"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{lone}:2: a lone surrogate (\\ud800) is not a character: invalid Unicode" in r.stderr, r.stderr
+    listed = tmp_path / "lone.json"
+    listed.write_text('[\n{"id": "a"},\n{"id": "b", "k\\udfff": 1}\n]\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"lone\.json:3: a lone surrogate \(\\udfff\)"):
+        list(raw_rows(listed, "json"))
+    pair = tmp_path / "pair.jsonl"
+    pair.write_text('{"id": "e", "text": "\\ud83d\\ude00 \\uD83D\\uDE00"}\n', encoding="utf-8")
+    assert list(raw_rows(pair)) == [("1", {"id": "e", "text": "\U0001F600 \U0001F600"})]
+    assert list(raw_rows(lone, allow_nan=True))[1][1]["references"] == ["T\ud800i"]

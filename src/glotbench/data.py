@@ -175,13 +175,42 @@ def raw_rows(path: str | Path, fmt: str | None = None, *, allow_nan: bool = Fals
         if not line.strip():
             continue
         try:
-            yield str(n), decode(line)
+            row = decode(line)
+            if not allow_nan and _ESCAPED_SURROGATE.search(line):
+                _refuse_lone_surrogate(row, f"{p}:{n}")
+            yield str(n), row
         except RecursionError:
             raise DataError(f"{p}:{n}: JSON nested too deeply") from None
         except json.JSONDecodeError as e:
             raise DataError(f"{p}:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
         except ValueError as e:
             raise DataError(f"{p}:{n}: not valid JSON ({e})") from None
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a \uD800-\uDFFF escape: maybe a lone surrogate
+
+
+def _refuse_lone_surrogate(value: Any, where: str) -> None:
+    """A user's row holding a lone surrogate (`"\ud800"`: JSON allows the escape, no UTF-8 text can
+    carry it) is refused naming the place, before a hash or a prompt fails on it far from the file."""
+    def bad(v: Any) -> str | None:
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return f"{v[e.start]!r}"[1:-1]
+            return None
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        for k, x in items:
+            found = bad(k) if isinstance(k, str) else None
+            found = found or bad(x)
+            if found:
+                return found
+        return None
+
+    found = bad(value)
+    if found:
+        raise DataError(f"{where}: a lone surrogate ({found}) is not a character: invalid Unicode; fix the text")
 
 
 def _json_rows(p: Path, text: str, shape: str) -> Iterator[tuple[str, Any]]:
@@ -201,7 +230,10 @@ def _json_rows(p: Path, text: str, shape: str) -> Iterator[tuple[str, Any]]:
             if text[pos] == "]":
                 return
             obj, end = _STRICT.raw_decode(text, pos)
-            yield str(text.count("\n", 0, pos) + 1), obj
+            line = text.count("\n", 0, pos) + 1
+            if _ESCAPED_SURROGATE.search(text, pos, end):
+                _refuse_lone_surrogate(obj, f"{p}:{line}")
+            yield str(line), obj
             pos = end
     except RecursionError:
         raise DataError(f"{p}: JSON nested too deeply") from None

@@ -58,9 +58,11 @@ def test_a_run_against_an_endpoint_sending_odd_text_completes(hostile, tmp_path,
         assert r3.returncode == 0 and (tmp_path / "o" / "report.html").exists(), r3.stderr[-2000:]
 
 
-def test_a_data_file_with_lone_surrogates_is_run_and_written(hostile, tmp_path, repo_root):
-    """Every writer encodes what it is given: a question carrying a `\\ud800` escape reaches the
-    prompt hash, the call cache, samples.jsonl and the report without stopping any of them."""
+def test_a_data_file_with_lone_surrogates_is_refused_before_any_call(hostile, tmp_path, repo_root):
+    """A question carrying a `\\ud800` escape (valid JSON, no UTF-8 text can carry it) is bad input:
+    one `FILE:LINE` error line, exit 2, no model call, nothing written (a lone surrogate in an id
+    stopped a run with a bare "'utf-8' codec can't encode" naming nothing). A reply holding one is
+    the model's: repaired and flagged (test above)."""
     src = repo_root / "src/glotbench/benchmarks/data/laobench_sample.jsonl"
     with open(tmp_path / "data.jsonl", "w", encoding="utf-8") as f:
         for line in src.read_text(encoding="utf-8").splitlines():
@@ -70,14 +72,10 @@ def test_a_data_file_with_lone_surrogates_is_run_and_written(hostile, tmp_path, 
     hostile.control(reply="Answer: B")
     r = cli("run", "laobench-mcq", "--data", str(tmp_path / "data.jsonl"), "--model", f"openai:m@{hostile.url}",
             "--out", str(tmp_path / "o"), "--cache-path", str(tmp_path / "calls.sqlite"))
-    assert r.returncode == 0, r.stderr[-2000:]
-    raw = (tmp_path / "o" / "samples.jsonl").read_bytes()
-    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines()]
-    assert len(rows) == 25 and all(x["input"]["question"].endswith("\ud800") for x in rows if x["input"].get("question"))
-    chats = [x for x in hostile.seen() if x["path"].endswith("/chat/completions")]
-    assert len(chats) == 25
-    r = cli("report", str(tmp_path / "o"), "--html")
-    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert f"{tmp_path / 'data.jsonl'}:1: a lone surrogate (\\ud800) is not a character: invalid Unicode" in r.stderr
+    assert not [x for x in hostile.seen() if x["path"].endswith("/chat/completions")]
+    assert not (tmp_path / "o" / "samples.jsonl").exists()
 
 
 _OK = '{"choices": [{"message": {"content": "Answer: A"}, "finish_reason": "stop"}]'

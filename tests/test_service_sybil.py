@@ -24,12 +24,12 @@ ATTACK_KEYS = 100  # the issue's attack recovered 41 of 200 answers with 97 keys
 VOTE_KEYS = 100  # keys per arm of the distinguishing measurement
 
 
-@pytest.fixture(scope="module")
-def board(tmp_path_factory):
+def _hidden_board(tmp_path_factory, name: str, n: int, seed: int):
+    """A served set of n random-gold MCQ items with limits no attack meets: (service, Service, gold)."""
     from glotbench.service.core import Service, Settings
 
-    tmp = tmp_path_factory.mktemp("sybil")
-    gold = make_mcq_set(tmp / "hidden.jsonl", N, seed=11, groups=1)
+    tmp = tmp_path_factory.mktemp(name)
+    gold = make_mcq_set(tmp / "hidden.jsonl", n, seed=seed, groups=1)
     db = f"sqlite:///{tmp}/db.sqlite"
     svc = Service(Settings(db_url=db))
     svc.load_set("hidden", "laobench-mcq", str(tmp / "hidden.jsonl"))
@@ -37,6 +37,11 @@ def board(tmp_path_factory):
     s = start(db, "--daily-limit", "100000", "--rate-per-minute", "100000", "--min-group", "1000")
     yield s, svc, gold
     s.stop()
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    yield from _hidden_board(tmp_path_factory, "sybil", N, 11)
 
 
 class Attacker:
@@ -173,17 +178,7 @@ def test_the_offsets_make_one_release_differ_for_a_weight_over_step_share_of_key
 def board_100(tmp_path_factory):
     """A 100-item set: one where 50/sqrt(m) is itself a step (5), so the sample standard deviation of a
     score near 50% (ddof 1: 50.25/sqrt(m) for 46-54 right answers) lies above it."""
-    from glotbench.service.core import Service, Settings
-
-    tmp = tmp_path_factory.mktemp("sybil100")
-    gold = make_mcq_set(tmp / "hidden.jsonl", 100, seed=5, groups=1)
-    db = f"sqlite:///{tmp}/db.sqlite"
-    svc = Service(Settings(db_url=db))
-    svc.load_set("hidden", "laobench-mcq", str(tmp / "hidden.jsonl"))
-    svc.rotate("hidden")
-    s = start(db, "--daily-limit", "100000", "--rate-per-minute", "100000", "--min-group", "1000")
-    yield s, svc, gold
-    s.stop()
+    yield from _hidden_board(tmp_path_factory, "sybil100", 100, 5)
 
 
 def test_a_first_releases_step_tells_nothing_about_the_score(board_100):

@@ -175,10 +175,12 @@ def fewshot_leak(items: Sequence[Item]) -> dict[str, Any] | None:
     when the few-shot split is the test split, and so does glotbench (the prompts stay lm-eval's);
     such a run says so instead. Compared by content: a translation of the item (the same id in
     another language's file) is not seen."""
-    def own(it: Item) -> dict[str, Any]:
-        return {k: v for k, v in it.public.items() if k != "fewshot"}
-
-    hit = [it.id for it in items if any(dict(ex.get("public") or {}) == own(it) for ex in it.public.get("fewshot") or ())]
+    hit = []
+    for it in items:
+        shots = it.public.get("fewshot") or ()
+        own = {k: v for k, v in it.public.items() if k != "fewshot"} if shots else None
+        if any(dict(ex.get("public") or {}) == own for ex in shots):
+            hit.append(it.id)
     return {"items": len(hit), "of": len(items), "first": hit[:10]} if hit else None
 
 

@@ -86,6 +86,21 @@ def repo_root() -> Path:
 
 
 def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m glotbench ARGS` as a process of its own, as a user runs it: the exit code, stdout
+    and stderr. The process is forked from this one, which has glotbench imported already, instead of
+    started afresh (each fresh `python -m glotbench` paid 0.8-2 s of interpreter start and imports):
+    the child gets `python -m`'s sys.argv and sys.path[0], the environment with `env` over it, and
+    runs `glotbench.cli.app.main` as the console script does; nothing it does reaches this process.
+    Where forking is unsafe (threads running here, or torch loaded: its thread pools do not survive
+    a fork), a fresh interpreter runs it instead."""
+    import threading
+
+    if threading.active_count() > 1 or "torch" in sys.modules or os.environ.get("GLOTBENCH_TEST_SPAWN"):
+        return _cli_spawned(args, env, cwd, timeout)
+    return _cli_forked(args, env, cwd, timeout)
+
+
+def _cli_spawned(args, env, cwd, timeout) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     # `python:helpers:...` models live beside the tests: make them importable in the child, as pytest's
     # rootdir insertion makes them importable here (CI runs plain `python -m pytest`, no PYTHONPATH).
@@ -96,16 +111,68 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
                           env=full_env, cwd=cwd, timeout=timeout)
 
 
-def cli_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`glotbench ARGS` run inside the test process through click's runner: the same app, the same
-    error handler and exit codes, with no interpreter to start (0.8-2 s each under load). For what
-    needs no process of its own: help screens, argument errors. Returns what `cli()` returns."""
-    from typer.testing import CliRunner
+def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
+    import tempfile
+    import time
 
-    from glotbench.cli.app import app
+    import glotbench.cli.app  # noqa: F401 - imported once here, so the child starts with it
 
-    r = CliRunner().invoke(app, list(args), env=env, prog_name="glotbench")
-    return subprocess.CompletedProcess(["glotbench", *args], r.exit_code, r.stdout, r.stderr)
+    argv = [str(a) for a in args]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+                sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+                sys.stdin = open(os.devnull)
+                if cwd:
+                    os.chdir(cwd)
+                os.environ.update(env or {})
+                sys.argv = [str(Path(sys.modules["glotbench.__main__"].__file__)) if "glotbench.__main__"
+                            in sys.modules else "glotbench", *argv]
+                sys.path.insert(0, os.getcwd())  # as `python -m` puts the working folder first
+                from glotbench.__main__ import main
+
+                try:
+                    main()
+                    code = 0
+                except SystemExit as e:
+                    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+                    if e.code is not None and not isinstance(e.code, int):
+                        print(e.code, file=sys.stderr)
+                except BaseException:
+                    import traceback
+
+                    traceback.print_exc()
+                    code = 1
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        deadline = time.monotonic() + timeout
+        delay = 0.001
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(["glotbench", *argv], timeout)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(["glotbench", *argv], code, out.read().decode("utf-8", "replace"),
+                                           err.read().decode("utf-8", "replace"))
 
 
 # -- the `process` marker: tests that start a process or a server --------------------------------
@@ -117,7 +184,7 @@ def cli_in_process(*args: str, env: dict | None = None) -> subprocess.CompletedP
 # counts), so a new test is marked without anyone remembering to. tests/test_markers.py checks the
 # rule on its own examples.
 
-PROCESS_CALLS = {"cli", "start_server", "run_slurm", "Popen", "sync_playwright", "async_playwright", "run_app",
+PROCESS_CALLS = {"cli", "fork", "start_server", "run_slurm", "Popen", "sync_playwright", "async_playwright", "run_app",
                  "AppRunner", "TCPSite", "create_subprocess_exec", "create_subprocess_shell"}
 PROCESS_MODULES = {"subprocess", "multiprocessing", "ray"}  # any call of these: `ray.init()` starts a cluster
 

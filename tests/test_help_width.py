@@ -8,7 +8,7 @@ import re
 
 import pytest
 import typer
-from conftest import cli_in_process
+from conftest import cli
 
 from glotbench.cli.app import app
 
@@ -29,7 +29,7 @@ def test_every_command_is_checked():
 
 @pytest.mark.parametrize("path", [(), *ALL], ids=lambda p: " ".join(p) or "glotbench")
 def test_help_at_80_columns_is_whole(path):
-    r = cli_in_process(*path, "--help", env={"COLUMNS": "80", "TERM": "xterm"})
+    r = cli(*path, "--help", env={"COLUMNS": "80", "TERM": "xterm"})
     assert r.returncode == 0, r.stderr
     assert "…" not in r.stdout and not re.search(r"\w\.\.\.$", r.stdout, re.M), r.stdout
     assert r.stdout.lstrip().startswith("Usage: ")

@@ -178,15 +178,15 @@ class FamilyVocabulary:
 # Gemma 3 sizes (270M to 27B); Llama 3.x by Llama 3, 3.1, 3.2, 3.3; Qwen 3's by Qwen 2, 2.5 and 3.
 FAMILY_VOCABULARIES: tuple[FamilyVocabulary, ...] = (
     # <bos><start_of_turn>user\n ... <end_of_turn>\n  ...  <start_of_turn>model\n
-    FamilyVocabulary("Gemma 3", r"gemma-?3(?![0-9n])", "gemma3", 5, 4, "the embedded Gemma 3 270M GGUF's tokenizer", 1),
+    FamilyVocabulary("Gemma 3", r"gemma-?3(?![0-9n])", "gemma3", 5, 4, "Gemma 3's tokenizer (from the embedded Gemma 3 270M GGUF)", 1),
     # <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n ... <|eot_id|> ... assistant header
-    FamilyVocabulary("Llama 3", r"llama-?3(?![0-9])", "llama3", 5, 5, "quicktok's Llama 3 vocabulary", 1),
+    FamilyVocabulary("Llama 3", r"llama-?3(?![0-9])", "llama3", 5, 5, "Llama 3 (quicktok)", 1),
     # <|im_start|>user\n ... <|im_end|>\n ... <|im_start|>assistant\n
     FamilyVocabulary("Qwen 2/2.5/3", r"qwen-?(?:2|2\.5|3)(?![0-9])|qwq", "qwen3", 5, 3,
-                     "quicktok's Qwen 3 vocabulary"),
-    FamilyVocabulary("GPT-4 / GPT-3.5", r"^gpt-(?:4(?![o.])|3\.5)", "cl100k_base", 3, 3, "quicktok's cl100k_base"),
+                     "Qwen 3 (quicktok)"),
+    FamilyVocabulary("GPT-4 / GPT-3.5", r"^gpt-(?:4(?![o.])|3\.5)", "cl100k_base", 3, 3, "cl100k_base (quicktok)"),
     FamilyVocabulary("GPT-4o / 4.1 / 5, o-series", r"^(?:gpt-(?:4o|4\.1|5)|o[134](?![0-9]))", "o200k_base", 3, 3,
-                     "quicktok's o200k_base"),
+                     "o200k_base (quicktok)"),
 )
 # What a server's template may add that glotbench cannot see: a default system prompt (Qwen 2.5's
 # "You are Qwen, created by Alibaba Cloud...", Llama 3.1's knowledge-date header): up to this many
@@ -210,7 +210,7 @@ class FamilyTokenizer:
 
     def __init__(self, vocab: FamilyVocabulary, model_id: str):
         self.vocab = vocab
-        self.name = f"{vocab.family} ({vocab.source}), matched by the model id {model_id!r}"
+        self.name = f"{vocab.source}, the {vocab.family} vocabulary: the model id {model_id!r} names it"
         self.how = (f"text exact with {vocab.family}'s vocabulary; chat framing {vocab.per_message} tokens a "
                     f"message + {vocab.reply} from {vocab.family}'s template; the range's top allows "
                     f"{TEMPLATE_ALLOWANCE} more a request for a server's own system prompt")

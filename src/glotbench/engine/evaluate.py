@@ -266,7 +266,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
                 # replies whose tokens the backend could not count (log-likelihood without a tokenizer)
                 **({"not_counted": c.tokens_not_counted} if c.tokens_not_counted else {})},  # type: ignore[typeddict-item]
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
-        timing=_timing(wall, c, runner, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
+        timing=_timing(wall, c, runner, done.batch, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
         versions=versions,
         bootstrap={"resamples": options.bootstrap_resamples, "confidence": 0.95, "seed": DEFAULT_SEED,
                    "method": "percentile, items resampled",
@@ -275,16 +275,18 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
                                 "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"})
 
 
-def _timing(wall: float, c: Any, runner: Runner, default_latency: str, m: Model) -> dict[str, Any]:
-    """results.json's timing. The speed is of the samples the model answered in this run, over the
-    request phase: the cache's read-back is no model speed (a cached re-run "ran" 4,786 samples a
-    second), so a run that sent nothing has none (`samples_per_s` null, `samples_sent` 0)."""
-    # From the first model call sent to the last sample scored (excludes model loading).
-    phase = (round(runner.last_done_at - runner.first_call_at, 3)
-             if runner.first_call_at and runner.last_done_at else None)
-    sent = c.done - c.cache_hits
-    return {"run_s": round(wall, 3), "samples_per_s": round(sent / phase, 2) if sent and phase else None,
-            "samples_sent": sent, "request_phase_s": phase,
+def _timing(wall: float, c: Any, runner: Runner, batch: dict[str, Any] | None, default_latency: str,
+            m: Model) -> dict[str, Any]:
+    """results.json's timing. The speed counts the samples the model answered in this invocation
+    (its calls, and --batch's replies): the cache's read-back is no model speed (a cached re-run
+    "ran" 4,786 samples a second), so a run that sent nothing has none (`samples_per_s` null,
+    `samples_sent` 0)."""
+    sent = c.done - c.cache_hits + int((batch or {}).get("filled") or 0)
+    return {"run_s": round(wall, 3), "samples_per_s": round(sent / wall, 2) if sent and wall else None,
+            "samples_sent": sent,
+            # From the first model call sent to the last sample scored (excludes model loading).
+            "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
+                                if runner.first_call_at and runner.last_done_at else None),
             # what each sample's latency_s measures: a batched backend's a share of its batch; the
             # log-likelihood method's is the runner's own (engine/runner.py), whatever the backend
             "latency": default_latency if default_latency == LOGLIK_LATENCY

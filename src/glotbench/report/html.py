@@ -202,7 +202,8 @@ def usage_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str
                                                  f'{num(cost["price_out_per_mtok"], ptr("cost", "price_out_per_mtok"), digits=2)}')]
     else:
         rows.append(("cost", "no price given (--price-in/--price-out)"))
-    all_cached = tm.get("samples_sent") == 0 or (c.get("samples") and c.get("cache_hits") == c.get("samples"))
+    all_cached = tm.get("samples_sent") == 0 or ("samples_sent" not in tm and not results.get("batch")
+                                                 and c.get("samples") and c.get("cache_hits") == c.get("samples"))
     for k, label in (("run_s", "run time (s)"), ("request_phase_s", "request phase (s)"),
                      ("samples_per_s", "samples the model answered per second")):
         if tm.get(k) is not None and not (k == "samples_per_s" and all_cached):

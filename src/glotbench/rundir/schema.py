@@ -192,8 +192,8 @@ class Tokens(TypedDict, total=False):
 @with_config(_OPEN)
 class Timing(TypedDict, total=False):
     run_s: Number
-    samples_per_s: Number | None  # samples the model answered in this run per second of the request phase
-    samples_sent: int  # ... how many (null speed when none: a cached re-run)
+    samples_per_s: Number | None  # samples the model answered in this invocation per second of run_s
+    samples_sent: int  # ... how many (its calls and --batch's replies; none, a cached re-run: null speed)
     request_phase_s: Number | None
     latency: str  # what each sample's latency_s measures
 

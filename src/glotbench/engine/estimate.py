@@ -6,6 +6,11 @@ Prompt tokens:
   chat template, or the plain-text prompt of a base model) tokenized by its own tokenizer, counted
   as the backend counts them (special tokens included). The log-likelihood method counts context +
   each choice, as the backend sends them.
+- **The family's vocabulary** for an endpoint whose model id matches a declared pattern
+  (`FAMILY_VOCABULARIES`: Gemma 3, from the embedded Gemma 3 270M GGUF; Llama 3, Qwen 2/2.5/3,
+  cl100k and o200k, bundled by quicktok): the text counted exactly, the chat framing from the
+  family's template; the range's top allows a server's own system prompt (`TEMPLATE_ALLOWANCE`).
+  Gemma 3 on LaoBench's Lao prompts: 2,382 tokens, where o200k with the Lao band said 5,130.
 - **Estimated** otherwise (`openai:` endpoints, `python:` callables): OpenAI's o200k_base BPE
   (GPT-4o, GPT-4.1, o-series), bundled offline by `quicktok`, plus OpenAI's documented chat
   framing (3 tokens per message and 3 to prime the reply). Another model's tokenizer splits the

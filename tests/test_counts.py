@@ -253,3 +253,18 @@ def test_max_cost_says_to_raise_the_cap_when_one_request_is_above_it():
     assert cap.reserve(p, GenerateConfig(max_tokens=500)) is not None
     assert cap.reserve(p, GenerateConfig(max_tokens=500)) is None
     assert "raise --max-cost" in cap.stopped["message"] and "run the same command again" in cap.stopped["message"]
+
+
+
+def test_aragen_names_why_entries_have_no_answer(srv, cache_path, tmp_path):
+    """AraGen counts an entry whose candidate call failed as "without an answer" (upstream's policy
+    needs that); the table now says which were failed calls (a timeout) rather than empty replies."""
+    from glotbench.engine.aragen import run_aragen
+    from test_aragen_parity import ALL5, _table
+
+    srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}}, faults=[{"match": "*", "delay": 5, "times": 99}])
+    opts = RunOptions(progress=False, cache_path=cache_path, limit=2, timeout_s=0.5, max_retries=0,
+                      max_failure_rate=1.0, bootstrap_resamples=50, out=str(tmp_path / "a"))
+    res = asyncio.run(run_aragen(srv.spec("cand"), [srv.spec("j")], opts))
+    assert res["generation_failures"] == {"timeout": 2}, res["generation_failures"]
+    assert "2 without an answer (timeout 2)" in " ".join(_table(res).split())

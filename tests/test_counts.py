@@ -212,6 +212,10 @@ def test_compare_names_only_the_signature_parts_that_differ(tmp_path):
         compare_runs(str(tmp_path / "tTrue"), str(tmp_path / "tFalse"))
     msg = str(e.value)
     assert "thinking on ≠ off" in msg and runs[True]["signature"] not in msg and "prompt" not in msg
+    from glotbench.report.plan import plan  # plan --runs says the same
+
+    with pytest.raises(GlotbenchError, match="thinking on ≠ off"):
+        plan(runs=[str(tmp_path / "tTrue"), str(tmp_path / "tFalse")])
 
 
 def test_plan_says_why_the_correlation_was_assumed(tmp_path):

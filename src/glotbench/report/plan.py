@@ -37,6 +37,9 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
         raise GlotbenchError(f"--runs takes two run directories, got {len(paths)}")
     res = [read_results(p) for p in paths]
     if comparability(res[0]) != comparability(res[1]):
+        from glotbench.report.compare import check_comparable
+
+        check_comparable(list(paths), res)  # says which: the item sets, or the signature parts that differ
         raise GlotbenchError("the two runs have different signatures or item sets; plan needs two runs on the same items")
     head = res[0]["headline"]
     keys = rundata.metric_keys(res[0], head)

@@ -64,7 +64,7 @@ def test_loglik_latency_is_each_items_own_time_and_tokens_are_counted(tmp_path):
     res, samples = _loglik_run(tmp_path, model)
     t = res.results["timing"]
     # The caption is the log-likelihood method's, not the backend's batched-generation one.
-    assert t["latency"] == LOGLIK_LATENCY
+    assert t["latency"] == LOGLIK_LATENCY == res.results["model"]["latency"]
     # Each item's time is its own: together they make the request phase, where the time from the
     # request alone counted the wait behind the other 7 in flight (the sum was several phases).
     lat = [s["latency_s"] for s in samples]

@@ -170,7 +170,7 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
     run = run_record(
         {"name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
          "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None},
-        {"spec": m.spec, **m.description()}, config,  # type: ignore[arg-type]
+        _model_info(m, bench), config,  # type: ignore[arg-type]
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
     write_json_atomic(out_dir / RUN_JSON, run)
     return run
@@ -248,7 +248,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         run, status="complete" if stopped is None else "stopped",
         stopped=None if stopped is None else {**stopped, "not_sent": c.not_sent},
         concurrency=done.gate.summary() if done.gate is not None else None, batch=done.batch,
-        finished=datetime.now(timezone.utc).isoformat(), model={"spec": m.spec, **m.description()},
+        finished=datetime.now(timezone.utc).isoformat(), model=_model_info(m, bench),
         signature=plan.signature, selection=plan.selection.record(),  # type: ignore[arg-type]
         validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,  # type: ignore[arg-type]
                               c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
@@ -273,6 +273,15 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
                    "intervals": "each estimate's ci_method: wilson (a proportion of 0/1 items), "
                                 "bootstrap, or wilson_fallback (the bootstrap collapsed); with a cluster "
                                 "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"})
+
+
+def _model_info(m: Model, bench: Benchmark) -> dict[str, Any]:
+    """The model block: its spec and description; a log-likelihood run's latency is the runner's
+    (LOGLIK_LATENCY), not the one the backend describes for its generation (a batch's share)."""
+    info = {"spec": m.spec, **m.description()}
+    if bench.method == "loglik" and "latency" in info:
+        info["latency"] = LOGLIK_LATENCY
+    return info
 
 
 def _timing(wall: float, c: Any, runner: Runner, batch: dict[str, Any] | None, default_latency: str,

@@ -300,9 +300,9 @@ class Runner:
                         raw={"loglikelihoods": dict(zip((c.strip() for c in choices), scores))})
 
     def _loglik_latency(self, t0: float) -> float:
-        """LOGLIK_LATENCY: the time since the later of this request and the previous reply. Local
-        engines score the concurrent requests one after another, so the time from the request alone
-        counts the wait behind every other request (it grew to the whole phase, 111-182 s an item)."""
+        """LOGLIK_LATENCY: the time since the later of this request and the previous reply. The time
+        from the request alone counts the wait behind every other request in flight in the local
+        engine (it grew to the whole phase, 111-182 s an item); these times add up to the phase."""
         now = time.perf_counter()
         start = t0 if self._loglik_done_at is None else max(t0, self._loglik_done_at)
         self._loglik_done_at = now

@@ -29,6 +29,7 @@ Cached requests cost nothing now and are counted apart.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,6 +223,7 @@ class FamilyTokenizer:
         self._tokens = self._load(vocab.encoding)
 
     @staticmethod
+    @functools.lru_cache(maxsize=None)  # a sweep's dry run estimates many runs: one load per process
     def _load(encoding: str) -> Any:
         if encoding == "gemma3":
             from glotbench.models.hf import HFModel

@@ -190,7 +190,8 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
     examples = []
     for s in samples:
         c = checks.get((s.id, s.repeat))
-        v = "no_answer" if c is None else c["verdict"]
+        # a failed call (a timeout...) is no reply at all: `call_failed`, as in the error types, never no_answer
+        v = ("call_failed" if s.output is None else "no_answer") if c is None else c["verdict"]
         verdicts[v] += 1
         for key in groups:
             groups[key][str(s.meta.get(key, "unknown"))][v] += 1

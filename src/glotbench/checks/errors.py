@@ -41,6 +41,8 @@ def error_kind(bench: Any) -> str | None:
 
     if bench.name in ("vi-diacritics", "vi-tone-errors"):
         return "vietnamese"
+    if getattr(bench, "method", "generate") == "loglik":  # the choice's letter: position check as generated
+        return "letter"
     kind = answer_kind(bench)
     return kind if kind in ("letter", "number") else None
 

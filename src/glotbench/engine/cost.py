@@ -21,6 +21,7 @@ rejected requests).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,14 +65,25 @@ class CostCap:
                 "reason": "max_cost", "cap_usd": self.cap_usd,
                 "spent_usd_at_stop": round(self.spent, 6), "reserved_usd_at_stop": round(self.reserved, 6),
                 "next_request_worst_case_usd": round(worst, 6),
-                "message": (f"stopped: the next request's worst case (${worst:.4f}) would take the spent "
-                            f"${self.spent:.4f} (+${self.reserved:.4f} in flight) past --max-cost "
-                            f"${self.cap_usd:g}; run the same command again to resume (cached replies cost nothing)"),
+                "message": self._stop_message(worst),
             }
             return None
         self.reserved += worst
         self._estimates[id(prompt)] = point
         return worst
+
+    def _stop_message(self, worst: float) -> str:
+        """What stopped the run and what to do. A request whose worst case alone is above the cap is
+        never sent: the same command stops at it again, so the way on is a higher cap (at least that
+        worst case). Otherwise the same command resumes (cached replies cost nothing) and may spend
+        the cap again; a higher cap goes further in one go."""
+        head = (f"stopped: the next request's worst case (${worst:.4f}) would take the spent ${self.spent:.4f} "
+                f"(+${self.reserved:.4f} in flight) past --max-cost ${self.cap_usd:g}")
+        if worst > self.cap_usd:
+            return (f"{head}; that request alone can cost more than the cap, so the same command stops here again: "
+                    f"raise --max-cost to at least ${math.ceil(worst * 1e4) / 1e4:.4f} (or lower --max-tokens)")
+        return (f"{head}; raise --max-cost to go on in one go, or run the same command again to resume "
+                f"(cached replies cost nothing; it may spend up to ${self.cap_usd:g} more)")
 
     def spend(self, prompt: Prompt, config: GenerateConfig, usage: Usage) -> None:
         """A reply came back: its real cost is spent; a prompt billed above its estimate raises

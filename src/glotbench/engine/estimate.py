@@ -6,6 +6,11 @@ Prompt tokens:
   chat template, or the plain-text prompt of a base model) tokenized by its own tokenizer, counted
   as the backend counts them (special tokens included). The log-likelihood method counts context +
   each choice, as the backend sends them.
+- **The family's vocabulary** for an endpoint whose model id matches a declared pattern
+  (`FAMILY_VOCABULARIES`: Gemma 3, from the embedded Gemma 3 270M GGUF; Llama 3, Qwen 2/2.5/3,
+  cl100k and o200k, bundled by quicktok): the text counted exactly, the chat framing from the
+  family's template; the range's top allows a server's own system prompt (`TEMPLATE_ALLOWANCE`).
+  Gemma 3 on LaoBench's Lao prompts: 2,382 tokens, where o200k with the Lao band said 5,130.
 - **Estimated** otherwise (`openai:` endpoints, `python:` callables): OpenAI's o200k_base BPE
   (GPT-4o, GPT-4.1, o-series), bundled offline by `quicktok`, plus OpenAI's documented chat
   framing (3 tokens per message and 3 to prime the reply). Another model's tokenizer splits the
@@ -24,6 +29,7 @@ Cached requests cost nothing now and are counted apart.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +96,7 @@ class BundledTokenizer:
 
     exact = False
     name = "o200k_base (quicktok) × per-script band"
+    how = "o200k's count, the range from the lowest and highest ratio measured on the prompt's script"
 
     def __init__(self) -> None:
         try:
@@ -149,10 +156,99 @@ class ModelTokenizer:
     def __init__(self, model: Any):
         self.model = model
         self.name = f"the model's own tokenizer ({model.spec})"
+        self.how = "exact: the backend's own rendering and tokenizer"
 
     def count(self, prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> TokenCount:
         n = self.model.count_prompt_tokens(prompt, config, loglik=loglik)
         return TokenCount(n, n, n)
+
+
+@dataclass(frozen=True)
+class FamilyVocabulary:
+    """A model family whose tokenizer glotbench has offline: the model ids it covers (`pattern`, on
+    the model's name without organisation or endpoint, lower case), the vocabulary (a quicktok
+    encoding, or `gemma3`: the embedded Gemma 3 270M GGUF's own), and its chat template's framing
+    (tokens per message, tokens that prime the reply, BOS)."""
+
+    family: str
+    pattern: str
+    encoding: str
+    per_message: int
+    reply: int  # the reply's priming tokens, BOS included
+    source: str
+    bos: int = 0  # what the tokenizer puts before a plain text (a base model's prompt, log-likelihood)
+
+
+# The vocabularies glotbench ships (quicktok's bundled BPE files; the Gemma 3 GGUF package), and the
+# model ids that use them. Order matters: the first match wins. Gemma 3's vocabulary is shared by all
+# Gemma 3 sizes (270M to 27B); Llama 3.x by Llama 3, 3.1, 3.2, 3.3; Qwen 3's by Qwen 2, 2.5 and 3.
+FAMILY_VOCABULARIES: tuple[FamilyVocabulary, ...] = (
+    # <bos><start_of_turn>user\n ... <end_of_turn>\n  ...  <start_of_turn>model\n
+    FamilyVocabulary("Gemma 3", r"gemma-?3(?![0-9n])", "gemma3", 5, 4, "Gemma 3's tokenizer (from the embedded Gemma 3 270M GGUF)", 1),
+    # <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n ... <|eot_id|> ... assistant header
+    FamilyVocabulary("Llama 3", r"llama-?3(?![0-9])", "llama3", 5, 5, "Llama 3 (quicktok)", 1),
+    # <|im_start|>user\n ... <|im_end|>\n ... <|im_start|>assistant\n
+    FamilyVocabulary("Qwen 2/2.5/3", r"qwen-?(?:2|2\.5|3)(?![0-9])|qwq", "qwen3", 5, 3,
+                     "Qwen 3 (quicktok)"),
+    FamilyVocabulary("GPT-4 / GPT-3.5", r"^gpt-(?:4(?![o.])|3\.5)", "cl100k_base", 3, 3, "cl100k_base (quicktok)"),
+    FamilyVocabulary("GPT-4o / 4.1 / 5, o-series", r"^(?:gpt-(?:4o|4\.1|5)|o[134](?![0-9]))", "o200k_base", 3, 3,
+                     "o200k_base (quicktok)"),
+)
+# What a server's template may add that glotbench cannot see: a default system prompt (Qwen 2.5's
+# "You are Qwen, created by Alibaba Cloud...", Llama 3.1's knowledge-date header): up to this many
+# tokens a request, the top of the range.
+TEMPLATE_ALLOWANCE = 32
+
+
+def family_vocabulary(model_id: str) -> FamilyVocabulary | None:
+    """The declared family whose pattern the model id matches (`models/family.model_name` of the spec:
+    `openai:google/gemma-3-27b-it@URL` is `gemma-3-27b-it`), or None."""
+    low = model_id.rsplit("/", 1)[-1].lower().replace("_", "-").replace(" ", "-")
+    return next((f for f in FAMILY_VOCABULARIES if regex.search(f.pattern, low)), None)
+
+
+class FamilyTokenizer:
+    """The model family's own vocabulary (FAMILY_VOCABULARIES) for an endpoint model: the prompt's
+    text counted exactly; the chat framing from the family's template, so the count can miss what the
+    server's template adds (the range's top: TEMPLATE_ALLOWANCE)."""
+
+    exact = False
+
+    def __init__(self, vocab: FamilyVocabulary, model_id: str):
+        self.vocab = vocab
+        self.name = f"{vocab.source}, the {vocab.family} vocabulary: the model id {model_id!r} names it"
+        self.how = (f"text exact with {vocab.family}'s vocabulary; chat framing {vocab.per_message} tokens a "
+                    f"message + {vocab.reply} from {vocab.family}'s template; the range's top allows "
+                    f"{TEMPLATE_ALLOWANCE} more a request for a server's own system prompt")
+        self._tokens = self._load(vocab.encoding)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)  # a sweep's dry run estimates many runs: one load per process
+    def _load(encoding: str) -> Any:
+        if encoding == "gemma3":
+            from glotbench.models.hf import HFModel
+
+            model = HFModel.embedded_default()
+            model._load_tokenizer()  # from the GGUF (no weights), saved once beside the converted models
+            tok = model._tok
+            return lambda text: len(tok(text, add_special_tokens=False)["input_ids"]) if text else 0
+        import quicktok
+
+        enc = quicktok.get_encoding(encoding)
+        return lambda text: len(enc.encode_ordinary(text)) if text else 0
+
+    def count(self, prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False) -> TokenCount:
+        v = self.vocab
+        if loglik:
+            n = sum(self._tokens((prompt.text or "") + c) + v.bos for c in (prompt.choices or ()))
+            return TokenCount(n, n, n)
+        if form == "text":
+            n = self._tokens(prompt.text or "") + v.bos
+            return TokenCount(n, n, n)
+        text = sum(self._tokens(str(m.get("content", ""))) for m in prompt.messages)
+        n = text + v.per_message * len(prompt.messages) + v.reply
+        return TokenCount(n, text, n + TEMPLATE_ALLOWANCE,
+                          dominant_script("\n".join(str(m.get("content", "")) for m in prompt.messages)))
 
 
 def inner_model(model: Any) -> Any:
@@ -161,9 +257,27 @@ def inner_model(model: Any) -> Any:
     return shared.inner if shared is not None else model
 
 
-def counter_for(model: Any) -> BundledTokenizer | ModelTokenizer:
+def counter_for(model: Any) -> BundledTokenizer | ModelTokenizer | FamilyTokenizer:
+    """The model's own tokenizer where it has one (hf:, local); else its family's vocabulary when the
+    model id names a family glotbench has offline (FAMILY_VOCABULARIES); else o200k with a band. A
+    family vocabulary that cannot be loaded (Gemma 3's needs the `local` extra) falls back to the band,
+    and the tokenizer's name says why."""
+    from glotbench.models.family import model_name
+
     inner = inner_model(model)
-    return ModelTokenizer(inner) if hasattr(inner, "count_prompt_tokens") else BundledTokenizer()
+    if hasattr(inner, "count_prompt_tokens"):
+        return ModelTokenizer(inner)
+    spec = str(getattr(inner, "spec", "") or "")
+    model_id = getattr(inner, "model", None) if isinstance(getattr(inner, "model", None), str) else model_name(spec)[1]
+    vocab = family_vocabulary(model_id) if model_id and not spec.startswith(("python:", "replay:")) else None
+    if vocab is None:
+        return BundledTokenizer()
+    try:
+        return FamilyTokenizer(vocab, model_id)
+    except Exception as e:  # noqa: BLE001 - no transformers, no GGUF package: the band still estimates
+        fallback = BundledTokenizer()
+        fallback.name += f" ({vocab.family}'s vocabulary not loaded: {type(e).__name__}: {e})"
+        return fallback
 
 
 @dataclass
@@ -175,6 +289,7 @@ class RunEstimate:
     model: str
     tokenizer: str
     exact: bool
+    tokenizer_exactness: str = ""  # how exact the prompt count is, in words
     requests: int = 0
     cached: int = 0
     prompt: list[int] = field(default_factory=lambda: [0, 0, 0])  # point, low, high
@@ -191,7 +306,7 @@ class RunEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "tokenizer": self.tokenizer,
-                "exact_prompt_tokens": self.exact, "requests": self.requests, "cached": self.cached,
+                "exact_prompt_tokens": self.exact, "tokenizer_exactness": self.tokenizer_exactness, "requests": self.requests, "cached": self.cached,
                 "to_send": self.to_send,
                 "prompt_tokens": dict(zip(("estimate", "low", "high"), self.prompt)),
                 "completion_tokens": dict(zip(("expected", "low", "high"), self.completion)),
@@ -290,7 +405,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
         runner = Runner(bench, m, generation_config(bench, options), concurrency=1, repeats=options.repeats,
                         cache=cache)
         units = (runner.prepare(Unit(item, r)) for item in items for r in range(options.repeats))
-        est = RunEstimate(bench.name, m.spec, counter.name, counter.exact)
+        est = RunEstimate(bench.name, m.spec, counter.name, counter.exact, counter.how)
         estimate_units(units, counter, form, loglik, est, options.out)
     finally:
         if cache is not None:
@@ -311,6 +426,7 @@ def format_estimate(est: RunEstimate) -> list[str]:
     lines = [f"{est.benchmark} · {est.model}: {est.requests} requests, {est.cached} cached (free), "
              f"{est.to_send} to send",
              f"  prompt tokens ({how}, {est.tokenizer}): {p[0]:,}" + ("" if est.exact else f" (range {p[1]:,}–{p[2]:,})"),
+             *([f"  how exact: {est.tokenizer_exactness}"] if est.tokenizer_exactness else []),
              f"  completion tokens: at most {c[2]:,} (max_tokens)"
              + (f"; expected {c[0]:,} from a mean of {est.observed_completion:.1f} observed in "
                 f"{est.observed_from}" if est.observed_completion is not None else "; nothing observed yet")]

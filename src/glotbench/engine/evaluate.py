@@ -13,6 +13,7 @@ import asyncio
 import platform
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
@@ -28,9 +29,9 @@ from glotbench.engine.aggregate import aggregate_run
 from glotbench.engine.cache import default_cache_path, open_cache
 from glotbench.engine.options import THINKING, RunOptions, generation_config, model_options
 from glotbench.engine.prompts import PromptTemplate, probes, whole
-from glotbench.engine.runner import RetryPolicy, Runner, prompt_form
+from glotbench.engine.runner import RetryPolicy, Runner, effective_config, prompt_form
 from glotbench.errors import GlotbenchError
-from glotbench.models.base import REQUEST_LATENCY, GenerateConfig, Model
+from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
 from glotbench.rundir.schema import Results, RunJson, results_record, run_record
@@ -72,6 +73,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         run = _start(bench, benchmark, full, m, plan, options, out_dir)
         checks = RunChecks(bench, plan.items, m, cache)  # glotbench.checks: each sample's, then results.json's
         done = await _generate(bench, m, plan, options, cache, out_dir, checks)  # generate and score
+        run = _with_reply_caps(run, bench, plan, done.runner.max_tokens_sent)  # the caps really sent
         results = _results(bench, full, m, plan, run, done, options, checks)  # aggregate
         write_json_atomic(out_dir / RESULTS, results)  # write
         write_json_atomic(out_dir / RUN_JSON, {**run, "status": results["status"]})
@@ -107,6 +109,7 @@ class _Plan:
     coverage: dict[str, Any] | None  # a replay model's coverage of the run's items
     form: str  # the form prompts are sent in: chat or text
     template: PromptTemplate | None
+    reply_caps: Counter  # max_tokens of the probed prompts as sent (a base model's prompt has its own cap)
     items: Dataset  # the units sent: the selected items (permute=circular: each in every rotation)
 
 
@@ -117,11 +120,38 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
     coverage = (m.coverage([it.id for it in full], [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
                 if hasattr(m, "coverage") else None)
     form = prompt_form(bench, m)
-    template = PromptTemplate.learn((bench.render(it.to_public()) for it in probes(items)), form)
+    rendered = [bench.render(it.to_public()) for it in probes(items)]
+    template = PromptTemplate.learn(rendered, form)
+    config = generation_config(bench, options)
+    caps = Counter(effective_config(p, config, form).max_tokens for p in rendered)
     phash, scorer = signature
-    return _Plan(selection, phash, scorer, scorer + selection.signature_part(), generation_config(bench, options),
+    return _Plan(selection, phash, scorer, scorer + selection.signature_part(), config,
                  options.max_concurrency if auto else (options.concurrency or m.default_concurrency), auto, coverage,
-                 form, template, items)
+                 form, template, caps, items)
+
+
+def reply_cap(setting: int, sent: Counter, loglik: bool) -> dict[str, Any]:
+    """run.json's `max_tokens` as the requests carried it: a text-form prompt (a base model) caps its
+    reply itself (`Prompt.text_max_tokens`, below the setting), so the setting alone misstated it
+    (1024 where 44 was sent). `max_tokens` is then the largest cap sent, `max_tokens_min` the
+    smallest where they differ, `max_tokens_setting` the setting; log-likelihood generates nothing
+    (`max_tokens` null)."""
+    if loglik:
+        return {"max_tokens": None, "max_tokens_setting": setting}
+    if not sent or set(sent) == {setting}:
+        return {}
+    return {"max_tokens": max(sent), **({"max_tokens_min": min(sent)} if len(sent) > 1 else {}),
+            "max_tokens_setting": setting}
+
+
+def _with_reply_caps(run: RunJson, bench: Benchmark, plan: _Plan, sent: Counter) -> RunJson:
+    """run.json with every unit's cap (the runner's count), where the start had the probes' caps."""
+    if not sent:
+        return run
+    config = {**run["config"], "max_tokens": plan.config.max_tokens}
+    config.pop("max_tokens_min", None)
+    config.pop("max_tokens_setting", None)
+    return {**run, "config": {**config, **reply_cap(plan.config.max_tokens, sent, bench.method == "loglik")}}  # type: ignore[typeddict-item]
 
 
 def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions,
@@ -135,11 +165,12 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               "repeats": options.repeats, "limit": options.limit, "subset": options.subset, "items": len(plan.items),
               "max_failure_rate": options.max_failure_rate, "timeout_s": options.timeout_s,
               "max_retries": options.max_retries, "cache": options.use_cache, "prompt_form": m.prompt_form(),
-              "bench_options": dict(options.bench_options), "method": bench.method}
+              "bench_options": dict(options.bench_options), "method": bench.method,
+              **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")}
     run = run_record(
         {"name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
          "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None},
-        {"spec": m.spec, **m.description()}, config,  # type: ignore[arg-type]
+        _model_info(m, bench), config,  # type: ignore[arg-type]
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
     write_json_atomic(out_dir / RUN_JSON, run)
     return run
@@ -217,7 +248,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         run, status="complete" if stopped is None else "stopped",
         stopped=None if stopped is None else {**stopped, "not_sent": c.not_sent},
         concurrency=done.gate.summary() if done.gate is not None else None, batch=done.batch,
-        finished=datetime.now(timezone.utc).isoformat(), model={"spec": m.spec, **m.description()},
+        finished=datetime.now(timezone.utc).isoformat(), model=_model_info(m, bench),
         signature=plan.signature, selection=plan.selection.record(),  # type: ignore[arg-type]
         validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,  # type: ignore[arg-type]
                               c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
@@ -231,20 +262,44 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
                 **({"not_sent": c.not_sent} if c.not_sent else {}),  # type: ignore[typeddict-item]
                 "structured_output": dict(runner.structured_modes) or None},
         tokens={"prompt": c.prompt_tokens, "completion": c.completion_tokens,
-                "prompt_billed_now": c.new_prompt_tokens, "completion_billed_now": c.new_completion_tokens},
+                "prompt_billed_now": c.new_prompt_tokens, "completion_billed_now": c.new_completion_tokens,
+                # replies whose tokens the backend could not count (log-likelihood without a tokenizer)
+                **({"not_counted": c.tokens_not_counted} if c.tokens_not_counted else {})},  # type: ignore[typeddict-item]
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
-        timing={"run_s": round(wall, 3), "samples_per_s": round(c.done / wall, 2) if wall else None,
-                # From the first model call sent to the last sample scored (excludes model loading).
-                "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
-                                    if runner.first_call_at and runner.last_done_at else None),
-                # what each sample's latency_s measures (a batched backend: a share of its batch)
-                "latency": m.description().get("latency", REQUEST_LATENCY)},
+        timing=_timing(wall, c, runner, done.batch, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
         versions=versions,
         bootstrap={"resamples": options.bootstrap_resamples, "confidence": 0.95, "seed": DEFAULT_SEED,
                    "method": "percentile, items resampled",
                    "intervals": "each estimate's ci_method: wilson (a proportion of 0/1 items), "
                                 "bootstrap, or wilson_fallback (the bootstrap collapsed); with a cluster "
                                 "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"})
+
+
+def _model_info(m: Model, bench: Benchmark) -> dict[str, Any]:
+    """The model block: its spec and description; a log-likelihood run's latency is the runner's
+    (LOGLIK_LATENCY), not the one the backend describes for its generation (a batch's share)."""
+    info = {"spec": m.spec, **m.description()}
+    if bench.method == "loglik" and "latency" in info:
+        info["latency"] = LOGLIK_LATENCY
+    return info
+
+
+def _timing(wall: float, c: Any, runner: Runner, batch: dict[str, Any] | None, default_latency: str,
+            m: Model) -> dict[str, Any]:
+    """results.json's timing. The speed counts the samples the model answered in this invocation
+    (its calls, and --batch's replies): the cache's read-back is no model speed (a cached re-run
+    "ran" 4,786 samples a second), so a run that sent nothing has none (`samples_per_s` null,
+    `samples_sent` 0)."""
+    sent = c.done - c.cache_hits + int((batch or {}).get("filled") or 0)
+    return {"run_s": round(wall, 3), "samples_per_s": round(sent / wall, 2) if sent and wall else None,
+            "samples_sent": sent,
+            # From the first model call sent to the last sample scored (excludes model loading).
+            "request_phase_s": (round(runner.last_done_at - runner.first_call_at, 3)
+                                if runner.first_call_at and runner.last_done_at else None),
+            # what each sample's latency_s measures: a batched backend's a share of its batch; the
+            # log-likelihood method's is the runner's own (engine/runner.py), whatever the backend
+            "latency": default_latency if default_latency == LOGLIK_LATENCY
+            else m.description().get("latency", REQUEST_LATENCY)}
 
 
 def _versions() -> dict[str, str]:

@@ -35,6 +35,7 @@ from glotbench.models.base import (
     ModelTimeout,
     Prompt,
     Response,
+    Usage,
 )
 
 
@@ -97,6 +98,7 @@ class RunCounters:
     call_failure_status: Counter = field(default_factory=Counter)  # ... and by HTTP status, where one came
     flags: Counter = field(default_factory=Counter)
     first_call_at: float | None = None  # perf_counter of the first model call of this run
+    tokens_not_counted: int = 0  # log-likelihood replies of a backend that cannot count their tokens
     last_answered_at: float | None = None  # ... of the last sample the model answered (not the cache)
 
 
@@ -207,6 +209,8 @@ class Runner:
         self._loglik_detail = self._loglik_mode and bool(getattr(benchmark, "loglik_detail", False))
         self._retries_failures = bool(getattr(benchmark, "retry_failures", ()))
         self._form = prompt_form(benchmark, model)
+        self.max_tokens_sent: Counter = Counter()  # the reply caps of the units (run.json's max_tokens)
+        self._loglik_done_at: float | None = None  # when the last log-likelihood reply came back
         self._ready = False
         self._ready_lock = asyncio.Lock()
 
@@ -288,11 +292,37 @@ class Runner:
             else:  # a backend without token counts: the per-token normalisation has none to divide by
                 logprobs, tokens = await fn(prompt.text or "", choices), None
             return Response(text=reply_text(choices, logprobs, tokens), finish_reason="stop",
-                            latency_s=time.perf_counter() - t0)
+                            latency_s=self._loglik_latency(t0), usage=self._loglik_usage(prompt))
         scores = await fn(prompt.text or "", choices)
         best = max(range(len(choices)), key=lambda i: scores[i])
-        return Response(text=choices[best].strip(), finish_reason="stop", latency_s=time.perf_counter() - t0,
+        return Response(text=choices[best].strip(), finish_reason="stop", latency_s=self._loglik_latency(t0),
+                        usage=self._loglik_usage(prompt),
                         raw={"loglikelihoods": dict(zip((c.strip() for c in choices), scores))})
+
+    def _loglik_latency(self, t0: float) -> float:
+        """LOGLIK_LATENCY: the time since the later of this request and the previous reply. The time
+        from the request alone counts the wait behind every other request in flight in the local
+        engine (it grew to the whole phase, 111-182 s an item); these times add up to the phase."""
+        now = time.perf_counter()
+        start = t0 if self._loglik_done_at is None else max(t0, self._loglik_done_at)
+        self._loglik_done_at = now
+        return now - start
+
+    def _loglik_usage(self, prompt: Prompt) -> Usage:
+        """The tokens a log-likelihood request puts through the model (context + each choice, as the
+        dry run counts them; nothing is generated), by the backend's tokenizer; zero and counted
+        apart (`tokens_not_counted`) for a backend that has none."""
+        count = getattr(self.model, "count_prompt_tokens", None)
+        text_tokens = getattr(self.model, "count_text_tokens", None)  # vllm: without special tokens
+        try:
+            if count is not None:
+                return Usage(count(prompt, self.config, loglik=True), 0)
+            if text_tokens is not None:
+                return Usage(sum(text_tokens((prompt.text or "") + c) for c in (prompt.choices or ())), 0)
+        except Exception:  # noqa: BLE001 - a count that fails never fails the reply: counted apart
+            pass
+        self.counters.tokens_not_counted += 1
+        return Usage()
 
     async def _attempt(self, prompt: Prompt, config: GenerateConfig, unit: Unit) -> Reply:
         self.counters.calls += 1
@@ -371,6 +401,8 @@ class Runner:
         """A unit's prompt, the config sent, its cache key and cached reply (the dry run's too)."""
         prompt = self.benchmark.render(unit.item.to_public())
         config = effective_config(prompt, self.config, self._form)
+        if not self._loglik_mode:
+            self.max_tokens_sent[config.max_tokens] += 1
         # One head per distinct config (one, for chat models): not re-encoded per unit. The type of
         # the temperature is part of the lookup: 0 == 0.0, but their JSON differs.
         which = (config, type(config.temperature))

@@ -73,6 +73,12 @@ class GenerateConfig:
 # What `Response.latency_s` measures unless a backend's description() says otherwise ("latency"):
 # batched local backends give each item a share of its batch (models/batching.py BATCH_LATENCY).
 REQUEST_LATENCY = "per item: from sending its request to its reply (the last try, when retried)"
+# The log-likelihood method's (engine/runner.py `_loglik_latency`): the time from a request alone
+# counted the wait behind every request in flight (111-182 s an item, the whole phase), so each item's
+# time starts at its request or at the previous reply, whichever came later.
+LOGLIK_LATENCY = ("per item: from its request, or from the previous reply when that came later, to its "
+                  "log-probabilities; the items' times add up to the request phase (requests computed "
+                  "together give their shared time to the first to finish)")
 
 
 ErrorKind = Literal[

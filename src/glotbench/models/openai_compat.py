@@ -146,10 +146,10 @@ class OpenAICompatModel:
     def description(self) -> dict[str, Any]:
         """What a run records: the base URL and where it came from (the spec, `OPENAI_BASE_URL`, the
         default), and the variable the key came from (never the key; "none": no key was sent)."""
-        own_key = self.api_key and self.client is None
         return {"backend": "openai", "model": self.model, "endpoint": self.base_url,
                 "base_url_from": self.base_url_from,
-                "api_key_env": self.api_key_env if own_key else None,
+                # the variable read for the key, set or not (a run without a key names what was unset)
+                "api_key_env": self.api_key_env if self.client is None else None,
                 "api_key_from": key_source(self.api_key_env, self.api_key) if self.client is None
                 else ("submitted" if self.api_key else "none")}
 

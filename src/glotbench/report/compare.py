@@ -84,8 +84,12 @@ def check_comparable(paths: list[str], results: list[dict[str, Any]]) -> None:
                                  f"A: {describe_item_set(ra)}; {path}: {describe_item_set(rb)}. Run both on the same "
                                  "items (the same data, --subset and --limit)")
         if ra["signature"] != rb["signature"]:
+            from glotbench.report.rundata import signature_difference
+
+            # only the parts that differ (A's value ≠ the other run's): two full signatures side by
+            # side hide a one-part difference in 300 characters
             raise GlotbenchError("the runs have different signatures, so their numbers are not comparable: "
-                                 f"A: {ra['signature']} {path}: {rb['signature']}")
+                                 f"A ≠ {path} in {signature_difference(ra['signature'], rb['signature'])}")
 
 
 def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,

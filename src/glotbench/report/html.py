@@ -202,9 +202,14 @@ def usage_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str
                                                  f'{num(cost["price_out_per_mtok"], ptr("cost", "price_out_per_mtok"), digits=2)}')]
     else:
         rows.append(("cost", "no price given (--price-in/--price-out)"))
-    for k, label in (("run_s", "run time (s)"), ("request_phase_s", "request phase (s)"), ("samples_per_s", "samples per second")):
-        if tm.get(k) is not None:
+    all_cached = tm.get("samples_sent") == 0 or ("samples_sent" not in tm and not results.get("batch")
+                                                 and c.get("samples") and c.get("cache_hits") == c.get("samples"))
+    for k, label in (("run_s", "run time (s)"), ("request_phase_s", "request phase (s)"),
+                     ("samples_per_s", "samples the model answered per second")):
+        if tm.get(k) is not None and not (k == "samples_per_s" and all_cached):
             rows.append((label, num(tm[k], ptr("timing", k), digits=2)))
+    if all_cached:  # a cached re-run (results.json before `samples_sent` too): no model speed
+        rows.append(("speed", "no request sent: every reply came from the cache, so no model speed was measured"))
     lat = sorted(s["latency_s"] for s in samples if s.get("latency_s") is not None and not s.get("cached"))
     if lat:
         q = statistics.quantiles(lat, n=100, method="inclusive") if len(lat) > 1 else [lat[0]] * 99

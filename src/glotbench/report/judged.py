@@ -65,6 +65,13 @@ def print_arena(res: dict[str, Any]) -> None:
                           "(--single-order accept)")
 
 
+def _why_unanswered(res: Mapping[str, Any]) -> str:
+    """Why entries have no answer, by kind (`generation_failures`): a failed call (a timeout) is
+    named as one, not left to read as a reply that held no answer."""
+    kinds = res.get("generation_failures") or {}
+    return f" ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))})" if kinds else ""
+
+
 def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     """The results table; fits 80 columns (names are shortened, never the numbers)."""
     from rich import box
@@ -79,7 +86,7 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
     t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
               caption=f"percent, 95% CI over entries · policy {res['policy']} · {res['entries']} entries, "
-                      f"{len(res['no_answer'])} without an answer · parse {res['parse']} · jury {res['jury_strategy']}")
+                      f"{len(res['no_answer'])} without an answer{_why_unanswered(res)} · parse {res['parse']} · jury {res['jury_strategy']}")
     t.add_column("judge / task", no_wrap=True, overflow="ellipsis", max_width=20)
     for c in ("3C3H", "95% CI", "Cor", "Cmp", "Cnc", "Hlp", "Hon", "Hrm", "cov", "n"):
         t.add_column(c, justify="right", no_wrap=True)

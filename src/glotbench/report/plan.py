@@ -37,6 +37,9 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
         raise GlotbenchError(f"--runs takes two run directories, got {len(paths)}")
     res = [read_results(p) for p in paths]
     if comparability(res[0]) != comparability(res[1]):
+        from glotbench.report.compare import check_comparable
+
+        check_comparable(list(paths), res)  # says which: the item sets, or the signature parts that differ
         raise GlotbenchError("the two runs have different signatures or item sets; plan needs two runs on the same items")
     head = res[0]["headline"]
     keys = rundata.metric_keys(res[0], head)
@@ -73,6 +76,17 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
             out["design_effect"] = clustered_se(diff, np.ones(n), codes, g)["design_effect"]
             out["clusters"] = g
     return out
+
+
+def _why_assumed(measured: dict[str, Any]) -> str:
+    """Why the correlation is the assumed one: no runs were given, or the runs' phi is undefined
+    (a run whose outcomes never vary: every item right, or every item wrong)."""
+    if not measured:
+        return "assumed; measure it with --runs"
+    constant = [f"run {k.upper()} got {'every' if measured[f'accuracy_{k}'] == 1 else 'no'} item right"
+                for k in ("a", "b") if measured[f"accuracy_{k}"] in (0, 1)]
+    return (f"assumed: the runs' correlation (phi) is undefined because {' and '.join(constant)} of the "
+            f"{measured['items']} shared, so its outcomes do not vary; give --correlation to set it")
 
 
 def _from_benchmark(name: str, data: str | None, bench_options: tuple[tuple[str, str], ...]) -> dict[str, Any]:
@@ -132,7 +146,7 @@ def plan(*, benchmark: str | None = None, data: str | None = None, bench_options
         if measured and measured["correlation"] is not None:
             correlation, corr_from = measured["correlation"], "measured from the runs (phi of the per-item outcomes)"
         else:
-            correlation, corr_from = ASSUMED_CORRELATION, "assumed; measure it with --runs"
+            correlation, corr_from = ASSUMED_CORRELATION, _why_assumed(measured)
     deff_from = "given"
     if design_effect is None:
         if measured.get("design_effect"):

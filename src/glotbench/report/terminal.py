@@ -118,6 +118,42 @@ def ci_caption(results: dict[str, Any]) -> str:
     return "95% CI: " + "; ".join(f"{CI_WORDS.get(m, m)} ({', '.join(labels)})" for m, labels in used.items())
 
 
+def tokens_text(results: dict[str, Any]) -> str:
+    """`tokens in N out M`; a log-likelihood run generates nothing (its "in" counts context + each
+    choice), and replies a backend could not count are said, not shown as 0."""
+    t = results["tokens"]
+    loglik = (results.get("config") or {}).get("method") == "loglik"
+    text = f"tokens in {t['prompt']} " + ("(context + each choice) out 0 (log-likelihood generates none)"
+                                          if loglik else f"out {t['completion']}")
+    if t.get("not_counted"):
+        text += f" · tokens of {t['not_counted']} replies not counted (the backend has no tokenizer)"
+    return text
+
+
+BASE_URL_FROM = {"spec": "from the model spec", "OPENAI_BASE_URL": "from $OPENAI_BASE_URL",
+                 "default": "the default: no @URL in the spec, $OPENAI_BASE_URL not set"}
+
+
+def endpoint_line(model: dict[str, Any]) -> str | None:
+    """Where an endpoint model's requests went and which key they carried (models/endpoint.py):
+    `endpoint: URL (from $OPENAI_BASE_URL) · API key from $OPENAI_API_KEY`; None for a model with
+    no endpoint (local, python:, replay:)."""
+    url = model.get("endpoint")
+    if not url:
+        return None
+    src = model.get("base_url_from")
+    where = f" ({BASE_URL_FROM.get(src, f'from {src}')})" if src else ""
+    key_from = model.get("api_key_from")
+    if key_from in (None, "none"):
+        env = model.get("api_key_env")
+        key = "no API key sent" + (f" (${env} not set)" if env else "")
+    elif key_from == "submitted":
+        key = "the submitted API key"
+    else:
+        key = f"API key from ${key_from}"
+    return f"endpoint: {url}{where} · {key}"
+
+
 def print_results(results: dict[str, Any], out: Any = None) -> None:
     from rich.table import Table
 
@@ -189,9 +225,10 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     flags = ", ".join(f"{k} {v}" for k, v in sorted(counts["flags"].items())) or "none"
     out.print(f"samples {counts['samples']} · failures: {fails} · flags: {flags}")
     out.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
-                  f"cache hits {counts['cache_hits']} · tokens in {results['tokens']['prompt']} "
-                  f"out {results['tokens']['completion']}"
+                  f"cache hits {counts['cache_hits']} · {tokens_text(results)}"
                   + (f" · cost ${results['cost']['run']:.4f}" if results.get("cost") else ""))
+    if (where := endpoint_line(results["model"])) is not None:
+        out.print(where, soft_wrap=True)
     if counts.get("structured_output"):
         out.print(f"structured output: {counts['structured_output']}")
     st = scores.get("stability")

@@ -51,7 +51,9 @@ class RunConfig(TypedDict, total=False):
     """`config`: the generation settings (`GenerateConfig.to_dict`), then the run's options."""
 
     temperature: Number | None
-    max_tokens: int | None
+    max_tokens: int | None  # the reply cap sent (the largest, where prompts cap their own); null: log-likelihood
+    max_tokens_min: int  # only when the caps sent differ (a per-item cap)
+    max_tokens_setting: int  # only when the caps sent are not the setting (--max-tokens or the benchmark's)
     seed: int | None
     stop: list[str]
     structured_output: bool
@@ -184,12 +186,14 @@ class Tokens(TypedDict, total=False):
     completion: Required[int]
     prompt_billed_now: int
     completion_billed_now: int
+    not_counted: int  # replies whose tokens the backend could not count
 
 
 @with_config(_OPEN)
 class Timing(TypedDict, total=False):
     run_s: Number
-    samples_per_s: Number | None
+    samples_per_s: Number | None  # samples the model answered in this invocation per second of run_s
+    samples_sent: int  # ... how many (its calls and --batch's replies; none, a cached re-run: null speed)
     request_phase_s: Number | None
     latency: str  # what each sample's latency_s measures
 

@@ -36,6 +36,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from glotbench.engine.evaluate import RunOptions
+from glotbench.rundir import slug
 from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 from glotbench.errors import GlotbenchError
 
@@ -210,10 +211,6 @@ class SweepSpec(BaseModel):
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeat a value")
         return self
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")[:80] or "x"
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,11 @@ def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> N
     _replace(Path(path), lambda f: f.writelines(json_bytes(r) + b"\n" for r in rows))
 
 
-def slug(text: str) -> str:
-    """A model spec (or any name) as a directory name: `judge-openai_gpt-4o_http_...`."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
+def slug(text: str, fallback: str = "model") -> str:
+    """THE one rule for a name in a path (a run, judge or sweep directory, a judge card's file): a model
+    spec or any name with each run of characters outside `A-Za-z0-9._-` made one `_`, at most 80
+    characters (`judge-openai_gpt-4o_http_...`); `fallback` when nothing is left (`ລາວ`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80].strip("_") or fallback
 
 
 # -- the finished-run rule -------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
           options: RunOptions) -> _Plan:
     auto = options.concurrency == "auto"
     items = expand_units(bench, selection.items)  # permute=circular: each selected item in every rotation
-    coverage = (m.coverage([it.id for it in full], [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
+    coverage = (m.coverage(sorted(full.data_ids()), [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
                 if hasattr(m, "coverage") else None)
     form = prompt_form(bench, m)
     template = PromptTemplate.learn((bench.render(it.to_public()) for it in probes(items)), form)

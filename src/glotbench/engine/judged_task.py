@@ -57,7 +57,8 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     p = profile(bench.lang)
     judging = RubricJudging(rubric, bench.name, rubric.language or (p.name if p else bench.lang or "the question's language"))
     games = RubricJudging.games(rubric, items, answers, questions, res.dataset.source if res.dataset else "",
-                                res.dataset.sha256 if res.dataset else None)
+                                res.dataset.sha256 if res.dataset else None,
+                                bench.load(options.data) if options.limit is not None or options.subset else ())
     ids = [it.id for it in items]
     unanswered = [i for i in ids if i not in answers]
     phase = replace(options, data=None, limit=None, repeats=1, bench_options=(), max_tokens=None)

@@ -202,12 +202,23 @@ def report(
     """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import print_results
-    from glotbench.rundir import read_results
 
     if not (html or open_):
         if file is not None:
             raise GlotbenchError(f"unexpected argument {file!r} (a report file needs --html)")
-        print_results(read_results(run_dir))
+        from glotbench.report.rundata import latest_run, load_run
+
+        data = load_run(latest_run(run_dir))
+        if data.kind == "run":
+            print_results(data.results)
+        elif data.kind == "rubric":  # the judged score: the mean of judges, never the answers' rate
+            from glotbench.engine.judged_task import print_judged
+
+            print_judged(data.results)
+        else:
+            from glotbench.report.judged import print_aragen, print_arena
+
+            (print_arena if data.kind == "arena" else print_aragen)(data.results)
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

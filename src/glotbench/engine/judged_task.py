@@ -90,7 +90,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     results = {"benchmark": bench.name, "model": model, "judges": judges, "skipped_judges": skipped,
                "mode": "pairwise" if rubric.pairwise else "pointwise", "scores": scores,
                "criteria": criteria, "items": len(ids), "answered": len(answers), "unanswered": unanswered,
-               "incomplete": incomplete, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
+               "incomplete": incomplete, "item_values": values, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
                "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation,

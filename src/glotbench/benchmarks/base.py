@@ -65,6 +65,9 @@ class Benchmark(ABC):
     # and an item whose retries run out fails as `bad_response` ("malformed <reply_name> (...)").
     retry_failures: ClassVar[tuple[str, ...]] = ()
     reply_name: ClassVar[str] = "reply"
+    # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
+    # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
+    judged: bool = False
     # What the bundled data is, when it is not the published benchmark's (`data_label`): "sample"
     # (items written for glotbench as a stand-in) or "own" (glotbench's own set, modelled on
     # `modelled_on`). None: the bundled data is the benchmark, or there is none.

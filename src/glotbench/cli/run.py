@@ -102,28 +102,27 @@ def run(
         for line in format_estimate(est):
             typer.echo(line)
         return
-    from glotbench.registry import get_benchmark
+    if judge or judge_cards:  # a judged benchmark's judges; evaluate decides what is judged (engine/evaluate.py)
+        from dataclasses import replace
 
-    # A task scored by a rubric runs its judges after the answers (engine/judged_task.py, imported
-    # only then: it brings the judge panel and numpy, which a cached re-run otherwise never imports).
-    if judge or getattr(get_benchmark(benchmark, **dict(opts.bench_options)), "judged", False):
-        import asyncio
-
-        from glotbench.engine.judged_task import print_judged, run_judged
-
-        res = asyncio.run(run_judged(benchmark, model, list(judge), opts, judge_cards=judge_cards))
-        print_judged(res)
-        typer.echo(f"run directory: {res['out_dir']}")
-        from glotbench.cli.options import exit_if_invalid
-
-        exit_if_invalid(res)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
-        return
+        opts = replace(opts, judges=tuple(judge), judge_cards=judge_cards)
     if pivot is not None or pivot_model is not None:
         from glotbench.engine.pivot import pivot_cli
 
         result = pivot_cli(benchmark, model, pivot, pivot_model, opts)
     else:
         result = evaluate(benchmark, model, opts)
+    if result.results.get("judged"):  # the mean of judges (rubric.json), never the answers' rate
+        from glotbench.cli.options import exit_if_invalid
+        from glotbench.engine.judged_task import print_judged
+        from glotbench.report.rundata import load_run
+
+        record = load_run(result.out_dir).results
+        print_judged(record)
+        typer.echo(f"run directory: {result.out_dir}")
+        index_in_store(result)
+        exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
+        return
     print_results(result.results)
     from glotbench.report.checks_text import checks_lines
 

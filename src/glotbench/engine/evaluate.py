@@ -39,7 +39,7 @@ from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
 from glotbench.stats import DEFAULT_SEED, prepare_draws
 
-__all__ = ["RunOptions", "evaluate", "evaluate_async", "generation_config", "model_options"]
+__all__ = ["RunOptions", "evaluate", "evaluate_async", "evaluate_phase", "generation_config", "model_options"]
 
 
 def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
@@ -57,7 +57,26 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                          options: RunOptions = RunOptions(), *, dataset: Dataset | None = None) -> RunResult:
     """Run a benchmark (a registered name, `pkg.mod:Class`, or an object) on a model. `dataset`:
     items already loaded (a judge phase's games); default: `benchmark.load(options.data)`. Returns
-    the results and the samples in item order."""
+    the results and the samples in item order. THE dispatch of every caller (run, sweep, evaluate(),
+    the service): a judged benchmark (`judged`) runs its answers, then its judges
+    (engine/judged_task.py); its results are the candidate's judged view (the mean of judges)."""
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    if options.judges and not bench.judged:
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    if bench.judged:
+        if dataset is not None:
+            raise GlotbenchError(f"{bench.name} is scored by judges: its runs load their own items "
+                                 "(items given in memory are not judged here yet)")
+        from glotbench.engine.judged_task import judged_result
+
+        return await judged_result(benchmark, model, options)
+    return await evaluate_phase(bench, model, options, dataset=dataset)
+
+
+async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
+                         dataset: Dataset | None = None) -> RunResult:
+    """One phase: the answers of a judged benchmark, or a whole plain run (`evaluate_async` without
+    its dispatch)."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     full = bench.load(options.data) if dataset is None else dataset  # load
     selection = select(full, bench.group_by, limit=options.limit, subset=options.subset,  # select

@@ -143,6 +143,15 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
                  form, template, items)
 
 
+def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+    """A user's task file kept with the run: its resolved path, SHA-256 and a copy in the run directory
+    (`task.yaml`), from which every reader rebuilds the benchmark, from any folder, after a move."""
+    from glotbench.rundir import keep_task_file
+
+    path = bench.task_file()
+    return {} if path is None else {"task_file": keep_task_file(path, out_dir)}
+
+
 def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions,
            out_dir: Path) -> RunJson:
     """run.json, written before the first request: what is run, and the prompt template."""
@@ -157,7 +166,8 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               "bench_options": dict(options.bench_options), "method": bench.method}
     run = run_record(
         {"name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
-         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None},
+         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None,
+         **_task_copy(bench, out_dir)},
         {"spec": m.spec, **m.description()}, config,  # type: ignore[arg-type]
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
     write_json_atomic(out_dir / RUN_JSON, run)

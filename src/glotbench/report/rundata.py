@@ -44,10 +44,18 @@ def load_run(path: str | Path) -> RunData:
 def bench_of(results: Mapping[str, Any]) -> Any:
     """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
     `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
-    from glotbench.registry import get_benchmark
+    from glotbench.registry import get_benchmark, task_copy
+    from glotbench.rundir import task_file_of
 
     b = results["benchmark"]
-    return get_benchmark(b.get("spec") or b["name"], **((results.get("config") or {}).get("bench_options") or {}))
+    opts = (results.get("config") or {}).get("bench_options") or {}
+    kept = task_file_of(b)  # a task file: the run's copy (or the original, unchanged), from any folder
+    if kept is not None:
+        return task_copy(kept[0], kept[1], **opts)
+    if b.get("task_file"):
+        raise GlotbenchError(f"the run's task file {b['task_file'].get('path')} is gone or changed, and so is its "
+                             f"copy {b['task_file'].get('copy')} (SHA-256 {str(b['task_file'].get('sha256'))[:12]})")
+    return get_benchmark(b.get("spec") or b["name"], **opts)
 
 
 def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -205,9 +213,7 @@ def score_fn(results: dict[str, Any], name: str) -> Callable[[np.ndarray], float
     """The metric's formula on a summed statistics row: the benchmark's own metric object when the
     benchmark is registered (corpus metrics need it), else a ratio of its two statistics."""
     try:
-        from glotbench.registry import get_benchmark
-
-        bench = get_benchmark(results["benchmark"]["name"])
+        bench = bench_of(results)
         for m in bench.metrics:
             if m.name == name and list(m.keys) == metric_keys(results, name):
                 return m.score
@@ -237,10 +243,7 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
     bench_info = results.get("benchmark", {})
     source = bench_info.get("data")
     try:
-        from glotbench.registry import get_benchmark
-
-        opts = (results.get("config") or {}).get("bench_options") or {}
-        bench = get_benchmark(bench_info["name"], **opts)
+        bench = bench_of(results)  # a task run: from its kept copy
         path = bench_info["data_path"] if "data_path" in bench_info else (
             None if str(source).startswith("bundled:") else source)
         items = bench.load(path)

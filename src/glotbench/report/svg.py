@@ -143,7 +143,7 @@ def scatter(points: Sequence[Point], front: Sequence[str], *, xlabel: str, ylabe
     if len(on_front) > 1:
         out.append('<polyline class="front" points="' + " ".join(f"{X(p.x):.1f},{Y(p.y):.1f}" for p in on_front)
                    + '"><title>Pareto front</title></polyline>')
-    for i, p in enumerate(points):
+    for p in points:
         x, y = X(p.x), Y(p.y)
         if p.lo is not None and p.hi is not None:
             out.append(f'<line x1="{x:.1f}" y1="{Y(p.lo):.1f}" x2="{x:.1f}" y2="{Y(p.hi):.1f}" class="err"/>')

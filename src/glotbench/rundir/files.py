@@ -80,6 +80,45 @@ def slug(text: str, fallback: str = "model") -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80].strip("_") or fallback
 
 
+# -- a task file kept with its run ------------------------------------------------------------------
+
+TASK_COPY = "task"  # + the file's suffix: `task.yaml`
+
+
+def keep_task_file(path: Path, out_dir: Path) -> dict[str, str]:
+    """Copy a user's task file into the run directory; the record run.json and results.json keep
+    (`benchmark.task_file`): its resolved path, its SHA-256 and the copy's absolute path."""
+    import hashlib
+    import shutil
+
+    src = Path(path).resolve()
+    copy = (Path(out_dir) / (TASK_COPY + (src.suffix or ".yaml"))).resolve()
+    if src != copy:
+        shutil.copyfile(src, copy)
+    return {"path": str(src), "sha256": hashlib.sha256(copy.read_bytes()).hexdigest(), "copy": str(copy)}
+
+
+def task_file_of(benchmark: Mapping[str, Any], run_dir: str | Path | None = None) -> tuple[str, str] | None:
+    """The run's task file to rebuild its benchmark from, and the folder its relative paths start in
+    (the original's): the copy in `run_dir` (or where it was written), else the original file, each
+    only when its SHA-256 is the recorded one. None: the run recorded no task file, or neither is left."""
+    import hashlib
+
+    tf = benchmark.get("task_file")
+    if not isinstance(tf, Mapping) or not tf.get("path"):
+        return None
+    original = Path(str(tf["path"]))
+    places = [Path(run_dir) / Path(str(tf.get("copy") or "")).name] if run_dir is not None and tf.get("copy") else []
+    places += [Path(str(tf["copy"]))] if tf.get("copy") else []
+    for p in (*places, original):
+        try:
+            if hashlib.sha256(p.read_bytes()).hexdigest() == tf.get("sha256"):
+                return str(p), str(original.parent)
+        except OSError:
+            continue
+    return None
+
+
 # -- the finished-run rule -------------------------------------------------------------------------
 
 def _results_field(path: Path, key: str) -> Any:

@@ -207,7 +207,7 @@ class GuardedClient:
             raise ModelTimeout("no reply from the endpoint in time") from None
         except ValueError:  # a redirect to `http://x:99999/` or `http://[::1/x`: a bad endpoint, not our error
             raise ClientError("refused: a redirect points to a malformed URL") from None
-        except (aiohttp.ClientError, OSError) as e:
+        except (aiohttp.ClientError, OSError):
             refused = urlsplit(url).hostname in self._refused
             raise (ClientError("refused: the endpoint or a redirect resolves to a non-public address") if refused
                    else ConnectionFailed("could not connect to the endpoint")) from None

@@ -272,7 +272,7 @@ class TaskSpec(Part):
                     raise ValueError(f"{where}extract: {name!r} is not a pipeline name (lower-case, not loglik...)")
             scorer = v.scorer or self.scorer
             if scorer.kind == "option_accuracy" and self.fields.choices is None:
-                raise ValueError(f"fields.choices: option_accuracy needs the options (columns, or fixed)"
+                raise ValueError("fields.choices: option_accuracy needs the options (columns, or fixed)"
                                  + (f" ({where[:-1]})" if where else ""))
         if self.cluster is not None and self.cluster not in self.fields.meta:
             raise ValueError(f"cluster: {self.cluster!r} is not one of fields.meta")

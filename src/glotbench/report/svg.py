@@ -68,7 +68,7 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
                        f'<line x1="{x1:.1f}" y1="{y - 5:.1f}" x2="{x1:.1f}" y2="{y + 5:.1f}" class="err"/>'
                        f'<line x1="{x2:.1f}" y1="{y - 5:.1f}" x2="{x2:.1f}" y2="{y + 5:.1f}" class="err"/>')
         x = _x(factor * r.value, lo, hi, label_w, plot_w)
-        ci = "" if r.lo is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})"
+        ci = "" if r.lo is None or r.hi is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})"
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" class="dot"><title>{escape(r.label)}: '
                    f'{factor * r.value:.1f}{ci}</title></circle>')
         tag = (f' class="val num" data-src="{escape(r.src)}" data-raw="{r.value!r}" data-factor="{factor}" data-digits="1"'

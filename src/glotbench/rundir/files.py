@@ -18,12 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from pydantic import BaseModel
 
 from glotbench.errors import GlotbenchError
 
 RUN_JSON, SAMPLES, RESULTS = "run.json", "samples.jsonl", "results.json"
-S = TypeVar("S", bound=BaseModel)
+S = TypeVar("S")  # a row's schema: a pydantic model or a TypedDict (rundir/schema.py)
 
 _TEXT = json.JSONEncoder(ensure_ascii=False)
 _ASCII = json.JSONEncoder(ensure_ascii=True)
@@ -50,7 +49,7 @@ def json_bytes(value: Any) -> bytes:
         return _ASCII.encode(value).encode("ascii")
 
 
-def _replace(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+def _replace(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("wb") as f:
@@ -239,7 +238,7 @@ class SampleSink:
 
 # -- reading a run back -----------------------------------------------------------------------------
 
-def read_results(run_dir: str | Path, schema: type[BaseModel] | None = None) -> dict[str, Any]:
+def read_results(run_dir: str | Path, schema: type[Any] | None = None) -> dict[str, Any]:
     """A run directory's results.json validated against `schema` (default `Results`; `FinishedResults`
     for a completed run), as the dict the file holds; an unfinished run or another directory is one
     error saying which."""

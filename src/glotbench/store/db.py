@@ -168,10 +168,9 @@ class ResultsStore:
         finished in place by the same command) are replaced, not listed beside it."""
         from sqlalchemy import delete
 
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        insert = postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert
         stmt = (insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
                 .returning(RunRow.id))
         with self.engine.begin() as conn:
@@ -288,7 +287,7 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
 
     rows = list(rows)
     name = _column_names(rows)
-    parts = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
+    parts: dict[str, list[set[str]]] = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
     for r in rows:
         parts[r.benchmark].append({x for x in r.signature.split("|") if not x.startswith("subset:")})
     out: dict[str, str] = {}

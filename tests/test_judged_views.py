@@ -83,3 +83,28 @@ def test_runs_import_of_an_arena(srv, cache_path, tmp_path):
     rows = [json.loads(x) for x in ls.stdout.splitlines() if x.strip()]
     assert [r["model"] for r in rows] == ["python:helpers:good_answer"]
     assert rows[0]["score"] == pytest.approx(0.75)
+
+
+def test_board_and_report_of_an_arena_list_no_judge(srv, cache_path, tmp_path):
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
+    o = RunOptions(progress=False, cache_path=cache_path, out=str(tmp_path / "arena"), max_retries=2)
+    asyncio.run(run_arena("python:helpers:good_answer", "python:helpers:plain_answer", [srv.spec("fair")], o))
+    b = build_board([str(tmp_path)], resamples=50)
+    # the arena is ranked apart (its own section); its phases (candidate, baseline, judge) are no columns
+    assert b["models"] == [] and b["columns"] == []
+    proc = cli("report", str(tmp_path / "arena"))
+    assert proc.returncode == 0, proc.stderr
+    assert "good_answer" in proc.stdout
+
+
+def test_items_in_memory_of_a_judged_task_are_refused_not_scored_by_answers(rubric_run):
+    """The service's endpoint jobs hand evaluate_async items in memory; a judged task is refused with
+    one line there (judges are not run by the service yet) rather than released as its answered rate."""
+    from glotbench.engine.evaluate import evaluate_async
+    from glotbench.errors import GlotbenchError
+    from glotbench.registry import get_benchmark
+
+    out, srv = rubric_run
+    bench = get_benchmark(str(out.parent / "qa.yaml"))
+    with pytest.raises(GlotbenchError, match="scored by judges"):
+        asyncio.run(evaluate_async(bench, "local", RunOptions(progress=False), dataset=bench.load()))

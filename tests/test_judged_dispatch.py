@@ -70,3 +70,8 @@ def test_sweep_runs_the_judges_of_a_task(tmp_path, srv):
     rows = ResultsStore(store).list()
     assert [(r.model, r.headline) for r in rows] == [(srv.spec("cand"), "rubric")]
     assert rows[0].score == pytest.approx(EXPECTED)
+    # the same sweep again: the finished judged cell is skipped, with its judged score
+    srv.configure()
+    again = cli("sweep", str(path), "--no-progress")
+    assert again.returncode == 0, again.stderr
+    assert "skipped" in again.stdout and "58.3" in again.stdout and srv.requests() == []

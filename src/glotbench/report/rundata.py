@@ -150,6 +150,14 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return res, rows
 
 
+def run_results(path: str | Path) -> dict[str, Any]:
+    """A finished run's results: results.json, or a judged run's view (`judged_view`)."""
+    d = Path(path)
+    if not (d / RESULTS).is_file() and any((d / n).is_file() for n in JUDGED_FILES.values()):
+        return judged_view(d)[0]
+    return read_results(d)
+
+
 def judged_notes(path: str | Path) -> list[str]:
     """The notes of a judged run's top directory (invalid phases, judges not validated for the
     language), for the board's list of judged runs; none when it cannot be read."""

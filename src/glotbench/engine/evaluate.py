@@ -70,7 +70,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
         from glotbench.engine.judged_task import judged_result
 
         return await judged_result(benchmark, model, options)
-    return await evaluate_phase(bench, model, options, dataset=dataset)
+    return await _evaluate(bench, benchmark, model, options, dataset)
 
 
 async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
@@ -78,6 +78,11 @@ async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options
     """One phase: the answers of a judged benchmark, or a whole plain run (`evaluate_async` without
     its dispatch)."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    return await _evaluate(bench, benchmark, model, options, dataset)
+
+
+async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | Model, options: RunOptions,
+                    dataset: Dataset | None) -> RunResult:
     full = bench.load(options.data) if dataset is None else dataset  # load
     selection = select(full, bench.group_by, limit=options.limit, subset=options.subset,  # select
                        repeats=options.repeats)

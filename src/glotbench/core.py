@@ -24,16 +24,26 @@ __all__ = ["Dataset", "Item", "ItemScore", "PublicItem", "RunResult", "Sample", 
 class Dataset(Sequence[Item]):
     """A loaded dataset: items (in order), `source` (a path, or `bundled:...`), the file's SHA-256
     and `facts` derived from the data (e.g. `{"subjects": (...)}`). It is a sequence of items;
-    slicing keeps source, hash and facts (a `--limit` run is a prefix of the same data)."""
+    slicing keeps source, hash and facts (a `--limit` run is a prefix of the same data).
+    `known_ids`: the ids of the data these items were drawn from, where that is more than the items
+    (a judge phase's games: only the answered entries of a `--limit` run are judged, yet a verdict
+    file's line for another entry of the data is a known id, not a foreign one); None: the items'."""
 
     items: tuple[Item, ...]
     source: str = "memory"
     sha256: str | None = None
     facts: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    known_ids: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+        if self.known_ids is not None:
+            object.__setattr__(self, "known_ids", frozenset(self.known_ids) | {it.id for it in self.items})
+
+    def data_ids(self) -> frozenset[str]:
+        """Every id of the data the items come from (`known_ids`, else the items')."""
+        return self.known_ids if self.known_ids is not None else frozenset(it.id for it in self.items)
 
     def __len__(self) -> int:
         return len(self.items)

@@ -20,7 +20,7 @@ import functools
 import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import regex
 
@@ -199,9 +199,9 @@ def to_ascii_digits(text: str) -> str:
 _LETTER_CHARS = "".join(LETTERS)
 
 
-def _alt(parts: object) -> str:
-    parts = [p for p in parts if p]  # type: ignore[union-attr]
-    return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
+def _alt(parts: Iterable[str]) -> str:
+    kept = [p for p in parts if p]
+    return "(?:" + "|".join(kept) + ")" if kept else "(?!)"
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,14 @@ from glotbench.errors import SpecError
 from glotbench.plugins import (Entry, benchmark_entry, benchmarks, import_path, load_model, models, register_benchmark,
                                register_model)
 
-__all__ = ["Entry", "benchmarks", "get_benchmark", "load_model", "models", "register_benchmark", "register_model"]
+__all__ = ["Entry", "benchmarks", "get_benchmark", "load_model", "models", "register_benchmark", "register_model",
+           "task_copy"]
 
 
 def get_benchmark(name: str, **options: Any) -> Any:
     """A benchmark by registered name or by import path `pkg.module:Class`; `options` are its
     documented settings (`--bench-opt KEY=VALUE`), as text or typed values; text is converted to
     each setting's declared type (benchmarks/options.py)."""
-    from glotbench.benchmarks.base import Benchmark  # imported when a benchmark is wanted, not to list them
-
     entry = benchmark_entry(name)
     if entry is not None:
         from glotbench.tasks.files import included_task
@@ -41,6 +40,19 @@ def get_benchmark(name: str, **options: Any) -> Any:
         raise SpecError(f"unknown benchmark {name!r}; available: {', '.join(benchmarks())} "
                         "(or a task: a name from `glotbench tasks list`, or a FILE.yaml; "
                         "or MODULE:CLASS for a benchmark defined elsewhere)")
+    return _build(name, target, kwargs, options)
+
+
+def task_copy(copy: str, base_dir: str, **options: Any) -> Any:
+    """The benchmark of a run's copy of its task file (rundir: `task_file.copy`), its relative paths
+    read from `base_dir` (the original file's folder), with the run's options, as `get_benchmark` builds it."""
+    from glotbench.tasks import from_file
+
+    return _build(copy, from_file(copy, base_dir), {}, options)
+
+
+def _build(name: str, target: Any, kwargs: dict[str, Any], options: dict[str, Any]) -> Any:
+    from glotbench.benchmarks.base import Benchmark  # imported when a benchmark is wanted, not to list them
     from glotbench.checks.wrap import split_options, wrap
 
     options, outer = split_options(options)  # permute=, wrong_language=: every benchmark's (checks/wrap.py)

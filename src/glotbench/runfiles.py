@@ -63,6 +63,24 @@ class ArenaFile(ArenaScores):
     tie_rate: dict[str, Any] | float | None = None
 
 
+# -- rubric.json (a task scored by a rubric: engine/judged_task.py) ------------------------------
+
+class _RubricScores(_Open):
+    final: _FinalEstimate
+    judges: dict[str, _Estimate]
+
+
+class RubricFile(_Open):
+    """What the board, `runs import` and `report` read of a rubric.json."""
+
+    benchmark: NonEmptyStr
+    model: NonEmptyStr
+    scores: _RubricScores
+    signature: str
+    items: Count
+    answers_run: str
+
+
 # -- aragen.json --------------------------------------------------------------------------------
 
 class _FirstVerdict(Row):

@@ -253,10 +253,12 @@ class AraGenAnswers(Benchmark):
 # -- judging ---------------------------------------------------------------------------------
 
 def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, Sequence[str | None]], source: str,
-                    sha256: str | None) -> Dataset:
+                    sha256: str | None, data_ids: Iterable[str] = ()) -> Dataset:
     """One judge sample per *answered* entry (a follow-up pair is one sample, judged in one call).
     Unanswered entries never reach a judge: the engine counts them (judges/jury.py). Round 1 carries
-    Question 1 and its reference answer as context: the judge sees the whole conversation."""
+    Question 1 and its reference answer as context: the judge sees the whole conversation.
+    `data_ids`: every serial number of the data (beyond a `--limit`), the games' `known_ids`: a
+    judge's verdict file (`replay:`) may hold lines for entries this run does not judge."""
     items = []
     for e in entries:
         ans = list(answers.get(e.sn) or [])
@@ -272,7 +274,7 @@ def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, Sequence[str
                   "language": e.language, "test": e.test,
                   "model": {f"Answer {i + 1}": a for i, a in enumerate(ans[: e.answers_needed])}}
         items.append(Item.create(e.sn, public, {}, {"task": e.task, "round": str(e.round)}))
-    return Dataset(tuple(items), source, sha256)
+    return Dataset(tuple(items), source, sha256, known_ids=frozenset(data_ids) | {e.sn for e in entries})
 
 
 class AraGenJudging(Benchmark):

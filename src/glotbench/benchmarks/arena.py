@@ -83,7 +83,10 @@ class JudgeGames(Benchmark):
     reply_name = "verdict"
 
     @classmethod
-    def build(cls, prompts: Dataset, candidate: dict[str, str], baseline: dict[str, str]) -> Dataset:
+    def build(cls, prompts: Dataset, candidate: dict[str, str], baseline: dict[str, str],
+              data: Dataset | None = None) -> Dataset:
+        """Two games (one per order) per prompt both sides answered; every prompt of `data` (the whole
+        prompt set, beyond a `--limit`; default `prompts`) names known game ids (a verdict file's)."""
         games = []
         for it in prompts:
             if it.id not in candidate or it.id not in baseline:
@@ -94,7 +97,8 @@ class JudgeGames(Benchmark):
                                                                "answer_b": b},
                                          {"candidate_position": pos},
                                          {"prompt_id": it.id, "order": str(order)}))
-        return Dataset(tuple(games), f"games over {prompts.source}", prompts.sha256)
+        known = frozenset(f"{it.id}#{order}" for it in (data if data is not None else prompts) for order in (0, 1))
+        return Dataset(tuple(games), f"games over {prompts.source}", prompts.sha256, known_ids=known)
 
     def load(self, path: str | None = None) -> Dataset:
         raise DataError("arena games are built from answers (JudgeGames.build), not loaded from a file")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from glotbench.core import Dataset
@@ -65,6 +66,14 @@ class Benchmark(ABC):
     # and an item whose retries run out fails as `bad_response` ("malformed <reply_name> (...)").
     retry_failures: ClassVar[tuple[str, ...]] = ()
     reply_name: ClassVar[str] = "reply"
+    # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
+    # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
+    judged: bool = False
+
+    def task_file(self) -> Path | None:
+        """The user's task file this benchmark was read from (resolved), or None (a built-in, a
+        shipped library task, a class): a run keeps a copy and its SHA-256 (engine/evaluate.py)."""
+        return None
     # What the bundled data is, when it is not the published benchmark's (`data_label`): "sample"
     # (items written for glotbench as a stand-in) or "own" (glotbench's own set, modelled on
     # `modelled_on`). None: the bundled data is the benchmark, or there is none.

@@ -20,7 +20,6 @@ import hashlib
 from abc import abstractmethod
 from decimal import Decimal
 from importlib import resources
-from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from glotbench.benchmarks.base import Benchmark

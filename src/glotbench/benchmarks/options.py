@@ -92,4 +92,4 @@ def convert_options(target: Callable[..., Any], options: Mapping[str, Any], *, n
 
 def build(cls: Callable[..., Any], options: Mapping[str, Any], *args: Any, name: str | None = None) -> Any:
     """`cls(*args, **options)` with `options` checked and converted by `convert_options`."""
-    return cls(*args, **convert_options(cls, options, name=name or getattr(cls, "__name__", "benchmark")))
+    return cls(*args, **convert_options(cls, options, name=name or str(getattr(cls, "__name__", "benchmark"))))

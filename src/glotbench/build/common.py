@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from glotbench.errors import DataError
 from glotbench.loading import read_jsonl
 from glotbench.text.segment import repair_lao_am
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NON_TEXT = frozenset({"id", "answer", "key", "gold", "label", "labels", "lang", "language", "subject",
                       "category", "split", "source", "meta", "direction", "data_type", "subdomain", "domain",

@@ -74,7 +74,7 @@ def analyse(run_dirs: Sequence[str], strongest: int = 3, review: int = 20) -> di
 
     from scipy.stats import pointbiserialr
 
-    per_item = []
+    per_item: list[dict[str, Any]] = []
     for j, i in enumerate(items):
         col = X[:, j]
         rest = totals - col

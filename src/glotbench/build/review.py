@@ -168,12 +168,12 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
     if len(annotators) < 2:
         raise GlotbenchError(f"agreement needs at least two annotators, found {len(annotators)}")
     items = sorted(labels)
-    cats = sorted({l for v in labels.values() for l in v.values()})
+    cats = sorted({lab for v in labels.values() for lab in v.values()})
     if order:
         unknown = sorted(set(cats) - set(order))
         if unknown:
             raise GlotbenchError(f"labels not in --order: {', '.join(unknown)}")
-        rank = {l: i for i, l in enumerate(order)}
+        rank = {lab: i for i, lab in enumerate(order)}
     elif all(_is_number(c) for c in cats):
         rank = {c: float(c) for c in cats}
     else:
@@ -237,7 +237,7 @@ def adjudicate(path: str, labels: Labels, item: str, label: str, by: str, note: 
     """Append the decided label for ITEM to the adjudication file (JSONL); the latest decision wins."""
     if item not in labels:
         raise GlotbenchError(f"item {item!r} has no annotator labels")
-    known = {l for v in labels.values() for l in v.values()}
+    known = {lab for v in labels.values() for lab in v.values()}
     if label not in known:
         raise GlotbenchError(f"label {label!r} is not one the annotators used ({', '.join(sorted(known))})")
     if not by.strip():

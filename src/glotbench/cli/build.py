@@ -170,7 +170,7 @@ def review_agree(
             typer.echo(f"Krippendorff alpha ({level}): {fmt(res[f'krippendorff_alpha_{level}'])}")
     typer.echo(f"{len(res['disagreements'])} items with disagreement")
     for d in res["disagreements"][:20]:
-        typer.echo(f"  {d['id']}: " + ", ".join(f"{a}={l}" for a, l in d["labels"].items()))
+        typer.echo(f"  {d['id']}: " + ", ".join(f"{a}={lab}" for a, lab in d["labels"].items()))
 
 
 @review_app.command("adjudicate")

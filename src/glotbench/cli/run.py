@@ -102,28 +102,27 @@ def run(
         for line in format_estimate(est):
             typer.echo(line)
         return
-    from glotbench.registry import get_benchmark
+    if judge or judge_cards:  # a judged benchmark's judges; evaluate decides what is judged (engine/evaluate.py)
+        from dataclasses import replace
 
-    # A task scored by a rubric runs its judges after the answers (engine/judged_task.py, imported
-    # only then: it brings the judge panel and numpy, which a cached re-run otherwise never imports).
-    if judge or getattr(get_benchmark(benchmark, **dict(opts.bench_options)), "judged", False):
-        import asyncio
-
-        from glotbench.engine.judged_task import print_judged, run_judged
-
-        res = asyncio.run(run_judged(benchmark, model, list(judge), opts, judge_cards=judge_cards))
-        print_judged(res)
-        typer.echo(f"run directory: {res['out_dir']}")
-        from glotbench.cli.options import exit_if_invalid
-
-        exit_if_invalid(res)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
-        return
+        opts = replace(opts, judges=tuple(judge), judge_cards=judge_cards)
     if pivot is not None or pivot_model is not None:
         from glotbench.engine.pivot import pivot_cli
 
         result = pivot_cli(benchmark, model, pivot, pivot_model, opts)
     else:
         result = evaluate(benchmark, model, opts)
+    if result.results.get("judged"):  # the mean of judges (rubric.json), never the answers' rate
+        from glotbench.cli.options import exit_if_invalid
+        from glotbench.engine.judged_task import print_judged
+        from glotbench.report.rundata import load_run
+
+        record = load_run(result.out_dir).results
+        print_judged(record)
+        typer.echo(f"run directory: {result.out_dir}")
+        index_in_store(result)
+        exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
+        return
     print_results(result.results)
     from glotbench.report.checks_text import checks_lines
 
@@ -202,12 +201,23 @@ def report(
     """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import print_results
-    from glotbench.rundir import read_results
 
     if not (html or open_):
         if file is not None:
             raise GlotbenchError(f"unexpected argument {file!r} (a report file needs --html)")
-        print_results(read_results(run_dir))
+        from glotbench.report.rundata import latest_run, load_run
+
+        data = load_run(latest_run(run_dir))
+        if data.kind == "run":
+            print_results(data.results)
+        elif data.kind == "rubric":  # the judged score: the mean of judges, never the answers' rate
+            from glotbench.engine.judged_task import print_judged
+
+            print_judged(data.results)
+        else:
+            from glotbench.report.judged import print_aragen, print_arena
+
+            (print_arena if data.kind == "arena" else print_aragen)(data.results)
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

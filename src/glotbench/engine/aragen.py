@@ -127,7 +127,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     if options.max_tokens is not None and options.max_tokens < 1:
         raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
     entries, source, digest = load_entries(options.data)
-    n_all = len(entries)
+    n_all, all_sns = len(entries), [e.sn for e in entries]
     # bundled sample data says so, read from the package or from a copy (benchmarks/base.py data_label)
     data_label = AraGenAnswers().data_label(answer_dataset(entries, source, digest))
     entries = entries[: options.limit]
@@ -169,7 +169,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     else:
         answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)
-    games = judging_dataset(entries, answers, source, digest)
+    games = judging_dataset(entries, answers, source, digest, all_sns)
     judged_ids = {it.id for it in games}
     no_answer = [e.sn for e in entries if e.sn not in judged_ids]
     order = [(e.sn, e.task) for e in entries]
@@ -201,7 +201,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
                     resamples=options.bootstrap_resamples)
     prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{task.prompt_hash(games)}"
     signature = "|".join([
-        f"glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
+        "glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
         f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
         f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
         f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",

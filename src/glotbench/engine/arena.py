@@ -139,7 +139,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
         validity[f"{role} answers"] = res.results.get("validity")
-    games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"])
+    games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"], all_prompts)
     runs = await run_panel(JudgeGames(), games, active, replace(phase, repeats=1), out)
     failures, ties = {}, {}
     by_order: dict[str, dict[str, dict[str, float]]] = {}

@@ -40,7 +40,7 @@ from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
 from glotbench.stats import DEFAULT_SEED, prepare_draws
 
-__all__ = ["RunOptions", "evaluate", "evaluate_async", "generation_config", "model_options"]
+__all__ = ["RunOptions", "evaluate", "evaluate_async", "evaluate_phase", "generation_config", "model_options"]
 
 
 def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
@@ -58,8 +58,32 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                          options: RunOptions = RunOptions(), *, dataset: Dataset | None = None) -> RunResult:
     """Run a benchmark (a registered name, `pkg.mod:Class`, or an object) on a model. `dataset`:
     items already loaded (a judge phase's games); default: `benchmark.load(options.data)`. Returns
-    the results and the samples in item order."""
+    the results and the samples in item order. THE dispatch of every caller (run, sweep, evaluate(),
+    the service): a judged benchmark (`judged`) runs its answers, then its judges
+    (engine/judged_task.py); its results are the candidate's judged view (the mean of judges)."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    if options.judges and not bench.judged:
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    if bench.judged:
+        if dataset is not None:
+            raise GlotbenchError(f"{bench.name} is scored by judges: its runs load their own items "
+                                 "(items given in memory are not judged here yet)")
+        from glotbench.engine.judged_task import judged_result
+
+        return await judged_result(benchmark, model, options)
+    return await _evaluate(bench, benchmark, model, options, dataset)
+
+
+async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
+                         dataset: Dataset | None = None) -> RunResult:
+    """One phase: the answers of a judged benchmark, or a whole plain run (`evaluate_async` without
+    its dispatch)."""
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    return await _evaluate(bench, benchmark, model, options, dataset)
+
+
+async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | Model, options: RunOptions,
+                    dataset: Dataset | None) -> RunResult:
     full = bench.load(options.data) if dataset is None else dataset  # load
     selection = select(full, bench.group_by, limit=options.limit, subset=options.subset,  # select
                        repeats=options.repeats)
@@ -117,7 +141,7 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
           options: RunOptions) -> _Plan:
     auto = options.concurrency == "auto"
     items = expand_units(bench, selection.items)  # permute=circular: each selected item in every rotation
-    coverage = (m.coverage([it.id for it in full], [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
+    coverage = (m.coverage(sorted(full.data_ids()), [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
                 if hasattr(m, "coverage") else None)
     form = prompt_form(bench, m)
     rendered = [bench.render(it.to_public()) for it in probes(items)]
@@ -154,6 +178,15 @@ def _with_reply_caps(run: RunJson, bench: Benchmark, plan: _Plan, sent: Counter)
     return {**run, "config": {**config, **reply_cap(plan.config.max_tokens, sent, bench.method == "loglik")}}  # type: ignore[typeddict-item]
 
 
+def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+    """A user's task file kept with the run: its resolved path, SHA-256 and a copy in the run directory
+    (`task.yaml`), from which every reader rebuilds the benchmark, from any folder, after a move."""
+    from glotbench.rundir import keep_task_file
+
+    path = bench.task_file()
+    return {} if path is None else {"task_file": keep_task_file(path, out_dir)}
+
+
 def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions,
            out_dir: Path) -> RunJson:
     """run.json, written before the first request: what is run, and the prompt template."""
@@ -169,7 +202,8 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")}
     run = run_record(
         {"name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
-         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None},
+         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None,
+         **_task_copy(bench, out_dir)},
         _model_info(m, bench), config,  # type: ignore[arg-type]
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
     write_json_atomic(out_dir / RUN_JSON, run)

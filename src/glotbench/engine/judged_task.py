@@ -18,7 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.core import RunResult
+from glotbench.engine.evaluate import RunOptions, evaluate_phase
+from glotbench.engine.options import model_options
 from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
 from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
@@ -28,27 +30,46 @@ from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
 
 
-async def run_judged(benchmark: str, model: str, judges: list[str], options: RunOptions,
+async def judged_result(benchmark: Any, model: Any, options: RunOptions) -> RunResult:
+    """`evaluate_async`'s judged branch: the run, then its record read as the candidate's run
+    (`report.rundata.judged_view`: the mean of judges as the headline; no judge is a model of it);
+    the samples are the candidate's answers."""
+    from glotbench.report.rundata import judged_view
+
+    res, answers = await _run(benchmark, model, list(options.judges), options, options.judge_cards)
+    view, _ = judged_view(res["out_dir"])
+    return RunResult(Path(res["out_dir"]), view, answers.samples, answers.dataset)
+
+
+async def run_judged(benchmark: Any, model: Any, judges: list[str], options: RunOptions,
                      judge_cards: str | None = None) -> dict[str, Any]:
+    """The run; its rubric.json record (with `out_dir`)."""
+    return (await _run(benchmark, model, judges, options, judge_cards))[0]
+
+
+async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOptions,
+               judge_cards: str | None) -> tuple[dict[str, Any], RunResult]:
     from glotbench.languages import profile
     from glotbench.tasks.rubric import RubricJudging
 
-    bench = get_benchmark(benchmark, **dict(options.bench_options))
-    if not getattr(bench, "judged", False):
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    if not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
     rubric = bench.spec.scorer
     judges = list(judges or rubric.judges)
     if not judges:
         raise GlotbenchError(f"{bench.name} is judged by a rubric: name a judge with --judge SPEC (or scorer.judges)")
+    # evaluate_phase closes it; its identity still tells the candidate's judges apart
+    cand = load_model(model, **model_options(options)) if isinstance(model, str) else model
+    model = model if isinstance(model, str) else cand.spec
     out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, "rubric.json", ("answers",))
-    cand = load_model(model)  # evaluate_async closes it; its identity still tells the candidate's judges apart
     kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
     judge_validation = validation(kept, bench.lang, judge_cards)  # a bad cards directory fails here
-    res = await evaluate_async(benchmark, cand, replace(options, out=str(out / "answers")))
+    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers")))
     items = list(res.dataset or ())
     head = bench.headline_pipeline
     answers = {s.id: s.answer[head] for s in res.samples
@@ -57,10 +78,12 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     p = profile(bench.lang)
     judging = RubricJudging(rubric, bench.name, rubric.language or (p.name if p else bench.lang or "the question's language"))
     games = RubricJudging.games(rubric, items, answers, questions, res.dataset.source if res.dataset else "",
-                                res.dataset.sha256 if res.dataset else None)
+                                res.dataset.sha256 if res.dataset else None,
+                                bench.load(options.data) if options.limit is not None or options.subset else ())
     ids = [it.id for it in items]
     unanswered = [i for i in ids if i not in answers]
-    phase = replace(options, data=None, limit=None, repeats=1, bench_options=(), max_tokens=None)
+    phase = replace(options, data=None, limit=None, repeats=1, bench_options=(), max_tokens=None, judges=(),
+                    judge_cards=None)
     runs = await run_panel(judging, games, kept, phase, out)
     values: dict[str, dict[str, list[float]]] = {}
     incomplete: dict[str, list[str]] = {}
@@ -89,7 +112,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
     results = {"benchmark": bench.name, "model": model, "judges": judges, "skipped_judges": skipped,
                "mode": "pairwise" if rubric.pairwise else "pointwise", "scores": scores,
                "criteria": criteria, "items": len(ids), "answered": len(answers), "unanswered": unanswered,
-               "incomplete": incomplete, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
+               "incomplete": incomplete, "item_values": values, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
                "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation,
@@ -97,7 +120,7 @@ async def run_judged(benchmark: str, model: str, judges: list[str], options: Run
                "validity": combine({"answers": res.results.get("validity"),
                                     **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}})}
     write_json_atomic(out / "rubric.json", results)
-    return {**results, "out_dir": str(out)}
+    return {**results, "out_dir": str(out)}, res
 
 
 def print_judged(results: dict[str, Any]) -> None:

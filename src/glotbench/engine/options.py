@@ -46,6 +46,8 @@ class RunOptions:
     batch: bool = False  # the provider's Batch API (engine/batch.py)
     batch_discount: float = 0.5  # the batch price as a fraction off the listed prices
     batch_poll_s: float = 30.0
+    judges: tuple[str, ...] = ()  # a judged benchmark's judges (default: the task's scorer.judges)
+    judge_cards: str | None = None  # judge validity cards (default: $GLOTBENCH_JUDGE_CARDS)
 
     def __post_init__(self) -> None:
         """Refuse values that would make a run meaningless or hang, before any model is called. Messages

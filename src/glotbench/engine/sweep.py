@@ -36,6 +36,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from glotbench.engine.evaluate import RunOptions
+from glotbench.rundir import slug
 from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 from glotbench.errors import GlotbenchError
 
@@ -212,10 +213,6 @@ class SweepSpec(BaseModel):
         return self
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")[:80] or "x"
-
-
 @dataclass(frozen=True)
 class Run:
     """One cell of the matrix."""
@@ -239,9 +236,11 @@ class Run:
         """Finished: a results.json whose run is complete and valid. An invalid run (too many failed
         calls) or one stopped by --max-cost runs again, resuming from the call cache, as `glotbench
         run` with the same --out does (rundir/files.py `finished_run`)."""
-        from glotbench.rundir import finished_run
+        from glotbench.report.rundata import JUDGED_FILES
+        from glotbench.rundir import finished_run, invalid_run
 
-        return finished_run(self.out_dir)
+        judged = Path(self.out_dir) / JUDGED_FILES["rubric"]  # a task scored by a rubric: its summary's validity
+        return finished_run(self.out_dir) or (judged.is_file() and not invalid_run(judged))
 
 
 def _error_line(e: ValidationError, source: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets
 from glotbench.errors import GlotbenchError
-from glotbench.rundir import read_results
+from glotbench.report.rundata import run_results
 
 
 @dataclass
@@ -176,7 +176,7 @@ async def run_local(spec: SweepSpec, runs: list[Run], *, progress: bool = True,
     async def one(run: Run) -> RunOutcome:
         t0 = time.perf_counter()
         if run.done:
-            res = read_results(run.out_dir)
+            res = run_results(run.out_dir)
             index_run(spec.store, run.out_dir)
             view.finished(run.run_id, True)
             return outcome_from_results(run, res, "skipped", 0.0)
@@ -230,7 +230,7 @@ def execute_run(run: Run, concurrency: int, store: str | bool | None,
     started_at = time.time()  # wall clock: comparable with the driver's on one machine or a synced cluster
     if run.done:
         index_run(store, run.out_dir)
-        return {"status": "skipped", "results": read_results(run.out_dir), "seconds": 0.0,
+        return {"status": "skipped", "results": run_results(run.out_dir), "seconds": 0.0,
                 "started_at": started_at, "ended_at": time.time()}
     pending = [0]
     last = [time.perf_counter()]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 from glotbench.errors import DataError

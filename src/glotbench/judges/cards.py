@@ -24,14 +24,14 @@ table, the report and the board (rundir/validity.py `notes`).
 from __future__ import annotations
 
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.errors import GlotbenchError
+from glotbench.rundir import slug
 from glotbench.rundir.validity import judge_name, validation_text  # noqa: F401 - a judge as cards name it; the note
 
 CARDS_ENV = "GLOTBENCH_JUDGE_CARDS"
@@ -118,12 +118,8 @@ class JudgeCard(_Card):
         return True, f"kappa {k:.2f}{band} on {self.labels} labels"
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "judge"
-
-
 def card_file(directory: str | Path, judge: str, language: str) -> Path:
-    return Path(directory) / f"{_slug(judge_name(judge))}.{_slug(language)}.json"
+    return Path(directory) / f"{slug(judge_name(judge), 'judge')}.{slug(language, 'judge')}.json"
 
 
 def now() -> str:

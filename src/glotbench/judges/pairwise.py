@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 
 from glotbench.extract import strict_json_object, strip_think
-from glotbench.stats import Estimate, bootstrap_many
 
 CRITERIA = ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")
 

@@ -258,7 +258,7 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
         k, trials = prop
         value = float(metric.score(rows.sum(axis=0)))
         lo, hi = wilson(k, trials)
-        est = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
+        est: dict[str, Any] = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
     else:
         est = {**boot.to_dict(), "ci_method": "bootstrap" if resamples > 0 and n > 0 else "none"}
         value, lo, hi = est["value"], est["ci_low"], est["ci_high"]

@@ -38,7 +38,7 @@ class ReplayModel:
         self.path = Path(path)
         self.spec = spec or f"replay:{path}"
         self.outputs: dict[tuple[str, int], str] = {}
-        self._lines: dict[tuple[str, int], int] = {}
+        self._lines: dict[tuple[str, int], str] = {}  # the row's line, as read_rows names it
         if not self.path.is_file():
             raise DataError(f"replay file not found: {self.path}")
         self.sha256 = sha256_file(self.path)

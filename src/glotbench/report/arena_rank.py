@@ -72,7 +72,7 @@ def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, 
     prompts = sorted({p for r in runs for vals in r["per_prompt"].values() for p in vals})
     pidx = {p: k for k, p in enumerate(prompts)}
     judges = sorted({j for r in runs for j in r["per_prompt"]})
-    styles: dict[str, tuple[list, list]] = {}
+    styles: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     if style:
         for r in runs:
             ca, ba = _answers(r["_dir"], "candidate"), _answers(r["_dir"], "baseline")
@@ -89,7 +89,7 @@ def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, 
                 if style:
                     sa.append(styles[r["_dir"]][0][p])
                     sb.append(styles[r["_dir"]][1][p])
-        g = {"pairs": np.array(pairs, dtype=np.int64).reshape(-1, 2), "y": np.array(y), "prompt": np.array(at, dtype=np.int64)}
+        g: dict[str, Any] = {"pairs": np.array(pairs, dtype=np.int64).reshape(-1, 2), "y": np.array(y), "prompt": np.array(at, dtype=np.int64)}
         if style and pairs:
             g["X"], g["features"] = bt.style_features(sa, sb)
         games[j] = g

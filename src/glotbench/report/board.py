@@ -51,6 +51,7 @@ class Run:
     path: Path
     results: dict[str, Any]
     lang: str | None = None
+    rows: tuple[dict[str, Any], ...] | None = None  # a judged run's per-item judged values (rundata.judged_view)
 
     @property
     def model(self) -> str:
@@ -88,6 +89,8 @@ class Run:
         return self.lang is not None and not (self.results.get("task") or {}).get("language")
 
     def samples(self) -> list[dict[str, Any]]:
+        if self.rows is not None:
+            return list(self.rows)
         rows = list(rundata.iter_samples(self.path))
         return [r for r in rows if (r.get("meta") or {}).get("lang") == self.lang] if self.lang_group else rows
 
@@ -106,11 +109,20 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             if c.resolve() in seen:
                 continue
             seen.add(c.resolve())
-            if c in judged:
+            if c in judged and (c / rundata.JUDGED_FILES["rubric"]).is_file():
+                try:  # a task scored by a rubric: the candidate's column, with the mean of judges
+                    res, rows = rundata.judged_view(c)
+                    runs.append(Run(c, res, rows=tuple(rows)))
+                except GlotbenchError as e:
+                    left_out.append({"path": str(c), "reason": str(e)})
+            elif c in judged:
                 left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena/AraGen): see its own report",
                                                                      *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
+            elif rundata.judged_phase(c):  # given on its own: its candidate's or judge's run is not a contestant
+                left_out.append({"path": str(c), "reason": f"a phase of the judged run {c.resolve().parent}: "
+                                                           "give that directory"})
             elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:

@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.rundir import read_run_json
 from glotbench.rundir.files import RUN_JSON, SAMPLES
@@ -174,4 +175,7 @@ def _page(data: rundata.RunData, head: str, judges: str, brows: list[dict[str, A
 
 
 def judged_report(data: rundata.RunData) -> str:
+    if data.kind == "rubric":
+        raise GlotbenchError(f"{data.path}: a rubric run has no HTML page yet; `glotbench report {data.path}` prints "
+                             f"its scores, `glotbench report --html {data.path / 'answers'}` shows the answers")
     return arena_report(data) if data.kind == "arena" else aragen_report(data)

@@ -16,10 +16,10 @@ from glotbench.errors import GlotbenchError
 from glotbench.rundir import read_results, read_samples
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
-from glotbench.runfiles import AragenFile, ArenaFile, aragen_place
+from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place
 
-JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json"}
-JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile}
+JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": "rubric.json"}
+JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,18 @@ def load_run(path: str | Path) -> RunData:
 def bench_of(results: Mapping[str, Any]) -> Any:
     """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
     `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
-    from glotbench.registry import get_benchmark
+    from glotbench.registry import get_benchmark, task_copy
+    from glotbench.rundir import task_file_of
 
     b = results["benchmark"]
-    return get_benchmark(b.get("spec") or b["name"], **((results.get("config") or {}).get("bench_options") or {}))
+    opts = (results.get("config") or {}).get("bench_options") or {}
+    kept = task_file_of(b)  # a task file: the run's copy (or the original, unchanged), from any folder
+    if kept is not None:
+        return task_copy(kept[0], kept[1], **opts)
+    if b.get("task_file"):
+        raise GlotbenchError(f"the run's task file {b['task_file'].get('path')} is gone or changed, and so is its "
+                             f"copy {b['task_file'].get('copy')} (SHA-256 {str(b['task_file'].get('sha256'))[:12]})")
+    return get_benchmark(b.get("spec") or b["name"], **opts)
 
 
 def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -64,6 +72,90 @@ def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
         raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 {dataset.sha256} "
                              f"is not the recorded {b['data_sha256']}")
     return bench, dataset, expand_units(bench, dataset)
+
+
+def judged_phase(path: str | Path) -> bool:
+    """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent holds arena.json,
+    aragen.json or rubric.json): never a contestant of its own, the judged run's view stands for it."""
+    parent = Path(path).resolve().parent
+    return any((parent / n).is_file() for n in JUDGED_FILES.values())
+
+
+def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A judged run's top directory as the candidate's run (results.json's shape, for the board and
+    `runs import`): the benchmark, the candidate's spec, the judged headline (the mean of judges) and
+    the judges named; and per-item rows of the candidate's judged value (mean over the judges that
+    judged the item) for the board's paired tests. A judge is never a model of this view."""
+    data = load_run(path)
+    r, d = data.results, data.path
+    per_item: dict[str, list[float]] = defaultdict(list)
+    if data.kind == "run":
+        raise GlotbenchError(f"{d} is not a judged run")
+    if data.kind == "rubric":
+        answers = Path(r["answers_run"])
+        answers = answers if answers.is_absolute() else d / answers.name
+        base = read_results(answers) if (answers / RESULTS).is_file() else {}
+        pairwise = r.get("mode") == "pairwise"
+        head, label = ("win_value", "mean game value against the reference (mean of judges)") if pairwise else \
+            ("rubric", "rubric score (mean of judges)")
+        for vals in (r.get("item_values") or {}).values():
+            for i, v in vals.items():
+                per_item[i].extend(v[:1])
+        final = dict(r["scores"]["final"], n=r["items"])
+        res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
+                                                         if k != "name"}},
+               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
+               "scores": {"overall": {head: final}}, "signature": r["signature"],
+               "counts": {"items": r["items"]}, "config": base.get("config") or {},
+               "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
+    elif data.kind == "arena":
+        base = read_results(d / "candidate") if (d / "candidate" / RESULTS).is_file() else {}
+        head, label = "candidate_win_value", f"win value against {r['baseline']} (mean of judges)"
+        for vals in (r.get("per_prompt") or {}).values():
+            for i, v in vals.items():
+                per_item[i].append(v)
+        final = dict(r["scores"]["final"], n=(r.get("prompts") or {}).get("scored", len(per_item)))
+        judges = list(r["scores"]["judges"])
+        signature = "|".join(["glotbench:arena", f"baseline:{r['baseline']}", f"judges:{','.join(judges)}",
+                              f"judge_prompt:{r.get('judge_prompt_hash', '')}",
+                              f"data:{str(r.get('data_sha256') or '')[:12]}"])
+        res = {"benchmark": {"name": "arena", "version": str(r.get("judge_prompt_version", ""))},
+               "model": {**(base.get("model") or {}), "spec": r["candidate"]}, "headline": head,
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
+               "scores": {"overall": {head: final}}, "signature": signature,
+               "counts": {"items": (r.get("prompts") or {}).get("total", final["n"])}, "config": base.get("config") or {},
+               "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
+    else:  # aragen
+        base = {}
+        head = "3c3h"
+        for vals in (r.get("item_scores") or {}).values():
+            for i, v in vals.items():
+                per_item[i].append(v)
+        combined = r.get("mean_of_judges") or {}
+        final = dict(combined.get("3c3h") or {"value": None})
+        final.setdefault("n", combined.get("n", r.get("entries")))
+        res = {"benchmark": {"name": "aragen"}, "model": {"spec": r["model"]}, "headline": head,
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
+               "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
+               "counts": {"items": r.get("entries", 0)}, "config": {},
+               "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
+    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
+        if key in r or key in base:
+            res[key] = r.get(key, base.get(key))
+    # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)
+    res["tokens"] = base.get("tokens") or {"prompt": 0, "completion": 0}
+    res.update({k: base[k] for k in ("cost", "timing") if base.get(k)})
+    rows = [{"id": i, "score": {"value": sum(v) / len(v), "judged": 1.0}} for i, v in per_item.items() if v]
+    return res, rows
+
+
+def run_results(path: str | Path) -> dict[str, Any]:
+    """A finished run's results: results.json, or a judged run's view (`judged_view`)."""
+    d = Path(path)
+    if not (d / RESULTS).is_file() and any((d / n).is_file() for n in JUDGED_FILES.values()):
+        return judged_view(d)[0]
+    return read_results(d)
 
 
 def judged_notes(path: str | Path) -> list[str]:
@@ -129,9 +221,7 @@ def score_fn(results: dict[str, Any], name: str) -> Callable[[np.ndarray], float
     """The metric's formula on a summed statistics row: the benchmark's own metric object when the
     benchmark is registered (corpus metrics need it), else a ratio of its two statistics."""
     try:
-        from glotbench.registry import get_benchmark
-
-        bench = get_benchmark(results["benchmark"]["name"])
+        bench = bench_of(results)
         for m in bench.metrics:
             if m.name == name and list(m.keys) == metric_keys(results, name):
                 return m.score
@@ -161,10 +251,7 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
     bench_info = results.get("benchmark", {})
     source = bench_info.get("data")
     try:
-        from glotbench.registry import get_benchmark
-
-        opts = (results.get("config") or {}).get("bench_options") or {}
-        bench = get_benchmark(bench_info["name"], **opts)
+        bench = bench_of(results)  # a task run: from its kept copy
         path = bench_info["data_path"] if "data_path" in bench_info else (
             None if str(source).startswith("bundled:") else source)
         items = bench.load(path)

@@ -68,7 +68,7 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
                        f'<line x1="{x1:.1f}" y1="{y - 5:.1f}" x2="{x1:.1f}" y2="{y + 5:.1f}" class="err"/>'
                        f'<line x1="{x2:.1f}" y1="{y - 5:.1f}" x2="{x2:.1f}" y2="{y + 5:.1f}" class="err"/>')
         x = _x(factor * r.value, lo, hi, label_w, plot_w)
-        ci = "" if r.lo is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})"
+        ci = "" if r.lo is None or r.hi is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})"
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" class="dot"><title>{escape(r.label)}: '
                    f'{factor * r.value:.1f}{ci}</title></circle>')
         tag = (f' class="val num" data-src="{escape(r.src)}" data-raw="{r.value!r}" data-factor="{factor}" data-digits="1"'
@@ -143,7 +143,7 @@ def scatter(points: Sequence[Point], front: Sequence[str], *, xlabel: str, ylabe
     if len(on_front) > 1:
         out.append('<polyline class="front" points="' + " ".join(f"{X(p.x):.1f},{Y(p.y):.1f}" for p in on_front)
                    + '"><title>Pareto front</title></polyline>')
-    for i, p in enumerate(points):
+    for p in points:
         x, y = X(p.x), Y(p.y)
         if p.lo is not None and p.hi is not None:
             out.append(f'<line x1="{x:.1f}" y1="{Y(p.lo):.1f}" x2="{x:.1f}" y2="{Y(p.hi):.1f}" class="err"/>')

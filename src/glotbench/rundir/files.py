@@ -18,12 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from pydantic import BaseModel
 
 from glotbench.errors import GlotbenchError
 
 RUN_JSON, SAMPLES, RESULTS = "run.json", "samples.jsonl", "results.json"
-S = TypeVar("S", bound=BaseModel)
+S = TypeVar("S")  # a row's schema: a pydantic model or a TypedDict (rundir/schema.py)
 
 _TEXT = json.JSONEncoder(ensure_ascii=False)
 _ASCII = json.JSONEncoder(ensure_ascii=True)
@@ -50,7 +49,7 @@ def json_bytes(value: Any) -> bytes:
         return _ASCII.encode(value).encode("ascii")
 
 
-def _replace(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+def _replace(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("wb") as f:
@@ -73,9 +72,50 @@ def write_jsonl_atomic(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> N
     _replace(Path(path), lambda f: f.writelines(json_bytes(r) + b"\n" for r in rows))
 
 
-def slug(text: str) -> str:
-    """A model spec (or any name) as a directory name: `judge-openai_gpt-4o_http_...`."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
+def slug(text: str, fallback: str = "model") -> str:
+    """THE one rule for a name in a path (a run, judge or sweep directory, a judge card's file): a model
+    spec or any name with each run of characters outside `A-Za-z0-9._-` made one `_`, at most 80
+    characters (`judge-openai_gpt-4o_http_...`); `fallback` when nothing is left (`ລາວ`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80].strip("_") or fallback
+
+
+# -- a task file kept with its run ------------------------------------------------------------------
+
+TASK_COPY = "task"  # + the file's suffix: `task.yaml`
+
+
+def keep_task_file(path: Path, out_dir: Path) -> dict[str, str]:
+    """Copy a user's task file into the run directory; the record run.json and results.json keep
+    (`benchmark.task_file`): its resolved path, its SHA-256 and the copy's absolute path."""
+    import hashlib
+    import shutil
+
+    src = Path(path).resolve()
+    copy = (Path(out_dir) / (TASK_COPY + (src.suffix or ".yaml"))).resolve()
+    if src != copy:
+        shutil.copyfile(src, copy)
+    return {"path": str(src), "sha256": hashlib.sha256(copy.read_bytes()).hexdigest(), "copy": str(copy)}
+
+
+def task_file_of(benchmark: Mapping[str, Any], run_dir: str | Path | None = None) -> tuple[str, str] | None:
+    """The run's task file to rebuild its benchmark from, and the folder its relative paths start in
+    (the original's): the copy in `run_dir` (or where it was written), else the original file, each
+    only when its SHA-256 is the recorded one. None: the run recorded no task file, or neither is left."""
+    import hashlib
+
+    tf = benchmark.get("task_file")
+    if not isinstance(tf, Mapping) or not tf.get("path"):
+        return None
+    original = Path(str(tf["path"]))
+    places = [Path(run_dir) / Path(str(tf.get("copy") or "")).name] if run_dir is not None and tf.get("copy") else []
+    places += [Path(str(tf["copy"]))] if tf.get("copy") else []
+    for p in (*places, original):
+        try:
+            if hashlib.sha256(p.read_bytes()).hexdigest() == tf.get("sha256"):
+                return str(p), str(original.parent)
+        except OSError:
+            continue
+    return None
 
 
 # -- the finished-run rule -------------------------------------------------------------------------
@@ -198,7 +238,7 @@ class SampleSink:
 
 # -- reading a run back -----------------------------------------------------------------------------
 
-def read_results(run_dir: str | Path, schema: type[BaseModel] | None = None) -> dict[str, Any]:
+def read_results(run_dir: str | Path, schema: type[Any] | None = None) -> dict[str, Any]:
     """A run directory's results.json validated against `schema` (default `Results`; `FinishedResults`
     for a completed run), as the dict the file holds; an unfinished run or another directory is one
     error saying which."""

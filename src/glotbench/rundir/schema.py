@@ -14,7 +14,7 @@ written before them still read; a key a record does not declare is kept as it is
 facts, `Benchmark.extra_results`, sit between `data_label` and `headline`).
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BeforeValidator, ConfigDict, Field, with_config
 from typing_extensions import NotRequired, Required, TypedDict
@@ -37,6 +37,7 @@ class BenchmarkInfo(TypedDict, total=False):
     data_sha256: str | None
     data_path: str | None
     spec: str | None  # the name or MODULE:CLASS it was run by; None for an object
+    task_file: dict[str, str]  # a user's task file: resolved path, sha256, the run's copy (rundir.keep_task_file)
 
 
 @with_config(_OPEN)
@@ -279,7 +280,7 @@ class SampleRow(TypedDict, total=False):
 class ReportSampleRow(SampleRow, total=False):
     """What the report pages, paired tests and item analysis read of a samples.jsonl line."""
 
-    repeat: Required[Count]
+    repeat: Required[Count]  # type: ignore[misc]  # required here: pydantic validates each report row against it
     score: Required[dict[str, float]]
     meta: dict[str, Any]
     prompt: PromptRecord | None
@@ -330,7 +331,7 @@ def results_record(run: RunJson, *, status: str, stopped: Stopped | None, concur
                    timing: Timing, versions: dict[str, str], bootstrap: Bootstrap) -> Results:
     """results.json's record: run.json's fields (its status replaced), the sections that happened
     (`stopped`, `concurrency`, `batch` only then), the benchmark's own `facts` before `headline`."""
-    return {  # type: ignore[typeddict-item]  # the facts are the benchmark's own keys
+    return cast(Results, {  # the facts are the benchmark's own keys: no TypedDict names them
         "format": RESULTS_FORMAT,
         **{k: v for k, v in run.items() if k != "status"},
         "status": status,
@@ -343,4 +344,4 @@ def results_record(run: RunJson, *, status: str, stopped: Stopped | None, concur
         "headline": headline, "metrics": metrics, "scores": scores, "checks": checks,
         "counts": counts, "tokens": tokens,
         "cost": cost, "coverage": coverage, "timing": timing, "versions": versions, "bootstrap": bootstrap,
-    }
+    })

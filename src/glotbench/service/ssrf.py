@@ -106,13 +106,14 @@ def guarded_resolver(allow_hosts: Iterable[str] = (), refused: set[str] | None =
     from aiohttp.resolver import ThreadedResolver
 
     allowed = set(allow_hosts)
-    refused = set() if refused is None else refused
+    noted: set[str] = set() if refused is None else refused
 
     class GuardedResolver(ThreadedResolver):
-        async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[dict[str, Any]]:
+        async def resolve(self, host: str, port: int = 0,
+                          family: socket.AddressFamily = socket.AF_INET) -> list[Any]:
             results = await super().resolve(host, port, family)
             if host not in allowed and (not results or any(forbidden_ip(r["host"]) for r in results)):
-                refused.add(host)
+                noted.add(host)
                 raise OSError("refused: the host resolves to a non-public address")
             return results
 
@@ -207,7 +208,7 @@ class GuardedClient:
             raise ModelTimeout("no reply from the endpoint in time") from None
         except ValueError:  # a redirect to `http://x:99999/` or `http://[::1/x`: a bad endpoint, not our error
             raise ClientError("refused: a redirect points to a malformed URL") from None
-        except (aiohttp.ClientError, OSError) as e:
+        except (aiohttp.ClientError, OSError):
             refused = urlsplit(url).hostname in self._refused
             raise (ClientError("refused: the endpoint or a redirect resolves to a non-public address") if refused
                    else ConnectionFailed("could not connect to the endpoint")) from None

@@ -6,7 +6,7 @@ summary (Cohen's kappa, nominal alpha, raw agreement) each with its CI."""
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from glotbench.stats import DEFAULT_SEED, cohens_kappa
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def bootstrap_statistic(n: int, stat: Callable[[np.ndarray], float | None], resamples: int, seed: int = DEFAULT_SEED,
+def bootstrap_statistic(n: int, stat: Callable[[Any], float | None], resamples: int, seed: int = DEFAULT_SEED,
                         confidence: float = 0.95) -> tuple[float | None, float | None]:
     """Percentile CI of `stat(indices)` over `resamples` item resamples; none with 0 resamples (no
     bootstrap, as in `glotbench score`) or when most resamples leave the statistic undefined."""
@@ -35,7 +35,8 @@ def bootstrap_statistic(n: int, stat: Callable[[np.ndarray], float | None], resa
     return float(lo), float(hi)
 
 
-def krippendorff_alpha(data: np.ndarray, domain: Sequence[float], level: str) -> float | None:
+def krippendorff_alpha(data: np.ndarray, domain: Sequence[float],
+                       level: Literal["nominal", "ordinal", "interval", "ratio"]) -> float | None:
     """Krippendorff's alpha of a raters x items matrix (NaN: no label); None where undefined (one
     value in the domain, fewer than two items with a label, a constant resample)."""
     import numpy as np

@@ -58,7 +58,7 @@ def fit(pairs: np.ndarray, y: np.ndarray, n_models: int, *, weights: np.ndarray 
         X[:, len(cols):] = covariates
     theta = np.zeros(X.shape[1]) if start is None else np.array(start, dtype=np.float64)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - `it` is read after the loop (iterations run)
         eta = X @ theta
         prob = 1.0 / (1.0 + np.exp(-eta))
         grad = X.T @ (w * (y - prob)) - ridge * theta

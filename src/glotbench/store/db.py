@@ -110,6 +110,15 @@ def run_record(run_dir: str | Path) -> dict[str, Any]:
     from glotbench.rundir import RESULTS, read_results
     from glotbench.rundir.schema import FinishedResults
 
+    from glotbench.report import rundata
+
+    if any((Path(run_dir) / n).is_file() for n in rundata.JUDGED_FILES.values()):
+        # a judged run: one row, the candidate's, with the judged score (never a judge's or a phase's)
+        res, _ = rundata.judged_view(run_dir)
+        try:
+            return record_of(res, run_dir)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise GlotbenchError(f"{run_dir} is not in the expected format ({type(e).__name__}: {e})") from None
     path = Path(run_dir) / RESULTS
     if not path.exists():
         raise GlotbenchError(f"{run_dir} has no results.json: not a finished run")
@@ -159,10 +168,9 @@ class ResultsStore:
         finished in place by the same command) are replaced, not listed beside it."""
         from sqlalchemy import delete
 
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        insert = postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert
         stmt = (insert(RunRow).values(**record).on_conflict_do_nothing(index_elements=["run_key"])
                 .returning(RunRow.id))
         with self.engine.begin() as conn:
@@ -279,7 +287,7 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
 
     rows = list(rows)
     name = _column_names(rows)
-    parts = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
+    parts: dict[str, list[set[str]]] = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
     for r in rows:
         parts[r.benchmark].append({x for x in r.signature.split("|") if not x.startswith("subset:")})
     out: dict[str, str] = {}
@@ -293,15 +301,20 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
 
 
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
-    """Run directories (holding results.json) at or below each path."""
+    """Run directories (holding results.json) at or below each path; a judged run (arena.json,
+    aragen.json, rubric.json) is one directory, its top one: its phases (the candidate's answers, the
+    baseline's, each judge's) are never runs of their own in the store."""
+    from glotbench.report.rundata import JUDGED_FILES, judged_phase
     from glotbench.rundir import RESULTS
 
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise GlotbenchError(f"{p} does not exist")
-        if (p / RESULTS).is_file():
-            out.append(p)
+        names = (RESULTS, *JUDGED_FILES.values())
+        if any((p / n).is_file() for n in names):
+            found = [p]
         else:
-            out.extend(sorted(r.parent for r in p.rglob(RESULTS)))
+            found = sorted({r.parent for n in names for r in p.rglob(n)})
+        out.extend(d for d in found if not judged_phase(d))
     return out

@@ -36,13 +36,14 @@ def Task(**keys: Any) -> TaskSpec:  # noqa: N802 - reads as the object it builds
     return validate_spec(keys, Where(str(keys.get("name") or "task")))
 
 
-def from_file(path: str | Path) -> Callable[..., Any]:
+def from_file(path: str | Path, base_dir: str | Path | None = None) -> Callable[..., Any]:
     """The factory of a task file: `from_file(p)(config="khm_Khmr")` is its TaskBenchmark. A plugin's
-    entry point (group `glotbench.benchmarks`) may name such a factory."""
+    entry point (group `glotbench.benchmarks`) may name such a factory. `base_dir`: where its relative
+    paths (data, few-shot files) start, default the file's folder (a run's copy: the original's)."""
     from glotbench.tasks.benchmark import task_factory
 
     spec, where = read_task_file(path)
-    return task_factory(spec, where, Path(path).resolve().parent)
+    return task_factory(spec, where, Path(base_dir or Path(path).resolve().parent))
 
 
 def task(name: str | Callable[..., Any] | None = None, description: str = "") -> Any:

@@ -16,7 +16,7 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
@@ -31,7 +31,7 @@ from glotbench.tasks.files import Where
 from glotbench.tasks.pipelines import Pipeline, build_pipeline
 from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
-from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, read_file
+from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows
 from glotbench.tasks.template import LETTERS, compile_template, is_template, render
 
 # Settings every task takes, next to the options its file declares: (default, type, help).
@@ -436,6 +436,11 @@ class TaskBenchmark(Benchmark):
             return None
         p = Path(self._where.name).resolve()
         return f"library:{p.name}" if p.parent == LIBRARY.resolve() else str(p)
+
+    def task_file(self) -> Path | None:
+        """The user's task file (resolved); None for a shipped library task or a task built in Python."""
+        f = self._file()
+        return None if f is None or f.startswith("library:") else Path(f)
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         out: dict[str, Any] = {"task": {

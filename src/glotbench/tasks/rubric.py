@@ -120,8 +120,10 @@ class RubricJudging(Benchmark):
 
     @staticmethod
     def games(rubric: Any, items: Sequence[Item], answers: Mapping[str, str], questions: Mapping[str, str],
-              source: str, sha256: str | None) -> Dataset:
-        """The judge's items: one per answered item (pointwise), or two, one per order (pairwise)."""
+              source: str, sha256: str | None, data: Sequence[Item] = ()) -> Dataset:
+        """The judge's items: one per answered item (pointwise), or two, one per order (pairwise).
+        Every item of `data` (the whole data, beyond a `--limit`) and of `items` names known game
+        ids: a verdict file (`replay:`) may hold lines for items this run does not judge."""
         out = []
         for it in items:
             if it.id not in answers:
@@ -136,7 +138,9 @@ class RubricJudging(Benchmark):
             for order, (a, b, pos) in enumerate(((answers[it.id], str(ref), "A"), (str(ref), answers[it.id], "B"))):
                 out.append(Item.create(f"{it.id}#{order}", {**base, "answer_a": a, "answer_b": b},
                                        {"candidate_position": pos}, {**it.meta, "item_id": it.id, "order": str(order)}))
-        return Dataset(tuple(out), f"answers to {source}", sha256)
+        known = frozenset(f"{it.id}#{order}" if rubric.pairwise else it.id
+                          for it in (*items, *data) for order in ((0, 1) if rubric.pairwise else (0,)))
+        return Dataset(tuple(out), f"answers to {source}", sha256, known_ids=known)
 
     def load(self, path: str | None = None) -> Dataset:
         raise DataError("rubric judging items are built from a model's answers, not loaded")

@@ -196,6 +196,11 @@ Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corp
 Step = Union[str, dict[str, Any]]
 
 
+def _free_text() -> dict[str, list[Step]]:
+    """The default extraction: one pipeline, the whole reply."""
+    return {"answer": ["free_text"]}
+
+
 PARTS_A_VARIANT_REPLACES = ("fewshot", "loglik", "extract", "scorer")
 
 
@@ -250,7 +255,7 @@ class TaskSpec(Part):
     prompt: PromptSpec
     fewshot: FewShotSpec = FewShotSpec()
     loglik: LoglikSpec = LoglikSpec()
-    extract: dict[str, list[Step]] = Field(default_factory=lambda: {"answer": ["free_text"]}, min_length=1)
+    extract: dict[str, list[Step]] = Field(default_factory=_free_text, min_length=1)
     headline: str | None = None  # the pipeline whose score is the headline (default: the first)
     scorer: Scorer
 
@@ -272,7 +277,7 @@ class TaskSpec(Part):
                     raise ValueError(f"{where}extract: {name!r} is not a pipeline name (lower-case, not loglik...)")
             scorer = v.scorer or self.scorer
             if scorer.kind == "option_accuracy" and self.fields.choices is None:
-                raise ValueError(f"fields.choices: option_accuracy needs the options (columns, or fixed)"
+                raise ValueError("fields.choices: option_accuracy needs the options (columns, or fixed)"
                                  + (f" ({where[:-1]})" if where else ""))
         if self.cluster is not None and self.cluster not in self.fields.meta:
             raise ValueError(f"cluster: {self.cluster!r} is not one of fields.meta")

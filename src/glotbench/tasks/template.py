@@ -264,7 +264,7 @@ class _steps:
 
         sys.settrace(self.before)
 
-    def _call(self, frame: Any, event: str, arg: Any) -> Any:
+    def _call(self, frame: Any, event: Any, arg: Any) -> Any:  # event: sys.settrace's Literal kinds
         if frame.f_code.co_filename == "<template>":
             return self._line
         return self.before(frame, event, arg) if self.before is not None else None

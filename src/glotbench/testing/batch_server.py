@@ -80,7 +80,7 @@ async def upload_file(request: web.Request) -> web.Response:
     except Exception:  # noqa: BLE001 - not multipart
         return _error(400, "expected multipart/form-data with purpose and file")
     purpose, upload = form.get("purpose"), form.get("file")
-    if purpose != "batch" or upload is None or not hasattr(upload, "file"):
+    if purpose != "batch" or not isinstance(upload, web.FileField):
         return _error(400, "purpose must be 'batch' and file must be given")
     data = upload.file.read()
     fid = f"file-{len(bs.files) + 1:06d}"
@@ -200,9 +200,13 @@ async def get_batch(request: web.Request) -> web.Response:
     return web.json_response(public)
 
 
+async def batch_stats(request: web.Request) -> web.Response:
+    return web.json_response(_state(request).stats())
+
+
 def add_routes(app: web.Application) -> None:
     app.router.add_post("/v1/files", upload_file)
     app.router.add_get("/v1/files/{file_id}/content", file_content)
     app.router.add_post("/v1/batches", create_batch)
     app.router.add_get("/v1/batches/{batch_id}", get_batch)
-    app.router.add_get("/_batch_stats", lambda r: web.json_response(_state(r).stats()))
+    app.router.add_get("/_batch_stats", batch_stats)

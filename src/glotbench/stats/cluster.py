@@ -72,3 +72,25 @@ def clustered_se(num: np.ndarray, den: np.ndarray, codes: np.ndarray, n_clusters
     se_i = scale * math.sqrt(n / (n - 1) * float(e @ e)) / total if n > 1 else None
     deff = (se_c / se_i) ** 2 if se_c is not None and se_i else None
     return {"se_clustered": se_c, "se_iid": se_i, "design_effect": deff}
+
+
+def effective_wilson(value: float, se: float | None, clusters: int, trials: float,
+                     confidence: float = 0.95) -> tuple[float, float, float]:
+    """The interval of a clustered ratio `value` in [0, 1]: Wilson's score interval on the
+    **effective number of items** n_eff = value(1 − value) / se² (the number of independent items
+    whose binomial variance equals the clustered variance `se`², CR1; at most `trials`, the summed
+    denominators), with Student's t at `clusters` − 1 degrees of freedom in place of z (the small-
+    cluster correction). Where the SE is 0 or undefined (every cluster scores alike, or one cluster),
+    Wilson with the clusters as trials. Returns (low, high, n_eff). Measured coverage:
+    bench/ci_coverage.py (docs/metrics.md)."""
+    from glotbench.stats import wilson
+
+    if se is None or se <= 1e-12 or clusters < 2 or not 0.0 < value < 1.0:
+        lo, hi = wilson(value * clusters, clusters, confidence)
+        return lo, hi, float(clusters)
+    from scipy.special import stdtrit  # scipy.special: far lighter to import than scipy.stats
+
+    n_eff = min(float(trials), value * (1 - value) / (se * se))
+    t = float(stdtrit(clusters - 1, 1 - (1 - confidence) / 2))
+    lo, hi = wilson(value * n_eff, n_eff, confidence, z=t)
+    return lo, hi, n_eff

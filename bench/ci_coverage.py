@@ -4,10 +4,10 @@
     PYTHONPATH=src python bench/ci_coverage.py [--reps 2000] [--boot-reps 1000]
 
 Data: G units (independent items, or clusters of 2, 3 or 5 items whose rates vary with
-intra-cluster correlation 0 or 0.2) at true proportions 0.05, 0.1, 0.25 and 0.5 (every method here
+intra-cluster correlation 0, 0.1, 0.2 or 0.4) at true proportions 0.05, 0.1, 0.15, 0.25, 0.35 and 0.5 (every method here
 is symmetric in p and 1 - p). Each cell is the share of `--reps` seeded simulated data sets whose
 interval holds the truth; the table prints, per method and setting, the **lowest** coverage over the
-four proportions at each G, and `*` where it is below 93%. The simulation itself:
+six proportions at each G, and `*` where it is below 93%. The simulation itself:
 glotbench.stats.coverage.
 """
 
@@ -18,7 +18,7 @@ import time
 
 from glotbench.stats.coverage import MIN_COVERAGE, coverage
 
-P = (0.05, 0.1, 0.25, 0.5)
+P = (0.05, 0.1, 0.15, 0.25, 0.35, 0.5)
 UNITS = (2, 3, 4, 5, 7, 10, 15, 20, 30, 50, 100, 200)
 # (label, method, cluster size, icc, used by glotbench for)
 ROWS = (
@@ -32,6 +32,8 @@ ROWS = (
     ("clusters of 3, ICC 0", "effective_wilson", 3, 0.0, "(as above)"),
     ("clusters of 3, ICC 0.2", "effective_wilson", 3, 0.2, "(as above)"),
     ("clusters of 5, ICC 0.2", "effective_wilson", 5, 0.2, "(as above)"),
+    ("clusters of 10, ICC 0.1", "effective_wilson", 10, 0.1, "(as above)"),
+    ("clusters of 5, ICC 0.4", "effective_wilson", 5, 0.4, "(as above; a stress case)"),
 )
 
 

@@ -181,7 +181,10 @@ class Benchmark(ABC):
         samples = [ScoredSample(it.id, 0, it.meta, self.score(it.public[self.input_answer], it)) for it in items]
         if not samples:
             return None
-        agg = self.aggregate(samples, dataset, resamples=0)
+        # the metrics' own values, without intervals (the run's aggregate, not a second one of it)
+        agg = aggregate(self.metrics_for(dataset), samples, self.group_by, resamples=0)
+        if not self.pooled_overall:
+            agg["overall"] = {}
 
         def values(ests: Mapping[str, Any]) -> dict[str, Any]:
             return {k: v.get("value") for k, v in ests.items() if isinstance(v, Mapping) and "value" in v}

@@ -70,7 +70,8 @@ def cluster_t_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 def effective_wilson_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """`glotbench.stats.cluster.effective_wilson` of every row of `k` (reps, G): Wilson's interval on
-    the effective number of items r(1 - r) / SE² (the CR1 clustered SE; at most the n items), with
+    the effective number of items r(1 - r) / SE² · (G - 1) / G (the CR1 clustered SE; at most the n
+    items before the factor), with
     Student's t at G - 1 degrees of freedom in place of z; Wilson on the G clusters where the SE is 0."""
     reps, g = k.shape
     n = g * size
@@ -79,7 +80,7 @@ def effective_wilson_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.nd
     se2 = g / (g - 1) * (e * e).sum(axis=1) / (n * n)
     flat = (se2 <= 1e-24) | (r <= 0) | (r >= 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        n_eff = np.where(flat, g, np.minimum(n, r * (1 - r) / np.where(flat, 1.0, se2)))
+        n_eff = np.where(flat, g, np.minimum(n, r * (1 - r) / np.where(flat, 1.0, se2)) * (g - 1) / g)
     z = np.where(flat, Z95, float(t_quantile(g - 1)))
     return wilson_arrays(r * n_eff, n_eff, z)
 

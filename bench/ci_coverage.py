@@ -3,8 +3,9 @@
 
     PYTHONPATH=src python bench/ci_coverage.py [--reps 2000] [--boot-reps 1000]
 
-Data: G units (independent items, or clusters of 2, 3 or 5 items whose rates vary with
-intra-cluster correlation 0, 0.1, 0.2 or 0.4) at true proportions 0.05, 0.1, 0.15, 0.25, 0.35 and 0.5 (every method here
+Data: G units (independent 0/1 items; items of several 0/1 words, as word accuracy counts them; or
+clusters of 2, 3 or 5 items), a unit's own rate varying with intra-cluster correlation 0, 0.1, 0.2
+or 0.4, at true proportions 0.05, 0.1, 0.15, 0.25, 0.35 and 0.5 (every method here
 is symmetric in p and 1 - p). Each cell is the share of `--reps` seeded simulated data sets whose
 interval holds the truth; the table prints, per method and setting, the **lowest** coverage over the
 six proportions at each G, and `*` where it is below 93%. The simulation itself:
@@ -22,17 +23,18 @@ P = (0.05, 0.1, 0.15, 0.25, 0.35, 0.5)
 UNITS = (2, 3, 4, 5, 7, 10, 15, 20, 30, 50, 100, 200)
 # (label, method, cluster size, icc, used by glotbench for)
 ROWS = (
-    ("independent items", "wilson", 1, 0.0, "a proportion of 0/1 items: printed from 30 items, † below"),
-    ("independent items", "bootstrap", 1, 0.0, "other metrics: printed from 30 items, † below"),
-    ("clusters of 3, ICC 0", "bootstrap", 3, 0.0, "was the clustered interval; now metrics that are not ratios, always †"),
-    ("clusters of 3, ICC 0.2", "bootstrap", 3, 0.2, "(as above)"),
+    ("independent 0/1 items", "wilson", 1, 0.0, "a proportion of independent 0/1 items (`wilson`): † below 30 items"),
+    ("independent 0/1 items", "bootstrap", 1, 0.0, "corpus metrics, macro averages (`bootstrap`): † below 100 items"),
+    ("items of 3 words (= clusters of 3, ICC 0)", "bootstrap", 3, 0.0, "(as above); was word accuracy's interval"),
+    ("items of 3 words (= clusters of 3, ICC 0)", "effective_wilson", 3, 0.0,
+     "word accuracy, F1 sums, repeats (`wilson_effective` over items); clustered ratios"),
+    ("items of 10 words, ICC 0.1", "effective_wilson", 10, 0.1, "(as above)"),
+    ("clusters of 3, ICC 0.2", "bootstrap", 3, 0.2, "was the clustered interval; now non-ratio metrics, always †"),
     ("clusters of 3, ICC 0", "cluster_t", 3, 0.0, "not used (evaluated)"),
     ("clusters of 3, ICC 0.2", "cluster_t", 3, 0.2, "not used (evaluated)"),
     ("clusters of 2, ICC 0.2", "effective_wilson", 2, 0.2, "clustered ratio metrics (`wilson_effective`)"),
-    ("clusters of 3, ICC 0", "effective_wilson", 3, 0.0, "(as above)"),
     ("clusters of 3, ICC 0.2", "effective_wilson", 3, 0.2, "(as above)"),
     ("clusters of 5, ICC 0.2", "effective_wilson", 5, 0.2, "(as above)"),
-    ("clusters of 10, ICC 0.1", "effective_wilson", 10, 0.1, "(as above)"),
     ("clusters of 5, ICC 0.4", "effective_wilson", 5, 0.4, "(as above; a stress case)"),
 )
 

@@ -65,8 +65,17 @@ def test_the_aggregate_marks_too_few_independent_items():
 
     assert est(MIN_INDEPENDENT_UNITS - 1)["too_few_units"] is True
     assert "too_few_units" not in est(MIN_INDEPENDENT_UNITS)
-    # --resamples 0 on a bootstrapped metric: no interval, nothing to mark
+    # word accuracy on 5 items: Wilson on the effective items, measured from 2 units, not marked
     words = RatioMetric("words", "wc", "w")
     s = [ScoredSample(f"i{i}", 0, {}, ItemScore({"wc": float(i % 4), "w": 4.0})) for i in range(5)]
-    assert "too_few_units" not in aggregate([words], s, resamples=0)["overall"]["words"]
-    assert aggregate([words], s)["overall"]["words"]["too_few_units"] is True
+    est = aggregate([words], s)["overall"]["words"]
+    assert est["ci_method"] == "wilson_effective" and "too_few_units" not in est
+
+
+@pytest.mark.parametrize("size, icc", [(3, 0.0), (10, 0.1)])
+def test_independent_items_of_several_words_are_covered_from_two_items(size, icc):
+    """Word accuracy over independent items of `size` words (the words of one item correlated by
+    `icc`): the `wilson_effective` interval over items."""
+    for units in (2, 3, 5, 10, 30):
+        for p in P:
+            assert coverage("effective_wilson", p, units, size, icc, reps=1500).coverage >= MIN_COVERAGE, (units, p)

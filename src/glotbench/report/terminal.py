@@ -88,7 +88,8 @@ UNIT = {"fraction": "%", "points": "points", None: "?"}
 
 FEW_MARK = "†"  # an interval on too few units: its measured coverage is under 93% (docs/metrics.md)
 FEW_NOTE = (f"{FEW_MARK} too few units for a trustworthy 95% interval: measured coverage under 93% "
-            "(fewer than 30 independent items, or a cluster bootstrap; docs/metrics.md)")
+            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, or a cluster "
+            "bootstrap; docs/metrics.md)")
 
 
 def few_mark(est: dict[str, Any] | None) -> str:
@@ -147,7 +148,7 @@ def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -
 CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",
             "wilson_fallback": "Wilson on the items where the bootstrap collapsed", "none": "no interval",
             "cluster_bootstrap": "percentile bootstrap over clusters",
-            "wilson_effective": "Wilson on the effective items of the clusters, t at clusters − 1 df",
+            "wilson_effective": "Wilson on the effective number of items, t at G − 1 df (G clusters or items)",
             "wilson_clusters_fallback": "Wilson on the clusters where the cluster bootstrap collapsed"}
 
 

@@ -17,10 +17,11 @@ if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
-# Below this many independent items the measured coverage of the Wilson and the percentile bootstrap
-# intervals falls under 93% for some proportion (bench/ci_coverage.py, docs/metrics.md): such an
-# interval is still printed, but marked `too_few_units` (a † in every view).
+# Below these many independent items the measured coverage of the Wilson interval (30) and of the
+# percentile bootstrap over items (100) falls under 93% for some proportion (bench/ci_coverage.py,
+# docs/metrics.md): such an interval is still printed, but marked `too_few_units` (a † in every view).
 MIN_INDEPENDENT_UNITS = 30
+MIN_BOOTSTRAP_UNITS = 100
 _BLOCK_ELEMS = 500_000  # resamples x items per block: a block's arrays stay near 12 MB at any corpus size
 
 ScoreFn = Callable[["np.ndarray"], float]

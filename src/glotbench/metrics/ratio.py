@@ -294,7 +294,8 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
     f = 100.0 if metric.scale == "points" else 1.0
     n = len(rows)
     if prop is None and bounded_ratio(metric, rows):
-        est = {**effective_estimate(metric, rows, np.arange(n), n), "n": n}
+        eff = effective_estimate(metric, rows, np.arange(n), n)
+        est = {"value": eff.pop("value"), "ci_low": eff.pop("ci_low"), "ci_high": eff.pop("ci_high"), "n": n, **eff}
         return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
     if prop is not None:
         k, trials = prop

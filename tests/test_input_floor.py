@@ -92,3 +92,15 @@ def test_every_view_shows_the_floor_and_the_marks(tmp_path, cache_path):
 
     board = to_markdown(build_board([str(run.out_dir)]))
     assert "vi-diacritics exact · input unchanged 0.0" in board
+
+
+def test_glotbench_score_marks_a_bootstrap_on_few_segments(tmp_path):
+    from conftest import cli
+
+    h, r = tmp_path / "h.txt", tmp_path / "r.txt"
+    h.write_text("the cat sat on the mat\nhello world\nthe end\n", encoding="utf-8")
+    r.write_text("the cat sat on a mat\nhello there world\nthis is the end\n", encoding="utf-8")
+    out = cli("score", "--metric", "chrf++", str(h), str(r))
+    assert out.returncode == 0 and "n=3)†" in out.stdout and "† fewer than 100 segments" in out.stdout
+    plain = cli("score", "--metric", "chrf++", "--resamples", "0", str(h), str(r))
+    assert "†" not in plain.stdout  # no interval asked for: nothing to mark

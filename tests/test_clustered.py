@@ -1,6 +1,7 @@
 """Clustered intervals: the analytic clustered standard error against a hand computation and against
-statsmodels' cluster-robust variance, the cluster bootstrap (clusters resampled, proportions not given
-Wilson), and the aggregate cache keyed on the cluster field."""
+statsmodels' cluster-robust variance, the clustered interval (Wilson on the effective number of items
+with t at G - 1 df; the cluster bootstrap, marked, for metrics that are not ratios), and the aggregate
+cache keyed on the cluster field."""
 
 from __future__ import annotations
 

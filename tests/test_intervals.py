@@ -1,5 +1,6 @@
-"""CIs that do not collapse: Wilson for proportions of 0/1 items (checked against statsmodels), the
-percentile bootstrap elsewhere, Wilson on the items where the bootstrap collapses; each estimate
+"""CIs that do not collapse: Wilson for proportions of 0/1 items (checked against statsmodels), Wilson on
+the effective number of items for other bounded ratios, the percentile bootstrap elsewhere, Wilson on
+the items where the bootstrap collapses; each estimate
 names its method, the table's caption names them, and a cached aggregate of other interval code is
 never served."""
 

@@ -79,3 +79,15 @@ def test_independent_items_of_several_words_are_covered_from_two_items(size, icc
     for units in (2, 3, 5, 10, 30):
         for p in P:
             assert coverage("effective_wilson", p, units, size, icc, reps=1500).coverage >= MIN_COVERAGE, (units, p)
+
+
+def test_the_t_quantile_matches_scipy():
+    from scipy.stats import t
+
+    from glotbench.stats.cluster import t_quantile
+
+    for df in [*range(1, 260), 999, 5000, 10**6]:
+        for conf in (0.9, 0.95, 0.99):
+            assert t_quantile(df, conf) == pytest.approx(t.ppf(1 - (1 - conf) / 2, df), rel=1e-10), (df, conf)
+    with pytest.raises(ValueError):
+        t_quantile(0)

@@ -26,6 +26,8 @@ from typing import Callable
 
 import numpy as np
 
+from glotbench.stats.cluster import t_quantile
+
 Z95 = 1.959963984540054  # NormalDist().inv_cdf(0.975)
 MIN_COVERAGE = 0.93  # below this measured coverage an interval is not printed as trustworthy
 
@@ -45,11 +47,6 @@ def wilson_arrays(k: np.ndarray, n: np.ndarray | float, z: float | np.ndarray = 
     return lo, hi
 
 
-def t_quantile(df: int | np.ndarray, confidence: float = 0.95) -> np.ndarray:
-    """Student's t two-sided quantile (scipy.special, far lighter to import than scipy.stats)."""
-    from scipy.special import stdtrit
-
-    return stdtrit(np.asarray(df, dtype=np.float64), 1 - (1 - confidence) / 2)
 
 
 def cluster_t_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

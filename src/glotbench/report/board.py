@@ -324,7 +324,8 @@ def marked(col: dict[str, Any], model: str) -> bool:
 
 def legend(board: dict[str, Any]) -> str:
     s = board["significance"]
-    return (f"percent or points, 95% CI (Wilson for proportions, else percentile bootstrap: each cell's "
+    return (f"percent or points, 95% CI (Wilson for proportions of independent items, Wilson on the effective "
+            f"number of items for other ratios and clustered items, else percentile bootstrap: each cell's "
             f"ci_method; n{MARK}G: G clusters, the benchmark names a cluster field; † too few units: measured "
             f"coverage under 93%, docs/metrics.md), n items; bold: the column's best valid run and every valid run not significantly "
             f"different from it ({s['test']}, adjusted p ≥ {s['alpha']}, {s['resamples']} trials, shared items; "

@@ -104,3 +104,18 @@ def test_glotbench_score_marks_a_bootstrap_on_few_segments(tmp_path):
     assert out.returncode == 0 and "n=3)†" in out.stdout and "† fewer than 100 segments" in out.stdout
     plain = cli("score", "--metric", "chrf++", "--resamples", "0", str(h), str(r))
     assert "†" not in plain.stdout  # no interval asked for: nothing to mark
+
+
+def test_a_scorer_error_on_the_input_is_that_items_failure_score_not_a_crash():
+    class Broken(VietnameseDiacritics):
+        def score(self, answer, item):
+            if item.id == first:
+                raise ValueError("no score for this one")
+            return super().score(answer, item)
+
+    ds = VietnameseDiacritics().load()
+    first = ds[0].id if hasattr(ds, "__getitem__") else next(iter(ds)).id
+    floor = Broken().input_floor(ds)
+    plain = VietnameseDiacritics().input_floor(ds)
+    assert floor["scorer_errors"] == 1 and "scorer_errors" not in plain
+    assert floor["overall"]["word_accuracy"] <= plain["overall"]["word_accuracy"]

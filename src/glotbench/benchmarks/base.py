@@ -178,7 +178,13 @@ class Benchmark(ABC):
         from glotbench.metrics import ScoredSample
 
         items = list(dataset if items is None else items)
-        samples = [ScoredSample(it.id, 0, it.meta, self.score(it.public[self.input_answer], it)) for it in items]
+        samples, errors = [], 0
+        for it in items:
+            try:
+                score = self.score(it.public[self.input_answer], it)
+            except Exception:  # noqa: BLE001 - as in a run, a scorer error is that item's failure score
+                score, errors = self.failure_score("scorer_error", it), errors + 1
+            samples.append(ScoredSample(it.id, 0, it.meta, score))
         if not samples:
             return None
         # the metrics' own values, without intervals (the run's aggregate, not a second one of it)
@@ -189,7 +195,8 @@ class Benchmark(ABC):
         def values(ests: Mapping[str, Any]) -> dict[str, Any]:
             return {k: v.get("value") for k, v in ests.items() if isinstance(v, Mapping) and "value" in v}
 
-        return {"field": self.input_answer, "items": len(items), "overall": values(agg.get("overall") or {}),
+        return {"field": self.input_answer, "items": len(items), **({"scorer_errors": errors} if errors else {}),
+                "overall": values(agg.get("overall") or {}),
                 "groups": {key: {g: values(e) for g, e in groups.items()} for key, groups in (agg.get("groups") or {}).items()}}
 
     @property

@@ -11,7 +11,13 @@ import pytest
 from glotbench.metrics import ItemScore, RatioMetric, ScoredSample, aggregate
 from glotbench.stats import MIN_INDEPENDENT_UNITS, wilson
 from glotbench.stats.cluster import cluster_codes, clustered_se, effective_wilson
-from glotbench.stats.coverage import MIN_COVERAGE, coverage, effective_wilson_arrays, simulate, wilson_arrays
+from glotbench.stats.coverage import (
+    MIN_COVERAGE,
+    coverage,
+    effective_wilson_arrays,
+    simulate,
+    wilson_arrays,
+)
 
 P = (0.05, 0.1, 0.25, 0.5)
 ACC = RatioMetric("accuracy", "correct", "n")

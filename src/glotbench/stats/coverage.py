@@ -21,8 +21,8 @@ Methods, each vectorised over the simulated data sets (`successes` is (reps, uni
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def wilson_arrays(k: np.ndarray, n: np.ndarray | float, z: float | np.ndarray = 
 
 def cluster_t_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """The `cluster_t` interval of every row of `k` (reps, G): G clusters of `size` items."""
-    reps, g = k.shape
+    _, g = k.shape
     n = g * size
     r = k.sum(axis=1) / n
     e = k - r[:, None] * size  # each cluster's residual sum
@@ -70,7 +70,7 @@ def effective_wilson_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.nd
     the effective number of items r(1 - r) / SE² · (G - 1) / G (the CR1 clustered SE; at most the n
     items before the factor), with
     Student's t at G - 1 degrees of freedom in place of z; Wilson on the G clusters where the SE is 0."""
-    reps, g = k.shape
+    _, g = k.shape
     n = g * size
     r = k.sum(axis=1) / n
     e = k - r[:, None] * size

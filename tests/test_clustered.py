@@ -1,6 +1,7 @@
 """Clustered intervals: the analytic clustered standard error against a hand computation and against
-statsmodels' cluster-robust variance, the cluster bootstrap (clusters resampled, proportions not given
-Wilson), and the aggregate cache keyed on the cluster field."""
+statsmodels' cluster-robust variance, the clustered interval (Wilson on the effective number of items
+with t at G - 1 df; the cluster bootstrap, marked, for metrics that are not ratios), and the aggregate
+cache keyed on the cluster field."""
 
 from __future__ import annotations
 
@@ -79,24 +80,58 @@ def test_ratio_metric_se_equals_statsmodels_weighted_fit():
     assert ours["se_clustered"] == pytest.approx(float(fit.bse[0]), rel=1e-10)
 
 
-def test_a_clustered_proportion_gets_the_cluster_bootstrap_not_wilson():
+def test_a_clustered_proportion_gets_wilson_on_the_effective_items_with_t():
+    from scipy.stats import t as student_t
+    from statsmodels.stats.proportion import proportion_confint
+
     outcomes = [1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1]
     clusters = ["p1", "p1", "p1", "p2", "p2", "p2", "p3", "p3", "p4", "p4", "p5", "p6"]
     out = aggregate([ACC], _samples(outcomes, clusters), cluster="passage", resamples=500)
     est = out["overall"]["accuracy"]
-    assert est["ci_method"] == "cluster_bootstrap" and est["n"] == 12 and est["clusters"] == 6
+    assert est["ci_method"] == "wilson_effective" and est["n"] == 12 and est["clusters"] == 6
     assert est["value"] == pytest.approx(7 / 12)
-    # the interval is the ordinary bootstrap over the rows summed per cluster (clusters resampled)
+    # Wilson on n_eff = p(1 - p) / SE² with z replaced by t(0.975, 5), as statsmodels computes Wilson at
+    # the confidence whose normal quantile is that t
     rows = np.array([[o, 1.0] for o in outcomes])
     codes, g = cluster_codes(clusters)
-    ref = bootstrap_many(sum_by_cluster(rows, codes, g), {"m": ratio_fn(0, 1)}, resamples=500)["m"]
-    assert (est["ci_low"], est["ci_high"]) == (ref.ci_low, ref.ci_high)
-    assert est["se_clustered"] == pytest.approx(clustered_se(rows[:, 0], rows[:, 1], codes, g)["se_clustered"])
+    se = clustered_se(rows[:, 0], rows[:, 1], codes, g)["se_clustered"]
+    assert est["se_clustered"] == pytest.approx(se)
+    p = 7 / 12
+    n_eff = min(12, p * (1 - p) / se ** 2) * 5 / 6  # the small-sample factor (G - 1) / G
+    assert est["n_effective"] == pytest.approx(n_eff)
+    from statistics import NormalDist
+    alpha = 2 * (1 - NormalDist().cdf(student_t.ppf(0.975, 5)))
+    ref = proportion_confint(p * n_eff, n_eff, alpha=alpha, method="wilson")
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx(ref, abs=1e-9)
+    assert "too_few_units" not in est  # measured coverage >= 93% at 6 clusters
     c = out["clusters"]
     assert (c["key"], c["clusters"], c["items"], c["items_without_key"]) == ("passage", 6, 12, 0)
-    # without the cluster field the same items get Wilson, which is narrower here
+    # without the cluster field the same items get Wilson, which is narrower here, and marked: 12 items
     plain = aggregate([ACC], _samples(outcomes, clusters), resamples=500)["overall"]["accuracy"]
-    assert plain["ci_method"] == "wilson" and "clusters" not in plain
+    assert plain["ci_method"] == "wilson" and "clusters" not in plain and plain["too_few_units"] is True
+    assert plain["ci_high"] - plain["ci_low"] < est["ci_high"] - est["ci_low"]
+
+
+def test_the_issue_example_is_no_longer_narrower_than_independent_items():
+    """12 Belebele items over 4 passages at 25%: the cluster bootstrap printed 25.0 (8.3–33.3), narrower
+    than Wilson's 8.9–53.2 for independent items. The clustered interval is at least as wide."""
+    outcomes = [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
+    clusters = [f"p{i // 3}" for i in range(12)]
+    est = aggregate([ACC], _samples(outcomes, clusters), cluster="passage")["overall"]["accuracy"]
+    plain = aggregate([ACC], _samples(outcomes, clusters))["overall"]["accuracy"]
+    assert est["ci_method"] == "wilson_effective" and est["clusters"] == 4
+    assert est["ci_low"] <= plain["ci_low"] and est["ci_high"] >= plain["ci_high"]
+
+
+def test_a_metric_that_is_not_a_ratio_keeps_the_cluster_bootstrap_marked():
+    from glotbench.metrics.ratio import MacroMetric
+
+    macro = MacroMetric("macro", ("x", "y"), "correct", "n")
+    s = [ScoredSample(f"i{i}", 0, {"passage": f"p{i // 3}"},
+                      ItemScore({f"correct:{'xy'[i % 2]}": float(i % 3 == 0), f"n:{'xy'[i % 2]}": 1.0}))
+         for i in range(12)]
+    est = aggregate([macro], s, cluster="passage")["overall"]["macro"]
+    assert est["ci_method"] in ("cluster_bootstrap", "wilson_clusters_fallback") and est["too_few_units"] is True
 
 
 def test_every_item_its_own_cluster_is_the_independent_case():
@@ -119,11 +154,11 @@ def test_repeats_are_summed_per_item_before_clusters():
     assert est["n"] == 4 and est["clusters"] == 2 and est["value"] == 0.5
 
 
-def test_a_collapsed_cluster_bootstrap_falls_back_to_wilson_on_clusters():
+def test_clusters_that_all_score_alike_give_wilson_on_the_clusters():
     from glotbench.stats import wilson
 
     est = aggregate([ACC], _samples([1] * 9, list("aaabbbccc")), cluster="passage")["overall"]["accuracy"]
-    assert est["ci_method"] == "wilson_clusters_fallback"
+    assert est["ci_method"] == "wilson_effective" and est["n_effective"] == 3
     assert (est["ci_low"], est["ci_high"]) == pytest.approx(wilson(3, 3))  # 3 clusters as 3 trials
 
 
@@ -135,9 +170,9 @@ def test_groups_get_their_own_clusters():
     assert out["groups"]["lang"]["th"]["accuracy"]["clusters"] == 1
 
 
-def test_cluster_bootstrap_width_matches_the_analytic_se_on_a_large_set():
-    """With 300 clusters of 3 correlated items, the cluster bootstrap's 95% interval is about
-    ±1.96 clustered SEs, and clearly wider than the independent-items interval."""
+def test_clustered_width_matches_the_analytic_se_on_a_large_set():
+    """With 300 clusters of 3 correlated items, the clustered 95% interval is about ±1.97 clustered
+    SEs (t at 299 degrees of freedom), and clearly wider than the independent-items interval."""
     rng = np.random.default_rng(3)
     p = rng.uniform(0.1, 0.9, size=300)
     outcomes = (rng.uniform(size=(300, 3)) < p[:, None]).astype(int).ravel().tolist()
@@ -162,7 +197,7 @@ def test_deepsea_xquad_clusters_by_context(tmp_path):
     assert "Hà Nội" not in json.dumps([dict(it.meta) for it in ds], ensure_ascii=False)  # a digest, not the text
     samples = [ScoredSample(it.id, 0, it.meta, ItemScore({"f1": float(i % 2), "n": 1.0})) for i, it in enumerate(ds)]
     out = bench.aggregate(samples, ds)
-    assert out["groups"]["lang"]["vi"]["token_f1_first_ref"]["ci_method"] == "cluster_bootstrap"
+    assert out["groups"]["lang"]["vi"]["token_f1_first_ref"]["ci_method"] == "wilson_effective"
     assert out["clusters"]["clusters"] == 2 and DeepSEATask("mgsm").cluster_by is None
 
 
@@ -194,7 +229,7 @@ def test_the_cluster_field_is_in_the_aggregate_cache_key(tmp_path, cache_path):
     clustered_bench = Counting()
     clustered_bench.cluster_by = "category"
     clustered = run(clustered_bench, 2)
-    assert Counting.aggregates == 2 and clustered["overall"]["sentence_exact"]["ci_method"] == "cluster_bootstrap"
+    assert Counting.aggregates == 2 and clustered["overall"]["sentence_exact"]["ci_method"] == "wilson_effective"
     assert plain["overall"]["sentence_exact"]["ci_method"] == "wilson" and "clusters" not in plain
     again = Counting()
     again.cluster_by = "category"

@@ -1,5 +1,6 @@
-"""CIs that do not collapse: Wilson for proportions of 0/1 items (checked against statsmodels), the
-percentile bootstrap elsewhere, Wilson on the items where the bootstrap collapses; each estimate
+"""CIs that do not collapse: Wilson for proportions of 0/1 items (checked against statsmodels), Wilson on
+the effective number of items for other bounded ratios, the percentile bootstrap elsewhere, Wilson on
+the items where the bootstrap collapses; each estimate
 names its method, the table's caption names them, and a cached aggregate of other interval code is
 never served."""
 
@@ -65,56 +66,96 @@ def test_a_proportion_of_items_gets_the_wilson_interval(n, k):
     assert est["exact"]["ci_high"] > est["exact"]["ci_low"]  # never collapsed
 
 
-def test_a_ratio_of_word_counts_is_bootstrapped():
+def test_a_ratio_of_word_counts_gets_wilson_on_its_effective_items():
+    """Word accuracy (0 <= words right <= words per item): Wilson on the effective number of items
+    value(1 - value) / SE² · (n - 1) / n with t at n - 1 degrees of freedom (the SE over items, HC1);
+    the percentile bootstrap it replaced needed 100 items for 93% coverage (docs/metrics.md)."""
+    from glotbench.stats.cluster import clustered_se, effective_wilson
+
     rng = np.random.default_rng(3)
-    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": float(c), "words": 8.0}))
-               for i, c in enumerate(rng.integers(0, 9, 60))]
+    correct = rng.integers(0, 9, 60).astype(float)
+    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": c, "words": 8.0})) for i, c in enumerate(correct)]
     est = aggregate([WORDS], samples)["overall"]["words"]
-    assert est["ci_method"] == "bootstrap" and est["ci_low"] < est["value"] < est["ci_high"]
-    direct = stats.ratio_with_ci([s.score.stats["words_correct"] for s in samples], [8.0] * 60)
+    assert est["ci_method"] == "wilson_effective" and est["ci_low"] < est["value"] < est["ci_high"]
+    se = clustered_se(correct, np.full(60, 8.0), np.arange(60), 60)
+    assert se["se_clustered"] == pytest.approx(se["se_iid"])  # each item its own cluster: HC1
+    lo, hi, n_eff = effective_wilson(correct.sum() / 480, se["se_iid"], 60, 480)
+    assert (est["ci_low"], est["ci_high"], est["n_effective"]) == pytest.approx((lo, hi, n_eff), abs=1e-12)
+    assert "too_few_units" not in est
+
+
+def test_a_ratio_that_is_not_bounded_by_its_denominator_is_bootstrapped():
+    """An item whose numerator exceeds its denominator (not a share): the percentile bootstrap over
+    items, as before, marked below 100 items."""
+    rng = np.random.default_rng(4)
+    num = rng.integers(0, 12, 60).astype(float)
+    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": c, "words": 8.0})) for i, c in enumerate(num)]
+    est = aggregate([WORDS], samples)["overall"]["words"]
+    assert est["ci_method"] == "bootstrap" and est["too_few_units"] is True
+    direct = stats.ratio_with_ci(num.tolist(), [8.0] * 60)
     assert (est["ci_low"], est["ci_high"]) == (direct.ci_low, direct.ci_high)  # the same resamples
 
 
 @pytest.mark.parametrize("correct", [0, 8])
-def test_a_collapsed_bootstrap_falls_back_to_wilson_on_the_items(correct):
-    """Every item with the same word accuracy (all wrong, all right): every resample gives one value."""
+def test_every_item_scored_alike_gives_wilson_on_the_items(correct):
+    """Every item with the same word accuracy (all wrong, all right): no spread, Wilson on the items."""
     samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": float(correct), "words": 8.0}))
                for i in range(40)]
     est = aggregate([WORDS], samples)["overall"]["words"]
-    assert est["ci_method"] == "wilson_fallback"
+    assert est["ci_method"] == "wilson_effective" and est["n_effective"] == 40
     p = correct / 8
     assert (est["ci_low"], est["ci_high"]) == pytest.approx(proportion_confint(40 * p, 40, method="wilson"), abs=1e-12)
 
 
-def test_items_without_the_statistic_do_not_count_in_the_fallback():
+def test_a_collapsed_bootstrap_falls_back_to_wilson_on_the_items():
+    """A metric that keeps the bootstrap (a macro average) and scores every item alike."""
+    from glotbench.metrics.ratio import MacroMetric
+
+    macro = MacroMetric("macro", ("x", "y"), "correct", "n")
+    samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({f"correct:{'xy'[i % 2]}": 0.0, f"n:{'xy'[i % 2]}": 1.0}))
+               for i in range(40)]
+    est = aggregate([macro], samples)["overall"]["macro"]
+    assert est["ci_method"] == "wilson_fallback"
+    assert est["ci_high"] == pytest.approx(100 * proportion_confint(0, 40, method="wilson")[1], abs=1e-9)
+
+
+def test_items_without_the_statistic_do_not_count():
     """A rate defined on some items only (false alarms on error-free sentences): n is those items."""
     samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": 0.0, "words": 4.0 if i < 10 else 0.0}))
                for i in range(50)]
     est = aggregate([WORDS], samples)["overall"]["words"]
-    assert est["ci_method"] == "wilson_fallback" and est["n"] == 50
+    assert est["ci_method"] == "wilson_effective" and est["n"] == 50
     assert est["ci_high"] == pytest.approx(proportion_confint(0, 10, method="wilson")[1], abs=1e-12)
 
 
-def test_repeats_make_the_per_item_value_a_mean_and_it_is_bootstrapped():
-    """Three repeats: an item's row is (0..3, 3), a mean over repeats, not a 0/1 outcome."""
+def test_repeats_make_the_per_item_value_a_mean():
+    """Three repeats: an item's row is (0..3, 3), a mean over repeats, not a 0/1 outcome: the interval
+    counts items, not samples."""
     rng = np.random.default_rng(5)
     values = [list(rng.integers(0, 2, 3)) for _ in range(40)]
     est = aggregate([EXACT], _samples(values, repeats=3))["overall"]["exact"]
-    assert est["ci_method"] == "bootstrap" and est["ci_low"] < est["value"] < est["ci_high"]
+    assert est["ci_method"] == "wilson_effective" and est["ci_low"] < est["value"] < est["ci_high"]
+    assert est["n_effective"] <= 120
     # ... and when every repeat of every item failed, Wilson on the 40 items (not on 120 samples)
     est = aggregate([EXACT], _samples([[0, 0, 0]] * 40, repeats=3))["overall"]["exact"]
-    assert est["ci_method"] == "wilson_fallback"
+    assert est["ci_method"] == "wilson_effective"
     assert est["ci_high"] == pytest.approx(proportion_confint(0, 40, method="wilson")[1], abs=1e-12)
 
 
-def test_groups_get_their_own_method_and_resamples_zero_still_gives_wilson():
+def test_groups_get_their_own_method_and_resamples_zero_still_gives_intervals():
     samples = _samples([1, 1, 1, 0, 0, 0, 1, 0], cat=lambda i: "all-right" if i < 3 else "mixed")
     out = aggregate([EXACT, WORDS], [ScoredSample(s.item_id, 0, s.meta, ItemScore({**s.score.stats,
                                                                                   "words_correct": 1.0, "words": 2.0}))
                                      for s in samples], ("category",), resamples=0)
     g = out["groups"]["category"]
     assert g["all-right"]["exact"]["ci_method"] == "wilson" and g["all-right"]["exact"]["ci_low"] < 1
-    assert g["mixed"]["words"]["ci_method"] == "none"  # no resamples: no bootstrap, and none pretended
+    assert g["mixed"]["words"]["ci_method"] == "wilson_effective"  # no resamples needed
+    from glotbench.metrics.ratio import MacroMetric
+
+    macro = MacroMetric("macro", ("x",), "correct", "n")
+    s = [ScoredSample(f"i{i}", 0, {}, ItemScore({"correct:x": float(i % 2), "n:x": 1.0})) for i in range(6)]
+    est = aggregate([macro], s, resamples=0)["overall"]["macro"]
+    assert est["ci_method"] == "none" and "too_few_units" not in est  # no bootstrap, and none pretended
 
 
 def test_the_interval_code_is_in_the_aggregate_cache_key():

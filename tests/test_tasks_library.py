@@ -53,7 +53,7 @@ def test_belebele_generative_in_six_scripts(tmp_path, srv, config, answers, accu
     clustered = config == "lao_Laoo"  # two of its three questions share a passage
     c = r["scores"]["clusters"]
     assert (c["key"], c["clusters"], c["items"], c["items_without_key"]) == ("passage", 2 if clustered else 3, 3, 0)
-    assert r["scores"]["overall"]["accuracy"]["ci_method"] == ("cluster_bootstrap" if clustered else "wilson")
+    assert r["scores"]["overall"]["accuracy"]["ci_method"] == ("wilson_effective" if clustered else "wilson")
     assert "accuracy[first_letter]" in r["scores"]["overall"]  # the second pipeline, side by side
     # the gold never reaches the server
     for req in srv.requests():

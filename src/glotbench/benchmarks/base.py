@@ -79,6 +79,11 @@ class Benchmark(ABC):
     # `modelled_on`). None: the bundled data is the benchmark, or there is none.
     bundled_data: ClassVar[str | None] = None
     modelled_on: ClassVar[str | None] = None
+    # The public field whose text is itself a possible answer: restoration and correction (the input
+    # unchanged), translation (the source copied). A run then scores that text as every item's answer,
+    # the do-nothing floor every view shows beside the score (`input_floor`), as a multiple-choice
+    # table shows the random baseline. None: the input is no answer (a question, options).
+    input_answer: ClassVar[str | None] = None
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:
@@ -172,6 +177,36 @@ class Benchmark(ABC):
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""
         return {}
+
+    def input_floor(self, dataset: Dataset, items: Sequence[Item] | None = None) -> dict[str, Any] | None:
+        """results.json's `input_floor`: each metric's value (overall and per group) when every item of
+        `items` (default: the dataset's) is answered with its own `input_answer` field, scored by the
+        benchmark's own `score`; None when the benchmark declares no such field."""
+        if self.input_answer is None:
+            return None
+        from glotbench.metrics import ScoredSample
+
+        items = list(dataset if items is None else items)
+        samples, errors = [], 0
+        for it in items:
+            try:
+                score = self.score(it.public[self.input_answer], it)
+            except Exception:  # noqa: BLE001 - as in a run, a scorer error is that item's failure score
+                score, errors = self.failure_score("scorer_error", it), errors + 1
+            samples.append(ScoredSample(it.id, 0, it.meta, score))
+        if not samples:
+            return None
+        # the metrics' own values, without intervals (the run's aggregate, not a second one of it)
+        agg = aggregate(self.metrics_for(dataset), samples, self.group_by, resamples=0)
+        if not self.pooled_overall:
+            agg["overall"] = {}
+
+        def values(ests: Mapping[str, Any]) -> dict[str, Any]:
+            return {k: v.get("value") for k, v in ests.items() if isinstance(v, Mapping) and "value" in v}
+
+        return {"field": self.input_answer, "items": len(items), **({"scorer_errors": errors} if errors else {}),
+                "overall": values(agg.get("overall") or {}),
+                "groups": {key: {g: values(e) for g, e in groups.items()} for key, groups in (agg.get("groups") or {}).items()}}
 
     @property
     def headline(self) -> Metric:

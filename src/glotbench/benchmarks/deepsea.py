@@ -305,6 +305,7 @@ class CrossSum(_Generation):
 
 class WMT24pp(_Generation):
     task, tag, reference, shown_meta = "wmt24pp", "translation", "target", ("lp",)
+    input_answer = "source"  # the source copied is a possible translation (names, numbers, shared script)
     prompt = "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}"
 
     def __init__(self, *, groups: str | None = None, metric: str | None = None):

@@ -84,6 +84,7 @@ class VietnameseDiacritics(Benchmark):
     name = "vi-diacritics"
     bundled_data = "own"  # written by the glotbench authors, modelled on Dấu or Die (docs)
     modelled_on = "Dấu or Die"
+    input_answer = "text"  # the stripped text is itself a restoration (of a text that needs no marks)
     version = "1.0"
     description = "Vietnamese diacritic restoration (Dấu or Die style)"
     metrics = (

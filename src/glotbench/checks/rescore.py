@@ -269,6 +269,23 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
                       describe_item_set(results), comparability(results))
 
 
+def tiers(values: dict[str, float | None]) -> list[list[str]]:
+    """The models best first, equal scores in one tier (`[["a", "b"], ["c"]]`: a and b tie, then c);
+    models without a score last, as one tier. Scores are equal when they agree to 1e-9 of their size
+    (the same formula over the same counts; float noise is no ranking)."""
+    scored = sorted(((x, m) for m, x in values.items() if x is not None), key=lambda t: (-t[0], t[1]))
+    out: list[list[str]] = []
+    last: float | None = None
+    for x, m in scored:
+        if last is not None and abs(x - last) <= 1e-9 * max(1.0, abs(x), abs(last)):
+            out[-1].append(m)
+        else:
+            out.append([m])
+        last = x
+    none = sorted(m for m, x in values.items() if x is None)
+    return out + ([none] if none else [])
+
+
 def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     """Per benchmark, metric and group: each variant's order of the models and the pairs that flip
     against the order as run. Only valid, whole runs are ranked, and only against runs with the
@@ -302,9 +319,12 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
                 for v in rs[0].scores:
                     vals = {r.model: value(r, v) for r in rs}
                     order = [m for m, x in sorted(vals.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
+                    # a flip: a pair strictly ordered as run and strictly the other way here (equal
+                    # scores are a tie, never an order)
                     flips = [[a.model, b.model] for i, a in enumerate(order0) for b in order0[i + 1:]
-                             if vals[a.model] is not None and vals[b.model] is not None and vals[a.model] < vals[b.model]]
-                    entry["variants"][v] = {"values": vals, "order": order, "flips": flips}
+                             if value(a, AS_RUN) > value(b, AS_RUN) and vals[a.model] is not None
+                             and vals[b.model] is not None and vals[a.model] < vals[b.model]]
+                    entry["variants"][v] = {"values": vals, "order": order, "tiers": tiers(vals), "flips": flips}
                 out.append(entry)
     for bench, left in sorted(unranked.items()):
         if not any(b == bench for b, _ in by_bench):

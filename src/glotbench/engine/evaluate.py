@@ -286,7 +286,8 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         signature=plan.signature, selection=plan.selection.record(),  # type: ignore[arg-type]
         validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,  # type: ignore[arg-type]
                               c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
-        data_label=bench.data_label(full), facts=bench.extra_results(full),  # type: ignore[arg-type]
+        data_label=bench.data_label(full),
+        facts={**bench.extra_results(full), **({"input_floor": floor} if (floor := bench.input_floor(full, plan.items)) else {})},  # type: ignore[arg-type]
         headline=metrics[0].name,
         metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
                            "keys": list(mt.keys), "scale": mt.scale} for mt in metrics},

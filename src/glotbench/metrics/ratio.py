@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for
 
 from glotbench.core import ItemScore  # noqa: F401 - defined with the other core objects; imported from here too
 from glotbench.errors import GlotbenchError
-from glotbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_many, collapse_fallback, wilson
-from glotbench.stats.cluster import cluster_codes, clustered_se, sum_by_cluster
+from glotbench.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_INDEPENDENT_UNITS,
+                             bootstrap_many, collapse_fallback, wilson)
+from glotbench.stats.cluster import cluster_codes, clustered_se, effective_wilson, sum_by_cluster
 
 
 class MissingStatistic(GlotbenchError):
@@ -173,7 +174,8 @@ def aggregate(
                 return {m.name: clustered_interval(m, mat[:, cols[m.name]], boot[m.name], codes, g, resamples)
                         for m in metrics}
         props = {m.name: p for m in metrics if (p := proportion(m, mat[:, cols[m.name]])) is not None}
-        rest = {k: fn for k, fn in fns.items() if k not in props}
+        rest = {m.name: fns[m.name] for m in metrics
+                if m.name not in props and not bounded_ratio(m, mat[:, cols[m.name]])}
         boot = bootstrap_many(mat, rest, resamples=resamples, seed=seed) if rest else {}
         return {m.name: interval(m, mat[:, cols[m.name]], boot.get(m.name), props.get(m.name), resamples)
                 for m in metrics}
@@ -211,8 +213,9 @@ def cluster_summary(key: str, samples: Sequence[ScoredSample], of_item: np.ndarr
     missing = sum(1 for c in (of_item.tolist() if of_item is not None else ()) if c[0] == "item")
     used = g < n
     return {"key": key, "clusters": g, "items": n, "items_without_key": missing,
-            "method": ("cluster bootstrap (clusters resampled) and the analytic clustered standard error (CR1) "
-                       "beside it; no Wilson interval (a clustered proportion is not binomial)") if used else
+            "method": ("Wilson on the effective number of items (clustered SE, CR1) with t at clusters - 1 "
+                       "degrees of freedom for ratio metrics; the cluster bootstrap (clusters resampled, marked: "
+                       "coverage below 93%) for other metrics") if used else
                       "every item is its own cluster: intervals as for independent items"}
 
 
@@ -221,7 +224,9 @@ CI_METHODS = {
     "bootstrap": "percentile bootstrap over items",
     "wilson_fallback": "Wilson score interval on the item count (the bootstrap collapsed: every resample gave one value)",
     "none": "no interval (--resamples 0)",
-    "cluster_bootstrap": "percentile bootstrap over clusters (the benchmark names a cluster field)",
+    "cluster_bootstrap": "percentile bootstrap over clusters (a metric that is not a ratio of sums in [0, 1])",
+    "wilson_effective": "Wilson score interval on the effective number of items (SE over clusters, CR1, or "
+                        "over items) with Student's t at G - 1 degrees of freedom (G clusters, or items)",
     "wilson_clusters_fallback": "Wilson score interval on the cluster count (the cluster bootstrap collapsed)",
 }
 
@@ -239,6 +244,30 @@ def proportion(metric: Metric, rows: np.ndarray) -> tuple[float, float] | None:
     return float(num.sum()), float(den.sum())
 
 
+def bounded_ratio(metric: Metric, rows: np.ndarray) -> bool:
+    """Whether `metric` is a ratio of sums whose every item's value lies in [0, 1] (0 ≤ numerator ≤
+    denominator: word accuracy, F1 sums, a mean over repeats), with some denominator: the metrics
+    whose interval is `wilson_effective` (a proportion of 0/1 independent items keeps Wilson's)."""
+    if not isinstance(metric, RatioMetric) or len(rows) == 0:
+        return False
+    num, den = rows[:, 0], rows[:, 1]
+    return bool(((num >= 0) & (num <= den)).all() and den.sum() > 0)
+
+
+def effective_estimate(metric: Metric, rows: np.ndarray, codes: np.ndarray, n_clusters: int) -> dict[str, Any]:
+    """value, ci_low, ci_high (on the metric's scale), `ci_method: wilson_effective` and `n_effective`
+    of a `bounded_ratio` metric over items in clusters (`codes`; independent items: each its own):
+    Wilson on the effective number of items with t at G − 1 degrees of freedom, G the clusters that
+    carry a denominator (`glotbench.stats.cluster.effective_wilson`)."""
+    f = 100.0 if metric.scale == "points" else 1.0
+    total = rows.sum(axis=0)
+    value = float(metric.score(total))
+    se = clustered_se(rows[:, 0], rows[:, 1], codes, n_clusters)["se_clustered"]
+    g = len(set(codes[rows[:, 1] > 0].tolist()))
+    lo, hi, n_eff = effective_wilson(value / f, se, g, float(total[1]))
+    return {"value": value, "ci_low": f * lo, "ci_high": f * hi, "ci_method": "wilson_effective", "n_effective": n_eff}
+
+
 def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, float] | None,
              resamples: int) -> dict[str, Any]:
     """One estimate as results.json holds it: value, ci_low, ci_high, n (items), ci_method.
@@ -251,9 +280,23 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
       over the items that carry the metric's statistics, on the metric's scale (0–1 or 0–100). Each
       item's value then lies in [0, 1], whose variance is at most p(1 − p): the interval is, if
       anything, wide.
-    - `none`: `--resamples 0` and not a proportion."""
+    - `wilson_effective`: a ratio of sums whose every item's value lies in [0, 1] but is not 0/1
+      (word accuracy, F1 sums, a proportion with repeats): Wilson's interval on the effective number
+      of items value(1 − value) / SE² (the HC1 SE over items) with t at n − 1 degrees of freedom
+      (`effective_estimate`); measured coverage at least 93% from 2 items (docs/metrics.md), where the
+      percentile bootstrap needed 100;
+    - `none`: `--resamples 0` and not a proportion.
+
+    Below `MIN_INDEPENDENT_UNITS` items (30; `MIN_BOOTSTRAP_UNITS`, 100, for the bootstrap) each of these
+    under-covers for some proportion (measured: bench/ci_coverage.py); the estimate is then marked
+    `too_few_units: true`, shown as † in every view."""
+    import numpy as np
     f = 100.0 if metric.scale == "points" else 1.0
     n = len(rows)
+    if prop is None and bounded_ratio(metric, rows):
+        eff = effective_estimate(metric, rows, np.arange(n), n)
+        est = {"value": eff.pop("value"), "ci_low": eff.pop("ci_low"), "ci_high": eff.pop("ci_high"), "n": n, **eff}
+        return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
     if prop is not None:
         k, trials = prop
         value = float(metric.score(rows.sum(axis=0)))
@@ -266,6 +309,8 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
         fallback = collapse_fallback(value, lo, hi, carrying, f) if est["ci_method"] == "bootstrap" else None
         if fallback is not None:
             est.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
+    if est["ci_method"] != "none" and n < (MIN_BOOTSTRAP_UNITS if est["ci_method"] == "bootstrap" else MIN_INDEPENDENT_UNITS):
+        est["too_few_units"] = True
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
 
 
@@ -275,26 +320,34 @@ def clustered_interval(metric: Metric, rows: np.ndarray, boot: Any, codes: np.nd
     and for a ratio metric the analytic `se_clustered`, `se_iid` and `design_effect`
     (glotbench.stats.cluster), on the metric's scale.
 
-    - `cluster_bootstrap`: the percentile bootstrap over clusters (`boot`, from the rows summed per
-      cluster), for every metric, proportions included: a clustered proportion is not binomial (its
-      variance is larger by the design effect), so the Wilson interval, which assumes independent
-      items, is not used;
-    - `wilson_clusters_fallback`: a cluster bootstrap that collapsed (every cluster scored the same)
-      is replaced by the Wilson interval of the value with the clusters that carry the metric as
-      trials: as if each cluster were one item, the most a perfect within-cluster correlation can
-      cost;
-    - `none`: `--resamples 0`."""
+    - `wilson_effective`: a ratio of sums whose value lies in [0, 1] (accuracy, exact match, word
+      accuracy, F1 sums): Wilson's interval on the effective number of items value(1 − value) / SE²
+      (the CR1 clustered SE), with Student's t at G − 1 degrees of freedom (G clusters carrying the
+      metric) in place of z; Wilson on the clusters where every cluster scores alike
+      (`stats.cluster.effective_wilson`). Measured coverage at least 93% from 2 clusters up, but in one
+      cell of the grid (docs/metrics.md); the cluster bootstrap it replaces covered 49-88% at 2-10
+      clusters;
+    - `cluster_bootstrap`: every other metric, the percentile bootstrap over clusters (`boot`);
+      its coverage is below 93% up to 200 clusters in the simulation, so it is always marked
+      `too_few_units`; `wilson_clusters_fallback` where it collapsed;
+    - `none`: `--resamples 0` on a metric that is not such a ratio."""
     f = 100.0 if metric.scale == "points" else 1.0
-    est: dict[str, Any] = {**boot.to_dict(), "n": len(rows), "clusters": n_clusters,
-                           "ci_method": "cluster_bootstrap" if resamples > 0 and len(rows) else "none"}
+    n = len(rows)
+    est: dict[str, Any] = {**(boot.to_dict() if boot is not None else {}), "n": n, "clusters": n_clusters,
+                           "ci_method": "cluster_bootstrap" if resamples > 0 and n else "none"}
+    carrying = len(set(codes[(rows != 0).any(axis=1)].tolist()))
     if isinstance(metric, RatioMetric):
         est.update(clustered_se(rows[:, 0], rows[:, 1], codes, n_clusters, scale=f))
-    value, lo, hi = est["value"], est["ci_low"], est["ci_high"]
-    carrying = len(set(codes[(rows != 0).any(axis=1)].tolist()))
+        if bounded_ratio(metric, rows):
+            est.update(effective_estimate(metric, rows, codes, n_clusters))
+            return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
+    value, lo, hi = est.get("value"), est.get("ci_low"), est.get("ci_high")
     if (est["ci_method"] == "cluster_bootstrap" and value is not None and lo is not None and hi is not None
             and hi - lo <= 1e-12 * max(1.0, abs(value)) and 0.0 <= value / f <= 1.0 and carrying):
         lo, hi = wilson(value / f * carrying, carrying)
         est.update(ci_low=f * lo, ci_high=f * hi, ci_method="wilson_clusters_fallback")
+    if est["ci_method"] != "none":
+        est["too_few_units"] = True
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
 
 

@@ -272,9 +272,13 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
         pts = {r.model: (xs[r.model], r.headline["value"]) for r in valid}
         frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},
                     "front": pareto_front(pts)}
+    fl = res0.get("input_floor") or {}
+    r0 = rs[0]
+    floor = (((fl.get("groups") or {}).get("lang") or {}).get(r0.lang) or {} if r0.lang_group
+             else fl.get("overall") or {}).get(head)
     return {"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),
             "checks": column_checks(cells, rs), "tokens": column_tokens(rs),  # report/checks_board.py
-            "headline": head,
+            "headline": head, "input_floor": floor,
             "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
             "cells": cells, "groups": groups, "frontier": frontier}
 
@@ -302,7 +306,8 @@ def _f(col: dict[str, Any]) -> float:
 def _est_text(e: dict[str, Any], f: float) -> str:
     if e.get("value") is None:
         return "—"
-    ci = f" ({f * e['ci_low']:.1f}–{f * e['ci_high']:.1f})" if e.get("ci_low") is not None else ""
+    ci = (f" ({f * e['ci_low']:.1f}–{f * e['ci_high']:.1f})" + ("†" if e.get("too_few_units") else "")
+          if e.get("ci_low") is not None else "")
     return f"{f * e['value']:.1f}{ci}"
 
 
@@ -316,7 +321,7 @@ def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool
         f = _f(col)
         s = f"{f * c['value']:.1f}"
         if ci and c.get("ci_low") is not None:
-            s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})"
+            s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})" + ("†" if c.get("too_few_units") else "")
     if c.get("n") is not None:
         s += f" n={c['n']}" + (f"{MARK}{c['clusters']}" if c.get("clusters") else "")
     if with_notes and c.get("notes"):
@@ -331,14 +336,22 @@ def marked(col: dict[str, Any], model: str) -> bool:
 
 def legend(board: dict[str, Any]) -> str:
     s = board["significance"]
-    return (f"percent or points, 95% CI (Wilson for proportions, else percentile bootstrap: each cell's "
-            f"ci_method; n{MARK}G: G clusters resampled, the benchmark names a cluster field), n items; bold: the column's best valid run and every valid run not significantly "
+    return (f"percent or points, 95% CI (Wilson for proportions of independent items, Wilson on the effective "
+            f"number of items for other ratios and clustered items, else percentile bootstrap: each cell's "
+            f"ci_method; n{MARK}G: G clusters, the benchmark names a cluster field; † too few units: measured "
+            f"coverage under 93%, docs/metrics.md), n items; bold: the column's best valid run and every valid run not significantly "
             f"different from it ({s['test']}, adjusted p ≥ {s['alpha']}, {s['resamples']} trials, shared items; "
             f"p-values adjusted per column: {s.get('correction_name', NAMES['none'])})")
 
 
+def floor_text(col: dict[str, Any]) -> str:
+    """` · input unchanged 19.2`: the column's do-nothing floor (Benchmark.input_answer), or ""."""
+    x = col.get("input_floor")
+    return "" if x is None else f" · input unchanged {_f(col) * x:.1f}"
+
+
 def _md_table(models: list[str], cols: list[dict[str, Any]]) -> list[str]:
-    lines = ["| model | " + " | ".join(f"{c['benchmark']} {c['label']}" for c in cols) + " |",
+    lines = ["| model | " + " | ".join(f"{c['benchmark']} {c['label']}{floor_text(c)}" for c in cols) + " |",
              "|---|" + "---:|" * len(cols)]
     for m in models:
         cells = [(f"**{cell_text(c, m)}**" if marked(c, m) else cell_text(c, m)) for c in cols]

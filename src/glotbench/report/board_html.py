@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from glotbench.report.arena_rank import board_html as arena_board_html
-from glotbench.report.board import display_names, legend
+from glotbench.report.board import display_names, floor_text, legend
 from glotbench.report.checks_board import board_sections
 from glotbench.report.page import page
 from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
@@ -25,7 +25,8 @@ def _gsrc(path: str, key: str, value: str, head: str) -> str:
 def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> str:
     if e["value"] is None:
         return f'<td style="{heat_color(None, lo, hi)}">—</td>'
-    ci = f' title="95% CI {f * e["ci_low"]:.1f}–{f * e["ci_high"]:.1f}, n={e["n"]}"' if e.get("ci_low") is not None else ""
+    ci = (f' title="95% CI {f * e["ci_low"]:.1f}–{f * e["ci_high"]:.1f}{"†" if e.get("too_few_units") else ""}, n={e["n"]}"'
+          if e.get("ci_low") is not None else "")
     return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
 
 
@@ -36,7 +37,7 @@ def cluster_span(cell: dict[str, Any]) -> str:
     if not cell.get("clusters"):
         return ""
     se = cell.get("se_clustered")
-    title = f' title="cluster bootstrap over {cell["clusters"]} clusters' + (
+    title = f' title="interval over {cell["clusters"]} clusters' + (
         f'; analytic clustered SE {se:.4g}, design effect {cell.get("design_effect") or float("nan"):.2f}"' if se is not None else '"')
     return f'<span class="note" data-clusters="{cell["clusters"]}"{title}>{MARK}{cell["clusters"]}</span>'
 
@@ -44,7 +45,7 @@ def cluster_span(cell: dict[str, Any]) -> str:
 def _table(models: list[str], cols: list[dict[str, Any]], name: dict[str, str], table_id: str) -> str:
     head = [f"<table id=\"{escape(table_id)}\"><tr><th>model</th>" + "".join(
         f'<th title="{escape(c["signature"])}">{escape(c["benchmark"])}<br><span class="note">{escape(c["label"])}'
-        f' · {escape(c["item_set"])}</span></th>'
+        f' · {escape(c["item_set"])}{escape(floor_text(c))}</span></th>'
         for c in cols) + "</tr>"]
     for m in models:
         tds = []
@@ -61,7 +62,8 @@ def _table(models: list[str], cols: list[dict[str, Any]], name: dict[str, str], 
                  f'on {x["shared_items"]} shared items" data-p="{x["p_vs_best"]:.6g}" '
                  f'data-p-adjusted="{x.get("p_vs_best_adjusted", x["p_vs_best"]):.6g}"' if "p_vs_best" in x else "")
             ci = (f' <span class="ci">({num(x["ci_low"], _src(x, c["headline"], "ci_low"), factor=f)}–'
-                  f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)})</span>' if x["ci_low"] is not None else "")
+                  f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)}){"†" if x.get("too_few_units") else ""}</span>'
+                  if x["ci_low"] is not None else "")
             n = f' <span class="note" data-n="{x["n"]}">n={escape(str(x["n"]))}</span>' if x.get("n") is not None else ""
             n += cluster_span(x)
             notes = "".join(f'<span class="cellnote">{escape(t)}</span>' for t in x.get("notes") or ())
@@ -104,7 +106,9 @@ def board_html(board: dict[str, Any]) -> str:
     plots = []
     for c in cols:
         f = 100.0 if c["scale"] == "fraction" else 1.0
-        rows = [Row(name[m], x["value"], x["ci_low"], x["ci_high"]) for m, x in c["cells"].items()]
+        rows = [Row(name[m], x["value"], x["ci_low"], x["ci_high"],
+                    n=f'{x["n"]}‡{x["clusters"]}' if x.get("clusters") else str(x.get("n") or ""),
+                    few=bool(x.get("too_few_units"))) for m, x in c["cells"].items()]
         plots.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])}</h3>{ci_plot(rows, factor=f, unit="%" if f == 100 else "")}'
                      f'<div class="sig">{escape(c["signature"])}</div>')
     sections.append(("scores", "Scores with 95% CIs", "".join(plots)))

@@ -30,12 +30,13 @@ def rescore_markdown(got: dict[str, Any]) -> str:
     ranked = [r for r in got["rankings"] if r["variants"] and len(next(iter(r["variants"].values()))["order"]) >= 2]
     left = {(x["model"], x["path"]): (r["benchmark"], x["why"]) for r in got["rankings"] for x in r.get("not_ranked", ())}
     if ranked or left:
-        lines += ["## Rankings (models in order, best first; valid runs on the same items only)", ""]
+        lines += ["## Rankings (models in order, best first, `=` for equal scores; valid runs on the same items only)", ""]
         for r in ranked:
             lines.append(f"- {r['benchmark']} {r['metric']} ({r['group']}; {r['item_set']}):")
             for v, x in r["variants"].items():
                 flips = "; ".join(f"{a} ↔ {b}" for a, b in x["flips"])
-                lines.append(f"  - {v}: " + " > ".join(x["order"]) + (f" — **order flips:** {flips}" if flips else ""))
+                order = " > ".join(" = ".join(t) for t in x["tiers"]) if "tiers" in x else " > ".join(x["order"])
+                lines.append(f"  - {v}: " + order + (f" — **order flips:** {flips}" if flips else ""))
         for (model, path), (bench, why) in left.items():
             lines.append(f"- not ranked: {bench} · {model} (`{path}`): {why}")
         lines.append("")

@@ -32,17 +32,19 @@ def cluster_line(results: Mapping[str, Any]) -> str | None:
         head += f" ({c['items_without_key']} without a {c.get('key')}: a cluster each)"
     if c.get("clusters") == c.get("items"):
         return head + "; every item its own cluster: intervals as for independent items"
-    line = head + f"; 95% CIs resample clusters (cluster bootstrap, {MARK}), no Wilson interval"
+    line = head + (f"; 95% CIs count clusters, not items ({MARK}: items‡clusters): Wilson on the effective items "
+                   "with t at clusters − 1 df for ratio metrics, the cluster bootstrap (†) for others")
     name = results.get("headline")
     est = ((results.get("scores") or {}).get("overall") or {}).get(name) or {}
     f = 100.0 if (results.get("metrics") or {}).get(name, {}).get("scale", "fraction") == "fraction" else 1.0
-    se = _se(est, f) if est.get("ci_method") in ("cluster_bootstrap", "wilson_clusters_fallback") else ""
+    se = _se(est, f) if est.get("ci_method") in ("cluster_bootstrap", "wilson_clusters_fallback", "wilson_effective") else ""
     return line + (f"; {name}: {se}" if se else "")
 
 
 def cell_fields(est: Mapping[str, Any]) -> dict[str, Any]:
     """The clustering facts a board cell keeps from its estimate (none for independent items)."""
-    return {k: est[k] for k in ("clusters", "se_clustered", "se_iid", "design_effect") if est.get(k) is not None}
+    return {k: est[k] for k in ("clusters", "se_clustered", "se_iid", "design_effect", "too_few_units")
+            if est.get(k) is not None}
 
 
 def paired_rows(a: Any, b: Any, ids: list[str], cluster_of: Mapping[str, Any] | None) -> tuple[Any, Any, int | None]:

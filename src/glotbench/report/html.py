@@ -18,7 +18,7 @@ from glotbench.report.checks_html import checks_sections, sample_checks
 from glotbench.report.diffs import DIFFS
 from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, bar_plot, ci_plot, num
-from glotbench.report.terminal import ci_caption
+from glotbench.report.terminal import FEW_NOTE, any_few, ci_caption, few_mark, floor_line, n_text
 
 
 def ptr(*parts: Any) -> str:
@@ -35,12 +35,14 @@ def _est_cells(results: dict[str, Any], est: dict[str, Any] | None, path: tuple,
     if not est or est.get("value") is None:
         return '<td>—</td><td></td>'
     ci = (f'{num(est["ci_low"], ptr(*path, "ci_low"), factor=f)}–{num(est["ci_high"], ptr(*path, "ci_high"), factor=f)}'
-          if est.get("ci_low") is not None and results["metrics"].get(metric, {}).get("show_ci", True) else "")
+          f'{few_mark(est)}' if est.get("ci_low") is not None and results["metrics"].get(metric, {}).get("show_ci", True) else "")
     return f'<td>{num(est["value"], ptr(*path, "value"), factor=f)}</td><td class="ci">{ci}</td>'
 
 
 def header(results: dict[str, Any]) -> str:
-    return _header(results) + notes_html(results)
+    floor = floor_line(results)
+    return (_header(results) + (f'<p class="note" id="input-floor">{escape(floor)}</p>' if floor else "")
+            + notes_html(results))
 
 
 def _header(results: dict[str, Any]) -> str:
@@ -49,8 +51,8 @@ def _header(results: dict[str, Any]) -> str:
     f = _factor(results, head)
     label = results["metrics"][head].get("label") or head
     ci = (f' <span class="ci">(95% CI {num(est.get("ci_low"), ptr("scores", "overall", head, "ci_low"), factor=f)}'
-          f'–{num(est.get("ci_high"), ptr("scores", "overall", head, "ci_high"), factor=f)})</span>'
-          if est.get("ci_low") is not None else "")
+          f'–{num(est.get("ci_high"), ptr("scores", "overall", head, "ci_high"), factor=f)}){few_mark(est)}'
+          f' n={escape(n_text(est))}</span>' if est.get("ci_low") is not None else "")
     unit = "%" if f == 100 else " points"
     if est.get("value") is None:
         keys = ", ".join(results["scores"].get("groups", {})) or "group"
@@ -69,17 +71,19 @@ def scores_section(results: dict[str, Any]) -> str:
         f = _factor(results, metric)
         rows, table = [], []
         if scores["overall"]:  # benchmarks scored per group only (translation directions) have none
-            rows.append(Row("overall", *_vals(scores["overall"].get(metric)), src=ptr("scores", "overall", metric, "value")))
+            rows.append(Row("overall", *_vals(scores["overall"].get(metric)), src=ptr("scores", "overall", metric, "value"),
+                            **_units(scores["overall"].get(metric))))
             table.append(f'<tr><td>overall</td><td>{_n(scores["overall"].get(metric))}</td>'
                          f'{_est_cells(results, scores["overall"].get(metric), ("scores", "overall", metric), metric)}</tr>')
         for key, groups in scores.get("groups", {}).items():
             rows.append(Row(f"by {key}", None, header=True))
             for value, ests in groups.items():
-                rows.append(Row(value, *_vals(ests.get(metric)), src=ptr("scores", "groups", key, value, metric, "value")))
+                rows.append(Row(value, *_vals(ests.get(metric)), src=ptr("scores", "groups", key, value, metric, "value"),
+                                **_units(ests.get(metric))))
                 table.append(f'<tr><td>{escape(key)}: {escape(value)}</td><td>{_n(ests.get(metric))}</td>'
                              f'{_est_cells(results, ests.get(metric), ("scores", "groups", key, value, metric), metric)}</tr>')
         show_ci = info.get("show_ci", True)
-        rows = [r if show_ci or r.header else Row(r.label, r.value, src=r.src) for r in rows]
+        rows = [r if show_ci or r.header else Row(r.label, r.value, src=r.src, n=r.n) for r in rows]
         star = " ★ headline" if metric == results["headline"] else ""
         out.append(f'<h3>{escape(info.get("label") or metric)}{star}</h3><p class="note">{escape(info.get("description", ""))}'
                    f' · {"percent" if f == 100 else "points (0–100)"}{", " + ci_caption({**results, "metrics": {metric: info}}) if show_ci else ""}</p>'
@@ -95,6 +99,8 @@ def scores_section(results: dict[str, Any]) -> str:
     out.append(f'<p class="note">bootstrap: {escape(str(b.get("resamples", "?")))} resamples, '
                f'{escape(str(b.get("method", "")))}, seed {escape(str(b.get("seed", "")))}; intervals: '
                f'{escape(ci_caption(results))} (docs/metrics.md)</p>')
+    if any_few(results):
+        out.append(f'<p class="note" id="few-units">{escape(FEW_NOTE)}</p>')
     out.append(cluster_note(results))
     return "".join(out)
 
@@ -114,7 +120,12 @@ def _vals(est: dict[str, Any] | None) -> tuple:
 
 
 def _n(est: dict[str, Any] | None) -> str:
-    return str(est.get("n", "")) if est else ""
+    return n_text(est)
+
+
+def _units(est: dict[str, Any] | None) -> dict[str, Any]:
+    """A plot row's units and † (a plotted interval always shows its n)."""
+    return {"n": n_text(est), "few": bool(est and est.get("too_few_units"))}
 
 
 def failures_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str:

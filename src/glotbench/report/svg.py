@@ -32,6 +32,8 @@ class Row:
     src: str = ""
     note: str = ""
     header: bool = False  # a group heading ("by category"), no value
+    n: str = ""  # the units beside the interval ("12", "12‡4": items‡clusters)
+    few: bool = False  # the interval rests on too few units (†, docs/metrics.md)
 
 
 def _x(v: float, lo: float, hi: float, x0: float, width: float) -> float:
@@ -44,7 +46,7 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
     vals = [factor * v for r in rows for v in (r.value, r.lo, r.hi) if v is not None and v == v]
     # Percentages span 0-100; points (BLEU, chrF) span 0 to a little above the largest value shown.
     lo, hi = domain or (min([0.0, *vals]), 100.0 if factor == 100 else max([10.0, *(1.1 * v for v in vals)]))
-    row_h, top, plot_w = 22, 22, width - label_w - 150
+    row_h, top, plot_w = 22, 22, width - label_w - 200
     h = top + row_h * len(rows) + 8
     out = [f'<svg class="plot ci" role="img" viewBox="0 0 {width} {h}" width="100%" '
            f'preserveAspectRatio="xMinYMin meet">']
@@ -68,12 +70,13 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
                        f'<line x1="{x1:.1f}" y1="{y - 5:.1f}" x2="{x1:.1f}" y2="{y + 5:.1f}" class="err"/>'
                        f'<line x1="{x2:.1f}" y1="{y - 5:.1f}" x2="{x2:.1f}" y2="{y + 5:.1f}" class="err"/>')
         x = _x(factor * r.value, lo, hi, label_w, plot_w)
-        ci = "" if r.lo is None or r.hi is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})"
+        ci = ("" if r.lo is None or r.hi is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})" + ("†" if r.few else "")) + (
+            f" n={r.n}" if r.n else "")
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" class="dot"><title>{escape(r.label)}: '
                    f'{factor * r.value:.1f}{ci}</title></circle>')
         tag = (f' class="val num" data-src="{escape(r.src)}" data-raw="{r.value!r}" data-factor="{factor}" data-digits="1"'
                if r.src else ' class="val"')
-        out.append(f'<text x="{width - 145}" y="{y + 4:.1f}"{tag}>{factor * r.value:.1f}{escape(ci)}</text>')
+        out.append(f'<text x="{width - 195}" y="{y + 4:.1f}"{tag}>{factor * r.value:.1f}{escape(ci)}</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -86,17 +86,69 @@ def scaled(x: float | None, scale: str | None = "fraction") -> str:
 UNIT = {"fraction": "%", "points": "points", None: "?"}
 
 
+FEW_MARK = "†"  # an interval on too few units: its measured coverage is under 93% (docs/metrics.md)
+FEW_NOTE = (f"{FEW_MARK} too few units for a trustworthy 95% interval: measured coverage under 93% "
+            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, or a cluster "
+            "bootstrap; docs/metrics.md)")
+
+
+def few_mark(est: dict[str, Any] | None) -> str:
+    """`†` after an interval whose estimate is marked `too_few_units`, else ""."""
+    return FEW_MARK if est and est.get("too_few_units") else ""
+
+
+def n_text(est: dict[str, Any] | None) -> str:
+    """An estimate's units as every view prints them beside its interval: `12`, or `12‡4` for 12
+    items in 4 clusters (the clusters are the units of a clustered interval)."""
+    if not est or est.get("n") is None:
+        return ""
+    c = est.get("clusters")
+    return f"{est['n']}‡{c}" if c is not None and c < est["n"] else str(est["n"])
+
+
+def any_few(results: dict[str, Any]) -> bool:
+    """Whether some shown interval of the run is marked `too_few_units`."""
+    scores = results.get("scores") or {}
+    shown = {n for n, info in (results.get("metrics") or {}).items() if info.get("show_ci", True)}
+    ests = [*((scores.get("overall") or {}).items())] + [
+        kv for groups in (scores.get("groups") or {}).values() for est in groups.values() for kv in est.items()]
+    return any(k in shown and isinstance(e, dict) and e.get("too_few_units") for k, e in ests)
+
+
+def floor_line(results: dict[str, Any]) -> str | None:
+    """`input unchanged (the text as every answer), the do-nothing floor: exact 0.0 · word acc 19.2;
+    at or below it: word acc 16.8`, for a benchmark whose input is a possible answer
+    (Benchmark.input_answer); None for others and for runs written before it was recorded."""
+    fl = results.get("input_floor")
+    if not isinstance(fl, dict) or not fl.get("overall"):
+        return None
+    metrics = results.get("metrics") or {}
+    overall = (results.get("scores") or {}).get("overall") or {}
+    shown = [m for m in metrics if metrics[m].get("show_ci", True) and fl["overall"].get(m) is not None]
+    if not shown:
+        return None
+    label = {m: metrics[m].get("label") or m for m in shown}
+    scale = {m: metrics[m].get("scale", "fraction") for m in shown}
+    below = [f"{label[m]} {scaled(overall[m]['value'], scale[m])}" for m in shown
+             if (overall.get(m) or {}).get("value") is not None and overall[m]["value"] <= fl["overall"][m] + 1e-12]
+    return (f"input unchanged (the {fl.get('field')} as every answer), the do-nothing floor: "
+            + " · ".join(f"{label[m]} {scaled(fl['overall'][m], scale[m])}" for m in shown)
+            + (f"; at or below it: {', '.join(below)}" if below else ""))
+
+
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
     if est is None or est.get("value") is None:
         return "—"
     if ci:
-        return f"{scaled(est['value'], scale)} ({scaled(est['ci_low'], scale)}–{scaled(est['ci_high'], scale)})"
+        return (f"{scaled(est['value'], scale)} ({scaled(est['ci_low'], scale)}–{scaled(est['ci_high'], scale)})"
+                + few_mark(est))
     return scaled(est["value"], scale)
 
 
 CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",
             "wilson_fallback": "Wilson on the items where the bootstrap collapsed", "none": "no interval",
             "cluster_bootstrap": "percentile bootstrap over clusters",
+            "wilson_effective": "Wilson on the effective number of items, t at G − 1 df (G clusters or items)",
             "wilson_clusters_fallback": "Wilson on the clusters where the cluster bootstrap collapsed"}
 
 
@@ -173,14 +225,15 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     from glotbench.report.clusters import cluster_line
 
     lines = notes(results)
-    caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results), *filter(None, [cluster_line(results)])])
+    caption = "\n".join([*lines, f"{unit} · ★ headline", ci_caption(results), *([FEW_NOTE] if any_few(results) else []),
+                         *filter(None, [cluster_line(results)])])
     cov = results.get("coverage")
     if cov and cov.get("missing"):
         caption += (f"\nPARTIAL COVERAGE: {cov['with_output']} of {cov['expected']} items have an output in "
                     f"{cov['source']}; the {cov['missing']} missing are scored as failures")
     def n_of(est: dict[str, Any]) -> str:
         first = next((v for v in est.values() if v), None)
-        return str(first["n"]) if first else "0"
+        return n_text(first) if first else "0"
 
     headers = {n: (results["metrics"][n].get("label") or n) + (" ★" if n == results["headline"] else "")
                for n in metric_names}
@@ -220,6 +273,9 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
             for g, v in rg.items()), soft_wrap=True)
     if results.get("random_baseline") is not None:
         out.print(f"random baseline: {100 * results['random_baseline']:.1f}%")
+    floor = floor_line(results)
+    if floor:
+        out.print(floor, soft_wrap=True)
     counts = results["counts"]
     fails = ", ".join(f"{k} {v}" for k, v in sorted(counts["failures"].items())) or "none"
     flags = ", ".join(f"{k} {v}" for k, v in sorted(counts["flags"].items())) or "none"

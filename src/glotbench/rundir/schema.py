@@ -229,7 +229,8 @@ class Results(TypedDict, total=False):
     selection: SelectionRecord
     validity: ValidityRecord
     data_label: DataLabel | None
-    # the benchmark's own facts (Benchmark.extra_results) come here
+    # the benchmark's own facts (Benchmark.extra_results) come here, and `input_floor`: the scores of
+    # the input unchanged as every answer (Benchmark.input_answer), where the input is a possible answer
     headline: Required[str]
     metrics: Required[dict[str, MetricInfo]]
     scores: Required[dict[str, Any]]

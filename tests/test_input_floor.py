@@ -1,0 +1,121 @@
+"""The do-nothing floor: where a benchmark's input is itself a possible answer (Benchmark.input_answer:
+restoration, correction, translation by copying the source), every run scores the input unchanged as
+every answer, from its own items, and every view shows it beside the score (as a multiple-choice
+table shows the random baseline); and every interval on too few units is marked † with its n."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from glotbench.benchmarks.deepsea import DeepSEATask
+from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+from glotbench.benchmarks.vi_tone_errors import VietnameseToneErrors
+from glotbench.engine.evaluate import RunOptions, evaluate
+
+
+def _copy_run(tmp_path, cache_path, bench, field, wrap, **kw):
+    items = bench.load()
+    f = tmp_path / "copy.jsonl"
+    f.write_text("".join(json.dumps({"id": it.id, "output": wrap(it.public[field])}, ensure_ascii=False) + "\n"
+                         for it in items), encoding="utf-8")
+    return evaluate(bench, f"replay:{f}", RunOptions(cache_path=cache_path, progress=False,
+                                                      out=str(tmp_path / "run"), **kw))
+
+
+def test_a_model_that_returns_the_input_scores_the_floor(tmp_path, cache_path):
+    """The floor is scored by the benchmark's own rules: a replay of the inputs unchanged through the
+    whole run path scores exactly it, overall and per group, on the run's own (quick) items."""
+    res = _copy_run(tmp_path, cache_path, VietnameseDiacritics(), "text",
+                    lambda t: json.dumps({"restored_text": t}, ensure_ascii=False), subset="quick").results
+    floor = res["input_floor"]
+    assert floor["field"] == "text" and floor["items"] == res["counts"]["items"] == 30
+    for metric, est in res["scores"]["overall"].items():
+        assert floor["overall"][metric] == pytest.approx(est["value"])
+    for key, groups in res["scores"]["groups"].items():
+        for g, ests in groups.items():
+            assert floor["groups"][key][g]["word_accuracy"] == pytest.approx(ests["word_accuracy"]["value"])
+    assert 0.1 < floor["overall"]["word_accuracy"] < 0.3  # stripped Vietnamese keeps its unmarked words
+
+
+def test_the_correction_floor_is_the_share_of_sentences_without_errors():
+    bench = VietnameseToneErrors()
+    ds = bench.load()
+    floor = bench.input_floor(ds)
+    clean = sum(1 for it in ds if it.meta["has_errors"] == "no")
+    assert floor["overall"]["sentence_exact"] == pytest.approx(clean / len(ds))
+    assert floor["overall"]["correction_recall"] == 0.0
+
+
+def test_the_translation_floor_is_the_chrf_of_the_copied_source():
+    import sacrebleu
+
+    bench = DeepSEATask("wmt24pp")
+    ds = bench.load()
+    floor = bench.input_floor(ds)
+    for lang, values in floor["groups"]["lang"].items():
+        its = [it for it in ds if it.meta["lang"] == lang]
+        ref = sacrebleu.corpus_chrf([it.public["source"] for it in its], [[it.gold["target"] for it in its]]).score
+        (value,) = values.values()
+        assert value == pytest.approx(ref)
+
+
+@pytest.mark.parametrize("make", [lambda: __import__("glotbench.benchmarks.laobench", fromlist=["x"]).LaoBenchMCQ(),
+                                  lambda: DeepSEATask("mgsm"), lambda: DeepSEATask("xquad")])
+def test_benchmarks_whose_input_is_no_answer_have_no_floor(make):
+    bench = make()
+    assert bench.input_answer is None and bench.input_floor(bench.load()) is None
+
+
+def test_every_view_shows_the_floor_and_the_marks(tmp_path, cache_path):
+    from glotbench.report.board import build_board, to_markdown
+    from glotbench.report.html import run_report
+    from glotbench.report.terminal import print_results
+
+    run = _copy_run(tmp_path, cache_path, VietnameseDiacritics(), "text",
+                    lambda t: json.dumps({"restored_text": t}, ensure_ascii=False), subset="quick")
+    out = Console(record=True, width=200)
+    print_results(run.results, out)
+    text = out.export_text()
+    assert "input unchanged (the text as every answer), the do-nothing floor: exact 0.0 · word acc 19.2" in text
+    assert "at or below it: exact 0.0, word acc 19.2" in text
+    assert "0.0 (0.0–49.0)†" in text and "† too few units" in text  # groups of 4 items
+    import re
+
+    assert re.search(r"19\.2 \(\d+\.\d–\d+\.\d\) ", text)  # word accuracy over 30 items: no mark
+
+    page = run_report(run.out_dir)
+    assert 'id="input-floor"' in page and "do-nothing floor" in page
+    assert "n=4" in page and "n=30" in page and "†" in page  # the plotted intervals carry their n
+
+    board = to_markdown(build_board([str(run.out_dir)]))
+    assert "vi-diacritics exact · input unchanged 0.0" in board
+
+
+def test_glotbench_score_marks_a_bootstrap_on_few_segments(tmp_path):
+    from conftest import cli
+
+    h, r = tmp_path / "h.txt", tmp_path / "r.txt"
+    h.write_text("the cat sat on the mat\nhello world\nthe end\n", encoding="utf-8")
+    r.write_text("the cat sat on a mat\nhello there world\nthis is the end\n", encoding="utf-8")
+    out = cli("score", "--metric", "chrf++", str(h), str(r))
+    assert out.returncode == 0 and "n=3)†" in out.stdout and "† fewer than 100 segments" in out.stdout
+    plain = cli("score", "--metric", "chrf++", "--resamples", "0", str(h), str(r))
+    assert "†" not in plain.stdout  # no interval asked for: nothing to mark
+
+
+def test_a_scorer_error_on_the_input_is_that_items_failure_score_not_a_crash():
+    class Broken(VietnameseDiacritics):
+        def score(self, answer, item):
+            if item.id == first:
+                raise ValueError("no score for this one")
+            return super().score(answer, item)
+
+    ds = VietnameseDiacritics().load()
+    first = ds[0].id if hasattr(ds, "__getitem__") else next(iter(ds)).id
+    floor = Broken().input_floor(ds)
+    plain = VietnameseDiacritics().input_floor(ds)
+    assert floor["scorer_errors"] == 1 and "scorer_errors" not in plain
+    assert floor["overall"]["word_accuracy"] <= plain["overall"]["word_accuracy"]

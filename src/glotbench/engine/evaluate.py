@@ -178,8 +178,8 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
 
         budget = cost_cap(options, m, bench)
     with SampleSink(out_dir / SAMPLES) as sink, \
-            ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress,
-                        total=len(items) * options.repeats) as bar:
+            ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress, total=len(items) * options.repeats,
+                        concurrency=plan.concurrency) as bar:
         runner = Runner(bench, m, plan.config, concurrency=plan.concurrency, repeats=options.repeats,
                         cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
                         on_sample=lambda s: sink.add(s.to_record()), on_progress=bar.update, on_flush=sink.flush,

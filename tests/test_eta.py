@@ -17,7 +17,13 @@ import pytest
 import glotbench.engine.progress as progress_mod
 import glotbench.engine.runner as runner_mod
 from glotbench.engine.evaluate import RunOptions, evaluate
-from glotbench.models.base import REQUEST_LATENCY, GenerateConfig, ModelBase, Prompt, Response
+from glotbench.models.base import (
+    REQUEST_LATENCY,
+    GenerateConfig,
+    ModelBase,
+    Prompt,
+    Response,
+)
 from glotbench.models.batching import BATCH_LATENCY, MicroBatcher, batch_latency
 
 REPLY = '{"restored_text": "x"}'

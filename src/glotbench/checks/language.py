@@ -102,9 +102,10 @@ def _identifier(codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
     """(py3langid restricted to the profile languages it knows, those languages), read once per
     process and only when an answer needs it (`check_text`). Its model ships xz-compressed: unpacking
     it took 0.9 s and a 130 MB peak in every run that asked. It is unpacked once per machine, already
-    restricted to these languages, into the cache folder (`_unpacked`), and later runs map those files
-    (only the pages a text walks through are read); the same arrays, so the same probabilities. Where
-    the folder cannot be written, the model is read as py3langid reads it."""
+    restricted to these languages, into the cache folder (`_unpacked`), and later runs read those
+    files (of the 39 MB transition table, only the rows the answers walk through: `_Rows`); the same
+    arrays, so the same probabilities. Where the folder cannot be written, the model is read as
+    py3langid reads it."""
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     try:
@@ -126,8 +127,6 @@ def _unpacked(model: Any, codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]
     when missing; keyed by py3langid's version, the model file's size and time, and `codes`)."""
     import hashlib
     import json
-    import mmap
-    import os
     from pathlib import Path
 
     import numpy as np
@@ -142,19 +141,44 @@ def _unpacked(model: Any, codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]
         _unpack(model, codes, folder)
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
 
-    def mapped(name: str) -> Any:
+    def read(name: str) -> Any:
         path = folder / name
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size != meta["bytes"][name]:
-                raise ValueError(f"{path}: {size} bytes, not {meta['bytes'][name]}")
-            return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b"").cast(meta["codes"][name])
+        data = path.read_bytes()
+        if len(data) != meta["bytes"][name]:
+            raise ValueError(f"{path}: {len(data)} bytes, not {meta['bytes'][name]}")
+        return memoryview(data).cast(meta["codes"][name])
 
-    ptc = np.load(folder / "ptc.npy", mmap_mode="r").view(np.ndarray)
-    pc = np.load(folder / "pc.npy")
-    ident = LanguageIdentifier(ptc, pc, list(meta["classes"]), mapped("nextmove.bin"), mapped("out.bin"),
-                               norm_probs=True, tk_row=mapped("row.bin"))
+    path = folder / "nextmove.bin"
+    if path.stat().st_size != meta["bytes"]["nextmove.bin"]:
+        raise ValueError(f"{path}: not {meta['bytes']['nextmove.bin']} bytes")
+    ident = LanguageIdentifier(np.load(folder / "ptc.npy"), np.load(folder / "pc.npy"), list(meta["classes"]),
+                               _Rows(path, meta["codes"]["nextmove.bin"]), read("out.bin"), norm_probs=True,
+                               tk_row=read("row.bin"))
     return ident, tuple(meta["known"])
+
+
+class _Rows:
+    """The identifier's transition table (`tk_nextmove`: 256 entries per distinct row, 39 MB) as
+    py3langid indexes it (`row << 8 | byte`), each row read from the unpacked file when a text first
+    walks through it: a run holds the rows its answers reach, not the table (mapped, the kernel
+    made a whole 82-byte answer's walk 22 MB resident: it maps large pages around each one read)."""
+
+    def __init__(self, path: Any, code: str):
+        import os
+        from array import array
+
+        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 - open while the identifier is
+        self._fd = self._file.fileno()
+        self._code, self._width = code, array(code).itemsize
+        self._rows: dict[int, Any] = {}
+        self._pread = os.pread
+
+    def __getitem__(self, i: int) -> int:
+        row = self._rows.get(i >> 8)
+        if row is None:
+            size = 256 * self._width
+            row = self._rows[i >> 8] = memoryview(self._pread(self._fd, size, (i >> 8) * size)).cast(self._code)
+        return row[i & 255]
 
 
 def _unpack(model: Any, codes: tuple[str, ...], folder: Any) -> None:

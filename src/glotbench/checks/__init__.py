@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.core import Sample, jsonable
 from glotbench.keys import code_fingerprint, hash_text
@@ -97,15 +97,18 @@ class RunChecks:
         self.language[(sample.id, sample.repeat)] = lang
         return {"language": lang}
 
-    def check_all(self, samples: Sequence[Sample]) -> dict[tuple[str, int], dict[str, Any]]:
-        """Every sample's checks at once, by (id, repeat): what a run does after its requests, off
-        their path (engine/evaluate.py adds them to samples.jsonl when it puts the file in order)."""
-        out = {}
+    def check_all(self, samples: Sequence[Sample]) -> Callable[[str, int], dict[str, Any] | None]:
+        """Every sample's checks at once: what a run does after its requests, off their path; returns
+        (id, repeat) -> the sample's checks (engine/evaluate.py adds them to samples.jsonl when it puts
+        the file in order), made as each line is written rather than kept for every sample."""
         for s in samples:
-            got = self.check(s)
-            if got is not None:
-                out[(s.id, s.repeat)] = got
-        return out
+            self.check(s)
+
+        def of(sid: str, repeat: int) -> dict[str, Any] | None:
+            lang = self.language.get((sid, repeat))
+            return None if lang is None else {"language": lang}
+
+        return of
 
     def record(self, sample: Sample) -> dict[str, Any]:
         """The sample's samples.jsonl row, its checks added."""

@@ -182,14 +182,13 @@ class SampleSink:
         self.close()
 
     def in_order(self, order: Mapping[str, int],
-                 extra: Mapping[tuple[str, int], Mapping[str, Any]] | None = None) -> None:
+                 extra: Callable[[str, int], Mapping[str, Any] | None] | None = None) -> None:
         """Rewrite the closed file with its lines sorted by (item position in `order`, repeat), each
-        line with its `checks` from `extra` (by id and repeat) added as the record's last key (the
-        checks run once the requests are done: the lines appended during the run have none)."""
+        line with its `checks` from `extra(id, repeat)` added as the record's last key (the checks
+        run once the requests are done: the lines appended during the run have none)."""
         lines = self._lines
-        extra = extra or {}
         by_item = [(order[x[0]], x[1]) for x in lines]
-        if not extra and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
+        if extra is None and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
             return
         lines.sort(key=lambda x: (order[x[0]], x[1]))
         tmp = self.path.with_suffix(".jsonl.tmp")
@@ -197,7 +196,7 @@ class SampleSink:
             for sid, repeat, offset, size in lines:
                 src.seek(offset)
                 line = src.read(size)
-                checks = extra.get((sid, repeat))
+                checks = extra(sid, repeat) if extra is not None else None
                 if checks is not None:  # `{...}\n` -> `{..., "checks": {...}}\n`: as json_bytes writes the key
                     line = line[:-2] + b', "checks": ' + json_bytes(checks) + b"}\n"
                 dst.write(line)

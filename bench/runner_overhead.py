@@ -31,6 +31,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -47,9 +48,17 @@ def control(port: int, cfg: dict) -> None:
     urllib.request.urlopen(req).read()
 
 
+# An answer in the wrong language: the language check cannot settle it by script (Vietnamese and
+# English share Latin letters), so the identifier is loaded and asked, as on a translation task.
+OFF_LANGUAGE = "Sorry, I can only answer in English: this sentence needs its diacritics restored."
+
+
 def model_reply(i: int, ref: str, source: str) -> str:
-    """What a decent model sends: mostly bare JSON, sometimes prose and a fence, sometimes a miss."""
-    if i % 10 == 9:  # one word left without its marks
+    """What a decent model sends: mostly bare JSON, sometimes prose and a fence, sometimes a miss,
+    one in 20 an English sentence instead of the restored text."""
+    if i % 20 == 19:
+        ref = OFF_LANGUAGE
+    elif i % 10 == 9:  # one word left without its marks
         first, _, rest = ref.partition(" ")
         ref = f"{source.split(' ', 1)[0]} {rest}" if rest else source
     from glotbench.benchmarks.vi_diacritics import ANSWER_FIELD
@@ -114,19 +123,96 @@ def timed(cmd: list[str]) -> tuple[float, str]:
 
 def timed_rss(cmd: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS in KiB of a process (this child alone, from wait4)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=CHILD_ENV)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(f"{cmd[:4]} failed: {err.strip()}")
-    return wall, usage.ru_maxrss
+    wall, _, rss, _ = measured(cmd)
+    return wall, rss
+
+
+def measured(cmd: list[str]) -> tuple[float, float, int, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in KiB (this child alone, from wait4) and
+    stdout of a process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=CHILD_ENV)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            sys.exit(f"{cmd[:4]} failed: {err.read().decode().strip()}")
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out.read().decode()
 
 
 def summary(values: list[float]) -> dict[str, float]:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3), "max": round(max(values), 3)}
+
+
+def load1() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def eta_errors(url: str, latency: float) -> dict[str, float]:
+    """The ETA against the real remaining time, in this process with the real clock: an endpoint run
+    (the loopback server, 16 in flight, vi-diacritics' 164 items) and a batched local model (batches of 8 that
+    take 0.5 s each, 40 items). At every reading of the counters from the first completed batch on,
+    while more than the last round (one batch; at least one request's latency) of real time is left:
+    the largest |ETA / real remaining - 1|. tests/test_eta.py holds the same on a fake clock."""
+    import asyncio
+
+    import glotbench.engine.progress as P
+    from glotbench.engine.evaluate import RunOptions, evaluate
+    from glotbench.models.base import GenerateConfig, ModelBase, Prompt, Response
+    from glotbench.models.batching import BATCH_LATENCY, MicroBatcher, batch_latency
+
+    class Batches(ModelBase):
+        def __init__(self, seconds: float, size: int):
+            super().__init__("batches", spec="python:batches", concurrency=size)
+            self.seconds = seconds
+            self._b = MicroBatcher(lambda _k, reqs: self._run(reqs), lambda _r: 0, batch_size=size)
+
+        def description(self) -> dict:
+            return {"backend": "bench", "latency": BATCH_LATENCY}
+
+        def _run(self, reqs: list) -> list:
+            time.sleep(self.seconds)
+            lat, raw = batch_latency(self.seconds, len(reqs))
+            return [Response(text='{"restored_text": "x"}', finish_reason="stop", latency_s=lat, raw=raw)
+                    for _ in reqs]
+
+        async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "", repeat: int = 0):
+            return await self._b.submit(prompt)
+
+        async def aclose(self) -> None:
+            self._b.close()
+
+    out = {}
+    commit = P.ProgressBar._commit
+    for name, model, n, conc, grain in (("endpoint", f"openai:bench@{url}", 164, 16, latency),
+                                        ("local batches", Batches(0.5, 8), 40, 8, 0.5)):
+        seen: list[tuple[float, int, float | None]] = []
+
+        def watched(bar: Any, seen: list = seen) -> None:
+            commit(bar)
+            now = time.perf_counter()
+            seen.append((now, bar._counters.done, bar.eta(now)))
+
+        P.ProgressBar._commit = watched  # type: ignore[method-assign]
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                evaluate("vi-diacritics", model, RunOptions(limit=n, concurrency=conc, progress=False,
+                                                            use_cache=False, out=str(Path(tmp) / "r")))
+        finally:
+            P.ProgressBar._commit = commit  # type: ignore[method-assign]
+        end = seen[-1][0]
+        first = next(i for i, (_, d, _) in enumerate(seen) if d >= conc)
+        # the last round: from the reading when every unit left was in flight (on a loaded machine a
+        # round takes longer than one request's latency: the client is the bottleneck)
+        last_round = end - next(t for t, d, _ in seen if d >= seen[-1][1] - conc)
+        errs = [abs((e if e is not None else float("inf")) / (end - t) - 1)
+                for t, _, e in seen[first:] if end - t > max(grain, last_round)]
+        out[name] = round(max(errs), 3) if errs else float("nan")
+        asyncio.set_event_loop(None)
+    return out
 
 
 def main() -> None:
@@ -136,6 +222,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--memory-items", type=int, default=10000)
+    ap.add_argument("--no-eta", action="store_true", help="leave out the ETA figures")
     ap.add_argument("--no-site", action="store_true", help="children as `python -S`, packages on PYTHONPATH")
     a = ap.parse_args()
     py = interpreter(a.no_site)
@@ -150,40 +237,56 @@ def main() -> None:
             control(port, {"answers": answers, "record": False})
             gb = [*py, "-m", "glotbench", "run", "vi-diacritics"]
             subprocess.run([*gb[:3], "list"], env=CHILD_ENV, capture_output=True)  # bytecode written once
+            # one run first: what is made once per machine (the language identifier unpacked into
+            # the cache folder) is made before the trials, as on any machine after its first run
+            measured([*gb, "--data", str(data), "--limit", "50", "--model", f"openai:bench@{url}", "--no-progress",
+                      "--cache-path", str(t / "warm.sqlite"), "--out", str(t / "warm")])
             for trial in range(a.trials):
-                bare_s, out = timed([*py, str(HERE / "bare_loop.py"), str(bodies),
-                                        f"{url}/chat/completions", str(a.concurrency)])
+                load = load1()
+                bare_s, bare_cpu, bare_rss, out = measured([*py, str(HERE / "bare_loop.py"), str(bodies),
+                                                            f"{url}/chat/completions", str(a.concurrency)])
                 bare_loop_s = json.loads(out)["loop_s"]
                 common = [*gb, "--data", str(data), "--model", f"openai:bench@{url}", "--concurrency",
                           str(a.concurrency), "--cache-path", str(t / f"cache{trial}.sqlite"), "--no-progress"]
-                wall, rss = timed_rss([*common, "--out", str(t / f"a{trial}")])
+                wall, cpu, rss, _ = measured([*common, "--out", str(t / f"a{trial}")])
                 res = json.loads((t / f"a{trial}" / "results.json").read_text())
                 assert res["counts"]["model_calls"] == a.requests, res["counts"]
                 assert res["counts"]["failed"] == 0, res["counts"]  # every reply parsed to an answer
-                cached, _ = timed_rss([*common, "--out", str(t / f"b{trial}")])
+                assert res["checks"]["language"]["wrong"] == a.requests // 20, res["checks"]["language"]
+                cached, cached_cpu, cached_rss, _ = measured([*common, "--out", str(t / f"b{trial}")])
                 res2 = json.loads((t / f"b{trial}" / "results.json").read_text())
                 assert res2["counts"]["model_calls"] == 0 and res2["scores"] == res["scores"]
+                assert res2["checks"] == res["checks"]
                 rows.append({"bare_process_s": bare_s, "bare_loop_s": bare_loop_s, "run_process_s": wall,
                              "cached_process_s": cached, "run_over_bare": wall / bare_s,
                              "run_frac_of_limit": a.requests / wall / limit,
                              "bare_frac_of_limit": a.requests / bare_s / limit,
-                             "cached_over_first": cached / wall, "run_peak_rss_mb": rss / 1024})
+                             "cached_over_first": cached / wall, "run_peak_rss_mb": rss / 1024,
+                             "bare_cpu_s": bare_cpu, "run_cpu_s": cpu, "cpu_over_bare": cpu / bare_cpu,
+                             "cached_cpu_s": cached_cpu, "bare_peak_rss_mb": bare_rss / 1024,
+                             "cached_peak_rss_mb": cached_rss / 1024, "load1": load})
                 print(json.dumps({"trial": trial, **{k: round(v, 3) for k, v in rows[-1].items()}}), flush=True)
             mem = {}
             if a.memory_items:
                 mdata, _, manswers = make_data(t, a.memory_items, "mem")
                 control(port, {"answers": manswers, "record": False})
-                wall, rss = timed_rss([*gb, "--data", str(mdata), "--model", f"openai:bench@{url}", "--concurrency",
-                                       str(a.concurrency), "--cache-path", str(t / "mem.sqlite"), "--no-progress",
-                                       "--out", str(t / "mem")])
-                cached_wall, _ = timed_rss([*gb, "--data", str(mdata), "--model", f"openai:bench@{url}",
-                                            "--concurrency", str(a.concurrency), "--cache-path", str(t / "mem.sqlite"),
-                                            "--no-progress", "--out", str(t / "mem-cached")])
+                load = load1()
+                margs = [*gb, "--data", str(mdata), "--model", f"openai:bench@{url}", "--concurrency",
+                         str(a.concurrency), "--cache-path", str(t / "mem.sqlite"), "--no-progress"]
+                wall, cpu, rss, _ = measured([*margs, "--out", str(t / "mem")])
+                cached_wall, _, cached_rss, _ = measured([*margs, "--out", str(t / "mem-cached")])
                 res = json.loads((t / "mem-cached" / "results.json").read_text())
                 assert res["counts"]["model_calls"] == 0, res["counts"]
                 mem = {"items": a.memory_items, "peak_rss_mb": round(rss / 1024, 1), "wall_s": round(wall, 2),
-                       "cached_wall_s": round(cached_wall, 2), "cached_over_first": round(cached_wall / wall, 3)}
+                       "cpu_s": round(cpu, 2), "cached_wall_s": round(cached_wall, 2),
+                       "cached_peak_rss_mb": round(cached_rss / 1024, 1),
+                       "cached_over_first": round(cached_wall / wall, 3), "load1": load}
                 print(json.dumps({"memory_run": mem}), flush=True)
+            eta = {}
+            if not a.no_eta:
+                load = load1()
+                eta = {**eta_errors(url, a.latency), "load1": load}
+                print(json.dumps({"eta_max_error": eta}), flush=True)
     finally:
         server.terminate()
         server.wait()
@@ -192,6 +295,47 @@ def main() -> None:
                       "memory": mem}))
     for k in rows[0]:
         print(json.dumps({k: summary([r[k] for r in rows])}))
+    print()
+    print(table(rows, mem, eta, a))
+
+
+def table(rows: list[dict[str, float]], mem: dict[str, Any], eta: dict[str, float], a: Any) -> str:
+    """Every figure of issue 32 beside its target: medians (min–max) over the trials, the load
+    average (1 min) before each; a figure from a busy machine says so."""
+    def med(k: str, digits: int = 2) -> str:
+        v = [r[k] for r in rows]
+        return f"{statistics.median(v):.{digits}f} ({min(v):.{digits}f}–{max(v):.{digits}f})"
+
+    def met(k: str, bound: float) -> str:
+        return "met" if statistics.median(r[k] for r in rows) <= bound else "NOT met"
+
+    loads = [r["load1"] for r in rows]
+    busy = max(loads) > 1.5
+    load = f"{min(loads):.2f}–{max(loads):.2f}"
+    mem_rss = mem.get("peak_rss_mb")
+    lines = [(f"{a.requests:,} chat requests, concurrency {a.concurrency}, {a.latency * 1000:g} ms latency (limit "
+              f"{a.requests * a.latency / a.concurrency:.3f} s), {len(rows)} interleaved trials; medians (min–max).")
+             + (" BUSY MACHINE (load average above 1.5): re-measure on a quiet one." if busy else ""),
+             "",
+             "| figure | raw aiohttp | glotbench | target | | load avg |",
+             "|---|---|---|---|---|---|",
+             f"| wall s, first run | {med('bare_process_s')} | {med('run_process_s')} | — | | {load} |",
+             f"| wall, glotbench / raw | — | {med('run_over_bare', 3)} | ≤ 1.10 | {met('run_over_bare', 1.10)} | {load} |",
+             f"| CPU s, first run | {med('bare_cpu_s')} | {med('run_cpu_s')} | — | | {load} |",
+             f"| CPU, glotbench / raw | — | {med('cpu_over_bare', 2)} | ≤ 3 | {met('cpu_over_bare', 3)} | {load} |",
+             (f"| peak RSS MB, {a.requests:,} requests | {med('bare_peak_rss_mb', 1)} | {med('run_peak_rss_mb', 1)} "
+              f"| ≤ 100 | {met('run_peak_rss_mb', 100)} | {load} |")]
+    if mem_rss is not None:
+        lines.append(f"| peak RSS MB, {mem['items']:,} requests | — | {mem_rss} (one run) | ≤ 130 | "
+                     f"{'met' if mem_rss <= 130 else 'NOT met'} | {mem['load1']:.2f} |")
+    lines += [f"| cached re-run: wall s | — | {med('cached_process_s')} | — | | {load} |",
+              f"| cached re-run: CPU s | — | {med('cached_cpu_s')} | — | | {load} |",
+              f"| cached re-run: peak RSS MB | — | {med('cached_peak_rss_mb', 1)} | — | | {load} |"]
+    for name in ("endpoint", "local batches"):
+        if name in eta:
+            lines.append(f"| ETA, largest error from the first batch on ({name}) | — | ±{eta[name]:.0%} | ±50% | "
+                         f"{'met' if eta[name] <= 0.5 else 'NOT met'} | {eta['load1']:.2f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

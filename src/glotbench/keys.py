@@ -10,6 +10,21 @@ from pathlib import Path
 from typing import Any
 
 
+def cache_dir() -> Path:
+    """The folder of glotbench's caches: GLOTBENCH_CACHE_DIR, else the platform's user cache directory
+    (platformdirs: XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on
+    Windows). The call cache lives there, and what is derived once per machine (the language
+    identifier's model, unpacked: checks/language.py)."""
+    import os
+
+    root = os.environ.get("GLOTBENCH_CACHE_DIR")
+    if not root:
+        from platformdirs import user_cache_dir
+
+        root = user_cache_dir("glotbench", appauthor=False)
+    return Path(root)
+
+
 def hash_text(text: str) -> bytes:
     """The bytes a key hashes: UTF-8, a lone surrogate passed through (a key is never decoded)."""
     try:

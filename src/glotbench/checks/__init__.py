@@ -1,8 +1,10 @@
 """Is the number about the language? Checks that read a run and call no model.
 
-`RunChecks` is made once per run by engine/evaluate.py: `record(sample)` is the sample's
-samples.jsonl row with its checks (`"checks": {"language": ...}`), and `summary(samples)` is
-results.json's `checks` block. `checks_of_run(DIR)` computes the same block again from a finished run
+`RunChecks` is made once per run by engine/evaluate.py: `check_all(samples)`, once the requests are
+done, gives each sample's checks for its samples.jsonl row (`"checks": {"language": ...}`; `record`
+is one row with them), and `summary(samples)` is results.json's `checks` block. Nothing of them runs
+while requests are in flight, and the language identifier's model is read only when an answer needs
+it. `checks_of_run(DIR)` computes the same block again from a finished run
 directory's stored outputs (samples.jsonl) and its data (SHA-256 checked), for runs made before a
 check existed and for `glotbench rescore`. The checks (docs/checks.md):
 
@@ -22,7 +24,7 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.core import Sample, jsonable
 from glotbench.keys import code_fingerprint, hash_text
@@ -83,17 +85,37 @@ class RunChecks:
             self.changed = True
         return got
 
-    def record(self, sample: Sample) -> dict[str, Any]:
-        """The sample's samples.jsonl row, its checks added (a check that fails is recorded as such:
-        it never stops a run)."""
-        rec = sample.to_record()
+    def check(self, sample: Sample) -> dict[str, Any] | None:
+        """The sample's checks as its samples.jsonl row holds them (`{"language": ...}`), or None; a
+        check that fails is recorded as such: it never stops a run."""
         try:
             lang = self.language_of(sample)
         except Exception as e:  # noqa: BLE001 - any reply is user data: the check says it could not run
             lang = {"verdict": "unchecked", "why": f"the check failed: {type(e).__name__}: {e}"}
-        if lang is not None:
-            self.language[(sample.id, sample.repeat)] = lang
-            rec["checks"] = {"language": lang}
+        if lang is None:
+            return None
+        self.language[(sample.id, sample.repeat)] = lang
+        return {"language": lang}
+
+    def check_all(self, samples: Sequence[Sample]) -> Callable[[str, int], dict[str, Any] | None]:
+        """Every sample's checks at once: what a run does after its requests, off their path; returns
+        (id, repeat) -> the sample's checks (engine/evaluate.py adds them to samples.jsonl when it puts
+        the file in order), made as each line is written rather than kept for every sample."""
+        for s in samples:
+            self.check(s)
+
+        def of(sid: str, repeat: int) -> dict[str, Any] | None:
+            lang = self.language.get((sid, repeat))
+            return None if lang is None else {"language": lang}
+
+        return of
+
+    def record(self, sample: Sample) -> dict[str, Any]:
+        """The sample's samples.jsonl row, its checks added."""
+        rec = sample.to_record()
+        got = self.check(sample)
+        if got is not None:
+            rec["checks"] = got
         return rec
 
     def summary(self, samples: Sequence[Sample], metrics: Sequence[Any]) -> dict[str, Any]:

@@ -66,11 +66,12 @@ def _word_kind(pred: str, ref: str) -> str:
 
 def vietnamese_errors(answer: str, references: Sequence[str]) -> tuple[Counter, int]:
     """(error counts by kind, reference words) against the closest reference (most words right)."""
-    from glotbench.text.vietnamese import aligned_word_matches, word_diff
+    from glotbench.text.vietnamese import aligned_word_matches, word_diff, words
 
     if not references:
         return Counter(), 0
-    best = max(references, key=lambda r: aligned_word_matches(answer, r)[0])
+    # One reference (the usual case) is the closest without aligning it a first time.
+    best = references[0] if len(references) == 1 else max(references, key=lambda r: aligned_word_matches(answer, r)[0])
     counts: Counter = Counter()
     for word, kind in word_diff(answer, best):
         if kind == "extra":
@@ -80,7 +81,7 @@ def vietnamese_errors(answer: str, references: Sequence[str]) -> tuple[Counter, 
         elif kind in ("tone", "mark"):
             pred, _, ref = word.partition("→")
             counts[_word_kind(pred, ref)] += 1
-    return counts, aligned_word_matches(answer, best)[1]
+    return counts, len(words(best))  # the reference's words, as aligned_word_matches counts them
 
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")

@@ -50,23 +50,43 @@ def _script_pattern(names: tuple[str, ...]) -> Any:
     return regex.compile("|".join(f"(?P<{n}>\\p{{Script={n}}})" for n in names))
 
 
+@functools.lru_cache(maxsize=8)
+def _char_scripts(names: tuple[str, ...]) -> dict[str, str | None]:
+    """Each character's class for `script_shares`, filled as characters are met: its script among
+    `names`, `Inherited` (a mark of no listed script), `Other` (a letter of none), None (not a
+    letter or mark). One dictionary look-up per character instead of a regex match and a category."""
+    return {}
+
+
+_CHAR_LIMIT = 1 << 16  # characters remembered per script list: a reply of random code points stays bounded
+
+
+def _char_script(c: str, names: tuple[str, ...]) -> str | None:
+    cat = unicodedata.category(c)
+    if cat[0] not in "LM":
+        return None
+    m = _script_pattern(names).match(c)
+    return m.lastgroup if m else ("Inherited" if cat[0] == "M" else "Other")
+
+
 def script_shares(text: str) -> tuple[int, dict[str, float]]:
     """(letters, {script: share}), shares rounded to 3 places. Counted: letters and combining marks
     (categories L and M: a Burmese or Khmer syllable is mostly marks); a mark of the Inherited script
     (a combining accent) counts for the letter before it; a script not listed counts as `Other`."""
-    import unicodedata
-
     names = tuple(_script_names())
-    pattern = _script_pattern(names)
+    known = _char_scripts(names)
     counts: Counter[str] = Counter()
     last = None
     for c in text:
-        cat = unicodedata.category(c)
-        if cat[0] not in "LM":
+        try:
+            script = known[c]
+        except KeyError:
+            script = _char_script(c, names)
+            if len(known) < _CHAR_LIMIT:
+                known[c] = script
+        if script is None:
             last = None
             continue
-        m = pattern.match(c)
-        script = m.lastgroup if m else ("Inherited" if cat[0] == "M" else "Other")
         if script == "Inherited":
             if last is None:
                 continue
@@ -79,16 +99,143 @@ def script_shares(text: str) -> tuple[int, dict[str, float]]:
 
 @functools.lru_cache(maxsize=4)
 def _identifier(codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
-    """(py3langid restricted to the profile languages it knows, those languages). Its model is read
-    once per process (about 1 s idle, several on a busy machine: an xz-compressed model), and only
-    when an answer needs it (`check_text`)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    """(py3langid restricted to the profile languages it knows, those languages), read once per
+    process and only when an answer needs it (`check_text`). Its model ships xz-compressed: unpacking
+    it took 0.9 s and a 130 MB peak in every run that asked. It is unpacked once per machine, already
+    restricted to these languages, into the cache folder (`_unpacked`), and later runs read those
+    files (of the 39 MB transition table, only the rows the answers walk through: `_Rows`); the same
+    arrays, so the same probabilities. Where the folder cannot be written, the model is read as
+    py3langid reads it."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
+    try:
+        return _unpacked(MODEL_DIR / MODEL_FILE, codes)
+    except (OSError, ValueError, KeyError):
+        pass
     ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     labels = set(ident.nb_classes)
     known = tuple(c for c in codes if c in labels)
     ident.set_languages(list(known))
     return ident, known
+
+
+_PARTS = ("ptc.npy", "pc.npy", "nextmove.bin", "row.bin", "out.bin", "meta.json")
+
+
+def _unpacked(model: Any, codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+    """The identifier from the unpacked, restricted copy of `model` in the cache folder (made first
+    when missing; keyed by py3langid's version, the model file's size and time, and `codes`)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import numpy as np
+    from py3langid.langid import LanguageIdentifier
+
+    from glotbench.keys import cache_dir
+
+    st = Path(model).stat()
+    key = hashlib.sha256(json.dumps([library(), str(model), st.st_size, st.st_mtime_ns, codes]).encode()).hexdigest()
+    folder = cache_dir() / "langid" / key[:24]
+    if not all((folder / p).is_file() for p in _PARTS):
+        _unpack(model, codes, folder)
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+
+    def read(name: str) -> Any:
+        path = folder / name
+        data = path.read_bytes()
+        if len(data) != meta["bytes"][name]:
+            raise ValueError(f"{path}: {len(data)} bytes, not {meta['bytes'][name]}")
+        return memoryview(data).cast(meta["codes"][name])
+
+    path = folder / "nextmove.bin"
+    if path.stat().st_size != meta["bytes"]["nextmove.bin"]:
+        raise ValueError(f"{path}: not {meta['bytes']['nextmove.bin']} bytes")
+    ident = LanguageIdentifier(np.load(folder / "ptc.npy"), np.load(folder / "pc.npy"), list(meta["classes"]),
+                               _Rows(path, meta["codes"]["nextmove.bin"]), read("out.bin"), norm_probs=True,
+                               tk_row=[])
+    # py3langid keeps each state's row offset as a list of ints (104,583 of them: 4 MB); the same
+    # offsets as one unsigned array (0.4 MB), set where it reads them (py3langid's version is in the key)
+    ident.tk_row = read("row.bin")
+    ident._rowbase = memoryview(np.asarray(ident.tk_row, dtype=np.uint32) << np.uint32(8)).cast("B").cast("I")
+    return ident, tuple(meta["known"])
+
+
+class _Rows:
+    """The identifier's transition table (`tk_nextmove`: 256 entries per distinct row, 39 MB) as
+    py3langid indexes it (`row << 8 | byte`), each row read from the unpacked file when a text first
+    walks through it: a run holds the rows its answers reach, not the table (mapped, the kernel
+    made a whole 82-byte answer's walk 22 MB resident: it maps large pages around each one read)."""
+
+    def __init__(self, path: Any, code: str):
+        import os
+        from array import array
+
+        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 - open while the identifier is
+        self._fd = self._file.fileno()
+        self._code, self._width = code, array(code).itemsize
+        self._rows: dict[int, Any] = {}
+        self._pread = os.pread
+
+    def __getitem__(self, i: int) -> int:
+        row = self._rows.get(i >> 8)
+        if row is None:
+            size = 256 * self._width
+            row = self._rows[i >> 8] = memoryview(self._pread(self._fd, size, (i >> 8) * size)).cast(self._code)
+        return row[i & 255]
+
+
+def _unpack(model: Any, codes: tuple[str, ...], folder: Any) -> None:
+    """py3langid's model (npz inside xz: py3langid/modelio.py) written as flat files, its class columns
+    restricted to `codes` as `set_languages` restricts them, one array in memory at a time; into a
+    temporary folder renamed into place (another process may be doing the same)."""
+    import json
+    import lzma
+    import os
+    import shutil
+    import tempfile
+
+    import numpy as np
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".unpacking-", dir=folder.parent)
+    try:
+        with tempfile.TemporaryFile(suffix=".npz", dir=tmp) as npz:
+            with lzma.open(model) as src:
+                shutil.copyfileobj(src, npz, length=1 << 20)
+            npz.seek(0)
+            with np.load(npz, allow_pickle=False) as data:
+                classes = data["classes"].tolist()
+                known = tuple(c for c in codes if c in set(classes))
+                keep = [i for i, c in enumerate(classes) if c in set(known)]
+                np.save(os.path.join(tmp, "ptc.npy"), np.ascontiguousarray(data["ptc"][:, keep]))
+                np.save(os.path.join(tmp, "pc.npy"), np.asarray(data["pc"])[keep])
+                meta: dict[str, Any] = {"classes": [classes[i] for i in keep], "known": list(known), "codes": {}}
+                sizes = {}
+                for name, field in (("nextmove.bin", "nextmove"), ("row.bin", "nextmove_row"), ("out.bin", "out_feat")):
+                    arr = np.ascontiguousarray(data[field])
+                    if field == "out_feat":  # py3langid keeps it as a list of ints: here 32-bit signed
+                        arr, code = arr.astype(np.int32), "i"
+                    else:  # as py3langid's _to_array: an unsigned array of the stored width
+                        code = {2: "H", 4: "I", 8: "L"}[arr.dtype.itemsize]
+                    with open(os.path.join(tmp, name), "wb") as f:
+                        f.write(arr.tobytes())
+                    meta["codes"][name], sizes[name] = code, arr.nbytes
+                    del arr
+                meta["bytes"] = sizes
+        with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another process put it there first, or a broken one is there: replaced
+            if all((folder / p).is_file() for p in _PARTS) and folder.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+                os.rename(tmp, folder)
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def identifier_languages() -> tuple[str, ...]:

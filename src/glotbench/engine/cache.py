@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -34,14 +33,10 @@ SCHEMA_VERSION = 1
 
 
 def default_cache_path() -> Path:
-    """GLOTBENCH_CACHE_DIR, else the platform's user cache directory (platformdirs: XDG_CACHE_HOME
-    or ~/.cache on Linux, ~/Library/Caches on macOS, %LOCALAPPDATA% on Windows)."""
-    root = os.environ.get("GLOTBENCH_CACHE_DIR")
-    if not root:
-        from platformdirs import user_cache_dir
+    """GLOTBENCH_CACHE_DIR, else the platform's user cache directory (`keys.cache_dir`)."""
+    from glotbench.keys import cache_dir
 
-        root = user_cache_dir("glotbench", appauthor=False)
-    return Path(root) / "calls.sqlite"
+    return cache_dir() / "calls.sqlite"
 
 
 # Canonical JSON for keys; encoder objects are built once (json.dumps with options builds one per

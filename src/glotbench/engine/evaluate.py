@@ -95,7 +95,7 @@ async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | M
         cache = open_cache(options.cache_path or default_cache_path()) if options.use_cache else None
         out_dir = new_run_dir(bench.name, m.spec, options.out)
         run = _start(bench, benchmark, full, m, plan, options, out_dir)
-        checks = RunChecks(bench, plan.items, m, cache)  # glotbench.checks: each sample's, then results.json's
+        checks = RunChecks(bench, plan.items, m, cache)  # glotbench.checks: after the requests
         done = await _generate(bench, m, plan, options, cache, out_dir, checks)  # generate and score
         run = _with_reply_caps(run, bench, plan, done.runner.max_tokens_sent)  # the caps really sent
         results = _results(bench, full, m, plan, run, done, options, checks)  # aggregate
@@ -243,11 +243,11 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
 
         budget = cost_cap(options, m, bench)
     with SampleSink(out_dir / SAMPLES) as sink, \
-            ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress,
-                        total=len(items) * options.repeats) as bar:
+            ProgressBar(f"{bench.name} · {m.spec}", enabled=options.progress, total=len(items) * options.repeats,
+                        concurrency=plan.concurrency) as bar:
         runner = Runner(bench, m, plan.config, concurrency=plan.concurrency, repeats=options.repeats,
                         cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
-                        on_sample=lambda s: sink.add(checks.record(s)), on_progress=bar.update, on_flush=sink.flush,
+                        on_sample=lambda s: sink.add(s.to_record()), on_progress=bar.update, on_flush=sink.flush,
                         on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{plan.scorer_signature}",
                         prompt_record=template.record if template else partial(whole, plan.form),
                         gate=gate, budget=budget)
@@ -263,7 +263,9 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
                 await task
         wall = time.perf_counter() - t0
     order = {it.id: i for i, it in enumerate(items)}
-    sink.in_order(order)  # appended in completion order (a fully cached run: in order already)
+    # The checks, once the requests are done (none of them on a request's path), go into each line
+    # as the file is put in item order (appended in completion order; a fully cached run: in order).
+    sink.in_order(order, checks.check_all(samples))
     samples.sort(key=lambda x: (order[x.id], x.repeat))
     return _Generated(samples, runner, wall, gate, budget, batch)
 

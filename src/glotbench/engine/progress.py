@@ -1,17 +1,27 @@
 """The live progress line of a run (rich, on stderr): samples done, failures, retries, rate, ETA.
 
 The ETA comes from the samples the model answered in this run (cached ones finish at once and would
-make it look shorter), over the time since the first call went out (model loading excluded): after
-the first completed batch of a batched local backend (16 replies in one go after a minute) it is
-already a real estimate, and between batches it counts down from the estimate made at the last
-completion rather than waiting for the next one. rich's own ETA column needs two completions within
-30 s, so it showed `-:--:--` through a whole CPU run.
+make it look shorter), over the time since the first call went out (model loading excluded), and is
+given from the first completed batch on: once as many replies came back as were sent at first (the
+concurrency: a batched local backend's first batch, an endpoint's first round of requests). Before,
+one reply of a 16-item batch made it say 29 batches' time for 30 items ("1/30 done … ETA 1:25:06"
+for a 7-minute run): the counters are now read once the event loop has run every task a batch woke,
+so a batch counts all at once. The time per sample is that of the last round (the last
+`concurrency` replies): an endpoint's replies come back in waves (all 64 after 100 ms, then the
+next 64), and over one round a wave is counted whole, as a batch is. Once every unit left is in
+flight the run cannot end before one round after the last one went out. Between completions the
+estimate counts down. Measured against scripted models of known speed (tests/test_eta.py): within
+±50% of the real remaining time until the last round. rich's own ETA
+column needs two completions within 30 s, so it showed `-:--:--` through a whole CPU run.
 
 The line fits the console: when it is narrow (80 columns), the bar goes first, then the elapsed
 time, the rate and the retries, then the description is shortened; the count and the ETA stay."""
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -27,16 +37,32 @@ def hms(seconds: float | None) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def eta_seconds(c: RunCounters, now: float) -> float | None:
+def eta_seconds(c: RunCounters, now: float, *, wave: int = 1, first_answered_at: float | None = None,
+                last_sent_at: float | None = None, round_start: tuple[int, float] | None = None) -> float | None:
     """Seconds left, from the samples answered by the model since its first call (None: no estimate
-    yet). Between completions the estimate made at the last one counts down."""
+    yet). `wave`: how many replies make the first completed batch (the concurrency); until then no
+    estimate, unless twice the time the first reply took has passed (a slow straggler holds the
+    first round). `round_start`: (samples answered, time) one round (`wave` replies) ago: the time
+    per sample is that of the last round, the same for an endpoint's replies that come back in
+    waves (every 100 ms, 64 at a time) as for a batched backend's batches. `last_sent_at`: when the
+    last unit went out (every one left is in flight): the run cannot end before one round's time
+    after it. Between completions the estimate counts down."""
     if c.total and c.done >= c.total:
         return 0.0
     answered = c.done - c.cache_hits
     if c.first_call_at is None or answered <= 0 or c.last_answered_at is None:
         return None
-    per_sample = max(c.last_answered_at - c.first_call_at, 1e-9) / answered
-    return max(0.0, (c.total - c.done) * per_sample - (now - c.last_answered_at))
+    wave = max(wave, 1)
+    left = c.total - c.done
+    if answered < min(wave, answered + left) and not (
+            first_answered_at is not None and now - c.first_call_at >= 2 * (first_answered_at - c.first_call_at)):
+        return None
+    done0, t0 = round_start if round_start is not None and round_start[0] < answered else (0, c.first_call_at)
+    per_sample = max(c.last_answered_at - t0, 1e-9) / (answered - done0)
+    eta = left * per_sample - (now - c.last_answered_at)
+    if last_sent_at is not None:
+        eta = max(eta, wave * per_sample - (now - last_sent_at))
+    return max(0.0, eta)
 
 
 class _Line:
@@ -55,9 +81,15 @@ class ProgressBar:
     """A rich live line on a terminal; on a pipe or log file, a plain status line every 10 s. `out`:
     the console to draw on (default: stderr's)."""
 
-    def __init__(self, description: str, enabled: bool = True, total: int | None = None, *, out: Any = None):
+    def __init__(self, description: str, enabled: bool = True, total: int | None = None, *, out: Any = None,
+                 concurrency: int = 1):
         self.enabled = enabled
         self.total = total
+        self.wave = max(1, concurrency)  # the replies of the first completed batch (eta_seconds)
+        self._answered: collections.deque[tuple[int, float]] = collections.deque()  # (answered, when)
+        self._first_answered_at: float | None = None
+        self._last_sent_at: float | None = None
+        self._pending = False
         self._out = out
         self.plain = enabled and out is None and not sys.stderr.isatty()
         self._live: Any = None
@@ -85,7 +117,17 @@ class ProgressBar:
         c = self._counters
         elapsed = max(now - self._t0, 1e-9)
         return {"count": f"{c.done}/{c.total}", "failures": f"failures {c.errors}", "retries": f"retries {c.retries}",
-                "rate": f"{c.done / elapsed:.1f}/s", "elapsed": hms(elapsed), "eta": f"ETA {hms(eta_seconds(c, now))}"}
+                "rate": f"{c.done / elapsed:.1f}/s", "elapsed": hms(elapsed), "eta": f"ETA {hms(self.eta(now))}"}
+
+    def eta(self, now: float) -> float | None:
+        answered = self._counters.done - self._counters.cache_hits
+        start = None
+        for done, t in self._answered:  # the latest reading at least one round before this one
+            if done > answered - self.wave:
+                break
+            start = (done, t)
+        return eta_seconds(self._counters, now, wave=self.wave, first_answered_at=self._first_answered_at,
+                           last_sent_at=self._last_sent_at, round_start=start)
 
     def render(self, width: int) -> Any:
         """The live line in at most `width` cells: what does not fit is left out in this order: the
@@ -133,12 +175,42 @@ class ProgressBar:
               f"{f['eta']}", file=sys.stderr, flush=True)
 
     def update(self, c: RunCounters) -> None:
-        self._counters = c
+        """The runner's counters after a sample (or a retry). Read once the event loop has run the
+        other tasks woken with this one: the replies of one batch come back together, and a line
+        drawn after the first of them said the batch had made one reply."""
+        self._live_counters = c
+        if self._pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._commit()
+            return
+        self._pending = True
+        loop.call_soon(self._commit)
+
+    def _commit(self) -> None:
+        self._pending = False
+        c = self._live_counters
+        self._counters = dataclasses.replace(c)  # what the line shows until the next commit (the live
+        # display draws from its own thread)
+        if self._first_answered_at is None and c.done > c.cache_hits:
+            self._first_answered_at = c.last_answered_at
+        answered = c.done - c.cache_hits
+        if answered > 0 and c.last_answered_at is not None and (not self._answered or self._answered[-1][0] < answered):
+            self._answered.append((answered, c.last_answered_at))
+            while len(self._answered) > 1 and self._answered[1][0] <= answered - self.wave:
+                self._answered.popleft()  # the readings of the last round, and one before it
+        if self._last_sent_at is None and c.first_call_at is not None and c.total - c.done <= self.wave:
+            # every unit left is in flight: the last went out at the last reply (or the first call)
+            self._last_sent_at = c.last_answered_at if c.done > c.cache_hits else c.first_call_at
         now = time.perf_counter()
         if self.plain and (now - self._last >= 10 or (c.done == c.total and c.total)):
             self._last = now
             self._plain_line(now)
 
     def __exit__(self, *exc: Any) -> None:
+        if self._pending:
+            self._commit()
         if self._live is not None:
             self._live.__exit__(*exc)

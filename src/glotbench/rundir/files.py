@@ -221,18 +221,25 @@ class SampleSink:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def in_order(self, order: Mapping[str, int]) -> None:
-        """Rewrite the closed file with its lines sorted by (item position in `order`, repeat)."""
+    def in_order(self, order: Mapping[str, int],
+                 extra: Callable[[str, int], Mapping[str, Any] | None] | None = None) -> None:
+        """Rewrite the closed file with its lines sorted by (item position in `order`, repeat), each
+        line with its `checks` from `extra(id, repeat)` added as the record's last key (the checks
+        run once the requests are done: the lines appended during the run have none)."""
         lines = self._lines
         by_item = [(order[x[0]], x[1]) for x in lines]
-        if all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
+        if extra is None and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
             return
         lines.sort(key=lambda x: (order[x[0]], x[1]))
         tmp = self.path.with_suffix(".jsonl.tmp")
         with self.path.open("rb") as src, tmp.open("wb") as dst:
-            for _, _, offset, size in lines:
+            for sid, repeat, offset, size in lines:
                 src.seek(offset)
-                dst.write(src.read(size))
+                line = src.read(size)
+                checks = extra(sid, repeat) if extra is not None else None
+                if checks is not None:  # `{...}\n` -> `{..., "checks": {...}}\n`: as json_bytes writes the key
+                    line = line[:-2] + b', "checks": ' + json_bytes(checks) + b"}\n"
+                dst.write(line)
         os.replace(tmp, self.path)
 
 

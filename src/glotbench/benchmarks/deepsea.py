@@ -274,8 +274,9 @@ class XQuAD(DeepSEA):
         return {"f1": 0.0, "n": 1.0}
 
     def rules(self) -> dict[str, str]:
-        # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0
-        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1"}
+        # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0; phrase: the answer
+        # phrase read through word breaks (glotbench.languages.breakable)
+        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1", "phrase": "breaks"}
 
 
 class _Generation(DeepSEA):

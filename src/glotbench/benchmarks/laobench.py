@@ -201,7 +201,7 @@ class LaoBenchMCQ(_LaoBenchData):
     local models) the option letter with the highest log-likelihood, reported as a separate score."""
 
     name = "laobench-mcq"
-    version = "1.1"  # 1.1: symmetric phrase rules, Unicode letter boundaries
+    version = "1.2"  # 1.1: symmetric phrase rules, Unicode letter boundaries; 1.2: phrases read through word breaks
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
@@ -242,7 +242,7 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v3+options", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v4+options", "shots": "0"}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}

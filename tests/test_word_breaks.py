@@ -175,10 +175,5 @@ def test_task_file_data_with_breaks_scores_as_written(tmp_path, srv):
     rows[0]["mc_answer1"] = "ວຽງ\u200bຈັນ"
     data = tmp_path / "belebele_lao_Laoo.jsonl"
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ": "ວຽງຈັນ"})
-    from glotbench.engine.evaluate import RunOptions, evaluate
-
-    evaluate("belebele", srv.spec(), RunOptions(data=str(data), progress=False, out=str(tmp_path / "r"),
-                                                cache_path=str(tmp_path / "c.sqlite")))
-    first = json.loads((tmp_path / "r" / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert first["answer"]["letter"] == "A"
+    _, samples = run(tmp_path, srv, "belebele", str(data), {"ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ": "ວຽງຈັນ"})
+    assert samples[0]["answer"]["letter"] == "A"

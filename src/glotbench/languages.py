@@ -177,6 +177,47 @@ def breakable(fragment: str, spaces: bool = True) -> str:
     return "".join(out)
 
 
+# -- scripts of text ---------------------------------------------------------------------------
+
+def language_scripts(code: str | None) -> tuple[str, ...]:
+    """The Unicode scripts a language is written in, from declared facts: a FLORES or BCP 47 code's
+    own script subtag (`khm_Khmr` -> Khmr, `sr-Cyrl`) when `regex` knows it, else the profile's
+    `scripts`; () when neither says (then no script check is possible)."""
+    if not code:
+        return ()
+    sub = code.replace("-", "_").split("_")[1:2]
+    if sub and len(sub[0]) == 4 and _script_class((sub[0].title(),)) is not None:
+        return (sub[0].title(),)
+    p = profile(resolve_code(code))
+    return p.scripts if p else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
+    try:
+        return regex.compile("[" + "".join(rf"\p{{Script={s}}}" for s in scripts) + "]")
+    except regex.error:
+        return None
+
+
+_LETTER = regex.compile(r"\p{L}")
+
+
+def foreign_script(text: str, code: str | None, min_letters: int = 4) -> str | None:
+    """The script a text is written in when it has at least `min_letters` letters and not one of
+    them is in the language's scripts (`language_scripts`): Khmer rows under a Lao configuration.
+    None when the text fits, has too few letters, or the language's scripts are unknown. The script is
+    named among the scripts the profiles declare (and the language's own), else "another script"."""
+    scripts = language_scripts(code)
+    own = _script_class(scripts) if scripts else None
+    if own is None or own.search(text) is not None or len(_LETTER.findall(text)) < min_letters:
+        return None
+    known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
+    counts = {s: len(rx.findall(text)) for s in known if (rx := _script_class((s,))) is not None}
+    best = max(counts, key=lambda s: counts[s], default=None)
+    return best if best is not None and counts[best] else "another script"
+
+
 def register_language(p: LanguageProfile, *, replace: bool = False) -> LanguageProfile:
     """Add a language profile at run time (a plugin's language). Extraction, numeric matching,
     segmentation, BLEU, chrF++, token F1, dedupe and the contamination check all honour it from then

@@ -53,6 +53,7 @@ class DataSpec(Part):
     roles: dict[str, str] = {}  # several configs, e.g. {source: eng_Latn, target: lao_Laoo}, joined on `join`
     join: str | None = None  # the column that pairs the roles' rows (FLORES+: id)
     role_by: str | None = None  # with --data FILE: a template giving each row's config (which role it is)
+    language_by: str | None = None  # a template giving each row's language (Belebele: {{ dialect }}), checked against `language`
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSpec":

@@ -80,8 +80,12 @@ def run_spec(spec: Any, variant: str) -> Any:
 def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     """SHA-256 (12 hex) of the spec as data (its description left out) with the run's options."""
     body = spec.model_dump(mode="json", exclude={"description"})
-    if body["data"].get("language_by") is None:  # a check, not a setting: unset, the hash stays as it was
+    # Checks, not settings: unset, the hash stays as it was before they existed.
+    if body["data"].get("language_by") is None:
         body["data"].pop("language_by", None)
+    for o in body.get("options", {}).values():
+        if o.get("pattern") is None:
+            o.pop("pattern", None)
     return hashlib.sha256(json.dumps([body, dict(opt)], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
@@ -187,6 +191,9 @@ class TaskBenchmark(Benchmark):
                                 + (f"; one of {', '.join(map(str, o.choices))}" if o.choices else ""))
             if o.choices is not None and value not in o.choices:
                 raise SpecError(f"{self.name}: {name} must be one of {', '.join(map(str, o.choices))}, got {value!r}")
+            if o.pattern is not None and not re.fullmatch(o.pattern, str(value)):
+                raise SpecError(f"{self.name}: {name} {value!r} does not match {o.pattern}"
+                                + (f" ({o.help})" if o.help else ""))
             out[name] = value
         for name, (default, _, _) in BUILTIN_OPTIONS.items():
             out[name] = given.get(name, defaults.get(name, default))

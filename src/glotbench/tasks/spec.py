@@ -39,6 +39,18 @@ class OptionSpec(Part):
     default: Scalar = None
     help: str = ""
     choices: list[Scalar] | None = None
+    pattern: str | None = None  # a regular expression the whole value must match (a FLORES code: [a-z]{3}_[A-Z][a-z]{3})
+
+    @model_validator(mode="after")
+    def _pattern_compiles(self) -> "OptionSpec":
+        if self.pattern is not None:
+            import regex
+
+            try:
+                regex.compile(self.pattern)
+            except regex.error as e:
+                raise ValueError(f"pattern: not a valid regular expression ({e})") from None
+        return self
 
 
 class DataSpec(Part):

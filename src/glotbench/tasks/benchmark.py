@@ -355,7 +355,7 @@ class TaskBenchmark(Benchmark):
 
     def _language_problem(self, item: Item, row: Any, where: str) -> str | None:
         """A row the task's language does not describe: its own language (`data.language_by`) is
-        another, or its text has letters and none in the language's scripts (Khmer rows under
+        another, or its longest text has letters and none in the language's scripts (Khmer rows under
         lao_Laoo). A task of several roles (FLORES+) picks its rows by their config already."""
         from glotbench.languages import PROFILES, foreign_script, resolve_code
 
@@ -383,7 +383,10 @@ class TaskBenchmark(Benchmark):
         texts = [v for v in item.public.values() if isinstance(v, str)]
         if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
             texts += list(item.public.get("choices") or ())
-        script = foreign_script(" ".join(texts), self.language)
+        # the row's longest text (Belebele's passage, XCOPA's premise): short fields may be labels in
+        # English (XCOPA's question "effect") and a long one mixes in code or names without changing language
+        longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
+        script = foreign_script(longest, self.language)
         if script:
             return f"the row's text is written in {script} script, but {mine}{how}"
         return None

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import cli
+from test_tasks_review import SMALL, SUMS, write
+
 from glotbench.errors import DataError, SpecError
 from glotbench.languages import foreign_script, language_scripts
 from glotbench.registry import get_benchmark
@@ -143,35 +144,15 @@ def test_an_option_pattern_that_does_not_compile_is_a_task_file_error(tmp_path):
 
 # -- tasks check ------------------------------------------------------------------------------------
 
-TASK = """\
-name: lao-sums
-version: "1.0"
-language: lo
-data:
-  file: sums.jsonl
-fields:
-  id: id
-  public: {question: q}
-  gold: {answer: a}
-prompt:
-  user: "{{ question }}"
-extract:
-  number: [number]
-scorer: numeric_match
-"""
-
-
 def test_tasks_check_reads_the_tasks_own_data_file(tmp_path):
     """Before: `ok`, then `run` failed on row 2."""
-    (tmp_path / "t.yaml").write_text(TASK, encoding="utf-8")
+    task = write(tmp_path, SMALL, SUMS.replace('"a": "7"', '"a": "seven"'))
     rows = tmp_path / "sums.jsonl"
-    rows.write_text('{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": "2"}\n{"id": "s2", "q": "ສາມບວກສີ່", "a": "seven"}\n',
-                    encoding="utf-8")
-    proc = cli("tasks", "check", str(tmp_path / "t.yaml"))
+    proc = cli("tasks", "check", str(task))
     assert proc.returncode == 2 and "ok" not in proc.stdout, proc.stdout
     assert proc.stderr == f"error: {rows}:2: fields.gold.answer: 'seven' is not a number (the numeric_match scorer compares numbers)\n"
     rows.write_text('{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": "2"}\n', encoding="utf-8")
-    proc = cli("tasks", "check", str(tmp_path / "t.yaml"))
+    proc = cli("tasks", "check", str(task))
     assert proc.returncode == 0 and proc.stdout.startswith("lao-sums v1.0: ok\n"), proc.stderr
     assert "1 items from" in proc.stdout and "ໜຶ່ງບວກໜຶ່ງ" in proc.stdout
 

@@ -198,3 +198,45 @@ def test_a_python_model_nowhere_names_where_it_looked(tmp_path, monkeypatch):
     (tmp_path / "words_broken.py").write_text("import words_missing_dependency\n", encoding="utf-8")
     with pytest.raises(SpecError, match="No module named 'words_missing_dependency'"):
         PythonModel("words_broken:answer")
+
+
+# -- built-ins with a language ---------------------------------------------------------------------
+
+def _bundled(name: str) -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("glotbench.benchmarks").joinpath(f"data/{name}")))
+
+
+def test_laobench_rows_whose_lang_or_target_the_text_is_not_in_are_refused(tmp_path):
+    rows = [json.loads(x) for x in _bundled("laobench_sample.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    mcq = next(r for r in rows if r.get("lang") == "lo")
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({**mcq, "lang": "km"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"rows.jsonl:1 \(id sample-001\): lang is 'km', but the question is written in Lao"):
+        get_benchmark("laobench-mcq").load(str(path))
+    row = {"id": "t1", "data_type": "Bilingual Translation", "question": "Translate into Lao: good morning",
+           "answer": "ສະບາຍດີຕອນເຊົ້າ", "direction": "en-zh"}
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"direction en-zh translates into 'zh', but the reference is written in Lao script"):
+        get_benchmark("laobench-translation").load(str(path))
+
+
+def test_deepsea_examples_listed_under_another_language_are_refused(tmp_path):
+    doc = json.loads(_bundled("deepsea_mgsm.json").read_text(encoding="utf-8"))
+    doc["languages"]["th"] = doc["languages"]["vi"][:1]  # Vietnamese questions listed as Thai
+    path = tmp_path / "mgsm.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(DataError, match=r"th example 0.question: written in Latin script, but listed under 'th' \(Thai\)"):
+        get_benchmark("deepsea-mgsm").load(str(path))
+
+
+@pytest.mark.parametrize("bench,row", [
+    ("vi-diacritics", {"id": "x", "references": ["สวัสดีตอนเช้า"]}),
+    ("vi-tone-errors", {"id": "x", "input": "สวัสดีตอนเช้า", "references": ["สวัสดีตอนเช้า"]}),
+])
+def test_vietnamese_benchmarks_refuse_text_in_another_script(tmp_path, bench, row):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"rows.jsonl:1: the text is written in Thai script, not in Vietnamese"):
+        get_benchmark(bench).load(str(path))

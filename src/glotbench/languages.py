@@ -203,14 +203,19 @@ def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
 _LETTER = regex.compile(r"\p{L}")
 
 
-def foreign_script(text: str, code: str | None, min_letters: int = 4) -> str | None:
+def foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = 0.0) -> str | None:
     """The script a text is written in when it has at least `min_letters` letters and not one of
-    them is in the language's scripts (`language_scripts`): Khmer rows under a Lao configuration.
-    None when the text fits, has too few letters, or the language's scripts are unknown. The script is
-    named among the scripts the profiles declare (and the language's own), else "another script"."""
+    them is in the language's scripts (`language_scripts`): Khmer rows under a Lao configuration;
+    with `share`, when fewer than that share of its letters are. None when the text fits, has too few
+    letters, or the language's scripts are unknown. The script is named among the scripts the
+    profiles declare (and the language's own), else "another script"."""
     scripts = language_scripts(code)
     own = _script_class(scripts) if scripts else None
-    if own is None or own.search(text) is not None or len(_LETTER.findall(text)) < min_letters:
+    letters = len(_LETTER.findall(text))
+    if own is None or letters < min_letters:
+        return None
+    mine = len(own.findall(text)) if share else int(own.search(text) is not None)
+    if mine > share * letters:
         return None
     known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
     counts = {s: len(rx.findall(text)) for s in known if (rx := _script_class((s,))) is not None}

@@ -36,13 +36,13 @@ PINNED = {
         'facts': 'a3e870eed751a691',
     },
     'deepsea-xquad {}': {
-        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:unicode|f1_empty:v1.1',
+        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:unicode|f1_empty:v1.1|phrase:breaks',
         'samples': '0607ff774f8ba4e6',
         'scores': 'ebf3d70f29dd4043',
         'facts': '162ee5a4a0db6679',
     },
     'deepsea-xquad {"f1_norm": "squad"}': {
-        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:squad|f1_empty:v1.1',
+        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:squad|f1_empty:v1.1|phrase:breaks',
         'samples': '0607ff774f8ba4e6',
         'scores': 'ebf3d70f29dd4043',
         'facts': '162ee5a4a0db6679',
@@ -72,13 +72,13 @@ PINNED = {
         'facts': 'a0d1d5ab3e302623',
     },
     'laobench-mcq {}': {
-        'signature': 'glotbench:laobench-mcq|v:1.1|prompt:ba28c4952557|data:039621808650|metric:accuracy|method:generate|extract:mc_letter:answer_phrase:v3+options|shots:0',
+        'signature': 'glotbench:laobench-mcq|v:1.2|prompt:ba28c4952557|data:039621808650|metric:accuracy|method:generate|extract:mc_letter:answer_phrase:v4+options|shots:0',
         'samples': 'c9246709c3a4823f',
         'scores': '56efb05480239869',
         'facts': '37a9fdbf792e50b1',
     },
     'laobench-mcq {"method": "loglik"}': {
-        'signature': 'glotbench:laobench-mcq|v:1.1|prompt:ba28c4952557|data:039621808650|metric:accuracy_loglik|method:loglik|extract:mc_letter:answer_phrase:v3+options|shots:0',
+        'signature': 'glotbench:laobench-mcq|v:1.2|prompt:ba28c4952557|data:039621808650|metric:accuracy_loglik|method:loglik|extract:mc_letter:answer_phrase:v4+options|shots:0',
         'samples': 'c9246709c3a4823f',
         'scores': '98959b6181cd8da4',
         'facts': '966782f4d2aa9405',

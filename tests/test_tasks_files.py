@@ -122,7 +122,7 @@ def test_bad_yaml_and_bad_rows_are_one_line_each(tmp_path):
     rows = [json.loads(x) for x in (FX / "belebele_lao_Laoo.jsonl").read_text().splitlines()]
     rows[1]["correct_answer_num"] = "5"
     bad.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
-    with pytest.raises(DataError, match=rf"^{bad}:2: fields.gold.answer: 'E' is neither an option label \(A, B, C, D\)"):
+    with pytest.raises(DataError, match=rf"^{bad}:2: fields.gold.answer: correct_answer_num '5' \(made 'E'\) is neither an option label \(A, B, C, D\)"):
         bench.load(str(bad))
     rows[1]["correct_answer_num"] = "2"
     del rows[2]["mc_answer3"]

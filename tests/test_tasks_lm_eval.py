@@ -58,7 +58,7 @@ BELEBELE = [
     {"link": "https://example.org/p1", "question_number": 1, "flores_passage": "ລາວ\u200bມີ\u200bພູ\u200bຫຼາຍ.",
      "question": "ລາວມີຫຍັງຫຼາຍ?", "mc_answer1": "ທະເລ", "mc_answer2": "ທະເລຊາຍ", "mc_answer3": "ພູ", "mc_answer4": "ນ້ຳກ້ອນ",
      "correct_answer_num": "3", "ds": "2023-05-03"},
-    {"link": "https://example.org/p2", "question_number": 1, "flores_passage": "Passage with 'quotes' and a \\ backslash.",
+    {"link": "https://example.org/p2", "question_number": 1, "flores_passage": "ຂໍ້ຄວາມ with 'quotes' and a \\ backslash.",
      "question": "Which one?", "mc_answer1": "one", "mc_answer2": "two", "mc_answer3": "three", "mc_answer4": "four",
      "correct_answer_num": "4", "ds": "2023-05-03"},
 ]

@@ -191,8 +191,8 @@ def test_options_per_row_the_task_cannot_read_are_refused_at_load(tmp_path, n, s
     """Before: a row of six options (a list column) with option_letter was a scorer error in a run
     that exited 0, valid, with its accuracy counting the item as wrong."""
     task = MC.replace("choices: [c1, c2, c3]", "choices: opts").replace("letter: [option_letter]", f"letter: {steps}")
-    rows = ('{"id": "ok", "q": "ข้อใด", "opts": ["ก", "ข"], "ans": "B"}\n'
-            + '{"id": "many", "q": "ข้อใด", "opts": [%s], "ans": "A"}\n' % ", ".join(f'"{i}"' for i in range(n)))
+    rows = ('{"id": "ok", "q": "ຂໍ້ໃດ", "opts": ["ກ", "ຂ"], "ans": "B"}\n'
+            + '{"id": "many", "q": "ຂໍ້ໃດ", "opts": [%s], "ans": "A"}\n' % ", ".join(f'"{i}"' for i in range(n)))
     path = write(tmp_path, task, rows)
     proc = cli("run", str(path), "--model", "python:nowhere:none", "--out", str(tmp_path / "r"), "--no-progress",
                "--no-cache")

@@ -129,7 +129,9 @@ def _standalone(letters: str) -> Any:
 def _bare_pattern(natives: str) -> Any:
     import regex
 
-    return regex.compile(rf"[\s*_`'\"“”(\[（【]*([A-E{natives}])[\s*_`'\"“”)\]）】.:：]*")
+    from glotbench.languages import BREAK_CHARS
+
+    return regex.compile(rf"[{BREAK_CHARS}*_`'\"“”(\[（【]*([A-E{natives}])[{BREAK_CHARS}*_`'\"“”)\]）】.:：]*")
 
 
 def _bare_letter(body: str) -> str | None:
@@ -140,7 +142,10 @@ def _bare_letter(body: str) -> str | None:
 
 
 def _normalise_option(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" .。")
+    """Lower case, zero-width characters removed (glotbench.languages.remove_zero_width), spaces collapsed."""
+    from glotbench.languages import remove_zero_width
+
+    return " ".join(remove_zero_width(text).lower().split()).strip(" .。")
 
 
 def _names(reply: str, option: str) -> bool:
@@ -214,7 +219,8 @@ def last_number(text: str, *, marker: str | None = None, native_digits: bool = T
     `native_digits`: every Unicode decimal digit (Thai, Lao, Khmer, Arabic-Indic...), the Arabic
     decimal and thousands separators and U+2212 minus are read as ASCII first
     (languages.to_ascii_digits); without it only ASCII digits are numbers. `marker`: only the text
-    after its last occurrence (the whole text when it does not occur). A number is an optional '-',
+    after its last occurrence, word breaks read as in answer phrases (the whole text when it does
+    not occur). A number is an optional '-',
     digits and an optional decimal part; thousands commas by `commas`: "grouped" (numeric match) — a
     number written in groups of three (1,234,567) is read whole; "between_digits" (DeepSEA's MGSM
     rule) — every comma between a digit and exactly three digits is deleted first."""
@@ -227,14 +233,29 @@ def last_number(text: str, *, marker: str | None = None, native_digits: bool = T
     if native_digits:
         text = to_ascii_digits(text)
     if marker:
-        pos = text.rfind(marker)
-        if pos != -1:
-            text = text[pos + len(marker):]
+        found = None
+        for found in _marker_pattern(marker).finditer(text, overlapped=True):
+            pass
+        if found is not None:
+            text = text[found.end():]
     if commas == "between_digits":
         found = _PLAIN_NUMBER.findall(_COMMA_BETWEEN_DIGITS.sub("", text))
     else:
         found = _GROUPED_NUMBER.findall(text)
     return Decimal(found[-1].replace(",", "")) if found else None
+
+
+@functools.lru_cache(maxsize=64)
+def _marker_pattern(marker: str) -> Any:
+    """The marker as written, read through word breaks (glotbench.languages.breakable): its spaces
+    match any run of breaks, and in a script written without spaces a break may stand between any
+    two of its characters ("ຄຳຕອບ\u200b:" is the marker "ຄຳຕອບ:")."""
+    import regex
+
+    from glotbench.languages import breakable, written_without_spaces
+
+    body = r"\s+".join(regex.escape(w) for w in marker.split())
+    return regex.compile(breakable(body, not written_without_spaces(marker)) if body else regex.escape(marker))
 
 
 def parse_number(value: "str | int | float") -> "Decimal":

@@ -126,14 +126,101 @@ def resolve_code(code: str | None) -> str | None:
 
 
 # Invisible characters some scripts put between words (Khmer, Burmese and Lao text often carries
-# U+200B ZERO WIDTH SPACE): read as word breaks before an option letter or a number is read from a
-# reply (`sep=" "`: "ចម្លើយ\u200bគឺ\u200bB" keeps B apart from the word before it), removed before
-# texts are compared (an option's text with or without them is the same text).
+# U+200B ZERO WIDTH SPACE): removed before texts are compared (an option's text with or without them
+# is the same text). Answer phrases read them, and ZWNJ, as word breaks (BREAK below).
 ZERO_WIDTH = "\u200b\u2060\ufeff"
 
 
 def remove_zero_width(text: str, sep: str = "") -> str:
     return text.translate({ord(c): sep for c in ZERO_WIDTH}) if any(c in text for c in ZERO_WIDTH) else text
+
+
+# The word breaks an answer phrase accepts between its parts (noun, qualifier, copula, choose-verb,
+# option word) and between the words inside a part: any run of whitespace (tabs, newlines, U+00A0
+# NBSP and U+3000 are whitespace to `regex`'s \s) and of the invisible ZWSP, ZWNJ, WJ and BOM. In a
+# script written without spaces (Khmer, Lao, Thai, Burmese...) a break may stand between any two
+# characters of a part (`ចម្លើយ\u200bត្រឹមត្រូវ\u200bគឺ C`, `ຄຳຕອບ ທີ່ຖືກຕ້ອງ ແມ່ນ C`): the pattern
+# cannot know where the words inside a part end. In a script written with spaces it stands where
+# the part has `\s` ("đáp\u200bán", "the\u00a0answer"); a break inside a word is not that word.
+INVISIBLE_BREAKS = "\u200b\u200c\u2060\ufeff"
+BREAK_CHARS = r"\s" + INVISIBLE_BREAKS  # a character class's body
+BREAK = "[" + BREAK_CHARS + "]"
+
+_TOKEN = regex.compile(r"""
+    (?P<flags>\(\?[a-zA-Z-]+\))
+  | (?P<open>\((?:\?(?:[:=!>|]|<[=!]|P?<\w+>|[a-zA-Z-]+:))?)
+  | (?P<close>\))
+  | (?P<alt>\|)
+  | (?P<quant>(?:[?*+]|\{\d*(?:,\d*)?\})[?+]?)
+  | (?P<space>\\s)
+  | (?P<atom>\\[pPN]\{[^}]*\}|\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|.)
+""", regex.VERBOSE | regex.DOTALL)
+
+
+@functools.lru_cache(maxsize=512)
+def breakable(fragment: str, spaces: bool = True) -> str:
+    r"""A phrase fragment (a profile's regex) that accepts word breaks: its `\s` reads any BREAK; in a
+    script without spaces (`spaces=False`) optional breaks stand between any two of its atoms too."""
+    out: list[str] = []
+    prev = None  # the kind of the token before: an atom, a quantifier or a group's end can be followed by a gap
+    after_space = False  # the last atom was a break already (`\s+`): no gap after it
+    for m in _TOKEN.finditer(fragment):
+        kind, text = m.lastgroup, m.group()
+        if kind == "space":
+            text = BREAK
+        elif not spaces and kind in ("atom", "open") and prev in ("atom", "quant", "close") and not after_space:
+            out.append(BREAK + "*")
+        if kind != "quant":
+            after_space = kind == "space"
+        out.append(text)
+        prev = kind
+    return "".join(out)
+
+
+# -- scripts of text ---------------------------------------------------------------------------
+
+def language_scripts(code: str | None) -> tuple[str, ...]:
+    """The Unicode scripts a language is written in, from declared facts: a FLORES or BCP 47 code's
+    own script subtag (`khm_Khmr` -> Khmr, `sr-Cyrl`) when `regex` knows it, else the profile's
+    `scripts`; () when neither says (then no script check is possible)."""
+    if not code:
+        return ()
+    sub = code.replace("-", "_").split("_")[1:2]
+    if sub and len(sub[0]) == 4 and _script_class((sub[0].title(),)) is not None:
+        return (sub[0].title(),)
+    p = profile(resolve_code(code))
+    return p.scripts if p else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
+    try:
+        return regex.compile("[" + "".join(rf"\p{{Script={s}}}" for s in scripts) + "]")
+    except regex.error:
+        return None
+
+
+_LETTER = regex.compile(r"\p{L}")
+
+
+def foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = 0.0) -> str | None:
+    """The script a text is written in when it has at least `min_letters` letters and not one of
+    them is in the language's scripts (`language_scripts`): Khmer rows under a Lao configuration;
+    with `share`, when fewer than that share of its letters are. None when the text fits, has too few
+    letters, or the language's scripts are unknown. The script is named among the scripts the
+    profiles declare (and the language's own), else "another script"."""
+    scripts = language_scripts(code)
+    own = _script_class(scripts) if scripts else None
+    letters = len(_LETTER.findall(text))
+    if own is None or letters < min_letters:
+        return None
+    mine = len(own.findall(text)) if share else int(own.search(text) is not None)
+    if mine > share * letters:
+        return None
+    known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
+    counts = {s: len(rx.findall(text)) for s in known if (rx := _script_class((s,))) is not None}
+    best = max(counts, key=lambda s: counts[s], default=None)
+    return best if best is not None and counts[best] else "another script"
 
 
 def register_language(p: LanguageProfile, *, replace: bool = False) -> LanguageProfile:
@@ -228,16 +315,19 @@ def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ..
     `choose` (a choose-verb) or `sep` (a copula or separator after the noun) is set, weak otherwise
     (the noun alone); then `letter` (A-E or a native label)."""
     profs = [PROFILES[c] for c in codes if c in PROFILES]
-    spaced = [n for p in profs if p.spaces for n in p.answer_nouns]
-    spaceless = [n for p in profs if not p.spaces for n in p.answer_nouns]
-    choose = [r"(?<![\p{L}\p{M}])" + _alt(p.choose) if p.spaces else _alt(p.choose) for p in profs if p.choose]
-    copulas = [c for p in profs for c in p.copulas]
-    opts = [o for p in profs for o in p.option_words]
+    spaced = [breakable(n) for p in profs if p.spaces for n in p.answer_nouns]
+    spaceless = [breakable(n, False) for p in profs if not p.spaces for n in p.answer_nouns]
+    choose = [r"(?<![\p{L}\p{M}])" + _alt(_parts(p.choose, p)) if p.spaces else _alt(_parts(p.choose, p))
+              for p in profs if p.choose]
+    copulas = [c for p in profs for c in _parts(p.copulas, p)]
+    opts = [o for p in profs for o in _parts(p.option_words, p)]
     natives = "".join(k for p in profs for k in p.native_letters)
     noun = _alt([r"(?<![\p{L}\p{M}])" + _alt(spaced) if spaced else "", _alt(spaceless) if spaceless else ""])
-    sep = r"[\s*_]*(?:" + (_alt(copulas) + r"[\s*_]*[:：=]?|" if copulas else "") + r"[:：=]|\s[-–—](?=\s))"
-    lead = r"[\s*_`'\"“”‘’«(\[（【]*"
-    option = r"(?:" + _alt(opts) + r"\s*)?" if opts else ""
+    gap = "[" + BREAK_CHARS + "*_]*"  # breaks and markdown emphasis
+    sep = (gap + "(?:" + (_alt(copulas) + gap + "[:：=]?|" if copulas else "") + "[:：=]|" + BREAK
+           + "[-–—](?=" + BREAK + "))")
+    lead = "[" + BREAK_CHARS + r"*_`'\"“”‘’«(\[（【]*"
+    option = r"(?:" + _alt(opts) + BREAK + "*)?" if opts else ""
     letter = "[" + _LETTER_CHARS + natives + "]"
     # Copulas are pooled across languages ("answer là B" reads B too): harmless, one alternation.
     head = r"(?:(?P<choose>" + _alt(choose) + r")|" + noun + r"(?P<sep>" + sep + r")?)"
@@ -256,9 +346,14 @@ def answer_is_pattern(code: str | None) -> regex.Pattern[str] | None:
 @functools.lru_cache(maxsize=64)
 def _answer_is(p: LanguageProfile) -> regex.Pattern[str]:
     start = r"(?<![\p{L}\p{M}])" if p.spaces else ""
-    noun = start + _alt(p.answer_nouns)
-    pat = noun + r"[\s*_]*(?:" + (_alt(p.copulas) + r"[\s*_]*[:：]?|" if p.copulas else "") + r"[:：])"
+    noun = start + _alt(_parts(p.answer_nouns, p))
+    gap = "[" + BREAK_CHARS + "*_]*"
+    pat = noun + gap + "(?:" + (_alt(_parts(p.copulas, p)) + gap + "[:：]?|" if p.copulas else "") + "[:：])"
     return regex.compile(pat, regex.IGNORECASE)
+
+
+def _parts(fragments: tuple[str, ...], p: LanguageProfile) -> list[str]:
+    return [breakable(f, p.spaces) for f in fragments]
 
 
 def native_letter(ch: str) -> str:

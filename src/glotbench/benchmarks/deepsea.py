@@ -27,8 +27,8 @@ from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_jso
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
-from glotbench.languages import answer_is_pattern
 from glotbench.items import Item, PublicItem
+from glotbench.languages import answer_is_pattern, foreign_script, profile, resolve_code
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, MacroMetric, RatioMetric
 from glotbench.metrics.corpus import CorpusMetric, SacreMetric
@@ -135,6 +135,11 @@ class DeepSEA(Benchmark):
         spec, items = TASKS[self.task], []
         for lang, rows in langs.items():
             for i, row in enumerate(rows):
+                script = foreign_script(str(row[spec.in_language]), lang) if spec.in_language else None
+                if script:  # Khmer examples listed under "lo": scored, signed and reported as Lao
+                    named = f" ({p.name})" if (p := profile(resolve_code(lang))) else ""
+                    raise DataError(f"{source}: {lang} example {i}.{spec.in_language}: written in {script} script, "
+                                    f"but listed under {lang!r}{named}")
                 public = {f: copy.deepcopy(row[f]) for f in spec.public}  # the whitelist: nothing else
                 public["lang"] = lang
                 public.update({f: row[f] for f in self.shown_meta})
@@ -273,8 +278,9 @@ class XQuAD(DeepSEA):
         return {"f1": 0.0, "n": 1.0}
 
     def rules(self) -> dict[str, str]:
-        # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0
-        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1"}
+        # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0; phrase: the answer
+        # phrase read through word breaks (glotbench.languages.breakable)
+        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1", "phrase": "breaks"}
 
 
 class _Generation(DeepSEA):

@@ -29,14 +29,15 @@ class TaskSpec:
     gold: tuple[str, ...]
     meta: tuple[str, ...] = ()
     count: int | None = None  # examples per language in the official release, when known
+    in_language: str = ""  # the field written in the example's language (its script is checked at load)
 
 
 TASKS: dict[str, TaskSpec] = {
-    "mgsm": TaskSpec(public=("question",), gold=("answer_number",), count=250),
-    "indommlu": TaskSpec(public=("question", "options"), gold=("answer",), meta=("subject",)),
-    "xquad": TaskSpec(public=("context", "question"), gold=("answers",)),
-    "crosssum": TaskSpec(public=("text",), gold=("summary",)),
-    "wmt24pp": TaskSpec(public=("source",), gold=("target",), meta=("lp",)),
+    "mgsm": TaskSpec(public=("question",), gold=("answer_number",), count=250, in_language="question"),
+    "indommlu": TaskSpec(public=("question", "options"), gold=("answer",), meta=("subject",), in_language="question"),
+    "xquad": TaskSpec(public=("context", "question"), gold=("answers",), in_language="context"),
+    "crosssum": TaskSpec(public=("text",), gold=("summary",), in_language="summary"),
+    "wmt24pp": TaskSpec(public=("source",), gold=("target",), meta=("lp",), in_language="target"),
 }
 
 

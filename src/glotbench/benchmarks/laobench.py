@@ -21,6 +21,7 @@ from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
+from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric
@@ -161,6 +162,9 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
         if answer in LETTERS and has_options:
             options = {k: _text(row, k, where, rid) for k in LETTERS}
             lang = str(row.get("lang") or detect_lang(question))
+            script = foreign_script(question, lang) if row.get("lang") else None
+            if script:  # a declared lang the question is not written in
+                raise DataError(f"{where} (id {rid}): lang is {lang!r}, but the question is written in {script} script")
             mcq.append(Item.create(rid, {"question": question, "options": options, "lang": lang},
                                    {"answer": answer}, {"dimension": dtype, "subdomain": sub, "lang": lang,
                                                         "dimension_subdomain": f"{dtype}/{sub}"}))
@@ -172,6 +176,10 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
             if not re.fullmatch(r"(lo|en|zh)-(lo|en|zh)", str(direction)) or direction[:2] == direction[3:]:
                 raise DataError(f"{where} (id {rid}): direction {direction!r} is not one of lo/en/zh-lo/en/zh "
                                 "(two different languages)")
+            script = foreign_script(answer, direction[3:])
+            if script:  # the reference is the target language's text
+                raise DataError(f"{where} (id {rid}): direction {direction} translates into {direction[3:]!r}, but the "
+                                f"reference is written in {script} script")
             trans.append(Item.create(rid, {"question": question, "direction": direction},
                                      {"reference": answer},
                                      {"direction": direction, "subdomain": sub, "direction_source": how,
@@ -201,7 +209,7 @@ class LaoBenchMCQ(_LaoBenchData):
     local models) the option letter with the highest log-likelihood, reported as a separate score."""
 
     name = "laobench-mcq"
-    version = "1.1"  # 1.1: symmetric phrase rules, Unicode letter boundaries
+    version = "1.2"  # 1.1: symmetric phrase rules, Unicode letter boundaries; 1.2: phrases read through word breaks
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
@@ -242,7 +250,7 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v3+options", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v4+options", "shots": "0"}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}

@@ -20,7 +20,7 @@ from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_field
 from glotbench.items import Item, PublicItem
-
+from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
@@ -117,6 +117,9 @@ class VietnameseDiacritics(Benchmark):
             seen.add(item_id)
             category = row.category or "uncategorised"
             source = normalize_space(strip(refs[0]))
+            script = foreign_script(source, "vi")
+            if script:
+                raise DataError(f"{where}: the text is written in {script} script, not in Vietnamese")
             for r in refs[1:]:
                 if normalize_space(strip(r)) != source:
                     raise DataError(f"{where}: references: they differ once stripped: {r!r} is not a "

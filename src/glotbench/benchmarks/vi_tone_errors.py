@@ -21,6 +21,7 @@ from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_object
 from glotbench.items import Item, PublicItem
+from glotbench.languages import foreign_script
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
@@ -135,6 +136,9 @@ class VietnameseToneErrors(Benchmark):
             source = normalize_space(field(rec, "input", str, where))
             if not source:
                 raise DataError(f"{where}: field 'input' is empty")
+            script = foreign_script(source, "vi")
+            if script:
+                raise DataError(f"{where}: the text is written in {script} script, not in Vietnamese")
             refs = field(rec, "references", list, where)
             if not refs or not all(isinstance(r, str) and r.strip() for r in refs):
                 raise DataError(f"{where}: field 'references' must be a non-empty list of non-empty strings")

@@ -41,19 +41,22 @@ def check(
     include_path: IncludePath = [],
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
-    --data, load the rows and show the first item's prompt. Calls no model."""
+    --data, or when the task names its own local file (data.file), load the rows (the first bad row
+    is the error) and show the first item's prompt. Calls no model; a hub download only with --data."""
     from glotbench.cli.options import split_pairs
     from glotbench.registry import get_benchmark
     from glotbench.tasks import add_include_path
+    from glotbench.tasks.benchmark import TaskBenchmark
 
     for folder in include_path:
         add_include_path(folder)
     bench = get_benchmark(task, **dict(split_pairs(list(bench_opt))))
+    own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
+    dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
     typer.echo(f"{bench.name} v{bench.version}: ok")
     for k, v in bench.signature_parts().items():
         typer.echo(f"  {k}: {v}")
-    if data is not None:
-        dataset = bench.load(data)
+    if dataset is not None:
         prompt = bench.render(dataset[0].to_public())
         typer.echo(f"{len(dataset)} items from {dataset.source}; the first item's prompt:")
         for m in prompt.messages:

@@ -1,6 +1,9 @@
 """`python:MODULE:FUNCTION`: a Python callable (sync or async) that takes the chat messages.
 
-It may return a string or a dict with `text` (and optionally `finish_reason`).
+MODULE is imported as `python -m` finds it: an installed module, or a module in the current folder
+(the `glotbench` console script does not put the current folder on sys.path; it is added when the
+module is not found otherwise). The callable gets a list of `{"role", "content"}` dicts and may
+return a string or a dict with `text` (and optionally `finish_reason`). docs/extending.md has the contract.
 """
 
 from __future__ import annotations
@@ -8,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
+import sys
 import time
 from typing import Any, Callable, Literal
 
@@ -25,6 +30,21 @@ def _call(fn: Callable[..., Any], msgs: list[dict[str, Any]]) -> Any:
         raise RuntimeError(f"the callable raised StopIteration{f': {e}' if str(e) else ''}") from e
 
 
+def _import(name: str) -> Any:
+    """The module, as `python -m` would find it: when its top-level package is not importable and the
+    current folder is not on sys.path (the console script's case), the folder is added (at the end:
+    an installed module of the same name still wins, as it does for `python -m` with no such file)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        here = os.getcwd()
+        if e.name != name.split(".")[0] or any(os.path.abspath(p or ".") == here for p in sys.path):
+            raise
+        sys.path.append(here)
+        importlib.invalidate_caches()
+        return importlib.import_module(name)
+
+
 class PythonModel:
     default_concurrency = 8
 
@@ -33,9 +53,10 @@ class PythonModel:
         if not sep or not mod_name or not fn_name:
             raise SpecError(f"python model spec needs MODULE:FUNCTION, got {target!r}")
         try:
-            module = importlib.import_module(mod_name)
+            module = _import(mod_name)
         except ImportError as e:
-            raise SpecError(f"cannot import module {mod_name!r}: {e}") from None
+            raise SpecError(f"cannot import module {mod_name!r}: {e} (looked on sys.path and in the current "
+                            f"folder, {os.getcwd()})") from None
         fn = getattr(module, fn_name, None)
         if not callable(fn):
             raise SpecError(f"{mod_name!r} has no callable {fn_name!r}")

@@ -80,6 +80,12 @@ def run_spec(spec: Any, variant: str) -> Any:
 def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     """SHA-256 (12 hex) of the spec as data (its description left out) with the run's options."""
     body = spec.model_dump(mode="json", exclude={"description"})
+    # Checks, not settings: unset, the hash stays as it was before they existed.
+    if body["data"].get("language_by") is None:
+        body["data"].pop("language_by", None)
+    for o in body.get("options", {}).values():
+        if o.get("pattern") is None:
+            o.pop("pattern", None)
     return hashlib.sha256(json.dumps([body, dict(opt)], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
@@ -117,16 +123,18 @@ class TaskBenchmark(Benchmark):
             raise SpecError(f"{self.name}: method must be generate or loglik, got {self.method!r}")
         declared = {k: v for k, v in opt.items() if k in spec.options}
         # `files` and `sha256` are filled per config and split when the rows are read (`_files`);
-        # `role_by` is a template over each row.
+        # `role_by` and `language_by` are templates over each row.
         self.data = spec.data.model_copy(update=_fill(spec.data.model_dump(exclude_unset=True,
-                                                                           exclude={"files", "sha256", "role_by"}),
+                                                                           exclude={"files", "sha256", "role_by",
+                                                                                    "language_by"}),
                                                        declared, w("data")))
         if opt["revision"]:
             if not re.fullmatch(r"[0-9a-f]{40}", opt["revision"]):
                 raise SpecError(f"{self.name}: revision {opt['revision']!r} is not a commit hash (40 hex): pin the "
                                 "data to a commit of the dataset's history, not a branch that moves")
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
-        self.lang = resolve_code(_fill(spec.language, declared, w("language")) if spec.language else None)
+        self.language = _fill(spec.language, declared, w("language")) if spec.language else None  # as written
+        self.lang = resolve_code(self.language)
         self.variant = spec.prompt
         self.shots = spec.fewshot.n if opt["shots"] is None else opt["shots"]
         if self.shots < 0:
@@ -183,6 +191,9 @@ class TaskBenchmark(Benchmark):
                                 + (f"; one of {', '.join(map(str, o.choices))}" if o.choices else ""))
             if o.choices is not None and value not in o.choices:
                 raise SpecError(f"{self.name}: {name} must be one of {', '.join(map(str, o.choices))}, got {value!r}")
+            if o.pattern is not None and not re.fullmatch(o.pattern, str(value)):
+                raise SpecError(f"{self.name}: {name} {value!r} does not match {o.pattern}"
+                                + (f" ({o.help})" if o.help else ""))
             out[name] = value
         for name, (default, _, _) in BUILTIN_OPTIONS.items():
             out[name] = given.get(name, defaults.get(name, default))
@@ -331,8 +342,8 @@ class TaskBenchmark(Benchmark):
         """A gold the scorer cannot read (`Scorer.check_gold`), and options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more
         than 5 for an option_letter pipeline (it reads A-E). Refused at load, naming the row; else
         every such item would be a scorer error in a run that looks valid."""
-        for item, (where, _) in zip(items, rows):
-            problem = self.scorer.check_gold(item)
+        for item, (where, row) in zip(items, rows):
+            problem = self.scorer.check_gold(item) or self._language_problem(item, row, where)
             if problem:
                 raise DataError(f"{where}: {problem}")
             n = len(item.public.get("choices") or ())
@@ -341,6 +352,45 @@ class TaskBenchmark(Benchmark):
             if n > 5 and self.method != "loglik" and self._letter_pipes:
                 raise DataError(f"{where}: fields.choices: {n} options, and option_letter (pipeline "
                                 f"{self._letter_pipes[0]!r}) reads A-E: use option_text, or method=loglik")
+
+    def _language_problem(self, item: Item, row: Any, where: str) -> str | None:
+        """A row the task's language does not describe: its own language (`data.language_by`) is
+        another, or its longest text has letters and none in the language's scripts and its texts
+        together mostly other letters (Khmer rows under lao_Laoo). A task of several roles (FLORES+) picks its rows by their config already."""
+        from glotbench.languages import PROFILES, foreign_script, resolve_code
+
+        if not self.language or self.data.roles:
+            return None
+
+        def named(code: str) -> str:
+            p = PROFILES.get(resolve_code(code) or "")
+            return f"{code} ({p.name})" if p else code
+
+        def column(template: str | None) -> str | None:  # `{{ NAME }}` -> NAME
+            m = re.fullmatch(r"\{\{\s*(\w+)\s*\}\}", (template or "").strip())
+            return m.group(1) if m else None
+
+        option = column(self.spec.language) if column(self.spec.language) in self.spec.options else None
+        mine = f"the task's language is {named(self.language)}"
+        col = column(self.data.language_by)
+        if self.data.language_by and (col is None or row.get(col) is not None):  # a row without the column: its script tells
+            theirs = render(self.data.language_by, row, f"{where}: data.language_by").strip()
+            if theirs and resolve_code(theirs) != self.lang:
+                told = f"the row's {col} is" if col else f"the row's language ({self.data.language_by.strip()}) is"
+                fix = f"; for these rows run with --bench-opt {option}={theirs}" if option else ""
+                return f"data.language_by: {told} {named(theirs)}, but {mine}{fix}"
+        how = f"; give the rows' language with --bench-opt {option}=..." if option else ""
+        texts = [v for v in item.public.values() if isinstance(v, str)]
+        if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
+            texts += list(item.public.get("choices") or ())
+        # The row's longest text (Belebele's passage, XCOPA's premise) has no letter of the language, and
+        # under half of all its letters are: fields may be labels in English (XCOPA's question "effect",
+        # Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
+        longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
+        script = foreign_script(longest, self.language) and foreign_script(" ".join(texts), self.language, share=0.5)
+        if script:
+            return f"the row's text is written in {script} script, but {mine}{how}"
+        return None
 
     # -- stations --------------------------------------------------------------------------------
 

@@ -53,7 +53,8 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
             if not remove_zero_width(t).strip():  # U+200B alone is as empty as a space, and invisible
                 raise DataError(f"{where}: fields.choices.{i}: an empty option")
         public["choices"] = texts
-        gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer")
+        gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer",
+                                _as_written(fields.gold.get("answer"), row))
     meta = {name: _text(value_of(spec, ctx, f"{where}: fields.meta.{name}"), f"{where}: fields.meta.{name}")
             for name, spec in fields.meta.items()}
     if lang:
@@ -84,8 +85,25 @@ def _choice_list(value: Any, spec: str, where: str) -> list[str]:
     return [_text(v, f"{where}.{i}") for i, v in enumerate(value)]
 
 
-def _label(value: Any, texts: Sequence[str], where: str) -> str:
-    """The gold option as its label: a label as it is, an option's text as that option's label."""
+def _as_written(spec: Any, row: Mapping[str, Any]) -> str:
+    """The row's own columns and values behind a gold template (`correct_answer_num '5'`), for an
+    error that names what the user wrote, not what the template made of it; "" for a plain column."""
+    if not isinstance(spec, str) or not is_template(spec):
+        return ""
+    from jinja2 import meta
+
+    from glotbench.tasks.template import environment
+
+    try:
+        names = sorted(meta.find_undeclared_variables(environment().parse(spec)))
+    except Exception:  # noqa: BLE001 -- the template compiled already; a name list is only a courtesy
+        return ""
+    return ", ".join(f"{n} {row[n]!r}" for n in names if n in row and n != "opt")
+
+
+def _label(value: Any, texts: Sequence[str], where: str, written: str = "") -> str:
+    """The gold option as its label: a label as it is, an option's text as that option's label.
+    `written`: the row's columns and values a template made `value` from (named in an error)."""
     labels = LETTERS[:len(texts)]
     if value is None:
         raise DataError(f"{where}: missing (a multiple-choice task needs the gold option)")
@@ -98,7 +116,8 @@ def _label(value: Any, texts: Sequence[str], where: str) -> str:
     if hits:
         raise DataError(f"{where}: {value!r} is the text of {len(hits)} options ({', '.join(hits)}): give the gold "
                         "as a label or index")
-    raise DataError(f"{where}: {value!r} is neither an option label ({', '.join(labels)}) nor one option's text")
+    given = f"{written} (made {value!r})" if written else repr(value)
+    raise DataError(f"{where}: {given} is neither an option label ({', '.join(labels)}) nor one option's text")
 
 
 def make_items(rows: Sequence[Row], fields: Any, opt: Mapping[str, Any], lang: str | None) -> list[Item]:

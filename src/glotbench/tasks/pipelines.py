@@ -8,12 +8,14 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     tag: NAME              the content of the last closed <NAME>...</NAME> ({name, missing: keep} keeps
                            a reply without the tag)
     option_letter          the chosen option A-E (glotbench.extract.mc_letter, rule answer_phrase or
-                           first_standalone) with zero-width spaces read as word breaks (Khmer, Burmese
-                           and Lao replies carry them); native labels (ก ข ค ง, ກ ຂ ຄ ງ, أ ب ج د) read as
+                           first_standalone) with whitespace, ZWSP, ZWNJ, WJ, NBSP and BOM read as word
+                           breaks in the answer phrase (Khmer, Burmese, Lao and Thai replies carry them:
+                           glotbench.languages.breakable); native labels (ก ข ค ง, ກ ຂ ຄ ງ, أ ب ج د) read as
                            A-D; failing a letter ({text: false} turns this off), the one option whose
                            text (or label word) the reply names, zero-width characters ignored
     option_text            the one option whose text the reply names (classification over many labels)
-    number                 the last number, native digits read as ASCII ({marker: "####"}: after the marker)
+    number                 the last number, native digits read as ASCII ({marker: "####"}: after the
+                           marker's last occurrence, word breaks read as in answer phrases)
     regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true});
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
@@ -76,7 +78,7 @@ def _letter(arg: Any) -> StepFn:
     def step(text: str, options: Mapping[str, str]) -> Extraction:
         if len(options) > 5:
             raise ValueError("option_letter reads A-E; this item has more options: use option_text")
-        got = mc_letter(remove_zero_width(text, " "), rule=rule)
+        got = mc_letter(text, rule=rule)
         if got.answer is None and by_text and options:
             hit = _named(text, options)
             return Extraction(hit) if hit else got
@@ -85,8 +87,8 @@ def _letter(arg: Any) -> StepFn:
 
 
 def _named(text: str, options: Mapping[str, str]) -> str | None:
-    """The option the reply names, zero-width characters removed from both sides."""
-    return named_option(remove_zero_width(text), {k: remove_zero_width(v) for k, v in options.items()}, longest=True)
+    """The option the reply names (zero-width characters removed from both sides by named_option)."""
+    return named_option(text, options, longest=True)
 
 
 def _option_text(_: Any) -> StepFn:
@@ -100,7 +102,7 @@ def _number(arg: Any) -> StepFn:
     marker = _get(arg, "marker", str, None) if arg is not None else None
 
     def step(text: str, options: Mapping[str, str]) -> Extraction:
-        got = last_number(remove_zero_width(text, " "), marker=marker)
+        got = last_number(text, marker=marker)
         return Extraction(None, "no_number") if got is None else Extraction(str(got))
     return step
 

@@ -39,6 +39,18 @@ class OptionSpec(Part):
     default: Scalar = None
     help: str = ""
     choices: list[Scalar] | None = None
+    pattern: str | None = None  # a regular expression the whole value must match (a FLORES code: [a-z]{3}_[A-Z][a-z]{3})
+
+    @model_validator(mode="after")
+    def _pattern_compiles(self) -> "OptionSpec":
+        if self.pattern is not None:
+            import regex
+
+            try:
+                regex.compile(self.pattern)
+            except regex.error as e:
+                raise ValueError(f"pattern: not a valid regular expression ({e})") from None
+        return self
 
 
 class DataSpec(Part):
@@ -53,6 +65,7 @@ class DataSpec(Part):
     roles: dict[str, str] = {}  # several configs, e.g. {source: eng_Latn, target: lao_Laoo}, joined on `join`
     join: str | None = None  # the column that pairs the roles' rows (FLORES+: id)
     role_by: str | None = None  # with --data FILE: a template giving each row's config (which role it is)
+    language_by: str | None = None  # a template giving each row's language (Belebele: {{ dialect }}), checked against `language`
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSpec":

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +29,15 @@ from glotbench.models.batching import (BATCH_LATENCY, LoglikEncoding, MicroBatch
 log = logging.getLogger("glotbench")
 
 # Log-likelihood scoring's memory bounds: tokens per decoder pass (rows x padded length), and scored
-# positions per vocabulary projection (64 x 262,144 logits in float32 is 64 MiB for Gemma 3).
-LOGLIK_TOKEN_BUDGET = 4096
-LOGLIK_HEAD_CHUNK = 64
+# positions per vocabulary projection (32 x 262,144 logits in float32 is 32 MiB for Gemma 3).
+LOGLIK_TOKEN_BUDGET = 2048
+LOGLIK_HEAD_CHUNK = 32
+
+# The precision a converted GGUF is stored in. Half precision would halve the disk (544 MB, not 1.1 GB)
+# and keeps the replies and choices (tests/test_half_precision.py), but a float32 run must then cast
+# every weight into new memory: loading peaks at 2.2 GB RSS instead of 0.7 GB (float32 weights are
+# mapped from the file as they are). The memory bound wins (docs/performance.md).
+CONVERTED_DTYPE = "float32"
 
 
 def _converted_root() -> Path:
@@ -81,6 +88,7 @@ class HFModel:
                                      batch_size=self.batch_size)
         self.load_seconds: float | None = None
         self._score_lock = threading.Lock()
+        self._scorer: ThreadPoolExecutor | None = None
         self._head_exact: bool | None = None
 
     @classmethod
@@ -121,11 +129,10 @@ class HFModel:
         is_gguf = self.gguf_file is not None or self.path.endswith(".gguf")
         if is_gguf:
             gguf = self._resolve_gguf()
-            key = (self.gguf_sha256 or _file_digest(gguf))[:16]
-            converted = _converted_root() / f"{gguf.stem}-{key}"
+            converted = self._converted_dir(gguf)
             if not (converted / "config.json").is_file():
                 log.info("converting %s to safetensors once (about a minute and a half on 2 cores)...", gguf.name)
-                self._convert(gguf, converted, dtype)
+                self._convert(gguf, converted)
             log.info("loading %s from %s", self.name, converted)
             source = str(converted)
         else:
@@ -143,16 +150,25 @@ class HFModel:
         self._device = device
         self.load_seconds = time.perf_counter() - t0
 
+    def _converted_dir(self, gguf: Path) -> Path:
+        """Where the GGUF's conversion is kept: named by the GGUF's digest (and a stored precision
+        other than float32, which earlier conversions have)."""
+        key = (self.gguf_sha256 or _file_digest(gguf))[:16]
+        return _converted_root() / (f"{gguf.stem}-{key}" + ("" if CONVERTED_DTYPE == "float32" else f"-{CONVERTED_DTYPE}"))
+
     @staticmethod
-    def _convert(gguf: Path, target: Path, dtype: Any) -> None:
-        """GGUF -> safetensors, once. transformers refuses to save a model marked GGUF-quantized;
-        its weights are already de-quantized on load, so clearing the mark is safe."""
+    def _convert(gguf: Path, target: Path, storage: str = CONVERTED_DTYPE) -> None:
+        """GGUF -> safetensors in `storage` precision, once (loading casts to the run's dtype).
+        transformers refuses to save a model marked GGUF-quantized; its weights are already
+        de-quantized on load, so clearing the mark is safe."""
+        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                     dtype=getattr(torch, storage))
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
@@ -182,9 +198,9 @@ class HFModel:
         try:
             if self.gguf_file is not None or self.path.endswith(".gguf"):
                 gguf = self._resolve_gguf()
+                converted = self._converted_dir(gguf)
                 key = (self.gguf_sha256 or _file_digest(gguf))[:16]
-                converted = _converted_root() / f"{gguf.stem}-{key}"
-                saved = converted.with_name(converted.name + "-tokenizer")
+                saved = _converted_root() / f"{gguf.stem}-{key}-tokenizer"
                 if (converted / "config.json").is_file():
                     self._tok = AutoTokenizer.from_pretrained(str(converted))
                 elif saved.is_dir():
@@ -303,7 +319,10 @@ class HFModel:
         token count is what a per-token normalisation divides by. `encoding`: how the pair is
         tokenised (glotbench.models.batching.encode_pair)."""
         await self.check()
-        return await asyncio.to_thread(self._loglik_sync, context, continuations, encoding)
+        if self._scorer is None:  # one thread scores: its allocations reuse one malloc arena, not one per thread
+            self._scorer = ThreadPoolExecutor(1, thread_name_prefix="glotbench-loglik")
+        return await asyncio.get_running_loop().run_in_executor(self._scorer, self._loglik_sync, context,
+                                                                continuations, encoding)
 
     def _loglik_sync(self, context: str, continuations: tuple[str, ...],
                      encoding: LoglikEncoding = "joint") -> list[tuple[float, int]]:
@@ -383,6 +402,9 @@ class HFModel:
 
     async def aclose(self) -> None:
         self._batcher.close()
+        if self._scorer is not None:
+            self._scorer.shutdown(wait=False, cancel_futures=True)
+            self._scorer = None
 
 
 def _file_digest(path: Path) -> str:

@@ -212,3 +212,30 @@ def _joint_hash(bench, ds):
         return bench.prompt_hash(ds)
     finally:
         del bench.render
+
+
+def test_vllm_backend_under_lm_eval_encoding_scores_the_moved_whitespace():
+    """vllm: with a tokenizer of one token per character (the fake engine of test_vllm_backend):
+    under encoding=lm-eval the context's trailing "\\n\\n" is scored with the continuation."""
+    import math
+
+    from glotbench.models.vllm import VLLMModel
+    from test_vllm_backend import CharTokenizer, FakeLLM, FakeSP
+
+    class Tok(CharTokenizer):
+        bos_token_id, eos_token_id = 1, 2
+
+        def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+            return ([1] if add_special_tokens else []) + [ord(c) for c in text]
+
+    class Engine(FakeLLM):
+        def get_tokenizer(self) -> Tok:
+            return Tok()
+
+    eng = Engine()
+    m = VLLMModel("/models/qwen3", engine=eng, sampling_params_cls=FakeSP)
+    (joint, n_joint), = asyncio.run(m.loglikelihood_tokens("Answer:\n\n", ("A",)))
+    (moved, n_moved), = asyncio.run(m.loglikelihood_tokens("Answer:\n\n", ("A",), encoding="lm-eval"))
+    assert (n_joint, n_moved) == (1, 3)
+    assert math.isclose(joint, -65 / 1000) and math.isclose(moved, -(10 + 10 + 65) / 1000)
+    assert eng.calls[-1][1][0] == {"prompt_token_ids": [1] + [ord(c) for c in "Answer:\n\nA"]}

@@ -234,8 +234,11 @@ def test_vllm_backend_under_lm_eval_encoding_scores_the_moved_whitespace():
 
     eng = Engine()
     m = VLLMModel("/models/qwen3", engine=eng, sampling_params_cls=FakeSP)
-    (joint, n_joint), = asyncio.run(m.loglikelihood_tokens("Answer:\n\n", ("A",)))
-    (moved, n_moved), = asyncio.run(m.loglikelihood_tokens("Answer:\n\n", ("A",), encoding="lm-eval"))
+    async def both():  # one event loop: the model's batcher lives on it
+        return (await m.loglikelihood_tokens("Answer:\n\n", ("A",)),
+                await m.loglikelihood_tokens("Answer:\n\n", ("A",), encoding="lm-eval"))
+
+    [(joint, n_joint)], [(moved, n_moved)] = asyncio.run(both())
     assert (n_joint, n_moved) == (1, 3)
     assert math.isclose(joint, -65 / 1000) and math.isclose(moved, -(10 + 10 + 65) / 1000)
     assert eng.calls[-1][1][0] == {"prompt_token_ids": [1] + [ord(c) for c in "Answer:\n\nA"]}

@@ -143,7 +143,8 @@ class Benchmark(ABC):
             p = self.render(item)
             h.update(encode([[dict(m) for m in p.messages], p.text, list(p.text_stop), p.text_max_tokens,
                              None if p.json_schema is None else dict(p.json_schema),
-                             None if p.choices is None else list(p.choices)]).encode("utf-8", "surrogatepass"))
+                             None if p.choices is None else list(p.choices),
+                             *(() if p.loglik_encoding == "joint" else (p.loglik_encoding,))]).encode("utf-8", "surrogatepass"))
             h.update(b"\n")
         return h.hexdigest()[:12]
 

@@ -147,7 +147,8 @@ def prompt_form(benchmark: Benchmark, model: Model) -> str:
 def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bool = False,
                    detail: bool = False) -> Any:
     if loglik:  # `detail`: the reply holds every choice's log-probability and token count
-        return {"text": prompt.text, "loglik_choices": list(prompt.choices or ()), **({"detail": 1} if detail else {})}
+        return {"text": prompt.text, "loglik_choices": list(prompt.choices or ()), **({"detail": 1} if detail else {}),
+                **({} if prompt.loglik_encoding == "joint" else {"encoding": prompt.loglik_encoding})}
     payload: dict[str, Any] = {"text": prompt.text} if form == "text" else {
         "messages": [dict(m) for m in prompt.messages]}
     if config.structured_output and prompt.json_schema is not None:
@@ -282,18 +283,20 @@ class Runner:
                                  f"{self.model.spec} only generates")
         t0 = time.perf_counter()
         choices = prompt.choices or ()
+        # lm-eval's tokenisation where the task asks for it; a backend without it refuses the call
+        how = {} if prompt.loglik_encoding == "joint" else {"encoding": prompt.loglik_encoding}
         if self._loglik_detail:
             from glotbench.tasks.loglik import reply_text
 
             counted = getattr(self.model, "loglikelihood_tokens", None)
             if counted is not None:
-                pairs = await counted(prompt.text or "", choices)
+                pairs = await counted(prompt.text or "", choices, **how)
                 logprobs, tokens = [p[0] for p in pairs], [p[1] for p in pairs]
             else:  # a backend without token counts: the per-token normalisation has none to divide by
-                logprobs, tokens = await fn(prompt.text or "", choices), None
+                logprobs, tokens = await fn(prompt.text or "", choices, **how), None
             return Response(text=reply_text(choices, logprobs, tokens), finish_reason="stop",
                             latency_s=self._loglik_latency(t0), usage=self._loglik_usage(prompt))
-        scores = await fn(prompt.text or "", choices)
+        scores = await fn(prompt.text or "", choices, **how)
         best = max(range(len(choices)), key=lambda i: scores[i])
         return Response(text=choices[best].strip(), finish_reason="stop", latency_s=self._loglik_latency(t0),
                         usage=self._loglik_usage(prompt),

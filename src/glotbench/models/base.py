@@ -35,6 +35,14 @@ def safe_data(value: Any) -> Any:
     return value
 
 
+# How a log-likelihood request's (context, continuation) becomes tokens (glotbench.models.batching.encode_pair):
+#   joint    the context alone and context + continuation tokenised; the continuation's tokens are those
+#            after the prefix the two share (a context token the joint tokenisation re-splits is scored too)
+#   lm-eval  lm-evaluation-harness's TemplateLM._encode_pair: the context's trailing whitespace moves into the
+#            continuation; the input is encode(context) + encode(context + continuation)[len(encode(context)):]
+LoglikEncoding = Literal["joint", "lm-eval"]
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """A rendered prompt in both forms a benchmark provides.
@@ -49,6 +57,7 @@ class Prompt:
     json_schema: Mapping[str, Any] | None = None
     text_max_tokens: int | None = None  # a per-item reply cap for the `text` form (base models)
     choices: tuple[str, ...] | None = None  # continuations of `text` for log-likelihood scoring
+    loglik_encoding: LoglikEncoding = "joint"  # how context and continuation are tokenised for it
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Callable, Generic, Hashable, TypeVar
+from typing import Any, Callable, Generic, Hashable, Sequence, TypeVar
+
+from glotbench.errors import GlotbenchError
+from glotbench.models.base import LoglikEncoding
 
 R = TypeVar("R")
 
@@ -21,6 +24,54 @@ def batch_latency(seconds: float, size: int) -> tuple[float, dict[str, float | i
     """(latency of one item of a batch, the raw fields that record the batch itself)."""
     size = max(1, size)
     return seconds / size, {"batch": size, "batch_latency_s": round(seconds, 4)}
+
+
+
+
+def encode_pair(encode: Callable[[str, bool], list[int]], prefix_id: int | None, context: str, continuation: str,
+                encoding: LoglikEncoding = "joint") -> tuple[list[int], int]:
+    """(input token ids, index of the continuation's first token) of one log-likelihood request.
+    `encode(text, add_special_tokens)` is the model's tokenizer; `prefix_id` (BOS, else EOS) stands
+    for an empty context, as lm-eval's `prefix_token_id` does. The index is at least 1: the first
+    scored token always has one before it."""
+    if encoding == "lm-eval":
+        if context == "":  # lm-eval's loglikelihood(): the prefix token is the context
+            cont = encode(continuation, False)
+            if prefix_id is not None and (not cont or cont[0] != prefix_id):
+                ctx = [prefix_id]
+            else:
+                ctx, cont = cont[:1], cont[1:]
+        else:
+            n_spaces = len(context) - len(context.rstrip())
+            if n_spaces:
+                context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
+            whole = encode(context + continuation, True)
+            ctx = encode(context, True)
+            cont = whole[len(ctx):]
+        if not cont:  # lm-eval asserts here: the joint tokenisation absorbed the continuation into the context
+            raise GlotbenchError(f"continuation {continuation!r} has no tokens of its own after the context "
+                                 "under lm-eval's tokenisation (lm-eval refuses it too)")
+        ids = ctx + cont
+        return ids, max(1, min(len(ctx), len(ids) - 1))
+    ctx = encode(context, True)
+    prefix: list[int] = []
+    if not ctx and prefix_id is not None:  # an empty context: scored after BOS, else EOS
+        prefix = ctx = [prefix_id]
+    full = prefix + encode(context + continuation, True)
+    start = next((i for i, (a, b) in enumerate(zip(ctx, full)) if a != b), min(len(ctx), len(full)))
+    return full, max(1, min(start, len(full) - 1))
+
+
+def length_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]:
+    """Indices of `lengths` in batches of similar length (shortest first) whose padded size
+    (rows x longest row) stays within `token_budget`; a row longer than the budget is a batch alone."""
+    batches: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if batches and (len(batches[-1]) + 1) * lengths[i] <= token_budget:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 class MicroBatcher(Generic[R]):

@@ -13,6 +13,8 @@ import asyncio
 import logging
 import os
 import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +22,22 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
-from glotbench.models.batching import BATCH_LATENCY, MicroBatcher, batch_latency, has_chat_template
+from glotbench.models.batching import (BATCH_LATENCY, LoglikEncoding, MicroBatcher, batch_latency, encode_pair,
+                                       has_chat_template, length_batches)
 
 
 log = logging.getLogger("glotbench")
+
+# Log-likelihood scoring's memory bounds: tokens per decoder pass (rows x padded length), and scored
+# positions per vocabulary projection (32 x 262,144 logits in float32 is 32 MiB for Gemma 3).
+LOGLIK_TOKEN_BUDGET = 2048
+LOGLIK_HEAD_CHUNK = 32
+
+# The precision a converted GGUF is stored in. Half precision would halve the disk (544 MB, not 1.1 GB)
+# and keeps the replies and choices (tests/test_half_precision.py), but a float32 run must then cast
+# every weight into new memory: loading peaks at 2.2 GB RSS instead of 0.7 GB (float32 weights are
+# mapped from the file as they are). The memory bound wins (docs/performance.md).
+CONVERTED_DTYPE = "float32"
 
 
 def _converted_root() -> Path:
@@ -73,6 +87,9 @@ class HFModel:
         self._batcher = MicroBatcher(lambda _key, reqs: self._generate_batch(reqs), _sampling_key,
                                      batch_size=self.batch_size)
         self.load_seconds: float | None = None
+        self._score_lock = threading.Lock()
+        self._scorer: ThreadPoolExecutor | None = None
+        self._head_exact: bool | None = None
 
     @classmethod
     def embedded_default(cls, *, spec: str = "local", **opts: Any) -> "HFModel":
@@ -112,11 +129,10 @@ class HFModel:
         is_gguf = self.gguf_file is not None or self.path.endswith(".gguf")
         if is_gguf:
             gguf = self._resolve_gguf()
-            key = (self.gguf_sha256 or _file_digest(gguf))[:16]
-            converted = _converted_root() / f"{gguf.stem}-{key}"
+            converted = self._converted_dir(gguf)
             if not (converted / "config.json").is_file():
                 log.info("converting %s to safetensors once (about a minute and a half on 2 cores)...", gguf.name)
-                self._convert(gguf, converted, dtype)
+                self._convert(gguf, converted)
             log.info("loading %s from %s", self.name, converted)
             source = str(converted)
         else:
@@ -134,16 +150,25 @@ class HFModel:
         self._device = device
         self.load_seconds = time.perf_counter() - t0
 
+    def _converted_dir(self, gguf: Path) -> Path:
+        """Where the GGUF's conversion is kept: named by the GGUF's digest (and a stored precision
+        other than float32, which earlier conversions have)."""
+        key = (self.gguf_sha256 or _file_digest(gguf))[:16]
+        return _converted_root() / (f"{gguf.stem}-{key}" + ("" if CONVERTED_DTYPE == "float32" else f"-{CONVERTED_DTYPE}"))
+
     @staticmethod
-    def _convert(gguf: Path, target: Path, dtype: Any) -> None:
-        """GGUF -> safetensors, once. transformers refuses to save a model marked GGUF-quantized;
-        its weights are already de-quantized on load, so clearing the mark is safe."""
+    def _convert(gguf: Path, target: Path, storage: str = CONVERTED_DTYPE) -> None:
+        """GGUF -> safetensors in `storage` precision, once (loading casts to the run's dtype).
+        transformers refuses to save a model marked GGUF-quantized; its weights are already
+        de-quantized on load, so clearing the mark is safe."""
+        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                     dtype=getattr(torch, storage))
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
@@ -173,9 +198,9 @@ class HFModel:
         try:
             if self.gguf_file is not None or self.path.endswith(".gguf"):
                 gguf = self._resolve_gguf()
+                converted = self._converted_dir(gguf)
                 key = (self.gguf_sha256 or _file_digest(gguf))[:16]
-                converted = _converted_root() / f"{gguf.stem}-{key}"
-                saved = converted.with_name(converted.name + "-tokenizer")
+                saved = _converted_root() / f"{gguf.stem}-{key}-tokenizer"
                 if (converted / "config.json").is_file():
                     self._tok = AutoTokenizer.from_pretrained(str(converted))
                 elif saved.is_dir():
@@ -283,46 +308,103 @@ class HFModel:
             ))
         return responses
 
-    async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
+    async def loglikelihood(self, context: str, continuations: tuple[str, ...], *,
+                            encoding: LoglikEncoding = "joint") -> list[float]:
         """Sum of token log-probabilities of each continuation after `context` (lm-eval style)."""
-        return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations)]
+        return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations, encoding=encoding)]
 
-    async def loglikelihood_tokens(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
+    async def loglikelihood_tokens(self, context: str, continuations: tuple[str, ...], *,
+                                   encoding: LoglikEncoding = "joint") -> list[tuple[float, int]]:
         """(summed log-probability, number of tokens) of each continuation after `context`: the
-        token count is what a per-token normalisation divides by."""
+        token count is what a per-token normalisation divides by. `encoding`: how the pair is
+        tokenised (glotbench.models.batching.encode_pair)."""
         await self.check()
-        return await asyncio.to_thread(self._loglik_sync, context, continuations)
+        if self._scorer is None:  # one thread scores: its allocations reuse one malloc arena, not one per thread
+            self._scorer = ThreadPoolExecutor(1, thread_name_prefix="glotbench-loglik")
+        return await asyncio.get_running_loop().run_in_executor(self._scorer, self._loglik_sync, context,
+                                                                continuations, encoding)
 
-    def _loglik_sync(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
+    def _loglik_sync(self, context: str, continuations: tuple[str, ...],
+                     encoding: LoglikEncoding = "joint") -> list[tuple[float, int]]:
+        tok = self._tok
+        prefix_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        pairs = [encode_pair(lambda t, special: tok(t, add_special_tokens=special)["input_ids"], prefix_id,
+                             context, c, encoding) for c in continuations]
+        with self._score_lock:  # one scoring pass at a time, whatever the run's concurrency
+            return self._score(pairs)
+
+    def _score(self, pairs: list[tuple[list[int], int]]) -> list[tuple[float, int]]:
+        """Log-likelihood of tokens[start:] of each (tokens, start), in bounded memory: sequences of
+        similar length batched within LOGLIK_TOKEN_BUDGET tokens, the decoder run once per batch, and
+        the vocabulary projection and log-softmax applied only at the scored positions,
+        LOGLIK_HEAD_CHUNK positions at a time (never [batch x length x vocabulary])."""
         import torch
 
-        ctx = self._tok(context, add_special_tokens=True)["input_ids"]
-        prefix: list[int] = []
-        if not ctx:  # an empty context (XNLI's lm-eval prompt): scored after BOS, else EOS, as lm-eval does
-            first = self._tok.bos_token_id if self._tok.bos_token_id is not None else self._tok.eos_token_id
-            prefix = ctx = [first] if first is not None else []
-        seqs, spans = [], []
-        for cont in continuations:
-            full = prefix + self._tok(context + cont, add_special_tokens=True)["input_ids"]
-            # Tokens of the continuation: where the joint tokenisation leaves the context's prefix.
-            start = next((i for i, (a, b) in enumerate(zip(ctx, full)) if a != b), min(len(ctx), len(full)))
-            start = max(1, min(start, len(full) - 1))
-            seqs.append(full)
-            spans.append((start, len(full)))
-        width = max(len(s) for s in seqs)
-        pad = self._tok.pad_token_id
-        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=self._device)
-        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=self._device)
-        with torch.inference_mode():
-            logp = torch.log_softmax(self._model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-        out = []
-        for row, (s, e) in enumerate(spans):
-            targets = ids[row, s:e]
-            out.append((float(logp[row, s - 1:e - 1].gather(-1, targets[:, None]).sum()), e - s))
+        out: list[tuple[float, int]] = [(0.0, 0)] * len(pairs)
+        pad = self._tok.pad_token_id if self._tok.pad_token_id is not None else 0
+        for batch in length_batches([len(ids) for ids, _ in pairs], LOGLIK_TOKEN_BUDGET):
+            width = max(len(pairs[i][0]) for i in batch)
+            ids = torch.tensor([pairs[i][0] + [pad] * (width - len(pairs[i][0])) for i in batch], device=self._device)
+            mask = torch.tensor([[1] * len(pairs[i][0]) + [0] * (width - len(pairs[i][0])) for i in batch],
+                                device=self._device)
+            with torch.inference_mode():
+                hidden = self._hidden(ids, mask)
+                for row, i in enumerate(batch):
+                    toks, start = pairs[i]
+                    total = 0.0
+                    for c in range(start, len(toks), LOGLIK_HEAD_CHUNK):
+                        e = min(c + LOGLIK_HEAD_CHUNK, len(toks))
+                        logits = self._logits(hidden, ids, mask, row, c - 1, e - 1).float()
+                        target = ids[row, c:e, None]
+                        total += float((logits.gather(-1, target)[:, 0] - torch.logsumexp(logits, -1)).sum())
+                    out[i] = (total, len(toks) - start)
         return out
+
+    def _hidden(self, ids: Any, mask: Any) -> Any:
+        """The decoder's last hidden states [batch x length x hidden], or None where the model's own
+        head cannot be reproduced from them (then `_logits` runs the model's forward per chunk)."""
+        if self._head_exact is None:
+            self._head_exact = self._check_head()
+        if not self._head_exact:
+            return None
+        return self._model.get_decoder()(input_ids=ids, attention_mask=mask).last_hidden_state
+
+    def _logits(self, hidden: Any, ids: Any, mask: Any, row: int, start: int, end: int) -> Any:
+        """Logits [end - start x vocabulary] predicting the tokens after positions start..end-1 of `row`."""
+        import torch
+
+        if hidden is not None:
+            return self._head(hidden[row, start:end])
+        keep = torch.arange(start, end, device=ids.device)
+        n = int(mask[row].sum())
+        return self._model(input_ids=ids[row:row + 1, :n], attention_mask=mask[row:row + 1, :n],
+                           logits_to_keep=keep).logits[0]
+
+    def _head(self, hidden: Any) -> Any:
+        """The model's vocabulary projection of decoder hidden states, with Gemma's final-logit
+        soft-capping where the config declares one."""
+        import torch
+
+        logits = self._model.get_output_embeddings()(hidden)
+        cap = getattr(self._model.config, "final_logit_softcapping", None)
+        return logits if cap is None else torch.tanh(logits / cap) * cap
+
+    def _check_head(self) -> bool:
+        """Whether decoder + `_head` gives the model's own logits (checked once, on 8 tokens): a model
+        whose forward does more after its head (a logit scale) is scored by its forward instead."""
+        import torch
+
+        ids = torch.arange(1, 9, device=self._device)[None] % max(2, self._model.config.get_text_config().vocab_size)
+        with torch.inference_mode():
+            want = self._model(input_ids=ids).logits[0].float()
+            got = self._head(self._model.get_decoder()(input_ids=ids).last_hidden_state[0]).float()
+        return bool(torch.allclose(got, want, rtol=1e-4, atol=1e-4))
 
     async def aclose(self) -> None:
         self._batcher.close()
+        if self._scorer is not None:
+            self._scorer.shutdown(wait=False, cancel_futures=True)
+            self._scorer = None
 
 
 def _file_digest(path: Path) -> str:

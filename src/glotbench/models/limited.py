@@ -71,18 +71,19 @@ class LimitedModel:
             self.on_call(1)
         return resp
 
-    async def _loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
-        return await self._limited(self.shared.inner.loglikelihood, context, continuations)  # type: ignore[attr-defined]
+    async def _loglikelihood(self, context: str, continuations: tuple[str, ...], **how: Any) -> list[float]:
+        return await self._limited(self.shared.inner.loglikelihood, context, continuations, **how)  # type: ignore[attr-defined]
 
-    async def _loglikelihood_tokens(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
-        return await self._limited(self.shared.inner.loglikelihood_tokens, context, continuations)  # type: ignore[attr-defined]
+    async def _loglikelihood_tokens(self, context: str, continuations: tuple[str, ...],
+                                    **how: Any) -> list[tuple[float, int]]:
+        return await self._limited(self.shared.inner.loglikelihood_tokens, context, continuations, **how)  # type: ignore[attr-defined]
 
-    async def _limited(self, fn: Callable[..., Any], context: str, continuations: tuple[str, ...]) -> Any:
+    async def _limited(self, fn: Callable[..., Any], context: str, continuations: tuple[str, ...], **how: Any) -> Any:
         if self.semaphore is None:
-            out = await fn(context, continuations)
+            out = await fn(context, continuations, **how)
         else:
             async with self.semaphore:
-                out = await fn(context, continuations)
+                out = await fn(context, continuations, **how)
         if self.on_call is not None:
             self.on_call(1)
         return out

@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 from glotbench.errors import GlotbenchError, SpecError
 from glotbench.models.base import GenerateConfig, Prompt, Response, Usage
-from glotbench.models.batching import BATCH_LATENCY, MicroBatcher, batch_latency, has_chat_template
+from glotbench.models.batching import (BATCH_LATENCY, LoglikEncoding, MicroBatcher, batch_latency, encode_pair,
+                                       has_chat_template)
 
 OUTPUT_AFFECTING = ("dtype", "quantization", "revision", "tokenizer", "max_model_len")
 
@@ -232,19 +233,27 @@ class VLLMModel:
             tok = self._text_tok
         return len(tok.encode(text, add_special_tokens=False))
 
-    async def loglikelihood(self, context: str, continuations: tuple[str, ...]) -> list[float]:
+    async def loglikelihood(self, context: str, continuations: tuple[str, ...], *,
+                            encoding: LoglikEncoding = "joint") -> list[float]:
         """Sum of token log-probabilities of each continuation after `context`."""
-        return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations)]
+        return [lp for lp, _ in await self.loglikelihood_tokens(context, continuations, encoding=encoding)]
 
-    async def loglikelihood_tokens(self, context: str, continuations: tuple[str, ...]) -> list[tuple[float, int]]:
-        """(summed log-probability, number of tokens) of each continuation after `context`."""
+    async def loglikelihood_tokens(self, context: str, continuations: tuple[str, ...], *,
+                                   encoding: LoglikEncoding = "joint") -> list[tuple[float, int]]:
+        """(summed log-probability, number of tokens) of each continuation after `context`;
+        `encoding`: how the pair is tokenised (glotbench.models.batching.encode_pair)."""
         await self.check()
         tok = self._engine.get_tokenizer()
-        ctx = list(tok.encode(context))
         futures = []
         for cont in continuations:
-            full = list(tok.encode(context + cont))
-            span = continuation_span(ctx, full)
+            if encoding == "joint":
+                full = list(tok.encode(context + cont))
+                span = continuation_span(list(tok.encode(context)), full)
+            else:
+                prefix_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+                full, start = encode_pair(lambda t, special: list(tok.encode(t, add_special_tokens=special)),
+                                          prefix_id, context, cont, encoding)
+                span = (start, len(full))
             params = self._sp_cls(temperature=0.0, max_tokens=1, prompt_logprobs=1)
             futures.append(self._submit(_Req("loglik", {"prompt_token_ids": full}, params, None,
                                              extra=(full, span))))

@@ -286,7 +286,8 @@ def _mc(t: _Translation, out: dict[str, Any], text: str) -> None:
     out["fields"]["choices"] = choices
     out["fields"]["gold"] = {"answer": _gold_choice(target, as_list)}
     out["prompt"]["defaults"] = {"method": "loglik"}
-    out["loglik"] = {"continuations": "texts", "delimiter": t.cfg.get("target_delimiter", " "), "norm": head or "sum"}
+    out["loglik"] = {"continuations": "texts", "delimiter": t.cfg.get("target_delimiter", " "), "norm": head or "sum",
+                     "encoding": "lm-eval"}  # lm-eval's tokenisation of the pair (trailing whitespace moved)
     many = isinstance(choices, dict) and len(choices["fixed"]) > 5
     out["extract"] = {"option": ["option_text"]} if many else {"letter": ["option_letter"]}
     out["scorer"] = "option_accuracy"

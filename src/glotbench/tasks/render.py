@@ -131,4 +131,5 @@ class Renderer:
         if self.method == "loglik":
             choices = tuple(delim + c for c in self.continuations(public, where))
         return Prompt(messages=tuple(messages), text=text, text_stop=tuple(self.v.stop),
-                      text_max_tokens=self.v.max_tokens, choices=choices)
+                      text_max_tokens=self.v.max_tokens, choices=choices,
+                      loglik_encoding=self.loglik.encoding if choices is not None else "joint")

@@ -121,6 +121,9 @@ class LoglikSpec(Part):
     continuations: Literal["labels", "texts"] | list[str] = "labels"
     delimiter: str = " "  # before each continuation
     norm: Literal["sum", "token", "char", "byte", "grapheme"] = "sum"  # the headline normalisation
+    # how context and continuation are tokenised (glotbench.models.base.LoglikEncoding): lm-eval's rule
+    # moves the context's trailing whitespace into the continuation (prompt=lm-eval, imported tasks)
+    encoding: Literal["joint", "lm-eval"] = "joint"
 
 
 def _kind(v: Any) -> Any:

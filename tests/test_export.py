@@ -156,3 +156,49 @@ def test_citation_cff_is_valid_and_matches_the_package():
     assert _schema_errors(schema, {k: v for k, v in doc.items() if k != "authors"})  # the check can fail
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert str(doc["version"]) == project["version"] and doc["license"] == project["license"]
+
+
+# -- Hugging Face Hub .eval_results ------------------------------------------------------------------
+
+def _hub_run(tmp_path: Path, source: str, name: str = "hubrun") -> Path:
+    """A golden run whose record names its data as tasks/source.py records a Hub dataset."""
+    import shutil
+
+    run = tmp_path / name
+    shutil.copytree(GOLDEN / "limit", run)
+    res = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    res["benchmark"]["data"] = source
+    (run / "results.json").write_text(json.dumps(res, ensure_ascii=False), encoding="utf-8")
+    return run
+
+
+@pytest.mark.parametrize("source, want", [
+    ("hub:org/lao-mcq@0123abcd lo/test", {"id": "org/lao-mcq", "task_id": "lo", "revision": "0123abcd"}),
+    ("hub:org/lao-mcq@0123abcd/test", {"id": "org/lao-mcq", "task_id": "default", "revision": "0123abcd"}),
+])
+def test_hf_eval_results_follow_the_hubs_format(tmp_path, source, want):
+    hub = pytest.importorskip("huggingface_hub")
+    run = _hub_run(tmp_path, source)
+    [path] = ex.write_hf([run], tmp_path / "out")
+    assert path.relative_to(tmp_path / "out").parts[1:] == (".eval_results", "vi-diacritics.yaml")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    [entry] = hub.parse_eval_result_entries(data)  # the Hub client's own reader of these files
+    res = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    est = res["scores"]["overall"][res["headline"]]
+    assert (entry.dataset_id, entry.task_id, entry.dataset_revision) == (want["id"], want["task_id"], want["revision"])
+    assert entry.value == est["value"] and entry.date == res["finished"]
+    assert hub.eval_result_entries_to_yaml([entry]) == data  # nothing outside the documented fields
+    for part in (res["signature"], f"n={est['n']}", est["ci_method"], f"{est['ci_high']:.4g}", "subset: 6 of 164"):
+        assert part in entry.notes
+
+
+def test_hf_eval_results_say_invalid_first_and_refuse_unknown_datasets(tmp_path):
+    with pytest.raises(__import__("glotbench.errors").errors.GlotbenchError, match="--hf-dataset"):
+        ex.write_hf([GOLDEN / "limit"], tmp_path / "a")
+    assert not (tmp_path / "a").exists()  # nothing written before the error
+    [path] = ex.write_hf([GOLDEN / "invalid"], tmp_path / "b", dataset="me/vi-diacritics")
+    [entry] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert entry["notes"].startswith("invalid: 4 of 8 items failed")
+    r = cli("export", str(GOLDEN / "limit"), str(GOLDEN / "tones"), "--format", "hf-eval-results",
+            "--out", str(tmp_path / "c"), "--hf-dataset", "me/x")
+    assert r.returncode == 2 and "export each benchmark's runs apart" in r.stderr and not (tmp_path / "c").exists()

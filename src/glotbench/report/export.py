@@ -1,5 +1,6 @@
-"""`glotbench export`: a finished run's results record as rows (CSV, JSON) or as an Every Eval Ever
-record (schema 0.3.x, `every_eval_ever.validator` validates it), and an EEE record read back.
+"""`glotbench export`: a finished run's results record as rows (CSV, JSON), as an Every Eval Ever
+record (schema 0.3.x, `every_eval_ever.validator` validates it) or as a Hugging Face Hub
+`.eval_results/*.yaml` file (https://huggingface.co/docs/hub/eval-results), and an EEE record read back.
 
 A view of the one record: everything comes from results.json through `rundir.read_results`; nothing
 is computed again and nothing is written beside the run. Each number keeps what it needs to be quoted:
@@ -24,7 +25,7 @@ from glotbench.rundir.schema import FinishedResults
 from glotbench.rundir.validity import is_valid, notes
 
 EEE_SCHEMA_VERSION = "0.3.0"
-FORMATS = ("csv", "json", "eee")
+FORMATS = ("csv", "json", "eee", "hf-eval-results")
 COLUMNS = ("run", "benchmark", "model", "group_by", "group", "metric", "headline", "value", "ci_low", "ci_high",
            "ci_method", "confidence", "n", "clusters", "valid", "signature", "data_label", "notes")
 # EEE keeps extra facts as string-valued `additional_details`; these are glotbench's keys there.
@@ -201,3 +202,75 @@ def read_eee(path: str | Path) -> list[dict[str, Any]]:
                     "clusters": json.loads(d.get(f"{_NS}clusters", "null")),
                     "signature": d[f"{_NS}signature"], "valid": json.loads(d[f"{_NS}valid"])})
     return out
+
+
+# -- Hugging Face Hub: .eval_results/*.yaml ------------------------------------------------------------
+
+def _hub_dataset(data: str | None) -> tuple[str, str | None, str | None] | None:
+    """(dataset id, revision, config) of a task's source as tasks/source.py records it,
+    `hub:OWNER/NAME@SHA[ CONFIG]/SPLIT`; None for any other data."""
+    if not data or not data.startswith("hub:") or "@" not in data:
+        return None
+    repo, _, rest = data[4:].partition("@")
+    head, _, _split = rest.rpartition("/")
+    revision, _, config = head.partition(" ")
+    return repo, revision or None, config or None
+
+
+def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None = None) -> dict[str, Any]:
+    """A finished run's headline as one `.eval_results` entry (the Hub's documented fields: dataset id,
+    task_id, revision, value, date, notes). The Hub needs the benchmark's dataset on the Hub: a task's
+    `hub:` data gives it, or `dataset`; `notes` carry what the Hub has no field for (interval, n,
+    signature, validity and the run's notes), so the number is never shown without them."""
+    res = read_results(run_dir, FinishedResults)
+    hub = _hub_dataset(res["benchmark"].get("data"))
+    if dataset is None and hub is None:
+        raise GlotbenchError(f"{run_dir}: its data ({res['benchmark'].get('data')}) is not a Hub dataset; give "
+                             "the benchmark's dataset on the Hub with --hf-dataset OWNER/NAME")
+    est = res["scores"]["overall"][res["headline"]]
+    if est.get("value") is None:
+        raise GlotbenchError(f"{run_dir}: its headline ({res['headline']}) has no value to publish")
+    scale = (res.get("metrics") or {}).get(res["headline"], {}).get("scale", "fraction")
+    conf = (res.get("bootstrap") or {}).get("confidence", 0.95)
+    ci = (f"{conf:.0%} CI [{est['ci_low']:.4g}, {est['ci_high']:.4g}] ({est.get('ci_method')})"
+          if est.get("ci_low") is not None and est.get("ci_high") is not None else "no interval")
+    n = f"n={est.get('n')}" + (f", {est['clusters']} clusters" if est.get("clusters") else "")
+    unit = "a share (0-1)" if scale == "fraction" else "points"
+    parts = [*notes(res)] if not is_valid(res) else []
+    parts += [f"glotbench {(res.get('versions') or {}).get('glotbench', '?')}", f"{res['headline']}, {unit}", ci, n,
+              f"signature {res['signature']}", *[t for t in notes(res) if is_valid(res)]]
+    ds: dict[str, Any] = {"id": dataset or hub[0], "task_id": task or (hub[2] if hub and hub[2] else "default")}
+    if dataset is None and hub[1]:
+        ds["revision"] = hub[1]
+    entry: dict[str, Any] = {"dataset": ds, "value": est["value"]}
+    if res.get("finished"):
+        entry["date"] = res["finished"]
+    entry["notes"] = "; ".join(parts)
+    return entry
+
+
+def write_hf(runs: list[str | Path], out: str | Path, dataset: str | None = None,
+             task: str | None = None) -> list[Path]:
+    """OUT/<model>/.eval_results/<benchmark>.yaml for each run (the folder to upload to the model's
+    repo); two runs that would share a file are refused (the Hub wants each variant in its own file)."""
+    import yaml
+
+    from glotbench.rundir import slug
+
+    planned: dict[Path, str | Path] = {}
+    benches = set()
+    for r in runs:
+        res = read_results(r, FinishedResults)
+        benches.add(res["benchmark"]["name"])
+        path = Path(out) / slug(res["model"]["spec"]) / ".eval_results" / f"{slug(res['benchmark']['name'])}.yaml"
+        if path in planned:
+            raise GlotbenchError(f"{r} and {planned[path]} would both be {path}: export them one at a time")
+        planned[path] = r
+    if dataset is not None and len(benches) > 1:
+        raise GlotbenchError(f"--hf-dataset names one benchmark's dataset, and these runs are of {len(benches)} "
+                             f"benchmarks ({', '.join(sorted(benches))}): export each benchmark's runs apart")
+    entries = {path: hf_entry(r, dataset, task) for path, r in planned.items()}  # every error before a write
+    for path, entry in entries.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return list(entries)

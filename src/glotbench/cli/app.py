@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "tasks": ("tasks",),
     "checks": ("rescore", "checks"),
     "stats": ("plan", "diff", "arena-rank"),
+    "export": ("export",),
 }
 
 

@@ -1,0 +1,45 @@
+"""`glotbench export`: finished runs as CSV or JSON rows, Every Eval Ever records (a folder of
+`<uuid>.json` files) that keep each number's signature, interval, n, checks and data label, or the
+Hugging Face Hub's `.eval_results/*.yaml` files."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def export(
+    runs: Annotated[list[str], typer.Argument(help="Finished run directories.")],
+    fmt: Annotated[str, typer.Option("--format", help="csv, json, eee (Every Eval Ever) or hf-eval-results (Hugging Face Hub); the last two need --out.")] = "csv",
+    out: Annotated[str | None, typer.Option("--out", help="csv/json: a file (default: print); eee, hf-eval-results: a folder.")] = None,
+    hf_dataset: Annotated[str | None, typer.Option("--hf-dataset", help="hf-eval-results: the benchmark's dataset on the Hub (default: the task's hub: data).")] = None,
+    hf_task: Annotated[str | None, typer.Option("--hf-task", help="hf-eval-results: its task_id (default: the data's config, else 'default').")] = None,
+) -> None:
+    """Finished runs' scores with what quoting them needs: value, interval and its method, n,
+    signature, validity, data label and notes; EEE records also the checks' verdicts.
+    hf-eval-results writes OUT/MODEL/.eval_results/BENCH.yaml: upload that folder to the
+    model's Hub repo yourself (docs/reporting.md)."""
+    from pathlib import Path
+
+    from glotbench.errors import GlotbenchError
+    from glotbench.report import export as ex
+
+    if fmt not in ex.FORMATS:
+        raise GlotbenchError(f"--format must be one of {', '.join(ex.FORMATS)}, got {fmt!r}")
+    if fmt in ("eee", "hf-eval-results"):
+        if not out:
+            raise GlotbenchError(f"--format {fmt} writes one file per run: give a folder with --out")
+        paths = ex.write_eee(runs, out) if fmt == "eee" else ex.write_hf(runs, out, hf_dataset, hf_task)
+        for path in paths:
+            typer.echo(str(path))
+        return
+    text = ex.to_csv(runs) if fmt == "csv" else ex.to_json(runs)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        typer.echo(text, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(export)

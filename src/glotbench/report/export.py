@@ -1,0 +1,276 @@
+"""`glotbench export`: a finished run's results record as rows (CSV, JSON), as an Every Eval Ever
+record (schema 0.3.x, `every_eval_ever.validator` validates it) or as a Hugging Face Hub
+`.eval_results/*.yaml` file (https://huggingface.co/docs/hub/eval-results), and an EEE record read back.
+
+A view of the one record: everything comes from results.json through `rundir.read_results`; nothing
+is computed again and nothing is written beside the run. Each number keeps what it needs to be quoted:
+its signature, n, the interval with its method and confidence level, the run's validity, data label
+and notes (`rundir.validity.notes`), and the checks' verdicts.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from glotbench.errors import GlotbenchError
+from glotbench.rundir import read_results
+from glotbench.rundir.schema import FinishedResults
+from glotbench.rundir.validity import is_valid, notes
+
+EEE_SCHEMA_VERSION = "0.3.0"
+FORMATS = ("csv", "json", "eee", "hf-eval-results")
+COLUMNS = ("run", "benchmark", "model", "group_by", "group", "metric", "headline", "value", "ci_low", "ci_high",
+           "ci_method", "confidence", "n", "clusters", "valid", "signature", "data_label", "notes")
+# EEE keeps extra facts as string-valued `additional_details`; these are glotbench's keys there.
+_NS = "glotbench_"
+
+
+def _estimates(scores: Mapping[str, Any]) -> Iterator[tuple[str | None, str | None, str, Mapping[str, Any]]]:
+    """(group_by, group, metric, estimate): overall first, then each grouping's groups."""
+    for metric, est in (scores.get("overall") or {}).items():
+        if isinstance(est, Mapping) and "value" in est:
+            yield None, None, metric, est
+    for by, groups in (scores.get("groups") or {}).items():
+        for group, metrics in groups.items():
+            for metric, est in metrics.items():
+                if isinstance(est, Mapping) and "value" in est:
+                    yield by, group, metric, est
+
+
+def rows(run_dir: str | Path) -> list[dict[str, Any]]:
+    """One row per estimate of a finished run (overall and per group), in COLUMNS' order."""
+    res = read_results(run_dir, FinishedResults)
+    label = res.get("data_label") or {}
+    common = {"run": str(run_dir), "benchmark": res["benchmark"]["name"], "model": res["model"]["spec"]}
+    tail = {"valid": is_valid(res), "signature": res["signature"], "data_label": label.get("label"),
+            "notes": "; ".join(notes(res))}
+    out = []
+    for by, group, metric, est in _estimates(res["scores"]):
+        out.append({**common, "group_by": by, "group": group, "metric": metric,
+                    "headline": by is None and metric == res["headline"], "value": est.get("value"),
+                    "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"), "ci_method": est.get("ci_method"),
+                    "confidence": (res.get("bootstrap") or {}).get("confidence"), "n": est.get("n"),
+                    "clusters": est.get("clusters"), **tail})
+    return out
+
+
+def to_csv(runs: list[str | Path]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in runs:
+        w.writerows(rows(r))
+    return buf.getvalue()
+
+
+def to_json(runs: list[str | Path]) -> str:
+    return json.dumps([row for r in runs for row in rows(r)], ensure_ascii=False, indent=2) + "\n"
+
+
+# -- Every Eval Ever ---------------------------------------------------------------------------------
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+
+
+def _checks(checks: Mapping[str, Any] | None) -> dict[str, str]:
+    """The checks' verdicts: each check's scalar facts (rates, counts), one JSON string per check."""
+    out = {}
+    for name, block in (checks or {}).items():
+        if isinstance(block, Mapping):
+            out[f"{_NS}check_{name}"] = _text({k: v for k, v in block.items()
+                                               if v is None or isinstance(v, (str, int, float, bool))})
+    return out
+
+
+def _epoch(stamp: str | None) -> str:
+    return str(datetime.fromisoformat(stamp).timestamp()) if stamp else "unknown"
+
+
+def _bounds(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A share lies in [0, 1]; a points metric's range is not declared, so it is left unbounded."""
+    if info.get("scale", "fraction") == "fraction":
+        return {"min_score": 0, "max_score": 1}
+    return {"min_score": "-Infinity", "max_score": "Infinity"}
+
+
+def eee_record(run_dir: str | Path) -> dict[str, Any]:
+    """A finished run as one EEE aggregate record (schema 0.3.x): one evaluation result per estimate."""
+    res = read_results(run_dir, FinishedResults)
+    bench, model = res["benchmark"], res["model"]
+    label = res.get("data_label") or {}
+    boot = res.get("bootstrap") or {}
+    run_facts = {f"{_NS}signature": res["signature"], f"{_NS}valid": json.dumps(is_valid(res)),
+                 f"{_NS}notes": _text(notes(res)), f"{_NS}data_label": _text(label.get("label")),
+                 f"{_NS}selection": _text(res.get("selection")), **_checks(res.get("checks"))}
+    source = {"dataset_name": bench.get("data") or bench["name"], "source_type": "other",
+              "additional_details": {f"{_NS}data_sha256": _text(bench.get("data_sha256")),
+                                     f"{_NS}data_label": _text(label.get("label"))}}
+    results = []
+    undefined = []
+    for by, group, metric, est in _estimates(res["scores"]):
+        if est["value"] is None:  # no number (a precision with nothing changed): EEE has none to hold
+            undefined.append(f"{by}={group}: {metric}" if by else metric)
+            continue
+        info = (res.get("metrics") or {}).get(metric, {})
+        name = bench["name"] if by is None else f"{bench['name']} [{by}={group}]"
+        # as JSON, so that read_eee gets the types back (None, a number, a group named "null")
+        details = {f"{_NS}n": json.dumps(est.get("n")), f"{_NS}ci_method": json.dumps(est.get("ci_method")),
+                   f"{_NS}group_by": json.dumps(by), f"{_NS}group": json.dumps(group), **run_facts}
+        if est.get("clusters") is not None:
+            details[f"{_NS}clusters"] = json.dumps(est["clusters"])
+        score: dict[str, Any] = {"score": est["value"], "details": details}
+        if est.get("ci_low") is not None and est.get("ci_high") is not None:
+            score["uncertainty"] = {
+                "confidence_interval": {"lower": est["ci_low"], "upper": est["ci_high"],
+                                        "confidence_level": boot.get("confidence", 0.95),
+                                        "method": est.get("ci_method") or "unknown"},
+                **({"num_samples": est["n"]} if isinstance(est.get("n"), int) else {}),
+                **({"num_bootstrap_samples": boot["resamples"]}
+                   if str(est.get("ci_method", "")).endswith("bootstrap") and boot.get("resamples") else {})}
+        results.append({
+            "evaluation_result_id": f"{bench['name']}/{by or 'overall'}/{group or ''}/{metric}",
+            "evaluation_name": name, "source_data": source,
+            "evaluation_timestamp": _epoch(res.get("finished")),
+            "metric_config": {"evaluation_description": info.get("description") or metric, "metric_id": metric,
+                              "metric_name": info.get("label") or metric,
+                              "metric_unit": "proportion" if info.get("scale", "fraction") == "fraction" else "points",
+                              # glotbench's metrics declare no direction: the headline is the score to rank by
+                              "lower_is_better": False, "score_type": "continuous", **_bounds(info),
+                              "additional_details": {f"{_NS}headline": _text(metric == res["headline"])}},
+            "score_details": score})
+    if undefined:
+        for r in results:
+            r["score_details"]["details"][f"{_NS}undefined"] = "; ".join(undefined)
+    ident = uuid.uuid5(uuid.NAMESPACE_URL, f"glotbench:{res['signature']}|{model['spec']}|{res.get('finished')}")
+    return {
+        "schema_version": EEE_SCHEMA_VERSION,
+        "evaluation_id": f"{bench['name']}/{model.get('model') or model['spec']}/{_epoch(res.get('finished'))}",
+        "evaluation_timestamp": _epoch(res.get("started")),
+        "retrieved_timestamp": _epoch(res.get("finished")),
+        "source_metadata": {"source_name": "glotbench", "source_type": "evaluation_run",
+                            "source_organization_name": "unknown", "evaluator_relationship": "third_party",
+                            "additional_details": {f"{_NS}run_id": str(ident)}},
+        "eval_library": {"name": "glotbench", "version": (res.get("versions") or {}).get("glotbench", "unknown"),
+                         "additional_details": {f"{_NS}argv": _text(res.get("argv"))}},
+        "model_info": {"name": model.get("model") or model["spec"], "id": model.get("model") or model["spec"],
+                       "inference_platform": model.get("backend") or "unknown",
+                       "additional_details": {"deployment_type": "unknown", "model_availability": "unknown",
+                                              f"{_NS}spec": model["spec"]}},
+        "evaluation_results": results,
+    }
+
+
+def write_eee(runs: list[str | Path], out: str | Path) -> list[Path]:
+    """Each run's EEE record as OUT/<uuid>.json (EEE's file naming); the paths written."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for r in runs:
+        rec = eee_record(r)
+        path = folder / f"{rec['source_metadata']['additional_details'][f'{_NS}run_id']}.json"
+        path.write_text(json.dumps(rec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def read_eee(path: str | Path) -> list[dict[str, Any]]:
+    """An EEE record glotbench wrote, back as `rows`' estimates (value, interval, n, method, signature)."""
+    from glotbench.data import read_dict
+
+    rec = read_dict(Path(path), dict[str, Any])
+    if not isinstance(rec, dict) or (rec.get("eval_library") or {}).get("name") != "glotbench":
+        raise GlotbenchError(f"{path}: not an Every Eval Ever record written by glotbench")
+    out = []
+    for r in rec.get("evaluation_results") or []:
+        sd = r["score_details"]
+        d = sd.get("details") or {}
+        ci = (sd.get("uncertainty") or {}).get("confidence_interval") or {}
+        out.append({"benchmark": r["evaluation_name"].split(" [", 1)[0],
+                    "model": rec["model_info"]["additional_details"].get(f"{_NS}spec"),
+                    "group_by": json.loads(d[f"{_NS}group_by"]), "group": json.loads(d[f"{_NS}group"]),
+                    "metric": r["metric_config"]["metric_id"], "value": sd["score"],
+                    "ci_low": ci.get("lower"), "ci_high": ci.get("upper"),
+                    "ci_method": json.loads(d[f"{_NS}ci_method"]), "n": json.loads(d[f"{_NS}n"]),
+                    "clusters": json.loads(d.get(f"{_NS}clusters", "null")),
+                    "signature": d[f"{_NS}signature"], "valid": json.loads(d[f"{_NS}valid"])})
+    return out
+
+
+# -- Hugging Face Hub: .eval_results/*.yaml ------------------------------------------------------------
+
+def _hub_dataset(data: str | None) -> tuple[str, str | None, str | None] | None:
+    """(dataset id, revision, config) of a task's source as tasks/source.py records it,
+    `hub:OWNER/NAME@SHA[ CONFIG]/SPLIT`; None for any other data."""
+    if not data or not data.startswith("hub:") or "@" not in data:
+        return None
+    repo, _, rest = data[4:].partition("@")
+    head, _, _split = rest.rpartition("/")
+    revision, _, config = head.partition(" ")
+    return repo, revision or None, config or None
+
+
+def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None = None) -> dict[str, Any]:
+    """A finished run's headline as one `.eval_results` entry (the Hub's documented fields: dataset id,
+    task_id, revision, value, date, notes). The Hub needs the benchmark's dataset on the Hub: a task's
+    `hub:` data gives it, or `dataset`; `notes` carry what the Hub has no field for (interval, n,
+    signature, validity and the run's notes), so the number is never shown without them."""
+    res = read_results(run_dir, FinishedResults)
+    hub = _hub_dataset(res["benchmark"].get("data"))
+    if dataset is None and hub is None:
+        raise GlotbenchError(f"{run_dir}: its data ({res['benchmark'].get('data')}) is not a Hub dataset; give "
+                             "the benchmark's dataset on the Hub with --hf-dataset OWNER/NAME")
+    est = res["scores"]["overall"][res["headline"]]
+    if est.get("value") is None:
+        raise GlotbenchError(f"{run_dir}: its headline ({res['headline']}) has no value to publish")
+    scale = (res.get("metrics") or {}).get(res["headline"], {}).get("scale", "fraction")
+    conf = (res.get("bootstrap") or {}).get("confidence", 0.95)
+    ci = (f"{conf:.0%} CI [{est['ci_low']:.4g}, {est['ci_high']:.4g}] ({est.get('ci_method')})"
+          if est.get("ci_low") is not None and est.get("ci_high") is not None else "no interval")
+    n = f"n={est.get('n')}" + (f", {est['clusters']} clusters" if est.get("clusters") else "")
+    unit = "a share (0-1)" if scale == "fraction" else "points"
+    parts = [*notes(res)] if not is_valid(res) else []
+    parts += [f"glotbench {(res.get('versions') or {}).get('glotbench', '?')}", f"{res['headline']}, {unit}", ci, n,
+              f"signature {res['signature']}", *[t for t in notes(res) if is_valid(res)]]
+    ds: dict[str, Any] = {"id": dataset or hub[0], "task_id": task or (hub[2] if hub and hub[2] else "default")}
+    if dataset is None and hub[1]:
+        ds["revision"] = hub[1]
+    entry: dict[str, Any] = {"dataset": ds, "value": est["value"]}
+    if res.get("finished"):
+        entry["date"] = res["finished"]
+    entry["notes"] = "; ".join(parts)
+    return entry
+
+
+def write_hf(runs: list[str | Path], out: str | Path, dataset: str | None = None,
+             task: str | None = None) -> list[Path]:
+    """OUT/<model>/.eval_results/<benchmark>.yaml for each run (the folder to upload to the model's
+    repo); two runs that would share a file are refused (the Hub wants each variant in its own file)."""
+    import yaml
+
+    from glotbench.rundir import slug
+
+    planned: dict[Path, str | Path] = {}
+    benches = set()
+    for r in runs:
+        res = read_results(r, FinishedResults)
+        benches.add(res["benchmark"]["name"])
+        path = Path(out) / slug(res["model"]["spec"]) / ".eval_results" / f"{slug(res['benchmark']['name'])}.yaml"
+        if path in planned:
+            raise GlotbenchError(f"{r} and {planned[path]} would both be {path}: export them one at a time")
+        planned[path] = r
+    if dataset is not None and len(benches) > 1:
+        raise GlotbenchError(f"--hf-dataset names one benchmark's dataset, and these runs are of {len(benches)} "
+                             f"benchmarks ({', '.join(sorted(benches))}): export each benchmark's runs apart")
+    entries = {path: hf_entry(r, dataset, task) for path, r in planned.items()}  # every error before a write
+    for path, entry in entries.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return list(entries)

@@ -153,11 +153,12 @@ def start(db: str, *flags: str, env: dict[str, str] | None = None, preexec_fn=No
                             preexec_fn=preexec_fn)
     log.close()
     base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    end = time.monotonic() + 180  # a deadline, not a count of tries: start-up takes 2 s idle, 20 s and more under load
+    while time.monotonic() < end:
         try:
-            if requests.get(base + "/healthz", timeout=1).ok:
+            if requests.get(base + "/healthz", timeout=5).ok:
                 return RunningService(base, db, proc, log=log.name)
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.05)
         if proc.poll() is not None:
             raise RuntimeError(Path(log.name).read_text(errors="replace"))

@@ -5,9 +5,14 @@ with as many answers as fit), against a real `glotbench serve` process on loopba
 10,000-item private set open.
 
     python bench/service_hostile.py [--src PATH] [--items 10000] [--requests 20]
+    python bench/service_hostile.py --framing [--src PATH] [--with PATH]   # issue 31's framing figures only
 
 `--src` runs the server (and prepares its database) from another checkout's `src`, e.g. the code
 before issue 22: `git archive 02849df src | tar -x -C /tmp/before` then `--src /tmp/before/src`.
+`--framing` measures the HTTP framing instead (`framing_figures`): server CPU per refused head, what a
+client can write after a 401, what Content-Length with Transfer-Encoding gets. `--with PATH` adds a
+directory to the server's import path, e.g. one holding `uvicorn[standard]`'s httptools, websockets
+and uvloop (`pip install --target PATH httptools websockets uvloop`).
 """
 
 from __future__ import annotations
@@ -129,12 +134,113 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
+# -- issue 31: HTTP framing -----------------------------------------------------------------------
+
+def _raw(base: str, data: bytes, wait_s: float = 30.0) -> tuple[list[int], bool]:
+    """Send `data` on a fresh connection (in a thread: the server may refuse before it is all
+    written); the statuses of the replies read until the server closes, and whether it closed."""
+    host, port = base.split("//")[1].split(":")
+    c = socket.create_connection((host, int(port)))
+
+    def write() -> None:
+        try:
+            c.sendall(data)
+        except OSError:
+            pass
+
+    threading.Thread(target=write, daemon=True).start()
+    c.settimeout(wait_s)
+    got, closed = b"", False
+    try:
+        while d := c.recv(65536):
+            got += d
+        closed = True
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = True
+    c.close()
+    return [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", got)], closed  # a reply may follow a body directly
+
+
+def head_cpu(proc: subprocess.Popen, base: str, head: bytes, n: int) -> tuple[float, list[int]]:
+    """Server CPU per request for `head` sent in one write, n times."""
+    c0 = cpu_s(proc.pid)
+    codes = [st for _ in range(n) for st in _raw(base, head)[0]]
+    return (cpu_s(proc.pid) - c0) / n, sorted(set(codes))
+
+
+def written_after_401(base: str, seconds: float = 10.0) -> tuple[int, float]:
+    """A wrong key and a declared 100 GB body, written as fast as the server takes it: bytes written
+    until the server ended the connection (or `seconds` passed), and when."""
+    host, port = base.split("//")[1].split(":")
+    c = socket.create_connection((host, int(port)))
+    c.sendall(b"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gb_wrong\r\n"
+              b"Content-Type: application/json\r\nContent-Length: 100000000000\r\n\r\n")
+    chunk, written, t0 = b"a" * 2**16, 0, time.monotonic()
+    c.settimeout(1.0)
+    try:
+        while time.monotonic() - t0 < seconds:
+            written += c.send(chunk)
+    except OSError:
+        pass
+    took = time.monotonic() - t0
+    c.close()
+    return written, took
+
+
+def framing_figures(src: str, extra: list[str]) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="gb-framing-"))
+    make_set(tmp / "small.jsonl", 100)
+    db = f"sqlite:///{tmp}/db.sqlite"
+    prepare(src, db, tmp / "small.jsonl")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, *extra])}
+    have = [m for m in ("httptools", "websockets", "uvloop") if subprocess.run(
+        [sys.executable, "-c", f"import {m}"], env=env, capture_output=True).returncode == 0]
+    print(f"server code: {src}; importable by the server: {', '.join(have) or 'none of httptools, websockets, uvloop'}")
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port),
+                             "--rate-per-minute", "1000000"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if requests.get(base + "/healthz", timeout=1).ok:
+                break
+        except requests.ConnectionError:
+            time.sleep(0.05)
+    try:
+        start = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"  # timed to the reply, not the keep-alive
+        for label, head in (("a plain /healthz (2 header fields)", start + b"\r\n"),
+                            ("8,000 header fields (73 KiB) in one write", start + b"".join(
+                                b"X-%d: y\r\n" % i for i in range(8000)) + b"\r\n"),
+                            ("100 header fields (16 KiB, the most accepted) in one write", start + b"".join(
+                                b"X-%02d: " % i + b"y" * 150 + b"\r\n" for i in range(98)) + b"\r\n"),
+                            ("a 1 MiB header line in one write", start + b"X: " + b"a" * 2**20 + b"\r\n\r\n")):
+            cpu, codes = head_cpu(proc, base, head, 100)
+            print(f"{label}: replies {codes}, {1000 * cpu:.1f} ms server CPU each")
+        written, took = written_after_401(base)
+        print(f"a body after a 401 (wrong key, Content-Length 100 GB): {written / MiB:,.1f} MiB written in {took:.1f} s "
+              "before the server ended the connection")
+        smuggle = (b"POST /api/submissions/1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\n"
+                   b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /api/sets HTTP/1.1\r\nHost: x\r\n\r\n")
+        codes, closed = _raw(base, smuggle, wait_s=10)
+        print(f"Content-Length with Transfer-Encoding and a request hidden in the body: replies {codes}, "
+              f"connection {'closed' if closed else 'kept open'}")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", default=str(HERE.parent / "src"))
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--requests", type=int, default=20)
+    ap.add_argument("--framing", action="store_true", help="measure the HTTP framing only (issue 31)")
+    ap.add_argument("--with", dest="extra", action="append", default=[], help="a directory the server also imports from")
     a = ap.parse_args()
+    if a.framing:
+        return framing_figures(a.src, a.extra)
     tmp = Path(tempfile.mkdtemp(prefix="gb-hostile-"))
     make_set(tmp / "big.jsonl", a.items)
     db = f"sqlite:///{tmp}/db.sqlite"

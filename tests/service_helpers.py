@@ -153,13 +153,51 @@ def start(db: str, *flags: str, env: dict[str, str] | None = None, preexec_fn=No
                             preexec_fn=preexec_fn)
     log.close()
     base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    end = time.monotonic() + 180  # a deadline, not a count of tries: start-up takes 2 s idle, 20 s and more under load
+    while time.monotonic() < end:
         try:
-            if requests.get(base + "/healthz", timeout=1).ok:
+            if requests.get(base + "/healthz", timeout=5).ok:
                 return RunningService(base, db, proc, log=log.name)
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.05)
         if proc.poll() is not None:
             raise RuntimeError(Path(log.name).read_text(errors="replace"))
     proc.kill()
     raise RuntimeError("the service did not start: " + Path(log.name).read_text(errors="replace")[-2000:])
+
+
+def released_big_set(tmp_path) -> str:
+    """A database with a released set of 3,000 items with long questions (6.6 MB to download: more
+    than the 4 MB a kernel's send buffer takes, so a server's own buffer fills behind a client that
+    reads slowly) and a current one; its URL."""
+    import json
+
+    from glotbench.service.core import Service, Settings
+
+    with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
+        for i in range(3000):
+            f.write(json.dumps({"id": f"q{i:05d}", "data_type": "Knowledge Application", "subdomain": "t",
+                                "question": f"{i} " + "ຄຳຖາມຍາວ " * 120, "A": "a", "B": "b", "C": "c", "D": "d",
+                                "answer": "ABCD"[i % 4]}, ensure_ascii=False) + "\n")
+    db = f"sqlite:///{tmp_path}/db.sqlite"
+    svc = Service(Settings(db_url=db))
+    svc.load_set("old", "laobench-mcq", str(tmp_path / "big.jsonl"))
+    svc.rotate("old")
+    svc.load_set("new", "laobench-mcq", None)
+    svc.rotate("new")
+    return db
+
+
+def reset_by_peer(sock: socket.socket, timeout: float) -> bool:
+    """Wait, without reading, until the server closes or resets the connection (a client that
+    reads nothing cannot see a close otherwise: its buffer stays full). Polled, not slept: as soon
+    as it happens, however loaded the machine."""
+    import select
+
+    p = select.poll()
+    p.register(sock, select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+    end = time.monotonic() + timeout
+    while (left := end - time.monotonic()) > 0:
+        if p.poll(max(1, min(200, int(left * 1000)))):
+            return True
+    return False

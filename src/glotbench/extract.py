@@ -233,11 +233,11 @@ def last_number(text: str, *, marker: str | None = None, native_digits: bool = T
     if native_digits:
         text = to_ascii_digits(text)
     if marker:
-        found = None
-        for found in _marker_pattern(marker).finditer(text, overlapped=True):
+        last = None
+        for last in _marker_pattern(marker).finditer(text, overlapped=True):  # noqa: B007 - the last match
             pass
-        if found is not None:
-            text = text[found.end():]
+        if last is not None:
+            text = text[last.end():]
     if commas == "between_digits":
         found = _PLAIN_NUMBER.findall(_COMMA_BETWEEN_DIGITS.sub("", text))
     else:

@@ -62,7 +62,7 @@ def serve(
     allow_host: Annotated[list[str], typer.Option(help="Endpoint host allowed despite a private address (local testing).")] = [],
     header_timeout: Annotated[float, typer.Option(help="Seconds a request's headers may take to arrive.")] = 10.0,
     body_timeout: Annotated[float, typer.Option(help="Seconds a request's body may take to arrive.")] = 30.0,
-    send_timeout: Annotated[float, typer.Option(help="Seconds a reply may wait for a client that reads none of it.")] = 30.0,
+    send_timeout: Annotated[float, typer.Option(help="Seconds a reply may wait for a client that makes no progress reading it.")] = 30.0,
     max_connections_per_ip: Annotated[int, typer.Option(help="Connections one address may hold open at once.")] = 32,
     trusted_proxy: Annotated[list[str], typer.Option(help="Address of a reverse proxy whose X-Forwarded-For is "
                                                           "believed (none by default).")] = [],

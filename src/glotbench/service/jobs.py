@@ -2,9 +2,15 @@
 
 - A job is a `submissions` row (kind "endpoint"). A worker claims one in a serialised transaction
   and holds a lease (`lease_until`) that its process renews; a job whose lease lapses (the process
-  was killed) is taken back by any process: run again from the start, or — if it needed a
-  submitter's key, which lives only in the memory of the process that accepted it — failed. A job
-  is retried at most twice.
+  was killed, or paused) is taken back by any process. One whose prompts had not left yet is run
+  again from the start (at most three tries in all), unless it needed a submitter's key, which lives
+  only in the memory of the process that accepted it: then it is failed. One whose prompts had left
+  is failed and charged, never run again: a second run would show the set again for one charge.
+- Exposure: every prompt leaves under a live lease. The lease is checked before each prompt (from
+  memory while the last renewal is fresh, else renewed in the database first); a process whose lease
+  was taken back while it was paused (SIGSTOP, a stalled VM) stops before its next prompt. Renewals
+  and take-backs are conditional on the row still being this process's (rows locked on PostgreSQL),
+  so the two never both win.
 - Charging: the moment before a run's first prompt leaves is recorded (`prompts_sent_at`, written
   before the request is made). From then on the run is charged whatever happens (a crash, a lost
   key, an internal error, SIGTERM); a run that fails before any prompt left gets its quota back.
@@ -19,14 +25,15 @@
 - A run where more than half the items failed (no reply, or no answer read) is invalid and releases
   nothing: an endpoint that fails every item but one would otherwise be a partial submission, whose
   known zeros make its one answer readable from a release.
-- Shutdown (SIGTERM): no new claims; runs in flight are cancelled and handed back (requeued, or
-  failed when their key would be lost).
+- Shutdown (SIGTERM): no new claims; runs in flight are cancelled and handed back (requeued if no
+  prompt had left; else failed and charged; failed too when their key would be lost).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import tempfile
 import threading
@@ -46,9 +53,11 @@ from glotbench.service.duplicates import fingerprint
 from glotbench.service.keys import REVOKED
 from glotbench.service.scoring import aggregate
 
+log = logging.getLogger("glotbench.service")
 MAX_ATTEMPTS = 3
 MAX_FAILED_SHARE = 0.5  # a run with more failed items (no reply, or no answer read) releases nothing
 LOST_KEY = "the server restarted while the run waited; its endpoint key is held in memory only: submit again"
+INTERRUPTED = "the run was interrupted (its server process stopped or lost its lease) after its prompts were sent: submit again"
 SHOWN = " (its prompts had been sent, so it counts against the limit)"
 
 
@@ -80,11 +89,13 @@ def _give_up(sub: Submission, message: str, now: Any) -> None:
 
 class _Gate:
     """The endpoint model as a run sees it: before its first prompt leaves, `on_first` records the
-    exposure (and re-checks the key) in the database; every reply moves `last_reply` (the stall
-    watch). Everything else is the wrapped model's."""
+    exposure (and re-checks the key) in the database; before every prompt (retries included),
+    `fresh()` says whether the lease is known to be held, and when it is not, `renew` renews it in
+    the database or raises LeaseLost; every reply moves `last_reply` (the stall watch). Everything
+    else is the wrapped model's."""
 
-    def __init__(self, inner: Any, on_first: Callable[[], None]):
-        self.inner, self._on_first = inner, on_first
+    def __init__(self, inner: Any, on_first: Callable[[], None], fresh: Callable[[], bool], renew: Callable[[], None]):
+        self.inner, self._on_first, self._fresh, self._renew = inner, on_first, fresh, renew
         self._open = False
         self._lock = asyncio.Lock()
         self.last_reply = time.monotonic()
@@ -98,6 +109,10 @@ class _Gate:
                 if not self._open:
                     await asyncio.to_thread(self._on_first)
                     self._open = True
+        if not self._fresh():
+            async with self._lock:
+                if not self._fresh():
+                    await asyncio.to_thread(self._renew)
         resp = await self.inner.generate(prompt, config, item_id=item_id, repeat=repeat)
         self.last_reply = time.monotonic()
         return resp
@@ -114,6 +129,9 @@ class JobRunner:
         self._reasons: dict[int, str] = {}  # submission id -> why its run was cancelled (not a hand-back)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        # submission id -> time.monotonic() until which this process knows it holds the run's lease:
+        # taken before the transaction that wrote `lease_until` (now + lease_s), so never later than it
+        self._held_until: dict[int, float] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -163,18 +181,23 @@ class JobRunner:
                 Submission.kind == "endpoint", Submission.status == "queued", Submission.id < sid))
 
     def _reap(self, s: Any, now: Any) -> None:
-        """Jobs whose lease lapsed: requeue, or fail with the quota returned."""
+        """Jobs whose lease lapsed: requeue one whose prompts had not left; fail the others (charged
+        when prompts had left: never run again for free). The rows are locked (PostgreSQL), so a
+        renewal committed meanwhile takes them out of the lapsed set."""
         lapsed = s.scalars(select(Submission).where(
             Submission.kind == "endpoint", Submission.status.in_(("queued", "running")),
-            Submission.lease_until.is_not(None), Submission.lease_until < now))
+            Submission.lease_until.is_not(None), Submission.lease_until < now).with_for_update())
         for sub in lapsed:
-            if sub.key_holder is not None or sub.attempts >= MAX_ATTEMPTS:
+            if sub.prompts_sent_at is not None:
+                _give_up(sub, INTERRUPTED, now)
+            elif sub.key_holder is not None or sub.attempts >= MAX_ATTEMPTS:
                 _give_up(sub, LOST_KEY if sub.key_holder is not None else "the run was interrupted too often", now)
             else:
                 sub.status = "queued"
                 sub.lease_owner = sub.lease_until = None
 
     def _claim(self) -> int | None:
+        held_until = time.monotonic() + self.st.lease_s
         now = utcnow()
         st = self.st
         with self.svc.Session.begin() as s:
@@ -204,7 +227,9 @@ class JobRunner:
             job = min(ready, key=lambda r: r[:3])[3]
             job.status, job.lease_owner, job.attempts = "running", self.me, job.attempts + 1
             job.lease_until = now + timedelta(seconds=st.lease_s)
-            return job.id
+            sid = job.id
+        self._held_until[sid] = held_until  # once committed
+        return sid
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.st.lease_s / 3):
@@ -215,20 +240,39 @@ class JobRunner:
             with self._wake:
                 self._wake.notify_all()
 
-    def _renew(self) -> None:
-        """Renew this process's leases; cancel its runs whose key was revoked meanwhile."""
-        revoked = []
+    def _renew(self, only: int | None = None) -> set[int]:
+        """Renew this process's leases (or only run `only`'s); cancel its runs whose key was revoked
+        meanwhile. Returns the runs whose lease it renewed. Only rows still this process's are
+        touched (locked first on PostgreSQL, where a take-back committed meanwhile drops them)."""
+        held_until = time.monotonic() + self.st.lease_s
+        revoked, renewed = [], set()
         with self.svc.Session.begin() as s:
             until = utcnow() + timedelta(seconds=self.st.lease_s)
             for sub, dead in s.execute(select(Submission, ApiKey.revoked).join(
                     ApiKey, ApiKey.id == Submission.key_id).where(
                     Submission.status.in_(("queued", "running")),
-                    or_(Submission.lease_owner == self.me, Submission.key_holder == self.me))).all():
+                    or_(Submission.lease_owner == self.me, Submission.key_holder == self.me),
+                    *(() if only is None else (Submission.id == only,))).with_for_update(of=Submission)).all():
                 sub.lease_until = until
-                if dead and sub.status == "running":
-                    revoked.append(sub.id)
+                if sub.status == "running" and sub.lease_owner == self.me:
+                    renewed.add(sub.id)
+                    if dead:
+                        revoked.append(sub.id)
+        for sid in renewed:  # committed: the lease is held until `until`, which is later than this
+            self._held_until[sid] = max(self._held_until.get(sid, 0.0), held_until)
         for sid in revoked:
             self._cancel(sid, REVOKED)
+        return renewed
+
+    def _lease_fresh(self, sid: int) -> bool:
+        """Whether this process knows it holds the run's lease for at least half its length more
+        (the heartbeat renews it every third of it: a late heartbeat is a paused or starved process)."""
+        return time.monotonic() < self._held_until.get(sid, 0.0) - self.st.lease_s / 2
+
+    def _renew_one(self, sid: int) -> None:
+        """Before a prompt leaves on a lease not known to be fresh: renew it, or stop the run."""
+        if sid not in self._renew(only=sid):
+            raise LeaseLost("the run was taken back")
 
     def _cancel(self, sid: int, reason: str) -> None:
         with self._lock:
@@ -279,24 +323,35 @@ class JobRunner:
             if reason is None:
                 self._hand_back(sid)
             else:
-                self.svc.fail(sid, reason, refund=True)
+                self._fail(sid, reason, refund=True)
         except asyncio.TimeoutError:
-            self.svc.fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
+            self._fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
         except (KeyRevoked, NotRunnable) as e:
-            self.svc.fail(sid, str(e), refund=True)
-        except LeaseLost:
-            pass  # another process holds the job now
+            self._fail(sid, str(e), refund=True)
+        except LeaseLost:  # another process holds the job now, or ended it
+            log.warning("endpoint run %d stopped before its next prompt: its lease was taken back (this process "
+                        "was paused or cut off from the database longer than --lease-seconds)", sid)
         except (GlotbenchError, ModelError) as e:  # messages written to be shown (service/ssrf.py)
-            self.svc.fail(sid, _redact(str(e), self._keys.get(sid))[:300], refund=False)
+            self._fail(sid, _redact(str(e), self._keys.get(sid))[:300], refund=False)
         except Exception:  # noqa: BLE001 - never shown as a traceback; refunded only if no prompt had left
-            self.svc.fail(sid, "internal error during the run", refund=True)
+            self._fail(sid, "internal error during the run", refund=True)
         finally:
             with self._lock:
                 self._running.pop(sid, None)
                 self._reasons.pop(sid, None)
             self._keys.pop(sid, None)
+            self._held_until.pop(sid, None)
             loop.close()
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _fail(self, sid: int, message: str, *, refund: bool) -> None:
+        """`Service.fail`, only while the run is still this process's: one taken back meanwhile (its
+        lease lapsed while this process was paused) is another process's to end."""
+        with self.svc.Session() as s:
+            sub = s.get(Submission, sid)
+            mine = sub is not None and sub.status == "running" and sub.lease_owner == self.me
+        if mine:
+            self.svc.fail(sid, message, refund=refund)
 
     def _first_prompt(self, sid: int) -> None:
         """Called before the run's first prompt leaves: record it (charged from now on, whatever
@@ -321,7 +376,7 @@ class JobRunner:
                                concurrency=st.endpoint_concurrency, timeout_s=60)
         model = _Gate(OpenAICompatModel(model_name, url, client=client, api_key=api_key,
                                         concurrency=st.endpoint_concurrency, timeout_s=60),
-                      lambda: self._first_prompt(sid))
+                      lambda: self._first_prompt(sid), lambda: self._lease_fresh(sid), lambda: self._renew_one(sid))
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
                           concurrency=st.endpoint_concurrency, bootstrap_resamples=0)
         run = asyncio.ensure_future(evaluate_async(bench, model, opts, dataset=items))
@@ -354,9 +409,16 @@ class JobRunner:
             sub.lease_owner = sub.lease_until = sub.key_holder = None
 
     def _hand_back(self, sid: int) -> None:
+        """A run cancelled by shutdown: requeued if no prompt had left, else failed (charged: run
+        again, it would show the set a second time for one charge); failed too if its key would be
+        lost. Only while the run is still this process's."""
         with self.svc.Session.begin() as s:
-            sub = s.get(Submission, sid)
-            if sub.key_holder is not None:
+            sub = s.scalar(select(Submission).where(Submission.id == sid).with_for_update())
+            if sub.status != "running" or sub.lease_owner != self.me:
+                return  # taken back meanwhile
+            if sub.prompts_sent_at is not None:
+                _give_up(sub, INTERRUPTED, utcnow())
+            elif sub.key_holder is not None:
                 _give_up(sub, LOST_KEY, utcnow())
             else:
                 sub.status = "queued"

@@ -166,11 +166,16 @@ def service_revoke_key(key_id: Annotated[int, typer.Argument(help="The key's id.
 
 @service_app.command("flags")
 def service_flags(db: Db = DEFAULT_DB) -> None:
-    """List flagged submissions (near-copies of another key's answers: many keys probing one set)."""
-    rows = _svc(db).flagged()
+    """List flagged submissions (near-copies of another key's answers, or probes of the key's own: many
+    keys probing one set), then, per set, how many keys and organisations probed in the last 30 days."""
+    svc = _svc(db)
+    rows = svc.flagged()
     for r in rows:
         typer.echo(f"submission {r['id']} (key {r['key_id']}, set {r['set']}, {r['created']}): {r['flag']}")
     typer.echo(f"{len(rows)} flagged submission(s)")
+    for p in svc.probing():
+        typer.echo(f"set {p['set']}: {p['keys']} key(s) of {p['organisations']} organisation(s) probed their own "
+                   f"submissions ({p['submissions']} probe(s), last 30 days)")
 
 
 @service_app.command("set-window")

@@ -26,7 +26,7 @@ from glotbench.registry import get_benchmark
 from glotbench.service import keys as keys_
 from glotbench.service.db import (ApiKey, LadderState, Organisation, SetItem, Submission, TestSet, session_factory,
                                   utcnow)
-from glotbench.service.duplicates import fingerprint, nearest_copy
+from glotbench.service.duplicates import fingerprint, nearest_copy, probing
 from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
 from glotbench.service.sets import (LoadedSet, answer_options, body_budget, count_unreadable, identity, row_count,
                                     settle_heap)
@@ -281,7 +281,8 @@ class Service:
                  for c, r in rows.items()}
         secret = keys_.key_secret(s, sub.key_id)
         out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits,
-                           offsets=lambda cell, what: keys_.grid_offset(secret, sub.set_id, cell, what))
+                           offsets=lambda cell, what: keys_.grid_offset(secret, sub.set_id, cell, what),
+                           decide=lambda cell: keys_.release_margin(secret, sub.set_id, cell, sub.id))
         for cell, rung in new.items():
             if rungs.get(cell) is rung:
                 continue
@@ -362,6 +363,11 @@ class Service:
                              .where(Submission.flag.is_not(None)).order_by(Submission.id.desc())).all()
             return [{"id": r.id, "key_id": r.key_id, "set": r.name, "created": r.created.isoformat(), "flag": r.flag}
                     for r in rows]
+
+    def probing(self) -> list[dict[str, Any]]:
+        """Per set, how many keys and organisations submitted probes of their own submissions (last 30 days)."""
+        with self.Session() as s:
+            return probing(s)
 
     def get_submission(self, key_id: int, sid: int) -> dict[str, Any]:
         with self.Session() as s:

@@ -142,3 +142,11 @@ def grid_offset(secret: str, set_id: int, cell: str, what: str = "value") -> flo
     digest = hmac.new(secret.encode(), f"{set_id}\0{cell}\0{what}".encode("utf-8", "surrogatepass"),
                       hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 - 0.5
+
+
+def release_margin(secret: str, set_id: int, cell: str, submission_id: int) -> float:
+    """The key's secret draw for one submission's release decision on one number, uniform in [0, 1):
+    fresh for every submission (issue 31; service/scoring.py, `climb`)."""
+    digest = hmac.new(secret.encode(), f"{set_id}\0{cell}\0decide\0{submission_id}".encode("utf-8", "surrogatepass"),
+                      hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64

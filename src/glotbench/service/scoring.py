@@ -2,15 +2,20 @@
 then passed through the Ladder (Blum & Hardt, ICML 2015) per key.
 
 `aggregate()` turns per-item scores into numbers (headline, CI, one value per subdomain) plus the
-per-item values behind each number. `ladder()` decides, per key and per number, what is released:
-a key's released value changes only when a submission beats that key's best so far by more than a
-step, and released values are rounded to that step. The step is either fixed (`step` points) or
-parameter-free: the standard error of the paired difference between the new submission and the
-key's best (`std(x - best) / sqrt(m)` over the m items behind the number; for a key's first submission
-`50 / sqrt(m)`, the largest standard error a 0-100 score can have, from m alone), never less than one
-item's weight (`100 / m`, so changing a single answer can never move a released number), rounded up
-to the next of 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100). Each key rounds
-with its own secret offset (`rounded`), so many keys do not share one set of rounding boundaries.
+per-item values behind each number. `release()` decides, per key and per number, what is released:
+a key's released value changes only when a submission beats that key's best by more than a step
+plus a secret random margin, and released values are rounded to that step. The step is either fixed
+(`step` points) or, parameter-free, `50 / sqrt(m)` (the largest standard error a 0-100 score over m
+items can have), never less than one item's weight (`100 / m`), rounded up to the next of 0.1, 0.2,
+0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100). It depends on m alone: a step taken from
+the paired difference between two submissions told how many answers changed (issue 31).
+
+The release decision is randomised as Thresholdout randomises its holdout comparison: a submission
+is released when its score exceeds the key's best by `step * (1 + DECISION_NOISE * u)`, with `u`
+uniform in [0, 1) drawn from the key's secret and the submission (`decide`), fresh for every
+submission. Two scores one item (`w` points) apart are then decided differently with probability at
+most `w / (DECISION_NOISE * step)`, wherever they lie. Each key rounds with its own secret offset
+(`rounded`), so many keys do not share one set of rounding boundaries either.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from glotbench.stats import bootstrap_many
 
 
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
+DECISION_NOISE = 2.0  # the release margin is uniform in [1, 1 + DECISION_NOISE) steps
 
 
 @dataclass(frozen=True)
@@ -113,18 +119,17 @@ class Step:
 
     points: float = 0.0
 
-    def size(self, x: np.ndarray, best: np.ndarray | None) -> float:
-        m = max(1, len(x))
+    def size(self, m: int) -> float:
+        """The step for a number over m items: fixed, or `50 / sqrt(m)` (at least one item's weight,
+        `100 / m`) rounded up to a step that divides 100. It depends on m alone, for every release
+        of every key: a step that depends on the answers is a rounding boundary every key shares
+        (with the sample standard deviation, 46-54 right answers of 100 gave 10, any other count 5),
+        and one taken from the paired difference of two submissions told how many answers changed
+        between them (issue 31)."""
+        m = max(1, m)
         if self.points > 0:
             return self.points
-        if best is None:
-            # A first release: the largest standard error a 0-100 score can have, from m alone. Never
-            # the submission's own: an extreme vector (one item right, the rest failed) would be
-            # released finely, and a step that depends on the score is a rounding boundary every key
-            # shares (with ddof=1, 46-54 right answers of 100 gave 10, any other count 5).
-            return nice_ceil(max(50.0 / math.sqrt(m), 100.0 / m))
-        se = float(np.std(x - best, ddof=1)) / math.sqrt(m) if m > 1 else 0.0
-        return nice_ceil(max(se, 100.0 / m))
+        return nice_ceil(max(50.0 / math.sqrt(m), 100.0 / m))
 
     def hides_one_item(self, m: int) -> bool:
         """A cell of m items may be released only if one item (100/m points) stays within a step."""
@@ -159,9 +164,14 @@ def rounded(v: float, step: float, digits: int, offset: float = 0.0) -> float:
 
 
 Offsets = Callable[[str, str], float]  # (cell, "value" | "ci") -> the key's offset for that number
+Decide = Callable[[str], float]  # cell -> u in [0, 1), fresh per key and submission: the release margin
 
 
 def _no_offset(cell: str, what: str) -> float:
+    return 0.0
+
+
+def _no_noise(cell: str) -> float:
     return 0.0
 
 
@@ -188,35 +198,37 @@ class Rung:
 
 
 def climb(rung: Rung | None, n: Number, step: Step, digits: int, cell: str = HEADLINE,
-          offsets: Offsets = _no_offset) -> tuple[Rung, bool]:
-    """One Ladder round. Returns the (possibly new) state and whether the released value moved."""
-    best_vec = None if rung is None else rung.vector
-    s = step.size(n.per_item, best_vec)
-    if rung is not None and not n.value > rung.best + s + 1e-9:
+          offsets: Offsets = _no_offset, decide: Decide = _no_noise) -> tuple[Rung, bool]:
+    """One Ladder round. Returns the (possibly new) state and whether the released value moved: a
+    first submission is released; a later one when it beats the best by more than the step plus the
+    secret margin `step * DECISION_NOISE * decide(cell)`."""
+    s = step.size(len(n.per_item))
+    if rung is not None and not n.value > rung.best + s * (1.0 + DECISION_NOISE * decide(cell)) + 1e-9:
         return rung, False
     value = rounded(n.value, s, digits, offsets(cell, "value"))
     ci = released_ci(n.value, value, n.ci95, s, digits, offsets(cell, "ci")) if n.ci95 else None
     return Rung(n.value, value, s, ci, n.per_item.astype(np.float32)), True
 
 
-NOT_IMPROVED = ("not released: this submission did not beat the key's best by more than a step, so "
-                "`score` is the key's earlier released score, not this submission's")
+NOT_IMPROVED = ("not released: this submission did not beat the key's best by the step and a secret random "
+                "margin, so `score` is the key's earlier released score, not this submission's")
 
 
 def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group: int, digits: int,
-            offsets: Offsets = _no_offset) -> tuple[dict[str, Any], dict[str, Rung]]:
+            offsets: Offsets = _no_offset, decide: Decide = _no_noise) -> tuple[dict[str, Any], dict[str, Rung]]:
     """The reply for one submission and the states to store. Cells smaller than `min_group`, or too
     small for a fixed step to hide one item, are neither released nor tracked. `offsets`: the
-    key's secret rounding offsets (service/keys.py); none by default."""
+    key's secret rounding offsets; `decide`: the secret release margins of this key and submission
+    (service/keys.py); none by default."""
     new: dict[str, Rung] = {}
-    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits, HEADLINE, offsets)
+    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits, HEADLINE, offsets, decide)
     new[HEADLINE] = head
     cells = {}
     for g, n in agg.cells.items():
         m = len(n.per_item)
         if m < min_group or not step.hides_one_item(m):
             continue
-        new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets)
+        new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets, decide)
         cells[g] = new[g].released
     out = {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
            "ladder_step": round(head.step, 4), "items": agg.items,

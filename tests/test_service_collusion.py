@@ -1,0 +1,204 @@
+"""Colluding keys against the release decision (issue 31). Before: a later submission was released
+when `new > best + step`, with the step computed from the two submissions' paired difference — the
+same function for every key, and the reply carried `improved` and `ladder_step`. The issue's attack
+(60 fresh keys, each its own organisation: a random base, then two submissions differing from it in
+a few items) read 49 of 49 labels of a 200-item set, 1.22 keys per label; with two labels known
+beforehand, one fresh key read one label. Now the step depends on m alone and the decision is
+randomised per key and per submission (service/scoring.py, `climb`; service/keys.py,
+`release_margin`).
+
+Here: the issue's attack over HTTP (60 keys, 200 items) and offline at 200 and 10,000 items; the
+stronger known-labels attack offline (the decision placed mid-margin with known labels, one test
+item per key), its keys per label measured from the total variation between its transcripts. Every
+figure is printed (`python -m pytest tests/test_service_collusion.py -s`; docs/service.md, "Many keys").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from service_helpers import make_mcq_set, start
+
+ISSUE_KEYS = 60
+CHANGED = 3  # items changed per probe, as in the issue ("a few")
+
+
+def keys_per_label(tv: float) -> float:
+    """Keys a vote needs to tell one label with 5% error each way when one key's transcript differs
+    between the two answers with probability `tv`: ((z_0.95 + z_0.95) * 0.5 / tv)^2."""
+    return math.inf if tv <= 0 else (2 * 1.645 * 0.5 / tv) ** 2
+
+
+class Board:
+    """The service's release path (scoring.release with the keys' real secrets and draws) on score
+    values alone: what a key is told, without HTTP. Per-item vectors only size the step."""
+
+    def __init__(self, m: int):
+        from glotbench.service.core import Settings
+        from glotbench.service.scoring import Step
+
+        self.m, self.w = m, 100.0 / m
+        self.step, st = Step(0.0), Settings()
+        self.digits, self.zeros = st.round_digits, np.zeros(m)
+        self.sub = 0
+
+    def key(self, rng: random.Random) -> "KeyState":
+        return KeyState(self, "%064x" % rng.getrandbits(256))
+
+
+class KeyState:
+    def __init__(self, board: Board, secret: str):
+        self.b, self.secret, self.rungs = board, secret, {}
+
+    def submit(self, score: float) -> dict:
+        from glotbench.service import keys as keys_
+        from glotbench.service.scoring import Aggregate, Number, release
+
+        b = self.b
+        b.sub += 1
+        sid = b.sub
+        half = 1.96 * math.sqrt(max(score * (100 - score), 1.0) / b.m)
+        agg = Aggregate("accuracy", b.m, b.m, Number(score, b.zeros, (score - half, score + half)), {})
+        out, self.rungs = release(agg, self.rungs, step=b.step, min_group=10**9, digits=b.digits,
+                                  offsets=lambda cell, what: keys_.grid_offset(self.secret, 1, cell, what),
+                                  decide=lambda cell: keys_.release_margin(self.secret, 1, cell, sid))
+        return out
+
+
+def issue_attack_offline(m: int, keys: int, seed: int) -> tuple[int, int]:
+    """The issue's attack on the release path: per key a random base, then two probes, each the base
+    with CHANGED items given another letter. A probe whose reply differs from the base's (improved,
+    another step, another score) is read as 'the new letters are right'. Returns (labels, right)."""
+    rng = random.Random(seed)
+    gold = [rng.randrange(4) for _ in range(m)]
+    b = Board(m)
+    labels: dict[int, int] = {}
+    for _ in range(keys):
+        k = b.key(rng)
+        base = [rng.randrange(4) for _ in range(m)]
+        first = k.submit(100.0 * sum(x == g for x, g in zip(base, gold)) / m)
+        for _probe in range(2):
+            changed = {i: (base[i] + rng.randrange(1, 4)) % 4 for i in rng.sample(range(m), CHANGED)}
+            vec = [changed.get(i, x) for i, x in enumerate(base)]
+            out = k.submit(100.0 * sum(x == g for x, g in zip(vec, gold)) / m)
+            if (out["improved"], out["ladder_step"], out["score"]) != (False, first["ladder_step"], first["score"]):
+                labels.update(changed)
+    return len(labels), sum(gold[i] == x for i, x in labels.items())
+
+
+@pytest.mark.parametrize("m", [200, 10_000])
+def test_the_issues_attack_offline_reads_no_label(m):
+    labels, right = issue_attack_offline(m, ISSUE_KEYS, seed=m)
+    print(f"\nissue's attack offline, {m} items, {ISSUE_KEYS} keys: {labels} labels, {right} right")
+    assert labels == 0, (labels, right)
+
+
+def known_labels_transcripts(m: int, keys: int, delta: float, seed: int) -> Counter:
+    """The strongest use of the decision we found: the attacker knows enough labels to move a score
+    by exact amounts. Base (first release): the known items wrong. Probe: the known items that place
+    the gain mid-margin (1 + DECISION_NOISE/2 steps) made right, plus the test item moved by `delta`
+    (+w if the candidate letter is right, 0 if not); sent twice while not released (fresh draws).
+    A key's transcript: (released?, released change in steps) per probe."""
+    from glotbench.service.scoring import DECISION_NOISE
+
+    rng = random.Random(seed)
+    b = Board(m)
+    s = b.step.size(m)
+    gain = b.w * round(s * (1 + DECISION_NOISE / 2) / b.w)
+    out: Counter = Counter()
+    for _ in range(keys):
+        k = b.key(rng)
+        base = 100.0 * binom.rvs(m, 0.25, random_state=rng.getrandbits(32)) / m
+        r1 = k.submit(base)["score"]
+        seen = []
+        for _probe in range(2):
+            o = k.submit(base + gain + delta)
+            seen.append((o["improved"], round((o["score"] - r1) / s)))
+            if o["improved"]:
+                break
+        out[tuple(seen)] += 1
+    return out
+
+
+@pytest.mark.parametrize("m, keys", [(200, 6000), (10_000, 6000)])
+def test_the_known_labels_attack_needs_over_50_keys_per_label(m, keys):
+    """Before: one fresh key per label (the issue: 20 of 20 with two labels known). Now each key's
+    transcript differs between 'candidate right' and 'candidate wrong' by a total variation of about
+    w / (DECISION_NOISE * step) per probe plus the released value's rounding (w / step when released):
+    measured here, with its keys per label (at least 50 asserted, one test item per key)."""
+    b = Board(m)
+    right = known_labels_transcripts(m, keys, b.w, seed=1)
+    wrong = known_labels_transcripts(m, keys, 0.0, seed=2)
+    tv = 0.5 * sum(abs(right[t] - wrong[t]) / keys for t in set(right) | set(wrong))
+    noise = math.sqrt(len(set(right) | set(wrong)) / keys)  # about the sampling error of the estimate
+    per_label = keys_per_label(max(tv - noise, 1e-9))
+    print(f"\nknown-labels attack, {m} items: TV {tv:.3f} over {keys} keys per arm "
+          f"(sampling error about {noise:.3f}); keys per label at 95%/95%: {keys_per_label(tv):.0f} "
+          f"({per_label:.0f} at TV less its error); labels per key {1 / keys_per_label(tv):.4f}")
+    assert keys_per_label(tv) >= 50, (tv, right, wrong)
+
+
+@pytest.fixture(scope="module")
+def board200(tmp_path_factory):
+    """A served 200-item set in four 50-item subdomains (released cells), default daily limits."""
+    from glotbench.service.core import Service, Settings
+
+    tmp = tmp_path_factory.mktemp("collusion")
+    gold = make_mcq_set(tmp / "hidden.jsonl", 200, seed=31, groups=4)
+    db = f"sqlite:///{tmp}/db.sqlite"
+    svc = Service(Settings(db_url=db))
+    svc.load_set("hidden", "laobench-mcq", str(tmp / "hidden.jsonl"))
+    svc.rotate("hidden")
+    s = start(db, "--rate-per-minute", "100000")
+    yield s, svc, gold
+    s.stop()
+
+
+def test_the_issues_attack_over_http_reads_nothing_and_every_probe_is_flagged(board200):
+    """60 fresh keys, each its own organisation (the daily limits as shipped: 3 per key), each a
+    random base then two probes of CHANGED items. Before: 49 of 49 labels, 1.22 keys per label, no
+    key flagged. Now: every reply field of a probe (improved, ladder_step, score, subdomains, CI) is
+    the base's, so the decoder reads no label; every probe is flagged, and the pattern counted."""
+    from glotbench.service.db import ApiKey
+
+    s, svc, gold = board200
+    ids = sorted(gold)
+    rng = random.Random(31)
+    labels: dict[str, str] = {}
+    steps = set()
+    for n in range(ISSUE_KEYS):
+        kid, key = svc.create_key(f"colluder-{n}")  # no --org: an organisation of its own
+        with svc.Session.begin() as ss:  # a fixed secret per key: the same figures on every run
+            ss.get(ApiKey, kid).grid_secret = hashlib.sha256(f"colluder-{kid}".encode()).hexdigest()
+
+        def post(answers: dict[str, str]) -> dict:
+            r = s.call("POST", "/api/submissions", key, json={"set": "hidden", "model": "m", "answers": answers})
+            assert r.status_code == 200, r.text
+            return r.json()["result"]
+
+        base = {i: rng.choice("ABCD") for i in ids}
+        first = post(base)
+        steps.add(first["ladder_step"])
+        for _probe in range(2):
+            changed = {i: rng.choice([x for x in "ABCD" if x != base[i]]) for i in rng.sample(ids, CHANGED)}
+            out = post({**base, **changed})
+            steps.add(out["ladder_step"])
+            told = (out["improved"], out["score"], out["subdomains"], out["ci95"])
+            if told != (False, first["score"], first["subdomains"], first["ci95"]):
+                labels.update(changed)
+    right = sum(gold[i] == x for i, x in labels.items())
+    probes = [f for f in svc.flagged() if f["flag"].startswith("probe: ")]
+    pattern = svc.probing()
+    print(f"\nissue's attack over HTTP: {ISSUE_KEYS} keys, {len(labels)} labels, {right} right; "
+          f"steps told {sorted(steps)}; {len(probes)} probes flagged; pattern {pattern}")
+    assert steps == {5.0}  # from m alone
+    assert not labels, (len(labels), right)
+    assert len(probes) == 2 * ISSUE_KEYS
+    assert pattern == [{"set": "hidden", "keys": ISSUE_KEYS, "organisations": ISSUE_KEYS, "submissions": 2 * ISSUE_KEYS}]

@@ -59,6 +59,9 @@ def serve(
     endpoint_timeout: Annotated[float, typer.Option(help="Time budget of one endpoint run, in seconds.")] = 300.0,
     endpoint_stall: Annotated[float, typer.Option(help="An endpoint run with no reply for this many seconds is stopped.")] = 60.0,
     lease_seconds: Annotated[float, typer.Option(help="A run whose process stops renewing its lease this long is taken back.")] = 30.0,
+    scoring_workers: Annotated[int, typer.Option(help="Answers submissions scored at once in this process.")] = 2,
+    max_pending: Annotated[int, typer.Option(help="Submissions in progress in this process (body, parsing, scoring); "
+                                                  "503 beyond, before the body is read.")] = 8,
     allow_host: Annotated[list[str], typer.Option(help="Endpoint host allowed despite a private address (local testing).")] = [],
     header_timeout: Annotated[float, typer.Option(help="Seconds a request's headers may take to arrive.")] = 10.0,
     body_timeout: Annotated[float, typer.Option(help="Seconds a request's body may take to arrive.")] = 30.0,
@@ -79,11 +82,11 @@ def serve(
         if not v >= 0:
             raise GlotbenchError(f"{name} must be a non-negative number, got {v}")
     if (min(endpoint_workers, endpoint_per_key, endpoint_per_org, daily_limit, 1 if org_daily_limit is None else org_daily_limit,
-            rate_per_minute,
+            rate_per_minute, scoring_workers, max_pending,
             max_connections_per_ip) < 1
             or not min(lease_seconds, endpoint_stall, header_timeout, body_timeout, send_timeout) > 0):
         raise GlotbenchError("--endpoint-workers, --endpoint-per-key, --endpoint-per-org, --daily-limit, "
-                             "--org-daily-limit, --rate-per-minute, --max-connections-per-ip, --lease-seconds, "
+                             "--org-daily-limit, --rate-per-minute, --scoring-workers, --max-pending, --max-connections-per-ip, --lease-seconds, "
                              "--endpoint-stall, --header-timeout, --body-timeout and --send-timeout must be positive")
     try:
         app_ = create_app(_settings(db, daily_limit=daily_limit, org_daily_limit=org_daily_limit,
@@ -92,7 +95,8 @@ def serve(
                                     endpoint_workers=endpoint_workers, endpoint_per_key=endpoint_per_key,
                                     endpoint_per_org=endpoint_per_org, endpoint_timeout_s=endpoint_timeout,
                                     endpoint_stall_s=endpoint_stall, lease_s=lease_seconds,
-                                    body_timeout_s=body_timeout, allow_hosts=tuple(allow_host)))
+                                    body_timeout_s=body_timeout, allow_hosts=tuple(allow_host),
+                                    scoring_workers=scoring_workers, max_pending=max_pending))
     except Exception as e:  # noqa: BLE001 - limits' ConfigurationError: an unknown storage scheme
         if type(e).__name__ != "ConfigurationError":
             raise

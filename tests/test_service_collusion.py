@@ -22,7 +22,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from service_helpers import make_mcq_set, start
 
@@ -108,14 +107,14 @@ def known_labels_transcripts(m: int, keys: int, delta: float, seed: int) -> Coun
     A key's transcript: (released?, released change in steps) per probe."""
     from glotbench.service.scoring import DECISION_NOISE
 
-    rng = random.Random(seed)
+    rng, nrng = random.Random(seed), np.random.default_rng(seed)
     b = Board(m)
     s = b.step.size(m)
     gain = b.w * round(s * (1 + DECISION_NOISE / 2) / b.w)
     out: Counter = Counter()
     for _ in range(keys):
         k = b.key(rng)
-        base = 100.0 * binom.rvs(m, 0.25, random_state=rng.getrandbits(32)) / m
+        base = 100.0 * int(nrng.binomial(m, 0.25)) / m
         r1 = k.submit(base)["score"]
         seen = []
         for _probe in range(2):
@@ -127,7 +126,7 @@ def known_labels_transcripts(m: int, keys: int, delta: float, seed: int) -> Coun
     return out
 
 
-@pytest.mark.parametrize("m, keys", [(200, 6000), (10_000, 6000)])
+@pytest.mark.parametrize("m, keys", [(200, 4000), (10_000, 4000)])
 def test_the_known_labels_attack_needs_over_50_keys_per_label(m, keys):
     """Before: one fresh key per label (the issue: 20 of 20 with two labels known). Now each key's
     transcript differs between 'candidate right' and 'candidate wrong' by a total variation of about
@@ -138,11 +137,11 @@ def test_the_known_labels_attack_needs_over_50_keys_per_label(m, keys):
     wrong = known_labels_transcripts(m, keys, 0.0, seed=2)
     tv = 0.5 * sum(abs(right[t] - wrong[t]) / keys for t in set(right) | set(wrong))
     noise = math.sqrt(len(set(right) | set(wrong)) / keys)  # about the sampling error of the estimate
-    per_label = keys_per_label(max(tv - noise, 1e-9))
-    print(f"\nknown-labels attack, {m} items: TV {tv:.3f} over {keys} keys per arm "
-          f"(sampling error about {noise:.3f}); keys per label at 95%/95%: {keys_per_label(tv):.0f} "
-          f"({per_label:.0f} at TV less its error); labels per key {1 / keys_per_label(tv):.4f}")
-    assert keys_per_label(tv) >= 50, (tv, right, wrong)
+    print(f"\nknown-labels attack, {m} items: TV {tv:.3f} over {keys} keys per arm (sampling error about "
+          f"{noise:.3f}); keys per label at 95%/95%: {keys_per_label(tv):.0f}, at least "
+          f"{keys_per_label(tv + noise):.0f} taking the TV at its estimate plus its error; labels per key "
+          f"{1 / keys_per_label(tv):.4f}")
+    assert keys_per_label(tv + noise) >= 50, (tv, right, wrong)
 
 
 @pytest.fixture(scope="module")

@@ -317,7 +317,8 @@ class Service:
         secret = keys_.key_secret(s, sub.key_id)
         out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits,
                            offsets=lambda cell, what: keys_.grid_offset(secret, sub.set_id, cell, what),
-                           decide=lambda cell: keys_.release_margin(secret, sub.set_id, cell, sub.id))
+                           decide=lambda cell: keys_.release_margin(secret, sub.set_id, cell, sub.id),
+                           noise=lambda cell: keys_.release_noise(secret, sub.set_id, cell, sub.id))
         for cell, rung in new.items():
             if rungs.get(cell) is rung:
                 continue

@@ -14,8 +14,8 @@ RSS); the refusal latency of 5,000 real ids against 5,000 made-up ones (16 inter
     python bench/service_hostile.py --issue31
     python bench/service_hostile.py --reconstruction [--items 200]
 
-`--reconstruction` (offline, on the release path's rounding): the linear-regression attack over many
-fresh keys' first releases that the service does NOT bound (docs/service.md, "Many keys").
+`--reconstruction` (offline, on the release path): the regression attack over many fresh keys' first
+releases of tests/test_service_collusion.py, at 5 to 80 keys per item (docs/service.md, "Many keys").
 
 `--src` runs the server (and prepares its database) from another checkout's `src`, e.g. the code
 before issue 22: `git archive 02849df src | tar -x -C /tmp/before` then `--src /tmp/before/src`.
@@ -290,35 +290,29 @@ def issue31(src: str) -> None:
         proc.wait(30)
 
 
-def reconstruction(m: int, keys: tuple[int, ...] = (200, 1000, 3000)) -> None:
-    """Each fresh key submits a random mix of two letters per item; its first release (rounded to the
-    step with the key's secret offset, uniform) is regressed on the choices: an item's coefficient is
-    +w when the second letter is right, -w when the first is, 0 when neither."""
-    import numpy as np
+def reconstruction(m: int, keys: tuple[int, ...]) -> None:
+    """The regression attack of tests/test_service_collusion.py (fresh keys, a uniformly random letter
+    per item, first releases regressed on the letters, items named at posterior >= 0.9 or 0.5, knowing
+    the mechanism) over more numbers of keys than the test runs."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from test_service_collusion import regression_attack
+    from glotbench.service.scoring import Step, noise_sd
 
-    from glotbench.service.scoring import Step
-
-    rng = np.random.default_rng(0)
-    gold = rng.integers(0, 4, m)
-    a = rng.integers(0, 4, m)
-    b = (a + rng.integers(1, 4, m)) % 4
-    step, w = Step(0).size(m), 100 / m
+    print(f"{m} items: step {Step(0).size(m):g}, release noise sd {noise_sd(m, m, 1):.2f} points")
     for n in keys:
-        z = rng.integers(0, 2, (n, m))
-        score = (np.where(z == 1, b, a) == gold).mean(1) * 100
-        released = step * np.round(score / step + rng.random(n) - 0.5)
-        beta = np.linalg.lstsq(np.c_[np.ones(n), z], released, rcond=None)[0][1:]
-        guess = np.where(beta > w / 2, b, np.where(beta < -w / 2, a, -1))
-        labels, right = int((guess >= 0).sum()), int((guess == gold).sum())
-        print(f"reconstruction, {m} items (step {step:g}), {n} fresh keys: {labels} labels, {right} right; "
-              f"{n / max(right, 1):.1f} keys per right label")
+        r = regression_attack(m, n, seed=n)
+        (named9, right9), (named5, right5) = r[0.9], r[0.5]
+        print(f"{n} fresh keys: posterior >= 0.9: {named9:.0f} named, {right9:.0f} right, "
+              f"{n / max(right9, 1e-9):.0f} keys per label; >= 0.5: {named5:.0f} named, {right5:.0f} right, "
+              f"{n / max(right5, 1e-9):.0f}; beyond chance naming all: {r['beyond_chance']:.0f} "
+              f"({n / max(r['beyond_chance'], 1e-9):.0f} keys per label's worth)")
 
 
 if __name__ == "__main__":
     if "--reconstruction" in sys.argv:
         sys.argv.remove("--reconstruction")
         items = int(sys.argv[sys.argv.index("--items") + 1]) if "--items" in sys.argv else 200
-        reconstruction(items)
+        reconstruction(items, tuple(int(k * items) for k in (5, 10, 20, 40, 60, 80)))
     elif "--issue31" in sys.argv:
         sys.argv.remove("--issue31")
         src = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else str(HERE.parent / "src")

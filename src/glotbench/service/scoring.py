@@ -42,7 +42,7 @@ from glotbench.stats import bootstrap_many
 
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
 DECISION_NOISE = 2.0  # the release margin is uniform in [1, 1 + DECISION_NOISE) steps
-RELEASE_NOISE = 150.0  # a released headline's Gaussian noise is RELEASE_NOISE / sqrt(m) points (no cells shown)
+RELEASE_NOISE = 210.0  # a released headline's Gaussian noise is RELEASE_NOISE / sqrt(m) points (no cells shown)
 
 
 @dataclass(frozen=True)

@@ -296,9 +296,9 @@ def reconstruction(m: int, keys: tuple[int, ...]) -> None:
     the mechanism) over more numbers of keys than the test runs."""
     sys.path.insert(0, str(HERE.parent / "tests"))
     from test_service_collusion import regression_attack
-    from glotbench.service.scoring import Step, noise_sd
+    from glotbench.service.scoring import Step
 
-    print(f"{m} items: step {Step(0).size(m):g}, release noise sd {noise_sd(m, m, 1):.2f} points")
+    print(f"{m} items: step {Step().size(m):g}, release noise sd {Step().noise_sd(m, m, 1):.2f} points")
     for n in keys:
         r = regression_attack(m, n, seed=n)
         (named9, right9), (named5, right5) = r[0.9], r[0.5]

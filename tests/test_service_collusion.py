@@ -39,12 +39,12 @@ class Board:
     """The service's release path (scoring.release with the keys' real secrets and draws) on score
     values alone: what a key is told, without HTTP. Per-item vectors only size the step."""
 
-    def __init__(self, m: int):
+    def __init__(self, m: int, noise: float | None = None):
         from glotbench.service.core import Settings
         from glotbench.service.scoring import Step
 
-        self.m, self.w = m, 100.0 / m
-        self.step, st = Step(0.0), Settings()
+        self.m, self.w, st = m, 100.0 / m, Settings()
+        self.step = Step(0.0, st.release_noise if noise is None else noise)
         self.digits, self.zeros = st.round_digits, np.zeros(m)
         self.sub = 0
 
@@ -172,7 +172,7 @@ def test_the_issues_attack_over_http_reads_nothing_and_every_probe_is_flagged(bo
     ids = sorted(gold)
     rng = random.Random(31)
     labels: dict[str, str] = {}
-    steps = set()
+    steps, noise = set(), set()
     for n in range(ISSUE_KEYS):
         kid, key = svc.create_key(f"colluder-{n}")  # no --org: an organisation of its own
         with svc.Session.begin() as ss:  # a fixed secret per key: the same figures on every run
@@ -186,6 +186,7 @@ def test_the_issues_attack_over_http_reads_nothing_and_every_probe_is_flagged(bo
         base = {i: rng.choice("ABCD") for i in ids}
         first = post(base)
         steps.add(first["ladder_step"])
+        noise.add(first["noise_sd"])
         for _probe in range(2):
             changed = {i: rng.choice([x for x in "ABCD" if x != base[i]]) for i in rng.sample(ids, CHANGED)}
             out = post({**base, **changed})
@@ -199,23 +200,24 @@ def test_the_issues_attack_over_http_reads_nothing_and_every_probe_is_flagged(bo
     print(f"\nissue's attack over HTTP: {ISSUE_KEYS} keys, {len(labels)} labels, {right} right; "
           f"steps told {sorted(steps)}; {len(probes)} probes flagged; pattern {pattern}")
     assert steps == {5.0}  # from m alone
+    assert noise == {21.0}  # 210 * sqrt(2 / 200): the cells are shown, each item is in two numbers
     assert not labels, (len(labels), right)
     assert len(probes) == 2 * ISSUE_KEYS
     assert pattern == [{"set": "hidden", "keys": ISSUE_KEYS, "organisations": ISSUE_KEYS, "submissions": 2 * ISSUE_KEYS}]
 
 
-def first_releases(m: int, scores: np.ndarray, seed: int, *, whole_path: bool) -> np.ndarray:
+def first_releases(b: Board, scores: np.ndarray, seed: int, *, whole_path: bool) -> np.ndarray:
     """Each score's first release by a fresh key of its own: through `release` (whole_path), or
     through the function that computes a released value (`noised`, with the key's secret draws and
     the noise the release path sizes, `noise_sd` for a set with no cells shown) — the same value,
     ten times faster, for the 10,000-item runs."""
     from glotbench.service import keys as keys_
-    from glotbench.service.scoring import HEADLINE, noise_sd, noised
+    from glotbench.service.scoring import HEADLINE, noised
 
-    rng, b = random.Random(seed), Board(m)
+    rng = random.Random(seed)
     if whole_path:
         return np.array([b.key(rng).submit(float(x))["score"] for x in scores])
-    s, sd = b.step.size(m), noise_sd(m, m, 1)
+    s, sd = b.step.size(b.m), b.step.noise_sd(b.m, b.m, 1)
     out = np.empty(len(scores))
     for j, x in enumerate(scores):
         secret = "%064x" % rng.getrandbits(256)
@@ -224,7 +226,7 @@ def first_releases(m: int, scores: np.ndarray, seed: int, *, whole_path: bool) -
     return out
 
 
-def regression_attack(m: int, keys: int, seed: int, block: int = 200) -> dict:
+def regression_attack(m: int, keys: int, seed: int, block: int = 200, noise: float | None = None) -> dict:
     """Reconstruction by regression (Dinur-Nissim), knowing the mechanism (Kerckhoffs: the noise's
     size, the step). `block` items (all of them at 200) get a uniformly random letter per fresh key;
     the others are anchored (the same answer for every key, as with known labels: their share of the
@@ -232,15 +234,14 @@ def regression_attack(m: int, keys: int, seed: int, block: int = 200) -> dict:
     item-by-letter indicators (n x 3·block) at 200 items; at 10,000 the per-item least squares (the
     letter means), the others' variance being 0.2% of the noise there. Each item's posterior over its
     four letters follows from the known noise; an item is named when its posterior is at least 0.9 (or
-    0.5). Labels read in the block count for m / block, all items being alike. Returns the counts."""
-    from glotbench.service.scoring import noise_sd
-
-    rng = np.random.default_rng(seed)
-    w, s = 100.0 / m, Board(m).step.size(m)
+    0.5). Labels read in the block count for m / block, all items being alike. `noise`: the release
+    noise's scale (the service's default if None). Returns the counts."""
+    rng, b = np.random.default_rng(seed), Board(m, noise)
+    w, s = 100.0 / m, b.step.size(m)
     gold = rng.integers(0, 4, block)
     x = rng.integers(0, 4, (keys, block)).astype(np.int8)
     anchored = 0.25 * (m - block)  # the anchored items' right answers (a constant)
-    y = first_releases(m, w * (anchored + (x == gold).sum(1)), seed, whole_path=m <= 200)
+    y = first_releases(b, w * (anchored + (x == gold).sum(1)), seed, whole_path=m <= 200)
     cnt = np.stack([(x == letter).sum(0) for letter in range(4)], 1).astype(np.float64)
     if m <= 200:  # least squares on the indicators of letters 1-3 (letter 0 the baseline)
         design = np.concatenate([np.ones((keys, 1))] + [(x == letter).astype(np.float64) for letter in (1, 2, 3)], 1)
@@ -252,7 +253,7 @@ def regression_attack(m: int, keys: int, seed: int, block: int = 200) -> dict:
             for letter in range(4):
                 effect[:, letter] += (x[a:a + 20_000] == letter).T.astype(np.float64) @ (y[a:a + 20_000] - y.mean())
         effect /= cnt
-    var = noise_sd(m, m, 1) ** 2 + s * s / 12
+    var = b.step.noise_sd(m, m, 1) ** 2 + s * s / 12
     centred = effect - (effect * cnt).sum(1, keepdims=True) / cnt.sum(1, keepdims=True)
     ll = cnt * w * (centred - w / 2) / var
     post = np.exp(ll - ll.max(1, keepdims=True))
@@ -286,13 +287,10 @@ def test_the_regression_attack_needs_over_50_keys_per_label(m, runs):
         assert keys / right9 >= 50, r
 
 
-def test_without_the_noise_the_regression_attack_reads_a_label_per_few_keys(monkeypatch):
-    """The same attack on the release path with RELEASE_NOISE 0 (the offsets' rounding alone, as
-    before): it is a real attack, reading 200-item labels with a few keys each."""
-    from glotbench.service import scoring
-
-    monkeypatch.setattr(scoring, "RELEASE_NOISE", 0.0)
-    r = regression_attack(200, 1000, seed=1)
+def test_without_the_noise_the_regression_attack_reads_a_label_per_few_keys():
+    """The same attack on the release path with the noise off (`--release-noise 0`: the offsets'
+    rounding alone, as before): it is a real attack, reading 200-item labels with a few keys each."""
+    r = regression_attack(200, 1000, seed=1, noise=0.0)
     named, right = r[0.9]
     print(f"\nregression without noise, 200 items, 1000 keys: {named:.0f} named at 0.9, {right:.0f} right, "
           f"{1000 / max(right, 1e-9):.1f} keys per label")
@@ -303,10 +301,11 @@ def test_the_release_noise_is_fresh_per_submission_sized_by_m_and_unbiased():
     """One key, one score, many submissions: released values average to the score, with the standard
     deviation of the noise and the rounding (sqrt(sd^2 + step^2/12)); the draws differ per submission."""
     from glotbench.service import keys as keys_
-    from glotbench.service.scoring import HEADLINE, RELEASE_NOISE, noise_sd, noised
+    from glotbench.service.scoring import HEADLINE, RELEASE_NOISE, noised
 
     for m, score in ((200, 40.0), (10_000, 62.5)):
-        sd, step = noise_sd(m, m, 1), Board(m).step.size(m)
+        b = Board(m)
+        sd, step = b.step.noise_sd(m, m, 1), b.step.size(m)
         assert sd == pytest.approx(RELEASE_NOISE / math.sqrt(m))
         z = [keys_.release_noise("ab" * 32, 1, HEADLINE, sid) for sid in range(4000)]
         vals = np.array([noised(score, sd, x, step, 2, keys_.grid_offset("ab" * 32, 1, HEADLINE)) for x in z])

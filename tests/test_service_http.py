@@ -25,7 +25,8 @@ ALL_RIGHT = {it.id: it.gold["answer"] for it in LAO}
 def svc(tmp_path_factory):
     db = f"sqlite:///{tmp_path_factory.mktemp('http')}/db.sqlite"
     keys = prepare(db)
-    s = start(db, "--daily-limit", "1000", "--min-group", "3", "--rate-per-minute", "100000")
+    # --release-noise 0: exact boards and ranks; the noise is tested in tests/test_service_collusion.py
+    s = start(db, "--daily-limit", "1000", "--min-group", "3", "--rate-per-minute", "100000", "--release-noise", "0")
     s.keys.update(keys)
     yield s
     s.stop()
@@ -253,6 +254,7 @@ def test_migration_from_the_first_schema_keeps_data_and_reads_times_as_utc(tmp_p
 @pytest.mark.parametrize("flags, fragment", [
     (["--rate-storage", "bogus://x"], "--rate-storage"),
     (["--ladder-step", "-1"], "--ladder-step"),
+    (["--release-noise", "-1"], "--release-noise"),
     (["--endpoint-per-key", "0"], "must be positive"),
 ])
 def test_serve_refuses_bad_settings_with_one_line(tmp_path, flags, fragment):
@@ -271,7 +273,8 @@ def test_fixed_ladder_step(tmp_path):
     cells too small for the step to hide one item (fewer than 100/5 = 20) are not released."""
     db = f"sqlite:///{tmp_path}/step.sqlite"
     keys = prepare(db)
-    s = start(db, "--ladder-step", "5", "--min-group", "3", "--daily-limit", "100", "--rate-per-minute", "1000")
+    s = start(db, "--ladder-step", "5", "--min-group", "3", "--daily-limit", "100", "--rate-per-minute", "1000",
+              "--release-noise", "0")  # the step and the decision; the noise is tested in test_service_collusion.py
     s.keys.update(keys)
 
     def right_first(n):

@@ -52,6 +52,8 @@ def serve(
     min_group: Annotated[int, typer.Option(help="Subdomains with fewer items are not reported.")] = 20,
     round_digits: Annotated[int, typer.Option(help="Decimals of reported scores.")] = 1,
     ladder_step: Annotated[float, typer.Option(help="The Ladder's step in score points; 0 = parameter-free (docs/service.md).")] = 0.0,
+    release_noise: Annotated[float, typer.Option(help="Released scores carry secret noise of this / sqrt(items) points; "
+                                                      "0 = none, only where every key is trusted (docs/service.md).")] = 210.0,
     rate_storage: Annotated[str, typer.Option(help="Rate-limit storage: memory:// (one process) or redis://HOST:PORT.")] = "memory://",
     endpoint_workers: Annotated[int, typer.Option(help="Endpoint runs in flight in this process.")] = 4,
     endpoint_per_key: Annotated[int, typer.Option(help="Endpoint runs in flight per key, over all processes.")] = 1,
@@ -78,7 +80,8 @@ def serve(
         from glotbench.service.server import ServerLimits, serve as run_server
     except ImportError:
         raise GlotbenchError('the service needs its extra: pip install -e ".[service]"') from None
-    for name, v in (("--ladder-step", ladder_step), ("--endpoint-timeout", endpoint_timeout)):
+    for name, v in (("--ladder-step", ladder_step), ("--endpoint-timeout", endpoint_timeout),
+                    ("--release-noise", release_noise)):
         if not v >= 0:
             raise GlotbenchError(f"{name} must be a non-negative number, got {v}")
     if (min(endpoint_workers, endpoint_per_key, endpoint_per_org, daily_limit, 1 if org_daily_limit is None else org_daily_limit,
@@ -91,7 +94,8 @@ def serve(
     try:
         app_ = create_app(_settings(db, daily_limit=daily_limit, org_daily_limit=org_daily_limit,
                                     rate_per_minute=rate_per_minute, min_group=min_group,
-                                    round_digits=round_digits, ladder_step=ladder_step, rate_storage=rate_storage,
+                                    round_digits=round_digits, ladder_step=ladder_step, release_noise=release_noise,
+                                    rate_storage=rate_storage,
                                     endpoint_workers=endpoint_workers, endpoint_per_key=endpoint_per_key,
                                     endpoint_per_org=endpoint_per_org, endpoint_timeout_s=endpoint_timeout,
                                     endpoint_stall_s=endpoint_stall, lease_s=lease_seconds,

@@ -28,7 +28,7 @@ from glotbench.service import keys as keys_
 from glotbench.service.db import (ApiKey, LadderState, Organisation, SetItem, Submission, TestSet, session_factory,
                                   utcnow)
 from glotbench.service.duplicates import fingerprint, nearest_copy, probing
-from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
+from glotbench.service.scoring import RELEASE_NOISE, Aggregate, Rung, Step, aggregate, groups_of, release
 from glotbench.service.sets import (LoadedSet, answer_cap, answer_options, body_budget, count_unreadable, identity,
                                     row_count, settle_heap)
 
@@ -47,6 +47,7 @@ class Settings:
     min_group: int = 20
     round_digits: int = 1
     ladder_step: float = 0.0  # points; 0 = parameter-free (see service/scoring.py)
+    release_noise: float = RELEASE_NOISE  # a headline's noise is release_noise / sqrt(m) points; 0 = none
     daily_limit: int = 3  # submissions per key per 24 h
     org_daily_limit: int = 0  # per organisation (all its keys) per 24 h, unless the org sets its own; 0: 2 x daily_limit
     rate_per_minute: int = 60
@@ -81,7 +82,7 @@ class Service:
         self.settings = settings
         self.freeze_sets = freeze_sets
         self.Session = session_factory(settings.db_url)
-        self.step = Step(settings.ladder_step)
+        self.step = Step(settings.ladder_step, settings.release_noise)
         self._sets: dict[int, LoadedSet] = {}  # by set id; reloaded when the row's identity changes
         self._sets_lock = threading.Lock()
         self._limits: tuple[float, tuple[int, int]] | None = None

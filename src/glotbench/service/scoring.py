@@ -19,7 +19,7 @@ most `w / (DECISION_NOISE * step)`, wherever they lie. Each key rounds with its 
 
 Every released value is the score plus secret Gaussian noise, fresh per key and submission (`noise`,
 drawn from the key's secret: service/keys.py, `release_noise`), then rounded, as the reusable holdout
-adds noise to what it answers (Dwork et al. 2015). Its size depends on m alone (`noise_sd`): a set of
+adds noise to what it answers (Dwork et al. 2015). Its size depends on m alone (`Step.noise_sd`): a set of
 m items whose items each lie in at most J released numbers (the headline, and one subdomain cell when
 cells are shown) has noise `RELEASE_NOISE * sqrt(J * m) / m_x` on a number over m_x items, so every
 item's total signal-to-noise over one reply, `sum (100 / m_x)^2 / sd^2`, is `10^4 / (RELEASE_NOISE^2 m)`
@@ -126,9 +126,11 @@ def _safe(x: float | None) -> float:
 
 @dataclass(frozen=True)
 class Step:
-    """The Ladder's step: `points` > 0 is fixed; 0 is the parameter-free rule."""
+    """The Ladder's step: `points` > 0 is fixed; 0 is the parameter-free rule. `noise`: the release
+    noise's scale (`noise_sd`; 0 turns it off, for a service whose keys are all trusted)."""
 
     points: float = 0.0
+    noise: float = RELEASE_NOISE
 
     def size(self, m: int) -> float:
         """The step for a number over m items: fixed, or `50 / sqrt(m)` (at least one item's weight,
@@ -145,6 +147,13 @@ class Step:
     def hides_one_item(self, m: int) -> bool:
         """A cell of m items may be released only if one item (100/m points) stays within a step."""
         return self.points <= 0 or 100.0 / max(m, 1) <= self.points
+
+    def noise_sd(self, m_x: int, m: int, numbers: int) -> float:
+        """The standard deviation (points) of the noise on a released number over m_x items, in a set
+        of m items each of which lies in at most `numbers` released numbers: `noise * sqrt(numbers * m)
+        / m_x`. It depends on the counts alone; per item, the numbers of one reply together carry the
+        signal of one headline with noise `noise / sqrt(m)`."""
+        return self.noise * math.sqrt(max(1, numbers) * max(1, m)) / max(1, m_x)
 
 
 _NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
@@ -185,14 +194,6 @@ def _no_offset(cell: str, what: str) -> float:
 
 def _no_noise(cell: str) -> float:
     return 0.0
-
-
-def noise_sd(m_x: int, m: int, numbers: int) -> float:
-    """The standard deviation (points) of the noise on a released number over m_x items, in a set of m
-    items each of which lies in at most `numbers` released numbers: `RELEASE_NOISE * sqrt(numbers * m) /
-    m_x`. It depends on the counts alone; per item, the numbers of one reply together carry the signal
-    of one headline with noise `RELEASE_NOISE / sqrt(m)`."""
-    return RELEASE_NOISE * math.sqrt(max(1, numbers) * max(1, m)) / max(1, m_x)
 
 
 def noised(value: float, sd: float, z: float, step: float, digits: int, offset: float) -> float:
@@ -249,22 +250,22 @@ def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group:
     small for a fixed step to hide one item, are neither released nor tracked. `offsets`: the
     key's secret rounding offsets; `decide`: the secret release margins of this key and submission;
     `noise`: its secret standard normal draws (service/keys.py); none by default. The noise's size
-    (`noise_sd`) counts the numbers each item lies in: 2 when any cell is shown, else 1."""
+    (`Step.noise_sd`) counts the numbers each item lies in: 2 when any cell is shown, else 1."""
     new: dict[str, Rung] = {}
     m = len(agg.headline.per_item)
     shown = {g: n for g, n in agg.cells.items()
              if len(n.per_item) >= min_group and step.hides_one_item(len(n.per_item))}
     numbers = 2 if shown else 1
     head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits, HEADLINE, offsets, decide, noise,
-                        noise_sd(m, m, numbers))
+                        step.noise_sd(m, m, numbers))
     new[HEADLINE] = head
     cells = {}
     for g, n in shown.items():
         new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets, decide, noise,
-                          noise_sd(len(n.per_item), m, numbers))
+                          step.noise_sd(len(n.per_item), m, numbers))
         cells[g] = new[g].released
     out = {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
-           "ladder_step": round(head.step, 4), "noise_sd": round(noise_sd(m, m, numbers), 4), "items": agg.items,
+           "ladder_step": round(head.step, 4), "noise_sd": round(step.noise_sd(m, m, numbers), 4), "items": agg.items,
            "coverage": round(agg.answered / agg.items, 4) if agg.items else 0.0,
            "subdomains": cells, "subdomains_hidden_below": min_group}
     if not moved:

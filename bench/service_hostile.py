@@ -7,6 +7,17 @@ with as many answers as fit), against a real `glotbench serve` process on loopba
     python bench/service_hostile.py [--src PATH] [--items 10000] [--requests 20]
     python bench/service_hostile.py --framing [--src PATH] [--with PATH]   # issue 31's framing figures only
 
+Issue 31 adds, on a 100-item CrossSum set (articles of 18,000 characters, summaries of 300): server
+CPU per refused submission whose answers are ~37,000 characters, and 10 at once (CPU, /healthz p95,
+RSS); the refusal latency of 5,000 real ids against 5,000 made-up ones (16 interleaved rounds); and
+10 concurrent maximal accepted bodies (every answer at the set's cap: scored) — RSS and /healthz.
+
+    python bench/service_hostile.py --issue31
+    python bench/service_hostile.py --reconstruction [--items 200]
+
+`--reconstruction` (offline, on the release path): the regression attack over many fresh keys' first
+releases of tests/test_service_collusion.py, at 5 to 80 keys per item (docs/service.md, "Many keys").
+
 `--src` runs the server (and prepares its database) from another checkout's `src`, e.g. the code
 before issue 22: `git archive 02849df src | tar -x -C /tmp/before` then `--src /tmp/before/src`.
 `--framing` measures the HTTP framing instead (`framing_figures`): server CPU per refused head, what a
@@ -295,5 +306,122 @@ def main() -> None:
         proc.wait(30)
 
 
+def crosssum_file(path: Path, n: int = 100) -> None:
+    """A CrossSum set in DeepSEA's JSON: n articles of 18,000 characters with 300-character summaries."""
+    langs = ("lo", "th", "km", "my", "vi")
+    rows = {lang: [] for lang in langs}
+    for i in range(n):
+        rows[langs[i % len(langs)]].append({"text": (f"article {i} " + "ຂ່າວ " * 4000)[:18_000],
+                                             "summary": (f"summary {i} " + "ສະຫຼຸບ " * 60)[:300]})
+    path.write_text(json.dumps({"task": "crosssum", "languages": rows}, ensure_ascii=False), encoding="utf-8")
+
+
+def prepare_issue31(src: str, db: str, sums: Path, mcq: Path) -> tuple[str, list[str], list[str]]:
+    """The two sets (current) and a key; (key, the CrossSum ids, the MCQ ids)."""
+    code = ("import json\nfrom sqlalchemy import select\nfrom glotbench.service.core import Service, Settings\n"
+            "from glotbench.service.db import SetItem\n"
+            f"s = Service(Settings(db_url={db!r}))\n"
+            f"a = s.load_set('sum', 'deepsea-crosssum', {str(sums)!r})\ns.rotate('sum')\n"
+            f"b = s.load_set('ids', 'laobench-mcq', {str(mcq)!r})\ns.rotate('ids')\n"
+            "with s.Session() as ss:\n"
+            "    ids = [ss.scalars(select(SetItem.item_id).where(SetItem.set_id == x)).all() for x in (a, b)]\n"
+            "print(json.dumps([s.create_key('bench31')[1], *ids]))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env_for(src), capture_output=True, text=True, check=True)
+    key, sum_ids, mcq_ids = json.loads(out.stdout.strip().splitlines()[-1])
+    return key, sum_ids, mcq_ids
+
+
+def issue31(src: str) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="gb-issue31-"))
+    crosssum_file(tmp / "sum.json")
+    make_set(tmp / "ids.jsonl", 5000)
+    db = f"sqlite:///{tmp}/db.sqlite"
+    key, sum_ids, mcq_ids = prepare_issue31(src, db, tmp / "sum.json", tmp / "ids.jsonl")
+    proc, base = serve(src, db, "--rate-per-minute", "1000000", "--daily-limit", "1000", "--org-daily-limit", "100000")
+    try:
+        long = json.dumps({"set": "sum", "answers": {i: "ສະຫຼຸບ " * 5300 for i in sum_ids}}).encode()  # ~37k characters each
+        cpu, codes = per_request_cpu(proc, base, key, long, 10)
+        print(f"refused CrossSum submission, 100 answers of ~37,000 characters ({len(long) / MiB:.1f} MiB): "
+              f"{1000 * cpu:.1f} ms server CPU each (replies {sorted(set(codes))})")
+        cap_answer = "ສະຫຼຸບ " * 380  # 2,660 characters: at the set's cap (2 x 300 + 64 + 2,000 for outputs)
+        refused = json.dumps({"set": "sum", "answers": {**{i: cap_answer for i in sum_ids[1:]}, "made-up": cap_answer}},
+                             ensure_ascii=False).encode()
+        cpu, codes = per_request_cpu(proc, base, key, refused, 10)
+        print(f"refused CrossSum submission at the cap, one made-up id ({len(refused) / MiB:.2f} MiB): "
+              f"{1000 * cpu:.1f} ms server CPU each (replies {sorted(set(codes))})")
+        for name, body in (("refused", long), ("refused at the cap", refused),
+                           ("accepted at the cap (scored)", json.dumps({"set": "sum", "answers": {
+                               i: cap_answer for i in sum_ids}}, ensure_ascii=False).encode())):
+            base_rss, c0 = rss_mb(proc.pid), cpu_s(proc.pid)
+            peak, done, results = [base_rss], threading.Event(), []
+
+            def sample() -> None:
+                while not done.is_set():
+                    peak.append(rss_mb(proc.pid))
+                    time.sleep(0.005)
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            threads = [threading.Thread(target=lambda b=body: results.append(post(base, key, b))) for _ in range(10)]
+            for th in threads:
+                th.start()
+            lat = []
+            while any(th.is_alive() for th in threads):
+                t0 = time.perf_counter()
+                requests.get(base + "/healthz", timeout=60)
+                lat.append(time.perf_counter() - t0)
+                time.sleep(0.05)
+            for th in threads:
+                th.join(300)
+            done.set()
+            sampler.join(10)
+            print(f"10 concurrent {name} CrossSum submissions: {cpu_s(proc.pid) - c0:.2f} s server CPU in all, "
+                  f"/healthz p95 {1000 * pct(lat, 0.95):.0f} ms ({len(lat)} probes), RSS {base_rss:.0f} MB before, "
+                  f"peak +{max(peak) - base_rss:.0f} MB; replies {sorted(results)}")
+        real = json.dumps({"set": "ids", "answers": {**{i: "A" for i in mcq_ids[1:]}, mcq_ids[0]: "Z"}}).encode()
+        fake = json.dumps({"set": "ids", "answers": {f"z{i[1:]}": "A" for i in mcq_ids}}).encode()  # same lengths
+        times: dict[str, list[float]] = {"real": [], "made-up": []}
+        for _ in range(16):
+            for name, body in (("real", real), ("made-up", fake)):
+                t0 = time.perf_counter()
+                code = post(base, key, body)
+                times[name].append(time.perf_counter() - t0)
+                assert code == 400, code
+        wins = sum(a > b for a, b in zip(times["real"], times["made-up"]))
+        print(f"refusal latency, 5,000 real ids (one invalid answer) vs 5,000 made-up ids: "
+              f"p50 {1000 * pct(times['real'], 0.5):.1f} vs {1000 * pct(times['made-up'], 0.5):.1f} ms; real slower in "
+              f"{wins} of 16 interleaved rounds")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def reconstruction(m: int, keys: tuple[int, ...]) -> None:
+    """The regression attack of tests/test_service_collusion.py (fresh keys, a uniformly random letter
+    per item, first releases regressed on the letters, items named at posterior >= 0.9 or 0.5, knowing
+    the mechanism) over more numbers of keys than the test runs."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from test_service_collusion import regression_attack
+    from glotbench.service.scoring import Step
+
+    print(f"{m} items: step {Step().size(m):g}, release noise sd {Step().noise_sd(m, m, 1):.2f} points")
+    for n in keys:
+        r = regression_attack(m, n, seed=n)
+        (named9, right9), (named5, right5) = r[0.9], r[0.5]
+        print(f"{n} fresh keys: posterior >= 0.9: {named9:.0f} named, {right9:.0f} right, "
+              f"{n / max(right9, 1e-9):.0f} keys per label; >= 0.5: {named5:.0f} named, {right5:.0f} right, "
+              f"{n / max(right5, 1e-9):.0f}; beyond chance naming all: {r['beyond_chance']:.0f} "
+              f"({n / max(r['beyond_chance'], 1e-9):.0f} keys per label's worth)")
+
+
 if __name__ == "__main__":
-    main()
+    if "--reconstruction" in sys.argv:
+        sys.argv.remove("--reconstruction")
+        items = int(sys.argv[sys.argv.index("--items") + 1]) if "--items" in sys.argv else 200
+        reconstruction(items, tuple(int(k * items) for k in (5, 10, 20, 40, 60, 80)))
+    elif "--issue31" in sys.argv:
+        sys.argv.remove("--issue31")
+        src = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else str(HERE.parent / "src")
+        issue31(src)
+    else:
+        main()

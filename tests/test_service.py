@@ -22,8 +22,10 @@ VI = VietnameseDiacritics().load()
 def svc(tmp_path_factory):
     db = f"sqlite:///{tmp_path_factory.mktemp('svc')}/db.sqlite"
     keys = prepare(db)
+    # --release-noise 0: these tests read exact boards, ranks and limits; the noise (on by default, for
+    # untrusted keys) is tested in tests/test_service_collusion.py and below.
     s = start(db, "--daily-limit", "1000", "--min-group", "3", "--rate-per-minute", "1000",
-              "--allow-host", "127.0.0.1")
+              "--allow-host", "127.0.0.1", "--release-noise", "0")
     s.keys.update(keys)
     yield s
     s.stop()
@@ -43,9 +45,9 @@ def test_answers_submission_returns_ladder_aggregates_only(svc):
     res = r.json()["result"]
     true = 100 * 6 / 25
     step = res["ladder_step"]
-    # The first release of a key: the score rounded to a multiple of the Ladder's step (at least one
-    # item, 4 points here) with the key's secret offset: within one step of the score.
-    assert step >= 4.0 and abs(res["score"] - true) < step and res["improved"] is True
+    # The first release of a key, the noise off: the score rounded to a multiple of the Ladder's step
+    # (at least one item, 4 points here) with the key's secret offset: within one step of the score.
+    assert step >= 4.0 and abs(res["score"] - true) < step and res["improved"] is True and res["noise_sd"] == 0
     assert abs(res["score"] / step - round(res["score"] / step)) < 0.02
     assert res["coverage"] == 1.0 and res["items"] == 25
     # subdomains are keyed by their dimension; economy has 1 item < k=3 and is hidden
@@ -156,7 +158,7 @@ def own_svc(tmp_path):
     """A service of its own, for tests that change what the shared one serves (rotation)."""
     db = f"sqlite:///{tmp_path}/own.sqlite"
     keys = prepare(db)
-    s = start(db, "--daily-limit", "1000", "--min-group", "3", "--rate-per-minute", "1000")
+    s = start(db, "--daily-limit", "1000", "--min-group", "3", "--rate-per-minute", "1000", "--release-noise", "0")
     s.keys.update(keys)
     yield s
     s.stop()
@@ -267,7 +269,7 @@ def test_postgresql_backend():
     with create_engine(url, isolation_level="AUTOCOMMIT").connect() as c:
         c.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     keys = prepare(url)
-    s = start(url, "--daily-limit", "1", "--rate-per-minute", "1000", "--min-group", "3")
+    s = start(url, "--daily-limit", "1", "--rate-per-minute", "1000", "--min-group", "3", "--release-noise", "0")
     try:
         results = []
 
@@ -324,7 +326,7 @@ def test_browser_sorts_the_leaderboard(tmp_path):
     service.load_set("big", "laobench-mcq", str(tmp_path / "set.jsonl"))
     service.rotate("big")
     keys = {n: service.create_key(n)[1] for n in ("k1", "k2", "k3")}
-    s = start(db, "--min-group", "100", "--rate-per-minute", "1000", "--daily-limit", "100")
+    s = start(db, "--min-group", "100", "--rate-per-minute", "1000", "--daily-limit", "100", "--release-noise", "0")
     s.keys.update(keys)
     ids = sorted(gold)
 
@@ -336,7 +338,7 @@ def test_browser_sorts_the_leaderboard(tmp_path):
         for key, right in plans.items():
             if key == "k3":  # k3's cells are not released (cells of 100 < 200): its topic-0 cell is empty
                 s.stop()
-                s = start(db, "--min-group", "200", "--rate-per-minute", "1000", "--daily-limit", "100")
+                s = start(db, "--min-group", "200", "--rate-per-minute", "1000", "--daily-limit", "100", "--release-noise", "0")
                 s.keys.update(keys)
             answers = {i: gold[i] if (int(i[1:]) % 4 == 0 and right(int(i[1:]))) else wrong(i) for i in ids}
             sid = s.call("POST", "/api/submissions", key, json={"set": "big", "model": key, "answers": answers}).json()["id"]
@@ -378,7 +380,7 @@ def test_deepsea_set_is_scored_over_http(tmp_path):
     admin.load_set("sea-1", "deepsea-indommlu", None)
     admin.rotate("sea-1")
     key = admin.create_key("carol")[1]
-    s = start(db, "--min-group", "1", "--rate-per-minute", "1000", "--daily-limit", "10")
+    s = start(db, "--min-group", "1", "--rate-per-minute", "1000", "--daily-limit", "10", "--release-noise", "0")
     try:
         items = DeepSEATask("indommlu").load()
         outputs = {it.id: f"Thinking... <answer>{it.gold['answer']}</answer>" for it in items}

@@ -20,7 +20,8 @@ def env(tmp_path_factory):
     hostile = start_hostile("127.0.0.1")
     internal = start_hostile("127.0.0.2")  # stands for an internal service: it must never be reached
     s = start(db, "--daily-limit", "1000", "--min-group", "3", "--rate-per-minute", "10000",
-              "--allow-host", "127.0.0.1", env={"OPENAI_API_KEY": OPERATOR_KEY})
+              "--allow-host", "127.0.0.1", "--release-noise", "0",  # exact scores; the noise: test_service_collusion.py
+              env={"OPENAI_API_KEY": OPERATOR_KEY})
     s.keys.update(keys)
     yield s, hostile, internal
     for x in (s, hostile, internal):

@@ -52,6 +52,8 @@ def serve(
     min_group: Annotated[int, typer.Option(help="Subdomains with fewer items are not reported.")] = 20,
     round_digits: Annotated[int, typer.Option(help="Decimals of reported scores.")] = 1,
     ladder_step: Annotated[float, typer.Option(help="The Ladder's step in score points; 0 = parameter-free (docs/service.md).")] = 0.0,
+    release_noise: Annotated[float, typer.Option(help="Released scores carry secret noise of this / sqrt(items) points; "
+                                                      "0 = none, only where every key is trusted (docs/service.md).")] = 210.0,
     rate_storage: Annotated[str, typer.Option(help="Rate-limit storage: memory:// (one process) or redis://HOST:PORT.")] = "memory://",
     endpoint_workers: Annotated[int, typer.Option(help="Endpoint runs in flight in this process.")] = 4,
     endpoint_per_key: Annotated[int, typer.Option(help="Endpoint runs in flight per key, over all processes.")] = 1,
@@ -59,6 +61,9 @@ def serve(
     endpoint_timeout: Annotated[float, typer.Option(help="Time budget of one endpoint run, in seconds.")] = 300.0,
     endpoint_stall: Annotated[float, typer.Option(help="An endpoint run with no reply for this many seconds is stopped.")] = 60.0,
     lease_seconds: Annotated[float, typer.Option(help="A run whose process stops renewing its lease this long is taken back.")] = 30.0,
+    scoring_workers: Annotated[int, typer.Option(help="Answers submissions scored at once in this process.")] = 2,
+    max_pending: Annotated[int, typer.Option(help="Submissions in progress in this process (body, parsing, scoring); "
+                                                  "503 beyond, before the body is read.")] = 8,
     allow_host: Annotated[list[str], typer.Option(help="Endpoint host allowed despite a private address (local testing).")] = [],
     header_timeout: Annotated[float, typer.Option(help="Seconds a request's headers may take to arrive.")] = 10.0,
     body_timeout: Annotated[float, typer.Option(help="Seconds a request's body may take to arrive.")] = 30.0,
@@ -75,24 +80,27 @@ def serve(
         from glotbench.service.server import ServerLimits, serve as run_server
     except ImportError:
         raise GlotbenchError('the service needs its extra: pip install -e ".[service]"') from None
-    for name, v in (("--ladder-step", ladder_step), ("--endpoint-timeout", endpoint_timeout)):
+    for name, v in (("--ladder-step", ladder_step), ("--endpoint-timeout", endpoint_timeout),
+                    ("--release-noise", release_noise)):
         if not v >= 0:
             raise GlotbenchError(f"{name} must be a non-negative number, got {v}")
     if (min(endpoint_workers, endpoint_per_key, endpoint_per_org, daily_limit, 1 if org_daily_limit is None else org_daily_limit,
-            rate_per_minute,
+            rate_per_minute, scoring_workers, max_pending,
             max_connections_per_ip) < 1
             or not min(lease_seconds, endpoint_stall, header_timeout, body_timeout, send_timeout) > 0):
         raise GlotbenchError("--endpoint-workers, --endpoint-per-key, --endpoint-per-org, --daily-limit, "
-                             "--org-daily-limit, --rate-per-minute, --max-connections-per-ip, --lease-seconds, "
+                             "--org-daily-limit, --rate-per-minute, --scoring-workers, --max-pending, --max-connections-per-ip, --lease-seconds, "
                              "--endpoint-stall, --header-timeout, --body-timeout and --send-timeout must be positive")
     try:
         app_ = create_app(_settings(db, daily_limit=daily_limit, org_daily_limit=org_daily_limit,
                                     rate_per_minute=rate_per_minute, min_group=min_group,
-                                    round_digits=round_digits, ladder_step=ladder_step, rate_storage=rate_storage,
+                                    round_digits=round_digits, ladder_step=ladder_step, release_noise=release_noise,
+                                    rate_storage=rate_storage,
                                     endpoint_workers=endpoint_workers, endpoint_per_key=endpoint_per_key,
                                     endpoint_per_org=endpoint_per_org, endpoint_timeout_s=endpoint_timeout,
                                     endpoint_stall_s=endpoint_stall, lease_s=lease_seconds,
-                                    body_timeout_s=body_timeout, allow_hosts=tuple(allow_host)))
+                                    body_timeout_s=body_timeout, allow_hosts=tuple(allow_host),
+                                    scoring_workers=scoring_workers, max_pending=max_pending))
     except Exception as e:  # noqa: BLE001 - limits' ConfigurationError: an unknown storage scheme
         if type(e).__name__ != "ConfigurationError":
             raise
@@ -166,11 +174,16 @@ def service_revoke_key(key_id: Annotated[int, typer.Argument(help="The key's id.
 
 @service_app.command("flags")
 def service_flags(db: Db = DEFAULT_DB) -> None:
-    """List flagged submissions (near-copies of another key's answers: many keys probing one set)."""
-    rows = _svc(db).flagged()
+    """List flagged submissions (near-copies of another key's answers, or probes of the key's own: many
+    keys probing one set), then, per set, how many keys and organisations probed in the last 30 days."""
+    svc = _svc(db)
+    rows = svc.flagged()
     for r in rows:
         typer.echo(f"submission {r['id']} (key {r['key_id']}, set {r['set']}, {r['created']}): {r['flag']}")
     typer.echo(f"{len(rows)} flagged submission(s)")
+    for p in svc.probing():
+        typer.echo(f"set {p['set']}: {p['keys']} key(s) of {p['organisations']} organisation(s) probed their own "
+                   f"submissions ({p['submissions']} probe(s), last 30 days)")
 
 
 @service_app.command("set-window")

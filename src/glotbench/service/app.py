@@ -11,12 +11,14 @@ from a CDN, which an offline or CSP-locked deployment cannot); the API is descri
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fastapi import Depends, FastAPI, Path as PathParam, Request
+from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -33,6 +35,7 @@ STATIC = Path(__file__).parent / "templates"
 Body = TypeVar("Body", bound=BaseModel)
 DOWNLOAD_PIECE = 64 * 2**10  # a released set is written in pieces this size
 PARSERS = 2  # submission bodies parsed at once (each in a worker thread): bounds the memory they take
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,100}")  # printable ASCII, no space, at most 100 characters
 
 
 class SubmissionIn(BaseModel):
@@ -159,26 +162,56 @@ def create_app(settings: Settings) -> FastAPI:
 
     parsers = asyncio.Semaphore(PARSERS)
     schema = SubmissionIn.model_json_schema()
+    pending = [0]  # submissions in progress in this process (body, parsing, scoring)
+
+    def idempotency(request: Request) -> str | None:
+        key = request.headers.get("idempotency-key")
+        if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+            raise ServiceError(422, "invalid request: Idempotency-Key must be 1 to 100 printable ASCII characters")
+        return key
 
     @app.post("/api/submissions", status_code=200, openapi_extra={"requestBody": {
         "required": True, "content": {"application/json": {"schema": schema}}}})
     async def submit(request: Request, key_id: int = Depends(caller)) -> JSONResponse:
-        """Authenticated and rate limited (the dependency) before a byte of the body is read."""
+        """Authenticated and rate limited (the dependency) before a byte of the body is read; at most
+        `max_pending` in progress per process (503 beyond, before the body), so concurrent maximal
+        bodies hold a bounded amount of memory. With an `Idempotency-Key` header, a retry of the same
+        request gets the stored reply (`replayed`), not charged again."""
+        idem_key = idempotency(request)
+        if pending[0] >= settings.max_pending:
+            raise ServiceError(503, "busy: too many submissions in progress; retry shortly", retry_after=2)
+        pending[0] += 1
+        try:
+            return await _submit(request, key_id, idem_key)
+        finally:
+            pending[0] -= 1
+
+    async def _submit(request: Request, key_id: int, idem_key: str | None) -> JSONResponse:
         max_members, max_bytes = await run_in_threadpool(service.body_limits)
         request.scope[BODY_LIMIT_KEY] = max_bytes  # the guard holds the body to it while it streams in
         raw = await request.body()
         async with parsers:
             body = await run_in_threadpool(parse_body, SubmissionIn, raw, max(16, max_members))
+        idem = None
+        if idem_key is not None:  # the request as sent, less the endpoint's key (never stored)
+            canon = json.dumps(body.model_dump(exclude={"api_key"}), sort_keys=True, ensure_ascii=True)
+            idem = (idem_key, hashlib.sha256(canon.encode()).hexdigest())
         if body.answers is not None:
             out = await run_in_threadpool(lambda: service.submit_answers(
                 key_id, body.answers or {}, set_name=body.set, benchmark=body.benchmark, model=body.model,
-                description=body.description))
+                description=body.description, idem=idem))
             views.invalidate()
             return JSONResponse(out)
         out = await run_in_threadpool(lambda: service.submit_endpoint(
             key_id, body.endpoint or "", body.model.strip(), api_key=body.api_key, set_name=body.set,
-            benchmark=body.benchmark, description=body.description))
+            benchmark=body.benchmark, description=body.description, idem=idem))
         return JSONResponse(out, status_code=202)
+
+    @app.get("/api/submissions")
+    def own_submissions(idempotency_key: str | None = Query(None, max_length=100),
+                        key_id: int = Depends(caller)) -> list[dict[str, Any]]:
+        """The key's own submissions, newest first (at most 100), or the one made with an Idempotency-Key."""
+        return service.submissions(key_id, idempotency_key)
 
     @app.get("/api/submissions/{sid}")
     def submission(sid: int = PathParam(..., ge=1, le=2**62), key_id: int = Depends(caller)) -> dict[str, Any]:

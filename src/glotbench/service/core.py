@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 import numpy as np
 from sqlalchemy import or_, select
+from sqlalchemy.exc import IntegrityError
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
@@ -26,10 +27,10 @@ from glotbench.registry import get_benchmark
 from glotbench.service import keys as keys_
 from glotbench.service.db import (ApiKey, LadderState, Organisation, SetItem, Submission, TestSet, session_factory,
                                   utcnow)
-from glotbench.service.duplicates import fingerprint, nearest_copy
-from glotbench.service.scoring import Aggregate, Rung, Step, aggregate, groups_of, release
-from glotbench.service.sets import (LoadedSet, answer_options, body_budget, count_unreadable, identity, row_count,
-                                    settle_heap)
+from glotbench.service.duplicates import fingerprint, nearest_copy, probing
+from glotbench.service.scoring import RELEASE_NOISE, Aggregate, Rung, Step, aggregate, groups_of, release
+from glotbench.service.sets import (LoadedSet, answer_cap, answer_options, body_budget, count_unreadable, identity,
+                                    row_count, settle_heap)
 
 UNSET: Any = object()
 
@@ -46,6 +47,7 @@ class Settings:
     min_group: int = 20
     round_digits: int = 1
     ladder_step: float = 0.0  # points; 0 = parameter-free (see service/scoring.py)
+    release_noise: float = RELEASE_NOISE  # a headline's noise is release_noise / sqrt(m) points; 0 = none
     daily_limit: int = 3  # submissions per key per 24 h
     org_daily_limit: int = 0  # per organisation (all its keys) per 24 h, unless the org sets its own; 0: 2 x daily_limit
     rate_per_minute: int = 60
@@ -63,10 +65,14 @@ class Settings:
     endpoint_concurrency: int = 8
     lease_s: float = 30.0  # a running job whose process stops renewing this lease is taken back
     resamples: int = 1000
+    scoring_workers: int = 2  # answers submissions scored at once per process
+    max_pending: int = 8  # submissions in progress per process (body, parse, scoring): 503 beyond, before the body
 
 
-REFUSED = ("refused: a submission answers every item of the set ({n} items), each with a valid answer, and "
-           "names no other id; nothing was charged")  # one message: which ids exist is never told
+REFUSED = ("refused: a submission answers every item of the set ({n} items), each with a valid answer of at most "
+           "{cap} characters, and names no other id; nothing was charged")  # one message: which ids exist is never told
+REVOKED_WHILE_SCORED = "the API key was revoked while this submission was scored; nothing was stored or charged"
+IDEMPOTENCY_REUSED = "this Idempotency-Key was used with another request by this key; use a new key for a new submission"
 
 
 class Service:
@@ -76,10 +82,11 @@ class Service:
         self.settings = settings
         self.freeze_sets = freeze_sets
         self.Session = session_factory(settings.db_url)
-        self.step = Step(settings.ladder_step)
+        self.step = Step(settings.ladder_step, settings.release_noise)
         self._sets: dict[int, LoadedSet] = {}  # by set id; reloaded when the row's identity changes
         self._sets_lock = threading.Lock()
         self._limits: tuple[float, tuple[int, int]] | None = None
+        self._scoring = threading.BoundedSemaphore(max(1, settings.scoring_workers))
         self.jobs: Any = None  # a JobRunner when serving (service/jobs.py)
 
     # -- administration --------------------------------------------------------------------
@@ -206,7 +213,7 @@ class Service:
             items = [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows]
             dataset = bench.dataset(items, f"service set {ts.name}", ts.data_sha256)
             loaded = LoadedSet(ident, bench, dataset, {it.id: it for it in dataset}, answer_options(dataset),
-                               groups_of(bench, dataset))
+                               groups_of(bench, dataset), answer_cap(bench, dataset))
             self._sets[ts.id] = loaded
             if self.freeze_sets:
                 settle_heap()
@@ -245,15 +252,44 @@ class Service:
             return sub.id
 
     def record(self, key_id: int, sub: Submission, agg: Aggregate) -> tuple[int, dict[str, Any]]:
-        """Answers: re-check the limit, store the submission and climb the key's Ladder, in one
-        serialised transaction (the limit was checked once already, before scoring)."""
+        """Answers: re-check that the key is live and the limit, store the submission and climb the
+        key's Ladder, in one serialised transaction (the limit was checked once already, before
+        scoring; a key revoked meanwhile stores nothing)."""
         with self.Session.begin() as s:
             self._lock_key(s, key_id)
+            if not keys_.key_is_live(s, key_id):
+                raise ServiceError(401, REVOKED_WHILE_SCORED)
             self._check_limit(s, key_id)
             sub.flag = nearest_copy(s, sub)
             s.add(sub)
             s.flush()
             return sub.id, self._climb(s, sub, agg)
+
+    def replay(self, key_id: int, idem: tuple[str, str] | None) -> dict[str, Any] | None:
+        """The submission this key made with this Idempotency-Key (`idem`: the key and the request's
+        hash), as its reply says it now, or None; 422 when the key came with another request."""
+        if idem is None:
+            return None
+        with self.Session() as s:
+            sub = s.scalar(select(Submission).where(Submission.key_id == key_id,
+                                                    Submission.idempotency_key == idem[0]))
+            if sub is None:
+                return None
+            if sub.request_sha256 != idem[1]:
+                raise ServiceError(422, IDEMPOTENCY_REUSED)
+            sid = sub.id
+        out = self.get_submission(key_id, sid)
+        return {"id": sid, "status": out["status"], "result": out["result"], "replayed": True,
+                **({"queue_position": out["queue_position"]} if "queue_position" in out else {})}
+
+    def submissions(self, key_id: int, idempotency_key: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The key's own submissions, newest first (or the one made with `idempotency_key`)."""
+        q = select(Submission.id).where(Submission.key_id == key_id)
+        if idempotency_key is not None:
+            q = q.where(Submission.idempotency_key == idempotency_key)
+        with self.Session() as s:
+            ids = s.scalars(q.order_by(Submission.id.desc()).limit(limit)).all()
+        return [self.get_submission(key_id, sid) for sid in ids]
 
     def finish(self, sid: int, agg: Aggregate, extra: Mapping[str, Any] | None = None,
                fp: bytes | None = None) -> dict[str, Any] | None:
@@ -281,7 +317,9 @@ class Service:
                  for c, r in rows.items()}
         secret = keys_.key_secret(s, sub.key_id)
         out, new = release(agg, rungs, step=self.step, min_group=st.min_group, digits=st.round_digits,
-                           offsets=lambda cell, what: keys_.grid_offset(secret, sub.set_id, cell, what))
+                           offsets=lambda cell, what: keys_.grid_offset(secret, sub.set_id, cell, what),
+                           decide=lambda cell: keys_.release_margin(secret, sub.set_id, cell, sub.id),
+                           noise=lambda cell: keys_.release_noise(secret, sub.set_id, cell, sub.id))
         for cell, rung in new.items():
             if rungs.get(cell) is rung:
                 continue
@@ -306,33 +344,52 @@ class Service:
     # -- submissions -------------------------------------------------------------------------
 
     def submit_answers(self, key_id: int, answers: Mapping[str, Any], *, set_name: str | None = None,
-                       benchmark: str | None = None, model: str = "", description: str = "") -> dict[str, Any]:
+                       benchmark: str | None = None, model: str = "", description: str = "",
+                       idem: tuple[str, str] | None = None) -> dict[str, Any]:
+        """`idem`: (Idempotency-Key, the request's hash): a retry gets the stored reply, uncharged."""
+        done = self.replay(key_id, idem)
+        if done is not None:
+            return done
         with self.Session() as s:
             ts = self._target_set(s, set_name, benchmark)
             loaded = self.load_items(s, ts)
             set_id = ts.id
             self._check_limit(s, key_id)  # before any other check or scoring; checked again when storing
         bench, items, by_id = loaded.bench, loaded.dataset, loaded.by_id
+        refused = ServiceError(400, REFUSED.format(n=len(items), cap=loaded.answer_cap))
+        # Unknown ids, missing items, blank or oversized answers: refused before anything is scored,
+        # with the same work per answer, in one message (neither the reply nor its time tells which
+        # ids exist). Only a complete submission of the set's ids is scored.
+        if not loaded.admissible(answers):
+            raise refused
         from glotbench.scoring import score_output
 
-        # Unknown ids, missing items, empty or invalid answers: every answer of a known id is scored
-        # first and all end in one message, so neither the reply nor its time tells which ids exist.
         given = not bench.answers_are_outputs
-        samples = {i: score_output(bench, by_id[i], a, answer_given=given)
-                   for i, a in answers.items() if i in by_id and a.strip()}
-        bad = count_unreadable(samples, loaded.options)
-        if bad or len(samples) != len(answers) or len(answers) != len(items):
-            raise ServiceError(400, REFUSED.format(n=len(items)))
-        agg = aggregate(bench, items, samples, resamples=self.settings.resamples, groups=loaded.groups)
-        sid, result = self.record(key_id, Submission(
-            key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed",
-            description=description[:2000], status="running", fingerprint=fingerprint(items, samples)), agg)
+        with self._scoring:  # at most `scoring_workers` at once
+            samples = {i: score_output(bench, by_id[i], a, answer_given=given) for i, a in answers.items()}
+            if count_unreadable(samples, loaded.options):  # no answer in it: a known zero, refused
+                raise refused
+            agg = aggregate(bench, items, samples, resamples=self.settings.resamples, groups=loaded.groups)
+        sub = Submission(key_id=key_id, set_id=set_id, kind="answers", model=model[:300] or "unnamed",
+                         description=description[:2000], status="running", fingerprint=fingerprint(items, samples),
+                         idempotency_key=idem[0] if idem else None, request_sha256=idem[1] if idem else None)
+        try:
+            sid, result = self.record(key_id, sub, agg)
+        except IntegrityError:  # the same Idempotency-Key stored meanwhile by a concurrent retry
+            done = self.replay(key_id, idem)
+            if done is None:
+                raise
+            return done
         return {"id": sid, "status": "done", "result": result}
 
     def submit_endpoint(self, key_id: int, url: str, model_name: str, *, api_key: str | None = None,
                         set_name: str | None = None, benchmark: str | None = None,
-                        description: str = "") -> dict[str, Any]:
+                        description: str = "", idem: tuple[str, str] | None = None) -> dict[str, Any]:
         from glotbench.service.ssrf import UnsafeEndpoint, check_url
+
+        done = self.replay(key_id, idem)
+        if done is not None:
+            return done
 
         if self.jobs is None:
             raise ServiceError(503, "this server does not run endpoint submissions")
@@ -349,9 +406,16 @@ class Service:
         unfit = endpoint_unfit(loaded, self.settings.endpoint_max_requests)
         if unfit:  # refused now: a run that could never send a prompt would fail charged, for our reason
             raise ServiceError(403, f"endpoint submissions cannot run this set: {unfit}; submit answers")
-        sid = self.jobs.enqueue(key_id, Submission(
-            key_id=key_id, set_id=set_id, kind="endpoint", model=model_name[:300], endpoint_url=url,
-            description=description[:2000], status="queued"), api_key)
+        try:
+            sid = self.jobs.enqueue(key_id, Submission(
+                key_id=key_id, set_id=set_id, kind="endpoint", model=model_name[:300], endpoint_url=url,
+                description=description[:2000], status="queued", idempotency_key=idem[0] if idem else None,
+                request_sha256=idem[1] if idem else None), api_key)
+        except IntegrityError:  # a concurrent retry with the same Idempotency-Key was queued first
+            done = self.replay(key_id, idem)
+            if done is None:
+                raise
+            return done
         return {"id": sid, "status": "queued", "queue_position": self.jobs.position(sid)}
 
     def flagged(self) -> list[dict[str, Any]]:
@@ -362,6 +426,11 @@ class Service:
                              .where(Submission.flag.is_not(None)).order_by(Submission.id.desc())).all()
             return [{"id": r.id, "key_id": r.key_id, "set": r.name, "created": r.created.isoformat(), "flag": r.flag}
                     for r in rows]
+
+    def probing(self) -> list[dict[str, Any]]:
+        """Per set, how many keys and organisations submitted probes of their own submissions (last 30 days)."""
+        with self.Session() as s:
+            return probing(s)
 
     def get_submission(self, key_id: int, sid: int) -> dict[str, Any]:
         with self.Session() as s:

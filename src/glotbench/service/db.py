@@ -114,7 +114,8 @@ class ApiKey(Base):
 
 class Submission(Base):
     __tablename__ = "submissions"
-    __table_args__ = tuple(Index(f"ix_submissions_set_band{i}", "set_id", f"band{i}") for i in range(3))
+    __table_args__ = (*(Index(f"ix_submissions_set_band{i}", "set_id", f"band{i}") for i in range(3)),
+                      Index("uq_submissions_key_idempotency", "key_id", "idempotency_key", unique=True))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"), index=True)
     set_id: Mapped[int] = mapped_column(ForeignKey("test_sets.id"), index=True)
@@ -140,6 +141,8 @@ class Submission(Base):
     band1: Mapped[str | None] = mapped_column(String(16), nullable=True)  # a near-copy shares one of them
     band2: Mapped[str | None] = mapped_column(String(16), nullable=True)  # (service/duplicates.py)
     flag: Mapped[str | None] = mapped_column(Text, nullable=True)  # e.g. a near-copy of another key's submission
+    idempotency_key: Mapped[str | None] = mapped_column(String(100), nullable=True)  # the client's, unique per key
+    request_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)  # the request it came with
 
 
 class LadderState(Base):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import statistics
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -23,6 +24,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.service.db import ApiKey, Organisation, Submission, utcnow
 
 REVOKED = "the API key was revoked"
+_NORMAL = statistics.NormalDist()
 
 
 class LimitReached(Exception):
@@ -139,6 +141,22 @@ def check_limits(s: Any, key_id: int, key_limit: int, org_limit: int) -> None:
 
 def grid_offset(secret: str, set_id: int, cell: str, what: str = "value") -> float:
     """The key's secret offset for one released number, uniform in [-0.5, 0.5) of a step."""
-    digest = hmac.new(secret.encode(), f"{set_id}\0{cell}\0{what}".encode("utf-8", "surrogatepass"),
+    return _draw(secret, set_id, cell, what) - 0.5
+
+
+def _draw(secret: str, *parts: object) -> float:
+    digest = hmac.new(secret.encode(), "\0".join(map(str, parts)).encode("utf-8", "surrogatepass"),
                       hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 - 0.5
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def release_noise(secret: str, set_id: int, cell: str, submission_id: int) -> float:
+    """The key's secret standard normal draw for one submission's released value on one number: fresh
+    for every submission, independent of `release_margin` (issue 31; service/scoring.py, `noised`)."""
+    return _NORMAL.inv_cdf((_draw(secret, set_id, cell, "noise", submission_id) * 2**64 + 0.5) / (2**64 + 1))
+
+
+def release_margin(secret: str, set_id: int, cell: str, submission_id: int) -> float:
+    """The key's secret draw for one submission's release decision on one number, uniform in [0, 1):
+    fresh for every submission (issue 31; service/scoring.py, `climb`)."""
+    return _draw(secret, set_id, cell, "decide", submission_id)

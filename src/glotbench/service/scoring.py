@@ -2,15 +2,30 @@
 then passed through the Ladder (Blum & Hardt, ICML 2015) per key.
 
 `aggregate()` turns per-item scores into numbers (headline, CI, one value per subdomain) plus the
-per-item values behind each number. `ladder()` decides, per key and per number, what is released:
-a key's released value changes only when a submission beats that key's best so far by more than a
-step, and released values are rounded to that step. The step is either fixed (`step` points) or
-parameter-free: the standard error of the paired difference between the new submission and the
-key's best (`std(x - best) / sqrt(m)` over the m items behind the number; for a key's first submission
-`50 / sqrt(m)`, the largest standard error a 0-100 score can have, from m alone), never less than one
-item's weight (`100 / m`, so changing a single answer can never move a released number), rounded up
-to the next of 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100). Each key rounds
-with its own secret offset (`rounded`), so many keys do not share one set of rounding boundaries.
+per-item values behind each number. `release()` decides, per key and per number, what is released:
+a key's released value changes only when a submission beats that key's best by more than a step
+plus a secret random margin, and released values are rounded to that step. The step is either fixed
+(`step` points) or, parameter-free, `50 / sqrt(m)` (the largest standard error a 0-100 score over m
+items can have), never less than one item's weight (`100 / m`), rounded up to the next of 0.1, 0.2,
+0.25, 0.5, 1, 2, 2.5, 5, 10, ... (a step that divides 100). It depends on m alone: a step taken from
+the paired difference between two submissions told how many answers changed (issue 31).
+
+The release decision is randomised as Thresholdout randomises its holdout comparison: a submission
+is released when its score exceeds the key's best by `step * (1 + DECISION_NOISE * u)`, with `u`
+uniform in [0, 1) drawn from the key's secret and the submission (`decide`), fresh for every
+submission. Two scores one item (`w` points) apart are then decided differently with probability at
+most `w / (DECISION_NOISE * step)`, wherever they lie. Each key rounds with its own secret offset
+(`rounded`), so many keys do not share one set of rounding boundaries either.
+
+Every released value is the score plus secret Gaussian noise, fresh per key and submission (`noise`,
+drawn from the key's secret: service/keys.py, `release_noise`), then rounded, as the reusable holdout
+adds noise to what it answers (Dwork et al. 2015). Its size depends on m alone (`Step.noise_sd`): a set of
+m items whose items each lie in at most J released numbers (the headline, and one subdomain cell when
+cells are shown) has noise `RELEASE_NOISE * sqrt(J * m) / m_x` on a number over m_x items, so every
+item's total signal-to-noise over one reply, `sum (100 / m_x)^2 / sd^2`, is `10^4 / (RELEASE_NOISE^2 m)`
+whatever the cells: `RELEASE_NOISE / sqrt(m)` on the headline alone. Without it each key's first
+release was an unbiased reading of its score with only the rounding's noise, and a regression over
+about 10 fresh keys per label read the labels (issue 31; tests/test_service_collusion.py).
 """
 
 from __future__ import annotations
@@ -26,6 +41,8 @@ from glotbench.stats import bootstrap_many
 
 
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
+DECISION_NOISE = 2.0  # the release margin is uniform in [1, 1 + DECISION_NOISE) steps
+RELEASE_NOISE = 210.0  # a released headline's Gaussian noise is RELEASE_NOISE / sqrt(m) points (no cells shown)
 
 
 @dataclass(frozen=True)
@@ -109,26 +126,34 @@ def _safe(x: float | None) -> float:
 
 @dataclass(frozen=True)
 class Step:
-    """The Ladder's step: `points` > 0 is fixed; 0 is the parameter-free rule."""
+    """The Ladder's step: `points` > 0 is fixed; 0 is the parameter-free rule. `noise`: the release
+    noise's scale (`noise_sd`; 0 turns it off, for a service whose keys are all trusted)."""
 
     points: float = 0.0
+    noise: float = RELEASE_NOISE
 
-    def size(self, x: np.ndarray, best: np.ndarray | None) -> float:
-        m = max(1, len(x))
+    def size(self, m: int) -> float:
+        """The step for a number over m items: fixed, or `50 / sqrt(m)` (at least one item's weight,
+        `100 / m`) rounded up to a step that divides 100. It depends on m alone, for every release
+        of every key: a step that depends on the answers is a rounding boundary every key shares
+        (with the sample standard deviation, 46-54 right answers of 100 gave 10, any other count 5),
+        and one taken from the paired difference of two submissions told how many answers changed
+        between them (issue 31)."""
+        m = max(1, m)
         if self.points > 0:
             return self.points
-        if best is None:
-            # A first release: the largest standard error a 0-100 score can have, from m alone. Never
-            # the submission's own: an extreme vector (one item right, the rest failed) would be
-            # released finely, and a step that depends on the score is a rounding boundary every key
-            # shares (with ddof=1, 46-54 right answers of 100 gave 10, any other count 5).
-            return nice_ceil(max(50.0 / math.sqrt(m), 100.0 / m))
-        se = float(np.std(x - best, ddof=1)) / math.sqrt(m) if m > 1 else 0.0
-        return nice_ceil(max(se, 100.0 / m))
+        return nice_ceil(max(50.0 / math.sqrt(m), 100.0 / m))
 
     def hides_one_item(self, m: int) -> bool:
         """A cell of m items may be released only if one item (100/m points) stays within a step."""
         return self.points <= 0 or 100.0 / max(m, 1) <= self.points
+
+    def noise_sd(self, m_x: int, m: int, numbers: int) -> float:
+        """The standard deviation (points) of the noise on a released number over m_x items, in a set
+        of m items each of which lies in at most `numbers` released numbers: `noise * sqrt(numbers * m)
+        / m_x`. It depends on the counts alone; per item, the numbers of one reply together carry the
+        signal of one headline with noise `noise / sqrt(m)`."""
+        return self.noise * math.sqrt(max(1, numbers) * max(1, m)) / max(1, m_x)
 
 
 _NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
@@ -159,21 +184,32 @@ def rounded(v: float, step: float, digits: int, offset: float = 0.0) -> float:
 
 
 Offsets = Callable[[str, str], float]  # (cell, "value" | "ci") -> the key's offset for that number
+Decide = Callable[[str], float]  # cell -> u in [0, 1), fresh per key and submission: the release margin
+Noise = Callable[[str], float]  # cell -> z standard normal, fresh per key and submission: the released value's noise
 
 
 def _no_offset(cell: str, what: str) -> float:
     return 0.0
 
 
-def released_ci(value: float, released: float, ci: Sequence[float], step: float, digits: int,
-                offset: float) -> list[float]:
-    """The CI shown with a released value: symmetric around it, its half-width the larger side of
-    the bootstrap CI plus one step (the release's own rounding error), rounded to the step (with the
-    key's offset) — it never collapses to a point and moves with the released value, not with the
-    exact bounds, which would be rounding boundaries of their own."""
-    half = max(value - ci[0], ci[1] - value, 0.0)
-    h = step * max(1, round(half / step + 1.0 + offset)) if step > 0 else half
-    return [round(max(0.0, released - h), digits) + 0.0, round(min(100.0, released + h), digits)]
+def _no_noise(cell: str) -> float:
+    return 0.0
+
+
+def noised(value: float, sd: float, z: float, step: float, digits: int, offset: float) -> float:
+    """The released value: `value + sd * z` (z the key's secret standard normal draw for this
+    submission and number) rounded to the step with the key's offset, kept within 0-100."""
+    return min(100.0, max(0.0, rounded(value + sd * z, step, digits, offset)))
+
+
+def released_ci(released: float, sd: float, step: float, m_x: int, digits: int) -> list[float]:
+    """The 95% interval shown with a released value: `released ± 1.96 sqrt(sd² + step²/12 + 50²/m_x)`
+    (the release's noise, its rounding, and the largest sampling error of a mean of m_x values in
+    0-100), widened to a multiple of the step. It depends on the released value and the counts alone:
+    an interval from the submission's own answers (a bootstrap) would be a second, noiseless reading."""
+    half = 1.96 * math.sqrt(sd * sd + step * step / 12.0 + 2500.0 / max(1, m_x))
+    h = step * math.ceil(half / step - 1e-9) if step > 0 else half
+    return [round(max(0.0, released - h), digits) + 0.0, round(min(100.0, released + h), digits) + 0.0]
 
 
 @dataclass
@@ -188,38 +224,48 @@ class Rung:
 
 
 def climb(rung: Rung | None, n: Number, step: Step, digits: int, cell: str = HEADLINE,
-          offsets: Offsets = _no_offset) -> tuple[Rung, bool]:
-    """One Ladder round. Returns the (possibly new) state and whether the released value moved."""
-    best_vec = None if rung is None else rung.vector
-    s = step.size(n.per_item, best_vec)
-    if rung is not None and not n.value > rung.best + s + 1e-9:
+          offsets: Offsets = _no_offset, decide: Decide = _no_noise, noise: Noise = _no_noise,
+          sd: float = 0.0) -> tuple[Rung, bool]:
+    """One Ladder round. Returns the (possibly new) state and whether the released value moved: a
+    first submission is released; a later one when it beats the best by more than the step plus the
+    secret margin `step * DECISION_NOISE * decide(cell)`. A released value is the score plus `sd`
+    times the secret draw `noise(cell)`, rounded (`noised`)."""
+    m = len(n.per_item)
+    s = step.size(m)
+    if rung is not None and not n.value > rung.best + s * (1.0 + DECISION_NOISE * decide(cell)) + 1e-9:
         return rung, False
-    value = rounded(n.value, s, digits, offsets(cell, "value"))
-    ci = released_ci(n.value, value, n.ci95, s, digits, offsets(cell, "ci")) if n.ci95 else None
+    value = noised(n.value, sd, noise(cell), s, digits, offsets(cell, "value"))
+    ci = released_ci(value, sd, s, m, digits) if n.ci95 else None
     return Rung(n.value, value, s, ci, n.per_item.astype(np.float32)), True
 
 
-NOT_IMPROVED = ("not released: this submission did not beat the key's best by more than a step, so "
-                "`score` is the key's earlier released score, not this submission's")
+NOT_IMPROVED = ("not released: this submission did not beat the key's best by the step and a secret random "
+                "margin, so `score` is the key's earlier released score, not this submission's")
 
 
 def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group: int, digits: int,
-            offsets: Offsets = _no_offset) -> tuple[dict[str, Any], dict[str, Rung]]:
+            offsets: Offsets = _no_offset, decide: Decide = _no_noise,
+            noise: Noise = _no_noise) -> tuple[dict[str, Any], dict[str, Rung]]:
     """The reply for one submission and the states to store. Cells smaller than `min_group`, or too
     small for a fixed step to hide one item, are neither released nor tracked. `offsets`: the
-    key's secret rounding offsets (service/keys.py); none by default."""
+    key's secret rounding offsets; `decide`: the secret release margins of this key and submission;
+    `noise`: its secret standard normal draws (service/keys.py); none by default. The noise's size
+    (`Step.noise_sd`) counts the numbers each item lies in: 2 when any cell is shown, else 1."""
     new: dict[str, Rung] = {}
-    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits, HEADLINE, offsets)
+    m = len(agg.headline.per_item)
+    shown = {g: n for g, n in agg.cells.items()
+             if len(n.per_item) >= min_group and step.hides_one_item(len(n.per_item))}
+    numbers = 2 if shown else 1
+    head, moved = climb(rungs.get(HEADLINE), agg.headline, step, digits, HEADLINE, offsets, decide, noise,
+                        step.noise_sd(m, m, numbers))
     new[HEADLINE] = head
     cells = {}
-    for g, n in agg.cells.items():
-        m = len(n.per_item)
-        if m < min_group or not step.hides_one_item(m):
-            continue
-        new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets)
+    for g, n in shown.items():
+        new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets, decide, noise,
+                          step.noise_sd(len(n.per_item), m, numbers))
         cells[g] = new[g].released
     out = {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
-           "ladder_step": round(head.step, 4), "items": agg.items,
+           "ladder_step": round(head.step, 4), "noise_sd": round(step.noise_sd(m, m, numbers), 4), "items": agg.items,
            "coverage": round(agg.answered / agg.items, 4) if agg.items else 0.0,
            "subdomains": cells, "subdomains_hidden_below": min_group}
     if not moved:

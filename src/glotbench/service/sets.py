@@ -17,22 +17,38 @@ from glotbench.items import Item
 from glotbench.service.db import TestSet
 
 
+def answer_cap(bench: Benchmark, items: Iterable[Item]) -> int:
+    """The longest answer (characters) a submission to the set may give, one figure for the whole set
+    (a per-item cap would tell each reference's length): for options, 64; for free text, twice the
+    set's longest gold text (its references) plus 64, and 2,000 more when answers are model outputs.
+    A longer answer is refused before anything is scored (issue 31: a refused 100-item CrossSum
+    submission with ~37k-character answers cost seconds of CPU)."""
+    longest, free = 0, False
+    for it in items:
+        opts = it.public.get("options")
+        if isinstance(opts, Mapping) and not bench.answers_are_outputs:
+            continue
+        free = True
+        longest = max(longest, max((len(v) for v in _strings(it.gold)), default=0))
+    if not free:
+        return 64
+    return 2 * longest + 64 + (2000 if bench.answers_are_outputs else 0)
+
+
 def body_budget(bench: Benchmark, items: Iterable[Item]) -> tuple[int, int]:
     """(items, bytes): the largest answers body a set can need. Per item: its id as JSON, an answer
-    as long as its longest option label or, for free text, twice its longest public or gold text
-    (plus 2,000 characters when answers are model outputs), at 6 bytes a character (`\\uXXXX`, what
-    `json.dumps` writes by default), and 16 bytes of separators and whitespace; plus the other fields."""
-    def longest(m: Mapping[str, Any]) -> int:
-        return max((len(v) for v in _strings(m)), default=0)
-
+    as long as its longest option label or, for free text, the set's answer cap (`answer_cap`) at 6
+    bytes a character (`\\uXXXX`, what `json.dumps` writes by default), and 16 bytes of separators
+    and whitespace; plus the other fields."""
+    items = list(items)
+    cap = answer_cap(bench, items)
     n, total = 0, 6 * (300 + 2000 + 2 * 100 + 2000 + 4096) + 512  # model, description, set, benchmark, endpoint, key
     for it in items:
         opts = it.public.get("options")
         if isinstance(opts, Mapping) and not bench.answers_are_outputs:
             answer = max((len(json.dumps(str(k))) for k in opts), default=3)
         else:
-            answer = 6 * (2 * max(longest(it.public), longest(it.gold)) + 64
-                          + (2000 if bench.answers_are_outputs else 0))
+            answer = 6 * cap
         total += len(json.dumps(it.id)) + answer + 16
         n += 1
     return n, total
@@ -92,6 +108,20 @@ class LoadedSet:
     by_id: Mapping[str, Item]
     options: Mapping[str, frozenset[str] | None]
     groups: Mapping[str, np.ndarray]
+    answer_cap: int
+
+    def admissible(self, answers: Mapping[str, str]) -> bool:
+        """Whether a submission may be scored at all: exactly the set's ids, each with a non-blank
+        answer no longer than the cap and, for an item with options (answers given as answers, not
+        model outputs), one of them. Decided before any scoring, with the same work for every answer
+        (a lookup, a length, a strip; no early exit), so neither the reply nor its time tells known
+        ids from made-up ones (issue 31)."""
+        by_id, cap, ok = self.by_id, self.answer_cap, 0
+        options = {} if self.bench.answers_are_outputs else self.options
+        for i, a in answers.items():
+            opts, s = options.get(i), a.strip()
+            ok += (i in by_id) & (len(a) <= cap) & (bool(s) if opts is None else s in opts)
+        return ok == len(answers) == len(self.dataset)
 
 
 def identity(ts: TestSet) -> tuple[Any, ...]:

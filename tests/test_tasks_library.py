@@ -150,6 +150,13 @@ def test_flores_plus_direction_scores_as_sacrebleu_with_the_target_segmenter(tmp
     assert r["scores"]["overall"]["chrf++[first_line]"]["value"] == pytest.approx(first)
     assert "seg:laonlp" in r["signature"] and r["counts"]["failures"] == {"empty": 1}
     assert srv.requests()[0]["messages"][1]["content"].startswith("Translate this text from English into Lao.")
+    # the input-unchanged floor: the English sources copied as the translations, sacrebleu's chrF++ of them
+    sources = [json.loads(ln) for ln in (FX / "flores_plus_devtest.jsonl").read_text(encoding="utf-8").splitlines()]
+    src = {s["id"]: s["text"] for s in sources if s["iso_639_3"] == "eng"}
+    copied = SacreMetric("chrf++", "lo").corpus_score([src[i] for i in sorted(src, key=int)], [[x] for x in refs],
+                                                      resamples=0).estimate.value
+    assert r["input_floor"]["field"] == "text" and r["input_floor"]["items"] == 3
+    assert r["input_floor"]["overall"]["chrf++"] == pytest.approx(copied) and copied < r["scores"]["overall"]["chrf++"]["value"]
     # Khmer and Burmese targets from the same file: their own segmenters
     for target, lang in (("khm_Khmr", "km"), ("mya_Mymr", "my")):
         bench = get_benchmark("flores-plus", target=target)

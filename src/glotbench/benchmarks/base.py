@@ -191,7 +191,7 @@ class Benchmark(ABC):
         samples, errors = [], 0
         for it in items:
             try:
-                score = self.score(it.public[self.input_answer], it)
+                score = self.score(self.input_as_answer(it.public[self.input_answer], it), it)
             except Exception:  # noqa: BLE001 - as in a run, a scorer error is that item's failure score
                 score, errors = self.failure_score("scorer_error", it), errors + 1
             samples.append(ScoredSample(it.id, 0, it.meta, score))
@@ -208,6 +208,10 @@ class Benchmark(ABC):
         return {"field": self.input_answer, "items": len(items), **({"scorer_errors": errors} if errors else {}),
                 "overall": values(agg.get("overall") or {}),
                 "groups": {key: {g: values(e) for g, e in groups.items()} for key, groups in (agg.get("groups") or {}).items()}}
+
+    def input_as_answer(self, text: str, item: Item) -> Any:
+        """The input field's text as `score` takes an answer (for `input_floor`): the text itself."""
+        return text
 
     @property
     def headline(self) -> Metric:

@@ -154,6 +154,7 @@ class TaskBenchmark(Benchmark):
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)
         self.cluster_by = spec.cluster
+        self.input_answer = spec.input_answer  # the task's declared fact (Benchmark.input_answer)
         self.default_config = GenerateConfig(temperature=0.0, max_tokens=self.variant.max_tokens)
         self.metrics = tuple(m for p in self.pipelines for m in self.scorer.metrics(p, p == self.headline_pipeline))
         self._check_templates()
@@ -421,6 +422,10 @@ class TaskBenchmark(Benchmark):
         if all(a is None for a in answers.values()):
             return Extraction(None, failures[self.headline_pipeline])
         return Extraction({**answers, **({"failures": failures} if failures else {})})  # type: ignore[arg-type]
+
+    def input_as_answer(self, text: str, item: Item) -> Any:
+        """A task scores its pipelines' readings: the input is read as a reply would be."""
+        return self.extract(text, item.to_public()).answer
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         stats: dict[str, float] = {}

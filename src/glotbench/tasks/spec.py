@@ -274,6 +274,9 @@ class TaskSpec(Part):
     extract: dict[str, list[Step]] = Field(default_factory=_free_text, min_length=1)
     headline: str | None = None  # the pipeline whose score is the headline (default: the first)
     scorer: Scorer
+    # a fields.public key whose text is itself a possible answer (a translation's source copied): the
+    # run scores it as every item's reply, the input-unchanged floor shown beside the score
+    input_answer: str | None = None
 
     @field_validator("name")
     @classmethod
@@ -295,6 +298,8 @@ class TaskSpec(Part):
             if scorer.kind == "option_accuracy" and self.fields.choices is None:
                 raise ValueError("fields.choices: option_accuracy needs the options (columns, or fixed)"
                                  + (f" ({where[:-1]})" if where else ""))
+        if self.input_answer is not None and self.input_answer not in self.fields.public:
+            raise ValueError(f"input_answer: {self.input_answer!r} is not one of fields.public")
         if self.cluster is not None and self.cluster not in self.fields.meta:
             raise ValueError(f"cluster: {self.cluster!r} is not one of fields.meta")
         for g in self.groups:

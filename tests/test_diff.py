@@ -63,6 +63,8 @@ def test_diff_lists_the_items_that_differ_with_the_paired_test(two):
     # the paired test: B − A in exact-match accuracy
     n = len(items)
     assert d["test"]["delta"] == pytest.approx((len(expect_b) - len(expect_a)) / n) and d["test"]["n"] == n
+    # the paired bootstrap on fewer than 100 items: marked, as every interval on too few units is
+    assert d["test"]["too_few_units"] is (n < 100)
     # both outputs and the references, side by side
     one = next(x for x in d["listed"] if x["id"] == items[1].id)
     assert one["b"]["output"] == HOSTILE and one["b"]["failure"] and one["a"]["value"] == 1.0
@@ -83,6 +85,14 @@ def test_diff_filters_and_text(two):
     assert f"outcomes differ on {len(expect_a) + len(expect_b)} items: A right on {len(expect_a)}, B on {len(expect_b)}" in text.stdout
     assert "[A right, B wrong]" in text.stdout and "[B right, A wrong]" not in text.stdout
     assert "reference:" in text.stdout and "p randomisation" in text.stdout
+    assert ("† too few units for its measured coverage" in text.stdout) is (len(items) < 100)
+    # a paired CI on fewer than 100 items, or on clusters, is marked with what it rests on
+    from glotbench.report.diff import diff_text
+    from glotbench.stats import paired_too_few
+
+    assert (paired_too_few(99), paired_too_few(100), paired_too_few(500, clusters=40)) == (True, False, True)
+    few = {**grp, "test": {**grp["test"], "n": 40, "clusters": 8, "too_few_units": True}}
+    assert "† too few units for its measured coverage: n=40‡8)" in diff_text(few)
     bad = cli("diff", a, b, "--only", "c")
     assert bad.returncode == 2 and "--only must be" in bad.stderr
     bad = cli("diff", a, b, "--group", "category")

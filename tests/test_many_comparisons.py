@@ -80,6 +80,7 @@ def test_compare_over_several_runs_adjusts_each_metric_over_the_pairs(four):
     n = len(vi_items())
     first = res["pairs"][0]["metrics"]["sentence_exact"]
     assert first["delta"] == pytest.approx(-6 / n) and first["n"] == n
+    assert first["too_few_units"] is (n < 100)  # the paired bootstrap's measured threshold (stats.MIN_BOOTSTRAP_UNITS)
     for metric in res["pairs"][0]["metrics"]:
         family = [p["metrics"][metric] for p in res["pairs"]]
         for kind in ("p_bootstrap", "p_randomization"):
@@ -87,5 +88,6 @@ def test_compare_over_several_runs_adjusts_each_metric_over_the_pairs(four):
     text = cli("compare", *paths[:3], "--resamples", "200", "--correction", "bh")
     assert text.returncode == 0, text.stderr
     assert text.stdout.count("B − A over") == 3 and "Benjamini–Hochberg" in text.stdout and "p rand adj" in text.stdout
+    assert f" n={n}" in text.stdout and ("†" in text.stdout) is (n < 100)
     one = cli("compare", paths[0])
     assert one.returncode == 2 and "two or more run directories" in one.stderr

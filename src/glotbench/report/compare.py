@@ -15,7 +15,7 @@ from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.report.clusters import paired_rows
 from glotbench.rundir import SAMPLES, read_results, sample_rows
-from glotbench.stats import paired_test
+from glotbench.stats import MIN_BOOTSTRAP_UNITS, paired_test, paired_too_few
 
 
 def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
@@ -152,7 +152,8 @@ def _compare_pair(ra: dict[str, Any], rb: dict[str, Any], sa: dict[str, dict[str
             res = paired_test(a, b, m.score, resamples=resamples, trials=resamples, seed=seed)
             name = m.name if gname == "overall" else f"{gname} {m.name}"
             out["metrics"][name] = {**res.to_dict(), "n": len(ids), "scale": m.scale,
-                                    **({"clusters": clusters} if clusters else {})}
+                                    **({"clusters": clusters} if clusters else {}),
+                                    "too_few_units": paired_too_few(len(ids), clusters)}
     return out
 
 
@@ -177,6 +178,9 @@ def print_many(res: dict[str, Any]) -> None:
             caption += f"; p adj: {res['correction_name']} over {res['family']}"
         if any("clusters" in r for r in cmp["metrics"].values()):
             caption += "; clusters resampled and swapped whole (the benchmark names a cluster field)"
+        if any(r.get("too_few_units") for r in cmp["metrics"].values()):
+            caption += (f"; †: too few units for this interval's measured coverage (under {MIN_BOOTSTRAP_UNITS} items, "
+                        "or clusters: docs/metrics.md)")
         table = Table(title=f"B − A over {cmp['items']} shared items", box=box.SIMPLE_HEAD, caption=caption)
         cols = ["metric", "A", "B", "B − A", "95% CI", "p boot", "p rand"] + (["p boot adj", "p rand adj"] if many else [])
         for col in cols:
@@ -184,7 +188,8 @@ def print_many(res: dict[str, Any]) -> None:
         for name, r in cmp["metrics"].items():
             f = 100 if r["scale"] == "fraction" else 1
             row = [name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
-                   f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}", f"{r['p_bootstrap']:.3f}",
+                   f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}" + ("†" if r.get("too_few_units") else "")
+                   + f" n={r['n']}" + (f"‡{r['clusters']}" if r.get("clusters") else ""), f"{r['p_bootstrap']:.3f}",
                    f"{r['p_randomization']:.3f}"]
             if many:
                 row += [f"{r['p_bootstrap_adjusted']:.3f}", f"{r['p_randomization_adjusted']:.3f}"]

@@ -68,7 +68,7 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
     from glotbench.rundir.validity import notes
     from glotbench.report.clusters import paired_rows
     from glotbench.report.compare import check_comparable
-    from glotbench.stats import paired_test
+    from glotbench.stats import paired_test, paired_too_few
 
     if only is not None and only not in WINNERS:
         raise GlotbenchError(f"--only must be a (A right or higher) or b, got {only!r}")
@@ -91,7 +91,8 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
     b = np.array([[stats[1][i].get(k, 0.0) for k in keys] for i in ids]).reshape(len(ids), len(keys))
     a, b, clusters = paired_rows(a, b, ids, rundata.item_clusters(ra, samples[0]))
     test = paired_test(a, b, fn, resamples=resamples, trials=resamples, seed=seed).to_dict()
-    test.update(n=len(ids), **({"clusters": clusters} if clusters else {}))
+    test.update(n=len(ids), **({"clusters": clusters} if clusters else {}),
+                too_few_units=paired_too_few(len(ids), clusters))
     values = {i: (_value(fn, keys, stats[0].get(i)), _value(fn, keys, stats[1].get(i))) for i in ids}
     binary = all(v in (None, 0.0, top) for pair in values.values() for v in pair)
     refs, ref_note = rundata.references(ra)
@@ -124,6 +125,12 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
             "listed": items, "references": ref_note, "notes": {"a": notes(ra), "b": notes(rb)}}
 
 
+def _dagger(t: dict[str, Any]) -> str:
+    """`†` after a paired CI on too few units (stats.paired_too_few), with what it rests on."""
+    return (f"† too few units for its measured coverage: n={t['n']}" + (f"‡{t['clusters']}" if t.get("clusters") else "")
+            if t.get("too_few_units") else "")
+
+
 def diff_text(d: dict[str, Any], width: int = 100) -> str:
     f = 100.0 if d["scale"] == "fraction" else 1.0
     t = d["test"]
@@ -134,7 +141,7 @@ def diff_text(d: dict[str, Any], width: int = 100) -> str:
 
     lines = [f"A: {d['a']}", *(f"   {n}" for n in d["notes"]["a"]), f"B: {d['b']}", *(f"   {n}" for n in d["notes"]["b"]),
              f"{d['benchmark']} {d['label']} over {d['items']} shared items: A {f * t['a']:.1f}, B {f * t['b']:.1f}, "
-             f"B − A {f * t['delta']:+.1f} (95% CI {f * t['ci_low']:+.1f} – {f * t['ci_high']:+.1f}); "
+             f"B − A {f * t['delta']:+.1f} (95% CI {f * t['ci_low']:+.1f} – {f * t['ci_high']:+.1f}{_dagger(t)}); "
              f"p randomisation {t['p_randomization']:.3f}, p bootstrap {t['p_bootstrap']:.3f}"
              + (f" (clusters kept whole: {t['clusters']})" if t.get("clusters") else ""),
              f"outcomes differ on {d['differ']} items: A {'right' if d['outcomes'] == '0/1' else 'higher'} on "
@@ -180,7 +187,7 @@ def diff_html(d: dict[str, Any]) -> str:
     groups = {k: sorted(v) for k, v in d["by_group"].items()}
     failures = sorted({r["f"] for r in rows if r["f"]})
     browser, script = sample_browser(rows, groups, failures, [], note=d["references"])
-    summary = (f'<p id="diff-test">B − A = {f * t["delta"]:+.1f} (95% CI {f * t["ci_low"]:+.1f} – {f * t["ci_high"]:+.1f}) '
+    summary = (f'<p id="diff-test">B − A = {f * t["delta"]:+.1f} (95% CI {f * t["ci_low"]:+.1f} – {f * t["ci_high"]:+.1f}{escape(_dagger(t))}) '
                f'over {d["items"]} shared items; p randomisation {t["p_randomization"]:.3f}, p bootstrap '
                f'{t["p_bootstrap"]:.3f}' + (f'; clusters kept whole: {t["clusters"]}' if t.get("clusters") else "") + "</p>"
                f'<p id="diff-counts" data-a="{d["a_better"]}" data-b="{d["b_better"]}">outcomes differ on {d["differ"]} items: '

@@ -245,6 +245,14 @@ class PairedResult:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+def paired_too_few(n: int, clusters: int | None = None) -> bool:
+    """A paired bootstrap CI of B − A resamples the shared items (or whole clusters): it is marked as
+    resting on too few units where the item bootstrap's measured coverage is under 93% (fewer than
+    MIN_BOOTSTRAP_UNITS items), and always when clusters are resampled (the cluster bootstrap
+    under-covers at every measured size: docs/metrics.md)."""
+    return bool(clusters) or n < MIN_BOOTSTRAP_UNITS
+
+
 def paired_test(
     stats_a: np.ndarray,
     stats_b: np.ndarray,

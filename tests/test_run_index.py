@@ -54,7 +54,9 @@ def test_a_finished_run_is_listed_in_percent(vi_run, tmp_path):
     assert (as_json["score"], as_json["scale"]) == (0.25, "fraction")  # JSON keeps fractions
     show = cli("runs", "show", str(vi_run), "--db", url)
     assert show.returncode == 0, show.stderr
-    assert re.search(r"^sentence_exact: 25\.0 \(\d+\.\d–\d+\.\d\)  n=4   \[percent, 95% CI\]$", show.stdout, re.M), show.stdout
+    # 4 items: under the 30 where Wilson's measured coverage reaches 93%, so the interval carries †
+    assert head["too_few_units"] is True
+    assert re.search(r"^sentence_exact: 25\.0 \(\d+\.\d–\d+\.\d\)†  n=4   \[percent, 95% CI\]$", show.stdout, re.M), show.stdout
     assert "by category:" in show.stdout and f"directory: {vi_run.resolve()}" in show.stdout
     assert json.loads(cli("runs", "show", str(vi_run), "--db", url, "--json").stdout)["score"] == 0.25
 
@@ -77,7 +79,8 @@ def test_a_points_metric_is_shown_in_points(srv, tmp_path):
     for key, groups in res["scores"]["groups"].items():
         for value, est in groups.items():
             e = est[head]
-            assert f"  {value}: {e['value']:.1f} ({e['ci_low']:.1f}–{e['ci_high']:.1f})  n={e['n']}" in show, show
+            mark = "†" if e.get("too_few_units") else ""
+            assert f"  {value}: {e['value']:.1f} ({e['ci_low']:.1f}–{e['ci_high']:.1f}){mark}  n={e['n']}" in show, show
 
 
 def test_the_fast_path_writes_what_the_orm_reads(vi_run, tmp_path):

@@ -204,7 +204,7 @@ def _show_run(r) -> None:
     def est(e: dict | None) -> str:
         if not e or e.get("value") is None:
             return "-"
-        ci = (f" ({_score(e['ci_low'], r.scale)}–{_score(e['ci_high'], r.scale)})"
+        ci = (f" ({_score(e['ci_low'], r.scale)}–{_score(e['ci_high'], r.scale)})" + ("†" if e.get("too_few_units") else "")
               if e.get("ci_low") is not None and e.get("ci_high") is not None else "")
         return f"{_score(e['value'], r.scale)}{ci}" + (f"  n={e['n']}" if e.get("n") is not None else "")
 

@@ -49,7 +49,8 @@ def test_a_finished_run_is_listed_in_percent(vi_run, tmp_path):
     ls = cli("runs", "ls", "--db", url)
     assert ls.returncode == 0 and "1 runs" in ls.stdout, ls.stdout
     line = next(x for x in ls.stdout.splitlines() if "vi-diacritics" in x)
-    assert re.search(rf"sentence_exact\s+25\.0\s+{100 * head['ci_low']:.1f}–{100 * head['ci_high']:.1f}\s+%", line), line
+    assert re.search(rf"sentence_exact\s+25\.0\s+{100 * head['ci_low']:.1f}–{100 * head['ci_high']:.1f}†\s+%", line), line
+    assert "† = too few units" in ls.stdout  # 4 items: under Wilson's measured 30
     as_json = json.loads(cli("runs", "ls", "--db", url, "--json").stdout)
     assert (as_json["score"], as_json["scale"]) == (0.25, "fraction")  # JSON keeps fractions
     show = cli("runs", "show", str(vi_run), "--db", url)

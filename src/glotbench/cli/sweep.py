@@ -134,7 +134,8 @@ def runs_ls(
     typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>13} {'unit':<6} "
                f"{'items':>9} {'tokens':>9} {'cost $':>8}")
     for r in rows:
-        ci = "-" if r.ci_low is None or r.ci_high is None else f"{_score(r.ci_low, r.scale)}–{_score(r.ci_high, r.scale)}"
+        ci = "-" if r.ci_low is None or r.ci_high is None else (f"{_score(r.ci_low, r.scale)}–{_score(r.ci_high, r.scale)}"
+                                                                + ("†" if _headline(r).get("too_few_units") else ""))
         sel = r.selection or {}
         items = f"{r.items}/{sel['of']}" if sel.get("of") is not None else str(r.items)
         typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:16]:<16} "
@@ -142,7 +143,9 @@ def runs_ls(
                    f"{items:>9} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}"
                    + "".join(f"  [{t}]" for t in row_notes(r)))
     typer.echo(f"{len(rows)} runs" + ("; ? = indexed before the unit was recorded (the stored number)"
-                                      if any(r.scale is None for r in rows) else ""))
+                                      if any(r.scale is None for r in rows) else "")
+               + ("; † = too few units for the interval's measured coverage (docs/metrics.md)"
+                  if any(_headline(r).get("too_few_units") for r in rows) else ""))
 
 
 @runs_app.command("board")

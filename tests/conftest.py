@@ -231,7 +231,21 @@ def process_functions(files) -> set[str]:
         found |= more
 
 
+def _loads_torch(path: Path, seen: dict[Path, bool] = {}) -> bool:  # noqa: B006 - a per-session memo
+    """Whether a test file imports torch or transformers (itself or through importorskip)."""
+    import re
+
+    if path not in seen:
+        seen[path] = bool(re.search(r"""(?:^\s*(?:import|from)\s+|importorskip\(["'])(?:torch|transformers)\b""",
+                                    path.read_text(encoding="utf-8"), re.M))
+    return seen[path]
+
+
 def pytest_collection_modifyitems(config, items) -> None:
+    # The tests that load torch (a model, the `slow` ones) run last, in their order: `cli()` forks
+    # this process only while torch is not loaded here (its thread pools do not survive a fork),
+    # and a fork costs a fraction of a fresh interpreter (see `cli`).
+    items.sort(key=lambda it: bool(it.get_closest_marker("slow")) or _loads_torch(Path(str(it.fspath))))
     starts = process_functions(Path(__file__).resolve().parent.glob("*.py"))
     for item in items:
         fn = getattr(item, "function", None)

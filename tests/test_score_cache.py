@@ -37,6 +37,14 @@ class Counting(VietnameseDiacritics):
     def signature_parts(self):
         return {**super().signature_parts(), "rule": self.rule}
 
+    def input_floor(self, dataset, items=None):
+        """The input-unchanged floor scores the inputs (no reply, nothing cached): not counted here."""
+        counted = dict(type(self).calls)
+        try:
+            return super().input_floor(dataset, items)
+        finally:
+            type(self).calls.update(counted)
+
 
 class CountingV2(Counting):
     version = "2.0"

@@ -33,7 +33,7 @@ def load_run(path: str | Path) -> RunData:
     """A finished run (results.json) or a judged run's top directory (arena.json / aragen.json)."""
     d = Path(path)
     if not d.is_dir():
-        raise GlotbenchError(f"{d} is not a run directory ({'a file' if d.exists() else 'no such directory'})")
+        raise GlotbenchError(f"{d} is not a run directory: " + ("a file, not a directory" if d.exists() else "not a directory"))
     for kind, name in JUDGED_FILES.items():
         if (d / name).exists():
             return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,

@@ -213,8 +213,17 @@ def test_laobench_rows_whose_lang_or_target_the_text_is_not_in_are_refused(tmp_p
     mcq = next(r for r in rows if r.get("lang") == "lo")
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({**mcq, "lang": "km"}, ensure_ascii=False) + "\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"rows.jsonl:1 \(id sample-001\): lang is 'km', but the question is written in Lao"):
+    with pytest.raises(DataError, match=r"rows.jsonl:1 \(id sample-001\): lang 'km' is not one of LaoBench's languages \(lo, en, zh\)"):
         get_benchmark("laobench-mcq").load(str(path))
+    path.write_text(json.dumps({**mcq, "lang": "en"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"rows.jsonl:1 \(id sample-001\): lang is 'en', but the question is written in Lao"):
+        get_benchmark("laobench-mcq").load(str(path))
+    # no lang column: a Thai or Khmer question is no English row (it was sent the English prompt)
+    for question, script in (("ข้อใดคือเมืองหลวงของประเทศลาว", "Thai"), ("តើរដ្ឋធានីរបស់ប្រទេសឡាវគឺអ្វី", "Khmer")):
+        row = {k: v for k, v in mcq.items() if k != "lang"}
+        path.write_text(json.dumps({**row, "question": question}, ensure_ascii=False) + "\n", encoding="utf-8")
+        with pytest.raises(DataError, match=rf"id sample-001\): the question is written in {script} script; LaoBench's rows are in lo, en, zh"):
+            get_benchmark("laobench-mcq").load(str(path))
     row = {"id": "t1", "data_type": "Bilingual Translation", "question": "Translate into Lao: good morning",
            "answer": "ສະບາຍດີຕອນເຊົ້າ", "direction": "en-zh"}
     path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")

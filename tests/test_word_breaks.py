@@ -177,3 +177,16 @@ def test_task_file_data_with_breaks_scores_as_written(tmp_path, srv):
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     _, samples = run(tmp_path, srv, "belebele", str(data), {"ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ": "ວຽງຈັນ"})
     assert samples[0]["answer"]["letter"] == "A"
+
+
+@pytest.mark.parametrize("reply,letter", [
+    ("Answer: A\u200bpple", None),  # a Latin word goes on after the break: no letter
+    ("I think the answer is B\u200because of x", None),
+    ("the answer is B\u00adecause", None),  # a soft hyphen stands only inside a word
+    ("ຄຳຕອບແມ່ນ C\u200bເພາະວ່າ", "C"),  # a Lao word after the break: the letter stands alone
+    ("Answer: B\u200b", "B"),
+    ("ចម្លើយ\u200bត្រឹមត្រូវ\u200bគឺ\u200bជម្រើស B", "B"),  # Khmer "option B"
+    ("ចម្លើយ គឺ ជម្រើស A", "A"),
+])
+def test_a_letter_a_word_goes_on_after_is_no_answer_and_khmer_options_read(reply, letter):
+    assert mc_letter(reply).answer == letter

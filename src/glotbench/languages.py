@@ -96,7 +96,7 @@ PROFILES: dict[str, LanguageProfile] = {p.code: p for p in (
     LanguageProfile("jv", "Javanese", (r"wangsulan(?:e|ipun)?", r"jawaban(?:e)?"), (r"yaiku", r"inggih\s+punika"),
                     (), (), scripts=("Latin",)),
     LanguageProfile("su", "Sundanese", (r"jawaban(?:ana)?",), (r"nyaéta", r"nyaeta"), (), (), scripts=("Latin",)),
-    LanguageProfile("km", "Khmer", (r"ចម្លើយ(?:ត្រឹមត្រូវ)?",), (r"គឺ",), (r"ជ្រើសរើស",), (),
+    LanguageProfile("km", "Khmer", (r"ចម្លើយ(?:ត្រឹមត្រូវ)?",), (r"គឺ",), (r"ជ្រើសរើស",), (r"ជម្រើស",),
                     digit_zero="០", segmenter="charcluster", spaces=False, script="\u1780-\u17ff", scripts=("Khmer",)),
     LanguageProfile("my", "Burmese", (r"အဖြေ(?:မှန်)?",), (r"မှာ", r"က", r"သည်"), (), (),
                     digit_zero="၀", segmenter="charcluster", spaces=False, script="\u1000-\u109f", scripts=("Myanmar",)),
@@ -332,7 +332,11 @@ def _phrase_pattern(codes: tuple[str, ...], _profiles: tuple[LanguageProfile, ..
     # Copulas are pooled across languages ("answer là B" reads B too): harmless, one alternation.
     head = r"(?:(?P<choose>" + _alt(choose) + r")|" + noun + r"(?P<sep>" + sep + r")?)"
     return PhrasePatterns(
-        candidates=regex.compile(r"(?-i:" + letter + r")(?![\p{L}\p{M}\p{N}])"),
+        # a letter that a word goes on after is no answer: a soft hyphen, or a Latin letter after
+        # invisible breaks ("A\u200bpple"); in scripts without spaces a break after a native label may
+        # end its word, so only the letter's own script continuing it counts there
+        candidates=regex.compile(r"(?-i:" + letter + r")(?![\p{L}\p{M}\p{N}]|\u00ad|(?<=[A-Za-z])["
+                                 + INVISIBLE_BREAKS + r"]+\p{Latin})"),
         before=regex.compile(r"(?r)" + head + lead + option + lead + r"(?-i:(?P<letter>" + letter + r"))\Z",
                              regex.IGNORECASE))
 

@@ -34,6 +34,7 @@ LETTERS = ("A", "B", "C", "D")
 _LAO = re.compile("[\u0e80-\u0eff]")
 _CJK = re.compile("[\u4e00-\u9fff]")
 
+LANGUAGES = ("lo", "en", "zh")  # LaoBench's: Lao, and the English and Chinese of its translation pairs
 MCQ_PROMPTS = {
     "lo": ("ຈົ່ງເລືອກຄຳຕອບທີ່ຖືກຕ້ອງພຽງຂໍ້ດຽວ (A, B, C ຫຼື D).\n\n{question}\n{options}\n\n"
            "ຕອບໃນຮູບແບບ: ຄຳຕອບ: X", "ຄຳຕອບ:"),
@@ -162,9 +163,14 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
         if answer in LETTERS and has_options:
             options = {k: _text(row, k, where, rid) for k in LETTERS}
             lang = str(row.get("lang") or detect_lang(question))
-            script = foreign_script(question, lang) if row.get("lang") else None
-            if script:  # a declared lang the question is not written in
-                raise DataError(f"{where} (id {rid}): lang is {lang!r}, but the question is written in {script} script")
+            if lang not in LANGUAGES:
+                raise DataError(f"{where} (id {rid}): lang {lang!r} is not one of LaoBench's languages "
+                                f"({', '.join(LANGUAGES)})")
+            script = foreign_script(question, lang)
+            if script:  # a declared lang the question is not written in, or a script LaoBench has no prompt for
+                raise DataError(f"{where} (id {rid}): " + (f"lang is {lang!r}, but the question" if row.get("lang") else
+                                                         "the question") + f" is written in {script} script; LaoBench's "
+                                f"rows are in {', '.join(LANGUAGES)}")
             mcq.append(Item.create(rid, {"question": question, "options": options, "lang": lang},
                                    {"answer": answer}, {"dimension": dtype, "subdomain": sub, "lang": lang,
                                                         "dimension_subdomain": f"{dtype}/{sub}"}))

@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     # what is measured; the checks every benchmark takes (language, extraction, errors, tokens, circular,
     # pivot: wrappers of a benchmark and what reads its samples)
     {"tasks", "checks", "benchmarks"},
-    {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text"},  # the parts
+    {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text", "datasheet"},  # the parts
     {"rundir", "runfiles", "core", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
 ]
 UNITS = {name for names in LAYERS for name in names}

@@ -10,13 +10,18 @@ directly: `glotbench run my_pkg.my_module:MyBenchmark`.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from glotbench.errors import SpecError
 from glotbench.plugins import (Entry, benchmark_entry, benchmarks, import_path, load_model, models, register_benchmark,
                                register_model)
 
-__all__ = ["Entry", "benchmarks", "get_benchmark", "load_model", "models", "register_benchmark", "register_model",
+if TYPE_CHECKING:
+    from glotbench.datasheet import Datasheet
+
+__all__ = ["Entry", "Family", "benchmarks", "families", "get_benchmark", "load_model", "models",
+           "register_benchmark", "register_model",
            "task_copy"]
 
 
@@ -82,3 +87,41 @@ def _task(name: str) -> Any:
     from glotbench.tasks import from_file
 
     return from_file(path)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A benchmark family as `tasks list` shows it: a built-in benchmark or a task file by name,
+    with its datasheet (None: it declares none, so it is in no language's list)."""
+
+    name: str
+    description: str
+    datasheet: Datasheet | None
+    task_file: bool
+
+
+def families(language: str | None = None) -> list[Family]:
+    """Every benchmark and task found by name, sorted; with `language` (any spelling `resolve_code`
+    reads), only those whose datasheet covers it. A task file that does not validate is left out
+    (`tasks list` names it: files.unreadable, `tasks check` says why)."""
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.errors import GlotbenchError
+    from glotbench.languages import resolve_code
+    from glotbench.tasks import files
+
+    out: dict[str, Family] = {}
+    for name, desc in benchmarks().items():
+        target = benchmark_entry(name).resolve()  # type: ignore[union-attr]  # listed, so registered
+        ds = target.datasheet if isinstance(target, type) and issubclass(target, Benchmark) else None
+        out[name] = Family(name, desc, ds, False)
+    for name, desc in files.task_names().items():
+        if name in out:
+            continue
+        try:
+            spec, _ = files.read_task_file(files.find_task(name))  # type: ignore[arg-type]  # found by name
+        except GlotbenchError:
+            continue
+        out[name] = Family(name, desc, spec.datasheet, True)
+    code = resolve_code(language) if language else None
+    return [f for _, f in sorted(out.items())
+            if code is None or (f.datasheet is not None and f.datasheet.options_for(code) is not None)]

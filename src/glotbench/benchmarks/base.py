@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from glotbench.core import Dataset
+from glotbench.datasheet import Datasheet
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
@@ -69,6 +70,9 @@ class Benchmark(ABC):
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
     # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
+    # Licence, origin, upstream, citation and the languages covered, with the options that select
+    # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
+    datasheet: Datasheet | None = None
 
     def task_file(self) -> Path | None:
         """The user's task file this benchmark was read from (resolved), or None (a built-in, a

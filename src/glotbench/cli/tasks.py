@@ -15,14 +15,23 @@ IncludePath = Annotated[list[str], typer.Option("--include-path", help="Also a f
 
 
 @tasks_app.command("list")
-def list_tasks(include_path: IncludePath = []) -> None:
-    """The tasks found by name: the --include-path folders first, then the shipped library."""
-    from glotbench.tasks import add_include_path, task_names
+def list_tasks(
+    include_path: IncludePath = [],
+    language: Annotated[str | None, typer.Option(
+        "--language", "-l", help="Only the families covering this language (lo, km, my, th, vi, id, tl...), "
+                                 "with their datasheets.")] = None,
+) -> None:
+    """The tasks found by name: the --include-path folders first, then the shipped library. With
+    --language: every benchmark family (built-in or task file) whose datasheet covers the language,
+    with the options selecting it, its origin, licence and source."""
+    from glotbench.tasks import add_include_path
 
     for folder in include_path:
         add_include_path(folder)
+    if language is not None:
+        return _list_language(language)
     from glotbench.registry import benchmarks
-    from glotbench.tasks.files import included_task, shadows_library, unreadable
+    from glotbench.tasks.files import included_task, shadows_library, task_names, unreadable
 
     builtin = benchmarks(hidden=True)
     for name, desc in sorted(task_names().items()):
@@ -31,6 +40,28 @@ def list_tasks(include_path: IncludePath = []) -> None:
         typer.echo(f"  {name:<16} {desc}{clash}")
     for path, why in unreadable().items():
         typer.echo(f"skipped {path}: {why} (glotbench tasks check {path} says where)", err=True)
+
+
+def _list_language(language: str) -> None:
+    from glotbench.errors import SpecError
+    from glotbench.languages import profile, resolve_code
+    from glotbench.registry import families
+
+    code = resolve_code(language)
+    if not code or not code.isalpha() or not 2 <= len(code) <= 3:
+        raise SpecError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
+    found = families(code)
+    name = profile(code).name if profile(code) else code  # type: ignore[union-attr]
+    if not found:
+        typer.echo(f"no benchmark family covers {name} ({code}); `glotbench tasks list` shows them all")
+        return
+    typer.echo(f"{len(found)} benchmark families cover {name} ({code}):")
+    for f in found:
+        ds = f.datasheet
+        assert ds is not None  # families(code) keeps only those whose datasheet covers code
+        opts = " ".join(f"{k}={v}" for k, v in (ds.options_for(code) or {}).items())
+        typer.echo(f"  {f.name:<24} {ds.origin_of(code):<18} {ds.licence_line:<32} {opts}")
+        typer.echo(f"  {'':<24} {f.description}; source: {ds.source}")
 
 
 @tasks_app.command("check")

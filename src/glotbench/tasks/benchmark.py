@@ -79,7 +79,7 @@ def run_spec(spec: Any, variant: str) -> Any:
 
 def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     """SHA-256 (12 hex) of the spec as data (its description left out) with the run's options."""
-    body = spec.model_dump(mode="json", exclude={"description"})
+    body = spec.model_dump(mode="json", exclude={"description", "datasheet"})
     # Checks, not settings: unset, the hash stays as it was before they existed.
     if body["data"].get("language_by") is None:
         body["data"].pop("language_by", None)
@@ -102,6 +102,7 @@ class TaskBenchmark(Benchmark):
         self._where = where or Where(spec.name)
         self._base = Path(base_dir) if base_dir is not None else Path.cwd()
         self.name, self.version = spec.name, spec.version
+        self.datasheet = spec.datasheet
         self.description = (spec.description or spec.name).strip().splitlines()[0]
         self.spec = spec  # until the variant is known (the options are checked against the file's)
         self.options = self._options(options)

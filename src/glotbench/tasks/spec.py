@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from glotbench.datasheet import Datasheet
+
 LOGLIK_NORMS = ("sum", "token", "char", "byte", "grapheme")
 FORMATS = ("jsonl", "json", "csv", "tsv", "parquet")
 NORMALISERS = ("strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct", "ascii_digits",
@@ -277,6 +279,9 @@ class TaskSpec(Part):
     # a fields.public key whose text is itself a possible answer (a translation's source copied): the
     # run scores it as every item's reply, the input-unchanged floor shown beside the score
     input_answer: str | None = None
+    # licence, origin, upstream, citation, the languages covered and the options selecting each
+    # (glotbench/datasheet.py); not part of the signature (it changes no score)
+    datasheet: Datasheet | None = None
 
     @field_validator("name")
     @classmethod
@@ -305,4 +310,11 @@ class TaskSpec(Part):
         for g in self.groups:
             if g not in self.fields.meta and g != "lang":
                 raise ValueError(f"groups: {g!r} is not one of fields.meta (or lang)")
+        for code, opts in (self.datasheet.languages.items() if self.datasheet else ()):
+            for k, v in opts.items():
+                if k not in self.options:
+                    raise ValueError(f"datasheet.languages.{code}: {k!r} is not one of options")
+                choices = self.options[k].choices
+                if choices is not None and v not in choices:
+                    raise ValueError(f"datasheet.languages.{code}: {k}={v!r} is not one of its choices")
         return self

@@ -25,7 +25,7 @@ from glotbench.rundir.schema import FinishedResults
 from glotbench.rundir.validity import is_valid, notes
 
 EEE_SCHEMA_VERSION = "0.3.0"
-FORMATS = ("csv", "json", "eee", "hf-eval-results")
+FORMATS = ("csv", "json", "eee", "hf-eval-results", "bibtex")
 COLUMNS = ("run", "benchmark", "model", "group_by", "group", "metric", "headline", "value", "ci_low", "ci_high",
            "ci_method", "confidence", "n", "clusters", "valid", "signature", "data_label", "notes")
 # EEE keeps extra facts as string-valued `additional_details`; these are glotbench's keys there.
@@ -274,3 +274,49 @@ def write_hf(runs: list[str | Path], out: str | Path, dataset: str | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
     return list(entries)
+
+
+# -- citations -------------------------------------------------------------------------------------
+
+# glotbench itself, as CITATION.cff says (tests/test_export_bibtex.py holds the two equal).
+GLOTBENCH_BIBTEX = {"ENTRYTYPE": "software", "ID": "glotbench",
+                    "title": "glotbench: evaluating large language models in low-resource languages",
+                    "author": "{The glotbench developers}", "version": "0.1.0", "license": "Apache-2.0"}
+
+
+def _datasheet_of(run_dir: str | Path, res: Mapping[str, Any]) -> Any:
+    """The datasheet of a run's benchmark: its kept task file's (a user's task), else the one
+    registered under its name now (a built-in or the library's task); None if it declares none."""
+    from glotbench.registry import families
+    from glotbench.rundir.files import task_file_of
+
+    kept = task_file_of(res["benchmark"], run_dir)
+    if kept is not None:
+        from glotbench.tasks.files import read_task_file
+
+        return read_task_file(kept[0])[0].datasheet
+    found = {f.name: f for f in families()}.get(res["benchmark"]["name"])
+    return found.datasheet if found else None
+
+
+def bibtex(runs: list[str | Path]) -> tuple[str, list[str]]:
+    """BibTeX for finished runs: glotbench's entry, then each benchmark's citation from its datasheet
+    (entries with one key given once); and a line per run whose benchmark declares no citation."""
+    import bibtexparser
+    from bibtexparser.bibdatabase import BibDatabase
+
+    from glotbench.datasheet import bibtex_entries
+
+    entries: dict[str, dict[str, str]] = {"glotbench": dict(GLOTBENCH_BIBTEX)}
+    missing: list[str] = []
+    for run in runs:
+        res = read_results(run, FinishedResults)
+        ds = _datasheet_of(run, res)
+        if ds is None:
+            missing.append(f"{run}: {res['benchmark']['name']} declares no datasheet, so no citation")
+            continue
+        for e in bibtex_entries(ds.citation):
+            entries.setdefault(e["ID"], e)
+    db = BibDatabase()
+    db.entries = list(entries.values())
+    return bibtexparser.dumps(db), missing

@@ -17,6 +17,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from conftest import cli
+from test_judged_views import rubric_run  # noqa: F401 - a fixture: a task scored by a rubric on loopback
 
 PASSAGES = ["ນະຄອນຫຼວງວຽງຈັນແມ່ນນະຄອນຫຼວງຂອງລາວ ແລະ ຕັ້ງຢູ່ແຄມແມ່ນ້ຳຂອງ.",
             "ພູສີແມ່ນພູທີ່ຢູ່ໃຈກາງເມືອງຫຼວງພະບາງ ແລະ ມີວັດຢູ່ເທິງຍອດພູ."]
@@ -98,6 +99,9 @@ def test_the_board_in_every_format(runs):
     vi = next(c for c in board["columns"] if c["benchmark"] == "vi-diacritics")
     groups = next(iter(vi["groups"].values()))
     assert all(e["too_few_units"] is True and e["n"] for per in groups.values() for e in per.values())
+    rows = list(csv.DictReader(io.StringIO(cli("board", root, "--format", "csv").stdout)))
+    assert {(r["benchmark"], r["n"], r["clusters"], r["too_few_units"]) for r in rows} == {
+        ("belebele · lo", "6", "2", "False"), ("vi-diacritics", "10", "", "True")}
     assert cli("board", root, "--html", str(tmp / "board.html")).returncode == 0
     page = (tmp / "board.html").read_text(encoding="utf-8")
     assert "100.0 (1.2–100.0) n=6‡2" in page  # the CI plot's text
@@ -136,3 +140,28 @@ def test_compare_and_export(runs):
     rows = list(csv.DictReader(io.StringIO(cli("export", str(out["vi-a"][0])).stdout)))
     marks = {r["metric"]: r["too_few_units"] for r in rows if not r["group_by"]}
     assert marks["sentence_exact"] == "True" and marks["word_accuracy"] == "False"
+
+
+def test_judged_scores_follow_the_same_rule():
+    """The judge panel's percentile bootstrap over prompts (arena, AraGen's mean of judges, a rubric
+    task's score) is marked below 100 prompts, as every other bootstrap; Wilson where it collapsed
+    below 30."""
+    from glotbench.judges.panel import mean_of_judges
+
+    def final(n, value=lambda i: float(i % 2)):
+        ids = [f"p{i}" for i in range(n)]
+        return mean_of_judges({"j": {p: [value(i)] for i, p in enumerate(ids)}}, ids, resamples=200)["final"]
+
+    assert final(40)["ci_method"] == "bootstrap" and final(40)["too_few_units"] is True
+    assert "too_few_units" not in final(120)
+    won = final(40, lambda i: 1.0)
+    assert won["ci_method"] == "wilson_fallback" and "too_few_units" not in won  # Wilson from 30
+    assert final(12, lambda i: 1.0)["too_few_units"] is True
+
+
+def test_a_rubric_run_prints_its_mark_and_n(rubric_run):
+    out, _ = rubric_run
+    text = cli("report", str(out)).stdout
+    assert "† n=3" in text and "too few units" in text
+    md = cli("board", str(out.parent)).stdout
+    assert "† n=3" in md

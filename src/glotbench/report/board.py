@@ -407,7 +407,7 @@ def to_csv(board: dict[str, Any]) -> str:
     lang = ["language"] if board.get("pivot") else []
     w.writerow(lang + ["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
                        "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set",
-                       "notes", "p_vs_best_adjusted", "correction"])
+                       "notes", "p_vs_best_adjusted", "correction", "clusters", "too_few_units"])
     for language, _, cols in tables(board):
         for c in cols:
             for m, x in c["cells"].items():
@@ -415,7 +415,8 @@ def to_csv(board: dict[str, Any]) -> str:
                     m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
                     x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
                     x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
-                    x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", "")])
+                    x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", ""),
+                    x.get("clusters", ""), bool(x.get("too_few_units"))])
     return buf.getvalue()
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
-from glotbench.report.terminal import interval_text
+from glotbench.report.terminal import interval_text, n_text
 
 PALETTE = ("#2b6cb0", "#c05621", "#2f855a", "#9b2c2c", "#6b46c1", "#b7791f", "#2c7a7b", "#97266d")
 
@@ -36,6 +36,12 @@ class Row:
     header: bool = False  # a group heading ("by category"), no value
     n: str = ""  # the units beside the interval ("12", "12‡4": items‡clusters)
     few: bool = False  # the interval rests on too few units (†, docs/metrics.md)
+
+
+def units(est: dict | None) -> dict:
+    """A plot row's units and † from its estimate (`Row(..., **units(est))`): a plotted interval
+    always shows its n (items‡clusters) and its mark."""
+    return {"n": n_text(est), "few": bool(est and est.get("too_few_units"))}
 
 
 def _x(v: float, lo: float, hi: float, x0: float, width: float) -> float:

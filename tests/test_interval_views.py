@@ -165,3 +165,27 @@ def test_a_rubric_run_prints_its_mark_and_n(rubric_run):
     assert "† n=3" in text and "too few units" in text
     md = cli("board", str(out.parent)).stdout
     assert "† n=3" in md
+
+
+def test_the_pivot_comparison_is_marked_as_compare_is():
+    """`run --pivot`'s native-against-pivot paired CI: † under 100 items (stats.paired_too_few), shown
+    on the run page's pivot table."""
+    from types import SimpleNamespace as NS
+
+    from glotbench.checks.pivot import paired
+    from glotbench.metrics import ItemScore, RatioMetric
+    from glotbench.report.checks_html import pivot_section
+
+    def samples(n, right):
+        return [NS(id=f"i{i}", meta={"category": "c"}, score=ItemScore({"correct": float(right(i)), "n": 1.0}))
+                for i in range(n)]
+
+    acc = RatioMetric("accuracy", "correct", "n")
+    bench = NS(group_by=("category",))
+    few = paired(bench, [acc], samples(20, lambda i: i % 2), samples(20, lambda i: i % 3 == 0), resamples=200)
+    assert few["overall"]["too_few_units"] is True and few["groups"]["category"]["c"]["too_few_units"] is True
+    many = paired(bench, [acc], samples(120, lambda i: i % 2), samples(120, lambda i: i % 3 == 0), resamples=200)
+    assert "too_few_units" not in many["overall"]
+    page = pivot_section({"pivot": {"native_vs_pivot": few, "language": "en", "pivot_model": "m", "answer": "x",
+                                    "texts_translated": 1, "texts": 1, "untranslated": {"items": 0}, "phases": {}}})
+    assert page.count("†</td>") == 2

@@ -88,8 +88,8 @@ UNIT = {"fraction": "%", "points": "points", None: "?"}
 
 FEW_MARK = "†"  # an interval on too few units: its measured coverage is under 93% (docs/metrics.md)
 FEW_NOTE = (f"{FEW_MARK} too few units for a trustworthy 95% interval: measured coverage under 93% "
-            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, or a cluster "
-            "bootstrap; docs/metrics.md)")
+            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, a cluster "
+            "bootstrap, or one item or cluster; docs/metrics.md)")
 
 
 def few_mark(est: dict[str, Any] | None) -> str:

@@ -108,7 +108,7 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     console.print(t)
     if any(pj["scores"]["overall"]["3c3h"].get("too_few_units") for pj in res["per_judge"].values()) \
             or m["3c3h"].get("too_few_units"):
-        console.print(FEW_NOTE, soft_wrap=True)
+        console.print(FEW_NOTE)
     print_notes(console, res)
     if res["skipped_judges"]:
         console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}")

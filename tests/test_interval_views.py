@@ -159,7 +159,7 @@ def test_judged_scores_follow_the_same_rule():
     assert final(12, lambda i: 1.0)["too_few_units"] is True
 
 
-def test_a_rubric_run_prints_its_mark_and_n(rubric_run):
+def test_a_rubric_run_prints_its_mark_and_n(rubric_run):  # noqa: F811 - the imported fixture
     out, _ = rubric_run
     text = cli("report", str(out)).stdout
     assert "† n=3" in text and "too few units" in text

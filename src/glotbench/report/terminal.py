@@ -88,8 +88,8 @@ UNIT = {"fraction": "%", "points": "points", None: "?"}
 
 FEW_MARK = "†"  # an interval on too few units: its measured coverage is under 93% (docs/metrics.md)
 FEW_NOTE = (f"{FEW_MARK} too few units for a trustworthy 95% interval: measured coverage under 93% "
-            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, or a cluster "
-            "bootstrap; docs/metrics.md)")
+            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, a cluster "
+            "bootstrap, or one item or cluster; docs/metrics.md)")
 
 
 def few_mark(est: dict[str, Any] | None) -> str:
@@ -104,6 +104,38 @@ def n_text(est: dict[str, Any] | None) -> str:
         return ""
     c = est.get("clusters")
     return f"{est['n']}‡{c}" if c is not None and c < est["n"] else str(est["n"])
+
+
+def ci_text(est: dict[str, Any] | None, scale: str | None = "fraction", signed: bool = False) -> str:
+    """An estimate's 95% interval as every text view prints it: `(55.0–69.1)`, with `†` after it where
+    the estimate is marked `too_few_units`; "" without an interval. `signed`: a difference, `(+1.0–+2.0)`."""
+    if not est or est.get("ci_low") is None or est.get("ci_high") is None:
+        return ""
+    if signed:
+        f = 100 if scale == "fraction" else 1
+        lo, hi = f"{f * est['ci_low']:+.1f}", f"{f * est['ci_high']:+.1f}"
+    else:
+        lo, hi = scaled(est["ci_low"], scale), scaled(est["ci_high"], scale)
+    return f"({lo}–{hi}){few_mark(est)}"
+
+
+def interval_text(est: dict[str, Any] | None, scale: str | None = "fraction", *, ci: bool = True, n: bool = True,
+                  none: str = "—") -> str:
+    """THE text of an estimate, in every view that prints one as text: `62.3 (55.0–69.1)† n=12‡4`: the
+    value (`scaled`), its interval with † where it rests on too few units (`ci_text`), and the units
+    it rests on (`n_text`: items, ‡ clusters). The results table (whose n column carries the units:
+    `n=False`), the board's cells and group tables (markdown, LaTeX, the heatmap's tooltips), the
+    results store's `runs ls`, `runs show` and `runs board`, and export's Hub notes print through it;
+    the HTML views, whose every number links to results.json, compose the same parts (`few_mark`,
+    `n_text`). `none` for an estimate without a value."""
+    if not est or est.get("value") is None:
+        return none
+    out = scaled(est["value"], scale)
+    if ci and (interval := ci_text(est, scale)):
+        out += f" {interval}"
+    if n and (units := n_text(est)):
+        out += f" n={units}"
+    return out
 
 
 def any_few(results: dict[str, Any]) -> bool:
@@ -137,12 +169,7 @@ def floor_line(results: dict[str, Any]) -> str | None:
 
 
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
-    if est is None or est.get("value") is None:
-        return "—"
-    if ci:
-        return (f"{scaled(est['value'], scale)} ({scaled(est['ci_low'], scale)}–{scaled(est['ci_high'], scale)})"
-                + few_mark(est))
-    return scaled(est["value"], scale)
+    return interval_text(est, scale, ci=ci, n=False)  # the table's n column carries the units
 
 
 CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",

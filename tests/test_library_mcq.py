@@ -91,3 +91,78 @@ def test_each_language_lists_the_families_covering_it(code, must):
     got = {f.name for f in families(code)}
     assert must <= got, must - got
     assert "xnli" not in got or code in ("th", "vi")  # XNLI has no lo, km, my, id or tl
+
+
+# -- the reference rules, re-derived from their code (not imported: lm-eval is not a dependency) ----
+
+def lm_eval_regex(reply: str, pattern: str, group_select: int = 0, fallback: str = "[invalid]") -> str:
+    """lm-eval's RegexFilter.apply (lm_eval/filters/extraction.py): findall, item `group_select`, a
+    tuple's first non-empty group, stripped; no match: the fallback."""
+    import re
+
+    found = re.findall(pattern, reply)
+    if not found:
+        return fallback
+    m = found[group_select]
+    if isinstance(m, tuple):
+        m = next((g for g in m if g), fallback)
+    return m.strip()
+
+
+def lm_eval_exact_match(pred: str, gold: str, ignore_case: bool = True, ignore_punctuation: bool = True) -> float:
+    """lm-eval's exact_match (lm_eval/api/metrics.py, exact_match_hf_evaluate) on one pair."""
+    import string
+
+    if ignore_case:
+        pred, gold = pred.lower(), gold.lower()
+    if ignore_punctuation:
+        table = str.maketrans("", "", string.punctuation)
+        pred, gold = pred.translate(table), gold.translate(table)
+    return float(pred == gold)
+
+
+# -- Global PIQA ----------------------------------------------------------------------------------
+
+PIQA_REGEX = (r"[Tt]he (?:[Bb]est [Aa]nswer|[Ff]inal [Aa]nswer|[Aa]nswer)[^A-B]*([A-B])|[Aa]nswer\s*:[^A-B]*([A-B])|"
+              r"\\boxed\{([A-B])\}")  # nonparallel_generation/_template's regex_pattern, as YAML reads it
+
+
+def test_global_piqa_thai_generative(tmp_path, srv):
+    answers = {"ข้าวเหนียวนุ่ม": "คำตอบ: A",  # gold A: right
+               "กันมด": "ข",  # gold B, the Thai label ข: right
+               "พริกแห้ง": "ใส่ขวดโหลปิดฝาให้สนิท",  # gold A, named by its text: right
+               "เผ็ดน้อยลง": "Answer: A"}  # gold B: wrong
+    r, samples = run(tmp_path, srv, "global-piqa", "global_piqa_tha_thai.jsonl", answers, config="tha_thai")
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(3 / 4)
+    assert [s["answer"]["letter"] for s in samples] == ["A", "B", "A", "A"]
+    assert r["random_baseline"] == 0.5 and "opt.config:tha_thai" in r["signature"]
+    for req in srv.requests():  # the gold never reaches the server
+        assert '"label"' not in json.dumps(req, ensure_ascii=False)
+
+
+def test_global_piqa_lm_eval_variant_scores_as_lm_eval(tmp_path, srv):
+    replies = {"bánh chưng": "Phương án A hợp lý. The best answer is: A",  # gold A: right
+               "nón lá": "The answer is A... no: the best answer is: B",  # the last match, B; gold B: right
+               "cà phê phin": "Đáp án: A"}  # no English answer phrase: lm-eval's [invalid]; gold A: wrong
+    r, samples = run(tmp_path, srv, "global-piqa", "global_piqa_vie_latn.jsonl", replies, config="vie_latn",
+                     prompt="lm-eval")
+    assert r["scores"]["overall"]["exact_match"]["value"] == pytest.approx(2 / 3)
+    gold = ["A", "B", "A"]
+    want = [lm_eval_exact_match(lm_eval_regex(reply, PIQA_REGEX, -1), g) for reply, g in zip(replies.values(), gold)]
+    assert [s["score"]["strict_match:correct"] for s in samples] == want == [1.0, 1.0, 0.0]
+    assert [s["answer"] for s in samples][:2] == [{"strict_match": "A"}, {"strict_match": "B"}]
+    prompt = srv.requests()[0]["messages"][-1]["content"]
+    assert prompt.startswith("Given the following situation, which option is more likely to be correct?\n\nSituation:\n"
+                             "Để bánh chưng không bị khô khi luộc, ...\n\nOption A: giữ cho nồi luôn ngập nước.")
+    assert prompt.endswith('where [answer_letter] is one of A or B.')
+
+
+def test_global_piqa_tagalog_and_the_cloze_variant_builds():
+    bench = get_benchmark("global-piqa", config="tgl_latn", prompt="lm-eval-cloze")
+    assert resolve_code(bench.language) == "tl"
+    ds = bench.load(str(FX / "global_piqa_tgl_latn.jsonl"))
+    assert [it.gold["answer"] for it in ds.items] == ["A", "B"]
+    p = bench.render(ds.items[1].to_public())
+    assert p.text.startswith("Para lumambot ang karne ng adobo,")
+    assert [c.strip() for c in p.choices] == ["lutuin ito nang limang minuto lamang.",
+                                             "pakuluan ito nang matagal sa mahinang apoy."]

@@ -166,3 +166,76 @@ def test_global_piqa_tagalog_and_the_cloze_variant_builds():
     assert p.text.startswith("Para lumambot ang karne ng adobo,")
     assert [c.strip() for c in p.choices] == ["lutuin ito nang limang minuto lamang.",
                                              "pakuluan ito nang matagal sa mahinang apoy."]
+
+
+# -- MMLU-ProX -------------------------------------------------------------------------------------
+
+# lm_eval/tasks/mmlu_prox/lang_libs.py, LANG_LIBS["th"] (question, options, answer-with-steps, -, shot prefix)
+TH_LIB = ["คำถาม:", "ตัวเลือก:", "คำตอบ: มาคิดทีละขั้นตอนกัน", None, "A: มาคิดทีละขั้นตอนกัน", "คำตอบคือ ({})"]
+
+
+def format_cot_example(row: dict, lib: list, including_answer: bool) -> str:
+    """lm-eval's mmlu_prox utils.format_cot_example, re-derived."""
+    prompt = f"{lib[0]}\n{row['question']}\n{lib[1]}\n"
+    for i in range(10):
+        if row[f"option_{i}"] is not None:
+            prompt += f"{'ABCDEFGHIJ'[i]}. {row[f'option_{i}']}\n"
+    if including_answer:
+        return prompt + row["cot_content"].replace(lib[4], lib[2]) + "\n\n"
+    return prompt + lib[2]
+
+
+def test_mmlu_prox_thai_default_prompt_reads_the_last_answer_line(tmp_path, srv):
+    answers = {"สูบฉีดเลือด": "หัวใจทำหน้าที่นี้\nAnswer: C",  # gold C: right
+               "ผลบวกของ 15 และ 27": "15 + 27 = 42. Answer: (B)",  # gold B: right
+               "เสียกรุงครั้งที่สอง": "Answer: A... no. Answer: C"}  # the last one, C; gold B: wrong
+    r, samples = run(tmp_path, srv, "mmlu-prox", "mmlu_prox_th.jsonl", answers, config="th")
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    assert [s["answer"]["answer"] for s in samples] == ["C", "B", "C"]
+    assert set(r["scores"]["groups"]["category"]) == {"biology", "math", "history"}
+    assert r["task"]["data"]["revision"] == "8e6106a6c6ce1c5027e66cc338143cf997b2aa09"
+
+
+def test_mmlu_prox_lm_eval_variant_five_shot_prompt_and_first_match(tmp_path, srv):
+    """lm-eval's prompt re-derived (description as the system turn; each shot's question and chain of
+    thought as format_cot_example writes it, nothing between them; then the item), with 2 shots from
+    the category's validation rows, and its regex filter's first match scored by exact match."""
+    answers = {"สูบฉีดเลือด": "หัวใจ คำตอบคือ (C) ไม่ใช่ คำตอบคือ (A)",  # the first phrase: C; gold C: right
+               "ผลบวกของ 15 และ 27": "คำตอบคือ B",  # gold B: right
+               "เสียกรุงครั้งที่สอง": "Answer: B"}  # no Thai phrase: lm-eval's [invalid]; gold B: wrong
+    r, samples = run(tmp_path, srv, "mmlu-prox", "mmlu_prox_th.jsonl", answers, config="th", prompt="lm-eval-th",
+                     shots="2", fewshot_data=str(FX / "mmlu_prox_th_validation.jsonl"))
+    assert r["scores"]["overall"]["exact_match"]["value"] == pytest.approx(2 / 3)
+    regex = r"คำตอบคือ \(?([ABCDEFGHIJ])\)?"  # th/_th_template_yaml
+    gold = ["C", "B", "B"]
+    want = [lm_eval_exact_match(lm_eval_regex(a, regex, 0), g) for a, g in zip(answers.values(), gold)]
+    assert [s["score"]["custom-extract:correct"] for s in samples] == want == [1.0, 1.0, 0.0]
+    rows = [json.loads(x) for x in (FX / "mmlu_prox_th.jsonl").read_text(encoding="utf-8").splitlines()]
+    shots = [json.loads(x) for x in (FX / "mmlu_prox_th_validation.jsonl").read_text(encoding="utf-8").splitlines()]
+    desc = ('ต่อไปนี้เป็นคำถามปรนัย (พร้อมคำตอบ) เกี่ยวกับ ชีววิทยา คิดทีละขั้นตอนแล้วสรุปคำตอบด้วย "คำตอบคือ (X)" '
+            'โดยที่ X คือตัวอักษรที่เป็นตัวเลือกที่ถูกต้อง\n')  # th/mmlu_prox_th_biology.yaml's description
+    biology = [s for s in shots if s["category"] == "biology"][:2]
+    user = "".join(format_cot_example(s, TH_LIB, True) for s in biology) + format_cot_example(rows[0], TH_LIB, False)
+    first = next(q for q in srv.requests() if "สูบฉีดเลือด" in q["messages"][-1]["content"])
+    assert first["messages"] == [{"role": "system", "content": desc}, {"role": "user", "content": user}]
+
+
+def test_mmlu_prox_vietnamese_lm_eval_variant_zero_shot(tmp_path, srv):
+    answers = {"bơm máu": "Tim bơm máu. Câu trả lời là (C).", "15 cộng 27": "Câu trả lời là (D)"}  # right, wrong
+    r, samples = run(tmp_path, srv, "mmlu-prox", "mmlu_prox_vi.jsonl", answers, config="vi", prompt="lm-eval-vi",
+                     shots="0")
+    assert r["scores"]["overall"]["exact_match"]["value"] == pytest.approx(1 / 2)
+    want = [lm_eval_exact_match(lm_eval_regex(a, r"Câu trả lời là \(?([ABCDEFGHIJ])\)?", 0), g)
+            for a, g in zip(answers.values(), ["C", "B"])]
+    assert [s["score"]["custom-extract:correct"] for s in samples] == want
+    msgs = srv.requests()[0]["messages"]
+    assert msgs[0]["content"].startswith("Dưới đây là câu hỏi trắc nghiệm về Sinh học")
+    assert msgs[1]["content"].startswith("Câu hỏi:\nCơ quan nào bơm máu đi khắp cơ thể?\nLựa chọn:\nA. Phổi\n")
+    assert msgs[1]["content"].endswith("G. Não\nTrả lời: Hãy suy nghĩ từng bước một.")
+
+
+def test_mmlu_prox_lite_is_its_own_pinned_repository():
+    full, lite = get_benchmark("mmlu-prox"), get_benchmark("mmlu-prox", subset="lite")
+    assert (full.data.hub, full.data.revision) == ("li-lab/MMLU-ProX", "8e6106a6c6ce1c5027e66cc338143cf997b2aa09")
+    assert (lite.data.hub, lite.data.revision) == ("li-lab/MMLU-ProX-Lite", "e82aafb9460529687d3c7e51b401d8dd1dd309dd")
+    assert full.signature_parts() != lite.signature_parts()

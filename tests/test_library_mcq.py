@@ -239,3 +239,18 @@ def test_mmlu_prox_lite_is_its_own_pinned_repository():
     assert (full.data.hub, full.data.revision) == ("li-lab/MMLU-ProX", "8e6106a6c6ce1c5027e66cc338143cf997b2aa09")
     assert (lite.data.hub, lite.data.revision) == ("li-lab/MMLU-ProX-Lite", "e82aafb9460529687d3c7e51b401d8dd1dd309dd")
     assert full.signature_parts() != lite.signature_parts()
+
+
+# -- XStoryCloze -----------------------------------------------------------------------------------
+
+def test_xstorycloze_burmese_and_indonesian_generative(tmp_path, srv):
+    r, samples = run(tmp_path, srv, "xstorycloze", "xstorycloze_my.jsonl",
+                     {"မောင်မောင်": "အဖြေ: A",  # gold A: right
+                      "မိုးသည်": "သူမသည် ခြောက်သွေ့စွာ အိမ်ရောက်ခဲ့သည်။",  # ending A's text; gold B: wrong
+                      "ကိုကို": "A"}, config="my")  # gold A: right
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    assert [s["answer"]["letter"] for s in samples] == ["A", "A", "A"]
+    assert r["task"]["data"]["revision"] == "681c9fd7fbd1b4957db8d6a5f45eadba059fc2b9"
+    r, samples = run(tmp_path / "id", srv, "xstorycloze", "xstorycloze_id.jsonl",
+                     {"Budi lupa": "Jawaban: A", "Ibu menanam": "Jawabannya adalah B"}, config="id")
+    assert r["scores"]["overall"]["accuracy"]["value"] == 1.0

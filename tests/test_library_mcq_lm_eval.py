@@ -90,3 +90,19 @@ def test_global_piqa_cloze_requests_are_lm_evals(monkeypatch):
     bench = get_benchmark("global-piqa", config="tha_thai", prompt="lm-eval-cloze")
     _, prompts = ours(bench, str(FX / "global_piqa_tha_thai.jsonl"))
     assert [[(p.text, c) for c in p.choices] for p in prompts] == requests(task)
+
+
+# -- XStoryCloze ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shots", [0, 1])
+def test_xstorycloze_requests_and_scores_are_lm_evals(monkeypatch, shots):
+    from test_tasks_lm_eval import same_scores
+
+    evals, train = rows("xstorycloze_my.jsonl"), rows("xstorycloze_id.jsonl")
+    task = lm_task("xstorycloze", "xstorycloze_my", {"train": train, "eval": evals}, monkeypatch,
+                   dataset=("juletxara/xstory_cloze", "my"), shots=shots)
+    bench = get_benchmark("xstorycloze", config="my", prompt="lm-eval", shots=shots,
+                          fewshot_data=str(FX / "xstorycloze_id.jsonl"))
+    ds, prompts = ours(bench, str(FX / "xstorycloze_my.jsonl"))
+    assert [[(p.text, c) for c in p.choices] for p in prompts] == requests(task)
+    same_scores(bench, ds, task, [[-1.0, -2.0], [-0.5, -0.4], [-3.0, -3.5]])

@@ -254,3 +254,18 @@ def test_xstorycloze_burmese_and_indonesian_generative(tmp_path, srv):
     r, samples = run(tmp_path / "id", srv, "xstorycloze", "xstorycloze_id.jsonl",
                      {"Budi lupa": "Jawaban: A", "Ibu menanam": "Jawabannya adalah B"}, config="id")
     assert r["scores"]["overall"]["accuracy"]["value"] == 1.0
+
+
+# -- INCLUDE ---------------------------------------------------------------------------------------
+
+def test_include_vietnamese_and_indonesian_by_domain(tmp_path, srv):
+    r, samples = run(tmp_path, srv, "include", "include_vietnamese.jsonl",
+                     {"Điện Biên Phủ": "Đáp án là B", "3 × 4": "Đáp án: D", "Sông nào dài nhất": "Sông Mê Kông"},
+                     config="Vietnamese")  # golds B, C, A: right, wrong, right (by the option's text)
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    assert r["scores"]["groups"]["domain"]["Social Science"]["accuracy"]["value"] == 1.0
+    assert r["scores"]["groups"]["domain"]["STEM"]["accuracy"]["value"] == 0.0
+    assert samples[0]["meta"]["lang"] == "vi" and r["task"]["data"]["revision"].startswith("13fb8e06")
+    r, _ = run(tmp_path / "id", srv, "include", "include_indonesian.jsonl",
+               {"posisi keuangan": "Jawaban: A", "Satuan gaya": "Jawabannya adalah C"}, config="Indonesian")
+    assert r["scores"]["overall"]["accuracy"]["value"] == 1.0

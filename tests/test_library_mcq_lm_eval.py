@@ -106,3 +106,21 @@ def test_xstorycloze_requests_and_scores_are_lm_evals(monkeypatch, shots):
     ds, prompts = ours(bench, str(FX / "xstorycloze_my.jsonl"))
     assert [[(p.text, c) for c in p.choices] for p in prompts] == requests(task)
     same_scores(bench, ds, task, [[-1.0, -2.0], [-0.5, -0.4], [-3.0, -3.5]])
+
+
+# -- INCLUDE --------------------------------------------------------------------------------------
+
+def test_include_requests_and_scores_are_lm_evals(monkeypatch):
+    from test_tasks_lm_eval import same_scores
+
+    test = rows("include_vietnamese.jsonl")
+    bench = get_benchmark("include", config="Vietnamese", prompt="lm-eval")
+    ds, prompts = ours(bench, str(FX / "include_vietnamese.jsonl"))
+    for domain in ("social_science", "stem"):
+        task = lm_task("include/default/Vietnamese", f"include_base_44_vietnamese_{domain}", {"test": test}, monkeypatch,
+                       dataset=("CohereForAI/include-base-44", "Vietnamese"))
+        mine = [(it, p) for it, p in zip(ds, prompts) if it.meta["domain"].lower().replace(" ", "_") == domain]
+        assert [[(p.text, c) for c in p.choices] for _, p in mine] == requests(task)
+    task = lm_task("include/default/Vietnamese", "include_base_44_vietnamese_social_science", {"test": test}, monkeypatch)
+    social = type(ds)(tuple(it for it in ds if it.meta["domain"] == "Social Science"), ds.source, ds.sha256)
+    same_scores(bench, social, task, [[-2.0, -1.0, -3.0, -4.0], [-0.1, -0.2, -0.3, -0.4]])

@@ -151,7 +151,7 @@ def test_global_piqa_lm_eval_variant_scores_as_lm_eval(tmp_path, srv):
     want = [lm_eval_exact_match(lm_eval_regex(reply, PIQA_REGEX, -1), g) for reply, g in zip(replies.values(), gold)]
     assert [s["score"]["strict_match:correct"] for s in samples] == want == [1.0, 1.0, 0.0]
     assert [s["answer"] for s in samples][:2] == [{"strict_match": "A"}, {"strict_match": "B"}]
-    prompt = srv.requests()[0]["messages"][-1]["content"]
+    prompt = next(q["messages"][-1]["content"] for q in srv.requests() if "bánh chưng" in q["messages"][-1]["content"])
     assert prompt.startswith("Given the following situation, which option is more likely to be correct?\n\nSituation:\n"
                              "Để bánh chưng không bị khô khi luộc, ...\n\nOption A: giữ cho nồi luôn ngập nước.")
     assert prompt.endswith('where [answer_letter] is one of A or B.')
@@ -228,7 +228,7 @@ def test_mmlu_prox_vietnamese_lm_eval_variant_zero_shot(tmp_path, srv):
     want = [lm_eval_exact_match(lm_eval_regex(a, r"Câu trả lời là \(?([ABCDEFGHIJ])\)?", 0), g)
             for a, g in zip(answers.values(), ["C", "B"])]
     assert [s["score"]["custom-extract:correct"] for s in samples] == want
-    msgs = srv.requests()[0]["messages"]
+    msgs = next(q["messages"] for q in srv.requests() if "bơm máu" in q["messages"][-1]["content"])
     assert msgs[0]["content"].startswith("Dưới đây là câu hỏi trắc nghiệm về Sinh học")
     assert msgs[1]["content"].startswith("Câu hỏi:\nCơ quan nào bơm máu đi khắp cơ thể?\nLựa chọn:\nA. Phổi\n")
     assert msgs[1]["content"].endswith("G. Não\nTrả lời: Hãy suy nghĩ từng bước một.")
@@ -269,3 +269,44 @@ def test_include_vietnamese_and_indonesian_by_domain(tmp_path, srv):
     r, _ = run(tmp_path / "id", srv, "include", "include_indonesian.jsonl",
                {"posisi keuangan": "Jawaban: A", "Satuan gaya": "Jawabannya adalah C"}, config="Indonesian")
     assert r["scores"]["overall"]["accuracy"]["value"] == 1.0
+
+
+# -- SeaExam ---------------------------------------------------------------------------------------
+
+def seaexam_zero_shot_prompt(row: dict) -> str:
+    """SeaExam's scripts/utils_data.py: generate_prompt('zero-shot', ...) with dynamic_template 0."""
+    letters = ["A", "B", "C", "D", "E", "F", "G", "H"]
+    choices = "\n".join(f"{letters[i]}. {row['choices'][i]}" for i in range(len(row["choices"])))
+    description = ("The following is a multiple-choice question. Please only give the correct option, without any "
+                   "other details or explanations.")
+    return description + "\n\n" + row["question"] + "\n" + choices + "\nAnswer:"
+
+
+def seaexam_match(pred: str, answer: int) -> float:
+    """SeaExam's scripts/utils.py compute_acc_score on one reply: the first capital A-E, stripped."""
+    import re
+
+    found = re.findall(r"[A-E]", pred.strip())
+    return float(["A", "B", "C", "D", "E"][answer] == (found[0] if found else ""))
+
+
+def test_seaexam_thai_m3exam_generative_by_subject(tmp_path, srv):
+    r, samples = run(tmp_path, srv, "seaexam", "seaexam_m3exam_thai.jsonl",
+                     {"คำนาม": "คำตอบ: C", "ผลคูณ": "ข", "แม่น้ำสายใด": "Answer: A"}, config="thai")
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(2 / 3)  # C right, ข = B right, A wrong
+    assert r["scores"]["groups"]["subject"]["social-science"]["accuracy"]["value"] == 0.0
+    assert samples[0]["meta"]["lang"] == "th"
+
+
+def test_seaexam_own_prompt_and_first_capital_letter_rule(tmp_path, srv):
+    replies = {"Hành tinh": " B.", "Nguyên tố": "Answer: C"}  # B right; "Answer" gives A first: wrong
+    r, samples = run(tmp_path, srv, "seaexam", "seaexam_mmlu_vietnamese.jsonl", replies, subset="mmlu",
+                     config="vietnamese", prompt="seaexam")
+    rows = [json.loads(x) for x in (FX / "seaexam_mmlu_vietnamese.jsonl").read_text(encoding="utf-8").splitlines()]
+    want = [seaexam_match(reply, row["answer"]) for reply, row in zip(replies.values(), rows)]
+    assert [s["score"]["first_letter:correct"] for s in samples] == want == [1.0, 0.0]
+    assert r["scores"]["overall"]["exact_match"]["value"] == pytest.approx(1 / 2)
+    sent = [q["messages"] for q in srv.requests()]
+    key = json.dumps  # the requests arrive concurrently: compared as sets
+    assert sorted(map(key, sent)) == sorted(key([{"role": "user", "content": seaexam_zero_shot_prompt(row)}]) for row in rows)
+    assert all(q["max_tokens"] == 4 for q in srv.requests())

@@ -310,3 +310,67 @@ def test_seaexam_own_prompt_and_first_capital_letter_rule(tmp_path, srv):
     key = json.dumps  # the requests arrive concurrently: compared as sets
     assert sorted(map(key, sent)) == sorted(key([{"role": "user", "content": seaexam_zero_shot_prompt(row)}]) for row in rows)
     assert all(q["max_tokens"] == 4 for q in srv.requests())
+
+
+# -- IndoMMLU (the hub's CSV file) ----------------------------------------------------------------
+
+def test_indommlu_generative_by_subject_and_level(tmp_path, srv):
+    r, samples = run(tmp_path, srv, "indommlu", "indommlu.csv",
+                     {"respirasi sel": "Jawaban: B",  # gold B: right
+                      "gembira": "senang",  # gold C, the option's text: right
+                      "Proklamasi": "Jawabannya adalah C",  # gold B: wrong
+                      "mangan": "A. dhahar"})  # gold A: right
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(3 / 4)
+    assert [s["answer"]["letter"] for s in samples] == ["B", "C", "C", "A"]
+    assert r["scores"]["groups"]["level"]["Seleksi PTN"]["accuracy"]["value"] == 0.0
+    assert [s["input"]["choices"] for s in samples][1] == ["sedih", "marah", "senang"]  # "A. " labels cut
+    # 3, 4 and 5 options: the chance floor is their mean
+    assert r["random_baseline"] == pytest.approx((1 / 5 + 1 / 3 + 1 / 4 + 1 / 4) / 4)
+
+
+def test_indommlu_conflicting_licence_shows_in_tasks_list():
+    r = cli("tasks", "list", "--language", "id")
+    out = r.stdout + r.stderr
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("indommlu "))
+    assert "commercial use unclear" in line and "CC-BY-NC-SA-4.0" in line and "MIT" in line
+    ds = next(f for f in families("id") if f.name == "indommlu").datasheet
+    assert ds.commercial is None and "MIT" in ds.licence_note and "CC BY-NC-SA 4.0" in ds.licence_note
+
+
+@pytest.fixture(scope="module")
+def mcq_hub(tmp_path_factory):
+    """A loopback hub (glotbench.testing.hub) holding IndoMMLU's CSV and INCLUDE's parquet files at
+    their pinned revisions, laid out as the repositories lay them out."""
+    import subprocess
+    import sys
+
+    from test_tasks_hub import _repo
+
+    root = tmp_path_factory.mktemp("hub")
+    _repo(root, "indolem/IndoMMLU", "df6d6d348d7f8a0b1c98b56f4443977b60fae0f5",
+          {"IndoMMLU.csv": (FX / "indommlu.csv").read_text(encoding="utf-8"), "README.md": "---\nlicense: mit\n---\n"})
+    rows = [json.loads(x) for x in (FX / "include_vietnamese.jsonl").read_text(encoding="utf-8").splitlines()]
+    _repo(root, "CohereForAI/include-base-44", "13fb8e065b96c9291768204ab2ebd077cc044809",
+          {"Vietnamese/test-00000-of-00001.parquet": rows})
+    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("PORT "), line
+    yield f"http://127.0.0.1:{line.split()[1]}"
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("task,opts,answers,accuracy", [
+    ("indommlu", [], {"respirasi sel": "Jawaban: B", "gembira": "Jawaban: C"}, 2 / 4),  # both right; the two unscripted wrong
+    ("include", ["--bench-opt", "config=Vietnamese"], {"Điện Biên Phủ": "Đáp án: B"}, 1 / 3),
+])
+def test_pinned_hub_files_load_through_the_hub_client(tmp_path, mcq_hub, srv, task, opts, answers, accuracy):
+    from test_tasks_hub import glot
+
+    srv.configure(answers=answers)
+    proc = glot(tmp_path, mcq_hub, task, *opts, "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["scores"]["overall"]["accuracy"]["value"] == pytest.approx(accuracy)
+    assert res["benchmark"]["data"].startswith("hub:")

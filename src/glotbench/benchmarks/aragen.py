@@ -20,6 +20,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
@@ -33,6 +34,23 @@ from glotbench.plugins import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
 ANSWER_MAX_TOKENS = 2048  # upstream's generation scripts: max_tokens / max_length 2048
+
+# AraGen's datasheet. No BibTeX for AraGen was found: the entry below is assembled from the blog post
+# that introduced it (huggingface.co/blog/leaderboard-3c3h-aragen, 4 December 2024, its title as
+# published). The 3C3H code is Apache-2.0 (its README); the AraGen data's licence was not read. The
+# bundled sample (aragen_sample.json) is glotbench's own text, not AraGen data.
+ARAGEN_DATASHEET = Datasheet(
+    licence="unknown (AraGen's data licence not read); 3C3H code: Apache-2.0; bundled sample: glotbench's own",
+    commercial=None, licence_note="the AraGen data's licence was not checked; only the 3C3H code's (Apache-2.0) was",
+    origin="native", source="https://huggingface.co/blog/leaderboard-3c3h-aragen",
+    reference="inceptionai-abudhabi/3C3H", reference_commit="3edd33950c4c50678b57f5dfa71e5562957f8d2a",
+    citation="""@misc{aragen2024blog,
+  title = {Rethinking LLM Evaluation with 3C3H: AraGen Benchmark and Leaderboard},
+  author = {{Inception and MBZUAI}},
+  year = {2024},
+  month = dec,
+  howpublished = {\\url{https://huggingface.co/blog/leaderboard-3c3h-aragen}}
+}""", languages={"ar": {}})
 
 
 @dataclass(frozen=True)
@@ -225,6 +243,7 @@ class AraGenAnswers(Benchmark):
 
     name = "aragen-answers"
     bundled_data = "sample"  # 12 entries written for glotbench, not AraGen data
+    datasheet = ARAGEN_DATASHEET
     version = "1.1"
     description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
@@ -284,6 +303,7 @@ class AraGenJudging(Benchmark):
     again by the runner (`retry_failures`); verdicts stay objects."""
 
     name = "aragen"
+    datasheet = ARAGEN_DATASHEET
     version = "2.0"
     description = "AraGen 3C3H, judged"
     metrics = (RatioMetric("3c3h", "3c3h", "judged", "mean of the six scaled dimensions", label="3C3H"),)

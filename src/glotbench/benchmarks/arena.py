@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any, Iterable
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.laobench import laobench_datasheet
 from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
@@ -28,6 +29,7 @@ class ArenaPrompts(Benchmark):
 
     name = "laobench-arena-prompts"
     bundled_data = "sample"  # 8 Lao prompts written for glotbench, not Lao-500
+    datasheet = laobench_datasheet(("lo",))  # LaoBench's Lao-500 open-ended prompts
     version = "1.0"
     description = "open-ended prompts (answers only; judged by `glotbench arena`)"
     metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)

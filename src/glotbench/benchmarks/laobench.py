@@ -18,6 +18,7 @@ from typing import Any
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
+from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
@@ -79,6 +80,29 @@ def infer_direction(question: str, reference: str, where: str) -> str:
         return f"en-{tgt}"
     raise DataError(f"{where}: cannot infer the translation direction from the scripts (target {tgt}, question "
                     f"in {', '.join(sorted(found)) or 'Latin script only'}); give the row a `direction` (lo-en, ...)")
+
+
+# LaoBench's datasheet (arXiv 2511.11334; the BibTeX as arxivlens.com's page for the paper gives it).
+# The hub card (BAAI/LaoBench) was not reachable from here, so its licence is not known; the bundled
+# sample (laobench_sample.jsonl, and the arena's 8 prompts) is glotbench's own text, Apache-2.0.
+LAOBENCH_CITATION = """@article{qin2025laobench,
+  title = {LaoBench: A Large-Scale Multidimensional Lao Benchmark for Large Language Models},
+  author = {Qin, Bowen and Li, Changjin and Liao, Dingshi and others},
+  year = {2025},
+  eprint = {2511.11334},
+  archivePrefix = {arXiv},
+  primaryClass = {cs.CL},
+}"""
+
+
+def laobench_datasheet(languages: tuple[str, ...]) -> Datasheet:
+    return Datasheet(
+        licence="unknown (LaoBench's card not read); the bundled sample: Apache-2.0, glotbench's own",
+        commercial=None,
+        licence_note="LaoBench's own licence was not checked (its hub card was out of reach); the bundled "
+                     "sample is written by the glotbench authors, not LaoBench data",
+        origin="native", source="https://arxiv.org/abs/2511.11334 (data: huggingface.co/datasets/BAAI/LaoBench)",
+        citation=LAOBENCH_CITATION, languages={code: {} for code in languages})
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -218,6 +242,7 @@ class LaoBenchMCQ(_LaoBenchData):
     version = "1.2"  # 1.1: symmetric phrase rules, Unicode letter boundaries; 1.2: phrases read through word breaks
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
+    datasheet = laobench_datasheet(("lo",))
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
     random_baseline = 0.25
 
@@ -277,6 +302,7 @@ class LaoBenchTranslation(_LaoBenchData):
         CorpusMetric("chrf++", "chrf++", "corpus chrF++ (Lao segmented for the word n-grams)", label="chrF++"),
     )
     group_by = ("direction", "direction_subdomain")
+    datasheet = laobench_datasheet(LANGUAGES)  # Lao, and the English and Chinese of its pairs
     pooled_overall = False  # different segmenters per target language: never one pooled number
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
 

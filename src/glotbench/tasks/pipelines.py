@@ -20,7 +20,7 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
     first_line             the first non-empty line
-    remove_zero_width      U+200B, U+2060 and U+FEFF removed
+    remove_zero_width      format characters removed (ZWSP, ZWNJ, ZWJ, WJ, BOM, soft hyphen, bidi marks)
     free_text              the text, stripped; empty is no answer
     raw                    the text as it is, empty included (lm-eval's take_first)
     lower, upper           the text in lower or upper case (lm-eval's lowercase and uppercase filters)
@@ -87,7 +87,7 @@ def _letter(arg: Any) -> StepFn:
 
 
 def _named(text: str, options: Mapping[str, str]) -> str | None:
-    """The option the reply names (zero-width characters removed from both sides by named_option)."""
+    """The option the reply names (format characters removed from both sides by named_option)."""
     return named_option(text, options, longest=True)
 
 

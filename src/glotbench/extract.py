@@ -17,6 +17,15 @@ _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE |
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
+# The version of the shared reading rules (answer phrases and their word breaks, format characters,
+# option matching, numbers): every signature built on them names it (a task's extraction steps,
+# laobench-mcq's extract, DeepSEA's rules, numeric match), so a changed rule changes the signature of
+# every task, library and user files alike. Bump it whenever a rule reads some reply differently.
+#   4: answer phrases read through word breaks (whitespace, ZWSP, ZWNJ, WJ, NBSP, BOM)
+#   5: format characters (ZWJ, soft hyphen, bidi marks too) ignored in options and inside numbers
+READING_VERSION = 5
+
+
 @dataclass(frozen=True, slots=True)
 class Extraction:
     answer: str | None

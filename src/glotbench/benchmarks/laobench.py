@@ -19,7 +19,7 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
-from glotbench.extract import Extraction, mc_letter, strip_think
+from glotbench.extract import READING_VERSION, Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
@@ -256,7 +256,7 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v4+options", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": f"mc_letter:answer_phrase:v{READING_VERSION}+options", "shots": "0"}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}

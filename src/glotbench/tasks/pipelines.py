@@ -175,6 +175,9 @@ STEPS: dict[str, Callable[[Any], StepFn]] = {
     "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
 }
 _NEEDS_ARG = {"json_field", "tag", "regex"}
+# The steps that read through glotbench's shared reading rules carry their version in the signature
+# (`option_letter@r5`): a changed rule changes every task's signature (extract.READING_VERSION).
+READS = frozenset({"option_letter", "option_text", "number", "remove_zero_width"})
 
 
 def _get(arg: Any, key: str, kind: type, default: Any = ...) -> Any:
@@ -209,6 +212,10 @@ class Pipeline:
 
 
 def _describe(name: str, arg: Any) -> str:
+    if name in READS:
+        from glotbench.extract import READING_VERSION  # read when called: a bumped rule is a new signature
+
+        name = f"{name}@r{READING_VERSION}"
     if arg is None:
         return name
     if isinstance(arg, Mapping):

@@ -202,6 +202,44 @@ def language_scripts(code: str | None) -> tuple[str, ...]:
     return p.scripts if p else ()
 
 
+def script_mismatch(code: str | None) -> str | None:
+    """What is wrong with a FLORES-200 or BCP 47 code whose script subtag is not a script of its
+    language's profile (`khm_Laoo`: Khmer is written in Khmer script), or None: no subtag, a subtag
+    `regex` does not know (Hans, Jpan), a language without a profile, or Latin (`Latn`: romanised text,
+    as Belebele's and FLORES-200's `arb_Latn`)."""
+    if not code:
+        return None
+    parts = code.replace("-", "_").split("_")
+    sub = parts[1].title() if len(parts) > 1 and len(parts[1]) == 4 else None
+    p = profile(resolve_code(code))
+    theirs = _script_class((sub,)) if sub else None
+    if theirs is None or p is None or not p.scripts or sub == "Latn":
+        return None
+    samples = [_script_sample(s) for s in p.scripts]
+    if any(c is not None and theirs.match(c) for c in samples):
+        return None
+    named = next((s for s in sorted({s for q in PROFILES.values() for s in q.scripts})
+                  if (c := _script_sample(s)) is not None and theirs.match(c)), None)
+    subtag = f"{named} ({sub})" if named and named != sub else sub
+    return (f"{code}: {parts[0]} is {p.name}, written in {' or '.join(p.scripts)} script, not {subtag}: "
+            "the code's script must be its language's")
+
+
+@functools.lru_cache(maxsize=64)
+def _script_sample(name: str) -> str | None:
+    """One letter of the script `name` (its first in code point order), to compare scripts by."""
+    rx = _script_class((name,))
+    if rx is None:
+        return None
+    m = rx.search(_letters())
+    return m.group() if m else None
+
+
+@functools.lru_cache(maxsize=1)
+def _letters() -> str:
+    return "".join(chr(i) for i in range(0x41, 0x20000) if unicodedata.category(chr(i)).startswith("L"))
+
+
 @functools.lru_cache(maxsize=64)
 def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
     try:

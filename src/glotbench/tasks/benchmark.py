@@ -23,6 +23,7 @@ from glotbench.core import Dataset
 from glotbench.errors import DataError, SpecError
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
+from glotbench.languages import script_mismatch
 from glotbench.metrics import ItemScore
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.tasks import fields as F
@@ -195,6 +196,8 @@ class TaskBenchmark(Benchmark):
             if o.pattern is not None and not re.fullmatch(o.pattern, str(value)):
                 raise SpecError(f"{self.name}: {name} {value!r} does not match {o.pattern}"
                                 + (f" ({o.help})" if o.help else ""))
+            if isinstance(value, str) and re.fullmatch(r"[a-z]{2,3}_[A-Z][a-z]{3}", value) and script_mismatch(value):
+                raise SpecError(f"{self.name}: {name} {script_mismatch(value)}")  # khm_Laoo: before any download
             out[name] = value
         for name, (default, _, _) in BUILTIN_OPTIONS.items():
             out[name] = given.get(name, defaults.get(name, default))

@@ -248,25 +248,38 @@ def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
         return None
 
 
-_LETTER = regex.compile(r"\p{L}")
+_LETTER = regex.compile(r"[\p{L}\p{M}]")  # letters and marks: a Lao, Khmer or Burmese syllable is mostly marks
+_LATIN = regex.compile(r"\p{Script=Latin}")
+# A text is in its language's script when at least this share of its letters and marks are in the
+# language's scripts: a text is judged by its dominant script, never by one letter (a stray Lao
+# letter in a Khmer passage does not make it Lao). For a language not written in Latin, Latin letters
+# (names, code, English terms in a Lao question) are set aside when the text has at least
+# `min_letters` letters of other scripts. The same share as the script check of replies
+# (glotbench.checks.language.SHARE).
+SCRIPT_SHARE = 0.5
 
 
-def foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = 0.0) -> str | None:
-    """The script a text is written in when it has at least `min_letters` letters and not one of
-    them is in the language's scripts (`language_scripts`): Khmer rows under a Lao configuration;
-    with `share`, when fewer than that share of its letters are. None when the text fits, has too few
-    letters, or the language's scripts are unknown. The script is named among the scripts the
-    profiles declare (and the language's own), else "another script"."""
+def foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = SCRIPT_SHARE) -> str | None:
+    """The dominant script of a text that is not in its language's scripts (`language_scripts`):
+    a text of at least `min_letters` letters and marks, fewer than `share` of them in those scripts
+    (Latin set aside as SCRIPT_SHARE says): Khmer rows under a Lao configuration, with or without
+    stray Lao letters. None when the text fits, has too few letters, or the language's scripts are
+    unknown. The script is named among the scripts the profiles declare (and the language's own),
+    else "another script"."""
     scripts = language_scripts(code)
     own = _script_class(scripts) if scripts else None
-    letters = len(_LETTER.findall(text))
-    if own is None or letters < min_letters:
+    chars = _LETTER.findall(text)
+    if own is None or len(chars) < min_letters:
         return None
-    mine = len(own.findall(text)) if share else int(own.search(text) is not None)
-    if mine > share * letters:
+    if "Latin" not in scripts and "Latn" not in scripts:
+        others = [c for c in chars if not _LATIN.match(c)]
+        if len(others) >= min_letters:
+            chars = others
+    if sum(1 for c in chars if own.match(c)) >= share * len(chars):
         return None
+    joined = "".join(chars)
     known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
-    counts = {s: len(rx.findall(text)) for s in known if (rx := _script_class((s,))) is not None}
+    counts = {s: len(rx.findall(joined)) for s in known if (rx := _script_class((s,))) is not None}
     best = max(counts, key=lambda s: counts[s], default=None)
     return best if best is not None and counts[best] else "another script"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from glotbench.models.endpoint import endpoint_line
+
 
 # C0 and C1 control characters but tab and newline: ESC in a category name or a model's spec would
 # reach the terminal as an escape sequence (recolouring, moving the cursor over the numbers).
@@ -182,31 +184,7 @@ def tokens_text(results: dict[str, Any]) -> str:
     return text
 
 
-BASE_URL_FROM = {"spec": "from the model spec", "OPENAI_BASE_URL": "from $OPENAI_BASE_URL",
-                 "default": "the default: no @URL in the spec, $OPENAI_BASE_URL not set"}
-
-
-def endpoint_line(model: dict[str, Any]) -> str | None:
-    """Where an endpoint model's requests went and which key they carried (models/endpoint.py):
-    `endpoint: URL (from $OPENAI_BASE_URL) · API key from $OPENAI_API_KEY`; None for a model with
-    no endpoint (local, python:, replay:)."""
-    url = model.get("endpoint")
-    if not url:
-        return None
-    src = model.get("base_url_from")
-    where = f" ({BASE_URL_FROM.get(src, f'from {src}')})" if src else ""
-    key_from = model.get("api_key_from")
-    if key_from in (None, "none"):
-        env = model.get("api_key_env")
-        key = "no API key sent" + (f" (${env} not set)" if env else "")
-    elif key_from == "submitted":
-        key = "the submitted API key"
-    else:
-        key = f"API key from ${key_from}"
-    return f"endpoint: {url}{where} · {key}"
-
-
-def print_results(results: dict[str, Any], out: Any = None) -> None:
+def print_results(results: dict[str, Any], out: Any = None, *, endpoint: bool = True) -> None:
     from rich.table import Table
 
     out = out or console()
@@ -283,7 +261,7 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     out.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
                   f"cache hits {counts['cache_hits']} · {tokens_text(results)}"
                   + (f" · cost ${results['cost']['run']:.4f}" if results.get("cost") else ""))
-    if (where := endpoint_line(results["model"])) is not None:
+    if endpoint and (where := endpoint_line(results["model"])) is not None:  # `run` prints it at its start
         out.print(where, soft_wrap=True)
     if counts.get("structured_output"):
         out.print(f"structured output: {counts['structured_output']}")

@@ -27,6 +27,7 @@ from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.prompts import UpstreamPrompt
 from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
+from glotbench.languages import PROFILES, foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
@@ -117,6 +118,18 @@ class AraGenRow(Row):
         return self
 
 
+def _check_language(p: Path, line: int, sn: Any, language: str | None, questions: list[str]) -> None:
+    """An entry's questions in its language's dominant script (languages.foreign_script): its
+    `Meta.Language` (a profile's name: Arabic, English...), AraGen's Arabic when it has none. A
+    language glotbench has no profile for is not checked."""
+    name = language or "Arabic"
+    code = next((q.code for q in PROFILES.values() if q.name.lower() == name.strip().lower()), None)
+    script = foreign_script(" ".join(questions), code) if code else None
+    if script:
+        told = f"its Meta.Language is {name}" if language else "AraGen's entries are in Arabic (no Meta.Language)"
+        raise DataError(f"{p}:{line}: SN. {sn}: the questions are written in {script} script, but {told}")
+
+
 def _parse(p: Path) -> list[Entry]:
     out, seen = [], set()
     for line, row in read_rows(p, AraGenRow, fmt="json"):
@@ -124,6 +137,7 @@ def _parse(p: Path) -> list[Entry]:
         if m.sn in seen:
             raise DataError(f"{p}:{line}: Meta.SN.: duplicate {m.sn!r}")
         seen.add(m.sn)
+        _check_language(p, line, m.sn, m.language, [t.q1, t.q2 or ""])
         meta = {"SN.": m.sn, "Round": m.round, "Task": m.task, **(m.model_extra or {})}
         if m.language is not None:
             meta["Language"] = m.language

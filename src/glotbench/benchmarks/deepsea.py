@@ -27,7 +27,7 @@ from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_jso
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError, GlotbenchError
-from glotbench.extract import Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
+from glotbench.extract import READING_VERSION, Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.languages import answer_is_pattern, foreign_script, profile, resolve_code
 from glotbench.loading import sha256_file
@@ -272,7 +272,7 @@ class MGSM(DeepSEA):
         return {"correct": 0.0, "n": 1.0}
 
     def rules(self) -> dict[str, str]:
-        return {"native_digits": str(self.native_digits).lower()}
+        return {"native_digits": str(self.native_digits).lower(), "read": f"r{READING_VERSION}"}
 
 
 class IndoMMLU(DeepSEA):
@@ -316,7 +316,7 @@ class IndoMMLU(DeepSEA):
         return {"correct": 0.0, "n": 1.0, f"correct:{s}": 0.0, f"n:{s}": 1.0}
 
     def rules(self) -> dict[str, str]:
-        return {"letter_case": self.letter_case}
+        return {"letter_case": self.letter_case, "read": f"r{READING_VERSION}"}
 
 
 class XQuAD(DeepSEA):
@@ -349,7 +349,8 @@ class XQuAD(DeepSEA):
     def rules(self) -> dict[str, str]:
         # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0; phrase: the answer
         # phrase read through word breaks (glotbench.languages.breakable)
-        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1", "phrase": "breaks"}
+        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1", "phrase": "breaks",
+                "read": f"r{READING_VERSION}"}
 
 
 class _Generation(DeepSEA):

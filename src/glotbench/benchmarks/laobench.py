@@ -20,7 +20,7 @@ from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError
-from glotbench.extract import Extraction, mc_letter, strip_think
+from glotbench.extract import READING_VERSION, Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
@@ -65,6 +65,20 @@ def detect_lang(text: str) -> str:
     if _CJK.search(text):
         return "zh"
     return "en"
+
+
+_QUOTED = re.compile(r"[\"“«「『]([^\"”»」』]+)[\"”»」』]")
+
+
+def source_text(question: str) -> str:
+    """The text a translation question asks to translate, for the input-unchanged floor: what follows
+    the instruction's first colon (`ແປເປັນພາສາອັງກິດ: ...`, `翻译成老挝语：...`), else the first quoted
+    span, else the whole question."""
+    after = re.match(r"[^:：]*[:：]\s*(\S.*)", question, re.DOTALL)
+    if after:
+        return after.group(1).strip()
+    m = _QUOTED.search(question)
+    return m.group(1).strip() if m else question.strip()
 
 
 def infer_direction(question: str, reference: str, where: str) -> str:
@@ -210,7 +224,7 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
             if script:  # the reference is the target language's text
                 raise DataError(f"{where} (id {rid}): direction {direction} translates into {direction[3:]!r}, but the "
                                 f"reference is written in {script} script")
-            trans.append(Item.create(rid, {"question": question, "direction": direction},
+            trans.append(Item.create(rid, {"question": question, "direction": direction, "source": source_text(question)},
                                      {"reference": answer},
                                      {"direction": direction, "subdomain": sub, "direction_source": how,
                                       "direction_subdomain": f"{direction}/{sub}"}))
@@ -281,7 +295,7 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v4+options", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": f"mc_letter:answer_phrase:v{READING_VERSION}+options", "shots": "0"}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}
@@ -292,7 +306,8 @@ class LaoBenchMCQ(_LaoBenchData):
 @register_benchmark("laobench-translation")
 class LaoBenchTranslation(_LaoBenchData):
     """Translation rows: BLEU after LaoNLP segmentation of Lao (sacrebleu's zh tokenizer for Chinese)
-    and chrF++, per direction and per direction/subdomain; each direction has its own signature."""
+    and chrF++, per direction and per direction/subdomain; each direction has its own signature.
+    The input-unchanged floor: the question's source text (`source_text`) scored as the reply."""
 
     name = "laobench-translation"
     version = "1.1"  # 1.1: a quotation that opens the translation is kept
@@ -305,6 +320,7 @@ class LaoBenchTranslation(_LaoBenchData):
     datasheet = laobench_datasheet(LANGUAGES)  # Lao, and the English and Chinese of its pairs
     pooled_overall = False  # different segmenters per target language: never one pooled number
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
+    input_answer = "source"  # the source copied is a possible translation (names, numbers): the do-nothing floor
 
     def __init__(self, bleu_tokenize: str = BLEU_TOKENIZE_SEGMENTED[0], laonlp: str | None = None,
                  lao_segmenter: LaoSegmenter | None = None) -> None:

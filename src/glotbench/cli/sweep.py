@@ -63,6 +63,10 @@ def sweep(
         return
     if sum(bool(x) for x in (ray or ray_address, slurm)) > 1:
         _die("choose one executor: --ray or --slurm")
+    from glotbench.cli.options import print_endpoints
+
+    for m in spec.models:  # where each model's requests go, before the first run starts
+        print_endpoints([(f"model {m.label}", m.spec)], m.api_key_env)
     try:
         if slurm:
             from glotbench.engine.sweep_slurm import run_slurm

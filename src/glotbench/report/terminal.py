@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from glotbench.models.endpoint import endpoint_line
+
 
 # C0 and C1 control characters but tab and newline: ESC in a category name or a model's spec would
 # reach the terminal as an escape sequence (recolouring, moving the cursor over the numbers).
@@ -150,21 +152,33 @@ def any_few(results: dict[str, Any]) -> bool:
 def floor_line(results: dict[str, Any]) -> str | None:
     """`input unchanged (the text as every answer), the do-nothing floor: exact 0.0 · word acc 19.2;
     at or below it: word acc 16.8`, for a benchmark whose input is a possible answer
-    (Benchmark.input_answer); None for others and for runs written before it was recorded."""
+    (Benchmark.input_answer); a benchmark with no pooled overall number (translation per direction,
+    per language) gets it per group of its first grouping (`lo-en: BLEU 2.1 · chrF++ 12.0; ...`).
+    None for others and for runs written before it was recorded."""
     fl = results.get("input_floor")
-    if not isinstance(fl, dict) or not fl.get("overall"):
+    if not isinstance(fl, dict):
         return None
     metrics = results.get("metrics") or {}
-    overall = (results.get("scores") or {}).get("overall") or {}
-    shown = [m for m in metrics if metrics[m].get("show_ci", True) and fl["overall"].get(m) is not None]
+    scores = results.get("scores") or {}
+    if fl.get("overall"):
+        parts = [("", fl["overall"], scores.get("overall") or {})]
+    else:
+        key = next(iter(fl.get("groups") or {}), None)
+        mine = ((scores.get("groups") or {}).get(key) or {}) if key else {}
+        parts = [(f"{g}: ", values, mine.get(g) or {}) for g, values in ((fl.get("groups") or {}).get(key) or {}).items()]
+    shown = [m for m in metrics if metrics[m].get("show_ci", True) and any(v.get(m) is not None for _, v, _ in parts)]
     if not shown:
         return None
     label = {m: metrics[m].get("label") or m for m in shown}
     scale = {m: metrics[m].get("scale", "fraction") for m in shown}
-    below = [f"{label[m]} {scaled(overall[m]['value'], scale[m])}" for m in shown
-             if (overall.get(m) or {}).get("value") is not None and overall[m]["value"] <= fl["overall"][m] + 1e-12]
-    return (f"input unchanged (the {fl.get('field')} as every answer), the do-nothing floor: "
-            + " · ".join(f"{label[m]} {scaled(fl['overall'][m], scale[m])}" for m in shown)
+    floors, below = [], []
+    for name, values, est in parts:
+        floors.append(name + " · ".join(f"{label[m]} {scaled(values[m], scale[m])}" for m in shown
+                                        if values.get(m) is not None))
+        below += [f"{name}{label[m]} {scaled(est[m]['value'], scale[m])}" for m in shown
+                  if values.get(m) is not None and (est.get(m) or {}).get("value") is not None
+                  and est[m]["value"] <= values[m] + 1e-12]
+    return (f"input unchanged (the {fl.get('field')} as every answer), the do-nothing floor: " + "; ".join(floors)
             + (f"; at or below it: {', '.join(below)}" if below else ""))
 
 
@@ -209,31 +223,7 @@ def tokens_text(results: dict[str, Any]) -> str:
     return text
 
 
-BASE_URL_FROM = {"spec": "from the model spec", "OPENAI_BASE_URL": "from $OPENAI_BASE_URL",
-                 "default": "the default: no @URL in the spec, $OPENAI_BASE_URL not set"}
-
-
-def endpoint_line(model: dict[str, Any]) -> str | None:
-    """Where an endpoint model's requests went and which key they carried (models/endpoint.py):
-    `endpoint: URL (from $OPENAI_BASE_URL) · API key from $OPENAI_API_KEY`; None for a model with
-    no endpoint (local, python:, replay:)."""
-    url = model.get("endpoint")
-    if not url:
-        return None
-    src = model.get("base_url_from")
-    where = f" ({BASE_URL_FROM.get(src, f'from {src}')})" if src else ""
-    key_from = model.get("api_key_from")
-    if key_from in (None, "none"):
-        env = model.get("api_key_env")
-        key = "no API key sent" + (f" (${env} not set)" if env else "")
-    elif key_from == "submitted":
-        key = "the submitted API key"
-    else:
-        key = f"API key from ${key_from}"
-    return f"endpoint: {url}{where} · {key}"
-
-
-def print_results(results: dict[str, Any], out: Any = None) -> None:
+def print_results(results: dict[str, Any], out: Any = None, *, endpoint: bool = True) -> None:
     from rich.table import Table
 
     out = out or console()
@@ -310,7 +300,7 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     out.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
                   f"cache hits {counts['cache_hits']} · {tokens_text(results)}"
                   + (f" · cost ${results['cost']['run']:.4f}" if results.get("cost") else ""))
-    if (where := endpoint_line(results["model"])) is not None:
+    if endpoint and (where := endpoint_line(results["model"])) is not None:  # `run` prints it at its start
         out.print(where, soft_wrap=True)
     if counts.get("structured_output"):
         out.print(f"structured output: {counts['structured_output']}")

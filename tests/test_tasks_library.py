@@ -182,7 +182,7 @@ def test_every_library_file_is_named_as_its_task_and_pins_a_commit():
     from glotbench.tasks.files import read_task_file
 
     files = sorted(LIBRARY.glob("*.yaml"))
-    assert {f.stem for f in files} == {"belebele", "sib200", "flores-plus", "xnli", "xcopa", "global-mmlu"}
+    assert {"belebele", "sib200", "flores-plus", "xnli", "xcopa", "global-mmlu"} <= {f.stem for f in files}
     for f in files:
         spec, _ = read_task_file(f)
         assert spec.name == f.stem and len(spec.data.revision) == 40

@@ -216,7 +216,10 @@ class TaskBenchmark(Benchmark):
             return {f"loglik_{n}": None for n in loglik.NORMS}, f"loglik_{norm}"
         if opt["norm"] is not None:
             raise SpecError(f"{self.name}: norm is a setting of method=loglik")
-        built = {name: build_pipeline(name, steps, self._at) for name, steps in spec.extract.items()}
+        # a step's arguments may name the run's options and the prompt's vars (a per-language answer tag)
+        filled = {"vars": spec.prompt.vars, **{k: v for k, v in opt.items() if k in spec.options}}
+        built = {name: build_pipeline(name, _fill(steps, filled, self._at("extract", name)), self._at)
+                 for name, steps in spec.extract.items()}
         choices = spec.fields.choices
         n_fixed = len(choices.fixed) if hasattr(choices, "fixed") else len(choices) if isinstance(choices, list) else 0
         self._letter_pipes = [name for name, steps in spec.extract.items()

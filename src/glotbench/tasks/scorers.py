@@ -78,6 +78,32 @@ class OptionAccuracy(Scorer):
     def correct(self, answer: str, item: Item) -> bool:
         return answer == _gold(item, "answer")
 
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        out = super().stats(answer, item, p)
+        if self.spec.balanced:  # the gold class's pair, for the class-balanced metrics
+            gold = _gold(item, "answer")
+            out.update({f"{p}:class_correct:{gold}": out[f"{p}:correct"], f"{p}:class_items:{gold}": 1.0})
+        return out
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        from glotbench.metrics import MacroMetric
+        from glotbench.tasks.template import LETTERS
+
+        plain = super().metrics(p, headline)
+        if not self.spec.balanced:
+            return plain
+        balanced = [MacroMetric(metric_name(name, p, headline), tuple(LETTERS), f"{p}:class_correct",
+                                f"{p}:class_items", f"{what} ({p})", label=metric_name(name, p, headline),
+                                scale="fraction", normalised=normalised)
+                    for name, normalised, what in (
+                        ("normalized_accuracy", True, "SEA-HELM's normalised accuracy: balanced accuracy "
+                                                      "against the 1/k floor of its k gold classes"),
+                        ("balanced_accuracy", False, "mean recall over the gold classes"))]
+        return balanced + plain
+
+    def signature(self) -> str:
+        return "option_accuracy(balanced)" if self.spec.balanced else "option_accuracy"
+
 
 def normalise(text: str, steps: Sequence[str]) -> str:
     from glotbench.languages import remove_zero_width, to_ascii_digits

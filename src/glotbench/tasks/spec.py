@@ -134,6 +134,9 @@ def _kind(v: Any) -> Any:
 
 class OptionAccuracy(Part):
     kind: Literal["option_accuracy"]
+    # true: also balanced accuracy (mean recall over gold classes) and SEA-HELM's normalized_accuracy
+    # (balanced accuracy against the 1/k floor), the headline, as SEA-HELM's F1AccMetric scores
+    balanced: bool = False
 
 
 class ExactMatch(Part):

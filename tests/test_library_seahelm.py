@@ -1,0 +1,151 @@
+"""SEA-HELM's own tasks in the library (seahelm-sentiment, -nli, -causal, -summarization, xlsum): each
+run on a fixture in the hub's schema against the scripted loopback model, the numbers computed by hand
+in the comments, and the same replies scored by SEA-HELM's rule re-derived (its F1AccMetric regex and
+normalize_answer, sklearn's balanced accuracy, its normalize_score)."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from glotbench.engine.evaluate import RunOptions, evaluate
+from glotbench.metrics import normalise_to_floor
+
+FX = Path(__file__).resolve().parent / "fixtures" / "tasks"
+
+
+def run(tmp_path, srv, task: str, data: str, answers: dict[str, str], **opts: str):
+    srv.configure(answers=answers)
+    res = evaluate(task, srv.spec(), RunOptions(data=str(FX / data), bench_options=tuple(opts.items()), progress=False,
+                                                out=str(tmp_path / "r"), cache_path=str(tmp_path / "c.sqlite")))
+    samples = [json.loads(x) for x in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    return res.results["scores"]["overall"], samples
+
+
+def value(scores, name):
+    return scores[name]["value"]
+
+
+# -- SEA-HELM's rule, re-derived from src/metrics/f1_acc_metric.py and seahelm_metric.py (6844e6c5) --
+
+def seahelm_extract(reply: str, tag: str, labels: list[str]) -> str:
+    label_map = {label.lower(): label for label in labels}
+    try:
+        output = re.search(tag + rf"[\s\*]*({'|'.join(map(str, labels))})+", reply, flags=re.IGNORECASE).group(1)
+        assert output is not None
+    except Exception:
+        output = reply
+    output = output.strip()
+    output = " ".join(output.lower().strip(string.punctuation + " " + "\n").split())
+    return label_map.get(output, "null")
+
+
+def seahelm_normalized_accuracy(golds: list[str], replies: list[str], tag: str) -> float:
+    from sklearn.metrics import balanced_accuracy_score
+
+    labels = sorted(set(golds))
+    preds = [seahelm_extract(r, tag, labels) for r in replies]
+    with pytest.warns(UserWarning) if "null" in preds else _nothing():
+        acc = balanced_accuracy_score(golds, preds)
+    return max((acc - 1 / len(labels)) / (1 - 1 / len(labels)), 0)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+TH_REPLIES = {  # sentence -> reply; golds: แง่บวก x3, แง่ลบ, เฉยๆ
+    "ร้านนี้อาหารอร่อยมาก": "คำตอบ: แง่บวก",          # positive, right
+    "ชอบกาแฟแก้วนี้": "คำตอบ: **แง่ลบ**",              # positive read as negative: wrong
+    "พนักงานยิ้มแย้ม": "คำตอบ: แง่บวก.",               # positive, right (the full stop outside the group)
+    "รอคิวนานเกินไป": "แง่ลบ",                        # no tag: the whole reply is the label, right
+    "ร้านเปิดเวลาแปดโมงเช้า": "ประโยคนี้เป็นกลาง",        # no label at all: SEA-HELM's null, a miss
+}
+
+
+def test_thai_sentiment_scores_balanced_and_normalised_as_seahelm(tmp_path, srv):
+    s, samples = run(tmp_path, srv, "seahelm-sentiment", "seahelm_sentiment_th.jsonl", TH_REPLIES, config="th")
+    assert value(s, "accuracy") == pytest.approx(3 / 5)
+    # recall per gold class: positive 2/3, negative 1/1, neutral 0/1 -> mean 5/9
+    assert value(s, "balanced_accuracy") == pytest.approx(5 / 9)
+    # (5/9 - 1/3) / (1 - 1/3) = (2/9) / (2/3) = 1/3, the headline
+    assert value(s, "normalized_accuracy") == pytest.approx(1 / 3)
+    assert value(s, "no_answer_rate") == pytest.approx(1 / 5)
+    golds = ["แง่บวก", "แง่บวก", "แง่บวก", "แง่ลบ", "เฉยๆ"]
+    assert value(s, "normalized_accuracy") == pytest.approx(
+        seahelm_normalized_accuracy(golds, list(TH_REPLIES.values()), "คำตอบ:"))
+    assert '\nจงตอบตามรูปแบบดังต่อไปนี้:\n"คำตอบ: ANSWER"\n' in user_prompts(srv)[0]  # SEA-HELM's preamble, its tag filled
+
+
+def test_lao_sentiment_has_two_labels_and_a_floor_of_one_half(tmp_path, srv):
+    replies = {"ອາຫານຮ້ານນີ້ແຊບຫຼາຍ": "ຄຳຕອບ: ແງ່ບວກ", "ລົດເມມາຊ້າຫຼາຍ": "ຄຳຕອບ: ແງ່ບວກ",
+               "ໂທລະສັບເຄື່ອງນີ້": "ຄຳຕອບ: ແງ່ລົບ"}
+    s, _ = run(tmp_path, srv, "seahelm-sentiment", "seahelm_sentiment_lo.jsonl", replies, config="lo")
+    assert value(s, "accuracy") == pytest.approx(2 / 3)
+    assert value(s, "balanced_accuracy") == pytest.approx(0.75)  # positive 1/1, negative 1/2
+    assert value(s, "normalized_accuracy") == pytest.approx(0.5)  # (0.75 - 0.5) / 0.5
+    assert value(s, "normalized_accuracy") == pytest.approx(
+        seahelm_normalized_accuracy(["ແງ່ບວກ", "ແງ່ລົບ", "ແງ່ລົບ"], list(replies.values()), "ຄຳຕອບ:"))
+
+
+def test_burmese_zero_width_space_after_the_tag_is_a_miss_by_seahelms_rule_only(tmp_path, srv):
+    # Python's \s is not U+200B: SEA-HELM's regex misses the tag, the whole reply is no label (null);
+    # the `label` pipeline (glotbench's option_text) reads the option the reply names.
+    replies = {"မုန့်ဟင်းခါး": "အဖြေ-\u200bအပြုသဘော", "ဘက်ထရီ": "အဖြေ- အပျက်သဘော"}
+    s, _ = run(tmp_path, srv, "seahelm-sentiment", "seahelm_sentiment_my.jsonl", replies, config="my")
+    assert value(s, "accuracy") == pytest.approx(0.5)
+    assert value(s, "normalized_accuracy") == pytest.approx(0.0)  # balanced 0.5 against the floor 0.5
+    assert value(s, "accuracy[label]") == pytest.approx(1.0)
+    assert value(s, "normalized_accuracy[label]") == pytest.approx(1.0)
+    assert seahelm_extract(replies["မုန့်ဟင်းခါး"], "အဖြေ-", ["အပြုသဘော", "အပျက်သဘော"]) == "null"
+
+
+def test_thai_nli_letters_case_insensitive(tmp_path, srv):
+    replies = {"แมวสีดำนอนหลับ": "คำตอบ: A", "ร้านกาแฟปิดทำการ": "คำตอบ: c", "นักเรียนกำลังอ่านหนังสือ": "คำตอบ: **C**"}
+    s, _ = run(tmp_path, srv, "seahelm-nli", "seahelm_nli_th.jsonl", replies, config="th")
+    assert value(s, "accuracy") == pytest.approx(2 / 3)  # the lower-case c is read as C, against gold B
+    assert value(s, "balanced_accuracy") == pytest.approx(2 / 3)  # A 1/1, B 0/1, C 1/1
+    assert value(s, "normalized_accuracy") == pytest.approx(0.5)  # (2/3 - 1/3) / (2/3)
+    assert value(s, "normalized_accuracy") == pytest.approx(
+        seahelm_normalized_accuracy(["A", "B", "C"], list(replies.values()), "คำตอบ:"))
+
+
+def test_indonesian_causal_prompt_is_seahelms_and_a_constant_answer_scores_zero(tmp_path, srv):
+    replies = {"Jalanan di depan rumah": "Jawaban: B", "Anak itu terjatuh": "Jawaban: B"}
+    s, samples = run(tmp_path, srv, "seahelm-causal", "seahelm_causal_id.jsonl", replies, config="id")
+    assert value(s, "accuracy") == pytest.approx(0.5)
+    assert value(s, "normalized_accuracy") == pytest.approx(0.0)  # balanced (0 + 1) / 2 = the floor 1/2
+    # SEA-HELM's prompt: preamble (tag filled), a blank line, the task template, stripped
+    preamble = ('Jawablah hanya dengan menggunakan format berikut ini:\n"{answer_tag} ANSWER"\n'
+                "Ganti ANSWER dengan pilihan yang telah dipilih. Gunakan huruf A atau B saja sebagai jawabannya.")
+    task = ("Berdasarkan situasi yang diberikan, manakah dari pilihan berikut ini yang lebih mungkin menjadi "
+            "{question_translated}?\n\nSituasi:\n```\n{premise}\n```\nPilihlah jawaban yang terbaik dari pilihan "
+            "di bawah ini:\nA: {choice1}\nB: {choice2}")
+    expected = (preamble.format(answer_tag="Jawaban:") + "\n\n" + task.format(
+        question_translated="sebab", premise="Jalanan di depan rumah menjadi basah.",
+        choice1="Hujan turun semalaman.", choice2="Matahari bersinar terik.")).strip()
+    assert expected in user_prompts(srv)
+
+
+def user_prompts(srv) -> list[str]:
+    """The user turns the loopback server received, in order."""
+    return [m["content"] for r in srv.requests() for m in r.get("messages", []) if m.get("role") == "user"]
+
+
+@pytest.mark.parametrize("score,floor,top,expected", [
+    (0.5, 1 / 3, 1.0, 0.25),      # SEA-HELM's three-label task: a balanced accuracy of 1/2
+    (0.2, 1 / 3, 1.0, 0.0),       # below the floor: 0, as normalize_score's max(..., 0)
+    (40.0, 0.0, 100.0, 0.4),      # a ROUGE-L of 40 points against 0
+    (0.7, 0.7, 0.7, 0.0),         # a floor equal to the top: 0
+])
+def test_normalise_to_floor_is_seahelms_normalize_score(score, floor, top, expected):
+    assert normalise_to_floor(score, floor, top) == pytest.approx(expected)
+    assert normalise_to_floor(-1.0, 0.0, clamp=False) == -1.0

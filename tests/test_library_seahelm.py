@@ -149,3 +149,53 @@ def user_prompts(srv) -> list[str]:
 def test_normalise_to_floor_is_seahelms_normalize_score(score, floor, top, expected):
     assert normalise_to_floor(score, floor, top) == pytest.approx(expected)
     assert normalise_to_floor(-1.0, 0.0, clamp=False) == -1.0
+
+
+# -- ROUGE-L with the language's segmenter, and XL-Sum --------------------------------------------
+
+def test_rouge_l_equals_rouge_score_given_the_same_tokens():
+    from rouge_score import rouge_scorer
+
+    from glotbench.metrics.rouge import RougeL
+
+    ours = RougeL("th")
+    # newmm: แมว|กิน|ปลา|ที่|ตลาด against แมว|กิน|ปลา: LCS 3, P 3/5, R 3/3, F 2PR/(P+R) = 0.75
+    assert ours.score("แมวกินปลาที่ตลาด", "แมวกินปลา") == pytest.approx((0.6, 1.0, 0.75))
+
+    class Tok:
+        def tokenize(self, text):
+            return text.split("|")
+
+    direct = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Tok()).score("แมว|กิน|ปลา", "แมว|กิน|ปลา|ที่|ตลาด")["rougeL"]
+    assert (direct.precision, direct.recall, direct.fmeasure) == pytest.approx(ours.score("แมวกินปลาที่ตลาด", "แมวกินปลา"))
+    # rouge_score's own tokenizer keeps only [a-z0-9]: Thai text has no tokens and scores 0
+    assert rouge_scorer.RougeScorer(["rougeL"]).score("แมวกินปลา", "แมวกินปลา")["rougeL"].fmeasure == 0.0
+    assert "seg:pythainlp" in ours.signature() and "seg:" in RougeL("lo").signature()
+    # punctuation is dropped before segmenting, as SEA-HELM drops it: "ikan." is "ikan"
+    assert RougeL("id").score("Kucing makan ikan.", "kucing makan ikan di pasar") == pytest.approx((1.0, 0.6, 0.75))
+
+
+def test_seahelm_tokenizer_keeps_thai_spaces_and_splits_burmese_syllables():
+    from glotbench.metrics.rouge import RougeL, burmese_syllables
+
+    thai = RougeL("th", "seahelm")._scorer._tokenizer.tokenize("แมว กิน, ปลา!")
+    assert thai == ["แมว", " ", "กิน", " ", "ปลา"]  # newmm over the words joined by spaces, spaces kept
+    # by hand: မြန် | မာ | နိုင် | ငံ | ရန် | ကုန် (each consonant with its dependent signs and asat)
+    assert burmese_syllables("မြန်မာနိုင်ငံ ရန်ကုန်") == ["မြန်", "မာ", "နိုင်", "ငံ", "ရန်", "ကုန်"]
+
+
+def test_xlsum_thai_rouge_l_by_hand(tmp_path, srv):
+    replies = {"แมวตัวหนึ่งเดินเข้าไป": "แมวกินปลาที่ตลาด", "ฝนตกหนักในหลายเขต": "ฝนตกหนักในกรุงเทพ"}
+    s, _ = run(tmp_path, srv, "xlsum", "xlsum_thai.jsonl", replies, config="thai")
+    # item 1: P 3/5, R 1, F 0.75; item 2: the reference itself, F 1 -> mean F 0.875, mean P 0.8
+    assert value(s, "rougeL") == pytest.approx(0.875)
+    assert value(s, "rougeL_precision") == pytest.approx(0.8)
+    assert value(s, "rougeL_recall") == pytest.approx(1.0)
+
+
+def test_xlsum_burmese_seahelm_variant_reads_the_tag_line(tmp_path, srv):
+    replies = {"ရန်ကုန်မြို့ အနှံ့": "အကျဉ်းချုပ်- ရန်ကုန်မြို့တွင် မိုးရွာသည်\nဒုတိယစာကြောင်း"}
+    s, _ = run(tmp_path, srv, "xlsum", "xlsum_burmese.jsonl", replies, config="burmese", prompt="seahelm")
+    # the rest of the tag's line is the summary; ။ is punctuation, dropped: the same syllables, F 1
+    assert value(s, "rougeL") == pytest.approx(1.0)
+    assert "အကျဉ်းချုပ်-" in user_prompts(srv)[0]

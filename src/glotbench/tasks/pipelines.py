@@ -16,7 +16,8 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     option_text            the one option whose text the reply names (classification over many labels)
     number                 the last number, native digits read as ASCII ({marker: "####"}: after the
                            marker's last occurrence, word breaks read as in answer phrases)
-    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true});
+    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true,
+                           missing: keep}: no match keeps the reply);
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
     first_line             the first non-empty line
@@ -123,11 +124,14 @@ def _regex(arg: Any) -> StepFn:
     group = (1 if rx.groups else 0) if isinstance(arg, str) else _get(arg, "group", int, 1 if rx.groups else 0)
     if group > rx.groups:
         raise ValueError(f"regex: the pattern has {rx.groups} groups, not {group}")
+    missing = "fail" if isinstance(arg, str) else _get(arg, "missing", str, "fail")
+    if missing not in ("fail", "keep"):
+        raise ValueError("regex: missing must be fail or keep")
 
     def step(text: str, options: Mapping[str, str]) -> Extraction:
         found = list(rx.finditer(text)) if last else [m for m in [rx.search(text)] if m]
-        if not found:
-            return Extraction(None, "no_match")
+        if not found:  # keep: the whole reply (SEA-HELM's return_original_response_on_failure)
+            return Extraction(text) if missing == "keep" else Extraction(None, "no_match")
         return Extraction(found[-1].group(group))
     return step
 

@@ -257,6 +257,36 @@ class Corpus(Scorer):
         return "+".join(parts)
 
 
+class Rouge(Scorer):
+    """ROUGE-L per item (glotbench.metrics.rouge: rouge_score with the language's segmenter, or SEA-HELM's
+    tokenizer); the metric is the mean of item F1s, precision and recall beside it."""
+
+    base = "rougeL"
+    gold_keys = ("reference", "answer")
+
+    def __init__(self, spec: Any, lang: str | None):
+        from glotbench.metrics.rouge import RougeL
+
+        super().__init__(spec, lang)
+        self._rouge = RougeL(lang, spec.tokenize)
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        prf = (0.0, 0.0, 0.0) if answer is None else self._rouge.score(answer, str(_gold(item, "reference", "answer")))
+        return {f"{p}:rougeL_p": prf[0], f"{p}:rougeL_r": prf[1], f"{p}:rougeL_f": prf[2], f"{p}:items": 1.0,
+                f"{p}:no_answer": float(answer is None)}
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        return [RatioMetric(metric_name(name, p, headline), f"{p}:{key}", f"{p}:items", f"mean ROUGE-L {what} ({p})",
+                            label=metric_name(label, p, headline))
+                for name, key, what, label in (("rougeL", "rougeL_f", "F1", "ROUGE-L"),
+                                               ("rougeL_precision", "rougeL_p", "precision", "ROUGE-L P"),
+                                               ("rougeL_recall", "rougeL_r", "recall", "ROUGE-L R"))
+                ] + [super().metrics(p, headline)[1]]
+
+    def signature(self) -> str:
+        return self._rouge.signature().replace("|", ";")
+
+
 class _Prefixed:
     """A CorpusMetric whose statistics carry the pipeline's prefix (`p:chrf++.0`...)."""
 
@@ -292,7 +322,7 @@ class Answered(Scorer):
 
 
 SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeric_match": NumericMatch,
-           "token_f1": TokenF1, "corpus": Corpus, "rubric": Answered}
+           "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "rubric": Answered}
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:

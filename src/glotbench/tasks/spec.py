@@ -174,6 +174,12 @@ class Corpus(Part):
     segment: bool = True  # false: sacrebleu's defaults on the text as written (BLEU 13a), as lm-eval scores
 
 
+class Rouge(Part):
+    kind: Literal["rouge"]
+    # segmenter: the language's glotbench segmenter; seahelm: SEA-HELM's multilingual rouge tokenizer
+    tokenize: Literal["segmenter", "seahelm"] = "segmenter"
+
+
 class Criterion(Part):
     name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
     description: str
@@ -212,7 +218,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

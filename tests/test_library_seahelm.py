@@ -199,3 +199,48 @@ def test_xlsum_burmese_seahelm_variant_reads_the_tag_line(tmp_path, srv):
     # the rest of the tag's line is the summary; ။ is punctuation, dropped: the same syllables, F 1
     assert value(s, "rougeL") == pytest.approx(1.0)
     assert "အကျဉ်းချုပ်-" in user_prompts(srv)[0]
+
+
+# -- through the real hub-loading code: parquet files laid out as the pinned revisions hold them --
+
+@pytest.fixture(scope="module")
+def seahelm_hub(tmp_path_factory):
+    import subprocess
+    import sys
+
+    from test_tasks_hub import _repo
+
+    from glotbench.tasks import task_names  # noqa: F401 - the library is importable before the hub starts
+    from glotbench.tasks.files import read_task_file
+
+    lib = Path(__file__).resolve().parents[1] / "src" / "glotbench" / "tasks" / "library"
+    root = tmp_path_factory.mktemp("hub")
+    rows = lambda name: [json.loads(x) for x in (FX / name).read_text(encoding="utf-8").splitlines()]  # noqa: E731
+    nli, _ = read_task_file(lib / "seahelm-nli.yaml")
+    _repo(root, "aisingapore/NLR-NLI", nli.data.revision, {"data/th-00000-of-00001.parquet": rows("seahelm_nli_th.jsonl")})
+    xl, _ = read_task_file(lib / "xlsum.yaml")
+    _repo(root, "csebuetnlp/xlsum", xl.data.revision, {"thai/xlsum-test.parquet": rows("xlsum_thai.jsonl")})
+    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("PORT "), line
+    yield f"http://127.0.0.1:{line.split()[1]}"
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("task,config,answers,metric,expected", [
+    # the nested `prompts` column (a list of structs) read from parquet as the --data rows are
+    ("seahelm-nli", "th", {"แมวสีดำนอนหลับ": "คำตอบ: A", "ร้านกาแฟปิดทำการ": "คำตอบ: B",
+                           "นักเรียนกำลังอ่านหนังสือ": "คำตอบ: A"}, "normalized_accuracy", 0.5),  # A 1, B 1, C 0
+    ("xlsum", "thai", {"แมวตัวหนึ่งเดินเข้าไป": "แมวกินปลา", "ฝนตกหนักในหลายเขต": "ฝนตกหนักในกรุงเทพ"}, "rougeL", 1.0),
+])
+def test_pinned_hub_layout_loads(tmp_path, seahelm_hub, srv, task, config, answers, metric, expected):
+    from test_tasks_hub import glot
+
+    srv.configure(answers=answers)
+    proc = glot(tmp_path, seahelm_hub, task, "--bench-opt", f"config={config}", "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)
+    assert res["benchmark"]["data"].startswith(f"hub:{'aisingapore/NLR-NLI' if task == 'seahelm-nli' else 'csebuetnlp/xlsum'}@")

@@ -205,10 +205,7 @@ def test_xlsum_burmese_seahelm_variant_reads_the_tag_line(tmp_path, srv):
 
 @pytest.fixture(scope="module")
 def seahelm_hub(tmp_path_factory):
-    import subprocess
-    import sys
-
-    from test_tasks_hub import _repo
+    from test_tasks_hub import _repo, serve_hub
 
     from glotbench.tasks import task_names  # noqa: F401 - the library is importable before the hub starts
     from glotbench.tasks.files import read_task_file
@@ -220,13 +217,7 @@ def seahelm_hub(tmp_path_factory):
     _repo(root, "aisingapore/NLR-NLI", nli.data.revision, {"data/th-00000-of-00001.parquet": rows("seahelm_nli_th.jsonl")})
     xl, _ = read_task_file(lib / "xlsum.yaml")
     _repo(root, "csebuetnlp/xlsum", xl.data.revision, {"thai/xlsum-test.parquet": rows("xlsum_thai.jsonl")})
-    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("PORT "), line
-    yield f"http://127.0.0.1:{line.split()[1]}"
-    proc.terminate()
-    proc.wait(10)
+    yield from serve_hub(root)
 
 
 @pytest.mark.parametrize("task,config,answers,metric,expected", [

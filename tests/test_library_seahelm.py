@@ -235,3 +235,43 @@ def test_pinned_hub_layout_loads(tmp_path, seahelm_hub, srv, task, config, answe
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)
     assert res["benchmark"]["data"].startswith(f"hub:{'aisingapore/NLR-NLI' if task == 'seahelm-nli' else 'csebuetnlp/xlsum'}@")
+
+
+# -- machine translation ------------------------------------------------------------------------
+
+def test_translation_seahelm_variant_is_seahelms_prompt_tag_and_chrf(tmp_path, srv):
+    from sacrebleu.metrics import CHRF
+
+    replies = {"The cat eats fish": "คำแปล: แมวกินปลาที่ตลาด", "It rained heavily": "```\nคำแปล: ฝนตกหนักในกรุงเทพ\n```"}
+    s, _ = run(tmp_path, srv, "seahelm-translation", "seahelm_mt_en_th.jsonl", replies, config="th", prompt="seahelm")
+    # SEA-HELM: the rest of the tag's line, stripped; chrF++ (sacrebleu CHRF(word_order=2)) over the corpus
+    hyps = ["แมวกินปลาที่ตลาด", "ฝนตกหนักในกรุงเทพ"]
+    refs = ["แมวกินปลาที่ตลาด", "เมื่อคืนนี้ฝนตกหนักในกรุงเทพ"]
+    assert value(s, "chrf++") == pytest.approx(CHRF(word_order=2).corpus_score(hyps, [refs]).score)
+    reqs = srv.requests()
+    assert all(m["role"] == "user" for r in reqs for m in r["messages"])  # SEA-HELM sends no system turn
+    preamble = ('แปลข้อความต่อไปนี้เป็นภาษาไทย\n\nจงตอบตามรูปแบบดังต่อไปนี้:\n"{answer_tag} TRANSLATION"\n'
+                "โดยจะต้องแทนที่ TRANSLATION ด้วยข้อความที่แปลแล้ว")
+    task = "ข้อความ:\n```\n{text}\n```"
+    expected = preamble.format(answer_tag="คำแปล:") + "\n\n" + task.format(text="The cat eats fish at the market.")
+    assert expected in user_prompts(srv)
+
+
+def test_translation_into_english_from_khmer_exact_replies_score_100(tmp_path, srv):
+    replies = {"ឆ្មាស៊ីត្រី": "The cat eats fish at the market.",
+               "ភ្លៀងធ្លាក់ខ្លាំង": "It rained heavily in Phnom Penh last night."}
+    s, _ = run(tmp_path, srv, "seahelm-translation", "seahelm_mt_km_en.jsonl", replies, config="km", direction="xx-en")
+    assert value(s, "chrf++") == pytest.approx(100.0) and value(s, "bleu") == pytest.approx(100.0)
+    assert "from Khmer into English" in user_prompts(srv)[0]
+
+
+def test_translation_rows_are_checked_against_the_source_language():
+    from glotbench.errors import DataError
+    from glotbench.registry import get_benchmark
+
+    # Khmer sources given as the English-to-Thai direction: refused, naming the input language
+    bench = get_benchmark("seahelm-translation", config="th", direction="en-xx")
+    with pytest.raises(DataError, match=r"written in Khmer script, but the task's input language is en"):
+        bench.load(str(FX / "seahelm_mt_km_en.jsonl"))
+    assert len(get_benchmark("seahelm-translation", config="km", direction="xx-en").load(
+        str(FX / "seahelm_mt_km_en.jsonl"))) == 2

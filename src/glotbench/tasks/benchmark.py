@@ -136,6 +136,7 @@ class TaskBenchmark(Benchmark):
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
         self.language = _fill(spec.language, declared, w("language")) if spec.language else None  # as written
         self.lang = resolve_code(self.language)
+        self.input_language = _fill(spec.input_language, declared, w("input_language")) if spec.input_language else None
         self.variant = spec.prompt
         self.shots = spec.fewshot.n if opt["shots"] is None else opt["shots"]
         if self.shots < 0:
@@ -376,7 +377,9 @@ class TaskBenchmark(Benchmark):
             return m.group(1) if m else None
 
         option = column(self.spec.language) if column(self.spec.language) in self.spec.options else None
-        mine = f"the task's language is {named(self.language)}"
+        expected = self.input_language or self.language  # the public text's language: a translation's source
+        mine = (f"the task's input language is {named(self.input_language)}" if self.input_language
+                else f"the task's language is {named(self.language)}")
         col = column(self.data.language_by)
         if self.data.language_by and (col is None or row.get(col) is not None):  # a row without the column: its script tells
             theirs = render(self.data.language_by, row, f"{where}: data.language_by").strip()
@@ -392,7 +395,7 @@ class TaskBenchmark(Benchmark):
         # under half of all its letters are: fields may be labels in English (XCOPA's question "effect",
         # Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
         longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
-        script = foreign_script(longest, self.language) and foreign_script(" ".join(texts), self.language, share=0.5)
+        script = foreign_script(longest, expected) and foreign_script(" ".join(texts), expected, share=0.5)
         if script:
             return f"the row's text is written in {script} script, but {mine}{how}"
         return None

@@ -275,6 +275,9 @@ class TaskSpec(Part):
     description: str = ""
     options: dict[str, OptionSpec] = {}
     language: str | None = None  # a profile code, ISO 639-3 or a FLORES code (lao_Laoo); templated
+    # the language of the public text where it is not the task's (a translation's source); templated.
+    # Rows are checked against it; `language` (the target) still picks the segmenter and extraction
+    input_language: str | None = None
     data: DataSpec
     fields: FieldsSpec = FieldsSpec()
     groups: list[str] = []  # meta keys the scores are reported by

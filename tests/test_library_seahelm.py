@@ -275,3 +275,18 @@ def test_translation_rows_are_checked_against_the_source_language():
         bench.load(str(FX / "seahelm_mt_km_en.jsonl"))
     assert len(get_benchmark("seahelm-translation", config="km", direction="xx-en").load(
         str(FX / "seahelm_mt_km_en.jsonl"))) == 2
+
+
+@pytest.mark.parametrize("words,tokens", [  # outputs of pyonmttok 1.38.1 Tokenizer("aggressive"), recorded
+    ("covid19 mencapai 2024 kasus", ["covid", "19", "mencapai", "2024", "kasus"]),
+    ("abc€def 3°c", ["abc", "€", "def", "3", "°", "c"]),
+    ("நீர்மட்டம் 120அடி", ["நீர்மட்டம்", "120", "அடி"]),
+    ("ngày 15 8 nhiệt độ đạt 40°c tại hà nội",
+     ["ngày", "15", "8", "nhiệt", "độ", "đạt", "40", "°", "c", "tại", "hà", "nội"]),
+])
+def test_seahelm_aggressive_split_matches_pyonmttok(words, tokens):
+    from glotbench.metrics.rouge import RougeL, aggressive
+
+    assert aggressive(words) == tokens
+    # SEA-HELM's whole rule for a language without its own tokenizer: lower case, punctuation out, then the split
+    assert RougeL("vi", "seahelm")._scorer._tokenizer.tokenize(words.upper().replace(" ", ", ")) == tokens

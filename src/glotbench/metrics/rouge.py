@@ -6,7 +6,7 @@ Burmese text scores 0 unless a tokenizer is given. Two tokenizers, named in the 
 | tokenize | tokens | signature |
 |---|---|---|
 | `segmenter` | lower case, punctuation dropped as SEA-HELM drops it (BERT's basic tokenizer), then the language's glotbench segmenter (text/segment.py: LaoNLP, PyThaiNLP newmm without spaces, character clusters for Khmer and Burmese, whitespace) | `rougeL\\|tok:segmenter\\|seg:<segmenter>` |
-| `seahelm` | SEA-HELM's vendored multilingual rouge (src/rouge_score, 6844e6c5): lower case, BERT's basic tokenizer (punctuation dropped, whitespace split), then for th PyThaiNLP newmm over the space-joined words (its space tokens kept, as SEA-HELM keeps them), for my its Burmese syllable rule; other languages the basic tokens (SEA-HELM's pyonmttok `aggressive` pass, which also splits letters from digits, is not reproduced) | `rougeL\\|tok:seahelm-<lang>` |
+| `seahelm` | SEA-HELM's vendored multilingual rouge (src/rouge_score, 6844e6c5): lower case, BERT's basic tokenizer (punctuation dropped, whitespace split), then for th PyThaiNLP newmm over the space-joined words (its space tokens kept, as SEA-HELM keeps them), for my its Burmese syllable rule; other languages pyonmttok's `aggressive` split of the basic tokens (letters, digits and other characters apart), re-implemented | `rougeL\\|tok:seahelm-<lang>` |
 
 Per item: ROUGE-L precision, recall and F1 (rouge_score's `_score_lcs`); the corpus figure is the mean
 of item F1s, as SEA-HELM's BootstrapAggregator `mid` estimates it.
@@ -85,9 +85,25 @@ def _seahelm(lang: str | None) -> Callable[[str], list[str]]:
         elif lang == "my":
             tokens = burmese_syllables(words)
         if not tokens and words:
-            tokens = words.split()
+            tokens = aggressive(words)
         return [tok for tok in tokens if tok]
     return tokenize
+
+
+_AGGRESSIVE = None
+
+
+def aggressive(text: str) -> list[str]:
+    """pyonmttok's `aggressive` mode as SEA-HELM calls it (Tokenizer("aggressive"), no other option):
+    runs of letters (with their marks), runs of digits, and each other character, split at spaces
+    ("covid19" -> covid, 19; "3°C" -> 3, °, C). Re-implemented: checked against pyonmttok 1.38.1 on
+    the inputs of tests/test_library_seahelm.py, which is not a dependency."""
+    global _AGGRESSIVE
+    if _AGGRESSIVE is None:
+        import regex
+
+        _AGGRESSIVE = regex.compile(r"\p{N}+|[\p{L}\p{M}]+|\S")
+    return _AGGRESSIVE.findall(text)
 
 
 def _segmenter(lang: str | None) -> Callable[[str], list[str]]:

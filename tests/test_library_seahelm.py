@@ -290,3 +290,13 @@ def test_seahelm_aggressive_split_matches_pyonmttok(words, tokens):
     assert aggressive(words) == tokens
     # SEA-HELM's whole rule for a language without its own tokenizer: lower case, punctuation out, then the split
     assert RougeL("vi", "seahelm")._scorer._tokenizer.tokenize(words.upper().replace(" ", ", ")) == tokens
+
+
+def test_vietnamese_toxicity_labels_of_two_words_and_any_case(tmp_path, srv):
+    replies = {"Hôm nay trời đẹp": "Câu trả lời: sạch", "Trận đấu hôm qua": "Câu trả lời: **Công kích**",
+               "Bọn người đó": "Câu trả lời: Sạch"}
+    s, _ = run(tmp_path, srv, "seahelm-toxicity", "seahelm_toxicity_vi.jsonl", replies, config="vi")
+    assert value(s, "accuracy") == pytest.approx(2 / 3)  # the third, hateful, read as clean
+    assert value(s, "normalized_accuracy") == pytest.approx(0.5)  # balanced (1 + 1 + 0) / 3 against 1/3
+    assert value(s, "normalized_accuracy") == pytest.approx(
+        seahelm_normalized_accuracy(["Sạch", "Công kích", "Thù ghét"], list(replies.values()), "Câu trả lời:"))

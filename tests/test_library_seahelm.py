@@ -215,6 +215,9 @@ def seahelm_hub(tmp_path_factory):
     rows = lambda name: [json.loads(x) for x in (FX / name).read_text(encoding="utf-8").splitlines()]  # noqa: E731
     nli, _ = read_task_file(lib / "seahelm-nli.yaml")
     _repo(root, "aisingapore/NLR-NLI", nli.data.revision, {"data/th-00000-of-00001.parquet": rows("seahelm_nli_th.jsonl")})
+    mt, _ = read_task_file(lib / "seahelm-translation.yaml")
+    _repo(root, "aisingapore/NLG-Machine-Translation", mt.data.revision,
+          {"data/en_to_tha_Thai-00000-of-00001.parquet": rows("seahelm_mt_en_th.jsonl")})
     xl, _ = read_task_file(lib / "xlsum.yaml")
     _repo(root, "csebuetnlp/xlsum", xl.data.revision, {"thai/xlsum-test.parquet": rows("xlsum_thai.jsonl")})
     yield from serve_hub(root)
@@ -225,6 +228,8 @@ def seahelm_hub(tmp_path_factory):
     ("seahelm-nli", "th", {"แมวสีดำนอนหลับ": "คำตอบ: A", "ร้านกาแฟปิดทำการ": "คำตอบ: B",
                            "นักเรียนกำลังอ่านหนังสือ": "คำตอบ: A"}, "normalized_accuracy", 0.5),  # A 1, B 1, C 0
     ("xlsum", "thai", {"แมวตัวหนึ่งเดินเข้าไป": "แมวกินปลา", "ฝนตกหนักในหลายเขต": "ฝนตกหนักในกรุงเทพ"}, "rougeL", 1.0),
+    ("seahelm-translation", "th", {"The cat eats fish": "แมวกินปลาที่ตลาด",
+                                   "It rained heavily": "เมื่อคืนนี้ฝนตกหนักในกรุงเทพ"}, "chrf++", 100.0),
 ])
 def test_pinned_hub_layout_loads(tmp_path, seahelm_hub, srv, task, config, answers, metric, expected):
     from test_tasks_hub import glot
@@ -234,7 +239,9 @@ def test_pinned_hub_layout_loads(tmp_path, seahelm_hub, srv, task, config, answe
     assert proc.returncode == 0, proc.stderr
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)
-    assert res["benchmark"]["data"].startswith(f"hub:{'aisingapore/NLR-NLI' if task == 'seahelm-nli' else 'csebuetnlp/xlsum'}@")
+    repo = {"seahelm-nli": "aisingapore/NLR-NLI", "xlsum": "csebuetnlp/xlsum",
+            "seahelm-translation": "aisingapore/NLG-Machine-Translation"}[task]
+    assert res["benchmark"]["data"].startswith(f"hub:{repo}@")
 
 
 # -- machine translation ------------------------------------------------------------------------

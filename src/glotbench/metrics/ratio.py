@@ -359,7 +359,11 @@ def clustered_interval(metric: Metric, rows: np.ndarray, boot: Any, codes: np.nd
 @dataclass(frozen=True, slots=True)
 class MacroMetric:
     """The unweighted mean over groups (e.g. subjects) of each group's ratio: items carry
-    `<num>:<group>` and `<den>:<group>` statistics; groups with no items are left out."""
+    `<num>:<group>` and `<den>:<group>` statistics; groups with no items are left out. Over gold
+    classes it is balanced accuracy (sklearn's `balanced_accuracy_score`: a class with no gold item is
+    left out, a prediction outside the classes is a miss); with `normalised`, SEA-HELM's
+    `normalized_accuracy`: normalise_to_floor(mean, 1 / k), k the groups with items (SEA-HELM's
+    label set is the labels present in the data)."""
 
     name: str
     groups: tuple[str, ...]
@@ -369,6 +373,7 @@ class MacroMetric:
     show_ci: bool = True
     label: str = ""
     scale: str = "points"
+    normalised: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -387,7 +392,20 @@ class MacroMetric:
         parts = [row[2 * i] / row[2 * i + 1] for i in range(len(self.groups)) if row[2 * i + 1] > 0]
         if not parts:
             return float("nan")
-        return float(np.mean(parts)) * (100.0 if self.scale == "points" else 1.0)
+        mean = float(np.mean(parts))
+        if self.normalised:
+            mean = normalise_to_floor(mean, 1 / len(parts))
+        return mean * (100.0 if self.scale == "points" else 1.0)
+
+
+def normalise_to_floor(score: float, floor: float, top: float = 1.0, *, clamp: bool = True) -> float:
+    """SEA-HELM's normalisation of a score against its floor: (score - floor) / (top - floor), below the
+    floor 0 (`clamp`), a floor equal to the top 0 (SEA-HELM's `SeaHelmMetric.normalize_score`). The
+    floor is a task's random-choice or input-unchanged score, in the score's own units; NaN stays NaN."""
+    if top == floor:
+        return 0.0
+    out = (score - floor) / (top - floor)
+    return max(out, 0.0) if clamp and out == out else out
 
 
 def _bind(metric: Metric, cols: list[int]):

@@ -137,6 +137,7 @@ class TaskBenchmark(Benchmark):
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
         self.language = _fill(spec.language, declared, w("language")) if spec.language else None  # as written
         self.lang = resolve_code(self.language)
+        self.input_language = _fill(spec.input_language, declared, w("input_language")) if spec.input_language else None
         self.variant = spec.prompt
         self.shots = spec.fewshot.n if opt["shots"] is None else opt["shots"]
         if self.shots < 0:
@@ -219,7 +220,10 @@ class TaskBenchmark(Benchmark):
             return {f"loglik_{n}": None for n in loglik.NORMS}, f"loglik_{norm}"
         if opt["norm"] is not None:
             raise SpecError(f"{self.name}: norm is a setting of method=loglik")
-        built = {name: build_pipeline(name, steps, self._at) for name, steps in spec.extract.items()}
+        # a step's arguments may name the run's options and the prompt's vars (a per-language answer tag)
+        filled = {"vars": spec.prompt.vars, **{k: v for k, v in opt.items() if k in spec.options}}
+        built = {name: build_pipeline(name, _fill(steps, filled, self._at("extract", name)), self._at)
+                 for name, steps in spec.extract.items()}
         choices = spec.fields.choices
         n_fixed = len(choices.fixed) if hasattr(choices, "fixed") else len(choices) if isinstance(choices, list) else 0
         self._letter_pipes = [name for name, steps in spec.extract.items()
@@ -376,7 +380,9 @@ class TaskBenchmark(Benchmark):
             return m.group(1) if m else None
 
         option = column(self.spec.language) if column(self.spec.language) in self.spec.options else None
-        mine = f"the task's language is {named(self.language)}"
+        expected = self.input_language or self.language  # the public text's language: a translation's source
+        mine = (f"the task's input language is {named(self.input_language)}" if self.input_language
+                else f"the task's language is {named(self.language)}")
         col = column(self.data.language_by)
         if self.data.language_by and (col is None or row.get(col) is not None):  # a row without the column: its script tells
             theirs = render(self.data.language_by, row, f"{where}: data.language_by").strip()
@@ -393,7 +399,7 @@ class TaskBenchmark(Benchmark):
         # share of letters in the language's scripts. Fields may be labels in English (XCOPA's question
         # "effect", Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
         longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
-        script = foreign_script(longest, self.language) and foreign_script(" ".join(texts), self.language)
+        script = foreign_script(longest, expected) and foreign_script(" ".join(texts), expected)
         if script:
             return f"the row's text is written in {script} script, but {mine}{how}"
         return None

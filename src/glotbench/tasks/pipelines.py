@@ -16,7 +16,8 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     option_text            the one option whose text the reply names (classification over many labels)
     number                 the last number, native digits read as ASCII ({marker: "####"}: after the
                            marker's last occurrence, word breaks read as in answer phrases)
-    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true});
+    regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true,
+                           missing: keep}: no match keeps the reply);
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
     first_line             the first non-empty line
@@ -24,6 +25,8 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     free_text              the text, stripped; empty is no answer
     raw                    the text as it is, empty included (lm-eval's take_first)
     lower, upper           the text in lower or upper case (lm-eval's lowercase and uppercase filters)
+    seahelm_label: {tag}   SEA-HELM's label reading (F1AccMetric): the label after the answer tag, else
+                           the whole reply, normalised and matched to an option's text
 
 Several pipelines run side by side over the same reply (lm-eval's filter_list); the task names one
 the headline. Each pipeline's description (its steps and arguments) is part of the signature.
@@ -121,11 +124,14 @@ def _regex(arg: Any) -> StepFn:
     group = (1 if rx.groups else 0) if isinstance(arg, str) else _get(arg, "group", int, 1 if rx.groups else 0)
     if group > rx.groups:
         raise ValueError(f"regex: the pattern has {rx.groups} groups, not {group}")
+    missing = "fail" if isinstance(arg, str) else _get(arg, "missing", str, "fail")
+    if missing not in ("fail", "keep"):
+        raise ValueError("regex: missing must be fail or keep")
 
     def step(text: str, options: Mapping[str, str]) -> Extraction:
         found = list(rx.finditer(text)) if last else [m for m in [rx.search(text)] if m]
-        if not found:
-            return Extraction(None, "no_match")
+        if not found:  # keep: the whole reply (SEA-HELM's return_original_response_on_failure)
+            return Extraction(text) if missing == "keep" else Extraction(None, "no_match")
         return Extraction(found[-1].group(group))
     return step
 
@@ -143,6 +149,31 @@ def _findall(rx: Any, select: int) -> StepFn:
             if got is None:
                 return Extraction(None, "no_match")
         return Extraction(got.strip())
+    return step
+
+
+def _seahelm_label(arg: Any) -> StepFn:
+    """SEA-HELM's F1AccMetric.extract_response: `TAG[\\s\\*]*(LABEL|LABEL...)+` searched case-insensitively
+    (the labels unescaped, as SEA-HELM writes them; the options' texts in their order), its group 1,
+    else the whole reply; stripped; SEA-HELM's normalize_answer (lower case, ASCII punctuation, spaces
+    and newlines stripped from both ends, runs of whitespace made one space); the option whose text
+    is that, lower-cased, or no answer (SEA-HELM's "null" label, a miss)."""
+    import re
+    import string
+
+    tag = _get(arg, "tag", str)
+
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        labels = "|".join(options.values())
+        try:
+            found = re.search(tag + rf"[\s\*]*({labels})+", text, flags=re.IGNORECASE)
+        except re.error:  # a label or tag that is not a valid pattern: read literally
+            found = re.search(re.escape(tag) + r"[\s\*]*(" + "|".join(map(re.escape, options.values())) + ")+",
+                              text, flags=re.IGNORECASE)
+        got = (found.group(1) if found and found.group(1) is not None else text).strip()
+        got = " ".join(got.lower().strip(string.punctuation + " " + "\n").split())
+        hit = {t.lower(): label for label, t in reversed(list(options.items()))}.get(got)
+        return Extraction(None, "no_option") if hit is None else Extraction(hit)
     return step
 
 
@@ -173,8 +204,9 @@ STEPS: dict[str, Callable[[Any], StepFn]] = {
     "strip_think": _think, "json_field": _json, "tag": _tag, "option_letter": _letter,
     "option_text": _option_text, "number": _number, "regex": _regex, "first_line": _first_line,
     "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
+    "seahelm_label": _seahelm_label,
 }
-_NEEDS_ARG = {"json_field", "tag", "regex"}
+_NEEDS_ARG = {"json_field", "tag", "regex", "seahelm_label"}
 # The steps that read through glotbench's shared reading rules carry their version in the signature
 # (`option_letter@r5`): a changed rule changes every task's signature (extract.READING_VERSION).
 READS = frozenset({"option_letter", "option_text", "number", "remove_zero_width"})
@@ -183,7 +215,7 @@ READS = frozenset({"option_letter", "option_text", "number", "remove_zero_width"
 def _get(arg: Any, key: str, kind: type, default: Any = ...) -> Any:
     if not isinstance(arg, Mapping):
         raise ValueError(f"takes a mapping with {key!r}")
-    unknown = set(arg) - {"name", "missing", "rule", "text", "marker", "pattern", "group", "last", "select"}
+    unknown = set(arg) - {"name", "missing", "rule", "text", "marker", "pattern", "group", "last", "select", "tag"}
     if unknown:
         raise ValueError(f"unknown argument {sorted(unknown)[0]!r}")
     if key not in arg:

@@ -78,6 +78,32 @@ class OptionAccuracy(Scorer):
     def correct(self, answer: str, item: Item) -> bool:
         return answer == _gold(item, "answer")
 
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        out = super().stats(answer, item, p)
+        if self.spec.balanced:  # the gold class's pair, for the class-balanced metrics
+            gold = _gold(item, "answer")
+            out.update({f"{p}:class_correct:{gold}": out[f"{p}:correct"], f"{p}:class_items:{gold}": 1.0})
+        return out
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        from glotbench.metrics import MacroMetric
+        from glotbench.tasks.template import LETTERS
+
+        plain = super().metrics(p, headline)
+        if not self.spec.balanced:
+            return plain
+        balanced = [MacroMetric(metric_name(name, p, headline), tuple(LETTERS), f"{p}:class_correct",
+                                f"{p}:class_items", f"{what} ({p})", label=metric_name(name, p, headline),
+                                scale="fraction", normalised=normalised)
+                    for name, normalised, what in (
+                        ("normalized_accuracy", True, "SEA-HELM's normalised accuracy: balanced accuracy "
+                                                      "against the 1/k floor of its k gold classes"),
+                        ("balanced_accuracy", False, "mean recall over the gold classes"))]
+        return balanced + plain
+
+    def signature(self) -> str:
+        return "option_accuracy(balanced)" if self.spec.balanced else "option_accuracy"
+
 
 def normalise(text: str, steps: Sequence[str]) -> str:
     from glotbench.languages import remove_zero_width, to_ascii_digits
@@ -236,6 +262,36 @@ class Corpus(Scorer):
         return "+".join(parts)
 
 
+class Rouge(Scorer):
+    """ROUGE-L per item (glotbench.metrics.rouge: rouge_score with the language's segmenter, or SEA-HELM's
+    tokenizer); the metric is the mean of item F1s, precision and recall beside it."""
+
+    base = "rougeL"
+    gold_keys = ("reference", "answer")
+
+    def __init__(self, spec: Any, lang: str | None):
+        from glotbench.metrics.rouge import RougeL
+
+        super().__init__(spec, lang)
+        self._rouge = RougeL(lang, spec.tokenize)
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        prf = (0.0, 0.0, 0.0) if answer is None else self._rouge.score(answer, str(_gold(item, "reference", "answer")))
+        return {f"{p}:rougeL_p": prf[0], f"{p}:rougeL_r": prf[1], f"{p}:rougeL_f": prf[2], f"{p}:items": 1.0,
+                f"{p}:no_answer": float(answer is None)}
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        return [RatioMetric(metric_name(name, p, headline), f"{p}:{key}", f"{p}:items", f"mean ROUGE-L {what} ({p})",
+                            label=metric_name(label, p, headline))
+                for name, key, what, label in (("rougeL", "rougeL_f", "F1", "ROUGE-L"),
+                                               ("rougeL_precision", "rougeL_p", "precision", "ROUGE-L P"),
+                                               ("rougeL_recall", "rougeL_r", "recall", "ROUGE-L R"))
+                ] + [super().metrics(p, headline)[1]]
+
+    def signature(self) -> str:
+        return self._rouge.signature().replace("|", ";")
+
+
 class _Prefixed:
     """A CorpusMetric whose statistics carry the pipeline's prefix (`p:chrf++.0`...)."""
 
@@ -271,7 +327,7 @@ class Answered(Scorer):
 
 
 SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeric_match": NumericMatch,
-           "token_f1": TokenF1, "corpus": Corpus, "rubric": Answered}
+           "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "rubric": Answered}
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:

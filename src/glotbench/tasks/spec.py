@@ -134,6 +134,9 @@ def _kind(v: Any) -> Any:
 
 class OptionAccuracy(Part):
     kind: Literal["option_accuracy"]
+    # true: also balanced accuracy (mean recall over gold classes) and SEA-HELM's normalized_accuracy
+    # (balanced accuracy against the 1/k floor), the headline, as SEA-HELM's F1AccMetric scores
+    balanced: bool = False
 
 
 class ExactMatch(Part):
@@ -169,6 +172,12 @@ class Corpus(Part):
     metrics: list[Literal["chrf++", "chrf", "bleu"]] = Field(["chrf++", "bleu"], min_length=1)
     bleu_tokenize: Literal["none", "13a"] = "none"  # over segmented text (lo, th, km, my)
     segment: bool = True  # false: sacrebleu's defaults on the text as written (BLEU 13a), as lm-eval scores
+
+
+class Rouge(Part):
+    kind: Literal["rouge"]
+    # segmenter: the language's glotbench segmenter; seahelm: SEA-HELM's multilingual rouge tokenizer
+    tokenize: Literal["segmenter", "seahelm"] = "segmenter"
 
 
 class Criterion(Part):
@@ -209,7 +218,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 
@@ -266,6 +275,9 @@ class TaskSpec(Part):
     description: str = ""
     options: dict[str, OptionSpec] = {}
     language: str | None = None  # a profile code, ISO 639-3 or a FLORES code (lao_Laoo); templated
+    # the language of the public text where it is not the task's (a translation's source); templated.
+    # Rows are checked against it; `language` (the target) still picks the segmenter and extraction
+    input_language: str | None = None
     data: DataSpec
     fields: FieldsSpec = FieldsSpec()
     groups: list[str] = []  # meta keys the scores are reported by

@@ -98,3 +98,29 @@ def test_the_datasheet_is_not_in_the_signature(tmp_path: Path):
         f.write_text(text, encoding="utf-8")
         sigs.append(get_benchmark(str(f)).signature_parts())
     assert sigs[0] == sigs[1]
+
+
+def test_deepsea_bundled_languages_are_the_samples_and_the_rest_need_data():
+    from collections import Counter
+
+    from glotbench.benchmarks import deepsea
+    from glotbench.registry import get_benchmark
+
+    for name, upstream in (("deepsea-mgsm", "MGSM"), ("deepsea-indommlu", "IndoMMLU"), ("deepsea-xquad", "XQuAD"),
+                           ("deepsea-crosssum", "CrossSum"), ("deepsea-wmt24pp", "WMT24pp")):
+        bench = get_benchmark(name)
+        langs = set(Counter(it.meta["lang"] for it in bench.load()))
+        assert langs == set(deepsea.BUNDLED_LANGUAGES[upstream]), name
+        assert set(bench.datasheet.data_only) == set(deepsea.LANGUAGES) - langs
+
+
+def test_data_only_languages_are_marked_and_counted(tmp_path: Path):
+    ds = Datasheet.model_validate({**SHEET, "data_only": ["km"]})
+    assert ds.needs_data("khm_Khmr") and not ds.needs_data("lo")
+    with pytest.raises(ValidationError, match="data_only: my not among languages"):
+        Datasheet.model_validate({**SHEET, "data_only": ["my"]})
+    text = TASK.format(name="fam-four", km="khm_Khmr").replace("  languages:", "  data_only: [km]\n  languages:")
+    (tmp_path / "fam.yaml").write_text(text, encoding="utf-8")
+    out = cli("tasks", "list", "--include-path", str(tmp_path), "--language", "km").stdout
+    assert "of them only with --data FILE" in out
+    assert any(ln.startswith(" *fam-four") for ln in out.splitlines()), out

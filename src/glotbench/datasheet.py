@@ -39,6 +39,10 @@ class Datasheet(BaseModel):
     # Languages covered: a profile code (lo, km, my, th, vi, id, tl...) -> the options that select it
     # ({config: lao_Laoo}); {} where the benchmark covers one language and needs no setting.
     languages: dict[str, dict[str, Scalar]] = Field(min_length=1)
+    # Languages covered whose rows the pinned revision (or a built-in's bundled sample) does not hold,
+    # or not as far as anyone here could check: they run only with --data FILE (rows in the same
+    # schema) or another revision. `tasks list --language` marks them and counts them apart.
+    data_only: list[str] = []
 
     @field_validator("reference_commit")
     @classmethod
@@ -76,10 +80,17 @@ class Datasheet(BaseModel):
             raise ValueError("licence_note: say why commercial use is unclear (commercial: null)")
         if self.reference_commit and not self.reference:
             raise ValueError("reference: name the repository the commit belongs to")
-        extra = set(self.origin_by_language) - set(self.languages)
-        if extra:
-            raise ValueError(f"origin_by_language: {', '.join(sorted(extra))} not among languages")
+        for key in ("origin_by_language", "data_only"):
+            extra = set(getattr(self, key)) - set(self.languages)
+            if extra:
+                raise ValueError(f"{key}: {', '.join(sorted(extra))} not among languages")
         return self
+
+    def needs_data(self, code: str) -> bool:
+        """Whether `code` runs only with --data (its rows are not in the pinned or bundled data)."""
+        from glotbench.languages import resolve_code
+
+        return resolve_code(code) in self.data_only
 
     def origin_of(self, code: str) -> Origin:
         return self.origin_by_language.get(code, self.origin)

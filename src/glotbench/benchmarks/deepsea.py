@@ -99,13 +99,20 @@ _SOURCES = {
 }
 
 
+# The languages of each bundled sample (tests/test_datasheet.py holds them to the files): the others
+# run only with DeepSEA's release given by --data.
+BUNDLED_LANGUAGES = {"MGSM": ("en", "id", "th", "vi"), "IndoMMLU": ("id", "th", "vi"), "XQuAD": ("en", "id", "th", "vi"),
+                     "CrossSum": ("en", "id", "th", "vi"), "WMT24pp": ("id", "th", "vi")}
+
+
 def deepsea_datasheet(upstream: str) -> Datasheet:
     return Datasheet(
         licence="unknown (DeepSEA's release not read); bundled samples: Apache-2.0, glotbench's own",
         commercial=None,
         licence_note=f"DeepSEA's own licence was not checked; its {upstream} data keeps the upstream set's licence",
         origin="mixed", source=f"DeepSEA's release; upstream data: {_SOURCES[upstream]}",
-        citation=_CITATIONS[upstream], languages={code: {} for code in LANGUAGES})
+        citation=_CITATIONS[upstream], languages={code: {} for code in LANGUAGES},
+        data_only=[c for c in LANGUAGES if c not in BUNDLED_LANGUAGES[upstream]])
 
 
 

@@ -55,12 +55,16 @@ def _list_language(language: str) -> None:
     if not found:
         typer.echo(f"no benchmark family covers {name} ({code}); `glotbench tasks list` shows them all")
         return
-    typer.echo(f"{len(found)} benchmark families cover {name} ({code}):")
+    data_only = sum(1 for f in found if f.datasheet is not None and f.datasheet.needs_data(code))
+    typer.echo(f"{len(found)} benchmark families cover {name} ({code})"
+               + (f"; {data_only} of them only with --data FILE (marked *: the pinned or bundled data has no "
+                  f"{name} rows)" if data_only else "") + ":")
     for f in found:
         ds = f.datasheet
         assert ds is not None  # families(code) keeps only those whose datasheet covers code
         opts = " ".join(f"{k}={v}" for k, v in (ds.options_for(code) or {}).items())
-        typer.echo(f"  {f.name:<24} {ds.origin_of(code):<18} {ds.licence_line:<32} {opts}")
+        star = "*" if ds.needs_data(code) else " "
+        typer.echo(f" {star}{f.name:<24} {ds.origin_of(code):<18} {ds.licence_line:<32} {opts}")
         typer.echo(f"  {'':<24} {f.description}; source: {ds.source}")
 
 

@@ -92,6 +92,10 @@ def check(
     for k, v in bench.signature_parts().items():
         typer.echo(f"  {k}: {v}")
     if dataset is not None:
+        from glotbench.rundir.validity import duplicates_text
+
+        if (twins := bench.extra_results(dataset).get("duplicate_options")) is not None:
+            typer.echo(f"note: {duplicates_text({'duplicate_options': twins})}", err=True)
         prompt = bench.render(dataset[0].to_public())
         typer.echo(f"{len(dataset)} items from {dataset.source}; the first item's prompt:")
         for m in prompt.messages:

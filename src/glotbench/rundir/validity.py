@@ -104,11 +104,23 @@ def leak_text(results: Mapping[str, Any]) -> str | None:
 
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
-    items, sample data, a judge not validated for the language (judges/cards.py), a few-shot leak."""
+    items, sample data, a judge not validated for the language (judges/cards.py), a few-shot leak,
+    items whose options share one text."""
     from glotbench.rundir.selection import selection_text
 
     return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
-                        data_label_text(results), validation_text(results), leak_text(results)) if t]
+                        data_label_text(results), validation_text(results), leak_text(results),
+                        duplicates_text(results)) if t]
+
+
+def duplicates_text(results: Mapping[str, Any]) -> str | None:
+    """`options of one text: 2 of 40 items (ids s3, s9); a reply naming that text reads as no answer`."""
+    d = results.get("duplicate_options")
+    if not isinstance(d, Mapping) or not d.get("items"):
+        return None
+    ids = ", ".join(map(str, d.get("ids") or ()))
+    return (f"options of one text: {d['items']} of {d.get('of', '?')} items (ids {ids}"
+            f"{', ...' if d['items'] > len(d.get('ids') or ()) else ''}); a reply naming that text reads as no answer")
 
 
 def judge_name(spec: str) -> str:

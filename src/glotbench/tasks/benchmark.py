@@ -520,6 +520,9 @@ class TaskBenchmark(Benchmark):
         leak = F.fewshot_leak(dataset)
         if leak:
             out["fewshot_leak"] = leak
+        twins = [it.id for it in dataset if it.meta.get("duplicate_options")]
+        if twins:  # rundir.validity.duplicates_text: a note in every view
+            out["duplicate_options"] = {"items": len(twins), "of": len(dataset), "ids": twins[:5]}
         counts = [len(it.public.get("choices") or ()) for it in dataset]
         if counts and all(counts):
             out["random_baseline"] = sum(1 / n for n in counts) / len(counts)

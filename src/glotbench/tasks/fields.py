@@ -41,6 +41,7 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
         gold[name] = ([_gold(value_of(s, ctx, f"{where}: fields.gold.{name}.{i}"), f"{where}: fields.gold.{name}.{i}")
                        for i, s in enumerate(spec)] if isinstance(spec, list)
                       else _gold(value_of(spec, ctx, f"{where}: fields.gold.{name}"), f"{where}: fields.gold.{name}"))
+    twins: tuple[str, ...] = ()
     if fields.choices is not None:
         if isinstance(fields.choices, str):
             texts = _choice_list(value_of(fields.choices, ctx, f"{where}: fields.choices"), fields.choices,
@@ -52,7 +53,7 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
         for i, t in enumerate(texts):
             if not remove_zero_width(t).strip():  # U+200B alone is as empty as a space, and invisible
                 raise DataError(f"{where}: fields.choices.{i}: an empty option")
-        _no_duplicates(texts, f"{where}: fields.choices")
+        twins = duplicate_options(texts)
         public["choices"] = texts
         gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer",
                                 _as_written(fields.gold.get("answer"), row))
@@ -60,22 +61,26 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
             for name, spec in fields.meta.items()}
     if lang:
         meta["lang"] = lang
+    if twins:  # kept: a letter still reads; a reply naming the shared text reads as no answer
+        meta["duplicate_options"] = "=".join(twins)
     return Item.create(iid, public, gold, meta)
 
 
-def _no_duplicates(texts: Sequence[str], where: str) -> None:
-    """Two options of one text, as replies are matched to options (glotbench.extract.normalise_option:
-    case, format characters and spacing ignored), are an error whatever the gold's form: a reply
-    naming that text cannot tell them apart, and a letter for the other one is scored wrong."""
+def duplicate_options(texts: Sequence[str]) -> tuple[str, ...]:
+    """The labels of the first options that share one text as replies are matched to options
+    (glotbench.extract.normalise_option: case, format characters and spacing ignored), e.g. ("A",
+    "C"); () when every option's text is its own. Such an item is kept (published sets have them;
+    a letter still reads, and a reply naming the shared text reads as no answer) and counted in
+    results.json `duplicate_options`, a note in every view and a line of `tasks check`; a gold given
+    as that text is an error (`_label`: it names no one option)."""
     from glotbench.extract import normalise_option
 
     seen: dict[str, int] = {}
     for i, t in enumerate(texts):
         j = seen.setdefault(normalise_option(t), i)
         if j != i:
-            same = "the same text" if texts[i] == texts[j] else "the same text as replies are matched to options"
-            raise DataError(f"{where}: options {LETTERS[j]} and {LETTERS[i]} are {same} ({texts[j]!r}, "
-                            f"{texts[i]!r}): make each option's text its own")
+            return tuple(LETTERS[k] for k, u in enumerate(texts) if normalise_option(u) == normalise_option(t))
+    return ()
 
 
 def _gold(value: Any, where: str) -> Any:
@@ -126,8 +131,13 @@ def _label(value: Any, texts: Sequence[str], where: str, written: str = "") -> s
     v = str(value).strip()
     if len(v) == 1 and v in labels:
         return v
+    from glotbench.extract import normalise_option
+
     hits = [labels[i] for i, t in enumerate(texts) if t.strip() == v]
-    if hits:  # one at most: options of one text are refused before (_no_duplicates)
+    twins = [labels[i] for i, t in enumerate(texts) if normalise_option(t) == normalise_option(v)]
+    if len(hits) > 1 or hits and len(twins) > 1:  # the text names no one option, as replies are read
+        raise DataError(f"{where}: {value!r} is the text of options {', '.join(twins)}: give the gold's label")
+    if hits:
         return hits[0]
     given = f"{written} (made {value!r})" if written else repr(value)
     raise DataError(f"{where}: {given} is neither an option label ({', '.join(labels)}) nor one option's text")

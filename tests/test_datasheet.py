@@ -73,8 +73,11 @@ def test_tasks_list_language_reads_task_file_datasheets(tmp_path: Path):
     r = cli("tasks", "list", "--include-path", str(tmp_path), "--language", "khm_Khmr")
     assert r.returncode == 0, (r.stdout + r.stderr)
     assert "benchmark families cover Khmer (km)" in (r.stdout + r.stderr)
-    line = next(ln for ln in (r.stdout + r.stderr).splitlines() if "fam-one" in ln)
-    assert "native" in line and "CC-BY-4.0" in line and "config=khm_Khmr" in line
+    lines = r.stdout.splitlines()
+    i = next(i for i, ln in enumerate(lines) if "fam-one" in ln)
+    assert "native" in lines[i] and "commercial use: yes" in lines[i] and "config=khm_Khmr" in lines[i]
+    assert "a tiny family" in lines[i + 1]
+    assert "licence: CC-BY-4.0; source: https://example.org/card" in lines[i + 2]
     r = cli("tasks", "list", "--include-path", str(tmp_path), "--language", "my")
     assert "fam-one" not in (r.stdout + r.stderr)
 

@@ -64,8 +64,10 @@ def _list_language(language: str) -> None:
         assert ds is not None  # families(code) keeps only those whose datasheet covers code
         opts = " ".join(f"{k}={v}" for k, v in (ds.options_for(code) or {}).items())
         star = "*" if ds.needs_data(code) else " "
-        typer.echo(f" {star}{f.name:<24} {ds.origin_of(code):<18} {ds.licence_line:<32} {opts}")
-        typer.echo(f"  {'':<24} {f.description}; source: {ds.source}")
+        use = {True: "yes", False: "no", None: "unclear"}[ds.commercial]
+        typer.echo(f" {star}{f.name:<24} {ds.origin_of(code):<18} commercial use: {use:<8} {opts}")
+        typer.echo(f"  {'':<24} {f.description}")
+        typer.echo(f"  {'':<24} licence: {ds.licence}; source: {ds.source}")
 
 
 @tasks_app.command("check")

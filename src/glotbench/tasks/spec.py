@@ -171,6 +171,14 @@ class Corpus(Part):
     segment: bool = True  # false: sacrebleu's defaults on the text as written (BLEU 13a), as lm-eval scores
 
 
+class IFEval(Part):
+    kind: Literal["ifeval"]
+    # word counts of a language written without spaces: its word segmenter (Thai, Lao; Khmer and
+    # Burmese have none: left out), or SEA-HELM's rule (left out for th, lo, km, my)
+    words: Literal["segmenter", "seahelm"] = "segmenter"
+    language_gate: bool = True  # an instruction counts as followed only in the expected language (SEA-HELM)
+
+
 class Criterion(Part):
     name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
     description: str
@@ -209,7 +217,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, IFEval, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

@@ -1,0 +1,284 @@
+"""SEA-IFEval (and the other families of issue #34's `ifgen` part) on fixtures in the hub's schema,
+run against the loopback OpenAI-compatible server with scripted replies, each with the score it must
+give computed by hand; SEA-HELM's checkers re-derived on fixed inputs in several scripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+from glotbench.engine.evaluate import RunOptions, evaluate
+from glotbench.items import Item
+from glotbench.registry import get_benchmark
+from glotbench.tasks import ifeval as IF
+
+FX = Path(__file__).resolve().parent / "fixtures" / "tasks"
+
+
+def run(tmp_path, srv, task: str, data: str, answers: dict[str, str], **opts: str):
+    srv.configure(answers=answers)
+    res = evaluate(task, srv.spec(), RunOptions(data=str(FX / data), bench_options=tuple(opts.items()), progress=False,
+                                                out=str(tmp_path / "r"), cache_path=str(tmp_path / "c.sqlite")))
+    return res.results, [json.loads(x) for x in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+
+
+# -- SEA-IFEval: replies keyed by a piece of their prompt -------------------------------------------
+REPLIES = {
+    "lo": {"ບົດກະວີສັ້ນໆ": "<<ແມ່ນ້ຳຂອງ>>\nແມ່ນ້ຳຂອງໄຫຼຜ່ານຫຼາຍປະເທດ ແລະ ເປັນແຫຼ່ງຊີວິດຂອງປະຊາຊົນ.",  # title: yes
+           "ເຂົ້າໜຽວ. ຄຳຕອບ": "ຄົນລາວມັກກິນເຂົ້າໜຽວເພາະມັນແຊບຫຼາຍ",  # < 10 words: LaoNLP gives 8
+           # the postscript is there, but the letter is English: the language gate fails it
+           "ຈົດໝາຍ": "Dear friend, I hope you are well in Luang Prabang. See you soon.\nປ.ລ. ຄິດຮອດເດີ",
+           # ends with the phrase in bold: strict no (the ** follow it), loose yes (stars removed)
+           "ອາຫານລາວສາມຢ່າງ": "ລາບ, ຕຳໝາກຫຸ່ງ ແລະ ເຂົ້າໜຽວ ແມ່ນອາຫານລາວທີ່ແຊບ. **ມີຄຳຖາມອື່ນອີກບໍ່?**"},
+    "km": {"ការអានសៀវភៅ": "ខ្ញុំយល់ស្រប។ ការអានសៀវភៅជួយឱ្យយើងចេះដឹងច្រើន។",  # a constrained answer: yes
+           "ទន្លេមេគង្គ": "ទន្លេមេគង្គហូរកាត់ប្រទេសកម្ពុជា។",  # a word count: no Khmer word segmenter, left out
+           "ខេត្តសៀមរាប": "ខេត្តសៀមរាបមានប្រាសាទបុរាណជាច្រើន ហើយភ្ញៀវទេសចរចូលចិត្តមកលេង។",  # the keyword missing
+           "នំបញ្ចុក": "ขนมจีนทำจากแป้งข้าวเจ้าหมักแล้วกดเป็นเส้น"},  # asked for Thai, in Thai: yes
+    "my": {"ရန်ကုန်မြို့တွင်": "* ရွှေတိဂုံစေတီ\n* ကန်တော်ကြီး\n* ဗိုလ်ချုပ်အောင်ဆန်းဈေး",  # 3 bullets: yes
+           "မုန့်ဟင်းခါး": "ပထမနည်း - ငါးနှင့် ပဲမှုန့်ကို အရင်ချက်ပါ။\n******\nဒုတိယနည်း - ငါးကို ကင်ပြီးမှ ဟင်းရည်ထဲ ထည့်ပါ။",
+           "မန္တလေးမြို့": "```json\n{\"မြို့\": \"မန္တလေး\", \"တိုင်း\": \"မန္တလေးတိုင်းဒေသကြီး\"}\n```",  # fenced JSON: yes
+           "ပုဂံ": "ပုဂံသည် မြန်မာနိုင်ငံ၏ ရှေးဟောင်းမြို့တော်ဖြစ်သည်။"},  # 1 paragraph of 2: no
+    "th": {"เมืองหลวงของประเทศไทย": "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย",  # >= 5 words: PyThaiNLP gives 6
+           "อีเมลเชิญเพื่อน": "สวัสดีเพื่อน ไปเที่ยวเชียงใหม่ด้วยกันนะ\nป.ล. อย่าลืมเอากล้องมาด้วย",  # ป.ล.: yes
+           "แนะนำตัวเอง": "\"สวัสดีครับ ผมชื่อสมชาย มาจากขอนแก่น\"",  # quoted: yes
+           "อากาศของกรุงเทพ": "เดือนเมษายนกรุงเทพอากาศร้อนมาก"},  # the forbidden word: no
+    "vi": {"phở bò": "Phở bò là món ăn truyền thống nổi tiếng của Việt Nam.",  # 12 \w+ words >= 8: yes
+           "thủ đô của Việt Nam": "Hà Nội là thủ đô của Việt Nam. Mùa thu ở Hà Nội rất đẹp.",  # 2 x Hà Nội: yes
+           "mùa thu ở Hà Nội không": "vâng, tôi rất thích mùa thu ở Hà Nội vì trời mát và có hoa sữa.",  # case ignored
+           "vịnh Hạ Long": "Vịnh Hạ Long nằm ở Quảng Ninh. *** Vịnh có hàng nghìn hòn đảo đá vôi."},  # 2 of 3 sentences
+    "id": {"rendang": "Rendang dibuat dari daging sapi. *Bumbu halus* dimasak bersama *santan kelapa* selama berjam-jam.",
+           "surat lamaran": "Kepada Yth. [nama perusahaan], saya ingin melamar pekerjaan. Hormat saya, []",  # [] is no placeholder
+           "Ulangi permintaan": "Apa makanan khas Yogyakarta? Makanan khas Yogyakarta adalah gudeg, yang dibuat dari nangka muda.",
+           "Jakarta adalah kota": "Jawaban saya adalah ya. Jakarta ialah bandar terbesar di Indonesia dengan penduduk yang ramai."},
+    "tl": {"adobo": "Seksyon 1\nIhanda ang manok, suka, toyo at bawang.\nSeksyon 2\nLutuin ang lahat sa kawali hanggang lumambot ang karne.",
+           "Maynila": "Noong 1950, ang Maynila ay abala at masigla. Ang mga tao noong 1950 ay sumasakay sa tranvia at kalesa.",
+           # the constrained answer, then English: the checker passes, the language gate does not
+           "halo-halo": "Ang sagot ko ay oo. Halo-halo is the best dessert during the hot summer months, and everyone I know loves it."},
+    "ms": {"nasi lemak": "Nasi lemak ialah hidangan kebangsaan Malaysia yang dimasak dengan santan.",
+           "cuaca di Kuala Lumpur": "Cuaca di Kuala Lumpur biasanya lembap dan hujan turun pada waktu petang."},
+}
+
+# (lang, prompt strict, prompt loose, in language, strict in any language, left out) by hand, per item
+# in fixture order (1 = followed / in the language), default rule (word counts by the segmenter):
+EXPECTED = {
+    "lo": ([1, 1, 0, 0], [1, 1, 0, 1], [1, 1, 0, 1], [1, 1, 1, 0], [0, 0, 0, 0]),
+    "km": ([1, None, 0, 1], [1, None, 0, 1], [1, None, 1, 1], [1, None, 0, 1], [0, 1, 0, 0]),
+    "my": ([1, 1, 1, 0], [1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 0], [0, 0, 0, 0]),
+    "th": ([1, 1, 1, 0], [1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 0], [0, 0, 0, 0]),
+    "vi": ([1, 1, 1, 0], [1, 1, 1, 0], [1, 1, 1, 1], [1, 1, 1, 0], [0, 0, 0, 0]),
+    "id": ([1, 0, 1, 1], [1, 0, 1, 1], [1, 1, 1, 1], [1, 0, 1, 1], [0, 0, 0, 0]),
+    "tl": ([1, 1, 0], [1, 1, 0], [1, 1, 0], [1, 1, 1], [0, 0, 0]),
+    "ms": ([1, 1], [1, 1], [1, 1], [1, 1], [0, 0]),
+}
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs)
+
+
+@pytest.mark.parametrize("lang", list(EXPECTED))
+def test_sea_ifeval_scores_each_language_as_computed_by_hand(tmp_path, srv, lang):
+    strict, loose, in_lang, anylang, left = EXPECTED[lang]
+    r, samples = run(tmp_path, srv, "sea-ifeval", f"sea_ifeval_{lang}.jsonl", REPLIES[lang], config=lang)
+    o = r["scores"]["overall"]
+    # one instruction per prompt: the prompt level and the instruction level agree
+    assert o["prompt_strict_acc"]["value"] == pytest.approx(mean(strict)) == o["inst_strict_acc"]["value"]
+    assert o["prompt_loose_acc"]["value"] == pytest.approx(mean(loose)) == o["inst_loose_acc"]["value"]
+    assert o["in_language_rate"]["value"] == pytest.approx(mean(in_lang))
+    assert o["prompt_strict_acc_any_language"]["value"] == pytest.approx(mean(anylang))
+    assert o["left_out_rate"]["value"] == pytest.approx(mean(left))
+    assert r["headline"] == "prompt_strict_acc" and r["counts"]["failures"] == {}
+    assert f"opt.config:{lang}" in r["signature"] and "ifeval(seahelm" in r["signature"]
+    for req in srv.requests():  # the gold (the instruction's arguments) never reaches the server
+        assert "subcategory" not in json.dumps(req, ensure_ascii=False)
+
+
+def test_lao_by_hand_numbers_and_seahelms_rule_leaving_word_counts_out(tmp_path, srv):
+    """Lao: 4 items. Default: strict 2/4 (title, word count), loose 3/4 (+ the bold end phrase),
+    in Lao 3/4 (the English letter), strict in any language 3/4. SEA-HELM's rule leaves the word
+    count out: 3 items, strict 1/3, loose 2/3, left out 1/4."""
+    r, _ = run(tmp_path, srv, "sea-ifeval", "sea_ifeval_lo.jsonl", REPLIES["lo"], config="lo")
+    o = r["scores"]["overall"]
+    assert (o["prompt_strict_acc"]["value"], o["prompt_loose_acc"]["value"]) == (0.5, 0.75)
+    assert "words=laonlp-" in r["signature"]
+    r2, _ = run(tmp_path / "s", srv, "sea-ifeval", "sea_ifeval_lo.jsonl", REPLIES["lo"], config="lo", prompt="seahelm")
+    o2 = r2["scores"]["overall"]
+    assert o2["prompt_strict_acc"]["value"] == pytest.approx(1 / 3) and o2["prompt_loose_acc"]["value"] == pytest.approx(2 / 3)
+    assert o2["left_out_rate"]["value"] == 0.25 and "words=seahelm" in r2["signature"]
+    # by instruction (the groups): the title is followed, the postscript is not (wrong language)
+    g = r["scores"]["groups"]["instruction"]
+    assert g["detectable_format:title"]["prompt_strict_acc"]["value"] == 1.0
+    assert g["detectable_content:postscript"]["prompt_strict_acc"]["value"] == 0.0
+
+
+def test_thai_word_count_uses_pythainlp_not_whitespace():
+    """`กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย` has no space: one `\\w+`-ish run by whitespace,
+    6 words by PyThaiNLP newmm (กรุงเทพมหานคร|เป็น|เมืองหลวง|ของ|ประเทศ|ไทย)."""
+    text = "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย"
+    assert len(text.split()) == 1 and IF.count_words(text, "th") == 6
+    assert IF.follows("length_constraints:number_words", {"relation": "at least", "num_words": 6}, text, "th")
+    assert not IF.follows("length_constraints:number_words", {"relation": "at least", "num_words": 7}, text, "th")
+    # Lao by LaoNLP; Khmer and Burmese have no word segmenter: not scored, under either rule
+    assert IF.count_words("ຄົນລາວມັກກິນເຂົ້າໜຽວເພາະມັນແຊບຫຼາຍ", "lo") == 8
+    for lang in ("km", "my"):
+        with pytest.raises(IF.NotScored):
+            IF.count_words("ខ្ញុំ", lang)
+    with pytest.raises(IF.NotScored):
+        IF.count_words("กรุงเทพ", "th", rule="seahelm")
+    # spaced languages: \w+ runs (IFEval's RegexpTokenizer), a hyphenated word counts twice
+    assert IF.count_words("Halo-halo ay masarap, talaga!", "tl") == 5
+
+
+# -- each checker, positive and negative, in several scripts -----------------------------------------
+CASES = [
+    # (instruction, kwargs, lang, reply, followed)
+    ("length_constraints:number_sentences", {"relation": "exactly", "num_sentences": 2}, "km", "ប្រយោគទីមួយ។ *** ប្រយោគទីពីរ។", True),
+    ("length_constraints:number_sentences", {"relation": "less than", "num_sentences": 2}, "km", "ប្រយោគទីមួយ។ *** ប្រយោគទីពីរ។", False),
+    ("length_constraints:number_paragraphs", {"num_paragraphs": 2}, "lo", "ວັກທີໜຶ່ງ\n***\nວັກທີສອງ", True),
+    ("length_constraints:number_paragraphs", {"num_paragraphs": 2}, "lo", "***\nວັກດຽວ\n***", False),
+    ("detectable_content:postscript", {"postscript_marker": "P.S."}, "vi", "Chào bạn.\np. s. Hẹn gặp lại", True),
+    ("detectable_content:postscript", {"postscript_marker": "ป.ป.ล."}, "th", "สวัสดี\nป.ล. ไม่ใช่สองชั้น", False),
+    ("detectable_content:number_placeholders", {"num_placeholders": 2}, "my", "[အမည်] နှင့် [လိပ်စာ]", True),
+    ("detectable_content:number_placeholders", {"num_placeholders": 2}, "my", "[အမည်] နှင့် [ ]", False),
+    ("detectable_format:title", {}, "th", "<<ชื่อเรื่อง>>\nเนื้อหา", True),
+    ("detectable_format:title", {}, "th", "<< >>\nเนื้อหา", False),
+    ("detectable_format:number_bullet_lists", {"num_bullets": 2}, "km", "* ទីមួយ\n- **ទីពីរ**", True),
+    ("detectable_format:number_bullet_lists", {"num_bullets": 2}, "km", "*ទីមួយ\n* ទីពីរ", False),  # no space after *
+    ("detectable_format:multiple_sections", {"section_title": "ส่วนที่", "num_sections": 2}, "th", "ส่วนที่ 1 ก\nส่วนที่ 2 ข", True),
+    ("detectable_format:multiple_sections", {"section_title": "SECTION", "num_sections": 2}, "id", "SECTION 1 saja", False),
+    ("detectable_format:number_highlighted_sections", {"num_highlights": 2}, "lo", "**ສຳຄັນ** ແລະ *ຈຳເປັນ*", True),
+    ("detectable_format:number_highlighted_sections", {"num_highlights": 2}, "lo", "**ສຳຄັນ** ເທົ່ານັ້ນ", False),  # bold: once
+    ("detectable_format:json_format", {}, "vi", "```JSON\n{\"thành_phố\": \"Huế\"}\n```", True),
+    ("detectable_format:json_format", {}, "vi", "Đây là JSON: {\"thành_phố\": \"Huế\"}", False),
+    ("detectable_format:constrained_response", {}, "my", "ကျွန်ုပ်၏အဖြေသည် မဟုတ်ပါ။", True),
+    ("detectable_format:constrained_response", {}, "lo", "ຄໍາຕອບຂອງຂ້ອຍແມ່ນຈິງ", False),  # the full stop is part of the answer
+    ("startend:first_word", {"first_word": "ສະບາຍດີ"}, "lo", "  ສະບາຍດີ ທຸກຄົນ", True),
+    ("startend:first_word", {"first_word": "Kumusta"}, "tl", "Magandang araw, kumusta", False),
+    ("startend:end_checker", {"end_phrase": "Cảm ơn bạn."}, "vi", "Tạm biệt. CẢM ƠN BẠN.", True),
+    ("startend:end_checker", {"end_phrase": "ขอบคุณ"}, "th", "ขอบคุณครับ", False),
+    ("startend:quotation", {}, "km", "\"សួស្តី\"", True),
+    ("startend:quotation", {}, "km", "“សួស្តី”", False),  # curly quotes are not the straight quotation mark
+    ("keywords:existence", {"keywords": ["Hà Nội"]}, "vi", "Tôi yêu hà nội.", True),  # whole words, case ignored
+    ("keywords:existence", {"keywords": ["Nội"]}, "vi", "Nộii", False),
+    ("keywords:existence", {"keywords": ["ນ້ຳ"]}, "lo", "ແມ່ນ້ຳຂອງ", True),  # spaceless: anywhere in the text
+    ("keywords:forbidden_words", {"forbidden_words": ["panas"]}, "ms", "Cuaca sangat PANAS hari ini.", False),
+    ("keywords:forbidden_words", {"forbidden_words": ["panas"]}, "ms", "Cuaca memanaskan badan.", True),
+    ("keywords:forbidden_words", {"forbidden_words": ["ပူ"]}, "my", "ရာသီဥတု ပူပြင်းသည်", False),
+    ("keywords:frequency", {"keyword": "ខ្មែរ", "relation": "exactly", "frequency": 2}, "km", "ខ្មែរ និង ខ្មែរ", True),
+    ("keywords:frequency", {"keyword": "C++", "relation": "at least", "frequency": 1}, "id", "Saya belajar C++ hari ini.", True),  # escaped
+    ("keywords:number_frequency", {"number": "2024", "relation": "less than", "frequency": 2}, "th", "ปี 2024 และ 2024", False),
+    ("keywords:number_frequency", {"number": "1975", "relation": "exactly", "frequency": 1}, "lo", "ປີ 1975 ເປັນປີສຳຄັນ", True),
+    ("keywords:frequency", {"keyword": "Hà Nội", "relation": "at least", "frequency": 2}, "vi", "Hà Nội và Hà Nộii", False),
+    ("combination:repeat_prompt", {"prompt_to_repeat": "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ?"}, "lo", "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ? ວຽງຈັນ.", True),
+    ("combination:repeat_prompt", {"prompt_to_repeat": "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ?"}, "lo", "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ?", False),  # no answer after it
+    ("combination:two_responses", {}, "th", "คำตอบแรก\n******\nคำตอบที่สอง", True),
+    ("combination:two_responses", {}, "th", "คำตอบแรก\n******\n...", False),  # punctuation alone is no response
+    ("language:response_language", {"response_language": "km"}, "th", "ខ្ញុំចូលចិត្តញ៉ាំបាយជាមួយគ្រួសារ", True),
+    ("language:response_language", {"response_language": "km"}, "th", "ฉันชอบกินข้าวกับครอบครัว", False),
+]
+
+
+@pytest.mark.parametrize("inst,kw,lang,reply,want", CASES, ids=[f"{c[0].split(':')[1]}-{c[2]}-{c[4]}" for c in CASES])
+def test_each_checker_on_positive_and_negative_replies(inst, kw, lang, reply, want):
+    assert IF.problem(inst, kw, lang) is None
+    assert IF.follows(inst, kw, reply, lang) is want
+    assert IF.follows(inst, kw, "   ", lang) is False  # an empty reply follows nothing
+
+
+def test_every_instruction_of_seahelms_registry_is_implemented():
+    """The 21 instruction ids SEA-HELM's if_eval.py maps to checkers (CATEGORY_MAP at the datasheet's
+    commit), the ids SEA-IFEval's rows use; each has a positive and a negative case above."""
+    seahelm = {
+        "length_constraints:number_words", "length_constraints:number_sentences", "length_constraints:number_paragraphs",
+        "detectable_content:postscript", "detectable_content:number_placeholders", "detectable_format:title",
+        "detectable_format:number_bullet_lists", "detectable_format:multiple_sections",
+        "detectable_format:number_highlighted_sections", "detectable_format:json_format",
+        "detectable_format:constrained_response", "startend:first_word", "startend:end_checker", "startend:quotation",
+        "keywords:existence", "keywords:forbidden_words", "keywords:frequency", "keywords:number_frequency",
+        "combination:repeat_prompt", "combination:two_responses", "language:response_language"}
+    assert set(IF.INSTRUCTIONS) == seahelm
+    cased = {c[0] for c in CASES} | {"length_constraints:number_words"}
+    assert cased == seahelm
+    assert {c[0] for c in CASES if c[4]} | {"length_constraints:number_words"} == seahelm
+    assert {c[0] for c in CASES if not c[4]} | {"length_constraints:number_words"} == seahelm
+
+
+def test_reference_rules_re_derived_on_fixed_inputs():
+    """SEA-HELM's own rules, written out from its checkers on fixed replies (not calling this module's
+    helpers): sentences are non-empty pieces of `text.strip('*').split('***')`; paragraphs non-empty
+    pieces of `re.split(r'\\s?\\*\\*\\*\\s?', text)`; highlights `\\*[^\\n\\*]*\\*` plus `\\*\\*[^\\n\\*]*\\*\\*`."""
+    import re
+
+    reply = "**a** *b*\n* c\n*** d *** e"
+    sentences = [s for s in reply.strip("*").split("***") if s.strip()]
+    paragraphs = [p for p in re.split(r"\s?\*\*\*\s?", reply) if p.strip()]
+    highlights = ([h for h in re.findall(r"\*[^\n\*]*\*", reply) if h.strip("*").strip()]
+                  + [h for h in re.findall(r"\*\*[^\n\*]*\*\*", reply) if h.strip("*").strip()])
+    # highlights: *b* and '* d *' (the *** divider's stars pair up), **a** and '** d **'
+    assert (len(sentences), len(paragraphs), len(highlights)) == (3, 3, 4)
+    for n in (2, 3, 4, 5):
+        assert IF.follows("length_constraints:number_sentences", {"relation": "exactly", "num_sentences": n}, reply, "en") is (n == 3)
+        assert IF.follows("length_constraints:number_paragraphs", {"num_paragraphs": n}, reply, "en") is (n == 3)
+        assert IF.follows("detectable_format:number_highlighted_sections", {"num_highlights": n}, reply, "en") is (n <= 4)
+    # IFEval's loose readings: 8 of them, first/last lines dropped and '*' removed
+    v = IF.loose_variants("Sure!\n*ans*\nBye")
+    assert v == ["Sure!\n*ans*\nBye", "Sure!\nans\nBye", "*ans*\nBye", "Sure!\n*ans*", "*ans*", "ans\nBye", "Sure!\nans", "ans"]
+
+
+def test_prompt_and_instruction_levels_differ_with_several_instructions():
+    """An IFEval-style item of three instructions: two followed strictly, all three loosely.
+    Prompt strict 0, prompt loose 1; instruction strict 2 of 3, loose 3 of 3."""
+    bench = get_benchmark("sea-ifeval", config="vi")
+    item = Item.create("x", {"prompt": "p"}, {
+        "instructions": ["startend:first_word", "keywords:existence", "startend:end_checker"],
+        "kwargs": [{"first_word": "Vâng"}, {"keywords": ["phở"], "relation": None}, {"end_phrase": "Hết."}]}, {"lang": "vi"})
+    assert bench.scorer.check_gold(item) is None
+    reply = "Vâng, phở là món ăn sáng phổ biến nhất ở Hà Nội và cả nước.\n*Hết.*"
+    st = bench.scorer.stats(reply, item, "response")
+    assert (st["response:prompt_strict"], st["response:prompt_loose"]) == (0.0, 1.0)
+    assert (st["response:inst_strict"], st["response:inst_loose"], st["response:instructions"]) == (2.0, 3.0, 3.0)
+    none = bench.scorer.stats(None, item, "response")  # a model failure: nothing followed, counted
+    assert none["response:items"] == 1.0 and none["response:inst_strict"] == 0.0 and none["response:no_answer"] == 1.0
+
+
+@pytest.mark.parametrize("gold,problem", [
+    ({"instructions": ["keywords:nonsense"], "kwargs": [{}]}, "unknown instruction 'keywords:nonsense'"),
+    ({"instructions": ["keywords:frequency"], "kwargs": [{"keyword": "a", "relation": "about", "frequency": 2}]}, "relation 'about'"),
+    ({"instructions": ["detectable_content:number_placeholders"], "kwargs": [{"num_placeholders": "two"}]}, "not a whole number"),
+    ({"instructions": ["startend:first_word", "startend:quotation"], "kwargs": [{"first_word": "a"}]}, "one entry per instruction"),
+    ({"instructions": ["startend:end_checker"], "kwargs": [{"end_phrase": None}]}, "'end_phrase' missing"),
+])
+def test_a_gold_the_checkers_cannot_read_is_refused_when_loaded(gold, problem):
+    bench = get_benchmark("sea-ifeval", config="id")
+    assert problem in bench.scorer.check_gold(Item.create("x", {"prompt": "p"}, gold, {"lang": "id"}))
+
+
+def test_a_bad_row_is_one_error_line(tmp_path):
+    row = {"id": "b-1", "prompts": [{"text": "Tulis puisi tentang laut."}], "kwargs": [{"num_highlights": None}],
+           "metadata": {"category": "detectable_format", "subcategory": "detectable_format:number_highlighted_sections"}}
+    f = tmp_path / "bad.jsonl"
+    f.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    proc = cli("tasks", "check", "sea-ifeval", "--bench-opt", "config=id", "--data", str(f))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "error:" in proc.stderr and "num_highlights" in proc.stderr
+
+
+def test_sea_ifeval_is_listed_for_each_sea_language():
+    from glotbench.registry import families
+
+    for code in ("lo", "km", "my", "th", "vi", "id", "tl", "ms"):
+        assert "sea-ifeval" in [f.name for f in families(code)], code
+
+
+def test_sea_ifeval_without_a_pinned_revision_asks_for_one(monkeypatch):
+    """No commit of the dataset was found to pin: loading from the hub is one error asking for one,
+    before any request (the rows given with --data need none)."""
+    from glotbench.errors import DataError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DataError, match=r"not a commit hash .*--bench-opt revision=SHA"):
+        get_benchmark("sea-ifeval", config="lo").load()

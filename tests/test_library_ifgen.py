@@ -282,3 +282,57 @@ def test_sea_ifeval_without_a_pinned_revision_asks_for_one(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DataError, match=r"not a commit hash .*--bench-opt revision=SHA"):
         get_benchmark("sea-ifeval", config="lo").load()
+
+
+# -- NTREX-128: one table, a column per language ------------------------------------------------------
+NTREX = [json.loads(x) for x in (FX / "ntrex_test.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("target,lang,seg", [("lao_Laoo", "lo", "seg:laonlp"), ("khm_Khmr", "km", "seg:charcluster"),
+                                             ("mya_Mymr", "my", "seg:charcluster"), ("tha_Thai", "th", "seg:pythainlp"),
+                                             ("vie_Latn", "vi", "seg:none")])
+def test_ntrex_scores_as_sacrebleu_with_the_target_segmenter(tmp_path, srv, target, lang, seg):
+    """Replies: the first sentence's reference exactly, the second with its last word dropped, the third
+    empty. Expected: sacrebleu's corpus chrF++ and BLEU of those three against the references, the
+    text segmented for the target (glotbench.metrics.corpus.SacreMetric, the same code flores-plus uses)."""
+    from glotbench.metrics.corpus import SacreMetric
+
+    refs = [r[target] for r in NTREX]
+    second = refs[1].rsplit(" ", 1)[0] if " " in refs[1] else refs[1][: len(refs[1]) // 2]
+    hyps = [refs[0], second, ""]
+    answers = {NTREX[0]["eng_Latn"]: hyps[0], NTREX[1]["eng_Latn"]: hyps[1], NTREX[2]["eng_Latn"]: ""}
+    r, samples = run(tmp_path, srv, "ntrex-128", "ntrex_test.jsonl", answers, target=target)
+    for kind in ("chrf++", "bleu"):
+        want = SacreMetric(kind, lang).corpus_score(hyps, [[x] for x in refs], resamples=0).estimate.value
+        assert r["scores"]["overall"][kind]["value"] == pytest.approx(want)
+    assert seg in r["signature"] and r["counts"]["failures"] == {"empty": 1}
+    # the input-unchanged floor: the English sources copied, scored the same way, below the replies
+    copied = SacreMetric("chrf++", lang).corpus_score([x["eng_Latn"] for x in NTREX], [[x] for x in refs],
+                                                      resamples=0).estimate.value
+    assert r["input_floor"]["overall"]["chrf++"] == pytest.approx(copied)
+    assert copied < r["scores"]["overall"]["chrf++"]["value"]
+    assert srv.requests()[0]["messages"][1]["content"].startswith("Translate this text from English into ")
+
+
+def test_ntrex_sacrebleu_variant_scores_the_text_as_written(tmp_path, srv):
+    """prompt=sacrebleu: sacrebleu's own BLEU (13a) and chrF on the unsegmented Thai, as the paper scores."""
+    import sacrebleu
+
+    refs = [r["tha_Thai"] for r in NTREX]
+    hyps = [refs[0], "เกษตรกรขายผัก", "สะพานใหม่"]
+    answers = {NTREX[0]["eng_Latn"]: hyps[0], NTREX[1]["eng_Latn"]: hyps[2], NTREX[2]["eng_Latn"]: hyps[1]}
+    hyps = [hyps[0], hyps[2], hyps[1]]
+    r, _ = run(tmp_path, srv, "ntrex-128", "ntrex_test.jsonl", answers, target="tha_Thai", prompt="sacrebleu")
+    assert r["scores"]["overall"]["bleu"]["value"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+    assert r["scores"]["overall"]["chrf"]["value"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)
+
+
+def test_ntrex_rows_are_checked_by_their_reference_and_a_missing_column_is_one_line(tmp_path):
+    # Khmer text in the Lao column: refused, naming the script, before any call
+    bad = dict(NTREX[0], lao_Laoo=NTREX[0]["khm_Khmr"])
+    f = tmp_path / "bad.jsonl"
+    f.write_text(json.dumps(bad, ensure_ascii=False) + "\n", encoding="utf-8")
+    proc = cli("tasks", "check", "ntrex-128", "--bench-opt", "target=lao_Laoo", "--data", str(f))
+    assert proc.returncode != 0 and "Khmer script" in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli("tasks", "check", "ntrex-128", "--bench-opt", "target=zul_Latn", "--data", str(FX / "ntrex_test.jsonl"))
+    assert proc.returncode != 0 and "no column 'zul_Latn'" in proc.stderr and "Traceback" not in proc.stderr

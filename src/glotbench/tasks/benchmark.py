@@ -383,6 +383,9 @@ class TaskBenchmark(Benchmark):
                 return f"data.language_by: {told} {named(theirs)}, but {mine}{fix}"
         how = f"; give the rows' language with --bench-opt {option}=..." if option else ""
         texts = [v for v in item.public.values() if isinstance(v, str)]
+        if self.input_answer is not None:  # a translation: its input is in another language, its reference in this one
+            ref = item.gold.get("reference")
+            texts = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
         if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
             texts += list(item.public.get("choices") or ())
         # The row's longest text (Belebele's passage, XCOPA's premise) has no letter of the language, and

@@ -66,6 +66,19 @@ def regex_replace(text: Any, pattern: str, repl: str, count: int = 0) -> str:
     return re.sub(pattern, repl, str(text), count=count)
 
 
+def column(context: Any, name: Any) -> Any:
+    """The row's column named by `name`: a column chosen by an option, in a table with a column per
+    language (NTREX-128: `{{ opt.target | column }}`). A name the row lacks is an error naming it."""
+    from jinja2.utils import missing
+
+    if not isinstance(name, str) or name in ("opt",):
+        raise ValueError(f"column: {name!r} is not a column name")
+    value = context.resolve_or_missing(name)
+    if value is missing:
+        raise ValueError(f"column: the row has no column {name!r}")
+    return value
+
+
 def lm_eval_target(value: Any, choices: Any, rendered: bool = False) -> str:
     """The gold option's label by lm-eval's rule for a multiple-choice `doc_to_target`: a whole number
     is the option's index, and so is a rendered template that gives digits (lm-eval reads it with
@@ -184,8 +197,10 @@ def environment() -> Any:
             return _sized(super().call(__context, __obj, *args, **kwargs))
 
     env = Sandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False, finalize=_not_null)
+    from jinja2 import pass_context
+
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
-                       regex_replace=regex_replace, lm_eval_target=lm_eval_target)
+                       regex_replace=regex_replace, lm_eval_target=lm_eval_target, column=pass_context(column))
     env.filters.update({name: _bounded_filter(name, f) for name, f in env.filters.items()})
     return env
 

@@ -336,3 +336,58 @@ def test_ntrex_rows_are_checked_by_their_reference_and_a_missing_column_is_one_l
     assert proc.returncode != 0 and "Khmer script" in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("tasks", "check", "ntrex-128", "--bench-opt", "target=zul_Latn", "--data", str(FX / "ntrex_test.jsonl"))
     assert proc.returncode != 0 and "no column 'zul_Latn'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- MKQA: open questions, MKQA's own F1 and exact match ----------------------------------------------
+MKQA_REPLIES = {
+    # 101 the answer; 102 in Khmer digits (MKQA maps no digits: no shared character); 103 nothing (No Answer)
+    "km": ({"រាជធានីនៃប្រទេសកម្ពុជា": "ភ្នំពេញ", "ខេត្តប៉ុន្មាន": "៧៧", "ពានរង្វាន់ពិភពលោក": ""}, 2 / 3, 2 / 3),
+    # 101 กรุงพนมเปญ: 10 characters, 6 shared with พนมเปญ: P 6/10, R 1, F1 0.75; 102 the alias ๗๗; 103 a reply
+    # to an unanswerable question: 0
+    "th": ({"กัมพูชา": "กรุงพนมเปญ", "กี่จังหวัด": "๗๗", "ฟุตบอลโลก": "ไม่ทราบ"}, (0.75 + 1 + 0) / 3, 1 / 3),
+    # 101 "Đó là Phnôm Pênh": MKQA's Vietnamese articles drop "là": [đó, phnôm, pênh] vs [phnôm, pênh], F1 0.8;
+    # 102 "77 tỉnh": F1 2/3; 103 "": 1
+    "vi": ({"campuchia": "Đó là Phnôm Pênh", "bao nhiêu tỉnh": "77 tỉnh", "world cup": ""}, (0.8 + 2 / 3 + 1) / 3, 1 / 3),
+}
+
+
+@pytest.mark.parametrize("lang", list(MKQA_REPLIES))
+def test_mkqa_scores_by_mkqas_rule_as_computed_by_hand(tmp_path, srv, lang):
+    answers, f1, em = MKQA_REPLIES[lang]
+    r, samples = run(tmp_path, srv, "mkqa", "mkqa.jsonl", answers, config=lang)
+    o = r["scores"]["overall"]
+    assert o["token_f1"]["value"] == pytest.approx(f1) and o["exact_match"]["value"] == pytest.approx(em)
+    assert f"norm:mkqa({lang})" in r["signature"]
+    g = r["scores"]["groups"]["type"]
+    assert g["unanswerable"]["token_f1"]["n"] == 1
+
+
+def test_mkqa_segmented_variant_reads_thai_words():
+    """prompt=segmented: glotbench's rule, Thai in PyThaiNLP words: กรุงพนมเปญ is [กรุง, พนมเปญ] against
+    [พนมเปญ]: P 1/2, R 1, F1 2/3 (MKQA's characters: 0.75)."""
+    bench = get_benchmark("mkqa", config="th", prompt="segmented")
+    item = bench.load(str(FX / "mkqa.jsonl"))[0]
+    assert bench.scorer.stats("กรุงพนมเปญ", item, "answer")["answer:f1"] == pytest.approx(2 / 3)
+    assert get_benchmark("mkqa", config="th").scorer.stats("กรุงพนมเปญ", item, "answer")["answer:f1"] == pytest.approx(0.75)
+
+
+def test_mkqa_normalisation_re_derived_from_its_rule():
+    """mkqa_eval_util.normalize_answer_by_language on fixed inputs: lower, ASCII punctuation deleted,
+    the language's articles replaced by a space, whitespace split; th/km/zh/ja one token per character;
+    an empty prediction against MKQA's No Answer ("") scores F1 1 and EM 1."""
+    from glotbench.metrics.token_f1 import exact_match, normalize_answer, token_f1
+
+    assert normalize_answer("The U.S. Army!", "en", "mkqa") == ["us", "army"]
+    assert normalize_answer("Những chiếc xe của tôi", "vi", "mkqa") == ["xe", "tôi"]
+    assert normalize_answer("ភ្នំ ពេញ.", "km", "mkqa") == list("ភ្នំពេញ")
+    assert normalize_answer("Jawapan: Kuala Lumpur", "ms", "mkqa") == ["jawapan", "kuala", "lumpur"]  # no Malay articles
+    assert token_f1("", [""], "th", norm="mkqa", empty="mkqa") == 1.0 == exact_match("", [""], "th", norm="mkqa", empty="mkqa")
+    assert token_f1("x", [""], "th", norm="mkqa", empty="mkqa") == 0.0
+    assert token_f1("", ["", "พนมเปญ"], "th", norm="mkqa", empty="mkqa") == 1.0  # no reference dropped (SQuAD v2 would)
+
+
+def test_a_gold_template_giving_a_list_keeps_the_list():
+    """MKQA's gold: the answers' texts (null -> "") and every alias, from one expression."""
+    bench = get_benchmark("mkqa", config="km")
+    items = bench.load(str(FX / "mkqa.jsonl"))
+    assert [list(it.gold["answers"]) for it in items] == [["ភ្នំពេញ", "រាជធានីភ្នំពេញ"], ["77"], [""]]

@@ -169,18 +169,28 @@ class TokenF1(Scorer):
 
         gold = _gold(item, "answers", "answer")
         refs = [gold] if isinstance(gold, str) else [str(g) for g in gold]
-        f1 = 0.0 if answer is None else token_f1(answer, refs, self.lang, refs=self.spec.refs, norm=self.spec.norm)
-        return {f"{p}:f1": f1, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+        rule = {"refs": self.spec.refs, "norm": self.spec.norm, "empty": self.spec.empty}
+        f1 = 0.0 if answer is None else token_f1(answer, refs, self.lang, **rule)
+        out = {f"{p}:f1": f1, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+        if self.spec.exact_match:
+            from glotbench.metrics.token_f1 import exact_match
+
+            out[f"{p}:em"] = 0.0 if answer is None else exact_match(answer, refs, self.lang, **rule)
+        return out
 
     def metrics(self, p: str, headline: bool) -> list[Any]:
         first = RatioMetric(metric_name("token_f1", p, headline), f"{p}:f1", f"{p}:items",
                             f"mean token F1 ({p})", scale="fraction", label=metric_name("token F1", p, headline))
-        return [first, super().metrics(p, headline)[1]]
+        em = [RatioMetric(metric_name("exact_match", p, headline), f"{p}:em", f"{p}:items",
+                          f"share of answers equal to a reference after the normalisation ({p})",
+                          label=metric_name("EM", p, headline))] if self.spec.exact_match else []
+        return [first, *em, super().metrics(p, headline)[1]]
 
     def signature(self) -> str:
         from glotbench.metrics.token_f1 import token_f1_signature
 
-        return token_f1_signature(self.lang, self.spec.refs, self.spec.norm).replace("|", ";")
+        sig = token_f1_signature(self.lang, self.spec.refs, self.spec.norm, self.spec.empty).replace("|", ";")
+        return sig + ("+exact_match" if self.spec.exact_match else "")
 
 
 class Corpus(Scorer):

@@ -161,7 +161,9 @@ class NumericMatch(Part):
 class TokenF1(Part):
     kind: Literal["token_f1"]
     refs: Literal["max", "first"] = "max"
-    norm: Literal["unicode", "squad"] = "unicode"
+    norm: Literal["unicode", "squad", "mkqa"] = "unicode"
+    empty: Literal["v1.1", "v2.0", "mkqa"] = "v1.1"  # an empty answer or reference (metrics/token_f1.py)
+    exact_match: bool = False  # also SQuAD's exact match, under the same normalisation
 
 
 class Corpus(Part):

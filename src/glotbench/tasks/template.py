@@ -253,6 +253,22 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
     raise DataError(f"{where}: {msg}" if where else msg) from None
 
 
+def _list_expression(source: str, context: Mapping[str, Any], where: str) -> list[Any] | None:
+    """The value of a template that is one `{{ expression }}` when it is a list (else None: the
+    template is rendered as text). Evaluated in the same sandbox, its errors one DataError line."""
+    import re
+
+    m = re.fullmatch(r"\s*\{\{-?(.*?)-?\}\}\s*", source, flags=re.DOTALL)
+    if m is None or "{{" in m.group(1) or "{%" in m.group(1):
+        return None
+    try:
+        value = _sized(environment().compile_expression(m.group(1), undefined_to_none=False)(**context))
+    except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
+        msg = getattr(e, "message", None) or str(e) or type(e).__name__
+        raise DataError(f"{where}: {msg}" if where else msg) from None
+    return list(value) if isinstance(value, (list, tuple)) else None
+
+
 @functools.lru_cache(maxsize=2048)
 def _loops(source: str) -> bool:
     """Whether a template can repeat (a for loop, a macro that may call itself): only those pay for
@@ -292,10 +308,16 @@ class _steps:
         return self._line
 
 
-def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:
+def value_of(spec: str, row: Mapping[str, Any], where: str = "", lists: bool = False) -> Any:
     """A field mapping's value: a template (text), or a column name, dotted for a joined role
-    (`source.text`); a column the row lacks is an error naming it."""
+    (`source.text`); a column the row lacks is an error naming it. With `lists` (gold fields), a
+    template that is one expression giving a list keeps the list (MKQA's answers and their aliases
+    in the run's language: `{{ answers[opt.config] | map(attribute='text') | list }}`)."""
     if is_template(spec):
+        if lists:
+            found = _list_expression(spec, row, where)
+            if found is not None:
+                return found
         return render(spec, row, where)
     value: Any = row
     for part in spec.split("."):

@@ -391,3 +391,38 @@ def test_a_gold_template_giving_a_list_keeps_the_list():
     bench = get_benchmark("mkqa", config="km")
     items = bench.load(str(FX / "mkqa.jsonl"))
     assert [list(it.gold["answers"]) for it in items] == [["ភ្នំពេញ", "រាជធានីភ្នំពេញ"], ["77"], [""]]
+
+
+# -- XQuAD: a span from the passage -----------------------------------------------------------------
+XQUAD = {
+    # th: q1 exact; q2 "ประมาณ372กิโลเมตร" written without spaces: PyThaiNLP gives [ประมาณ, 372, กิโลเมตร]
+    # = the answer (F1 1, EM 1), SQuAD's whitespace split one token (F1 0); q3 "ปี พ.ศ. 2507" vs "พ.ศ. 2507":
+    # [ปี, พศ, 2507] vs [พศ, 2507], P 2/3 R 1, F1 0.8 under both rules
+    "th": ({"ไหลลงสู่ที่ใด": "อ่าวไทย", "ยาวเท่าใด": "ประมาณ372กิโลเมตร", "ก่อตั้งในปีใด": "ปี พ.ศ. 2507"},
+           ((1 + 1 + 0.8) / 3, 2 / 3), ((1 + 0 + 0.8) / 3, 1 / 3)),
+    # vi: q1 "Vịnh Bắc Bộ." (case and the full stop go); q2 "Vân Nam" vs 5 tokens: P 1 R 2/5, F1 4/7;
+    # q3 "1993\nGiải thích thêm": glotbench reads the whole reply (4 tokens, F1 0.4), lm-eval the first line (1)
+    "vi": ({"đổ ra đâu": "Vịnh Bắc Bộ.", "bắt nguồn từ đâu": "Vân Nam", "thành lập năm nào": "1993\nGiải thích thêm"},
+           ((1 + 4 / 7 + 0.4) / 3, 1 / 3), ((1 + 4 / 7 + 1) / 3, 2 / 3)),
+}
+
+
+@pytest.mark.parametrize("lang", list(XQUAD))
+def test_xquad_default_and_lm_eval_rules_by_hand(tmp_path, srv, lang):
+    answers, (f1, em), (f1_lm, em_lm) = XQUAD[lang]
+    r, _ = run(tmp_path, srv, "xquad", f"xquad_{lang}.jsonl", answers, config=lang)
+    o = r["scores"]["overall"]
+    assert (o["token_f1"]["value"], o["exact_match"]["value"]) == (pytest.approx(f1), pytest.approx(em))
+    assert r["scores"]["clusters"]["clusters"] == 2  # two questions share a passage
+    r2, _ = run(tmp_path / "lm", srv, "xquad", f"xquad_{lang}.jsonl", answers, config=lang, prompt="lm-eval")
+    o2 = r2["scores"]["overall"]
+    assert (o2["token_f1"]["value"], o2["exact_match"]["value"]) == (pytest.approx(f1_lm), pytest.approx(em_lm))
+    assert "norm:squad_v1.1" in r2["signature"] and "refs:first" in r2["signature"]
+
+
+def test_xquad_lm_eval_prompt_is_its_doc_to_text():
+    """lm-eval's xquad_th doc_to_text: "บริบท: {{context}}\\n\\nคำถาม: {{question}}\\n\\nคำตอบ:" (tasks/xquad)."""
+    bench = get_benchmark("xquad", config="th", prompt="lm-eval", method="generate")
+    item = bench.load(str(FX / "xquad_th.jsonl"))[0]
+    text = bench.render(item.to_public()).text
+    assert text == f"บริบท: {item.public['context']}\n\nคำถาม: {item.public['question']}\n\nคำตอบ:"

@@ -426,3 +426,39 @@ def test_xquad_lm_eval_prompt_is_its_doc_to_text():
     item = bench.load(str(FX / "xquad_th.jsonl"))[0]
     text = bench.render(item.to_public()).text
     assert text == f"บริบท: {item.public['context']}\n\nคำถาม: {item.public['question']}\n\nคำตอบ:"
+
+
+# -- TyDi QA GoldP: one split of nine languages, rows kept by their id's prefix ----------------------
+def test_tydiqa_goldp_keeps_its_languages_rows_and_scores_by_hand(tmp_path, srv):
+    """Indonesian: 3 of the fixture's 6 rows (data.where). Replies: "Provinsi Sumatera Utara." against
+    "Sumatera Utara": P 2/3 R 1, F1 0.8; "“abad ke-9”" in curly quotes: glotbench deletes every Unicode
+    punctuation (F1 1, EM 1), SQuAD v1.1 only ASCII (“abad and ke9” share nothing: 0); "Toba" against
+    ["Danau Toba", "Toba"]: the best, 1. Default F1 (0.8+1+1)/3, EM 2/3; squad (0.8+0+1)/3, EM 1/3."""
+    answers = {"Di provinsi mana": "Provinsi Sumatera Utara.", "Kapan Candi": "“abad ke-9”", "Apa danau": "Toba"}
+    r, samples = run(tmp_path, srv, "tydiqa-goldp", "tydiqa_goldp_validation.jsonl", answers, lang="id")
+    o = r["scores"]["overall"]
+    assert o["token_f1"]["n"] == 3 and sorted(s["id"] for s in samples) == [
+        "indonesian-0937715220-0", "indonesian-2214409981-0", "indonesian-5518270163-0"]
+    assert (o["token_f1"]["value"], o["exact_match"]["value"]) == (pytest.approx(2.8 / 3), pytest.approx(2 / 3))
+    r2, _ = run(tmp_path / "sq", srv, "tydiqa-goldp", "tydiqa_goldp_validation.jsonl", answers, lang="id", prompt="squad")
+    o2 = r2["scores"]["overall"]
+    assert (o2["token_f1"]["value"], o2["exact_match"]["value"]) == (pytest.approx(1.8 / 3), pytest.approx(1 / 3))
+
+
+def test_data_where_keeps_rows_and_says_when_it_keeps_none(tmp_path):
+    assert len(get_benchmark("tydiqa-goldp", lang="en").load(str(FX / "tydiqa_goldp_validation.jsonl"))) == 1
+    f = tmp_path / "no_arabic.jsonl"
+    f.write_text("".join(ln + "\n" for ln in (FX / "tydiqa_goldp_validation.jsonl").read_text(encoding="utf-8").splitlines()
+                         if not ln.startswith('{"id": "arabic')), encoding="utf-8")
+    proc = cli("tasks", "check", "tydiqa-goldp", "--bench-opt", "lang=ar", "--data", str(f))
+    assert proc.returncode != 0 and "no row is kept by data.where" in proc.stderr and "Traceback" not in proc.stderr
+    from glotbench.errors import DataError
+    from glotbench.tasks import Task
+
+    spec = Task(name="w", version="1", data={"file": str(FX / "tydiqa_goldp_validation.jsonl"), "where": "{{ id }}"},
+                fields={"public": {"q": "question"}, "gold": {"answers": "answers.text"}}, prompt={"user": "{{ q }}"},
+                scorer="token_f1")
+    from glotbench.tasks.benchmark import TaskBenchmark
+
+    with pytest.raises(DataError, match="data.where: rendered 'indonesian-5518270163-0', not True or False"):
+        TaskBenchmark(spec).load()

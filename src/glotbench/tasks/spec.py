@@ -68,6 +68,9 @@ class DataSpec(Part):
     join: str | None = None  # the column that pairs the roles' rows (FLORES+: id)
     role_by: str | None = None  # with --data FILE: a template giving each row's config (which role it is)
     language_by: str | None = None  # a template giving each row's language (Belebele: {{ dialect }}), checked against `language`
+    # a template over each row rendering True or False: only the rows it keeps are items (TyDi QA's
+    # one split of eleven languages: {{ id.startswith(...) }}); part of the signature
+    where: str | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSpec":

@@ -462,3 +462,69 @@ def test_data_where_keeps_rows_and_says_when_it_keeps_none(tmp_path):
 
     with pytest.raises(DataError, match="data.where: rendered 'indonesian-5518270163-0', not True or False"):
         TaskBenchmark(spec).load()
+
+
+# -- through the real hub-loading code: a loopback server laid out as the hub (glotbench.testing.hub) --
+NTREX_SHA = "ed9a4403ed4adbfaf4aab56d5b2709e9f6c3ba33"
+MKQA_SHA = "325131889721ae0ed885b76ecb8011369d75abad"
+XQUAD_SHA = "51adfef1c1287aab1d2d91b5bead9bcfb9c68583"
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    import gzip
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = tmp_path_factory.mktemp("hub")
+
+    def repo(name: str, sha: str, files: dict) -> None:
+        for path, content in files.items():
+            p = root / name / sha / path
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                p.write_bytes(content)
+            elif isinstance(content, str):
+                p.write_text(content, encoding="utf-8")
+            else:
+                pq.write_table(pa.Table.from_pylist(content), p)
+        (root / name / "repo.json").write_text(json.dumps({"refs": {"main": sha}}))
+
+    card = "---\nconfigs:\n- config_name: {c}\n  data_files:\n  - split: {s}\n    path: {p}\n---\n"
+    repo("mteb/NTREX", NTREX_SHA, {"README.md": card.format(c="default", s="test", p="data/test-*.parquet"),
+                                   "data/test-00000-of-00001.parquet": NTREX})
+    repo("apple/mkqa", MKQA_SHA, {"mkqa.jsonl.gz": gzip.compress((FX / "mkqa.jsonl").read_bytes())})
+    xq = [json.loads(x) for x in (FX / "xquad_th.jsonl").read_text(encoding="utf-8").splitlines()]
+    repo("google/xquad", XQUAD_SHA, {"README.md": card.format(c="xquad.th", s="validation", p="xquad.th/validation-*.parquet"),
+                                     "xquad.th/validation-00000-of-00001.parquet": xq})
+    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("PORT "), line
+    yield f"http://127.0.0.1:{line.split()[1]}"
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.mark.parametrize("task,opts,answers,metric,value,source", [
+    # NTREX: parquet by the card; the Khmer reference copied for row 1: chrF++ of 1 perfect of 3 > 0
+    ("ntrex-128", ["target=khm_Khmr"], {NTREX[0]["eng_Latn"]: NTREX[0]["khm_Khmr"]}, "chrf++", None,
+     f"hub:mteb/NTREX@{NTREX_SHA} default/test"),
+    # MKQA: the gzipped file as pinned; Khmer as in test_mkqa_scores_by_mkqas_rule_as_computed_by_hand
+    ("mkqa", ["config=km"], MKQA_REPLIES["km"][0], "token_f1", 2 / 3, f"hub:apple/mkqa@{MKQA_SHA}"),
+    ("xquad", ["config=th"], XQUAD["th"][0], "token_f1", (1 + 1 + 0.8) / 3, f"hub:google/xquad@{XQUAD_SHA} xquad.th/validation"),
+])
+def test_library_families_load_from_a_hub_laid_out_as_the_hub(tmp_path, hub, srv, task, opts, answers, metric, value, source):
+    srv.configure(answers=answers)
+    env = {"HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
+           "HF_HUB_OFFLINE": "0", "HF_TOKEN": ""}
+    args = [a for o in opts for a in ("--bench-opt", o)]
+    proc = cli("run", task, *args, "--model", srv.spec(), "--out", str(tmp_path / "r"), "--no-progress", "--no-cache", env=env)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["benchmark"]["data"].startswith(source) and res["counts"]["items"] == 3
+    got = res["scores"]["overall"][metric]["value"]
+    assert got == pytest.approx(value) if value is not None else got > 0

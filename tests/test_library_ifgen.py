@@ -528,3 +528,17 @@ def test_library_families_load_from_a_hub_laid_out_as_the_hub(tmp_path, hub, srv
     assert res["benchmark"]["data"].startswith(source) and res["counts"]["items"] == 3
     got = res["scores"]["overall"][metric]["value"]
     assert got == pytest.approx(value) if value is not None else got > 0
+
+
+def test_token_f1_settings_at_their_defaults_keep_a_tasks_hash():
+    """`empty` and `exact_match` (added for MKQA) at their defaults leave the task hash as it was: runs
+    made before them still share a column with runs made after."""
+    from glotbench.tasks import Task
+    from glotbench.tasks.benchmark import spec_hash
+
+    keys = dict(name="w", version="1", data={"file": "x.jsonl"}, fields={"public": {"q": "q"}, "gold": {"answers": "a"}},
+                prompt={"user": "{{ q }}"})
+    plain = spec_hash(Task(**keys, scorer="token_f1"), {})
+    assert spec_hash(Task(**keys, scorer={"kind": "token_f1", "empty": "v1.1", "exact_match": False}), {}) == plain
+    assert plain == "b4b6b9de1cd4"  # the hash of this task before the settings existed (computed on main before this branch)
+    assert spec_hash(Task(**keys, scorer={"kind": "token_f1", "exact_match": True}), {}) != plain

@@ -87,6 +87,13 @@ def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     for o in body.get("options", {}).values():
         if o.get("pattern") is None:
             o.pop("pattern", None)
+    variants = body.get("prompt", {}).get("variants", {}).values()
+    for scorer in [body.get("scorer"), *(v.get("scorer") for v in variants)]:
+        if isinstance(scorer, dict) and scorer.get("kind") == "token_f1":  # settings added later, at their defaults
+            if scorer.get("empty") == "v1.1":
+                scorer.pop("empty")
+            if scorer.get("exact_match") is False:
+                scorer.pop("exact_match")
     return hashlib.sha256(json.dumps([body, dict(opt)], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
 
 

@@ -1,7 +1,7 @@
 """Coverage of glotbench's 95% intervals, measured by simulation: the table in docs/metrics.md
 ("How often the intervals hold the truth").
 
-    PYTHONPATH=src python bench/ci_coverage.py [--reps 2000] [--boot-reps 1000]
+    PYTHONPATH=src python bench/ci_coverage.py [--reps 2000] [--boot-reps 1000] [--method effective_wilson]
 
 Data: G units (independent 0/1 items; items of several 0/1 words, as word accuracy counts them; or
 clusters of 2, 3 or 5 items), a unit's own rate varying with intra-cluster correlation 0, 0.1, 0.2
@@ -43,6 +43,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2000, help="simulated data sets per cell (analytic intervals)")
     ap.add_argument("--boot-reps", type=int, default=1000, help="simulated data sets per cell (bootstrap)")
+    ap.add_argument("--method", action="append", default=None, metavar="METHOD",
+                    help="only the rows of this interval (repeatable; wilson, bootstrap, cluster_t, effective_wilson)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     print(f"lowest coverage over p in {{{', '.join(map(str, P))}}}; G = units (items or clusters); "
@@ -50,6 +52,8 @@ def main() -> None:
     print("| data | interval | " + " | ".join(f"G={u}" for u in UNITS) + " | used for |")
     print("|---|---|" + "---:|" * len(UNITS) + "---|")
     for label, method, size, icc, used in ROWS:
+        if args.method and method not in args.method:
+            continue
         reps = args.boot_reps if method == "bootstrap" else args.reps
         cells = []
         for u in UNITS:

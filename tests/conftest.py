@@ -177,7 +177,7 @@ def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
 
 # -- the `process` marker: tests that start a process or a server --------------------------------
 # `python -m pytest -m "not process and not slow"` is the fast set a developer runs while working
-# (README, "Tests"); CI runs everything. A test is marked when it, a helper it calls or a fixture it
+# (README, "Quick start"); CI runs everything. A test is marked when it, a helper it calls or a fixture it
 # uses (directly or through other fixtures) starts a process or a server: `cli()`, `subprocess`,
 # `start_server`, a service or endpoint process, a browser, a Ray cluster, a sweep's Slurm jobs.
 # Found by reading the test files with `ast` (names, not behaviour: a helper called `cli` anywhere

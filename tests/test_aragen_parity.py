@@ -104,8 +104,8 @@ def test_table_fits_80_columns(srv, cache_path, tmp_path):
     table = _table(res)
     assert all(len(line) <= 80 for line in table.splitlines() if not line.startswith("signature:")), table
     row = next(line.strip() for line in table.splitlines() if line.strip().startswith("mean of judges"))
-    # 3C3H, its CI (Wilson on the 12 entries: every entry scored 1), Correct: never "1…"
-    assert row.split()[3:6] == ["100.0", "76–100", "100"], table
+    # 3C3H, its CI (Wilson on the 12 entries: every entry scored 1; † under 30), Correct: never "1…"
+    assert row.split()[3:6] == ["100.0", "76–100†", "100"], table
 
 
 # -- upstream's judge messages -------------------------------------------------------------------

@@ -154,12 +154,41 @@ def test_repeats_are_summed_per_item_before_clusters():
     assert est["n"] == 4 and est["clusters"] == 2 and est["value"] == 0.5
 
 
-def test_clusters_that_all_score_alike_give_wilson_on_the_clusters():
-    from glotbench.stats import wilson
+def test_clusters_that_all_score_alike_give_wilson_on_the_clusters_with_t():
+    """Every cluster right: Wilson with the 3 clusters as 3 trials and t(0.975, 2) in place of z. At
+    p = 1 Wilson's lower bound is n / (n + q²) for the quantile q: 3 / (3 + 4.303²) = 0.139, where z
+    gave 3 / (3 + 1.96²) = 0.439 (the interval of 3 independent items, which carries a †)."""
+    from scipy.stats import t as student_t
 
     est = aggregate([ACC], _samples([1] * 9, list("aaabbbccc")), cluster="passage")["overall"]["accuracy"]
     assert est["ci_method"] == "wilson_effective" and est["n_effective"] == 3
-    assert (est["ci_low"], est["ci_high"]) == pytest.approx(wilson(3, 3))  # 3 clusters as 3 trials
+    q = student_t.ppf(0.975, 2)
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx((3 / (3 + q * q), 1.0), abs=1e-12)
+    assert "too_few_units" not in est  # measured >= 93% from 2 clusters, at 100% as elsewhere
+    # ... and all wrong: the upper bound is q² / (n + q²)
+    est = aggregate([ACC], _samples([0] * 9, list("aaabbbccc")), cluster="passage")["overall"]["accuracy"]
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx((0.0, q * q / (3 + q * q)), abs=1e-12)
+
+
+def test_the_issue_belebele_example_two_passages_at_100_percent():
+    """Belebele on 2 passages at 100% printed (34.2–100.0), Wilson with z on 2 units, unmarked. With
+    t(0.975, 1) = 12.706: 2 / (2 + 12.706²) = 1.2%."""
+    from scipy.stats import t as student_t
+
+    est = aggregate([ACC], _samples([1] * 6, list("aaabbb")), cluster="passage")["overall"]["accuracy"]
+    q = student_t.ppf(0.975, 1)
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx((2 / (2 + q * q), 1.0), abs=1e-12)
+    assert 100 * est["ci_low"] == pytest.approx(1.224, abs=1e-3)
+
+
+def test_one_cluster_has_no_degrees_of_freedom_and_is_marked():
+    """One passage: no t, no measured coverage. Wilson with z on the one unit, marked †, at every value."""
+    from glotbench.stats import wilson
+
+    for outcomes in ([1, 1, 1], [0, 0, 0], [1, 0, 1]):
+        est = aggregate([ACC], _samples(outcomes, list("aaa")), cluster="passage")["overall"]["accuracy"]
+        assert est["ci_method"] == "wilson_effective" and est["too_few_units"] is True, outcomes
+        assert (est["ci_low"], est["ci_high"]) == pytest.approx(wilson(sum(outcomes) / 3, 1), abs=1e-12)
 
 
 def test_groups_get_their_own_clusters():

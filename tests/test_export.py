@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "fixtures" / "rundir_golden"
 FINISHED = ["auto", "batch", "cached", "invalid", "limit", "subset", "tones"]
 KEPT = ("benchmark", "model", "group_by", "group", "metric", "value", "ci_low", "ci_high", "ci_method", "n",
-        "clusters", "signature", "valid")
+        "clusters", "too_few_units", "signature", "valid")
 
 
 def _schema_errors(schema_file: Path, doc) -> list[str]:

@@ -22,6 +22,16 @@ WORDS = RatioMetric("words", "words_correct", "words")
 POINTS = RatioMetric("exact_points", "exact", "items", scale="points")
 
 
+def wilson_t(k: float, n: float, df: int) -> tuple[float, float]:
+    """statsmodels' Wilson interval with Student's t(0.975, df) in place of z: at the confidence whose
+    normal quantile is that t (the reference for `wilson_effective`, computed apart from glotbench)."""
+    from statistics import NormalDist
+
+    from scipy.stats import t
+
+    return proportion_confint(k, n, alpha=2 * (1 - NormalDist().cdf(t.ppf(0.975, df))), method="wilson")
+
+
 @pytest.mark.parametrize("k, n", [(0, 1), (1, 1), (0, 5), (1, 5), (4, 5), (5, 5), (0, 164), (164, 164),
                                   (37, 164), (1, 1000), (999, 1000), (2.5, 5)])
 def test_wilson_matches_statsmodels(k, n):
@@ -98,13 +108,21 @@ def test_a_ratio_that_is_not_bounded_by_its_denominator_is_bootstrapped():
 
 @pytest.mark.parametrize("correct", [0, 8])
 def test_every_item_scored_alike_gives_wilson_on_the_items(correct):
-    """Every item with the same word accuracy (all wrong, all right): no spread, Wilson on the items."""
+    """Every item with the same word accuracy (all wrong, all right): no spread, Wilson on the items
+    with t at n − 1 df, as at every other value (unmarked: measured >= 93% from 2 items)."""
     samples = [ScoredSample(f"i{i}", 0, {}, ItemScore({"words_correct": float(correct), "words": 8.0}))
                for i in range(40)]
     est = aggregate([WORDS], samples)["overall"]["words"]
     assert est["ci_method"] == "wilson_effective" and est["n_effective"] == 40
     p = correct / 8
-    assert (est["ci_low"], est["ci_high"]) == pytest.approx(proportion_confint(40 * p, 40, method="wilson"), abs=1e-12)
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx(wilson_t(40 * p, 40, 39), abs=1e-9)
+    # by hand: at 0 Wilson's upper bound is q² / (n + q²), at 1 the lower is n / (n + q²); q = t(0.975, 39)
+    from scipy.stats import t
+
+    q2 = t.ppf(0.975, 39) ** 2
+    assert (est["ci_low"], est["ci_high"]) == pytest.approx((0.0, q2 / (40 + q2)) if p == 0 else (40 / (40 + q2), 1.0),
+                                                            abs=1e-12)
+    assert "too_few_units" not in est
 
 
 def test_a_collapsed_bootstrap_falls_back_to_wilson_on_the_items():
@@ -125,7 +143,7 @@ def test_items_without_the_statistic_do_not_count():
                for i in range(50)]
     est = aggregate([WORDS], samples)["overall"]["words"]
     assert est["ci_method"] == "wilson_effective" and est["n"] == 50
-    assert est["ci_high"] == pytest.approx(proportion_confint(0, 10, method="wilson")[1], abs=1e-12)
+    assert est["ci_high"] == pytest.approx(wilson_t(0, 10, 9)[1], abs=1e-9)  # 10 units, t at 9 df
 
 
 def test_repeats_make_the_per_item_value_a_mean():
@@ -139,7 +157,7 @@ def test_repeats_make_the_per_item_value_a_mean():
     # ... and when every repeat of every item failed, Wilson on the 40 items (not on 120 samples)
     est = aggregate([EXACT], _samples([[0, 0, 0]] * 40, repeats=3))["overall"]["exact"]
     assert est["ci_method"] == "wilson_effective"
-    assert est["ci_high"] == pytest.approx(proportion_confint(0, 40, method="wilson")[1], abs=1e-12)
+    assert est["ci_high"] == pytest.approx(wilson_t(0, 40, 39)[1], abs=1e-9)
 
 
 def test_groups_get_their_own_method_and_resamples_zero_still_gives_intervals():

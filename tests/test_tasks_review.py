@@ -123,7 +123,7 @@ MC = (SMALL.replace("name: lao-sums", "name: mc").replace("  gold: {answer: a}",
      '{"id": "s1", "q": "ໜຶ່ງບວກໜຶ່ງ", "a": "2", "b": null}', "sums.jsonl:1: fields.gold.answers.1: null"),
     (SMALL, '{"id": "s1", "q": null, "a": "2"}', "t.yaml:11: item s1: prompt.user: a value is null"),
     (MC, '{"id": "s1", "q": "ຄຳຖາມ", "c1": "ກ", "c2": "ກ", "c3": "ຄ", "ans": "ກ"}',
-     "fields.gold.answer: 'ກ' is the text of 2 options (A, B): give the gold as a label"),
+     "sums.jsonl:1: fields.choices: options A and B are the same text ('ກ', 'ກ')"),
     (MC, '{"id": "s1", "q": "ຄຳຖາມ", "c1": "ກ", "c2": "\u200b\u2060", "c3": "ຄ", "ans": "A"}',
      "sums.jsonl:1: fields.choices.1: an empty option"),
 ], ids=["null gold", "null in a gold list", "null in a prompt", "gold text of two options", "a zero-width option"])

@@ -99,8 +99,9 @@ class Datasheet(BaseModel):
 def bibtex_entries(text: str) -> list[dict[str, str]]:
     """The entries of a BibTeX text (bibtexparser), [] when it holds none."""
     import bibtexparser
+    from bibtexparser.bparser import BibTexParser
 
-    try:
-        return list(bibtexparser.loads(text).entries)
+    try:  # biblatex's types too (@software, @dataset, @online): dataset cards use them
+        return list(bibtexparser.loads(text, BibTexParser(ignore_nonstandard_types=False)).entries)
     except Exception:  # bibtexparser raises bare pyparsing errors on some broken input
         return []

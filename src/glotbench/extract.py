@@ -17,6 +17,15 @@ _THINK_BLOCK = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.IGNORECASE |
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
+# The version of the shared reading rules (answer phrases and their word breaks, format characters,
+# option matching, numbers): every signature built on them names it (a task's extraction steps,
+# laobench-mcq's extract, DeepSEA's rules, numeric match), so a changed rule changes the signature of
+# every task, library and user files alike. Bump it whenever a rule reads some reply differently.
+#   4: answer phrases read through word breaks (whitespace, ZWSP, ZWNJ, WJ, NBSP, BOM)
+#   5: format characters (ZWJ, soft hyphen, bidi marks too) ignored in options and inside numbers
+READING_VERSION = 5
+
+
 @dataclass(frozen=True, slots=True)
 class Extraction:
     answer: str | None
@@ -141,8 +150,9 @@ def _bare_letter(body: str) -> str | None:
     return native_letter(m.group(1)) if m else None
 
 
-def _normalise_option(text: str) -> str:
-    """Lower case, zero-width characters removed (glotbench.languages.remove_zero_width), spaces collapsed."""
+def normalise_option(text: str) -> str:
+    """Lower case, format characters (ZWSP, ZWNJ, ZWJ, WJ, BOM, soft hyphen, bidirectional marks:
+    glotbench.languages.remove_zero_width) removed, spaces collapsed: how option texts are matched."""
     from glotbench.languages import remove_zero_width
 
     return " ".join(remove_zero_width(text).lower().split()).strip(" .。")
@@ -216,6 +226,8 @@ def last_number(text: str, *, marker: str | None = None, native_digits: bool = T
                 commas: str = "grouped") -> "Decimal | None":
     """The last number in `text` as an exact Decimal, or None.
 
+    Format characters (languages.FORMAT_CHARS: ZWSP, ZWNJ, ZWJ, WJ, BOM, soft hyphen, bidirectional
+    marks) are removed first, so one inside a number does not split it (`๔\u200b๒` is 42).
     `native_digits`: every Unicode decimal digit (Thai, Lao, Khmer, Arabic-Indic...), the Arabic
     decimal and thousands separators and U+2212 minus are read as ASCII first
     (languages.to_ascii_digits); without it only ASCII digits are numbers. `marker`: only the text
@@ -226,10 +238,11 @@ def last_number(text: str, *, marker: str | None = None, native_digits: bool = T
     rule) — every comma between a digit and exactly three digits is deleted first."""
     from decimal import Decimal
 
-    from glotbench.languages import to_ascii_digits
+    from glotbench.languages import remove_zero_width, to_ascii_digits
 
     if commas not in COMMA_RULES:
         raise ValueError(f"commas must be one of {', '.join(COMMA_RULES)}, got {commas!r}")
+    text = remove_zero_width(text)  # a format character inside a number is no break: `4\u200b2` is 42
     if native_digits:
         text = to_ascii_digits(text)
     if marker:
@@ -260,12 +273,13 @@ def _marker_pattern(marker: str) -> Any:
 
 def parse_number(value: "str | int | float") -> "Decimal":
     """A gold number (a JSON number or a string) as an exact Decimal: digits of any script,
-    thousands commas and surrounding spaces allowed. Raises decimal.InvalidOperation otherwise."""
+    thousands commas, format characters and surrounding spaces allowed. Raises
+    decimal.InvalidOperation otherwise."""
     from decimal import Decimal
 
-    from glotbench.languages import to_ascii_digits
+    from glotbench.languages import remove_zero_width, to_ascii_digits
 
-    return Decimal(to_ascii_digits(str(value)).replace(",", "").strip())
+    return Decimal(remove_zero_width(to_ascii_digits(str(value))).replace(",", "").strip())
 
 
 def named_option(text: str, options: Mapping[str, str], *, longest: bool = False) -> str | None:
@@ -274,8 +288,8 @@ def named_option(text: str, options: Mapping[str, str], *, longest: bool = False
     `longest`: an option named only inside a longer named option's text is not named by it (the
     reply แมวดำ names แมวดำ, not also แมว; `New York` names it, not also `York`); options of the
     same text stay ambiguous."""
-    reply = _normalise_option(text)
-    norm = {k: _normalise_option(v) for k, v in options.items()}
+    reply = normalise_option(text)
+    norm = {k: normalise_option(v) for k, v in options.items()}
     hits = [k for k in norm if _names(reply, norm[k])]
     if longest and len(hits) > 1 and len({norm[k] for k in hits}) == len(hits):
         masked, kept = reply, []

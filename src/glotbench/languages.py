@@ -125,24 +125,34 @@ def resolve_code(code: str | None) -> str | None:
     return head if head in PROFILES else ISO639_3.get(head, head)
 
 
-# Invisible characters some scripts put between words (Khmer, Burmese and Lao text often carries
-# U+200B ZERO WIDTH SPACE): removed before texts are compared (an option's text with or without them
-# is the same text). Answer phrases read them, and ZWNJ, as word breaks (BREAK below).
-ZERO_WIDTH = "\u200b\u2060\ufeff"
+# Invisible format characters (Unicode category Cf) that text carries inside and between words:
+# U+200B ZWSP (Khmer, Burmese and Lao text often carries it between words), U+200C ZWNJ, U+200D ZWJ,
+# U+2060 WJ, U+FEFF BOM, U+00AD soft hyphen, the bidirectional marks (LRM, RLM, ALM; Arabic text
+# carries them), embeddings and isolates, U+180E and U+2061-2064. Removed before texts are compared
+# (an option's text with or without them is the same text) and before numbers are read (`4\u200b2`
+# is 42); answer phrases read them as word breaks (BREAK below).
+FORMAT_CHARS = ("\u00ad\u061c\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
+ZERO_WIDTH = FORMAT_CHARS  # the name older code and task files know (the `remove_zero_width` step)
+_NO_FORMAT = {ord(c): None for c in FORMAT_CHARS}
 
 
 def remove_zero_width(text: str, sep: str = "") -> str:
-    return text.translate({ord(c): sep for c in ZERO_WIDTH}) if any(c in text for c in ZERO_WIDTH) else text
+    """`text` without FORMAT_CHARS (each replaced by `sep`)."""
+    if text.isascii():
+        return text
+    return text.translate(_NO_FORMAT if not sep else {ord(c): sep for c in FORMAT_CHARS})
 
 
 # The word breaks an answer phrase accepts between its parts (noun, qualifier, copula, choose-verb,
 # option word) and between the words inside a part: any run of whitespace (tabs, newlines, U+00A0
-# NBSP and U+3000 are whitespace to `regex`'s \s) and of the invisible ZWSP, ZWNJ, WJ and BOM. In a
+# NBSP and U+3000 are whitespace to `regex`'s \s) and of FORMAT_CHARS (ZWSP, ZWNJ, ZWJ, WJ, BOM, soft
+# hyphen, bidirectional marks). In a
 # script written without spaces (Khmer, Lao, Thai, Burmese...) a break may stand between any two
 # characters of a part (`ចម្លើយ\u200bត្រឹមត្រូវ\u200bគឺ C`, `ຄຳຕອບ ທີ່ຖືກຕ້ອງ ແມ່ນ C`): the pattern
 # cannot know where the words inside a part end. In a script written with spaces it stands where
 # the part has `\s` ("đáp\u200bán", "the\u00a0answer"); a break inside a word is not that word.
-INVISIBLE_BREAKS = "\u200b\u200c\u2060\ufeff"
+INVISIBLE_BREAKS = FORMAT_CHARS
 BREAK_CHARS = r"\s" + INVISIBLE_BREAKS  # a character class's body
 BREAK = "[" + BREAK_CHARS + "]"
 
@@ -192,6 +202,44 @@ def language_scripts(code: str | None) -> tuple[str, ...]:
     return p.scripts if p else ()
 
 
+def script_mismatch(code: str | None) -> str | None:
+    """What is wrong with a FLORES-200 or BCP 47 code whose script subtag is not a script of its
+    language's profile (`khm_Laoo`: Khmer is written in Khmer script), or None: no subtag, a subtag
+    `regex` does not know (Hans, Jpan), a language without a profile, or Latin (`Latn`: romanised text,
+    as Belebele's and FLORES-200's `arb_Latn`)."""
+    if not code:
+        return None
+    parts = code.replace("-", "_").split("_")
+    sub = parts[1].title() if len(parts) > 1 and len(parts[1]) == 4 else None
+    p = profile(resolve_code(code))
+    theirs = _script_class((sub,)) if sub else None
+    if theirs is None or p is None or not p.scripts or sub == "Latn":
+        return None
+    samples = [_script_sample(s) for s in p.scripts]
+    if any(c is not None and theirs.match(c) for c in samples):
+        return None
+    named = next((s for s in sorted({s for q in PROFILES.values() for s in q.scripts})
+                  if (c := _script_sample(s)) is not None and theirs.match(c)), None)
+    subtag = f"{named} ({sub})" if named and named != sub else sub
+    return (f"{code}: {parts[0]} is {p.name}, written in {' or '.join(p.scripts)} script, not {subtag}: "
+            "the code's script must be its language's")
+
+
+@functools.lru_cache(maxsize=64)
+def _script_sample(name: str) -> str | None:
+    """One letter of the script `name` (its first in code point order), to compare scripts by."""
+    rx = _script_class((name,))
+    if rx is None:
+        return None
+    m = rx.search(_letters())
+    return m.group() if m else None
+
+
+@functools.lru_cache(maxsize=1)
+def _letters() -> str:
+    return "".join(chr(i) for i in range(0x41, 0x20000) if unicodedata.category(chr(i)).startswith("L"))
+
+
 @functools.lru_cache(maxsize=64)
 def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
     try:
@@ -200,25 +248,38 @@ def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
         return None
 
 
-_LETTER = regex.compile(r"\p{L}")
+_LETTER = regex.compile(r"[\p{L}\p{M}]")  # letters and marks: a Lao, Khmer or Burmese syllable is mostly marks
+_LATIN = regex.compile(r"\p{Script=Latin}")
+# A text is in its language's script when at least this share of its letters and marks are in the
+# language's scripts: a text is judged by its dominant script, never by one letter (a stray Lao
+# letter in a Khmer passage does not make it Lao). For a language not written in Latin, Latin letters
+# (names, code, English terms in a Lao question) are set aside when the text has at least
+# `min_letters` letters of other scripts. The same share as the script check of replies
+# (glotbench.checks.language.SHARE).
+SCRIPT_SHARE = 0.5
 
 
-def foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = 0.0) -> str | None:
-    """The script a text is written in when it has at least `min_letters` letters and not one of
-    them is in the language's scripts (`language_scripts`): Khmer rows under a Lao configuration;
-    with `share`, when fewer than that share of its letters are. None when the text fits, has too few
-    letters, or the language's scripts are unknown. The script is named among the scripts the
-    profiles declare (and the language's own), else "another script"."""
+def foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = SCRIPT_SHARE) -> str | None:
+    """The dominant script of a text that is not in its language's scripts (`language_scripts`):
+    a text of at least `min_letters` letters and marks, fewer than `share` of them in those scripts
+    (Latin set aside as SCRIPT_SHARE says): Khmer rows under a Lao configuration, with or without
+    stray Lao letters. None when the text fits, has too few letters, or the language's scripts are
+    unknown. The script is named among the scripts the profiles declare (and the language's own),
+    else "another script"."""
     scripts = language_scripts(code)
     own = _script_class(scripts) if scripts else None
-    letters = len(_LETTER.findall(text))
-    if own is None or letters < min_letters:
+    chars = _LETTER.findall(text)
+    if own is None or len(chars) < min_letters:
         return None
-    mine = len(own.findall(text)) if share else int(own.search(text) is not None)
-    if mine > share * letters:
+    if "Latin" not in scripts and "Latn" not in scripts:
+        others = [c for c in chars if not _LATIN.match(c)]
+        if len(others) >= min_letters:
+            chars = others
+    if sum(1 for c in chars if own.match(c)) >= share * len(chars):
         return None
+    joined = "".join(chars)
     known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
-    counts = {s: len(rx.findall(text)) for s in known if (rx := _script_class((s,))) is not None}
+    counts = {s: len(rx.findall(joined)) for s in known if (rx := _script_class((s,))) is not None}
     best = max(counts, key=lambda s: counts[s], default=None)
     return best if best is not None and counts[best] else "another script"
 

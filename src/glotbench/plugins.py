@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Callable, TypeVar
 
-from glotbench.errors import SpecError
+from glotbench.errors import SpecError, module_missing, user_module_error
 
 T = TypeVar("T")
 
@@ -81,15 +81,17 @@ def import_path(path: str) -> Any:
     if not module or not attr:
         raise SpecError(f"{path!r} is not MODULE:NAME")
     try:
-        obj: Any = importlib.import_module(module)
-    except ImportError as e:
-        if os.getcwd() in sys.path:
-            raise SpecError(f"cannot import {module!r}: {e}") from None
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules next to the user's work
         try:
+            obj: Any = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if not module_missing(e, module) or os.getcwd() in sys.path:
+                raise
+            sys.path.insert(0, os.getcwd())  # as `python -m` does: modules next to the user's work
             obj = importlib.import_module(module)
-        except ImportError as e2:
-            raise SpecError(f"cannot import {module!r}: {e2}") from None
+    except ModuleNotFoundError as e:
+        raise SpecError(f"cannot import {module!r}: {e}" if module_missing(e, module) else user_module_error(module, e)) from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed while importing (SyntaxError, ...)
+        raise SpecError(user_module_error(module, e)) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise SpecError(f"{module!r} has no {attr!r}")

@@ -20,12 +20,14 @@ from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.prompts import UpstreamPrompt
 from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, judge_prompt, parse_rubric, three_c_three_h
+from glotbench.languages import PROFILES, foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
@@ -33,6 +35,23 @@ from glotbench.plugins import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")
 ANSWER_MAX_TOKENS = 2048  # upstream's generation scripts: max_tokens / max_length 2048
+
+# AraGen's datasheet. No BibTeX for AraGen was found: the entry below is assembled from the blog post
+# that introduced it (huggingface.co/blog/leaderboard-3c3h-aragen, 4 December 2024, its title as
+# published). The 3C3H code is Apache-2.0 (its README); the AraGen data's licence was not read. The
+# bundled sample (aragen_sample.json) is glotbench's own text, not AraGen data.
+ARAGEN_DATASHEET = Datasheet(
+    licence="unknown (AraGen's data licence not read); 3C3H code: Apache-2.0; bundled sample: glotbench's own",
+    commercial=None, licence_note="the AraGen data's licence was not checked; only the 3C3H code's (Apache-2.0) was",
+    origin="native", source="https://huggingface.co/blog/leaderboard-3c3h-aragen",
+    reference="inceptionai-abudhabi/3C3H", reference_commit="3edd33950c4c50678b57f5dfa71e5562957f8d2a",
+    citation="""@misc{aragen2024blog,
+  title = {Rethinking LLM Evaluation with 3C3H: AraGen Benchmark and Leaderboard},
+  author = {{Inception and MBZUAI}},
+  year = {2024},
+  month = dec,
+  howpublished = {\\url{https://huggingface.co/blog/leaderboard-3c3h-aragen}}
+}""", languages={"ar": {}})
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,18 @@ class AraGenRow(Row):
         return self
 
 
+def _check_language(p: Path, line: int, sn: Any, language: str | None, questions: list[str]) -> None:
+    """An entry's questions in its language's dominant script (languages.foreign_script): its
+    `Meta.Language` (a profile's name: Arabic, English...), AraGen's Arabic when it has none. A
+    language glotbench has no profile for is not checked."""
+    name = language or "Arabic"
+    code = next((q.code for q in PROFILES.values() if q.name.lower() == name.strip().lower()), None)
+    script = foreign_script(" ".join(questions), code) if code else None
+    if script:
+        told = f"its Meta.Language is {name}" if language else "AraGen's entries are in Arabic (no Meta.Language)"
+        raise DataError(f"{p}:{line}: SN. {sn}: the questions are written in {script} script, but {told}")
+
+
 def _parse(p: Path) -> list[Entry]:
     out, seen = [], set()
     for line, row in read_rows(p, AraGenRow, fmt="json"):
@@ -106,6 +137,7 @@ def _parse(p: Path) -> list[Entry]:
         if m.sn in seen:
             raise DataError(f"{p}:{line}: Meta.SN.: duplicate {m.sn!r}")
         seen.add(m.sn)
+        _check_language(p, line, m.sn, m.language, [t.q1, t.q2 or ""])
         meta = {"SN.": m.sn, "Round": m.round, "Task": m.task, **(m.model_extra or {})}
         if m.language is not None:
             meta["Language"] = m.language
@@ -225,6 +257,7 @@ class AraGenAnswers(Benchmark):
 
     name = "aragen-answers"
     bundled_data = "sample"  # 12 entries written for glotbench, not AraGen data
+    datasheet = ARAGEN_DATASHEET
     version = "1.1"
     description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
@@ -284,6 +317,7 @@ class AraGenJudging(Benchmark):
     again by the runner (`retry_failures`); verdicts stay objects."""
 
     name = "aragen"
+    datasheet = ARAGEN_DATASHEET
     version = "2.0"
     description = "AraGen 3C3H, judged"
     metrics = (RatioMetric("3c3h", "3c3h", "judged", "mean of the six scaled dimensions", label="3C3H"),)

@@ -12,11 +12,13 @@ from importlib import resources
 from typing import Any, Iterable
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.laobench import laobench_datasheet
 from glotbench.core import Dataset
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.pairwise import JUDGE_PROMPT, VerdictError, game_value, parse_verdict
+from glotbench.languages import foreign_script, profile
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.models.base import GenerateConfig, Prompt
@@ -28,11 +30,13 @@ class ArenaPrompts(Benchmark):
 
     name = "laobench-arena-prompts"
     bundled_data = "sample"  # 8 Lao prompts written for glotbench, not Lao-500
+    datasheet = laobench_datasheet(("lo",))  # LaoBench's Lao-500 open-ended prompts
     version = "1.0"
     description = "open-ended prompts (answers only; judged by `glotbench arena`)"
     metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)
     group_by = ("category",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    language = "lo"  # the judge prompt (judges/pairwise.py) asks about answers for Lao-speaking users
 
     def load(self, path: str | None = None) -> Dataset:
         if path is None:
@@ -49,7 +53,13 @@ class ArenaPrompts(Benchmark):
             if pid in seen:
                 raise DataError(f"{where}: duplicate id {pid!r}")
             seen.add(pid)
-            items.append(Item.create(pid, {"prompt": field(rec, "prompt", str, where)}, {},
+            prompt = field(rec, "prompt", str, where)
+            script = foreign_script(prompt, self.language)
+            if script:  # a prompt in another language would be judged as a Lao answer's
+                name = profile(self.language).name  # type: ignore[union-attr]
+                raise DataError(f"{where} (id {pid}): the prompt is written in {script} script, but the arena's "
+                                f"prompts are in {name} (its judges are asked about {name}-speaking users)")
+            items.append(Item.create(pid, {"prompt": prompt}, {},
                                      {"category": str(rec.get("category") or "general")}))
         if not items:
             raise DataError(f"{path}: no prompts")

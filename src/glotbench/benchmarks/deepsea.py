@@ -25,8 +25,9 @@ from typing import Any, ClassVar, Sequence
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
+from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError, GlotbenchError
-from glotbench.extract import Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
+from glotbench.extract import READING_VERSION, Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.languages import answer_is_pattern, foreign_script, profile, resolve_code
 from glotbench.loading import sha256_file
@@ -40,6 +41,71 @@ MAX_BYTES = 256 * 2**20
 LANGUAGES = ("en", "id", "ms", "th", "vi", "tl", "my", "km", "lo", "jv", "su", "ceb", "ta")
 # Resource groups: data, not code; override with --bench-opt groups=FILE.json ({"high": [...], ...}).
 RESOURCE_GROUPS = {"high": ["id", "th", "vi", "ms"], "low": ["tl", "my", "km", "lo", "jv", "su", "ceb", "ta"]}
+
+# DeepSEA's datasheets. DeepSEA's release (and its licence) could not be read here: each task cites
+# the public data set it is built on (BibTeX as lm-eval's mgsm and xquad READMEs, fajri91/IndoMMLU's
+# README and a CrossSum loader give it; WMT24++'s entry is assembled from its arXiv reference as
+# cited elsewhere, no BibTeX of it was found) and lists DeepSEA's thirteen languages (LANGUAGES, our
+# reading of the paper: all of them in one run, reported per language, so no option selects one).
+# The bundled samples are glotbench's own text in en, id, th, vi (Apache-2.0), not DeepSEA data.
+_CITATIONS = {
+    "MGSM": """@misc{shi2022language,
+    title={Language Models are Multilingual Chain-of-Thought Reasoners},
+    author={Freda Shi and Mirac Suzgun and Markus Freitag and Xuezhi Wang and Suraj Srivats and Soroush Vosoughi and Hyung Won Chung and Yi Tay and Sebastian Ruder and Denny Zhou and Dipanjan Das and Jason Wei},
+    year={2022},
+    eprint={2210.03057},
+    archivePrefix={arXiv},
+    primaryClass={cs.CL}
+}""",
+    "IndoMMLU": """@inproceedings{koto-etal-2023-indommlu,
+    title = "Large Language Models Only Pass Primary School Exams in {I}ndonesia: A Comprehensive Test on {I}ndo{MMLU}",
+    author = "Fajri Koto and Nurul Aisyah and Haonan Li and Timothy Baldwin",
+    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing (EMNLP)",
+    month = dec,
+    year = "2023",
+    address = "Singapore",
+    publisher = "Association for Computational Linguistics",
+}""",
+    "XQuAD": """@article{Artetxe:etal:2019,
+      author    = {Mikel Artetxe and Sebastian Ruder and Dani Yogatama},
+      title     = {On the cross-lingual transferability of monolingual representations},
+      journal   = {CoRR},
+      volume    = {abs/1910.11856},
+      year      = {2019},
+      archivePrefix = {arXiv},
+      eprint    = {1910.11856}
+}""",
+    "CrossSum": """@article{Hasan2021CrossSumBE,
+  title={CrossSum: Beyond English-Centric Cross-Lingual Abstractive Text Summarization for 1500+ Language Pairs},
+  author={Tahmid Hasan and Abhik Bhattacharjee and Wasi Uddin Ahmad and Yuan-Fang Li and Yong-Bin Kang and Rifat Shahriyar},
+  journal={ArXiv},
+  year={2021},
+  volume={abs/2112.08804}
+}""",
+    "WMT24pp": """@misc{deutsch2025wmt24pp,
+  title = {WMT24++: Expanding the Language Coverage of WMT24 to 55 Languages \\& Dialects},
+  author = {D. Deutsch and E. Briakou and I. Caswell and M. Finkelstein and R. Galor and J. Juraska and G. Kovacs and A. Lui and R. Rei and J. Riesa and S. Rijhwani and P. Riley and E. Salesky and F. Trabelsi and S. Winkler and B. Zhang and M. Freitag},
+  year = {2025},
+  eprint = {2502.12404},
+  archivePrefix = {arXiv}
+}""",
+}
+_SOURCES = {
+    "MGSM": "https://huggingface.co/datasets/juletxara/mgsm",
+    "IndoMMLU": "https://github.com/fajri91/IndoMMLU",
+    "XQuAD": "https://github.com/google-deepmind/xquad",
+    "CrossSum": "https://github.com/csebuetnlp/CrossSum",
+    "WMT24pp": "https://huggingface.co/datasets/google/wmt24pp",
+}
+
+
+def deepsea_datasheet(upstream: str) -> Datasheet:
+    return Datasheet(
+        licence="unknown (DeepSEA's release not read); bundled samples: Apache-2.0, glotbench's own",
+        commercial=None,
+        licence_note=f"DeepSEA's own licence was not checked; its {upstream} data keeps the upstream set's licence",
+        origin="mixed", source=f"DeepSEA's release; upstream data: {_SOURCES[upstream]}",
+        citation=_CITATIONS[upstream], languages={code: {} for code in LANGUAGES})
 
 
 
@@ -185,6 +251,7 @@ class MGSM(DeepSEA):
     """Math word problems: the number in the last answer tag, numeric exact match."""
 
     task = "mgsm"
+    datasheet = deepsea_datasheet("MGSM")
     prompt = "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}"
 
     def __init__(self, *, native_digits: bool = True, groups: str | None = None, metric: str | None = None):
@@ -205,13 +272,14 @@ class MGSM(DeepSEA):
         return {"correct": 0.0, "n": 1.0}
 
     def rules(self) -> dict[str, str]:
-        return {"native_digits": str(self.native_digits).lower()}
+        return {"native_digits": str(self.native_digits).lower(), "read": f"r{READING_VERSION}"}
 
 
 class IndoMMLU(DeepSEA):
     """Subject MCQ: the release's first standalone letter, accuracy macro-averaged over subjects."""
 
     task = "indommlu"
+    datasheet = deepsea_datasheet("IndoMMLU")
     prompt = "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}"
 
     def __init__(self, *, letter_case: str = "upper_first", groups: str | None = None, metric: str | None = None):
@@ -248,13 +316,14 @@ class IndoMMLU(DeepSEA):
         return {"correct": 0.0, "n": 1.0, f"correct:{s}": 0.0, f"n:{s}": 1.0}
 
     def rules(self) -> dict[str, str]:
-        return {"letter_case": self.letter_case}
+        return {"letter_case": self.letter_case, "read": f"r{READING_VERSION}"}
 
 
 class XQuAD(DeepSEA):
     """Extractive QA: the answer tag or the language's "the answer is" phrase, token F1 (first reference)."""
 
     task = "xquad"
+    datasheet = deepsea_datasheet("XQuAD")
     prompt = "Read the passage and answer the question with a short span from the passage, between <answer> and </answer>.\n\nPassage: {context}\n\nQuestion: {question}"
 
     def __init__(self, *, f1_norm: str = "unicode", groups: str | None = None, metric: str | None = None):
@@ -280,7 +349,8 @@ class XQuAD(DeepSEA):
     def rules(self) -> dict[str, str]:
         # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0; phrase: the answer
         # phrase read through word breaks (glotbench.languages.breakable)
-        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1", "phrase": "breaks"}
+        return {"refs": "first", "f1_norm": self.f1_norm, "f1_empty": "v1.1", "phrase": "breaks",
+                "read": f"r{READING_VERSION}"}
 
 
 class _Generation(DeepSEA):
@@ -303,6 +373,7 @@ class _Generation(DeepSEA):
 
 class CrossSum(_Generation):
     task, tag, reference = "crosssum", "summary", "summary"
+    datasheet = deepsea_datasheet("CrossSum")
     prompt = "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}"
 
     def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
@@ -311,6 +382,7 @@ class CrossSum(_Generation):
 
 class WMT24pp(_Generation):
     task, tag, reference, shown_meta = "wmt24pp", "translation", "target", ("lp",)
+    datasheet = deepsea_datasheet("WMT24pp")
     input_answer = "source"  # the source copied is a possible translation (names, numbers, shared script)
     prompt = "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}"
 

@@ -18,8 +18,9 @@ from typing import Any
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
+from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError
-from glotbench.extract import Extraction, mc_letter, strip_think
+from glotbench.extract import READING_VERSION, Extraction, mc_letter, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
@@ -66,6 +67,20 @@ def detect_lang(text: str) -> str:
     return "en"
 
 
+_QUOTED = re.compile(r"[\"“«「『]([^\"”»」』]+)[\"”»」』]")
+
+
+def source_text(question: str) -> str:
+    """The text a translation question asks to translate, for the input-unchanged floor: what follows
+    the instruction's first colon (`ແປເປັນພາສາອັງກິດ: ...`, `翻译成老挝语：...`), else the first quoted
+    span, else the whole question."""
+    after = re.match(r"[^:：]*[:：]\s*(\S.*)", question, re.DOTALL)
+    if after:
+        return after.group(1).strip()
+    m = _QUOTED.search(question)
+    return m.group(1).strip() if m else question.strip()
+
+
 def infer_direction(question: str, reference: str, where: str) -> str:
     """A translation row's direction from its scripts, for rows without `direction`: the target is
     the reference's language; the source is the other script in the question (Lao, Han), or English
@@ -79,6 +94,29 @@ def infer_direction(question: str, reference: str, where: str) -> str:
         return f"en-{tgt}"
     raise DataError(f"{where}: cannot infer the translation direction from the scripts (target {tgt}, question "
                     f"in {', '.join(sorted(found)) or 'Latin script only'}); give the row a `direction` (lo-en, ...)")
+
+
+# LaoBench's datasheet (arXiv 2511.11334; the BibTeX as arxivlens.com's page for the paper gives it).
+# The hub card (BAAI/LaoBench) was not reachable from here, so its licence is not known; the bundled
+# sample (laobench_sample.jsonl, and the arena's 8 prompts) is glotbench's own text, Apache-2.0.
+LAOBENCH_CITATION = """@article{qin2025laobench,
+  title = {LaoBench: A Large-Scale Multidimensional Lao Benchmark for Large Language Models},
+  author = {Qin, Bowen and Li, Changjin and Liao, Dingshi and others},
+  year = {2025},
+  eprint = {2511.11334},
+  archivePrefix = {arXiv},
+  primaryClass = {cs.CL},
+}"""
+
+
+def laobench_datasheet(languages: tuple[str, ...]) -> Datasheet:
+    return Datasheet(
+        licence="unknown (LaoBench's card not read); the bundled sample: Apache-2.0, glotbench's own",
+        commercial=None,
+        licence_note="LaoBench's own licence was not checked (its hub card was out of reach); the bundled "
+                     "sample is written by the glotbench authors, not LaoBench data",
+        origin="native", source="https://arxiv.org/abs/2511.11334 (data: huggingface.co/datasets/BAAI/LaoBench)",
+        citation=LAOBENCH_CITATION, languages={code: {} for code in languages})
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -186,7 +224,7 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
             if script:  # the reference is the target language's text
                 raise DataError(f"{where} (id {rid}): direction {direction} translates into {direction[3:]!r}, but the "
                                 f"reference is written in {script} script")
-            trans.append(Item.create(rid, {"question": question, "direction": direction},
+            trans.append(Item.create(rid, {"question": question, "direction": direction, "source": source_text(question)},
                                      {"reference": answer},
                                      {"direction": direction, "subdomain": sub, "direction_source": how,
                                       "direction_subdomain": f"{direction}/{sub}"}))
@@ -218,6 +256,7 @@ class LaoBenchMCQ(_LaoBenchData):
     version = "1.2"  # 1.1: symmetric phrase rules, Unicode letter boundaries; 1.2: phrases read through word breaks
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
+    datasheet = laobench_datasheet(("lo",))
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
     random_baseline = 0.25
 
@@ -256,7 +295,7 @@ class LaoBenchMCQ(_LaoBenchData):
                          failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metric": self.metrics[0].name, "method": self.method, "extract": "mc_letter:answer_phrase:v4+options", "shots": "0"}
+        return {"metric": self.metrics[0].name, "method": self.method, "extract": f"mc_letter:answer_phrase:v{READING_VERSION}+options", "shots": "0"}
 
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         return {"random_baseline": self.random_baseline}
@@ -267,7 +306,8 @@ class LaoBenchMCQ(_LaoBenchData):
 @register_benchmark("laobench-translation")
 class LaoBenchTranslation(_LaoBenchData):
     """Translation rows: BLEU after LaoNLP segmentation of Lao (sacrebleu's zh tokenizer for Chinese)
-    and chrF++, per direction and per direction/subdomain; each direction has its own signature."""
+    and chrF++, per direction and per direction/subdomain; each direction has its own signature.
+    The input-unchanged floor: the question's source text (`source_text`) scored as the reply."""
 
     name = "laobench-translation"
     version = "1.1"  # 1.1: a quotation that opens the translation is kept
@@ -277,8 +317,10 @@ class LaoBenchTranslation(_LaoBenchData):
         CorpusMetric("chrf++", "chrf++", "corpus chrF++ (Lao segmented for the word n-grams)", label="chrF++"),
     )
     group_by = ("direction", "direction_subdomain")
+    datasheet = laobench_datasheet(LANGUAGES)  # Lao, and the English and Chinese of its pairs
     pooled_overall = False  # different segmenters per target language: never one pooled number
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
+    input_answer = "source"  # the source copied is a possible translation (names, numbers): the do-nothing floor
 
     def __init__(self, bleu_tokenize: str = BLEU_TOKENIZE_SEGMENTED[0], laonlp: str | None = None,
                  lao_segmenter: LaoSegmenter | None = None) -> None:

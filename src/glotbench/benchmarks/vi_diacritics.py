@@ -16,6 +16,7 @@ from pydantic import Field
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_field
@@ -33,6 +34,15 @@ from glotbench.text.vietnamese import (
     strip,
     words,
 )
+
+# CITATION.cff as BibTeX (the year: the project's first commit)
+GLOTBENCH_CITATION = """@misc{glotbench,
+  title = {glotbench: evaluating large language models in low-resource languages},
+  author = {{The glotbench developers}},
+  year = {2026},
+  version = {0.1.0},
+  note = {CITATION.cff}
+}"""
 
 ANSWER_FIELD = "restored_text"
 
@@ -82,6 +92,10 @@ class ViRow(Row):
 @register_benchmark("vi-diacritics")
 class VietnameseDiacritics(Benchmark):
     name = "vi-diacritics"
+    # glotbench's own set (no published data set): the project's licence, glotbench's citation
+    datasheet = Datasheet(licence="Apache-2.0", commercial=True, origin="native",
+                          source="glotbench: src/glotbench/benchmarks/data/vi_diacritics.jsonl (written by the glotbench authors, modelled on Dau or Die; not its data)",
+                          citation=GLOTBENCH_CITATION, languages={"vi": {}})
     bundled_data = "own"  # written by the glotbench authors, modelled on Dấu or Die (docs)
     modelled_on = "Dấu or Die"
     input_answer = "text"  # the stripped text is itself a restoration (of a text that needs no marks)

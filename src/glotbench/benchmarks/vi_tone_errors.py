@@ -17,7 +17,9 @@ from importlib import resources
 from typing import Any
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.vi_diacritics import GLOTBENCH_CITATION
 from glotbench.core import Dataset
+from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, json_object
 from glotbench.items import Item, PublicItem
@@ -95,6 +97,10 @@ def _changes_field(value: Any) -> Counter | None:
 @register_benchmark("vi-tone-errors")
 class VietnameseToneErrors(Benchmark):
     name = "vi-tone-errors"
+    # glotbench's own set (no published data set): the project's licence, glotbench's citation
+    datasheet = Datasheet(licence="Apache-2.0", commercial=True, origin="native",
+                          source="glotbench: src/glotbench/benchmarks/data/vi_tone_errors.jsonl (written by the glotbench authors; errors by tools/make_vi_tone_errors.py)",
+                          citation=GLOTBENCH_CITATION, languages={"vi": {}})
     bundled_data = "own"  # written by the glotbench authors; no published set exists for this task
     input_answer = "text"  # the input left as it is: a correction that changes nothing
     version = "1.0"

@@ -174,7 +174,7 @@ def paired(bench: Any, metrics: Any, native: Any, pivot: Any, resamples: int = 1
     native) with its paired-bootstrap CI and p, and approximate randomisation's p; per group too."""
     import numpy as np
 
-    from glotbench.stats import paired_test
+    from glotbench.stats import paired_test, paired_too_few
 
     head = metrics[0]
     keys = list(head.keys)
@@ -193,7 +193,8 @@ def paired(bench: Any, metrics: Any, native: Any, pivot: Any, resamples: int = 1
     def test(ids: list[str]) -> dict[str, Any]:
         A = np.array([[a[i][k] for k in keys] for i in ids]).reshape(len(ids), len(keys))
         B = np.array([[b[i][k] for k in keys] for i in ids]).reshape(len(ids), len(keys))
-        return {**paired_test(A, B, head.score, resamples=resamples, trials=resamples).to_dict(), "items": len(ids)}
+        return {**paired_test(A, B, head.score, resamples=resamples, trials=resamples).to_dict(), "items": len(ids),
+                **({"too_few_units": True} if paired_too_few(len(ids)) else {})}  # the † of compare and diff
 
     common = [i for i in a if i in b]
     out: dict[str, Any] = {"metric": head.name, "scale": getattr(head, "scale", "fraction"),

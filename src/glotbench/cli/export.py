@@ -11,7 +11,7 @@ import typer
 
 def export(
     runs: Annotated[list[str], typer.Argument(help="Finished run directories.")],
-    fmt: Annotated[str, typer.Option("--format", help="csv, json, eee (Every Eval Ever) or hf-eval-results (Hugging Face Hub); the last two need --out.")] = "csv",
+    fmt: Annotated[str, typer.Option("--format", help="csv, json, eee (Every Eval Ever), hf-eval-results (Hugging Face Hub; these two need --out) or bibtex (glotbench and each benchmark's citation).")] = "csv",
     out: Annotated[str | None, typer.Option("--out", help="csv/json: a file (default: print); eee, hf-eval-results: a folder.")] = None,
     hf_dataset: Annotated[str | None, typer.Option("--hf-dataset", help="hf-eval-results: the benchmark's dataset on the Hub (default: the task's hub: data).")] = None,
     hf_task: Annotated[str | None, typer.Option("--hf-task", help="hf-eval-results: its task_id (default: the data's config, else 'default').")] = None,
@@ -19,7 +19,7 @@ def export(
     """Finished runs' scores with what quoting them needs: value, interval and its method, n,
     signature, validity, data label and notes; EEE records also the checks' verdicts.
     hf-eval-results writes OUT/MODEL/.eval_results/BENCH.yaml: upload that folder to the
-    model's Hub repo yourself (docs/reporting.md)."""
+    model's Hub repo yourself (docs/reporting.md). bibtex: what to cite for these runs."""
     from pathlib import Path
 
     from glotbench.errors import GlotbenchError
@@ -34,7 +34,12 @@ def export(
         for path in paths:
             typer.echo(str(path))
         return
-    text = ex.to_csv(runs) if fmt == "csv" else ex.to_json(runs)
+    if fmt == "bibtex":
+        text, missing = ex.bibtex(runs)
+        for line in missing:
+            typer.echo(line, err=True)
+    else:
+        text = ex.to_csv(runs) if fmt == "csv" else ex.to_json(runs)
     if out:
         Path(out).write_text(text, encoding="utf-8")
     else:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from glotbench.cli.options import (JUDGE_CALLS, JUDGED_ITEMS, MODEL_CALLS, Human, MaxTokens, ModelSpec, Out,
-                                   exit_if_invalid, run_options, to_json, with_options)
+                                   exit_if_invalid, print_endpoints, run_options, to_json, with_options)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 # The panel's self-judging policy (judges/panel.SelfJudging): the candidate's own model is always skipped.
@@ -40,6 +40,7 @@ def arena(
     from glotbench.models.family import parse_families
 
     opts = run_options(out=out, **shared)
+    print_endpoints([("model", model), ("baseline", baseline), *((f"judge {j}", j) for j in judge)], opts.api_key_env)
     res = asyncio.run(run_arena(model, baseline, judge, opts, unanswered=unanswered, single_order=single_order,
                                 self_judging=SelfJudging(skip_same_family, parse_families(family)),
                                 judge_cards=judge_cards))
@@ -100,6 +101,7 @@ def aragen(
     if system_prompt is not None and system_prompt.startswith("@"):
         system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
     opts = run_options(max_tokens=max_tokens, out=out, **shared)
+    print_endpoints([("model", model), *((f"judge {j}", j) for j in judge)], opts.api_key_env)
     res = asyncio.run(run_aragen(model, judge, opts, policy=policy, skip_same_family=skip_same_family,
                                  judge_repeats=judge_repeats, judge_temperature=judge_temperature,
                                  judge_prompt=judge_prompt, parse=parse, zeroing=zeroing, strategy=jury,

@@ -170,6 +170,20 @@ class ErrorHandlingGroup(TyperGroup):
             die(bug_report(e), BUG_EXIT)
 
 
+def print_endpoints(models: list[tuple[str, str | None]], api_key_env: str | None = None) -> None:
+    """At a command's start, where each endpoint model's requests go (the URL and where it came from,
+    the key's variable; models/endpoint.py): `endpoint: ...` for the run's model, `judge SPEC:
+    endpoint: ...` for the others named by their role. Models without an endpoint print nothing."""
+    from glotbench.models.endpoint import endpoint_line, spec_endpoint
+
+    seen = set()
+    for label, spec in models:
+        desc = spec_endpoint(spec, api_key_env) if spec and spec not in seen else None
+        if desc is not None:
+            seen.add(spec)
+            typer.echo((f"{label}: " if label else "") + str(endpoint_line(desc)))
+
+
 def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:
     """`KEY=VALUE` strings as pairs (values stay text: the benchmark converts them to its declared types)."""
     pairs = []

@@ -102,6 +102,10 @@ def run(
         for line in format_estimate(est):
             typer.echo(line)
         return
+    from glotbench.cli.options import print_endpoints
+
+    print_endpoints([("", model), *((f"judge {j}", j) for j in judge),
+                     *([(f"pivot model {pivot_model}", pivot_model)] if pivot_model else [])], opts.api_key_env)
     if judge or judge_cards:  # a judged benchmark's judges; evaluate decides what is judged (engine/evaluate.py)
         from dataclasses import replace
 
@@ -123,7 +127,7 @@ def run(
         index_in_store(result)
         exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
         return
-    print_results(result.results)
+    print_results(result.results, endpoint=False)  # printed at the start
     from glotbench.report.checks_text import checks_lines
 
     for line in checks_lines(result.results):  # results.json `checks` (docs/checks.md)

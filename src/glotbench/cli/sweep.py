@@ -63,6 +63,10 @@ def sweep(
         return
     if sum(bool(x) for x in (ray or ray_address, slurm)) > 1:
         _die("choose one executor: --ray or --slurm")
+    from glotbench.cli.options import print_endpoints
+
+    for m in spec.models:  # where each model's requests go, before the first run starts
+        print_endpoints([(f"model {m.label}", m.spec)], m.api_key_env)
     try:
         if slurm:
             from glotbench.engine.sweep_slurm import run_slurm
@@ -126,24 +130,30 @@ def runs_ls(
         _die(str(e))
     if as_json:
         for r in rows:
+            head = _headline(r)
             typer.echo(json.dumps({"id": r.id, "benchmark": r.benchmark, "model": r.model, "headline": r.headline,
                                    "score": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high, "scale": r.scale,
+                                   "n": head.get("n"), "clusters": head.get("clusters"),
+                                   "ci_method": head.get("ci_method"), "too_few_units": bool(head.get("too_few_units")),
                                    "selection": r.selection, "validity": r.validity, "data_label": r.data_label,
                                    "run_dir": r.run_dir}, ensure_ascii=False))
         return
-    typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>13} {'unit':<6} "
-               f"{'items':>9} {'tokens':>9} {'cost $':>8}")
+    from glotbench.report.terminal import ci_text, n_text
+
+    typer.echo(f"{'id':>4} {'benchmark':<22} {'model':<40} {'metric':<16} {'score':>7} {'95% CI':>15} {'n':>9} "
+               f"{'unit':<6} {'items':>9} {'tokens':>9} {'cost $':>8}")
     for r in rows:
-        ci = "-" if r.ci_low is None or r.ci_high is None else (f"{_score(r.ci_low, r.scale)}–{_score(r.ci_high, r.scale)}"
-                                                                + ("†" if _headline(r).get("too_few_units") else ""))
+        head = _headline(r)
+        ci = ci_text(head, r.scale) or "-"  # `(55.0–69.1)†`, as every view prints an interval
         sel = r.selection or {}
         items = f"{r.items}/{sel['of']}" if sel.get("of") is not None else str(r.items)
         typer.echo(f"{r.id:>4} {r.benchmark[:22]:<22} {r.model[:40]:<40} {r.headline[:16]:<16} "
-                   f"{_score(r.score, r.scale):>7} {ci:>13} {_unit(r.scale):<6} "
+                   f"{_score(r.score, r.scale):>7} {ci:>15} {n_text(head) or '-':>9} {_unit(r.scale):<6} "
                    f"{items:>9} {r.prompt_tokens + r.completion_tokens:>9} {_fmt(r.cost_usd, 4):>8}"
                    + "".join(f"  [{t}]" for t in row_notes(r)))
     typer.echo(f"{len(rows)} runs" + ("; ? = indexed before the unit was recorded (the stored number)"
                                       if any(r.scale is None for r in rows) else "")
+               + ("; n: the units the interval rests on (items, ‡ clusters)" if rows else "")
                + ("; † = too few units for the interval's measured coverage (docs/metrics.md)"
                   if any(_headline(r).get("too_few_units") for r in rows) else ""))
 
@@ -174,7 +184,12 @@ def runs_board(
     for m, cells in table.items():
         typer.echo(m.ljust(width) + "".join(cells.get(c, "-").ljust(cw[c]) for c in columns))
     heads = sorted({(r.benchmark, r.headline, _unit(r.scale)) for r in rows})
-    typer.echo("metrics: " + ", ".join(f"{b} {h} ({u})" for b, h, u in heads))
+    typer.echo("metrics: " + ", ".join(f"{b} {h} ({u})" for b, h, u in heads)
+               + "; 95% CI, n: the units it rests on (items, ‡ clusters)")
+    if any(_headline(r).get("too_few_units") for r in rows):
+        from glotbench.report.terminal import FEW_NOTE
+
+        typer.echo(FEW_NOTE)
     typer.echo("columns:")  # what each column's numbers are of: its items, and sample data
     for col, text in board_columns(rows).items():
         typer.echo(f"  {col}: {text}")
@@ -202,14 +217,10 @@ def runs_show(
 
 
 def _show_run(r) -> None:
-    from glotbench.report.terminal import visible
+    from glotbench.report.terminal import FEW_NOTE, interval_text, visible
 
     def est(e: dict | None) -> str:
-        if not e or e.get("value") is None:
-            return "-"
-        ci = (f" ({_score(e['ci_low'], r.scale)}–{_score(e['ci_high'], r.scale)})" + ("†" if e.get("too_few_units") else "")
-              if e.get("ci_low") is not None and e.get("ci_high") is not None else "")
-        return f"{_score(e['value'], r.scale)}{ci}" + (f"  n={e['n']}" if e.get("n") is not None else "")
+        return interval_text(e, r.scale, none="-")  # `62.3 (55.0–69.1)† n=12‡4`
 
     unit = {"%": "percent", "points": "points (0–100)"}.get(_unit(r.scale), "unknown unit (indexed before it was recorded)")
     from glotbench.store.db import row_notes
@@ -222,14 +233,21 @@ def _show_run(r) -> None:
     lines += [f"items {r.items} · failed {r.failed} · tokens in {r.prompt_tokens} out {r.completion_tokens}"
               + (f" · cost ${r.cost_usd:.4f}" if r.cost_usd is not None else ""),
               f"started {r.started} · finished {r.finished}", f"directory: {r.run_dir}", f"signature: {r.signature}"]
+    ests = [_headline(r), *((g or {}).get(r.headline) for groups in (r.scores.get("groups") or {}).values()
+                            for g in groups.values())]
+    if any((e or {}).get("clusters") for e in ests):
+        lines.append(f"n=items‡clusters: the interval counts clusters (clusters: {(r.scores.get('clusters') or {}).get('key')})")
+    if any((e or {}).get("too_few_units") for e in ests):
+        lines.append(FEW_NOTE)
     for line in lines:
         typer.echo(visible(line))
 
 
 def _headline(r) -> dict:
     """The headline's estimate as the store holds it (the overall row of its scores)."""
-    return ((r.scores.get("overall") or {}).get(r.headline) or
-            {"value": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high})
+    from glotbench.store.db import headline_estimate
+
+    return headline_estimate(r)
 
 
 @runs_app.command("import")

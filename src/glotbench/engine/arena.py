@@ -36,7 +36,7 @@ class ArenaResult:
 
 
 UNANSWERED_POLICIES = ("loss", "drop")
-ARENA_LANGUAGE = "lo"  # the judge prompt (judges/pairwise.py) asks about answers for Lao-speaking users
+ARENA_LANGUAGE = ArenaPrompts.language  # the judge prompt (judges/pairwise.py) asks about answers for Lao-speaking users
 SINGLE_ORDER_POLICIES = ("fail", "accept")
 
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from glotbench.models.base import Model
 from glotbench.models.family import model_family
-from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many, collapse_fallback
+from glotbench.stats import (DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_INDEPENDENT_UNITS, Estimate, bootstrap_many,
+                             collapse_fallback)
 
 
 def same_model(a: Model, b: Model) -> bool:
@@ -115,6 +116,11 @@ def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Seq
         fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
         if fallback is not None:
             d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
+        # the † rule of every other score (metrics/ratio.py `interval`): the bootstrap under 100
+        # items, Wilson under 30 (measured coverage under 93%: docs/metrics.md)
+        if d["ci_method"] != "none" and d["n"] < (MIN_BOOTSTRAP_UNITS if d["ci_method"] == "bootstrap"
+                                                  else MIN_INDEPENDENT_UNITS):
+            d["too_few_units"] = True
         return d
 
     return {"final": interval(est["final"], judged), "judges": {j: interval(est[j], coverage[j]) for j in judges},

@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for
 
 from glotbench.core import ItemScore  # noqa: F401 - defined with the other core objects; imported from here too
 from glotbench.errors import GlotbenchError
-from glotbench.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_INDEPENDENT_UNITS,
-                             bootstrap_many, collapse_fallback, wilson)
+from glotbench.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_EFFECTIVE_UNITS,
+                             MIN_INDEPENDENT_UNITS, bootstrap_many, collapse_fallback, wilson)
 from glotbench.stats.cluster import cluster_codes, clustered_se, effective_wilson, sum_by_cluster
 
 
@@ -258,14 +258,18 @@ def effective_estimate(metric: Metric, rows: np.ndarray, codes: np.ndarray, n_cl
     """value, ci_low, ci_high (on the metric's scale), `ci_method: wilson_effective` and `n_effective`
     of a `bounded_ratio` metric over items in clusters (`codes`; independent items: each its own):
     Wilson on the effective number of items with t at G − 1 degrees of freedom, G the clusters that
-    carry a denominator (`glotbench.stats.cluster.effective_wilson`)."""
+    carry a denominator (`glotbench.stats.cluster.effective_wilson`), at every value: where every unit
+    scores alike (0%, 100%, an SE of 0) Wilson on the G units with the same t. Its measured coverage
+    is at least 93% from G = 2 (docs/metrics.md), so it is marked `too_few_units` at one unit only,
+    whatever the value."""
     f = 100.0 if metric.scale == "points" else 1.0
     total = rows.sum(axis=0)
     value = float(metric.score(total))
     se = clustered_se(rows[:, 0], rows[:, 1], codes, n_clusters)["se_clustered"]
     g = len(set(codes[rows[:, 1] > 0].tolist()))
     lo, hi, n_eff = effective_wilson(value / f, se, g, float(total[1]))
-    return {"value": value, "ci_low": f * lo, "ci_high": f * hi, "ci_method": "wilson_effective", "n_effective": n_eff}
+    return {"value": value, "ci_low": f * lo, "ci_high": f * hi, "ci_method": "wilson_effective", "n_effective": n_eff,
+            **({"too_few_units": True} if g < MIN_EFFECTIVE_UNITS else {})}
 
 
 def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, float] | None,
@@ -283,12 +287,13 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
     - `wilson_effective`: a ratio of sums whose every item's value lies in [0, 1] but is not 0/1
       (word accuracy, F1 sums, a proportion with repeats): Wilson's interval on the effective number
       of items value(1 − value) / SE² (the HC1 SE over items) with t at n − 1 degrees of freedom
-      (`effective_estimate`); measured coverage at least 93% from 2 items (docs/metrics.md), where the
-      percentile bootstrap needed 100;
+      (`effective_estimate`; Wilson on the items with the same t at 0, 1 or an SE of 0); measured
+      coverage at least 93% from 2 items (docs/metrics.md), where the percentile bootstrap needed 100:
+      marked only on one item (`MIN_EFFECTIVE_UNITS`);
     - `none`: `--resamples 0` and not a proportion.
 
-    Below `MIN_INDEPENDENT_UNITS` items (30; `MIN_BOOTSTRAP_UNITS`, 100, for the bootstrap) each of these
-    under-covers for some proportion (measured: bench/ci_coverage.py); the estimate is then marked
+    Below `MIN_INDEPENDENT_UNITS` items (30; `MIN_BOOTSTRAP_UNITS`, 100, for the bootstrap) the others
+    under-cover for some proportion (measured: bench/ci_coverage.py); the estimate is then marked
     `too_few_units: true`, shown as † in every view."""
     import numpy as np
     f = 100.0 if metric.scale == "points" else 1.0
@@ -323,9 +328,9 @@ def clustered_interval(metric: Metric, rows: np.ndarray, boot: Any, codes: np.nd
     - `wilson_effective`: a ratio of sums whose value lies in [0, 1] (accuracy, exact match, word
       accuracy, F1 sums): Wilson's interval on the effective number of items value(1 − value) / SE²
       (the CR1 clustered SE), with Student's t at G − 1 degrees of freedom (G clusters carrying the
-      metric) in place of z; Wilson on the clusters where every cluster scores alike
+      metric) in place of z; Wilson on the clusters with the same t where every cluster scores alike
       (`stats.cluster.effective_wilson`). Measured coverage at least 93% from 2 clusters up, but in one
-      cell of the grid (docs/metrics.md); the cluster bootstrap it replaces covered 49-88% at 2-10
+      cell of the grid (docs/metrics.md): marked only on one cluster; the cluster bootstrap it replaces covered 49-88% at 2-10
       clusters;
     - `cluster_bootstrap`: every other metric, the percentile bootstrap over clusters (`boot`);
       its coverage is below 93% up to 200 clusters in the simulation, so it is always marked

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from glotbench.errors import SpecError
 
@@ -119,3 +120,42 @@ def parse_endpoint(rest: str, spec: str) -> Endpoint:
 def key_source(env_name: str, key: str | None) -> str:
     """What a run records about its key: the variable it came from, or "none"."""
     return env_name if key else "none"
+
+
+# -- the endpoint line -------------------------------------------------------------------------
+
+BASE_URL_FROM = {"spec": "from the model spec", "OPENAI_BASE_URL": "from $OPENAI_BASE_URL",
+                 "default": "the default: no @URL in the spec, $OPENAI_BASE_URL not set"}
+
+
+def endpoint_line(model: Mapping[str, Any]) -> str | None:
+    """Where an endpoint model's requests go and which key they carry, from its description (or a
+    run's `model` record): `endpoint: URL (from $OPENAI_BASE_URL) · API key from $OPENAI_API_KEY`;
+    None for a model with no endpoint (local, python:, replay:)."""
+    url = model.get("endpoint")
+    if not url:
+        return None
+    src = model.get("base_url_from")
+    where = f" ({BASE_URL_FROM.get(src, f'from {src}')})" if src else ""
+    key_from = model.get("api_key_from")
+    if key_from in (None, "none"):
+        env = model.get("api_key_env")
+        key = "no API key sent" + (f" (${env} not set)" if env else "")
+    elif key_from == "submitted":
+        key = "the submitted API key"
+    else:
+        key = f"API key from ${key_from}"
+    return f"endpoint: {url}{where} · {key}"
+
+
+def spec_endpoint(spec: str, api_key_env: str | None = None) -> dict[str, Any] | None:
+    """The endpoint facts an `openai:` spec's model will record (`endpoint`, `base_url_from`,
+    `api_key_env`, `api_key_from`), read from the spec and the environment before the model is
+    built, so a command can say where its requests go when it starts; None for another backend."""
+    scheme, _, rest = spec.partition(":")
+    if scheme != "openai":
+        return None
+    ep = parse_endpoint(rest, spec)
+    env = api_key_env or DEFAULT_KEY_ENV
+    return {"endpoint": ep.base_url, "base_url_from": ep.base_url_from, "api_key_env": env,
+            "api_key_from": key_source(env, os.environ.get(env) or None)}

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any, Callable, Literal
 
-from glotbench.errors import SpecError
+from glotbench.errors import SpecError, module_missing, user_module_error
 from glotbench.models.base import BadResponse, GenerateConfig, Prompt, Response
 
 
@@ -54,9 +54,13 @@ class PythonModel:
             raise SpecError(f"python model spec needs MODULE:FUNCTION, got {target!r}")
         try:
             module = _import(mod_name)
-        except ImportError as e:
+        except ModuleNotFoundError as e:
+            if not module_missing(e, mod_name):  # the module was found; an import inside it failed
+                raise SpecError(user_module_error(mod_name, e)) from None
             raise SpecError(f"cannot import module {mod_name!r}: {e} (looked on sys.path and in the current "
                             f"folder, {os.getcwd()})") from None
+        except Exception as e:  # noqa: BLE001 - the user's module failed while importing (SyntaxError, ...)
+            raise SpecError(user_module_error(mod_name, e)) from None
         fn = getattr(module, fn_name, None)
         if not callable(fn):
             raise SpecError(f"{mod_name!r} has no callable {fn_name!r}")

@@ -39,6 +39,7 @@ from glotbench.report import rundata
 from glotbench.report.checks_board import column_checks, column_tokens
 from glotbench.report.arena_rank import board_markdown, board_section
 from glotbench.report.clusters import MARK, cell_fields, paired_rows
+from glotbench.report.terminal import interval_text, n_text
 from glotbench.stats import paired_test
 from glotbench.stats.multitest import NAMES, adjust, check_correction
 
@@ -263,8 +264,8 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     correct_column(cells, correction, alpha)
     groups = {}
     for key, vals in (res0["scores"].get("groups", {}) if detail else {}).items():
-        groups[key] = {v: {r.model: {k: (r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head) or {}).get(k)
-                                     for k in ("value", "ci_low", "ci_high", "n")} for r in rs} for v in vals}
+        groups[key] = {v: {r.model: group_estimate(r.results["scores"]["groups"].get(key, {}).get(v, {}).get(head))
+                           for r in rs} for v in vals}
     frontier = None
     axis = _x_axis(valid) if detail else None  # an invalid run spent little because its calls failed: never on the front
     if axis and len(valid) >= 2:
@@ -281,6 +282,14 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
             "headline": head, "input_floor": floor,
             "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
             "cells": cells, "groups": groups, "frontier": frontier}
+
+
+def group_estimate(est: dict[str, Any] | None) -> dict[str, Any]:
+    """What the board keeps of a group's estimate: the number, its interval with its method, and what
+    every view prints beside it (n, clusters, the † of `too_few_units`)."""
+    est = est or {}
+    return {"value": est.get("value"), "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"), "n": est.get("n"),
+            "ci_method": est.get("ci_method"), **cell_fields(est)}
 
 
 def correct_column(cells: dict[str, dict[str, Any]], correction: str, alpha: float) -> None:
@@ -303,27 +312,15 @@ def _f(col: dict[str, Any]) -> float:
     return 100.0 if col["scale"] == "fraction" else 1.0
 
 
-def _est_text(e: dict[str, Any], f: float) -> str:
-    if e.get("value") is None:
-        return "—"
-    ci = (f" ({f * e['ci_low']:.1f}–{f * e['ci_high']:.1f})" + ("†" if e.get("too_few_units") else "")
-          if e.get("ci_low") is not None else "")
-    return f"{f * e['value']:.1f}{ci}"
-
-
 def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool = True) -> str:
-    """`62.3 (55.0–69.1) n=164`, then the run's notes in brackets (invalid, subset, sample data)."""
+    """`62.3 (55.0–69.1)† n=164‡40` (report/terminal.py `interval_text`), then the run's notes in
+    brackets (invalid, subset, sample data)."""
     c = col["cells"].get(model)
     if not c:
         return "—"
-    s = "—"
-    if c["value"] is not None:
-        f = _f(col)
-        s = f"{f * c['value']:.1f}"
-        if ci and c.get("ci_low") is not None:
-            s += f" ({f * c['ci_low']:.1f}–{f * c['ci_high']:.1f})" + ("†" if c.get("too_few_units") else "")
-    if c.get("n") is not None:
-        s += f" n={c['n']}" + (f"{MARK}{c['clusters']}" if c.get("clusters") else "")
+    s = interval_text(c, col["scale"], ci=ci)
+    if c["value"] is None and n_text(c):
+        s += f" n={n_text(c)}"
     if with_notes and c.get("notes"):
         s += " [" + "; ".join(c["notes"]) + "]"
     return s
@@ -388,7 +385,7 @@ def to_markdown(board: dict[str, Any]) -> str:
             lines += ["", f"{c['benchmark']} {c['label']} by {key}:", "",
                       "| model | " + " | ".join(vals) + " |", "|---|" + "---:|" * len(vals)]
             for m in c["cells"]:
-                lines.append(f"| {m} | " + " | ".join(_est_text(v[m], _f(c)) for v in vals.values()) + " |")
+                lines.append(f"| {m} | " + " | ".join(interval_text(v[m], c["scale"]) for v in vals.values()) + " |")
     lines.append(board_markdown(board.get("arena_ranking") or []))
     lines += _left_out_md(board)
     return "\n".join(lines) + "\n"
@@ -410,7 +407,7 @@ def to_csv(board: dict[str, Any]) -> str:
     lang = ["language"] if board.get("pivot") else []
     w.writerow(lang + ["model", "benchmark", "metric", "value", "ci_low", "ci_high", "n", "best", "p_vs_best",
                        "not_significantly_different_from_best", "signature", "path", "ci_method", "valid", "item_set",
-                       "notes", "p_vs_best_adjusted", "correction"])
+                       "notes", "p_vs_best_adjusted", "correction", "clusters", "too_few_units"])
     for language, _, cols in tables(board):
         for c in cols:
             for m, x in c["cells"].items():
@@ -418,7 +415,8 @@ def to_csv(board: dict[str, Any]) -> str:
                     m, c["benchmark"], c["headline"], x["value"], x["ci_low"], x["ci_high"], x["n"], x["best"],
                     x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
                     x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
-                    x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", "")])
+                    x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", ""),
+                    x.get("clusters", ""), bool(x.get("too_few_units"))])
     return buf.getvalue()
 
 

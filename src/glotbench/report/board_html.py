@@ -11,6 +11,7 @@ from glotbench.report.board import display_names, floor_text, legend
 from glotbench.report.checks_board import board_sections
 from glotbench.report.page import page
 from glotbench.report.svg import Point, Row, ci_plot, heat_color, num, scatter
+from glotbench.report.terminal import few_mark, interval_text, n_text
 
 
 def _src(cell: dict[str, Any], head: str, part: str) -> str:
@@ -25,9 +26,9 @@ def _gsrc(path: str, key: str, value: str, head: str) -> str:
 def _heat_cell(e: dict[str, Any], lo: float, hi: float, f: float, src: str) -> str:
     if e["value"] is None:
         return f'<td style="{heat_color(None, lo, hi)}">—</td>'
-    ci = (f' title="95% CI {f * e["ci_low"]:.1f}–{f * e["ci_high"]:.1f}{"†" if e.get("too_few_units") else ""}, n={e["n"]}"'
-          if e.get("ci_low") is not None else "")
-    return f'<td style="{heat_color(e["value"], lo, hi)}"{ci}>{num(e["value"], src, factor=f)}</td>'
+    title = f' title="{escape(interval_text(e, "fraction" if f == 100 else "points"))} (95% CI)"'
+    return (f'<td style="{heat_color(e["value"], lo, hi)}"{title} data-group-n="{escape(n_text(e))}"'
+            f' data-few="{str(bool(e.get("too_few_units"))).lower()}">{num(e["value"], src, factor=f)}</td>')
 
 
 def cluster_span(cell: dict[str, Any]) -> str:
@@ -62,10 +63,10 @@ def _table(models: list[str], cols: list[dict[str, Any]], name: dict[str, str], 
                  f'on {x["shared_items"]} shared items" data-p="{x["p_vs_best"]:.6g}" '
                  f'data-p-adjusted="{x.get("p_vs_best_adjusted", x["p_vs_best"]):.6g}"' if "p_vs_best" in x else "")
             ci = (f' <span class="ci">({num(x["ci_low"], _src(x, c["headline"], "ci_low"), factor=f)}–'
-                  f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)}){"†" if x.get("too_few_units") else ""}</span>'
+                  f'{num(x["ci_high"], _src(x, c["headline"], "ci_high"), factor=f)}){few_mark(x)}</span>'
                   if x["ci_low"] is not None else "")
             n = f' <span class="note" data-n="{x["n"]}">n={escape(str(x["n"]))}</span>' if x.get("n") is not None else ""
-            n += cluster_span(x)
+            n += cluster_span(x)  # n=900‡488: the parts of report/terminal.py `interval_text`
             notes = "".join(f'<span class="cellnote">{escape(t)}</span>' for t in x.get("notes") or ())
             tds.append(f'<td class="{cls}" data-model="{escape(m)}" data-bench="{escape(c["benchmark"])}"'
                        f' data-mark="{"best" if x["best"] else "tied" if x.get("tied_with_best") else "worse"}"'
@@ -107,7 +108,7 @@ def board_html(board: dict[str, Any]) -> str:
     for c in cols:
         f = 100.0 if c["scale"] == "fraction" else 1.0
         rows = [Row(name[m], x["value"], x["ci_low"], x["ci_high"],
-                    n=f'{x["n"]}‡{x["clusters"]}' if x.get("clusters") else str(x.get("n") or ""),
+                    n=n_text(x),
                     few=bool(x.get("too_few_units"))) for m, x in c["cells"].items()]
         plots.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])}</h3>{ci_plot(rows, factor=f, unit="%" if f == 100 else "")}'
                      f'<div class="sig">{escape(c["signature"])}</div>')

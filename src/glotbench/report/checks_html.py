@@ -9,6 +9,7 @@ from html import escape
 from typing import Any, Mapping
 
 from glotbench.report.svg import num
+from glotbench.report.terminal import few_mark
 
 
 def _p(*parts: Any) -> str:
@@ -129,7 +130,8 @@ def pivot_section(c: Mapping[str, Any]) -> str:
         (f"{k}: {v}", r, ("pivot", "native_vs_pivot", "groups", k, v)) for k, vals in cmp["groups"].items() for v, r in vals.items()]
     body = "".join(f'<tr><td>{escape(label)}</td><td>{num(r["a"], _p(*path, "a"), factor=f)}</td>'
                    f'<td>{num(r["b"], _p(*path, "b"), factor=f)}</td><td>{num(r["delta"], _p(*path, "delta"), factor=f)}</td>'
-                   f'<td>{num(r["ci_low"], _p(*path, "ci_low"), factor=f)} – {num(r["ci_high"], _p(*path, "ci_high"), factor=f)}</td>'
+                   f'<td>{num(r["ci_low"], _p(*path, "ci_low"), factor=f)} – {num(r["ci_high"], _p(*path, "ci_high"), factor=f)}'
+                   f'{few_mark(r)}</td>'
                    f'<td>{num(r["p_bootstrap"], _p(*path, "p_bootstrap"), digits=3)}</td>'
                    f'<td>{num(r["p_randomization"], _p(*path, "p_randomization"), digits=3)}</td>'
                    f'<td>{num(r["items"], _p(*path, "items"), digits=0)}</td></tr>' for label, r, path in rows)

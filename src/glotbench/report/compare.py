@@ -167,8 +167,8 @@ def print_many(res: dict[str, Any]) -> None:
     from rich import box
     from rich.table import Table
 
+    from glotbench.report.terminal import ci_text, fit, n_text
     from glotbench.report.terminal import console as make_console
-    from glotbench.report.terminal import fit
 
     console = make_console()
     many = len(res["pairs"]) > 1
@@ -188,8 +188,7 @@ def print_many(res: dict[str, Any]) -> None:
         for name, r in cmp["metrics"].items():
             f = 100 if r["scale"] == "fraction" else 1
             row = [name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
-                   f"{f * r['ci_low']:+.1f} – {f * r['ci_high']:+.1f}" + ("†" if r.get("too_few_units") else "")
-                   + f" n={r['n']}" + (f"‡{r['clusters']}" if r.get("clusters") else ""), f"{r['p_bootstrap']:.3f}",
+                   f"{ci_text(r, r['scale'], signed=True)} n={n_text(r)}", f"{r['p_bootstrap']:.3f}",
                    f"{r['p_randomization']:.3f}"]
             if many:
                 row += [f"{r['p_bootstrap_adjusted']:.3f}", f"{r['p_randomization_adjusted']:.3f}"]

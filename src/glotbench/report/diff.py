@@ -127,8 +127,9 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
 
 def _dagger(t: dict[str, Any]) -> str:
     """`†` after a paired CI on too few units (stats.paired_too_few), with what it rests on."""
-    return (f"† too few units for its measured coverage: n={t['n']}" + (f"‡{t['clusters']}" if t.get("clusters") else "")
-            if t.get("too_few_units") else "")
+    from glotbench.report.terminal import n_text
+
+    return f"† too few units for its measured coverage: n={n_text(t)}" if t.get("too_few_units") else ""
 
 
 def diff_text(d: dict[str, Any], width: int = 100) -> str:

@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.errors import GlotbenchError
+from glotbench.report.terminal import FEW_MARK
 from glotbench.rundir import read_results
 from glotbench.rundir.schema import FinishedResults
 from glotbench.rundir.validity import is_valid, notes
 
 EEE_SCHEMA_VERSION = "0.3.0"
-FORMATS = ("csv", "json", "eee", "hf-eval-results")
+FORMATS = ("csv", "json", "eee", "hf-eval-results", "bibtex")
 COLUMNS = ("run", "benchmark", "model", "group_by", "group", "metric", "headline", "value", "ci_low", "ci_high",
-           "ci_method", "confidence", "n", "clusters", "valid", "signature", "data_label", "notes")
+           "ci_method", "confidence", "n", "clusters", "too_few_units", "valid", "signature", "data_label", "notes")
 # EEE keeps extra facts as string-valued `additional_details`; these are glotbench's keys there.
 _NS = "glotbench_"
 
@@ -57,7 +58,7 @@ def rows(run_dir: str | Path) -> list[dict[str, Any]]:
                     "headline": by is None and metric == res["headline"], "value": est.get("value"),
                     "ci_low": est.get("ci_low"), "ci_high": est.get("ci_high"), "ci_method": est.get("ci_method"),
                     "confidence": (res.get("bootstrap") or {}).get("confidence"), "n": est.get("n"),
-                    "clusters": est.get("clusters"), **tail})
+                    "clusters": est.get("clusters"), "too_few_units": bool(est.get("too_few_units")), **tail})
     return out
 
 
@@ -126,6 +127,8 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
                    f"{_NS}group_by": json.dumps(by), f"{_NS}group": json.dumps(group), **run_facts}
         if est.get("clusters") is not None:
             details[f"{_NS}clusters"] = json.dumps(est["clusters"])
+        if est.get("too_few_units"):  # the † of every view: the interval's measured coverage is under 93%
+            details[f"{_NS}too_few_units"] = "true"
         score: dict[str, Any] = {"score": est["value"], "details": details}
         if est.get("ci_low") is not None and est.get("ci_high") is not None:
             score["uncertainty"] = {
@@ -200,6 +203,7 @@ def read_eee(path: str | Path) -> list[dict[str, Any]]:
                     "ci_low": ci.get("lower"), "ci_high": ci.get("upper"),
                     "ci_method": json.loads(d[f"{_NS}ci_method"]), "n": json.loads(d[f"{_NS}n"]),
                     "clusters": json.loads(d.get(f"{_NS}clusters", "null")),
+                    "too_few_units": json.loads(d.get(f"{_NS}too_few_units", "false")),
                     "signature": d[f"{_NS}signature"], "valid": json.loads(d[f"{_NS}valid"])})
     return out
 
@@ -233,6 +237,8 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
     scale = (res.get("metrics") or {}).get(res["headline"], {}).get("scale", "fraction")
     conf = (res.get("bootstrap") or {}).get("confidence", 0.95)
     ci = (f"{conf:.0%} CI [{est['ci_low']:.4g}, {est['ci_high']:.4g}] ({est.get('ci_method')})"
+          + (f"{FEW_MARK} (too few units: its measured coverage is under 93%, docs/metrics.md)"
+             if est.get("too_few_units") else "")
           if est.get("ci_low") is not None and est.get("ci_high") is not None else "no interval")
     n = f"n={est.get('n')}" + (f", {est['clusters']} clusters" if est.get("clusters") else "")
     unit = "a share (0-1)" if scale == "fraction" else "points"
@@ -274,3 +280,49 @@ def write_hf(runs: list[str | Path], out: str | Path, dataset: str | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
     return list(entries)
+
+
+# -- citations -------------------------------------------------------------------------------------
+
+# glotbench itself, as CITATION.cff says (tests/test_export_bibtex.py holds the two equal).
+GLOTBENCH_BIBTEX = {"ENTRYTYPE": "software", "ID": "glotbench",
+                    "title": "glotbench: evaluating large language models in low-resource languages",
+                    "author": "{The glotbench developers}", "version": "0.1.0", "license": "Apache-2.0"}
+
+
+def _datasheet_of(run_dir: str | Path, res: Mapping[str, Any]) -> Any:
+    """The datasheet of a run's benchmark: its kept task file's (a user's task), else the one
+    registered under its name now (a built-in or the library's task); None if it declares none."""
+    from glotbench.registry import families
+    from glotbench.rundir.files import task_file_of
+
+    kept = task_file_of(res["benchmark"], run_dir)
+    if kept is not None:
+        from glotbench.tasks.files import read_task_file
+
+        return read_task_file(kept[0])[0].datasheet
+    found = {f.name: f for f in families()}.get(res["benchmark"]["name"])
+    return found.datasheet if found else None
+
+
+def bibtex(runs: list[str | Path]) -> tuple[str, list[str]]:
+    """BibTeX for finished runs: glotbench's entry, then each benchmark's citation from its datasheet
+    (entries with one key given once); and a line per run whose benchmark declares no citation."""
+    import bibtexparser
+    from bibtexparser.bibdatabase import BibDatabase
+
+    from glotbench.datasheet import bibtex_entries
+
+    entries: dict[str, dict[str, str]] = {"glotbench": dict(GLOTBENCH_BIBTEX)}
+    missing: list[str] = []
+    for run in runs:
+        res = read_results(run, FinishedResults)
+        ds = _datasheet_of(run, res)
+        if ds is None:
+            missing.append(f"{run}: {res['benchmark']['name']} declares no datasheet, so no citation")
+            continue
+        for e in bibtex_entries(ds.citation):
+            entries.setdefault(e["ID"], e)
+    db = BibDatabase()
+    db.entries = list(entries.values())
+    return bibtexparser.dumps(db), missing

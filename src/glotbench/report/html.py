@@ -17,7 +17,7 @@ from glotbench.report import rundata
 from glotbench.report.checks_html import checks_sections, sample_checks
 from glotbench.report.diffs import DIFFS
 from glotbench.report.page import notes_html, page, sample_browser
-from glotbench.report.svg import Row, bar_plot, ci_plot, num
+from glotbench.report.svg import Row, bar_plot, ci_plot, num, units
 from glotbench.report.terminal import FEW_NOTE, any_few, ci_caption, few_mark, floor_line, n_text
 
 
@@ -125,7 +125,7 @@ def _n(est: dict[str, Any] | None) -> str:
 
 def _units(est: dict[str, Any] | None) -> dict[str, Any]:
     """A plot row's units and † (a plotted interval always shows its n)."""
-    return {"n": n_text(est), "few": bool(est and est.get("too_few_units"))}
+    return units(est)
 
 
 def failures_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str:

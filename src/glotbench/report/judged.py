@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from glotbench.judges.rubric import DIMENSIONS
+from glotbench.report.terminal import FEW_NOTE, few_mark, interval_text
 from glotbench.report.terminal import console as make_console
 
 
@@ -36,15 +37,17 @@ def print_arena(res: dict[str, Any]) -> None:
             t.add_row(name, "no valid verdict", "0", "—", "—",
                       ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()))
             continue
-        t.add_row(name, f"{100 * est['value']:.1f} ({100 * est['ci_low']:.1f}–{100 * est['ci_high']:.1f})",
+        t.add_row(name, interval_text(est),
                   str(s["prompts_judged"][j]), "—" if pc is None else f"{100 * pc:.0f}%",
                   "—" if tie is None else f"{100 * tie:.0f}%",
                   ", ".join(f"{k} {v}" for k, v in res["failures"][j].items()) or "none")
     f = s["final"]
-    t.add_row("mean of judges", f"{100 * f['value']:.1f} ({100 * f['ci_low']:.1f}–{100 * f['ci_high']:.1f})",
+    t.add_row("mean of judges", interval_text(f),
               str(s["prompts"]), "", "", "", style="bold")
     console = make_console()
     console.print(t)
+    if any(e.get("too_few_units") for e in (*s["judges"].values(), f) if e):
+        console.print(FEW_NOTE)
     print_notes(console, res)
     if res["skipped_judges"]:
         console.print(f"skipped (judge is the candidate): {', '.join(res['skipped_judges'])}")
@@ -80,8 +83,8 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     def pct(x: float | None, digits: int = 0) -> str:
         return "—" if x is None else f"{100 * x:.{digits}f}"
 
-    def ci(e: Mapping[str, Any]) -> str:
-        return "" if e.get("ci_low") is None else f"{100 * e['ci_low']:.0f}–{100 * e['ci_high']:.0f}"
+    def ci(e: Mapping[str, Any]) -> str:  # whole percent to fit 80 columns; the † as every view (n: its column)
+        return "" if e.get("ci_low") is None else f"{100 * e['ci_low']:.0f}–{100 * e['ci_high']:.0f}{few_mark(dict(e))}"
 
     short = {"Question Answering (QA)": "QA", "Orthographic and Grammatical Analysis": "Orthography"}
     t = Table(title=f"AraGen 3C3H · {res['model']}", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0),
@@ -103,6 +106,9 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
               str(m["n"]), style="bold")
     console = make_console(width=width) if width else make_console()
     console.print(t)
+    if any(pj["scores"]["overall"]["3c3h"].get("too_few_units") for pj in res["per_judge"].values()) \
+            or m["3c3h"].get("too_few_units"):
+        console.print(FEW_NOTE)
     print_notes(console, res)
     if res["skipped_judges"]:
         console.print(f"skipped (same family as the model): {', '.join(res['skipped_judges'])}")

@@ -15,7 +15,8 @@ from glotbench.report import rundata
 from glotbench.rundir import read_run_json
 from glotbench.rundir.files import RUN_JSON, SAMPLES
 from glotbench.report.page import notes_html, page, sample_browser
-from glotbench.report.svg import Row, ci_plot, num
+from glotbench.report.svg import Row, ci_plot, num, units
+from glotbench.report.terminal import few_mark, n_text
 
 
 def _ptr(file: str, *parts: Any) -> str:
@@ -63,11 +64,11 @@ def arena_report(data: rundata.RunData) -> str:
     head = (f'<h1>arena · {escape(r["candidate"])} vs {escape(r["baseline"])}</h1>'
             f'<div class="headline" id="headline">candidate score: {num(f["value"], _ptr(F, "scores", "final", "value"), factor=100)}% '
             f'<span class="ci">(95% CI {num(f["ci_low"], _ptr(F, "scores", "final", "ci_low"), factor=100)}–'
-            f'{num(f["ci_high"], _ptr(F, "scores", "final", "ci_high"), factor=100)})</span></div>'
+            f'{num(f["ci_high"], _ptr(F, "scores", "final", "ci_high"), factor=100)}){few_mark(f)} n={escape(n_text(f))}</span></div>'
             f'<div class="sig" id="signature">{escape(r["rules"])} · judge prompt v{escape(str(r.get("judge_prompt_version")))} · '
             f'data {escape(str(r.get("data")))} sha256:{escape(str(r.get("data_sha256", ""))[:12])}</div>'
             + notes_html(r))
-    rows = [Row(_short(j), e.get("value"), e.get("ci_low"), e.get("ci_high")) for j, e in s["judges"].items()]
+    rows = [Row(_short(j), e.get("value"), e.get("ci_low"), e.get("ci_high"), **units(e)) for j, e in s["judges"].items()]
     table = ["<table><tr><th>judge</th><th>score</th><th>prompts</th><th>position consistency</th><th>ties</th><th>failures</th></tr>"]
     for j in r["failures"]:
         e = s["judges"].get(j)
@@ -116,16 +117,16 @@ def aragen_report(data: rundata.RunData) -> str:
     head = (f'<h1>AraGen 3C3H · {escape(r["model"])}</h1>'
             f'<div class="headline" id="headline">3C3H, {escape(str(r["mean_of_judges"].get("strategy", "mean")))} of judges: {num(m["value"], _ptr(F, "mean_of_judges", "3c3h", "value"), factor=100)}% '
             f'<span class="ci">(95% CI {num(m["ci_low"], _ptr(F, "mean_of_judges", "3c3h", "ci_low"), factor=100)}–'
-            f'{num(m["ci_high"], _ptr(F, "mean_of_judges", "3c3h", "ci_high"), factor=100)})</span></div>'
+            f'{num(m["ci_high"], _ptr(F, "mean_of_judges", "3c3h", "ci_high"), factor=100)}){few_mark(m)} n={escape(n_text(m))}</span></div>'
             f'<div class="sig" id="signature">{escape(r["signature"])}</div>' + notes_html(r))
     pj = r["per_judge"]
     rows = []
     for j, p in pj.items():
         o = p["scores"]["overall"]["3c3h"]
-        rows += [Row(f"judge {_short(j)}", None, header=True), Row("all tasks", o.get("value"), o.get("ci_low"), o.get("ci_high"))]
+        rows += [Row(f"judge {_short(j)}", None, header=True), Row("all tasks", o.get("value"), o.get("ci_low"), o.get("ci_high"), **units(o))]
         for task, est in p["scores"].get("groups", {}).get("task", {}).items():
             e = est.get("3c3h") or {}
-            rows.append(Row(task, e.get("value"), e.get("ci_low"), e.get("ci_high")))
+            rows.append(Row(task, e.get("value"), e.get("ci_low"), e.get("ci_high"), **units(e)))
     dims = list(r["mean_of_judges"]["dimensions"])
     extra = {k: label for k, label in (("coverage", "coverage"), ("parse_failure_rate", "parse failures"),
                                        ("zeroing_break_rate", "zeroing breaks"), ("consistency_std", "repeat std"))

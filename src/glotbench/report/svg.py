@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
+from glotbench.report.terminal import interval_text, n_text
+
 PALETTE = ("#2b6cb0", "#c05621", "#2f855a", "#9b2c2c", "#6b46c1", "#b7791f", "#2c7a7b", "#97266d")
 
 
@@ -34,6 +36,12 @@ class Row:
     header: bool = False  # a group heading ("by category"), no value
     n: str = ""  # the units beside the interval ("12", "12‡4": items‡clusters)
     few: bool = False  # the interval rests on too few units (†, docs/metrics.md)
+
+
+def units(est: dict | None) -> dict:
+    """A plot row's units and † from its estimate (`Row(..., **units(est))`): a plotted interval
+    always shows its n (items‡clusters) and its mark."""
+    return {"n": n_text(est), "few": bool(est and est.get("too_few_units"))}
 
 
 def _x(v: float, lo: float, hi: float, x0: float, width: float) -> float:
@@ -70,13 +78,14 @@ def ci_plot(rows: Sequence[Row], *, factor: float = 100.0, domain: tuple[float, 
                        f'<line x1="{x1:.1f}" y1="{y - 5:.1f}" x2="{x1:.1f}" y2="{y + 5:.1f}" class="err"/>'
                        f'<line x1="{x2:.1f}" y1="{y - 5:.1f}" x2="{x2:.1f}" y2="{y + 5:.1f}" class="err"/>')
         x = _x(factor * r.value, lo, hi, label_w, plot_w)
-        ci = ("" if r.lo is None or r.hi is None else f" ({factor * r.lo:.1f}–{factor * r.hi:.1f})" + ("†" if r.few else "")) + (
-            f" n={r.n}" if r.n else "")
+        # the value, interval, † and n as every view prints them (report/terminal.py `interval_text`)
+        text = interval_text({"value": r.value, "ci_low": r.lo, "ci_high": r.hi, "too_few_units": r.few},
+                             "fraction" if factor == 100 else "points", n=False) + (f" n={r.n}" if r.n else "")
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" class="dot"><title>{escape(r.label)}: '
-                   f'{factor * r.value:.1f}{ci}</title></circle>')
+                   f'{escape(text)}</title></circle>')
         tag = (f' class="val num" data-src="{escape(r.src)}" data-raw="{r.value!r}" data-factor="{factor}" data-digits="1"'
                if r.src else ' class="val"')
-        out.append(f'<text x="{width - 195}" y="{y + 4:.1f}"{tag}>{factor * r.value:.1f}{escape(ci)}</text>')
+        out.append(f'<text x="{width - 195}" y="{y + 4:.1f}"{tag}>{escape(text)}</text>')
     out.append("</svg>")
     return "".join(out)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from glotbench.models.endpoint import endpoint_line
+
 
 # C0 and C1 control characters but tab and newline: ESC in a category name or a model's spec would
 # reach the terminal as an escape sequence (recolouring, moving the cursor over the numbers).
@@ -88,8 +90,8 @@ UNIT = {"fraction": "%", "points": "points", None: "?"}
 
 FEW_MARK = "†"  # an interval on too few units: its measured coverage is under 93% (docs/metrics.md)
 FEW_NOTE = (f"{FEW_MARK} too few units for a trustworthy 95% interval: measured coverage under 93% "
-            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, or a cluster "
-            "bootstrap; docs/metrics.md)")
+            "(Wilson on fewer than 30 independent items, the bootstrap on fewer than 100, a cluster "
+            "bootstrap, or one item or cluster; docs/metrics.md)")
 
 
 def few_mark(est: dict[str, Any] | None) -> str:
@@ -106,6 +108,38 @@ def n_text(est: dict[str, Any] | None) -> str:
     return f"{est['n']}‡{c}" if c is not None and c < est["n"] else str(est["n"])
 
 
+def ci_text(est: dict[str, Any] | None, scale: str | None = "fraction", signed: bool = False) -> str:
+    """An estimate's 95% interval as every text view prints it: `(55.0–69.1)`, with `†` after it where
+    the estimate is marked `too_few_units`; "" without an interval. `signed`: a difference, `(+1.0–+2.0)`."""
+    if not est or est.get("ci_low") is None or est.get("ci_high") is None:
+        return ""
+    if signed:
+        f = 100 if scale == "fraction" else 1
+        lo, hi = f"{f * est['ci_low']:+.1f}", f"{f * est['ci_high']:+.1f}"
+    else:
+        lo, hi = scaled(est["ci_low"], scale), scaled(est["ci_high"], scale)
+    return f"({lo}–{hi}){few_mark(est)}"
+
+
+def interval_text(est: dict[str, Any] | None, scale: str | None = "fraction", *, ci: bool = True, n: bool = True,
+                  none: str = "—") -> str:
+    """THE text of an estimate, in every view that prints one as text: `62.3 (55.0–69.1)† n=12‡4`: the
+    value (`scaled`), its interval with † where it rests on too few units (`ci_text`), and the units
+    it rests on (`n_text`: items, ‡ clusters). The results table (whose n column carries the units:
+    `n=False`), the board's cells and group tables (markdown, LaTeX, the heatmap's tooltips), the
+    results store's `runs ls`, `runs show` and `runs board`, and export's Hub notes print through it;
+    the HTML views, whose every number links to results.json, compose the same parts (`few_mark`,
+    `n_text`). `none` for an estimate without a value."""
+    if not est or est.get("value") is None:
+        return none
+    out = scaled(est["value"], scale)
+    if ci and (interval := ci_text(est, scale)):
+        out += f" {interval}"
+    if n and (units := n_text(est)):
+        out += f" n={units}"
+    return out
+
+
 def any_few(results: dict[str, Any]) -> bool:
     """Whether some shown interval of the run is marked `too_few_units`."""
     scores = results.get("scores") or {}
@@ -118,31 +152,38 @@ def any_few(results: dict[str, Any]) -> bool:
 def floor_line(results: dict[str, Any]) -> str | None:
     """`input unchanged (the text as every answer), the do-nothing floor: exact 0.0 · word acc 19.2;
     at or below it: word acc 16.8`, for a benchmark whose input is a possible answer
-    (Benchmark.input_answer); None for others and for runs written before it was recorded."""
+    (Benchmark.input_answer); a benchmark with no pooled overall number (translation per direction,
+    per language) gets it per group of its first grouping (`lo-en: BLEU 2.1 · chrF++ 12.0; ...`).
+    None for others and for runs written before it was recorded."""
     fl = results.get("input_floor")
-    if not isinstance(fl, dict) or not fl.get("overall"):
+    if not isinstance(fl, dict):
         return None
     metrics = results.get("metrics") or {}
-    overall = (results.get("scores") or {}).get("overall") or {}
-    shown = [m for m in metrics if metrics[m].get("show_ci", True) and fl["overall"].get(m) is not None]
+    scores = results.get("scores") or {}
+    if fl.get("overall"):
+        parts = [("", fl["overall"], scores.get("overall") or {})]
+    else:
+        key = next(iter(fl.get("groups") or {}), None)
+        mine = ((scores.get("groups") or {}).get(key) or {}) if key else {}
+        parts = [(f"{g}: ", values, mine.get(g) or {}) for g, values in ((fl.get("groups") or {}).get(key) or {}).items()]
+    shown = [m for m in metrics if metrics[m].get("show_ci", True) and any(v.get(m) is not None for _, v, _ in parts)]
     if not shown:
         return None
     label = {m: metrics[m].get("label") or m for m in shown}
     scale = {m: metrics[m].get("scale", "fraction") for m in shown}
-    below = [f"{label[m]} {scaled(overall[m]['value'], scale[m])}" for m in shown
-             if (overall.get(m) or {}).get("value") is not None and overall[m]["value"] <= fl["overall"][m] + 1e-12]
-    return (f"input unchanged (the {fl.get('field')} as every answer), the do-nothing floor: "
-            + " · ".join(f"{label[m]} {scaled(fl['overall'][m], scale[m])}" for m in shown)
+    floors, below = [], []
+    for name, values, est in parts:
+        floors.append(name + " · ".join(f"{label[m]} {scaled(values[m], scale[m])}" for m in shown
+                                        if values.get(m) is not None))
+        below += [f"{name}{label[m]} {scaled(est[m]['value'], scale[m])}" for m in shown
+                  if values.get(m) is not None and (est.get(m) or {}).get("value") is not None
+                  and est[m]["value"] <= values[m] + 1e-12]
+    return (f"input unchanged (the {fl.get('field')} as every answer), the do-nothing floor: " + "; ".join(floors)
             + (f"; at or below it: {', '.join(below)}" if below else ""))
 
 
 def _fmt(est: dict[str, Any] | None, ci: bool = True, scale: str = "fraction") -> str:
-    if est is None or est.get("value") is None:
-        return "—"
-    if ci:
-        return (f"{scaled(est['value'], scale)} ({scaled(est['ci_low'], scale)}–{scaled(est['ci_high'], scale)})"
-                + few_mark(est))
-    return scaled(est["value"], scale)
+    return interval_text(est, scale, ci=ci, n=False)  # the table's n column carries the units
 
 
 CI_WORDS = {"wilson": "Wilson score interval", "bootstrap": "percentile bootstrap over items",
@@ -182,31 +223,7 @@ def tokens_text(results: dict[str, Any]) -> str:
     return text
 
 
-BASE_URL_FROM = {"spec": "from the model spec", "OPENAI_BASE_URL": "from $OPENAI_BASE_URL",
-                 "default": "the default: no @URL in the spec, $OPENAI_BASE_URL not set"}
-
-
-def endpoint_line(model: dict[str, Any]) -> str | None:
-    """Where an endpoint model's requests went and which key they carried (models/endpoint.py):
-    `endpoint: URL (from $OPENAI_BASE_URL) · API key from $OPENAI_API_KEY`; None for a model with
-    no endpoint (local, python:, replay:)."""
-    url = model.get("endpoint")
-    if not url:
-        return None
-    src = model.get("base_url_from")
-    where = f" ({BASE_URL_FROM.get(src, f'from {src}')})" if src else ""
-    key_from = model.get("api_key_from")
-    if key_from in (None, "none"):
-        env = model.get("api_key_env")
-        key = "no API key sent" + (f" (${env} not set)" if env else "")
-    elif key_from == "submitted":
-        key = "the submitted API key"
-    else:
-        key = f"API key from ${key_from}"
-    return f"endpoint: {url}{where} · {key}"
-
-
-def print_results(results: dict[str, Any], out: Any = None) -> None:
+def print_results(results: dict[str, Any], out: Any = None, *, endpoint: bool = True) -> None:
     from rich.table import Table
 
     out = out or console()
@@ -283,7 +300,7 @@ def print_results(results: dict[str, Any], out: Any = None) -> None:
     out.print(f"model calls {counts['model_calls']} · retries {counts['retries']} · "
                   f"cache hits {counts['cache_hits']} · {tokens_text(results)}"
                   + (f" · cost ${results['cost']['run']:.4f}" if results.get("cost") else ""))
-    if (where := endpoint_line(results["model"])) is not None:
+    if endpoint and (where := endpoint_line(results["model"])) is not None:  # `run` prints it at its start
         out.print(where, soft_wrap=True)
     if counts.get("structured_output"):
         out.print(f"structured output: {counts['structured_output']}")

@@ -22,6 +22,10 @@ DEFAULT_SEED = 12345
 # docs/metrics.md): such an interval is still printed, but marked `too_few_units` (a † in every view).
 MIN_INDEPENDENT_UNITS = 30
 MIN_BOOTSTRAP_UNITS = 100
+# Wilson on the effective number of items with t at G − 1 df (`wilson_effective`) covers at least 93%
+# from 2 units (clusters, or items) at every value, the ends included; with 1 unit it has no degrees
+# of freedom and no measured coverage: marked.
+MIN_EFFECTIVE_UNITS = 2
 _BLOCK_ELEMS = 500_000  # resamples x items per block: a block's arrays stay near 12 MB at any corpus size
 
 ScoreFn = Callable[["np.ndarray"], float]

@@ -80,21 +80,26 @@ def effective_wilson(value: float, se: float | None, clusters: int, trials: floa
     """The interval of a clustered ratio `value` in [0, 1]: Wilson's score interval on the
     **effective number of items** n_eff = value(1 − value) / se² · (G − 1) / G (the number of
     independent items whose binomial variance equals the clustered variance `se`², CR1, at most
-    `trials`, the summed denominators; times a small-sample factor), with Student's t at `clusters` − 1 degrees of freedom in place of z (the small-
-    cluster correction). Where the SE is 0 or undefined (every cluster scores alike, or one cluster),
-    Wilson with the clusters as trials. Returns (low, high, n_eff). Measured coverage:
-    bench/ci_coverage.py (docs/metrics.md)."""
+    `trials`, the summed denominators; times a small-sample factor), with Student's t at `clusters`
+    − 1 degrees of freedom in place of z (the small-cluster correction). Where the SE is 0 or
+    undefined, or the value is 0 or 1 (every cluster scores alike), Wilson with the G clusters as
+    trials, with the same t at G − 1 df: 0 of 10 items is (0, 0.339) with t(0.975, 9) = 2.262, not
+    z's (0, 0.278), which is the plain Wilson interval marked † below 30 units. One cluster (no
+    degrees of freedom): Wilson with z on it, an interval whose coverage nobody measured
+    (`metrics.ratio` marks it too_few_units). Returns (low, high, n_eff). Measured coverage:
+    bench/ci_coverage.py (docs/metrics.md); `stats.coverage.effective_wilson_arrays` is the same
+    rule on arrays (tests/test_ci_coverage.py holds them equal)."""
     from glotbench.stats import wilson
 
+    z = t_quantile(clusters - 1, confidence) if clusters >= 2 else None
     if se is None or se <= 1e-12 or clusters < 2 or not 0.0 < value < 1.0:
-        lo, hi = wilson(value * clusters, clusters, confidence)
+        lo, hi = wilson(value * clusters, clusters, confidence, z=z)
         return lo, hi, float(clusters)
     # (G - 1) / G: a second small-sample factor on the effective count, as if the CR1 variance carried
     # G / (G - 1) twice; chosen by the coverage simulation (5-item clusters, ICC 0.2, 30 clusters:
     # 92.3% without it, 95.1% with it; docs/metrics.md)
     n_eff = min(float(trials), value * (1 - value) / (se * se)) * (clusters - 1) / clusters
-    t = t_quantile(clusters - 1, confidence)
-    lo, hi = wilson(value * n_eff, n_eff, confidence, z=t)
+    lo, hi = wilson(value * n_eff, n_eff, confidence, z=z)
     return lo, hi, n_eff
 
 

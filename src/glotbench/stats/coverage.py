@@ -15,7 +15,8 @@ Methods, each vectorised over the simulated data sets (`successes` is (reps, uni
   clustered standard error, clipped to [0, 1], Wilson on the clusters where the SE is 0 (evaluated,
   not used: it under-covers small proportions);
 - `effective_wilson`: Wilson on the effective number of items r(1 − r) / SE² with t at G − 1 degrees
-  of freedom (`glotbench.stats.cluster.effective_wilson`, what a clustered ratio metric gets).
+  of freedom, and Wilson on the G units with the same t where SE is 0 or r is 0 or 1
+  (`glotbench.stats.cluster.effective_wilson`, what a clustered ratio metric gets).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def effective_wilson_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.nd
     """`glotbench.stats.cluster.effective_wilson` of every row of `k` (reps, G): Wilson's interval on
     the effective number of items r(1 - r) / SE² · (G - 1) / G (the CR1 clustered SE; at most the n
     items before the factor), with
-    Student's t at G - 1 degrees of freedom in place of z; Wilson on the G clusters where the SE is 0."""
+    Student's t at G - 1 degrees of freedom in place of z; Wilson on the G clusters, with the same t,
+    where the SE is 0 or the ratio is 0 or 1."""
     _, g = k.shape
     n = g * size
     r = k.sum(axis=1) / n
@@ -78,8 +80,7 @@ def effective_wilson_arrays(k: np.ndarray, size: int) -> tuple[np.ndarray, np.nd
     flat = (se2 <= 1e-24) | (r <= 0) | (r >= 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         n_eff = np.where(flat, g, np.minimum(n, r * (1 - r) / np.where(flat, 1.0, se2)) * (g - 1) / g)
-    z = np.where(flat, Z95, float(t_quantile(g - 1)))
-    return wilson_arrays(r * n_eff, n_eff, z)
+    return wilson_arrays(r * n_eff, n_eff, float(t_quantile(g - 1)))
 
 
 def bootstrap_arrays(k: np.ndarray, size: int, rng: np.random.Generator, resamples: int = 400,

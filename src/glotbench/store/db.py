@@ -234,13 +234,21 @@ def row_notes(r: RunRow) -> list[str]:
                   "config": r.options or {}, "counts": {"items": r.items}})
 
 
+def headline_estimate(r: RunRow) -> dict[str, Any]:
+    """A row's headline estimate as its run recorded it (the overall row of its scores: value,
+    interval, n, clusters, `too_few_units`), or, for a row without one, the row's own columns."""
+    return ((r.scores or {}).get("overall") or {}).get(r.headline) or {
+        "value": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high}
+
+
 def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]:
     """A model × benchmark matrix of headline scores. Runs with different signatures or item sets
     never share a column: a benchmark with several gets one column per signature and item set (a
     short hash added). A cell with one run shows its score and 95% CI; with several (seeds), their
     mean and range; an invalid run is never pooled with others and says so. In percent for a
-    fraction, in points for a points metric (report/terminal.py `scaled`)."""
-    from glotbench.report.terminal import scaled
+    fraction, in points for a points metric, with † and n as every view prints an interval
+    (report/terminal.py `interval_text`)."""
+    from glotbench.report.terminal import interval_text, scaled
 
     rows = list(rows)
     name = _column_names(rows)
@@ -258,9 +266,7 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
             text = "-"
         elif len(runs) == 1:
             r = runs[0]
-            ci = (f" ({scaled(r.ci_low, unit)}–{scaled(r.ci_high, unit)})"
-                  if r.ci_low is not None and r.ci_high is not None else "")
-            text = f"{scaled(r.score, unit)}{ci}" + "".join(f" [{t}]" for t in row_notes(r) if t.startswith("invalid"))
+            text = interval_text(headline_estimate(r), unit) + "".join(f" [{t}]" for t in row_notes(r) if t.startswith("invalid"))
         else:
             text = (f"{scaled(sum(scores) / len(scores), unit)} [{len(scores)} runs "
                     f"{scaled(min(scores), unit)}–{scaled(max(scores), unit)}]")

@@ -23,6 +23,7 @@ from glotbench.core import Dataset
 from glotbench.errors import DataError, SpecError
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
+from glotbench.languages import script_mismatch
 from glotbench.metrics import ItemScore
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.tasks import fields as F
@@ -204,6 +205,8 @@ class TaskBenchmark(Benchmark):
             if o.pattern is not None and not re.fullmatch(o.pattern, str(value)):
                 raise SpecError(f"{self.name}: {name} {value!r} does not match {o.pattern}"
                                 + (f" ({o.help})" if o.help else ""))
+            if isinstance(value, str) and re.fullmatch(r"[a-z]{2,3}_[A-Z][a-z]{3}", value) and script_mismatch(value):
+                raise SpecError(f"{self.name}: {name} {script_mismatch(value)}")  # khm_Laoo: before any download
             out[name] = value
         for name, (default, _, _) in BUILTIN_OPTIONS.items():
             out[name] = given.get(name, defaults.get(name, default))
@@ -381,8 +384,8 @@ class TaskBenchmark(Benchmark):
 
     def _language_problem(self, item: Item, row: Any, where: str) -> str | None:
         """A row the task's language does not describe: its own language (`data.language_by`) is
-        another, or its longest text has letters and none in the language's scripts and its texts
-        together mostly other letters (Khmer rows under lao_Laoo). A task of several roles (FLORES+) picks its rows by their config already."""
+        another, or its dominant script is not the language's (Khmer rows under lao_Laoo, stray Lao
+        letters or not). A task of several roles (FLORES+) picks its rows by their config already."""
         from glotbench.languages import PROFILES, foreign_script, resolve_code
 
         if not self.language or self.data.roles:
@@ -412,11 +415,12 @@ class TaskBenchmark(Benchmark):
             texts = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
         if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
             texts += list(item.public.get("choices") or ())
-        # The row's longest text (Belebele's passage, XCOPA's premise) has no letter of the language, and
-        # under half of all its letters are: fields may be labels in English (XCOPA's question "effect",
-        # Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
+        # A row is judged by its dominant script (languages.SCRIPT_SHARE), never by one stray letter: its
+        # longest text (Belebele's passage, XCOPA's premise) and its texts together both hold under that
+        # share of letters in the language's scripts. Fields may be labels in English (XCOPA's question
+        # "effect", Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
         longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
-        script = foreign_script(longest, self.language) and foreign_script(" ".join(texts), self.language, share=0.5)
+        script = foreign_script(longest, self.language) and foreign_script(" ".join(texts), self.language)
         if script:
             return f"the row's text is written in {script} script, but {mine}{how}"
         return None

@@ -53,6 +53,7 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
         for i, t in enumerate(texts):
             if not remove_zero_width(t).strip():  # U+200B alone is as empty as a space, and invisible
                 raise DataError(f"{where}: fields.choices.{i}: an empty option")
+        _no_duplicates(texts, f"{where}: fields.choices")
         public["choices"] = texts
         gold["answer"] = _label(gold.get("answer"), texts, f"{where}: fields.gold.answer",
                                 _as_written(fields.gold.get("answer"), row))
@@ -61,6 +62,21 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
     if lang:
         meta["lang"] = lang
     return Item.create(iid, public, gold, meta)
+
+
+def _no_duplicates(texts: Sequence[str], where: str) -> None:
+    """Two options of one text, as replies are matched to options (glotbench.extract.normalise_option:
+    case, format characters and spacing ignored), are an error whatever the gold's form: a reply
+    naming that text cannot tell them apart, and a letter for the other one is scored wrong."""
+    from glotbench.extract import normalise_option
+
+    seen: dict[str, int] = {}
+    for i, t in enumerate(texts):
+        j = seen.setdefault(normalise_option(t), i)
+        if j != i:
+            same = "the same text" if texts[i] == texts[j] else "the same text as replies are matched to options"
+            raise DataError(f"{where}: options {LETTERS[j]} and {LETTERS[i]} are {same} ({texts[j]!r}, "
+                            f"{texts[i]!r}): make each option's text its own")
 
 
 def _gold(value: Any, where: str) -> Any:
@@ -112,11 +128,8 @@ def _label(value: Any, texts: Sequence[str], where: str, written: str = "") -> s
     if len(v) == 1 and v in labels:
         return v
     hits = [labels[i] for i, t in enumerate(texts) if t.strip() == v]
-    if len(hits) == 1:
+    if hits:  # one at most: options of one text are refused before (_no_duplicates)
         return hits[0]
-    if hits:
-        raise DataError(f"{where}: {value!r} is the text of {len(hits)} options ({', '.join(hits)}): give the gold "
-                        "as a label or index")
     given = f"{written} (made {value!r})" if written else repr(value)
     raise DataError(f"{where}: {given} is neither an option label ({', '.join(labels)}) nor one option's text")
 

@@ -20,7 +20,7 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
     first_line             the first non-empty line
-    remove_zero_width      U+200B, U+2060 and U+FEFF removed
+    remove_zero_width      format characters removed (ZWSP, ZWNJ, ZWJ, WJ, BOM, soft hyphen, bidi marks)
     free_text              the text, stripped; empty is no answer
     raw                    the text as it is, empty included (lm-eval's take_first)
     lower, upper           the text in lower or upper case (lm-eval's lowercase and uppercase filters)
@@ -87,7 +87,7 @@ def _letter(arg: Any) -> StepFn:
 
 
 def _named(text: str, options: Mapping[str, str]) -> str | None:
-    """The option the reply names (zero-width characters removed from both sides by named_option)."""
+    """The option the reply names (format characters removed from both sides by named_option)."""
     return named_option(text, options, longest=True)
 
 
@@ -175,6 +175,9 @@ STEPS: dict[str, Callable[[Any], StepFn]] = {
     "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
 }
 _NEEDS_ARG = {"json_field", "tag", "regex"}
+# The steps that read through glotbench's shared reading rules carry their version in the signature
+# (`option_letter@r5`): a changed rule changes every task's signature (extract.READING_VERSION).
+READS = frozenset({"option_letter", "option_text", "number", "remove_zero_width"})
 
 
 def _get(arg: Any, key: str, kind: type, default: Any = ...) -> Any:
@@ -209,6 +212,10 @@ class Pipeline:
 
 
 def _describe(name: str, arg: Any) -> str:
+    if name in READS:
+        from glotbench.extract import READING_VERSION  # read when called: a bumped rule is a new signature
+
+        name = f"{name}@r{READING_VERSION}"
     if arg is None:
         return name
     if isinstance(arg, Mapping):

@@ -127,7 +127,10 @@ class ExactMatch(Scorer):
 
     def signature(self) -> str:
         ignore = "".join(f";ignore={p}" for p in self.spec.ignore).replace("|", "%7C")
-        return f"exact_match({'+'.join(self.spec.normalise) or 'none'}{ignore})"
+        from glotbench.extract import READING_VERSION
+
+        steps = [f"{n}@r{READING_VERSION}" if n == "remove_zero_width" else n for n in self.spec.normalise]
+        return f"exact_match({'+'.join(steps) or 'none'}{ignore})"
 
 
 class NumericMatch(Scorer):
@@ -156,7 +159,9 @@ class NumericMatch(Scorer):
             return False
 
     def signature(self) -> str:
-        return "numeric_em(to_ascii_digits)"
+        from glotbench.extract import READING_VERSION
+
+        return f"numeric_em(to_ascii_digits@r{READING_VERSION})"
 
 
 class TokenF1(Scorer):

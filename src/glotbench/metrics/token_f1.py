@@ -9,6 +9,10 @@ Normalisations (`norm=`; the name is part of the signature):
 - `squad`: the official SQuAD v1.1 `normalize_answer`, byte for byte: lower-case, delete ASCII
   `string.punctuation` only, remove a/an/the whatever the language, whitespace split; no
   segmentation (`lang` is ignored).
+- `mkqa`: MKQA's official `normalize_answer_by_language` (apple/ml-mkqa `mkqa_eval_util.py`): lower,
+  delete ASCII punctuation, the language's articles (14 languages, Vietnamese among them), whitespace
+  split; Thai, Khmer, Chinese and Japanese split into single characters. With `empty="mkqa"`: an empty
+  answer and an empty reference score 1 (MKQA's No Answer).
 F1 is the harmonic mean of precision and recall over the multiset of shared tokens; exact match is 1
 when the two token lists are equal. With several references: the maximum over them (SQuAD), or the
 first one only (`refs="first"`, as DeepSEA's XQuAD scorer does).
@@ -30,9 +34,30 @@ from typing import Callable, Literal, Sequence
 
 from glotbench.text.segment import segment, segmenter_signature
 
-Norm = Literal["unicode", "squad"]
-NORMS: tuple[str, ...] = ("unicode", "squad")
-EMPTY_RULES: tuple[str, ...] = ("v1.1", "v2.0")  # SQuAD's evaluate-v1.1.py / evaluate-v2.0.py
+Norm = Literal["unicode", "squad", "mkqa"]
+NORMS: tuple[str, ...] = ("unicode", "squad", "mkqa")
+# SQuAD's evaluate-v1.1.py / evaluate-v2.0.py; MKQA's mkqa_eval_util.calculate_f1 (an empty side: 1
+# when both are empty, and no reference dropped: an empty prediction matches MKQA's "" No Answer)
+EMPTY_RULES: tuple[str, ...] = ("v1.1", "v2.0", "mkqa")
+# MKQA's mkqa_eval_util (apple/ml-mkqa at 94ed242c): the articles removed per language, and the
+# languages whose answers are split into single characters (its `mixed_segmentation`)
+MKQA_ARTICLES = {
+    "en": r"\b(a|an|the)\b",
+    "es": r"\b(un|una|unos|unas|el|la|los|las)\b",
+    "vi": r"\b(của|là|cái|chiếc|những)\b",
+    "de": r"\b(ein|eine|einen|einem|eines|einer|der|die|das|den|dem|des)\b",
+    "ar": "\\sال^|ال",
+    "nl": r"\b(de|het|een|des|der|den)\b",
+    "sv": r"\b(en|ett)\b",
+    "da": r"\b(en|et)\b",
+    "no": r"\b(en|et|ei)\b",
+    "fr": r"\b(le|la|l'|les|du|de|d'|des|un|une|des)",
+    "pt": r"\b(o|a|os|as|um|uma|uns|umas)\b",
+    "it": r"\b(il|lo|la|l'|i|gli|le|del|dello|della|dell'|dei|degli|degl'|delle|un'|uno|una|un)",
+    "fi": r"\b(se|yks|yksi)\b",
+    "hu": r"\b(a|az|egy)\b",
+}
+MKQA_CHARACTERS = ("zh", "zh_cn", "zh_hk", "zh_tw", "ja", "th", "km")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _ASCII_PUNCT = frozenset(string.punctuation)
 
@@ -45,6 +70,18 @@ def _squad_normalize(text: str) -> str:
     """SQuAD v1.1 evaluate script: lower, remove_punc (ASCII), remove_articles, white_space_fix."""
     text = "".join(ch for ch in text.lower() if ch not in _ASCII_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _mkqa_normalize(text: str, lang: str | None) -> list[str]:
+    """MKQA's normalize_answer_by_language, then split: lower, delete ASCII punctuation, the
+    language's articles, whitespace; Thai, Khmer, Chinese and Japanese one token per character."""
+    text = "".join(ch for ch in text.lower() if ch not in _ASCII_PUNCT)
+    articles = MKQA_ARTICLES.get(lang or "")
+    if articles:
+        text = re.sub(articles, " ", text)
+    if lang in MKQA_CHARACTERS:
+        return [c for c in text if c.strip() != ""]
+    return text.split()
 
 
 def check_norm(norm: str) -> str:
@@ -63,6 +100,8 @@ def check_empty(empty: str) -> str:
 def normalize_answer(text: str, lang: str | None = None, norm: str = "unicode") -> list[str]:
     if check_norm(norm) == "squad":
         return _squad_normalize(text).split()
+    if norm == "mkqa":
+        return _mkqa_normalize(text, lang)
     text = "".join(ch for ch in text.lower() if not _is_punct(ch))
     if lang == "en":
         text = _ARTICLES.sub(" ", text)
@@ -73,7 +112,7 @@ def f1_tokens(pred: list[str], gold: list[str], empty: str = "v1.1") -> float:
     """F1 of two token lists. An empty side: 0 under `v1.1` (no shared token); under `v2.0` 1 when
     both are empty, else 0."""
     if not pred or not gold:
-        return float(check_empty(empty) == "v2.0" and pred == gold)
+        return float(check_empty(empty) in ("v2.0", "mkqa") and pred == gold)
     same = sum((Counter(pred) & Counter(gold)).values())
     if same == 0:
         return 0.0
@@ -110,6 +149,9 @@ def token_f1_signature(lang: str | None, refs: str = "max", norm: str = "unicode
     check_empty(empty)
     if check_norm(norm) == "squad":
         return f"{metric}|norm:squad_v1.1|seg:none|refs:{refs}|empty:{empty}"
+    if norm == "mkqa":
+        seg = "char" if lang in MKQA_CHARACTERS else "none"
+        return f"{metric}|norm:mkqa({lang or 'none'})|seg:{seg}|refs:{refs}|empty:{empty}"
     articles = "+articles_en" if lang == "en" else ""
     return (f"{metric}|norm:lower+del_punct_P*+ascii{articles}|seg:{segmenter_signature(lang) if lang else 'none'}"
             f"|refs:{refs}|empty:{empty}")

@@ -82,11 +82,19 @@ def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     """SHA-256 (12 hex) of the spec as data (its description left out) with the run's options."""
     body = spec.model_dump(mode="json", exclude={"description", "datasheet"})
     # Checks, not settings: unset, the hash stays as it was before they existed.
-    if body["data"].get("language_by") is None:
-        body["data"].pop("language_by", None)
+    for key in ("language_by", "where"):
+        if body["data"].get(key) is None:
+            body["data"].pop(key, None)
     for o in body.get("options", {}).values():
         if o.get("pattern") is None:
             o.pop("pattern", None)
+    variants = body.get("prompt", {}).get("variants", {}).values()
+    for scorer in [body.get("scorer"), *(v.get("scorer") for v in variants)]:
+        if isinstance(scorer, dict) and scorer.get("kind") == "token_f1":  # settings added later, at their defaults
+            if scorer.get("empty") == "v1.1":
+                scorer.pop("empty")
+            if scorer.get("exact_match") is False:
+                scorer.pop("exact_match")
     return hashlib.sha256(json.dumps([body, dict(opt)], sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
@@ -128,7 +136,7 @@ class TaskBenchmark(Benchmark):
         # `role_by` and `language_by` are templates over each row.
         self.data = spec.data.model_copy(update=_fill(spec.data.model_dump(exclude_unset=True,
                                                                            exclude={"files", "sha256", "role_by",
-                                                                                    "language_by"}),
+                                                                                    "language_by", "where"}),
                                                        declared, w("data")))
         if opt["revision"]:
             if not re.fullmatch(r"[0-9a-f]{40}", opt["revision"]):
@@ -325,7 +333,7 @@ class TaskBenchmark(Benchmark):
     def load(self, path: str | None = None) -> Dataset:
         if path is not None and path.startswith("hub:"):
             path = None  # the source a hub run recorded (`compare` passes it back): the hub, as pinned
-        rows = self._rows(path, self.data.split)
+        rows = self._kept(self._rows(path, self.data.split))
         items = F.make_items(rows.rows, self.spec.fields, self.renderer.opt, self.lang)
         fs = self.spec.fewshot
         if self.shots or fs.ids:
@@ -338,7 +346,8 @@ class TaskBenchmark(Benchmark):
                                 "file with --bench-opt fewshot_data=FILE (or shots=0)")
             else:
                 pool_rows, same = self._rows(None, fs.split).rows, False
-            pool = F.make_items(pool_rows, self.spec.fields, self.renderer.opt, self.lang)
+            pool = F.make_items(self._kept(Rows(pool_rows, rows.source, rows.sha256)).rows, self.spec.fields,
+                                self.renderer.opt, self.lang)
             n_choices = len(items[0].public.get("choices") or ()) if items else 0
             items = F.attach_shots(items, pool, fs, self.shots, self.fewshot_seed, self.renderer.labels(n_choices),
                                    self.renderer.opt, same, self.renderer.gold_continuation)
@@ -346,6 +355,21 @@ class TaskBenchmark(Benchmark):
             raise DataError(f"{rows.source}: no items")
         self._check_items(items, rows.rows)
         return self.dataset(items, rows.source, rows.sha256)
+
+    def _kept(self, rows: Rows) -> Rows:
+        """The rows `data.where` keeps (all without it): its template renders True or False per row."""
+        if not self.data.where:
+            return rows
+        kept = []
+        for where, row in rows.rows:
+            verdict = render(self.data.where, {**row, "opt": self.renderer.opt}, f"{where}: data.where").strip()
+            if verdict not in ("True", "False"):
+                raise DataError(f"{where}: data.where: rendered {verdict[:40]!r}, not True or False")
+            if verdict == "True":
+                kept.append((where, row))
+        if not kept:
+            raise DataError(f"{rows.source}: no row is kept by data.where ({self.data.where.strip()})")
+        return Rows(kept, rows.source, rows.sha256)
 
     def _check_items(self, items: list[Item], rows: list[Any]) -> None:
         """A gold the scorer cannot read (`Scorer.check_gold`), and options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more
@@ -392,6 +416,9 @@ class TaskBenchmark(Benchmark):
                 return f"data.language_by: {told} {named(theirs)}, but {mine}{fix}"
         how = f"; give the rows' language with --bench-opt {option}=..." if option else ""
         texts = [v for v in item.public.values() if isinstance(v, str)]
+        if self.input_answer is not None:  # a translation: its input is in another language, its reference in this one
+            ref = item.gold.get("reference")
+            texts = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
         if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
             texts += list(item.public.get("choices") or ())
         # A row is judged by its dominant script (languages.SCRIPT_SHARE), never by one stray letter: its

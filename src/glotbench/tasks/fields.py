@@ -40,7 +40,8 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
     for name, spec in fields.gold.items():
         gold[name] = ([_gold(value_of(s, ctx, f"{where}: fields.gold.{name}.{i}"), f"{where}: fields.gold.{name}.{i}")
                        for i, s in enumerate(spec)] if isinstance(spec, list)
-                      else _gold(value_of(spec, ctx, f"{where}: fields.gold.{name}"), f"{where}: fields.gold.{name}"))
+                      else _gold(value_of(spec, ctx, f"{where}: fields.gold.{name}", lists=True),
+                                 f"{where}: fields.gold.{name}"))
     twins: tuple[str, ...] = ()
     if fields.choices is not None:
         if isinstance(fields.choices, str):

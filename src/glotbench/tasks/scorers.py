@@ -14,7 +14,7 @@ import re
 import string
 import unicodedata
 from decimal import Decimal, InvalidOperation
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from glotbench.items import Item
 from glotbench.metrics import RatioMetric
@@ -200,18 +200,28 @@ class TokenF1(Scorer):
 
         gold = _gold(item, "answers", "answer")
         refs = [gold] if isinstance(gold, str) else [str(g) for g in gold]
-        f1 = 0.0 if answer is None else token_f1(answer, refs, self.lang, refs=self.spec.refs, norm=self.spec.norm)
-        return {f"{p}:f1": f1, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+        rule = {"refs": self.spec.refs, "norm": self.spec.norm, "empty": self.spec.empty}
+        f1 = 0.0 if answer is None else token_f1(answer, refs, self.lang, **rule)
+        out = {f"{p}:f1": f1, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+        if self.spec.exact_match:
+            from glotbench.metrics.token_f1 import exact_match
+
+            out[f"{p}:em"] = 0.0 if answer is None else exact_match(answer, refs, self.lang, **rule)
+        return out
 
     def metrics(self, p: str, headline: bool) -> list[Any]:
         first = RatioMetric(metric_name("token_f1", p, headline), f"{p}:f1", f"{p}:items",
                             f"mean token F1 ({p})", scale="fraction", label=metric_name("token F1", p, headline))
-        return [first, super().metrics(p, headline)[1]]
+        em = [RatioMetric(metric_name("exact_match", p, headline), f"{p}:em", f"{p}:items",
+                          f"share of answers equal to a reference after the normalisation ({p})",
+                          label=metric_name("EM", p, headline))] if self.spec.exact_match else []
+        return [first, *em, super().metrics(p, headline)[1]]
 
     def signature(self) -> str:
         from glotbench.metrics.token_f1 import token_f1_signature
 
-        return token_f1_signature(self.lang, self.spec.refs, self.spec.norm).replace("|", ";")
+        sig = token_f1_signature(self.lang, self.spec.refs, self.spec.norm, self.spec.empty).replace("|", ";")
+        return sig + ("+exact_match" if self.spec.exact_match else "")
 
 
 class Corpus(Scorer):
@@ -312,6 +322,107 @@ class _Prefixed:
         return f"CorpusMetric({self.name!r}, {self.inner.kind!r}, keys={self.prefix}.*)"
 
 
+class InstructionFollowing(Scorer):
+    """IFEval's instructions (glotbench.tasks.ifeval): per item, the instructions followed strictly
+    and loosely, in the expected language. Prompt level: every instruction followed; instruction
+    level: each counted. An instruction not scored for the language (a word count without a word
+    segmenter) is left out of both; an item with none left is left out (`left_out_rate`)."""
+
+    base = "prompt_strict_acc"
+    gold_keys = ("instructions",)
+
+    def _pairs(self, item: Item) -> list[tuple[str, dict[str, Any]]]:
+        from glotbench.tasks.ifeval import clean_kwargs
+
+        ids, kwargs = item.gold["instructions"], item.gold.get("kwargs", {})
+        ids = [ids] if isinstance(ids, str) else list(ids)
+        kwargs = [kwargs] if isinstance(kwargs, Mapping) else list(kwargs)
+        return [(str(i), clean_kwargs(k) if isinstance(k, Mapping) else k) for i, k in zip(ids, kwargs)]
+
+    def check_gold(self, item: Item) -> str | None:
+        from glotbench.tasks.ifeval import problem as instruction_problem
+
+        found = super().check_gold(item)
+        if found:
+            return found
+        ids, kwargs = item.gold["instructions"], item.gold.get("kwargs", {})
+        n_ids = 1 if isinstance(ids, str) else len(ids) if isinstance(ids, (list, tuple)) else -1
+        n_kw = 1 if isinstance(kwargs, Mapping) else len(kwargs) if isinstance(kwargs, (list, tuple)) else -1
+        if n_ids < 1 or n_kw != n_ids:
+            return (f"fields.gold: instructions ({n_ids}) and kwargs ({n_kw}) must be lists of one entry per "
+                    "instruction (an id, and a mapping of its arguments)")
+        for inst, kw in self._pairs(item):
+            found = instruction_problem(inst, kw, self.lang)
+            if found:
+                return f"fields.gold: {found}"
+        return None
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        from glotbench.tasks.ifeval import NotScored, expected_language, follows, in_language, loose_variants
+
+        lang, rule = self.lang or "en", self.spec.words
+        scored: list[tuple[str, dict[str, Any]]] = []
+        for inst, kw in self._pairs(item):
+            try:
+                follows(inst, kw, "", lang, rule)
+            except NotScored:
+                continue
+            scored.append((inst, kw))
+        n = float(len(scored))
+        out = {f"{p}:{k}": 0.0 for k in ("prompt_strict", "prompt_loose", "inst_strict", "inst_loose",
+                                         "in_language", "prompt_strict_any_language")}
+        out.update({f"{p}:items": float(bool(scored)), f"{p}:instructions": n, f"{p}:rows": 1.0,
+                    f"{p}:left_out": float(not scored), f"{p}:no_answer": float(answer is None and bool(scored))})
+        if answer is None or not scored:
+            return out
+        variants = loose_variants(answer)
+        gate: dict[str, bool] = {}
+        strict, loose, ok_all = [], [], True
+        for inst, kw in scored:
+            want = expected_language(inst, kw, lang)
+            if want not in gate:
+                gate[want] = in_language(answer, want) if self.spec.language_gate else True
+            ok_all = ok_all and gate[want]
+            s = follows(inst, kw, answer, lang, rule)
+            lo = s or any(follows(inst, kw, v, lang, rule) for v in variants[1:])
+            strict.append((s, gate[want]))
+            loose.append((lo, gate[want]))
+        out.update({f"{p}:prompt_strict": float(all(a and g for a, g in strict)),
+                    f"{p}:prompt_loose": float(all(a and g for a, g in loose)),
+                    f"{p}:inst_strict": float(sum(a and g for a, g in strict)),
+                    f"{p}:inst_loose": float(sum(a and g for a, g in loose)),
+                    f"{p}:in_language": float(ok_all),
+                    f"{p}:prompt_strict_any_language": float(all(a for a, _ in strict))})
+        return out
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        def ratio(base: str, num: str, den: str, what: str, label: str, show_ci: bool = True) -> RatioMetric:
+            return RatioMetric(metric_name(base, p, headline), f"{p}:{num}", f"{p}:{den}", f"{what} ({p})",
+                               show_ci=show_ci, label=metric_name(label, p, headline))
+
+        gated = " in the expected language" if self.spec.language_gate else ""
+        return [ratio("prompt_strict_acc", "prompt_strict", "items", f"share of prompts whose every instruction is followed{gated}", "prompt strict"),
+                ratio("prompt_loose_acc", "prompt_loose", "items", f"the same, each instruction read loosely (IFEval's loose readings){gated}", "prompt loose"),
+                ratio("inst_strict_acc", "inst_strict", "instructions", f"share of instructions followed{gated}", "inst strict"),
+                ratio("inst_loose_acc", "inst_loose", "instructions", f"share of instructions followed, read loosely{gated}", "inst loose"),
+                ratio("prompt_strict_acc_any_language", "prompt_strict_any_language", "items",
+                      "share of prompts whose every instruction is followed, in any language (SEA-HELM's overall_acc)", "strict, any language"),
+                ratio("in_language_rate", "in_language", "items", "share of replies in the expected language", "in language", False),
+                ratio("left_out_rate", "left_out", "rows", "share of items left out (no instruction scored for the language)", "left out", False),
+                ratio("no_answer_rate", "no_answer", "items", f"share of replies the {p} pipeline found no answer in", "no answer", False)]
+
+    def signature(self) -> str:
+        from glotbench.checks.language import library
+        from glotbench.languages import segmenter_of
+        from glotbench.text.segment import segmenter_signature
+
+        words = self.spec.words
+        if words == "segmenter" and segmenter_of(self.lang) in ("laonlp", "pythainlp-newmm"):
+            words = segmenter_signature(self.lang)
+        gate = f"langcheck-{library()}" if self.spec.language_gate else "none"
+        return f"ifeval(seahelm;words={words};gate={gate})"
+
+
 class Answered(Scorer):
     """A judged task's generation phase: the rubric scores come from the judges (engine/judged_task)."""
 
@@ -327,7 +438,7 @@ class Answered(Scorer):
 
 
 SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeric_match": NumericMatch,
-           "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "rubric": Answered}
+           "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "ifeval": InstructionFollowing, "rubric": Answered}
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:

@@ -223,7 +223,7 @@ def hub_rows(repo: str, revision: str, config: str | None, split: str, files: st
     """The rows of a config's split at a pinned revision."""
     if not _SHA.fullmatch(revision):
         raise DataError(f"{repo}: revision {revision!r} is not a commit hash (40 hex): pin the data, "
-                        "not a branch that moves")
+                        "not a branch that moves (--bench-opt revision=SHA, a commit of the dataset's history)")
     if files is None:
         folder = _download(repo, revision, ["README.md"])
         patterns = card_patterns(folder / "README.md", repo, config, split)

@@ -68,6 +68,9 @@ class DataSpec(Part):
     join: str | None = None  # the column that pairs the roles' rows (FLORES+: id)
     role_by: str | None = None  # with --data FILE: a template giving each row's config (which role it is)
     language_by: str | None = None  # a template giving each row's language (Belebele: {{ dialect }}), checked against `language`
+    # a template over each row rendering True or False: only the rows it keeps are items (TyDi QA's
+    # one split of eleven languages: {{ id.startswith(...) }}); part of the signature
+    where: str | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSpec":
@@ -164,7 +167,9 @@ class NumericMatch(Part):
 class TokenF1(Part):
     kind: Literal["token_f1"]
     refs: Literal["max", "first"] = "max"
-    norm: Literal["unicode", "squad"] = "unicode"
+    norm: Literal["unicode", "squad", "mkqa"] = "unicode"
+    empty: Literal["v1.1", "v2.0", "mkqa"] = "v1.1"  # an empty answer or reference (metrics/token_f1.py)
+    exact_match: bool = False  # also SQuAD's exact match, under the same normalisation
 
 
 class Corpus(Part):
@@ -178,6 +183,14 @@ class Rouge(Part):
     kind: Literal["rouge"]
     # segmenter: the language's glotbench segmenter; seahelm: SEA-HELM's multilingual rouge tokenizer
     tokenize: Literal["segmenter", "seahelm"] = "segmenter"
+
+
+class IFEval(Part):
+    kind: Literal["ifeval"]
+    # word counts of a language written without spaces: its word segmenter (Thai, Lao; Khmer and
+    # Burmese have none: left out), or SEA-HELM's rule (left out for th, lo, km, my)
+    words: Literal["segmenter", "seahelm"] = "segmenter"
+    language_gate: bool = True  # an instruction counts as followed only in the expected language (SEA-HELM)
 
 
 class Criterion(Part):
@@ -218,7 +231,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

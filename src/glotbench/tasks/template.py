@@ -66,6 +66,19 @@ def regex_replace(text: Any, pattern: str, repl: str, count: int = 0) -> str:
     return re.sub(pattern, repl, str(text), count=count)
 
 
+def column(context: Any, name: Any) -> Any:
+    """The row's column named by `name`: a column chosen by an option, in a table with a column per
+    language (NTREX-128: `{{ opt.target | column }}`). A name the row lacks is an error naming it."""
+    from jinja2.utils import missing
+
+    if not isinstance(name, str) or name in ("opt",):
+        raise ValueError(f"column: {name!r} is not a column name")
+    value = context.resolve_or_missing(name)
+    if value is missing:
+        raise ValueError(f"column: the row has no column {name!r}")
+    return value
+
+
 def lm_eval_target(value: Any, choices: Any, rendered: bool = False) -> str:
     """The gold option's label by lm-eval's rule for a multiple-choice `doc_to_target`: a whole number
     is the option's index, and so is a rendered template that gives digits (lm-eval reads it with
@@ -184,8 +197,10 @@ def environment() -> Any:
             return _sized(super().call(__context, __obj, *args, **kwargs))
 
     env = Sandbox(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False, finalize=_not_null)
+    from jinja2 import pass_context
+
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
-                       regex_replace=regex_replace, lm_eval_target=lm_eval_target)
+                       regex_replace=regex_replace, lm_eval_target=lm_eval_target, column=pass_context(column))
     env.filters.update({name: _bounded_filter(name, f) for name, f in env.filters.items()})
     return env
 
@@ -238,6 +253,22 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
     raise DataError(f"{where}: {msg}" if where else msg) from None
 
 
+def _list_expression(source: str, context: Mapping[str, Any], where: str) -> list[Any] | None:
+    """The value of a template that is one `{{ expression }}` when it is a list (else None: the
+    template is rendered as text). Evaluated in the same sandbox, its errors one DataError line."""
+    import re
+
+    m = re.fullmatch(r"\s*\{\{-?(.*?)-?\}\}\s*", source, flags=re.DOTALL)
+    if m is None or "{{" in m.group(1) or "{%" in m.group(1):
+        return None
+    try:
+        value = _sized(environment().compile_expression(m.group(1), undefined_to_none=False)(**context))
+    except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
+        msg = getattr(e, "message", None) or str(e) or type(e).__name__
+        raise DataError(f"{where}: {msg}" if where else msg) from None
+    return list(value) if isinstance(value, (list, tuple)) else None
+
+
 @functools.lru_cache(maxsize=2048)
 def _loops(source: str) -> bool:
     """Whether a template can repeat (a for loop, a macro that may call itself): only those pay for
@@ -277,10 +308,16 @@ class _steps:
         return self._line
 
 
-def value_of(spec: str, row: Mapping[str, Any], where: str = "") -> Any:
+def value_of(spec: str, row: Mapping[str, Any], where: str = "", lists: bool = False) -> Any:
     """A field mapping's value: a template (text), or a column name, dotted for a joined role
-    (`source.text`); a column the row lacks is an error naming it."""
+    (`source.text`); a column the row lacks is an error naming it. With `lists` (gold fields), a
+    template that is one expression giving a list keeps the list (MKQA's answers and their aliases
+    in the run's language: `{{ answers[opt.config] | map(attribute='text') | list }}`)."""
     if is_template(spec):
+        if lists:
+            found = _list_expression(spec, row, where)
+            if found is not None:
+                return found
         return render(spec, row, where)
     value: Any = row
     for part in spec.split("."):

@@ -214,8 +214,12 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
 
         if pivot != "language":
             raise GlotbenchError(f"--pivot must be language, got {pivot!r}")
+        from glotbench.report.card import language_card
+
         tables = language_tables(runs, left_out, languages,
-                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False))
+                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False),
+                                 lambda lang, chosen, out: language_card(lang, chosen, out, alpha=alpha, resamples=resamples,
+                                                                         seed=seed, correction=correction))
         return {"pivot": "language", "tables": tables,
                 "models": list(dict.fromkeys(m for t in tables for m in t["models"])),
                 "left_out": left_out, "significance": significance}
@@ -374,10 +378,12 @@ def _left_out_md(board: dict[str, Any]) -> list[str]:
 
 def to_markdown(board: dict[str, Any]) -> str:
     if board.get("pivot"):
+        from glotbench.report.card import card_lines
+
         lines = []
         for t in board["tables"]:
             lines += [f"### {t['name']} ({t['language']})", "", *_md_table(t["models"], t["columns"]), "",
-                      *_md_signatures(t["columns"]), ""]
+                      *_md_signatures(t["columns"]), "", *(card_lines(t["card"]) if t.get("card") else [])]
         return "\n".join(lines + [legend(board)] + _left_out_md(board)) + "\n"
     cols = board["columns"]
     lines = _md_table(board["models"], cols)

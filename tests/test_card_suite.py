@@ -63,6 +63,10 @@ def test_one_command_runs_the_lao_suite_and_the_card_tiers_the_models(srv, tmp_p
     again = [b["model"] for b in srv.requests()][len(calls):]
     assert r2.returncode == 3 and set(again) == {"flaky"} and len(again) == 24
 
+    # a smoke run of mid on 5 items of one task: another item set, left out of the table and the card
+    r = cli("run", "card-lo-sum", "--model", srv.spec("mid"), "--include-path", str(FIX / "tasks"), "--data",
+            str(FIX / "data" / "card-lo-sum.jsonl"), "--limit", "5", "--out", str(out / "smoke"), env=suite_env)
+    assert r.returncode == 0, r.stdout + r.stderr
     html = tmp_path / "board.html"
     r = cli("board", str(out), "--pivot", "language", "--format", "json", "--html", str(html), env=suite_env)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -73,6 +77,8 @@ def test_one_command_runs_the_lao_suite_and_the_card_tiers_the_models(srv, tmp_p
     flaky = [x["reason"] for x in card["left_out"] if "openai:flaky" in x["reason"]]
     assert any("card-lo-sum: invalid run of openai:flaky" in x for x in flaky), flaky
     assert any("no valid run of card-lo-sum; not in the card" in x for x in flaky), flaky
+    smoke = [x["reason"] for x in card["left_out"] if x["path"].endswith("smoke")]
+    assert len(smoke) == 1 and "another item set" in smoke[0]
     # By hand: mid and mid2 are right on 16 of 24 items in each task. Normalised (SEA-HELM), floor =
     # 1/options: 4 options (0.6667-0.25)/0.75 = 0.5556, 2 options (0.6667-0.5)/0.5 = 0.3333,
     # 3 options (0.6667-0.3333)/0.6667 = 0.5; their mean 0.46296. good: 1 in each task.

@@ -71,6 +71,8 @@ def test_normalised_means_and_rank_scores_by_hand():
         iv = sc.normalised_mean[m]
         assert 0.0 <= iv.ci_low <= iv.value <= iv.ci_high <= 1.0
         assert iv.ci_high > iv.ci_low  # two tasks and varying items: a real interval
+    lo, hi = sc.task_normalised_ci["b"]["t1"]  # b's 6 of 8 items resampled: an interval around 2/3
+    assert lo < 2 / 3 < hi and sc.task_normalised_ci["a"]["t1"] == (1.0, 1.0)
     assert all(sc.task_rank["a"][t] == 1.0 for t in ("t1", "t2"))  # a leads both tasks: rank score 1
     assert all(sc.task_rank["b"][t] > 1.0 for t in ("t1", "t2"))
     assert sc.rank_score["b"].value == pytest.approx(np.mean(list(sc.task_rank["b"].values())))

@@ -121,8 +121,9 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
         card["models"].append({"model": m, "tier": tr.tier[m],
                                "normalised_mean": {"value": nm.value, "ci_low": nm.ci_low, "ci_high": nm.ci_high},
                                "rank_score": {"value": rk.value, "ci_low": rk.ci_low, "ci_high": rk.ci_high},
-                               "tasks": {t: {"normalised": sc.task_normalised[m][t], "rank_score": sc.task_rank[m][t]}
-                                         for t in sc.task_normalised[m]}})
+                               "tasks": {t: {"normalised": sc.task_normalised[m][t],
+                                             "normalised_ci": list(sc.task_normalised_ci[m][t]),
+                                             "rank_score": sc.task_rank[m][t]} for t in sc.task_normalised[m]}})
     card["tests"] = [{"a": a, "b": b, "p": tr.p_raw[(a, b)], "p_adjusted": tr.p_adjusted[(a, b)],
                       "separated": tr.p_adjusted[(a, b)] < alpha} for a, b in tr.p_adjusted]
     card["too_few_tasks"] = len(units) < MIN_TASKS
@@ -137,6 +138,11 @@ def _iv(e: dict[str, Any], pct: bool, mark: str) -> str:
     return f"{f * e['value']:.{d}f} ({f * e['ci_low']:.{d}f}–{f * e['ci_high']:.{d}f}){mark}"
 
 
+def _task_cell(t: dict[str, Any]) -> str:
+    lo, hi = t["normalised_ci"]
+    return f"{100 * t['normalised']:.1f} ({100 * lo:.1f}–{100 * hi:.1f})"
+
+
 def card_lines(card: dict[str, Any]) -> list[str]:
     """The card as markdown: tiers, numbers, tasks (n, origin, floor) and what was left out."""
     from glotbench.report.board_pivot import language_name
@@ -148,16 +154,16 @@ def card_lines(card: dict[str, Any]) -> list[str]:
         mark = "†" if card.get("too_few_tasks") else ""
         tasks = [t["task"] for t in card["tasks"]]
         lines += ["| tier | model | normalised mean (95% CI) | mean rank score (95% CI) | " + " | ".join(
-                      f"{t} (normalised)" for t in tasks) + " |",
+                      f"{t} normalised (95% CI)" for t in tasks) + " |",
                   "|---:|---|---:|---:|" + "---:|" * len(tasks)]
         for m in card["models"]:
             lines.append(f"| {m['tier']} | {m['model']} | {_iv(m['normalised_mean'], True, mark)} | "
                          f"{_iv(m['rank_score'], False, mark)} | "
-                         + " | ".join(f"{100 * m['tasks'][t]['normalised']:.1f}" for t in tasks) + " |")
+                         + " | ".join(_task_cell(m["tasks"][t]) for t in tasks) + " |")
         lines += ["", f"Tiers: models share a tier unless a paired randomisation test over the card's tasks "
                       f"(same items) separates them at adjusted p < {card['alpha']} ({card['correction']}, all pairs); "
                       "read tiers, not the order within one. Normalised: SEA-HELM's max((score − floor)/(top − floor), 0) "
-                      "in percent; rank score: EuroEval's (1 = the best; lower is better)."
+                      "in percent (a task's interval: its items resampled); rank score: EuroEval's (1 = the best; lower is better)."
                   + (f" † fewer than {card['min_tasks']} tasks: the interval's coverage is not measured there."
                      if mark else ""), ""]
     if card["tasks"]:
@@ -185,7 +191,7 @@ def card_html(card: dict[str, Any]) -> str:
         rows = "".join(
             f"<tr><td>{m['tier']}</td><td>{escape(m['model'])}</td><td>{escape(_iv(m['normalised_mean'], True, mark))}</td>"
             f"<td>{escape(_iv(m['rank_score'], False, mark))}</td>"
-            + "".join(f"<td>{100 * m['tasks'][t]['normalised']:.1f}</td>" for t in tasks) + "</tr>"
+            + "".join(f"<td>{_task_cell(m['tasks'][t])}</td>" for t in tasks) + "</tr>"
             for m in card["models"])
         parts.append(f'<table class="card"><tr><th>tier</th><th>model</th><th>normalised mean (95% CI)</th>'
                      f"<th>mean rank score (95% CI)</th>{head}</tr>{rows}</table>")

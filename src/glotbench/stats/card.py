@@ -80,6 +80,7 @@ class LanguageScores:
     """Per model: each task's normalised score and rank score, their means over tasks with 95% CIs."""
 
     task_normalised: dict[str, dict[str, float]]  # model -> task -> normalised score
+    task_normalised_ci: dict[str, dict[str, tuple[float, float]]]  # its percentile interval over the task's items
     task_rank: dict[str, dict[str, float]]  # model -> task -> EuroEval rank score
     normalised_mean: dict[str, Interval]
     rank_score: dict[str, Interval]
@@ -132,13 +133,15 @@ def language_scores(tasks: Sequence[TaskUnits], models: Sequence[str], *, resamp
             lo, hi = point - half, point + half
         return Interval(point, max(lo, low), min(hi, high))
 
+    task_ci = {m: {t.name: tuple(float(x) for x in np.quantile(norm_draws[:, i, j], [lo_q, hi_q]))
+                   for i, t in enumerate(tasks)} for j, m in enumerate(models)}
     norm_mean, rank_mean = {}, {}
     for j, m in enumerate(models):
         norm_mean[m] = interval(float(np.mean(list(task_norm[m].values()))),
                                 np.einsum("bt,bt->b", weights, norm_draws[:, :, j]), 0.0, 1.0)
         rank_mean[m] = interval(float(np.mean(list(task_rank[m].values()))),
                                 np.einsum("bt,bt->b", weights, rank_draws[:, :, j]), 1.0, float("inf"))
-    return LanguageScores(task_norm, task_rank, norm_mean, rank_mean, resamples)
+    return LanguageScores(task_norm, task_ci, task_rank, norm_mean, rank_mean, resamples)  # type: ignore[arg-type]
 
 
 def paired_language_test(tasks: Sequence[TaskUnits], a: str, b: str, *, trials: int = 1000,

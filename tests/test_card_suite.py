@@ -128,3 +128,44 @@ def test_a_bad_suite_command_is_one_error_line(args, says, suite_env):
     r = cli("sweep", *args, "--include-path", str(FIX / "tasks"), env=suite_env)
     text = r.stdout + r.stderr
     assert r.returncode == 2 and says in text and "Traceback" not in text, text
+
+
+RUBRIC_TASK = """\
+name: card-lo-open
+version: "1.0"
+language: lo
+data: {file: card-lo-open.jsonl}
+fields: {id: id, public: {question: question}, gold: {reference: reference}}
+prompt: {user: "{{ question }}", max_tokens: 64}
+scorer:
+  kind: rubric
+  criteria:
+    - {name: correct, description: "Does the answer agree with the reference?", scale: [0, 1]}
+datasheet:
+  licence: CC0-1.0
+  commercial: true
+  origin: native
+  source: tests/fixtures/card/README.md
+  citation: "@misc{t, title={A judged Lao test task}, year={2026}}"
+  languages: {lo: {}}
+"""
+
+
+def test_a_judged_family_runs_with_a_judge_and_is_named_without_one(tmp_path, suite_env):
+    tasks, data = tmp_path / "tasks", tmp_path / "data"
+    tasks.mkdir()
+    shutil.copytree(FIX / "data", data)
+    (tasks / "card-lo-open.yaml").write_text(RUBRIC_TASK, encoding="utf-8")
+    (data / "card-lo-open.jsonl").write_text(json.dumps({"id": "q1", "question": "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ?",
+                                                         "reference": "ວຽງຈັນ"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    base = ["sweep", "--language", "lo", "--model", "openai:m@http://127.0.0.1:9/v1", "--include-path", str(FIX / "tasks"),
+            "--include-path", str(tasks), "--data", str(data), "--out", str(tmp_path / "o"), "--dry-run"]
+    r = cli(*base, env=suite_env)
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text
+    assert "3 benchmark families in the suite, 1 skipped" in text
+    assert "skipped card-lo-open: judged by a rubric and no judge named: give --judge SPEC" in text
+    r = cli(*base, "--judge", "openai:j@http://127.0.0.1:9/v1", env=suite_env)
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text
+    assert "lo: 4 benchmark families in the suite" in text and "card-lo-open" in text

@@ -356,6 +356,7 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
     with no judge (`judges`, or its scorer.judges) is skipped, saying so."""
     from glotbench.languages import resolve_code
     from glotbench.registry import families, get_benchmark
+    from glotbench.tasks.files import included_task
 
     code = resolve_code(language)
     if not code or not code.isalpha() or not 2 <= len(code) <= 3:
@@ -383,7 +384,8 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
             skipped.append((fam.name, "judged by a rubric and no judge named: give --judge SPEC"))
             continue
         label = fam.name + (f"-{code}" if opts else "")
-        entries.append(BenchmarkEntry(name=fam.name, label=label, data=data,
+        # a task from an --include-path folder by its file, so Ray and Slurm workers find it too
+        entries.append(BenchmarkEntry(name=str(included_task(fam.name) or fam.name), label=label, data=data,
                                       options={k: v for k, v in opts.items() if v is not None}))
     if not entries:
         why = "; ".join(f"{n}: {r}" for n, r in skipped) or "none covers it (glotbench tasks list --language)"

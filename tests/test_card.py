@@ -118,3 +118,16 @@ def test_tiers_group_models_a_paired_test_cannot_separate_after_holm():
 def test_rowwise_matches_the_vectorised_ratio():
     sums = np.array([[[3.0, 4.0], [0.0, 0.0]], [[1.0, 2.0], [5.0, 5.0]]])
     assert rowwise(lambda r: r[0] / r[1] if r[1] else 0.0)(sums).tolist() == ratio_rows()(sums).tolist()
+
+
+def test_the_floor_is_the_random_baseline_else_the_input_unchanged_floor_else_zero(tmp_path):
+    from glotbench.report.board import Run
+    from glotbench.report.card import _floor
+
+    task = {"task": {"language": "vi"}}
+    assert _floor(Run(tmp_path, {**task, "random_baseline": 0.25}), "accuracy") == (0.25, "random choice")
+    fl = {"input_floor": {"overall": {"word_acc": 0.192}, "groups": {"lang": {"th": {"word_acc": 0.3}}}}}
+    assert _floor(Run(tmp_path, {**task, **fl}), "word_acc") == (0.192, "input unchanged")
+    # a run reported by language (a `lang` group, no task language): that language's floor
+    assert _floor(Run(tmp_path, fl, lang="th"), "word_acc") == (0.3, "input unchanged")
+    assert _floor(Run(tmp_path, task), "chrf") == (0.0, "none (0)")

@@ -131,3 +131,11 @@ def test_the_floor_is_the_random_baseline_else_the_input_unchanged_floor_else_ze
     # a run reported by language (a `lang` group, no task language): that language's floor
     assert _floor(Run(tmp_path, fl, lang="th"), "word_acc") == (0.3, "input unchanged")
     assert _floor(Run(tmp_path, task), "chrf") == (0.0, "none (0)")
+
+
+def test_one_model_is_one_tier_and_its_card_has_numbers():
+    t = _task("t", {"a": [1, 0, 1, 1]}, 0.5)
+    sc = language_scores([t], ["a"], resamples=200, seed=1)
+    assert sc.normalised_mean["a"].value == pytest.approx(0.5) and sc.rank_score["a"].value == 1.0
+    tr = tiers([t], {"a": 0.5})
+    assert tr.tier == {"a": 1} and tr.p_adjusted == {}

@@ -103,6 +103,17 @@ def test_one_command_runs_the_lao_suite_and_the_card_tiers_the_models(srv, tmp_p
     md = r.stdout
     assert "#### Report card: Lao (lo)" in md and "| 2 | openai:mid" in md and "46.3" in md
     assert "card-lo-bigger (accuracy): n=24, translated, floor 0.5 (random choice)" in md
+    import csv
+    import io
+
+    r = cli("board", str(out), "--pivot", "language", "--format", "csv", env=suite_env)
+    card_rows = [x for x in csv.DictReader(io.StringIO(r.stdout)) if x["benchmark"] == "report card"]
+    assert len(card_rows) == 6  # three models, normalised mean and rank score
+    mid = next(x for x in card_rows if "openai:mid@" in x["model"] and x["metric"] == "normalised_mean")
+    assert float(mid["value"]) == pytest.approx((5 / 9 + 1 / 3 + 0.5) / 3) and mid["notes"].startswith("tier 2")
+    assert "card-lo-sum (n=24, native)" in mid["item_set"] and "invalid run of openai:flaky" in mid["item_set"]
+    r = cli("board", str(out), "--pivot", "language", "--format", "latex", env=suite_env)
+    assert "Tier & Model & Normalised mean & Mean rank score" in r.stdout and "card-lo-sum (n=24, native)" in r.stdout
 
 
 def test_offline_suite_names_the_families_it_cannot_run(tmp_path, suite_env):

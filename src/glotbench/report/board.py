@@ -425,6 +425,12 @@ def to_csv(board: dict[str, Any]) -> str:
                     x.get("p_vs_best", ""), x["best"] or x.get("tied_with_best", False), c["signature"], x["path"],
                     x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
                     x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", "")])
+    if board.get("pivot"):
+        from glotbench.report.card import card_csv_rows
+
+        for t in board["tables"]:
+            for row in card_csv_rows(t["card"]) if t.get("card") else []:
+                w.writerow([t["language"], *row])
     return buf.getvalue()
 
 
@@ -448,6 +454,11 @@ def to_latex(board: dict[str, Any]) -> str:
             out.append(_tex(m) + " & " + " & ".join(cells) + r" \\")
         head = f"{language}: " if language else ""
         out += [r"\bottomrule", r"\end{tabular}", r"\caption{" + _tex(head + legend(board)) + "}", r"\end{table}"]
+        card = next((t.get("card") for t in board.get("tables") or () if t["language"] == language), None)
+        if card:
+            from glotbench.report.card import card_latex
+
+            out += card_latex(card, _tex)
     return "\n".join(out) + "\n"
 
 

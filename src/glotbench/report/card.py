@@ -203,3 +203,38 @@ def card_html(card: dict[str, Any]) -> str:
             f"<li><code>{escape(x['path'])}</code>: {escape(x['reason'])}</li>" for x in card["left_out"]) + "</ul>")
     return "".join(parts)
 
+
+
+def _covers(card: dict[str, Any]) -> str:
+    tasks = "; ".join(f"{t['task']} (n={t['n']}, {t['origin']})" for t in card["tasks"])
+    out = "; ".join(f"{x['path']}: {x['reason']}" for x in card["left_out"])
+    return f"tasks: {tasks}" + (f" | left out: {out}" if out else "")
+
+
+def card_csv_rows(card: dict[str, Any]) -> list[list[Any]]:
+    """The card in the board's CSV columns (after `language`): per model its normalised mean and
+    mean rank score, n = the tasks, `best` = the top tier, notes = its tier, the tasks and what was left out."""
+    rows = []
+    for m in card["models"]:
+        for metric in ("normalised_mean", "rank_score"):
+            e = m[metric]
+            rows.append([m["model"], "report card", metric, e["value"], e["ci_low"], e["ci_high"], len(card["tasks"]),
+                         m["tier"] == 1, "", m["tier"] == 1, "", "", "two-level bootstrap (t over tasks)", True,
+                         _covers(card), f"tier {m['tier']}" + ("; † fewer than 5 tasks" if card.get("too_few_tasks") else ""),
+                         "", card["correction"]])
+    return rows
+
+
+def card_latex(card: dict[str, Any], tex: Any) -> list[str]:
+    """The card as a LaTeX table (tiers, both scores with intervals), its caption naming the tasks."""
+    if not card["models"]:
+        return []
+    mark = "†" if card.get("too_few_tasks") else ""
+    out = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{rlrr}", r"\toprule",
+           r"Tier & Model & Normalised mean & Mean rank score \\", r"\midrule"]
+    for m in card["models"]:
+        out.append(f"{m['tier']} & {tex(m['model'])} & {tex(_iv(m['normalised_mean'], True, mark))} & "
+                   f"{tex(_iv(m['rank_score'], False, mark))} " + r"\\")
+    out += [r"\bottomrule", r"\end{tabular}",
+            r"\caption{" + tex(f"Report card, {card['language']}: " + _covers(card)) + "}", r"\end{table}"]
+    return [x.replace("–", "--") for x in out]

@@ -76,7 +76,7 @@ def figure(rows: list[tuple[str, float, float, float, float]], path: str) -> Non
     h = top + rh * len(rows) + 30
     x = lambda v: left + (w - left - 20) * v / 100  # noqa: E731
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
-           f'<text x="4" y="16" font-weight="bold">Report card statistics by simulation (bench/card_sim.py)</text>']
+           '<text x="4" y="16" font-weight="bold">Report card statistics by simulation (bench/card_sim.py)</text>']
     for t in range(0, 101, 10):
         out.append(f'<line x1="{x(t):.1f}" y1="{top}" x2="{x(t):.1f}" y2="{h - 24}" stroke="#ddd"/>'
                    f'<text x="{x(t):.1f}" y="{h - 10}" text-anchor="middle" fill="#555">{t}%</text>')

@@ -31,7 +31,16 @@ def _unit(scale: str | None) -> str:
 
 
 def sweep(
-    sweep_file: str = typer.Argument(..., help="Sweep file (YAML): models, benchmarks, seeds, output root."),
+    sweep_file: Optional[str] = typer.Argument(None, help="Sweep file (YAML): models, benchmarks, seeds, output root "
+                                                          "(with --language: optional, its models and settings)."),
+    language: Optional[str] = typer.Option(None, "--language", "-l", help="Run every benchmark family whose datasheet "
+                                           "covers this language (lo, km, my, th, vi, id, tl...), with the options selecting it."),
+    model: list[str] = typer.Option([], "--model", "-m", help="With --language: a model spec (repeatable)."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="With --language: the output root (default runs/suite-LANG)."),
+    data: Optional[str] = typer.Option(None, "--data", help="With --language, offline: a folder of NAME.jsonl (.json, "
+                                       ".parquet) files in each task's hub schema; a task without one is skipped."),
+    include_path: list[str] = typer.Option([], "--include-path", help="Also a folder of task files (repeatable)."),
+    judge: list[str] = typer.Option([], "--judge", help="With --language: a judge of the judged tasks (repeatable)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs, their model calls, tokens and (with prices) cost range; call no model."),
     ray: bool = typer.Option(False, "--ray", help="Run each run as a Ray task (a local Ray instance unless --ray-address)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="ADDRESS",
@@ -48,14 +57,31 @@ def sweep(
     from glotbench.rundir.validity import INVALID_RUN_EXIT
     from glotbench.errors import GlotbenchError
 
+    from glotbench.tasks import add_include_path
+
+    for folder in include_path:
+        add_include_path(folder)
+    suite = None
     try:
-        spec = load_sweep(sweep_file)
+        if language is not None:
+            spec, suite = _language_spec(language, sweep_file, model, out, data, judge)
+        elif sweep_file is None:
+            _die("give a sweep file, or --language CODE with --model SPEC")
+        else:
+            if model or out or data or judge:
+                _die("--model, --out, --data and --judge go with --language (a sweep file names its own)")
+            spec = load_sweep(sweep_file)
         if max_failure_rate is not None:
             spec = spec.model_copy(update={"max_failure_rate": max_failure_rate})
         runs = expand(spec)
         budgets = endpoint_budgets(spec)
     except GlotbenchError as e:
         _die(str(e))
+    if suite is not None:
+        typer.echo(f"{suite.language}: {len(suite.benchmarks)} benchmark families in the suite"
+                   + (f", {len(suite.skipped)} skipped" if suite.skipped else ""))
+        for name, why in suite.skipped:
+            typer.echo(f"skipped {name}: {why}")
     if dry_run:
         from glotbench.engine.sweep_estimate import print_sweep_estimate
 
@@ -100,6 +126,27 @@ def sweep(
         raise typer.Exit(1)
     if invalid:
         raise typer.Exit(INVALID_RUN_EXIT)
+
+
+def _language_spec(language: str, sweep_file: Optional[str], models: list[str], out: Optional[str],
+                   data: Optional[str], judges: list[str]):
+    """The sweep of a language's suite: the sweep file's models and settings (or --model), the
+    benchmarks every family covering the language (engine/sweep.py `language_suite`)."""
+    from glotbench.engine.sweep import language_suite, parse_sweep, read_sweep_file
+
+    body = read_sweep_file(sweep_file) if sweep_file is not None else {}
+    if not isinstance(body, dict):
+        _die(f"{sweep_file}: a sweep file is a mapping (with --language: models and settings)")
+    if models:
+        body["models"] = [{"spec": m} for m in models]
+    if not body.get("models"):
+        _die("--language needs a model: --model SPEC (repeatable), or a sweep file with models")
+    if judges:
+        body["judges"] = list(judges)
+    suite = language_suite(language, data, tuple(str(j) for j in body.get("judges") or ()))
+    body["benchmarks"] = [b.model_dump(exclude_defaults=True) for b in suite.benchmarks]
+    body["out"] = out or body.get("out") or f"runs/suite-{suite.language}"
+    return parse_sweep(body, str(sweep_file) if sweep_file else f"the {suite.language} suite"), suite
 
 
 def _store(db: Optional[str]):

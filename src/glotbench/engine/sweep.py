@@ -197,6 +197,7 @@ class SweepSpec(BaseModel):
     runs_per_endpoint: int = Field(4, ge=1)  # Ray, Slurm: runs in flight against one endpoint at once
     bootstrap_resamples: int = Field(1000, ge=0)
     max_failure_rate: float = Field(DEFAULT_MAX_FAILURE_RATE, ge=0, le=1)
+    judges: list[str] = Field(default_factory=list)  # judged tasks' judges (default: each task's scorer.judges)
     slurm: SlurmSection = SlurmSection()  # --slurm: sbatch options
     models: list[ModelEntry] = Field(min_length=1)
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
@@ -264,6 +265,18 @@ def parse_sweep(data: Any, source: str = "sweep") -> SweepSpec:
 
 def load_sweep(path: str | Path) -> SweepSpec:
     """Read and validate a sweep file (YAML or JSON). Errors name the file and the field."""
+    p = Path(path)
+    spec = parse_sweep(read_sweep_file(p), str(p))
+    base = p.parent
+    # A relative data path is looked up next to the sweep file first, then in the working directory.
+    fixed_b = [b.model_copy(update={"data": str(base / b.data)})
+               if b.data and not Path(b.data).is_absolute() and (base / b.data).exists() else b
+               for b in spec.benchmarks]
+    return spec.model_copy(update={"benchmarks": fixed_b})
+
+
+def read_sweep_file(path: str | Path) -> Any:
+    """A sweep file's YAML (or JSON) as data, not yet validated."""
     import yaml
 
     p = Path(path)
@@ -278,13 +291,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise GlotbenchError(f"{p}{where}: not valid YAML ({problem})") from None
-    spec = parse_sweep(data, str(p))
-    base = p.parent
-    # A relative data path is looked up next to the sweep file first, then in the working directory.
-    fixed_b = [b.model_copy(update={"data": str(base / b.data)})
-               if b.data and not Path(b.data).is_absolute() and (base / b.data).exists() else b
-               for b in spec.benchmarks]
-    return spec.model_copy(update={"benchmarks": fixed_b})
+    return data
 
 
 def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
@@ -305,6 +312,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
             full = bench.load(b.data)
             n_items, data_sha256 = len(select(full, bench.group_by, limit=b.limit, subset=b.subset).items), full.sha256
         repeats = b.repeats or spec.repeats
+        judged = bool(spec.judges) and get_benchmark(b.name, **opts).judged  # judges go to judged tasks only
         # A subset of the items has a directory of its own: a smoke test (limit: 5) never stands for the
         # cell's full run, nor the full run for a smoke test (rundir/selection.py).
         subset = "-".join(([b.subset] if b.subset else []) + ([f"limit{b.limit}"] if b.limit is not None else []))
@@ -321,10 +329,68 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                     cache_path=spec.cache, out=out_dir, price_in_per_mtok=m.price_in,
                     price_out_per_mtok=m.price_out, api_key_env=m.api_key_env, progress=False,
                     bootstrap_resamples=spec.bootstrap_resamples, max_failure_rate=spec.max_failure_rate,
+                    judges=tuple(spec.judges) if judged else (),
                 )
                 runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
                                 n_items, repeats))
     return runs
+
+
+DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A language's suite: a benchmark entry per family whose datasheet covers the language (with
+    the options selecting it), and the families left out, each with its reason."""
+
+    language: str
+    benchmarks: tuple[BenchmarkEntry, ...]
+    skipped: tuple[tuple[str, str], ...]
+
+
+def language_suite(language: str, data_dir: str | None = None, judges: tuple[str, ...] = ()) -> Suite:
+    """Every family covering `language` (registry.families) as a sweep's benchmark entries. With
+    `data_dir` (offline), a task file's data is DIR/NAME.jsonl (or .json, .parquet) in the hub's
+    schema, and a task without one there is skipped; a built-in runs on its own data. A judged task
+    with no judge (`judges`, or its scorer.judges) is skipped, saying so."""
+    from glotbench.languages import resolve_code
+    from glotbench.registry import families, get_benchmark
+    from glotbench.tasks.files import included_task
+
+    code = resolve_code(language)
+    if not code or not code.isalpha() or not 2 <= len(code) <= 3:
+        raise GlotbenchError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
+    if data_dir is not None and not Path(data_dir).is_dir():
+        raise GlotbenchError(f"--data {data_dir}: not a folder (the suite's --data is a folder of NAME.jsonl files)")
+    entries, skipped = [], []
+    for fam in families(code):
+        assert fam.datasheet is not None  # families(code) keeps only those covering code
+        opts = dict(fam.datasheet.options_for(code) or {})
+        data = None
+        if data_dir is not None:
+            found = [Path(data_dir) / f"{fam.name}{suffix}" for suffix in DATA_SUFFIXES]
+            data = next((str(f) for f in found if f.is_file()), None)
+            if data is None and fam.task_file:
+                skipped.append((fam.name, f"no data in {data_dir} ({fam.name}.jsonl, .json or .parquet; offline)"))
+                continue
+        try:
+            bench = get_benchmark(fam.name, **{k: str(v).lower() if isinstance(v, bool) else str(v)
+                                              for k, v in opts.items() if v is not None})
+        except GlotbenchError as e:
+            skipped.append((fam.name, f"cannot be built: {e}"))
+            continue
+        if bench.judged and not judges and not bench.spec.scorer.judges:  # type: ignore[attr-defined]  # judged: a task
+            skipped.append((fam.name, "judged by a rubric and no judge named: give --judge SPEC"))
+            continue
+        label = fam.name + (f"-{code}" if opts else "")
+        # a task from an --include-path folder by its file, so Ray and Slurm workers find it too
+        entries.append(BenchmarkEntry(name=str(included_task(fam.name) or fam.name), label=label, data=data,
+                                      options={k: v for k, v in opts.items() if v is not None}))
+    if not entries:
+        why = "; ".join(f"{n}: {r}" for n, r in skipped) or "none covers it (glotbench tasks list --language)"
+        raise GlotbenchError(f"no benchmark family to run in {code}: {why}")
+    return Suite(code, tuple(entries), tuple(skipped))
 
 
 def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:

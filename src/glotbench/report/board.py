@@ -215,8 +215,12 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
 
         if pivot != "language":
             raise GlotbenchError(f"--pivot must be language, got {pivot!r}")
+        from glotbench.report.card import language_card
+
         tables = language_tables(runs, left_out, languages,
-                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False))
+                                 lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False),
+                                 lambda lang, chosen, out: language_card(lang, chosen, out, alpha=alpha, resamples=resamples,
+                                                                         seed=seed, correction=correction))
         return {"pivot": "language", "tables": tables,
                 "models": list(dict.fromkeys(m for t in tables for m in t["models"])),
                 "left_out": left_out, "significance": significance}
@@ -371,10 +375,12 @@ def _left_out_md(board: dict[str, Any]) -> list[str]:
 
 def to_markdown(board: dict[str, Any]) -> str:
     if board.get("pivot"):
+        from glotbench.report.card import card_lines
+
         lines = []
         for t in board["tables"]:
             lines += [f"### {t['name']} ({t['language']})", "", *_md_table(t["models"], t["columns"]), "",
-                      *_md_signatures(t["columns"]), ""]
+                      *_md_signatures(t["columns"]), "", *(card_lines(t["card"]) if t.get("card") else [])]
         return "\n".join(lines + [legend(board)] + _left_out_md(board)) + "\n"
     cols = board["columns"]
     lines = _md_table(board["models"], cols)
@@ -417,6 +423,12 @@ def to_csv(board: dict[str, Any]) -> str:
                     x.get("ci_method") or "", x.get("valid", True), c["item_set"], "; ".join(x.get("notes") or ()),
                     x.get("p_vs_best_adjusted", ""), board["significance"].get("correction", ""),
                     x.get("clusters", ""), bool(x.get("too_few_units"))])
+    if board.get("pivot"):
+        from glotbench.report.card import card_csv_rows
+
+        for t in board["tables"]:
+            for row in card_csv_rows(t["card"]) if t.get("card") else []:
+                w.writerow([t["language"], *row])
     return buf.getvalue()
 
 
@@ -440,6 +452,11 @@ def to_latex(board: dict[str, Any]) -> str:
             out.append(_tex(m) + " & " + " & ".join(cells) + r" \\")
         head = f"{language}: " if language else ""
         out += [r"\bottomrule", r"\end{tabular}", r"\caption{" + _tex(head + legend(board)) + "}", r"\end{table}"]
+        card = next((t.get("card") for t in board.get("tables") or () if t["language"] == language), None)
+        if card:
+            from glotbench.report.card import card_latex
+
+            out += card_latex(card, _tex)
     return "\n".join(out) + "\n"
 
 

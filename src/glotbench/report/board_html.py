@@ -82,8 +82,11 @@ def _pivot_html(board: dict[str, Any]) -> str:
     sections = []
     for t in board["tables"]:
         sigs = "".join(f'<div class="sig">{escape(c["benchmark"])}: {escape(c["signature"])}</div>' for c in t["columns"])
+        from glotbench.report.card import card_html
+
         sections.append((f"lang-{t['language']}", f"{t['name']} ({t['language']})",
-                         _table(t["models"], t["columns"], name, f"board-{t['language']}") + sigs))
+                         _table(t["models"], t["columns"], name, f"board-{t['language']}") + sigs
+                         + (card_html(t["card"]) if t.get("card") else "")))
     sections.append(("legend", "Reading the tables",
                      f'<p class="note">{escape(legend(board))}; ★ best, ≈ not significantly different.</p>'))
     if board["left_out"]:

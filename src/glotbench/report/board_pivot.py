@@ -32,9 +32,12 @@ def language_name(code: str) -> str:
 
 
 def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: list[str] | None,
-                    column: Callable[[str, list[Run]], dict[str, Any]]) -> list[dict[str, Any]]:
+                    column: Callable[[str, list[Run]], dict[str, Any]],
+                    card: Callable[[str, dict[str, list[Run]], list[dict[str, str]]], dict[str, Any]] | None = None,
+                    ) -> list[dict[str, Any]]:
     """One table per language (in code order, or the order `languages` asks): its models and its
-    columns, each column built by `column(name, runs)` over that language's views of the runs."""
+    columns, each column built by `column(name, runs)` over that language's views of the runs; with
+    `card`, the language's report card (report/card.py) from the same chosen runs."""
     from glotbench.errors import GlotbenchError
     from glotbench.languages import resolve_code
 
@@ -55,9 +58,13 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
         if lang not in by_lang:
             continue
         before = len(left_out)
-        cols = [column(name, rs) for name, rs in columns_of(by_lang[lang], left_out, by="task").items()]
+        chosen = columns_of(by_lang[lang], left_out, by="task")
+        cols = [column(name, rs) for name, rs in chosen.items()]
         for x in left_out[before:]:
             x["reason"] = f"{x['reason']} (in {lang})"
-        tables.append({"language": lang, "name": language_name(lang), "columns": cols,
-                       "models": list(dict.fromkeys(m for c in cols for m in c["cells"]))})
+        table = {"language": lang, "name": language_name(lang), "columns": cols,
+                 "models": list(dict.fromkeys(m for c in cols for m in c["cells"]))}
+        if card is not None:
+            table["card"] = card(lang, chosen, left_out[before:])
+        tables.append(table)
     return tables

@@ -3,6 +3,7 @@
 Run: `python -m glotbench.testing.server [--port 0] [--latency 0.1]`; it prints `PORT <n>` first.
 Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vLLM:
 - POST /_control  {"latency": s, "answers": {substring: reply}, "sequences": {substring: [reply...]}, "faults": [rule...],
+                   "model_answers": {model: {substring: reply}} (per requested model: scripted models on one server),
                    "reject_response_format": bool, "require_key": str|null}
 - GET  /_requests  every chat request body received, in order;  POST /_reset  clears state.
 - GET  /_stats  {"requests", "in_flight", "max_in_flight", "rejected"}: the most requests ever open at
@@ -16,7 +17,8 @@ Behaviour is set over HTTP, so tests talk to it exactly as glotbench talks to vL
   plus a little of the trigram one: scripted paraphrases.
 A fault rule: {"match": substring or "*", "status": 429|500|..., "retry_after": "1", "times": n,
 "delay": s (sleep before answering: a timeout), "malformed": true (200 with a broken body),
-"redirect": URL (a 307 to it), "embeddings": true (the rule is for /v1/embeddings only)}. A rule
+"redirect": URL (a 307 to it), "embeddings": true (the rule is for /v1/embeddings only), "model": name
+(only that requested model's calls)}. A rule
 fires `times` times per distinct prompt, then the request succeeds.
 The reply is the next of `sequences[key]` for the first `sequences` key found in the last user message
 (the n-th such request gets the n-th reply, the last repeating), else `answers[last user message]`, else
@@ -55,6 +57,7 @@ class State:
         self.max_in_flight = self.in_flight  # the most chat requests ever open at once (GET /_stats)
         self.embed_groups: dict[str, str] = {}
         self.sequences: dict[str, list[str]] = {}
+        self.model_answers: dict[str, dict[str, str]] = {}
         self.embedding_calls = 0
         self.capacity: int | None = None
         self.capacity_retry_after: str | None = None
@@ -103,6 +106,8 @@ async def _chat(request: web.Request, st: State) -> web.StreamResponse:
         pattern = rule.get("match", "*")
         if rule.get("embeddings") or (pattern != "*" and pattern not in content):
             continue
+        if rule.get("model") not in (None, body.get("model")):  # a rule for one model's requests
+            continue
         if st.fired[(i, digest)] >= rule.get("times", 1):
             continue
         st.fired[(i, digest)] += 1
@@ -124,7 +129,9 @@ async def _chat(request: web.Request, st: State) -> web.StreamResponse:
         return _chat_reply(body, _rubric(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
     if judge is not None and "[Answer A]" in content:
         return _chat_reply(body, _verdict(judge, content, st, f"{body.get('model')}:{digest}"), "stop", content)
-    reply = _next_in_sequence(st, content)
+    reply = next((v for k, v in st.model_answers.get(str(body.get("model")), {}).items() if k in content), None)
+    if reply is None:
+        reply = _next_in_sequence(st, content)
     if reply is None:
         reply = st.answers.get(content)
     if reply is None:
@@ -273,7 +280,7 @@ async def control(request: web.Request) -> web.Response:
     st: State = request.app["state"]
     cfg = await request.json()
     for key in ("latency", "answers", "faults", "reject_response_format", "require_key", "record", "judges",
-                "embed_groups", "sequences", "capacity", "capacity_retry_after", "batch"):
+                "embed_groups", "sequences", "capacity", "capacity_retry_after", "batch", "model_answers"):
         if key in cfg:
             setattr(st, key, cfg[key])
     return web.json_response({"ok": True})

@@ -21,6 +21,8 @@ ELSEWHERE = {
     "python -m pytest": "CI runs it",
     "glotbench run vi-diacritics --quick": "needs the embedded model: tests/test_local_model.py runs vi-diacritics on it (slow); the quick selection: tests/test_selection.py",
     "mkdocs": "CI builds the site strictly (.ci/run)",
+    "glotbench sweep --language lo --model openai:my-model@http://localhost:8000/v1 --out runs/lo\n":
+        "online, every Lao family's hub repository: tests/test_card_suite.py runs a language's suite on loopback",
 }
 
 
@@ -28,11 +30,11 @@ def commands() -> list[str]:
     blocks = re.findall(r"```bash\n(.*?)```", README, flags=re.S)
     out = []
     for block in blocks:
-        for line in block.splitlines():
+        for line in block.splitlines(keepends=True):
             for part in line.split("&&"):
-                part = part.split(" > ")[0].strip()
-                if part:
-                    out.append(part)
+                part = part.split(" > ")[0].lstrip()
+                if part.strip():
+                    out.append(part if part.endswith("\n") else part + "\n")
     return out
 
 
@@ -44,6 +46,8 @@ def test_every_readme_command_runs(tmp_path, srv, hub):  # noqa: F811 - the fixt
     srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "Answer: A", "ວຽງຈັນຕັ້ງຢູ່": "Answer: B"})
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "examples").symlink_to(ROOT / "docs" / "examples")
+    (tmp_path / "lo-data").mkdir()  # the offline suite: the README's 3-row Belebele file as the family's data
+    (tmp_path / "lo-data" / "belebele.jsonl").write_bytes((ROOT / "docs/examples/belebele-lao.jsonl").read_bytes())
     env = {"HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
            "HF_HUB_OFFLINE": "0", "BROWSER": "true", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
     runs: list[Path] = []
@@ -51,12 +55,15 @@ def test_every_readme_command_runs(tmp_path, srv, hub):  # noqa: F811 - the fixt
     for cmd in commands():
         if any(cmd.startswith(k) for k in ELSEWHERE):
             continue
+        cmd = cmd.strip()
         args = shlex.split(cmd.replace(ENDPOINT, srv.spec("my-model")))
         assert args[0] == "glotbench", cmd
         args = args[1:]
         if args[0] == "run":
             args += ["--out", str(tmp_path / f"run{len(runs)}"), "--no-progress"]
             runs.append(tmp_path / f"run{len(runs)}")
+        if args[0] == "board" and args[1] == "runs/lo":
+            args[1] = "runs/lo-offline"  # the online suite is not run here (ELSEWHERE)
         args = [a for b in args for a in ({"RUN_A": [str(runs[0])], "RUN_B": [str(runs[-1])]}.get(b, [b]))]
         args = [str(runs[-1]) if a == "runs/belebele/RUN" else a for a in args]
         args = [str(tmp_path / "run0") if a == "runs/belebele" else a for a in args]
@@ -70,7 +77,12 @@ def test_every_readme_command_runs(tmp_path, srv, hub):  # noqa: F811 - the fixt
             assert "belebele" in proc.stdout and "Lao (lo)" in proc.stdout
         if "bibtex" in args:
             assert "@software{glotbench" in proc.stdout
-    assert len(ran) >= 8, ran  # both runs, the language list, prompt, report, compare, two exports
+        if args[0] == "sweep":
+            assert "belebele" in proc.stdout and "skipped" in proc.stdout + proc.stderr
+        if args[0] == "board":
+            assert (tmp_path / "card.html").is_file()
+    assert len(ran) >= 10, ran  # both runs, the language list, the offline suite and its card, prompt, report,
+    # compare, two exports
 
 
 def test_the_signature_legend_names_real_parts(tmp_path, srv):

@@ -352,8 +352,10 @@ class Suite:
 def language_suite(language: str, data_dir: str | None = None, judges: tuple[str, ...] = ()) -> Suite:
     """Every family covering `language` (registry.families) as a sweep's benchmark entries. With
     `data_dir` (offline), a task file's data is DIR/NAME.jsonl (or .json, .parquet) in the hub's
-    schema, and a task without one there is skipped; a built-in runs on its own data. A judged task
-    with no judge (`judges`, or its scorer.judges) is skipped, saying so."""
+    schema, and a task without one there is skipped; a built-in runs on its own data. A family whose
+    pinned or bundled data lacks the language (its datasheet's `data_only`) runs only on a --data
+    file, else is skipped. A judged task with no judge (`judges`, or its scorer.judges) is skipped,
+    saying so."""
     from glotbench.languages import resolve_code
     from glotbench.registry import families, get_benchmark
     from glotbench.tasks.files import included_task
@@ -374,6 +376,10 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
             if data is None and fam.task_file:
                 skipped.append((fam.name, f"no data in {data_dir} ({fam.name}.jsonl, .json or .parquet; offline)"))
                 continue
+        if data is None and fam.datasheet.needs_data(code):
+            skipped.append((fam.name, f"its pinned or bundled data has no {code} rows: give them as "
+                                      f"--data DIR/{fam.name}.jsonl"))
+            continue
         try:
             bench = get_benchmark(fam.name, **{k: str(v).lower() if isinstance(v, bool) else str(v)
                                               for k, v in opts.items() if v is not None})

@@ -12,7 +12,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.core import Dataset
 from glotbench.extract import Extraction
@@ -45,27 +45,31 @@ def _item_key(item: Any) -> str:
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
 
+    The declared facts below are typed attributes with class-level defaults, not ClassVars: a
+    built-in sets them in its class body, a benchmark built from a task file (tasks/benchmark.py,
+    DeepSea's tasks) sets them on its instance; mypy checks both against these declarations.
+
     The prompt hash in the signature is computed from what `render` produces over the dataset's
     items (both forms), so a changed prompt is a changed signature.
     """
 
-    name: ClassVar[str]
-    version: ClassVar[str]
-    description: ClassVar[str]
-    metrics: ClassVar[tuple[Metric, ...]]  # the first one is the headline
-    group_by: ClassVar[tuple[str, ...]] = ()
-    pooled_overall: ClassVar[bool] = True  # False: metrics are only meaningful within a group
+    name: str
+    version: str
+    description: str
+    metrics: tuple[Metric, ...]  # the first one is the headline
+    group_by: tuple[str, ...] = ()
+    pooled_overall: bool = True  # False: metrics are only meaningful within a group
     # A meta key whose equal values form a cluster of dependent items (Belebele's passage, XQuAD's
     # context): the intervals then resample clusters (metrics.ratio.clustered_interval, docs/metrics.md).
-    cluster_by: ClassVar[str | None] = None
-    default_config: ClassVar[GenerateConfig] = GenerateConfig()
+    cluster_by: str | None = None
+    default_config: GenerateConfig = GenerateConfig()
     method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
-    answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
+    answers_are_outputs: bool = False  # answer files hold raw outputs (extracted) or answers
     # Extraction failures (kinds before any ":") for which the runner asks a fresh reply again, under
     # the run's retry policy (a judge's malformed verdict): the reply is extracted once, never cached,
     # and an item whose retries run out fails as `bad_response` ("malformed <reply_name> (...)").
-    retry_failures: ClassVar[tuple[str, ...]] = ()
-    reply_name: ClassVar[str] = "reply"
+    retry_failures: tuple[str, ...] = ()
+    reply_name: str = "reply"
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
     # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
@@ -77,13 +81,13 @@ class Benchmark(ABC):
     # What the bundled data is, when it is not the published benchmark's (`data_label`): "sample"
     # (items written for glotbench as a stand-in) or "own" (glotbench's own set, modelled on
     # `modelled_on`). None: the bundled data is the benchmark, or there is none.
-    bundled_data: ClassVar[str | None] = None
-    modelled_on: ClassVar[str | None] = None
+    bundled_data: str | None = None
+    modelled_on: str | None = None
     # The public field whose text is itself a possible answer: restoration and correction (the input
     # unchanged), translation (the source copied). A run then scores that text as every item's answer,
     # the do-nothing floor every view shows beside the score (`input_floor`), as a multiple-choice
     # table shows the random baseline. None: the input is no answer (a question, options).
-    input_answer: ClassVar[str | None] = None
+    input_answer: str | None = None
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:

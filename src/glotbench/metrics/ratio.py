@@ -34,12 +34,17 @@ class Metric(Protocol):
     """What aggregation needs from a metric. `scale` is "fraction" (0-1, shown as percent) or
     "points" (already 0-100, as BLEU and chrF)."""
 
-    name: str
-    description: str
-    show_ci: bool
-    label: str
-    scale: str
-
+    # read-only: a metric is a frozen record (RatioMetric, CorpusMetric...), never reassigned
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def show_ci(self) -> bool: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def scale(self) -> str: ...
     @property
     def keys(self) -> tuple[str, ...]: ...
 
@@ -295,13 +300,13 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
     n = len(rows)
     if prop is None and bounded_ratio(metric, rows):
         eff = effective_estimate(metric, rows, np.arange(n), n)
-        est = {"value": eff.pop("value"), "ci_low": eff.pop("ci_low"), "ci_high": eff.pop("ci_high"), "n": n, **eff}
+        est: dict[str, Any] = {"value": eff.pop("value"), "ci_low": eff.pop("ci_low"), "ci_high": eff.pop("ci_high"), "n": n, **eff}
         return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
     if prop is not None:
         k, trials = prop
         value = float(metric.score(rows.sum(axis=0)))
         lo, hi = wilson(k, trials)
-        est: dict[str, Any] = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
+        est = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
     else:
         est = {**boot.to_dict(), "ci_method": "bootstrap" if resamples > 0 and n > 0 else "none"}
         value, lo, hi = est["value"], est["ci_low"], est["ci_high"]

@@ -12,7 +12,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from glotbench.core import Dataset
 from glotbench.extract import Extraction
@@ -20,12 +20,15 @@ from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
 
+if TYPE_CHECKING:
+    from glotbench.rundir.schema import DataLabel
+
 # The prompt hash's JSON, as json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) writes
 # it; one encoder for every item (json.dumps with options builds one per call).
 _PROMPT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
-def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int) -> dict[str, Any] | None:
+def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int) -> DataLabel | None:
     """The label of `n` items from `source` when it is bundled data of this `kind` ("sample", "own")."""
     if kind is None or not str(source).startswith("bundled:"):
         return None
@@ -162,7 +165,7 @@ class Benchmark(ABC):
     def signature_parts(self) -> Mapping[str, str]:
         return {}
 
-    def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
+    def data_label(self, dataset: Dataset) -> DataLabel | None:
         """results.json's `data_label` for a run on bundled data that is not the published benchmark:
         its kind, item count and the words every view shows. A user's own file (`--data`, a hub
         revision) has none, unless its items are bundled ones: a copy of the bundled file, in any

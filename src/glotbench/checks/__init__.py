@@ -209,7 +209,7 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
         return None
     verdicts: Counter[str] = Counter()
     groups: dict[str, dict[str, Counter]] = {k: defaultdict(Counter) for k in getattr(bench, "group_by", ())}
-    examples = []
+    examples: list[dict[str, Any]] = []
     for s in samples:
         c = checks.get((s.id, s.repeat))
         # a failed call (a timeout...) is no reply at all: `call_failed`, as in the error types, never no_answer
@@ -217,7 +217,7 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
         verdicts[v] += 1
         for key in groups:
             groups[key][str(s.meta.get(key, "unknown"))][v] += 1
-        if v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
+        if c is not None and v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
             examples.append({"id": s.id, "repeat": s.repeat, **{k: c.get(k) for k in
                                                               ("expected", "verdict", "why", "scripts", "detected")}})
     checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language"))

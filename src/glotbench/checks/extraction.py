@@ -137,7 +137,8 @@ def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, 
     bad = [s for s in samples if unread(s)]
     by_kind: dict[str, int] = {}
     for s in bad:
-        by_kind[s.failure] = by_kind.get(s.failure, 0) + 1  # type: ignore[index]
+        if s.failure is not None:  # always, for an unread sample
+            by_kind[s.failure] = by_kind.get(s.failure, 0) + 1
     combine = getattr(bench, "combined", None)  # permute=circular: the headline is per original item
 
     def per_item(ss: Sequence[Sample]) -> Sequence[Any]:

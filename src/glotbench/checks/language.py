@@ -157,7 +157,8 @@ def _unpacked(model: Any, codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]
     # py3langid keeps each state's row offset as a list of ints (104,583 of them: 4 MB); the same
     # offsets as one unsigned array (0.4 MB), set where it reads them (py3langid's version is in the key)
     ident.tk_row = read("row.bin")
-    ident._rowbase = memoryview(np.asarray(ident.tk_row, dtype=np.uint32) << np.uint32(8)).cast("B").cast("I")
+    # numpy's stubs declare no buffer protocol for Python 3.11 (`__buffer__` is 3.12's); an ndarray is one
+    ident._rowbase = memoryview(np.asarray(ident.tk_row, dtype=np.uint32) << np.uint32(8)).cast("B").cast("I")  # type: ignore[arg-type]
     return ident, tuple(meta["known"])
 
 
@@ -181,7 +182,8 @@ class _Rows:
         row = self._rows.get(i >> 8)
         if row is None:
             size = 256 * self._width
-            row = self._rows[i >> 8] = memoryview(self._pread(self._fd, size, (i >> 8) * size)).cast(self._code)
+            # typeshed's overloads take only a literal format code; the file's code is read from meta.json
+            row = self._rows[i >> 8] = memoryview(self._pread(self._fd, size, (i >> 8) * size)).cast(self._code)  # type: ignore[call-overload]
         return row[i & 255]
 
 

@@ -111,7 +111,8 @@ def back_items(bench: Any, answers: Mapping[str, str], items: Mapping[str, Item]
 def pivoted(items: Dataset, translations: Mapping[str, str], asked: set[str]) -> tuple[Dataset, dict[str, list[str]]]:
     """The items with each translated text in place; a text `asked` for (`ITEM::PATH`) that did not
     come back is kept as it is and listed per item (an item already in the pivot language asks none)."""
-    out, missing = [], {}
+    out: list[Item] = []
+    missing: dict[str, list[str]] = {}
     for it in items:
         public: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, (list, tuple))
                                       else v) for k, v in it.public.items()}
@@ -163,7 +164,7 @@ class GivenAnswer:
 def with_mixins(bench: Any, *mixins: type, **attrs: Any) -> Any:
     base = type(bench)
     cls = type("".join(m.__name__ for m in mixins) + base.__name__, (*mixins, base), {"__module__": __name__})
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(bench.__dict__)
     obj.__dict__.update(attrs)
     return obj

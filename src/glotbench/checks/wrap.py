@@ -84,7 +84,7 @@ def wrap(bench: Any, settings: Mapping[str, str]) -> Any:
         return bench
     base = type(bench)
     cls = type("".join(m.__name__ for m in mixins) + base.__name__, (*mixins, base), {"__module__": __name__})
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(bench.__dict__)
     for k, v in settings.items():
         if k == "permute" or v == "fail":

@@ -42,3 +42,17 @@ def test_a_run_whose_prompts_fit_no_template_keeps_each_prompt_whole(tmp_path):
     for s in samples:
         assert s["prompt"] == whole(bench.render(items[s["id"]].to_public()), "chat")
         assert s["prompt"]["messages"][0]["name"] == "glot"
+
+
+def test_a_pairwise_verdict_with_a_number_over_pythons_digit_limit_is_a_malformed_verdict():
+    """json.loads raises a plain ValueError (no `msg`) for an integer over 4,300 digits: the reply is a
+    malformed verdict (asked again, then counted), not an AttributeError."""
+    import pytest
+
+    from glotbench.judges.pairwise import VerdictError, parse_verdict
+
+    for reply in ("1" * 5000, '{"winner": "A", "notes": {"x": ' + "9" * 5000 + "}}"):
+        with pytest.raises(VerdictError, match="not a JSON object"):
+            parse_verdict(reply)
+    with pytest.raises(VerdictError, match=r"not a JSON object \(Expecting value\)"):
+        parse_verdict("nope")

@@ -86,8 +86,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     back_failed = 0
     if text_task:
         # 3. the answers back into each item's language; 4. scored against the native references
-        english = {s.id: answer_text(bench, s.answer) for s in ans.samples if s.repeat == 0}
-        english = {k: v for k, v in english.items() if v}
+        english = {s.id: text for s in ans.samples if s.repeat == 0 and (text := answer_text(bench, s.answer))}
         by_id = {it.id: it for it in items}
         native_text: dict[str, str] = {}
         if english:  # none when every English answer failed

@@ -137,7 +137,7 @@ class DeepSEA(Benchmark):
             for i, row in enumerate(rows):
                 script = foreign_script(str(row[spec.in_language]), lang) if spec.in_language else None
                 if script:  # Khmer examples listed under "lo": scored, signed and reported as Lao
-                    named = f" ({p.name})" if (p := profile(resolve_code(lang))) else ""
+                    named = f" ({prof.name})" if (prof := profile(resolve_code(lang))) else ""
                     raise DataError(f"{source}: {lang} example {i}.{spec.in_language}: written in {script} script, "
                                     f"but listed under {lang!r}{named}")
                 public = {f: copy.deepcopy(row[f]) for f in spec.public}  # the whitelist: nothing else
@@ -295,7 +295,8 @@ class _Generation(DeepSEA):
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         cm = self.metrics[0]
-        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[item.gold[self.reference]]])[0]))  # type: ignore[union-attr]
+        assert isinstance(cm, CorpusMetric)  # `_metrics` makes one
+        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[item.gold[self.reference]]])[0]))
 
     def zero(self, item: Item) -> dict[str, float]:
         return dict(self.score("", item).stats)

@@ -159,7 +159,7 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
         question = _text(row, "question", where, rid)
         answer = _text(row, "answer", where, rid).strip()
         sub = str(row.get("subdomain") or "unspecified")
-        has_options = any(isinstance(row.get(k), str) and row.get(k).strip() for k in LETTERS)
+        has_options = any(isinstance(v := row.get(k), str) and v.strip() for k in LETTERS)
         if answer in LETTERS and has_options:
             options = {k: _text(row, k, where, rid) for k in LETTERS}
             lang = str(row.get("lang") or detect_lang(question))

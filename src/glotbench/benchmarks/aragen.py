@@ -232,6 +232,7 @@ class AraGenAnswers(Benchmark):
 
     name = "aragen-answers"
     bundled_data = "sample"  # 12 entries written for glotbench, not AraGen data
+    lang, output_language_rule = "ar", "Arabic (answers to Arabic prompts)"
     version = "1.1"
     description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)

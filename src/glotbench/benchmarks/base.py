@@ -12,7 +12,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
 from glotbench.core import Dataset
 from glotbench.extract import Extraction
@@ -22,6 +22,8 @@ from glotbench.models.base import GenerateConfig, Prompt
 
 if TYPE_CHECKING:
     from glotbench.rundir.schema import DataLabel
+
+AnswerKind = Literal["letter", "number", "text"]
 
 # The prompt hash's JSON, as json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) writes
 # it; one encoder for every item (json.dumps with options builds one per call).
@@ -38,6 +40,14 @@ def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int
         text = (f"glotbench's own set ({n} items), not the published {modelled_on} data" if modelled_on
                 else f"glotbench's own set ({n} items; the task has no published data set)")
     return {"kind": kind, "sample": kind == "sample", "items": n, "label": text}
+
+
+def target_of_pair(pair: str) -> str | None:
+    """A language pair's target: `en-th_TH` -> th; `lo-en` -> en."""
+    from glotbench.languages import resolve_code
+
+    _, _, tgt = str(pair).partition("-")
+    return resolve_code(tgt) if tgt else None
 
 
 def _item_key(item: Any) -> str:
@@ -91,6 +101,28 @@ class Benchmark(ABC):
     # the do-nothing floor every view shows beside the score (`input_floor`), as a multiple-choice
     # table shows the random baseline. None: the input is no answer (a question, options).
     input_answer: str | None = None
+    # What the checks that read a run need to know (checks/extraction.py, errors.py, language.py, the
+    # pivot): declared here, so a plugin or a task file gets every check a built-in gets.
+    # The kind of answer the benchmark's rule extracts from a reply: "letter" (an option), "number" or
+    # "text" (a span, a rewritten sentence); None: the reply is taken as it is (translation, summaries)
+    # or is judged.
+    answer_kind: AnswerKind | None = None
+    # The public field an answer rewrites keeping its words (diacritics restored, tones corrected): such
+    # an answer is in the input's language by construction and is not identified (checks/language.py).
+    rewrites: str | None = None
+    # The one language of the items (a task file's `language`; "vi" for vi-diacritics), when fixed.
+    lang: str | None = None
+    # The language every item's input is written in, when it is one (WMT24++'s English sources):
+    # `--pivot` into that language has nothing to translate.
+    input_language: str | None = None
+    # In words, how `output_language` decides the language an answer is expected in (the language
+    # check shows it); None: the answers have no expected language (letters, numbers, labels).
+    output_language_rule: str | None = None
+
+    def output_language(self, item: PublicItem) -> str | None:
+        """The language an answer to `item` is expected in (see `output_language_rule`): `lang` unless
+        the benchmark decides per item (a translation's target)."""
+        return self.lang
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:

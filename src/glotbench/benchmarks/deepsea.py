@@ -22,7 +22,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Any, ClassVar, Sequence
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, target_of_pair
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError
@@ -106,6 +106,10 @@ class DeepSEA(Benchmark):
     # answer) and `rules` (its settings in the signature, after task and metric).
     shown_meta: ClassVar[tuple[str, ...]] = ()  # meta fields the prompt also shows (WMT24++'s pair)
 
+    def item_language(self, item: PublicItem) -> str | None:
+        """The item's language: the `output_language` of the tasks whose answers are in it."""
+        return resolve_code(item.meta.get("lang"))
+
     @abstractmethod
     def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]: ...
 
@@ -185,6 +189,7 @@ class MGSM(DeepSEA):
     """Math word problems: the number in the last answer tag, numeric exact match."""
 
     task = "mgsm"
+    answer_kind = "number"
     prompt = "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}"
 
     def __init__(self, *, native_digits: bool = True, groups: str | None = None, metric: str | None = None):
@@ -212,6 +217,7 @@ class IndoMMLU(DeepSEA):
     """Subject MCQ: the release's first standalone letter, accuracy macro-averaged over subjects."""
 
     task = "indommlu"
+    answer_kind = "letter"
     prompt = "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}"
 
     def __init__(self, *, letter_case: str = "upper_first", groups: str | None = None, metric: str | None = None):
@@ -255,6 +261,9 @@ class XQuAD(DeepSEA):
     """Extractive QA: the answer tag or the language's "the answer is" phrase, token F1 (first reference)."""
 
     task = "xquad"
+    answer_kind = "text"
+    output_language_rule = "the passage's language (a span of it)"
+    output_language = DeepSEA.item_language
     prompt = "Read the passage and answer the question with a short span from the passage, between <answer> and </answer>.\n\nPassage: {context}\n\nQuestion: {question}"
 
     def __init__(self, *, f1_norm: str = "unicode", groups: str | None = None, metric: str | None = None):
@@ -304,6 +313,8 @@ class _Generation(DeepSEA):
 
 class CrossSum(_Generation):
     task, tag, reference = "crosssum", "summary", "summary"
+    output_language_rule = "the article's language (a summary in the same language)"
+    output_language = DeepSEA.item_language
     prompt = "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}"
 
     def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
@@ -312,6 +323,11 @@ class CrossSum(_Generation):
 
 class WMT24pp(_Generation):
     task, tag, reference, shown_meta = "wmt24pp", "translation", "target", ("lp",)
+    input_language = "en"  # WMT24++ translates English sources
+    output_language_rule = "the language pair's target"
+
+    def output_language(self, item: PublicItem) -> str | None:
+        return target_of_pair(item.meta.get("lp") or item.fields.get("lp", ""))
     input_answer = "source"  # the source copied is a possible translation (names, numbers, shared script)
     prompt = "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}"
 

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, target_of_pair
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.errors import DataError
@@ -219,6 +219,7 @@ class LaoBenchMCQ(_LaoBenchData):
     description = "LaoBench multiple choice: accuracy by dimension and subdomain"
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    answer_kind = "letter"
     random_baseline = 0.25
 
     def __init__(self, method: str = "generate") -> None:
@@ -278,6 +279,10 @@ class LaoBenchTranslation(_LaoBenchData):
     )
     group_by = ("direction", "direction_subdomain")
     pooled_overall = False  # different segmenters per target language: never one pooled number
+    output_language_rule = "the direction's target"
+
+    def output_language(self, item: PublicItem) -> str | None:
+        return target_of_pair(item.fields.get("direction", ""))
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
 
     def __init__(self, bleu_tokenize: str = BLEU_TOKENIZE_SEGMENTED[0], laonlp: str | None = None,

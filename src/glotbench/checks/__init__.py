@@ -183,7 +183,7 @@ def _memo_key(bench: Any, dataset: Any) -> str | None:
     except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
         return None
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
-           L.MIN_CONFIDENCE, bench.name, getattr(bench, "version", None), jsonable(parts),
+           L.MIN_CONFIDENCE, bench.name, bench.version, jsonable(parts),
            getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
     # 64 characters, as the caches' keys are (PostgreSQL's column is VARCHAR(64)); the prefix keeps
     # the checks apart from the benchmarks' aggregates in the same table.
@@ -208,7 +208,7 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
     if rule is None:
         return None
     verdicts: Counter[str] = Counter()
-    groups: dict[str, dict[str, Counter]] = {k: defaultdict(Counter) for k in getattr(bench, "group_by", ())}
+    groups: dict[str, dict[str, Counter]] = {k: defaultdict(Counter) for k in bench.group_by}
     examples: list[dict[str, Any]] = []
     for s in samples:
         c = checks.get((s.id, s.repeat))

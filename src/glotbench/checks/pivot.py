@@ -81,7 +81,7 @@ def texts_of(item: Item) -> dict[str, str]:
 def item_language(bench: Any, item: Item) -> str | None:
     from glotbench.languages import resolve_code
 
-    return resolve_code(item.meta.get("lang") or item.public.get("lang")) or getattr(bench, "lang", None)
+    return resolve_code(item.meta.get("lang") or item.public.get("lang")) or bench.lang
 
 
 def translation_items(bench: Any, items: Dataset, target: str) -> Dataset:
@@ -198,8 +198,8 @@ def paired(bench: Any, metrics: Any, native: Any, pivot: Any, resamples: int = 1
 
     common = [i for i in a if i in b]
     out: dict[str, Any] = {"metric": head.name, "scale": getattr(head, "scale", "fraction"),
-                           "overall": test(common) if getattr(bench, "pooled_overall", True) else None, "groups": {}}
-    for key in getattr(bench, "group_by", ())[:1]:
+                           "overall": test(common) if bench.pooled_overall else None, "groups": {}}
+    for key in bench.group_by[:1]:
         vals: dict[str, list[str]] = {}
         for i in common:
             vals.setdefault(str(meta[i].get(key, "unknown")), []).append(i)

@@ -34,7 +34,7 @@ from glotbench.languages import resolve_code
 
 def language_of(bench: Any, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
     lang = expected_language(bench, fields, meta) or resolve_code(meta.get("lang") or meta.get("language")) \
-        or getattr(bench, "lang", None)
+        or bench.lang
     return lang or "unknown"
 
 

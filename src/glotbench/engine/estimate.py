@@ -410,7 +410,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     finally:
         if cache is not None:
             cache.close()
-    if getattr(bench, "judged", False):
+    if bench.judged:
         est.not_counted.append("the judges' requests (one or more per answer and judge): these figures are the "
                                "answering model's only")
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:

@@ -61,7 +61,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     if not options.out:
         raise GlotbenchError("--pivot needs --out DIR: its phases are written under it")
     bench = get_benchmark(benchmark, **dict(options.bench_options))
-    if bench.name == "deepsea-wmt24pp" or getattr(bench, "judged", False) or getattr(bench, "method", "generate") != "generate":
+    if bench.input_language == target or bench.judged or bench.method != "generate":
         raise GlotbenchError(f"{bench.name}: --pivot is for tasks answered by generation whose input is not English "
                              "(DeepSEA MGSM, IndoMMLU, XQuAD, CrossSum; task files)")
     root = Path(options.out)

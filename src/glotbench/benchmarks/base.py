@@ -118,6 +118,11 @@ class Benchmark(ABC):
     # In words, how `output_language` decides the language an answer is expected in (the language
     # check shows it); None: the answers have no expected language (letters, numbers, labels).
     output_language_rule: str | None = None
+    # The extraction pipeline whose answer is the headline's, when answers are read several ways side
+    # by side (a task file's `pipelines`): the text the checks read of a mapping answer.
+    headline_pipeline: str | None = None
+    # A log-likelihood run keeps every choice's log-probability and token count (task files).
+    loglik_detail: bool = False
 
     def output_language(self, item: PublicItem) -> str | None:
         """The language an answer to `item` is expected in (see `output_language_rule`): `lang` unless

@@ -353,7 +353,7 @@ def answer_text(bench: Any, answer: Any) -> str | None:
     if isinstance(answer, str):
         return answer
     if isinstance(answer, Mapping):
-        head = getattr(bench, "headline_pipeline", None)
+        head = bench.headline_pipeline
         for key in (head, "restored_text", "corrected_text", "text"):
             if key and isinstance(answer.get(key), str):
                 return answer[key]

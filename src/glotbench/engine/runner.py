@@ -207,7 +207,7 @@ class Runner:
         self._loglik_mode = benchmark.method == "loglik"
         # Task benchmarks score every normalisation from the choices' log-probabilities and token
         # counts (glotbench.tasks.loglik); the built-ins take the choice with the highest sum.
-        self._loglik_detail = self._loglik_mode and bool(getattr(benchmark, "loglik_detail", False))
+        self._loglik_detail = self._loglik_mode and benchmark.loglik_detail
         self._retries_failures = bool(benchmark.retry_failures)
         self._form = prompt_form(benchmark, model)
         self.max_tokens_sent: Counter = Counter()  # the reply caps of the units (run.json's max_tokens)

@@ -94,6 +94,7 @@ class TaskBenchmark(Benchmark):
 
     answers_are_outputs = True
     loglik_detail = True  # the runner returns every choice's log-probability and token count
+    headline_pipeline: str  # always one of the task's pipelines (`_pipelines`)
 
     def __init__(self, spec: Any, where: Where | None = None, base_dir: str | Path | None = None, **options: Any):
         from glotbench.languages import resolve_code

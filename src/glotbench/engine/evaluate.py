@@ -34,8 +34,8 @@ from glotbench.errors import GlotbenchError
 from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
-from glotbench.rundir.schema import (BenchmarkInfo, ModelInfo, Results, RunJson, Stopped, Timing, results_record,
-                                     run_record)
+from glotbench.rundir.schema import (BenchmarkInfo, Counts, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,
+                                     Tokens, results_record, run_record)
 from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
@@ -178,7 +178,8 @@ def _with_reply_caps(run: RunJson, bench: Benchmark, plan: _Plan, sent: Counter)
     config = {**run["config"], "max_tokens": plan.config.max_tokens}
     config.pop("max_tokens_min", None)
     config.pop("max_tokens_setting", None)
-    return {**run, "config": {**config, **reply_cap(plan.config.max_tokens, sent, bench.method == "loglik")}}  # type: ignore[typeddict-item]
+    capped = cast(RunConfig, {**config, **reply_cap(plan.config.max_tokens, sent, bench.method == "loglik")})
+    return {**run, "config": capped}
 
 
 def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, str] | None:
@@ -194,7 +195,8 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
            out_dir: Path) -> RunJson:
     """run.json, written before the first request: what is run, and the prompt template."""
     auto = plan.auto
-    config = {**plan.config.to_dict(), "concurrency": "auto" if auto else plan.concurrency,
+    # RunConfig (open): the generation settings, GenerateConfig.to_dict's keys, then the run's options
+    config = cast(RunConfig, {**plan.config.to_dict(), "concurrency": "auto" if auto else plan.concurrency,
               **({"max_concurrency": options.max_concurrency} if auto else {}),
               **({"max_cost_usd": options.max_cost_usd} if options.max_cost_usd is not None else {}),
               **({"batch": True, "batch_discount": options.batch_discount} if options.batch else {}),
@@ -202,14 +204,14 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               "max_failure_rate": options.max_failure_rate, "timeout_s": options.timeout_s,
               "max_retries": options.max_retries, "cache": options.use_cache, "prompt_form": m.prompt_form(),
               "bench_options": dict(options.bench_options), "method": bench.method,
-              **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")}
+              **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")})
     info: BenchmarkInfo = {
         "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None}
     if (task_file := _task_copy(bench, out_dir)) is not None:
         info["task_file"] = task_file
     run = run_record(
-        info, _model_info(m, bench), config,  # type: ignore[arg-type]
+        info, _model_info(m, bench), config,
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
     write_json_atomic(out_dir / RUN_JSON, run)
     return run
@@ -290,28 +292,33 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
     versions = _versions()
     scores = aggregate_run(bench, full, done.samples, metrics, runner, options, versions)
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
+    facts = dict(bench.extra_results(full))
+    if floor := bench.input_floor(full, plan.items):
+        facts["input_floor"] = floor
+    counts: Counts = {"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),
+                      "flags": dict(c.flags), "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
+                      "not_sent": c.not_sent, "structured_output": dict(runner.structured_modes) or None}
+    if not c.not_sent:
+        del counts["not_sent"]
+    tokens: Tokens = {"prompt": c.prompt_tokens, "completion": c.completion_tokens,
+                      "prompt_billed_now": c.new_prompt_tokens, "completion_billed_now": c.new_completion_tokens}
+    if c.tokens_not_counted:  # replies whose tokens the backend could not count (log-likelihood without a tokenizer)
+        tokens["not_counted"] = c.tokens_not_counted
     return results_record(
         run, status="complete" if stopped is None else "stopped",
         stopped=None if stopped is None else {**stopped, "not_sent": c.not_sent},
         concurrency=done.gate.summary() if done.gate is not None else None, batch=done.batch,
         finished=datetime.now(timezone.utc).isoformat(), model=_model_info(m, bench),
-        signature=plan.signature, selection=plan.selection.record(),  # type: ignore[arg-type]
-        validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,  # type: ignore[arg-type]
+        signature=plan.signature, selection=plan.selection.record(),
+        validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,
                               c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
         data_label=bench.data_label(full),
-        facts={**bench.extra_results(full), **({"input_floor": floor} if (floor := bench.input_floor(full, plan.items)) else {})},  # type: ignore[arg-type]
+        facts=facts,
         headline=metrics[0].name,
         metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
                            "keys": list(mt.keys), "scale": mt.scale} for mt in metrics},
         scores=scores, checks=checks.summary(done.samples, metrics),
-        counts={"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),
-                "flags": dict(c.flags), "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
-                **({"not_sent": c.not_sent} if c.not_sent else {}),  # type: ignore[typeddict-item]
-                "structured_output": dict(runner.structured_modes) or None},
-        tokens={"prompt": c.prompt_tokens, "completion": c.completion_tokens,
-                "prompt_billed_now": c.new_prompt_tokens, "completion_billed_now": c.new_completion_tokens,
-                # replies whose tokens the backend could not count (log-likelihood without a tokenizer)
-                **({"not_counted": c.tokens_not_counted} if c.tokens_not_counted else {})},  # type: ignore[typeddict-item]
+        counts=counts, tokens=tokens,
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
         timing=_timing(wall, c, runner, done.batch, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
         versions=versions,

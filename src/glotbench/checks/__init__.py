@@ -26,6 +26,7 @@ import logging
 from collections import Counter, defaultdict
 from typing import Any, Callable, Mapping, Sequence
 
+from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample, jsonable
 from glotbench.keys import code_fingerprint, hash_text
 
@@ -40,7 +41,7 @@ class RunChecks:
     answer's language verdict by its text, and the summary by the samples it was made from, so a
     fully cached re-run neither loads the language identifier nor computes the checks again."""
 
-    def __init__(self, bench: Any, dataset: Any, model: Any = None, cache: Any = None):
+    def __init__(self, bench: Benchmark, dataset: Any, model: Any = None, cache: Any = None):
         from glotbench.checks.language import expectation
 
         self.bench = bench
@@ -167,7 +168,7 @@ class RunChecks:
         return out
 
 
-def _memo_key(bench: Any, dataset: Any) -> str | None:
+def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     """The key of a run's kept checks: the checks' code (every module of this package), the
     identifier's version and thresholds, the benchmark's signature parts and the data."""
     import glotbench.checks.errors as E
@@ -201,7 +202,7 @@ def _content_key(samples: Sequence[Sample], model: Any) -> str:
     return h.hexdigest()
 
 
-def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tuple[str, int], Mapping[str, Any]],
+def language_summary(bench: Benchmark, samples: Sequence[Sample], checks: Mapping[tuple[str, int], Mapping[str, Any]],
                      rule: Any) -> dict[str, Any] | None:
     from glotbench.checks import language as L
 

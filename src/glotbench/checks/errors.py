@@ -113,7 +113,7 @@ def _gold_number(item: Item) -> Decimal | None:
     return None
 
 
-def _letter(bench: Any, answer: Any) -> str | None:
+def _letter(bench: Benchmark, answer: Any) -> str | None:
     key = bench.answer_key(answer) if answer is not None else None
     return key if isinstance(key, str) and len(key) == 1 else None
 
@@ -128,7 +128,7 @@ def _correct(sample: Sample, metric: Any) -> bool:
     return den > 0 and num >= den
 
 
-def error_table(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item], metrics: Sequence[Any]) -> dict[str, Any] | None:
+def error_table(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str, Item], metrics: Sequence[Any]) -> dict[str, Any] | None:
     """The run's error types overall and per group (see the module); None for other benchmarks."""
     kind = error_kind(bench)
     if kind is None or not samples:

@@ -85,7 +85,7 @@ def _json_keys(body: str) -> list[str]:
     return re.findall(r'"([A-Za-z_][\w]*)"\s*:\s*"', body)
 
 
-def _as_answer(bench: Any, raw: str) -> Any:
+def _as_answer(bench: Benchmark, raw: str) -> Any:
     """A lenient reading in the shape the benchmark's `score` takes (a task: every pipeline's)."""
     pipes = getattr(bench, "pipelines", None)
     if isinstance(pipes, Mapping) and getattr(bench, "spec", None) is not None:
@@ -113,7 +113,7 @@ def _with_stats(s: Sample, stats: Mapping[str, float]) -> Sample:
     return dataclasses.replace(s, score=dataclasses.replace(s.score, stats=dict(stats)))
 
 
-def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item],
+def extraction_check(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str, Item],
                      metrics: Sequence[Any]) -> dict[str, Any] | None:
     """The bounds and the lenient figure of a run (see the module); None for a benchmark whose
     answers are not extracted."""

@@ -334,7 +334,7 @@ def input_words(bench: Benchmark, text: str, fields: Mapping[str, Any]) -> bool:
     return same_letters(text, fields[field])
 
 
-def verdict(bench: Any, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+def verdict(bench: Benchmark, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     """`check_text`, except for an answer that keeps its input's words (`input_words`): `ok`."""
     if input_words(bench, text, fields):
         letters, shares = script_shares(text)
@@ -343,12 +343,12 @@ def verdict(bench: Any, text: str, lang: str, fields: Mapping[str, Any]) -> dict
     return check_text(text, lang)
 
 
-def expected_language(bench: Any, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
+def expected_language(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
     rule = expectation(bench)
     return None if rule is None else rule[0](fields, meta)
 
 
-def answer_text(bench: Any, answer: Any) -> str | None:
+def answer_text(bench: Benchmark, answer: Any) -> str | None:
     """The text of an answer that is checked: the answer itself, or a task's headline pipeline's."""
     if isinstance(answer, str):
         return answer

@@ -78,13 +78,13 @@ def texts_of(item: Item) -> dict[str, str]:
     return out
 
 
-def item_language(bench: Any, item: Item) -> str | None:
+def item_language(bench: Benchmark, item: Item) -> str | None:
     from glotbench.languages import resolve_code
 
     return resolve_code(item.meta.get("lang") or item.public.get("lang")) or bench.lang
 
 
-def translation_items(bench: Any, items: Dataset, target: str) -> Dataset:
+def translation_items(bench: Benchmark, items: Dataset, target: str) -> Dataset:
     """One PivotTranslate item per text of each item not already in `target`."""
     out = []
     for it in items:
@@ -98,7 +98,7 @@ def translation_items(bench: Any, items: Dataset, target: str) -> Dataset:
     return Dataset(tuple(out), f"pivot:{items.source}", None)
 
 
-def back_items(bench: Any, answers: Mapping[str, str], items: Mapping[str, Item], source: str) -> Dataset:
+def back_items(bench: Benchmark, answers: Mapping[str, str], items: Mapping[str, Item], source: str) -> Dataset:
     """One PivotTranslate item per English answer, into its item's language."""
     out = []
     for iid, text in answers.items():
@@ -170,7 +170,7 @@ def with_mixins(bench: Any, *mixins: type, **attrs: Any) -> Any:
     return obj
 
 
-def paired(bench: Any, metrics: Any, native: Any, pivot: Any, resamples: int = 1000) -> dict[str, Any]:
+def paired(bench: Benchmark, metrics: Any, native: Any, pivot: Any, resamples: int = 1000) -> dict[str, Any]:
     """Native against pivot on the items both scored: the headline of each, the difference (pivot -
     native) with its paired-bootstrap CI and p, and approximate randomisation's p; per group too."""
     import numpy as np

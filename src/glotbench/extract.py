@@ -28,7 +28,7 @@ READING_VERSION = 5
 
 @dataclass(frozen=True, slots=True)
 class Extraction:
-    answer: str | None
+    answer: Any  # the answer may be any type: a letter, a number, a verdict object
     failure: str | None = None  # "think_unclosed", "format", ...
     detail: str | None = None  # why there is no answer (a parser's message): the error of a retried reply
 

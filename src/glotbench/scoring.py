@@ -44,7 +44,7 @@ def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
     retries run out the item fails as `bad_response`, the error naming the failure and why); a reply
     that passes returns its extraction, which `score_output` then takes instead of extracting
     again. None when the benchmark retries nothing, or its extraction raised (scored as usual)."""
-    kinds = getattr(bench, "retry_failures", ())
+    kinds = bench.retry_failures
     if not kinds:
         return None
     try:
@@ -52,7 +52,7 @@ def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
     except Exception:  # noqa: BLE001 - a scorer bug: score_output records it on the item
         return None
     if ext.answer is None and (ext.failure or "format").split(":", 1)[0] in kinds:
-        raise RejectedReply(f"malformed {getattr(bench, 'reply_name', 'reply')} ({ext.failure}): {ext.detail or 'no answer'}")
+        raise RejectedReply(f"malformed {bench.reply_name} ({ext.failure}): {ext.detail or 'no answer'}")
     return ext
 
 

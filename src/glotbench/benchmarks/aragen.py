@@ -71,6 +71,13 @@ class Entry:
         return {"Question 1": self.q1, "Answer 1": self.a1, "Question 2": self.q2, "Answer 2": self.a2}
 
     @property
+    def turn2(self) -> tuple[str, str]:
+        """Question 2 and its reference answer: present in rounds 1 and 2 (AraGenRow checks it)."""
+        if self.q2 is None or self.a2 is None:
+            raise DataError(f"SN {self.sn}: round {self.round} needs Question 2 and Answer 2")
+        return self.q2, self.a2
+
+    @property
     def answers_needed(self) -> int:
         return 2 if self.round == 2 else 1
 
@@ -258,6 +265,7 @@ class AraGenAnswers(Benchmark):
     name = "aragen-answers"
     bundled_data = "sample"  # 12 entries written for glotbench, not AraGen data
     datasheet = ARAGEN_DATASHEET
+    lang, output_language_rule = "ar", "Arabic (answers to Arabic prompts)"
     version = "1.1"
     description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
@@ -300,9 +308,9 @@ def judging_dataset(entries: Sequence[Entry], answers: Mapping[str, Sequence[str
         if e.round == 0:
             turns, context = [(e.q1, e.a1, ans[0])], None
         elif e.round == 1:
-            turns, context = [(e.q2, e.a2, ans[0])], (e.q1, e.a1)
+            turns, context = [(*e.turn2, ans[0])], (e.q1, e.a1)
         else:
-            turns, context = [(e.q1, e.a1, ans[0]), (e.q2, e.a2, ans[1])], None
+            turns, context = [(e.q1, e.a1, ans[0]), (*e.turn2, ans[1])], None
         public = {"round": e.round, "turns": [list(t) for t in turns], "context": list(context) if context else None,
                   "language": e.language, "test": e.test,
                   "model": {f"Answer {i + 1}": a for i, a in enumerate(ans[: e.answers_needed])}}

@@ -31,6 +31,7 @@ class ArenaPrompts(Benchmark):
     name = "laobench-arena-prompts"
     bundled_data = "sample"  # 8 Lao prompts written for glotbench, not Lao-500
     datasheet = laobench_datasheet(("lo",))  # LaoBench's Lao-500 open-ended prompts
+    lang, output_language_rule = "lo", "Lao (answers to Lao prompts)"
     version = "1.0"
     description = "open-ended prompts (answers only; judged by `glotbench arena`)"
     metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)

@@ -12,7 +12,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
@@ -21,12 +21,17 @@ from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
 
+if TYPE_CHECKING:
+    from glotbench.rundir.schema import DataLabel
+
+AnswerKind = Literal["letter", "number", "text"]
+
 # The prompt hash's JSON, as json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) writes
 # it; one encoder for every item (json.dumps with options builds one per call).
 _PROMPT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
-def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int) -> dict[str, Any] | None:
+def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int) -> DataLabel | None:
     """The label of `n` items from `source` when it is bundled data of this `kind` ("sample", "own")."""
     if kind is None or not str(source).startswith("bundled:"):
         return None
@@ -38,6 +43,14 @@ def bundled_label(kind: str | None, modelled_on: str | None, source: str, n: int
     return {"kind": kind, "sample": kind == "sample", "items": n, "label": text}
 
 
+def target_of_pair(pair: str) -> str | None:
+    """A language pair's target: `en-th_TH` -> th; `lo-en` -> en."""
+    from glotbench.languages import resolve_code
+
+    _, _, tgt = str(pair).partition("-")
+    return resolve_code(tgt) if tgt else None
+
+
 def _item_key(item: Any) -> str:
     """An item's identity and content (id, public fields, gold, meta) as one string."""
     return _PROMPT_JSON.encode([item.id, dict(item.public), dict(item.gold), dict(item.meta)])
@@ -46,27 +59,31 @@ def _item_key(item: Any) -> str:
 class Benchmark(ABC):
     """One benchmark. Subclasses set the class attributes and implement the stations.
 
+    The declared facts below are typed attributes with class-level defaults, not ClassVars: a
+    built-in sets them in its class body, a benchmark built from a task file (tasks/benchmark.py,
+    DeepSea's tasks) sets them on its instance; mypy checks both against these declarations.
+
     The prompt hash in the signature is computed from what `render` produces over the dataset's
     items (both forms), so a changed prompt is a changed signature.
     """
 
-    name: ClassVar[str]
-    version: ClassVar[str]
-    description: ClassVar[str]
-    metrics: ClassVar[tuple[Metric, ...]]  # the first one is the headline
-    group_by: ClassVar[tuple[str, ...]] = ()
-    pooled_overall: ClassVar[bool] = True  # False: metrics are only meaningful within a group
+    name: str
+    version: str
+    description: str
+    metrics: tuple[Metric, ...]  # the first one is the headline
+    group_by: tuple[str, ...] = ()
+    pooled_overall: bool = True  # False: metrics are only meaningful within a group
     # A meta key whose equal values form a cluster of dependent items (Belebele's passage, XQuAD's
     # context): the intervals then resample clusters (metrics.ratio.clustered_interval, docs/metrics.md).
-    cluster_by: ClassVar[str | None] = None
-    default_config: ClassVar[GenerateConfig] = GenerateConfig()
+    cluster_by: str | None = None
+    default_config: GenerateConfig = GenerateConfig()
     method: str = "generate"  # "loglik": the runner picks the option with the highest log-likelihood
-    answers_are_outputs: ClassVar[bool] = False  # answer files hold raw outputs (extracted) or answers
+    answers_are_outputs: bool = False  # answer files hold raw outputs (extracted) or answers
     # Extraction failures (kinds before any ":") for which the runner asks a fresh reply again, under
     # the run's retry policy (a judge's malformed verdict): the reply is extracted once, never cached,
     # and an item whose retries run out fails as `bad_response` ("malformed <reply_name> (...)").
-    retry_failures: ClassVar[tuple[str, ...]] = ()
-    reply_name: ClassVar[str] = "reply"
+    retry_failures: tuple[str, ...] = ()
+    reply_name: str = "reply"
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
     # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
@@ -81,13 +98,40 @@ class Benchmark(ABC):
     # What the bundled data is, when it is not the published benchmark's (`data_label`): "sample"
     # (items written for glotbench as a stand-in) or "own" (glotbench's own set, modelled on
     # `modelled_on`). None: the bundled data is the benchmark, or there is none.
-    bundled_data: ClassVar[str | None] = None
-    modelled_on: ClassVar[str | None] = None
+    bundled_data: str | None = None
+    modelled_on: str | None = None
     # The public field whose text is itself a possible answer: restoration and correction (the input
     # unchanged), translation (the source copied). A run then scores that text as every item's answer,
     # the do-nothing floor every view shows beside the score (`input_floor`), as a multiple-choice
     # table shows the random baseline. None: the input is no answer (a question, options).
-    input_answer: ClassVar[str | None] = None
+    input_answer: str | None = None
+    # What the checks that read a run need to know (checks/extraction.py, errors.py, language.py, the
+    # pivot): declared here, so a plugin or a task file gets every check a built-in gets.
+    # The kind of answer the benchmark's rule extracts from a reply: "letter" (an option), "number" or
+    # "text" (a span, a rewritten sentence); None: the reply is taken as it is (translation, summaries)
+    # or is judged.
+    answer_kind: AnswerKind | None = None
+    # The public field an answer rewrites keeping its words (diacritics restored, tones corrected): such
+    # an answer is in the input's language by construction and is not identified (checks/language.py).
+    rewrites: str | None = None
+    # The one language of the items (a task file's `language`; "vi" for vi-diacritics), when fixed.
+    lang: str | None = None
+    # The language every item's input is written in, when it is one (WMT24++'s English sources):
+    # `--pivot` into that language has nothing to translate.
+    input_language: str | None = None
+    # In words, how `output_language` decides the language an answer is expected in (the language
+    # check shows it); None: the answers have no expected language (letters, numbers, labels).
+    output_language_rule: str | None = None
+    # The extraction pipeline whose answer is the headline's, when answers are read several ways side
+    # by side (a task file's `pipelines`): the text the checks read of a mapping answer.
+    headline_pipeline: str | None = None
+    # A log-likelihood run keeps every choice's log-probability and token count (task files).
+    loglik_detail: bool = False
+
+    def output_language(self, item: PublicItem) -> str | None:
+        """The language an answer to `item` is expected in (see `output_language_rule`): `lang` unless
+        the benchmark decides per item (a translation's target)."""
+        return self.lang
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:
@@ -162,7 +206,7 @@ class Benchmark(ABC):
     def signature_parts(self) -> Mapping[str, str]:
         return {}
 
-    def data_label(self, dataset: Dataset) -> dict[str, Any] | None:
+    def data_label(self, dataset: Dataset) -> DataLabel | None:
         """results.json's `data_label` for a run on bundled data that is not the published benchmark:
         its kind, item count and the words every view shows. A user's own file (`--data`, a hub
         revision) has none, unless its items are bundled ones: a copy of the bundled file, in any

@@ -22,7 +22,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Any, ClassVar, Sequence
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, target_of_pair
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
@@ -179,6 +179,10 @@ class DeepSEA(Benchmark):
     # answer) and `rules` (its settings in the signature, after task and metric).
     shown_meta: ClassVar[tuple[str, ...]] = ()  # meta fields the prompt also shows (WMT24++'s pair)
 
+    def item_language(self, item: PublicItem) -> str | None:
+        """The item's language: the `output_language` of the tasks whose answers are in it."""
+        return resolve_code(item.meta.get("lang"))
+
     @abstractmethod
     def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]: ...
 
@@ -210,7 +214,7 @@ class DeepSEA(Benchmark):
             for i, row in enumerate(rows):
                 script = foreign_script(str(row[spec.in_language]), lang) if spec.in_language else None
                 if script:  # Khmer examples listed under "lo": scored, signed and reported as Lao
-                    named = f" ({p.name})" if (p := profile(resolve_code(lang))) else ""
+                    named = f" ({prof.name})" if (prof := profile(resolve_code(lang))) else ""
                     raise DataError(f"{source}: {lang} example {i}.{spec.in_language}: written in {script} script, "
                                     f"but listed under {lang!r}{named}")
                 public = {f: copy.deepcopy(row[f]) for f in spec.public}  # the whitelist: nothing else
@@ -259,6 +263,7 @@ class MGSM(DeepSEA):
 
     task = "mgsm"
     datasheet = deepsea_datasheet("MGSM")
+    answer_kind = "number"
     prompt = "Solve the problem step by step, then give the final answer as a number between <answer> and </answer>.\n\n{question}"
 
     def __init__(self, *, native_digits: bool = True, groups: str | None = None, metric: str | None = None):
@@ -287,6 +292,7 @@ class IndoMMLU(DeepSEA):
 
     task = "indommlu"
     datasheet = deepsea_datasheet("IndoMMLU")
+    answer_kind = "letter"
     prompt = "Answer the multiple-choice question. Give the letter of the correct option between <answer> and </answer>.\n\n{question}\n{options}"
 
     def __init__(self, *, letter_case: str = "upper_first", groups: str | None = None, metric: str | None = None):
@@ -331,6 +337,9 @@ class XQuAD(DeepSEA):
 
     task = "xquad"
     datasheet = deepsea_datasheet("XQuAD")
+    answer_kind = "text"
+    output_language_rule = "the passage's language (a span of it)"
+    output_language = DeepSEA.item_language
     prompt = "Read the passage and answer the question with a short span from the passage, between <answer> and </answer>.\n\nPassage: {context}\n\nQuestion: {question}"
 
     def __init__(self, *, f1_norm: str = "unicode", groups: str | None = None, metric: str | None = None):
@@ -372,7 +381,8 @@ class _Generation(DeepSEA):
 
     def score(self, answer: Any, item: Item) -> ItemScore:
         cm = self.metrics[0]
-        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[item.gold[self.reference]]])[0]))  # type: ignore[union-attr]
+        assert isinstance(cm, CorpusMetric)  # `_metrics` makes one
+        return ItemScore(cm.item_stats(SacreMetric("chrf").stats([answer], [[item.gold[self.reference]]])[0]))
 
     def zero(self, item: Item) -> dict[str, float]:
         return dict(self.score("", item).stats)
@@ -381,6 +391,8 @@ class _Generation(DeepSEA):
 class CrossSum(_Generation):
     task, tag, reference = "crosssum", "summary", "summary"
     datasheet = deepsea_datasheet("CrossSum")
+    output_language_rule = "the article's language (a summary in the same language)"
+    output_language = DeepSEA.item_language
     prompt = "Summarise the text in one or two sentences in the same language, between <summary> and </summary>.\n\n{text}"
 
     def _metrics(self, subjects: tuple[str, ...]) -> tuple[Any, ...]:
@@ -390,6 +402,11 @@ class CrossSum(_Generation):
 class WMT24pp(_Generation):
     task, tag, reference, shown_meta = "wmt24pp", "translation", "target", ("lp",)
     datasheet = deepsea_datasheet("WMT24pp")
+    input_language = "en"  # WMT24++ translates English sources
+    output_language_rule = "the language pair's target"
+
+    def output_language(self, item: PublicItem) -> str | None:
+        return target_of_pair(item.meta.get("lp") or item.fields.get("lp", ""))
     input_answer = "source"  # the source copied is a possible translation (names, numbers, shared script)
     prompt = "Translate the text from {src} to {tgt}. Give only the translation, between <translation> and </translation>.\n\n{source}"
 

@@ -89,7 +89,7 @@ def convert(task: str, path: str, *, keep_bad_source: bool = False) -> list[dict
                 if keep_bad_source or not r.is_bad_source]
     text = read_text(p)
     if task == "mgsm":  # TSV: question <TAB> answer_number, no header
-        rows = []
+        rows: list[dict[str, Any]] = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue

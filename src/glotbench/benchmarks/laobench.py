@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, target_of_pair
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.datasheet import Datasheet
@@ -197,7 +197,7 @@ def parse_rows(rows: list[tuple[str, dict[str, Any]]]) -> tuple[list[Item], list
         question = _text(row, "question", where, rid)
         answer = _text(row, "answer", where, rid).strip()
         sub = str(row.get("subdomain") or "unspecified")
-        has_options = any(isinstance(row.get(k), str) and row.get(k).strip() for k in LETTERS)
+        has_options = any(isinstance(v := row.get(k), str) and v.strip() for k in LETTERS)
         if answer in LETTERS and has_options:
             options = {k: _text(row, k, where, rid) for k in LETTERS}
             lang = str(row.get("lang") or detect_lang(question))
@@ -258,6 +258,7 @@ class LaoBenchMCQ(_LaoBenchData):
     group_by = ("dimension", "dimension_subdomain")  # a subdomain name is only unique within its dimension
     datasheet = laobench_datasheet(("lo",))
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
+    answer_kind = "letter"
     random_baseline = 0.25
 
     def __init__(self, method: str = "generate") -> None:
@@ -319,6 +320,10 @@ class LaoBenchTranslation(_LaoBenchData):
     group_by = ("direction", "direction_subdomain")
     datasheet = laobench_datasheet(LANGUAGES)  # Lao, and the English and Chinese of its pairs
     pooled_overall = False  # different segmenters per target language: never one pooled number
+    output_language_rule = "the direction's target"
+
+    def output_language(self, item: PublicItem) -> str | None:
+        return target_of_pair(item.fields.get("direction", ""))
     default_config = GenerateConfig(temperature=0.0, max_tokens=512)
     input_answer = "source"  # the source copied is a possible translation (names, numbers): the do-nothing floor
 

@@ -99,6 +99,8 @@ class VietnameseDiacritics(Benchmark):
     bundled_data = "own"  # written by the glotbench authors, modelled on Dấu or Die (docs)
     modelled_on = "Dấu or Die"
     input_answer = "text"  # the stripped text is itself a restoration (of a text that needs no marks)
+    answer_kind, rewrites, lang = "text", "text", "vi"
+    output_language_rule = "Vietnamese (restored text)"
     version = "1.0"
     description = "Vietnamese diacritic restoration (Dấu or Die style)"
     metrics = (

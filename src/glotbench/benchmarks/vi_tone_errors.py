@@ -103,6 +103,8 @@ class VietnameseToneErrors(Benchmark):
                           citation=GLOTBENCH_CITATION, languages={"vi": {}})
     bundled_data = "own"  # written by the glotbench authors; no published set exists for this task
     input_answer = "text"  # the input left as it is: a correction that changes nothing
+    answer_kind, rewrites, lang = "text", "text", "vi"
+    output_language_rule = "Vietnamese (corrected text)"
     version = "1.0"
     description = "Vietnamese tone and vowel-mark error correction (the reverse of vi-diacritics)"
     metrics = (

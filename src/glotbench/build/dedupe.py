@@ -75,13 +75,13 @@ def shingles(text: str, char_n: int = 5, word_n: int = 2) -> np.ndarray:
     t = _ARABIC_MARKS.sub("", normalise(text)).translate(_PUNCT)
     t = re.sub(r"\s+", " ", t).strip()
     if written_without_spaces(t):
-        units: Sequence[str] = t.replace(" ", "")
+        chars = t.replace(" ", "")
         n = char_n
-        grams = [units[i:i + n] for i in range(max(1, len(units) - n + 1))]
+        grams = [chars[i:i + n] for i in range(max(1, len(chars) - n + 1))]
     else:
-        units = t.split()
+        words = t.split()
         n = word_n
-        grams = [" ".join(units[i:i + n]) for i in range(max(1, len(units) - n + 1))]
+        grams = [" ".join(words[i:i + n]) for i in range(max(1, len(words) - n + 1))]
     return np.unique(np.fromiter((zlib.crc32(g.encode("utf-8")) for g in grams if g), dtype=np.uint32))
 
 
@@ -118,6 +118,7 @@ def _neighbours(emb: np.ndarray, k: int, threshold: float, index_above: int = 50
     n = len(emb)
     pairs: list[tuple[int, int, float]] = []
     if n > index_above:
+        faiss: Any
         try:
             import faiss
         except ImportError:
@@ -139,7 +140,7 @@ def _neighbours(emb: np.ndarray, k: int, threshold: float, index_above: int = 50
             i = start + r
             row = block[r]
             row[i] = -1.0
-            top = np.argpartition(-row, min(k, n - 1) - 1)[:k] if n > 1 else []
+            top = np.argpartition(-row, min(k, n - 1) - 1)[:k] if n > 1 else np.empty(0, dtype=np.intp)
             for j in top:
                 if row[j] >= threshold:
                     pairs.append((min(i, int(j)), max(i, int(j)), float(row[j])))
@@ -193,9 +194,8 @@ def report(cands: Sequence[Candidate], res: Result, opts: DedupeOptions) -> dict
     def member(i: int) -> dict[str, Any]:
         c = cands[i]
         e = best.get(i)
-        other = None if e is None else (e.b if e.a == i else e.a)
-        return {"file": c.file, "id": c.id, "line": c.line, "text": c.text[:200],
-                "link": None if e is None else {"to": cands[other].uid, "kind": e.kind, "similarity": e.similarity}}
+        link = None if e is None else {"to": cands[e.b if e.a == i else e.a].uid, "kind": e.kind, "similarity": e.similarity}
+        return {"file": c.file, "id": c.id, "line": c.line, "text": c.text[:200], "link": link}
 
     clusters = [{"kept": cands[g[0]].uid, "size": len(g),
                  "kinds": sorted({e.kind for e in res.edges if member_of.get(e.a) == g[0]}),

@@ -22,9 +22,10 @@ import io
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -137,18 +138,22 @@ def import_labels(paths: Sequence[str]) -> LabelImport:
                     if a.was_cancelled:
                         skipped["cancelled_annotations"] += 1
                     else:
-                        got.add(lambda p=p, n=n: f"{p}:{locate(read_text(p), (n,))}: task {n}",
-                                t.data.id, a.annotator, a.choices[0])
+                        got.add(partial(_task_place, p, n), t.data.id, a.annotator, a.choices[0])
         else:
             rows = read_rows(p, LabelCsvRow, fmt="csv") if kind == ".csv" else read_rows(p, LabelRow, fmt="jsonl")
-            for n, r in rows:
+            for line, r in rows:
                 if not r.label:  # a CSV row left empty: this annotator did not label the item
                     skipped["unlabelled_rows"] += 1
                 else:
-                    got.add(f"{p}:{n}", r.id, r.annotator, r.label)
+                    got.add(f"{p}:{line}", r.id, r.annotator, r.label)
         if len(got.where) == before:
             raise DataError(f"{p}: no labels (CSV or JSONL with id, annotator, label; or a Label Studio JSON export)")
     return LabelImport(got.labels, skipped)
+
+
+def _task_place(p: Path, n: int) -> str:
+    """Where task `n` of a Label Studio export is (found only when a label needs placing)."""
+    return f"{p}:{locate(read_text(p), (n,))}: task {n}"
 
 
 def read_labels(paths: Sequence[str]) -> Labels:
@@ -173,7 +178,7 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
         unknown = sorted(set(cats) - set(order))
         if unknown:
             raise GlotbenchError(f"labels not in --order: {', '.join(unknown)}")
-        rank = {lab: i for i, lab in enumerate(order)}
+        rank: dict[str, float] | None = {lab: i for i, lab in enumerate(order)}
     elif all(_is_number(c) for c in cats):
         rank = {c: float(c) for c in cats}
     else:
@@ -199,7 +204,7 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
 
     code = {c: i for i, c in enumerate(cats)}
 
-    def alpha(idx: Sequence[int], level: str, values: Mapping[str, float]) -> float | None:
+    def alpha(idx: Sequence[int], level: Literal["nominal", "ordinal"], values: Mapping[str, float]) -> float | None:
         data = np.full((len(annotators), len(idx)), np.nan)
         for col, k in enumerate(idx):
             for r, a in enumerate(annotators):
@@ -208,13 +213,16 @@ def agreement(labels: Labels, order: Sequence[str] | None = None, resamples: int
         return krippendorff_alpha(data, sorted(set(values.values())), level)
 
     all_idx = list(range(len(items)))
-    for level, values in (("nominal", {c: float(i) for c, i in code.items()}), ("ordinal", rank)):
+    levels: tuple[tuple[Literal["nominal", "ordinal"], Mapping[str, float] | None], ...] = (
+        ("nominal", {c: float(i) for c, i in code.items()}), ("ordinal", rank))
+    for level, values in levels:
         if values is None:
             continue
-        a = alpha(all_idx, level, values)
-        ci = bootstrap_statistic(len(items), lambda idx: alpha(idx, level, values), resamples, seed) if a is not None else (None, None)
-        out[f"krippendorff_alpha_{level}"] = _est(a, ci, len(items), library="krippendorff",
-                                                  **({"order": list(order or sorted(values, key=values.get))}
+        value = alpha(all_idx, level, values)
+        ci = (bootstrap_statistic(len(items), lambda idx: alpha(idx, level, values), resamples, seed)
+              if value is not None else (None, None))
+        out[f"krippendorff_alpha_{level}"] = _est(value, ci, len(items), library="krippendorff",
+                                                  **({"order": list(order or sorted(values, key=values.__getitem__))}
                                                      if level == "ordinal" else {}))
     out["bootstrap"] = {"resamples": resamples, "seed": seed,
                         "ci": "95% percentile, items resampled" if resamples else "none (0 resamples)"}

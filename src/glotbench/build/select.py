@@ -66,6 +66,21 @@ def parse_criteria(text: str, names: Sequence[str]) -> dict[str, bool]:
     return {n: obj[n] for n in names}
 
 
+@dataclass(frozen=True)
+class _Cluster:
+    """One k-means cluster of judged prompts (select.json's `clusters` row, without its members)."""
+    cluster: int
+    size: int
+    mean_score: float
+    label: str
+    kept: bool
+    members: list[int]  # indices into the candidates
+
+    def record(self) -> dict[str, Any]:
+        return {"cluster": self.cluster, "size": self.size, "mean_score": self.mean_score, "label": self.label,
+                "kept": self.kept}
+
+
 class PromptCriteria(Benchmark):
     """The criteria annotation as a benchmark: one item per prompt; the {criterion: bool} object is
     the answer. Stateless: it holds the criteria; the prompts are a Dataset built by `dataset_of`."""
@@ -182,7 +197,7 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
     k = min(k, len(judged))
     km = KMeans(n_clusters=k, n_init=10, random_state=opts.seed).fit(emb)
     labels = km.labels_
-    clusters = []
+    clusters: list[_Cluster] = []
     for cl in range(k):
         members = [judged[j] for j in np.flatnonzero(labels == cl)]
         if not members:
@@ -190,18 +205,18 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
         rows = emb[np.flatnonzero(labels == cl)]
         central = members[int(np.argmax(rows @ km.cluster_centers_[cl]))]
         mean = float(np.mean([scores[cands[i].uid] for i in members]))
-        clusters.append({"cluster": cl, "size": len(members), "mean_score": round(mean, 3),
-                         "label": cands[central].text[:120], "kept": mean >= opts.min_cluster_score,
-                         "members": members})
-    clusters.sort(key=lambda c: (-c["mean_score"], c["cluster"]))
+        clusters.append(_Cluster(cl, len(members), round(mean, 3), cands[central].text[:120],
+                                 mean >= opts.min_cluster_score, members))
+    clusters.sort(key=lambda c: (-c.mean_score, c.cluster))
     rng = np.random.default_rng(opts.seed)
     queues = []
+    judged_score = {i: s for i in judged if (s := scores[cands[i].uid]) is not None}
     for c in clusters:
-        if not c["kept"]:
+        if not c.kept:
             continue
-        order = rng.permutation(c["members"]).tolist()
-        order.sort(key=lambda i: -scores[cands[i].uid])  # stable: ties stay in the seeded order
-        queues.append([i for i in order if scores[cands[i].uid] >= opts.min_score])
+        order = rng.permutation(c.members).tolist()
+        order.sort(key=lambda i: -judged_score[i])  # stable: ties stay in the seeded order
+        queues.append([i for i in order if judged_score[i] >= opts.min_score])
     chosen: list[int] = []
     rank: dict[int, int] = {}
     depth = 0
@@ -211,32 +226,32 @@ async def run_select(cands: Sequence[Candidate], judges: Sequence[str], out: str
                 chosen.append(q[depth])
                 rank[q[depth]] = depth + 1
         depth += 1
-    cluster_of = {i: c for c in clusters for i in c["members"]}
-    prompts = []
-    for i, c in enumerate(cands):
-        s = scores[c.uid]
-        cl = cluster_of.get(i)
-        if s is None:
+    cluster_of = {i: c for c in clusters for i in c.members}
+    prompt_rows = []
+    for i, cand in enumerate(cands):
+        s = scores[cand.uid]
+        of = cluster_of.get(i)
+        if s is None or of is None:  # a judged prompt is in one cluster
             why = "no valid verdict from any judge"
         elif i in rank:
-            why = (f"score {s:g}/{len(names)}, rank {rank[i]} in cluster {cl['cluster']} "
-                   f"(mean {cl['mean_score']:g}); clusters sampled round-robin")
-        elif not cl["kept"]:
-            why = f"cluster {cl['cluster']} dropped: mean score {cl['mean_score']:g} < {opts.min_cluster_score:g}"
+            why = (f"score {s:g}/{len(names)}, rank {rank[i]} in cluster {of.cluster} "
+                   f"(mean {of.mean_score:g}); clusters sampled round-robin")
+        elif not of.kept:
+            why = f"cluster {of.cluster} dropped: mean score {of.mean_score:g} < {opts.min_cluster_score:g}"
         elif s < opts.min_score:
             why = f"score {s:g} < --min-score {opts.min_score:g}"
         else:
-            why = f"not reached: {opts.n} prompts chosen before its turn in cluster {cl['cluster']}"
-        prompts.append({"file": c.file, "id": c.id, "cluster": None if cl is None else cl["cluster"],
-                        "score": s, "criteria_met": sorted({k for m in met[c.uid] for k, v in m.items() if v}),
-                        "kept": i in rank, "why": why})
+            why = f"not reached: {opts.n} prompts chosen before its turn in cluster {of.cluster}"
+        prompt_rows.append({"file": cand.file, "id": cand.id, "cluster": None if of is None else of.cluster,
+                            "score": s, "criteria_met": sorted({k for m in met[cand.uid] for k, v in m.items() if v}),
+                            "kept": i in rank, "why": why})
     write_jsonl_atomic(out_dir / "selected.jsonl", (cands[i].record for i in sorted(chosen)))
     report = {"candidates": len(cands), "judged": len(judged), "selected": len(chosen), "n": opts.n,
               "judges": list(judges), "judge_failures": failures, "criteria": criteria,
               "embedder": embedder.spec, "clusters_k": k,
               "settings": {"min_cluster_score": opts.min_cluster_score, "min_score": opts.min_score, "seed": opts.seed,
                            "clustering": "k-means (scikit-learn, n_init=10)", "prompt_version": PromptCriteria.version},
-              "clusters": [{kk: v for kk, v in c.items() if kk != "members"} for c in clusters],
-              "prompts": prompts, "validity": combine(validity)}
+              "clusters": [c.record() for c in clusters],
+              "prompts": prompt_rows, "validity": combine(validity)}
     write_json_atomic(out_dir / "select.json", report)
     return report

@@ -26,6 +26,7 @@ import logging
 from collections import Counter, defaultdict
 from typing import Any, Callable, Mapping, Sequence
 
+from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample, jsonable
 from glotbench.keys import code_fingerprint, hash_text
 
@@ -40,7 +41,7 @@ class RunChecks:
     answer's language verdict by its text, and the summary by the samples it was made from, so a
     fully cached re-run neither loads the language identifier nor computes the checks again."""
 
-    def __init__(self, bench: Any, dataset: Any, model: Any = None, cache: Any = None):
+    def __init__(self, bench: Benchmark, dataset: Any, model: Any = None, cache: Any = None):
         from glotbench.checks.language import expectation
 
         self.bench = bench
@@ -167,7 +168,7 @@ class RunChecks:
         return out
 
 
-def _memo_key(bench: Any, dataset: Any) -> str | None:
+def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     """The key of a run's kept checks: the checks' code (every module of this package), the
     identifier's version and thresholds, the benchmark's signature parts and the data."""
     import glotbench.checks.errors as E
@@ -183,7 +184,7 @@ def _memo_key(bench: Any, dataset: Any) -> str | None:
     except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
         return None
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
-           L.MIN_CONFIDENCE, bench.name, getattr(bench, "version", None), jsonable(parts),
+           L.MIN_CONFIDENCE, bench.name, bench.version, jsonable(parts),
            getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
     # 64 characters, as the caches' keys are (PostgreSQL's column is VARCHAR(64)); the prefix keeps
     # the checks apart from the benchmarks' aggregates in the same table.
@@ -201,15 +202,15 @@ def _content_key(samples: Sequence[Sample], model: Any) -> str:
     return h.hexdigest()
 
 
-def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tuple[str, int], Mapping[str, Any]],
+def language_summary(bench: Benchmark, samples: Sequence[Sample], checks: Mapping[tuple[str, int], Mapping[str, Any]],
                      rule: Any) -> dict[str, Any] | None:
     from glotbench.checks import language as L
 
     if rule is None:
         return None
     verdicts: Counter[str] = Counter()
-    groups: dict[str, dict[str, Counter]] = {k: defaultdict(Counter) for k in getattr(bench, "group_by", ())}
-    examples = []
+    groups: dict[str, dict[str, Counter]] = {k: defaultdict(Counter) for k in bench.group_by}
+    examples: list[dict[str, Any]] = []
     for s in samples:
         c = checks.get((s.id, s.repeat))
         # a failed call (a timeout...) is no reply at all: `call_failed`, as in the error types, never no_answer
@@ -217,7 +218,7 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
         verdicts[v] += 1
         for key in groups:
             groups[key][str(s.meta.get(key, "unknown"))][v] += 1
-        if v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
+        if c is not None and v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
             examples.append({"id": s.id, "repeat": s.repeat, **{k: c.get(k) for k in
                                                               ("expected", "verdict", "why", "scripts", "detected")}})
     checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language"))

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 from glotbench.core import Dataset
 from glotbench.errors import SpecError
 from glotbench.items import Item
-from glotbench.metrics import RatioMetric, ScoredSample
+from glotbench.metrics import Metric, RatioMetric, ScoredSample
 
 LETTERS = "ABCDEFGHIJ"
 SEP = "#rot"
@@ -172,6 +172,14 @@ def combine(samples: Sequence[Any], pairs: Sequence[tuple[str, str]],
     return out
 
 
+
+def _relabelled(m: Metric) -> Metric:
+    """A headline-like metric (one with an interval) named as the circular figure it becomes."""
+    if not (m.show_ci and dataclasses.is_dataclass(m)):
+        return m
+    return dataclasses.replace(m, label=f"circular {m.label or m.name}",
+                               description=f"circular (right in every rotation): {m.description}")
+
 class Circular:
     """The mixin a benchmark gets from `permute=circular` (checks/wrap.py builds the class)."""
 
@@ -180,7 +188,7 @@ class Circular:
     def expand(self, items: Dataset) -> Dataset:
         return expand(items)
 
-    def inner_metrics(self, dataset: Dataset | None) -> tuple[Any, ...]:
+    def inner_metrics(self, dataset: Dataset | None) -> tuple[Metric, ...]:
         """The benchmark's own metrics (before the circular relabelling)."""
         return super().metrics_for(dataset)  # type: ignore[misc]
 
@@ -192,16 +200,14 @@ class Circular:
 
     def metrics_for(self, dataset: Dataset | None) -> tuple[Any, ...]:
         inner = self.inner_metrics(dataset)
-        relabelled = tuple(dataclasses.replace(m, label=f"circular {m.label or m.name}",
-                                               description=f"circular (right in every rotation): {m.description}")
-                           if dataclasses.is_dataclass(m) and m.show_ci else m for m in inner)
+        relabelled = tuple(_relabelled(m) for m in inner)
         return relabelled + tuple(RatioMetric(name, key, "circular:items", desc, show_ci=name != "consistent", label=name.replace("_", " "))
                                   for name, key, desc in EXTRA)
 
     def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
         combined = self.combined(samples, dataset)
         out = super().aggregate(combined, dataset, **kw)  # type: ignore[misc]
-        rotations = defaultdict(int)
+        rotations: defaultdict[str, int] = defaultdict(int)
         for s in samples:
             rotations[str(s.meta.get("circular_item", s.item_id))] += 1
         out["circular"] = {"items": len({c.item_id for c in combined}), "samples": len(samples),

@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, Sequence
 
+from glotbench.benchmarks.base import Benchmark
 from glotbench.checks.language import answer_text
 from glotbench.core import Sample
 from glotbench.items import Item
@@ -36,12 +37,12 @@ KINDS = {"vietnamese": VI_KINDS + ("no_answer", "call_failed"),
 _D = str.maketrans({"đ": "d", "Đ": "D"})
 
 
-def error_kind(bench: Any) -> str | None:
+def error_kind(bench: Benchmark) -> str | None:
     from glotbench.checks.extraction import answer_kind
 
-    if bench.name in ("vi-diacritics", "vi-tone-errors"):
+    if bench.rewrites is not None and bench.lang == "vi":  # Vietnamese rewritten word for word
         return "vietnamese"
-    if getattr(bench, "method", "generate") == "loglik":  # the choice's letter: position check as generated
+    if bench.method == "loglik":  # the choice's letter: position check as generated
         return "letter"
     kind = answer_kind(bench)
     return kind if kind in ("letter", "number") else None
@@ -112,7 +113,7 @@ def _gold_number(item: Item) -> Decimal | None:
     return None
 
 
-def _letter(bench: Any, answer: Any) -> str | None:
+def _letter(bench: Benchmark, answer: Any) -> str | None:
     key = bench.answer_key(answer) if answer is not None else None
     return key if isinstance(key, str) and len(key) == 1 else None
 
@@ -127,12 +128,12 @@ def _correct(sample: Sample, metric: Any) -> bool:
     return den > 0 and num >= den
 
 
-def error_table(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item], metrics: Sequence[Any]) -> dict[str, Any] | None:
+def error_table(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str, Item], metrics: Sequence[Any]) -> dict[str, Any] | None:
     """The run's error types overall and per group (see the module); None for other benchmarks."""
     kind = error_kind(bench)
     if kind is None or not samples:
         return None
-    group_by = tuple(getattr(bench, "group_by", ()))
+    group_by = tuple(bench.group_by)
     rows: list[tuple[Sample, Counter, int]] = []
     if kind == "letter":
         gold = {i: str(it.gold.get("answer")) for i, it in items.items()}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from glotbench.benchmarks.base import AnswerKind, Benchmark
 from glotbench.core import Sample
 from glotbench.extract import json_object, last_number, mc_letter, strip_think
 from glotbench.items import Item
@@ -35,24 +36,11 @@ from glotbench.metrics import MacroMetric, RatioMetric, aggregate
 NOT_PARSER = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error",
                         "auth", "exception", "no_output", "scorer_error", "not_sent", "wrong_language"})
 
-# Built-ins by name: the kind of answer their rule extracts.
-KINDS = {"laobench-mcq": "letter", "deepsea-indommlu": "letter", "deepsea-mgsm": "number", "deepsea-xquad": "text",
-         "vi-diacritics": "text", "vi-tone-errors": "text"}
-_TASK_KINDS = {"option_accuracy": "letter", "numeric_match": "number", "exact_match": "text", "token_f1": "text"}
-
-
-def answer_kind(bench: Any) -> str | None:
-    """"letter", "number" or "text" for a benchmark whose answers are extracted; None otherwise
-    (translation and summaries take the reply as it is; judged tasks; log-likelihood)."""
-    if getattr(bench, "method", "generate") != "generate":
-        return None
-    own = getattr(bench, "answer_kind", None)
-    if isinstance(own, str):
-        return own
-    if bench.name in KINDS:
-        return KINDS[bench.name]
-    spec = getattr(bench, "spec", None)
-    return _TASK_KINDS.get(spec.scorer.kind) if spec is not None else None
+def answer_kind(bench: Benchmark) -> AnswerKind | None:
+    """"letter", "number" or "text" for a benchmark whose answers are extracted (its declared
+    `answer_kind`); None otherwise (translation and summaries take the reply as it is; judged tasks;
+    log-likelihood)."""
+    return bench.answer_kind if bench.method == "generate" else None
 
 
 def unread(sample: Sample) -> bool:
@@ -97,7 +85,7 @@ def _json_keys(body: str) -> list[str]:
     return re.findall(r'"([A-Za-z_][\w]*)"\s*:\s*"', body)
 
 
-def _as_answer(bench: Any, raw: str) -> Any:
+def _as_answer(bench: Benchmark, raw: str) -> Any:
     """A lenient reading in the shape the benchmark's `score` takes (a task: every pipeline's)."""
     pipes = getattr(bench, "pipelines", None)
     if isinstance(pipes, Mapping) and getattr(bench, "spec", None) is not None:
@@ -125,7 +113,7 @@ def _with_stats(s: Sample, stats: Mapping[str, float]) -> Sample:
     return dataclasses.replace(s, score=dataclasses.replace(s.score, stats=dict(stats)))
 
 
-def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, Item],
+def extraction_check(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str, Item],
                      metrics: Sequence[Any]) -> dict[str, Any] | None:
     """The bounds and the lenient figure of a run (see the module); None for a benchmark whose
     answers are not extracted."""
@@ -133,11 +121,12 @@ def extraction_check(bench: Any, samples: Sequence[Sample], items: Mapping[str, 
     if kind is None or not samples:
         return None
     head = metrics[0]
-    group_by = tuple(getattr(bench, "group_by", ()))
+    group_by = tuple(bench.group_by)
     bad = [s for s in samples if unread(s)]
     by_kind: dict[str, int] = {}
     for s in bad:
-        by_kind[s.failure] = by_kind.get(s.failure, 0) + 1  # type: ignore[index]
+        if s.failure is not None:  # always, for an unread sample
+            by_kind[s.failure] = by_kind.get(s.failure, 0) + 1
     combine = getattr(bench, "combined", None)  # permute=circular: the headline is per original item
 
     def per_item(ss: Sequence[Sample]) -> Sequence[Any]:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import functools
 import unicodedata
 from collections import Counter
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from glotbench.benchmarks.base import Benchmark
 from glotbench.languages import PROFILES, profile, resolve_code
 
 MIN_LETTERS = 4
@@ -157,7 +158,8 @@ def _unpacked(model: Any, codes: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]
     # py3langid keeps each state's row offset as a list of ints (104,583 of them: 4 MB); the same
     # offsets as one unsigned array (0.4 MB), set where it reads them (py3langid's version is in the key)
     ident.tk_row = read("row.bin")
-    ident._rowbase = memoryview(np.asarray(ident.tk_row, dtype=np.uint32) << np.uint32(8)).cast("B").cast("I")
+    # numpy's stubs declare no buffer protocol for Python 3.11 (`__buffer__` is 3.12's); an ndarray is one
+    ident._rowbase = memoryview(np.asarray(ident.tk_row, dtype=np.uint32) << np.uint32(8)).cast("B").cast("I")  # type: ignore[arg-type]
     return ident, tuple(meta["known"])
 
 
@@ -181,7 +183,8 @@ class _Rows:
         row = self._rows.get(i >> 8)
         if row is None:
             size = 256 * self._width
-            row = self._rows[i >> 8] = memoryview(self._pread(self._fd, size, (i >> 8) * size)).cast(self._code)
+            # typeshed's overloads take only a literal format code; the file's code is read from meta.json
+            row = self._rows[i >> 8] = memoryview(self._pread(self._fd, size, (i >> 8) * size)).cast(self._code)  # type: ignore[call-overload]
         return row[i & 255]
 
 
@@ -299,63 +302,39 @@ def check_text(text: str, expected: str) -> dict[str, Any]:
 
 # -- which tasks expect which output language ---------------------------------------------------
 
-def _target_of_pair(pair: str) -> str | None:
-    """`en-th_TH` -> th; `lo-en` -> en."""
-    _, _, tgt = str(pair).partition("-")
-    return resolve_code(tgt) if tgt else None
+Rule = Callable[[Mapping[str, Any], Mapping[str, Any]], "str | None"]
 
 
-# Built-ins by name: (rule over the item's public fields and meta, what the rule says, in words).
-_RULES: dict[str, tuple[Any, str]] = {
-    "laobench-translation": (lambda f, m: _target_of_pair(f.get("direction", "")), "the direction's target"),
-    "deepsea-wmt24pp": (lambda f, m: _target_of_pair(m.get("lp") or f.get("lp", "")), "the language pair's target"),
-    "deepsea-crosssum": (lambda f, m: resolve_code(m.get("lang")), "the article's language (a summary in the same language)"),
-    "deepsea-xquad": (lambda f, m: resolve_code(m.get("lang")), "the passage's language (a span of it)"),
-    "vi-diacritics": (lambda f, m: "vi", "Vietnamese (restored text)"),
-    "vi-tone-errors": (lambda f, m: "vi", "Vietnamese (corrected text)"),
-    "laobench-arena-prompts": (lambda f, m: "lo", "Lao (answers to Lao prompts)"),
-    "aragen-answers": (lambda f, m: "ar", "Arabic (answers to Arabic prompts)"),
-}
-# Task-file scorers whose answers are text in the task's language; option, number and exact-match
-# tasks answer with a label or a number.
-TEXT_SCORERS = ("corpus", "token_f1", "rubric")
-
-
-def expectation(bench: Any) -> tuple[Any, str] | None:
+def expectation(bench: Benchmark) -> tuple[Rule, str] | None:
     """(rule(fields, meta) -> language, description) for a benchmark whose answers have an expected
-    language; None for one whose answers are letters, numbers or labels. A benchmark may define
-    `output_language(public_item) -> code | None` itself (a plugin's)."""
-    own = getattr(bench, "output_language", None)
-    if callable(own):
-        from glotbench.items import PublicItem
+    language: its declared `output_language(public_item)`, described by `output_language_rule`; None
+    for one whose answers are letters, numbers or labels (no rule declared). A plugin that overrides
+    `output_language` without words for it is described as "the benchmark's output_language()"."""
+    words = bench.output_language_rule
+    if words is None and type(bench).output_language is not Benchmark.output_language:
+        words = "the benchmark's output_language()"
+    if words is None:
+        return None
+    from glotbench.items import PublicItem
 
-        return (lambda f, m: own(PublicItem("", f, m)), "the benchmark's output_language()")
-    if bench.name in _RULES:
-        return _RULES[bench.name]
-    spec = getattr(bench, "spec", None)
-    if spec is not None and getattr(bench, "method", "generate") == "generate" and spec.scorer.kind in TEXT_SCORERS:
-        lang = getattr(bench, "lang", None)
-        return ((lambda f, m: lang), f"the task's language ({spec.scorer.kind} scorer)") if lang else None
-    return None
+    return (lambda f, m: bench.output_language(PublicItem("", f, m))), words
 
 
-# Benchmarks whose answer is their input rewritten (diacritics restored, tones corrected): an answer
-# with the input's words is in the input's language by construction, and is not identified
-# (Vietnamese without its diacritics reads as Tagalog, English or Javanese to the identifier: 18 of
-# vi-diacritics' 164 stripped inputs). Another answer (a translation, a rewrite) is checked as usual.
-_SAME_WORDS = {"vi-diacritics", "vi-tone-errors"}
-
-
-def input_words(bench: Any, text: str, fields: Mapping[str, Any]) -> bool:
-    """Whether `text` is the item's own input with its words kept (see _SAME_WORDS)."""
-    if bench.name not in _SAME_WORDS or not isinstance(fields.get("text"), str):
+def input_words(bench: Benchmark, text: str, fields: Mapping[str, Any]) -> bool:
+    """Whether `text` is the item's own input with its words kept: for a benchmark whose answer
+    rewrites its input (`rewrites`: diacritics restored, tones corrected), such an answer is in the
+    input's language by construction, and is not identified (Vietnamese without its diacritics reads
+    as Tagalog, English or Javanese to the identifier: 18 of vi-diacritics' 164 stripped inputs).
+    Another answer (a translation, a rewrite) is checked as usual."""
+    field = bench.rewrites
+    if field is None or not isinstance(fields.get(field), str):
         return False
     from glotbench.text.vietnamese import same_letters
 
-    return same_letters(text, fields["text"])
+    return same_letters(text, fields[field])
 
 
-def verdict(bench: Any, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+def verdict(bench: Benchmark, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     """`check_text`, except for an answer that keeps its input's words (`input_words`): `ok`."""
     if input_words(bench, text, fields):
         letters, shares = script_shares(text)
@@ -364,17 +343,17 @@ def verdict(bench: Any, text: str, lang: str, fields: Mapping[str, Any]) -> dict
     return check_text(text, lang)
 
 
-def expected_language(bench: Any, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
+def expected_language(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
     rule = expectation(bench)
     return None if rule is None else rule[0](fields, meta)
 
 
-def answer_text(bench: Any, answer: Any) -> str | None:
+def answer_text(bench: Benchmark, answer: Any) -> str | None:
     """The text of an answer that is checked: the answer itself, or a task's headline pipeline's."""
     if isinstance(answer, str):
         return answer
     if isinstance(answer, Mapping):
-        head = getattr(bench, "headline_pipeline", None)
+        head = bench.headline_pipeline
         for key in (head, "restored_text", "corrected_text", "text"):
             if key and isinstance(answer.get(key), str):
                 return answer[key]

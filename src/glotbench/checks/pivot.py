@@ -78,13 +78,13 @@ def texts_of(item: Item) -> dict[str, str]:
     return out
 
 
-def item_language(bench: Any, item: Item) -> str | None:
+def item_language(bench: Benchmark, item: Item) -> str | None:
     from glotbench.languages import resolve_code
 
-    return resolve_code(item.meta.get("lang") or item.public.get("lang")) or getattr(bench, "lang", None)
+    return resolve_code(item.meta.get("lang") or item.public.get("lang")) or bench.lang
 
 
-def translation_items(bench: Any, items: Dataset, target: str) -> Dataset:
+def translation_items(bench: Benchmark, items: Dataset, target: str) -> Dataset:
     """One PivotTranslate item per text of each item not already in `target`."""
     out = []
     for it in items:
@@ -98,7 +98,7 @@ def translation_items(bench: Any, items: Dataset, target: str) -> Dataset:
     return Dataset(tuple(out), f"pivot:{items.source}", None)
 
 
-def back_items(bench: Any, answers: Mapping[str, str], items: Mapping[str, Item], source: str) -> Dataset:
+def back_items(bench: Benchmark, answers: Mapping[str, str], items: Mapping[str, Item], source: str) -> Dataset:
     """One PivotTranslate item per English answer, into its item's language."""
     out = []
     for iid, text in answers.items():
@@ -111,7 +111,8 @@ def back_items(bench: Any, answers: Mapping[str, str], items: Mapping[str, Item]
 def pivoted(items: Dataset, translations: Mapping[str, str], asked: set[str]) -> tuple[Dataset, dict[str, list[str]]]:
     """The items with each translated text in place; a text `asked` for (`ITEM::PATH`) that did not
     come back is kept as it is and listed per item (an item already in the pivot language asks none)."""
-    out, missing = [], {}
+    out: list[Item] = []
+    missing: dict[str, list[str]] = {}
     for it in items:
         public: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, (list, tuple))
                                       else v) for k, v in it.public.items()}
@@ -163,13 +164,13 @@ class GivenAnswer:
 def with_mixins(bench: Any, *mixins: type, **attrs: Any) -> Any:
     base = type(bench)
     cls = type("".join(m.__name__ for m in mixins) + base.__name__, (*mixins, base), {"__module__": __name__})
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(bench.__dict__)
     obj.__dict__.update(attrs)
     return obj
 
 
-def paired(bench: Any, metrics: Any, native: Any, pivot: Any, resamples: int = 1000) -> dict[str, Any]:
+def paired(bench: Benchmark, metrics: Any, native: Any, pivot: Any, resamples: int = 1000) -> dict[str, Any]:
     """Native against pivot on the items both scored: the headline of each, the difference (pivot -
     native) with its paired-bootstrap CI and p, and approximate randomisation's p; per group too."""
     import numpy as np
@@ -198,8 +199,8 @@ def paired(bench: Any, metrics: Any, native: Any, pivot: Any, resamples: int = 1
 
     common = [i for i in a if i in b]
     out: dict[str, Any] = {"metric": head.name, "scale": getattr(head, "scale", "fraction"),
-                           "overall": test(common) if getattr(bench, "pooled_overall", True) else None, "groups": {}}
-    for key in getattr(bench, "group_by", ())[:1]:
+                           "overall": test(common) if bench.pooled_overall else None, "groups": {}}
+    for key in bench.group_by[:1]:
         vals: dict[str, list[str]] = {}
         for i in common:
             vals.setdefault(str(meta[i].get(key, "unknown")), []).append(i)

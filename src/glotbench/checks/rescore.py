@@ -51,8 +51,10 @@ def parse_variant(text: str) -> tuple[str, str]:
 
 
 def normalise(text: str, norm: str | None) -> str:
-    if norm in ("nfc", "nfkc"):
-        return unicodedata.normalize(norm.upper(), text)
+    if norm == "nfc":
+        return unicodedata.normalize("NFC", text)
+    if norm == "nfkc":
+        return unicodedata.normalize("NFKC", text)
     if norm == "ar_harakat":
         return text.translate(_HARAKAT)
     if norm == "lao_am":
@@ -299,7 +301,7 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
             by_bench[(r.benchmark, r.comparable)].append(r)
         else:
             unranked[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
-    sets = defaultdict(int)
+    sets: defaultdict[str, int] = defaultdict(int)
     for bench, _ in by_bench:
         sets[bench] += 1
     for (bench, _), rs in sorted(by_bench.items(), key=lambda kv: (kv[0][0], kv[1][0].item_set)):
@@ -315,15 +317,16 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
                                          "item_set": rs[0].item_set, "not_ranked": unranked.get(bench, [])}
                 if sets[bench] > 1:
                     entry["note"] = "runs on other items or with another signature are ranked apart"
-                order0 = sorted((r for r in rs if value(r, AS_RUN) is not None), key=lambda r: -value(r, AS_RUN))
+                # the runs with a value as run, highest first, with that value
+                ranked = sorted(((r, x) for r in rs if (x := value(r, AS_RUN)) is not None), key=lambda rx: -rx[1])
                 for v in rs[0].scores:
                     vals = {r.model: value(r, v) for r in rs}
                     order = [m for m, x in sorted(vals.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
                     # a flip: a pair strictly ordered as run and strictly the other way here (equal
                     # scores are a tie, never an order)
-                    flips = [[a.model, b.model] for i, a in enumerate(order0) for b in order0[i + 1:]
-                             if value(a, AS_RUN) > value(b, AS_RUN) and vals[a.model] is not None
-                             and vals[b.model] is not None and vals[a.model] < vals[b.model]]
+                    flips = [[a.model, b.model] for i, (a, xa) in enumerate(ranked) for b, xb in ranked[i + 1:]
+                             if xa > xb and (ya := vals[a.model]) is not None
+                             and (yb := vals[b.model]) is not None and ya < yb]
                     entry["variants"][v] = {"values": vals, "order": order, "tiers": tiers(vals), "flips": flips}
                 out.append(entry)
     for bench, left in sorted(unranked.items()):

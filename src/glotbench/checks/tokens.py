@@ -26,15 +26,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Callable, Mapping, Sequence
 
+from glotbench.benchmarks.base import Benchmark
 from glotbench.checks.language import answer_text, expected_language
 from glotbench.core import Sample
 from glotbench.items import Item
 from glotbench.languages import resolve_code
 
 
-def language_of(bench: Any, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
+def language_of(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
     lang = expected_language(bench, fields, meta) or resolve_code(meta.get("lang") or meta.get("language")) \
-        or getattr(bench, "lang", None)
+        or bench.lang
     return lang or "unknown"
 
 
@@ -61,7 +62,7 @@ def _parallel_key(item_id: str) -> tuple[str, str] | None:
     return (lang, rest) if sep and rest else None
 
 
-def usage_premium(bench: Any, samples: Sequence[Sample]) -> dict[str, Any]:
+def usage_premium(bench: Benchmark, samples: Sequence[Sample]) -> dict[str, Any]:
     per: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     prompts: dict[tuple[str, str], list[int]] = defaultdict(list)
     for s in samples:
@@ -100,7 +101,7 @@ def usage_premium(bench: Any, samples: Sequence[Sample]) -> dict[str, Any]:
     return out
 
 
-def _item_text(bench: Any, item: Item) -> str:
+def _item_text(bench: Benchmark, item: Item) -> str:
     gold = item.gold
     for key in ("references", "reference", "target", "summary"):
         v = gold.get(key)
@@ -111,7 +112,7 @@ def _item_text(bench: Any, item: Item) -> str:
     return " ".join(v for k, v in item.public.items() if isinstance(v, str) and k not in ("lang", "lp", "direction"))
 
 
-def _translation_pair(bench: Any, item: Item) -> tuple[str, str, str] | None:
+def _translation_pair(bench: Benchmark, item: Item) -> tuple[str, str, str] | None:
     """(source language, source text, target reference) of a translation item."""
     pair = item.meta.get("lp") or item.public.get("lp")
     if pair and isinstance(item.public.get("source"), str) and isinstance(item.gold.get("target"), str):
@@ -123,7 +124,7 @@ def _translation_pair(bench: Any, item: Item) -> tuple[str, str, str] | None:
     return None
 
 
-def tokenizer_premium(bench: Any, items: Sequence[Item], count: Callable[[str], int]) -> dict[str, Any]:
+def tokenizer_premium(bench: Benchmark, items: Sequence[Item], count: Callable[[str], int]) -> dict[str, Any]:
     per: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     parallel: dict[tuple[str, str], int] = {}
     for it in items:
@@ -161,7 +162,7 @@ def tokenizer_premium(bench: Any, items: Sequence[Item], count: Callable[[str], 
     return out
 
 
-def token_check(bench: Any, samples: Sequence[Sample], items: Sequence[Item], model: Any = None) -> dict[str, Any]:
+def token_check(bench: Benchmark, samples: Sequence[Sample], items: Sequence[Item], model: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {"usage": usage_premium(bench, samples)}
     count = getattr(model, "count_text_tokens", None)
     if callable(count):

@@ -14,8 +14,9 @@ options (report, compare, rescore) gets the same object.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
+from glotbench.benchmarks.base import Benchmark
 from glotbench.checks.circular import Circular
 from glotbench.errors import SpecError
 from glotbench.extract import Extraction
@@ -47,11 +48,12 @@ class LanguageFailure:
         ext = super().extract(text, item)  # type: ignore[misc]
         if ext.answer is None:
             return ext
-        lang = expected_language(self, item.fields, item.meta)
-        body = answer_text(self, ext.answer)
+        bench = cast(Benchmark, self)  # a mixin: `wrap` puts it before a benchmark's own class
+        lang = expected_language(bench, item.fields, item.meta)
+        body = answer_text(bench, ext.answer)
         if lang is None or body is None:
             return ext
-        got = verdict(self, body, lang, item.fields)
+        got = verdict(bench, body, lang, item.fields)
         if got["verdict"] in ("wrong_script", "wrong_language"):
             return Extraction(None, "wrong_language", f"{got['verdict']}: {got['why']}")
         return ext
@@ -84,7 +86,7 @@ def wrap(bench: Any, settings: Mapping[str, str]) -> Any:
         return bench
     base = type(bench)
     cls = type("".join(m.__name__ for m in mixins) + base.__name__, (*mixins, base), {"__module__": __name__})
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(bench.__dict__)
     for k, v in settings.items():
         if k == "permute" or v == "fail":

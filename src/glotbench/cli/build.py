@@ -59,7 +59,7 @@ def dedupe_cmd(
     rep = make_report(cands, res, opts)
     if report:
         write_json_atomic(report, rep)
-    if apply:
+    if apply and out:  # --apply without --out stopped above
         write_jsonl_atomic(out, (cands[i].record for i in kept_indices(len(cands), res)))
     typer.echo(f"{rep['items']} items, {rep['clusters']} duplicate clusters, {rep['dropped']} duplicates, "
                f"{rep['kept']} kept")

@@ -16,7 +16,7 @@ import json
 import os
 import traceback
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Optional, Sequence
 
 import typer
 from typer.core import TyperGroup
@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 try:  # typer >= 0.2x carries its own copy of click; older typer runs on click itself
     from typer._click import ClickException
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click import ClickException
+    from click import ClickException  # type: ignore[assignment]  # an older typer runs on click: its own class
 
 from glotbench.errors import GlotbenchError
 
@@ -301,7 +301,7 @@ JUDGED_ITEMS = option_group("judged items", data=(Data, None), limit=(FirstN, No
                             max_failure_rate=(MaxFailureRate, 0.05))
 
 
-def run_options(*, no_cache: bool = False, bench_opt: list[str] = (), **fields: Any):
+def run_options(*, no_cache: bool = False, bench_opt: Sequence[str] = (), **fields: Any):
     """`RunOptions` from the shared CLI options (`--no-cache` → use_cache, `--bench-opt` → pairs)."""
     from glotbench.engine.evaluate import RunOptions
 

@@ -97,8 +97,9 @@ def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Ou
         if r.failure is None:
             o = Outcome({k: r.stats[k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r.stats.get("breaks_zeroing")))
         else:
-            o = Outcome(None, r.failure.split(":", 1)[0])
-            rejected[_rejection(r.failure, r.error) or o.failure] += 1
+            kind = r.failure.split(":", 1)[0]
+            o = Outcome(None, kind)
+            rejected[_rejection(r.failure, r.error) or kind] += 1
         outs = list(outs)
         outs[r.repeat] = o
         by_sn[r.id] = outs
@@ -159,6 +160,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     # -- answers --
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
     validity: dict[str, Any] = {}
+    gen_failures: dict[str, int]  # by kind (none for replayed answers)
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
         # An entry the file has no answer for is a replay's missing output, as for `glotbench run`:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glotbench.models.base import GenerateConfig, Prompt, Usage
+from glotbench.rundir.schema import Stopped
 
 
 def price(prompt_tokens: float, completion_tokens: float, price_in: float, price_out: float,
@@ -46,7 +47,7 @@ class CostCap:
     loglik: bool = False
     spent: float = 0.0
     reserved: float = 0.0
-    stopped: dict[str, Any] | None = None
+    stopped: Stopped | None = None
     correction: float = 1.0  # largest billed / estimated prompt tokens seen
     _estimates: dict[int, int] = field(default_factory=dict)
 

@@ -270,7 +270,7 @@ def counter_for(model: Any) -> BundledTokenizer | ModelTokenizer | FamilyTokeniz
     spec = str(getattr(inner, "spec", "") or "")
     model_id = getattr(inner, "model", None) if isinstance(getattr(inner, "model", None), str) else model_name(spec)[1]
     vocab = family_vocabulary(model_id) if model_id and not spec.startswith(("python:", "replay:")) else None
-    if vocab is None:
+    if vocab is None or not model_id:
         return BundledTokenizer()
     try:
         return FamilyTokenizer(vocab, model_id)
@@ -410,7 +410,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     finally:
         if cache is not None:
             cache.close()
-    if getattr(bench, "judged", False):
+    if bench.judged:
         est.not_counted.append("the judges' requests (one or more per answer and judge): these figures are the "
                                "answering model's only")
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, cast
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
@@ -31,10 +31,11 @@ from glotbench.engine.options import THINKING, RunOptions, generation_config, mo
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, Runner, effective_config, prompt_form
 from glotbench.errors import GlotbenchError
-from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model
+from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
-from glotbench.rundir.schema import Results, RunJson, results_record, run_record
+from glotbench.rundir.schema import (BenchmarkInfo, Counts, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,
+                                     Tokens, results_record, run_record)
 from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
@@ -149,8 +150,10 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
     config = generation_config(bench, options)
     caps = Counter(effective_config(p, config, form).max_tokens for p in rendered)
     phash, scorer = signature
+    # a str is "auto" (RunOptions rejects any other)
+    conc = options.concurrency
     return _Plan(selection, phash, scorer, scorer + selection.signature_part(), config,
-                 options.max_concurrency if auto else (options.concurrency or m.default_concurrency), auto, coverage,
+                 options.max_concurrency if isinstance(conc, str) else (conc or m.default_concurrency), auto, coverage,
                  form, template, caps, items)
 
 
@@ -175,23 +178,25 @@ def _with_reply_caps(run: RunJson, bench: Benchmark, plan: _Plan, sent: Counter)
     config = {**run["config"], "max_tokens": plan.config.max_tokens}
     config.pop("max_tokens_min", None)
     config.pop("max_tokens_setting", None)
-    return {**run, "config": {**config, **reply_cap(plan.config.max_tokens, sent, bench.method == "loglik")}}  # type: ignore[typeddict-item]
+    capped = cast(RunConfig, {**config, **reply_cap(plan.config.max_tokens, sent, bench.method == "loglik")})
+    return {**run, "config": capped}
 
 
-def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, Any]:
+def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, str] | None:
     """A user's task file kept with the run: its resolved path, SHA-256 and a copy in the run directory
     (`task.yaml`), from which every reader rebuilds the benchmark, from any folder, after a move."""
     from glotbench.rundir import keep_task_file
 
     path = bench.task_file()
-    return {} if path is None else {"task_file": keep_task_file(path, out_dir)}
+    return None if path is None else keep_task_file(path, out_dir)
 
 
 def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions,
            out_dir: Path) -> RunJson:
     """run.json, written before the first request: what is run, and the prompt template."""
     auto = plan.auto
-    config = {**plan.config.to_dict(), "concurrency": "auto" if auto else plan.concurrency,
+    # RunConfig (open): the generation settings, GenerateConfig.to_dict's keys, then the run's options
+    config = cast(RunConfig, {**plan.config.to_dict(), "concurrency": "auto" if auto else plan.concurrency,
               **({"max_concurrency": options.max_concurrency} if auto else {}),
               **({"max_cost_usd": options.max_cost_usd} if options.max_cost_usd is not None else {}),
               **({"batch": True, "batch_discount": options.batch_discount} if options.batch else {}),
@@ -199,12 +204,14 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               "max_failure_rate": options.max_failure_rate, "timeout_s": options.timeout_s,
               "max_retries": options.max_retries, "cache": options.use_cache, "prompt_form": m.prompt_form(),
               "bench_options": dict(options.bench_options), "method": bench.method,
-              **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")}
+              **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")})
+    info: BenchmarkInfo = {
+        "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
+        "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None}
+    if (task_file := _task_copy(bench, out_dir)) is not None:
+        info["task_file"] = task_file
     run = run_record(
-        {"name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
-         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None,
-         **_task_copy(bench, out_dir)},
-        _model_info(m, bench), config,  # type: ignore[arg-type]
+        info, _model_info(m, bench), config,
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
     write_json_atomic(out_dir / RUN_JSON, run)
     return run
@@ -249,7 +256,7 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
                         cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
                         on_sample=lambda s: sink.add(s.to_record()), on_progress=bar.update, on_flush=sink.flush,
                         on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{plan.scorer_signature}",
-                        prompt_record=template.record if template else partial(whole, plan.form),
+                        prompt_record=template.record if template else partial(_whole, plan.form),
                         gate=gate, budget=budget)
         t0 = time.perf_counter()
         try:
@@ -270,6 +277,11 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
     return _Generated(samples, runner, wall, gate, budget, batch)
 
 
+def _whole(form: str, prompt: Prompt, loglik_choices: Sequence[str] | None = None) -> dict[str, Any]:
+    """A sample's prompt kept whole (a run whose prompts fit no template): the runner's `prompt_record`."""
+    return whole(prompt, form, loglik_choices)
+
+
 def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJson, done: _Generated,
              options: RunOptions, checks: RunChecks) -> Results:
     """results.json: the aggregate (from the cache when it can be), the counts, validity, cost, timing."""
@@ -279,29 +291,34 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
     metrics = bench.metrics_for(full)
     versions = _versions()
     scores = aggregate_run(bench, full, done.samples, metrics, runner, options, versions)
-    stopped = done.budget.stopped if done.budget is not None and c.not_sent else None
+    stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
+    facts = dict(bench.extra_results(full))
+    if floor := bench.input_floor(full, plan.items):
+        facts["input_floor"] = floor
+    counts: Counts = {"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),
+                      "flags": dict(c.flags), "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
+                      "not_sent": c.not_sent, "structured_output": dict(runner.structured_modes) or None}
+    if not c.not_sent:
+        del counts["not_sent"]
+    tokens: Tokens = {"prompt": c.prompt_tokens, "completion": c.completion_tokens,
+                      "prompt_billed_now": c.new_prompt_tokens, "completion_billed_now": c.new_completion_tokens}
+    if c.tokens_not_counted:  # replies whose tokens the backend could not count (log-likelihood without a tokenizer)
+        tokens["not_counted"] = c.tokens_not_counted
     return results_record(
         run, status="complete" if stopped is None else "stopped",
         stopped=None if stopped is None else {**stopped, "not_sent": c.not_sent},
         concurrency=done.gate.summary() if done.gate is not None else None, batch=done.batch,
         finished=datetime.now(timezone.utc).isoformat(), model=_model_info(m, bench),
-        signature=plan.signature, selection=plan.selection.record(),  # type: ignore[arg-type]
-        validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,  # type: ignore[arg-type]
+        signature=plan.signature, selection=plan.selection.record(),
+        validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,
                               c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
         data_label=bench.data_label(full),
-        facts={**bench.extra_results(full), **({"input_floor": floor} if (floor := bench.input_floor(full, plan.items)) else {})},  # type: ignore[arg-type]
+        facts=facts,
         headline=metrics[0].name,
         metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
                            "keys": list(mt.keys), "scale": mt.scale} for mt in metrics},
         scores=scores, checks=checks.summary(done.samples, metrics),
-        counts={"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),
-                "flags": dict(c.flags), "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,
-                **({"not_sent": c.not_sent} if c.not_sent else {}),  # type: ignore[typeddict-item]
-                "structured_output": dict(runner.structured_modes) or None},
-        tokens={"prompt": c.prompt_tokens, "completion": c.completion_tokens,
-                "prompt_billed_now": c.new_prompt_tokens, "completion_billed_now": c.new_completion_tokens,
-                # replies whose tokens the backend could not count (log-likelihood without a tokenizer)
-                **({"not_counted": c.tokens_not_counted} if c.tokens_not_counted else {})},  # type: ignore[typeddict-item]
+        counts=counts, tokens=tokens,
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
         timing=_timing(wall, c, runner, done.batch, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
         versions=versions,
@@ -312,17 +329,17 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
                                 "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"})
 
 
-def _model_info(m: Model, bench: Benchmark) -> dict[str, Any]:
+def _model_info(m: Model, bench: Benchmark) -> ModelInfo:
     """The model block: its spec and description; a log-likelihood run's latency is the runner's
     (LOGLIK_LATENCY), not the one the backend describes for its generation (a batch's share)."""
-    info = {"spec": m.spec, **m.description()}
+    info = cast(ModelInfo, {"spec": m.spec, **m.description()})  # open: the backend's own keys
     if bench.method == "loglik" and "latency" in info:
         info["latency"] = LOGLIK_LATENCY
     return info
 
 
 def _timing(wall: float, c: Any, runner: Runner, batch: dict[str, Any] | None, default_latency: str,
-            m: Model) -> dict[str, Any]:
+            m: Model) -> Timing:
     """results.json's timing. The speed counts the samples the model answered in this invocation
     (its calls, and --batch's replies): the cache's read-back is no model speed (a cached re-run
     "ran" 4,786 samples a second), so a run that sent nothing has none (`samples_per_s` null,

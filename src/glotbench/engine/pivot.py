@@ -61,7 +61,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     if not options.out:
         raise GlotbenchError("--pivot needs --out DIR: its phases are written under it")
     bench = get_benchmark(benchmark, **dict(options.bench_options))
-    if bench.name == "deepsea-wmt24pp" or getattr(bench, "judged", False) or getattr(bench, "method", "generate") != "generate":
+    if bench.input_language == target or bench.judged or bench.method != "generate":
         raise GlotbenchError(f"{bench.name}: --pivot is for tasks answered by generation whose input is not English "
                              "(DeepSEA MGSM, IndoMMLU, XQuAD, CrossSum; task files)")
     root = Path(options.out)
@@ -86,8 +86,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     back_failed = 0
     if text_task:
         # 3. the answers back into each item's language; 4. scored against the native references
-        english = {s.id: answer_text(bench, s.answer) for s in ans.samples if s.repeat == 0}
-        english = {k: v for k, v in english.items() if v}
+        english = {s.id: text for s in ans.samples if s.repeat == 0 and (text := answer_text(bench, s.answer))}
         by_id = {it.id: it for it in items}
         native_text: dict[str, str] = {}
         if english:  # none when every English answer failed

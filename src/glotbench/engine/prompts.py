@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.models.base import Prompt
+from glotbench.rundir.schema import PromptTemplateRecord
 
 PROBES = 64
 
@@ -102,8 +103,8 @@ class PromptTemplate:
                     rec["choices"] = list(loglik_choices)
         return rec if rec is not None else whole(prompt, self.form, loglik_choices)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"form": self.form, "roles": None if self.roles is None else list(self.roles),
+    def to_json(self) -> PromptTemplateRecord:
+        return {"form": "text" if self.form == "text" else "chat", "roles": None if self.roles is None else list(self.roles),
                 "parts": [{"head": h, "tail": t} for h, t in zip(self.heads, self.tails)]}
 
 

@@ -55,9 +55,9 @@ class RetryPolicy:
         if retry_after is not None:
             wait = min(max(retry_after, 0.0), self.max_retry_after_s)
             return wait + random.uniform(0, 0.1 * max(wait, 0.1))
-        from tenacity import RetryCallState, wait_random_exponential
+        from tenacity import RetryCallState, Retrying, wait_random_exponential
 
-        state = RetryCallState(None, None, (), {})
+        state = RetryCallState(Retrying(), None, (), {})  # only its attempt number is read
         state.attempt_number = attempt + 1
         return wait_random_exponential(multiplier=self.backoff_base_s, max=self.backoff_max_s)(state)
 
@@ -207,8 +207,8 @@ class Runner:
         self._loglik_mode = benchmark.method == "loglik"
         # Task benchmarks score every normalisation from the choices' log-probabilities and token
         # counts (glotbench.tasks.loglik); the built-ins take the choice with the highest sum.
-        self._loglik_detail = self._loglik_mode and bool(getattr(benchmark, "loglik_detail", False))
-        self._retries_failures = bool(getattr(benchmark, "retry_failures", ()))
+        self._loglik_detail = self._loglik_mode and benchmark.loglik_detail
+        self._retries_failures = bool(benchmark.retry_failures)
         self._form = prompt_form(benchmark, model)
         self.max_tokens_sent: Counter = Counter()  # the reply caps of the units (run.json's max_tokens)
         self._loglik_done_at: float | None = None  # when the last log-likelihood reply came back
@@ -476,23 +476,23 @@ class Runner:
             c.completion_tokens += u.completion_tokens
             if resp.structured_output:
                 self.structured_modes[resp.structured_output] += 1
-            fields = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
+            fields: dict[str, Any] = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
                       "tokens": {"prompt": u.prompt_tokens, "completion": u.completion_tokens},
                       "input": item.public, "prompt_form": self._form, "prompt": prompt, "retries": attempts,
                       "cached": cached,
                       "error": None}
-            skey = None
-            if self.cache is not None and self.scorer_id is not None:
+            cache, skey = self.cache, None
+            if cache is not None and self.scorer_id is not None:
                 skey = score_key(unit.key, self.scorer_id, item, resp)
-            record = self.cache.get_score(skey) if cached and skey is not None else None
+            record = cache.get_score(skey) if cache is not None and cached and skey is not None else None
             if record is not None:
                 sample = sample_from_record(record, item, resp.text, repeat=unit.repeat, **fields)
                 self.score_keys[(item.id, unit.repeat)] = skey  # type: ignore[assignment]
             else:
                 sample = score_output(self.benchmark, item, resp.text, repeat=unit.repeat,
                                       truncated=resp.finish_reason == "length", extraction=extraction, **fields)
-                if skey is not None and (rec := score_record(sample)) is not None:
-                    self.cache.put_score(skey, rec)
+                if cache is not None and skey is not None and (rec := score_record(sample)) is not None:
+                    cache.put_score(skey, rec)
                     self.score_keys[(item.id, unit.repeat)] = skey
             if resp.replaced_chars:  # text no writer could encode, repaired where it entered (models/base.py)
                 sample = dataclasses.replace(sample, flags=(*sample.flags, INVALID_UNICODE))

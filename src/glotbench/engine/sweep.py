@@ -184,13 +184,16 @@ def minutes(value: str | int) -> int:
     return total
 
 
+_UNSEEDED: list[Optional[int]] = [None]  # one run per benchmark and model, unseeded
+
+
 class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Optional[str] = None
     out: str = "runs/sweep"
     repeats: int = Field(1, ge=1)
-    seeds: list[Optional[int]] = Field(default_factory=lambda: [None], min_length=1)
+    seeds: list[Optional[int]] = Field(default_factory=lambda: _UNSEEDED.copy(), min_length=1)
     cache: Optional[str] = None       # call cache: a SQLite path (default: the user cache)
     store: Optional[str | bool] = None  # results store URL; false: do not index (default: the user store)
     retries: int = Field(2, ge=0)     # Ray, Slurm: times a failed or killed run is retried

@@ -51,7 +51,6 @@ def _execute(run: Run, concurrency: int, store: str | bool | None, counter: Any)
 
 
 def _make_counter(ray: Any) -> Any:
-    @ray.remote(num_cpus=0)
     class CallCounter:
         def __init__(self) -> None:
             self.calls: dict[str, int] = defaultdict(int)
@@ -62,7 +61,7 @@ def _make_counter(ray: Any) -> Any:
         def get(self) -> dict[str, int]:
             return dict(self.calls)
 
-    return CallCounter.remote()
+    return ray.remote(num_cpus=0)(CallCounter).remote()  # the actor class, as @ray.remote(num_cpus=0) makes it
 
 
 def run_ray(spec: SweepSpec, runs: list[Run], *, address: str | None = None, progress: bool = True,

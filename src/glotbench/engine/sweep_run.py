@@ -9,6 +9,7 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from glotbench.engine.sweep import Run, SweepSpec, endpoint_budgets
@@ -186,7 +187,7 @@ async def run_local(spec: SweepSpec, runs: list[Run], *, progress: bool = True,
             if key not in shared:
                 shared[key] = SharedModel(build_model(run))
             model = LimitedModel(shared[key], semaphores[run.model.endpoint],
-                                 on_call=lambda n, rid=run.run_id: view.add_calls(rid, n))
+                                 on_call=partial(view.add_calls, run.run_id))
             opts = _with_concurrency(run, budgets[run.model.endpoint])
             result = await evaluate_async(run.benchmark.name, model, opts)
             await asyncio.to_thread(index_run, spec.store, run.out_dir)

@@ -8,6 +8,7 @@ judges. The bootstrap resamples prompts, never single games.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
 
@@ -45,8 +46,8 @@ def parse_verdict(text: str) -> dict[str, Any]:
         raise VerdictError("unclosed think block")
     try:
         obj = strict_json_object(body)
-    except ValueError as e:
-        raise VerdictError(f"not a JSON object ({e.msg})") from None
+    except ValueError as e:  # JSONDecodeError, or a number over Python's digit limit (a plain ValueError)
+        raise VerdictError(f"not a JSON object ({e.msg if isinstance(e, json.JSONDecodeError) else e})") from None
     if not isinstance(obj, dict):
         raise VerdictError("not a JSON object")
     winner = obj.get("winner")

@@ -11,6 +11,7 @@ from glotbench.metrics.ratio import (
     Metric,
     MissingStatistic,
     RatioMetric,
+    Scored,
     ScoredSample,
     aggregate,
     check_statistics,
@@ -35,5 +36,5 @@ def word_accuracy(name: str = "word_accuracy") -> RatioMetric:
     return RatioMetric(name, "words_correct", "words", "correct words / reference words")
 
 
-__all__ = ["ItemScore", "MacroMetric", "Metric", "MissingStatistic", "RatioMetric", "ScoredSample", "accuracy", "aggregate", "check_statistics", "exact_match", "needed_keys", "normalise_to_floor",
+__all__ = ["ItemScore", "MacroMetric", "Metric", "MissingStatistic", "RatioMetric", "Scored", "ScoredSample", "accuracy", "aggregate", "check_statistics", "exact_match", "needed_keys", "normalise_to_floor",
            "repeat_stability", "word_accuracy"]

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glotbench.languages import segmenter_of
+from glotbench.metrics.ratio import Scale
 from glotbench.stats import Estimate, bootstrap_many
 from glotbench.text.segment import LaoSegmenter, needs_segmentation, segment, segmenter_signature
 
@@ -55,6 +56,7 @@ class SacreMetric:
         self.name = name
         self.lang = lang
         self.lao = lao
+        self._metric: BLEU | CHRF
         if name == "bleu":
             if needs_segmentation(lang):
                 sacrebleu_args.setdefault("tokenize", BLEU_TOKENIZE_SEGMENTED[0])
@@ -67,10 +69,12 @@ class SacreMetric:
             elif segmenter_of(lang) == "char":  # zh, ja: sacrebleu's own; another such profile: characters
                 sacrebleu_args.setdefault("tokenize", CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char"))
             self._metric = BLEU(**sacrebleu_args)
+            words = True
         else:
             sacrebleu_args.setdefault("word_order", 2 if name == "chrf++" else 0)
-            self._metric = CHRF(**sacrebleu_args)
-        self._segment = needs_segmentation(lang) and (name != "chrf" or self._metric.word_order > 0)
+            chrf = self._metric = CHRF(**sacrebleu_args)
+            words = name != "chrf" or chrf.word_order > 0
+        self._segment = needs_segmentation(lang) and words
 
     def preprocess(self, text: str) -> str:
         return " ".join(segment(text, self.lang, self.lao)) if self._segment else text
@@ -83,11 +87,13 @@ class SacreMetric:
         streams = [[self.preprocess(refs[j]) if j < len(refs) else None for refs in references]
                    for j in range(width)]
         hyps = [self.preprocess(h) for h in hypotheses]
-        return self._metric._extract_corpus_statistics(hyps, streams)
+        # sacrebleu's hint says str, its docstring (`_cache_references`) takes None: no reference there
+        return self._metric._extract_corpus_statistics(hyps, streams)  # type: ignore[arg-type]
 
-    def score_from_stats(self, summed: Sequence[float]) -> float:
+    def score_from_stats(self, summed: Sequence[float] | np.ndarray) -> float:
         """The corpus score from summed statistics: sacrebleu's own formula."""
-        return float(self._metric._compute_score_from_stats(list(summed)).score)
+        # sacrebleu's hint says List[int]; its formulas take any numbers (summed rows arrive as floats)
+        return float(self._metric._compute_score_from_stats(list(summed)).score)  # type: ignore[arg-type]
 
     def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]], *,
                      resamples: int = 1000, seed: int = 12345) -> CorpusScore:
@@ -97,7 +103,8 @@ class SacreMetric:
                     seed: int = 12345) -> CorpusScore:
         """Corpus score and bootstrap CI from stored per-segment statistics (no text needed)."""
         rows = [list(r) for r in stats]
-        value = float(self._metric._aggregate_and_compute(rows).score) if rows else 0.0  # as sacrebleu sums
+        # as sacrebleu sums (its hint says int rows; stored statistics read back as floats)
+        value = float(self._metric._aggregate_and_compute(rows).score) if rows else 0.0  # type: ignore[arg-type]
         arr = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
         est = bootstrap_many(arr, {self.name: self.score_from_stats}, resamples=resamples, seed=seed,
                              values={self.name: value})[self.name]
@@ -121,8 +128,10 @@ class SacreMetric:
         """Settings that change the number but that sacrebleu's signature leaves out, when not its
         defaults: chrF's β (sacrebleu puts it in the score's name, chrF2), BLEU's maximum n-gram
         order, and a smoothing value more precise than the two decimals sacrebleu prints."""
+        from sacrebleu.metrics import BLEU  # loaded already: self._metric is one
+
         m, out = self._metric, []
-        if self.name == "bleu":
+        if isinstance(m, BLEU):
             if m.max_ngram_order != 4:
                 out.append(f"ngram:{m.max_ngram_order}")
             if m.smooth_value is not None and float(f"{m.smooth_value:.2f}") != m.smooth_value:
@@ -148,7 +157,7 @@ class CorpusMetric:
     description: str = ""
     show_ci: bool = True
     label: str = ""
-    scale: str = "points"
+    scale: Scale = "points"
 
     @property
     def width(self) -> int:

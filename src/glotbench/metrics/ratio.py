@@ -13,7 +13,7 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:  # numpy is imported where it is used: a run needs it only for its CIs,
     import numpy as np  # imported while its requests are in flight (engine/evaluate.py)
@@ -30,16 +30,24 @@ class MissingStatistic(GlotbenchError):
     failure score without every key), never a silent zero."""
 
 
+Scale = Literal["fraction", "points"]  # 0-1 (shown as percent), or already 0-100
+
+
 class Metric(Protocol):
     """What aggregation needs from a metric. `scale` is "fraction" (0-1, shown as percent) or
     "points" (already 0-100, as BLEU and chrF)."""
 
-    name: str
-    description: str
-    show_ci: bool
-    label: str
-    scale: str
-
+    # read-only: a metric is a frozen record (RatioMetric, CorpusMetric...), never reassigned
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def show_ci(self) -> bool: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def scale(self) -> Scale: ...
     @property
     def keys(self) -> tuple[str, ...]: ...
 
@@ -55,7 +63,7 @@ class RatioMetric:
     description: str = ""
     show_ci: bool = True  # diagnostic rates (format failures...) are shown without a CI
     label: str = ""  # short column header for the terminal table
-    scale: str = "fraction"
+    scale: Scale = "fraction"
 
     @property
     def keys(self) -> tuple[str, str]:
@@ -76,6 +84,21 @@ class RatioMetric:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # as Python floats: inf, no warning
             np.divide(rows[:, 0], den, out=out, where=den > 0)
             return out * (100.0 if self.scale == "points" else 1.0)
+
+
+class Scored(Protocol):
+    """What aggregation reads of a sample: a ScoredSample, or a run's core.Sample as it is."""
+
+    @property
+    def item_id(self) -> str: ...
+    @property
+    def repeat(self) -> int: ...
+    @property
+    def meta(self) -> Mapping[str, Any]: ...
+    @property
+    def score(self) -> ItemScore: ...
+    @property
+    def answer_key(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +130,7 @@ def check_statistics(metrics: Sequence[Metric], samples: Iterable[Any]) -> None:
                         f"does not carry (it has: {', '.join(sorted(stats)) or 'none'})")
 
 
-def _per_item_matrix(samples: Sequence[ScoredSample], col: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _per_item_matrix(samples: Sequence[Scored], col: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """One pass over the samples: their statistics as a matrix (samples x statistics; a key absent from
     a sample is 0 only where no metric needs it from that sample — another group's macro columns;
     check_statistics ran first) and each sample's item code. Summing per item happens in numpy, so a
@@ -144,7 +167,7 @@ def _sum_per_item(mat: np.ndarray, item: np.ndarray, idx: np.ndarray) -> tuple[n
 
 def aggregate(
     metrics: Sequence[Metric],
-    samples: Sequence[ScoredSample],
+    samples: Sequence[Scored],
     group_by: Sequence[str] = (),
     *,
     resamples: int = DEFAULT_RESAMPLES,
@@ -195,7 +218,7 @@ def aggregate(
     return out
 
 
-def _item_clusters(samples: Sequence[ScoredSample], item: np.ndarray, key: str) -> np.ndarray:
+def _item_clusters(samples: Sequence[Scored], item: np.ndarray, key: str) -> np.ndarray:
     """Each item code's cluster (an object array of hashable keys): the value of meta `key`, or the
     item itself when its meta has no such value (a cluster of one)."""
     import numpy as np
@@ -206,7 +229,7 @@ def _item_clusters(samples: Sequence[ScoredSample], item: np.ndarray, key: str) 
     return out
 
 
-def cluster_summary(key: str, samples: Sequence[ScoredSample], of_item: np.ndarray | None) -> dict[str, Any]:
+def cluster_summary(key: str, samples: Sequence[Scored], of_item: np.ndarray | None) -> dict[str, Any]:
     """results.json's `scores.clusters`: the key, the overall counts and which intervals they gave."""
     n = len(of_item) if of_item is not None else 0
     g = len(set(of_item.tolist())) if of_item is not None else 0
@@ -300,13 +323,13 @@ def interval(metric: Metric, rows: np.ndarray, boot: Any, prop: tuple[float, flo
     n = len(rows)
     if prop is None and bounded_ratio(metric, rows):
         eff = effective_estimate(metric, rows, np.arange(n), n)
-        est = {"value": eff.pop("value"), "ci_low": eff.pop("ci_low"), "ci_high": eff.pop("ci_high"), "n": n, **eff}
+        est: dict[str, Any] = {"value": eff.pop("value"), "ci_low": eff.pop("ci_low"), "ci_high": eff.pop("ci_high"), "n": n, **eff}
         return {k: (None if isinstance(v, float) and v != v else v) for k, v in est.items()}
     if prop is not None:
         k, trials = prop
         value = float(metric.score(rows.sum(axis=0)))
         lo, hi = wilson(k, trials)
-        est: dict[str, Any] = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
+        est = {"value": value, "ci_low": f * lo, "ci_high": f * hi, "n": n, "ci_method": "wilson"}
     else:
         est = {**boot.to_dict(), "ci_method": "bootstrap" if resamples > 0 and n > 0 else "none"}
         value, lo, hi = est["value"], est["ci_low"], est["ci_high"]
@@ -372,7 +395,7 @@ class MacroMetric:
     description: str = ""
     show_ci: bool = True
     label: str = ""
-    scale: str = "points"
+    scale: Scale = "points"
     normalised: bool = False
 
     @property
@@ -417,7 +440,7 @@ def _bind(metric: Metric, cols: list[int]):
     return fn
 
 
-def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[str, Any] | None:
+def repeat_stability(metric: Metric, samples: Sequence[Scored]) -> dict[str, Any] | None:
     """Stability over repeats: the headline's mean and spread across repeats, per-item agreement
     (share of repeats giving the item's most common answer), and the share of items whose outcome
     flips (correct in some repeats, wrong in others)."""
@@ -432,7 +455,7 @@ def repeat_stability(metric: Metric, samples: Sequence[ScoredSample]) -> dict[st
         row = np.array([sum(float(s.score.stats.get(k, 0)) for s in sub) for k in metric.keys])
         v = metric.score(row)
         per_repeat.append(v if math.isfinite(v) else None)  # a repeat with nothing to score: undefined
-    by_item: dict[str, list[ScoredSample]] = defaultdict(list)
+    by_item: dict[str, list[Scored]] = defaultdict(list)
     for s in samples:
         by_item[s.item_id].append(s)
     agreements, flips = [], 0

@@ -13,6 +13,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.models.base import LoglikEncoding
 
 R = TypeVar("R")
+K = TypeVar("K", bound=Hashable)  # what groups requests into one engine call
 
 # How a batched backend's replies carry latency: one engine call answers the whole batch, so giving
 # every item the batch's wall time (60.8 s each for a 16-item CPU batch) overstates it 16-fold. Each
@@ -74,14 +75,14 @@ def length_batches(lengths: Sequence[int], token_budget: int) -> list[list[int]]
     return batches
 
 
-class MicroBatcher(Generic[R]):
+class MicroBatcher(Generic[R, K]):
     """`await submit(req)` returns `run(key, reqs)`'s result for `req`. `key(req)` groups requests
     that can share one engine call; at most `batch_size` requests are taken per round, after
     waiting `window_s` for concurrent callers to join. An exception in `run` (or `run` returning
     the wrong number of results) goes to every caller of that group; the others are unaffected.
     `close()` fails every caller still waiting: none awaits forever."""
 
-    def __init__(self, run: Callable[[Hashable, list[R]], list[Any]], key: Callable[[R], Hashable], *,
+    def __init__(self, run: Callable[[K, list[R]], list[Any]], key: Callable[[R], K], *,
                  batch_size: int, window_s: float = 0.02):
         self._run, self._key = run, key
         self.batch_size, self.window_s = max(1, batch_size), window_s
@@ -106,7 +107,7 @@ class MicroBatcher(Generic[R]):
             await asyncio.sleep(self.window_s)  # let concurrent callers join the batch
             while len(batch) < self.batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            groups: dict[Hashable, list[tuple[R, asyncio.Future]]] = {}
+            groups: dict[K, list[tuple[R, asyncio.Future]]] = {}
             for entry in batch:
                 try:
                     groups.setdefault(self._key(entry[0]), []).append(entry)

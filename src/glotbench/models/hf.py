@@ -142,7 +142,8 @@ class HFModel:
                 raise GlotbenchError(f"hf model {source!r} is not a local path and the hub is offline")
         try:
             self._tok = AutoTokenizer.from_pretrained(source)
-            self._model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype).to(device).eval()
+            # transformers types `to` through a decorator that loses `self` (it takes the device for the model)
+            self._model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype).to(device).eval()  # type: ignore[arg-type]
         except OSError as e:
             raise GlotbenchError(f"cannot load the model {source!r}: {str(e).splitlines()[0]}") from None
         self._tok.padding_side = "left"
@@ -170,7 +171,8 @@ class HFModel:
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                      dtype=getattr(torch, storage))
-        model.hf_quantizer = None
+        # transformers types the attribute through nn.Module's __getattr__ (Tensor | Module); it holds a quantizer
+        model.hf_quantizer = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(str(tmp))

@@ -112,8 +112,8 @@ class VLLMModel:
         self._sp_cls = sampling_params_cls
         self._structured: Any = None
         # One engine call per (kind, thinking): chat and text prompts, and thinking modes, cannot mix.
-        self._batcher = MicroBatcher(lambda key, reqs: self._run_group(*key, reqs), lambda r: (r.kind, r.thinking),
-                                     batch_size=self.batch_size)
+        self._batcher = MicroBatcher[_Req, tuple[str, bool | None]](
+            lambda key, reqs: self._run_group(*key, reqs), lambda r: (r.kind, r.thinking), batch_size=self.batch_size)
         self._lock: asyncio.Lock | None = None
         self.load_seconds: float | None = None
         self.version: str | None = None

@@ -182,7 +182,7 @@ def _x_axis(rs: list[Run]) -> tuple[str, dict[str, float]] | None:
         return "tokens (prompt + completion)", toks
     lat = {r.model: (r.results.get("timing") or {}).get("request_phase_s") for r in rs}
     if all(v for v in lat.values()):
-        return "request time (s)", {k: float(v) for k, v in lat.items()}
+        return "request time (s)", {k: float(v) for k, v in lat.items() if v}
     return None
 
 
@@ -254,7 +254,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
                                               else f"/scores/overall/{head}"),
                                 "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results),
                                 **cell_fields(est)}
-        if best is not None and r is not best and est.get("value") is not None and cell["valid"]:
+        if best is not None and fn is not None and r is not best and est.get("value") is not None and cell["valid"]:
             shared = sorted(set(stats[r.model]) & set(stats[best.model]))
             a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
             b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))

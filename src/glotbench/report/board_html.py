@@ -134,11 +134,11 @@ def board_html(board: dict[str, Any]) -> str:
             allv = [e["value"] for per in vals.values() for e in per.values() if e["value"] is not None]
             lo, hi = (min(allv), max(allv)) if allv else (0, 1)
             f = 100.0 if c["scale"] == "fraction" else 1.0
-            rows = "".join(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>' + "".join(
+            body = "".join(f'<tr><td title="{escape(m)}">{escape(name[m])}</td>' + "".join(
                 _heat_cell(per[m], lo, hi, f, _gsrc(c["cells"][m]["path"], key, v, c["headline"]))
                 for v, per in vals.items()) + "</tr>" for m in c["cells"])
             heat.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])} by {escape(key)}</h3><table class="heatmap">'
-                        "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{rows}</table>")
+                        "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{body}</table>")
     if heat:
         sections.append(("groups", "By group", "".join(heat)))
     sections += board_sections(board, name)  # the runs' checks (report/checks_board.py)

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from glotbench.errors import GlotbenchError
 from glotbench.report.terminal import FEW_MARK
@@ -62,7 +62,7 @@ def rows(run_dir: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def to_csv(runs: list[str | Path]) -> str:
+def to_csv(runs: Sequence[str | Path]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, COLUMNS, lineterminator="\n")
     w.writeheader()
@@ -71,7 +71,7 @@ def to_csv(runs: list[str | Path]) -> str:
     return buf.getvalue()
 
 
-def to_json(runs: list[str | Path]) -> str:
+def to_json(runs: Sequence[str | Path]) -> str:
     return json.dumps([row for r in runs for row in rows(r)], ensure_ascii=False, indent=2) + "\n"
 
 
@@ -114,7 +114,7 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
     source = {"dataset_name": bench.get("data") or bench["name"], "source_type": "other",
               "additional_details": {f"{_NS}data_sha256": _text(bench.get("data_sha256")),
                                      f"{_NS}data_label": _text(label.get("label"))}}
-    results = []
+    results: list[dict[str, Any]] = []
     undefined = []
     for by, group, metric, est in _estimates(res["scores"]):
         if est["value"] is None:  # no number (a precision with nothing changed): EEE has none to hold
@@ -171,7 +171,7 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
     }
 
 
-def write_eee(runs: list[str | Path], out: str | Path) -> list[Path]:
+def write_eee(runs: Sequence[str | Path], out: str | Path) -> list[Path]:
     """Each run's EEE record as OUT/<uuid>.json (EEE's file naming); the paths written."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -245,9 +245,10 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
     parts = [*notes(res)] if not is_valid(res) else []
     parts += [f"glotbench {(res.get('versions') or {}).get('glotbench', '?')}", f"{res['headline']}, {unit}", ci, n,
               f"signature {res['signature']}", *[t for t in notes(res) if is_valid(res)]]
-    ds: dict[str, Any] = {"id": dataset or hub[0], "task_id": task or (hub[2] if hub and hub[2] else "default")}
-    if dataset is None and hub[1]:
-        ds["revision"] = hub[1]
+    hub_id, hub_revision, hub_config = hub if hub is not None else (None, None, None)
+    ds: dict[str, Any] = {"id": dataset or hub_id, "task_id": task or hub_config or "default"}
+    if dataset is None and hub_revision:
+        ds["revision"] = hub_revision
     entry: dict[str, Any] = {"dataset": ds, "value": est["value"]}
     if res.get("finished"):
         entry["date"] = res["finished"]
@@ -255,7 +256,7 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
     return entry
 
 
-def write_hf(runs: list[str | Path], out: str | Path, dataset: str | None = None,
+def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = None,
              task: str | None = None) -> list[Path]:
     """OUT/<model>/.eval_results/<benchmark>.yaml for each run (the folder to upload to the model's
     repo); two runs that would share a file are refused (the Hub wants each variant in its own file)."""

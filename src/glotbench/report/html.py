@@ -10,7 +10,7 @@ import statistics
 from collections import Counter, defaultdict
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
@@ -113,7 +113,7 @@ def cluster_note(results: dict[str, Any]) -> str:
     return f'<p class="note" id="clusters">{escape(line)}</p>' if line else ""
 
 
-def _vals(est: dict[str, Any] | None) -> tuple:
+def _vals(est: dict[str, Any] | None) -> tuple[float | None, float | None, float | None]:
     if not est:
         return (None, None, None)
     return est.get("value"), est.get("ci_low"), est.get("ci_high")
@@ -123,7 +123,12 @@ def _n(est: dict[str, Any] | None) -> str:
     return n_text(est)
 
 
-def _units(est: dict[str, Any] | None) -> dict[str, Any]:
+class _Units(TypedDict):
+    n: str
+    few: bool
+
+
+def _units(est: dict[str, Any] | None) -> _Units:
     """A plot row's units and † (a plotted interval always shows its n)."""
     return units(est)
 

@@ -49,14 +49,14 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
     outcomes = []
     for p, rows, r in zip(paths, samples, res):
         per = rundata.run_item_stats(r, rows)
-        out = {}
+        item_outcome: dict[str, int] = {}
         for i, st in per.items():
             num, den = st.get(keys[0], 0.0), st.get(keys[1], 0.0)
             if den != 1 or num not in (0, 1):
                 raise GlotbenchError(f"{p}: item {i}'s {head} is {num:g}/{den:g}, not a 0/1 outcome (repeats or "
                                      "partial credit); plan needs one 0/1 outcome per item")
-            out[i] = int(num)
-        outcomes.append(out)
+            item_outcome[i] = int(num)
+        outcomes.append(item_outcome)
     ids = sorted(set(outcomes[0]) & set(outcomes[1]))
     if len(ids) < 2:
         raise GlotbenchError("the two runs share fewer than two items")
@@ -64,7 +64,7 @@ def _from_runs(paths: list[str]) -> dict[str, Any]:
     b = [outcomes[1][i] for i in ids]
     n = len(ids)
     p_a, p_b, p11 = sum(a) / n, sum(b) / n, sum(x * y for x, y in zip(a, b)) / n
-    out = {"items": n, "accuracy_a": p_a, "accuracy_b": p_b, "correlation": pw.phi(p11, p_a, p_b),
+    out: dict[str, Any] = {"items": n, "accuracy_a": p_a, "accuracy_b": p_b, "correlation": pw.phi(p11, p_a, p_b),
            "discordant": sum(x != y for x, y in zip(a, b)) / n, "design_effect": None, "clusters": None}
     cluster_of = rundata.item_clusters(res[0], samples[0])
     if cluster_of:

@@ -45,6 +45,7 @@ class ModelInfo(TypedDict, total=False):
     """The model's spec and its backend's description (backend, model, endpoint, ...: open)."""
 
     spec: Required[str]
+    latency: str  # what each sample's latency_s measures (models/base.py: REQUEST_LATENCY, LOGLIK_LATENCY)
 
 
 @with_config(_OPEN)

@@ -20,11 +20,14 @@ import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from glotbench.core import Dataset
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
+
+if TYPE_CHECKING:
+    from glotbench.rundir.schema import SelectionRecord
 
 QUICK_SHARE = 0.2  # the quick subset: 20% of the items ...
 QUICK_MAX = 30     # ... at most 30, and at least one item of every group
@@ -94,7 +97,7 @@ class Selection:
     def items_sha256(self) -> str:
         return item_set_sha256([it.id for it in self.items])
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> SelectionRecord:
         """results.json's `selection`."""
         return {"full": self.full, "subset": self.subset, "limit": self.limit, "n": len(self.items),
                 "of": self.of, "repeats": self.repeats, "items_sha256": self.items_sha256}

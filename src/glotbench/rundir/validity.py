@@ -16,14 +16,17 @@ a subset of the items, bundled sample data.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from glotbench.rundir.schema import ValidityRecord
 
 DEFAULT_MAX_FAILURE_RATE = 0.05
 INVALID_RUN_EXIT = 3  # input errors exit 2, an interrupted command 130
 
 
 def run_validity(failures: Mapping[str, int], samples: int, repeats: int, max_failure_rate: float,
-                 statuses: Mapping[str, int] | None = None, scorer_errors: int = 0) -> dict[str, Any]:
+                 statuses: Mapping[str, int] | None = None, scorer_errors: int = 0) -> ValidityRecord:
     """results.json's `validity` from the model-call failures by kind and by HTTP status
     (`RunCounters.call_failures`, `call_failure_status`) and the samples whose scoring raised."""
     failures = {**failures, **({"scorer_error": int(scorer_errors)} if scorer_errors else {})}

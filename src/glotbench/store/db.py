@@ -300,7 +300,7 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
     for r in rows:
         res = {"selection": r.selection, "config": r.options or {}, "counts": {"items": r.items}}
         # what tells this column from the benchmark's others besides its items: its own signature parts
-        own = sorted({x for x in r.signature.split("|") if not x.startswith("subset:")} - set.intersection(*parts[r.benchmark]))
+        own = sorted({x for x in r.signature.split("|") if not x.startswith("subset:")} - parts[r.benchmark][0].intersection(*parts[r.benchmark][1:]))
         out.setdefault(name(r), "; ".join([describe_item_set(res), *([r.data_label] if r.data_label else []),
                                            *([" ".join(own)] if own else [])]))
     return dict(sorted(out.items()))

@@ -103,6 +103,7 @@ class TaskBenchmark(Benchmark):
 
     answers_are_outputs = True
     loglik_detail = True  # the runner returns every choice's log-probability and token count
+    headline_pipeline: str  # always one of the task's pipelines (`_pipelines`)
 
     def __init__(self, spec: Any, where: Where | None = None, base_dir: str | Path | None = None, **options: Any):
         from glotbench.languages import resolve_code
@@ -160,6 +161,10 @@ class TaskBenchmark(Benchmark):
             except ValueError as e:
                 raise SpecError(f"{self.name}: {e}") from None
         self._scorer = make_scorer(spec.scorer, self.lang)
+        # the declared facts the checks read (Benchmark): from the scorer
+        self.answer_kind = self._scorer.answer_kind
+        if self.method == "generate" and self._scorer.answers_in_language and self.lang:
+            self.output_language_rule = f"the task's language ({spec.scorer.kind} scorer)"
         self.judged = spec.scorer.kind == "rubric"  # run by engine/judged_task.py: answers, then the judges
         self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm

@@ -145,7 +145,8 @@ def _label(value: Any, texts: Sequence[str], where: str, written: str = "") -> s
 
 
 def make_items(rows: Sequence[Row], fields: Any, opt: Mapping[str, Any], lang: str | None) -> list[Item]:
-    items, seen = [], {}
+    items: list[Item] = []
+    seen: dict[str, str] = {}  # id -> where it first was
     for n, (where, row) in enumerate(rows):
         item = make_item(where, row, fields, n, opt, lang)
         if item.id in seen:

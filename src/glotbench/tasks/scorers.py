@@ -14,10 +14,13 @@ import re
 import string
 import unicodedata
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from glotbench.items import Item
 from glotbench.metrics import RatioMetric
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import AnswerKind
 
 MODEL_FAILURES = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error",
                             "auth", "exception", "no_output", "scorer_error"})
@@ -40,6 +43,11 @@ class Scorer:
     base = "accuracy"
     description = ""
     gold_keys: tuple[str, ...] = ("answer",)  # the gold it reads, the first present
+    # The task's declared facts that follow from its scorer (TaskBenchmark sets them): the kind of
+    # answer extracted (Benchmark.answer_kind), and whether an answer is text in the task's language
+    # (the language check expects it there).
+    answer_kind: AnswerKind | None = None
+    answers_in_language: bool = False
 
     def __init__(self, spec: Any, lang: str | None):
         self.spec = spec
@@ -73,6 +81,7 @@ class Scorer:
 
 
 class OptionAccuracy(Scorer):
+    answer_kind = "letter"
     description = "share of items whose chosen option is the gold one"
 
     def correct(self, answer: str, item: Item) -> bool:
@@ -137,6 +146,7 @@ _ASCII_DIGITS = str.maketrans("", "", string.digits)
 
 
 class ExactMatch(Scorer):
+    answer_kind = "text"
     base = "exact_match"
     gold_keys = ("answer", "answers")
     description = "share of answers equal to a gold answer after the named normalisation"
@@ -160,6 +170,7 @@ class ExactMatch(Scorer):
 
 
 class NumericMatch(Scorer):
+    answer_kind = "number"
     base = "numeric_em"
     description = "share of answers numerically equal to the gold number (native digits read)"
 
@@ -191,6 +202,7 @@ class NumericMatch(Scorer):
 
 
 class TokenF1(Scorer):
+    answer_kind, answers_in_language = "text", True
     base = "token_f1"
     gold_keys = ("answers", "answer")
     description = "token F1 against the references"
@@ -227,6 +239,8 @@ class TokenF1(Scorer):
 class Corpus(Scorer):
     """BLEU / chrF / chrF++ through sacrebleu, the text segmented with the target language's segmenter
     (glotbench.metrics.corpus); the item stores the sufficient statistics."""
+
+    answers_in_language = True
 
     gold_keys = ("reference", "answer")
 
@@ -428,6 +442,7 @@ class Answered(Scorer):
 
     base = "answered_rate"
     description = "share of items with an answer to judge"
+    answers_in_language = True
     gold_keys = ()  # the judges read the reference (engine/judged_task)
 
     def correct(self, answer: str, item: Item) -> bool:

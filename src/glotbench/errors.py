@@ -32,6 +32,8 @@ def user_module_error(module: str, e: BaseException) -> str:
     import os
     import traceback
 
+    path: str | None
+    line: int | None
     if isinstance(e, SyntaxError) and e.filename:
         path, line = e.filename, e.lineno
     else:

@@ -125,7 +125,7 @@ class AraGenRow(Row):
         return self
 
 
-def _check_language(p: Path, line: int, sn: Any, language: str | None, questions: list[str]) -> None:
+def _check_language(p: Path, line: int | str, sn: Any, language: str | None, questions: list[str]) -> None:
     """An entry's questions in its language's dominant script (languages.foreign_script): its
     `Meta.Language` (a profile's name: Arabic, English...), AraGen's Arabic when it has none. A
     language glotbench has no profile for is not checked."""

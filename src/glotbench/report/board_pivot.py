@@ -62,7 +62,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
         cols = [column(name, rs) for name, rs in chosen.items()]
         for x in left_out[before:]:
             x["reason"] = f"{x['reason']} (in {lang})"
-        table = {"language": lang, "name": language_name(lang), "columns": cols,
+        table: dict[str, Any] = {"language": lang, "name": language_name(lang), "columns": cols,
                  "models": list(dict.fromkeys(m for c in cols for m in c["cells"]))}
         if card is not None:
             table["card"] = card(lang, chosen, left_out[before:])

@@ -306,7 +306,7 @@ def _datasheet_of(run_dir: str | Path, res: Mapping[str, Any]) -> Any:
     return found.datasheet if found else None
 
 
-def bibtex(runs: list[str | Path]) -> tuple[str, list[str]]:
+def bibtex(runs: Sequence[str | Path]) -> tuple[str, list[str]]:
     """BibTeX for finished runs: glotbench's entry, then each benchmark's citation from its datasheet
     (entries with one key given once); and a line per run whose benchmark declares no citation."""
     import bibtexparser

@@ -130,7 +130,8 @@ class _Units(TypedDict):
 
 def _units(est: dict[str, Any] | None) -> _Units:
     """A plot row's units and † (a plotted interval always shows its n)."""
-    return units(est)
+    u = units(est)
+    return _Units(n=u["n"], few=u["few"])
 
 
 def failures_section(results: dict[str, Any], samples: list[dict[str, Any]]) -> str:

@@ -336,10 +336,10 @@ class TaskSpec(Part):
             if g not in self.fields.meta and g != "lang":
                 raise ValueError(f"groups: {g!r} is not one of fields.meta (or lang)")
         for code, opts in (self.datasheet.languages.items() if self.datasheet else ()):
-            for k, v in opts.items():
+            for k, val in opts.items():
                 if k not in self.options:
                     raise ValueError(f"datasheet.languages.{code}: {k!r} is not one of options")
                 choices = self.options[k].choices
-                if choices is not None and v not in choices:
-                    raise ValueError(f"datasheet.languages.{code}: {k}={v!r} is not one of its choices")
+                if choices is not None and val not in choices:
+                    raise ValueError(f"datasheet.languages.{code}: {k}={val!r} is not one of its choices")
         return self

@@ -238,6 +238,10 @@ class RunRescore:
     valid: bool = True  # valid and whole: only such runs are ranked
     item_set: str = "all items"  # ranked only against runs on the same items with the same signature
     comparable: tuple[str, str] = ("", "full")
+    # metric -> {overall: the stored estimate (value, interval, n, †), groups: {group: estimate}}: the
+    # interval the views print beside the stored figure (a re-scored figure has none: no resampling)
+    estimates: dict[str, Any] | None = None
+    scales: dict[str, str | None] | None = None  # metric -> the run's unit (fraction, points)
 
 
 def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
@@ -257,18 +261,22 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
     for v in [AS_RUN, *[x for x in variants if x != AS_RUN]]:
         name, value = parse_variant(v)
         scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value})
-    stored = {}
+    stored, estimates, scales = {}, {}, {}
     for metric in next(iter(scores.values())):
         sc = results["scores"]
         stored[metric] = {"overall": (sc["overall"].get(metric) or {}).get("value"),
                           "groups": {g: (e.get(metric) or {}).get("value")
                                      for g, e in (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
+        estimates[metric] = {"overall": sc["overall"].get(metric),
+                             "groups": {g: e.get(metric) for g, e in
+                                        (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
+        scales[metric] = (results.get("metrics") or {}).get(metric, {}).get("scale")
     from glotbench.rundir.selection import comparability, describe_item_set
     from glotbench.rundir.validity import is_valid, notes
 
     return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
                       plan.group, scores, stored, tuple(notes(results)), is_valid(results),
-                      describe_item_set(results), comparability(results))
+                      describe_item_set(results), comparability(results), estimates, scales)
 
 
 def tiers(values: dict[str, float | None]) -> list[list[str]]:
@@ -352,6 +360,7 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
         raise GlotbenchError("no run could be re-scored: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
-                      "group": r.group_key, "scores": r.scores, "stored": r.stored, "valid": r.valid,
+                      "group": r.group_key, "scores": r.scores, "stored": r.stored,
+                      "stored_estimates": r.estimates or {}, "scales": r.scales or {}, "valid": r.valid,
                       "notes": list(r.notes), "item_set": r.item_set} for r in done],
             "rankings": rankings(done), "left_out": skipped}

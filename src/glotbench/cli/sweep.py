@@ -110,11 +110,18 @@ def sweep(
         _die(str(e))
     except KeyboardInterrupt:
         _die("interrupted; run the same sweep again to resume (finished runs are skipped)", 130)
-    typer.echo(f"{'run':<60} {'status':<8} {'score':>8} {'unit':<6} {'calls':>6} {'time':>7}")
-    for o in outcomes:
+    from glotbench.report.terminal import FEW_NOTE, interval_text
+
+    # the headline as every view prints it: value, 95% interval (with † on too few units) and n
+    texts = [interval_text(o.estimate, o.scale) if o.estimate else _score(o.score, o.scale) for o in outcomes]
+    w = max([24, *map(len, texts)])
+    typer.echo(f"{'run':<60} {'status':<8} {'score (95% CI) n':<{w}} {'unit':<6} {'calls':>6} {'time':>7}")
+    for o, text in zip(outcomes, texts):
         unit = _unit(o.scale) if o.score is not None else ""
-        typer.echo(f"{o.run.run_id:<60} {o.status:<8} {_score(o.score, o.scale):>8} {unit:<6} {o.calls:>6} "
+        typer.echo(f"{o.run.run_id:<60} {o.status:<8} {text:<{w}} {unit:<6} {o.calls:>6} "
                    f"{o.seconds:>6.1f}s" + (f"  {o.error}" if o.error else ""))
+    if any((o.estimate or {}).get("too_few_units") for o in outcomes):
+        typer.echo(FEW_NOTE)
     failed = sum(o.status == "failed" for o in outcomes)
     invalid = sum(o.status == "invalid" for o in outcomes)
     typer.echo(f"{len(outcomes) - failed - invalid} runs finished, {failed} failed"

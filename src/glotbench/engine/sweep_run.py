@@ -25,6 +25,7 @@ class RunOutcome:
     headline: str | None = None
     score: float | None = None
     scale: str = "fraction"  # the headline metric's: fraction (printed as percent) or points
+    estimate: dict[str, Any] | None = None  # the headline's overall estimate (interval, n, clusters, †) as results.json holds it
     calls: int = 0
     seconds: float = 0.0
     phases: dict[str, float] | None = None  # Ray: queued_s (submit to start), in_task_s, transfer_s
@@ -145,7 +146,7 @@ def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds
     invalid = validity_text(results)
     scale = ((results.get("metrics") or {}).get(head) or {}).get("scale", "fraction")
     return RunOutcome(run, "invalid" if invalid else status, error=invalid, headline=head, score=est.get("value"),
-                      scale=scale,
+                      scale=scale, estimate=dict(est) or None,
                       calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds)
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.errors import GlotbenchError
-from glotbench.stats import DEFAULT_SEED
+from glotbench.report.terminal import FEW_MARK, interval_text
+from glotbench.stats import DEFAULT_SEED, MIN_ARENA_PROMPTS
 
 METHOD = ("Bradley–Terry (logistic model as Arena-Hard-Auto: win 1, tie a half win, loss 0; the two orders "
           "averaged per prompt), ratings on the Elo scale centred on the mean model (1000), per judge and the "
@@ -131,7 +132,10 @@ def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, 
             # Equal ratings share a rank (1, 1, 3): an order among tied models is the input order, not a finding.
             rank = {k: 1 + sum(bool(values[i] > values[k] + TIED) for i in range(len(models))) for k in order}
             base = values[anchor]
+            # n: the prompts the interval resamples; † below MIN_ARENA_PROMPTS (its measured coverage, bench/bt_coverage.py)
+            few = {"too_few_units": True} if samples and len(prompts) < MIN_ARENA_PROMPTS else {}
             return {"ratings": {models[k]: {"rating": float(values[k]), "ci_low": lo[k], "ci_high": hi[k], "rank": rank[k],
+                                            "n": len(prompts), **few,
                                             "win_rate_vs_baseline": float(1 / (1 + 10 ** ((base - values[k]) / 400)))}
                                 for k in range(len(models))},
                     "ranking": [models[k] for k in order]}
@@ -157,11 +161,24 @@ def rank_arenas(dirs: list[str], *, style: bool = False, resamples: int = 1000, 
     return out
 
 
+def rating_text(e: dict[str, Any], *, n: bool = True) -> str:
+    """A rating as every arena view prints it, through `interval_text`: `1032 (1010–1055)† n=40`
+    (Elo points; † below MIN_ARENA_PROMPTS prompts; n the prompts resampled)."""
+    return interval_text({**e, "value": e["rating"]}, "elo", n=n)
+
+
+def few_note(res: dict[str, Any]) -> str | None:
+    """The † line of a ranking whose intervals rest on too few prompts, else None."""
+    if not any(e.get("too_few_units") for e in res["mean_of_judges"]["ratings"].values()):
+        return None
+    return (f"{FEW_MARK} fewer than {MIN_ARENA_PROMPTS} prompts: the bootstrap interval's measured coverage is under "
+            "93% (docs/metrics.md, Arena ratings)")
+
+
 def rank_text(res: dict[str, Any]) -> str:
     """The ranking as a text table: mean of judges, each judge, and the style-controlled ratings."""
     def fmt(e: dict[str, Any]) -> str:
-        ci = f" ({e['ci_low']:.0f}–{e['ci_high']:.0f})" if e.get("ci_low") is not None else ""
-        return f"{e['rating']:.0f}{ci}"
+        return rating_text(e, n=False)  # the prompts (n) are in the title line, the same for every cell
 
     blocks = [("mean of judges", res["mean_of_judges"]), *res["judges"].items()]
     sc = res.get("style_control")
@@ -193,6 +210,8 @@ def rank_text(res: dict[str, Any]) -> str:
         coefs = {j: ", ".join(f"{k} {v:+.2f}" for k, v in b["style_coefficients"].items()) for j, b in sc["judges"].items()}
         lines.append("style coefficients (log-odds per unit of the scaled difference): "
                      + "; ".join(f"{j.split('@')[0]}: {c or 'none varied'}" for j, c in coefs.items()))
+    if note := few_note(res):
+        lines.append(note)
     lines.append(f"method: {res['method']}")
     return "\n".join(lines)
 
@@ -242,11 +261,11 @@ def board_markdown(section: list[dict[str, Any]]) -> str:
         lines += ["", "| rank | model | rating (95% CI) | P(win) vs baseline |", "|---:|---|---:|---:|"]
         for m in r["mean_of_judges"]["ranking"]:
             e = r["mean_of_judges"]["ratings"][m]
-            lines.append(f"| {e['rank']} | {m} | {e['rating']:.0f} ({e['ci_low']:.0f}–{e['ci_high']:.0f}) | "
-                         f"{100 * e['win_rate_vs_baseline']:.0f}% |" if e["ci_low"] is not None else
-                         f"| {e['rank']} | {m} | {e['rating']:.0f} | {100 * e['win_rate_vs_baseline']:.0f}% |")
+            lines.append(f"| {e['rank']} | {m} | {rating_text(e)} | {100 * e['win_rate_vs_baseline']:.0f}% |")
         lines.append(f"\nmean of {len(r['judges'])} judge(s) over {r['prompts']} prompts; baseline {r['baseline']}; "
                      f"{r['method']}")
+        if note := few_note(r):
+            lines.append(f"\n{note}")
         lines += [f"- {t}" for t in g.get("notes") or ()]
     return "\n".join(lines) + "\n"
 
@@ -264,13 +283,14 @@ def board_html(section: list[dict[str, Any]]) -> str:
             continue
         r = g["ranking"]
         rows = "".join(
-            f'<tr data-model="{escape(m)}"><td>{e["rank"]}</td><td>{escape(m)}</td><td>{e["rating"]:.0f}'
-            + (f' <span class="ci">({e["ci_low"]:.0f}–{e["ci_high"]:.0f})</span>' if e["ci_low"] is not None else "")
+            f'<tr data-model="{escape(m)}"><td>{e["rank"]}</td><td>{escape(m)}</td><td>{escape(rating_text(e))}'
             + f'</td><td>{100 * e["win_rate_vs_baseline"]:.0f}%</td></tr>'
             for m in r["mean_of_judges"]["ranking"] for e in [r["mean_of_judges"]["ratings"][m]])
+        note = few_note(r)
         parts.append('<table class="arena-rank"><tr><th>rank</th><th>model</th><th>rating (95% CI)</th>'
                      f'<th>P(win) vs baseline</th></tr>{rows}</table>'
                      f'<p class="note">mean of {len(r["judges"])} judge(s) over {r["prompts"]} prompts; baseline '
-                     f'{escape(r["baseline"])}; {escape(r["method"])}</p>')
+                     f'{escape(r["baseline"])}; {escape(r["method"])}</p>'
+                     + (f'<p class="note few">{escape(note)}</p>' if note else ""))
         parts += [f'<p class="cellnote arena-note">{escape(t)}</p>' for t in g.get("notes") or ()]
     return "".join(parts)

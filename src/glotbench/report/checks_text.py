@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def _v(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2f}"
+from glotbench.report.terminal import FEW_NOTE, interval_text, scaled
+
+RESCORED_NOTE = ("Re-scored rows are point values: rescore scores the stored answers once under each setting and "
+                 "resamples nothing, so they carry no interval; read them against the stored row's interval and n "
+                 "(the same items).")
 
 
 def rescore_markdown(got: dict[str, Any]) -> str:
@@ -19,13 +22,21 @@ def rescore_markdown(got: dict[str, Any]) -> str:
         metrics = list(next(iter(run["scores"].values())))
         groups = sorted({g for v in run["scores"].values() for m in v.values() for g in m["groups"]}) or ["overall"]
         lines += ["| variant | metric | " + " | ".join(groups) + " |", "|---|---|" + "---:|" * len(groups)]
+        few = False
         for m in metrics:
-            stored = run["stored"][m]
-            lines.append(f"| stored in results.json | {m} | " + " | ".join(
-                _v(stored["overall"] if g == "overall" else stored["groups"].get(g)) for g in groups) + " |")
+            stored, scale = run["stored"][m], (run.get("scales") or {}).get(m, "fraction")
+            ests = (run.get("stored_estimates") or {}).get(m) or {}
+            cells = []
+            for g in groups:
+                est = ests.get("overall") if g == "overall" else (ests.get("groups") or {}).get(g)
+                few = few or bool((est or {}).get("too_few_units"))
+                cells.append(interval_text(est, scale) if est else
+                             scaled(stored["overall"] if g == "overall" else stored["groups"].get(g), scale))
+            lines.append(f"| stored in results.json | {m} | " + " | ".join(cells) + " |")
             for v, per in run["scores"].items():
                 lines.append(f"| {v} | {m} | " + " | ".join(
-                    _v(per[m]["overall"] if g == "overall" else per[m]["groups"].get(g)) for g in groups) + " |")
+                    scaled(per[m]["overall"] if g == "overall" else per[m]["groups"].get(g), scale) for g in groups) + " |")
+        lines += ["", RESCORED_NOTE] + ([FEW_NOTE] if few else [])
         lines.append("")
     ranked = [r for r in got["rankings"] if r["variants"] and len(next(iter(r["variants"].values()))["order"]) >= 2]
     left = {(x["model"], x["path"]): (r["benchmark"], x["why"]) for r in got["rankings"] for x in r.get("not_ranked", ())}

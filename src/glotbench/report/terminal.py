@@ -82,10 +82,12 @@ def scaled(x: float | None, scale: str | None = "fraction") -> str:
         return "—"
     if scale is None:
         return f"{x:.3g}?"
+    if scale == "elo":  # Bradley–Terry ratings on the Elo scale (report/arena_rank.py): whole points
+        return f"{x:.0f}"
     return f"{(100 if scale == 'fraction' else 1) * x:.1f}"
 
 
-UNIT = {"fraction": "%", "points": "points", None: "?"}
+UNIT = {"fraction": "%", "points": "points", "elo": "Elo", None: "?"}
 
 
 FEW_MARK = "†"  # an interval on too few units: its measured coverage is under 93% (docs/metrics.md)

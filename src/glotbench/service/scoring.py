@@ -43,6 +43,11 @@ from glotbench.stats import bootstrap_many
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
 DECISION_NOISE = 2.0  # the release margin is uniform in [1, 1 + DECISION_NOISE) steps
 RELEASE_NOISE = 210.0  # a released headline's Gaussian noise is RELEASE_NOISE / sqrt(m) points (no cells shown)
+# Below this many items the released interval (`released_ci`) would be marked `too_few_units` (†): its
+# measured coverage of the true score is at least 93% from one item (bench/service_ci_coverage.py,
+# docs/metrics.md), since the release noise and the 50²/m bound on the sampling variance widen it
+# beyond the sampling error; so no released interval is marked today.
+MIN_RELEASED_ITEMS = 1
 
 
 @dataclass(frozen=True)
@@ -264,7 +269,10 @@ def release(agg: Aggregate, rungs: Mapping[str, Rung], *, step: Step, min_group:
         new[g], _ = climb(rungs.get(g), n, step, digits, g, offsets, decide, noise,
                           step.noise_sd(len(n.per_item), m, numbers))
         cells[g] = new[g].released
-    out = {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "improved": moved,
+    # n: the units of `ci95`, the set's item count (public: the set listing gives it); † by the
+    # measured rule (MIN_RELEASED_ITEMS), from the count alone, as the interval is
+    out = {"metric": agg.metric, "score": head.released, "ci95": head.ci95, "n": agg.items,
+           "too_few_units": bool(head.ci95) and agg.items < MIN_RELEASED_ITEMS, "improved": moved,
            "ladder_step": round(head.step, 4), "noise_sd": round(step.noise_sd(m, m, numbers), 4), "items": agg.items,
            "coverage": round(agg.answered / agg.items, 4) if agg.items else 0.0,
            "subdomains": cells, "subdomains_hidden_below": min_group}

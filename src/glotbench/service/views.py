@@ -90,6 +90,9 @@ class Views:
                     "metric": (subs[0].result or {}).get("metric") if subs else None, "subdomains": groups,
                     "rows": [{"model": x.model, "description": x.description, "score": x.score,
                               "ci95": (x.result or {}).get("ci95"), "coverage": (x.result or {}).get("coverage"),
+                              # n: the set's item count (a reply stored before `n` has it as `items`)
+                              "n": (x.result or {}).get("n", (x.result or {}).get("items")),
+                              "too_few_units": bool((x.result or {}).get("too_few_units")),
                               "subdomains": (x.result or {}).get("subdomains", {}), "date": x.created.date().isoformat()}
                              for x in subs],
                 })

@@ -26,6 +26,11 @@ MIN_BOOTSTRAP_UNITS = 100
 # from 2 units (clusters, or items) at every value, the ends included; with 1 unit it has no degrees
 # of freedom and no measured coverage: marked.
 MIN_EFFECTIVE_UNITS = 2
+# Bradley–Terry ratings' percentile bootstrap over prompts (`glotbench arena-rank`, the board's arena
+# section): its measured coverage is under 93% up to 50 prompts (80.5–93.2%) and 93.3–94.6% from 75
+# (two cells 0.1–0.2 points under 93, within the simulation's standard error) (bench/bt_coverage.py,
+# docs/metrics.md "Arena ratings"): marked `too_few_units` below this many prompts.
+MIN_ARENA_PROMPTS = 75
 _BLOCK_ELEMS = 500_000  # resamples x items per block: a block's arrays stay near 12 MB at any corpus size
 
 ScoreFn = Callable[["np.ndarray"], float]

@@ -149,3 +149,86 @@ def coverage(method: str, p: float, units: int, size: int = 1, icc: float = 0.0,
 def coverage_se(c: float, reps: int) -> float:
     """The simulation's own standard error of a coverage figure."""
     return math.sqrt(max(c * (1 - c), 1e-9) / reps)
+
+
+# -- Bradley–Terry ratings (`glotbench arena-rank`, the board's arena section) ------------------------
+# Known strengths: a baseline and candidates at Elo gaps from it, each candidate playing the baseline
+# on every prompt in both orders (win 1, tie 1/2, loss 0, the two orders averaged, as arena.json's
+# `per_prompt`), ties with probability `tie` and P(win) set so that E[y] = σ(β_c − β_b) exactly: the
+# fit's target is the known strength. The interval: arena_rank's percentile bootstrap over prompts of
+# each model's rating on the Elo scale centred on the mean model. Every candidate meets only the
+# baseline, the anchor, so the ridge-penalised Newton fit of stats/bt.py is one scalar Newton per
+# candidate (the Hessian is diagonal): `bt_star_fit`, vectorised over data sets and resamples, equal
+# to `bt.fit` (tests/test_bt_coverage.py).
+
+@dataclass(frozen=True, slots=True)
+class BtCell:
+    gaps: tuple[float, ...]  # each candidate's Elo gap to the baseline
+    tie: float
+    prompts: int
+    coverage: float  # the lowest over the models (the baseline included)
+    reps: int
+
+
+def bt_star_fit(s: np.ndarray, n: np.ndarray | float, ridge: float | None = None, tol: float = 1e-10,
+                max_iter: int = 100) -> np.ndarray:
+    """β of each candidate against the anchored baseline (β_b = 0) from S = Σ w·y and N = Σ w of its
+    games: the root of S − N·σ(β) − ridge·β (stats/bt.py's penalised likelihood), any array shape."""
+    from glotbench.stats.bt import RIDGE
+
+    ridge = RIDGE if ridge is None else ridge
+    s = np.asarray(s, dtype=np.float64)
+    n = np.broadcast_to(np.asarray(n, dtype=np.float64), s.shape)
+    beta = np.zeros_like(s)
+    for _ in range(max_iter):
+        prob = 1.0 / (1.0 + np.exp(-beta))
+        step = (s - n * prob - ridge * beta) / (n * prob * (1 - prob) + ridge)
+        beta += step
+        if np.max(np.abs(step), initial=0.0) < tol:
+            break
+    return beta
+
+
+def bt_simulate(gaps: tuple[float, ...], tie: float, prompts: int, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """Per data set, prompt and candidate the averaged outcome of the two orders, (reps, prompts, C)."""
+    from glotbench.stats.bt import ELO
+
+    sig = 1.0 / (1.0 + np.exp(-np.asarray(gaps, dtype=np.float64) / ELO))
+    win = sig - tie / 2  # P(win), P(tie) = tie, P(loss) = 1 − sig − tie / 2: E[y] = sig
+    if np.any(win < 0) or np.any(1 - sig - tie / 2 < 0):
+        raise ValueError("tie too likely for these gaps")
+    u = rng.random((reps, prompts, len(gaps), 2))
+    w = win[:, None]  # (C, 1) against the two orders
+    y = np.where(u < w, 1.0, np.where(u < w + tie, 0.5, 0.0))
+    return y.mean(axis=3)
+
+
+def bt_coverage(gaps: tuple[float, ...], tie: float, prompts: int, reps: int = 500, resamples: int = 400,
+                seed: int = 0, confidence: float = 0.95) -> BtCell:
+    """The lowest share, over the models, of `reps` simulated arenas whose bootstrap interval (over
+    prompts, `resamples` draws) of the centred Elo rating holds the model's true centred rating."""
+    from glotbench.stats.bt import ELO
+
+    rng = np.random.default_rng([seed, prompts, int(1000 * tie), *(int(g) + 10_000 for g in gaps)])
+    y = bt_simulate(gaps, tie, prompts, reps, rng)
+    full = np.concatenate([[0.0], np.asarray(gaps, dtype=np.float64)])
+    truth = full - full.mean()  # centred on the mean model (the 1000 of the ratings dropped)
+    a = (1 - confidence) / 2
+    hits = np.zeros(len(full))
+
+    def centred(beta: np.ndarray) -> np.ndarray:  # (..., C) candidates' β → (..., C + 1) centred Elo
+        b = np.concatenate([np.zeros(beta.shape[:-1] + (1,)), beta], axis=-1)
+        return ELO * (b - b.mean(axis=-1, keepdims=True))
+
+    block = max(1, 2_000_000 // (resamples * prompts))  # data sets at a time: a block's counts stay near 16 MB
+    for start in range(0, reps, block):
+        yb = y[start:start + block]  # (b, prompts, C)
+        b = len(yb)
+        idx = rng.integers(0, prompts, size=(b * resamples, prompts))
+        idx += (np.arange(b * resamples) * prompts)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=b * resamples * prompts).reshape(b, resamples, prompts)
+        s = np.einsum("brp,bpc->brc", counts.astype(np.float64), yb)
+        draws = centred(bt_star_fit(s, float(prompts)))  # (b, resamples, C + 1)
+        lo, hi = np.quantile(draws, [a, 1 - a], axis=1)  # (b, C + 1) each
+        hits += ((lo <= truth + 1e-9) & (truth - 1e-9 <= hi)).sum(axis=0)
+    return BtCell(tuple(gaps), tie, prompts, float((hits / reps).min()), reps)

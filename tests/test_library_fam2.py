@@ -1,4 +1,4 @@
-"""Families added for issue #34's Lao/Khmer/Burmese coverage (branch fam2): LR-Sum. Each is run on a
+"""Families added for issue #34's Lao/Khmer/Burmese coverage (branch fam2): LR-Sum, WikiANN. Each is run on a
 fixture in the hub's schema (written for the test) against the scripted loopback model, with the
 score computed by hand in the comments, and the same replies scored by the reference rule re-derived."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from test_library_seahelm import FX, run, value
+from test_library_seahelm import FX, run, user_prompts, value
 
 LIB = Path(__file__).resolve().parents[1] / "src" / "glotbench" / "tasks" / "library"
 
@@ -100,6 +100,8 @@ def fam2_hub(tmp_path_factory):
             "    path: lao/test-*.parquet\n---\n# LR-Sum\n")
     _repo(root, "bltlab/lr-sum", spec.data.revision,
           {"README.md": card, "lao/test-00000-of-00001.parquet": rows("lr_sum_lao.jsonl")})
+    wikiann, _ = read_task_file(LIB / "wikiann.yaml")
+    _repo(root, "unimelb-nlp/wikiann", wikiann.data.revision, {"km/test/0000.parquet": rows("wikiann_km.jsonl")})
     yield from serve_hub(root)
 
 
@@ -120,3 +122,92 @@ def test_lr_sum_config_the_card_does_not_declare_is_one_error_line(tmp_path, fam
     srv.configure(answers={})
     err = one_error(glot(tmp_path, fam2_hub, "lr-sum", "--bench-opt", "config=khm", "--model", srv.spec()))
     assert "khm" in err and "lao" in err  # names the config asked for and those the card has
+
+
+# -- WikiANN: entity F1 as seqeval computes it ----------------------------------------------------------
+
+KHMER = {"ហ៊ុន": "O B-PER I-PER O O B-ORG", "សាកលវិទ្យាល័យ": "B-ORG I-ORG O O O"}
+
+
+def test_wikiann_khmer_entity_f1_by_hand(tmp_path, srv):
+    s, _ = run(tmp_path, srv, "wikiann", "wikiann_km.jsonl", KHMER, config="km")
+    # item 1: gold O B-PER I-PER O O B-LOC = {PER 1-2, LOC 5}; reply {PER 1-2, ORG 5}: 1 correct of 2, 2 true
+    # item 2: gold B-ORG I-ORG I-ORG O O = {ORG 0-2}; reply {ORG 0-1}: a wrong boundary, 0 of 1, 1 true
+    # micro: correct 1, predicted 3, true 3 -> P 1/3, R 1/3, F 2*1/(3+3) = 1/3
+    assert value(s, "entity_f1") == pytest.approx(1 / 3)
+    assert value(s, "entity_precision") == pytest.approx(1 / 3)
+    assert value(s, "entity_recall") == pytest.approx(1 / 3)
+
+
+def test_wikiann_tagalog_echoed_tokens_misaligned_reply_and_a_lone_i_tag(tmp_path, srv):
+    replies = {"ipinanganak": "Si O\nJose B-PER\nRizal I-PER\nay O\nipinanganak O\nsa O\nCalamba B-LOC\n. O",
+               "Unibersidad": "B-ORG I-ORG", "Maynila": "I-LOC"}
+    s, samples = run(tmp_path, srv, "wikiann", "wikiann_tl.jsonl", replies, config="tl")
+    # item 1: the tokens echoed before their tags; the 8 tags read in order: {PER 1-2, LOC 6} both right
+    # item 2: 2 tags for 3 tokens -> no entity predicted, no answer; its ORG 0-2 still counts as true
+    # item 3: I-LOC alone starts a chunk (seqeval's rule): LOC 0, right
+    # correct 3, predicted 3, true 4 -> P 1, R 3/4, F 6/7; no answer 1 of 3
+    assert value(s, "entity_f1") == pytest.approx(6 / 7)
+    assert value(s, "entity_precision") == pytest.approx(1.0)
+    assert value(s, "entity_recall") == pytest.approx(0.75)
+    assert value(s, "no_answer_rate") == pytest.approx(1 / 3)
+    assert len(samples) == 3
+    assert any("1. Si\n2. Jose\n3. Rizal" in u and "the 8 tags" in u for u in user_prompts(srv))
+
+
+@pytest.mark.parametrize("tags,expected", [
+    (["B-PER", "I-PER", "O", "B-LOC"], {("PER", 0, 1), ("LOC", 3, 3)}),
+    (["I-PER", "I-PER", "O"], {("PER", 0, 1)}),  # I- after O starts a chunk
+    (["B-PER", "I-LOC"], {("PER", 0, 0), ("LOC", 1, 1)}),  # a type change ends one chunk and starts another
+    (["B-ORG", "B-ORG"], {("ORG", 0, 0), ("ORG", 1, 1)}),  # B after B: two chunks
+    (["S-LOC", "E-LOC"], {("LOC", 0, 0), ("LOC", 1, 1)}),  # IOBES: after S, E starts a new chunk
+    (["O", "O"], set()),
+])
+def test_entities_follow_seqevals_chunk_rule(tags, expected):
+    from glotbench.metrics.ner import entities
+
+    assert entities(tags) == expected
+
+
+def test_entities_and_corpus_f1_agree_with_seqeval_itself():
+    seqeval = pytest.importorskip("seqeval.metrics")
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    import random
+
+    from glotbench.metrics.ner import entities, entity_counts
+
+    rng = random.Random(7)
+    names = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
+    golds, preds = [], []
+    for _ in range(300):
+        n = rng.randint(1, 9)
+        gold, pred = [rng.choice(names) for _ in range(n)], [rng.choice(names) for _ in range(n)]
+        assert entities(pred) == set(map(tuple, get_entities(pred)))
+        golds.append(gold)
+        preds.append(pred)
+    counts = [entity_counts(p, g) for p, g in zip(preds, golds)]
+    correct, found, true = (sum(c[i] for c in counts) for i in range(3))
+    assert 2 * correct / (found + true) == pytest.approx(seqeval.f1_score(golds, preds))
+    assert correct / found == pytest.approx(seqeval.precision_score(golds, preds))
+    assert correct / true == pytest.approx(seqeval.recall_score(golds, preds))
+
+
+def test_wikiann_covers_khmer_burmese_tagalog_not_lao():
+    from glotbench.registry import families
+
+    for code in ("km", "my", "tl", "th", "vi", "id"):
+        fam = {f.name: f for f in families(code)}
+        assert "wikiann" in fam and not fam["wikiann"].datasheet.needs_data(code), code
+    assert "wikiann" not in {f.name for f in families("lo")}
+
+
+def test_wikiann_reads_the_pinned_parquet_layout(tmp_path, fam2_hub, srv):
+    from test_tasks_hub import glot
+
+    srv.configure(answers=KHMER)
+    proc = glot(tmp_path, fam2_hub, "wikiann", "--bench-opt", "config=km", "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["benchmark"]["data"] == "hub:unimelb-nlp/wikiann@f7875fb3d62a2fd45887ff5d022c89c1aec737ef km/test"
+    assert res["scores"]["overall"]["entity_f1"]["value"] == pytest.approx(1 / 3)  # as by hand above

@@ -180,6 +180,13 @@ class Rouge(Part):
     tokenize: Literal["segmenter", "seahelm"] = "segmenter"
 
 
+class EntityF1(Part):
+    kind: Literal["entity_f1"]
+    # the tag names of integer gold tags, by index (WikiANN's ner_tags: O, B-PER, I-PER, ...); empty:
+    # the gold tags are the names themselves
+    labels: list[str] = []
+
+
 class Criterion(Part):
     name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
     description: str
@@ -218,7 +225,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, EntityF1, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

@@ -102,6 +102,9 @@ def fam2_hub(tmp_path_factory):
           {"README.md": card, "lao/test-00000-of-00001.parquet": rows("lr_sum_lao.jsonl")})
     wikiann, _ = read_task_file(LIB / "wikiann.yaml")
     _repo(root, "unimelb-nlp/wikiann", wikiann.data.revision, {"km/test/0000.parquet": rows("wikiann_km.jsonl")})
+    exam, _ = read_task_file(LIB / "thai-exam.yaml")
+    _repo(root, "typhoon-ai/thai_exam", exam.data.revision,
+          {"data/onet/onet_test.jsonl": (FX / "thai_exam_onet.jsonl").read_text(encoding="utf-8")})
     yield from serve_hub(root)
 
 
@@ -211,3 +214,59 @@ def test_wikiann_reads_the_pinned_parquet_layout(tmp_path, fam2_hub, srv):
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["benchmark"]["data"] == "hub:unimelb-nlp/wikiann@f7875fb3d62a2fd45887ff5d022c89c1aec737ef km/test"
     assert res["scores"]["overall"]["entity_f1"]["value"] == pytest.approx(1 / 3)  # as by hand above
+
+
+# -- ThaiExam as SEA-HELM scores it ---------------------------------------------------------------
+
+THAI_EXAM = {  # question -> reply; golds A, B, C, A
+    "คำใดเขียนถูกต้องตามพจนานุกรม": "คำตอบ: A",       # right
+    "ผลบวกของ 17 และ 25": "คำตอบ: C",                 # gold B: wrong
+    "แม่น้ำสายใดไหลผ่านกรุงเทพมหานคร": "คำตอบ:**C**",  # right: SEA-HELM's regex allows * after the tag
+    "ข้อใดเป็นคำซ้อน": "ก",  # no tag, and ก is no label of SEA-HELM's: its null (a miss)
+}
+
+
+def test_thai_exam_scores_as_seahelm(tmp_path, srv):
+    from test_library_seahelm import seahelm_normalized_accuracy
+
+    s, _ = run(tmp_path, srv, "thai-exam", "thai_exam_onet.jsonl", THAI_EXAM, config="onet")
+    assert value(s, "accuracy") == pytest.approx(2 / 4)
+    # recall per gold class: A 1/2, B 0/1, C 1/1 -> balanced 1/2; k = 3 gold classes, floor 1/3:
+    # (1/2 - 1/3) / (2/3) = 1/4, the headline
+    assert value(s, "balanced_accuracy") == pytest.approx(0.5)
+    assert value(s, "normalized_accuracy") == pytest.approx(0.25)
+    assert value(s, "normalized_accuracy") == pytest.approx(
+        seahelm_normalized_accuracy(["A", "B", "C", "A"], list(THAI_EXAM.values()), "คำตอบ:"))
+    # the `letter` pipeline reads the Thai option label ก as A: 3 of 4
+    assert value(s, "accuracy[letter]") == pytest.approx(3 / 4)
+    prompt = user_prompts(srv)[0]
+    assert prompt.startswith("ตอบคำถามโดยเลือกหนึ่งในตัวเลือกที่ให้ไป\n\nจงตอบตามรูปแบบดังต่อไปนี้:\n\"คำตอบ: ANSWER\"\n")
+    assert "A, B, C, D หรือ E เท่านั้น\n\nคำถาม:\n```\n" in prompt and prompt.endswith("D: กระเพา\nE: กะเพร่า")
+
+
+def test_thai_exam_ic_has_four_options_and_no_e_line(tmp_path, srv):
+    rows = [json.loads(x) for x in (FX / "thai_exam_onet.jsonl").read_text(encoding="utf-8").splitlines()]
+    ic = tmp_path / "ic.jsonl"
+    ic.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("e", "no", "year")},
+                                     ensure_ascii=False) + "\n" for r in rows[:2]), encoding="utf-8")
+    srv.configure(answers={"คำใดเขียนถูกต้องตามพจนานุกรม": "คำตอบ: E", "ผลบวกของ 17 และ 25": "คำตอบ: B"})
+    from glotbench.engine.evaluate import RunOptions, evaluate
+
+    res = evaluate("thai-exam", srv.spec(), RunOptions(data=str(ic), bench_options=(("config", "ic"),), progress=False,
+                                                      out=str(tmp_path / "r"), cache_path=str(tmp_path / "c.sqlite")))
+    s = res.results["scores"]["overall"]
+    # E is not an option of IC: no label (a miss); B right -> 1/2
+    assert value(s, "accuracy") == pytest.approx(0.5)
+    prompt = user_prompts(srv)[0]
+    assert "A, B, C หรือ D เท่านั้น" in prompt and "\nE:" not in prompt
+
+
+def test_thai_exam_reads_the_pinned_jsonl_layout(tmp_path, fam2_hub, srv):
+    from test_tasks_hub import glot
+
+    srv.configure(answers=THAI_EXAM)
+    proc = glot(tmp_path, fam2_hub, "thai-exam", "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["benchmark"]["data"] == "hub:typhoon-ai/thai_exam@a9a9d20a921868ec33aae812b6d0f9437a92a604 onet/test"
+    assert res["scores"]["overall"]["normalized_accuracy"]["value"] == pytest.approx(0.25)  # as by hand above

@@ -102,6 +102,8 @@ def fam2_hub(tmp_path_factory):
           {"README.md": card, "lao/test-00000-of-00001.parquet": rows("lr_sum_lao.jsonl")})
     wikiann, _ = read_task_file(LIB / "wikiann.yaml")
     _repo(root, "unimelb-nlp/wikiann", wikiann.data.revision, {"km/test/0000.parquet": rows("wikiann_km.jsonl")})
+    massive, _ = read_task_file(LIB / "massive-scenario.yaml")
+    _repo(root, "mteb/amazon_massive_scenario", massive.data.revision, {"km/test/0000.parquet": rows("massive_km.jsonl")})
     exam, _ = read_task_file(LIB / "thai-exam.yaml")
     _repo(root, "typhoon-ai/thai_exam", exam.data.revision,
           {"data/onet/onet_test.jsonl": (FX / "thai_exam_onet.jsonl").read_text(encoding="utf-8")})
@@ -205,16 +207,6 @@ def test_wikiann_covers_khmer_burmese_tagalog_not_lao():
     assert "wikiann" not in {f.name for f in families("lo")}
 
 
-def test_wikiann_reads_the_pinned_parquet_layout(tmp_path, fam2_hub, srv):
-    from test_tasks_hub import glot
-
-    srv.configure(answers=KHMER)
-    proc = glot(tmp_path, fam2_hub, "wikiann", "--bench-opt", "config=km", "--model", srv.spec())
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert res["benchmark"]["data"] == "hub:unimelb-nlp/wikiann@f7875fb3d62a2fd45887ff5d022c89c1aec737ef km/test"
-    assert res["scores"]["overall"]["entity_f1"]["value"] == pytest.approx(1 / 3)  # as by hand above
-
 
 # -- ThaiExam as SEA-HELM scores it ---------------------------------------------------------------
 
@@ -261,12 +253,54 @@ def test_thai_exam_ic_has_four_options_and_no_e_line(tmp_path, srv):
     assert "A, B, C หรือ D เท่านั้น" in prompt and "\nE:" not in prompt
 
 
-def test_thai_exam_reads_the_pinned_jsonl_layout(tmp_path, fam2_hub, srv):
+
+# -- MASSIVE scenario classification -----------------------------------------------------------------
+
+MASSIVE_KM = {"ដាស់ខ្ញុំ": "alarm", "ភ្លៀងទេ": "Weather.", "ចាក់បទចម្រៀង": "news"}
+
+
+def test_massive_khmer_accuracy_by_hand(tmp_path, srv):
+    s, _ = run(tmp_path, srv, "massive-scenario", "massive_km.jsonl", MASSIVE_KM, config="km")
+    # alarm right; "Weather." names weather, right; news for music, wrong -> 2/3
+    assert value(s, "accuracy") == pytest.approx(2 / 3)
+    assert value(s, "no_answer_rate") == 0.0
+    assert "Choose one of: alarm, audio, calendar," in user_prompts(srv)[0]
+
+
+def test_massive_burmese_a_reply_naming_two_scenarios_is_no_answer(tmp_path, srv):
+    replies = {"အစည်းအဝေး": "calendar", "မုန့်ဟင်းခါး": "cooking", "ရေဒီယို": "play or music"}
+    s, _ = run(tmp_path, srv, "massive-scenario", "massive_my.jsonl", replies, config="my")
+    # calendar right; cooking for takeaway wrong; "play or music" names two options: no answer -> 1/3
+    assert value(s, "accuracy") == pytest.approx(1 / 3)
+    assert value(s, "no_answer_rate") == pytest.approx(1 / 3)
+
+
+
+@pytest.mark.parametrize("task,codes", [("massive-scenario", ("km", "my", "tl", "th", "vi", "id", "ms")),
+                                        ("thai-exam", ("th",))])
+def test_pinned_data_covers(task, codes):
+    from glotbench.registry import families
+
+    for code in codes:
+        fam = {f.name: f for f in families(code)}
+        assert task in fam and not fam[task].datasheet.needs_data(code), (task, code)
+    assert task not in {f.name for f in families("lo")}
+
+
+@pytest.mark.parametrize("task,opts,answers,data,metric,expected", [
+    ("wikiann", ("--bench-opt", "config=km"), KHMER,
+     "hub:unimelb-nlp/wikiann@f7875fb3d62a2fd45887ff5d022c89c1aec737ef km/test", "entity_f1", 1 / 3),
+    ("thai-exam", (), THAI_EXAM,
+     "hub:typhoon-ai/thai_exam@a9a9d20a921868ec33aae812b6d0f9437a92a604 onet/test", "normalized_accuracy", 0.25),
+    ("massive-scenario", ("--bench-opt", "config=km"), MASSIVE_KM,
+     "hub:mteb/amazon_massive_scenario@d2e78ca52aba7193edd2fda2ec22d2b92637f78f km/test", "accuracy", 2 / 3),
+])
+def test_reads_the_pinned_layout(tmp_path, fam2_hub, srv, task, opts, answers, data, metric, expected):
     from test_tasks_hub import glot
 
-    srv.configure(answers=THAI_EXAM)
-    proc = glot(tmp_path, fam2_hub, "thai-exam", "--model", srv.spec())
+    srv.configure(answers=answers)
+    proc = glot(tmp_path, fam2_hub, task, *opts, "--model", srv.spec())
     assert proc.returncode == 0, proc.stderr
     res = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert res["benchmark"]["data"] == "hub:typhoon-ai/thai_exam@a9a9d20a921868ec33aae812b6d0f9437a92a604 onet/test"
-    assert res["scores"]["overall"]["normalized_accuracy"]["value"] == pytest.approx(0.25)  # as by hand above
+    assert res["benchmark"]["data"] == data
+    assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)  # as by hand above

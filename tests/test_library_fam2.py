@@ -104,6 +104,8 @@ def fam2_hub(tmp_path_factory):
     _repo(root, "unimelb-nlp/wikiann", wikiann.data.revision, {"km/test/0000.parquet": rows("wikiann_km.jsonl")})
     massive, _ = read_task_file(LIB / "massive-scenario.yaml")
     _repo(root, "mteb/amazon_massive_scenario", massive.data.revision, {"km/test/0000.parquet": rows("massive_km.jsonl")})
+    opus, _ = read_task_file(LIB / "opus-100.yaml")
+    _repo(root, "Helsinki-NLP/opus-100", opus.data.revision, {"en-km/test/0000.parquet": rows("opus_100_en_km.jsonl")})
     exam, _ = read_task_file(LIB / "thai-exam.yaml")
     _repo(root, "typhoon-ai/thai_exam", exam.data.revision,
           {"data/onet/onet_test.jsonl": (FX / "thai_exam_onet.jsonl").read_text(encoding="utf-8")})
@@ -277,7 +279,7 @@ def test_massive_burmese_a_reply_naming_two_scenarios_is_no_answer(tmp_path, srv
 
 
 @pytest.mark.parametrize("task,codes", [("massive-scenario", ("km", "my", "tl", "th", "vi", "id", "ms")),
-                                        ("thai-exam", ("th",))])
+                                        ("thai-exam", ("th",)), ("opus-100", ("km", "my", "th", "vi", "id", "ms"))])
 def test_pinned_data_covers(task, codes):
     from glotbench.registry import families
 
@@ -294,6 +296,9 @@ def test_pinned_data_covers(task, codes):
      "hub:typhoon-ai/thai_exam@a9a9d20a921868ec33aae812b6d0f9437a92a604 onet/test", "normalized_accuracy", 0.25),
     ("massive-scenario", ("--bench-opt", "config=km"), MASSIVE_KM,
      "hub:mteb/amazon_massive_scenario@d2e78ca52aba7193edd2fda2ec22d2b92637f78f km/test", "accuracy", 2 / 3),
+    ("opus-100", ("--bench-opt", "config=km"), {"Where is the market?": "ផ្សារនៅឯណា?", "drink coffee":
+                                               "ខ្ញុំចូលចិត្តផឹកកាហ្វេនៅពេលព្រឹក។", "The river is very wide.": "ទន្លេនេះធំទូលាយណាស់។"},
+     "hub:Helsinki-NLP/opus-100@5dbc95431cccf08df792325d57ffb4e567b332cc en-km/test", "chrf++", 100.0),
 ])
 def test_reads_the_pinned_layout(tmp_path, fam2_hub, srv, task, opts, answers, data, metric, expected):
     from test_tasks_hub import glot
@@ -304,3 +309,27 @@ def test_reads_the_pinned_layout(tmp_path, fam2_hub, srv, task, opts, answers, d
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["benchmark"]["data"] == data
     assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)  # as by hand above
+
+
+# -- OPUS-100 translation ---------------------------------------------------------------------------
+
+def test_opus_100_english_to_khmer_exact_replies_score_100(tmp_path, srv):
+    replies = {"Where is the market?": "ផ្សារនៅឯណា?", "drink coffee": "ខ្ញុំចូលចិត្តផឹកកាហ្វេនៅពេលព្រឹក។",
+               "The river is very wide.": "ទន្លេនេះធំទូលាយណាស់។"}
+    s, _ = run(tmp_path, srv, "opus-100", "opus_100_en_km.jsonl", replies, config="km")
+    assert value(s, "chrf++") == pytest.approx(100.0) and value(s, "bleu") == pytest.approx(100.0)
+    assert "from English into Khmer" in user_prompts(srv)[0]
+
+
+def test_opus_100_khmer_to_english_is_sacrebleus_corpus_chrf(tmp_path, srv):
+    import sacrebleu
+
+    replies = {"ផ្សារនៅឯណា": "Where is the market?", "ខ្ញុំចូលចិត្តផឹកកាហ្វេ": "I love drinking coffee every morning.",
+               "ទន្លេនេះធំទូលាយ": "This river is wide."}
+    s, _ = run(tmp_path, srv, "opus-100", "opus_100_en_km.jsonl", replies, config="km", direction="xx-en")
+    refs = ["Where is the market?", "I like to drink coffee in the morning.", "The river is very wide."]
+    hyps = list(replies.values())
+    # English targets are not segmented: the figures are sacrebleu's own corpus chrF++ and BLEU
+    assert value(s, "chrf++") == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs], word_order=2).score)
+    assert value(s, "bleu") == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+    assert 0 < value(s, "chrf++") < 100

@@ -27,6 +27,8 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     lower, upper           the text in lower or upper case (lm-eval's lowercase and uppercase filters)
     seahelm_label: {tag}   SEA-HELM's label reading (F1AccMetric): the label after the answer tag, else
                            the whole reply, normalised and matched to an option's text
+    bio_tags               every named-entity tag in the reply (O, B-PER, I-LOC, ...), in order, space-
+                           separated (a reply echoing each token before its tag gives the tags alone)
 
 Several pipelines run side by side over the same reply (lm-eval's filter_list); the task names one
 the headline. Each pipeline's description (its steps and arguments) is part of the signature.
@@ -34,6 +36,7 @@ the headline. Each pipeline's description (its steps and arguments) is part of t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -196,6 +199,18 @@ def _zw(_: Any) -> StepFn:
     return lambda text, options: Extraction(remove_zero_width(text))
 
 
+_BIO = re.compile(r"(?<![\w-])(?:[BIES]-[A-Za-z]+|O)(?![\w-])")
+
+
+def _bio_tags(_: Any) -> StepFn:
+    """Every named-entity tag in the reply (O, B-PER, I-LOC, ...), in order, space-separated; a reply
+    that echoes each token before its tag still gives the tags alone."""
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        tags = _BIO.findall(text)
+        return Extraction(" ".join(tags)) if tags else Extraction(None, "no tags")
+    return step
+
+
 def _free(_: Any) -> StepFn:
     return lambda text, options: Extraction(text.strip()) if text.strip() else Extraction(None, "empty")
 
@@ -204,7 +219,7 @@ STEPS: dict[str, Callable[[Any], StepFn]] = {
     "strip_think": _think, "json_field": _json, "tag": _tag, "option_letter": _letter,
     "option_text": _option_text, "number": _number, "regex": _regex, "first_line": _first_line,
     "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
-    "seahelm_label": _seahelm_label,
+    "seahelm_label": _seahelm_label, "bio_tags": _bio_tags,
 }
 _NEEDS_ARG = {"json_field", "tag", "regex", "seahelm_label"}
 # The steps that read through glotbench's shared reading rules carry their version in the signature

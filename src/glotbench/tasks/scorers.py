@@ -316,6 +316,55 @@ class Rouge(Scorer):
         return self._rouge.signature().replace("|", ";")
 
 
+class EntityF1(Scorer):
+    """Entity-level F1 over a tag per token, as seqeval scores it (glotbench.metrics.ner): the reply's
+    tags (the `bio_tags` step: one per token, space-separated) against the gold `tags`; a reply whose
+    tags are not one per token predicts no entity and counts as no answer. Micro figures: each item
+    keeps its correct, predicted and true entity counts, and the metrics are ratios of their sums."""
+
+    base = "entity_f1"
+    gold_keys = ("tags",)
+
+    def _gold_tags(self, item: Item) -> list[str]:
+        labels = self.spec.labels
+        return [labels[int(t)] if labels else str(t) for t in _gold(item, "tags")]
+
+    def check_gold(self, item: Item) -> str | None:
+        problem = super().check_gold(item)
+        if problem is None:
+            tags = item.gold["tags"]
+            if not isinstance(tags, (list, tuple)):
+                return f"fields.gold.tags: a list of tags, one per token (got {type(tags).__name__})"
+            if self.spec.labels and any(not str(t).isdigit() or int(t) >= len(self.spec.labels) for t in tags):
+                return f"fields.gold.tags: {list(tags)} has a tag that is not an index of the scorer's {len(self.spec.labels)} labels"
+        return problem
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        from glotbench.metrics.ner import entity_counts
+
+        gold = self._gold_tags(item)
+        pred = answer.split() if answer is not None else None
+        if pred is not None and len(pred) != len(gold):
+            pred = None
+        correct, found, true = entity_counts(pred, gold)
+        return {f"{p}:ent_correct": float(correct), f"{p}:ent_pred": float(found), f"{p}:ent_true": float(true),
+                f"{p}:ent_f1_num": 2.0 * correct, f"{p}:ent_f1_den": float(found + true), f"{p}:items": 1.0,
+                f"{p}:no_answer": float(pred is None)}
+
+    def metrics(self, p: str, headline: bool) -> list[Any]:
+        return [RatioMetric(metric_name(name, p, headline), f"{p}:{num}", f"{p}:{den}", f"entity {what}, seqeval's rule ({p})",
+                            label=metric_name(label, p, headline))
+                for name, num, den, what, label in (("entity_f1", "ent_f1_num", "ent_f1_den", "F1", "entity F1"),
+                                                    ("entity_precision", "ent_correct", "ent_pred", "precision", "entity P"),
+                                                    ("entity_recall", "ent_correct", "ent_true", "recall", "entity R"))
+                ] + [super().metrics(p, headline)[1]]
+
+    def signature(self) -> str:
+        from glotbench.metrics.ner import SEQEVAL_VERSION
+
+        return f"entity_f1(seqeval-{SEQEVAL_VERSION}-default)"
+
+
 class _Prefixed:
     """A CorpusMetric whose statistics carry the pipeline's prefix (`p:chrf++.0`...)."""
 
@@ -453,7 +502,8 @@ class Answered(Scorer):
 
 
 SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeric_match": NumericMatch,
-           "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "ifeval": InstructionFollowing, "rubric": Answered}
+           "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "ifeval": InstructionFollowing,
+           "entity_f1": EntityF1, "rubric": Answered}
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:

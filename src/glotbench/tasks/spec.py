@@ -193,6 +193,13 @@ class IFEval(Part):
     language_gate: bool = True  # an instruction counts as followed only in the expected language (SEA-HELM)
 
 
+class EntityF1(Part):
+    kind: Literal["entity_f1"]
+    # the tag names of integer gold tags, by index (WikiANN's ner_tags: O, B-PER, I-PER, ...); empty:
+    # the gold tags are the names themselves
+    labels: list[str] = []
+
+
 class Criterion(Part):
     name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
     description: str
@@ -231,7 +238,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval, EntityF1, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

@@ -122,5 +122,40 @@ def import_lm_eval(
                                                             "and in its header)" if got.notes else ""), err=True)
 
 
+@tasks_app.command("import-inspect")
+def import_inspect(
+    file: Annotated[str, typer.Argument(help="An Inspect eval.yaml (a hub dataset's task declaration).")],
+    repo: Annotated[str, typer.Option("--repo", help="The hub dataset it belongs to (ORG/NAME).")],
+    revision: Annotated[str | None, typer.Option("--revision", help="The dataset's commit (40 hex).")] = None,
+    task_id: Annotated[str | None, typer.Option("--task", help="The task's id (eval.yaml lists several).")] = None,
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Write the task file here (default: print it).")] = None,
+) -> None:
+    """Translate an Inspect eval.yaml task into a glotbench task file scored as Inspect scores; each key
+    that cannot be translated is one line on stderr (exit 2). `glotbench run hf/ORG/NAME[/TASK]@SHA`
+    does the same from the hub."""
+    from pathlib import Path
+
+    from glotbench.data import read_text
+    from glotbench.errors import DataError
+    from glotbench.tasks.inspect_yaml import NotTranslatable, task_text
+
+    if revision is None:
+        revision = "PIN-A-COMMIT"
+        typer.echo("note: no --revision: the task file says revision: PIN-A-COMMIT; glotbench runs hub data only "
+                   "at a pinned commit (40 hex), so put the dataset's commit there", err=True)
+    try:
+        text = task_text(read_text(Path(file)), file, repo, revision, task_id)
+    except NotTranslatable as e:
+        for line in e.lines:
+            typer.echo(f"not translated: {line}", err=True)
+        raise DataError(f"{file}: not imported: Inspect would score it by rules glotbench does not reproduce "
+                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        Path(out).write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}", err=True)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(tasks_app, name="tasks")

@@ -19,6 +19,8 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
     regex: PATTERN         group 1 (or the whole match) of the first match ({pattern, group, last: true});
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
+    inspect_choice         the letter after the last `ANSWER:`, as Inspect's multiple_choice solver reads
+                           it (glotbench.tasks.inspect_rules.choice_answer; one answer)
     first_line             the first non-empty line
     remove_zero_width      U+200B, U+2060 and U+FEFF removed
     free_text              the text, stripped; empty is no answer
@@ -146,6 +148,15 @@ def _findall(rx: Any, select: int) -> StepFn:
     return step
 
 
+def _inspect_choice(_: Any) -> StepFn:
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        from glotbench.tasks.inspect_rules import choice_answer
+
+        got = choice_answer(text, len(options))
+        return Extraction(got) if got is not None else Extraction(None, "no_letter")
+    return step
+
+
 def _raw(_: Any) -> StepFn:
     return lambda text, options: Extraction(text)
 
@@ -172,7 +183,7 @@ def _free(_: Any) -> StepFn:
 STEPS: dict[str, Callable[[Any], StepFn]] = {
     "strip_think": _think, "json_field": _json, "tag": _tag, "option_letter": _letter,
     "option_text": _option_text, "number": _number, "regex": _regex, "first_line": _first_line,
-    "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
+    "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "inspect_choice": _inspect_choice, "lower": _case(False), "upper": _case(True),
 }
 _NEEDS_ARG = {"json_field", "tag", "regex"}
 

@@ -171,6 +171,17 @@ class Corpus(Part):
     segment: bool = True  # false: sacrebleu's defaults on the text as written (BLEU 13a), as lm-eval scores
 
 
+class InspectScore(Part):
+    """One of Inspect's scorers, as inspect_ai 0.3.285 scores (glotbench.tasks.inspect_rules): an
+    imported eval.yaml's `exact`, `f1`, `match` (not numeric) or `includes`."""
+
+    kind: Literal["inspect"]
+    scorer: Literal["exact", "f1", "match", "includes"]
+    location: Literal["begin", "end", "any", "exact"] = "end"  # match's
+    ignore_case: bool = True  # match's and includes'
+    stop_words: list[str] | None = None  # f1's
+
+
 class Criterion(Part):
     name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
     description: str
@@ -209,7 +220,7 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, InspectScore, Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

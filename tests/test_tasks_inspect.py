@@ -1,0 +1,190 @@
+"""Inspect's eval.yaml as a glotbench task (glotbench.tasks.inspect_yaml): run from the loopback hub
+in the hub's layout (`hf/ORG/NAME/TASK@SHA`), prompts and scores as inspect_ai 0.3.285 makes them,
+refusals one line each; and the rules of glotbench.tasks.inspect_rules against inspect's own functions
+(the test extra `inspect-ai`) on many replies."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import cli
+
+SHA = "2222222222222222222222222222222222222222"
+ROWS = [
+    {"question": "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ?", "choices": ["ວຽງຈັນ", "ຫຼວງພະບາງ", "ປາກເຊ"], "answer": 0, "subject": "ພູມສາດ",
+     "city": "Vientiane"},
+    {"question": "ແມ່ນ້ຳໃຫຍ່ທີ່ສຸດ?", "choices": ["ນ້ຳງື່ມ", "ຂອງ", "ນ້ຳອູ"], "answer": 1, "subject": "ພູມສາດ",
+     "city": "the Mekong"},
+    {"question": "ສອງ ບວກ ສອງ?", "choices": ["3", "5", "4"], "answer": "C", "subject": "ເລກ", "city": "4.0"},
+]
+EVAL_YAML = """\
+tasks:
+  - id: mcq
+    config: default
+    split: test
+    field_spec: {input: question, target: answer, choices: choices, metadata: [subject]}
+    solvers:
+      - {name: system_message, args: {template: "You answer questions about {subject}. {{braces}} {unknown}"}}
+      - {name: multiple_choice}
+    scorers: [{name: choice}]
+  - id: short
+    field_spec: {input: question, target: city}
+    solvers:
+      - {name: prompt_template, args: {template: "Q: {prompt}\\nA:"}}
+      - {name: generate}
+    scorers: [{name: exact}]
+  - id: graded
+    field_spec: {input: question, target: city, input_image: image}
+    epochs: 3
+    solvers: [{name: chain_of_thought}, {name: generate}]
+    scorers: [{name: model_graded_qa}, {name: match, args: {numeric: true}}]
+"""
+CARD = ("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test.jsonl\n---\n"
+        "# a Lao quiz\n")
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hub")
+    base = root / "glotbench-test" / "lao-quiz" / SHA
+    (base / "data").mkdir(parents=True)
+    (base / "data" / "test.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS),
+                                              encoding="utf-8")
+    (base / "README.md").write_text(CARD, encoding="utf-8")
+    (base / "eval.yaml").write_text(EVAL_YAML, encoding="utf-8")
+    (root / "glotbench-test" / "lao-quiz" / "repo.json").write_text(json.dumps({"refs": {"main": SHA}}))
+    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("PORT "), line
+    yield f"http://127.0.0.1:{line.split()[1]}"
+    proc.terminate()
+    proc.wait(10)
+
+
+def run(tmp_path, hub, name, *args, out="r"):
+    env = {"HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
+           "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    return cli("run", name, *args, "--out", str(tmp_path / out), "--no-progress", "--no-cache", env=env)
+
+
+def inspect_mc_prompt(question: str, choices: list[str]) -> str:
+    """multiple_choice's prompt as inspect_ai builds it (its own function when installed)."""
+    try:
+        from inspect_ai.solver._multiple_choice import SINGLE_ANSWER_TEMPLATE, prompt
+        from inspect_ai.solver._task_state import Choices
+    except ImportError:
+        letters = ",".join("ABC"[:len(choices)])
+        opts = "\n".join(f"{'ABC'[i]}) {c}" for i, c in enumerate(choices))
+        return ("Answer the following multiple choice question. The entire content of your response should be of the "
+                f"following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}.\n\n"
+                f"{question}\n\n{opts}")
+    return prompt(question, Choices(choices), SINGLE_ANSWER_TEMPLATE)
+
+
+def test_multiple_choice_task_runs_from_the_hub_as_inspect_prompts_and_scores(tmp_path, hub, srv):
+    srv.configure(answers={ROWS[0]["question"]: "ANSWER: A", ROWS[1]["question"]: "I think **(C)**.\nANSWER: $C$",
+                           ROWS[2]["question"]: "The answer is C"})
+    proc = run(tmp_path, hub, f"hf/glotbench-test/lao-quiz/mcq@{SHA}", "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["benchmark"]["data"] == f"hub:glotbench-test/lao-quiz@{SHA}/test"
+    # A right; C where B is gold: wrong; "The answer is C" has no ANSWER: line, so Inspect reads nothing
+    assert res["counts"]["items"] == 3 and res["scores"]["overall"]["accuracy"]["value"] == pytest.approx(1 / 3)
+    reqs = srv.requests()
+    first = next(r for r in reqs if ROWS[0]["question"] in r["messages"][-1]["content"])
+    assert first["messages"][0] == {"role": "system", "content": "You answer questions about ພູມສາດ. {braces} {unknown}"}
+    assert first["messages"][-1]["content"] == inspect_mc_prompt(ROWS[0]["question"], ROWS[0]["choices"])
+
+
+def test_exact_task_scores_with_inspects_normalisation(tmp_path, hub, srv):
+    srv.configure(answers={ROWS[0]["question"]: "vientiane.", ROWS[1]["question"]: "Mekong",
+                           ROWS[2]["question"]: "4"})
+    proc = run(tmp_path, hub, f"hf/glotbench-test/lao-quiz/short@{SHA}", "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    # casefolded, punctuation and articles removed, 4 and 4.0 the same number: all three match
+    assert res["scores"]["overall"]["exact"]["value"] == pytest.approx(1.0)
+    assert srv.requests()[0]["messages"][-1]["content"].startswith("Q: ")
+
+
+def test_refusals_one_line_each_and_a_pin_required(tmp_path, hub, srv):
+    proc = run(tmp_path, hub, f"hf/glotbench-test/lao-quiz/graded@{SHA}", "--model", srv.spec())
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    proc = cli("tasks", "import-inspect", str(_write(tmp_path, EVAL_YAML)), "--repo", "glotbench-test/lao-quiz",
+               "--revision", SHA, "--task", "graded")
+    assert proc.returncode == 2, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("not translated: ")]
+    for what in ("input_image", "epochs", "chain_of_thought", "model_graded_qa", "scorers: 2 scorers"):
+        assert any(what in x for x in lines), (what, lines)
+    assert all(re.match(r"not translated: \S*eval\.yaml:\d+: tasks\.2(\.|:)", x) for x in lines), lines  # FILE:LINE: key
+    proc = run(tmp_path, hub, "hf/glotbench-test/lao-quiz/mcq", "--model", srv.spec())
+    assert proc.returncode == 2 and "pin the dataset to a commit" in proc.stderr
+    proc = cli("tasks", "import-inspect", str(_write(tmp_path, EVAL_YAML)), "--repo", "glotbench-test/lao-quiz",
+               "--task", "mcq")
+    assert proc.returncode == 0 and "PIN-A-COMMIT" in proc.stdout and proc.stderr.count("\n") == 1
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "eval.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+# -- the rules against inspect_ai's own functions -------------------------------------------------
+
+REPLIES = ["ANSWER: A", "answer: b", "ANSWER: $C$", "**ANSWER: D**", "ANSWER: (B).", "I pick A.\nANSWER: B", "ANSWER: A, B",
+           "ANSWER: E", "The answer is C", "", "ANSWER:C\nmore", "Answer: **B**", "ANSWER: a and b", "ANSWER: 2",
+           "x ANSWER: c!", "ANSWER: ກ", "ANSWER:\nA", "  ANSWER :  d  ", "ANSWER: AB"]
+TEXTS = ["The Mekong", "mekong", "the  Mekong!", "4", "4.0", "(3.14)", "3.14.", "a", "the", "-", "An apple-pie",
+         "ວຽງຈັນ", "ວຽງ ຈັນ", "Ἀθῆναι", "STRASSE", "straße", "1e3", "1000", "nan", "inf", "", "  ", "hello, world",
+         "world hello", "x-y z", "ສອງ ບວກ ສອງ ແມ່ນ 4", "… 42 …", "$20", "1,000"]
+
+
+def _state(completion: str, n: int):
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.solver import TaskState
+    from inspect_ai.solver._task_state import Choices
+
+    st = TaskState(model="m", sample_id=1, epoch=1, input="q", messages=[], choices=["x"] * n)
+    st.output = ModelOutput.from_content("m", completion)
+    st.choices = Choices(["x"] * n)
+    return st
+
+
+def test_choice_answer_as_inspects_parse_answers():
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.solver._multiple_choice import parse_answers
+
+    from glotbench.tasks.inspect_rules import choice_answer
+
+    for reply in REPLIES + TEXTS:
+        for n in (2, 4, 5):
+            want = parse_answers(_state(reply, n), multiple_correct=False)
+            got = choice_answer(reply, n)
+            assert ({got} if got else set()) == want, (reply, n)
+
+
+def test_exact_f1_match_includes_as_inspects():
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.scorer._classification import max_exact_score, max_f1_score
+    from inspect_ai.scorer._common import match_str
+
+    from glotbench.tasks import inspect_rules as r
+
+    for a in TEXTS:
+        for t in TEXTS:
+            assert r.exact_score(a, [t]) == (max_exact_score(a, [t]) == 1.0), (a, t)
+            assert r.f1_score(a, [t]) == max_f1_score(a, [t]), (a, t)
+            assert r.f1_score(a, [t], ["the", "ສອງ"]) == max_f1_score(a, [t], ["the", "ສອງ"]), (a, t)
+            for loc in ("begin", "end", "any", "exact"):
+                for case in (True, False):
+                    assert r.match_text(a, t, loc, case) == match_str(a, t, loc, case)[1], (a, t, loc, case)
+            for case in (True, False):
+                want = t.casefold() in a.casefold() if case else t in a
+                assert r.includes_text(a, t, case) == want

@@ -188,3 +188,103 @@ def test_exact_f1_match_includes_as_inspects():
             for case in (True, False):
                 want = t.casefold() in a.casefold() if case else t in a
                 assert r.includes_text(a, t, case) == want
+
+
+# -- export: every library task writes an eval.yaml or names why not; the written files round-trip ----
+
+FX = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "tasks"
+EXPORTED = {"global-piqa": "global_piqa_tha_thai.jsonl", "include": "include_vietnamese.jsonl",
+            "seaexam": "seaexam_m3exam_thai.jsonl", "xcopa": "xcopa_th.jsonl"}
+REFUSED = {"belebele": "letter(1)", "flores-plus": "corpus chrf++/bleu", "global-mmlu": "replace(",
+           "indommlu": "fields.choices: a template", "mmlu-prox": "fields.choices: a template",
+           "sib200": "fixed choices", "xnli": "fixed choices", "xstorycloze": "answer_right_ending - 1"}
+
+
+def test_every_library_task_exports_or_names_why_not():
+    from glotbench.registry import get_benchmark
+    from glotbench.tasks import task_names
+    from glotbench.tasks.inspect_yaml import NotTranslatable, export_text
+
+    library = {n for n in task_names()}
+    assert set(EXPORTED) | set(REFUSED) >= library, library - set(EXPORTED) - set(REFUSED)
+    for name, why in REFUSED.items():
+        with pytest.raises(NotTranslatable) as e:
+            export_text(get_benchmark(name))
+        assert any(why in line and line.startswith(f"{name}: ") for line in e.value.lines), e.value.lines
+    for name in EXPORTED:
+        text, notes = export_text(get_benchmark(name))
+        assert any("A) text" in n for n in notes) and any("inspect_choice" in n for n in notes)
+
+
+def _inspect_prompt(task: dict, row: dict) -> tuple[str | None, str]:
+    """The system message and user prompt inspect_ai makes of a record for the exported task: its own
+    _record_to_sample_hf, format_template (prompt_template, system_message) and multiple_choice prompt."""
+    from inspect_ai._eval.task.hf import HFTask, _record_to_sample_hf
+    from inspect_ai._util.format import format_template
+    from inspect_ai.solver._multiple_choice import prompt
+    from inspect_ai.solver._task_state import Choices
+
+    t = HFTask.model_validate(task)
+    sample = _record_to_sample_hf(row, t.field_spec)
+    meta = sample.metadata or {}
+    system, text = None, sample.input
+    for s in t.solvers:
+        if s.name == "system_message":
+            system = format_template(s.args["template"], meta)
+        elif s.name == "prompt_template":
+            text = format_template(s.args["template"], {"prompt": text} | meta)
+        elif s.name == "multiple_choice":
+            text = prompt(text, Choices(sample.choices), s.args["template"])
+    return system, text, sample.target
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTED))
+def test_exported_eval_yaml_round_trips_on_fixture_rows(name, tmp_path):
+    """write -> HFTask validates -> import -> the same items, the prompts Inspect makes (glotbench's own
+    with its option lines as Inspect writes them), and the same scores of well-formed replies."""
+    import yaml
+
+    from glotbench.registry import get_benchmark
+    from glotbench.scoring import score_output
+    from glotbench.tasks.inspect_yaml import export_text, task_text
+
+    bench = get_benchmark(name)
+    text, _ = export_text(bench)
+    task = yaml.safe_load(text)["tasks"][0]
+    (tmp_path / "eval.yaml").write_text(text, encoding="utf-8")
+    back = task_text(text, "eval.yaml", bench.data.hub, bench.data.revision, task["id"])
+    (tmp_path / "back.yaml").write_text(back, encoding="utf-8")
+    again = get_benchmark(str(tmp_path / "back.yaml"))
+    data = str(FX / EXPORTED[name])
+    a, b = bench.load(data), again.load(data)
+    assert [i.gold["answer"] for i in a] == [i.gold["answer"] for i in b] and len(a) >= 2
+    rows = [json.loads(x) for x in (FX / EXPORTED[name]).read_text(encoding="utf-8").splitlines() if x.strip()]
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        rows = []  # inspect_ai not installed: the comparison with its own rendering is skipped
+    for x, y, row in zip(a, b, rows or [None] * len(a)):
+        mine = bench.render(x.to_public()).messages[-1]["content"]
+        theirs = again.render(y.to_public()).messages
+        assert theirs[-1]["content"] == re.sub(r"(?m)^([A-Z])\. ", r"\1) ", mine)
+        if row is not None:
+            system, user, target = _inspect_prompt(task, row)
+            assert theirs[-1]["content"] == user and (system is None) == (theirs[0]["role"] != "system")
+            assert y.gold["answer"] == target
+        right = []
+        for letter in "ABCDEFGHIJ"[:len(x.public["choices"])]:
+            reply = f"Reasoning first.\nAnswer: {letter}"
+            sa, sb = score_output(bench, x, reply), score_output(again, y, reply)
+            assert sa.score.stats["letter:correct"] == sb.score.stats["letter:correct"], (name, reply)
+            right.append(sb.score.stats["letter:correct"])
+        assert right.count(1.0) == 1, right  # exactly the gold letter scores
+
+
+def test_tasks_check_writes_the_eval_yaml_or_names_why_not(tmp_path):
+    out = tmp_path / "eval.yaml"
+    proc = cli("tasks", "check", "xcopa", "--eval-yaml", str(out))
+    assert proc.returncode == 0 and "wrote" in proc.stdout and out.read_text(encoding="utf-8").startswith("# Written")
+    proc = cli("tasks", "check", "flores-plus", "--eval-yaml", str(tmp_path / "no.yaml"))
+    assert proc.returncode == 2 and not (tmp_path / "no.yaml").exists()
+    assert "no eval.yaml equivalent: flores-plus: scorer: corpus chrf++/bleu" in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith("error: flores-plus: no eval.yaml written")

@@ -70,10 +70,13 @@ def check(
     bench_opt: Annotated[list[str], typer.Option("--bench-opt", help="A setting KEY=VALUE (repeatable).")] = [],
     data: Annotated[str | None, typer.Option(help="Also load this data file (in the hub's schema) and render its first item.")] = None,
     include_path: IncludePath = [],
+    eval_yaml: Annotated[str | None, typer.Option("--eval-yaml", help="Also write the task as Inspect's eval.yaml "
+                                                   "(what Inspect cannot express: exit 2, each part named).")] = None,
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
     --data, or when the task names its own local file (data.file), load the rows (the first bad row
-    is the error) and show the first item's prompt. Calls no model; a hub download only with --data."""
+    is the error) and show the first item's prompt. Calls no model; a hub download only with --data.
+    With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml."""
     from glotbench.cli.options import split_pairs
     from glotbench.registry import get_benchmark
     from glotbench.tasks import add_include_path
@@ -85,6 +88,8 @@ def check(
     own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
     typer.echo(f"{bench.name} v{bench.version}: ok")
+    if eval_yaml is not None:
+        _write_eval_yaml(bench, eval_yaml)
     for k, v in bench.signature_parts().items():
         typer.echo(f"  {k}: {v}")
     if dataset is not None:
@@ -92,6 +97,25 @@ def check(
         typer.echo(f"{len(dataset)} items from {dataset.source}; the first item's prompt:")
         for m in prompt.messages:
             typer.echo(f"[{m['role']}]\n{m['content']}")
+
+
+def _write_eval_yaml(bench: object, out: str) -> None:
+    from pathlib import Path
+
+    from glotbench.errors import DataError
+    from glotbench.tasks.inspect_yaml import NotTranslatable, export_text
+
+    try:
+        text, notes = export_text(bench)
+    except NotTranslatable as e:
+        for line in e.lines:
+            typer.echo(f"no eval.yaml equivalent: {line}", err=True)
+        raise DataError(f"{bench.name}: no eval.yaml written: Inspect cannot express it "  # type: ignore[attr-defined]
+                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
+    Path(out).write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
+    for n in notes:
+        typer.echo(f"  {n}")
 
 
 @tasks_app.command("import-lm-eval")

@@ -279,3 +279,125 @@ def hub_task(spec: str) -> Path | None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(out, encoding="utf-8")
     return dest
+
+
+# -- export: a glotbench task as an eval.yaml ---------------------------------------------------------
+
+_JINJA = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}|\{%|\{#", re.S)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LETTER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\|\s*letter\s*\}\}")
+
+
+def _format_parts(template: str, where: str) -> list[tuple[str, str | None]]:
+    """A Jinja template as (literal text, name or None) pairs; anything but `{{ name }}` refused."""
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for m in _JINJA.finditer(template):
+        if m.group(1) is None or not _IDENT.fullmatch(m.group(1)):
+            raise NotTranslatable([f"{where}: {m.group(0)}{template[m.end():m.end() + 20]}...: Jinja beyond "
+                                   "{{ name }} has no str.format equivalent"])
+        out.append((template[pos:m.start()], m.group(1)))
+        pos = m.end()
+    out.append((template[pos:], None))
+    return out
+
+
+def _fmt(parts: list[tuple[str, str | None]], names: dict[str, str], where: str) -> str:
+    text = []
+    for literal, name in parts:
+        text.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        if name not in names:
+            raise NotTranslatable([f"{where}: {{{{ {name} }}}} has no eval.yaml equivalent here"])
+        text.append(names[name])
+    return "".join(text)
+
+
+def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
+    """One task of an eval.yaml for a built TaskBenchmark (its options filled in), and the notes of
+    what differs from glotbench's own run of it; NotTranslatable names each part Inspect cannot express."""
+    spec, v, data = bench.spec, bench.variant, bench.data
+    at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
+    bad: list[str] = []
+    notes: list[str] = []
+    if data.hub is None:
+        bad.append(f"{at('data')}: a local file; eval.yaml declares a hub dataset's own task")
+    if data.roles:
+        bad.append(f"{at('data', 'roles')}: joined configs have no eval.yaml equivalent")
+    if spec.scorer.kind != "option_accuracy" or spec.fields.choices is None:
+        what = {"corpus": "corpus " + "/".join(getattr(spec.scorer, "metrics", [])) + " (no Inspect scorer sums "
+                "sufficient statistics)", "rubric": "a judged rubric"}.get(spec.scorer.kind, spec.scorer.kind)
+        bad.append(f"{at('scorer')}: {what}: only option_accuracy (Inspect's choice) is exported")
+    choices = spec.fields.choices
+    if hasattr(choices, "fixed"):
+        bad.append(f"{at('fields', 'choices')}: fixed choices (Inspect reads the options from each record)")
+    elif isinstance(choices, str) and "{" in choices or isinstance(choices, list) and any("{" in c for c in choices):
+        bad.append(f"{at('fields', 'choices')}: a template (Inspect reads columns)")
+    gold = spec.fields.gold.get("answer")
+    m = _LETTER.fullmatch(gold.strip()) if isinstance(gold, str) else None
+    target = m.group(1) if m else gold if isinstance(gold, str) and "{" not in gold else None
+    if target is None and spec.scorer.kind == "option_accuracy":
+        bad.append(f"{at('fields', 'gold', 'answer')}: {gold!r}: Inspect's target is a column (a letter, or a "
+                   "0-based index made its letter)")
+    if bench.shots or v.preamble:
+        bad.append(f"{at('fewshot' if bench.shots else 'prompt.preamble')}: few-shot examples and preambles are not "
+                   "eval.yaml solvers")
+    if v.labels != "latin":
+        bad.append(f"{at('prompt', 'labels')}: native option labels (Inspect shows A, B, C)")
+    public = {c: c for c in spec.fields.public} if isinstance(spec.fields.public, list) else dict(spec.fields.public)
+    for k, col in public.items():
+        if "{" in col or "." in col:
+            bad.append(f"{at('fields', 'public', k)}: {col!r}: a template or role (Inspect reads a column)")
+    if v.user is None:
+        bad.append(f"{at('prompt', 'user')}: missing (a plain-text prompt only)")
+    if bad:
+        raise NotTranslatable(bad)
+    parts = _format_parts(v.user, at("prompt", "user"))
+    opts = [i for i, (_, n) in enumerate(parts) if n == "options"]
+    if len(opts) != 1:
+        raise NotTranslatable([f"{at('prompt', 'user')}: {{{{ options }}}} {len(opts)} times; multiple_choice "
+                               "places the options once"])
+    head, tail = parts[:opts[0] + 1], parts[opts[0] + 1:]
+    asked = [n for _, n in head if n in public]
+    if not asked:
+        raise NotTranslatable([f"{at('prompt', 'user')}: no field before {{{{ options }}}} to be Inspect's input"])
+    question = asked[-1]
+    constants = {"language": bench.renderer.language, "lang": bench.lang or ""}
+    metadata = [k for k in public if k != question]
+    head = head[:-1] + [(head[-1][0], None)]  # {{ options }} itself: multiple_choice's {choices}
+    prompt_t = _fmt(head, {**constants, **{k: "{" + k + "}" for k in metadata}, question: "{prompt}"},
+                    at("prompt", "user"))
+    mc_t = "{question}{choices}" + _fmt(tail, constants, at("prompt", "user"))
+    solvers: list[dict[str, Any]] = []
+    if v.system:
+        solvers.append({"name": "system_message", "args": {"template": _fmt(
+            _format_parts(v.system, at("prompt", "system")), {**constants, **{k: "{" + k + "}" for k in metadata}},
+            at("prompt", "system"))}})
+    solvers.append({"name": "prompt_template", "args": {"template": prompt_t}})
+    solvers.append({"name": "multiple_choice", "args": {"template": mc_t, "max_tokens": v.max_tokens}})
+    field_spec: dict[str, Any] = {"input": public[question], "target": target,
+                                  "choices": list(choices) if isinstance(choices, list) else choices}
+    if metadata:
+        field_spec["metadata"] = [public[k] for k in metadata]
+        if any(public[k] != k for k in metadata):
+            raise NotTranslatable([f"{at('fields', 'public')}: a field renamed from its column "
+                                   "(Inspect's metadata keeps column names)"])
+    notes.append("option lines: Inspect writes 'A) text' where glotbench writes 'A. text'")
+    notes.append("extraction: Inspect's ANSWER: parser (inspect_choice) replaces " +
+                 ", ".join(f"{p} ({'>'.join(str(s) for s in spec.extract[p])})" for p in spec.extract))
+    if spec.data.files:
+        notes.append("data.files: Inspect reads the config's files from the dataset card, not glotbench's patterns")
+    task = {"id": bench.name, "config": data.config or "default", "split": data.split,
+            "field_spec": field_spec, "solvers": solvers, "scorers": [{"name": "choice"}]}
+    return task, notes
+
+
+def export_text(bench: Any) -> tuple[str, list[str]]:
+    """The eval.yaml of one task: a header (the revision to pin, what differs), then `tasks:`."""
+    task, notes = export(bench)
+    head = [f"# Written by glotbench from its task {bench.name} v{bench.version}; the dataset "
+            f"{bench.data.hub} (run it pinned: inspect eval hf/{bench.data.hub}@{bench.data.revision}).",
+            "# It scores as Inspect scores, which differs from glotbench's own run of the task in:"]
+    head += [f"#   {n}" for n in notes]
+    return "\n".join(head) + "\n" + dump_yaml({"tasks": [task]}), notes

@@ -186,8 +186,43 @@ def test_exact_f1_match_includes_as_inspects():
                 for case in (True, False):
                     assert r.match_text(a, t, loc, case) == match_str(a, t, loc, case)[1], (a, t, loc, case)
             for case in (True, False):
-                want = t.casefold() in a.casefold() if case else t in a
-                assert r.includes_text(a, t, case) == want
+                assert r.includes_text(a, t, case) == _includes(a, t, case), (a, t, case)
+
+
+def _includes(answer: str, target: str, ignore_case: bool) -> bool:
+    """inspect_ai's own `includes` scorer on one completion and target."""
+    import asyncio
+
+    from inspect_ai.scorer import Target, includes
+
+    score = asyncio.run(includes(ignore_case)(_state(answer, 2), Target(target)))
+    return score.value == "C"
+
+
+def test_rules_as_inspects_on_generated_text():
+    """Random replies in Lao, Thai, Latin letters, digits, punctuation and spaces: the rules agree
+    with inspect_ai's functions on every one (hypothesis)."""
+    pytest.importorskip("inspect_ai")
+    from hypothesis import given, settings, strategies as st
+    from inspect_ai.scorer._classification import max_exact_score, max_f1_score
+    from inspect_ai.scorer._common import match_str
+    from inspect_ai.solver._multiple_choice import parse_answers
+
+    from glotbench.tasks import inspect_rules as r
+
+    alphabet = st.sampled_from(list("ABCDabcd ANSWER:answer*$()-.,!?\n\t 0123456789ກຂຄງາີ່ກขคงาี่ ß") + ["the ", "An ", "ANSWER:", "answer :", "**", "\n", ", ", " and "])
+    text = st.lists(alphabet, max_size=30).map("".join)
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(text, text, st.sampled_from(["begin", "end", "any", "exact"]), st.booleans(), st.integers(2, 6))
+    def check(a, t, loc, case, n):
+        assert r.exact_score(a, [t]) == (max_exact_score(a, [t]) == 1.0)
+        assert r.f1_score(a, [t]) == max_f1_score(a, [t])
+        assert r.match_text(a, t, loc, case) == match_str(a, t, loc, case)[1]
+        got = r.choice_answer(a, n)
+        assert ({got} if got else set()) == parse_answers(_state(a, n), multiple_correct=False)
+
+    check()
 
 
 # -- export: every library task writes an eval.yaml or names why not; the written files round-trip ----

@@ -67,9 +67,9 @@ def hub(tmp_path_factory):
     proc.wait(10)
 
 
-def run(tmp_path, hub, name, *args, out="r"):
+def run(tmp_path, hub, name, *args, out="r", offline=False):
     env = {"HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
-           "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+           "HF_HUB_OFFLINE": "1" if offline else "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
     return cli("run", name, *args, "--out", str(tmp_path / out), "--no-progress", "--no-cache", env=env)
 
 
@@ -111,6 +111,26 @@ def test_exact_task_scores_with_inspects_normalisation(tmp_path, hub, srv):
     # casefolded, punctuation and articles removed, 4 and 4.0 the same number: all three match
     assert res["scores"]["overall"]["exact"]["value"] == pytest.approx(1.0)
     assert srv.requests()[0]["messages"][-1]["content"].startswith("Q: ")
+
+
+def test_offline_from_the_hub_cache_and_the_run_keeps_its_task_file(tmp_path, hub, srv):
+    import urllib.request
+
+    srv.configure(answers={ROWS[0]["question"]: "Vientiane"})
+    name = f"hf/glotbench-test/lao-quiz/short@{SHA}"
+    assert run(tmp_path, hub, name, "--model", srv.spec()).returncode == 0
+    with urllib.request.urlopen(f"{hub}/_requests", timeout=10) as r:
+        before = len(json.loads(r.read()))
+    proc = run(tmp_path, hub, name, "--model", srv.spec(), out="r2", offline=True)
+    assert proc.returncode == 0, proc.stderr
+    with urllib.request.urlopen(f"{hub}/_requests", timeout=10) as r:
+        assert len(json.loads(r.read())) == before  # eval.yaml and the rows from the cache: no request
+    res = json.loads((tmp_path / "r2" / "results.json").read_text())
+    kept = res["benchmark"]["task_file"]
+    assert kept["path"].endswith(f"glotbench-test+lao-quiz+short+{SHA}.yaml")  # the translation, in the cache folder
+    assert __import__("pathlib").Path(kept["copy"]).read_text(encoding="utf-8").startswith(
+        f"# Imported from Inspect's eval.yaml of glotbench-test/lao-quiz@{SHA} (task short)")
+    assert res["scores"]["overall"]["exact"]["value"] == pytest.approx(1 / 3)
 
 
 def test_refusals_one_line_each_and_a_pin_required(tmp_path, hub, srv):

@@ -64,8 +64,10 @@ def test_a_record_beside_a_run_shares_its_column_untested(tmp_path):
     other = col["cells"]["openai:other-model"]
     assert other["untested"].startswith("not tested against the best: this run is an EEE record")
     assert "tied_with_best" not in other and col["cells"][next(m for m in col["cells"] if m != "openai:other-model")]["best"]
-    md = cli("board", str(run), str(rec_file))
-    assert "EEE record: not tested against the best" in md.stdout
+    for fmt in ("md", "csv", "latex"):
+        out_text = cli("board", str(run), str(rec_file), "--format", fmt, "--html", str(tmp_path / "b.html")).stdout
+        assert "EEE record: not tested against the best" in out_text, fmt
+    assert "EEE record: not tested against the best" in (tmp_path / "b.html").read_text(encoding="utf-8")
 
 
 def test_compare_refuses_a_record_in_one_line(tmp_path):

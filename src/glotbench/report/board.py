@@ -273,6 +273,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
         if best is not None and r is not best and est.get("value") is not None and cell["valid"] and (r.imported or not paired):
             cell["untested"] = (f"not tested against the best: {'this run' if r.imported else 'the best'} is an EEE "
                                 "record, and a paired test needs each item's score in both runs (samples.jsonl)")
+            cell["notes"] = [*cell["notes"], "EEE record: not tested against the best"]  # every view shows notes
         elif best is not None and r is not best and est.get("value") is not None and cell["valid"]:
             shared = sorted(set(stats[r.model]) & set(stats[best.model]))
             a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
@@ -344,9 +345,8 @@ def cell_text(col: dict[str, Any], model: str, ci: bool = True, with_notes: bool
     s = interval_text(c, col["scale"], ci=ci)
     if c["value"] is None and n_text(c):
         s += f" n={n_text(c)}"
-    shown = [*c.get("notes", []), *(["EEE record: not tested against the best"] if c.get("untested") else [])]
-    if with_notes and shown:
-        s += " [" + "; ".join(shown) + "]"
+    if with_notes and c.get("notes"):
+        s += " [" + "; ".join(c["notes"]) + "]"
     return s
 
 

@@ -219,6 +219,51 @@ def _includes(answer: str, target: str, ignore_case: bool) -> bool:
     return score.value == "C"
 
 
+def _pattern(answer: str, target: str, pattern: str, ignore_case: bool, match_all: bool) -> bool:
+    import asyncio
+
+    from inspect_ai.scorer import Target, pattern as inspect_pattern
+
+    score = asyncio.run(inspect_pattern(pattern, ignore_case, match_all)(_state(answer, 2), Target(target)))
+    return score.value == "C"
+
+
+PATTERNS = [r"ANSWER\s*:\s*(\w+)", r"(\d+)\s*(?:km|กม)", r"(a)|(b)", r"(x)?(y)?", r"ຄຳຕອບ[:：]\s*(\S+)", r"the",
+            r"(?i)(yes|no)\b", r"()"]
+
+
+def test_pattern_and_answer_as_inspects():
+    pytest.importorskip("inspect_ai")
+    from glotbench.tasks.inspect_rules import ANSWER_PATTERNS, pattern_score
+
+    replies = REPLIES[:12] + TEXTS[::3] + ["ANSWER: yes", "answer: No.\nANSWER: yes!", "ຄຳຕອບ: ວຽງຈັນ", "12 km", "x", "y", "xy",
+                                "ANSWER: first line\nANSWER: the last line  "]
+    targets = ["A", "b", "yes", "ວຽງຈັນ", "12", "x", "xy", "", "first line", "the last line", "the"]
+    for pat in PATTERNS + list(ANSWER_PATTERNS.values()):
+        for a in replies:
+            for t in targets:
+                for ic in (True, False):
+                    for ma in (False, True):
+                        assert pattern_score(a, [t], pat, ic, ma) == _pattern(a, t, pat, ic, ma), (pat, a, t, ic, ma)
+
+
+def test_answer_and_pattern_scorers_import(tmp_path):
+    import yaml
+
+    from glotbench.tasks.inspect_rules import ANSWER_PATTERNS
+    from glotbench.tasks.inspect_yaml import task_text
+
+    doc = ("tasks:\n  - field_spec: {input: question, target: city}\n    solvers: [{name: generate}]\n"
+           "    scorers: [{name: answer, args: {pattern: word}}]\n")
+    keys = yaml.safe_load(task_text(doc, "eval.yaml", "o/d", SHA))
+    assert keys["scorer"] == {"kind": "inspect", "scorer": "pattern", "pattern": ANSWER_PATTERNS["word"]}
+    from glotbench.tasks.inspect_yaml import NotTranslatable
+
+    with pytest.raises(NotTranslatable) as e:
+        task_text(doc.replace("pattern: word", "pattern: sentence"), "eval.yaml", "o/d", SHA)
+    assert e.value.lines == ["eval.yaml:4: tasks.0.scorers.0.args.pattern: letter, word or line"]
+
+
 def test_rules_as_inspects_on_generated_text():
     """Random replies in Lao, Thai, Latin letters, digits, punctuation and spaces: the rules agree
     with inspect_ai's functions on every one (hypothesis)."""

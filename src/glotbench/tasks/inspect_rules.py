@@ -10,6 +10,7 @@ as `inspect eval hf/ORG/DATASET` scores it (docs/tasks.md, "Inspect's eval.yaml"
     match_text         scorer/_common.py `match_str` without `numeric` (begin, end, any, exact; case
                        folded, surrounding punctuation stripped)
     includes_text      scorer/_match.py `includes`
+    pattern_score      scorer/_pattern.py `pattern` (and `answer`: its letter, word and line patterns)
 
 tests/test_tasks_inspect.py holds each against inspect's own functions (the test extra `inspect-ai`).
 """
@@ -117,3 +118,27 @@ def includes_text(value: str, target: str, ignore_case: bool = True) -> bool:
     if ignore_case:
         value, target = value.casefold(), target.casefold()
     return target in value
+
+
+# scorer/_answer.py's patterns (inspect_ai/_util/pattern.py)
+ANSWER_PATTERNS = {
+    "letter": r"(?is)ANSWER\s*:\s*([A-Za-z])(?:[^\w]|\n|$)(?!.*ANSWER\s*:)",
+    "word": r"(?is)ANSWER\s*:\s*(\S+?)(?=[.,;:!?]?\s*(?:\n|$))(?!.*ANSWER\s*:)",
+    "line": r"(?i)ANSWER\s*:\s*([^\n]+)\s*\Z",
+}
+
+
+def pattern_score(completion: str, targets: Sequence[str], pattern: str, ignore_case: bool = True,
+                  match_all: bool = False) -> bool:
+    """`pattern(pattern, ignore_case, match_all)`: the groups of the first match (or the whole match)
+    against the targets (`lower()` when ignoring case); an empty matched text never scores."""
+    m = re.search(pattern, completion, re.IGNORECASE if ignore_case else 0)
+    if not m:
+        return False
+    wanted = [t.lower() for t in targets] if ignore_case else list(targets)
+    groups = [g for g in (m.groups() or (m.group(0),)) if isinstance(g, str)]
+    hit = [(g.lower() if ignore_case else g) in wanted for g in groups]
+    if match_all:
+        return bool(groups) and all(hit) and bool("".join(targets))
+    first = next((g for h, g in zip(hit, groups) if h), None)  # match_first: the first group in the targets
+    return bool(first)

@@ -11,7 +11,8 @@ What maps (docs/tasks.md, "Inspect's eval.yaml", has the table):
     system_message, prompt_template, multiple_choice
                                   prompt.system and prompt.user, their str.format fields as Jinja
     choice                        extract [inspect_choice] + option_accuracy
-    exact, f1, match, includes    extract [raw] + the `inspect` scorer (glotbench.tasks.inspect_rules)
+    exact, f1, match, includes, pattern, answer
+                                  extract [raw] + the `inspect` scorer (glotbench.tasks.inspect_rules)
 
 Everything else that changes a number is refused, one line `FILE:LINE: key: what` each (as the
 lm-eval importer refuses), never translated approximately.
@@ -190,11 +191,11 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
         name = s.get("name") if isinstance(s, dict) else None
         args = (s.get("args") or {}) if isinstance(s, dict) else {}
         allowed = {"choice": set(), "exact": set(), "f1": {"stop_words"}, "includes": {"ignore_case"},
-                   "match": {"location", "ignore_case", "numeric"}}.get(name)
+                   "match": {"location", "ignore_case", "numeric"}, "pattern": {"pattern", "ignore_case", "match_all"},
+                   "answer": {"pattern"}}.get(name)
         if allowed is None:
             why = {"model_graded_qa": "a model-graded scorer", "model_graded_fact": "a model-graded scorer",
-                   "math": "math's symbolic equivalence", "pattern": "pattern's regex answer",
-                   "answer": "answer's line/word/letter rule"}.get(str(name), "an unknown scorer")
+                   "math": "math's symbolic equivalence"}.get(str(name), "an unknown scorer")
             bad.append(f"{w}: {name}: {why} is not translated")
             continue
         bad += [f"{w}.args.{k}: not an argument of {name}" for k in sorted(set(args) - allowed)]
@@ -206,8 +207,18 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
             if args.get("numeric"):
                 bad.append(f"{w}.args.numeric: match's numeric rule (Inspect's unicode number parser) is not translated")
             scorer = {"kind": "inspect", "scorer": name,
-                      **{k: v for k, v in args.items() if k in ("location", "ignore_case", "stop_words")}}
-            if mc:
+                      **{k: v for k, v in args.items() if k in ("location", "ignore_case", "stop_words", "pattern",
+                                                                 "match_all")}}
+            if name == "answer":
+                from glotbench.tasks.inspect_rules import ANSWER_PATTERNS
+
+                if args.get("pattern") not in ANSWER_PATTERNS:
+                    bad.append(f"{w}.args.pattern: letter, word or line")
+                else:
+                    scorer = {"kind": "inspect", "scorer": "pattern", "pattern": ANSWER_PATTERNS[args["pattern"]]}
+            elif name == "pattern" and not isinstance(args.get("pattern"), str):
+                bad.append(f"{w}.args.pattern: missing (the regular expression)")
+            if mc and name not in ("pattern", "answer"):
                 bad.append(f"{w}: {name} after multiple_choice scores the raw reply; use choice")
     if choices is None and mc:
         bad.append(f"{at('field_spec', 'choices')}: missing (multiple_choice needs the options)")

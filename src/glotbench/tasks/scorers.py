@@ -276,6 +276,8 @@ class Inspect(Scorer):
             value = float(r.exact_score(text, targets))
         elif s.scorer == "match":
             value = float(any(r.match_text(text, t, s.location, s.ignore_case) for t in targets))
+        elif s.scorer == "pattern":
+            value = float(r.pattern_score(text, targets, s.pattern, s.ignore_case, s.match_all))
         else:
             value = float(any(r.includes_text(text, t, s.ignore_case) for t in targets))
         return {f"{p}:correct": value, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
@@ -283,7 +285,8 @@ class Inspect(Scorer):
     def signature(self) -> str:
         s = self.spec
         args = {"f1": f"stop_words={len(s.stop_words or [])}", "match": f"location={s.location};ignore_case={s.ignore_case}",
-                "includes": f"ignore_case={s.ignore_case}", "exact": ""}[s.scorer]
+                "includes": f"ignore_case={s.ignore_case}", "exact": "",
+                "pattern": f"{s.pattern};ignore_case={s.ignore_case};match_all={s.match_all}".replace("|", "%7C")}[s.scorer]
         return f"inspect.{s.scorer}({args})"
 
 

@@ -388,3 +388,49 @@ def test_tasks_check_writes_the_eval_yaml_or_names_why_not(tmp_path):
     assert proc.returncode == 2 and not (tmp_path / "no.yaml").exists()
     assert "no eval.yaml equivalent: flores-plus: scorer: corpus chrf++/bleu" in proc.stderr
     assert proc.stderr.splitlines()[-1].startswith("error: flores-plus: no eval.yaml written")
+
+
+def test_malformed_eval_yaml_is_an_error_line_never_a_crash():
+    """Each key of two valid eval.yaml tasks replaced, one at a time, by a value of another shape:
+    a DataError (one line) or a valid task file, never an exception of another kind."""
+    import copy
+    import random
+
+    import yaml
+
+    from glotbench.errors import GlotbenchError
+    from glotbench.tasks.inspect_yaml import task_text
+
+    mc = {"tasks": [{"id": "t", "config": "c", "split": "s", "epochs": 1,
+                     "field_spec": {"input": "q", "target": "a", "choices": "c", "metadata": ["m"]},
+                     "solvers": [{"name": "system_message", "args": {"template": "x {m}", "p": "y"}},
+                                 {"name": "prompt_template", "args": {"template": "{prompt}"}},
+                                 {"name": "multiple_choice", "args": {"template": "{question}\n{choices}", "max_tokens": 5}}],
+                     "scorers": [{"name": "choice"}]}]}
+    gen = {"tasks": [{"field_spec": {"input": "q", "target": "a"}, "solvers": [{"name": "generate"}],
+                      "scorers": [{"name": "pattern", "args": {"pattern": "(x)", "match_all": True}}]}]}
+    values = [None, 1, -1, True, "x", "{", "{0}", "{x!r}", "{x:>3}", "literal:", "pattern", "(", [], [1],
+              ["a", {"b": 1}], {}, {"a": 1}]
+
+    def paths(d, p=()):
+        yield p
+        items = d.items() if isinstance(d, dict) else enumerate(d) if isinstance(d, list) else ()
+        for k, v in items:
+            yield from paths(v, p + (k,))
+
+    rng = random.Random(7)
+    tried = 0
+    for base in (mc, gen):
+        every = list(paths(base))[1:]
+        for _ in range(600):
+            doc, where, value = copy.deepcopy(base), rng.choice(every), rng.choice(values)
+            cur = doc
+            for k in where[:-1]:
+                cur = cur[k]
+            cur[where[-1]] = value
+            try:
+                task_text(yaml.safe_dump(doc), "eval.yaml", "o/d", SHA)
+            except GlotbenchError as e:
+                assert "\n" not in str(e).strip() or e.__class__.__name__ == "NotTranslatable", (where, value, e)
+            tried += 1
+    assert tried == 1200

@@ -116,6 +116,10 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
                        "is not translated")
         elif k not in _FIELD_KEYS:
             bad.append(f"{at('field_spec', k)}: not a key of Inspect's field spec")
+    if not isinstance(fs.get("choices"), (str, list, type(None))) or isinstance(fs.get("choices"), list) and not all(
+            isinstance(c, str) for c in fs["choices"]):
+        bad.append(f"{at('field_spec', 'choices')}: a column name or a list of column names")
+        fs = {**fs, "choices": None}
     col_input = str(fs.get("input", "input"))
     target = str(fs.get("target", "target"))
     choices = fs.get("choices")
@@ -133,10 +137,17 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
     user = "{{ prompt }}"
     generated = mc = False
     max_tokens = MAX_TOKENS
-    for j, s in enumerate(task.get("solvers") or []):
+    solvers = task.get("solvers") or []
+    scorers = task.get("scorers") or []
+    if not isinstance(solvers, list) or not isinstance(scorers, list):
+        raise NotTranslatable(bad + [f"{at('solvers' if not isinstance(solvers, list) else 'scorers')}: a list"])
+    for j, s in enumerate(solvers):
         w = at("solvers", j)
-        name = s.get("name") if isinstance(s, dict) else None
+        name = str(s.get("name")) if isinstance(s, dict) else None
         args = (s.get("args") or {}) if isinstance(s, dict) else {}
+        if not isinstance(args, dict):
+            bad.append(f"{w}.args: a mapping of the solver's arguments")
+            continue
         if generated:
             bad.append(f"{w}: {name}: a solver after the reply is generated (a second turn) is not translated")
             continue
@@ -159,6 +170,9 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
             unknown = set(args) - {"template", "cot", "multiple_correct", "max_tokens"}
             bad += [f"{w}.args.{k}: not translated" for k in sorted(unknown)]
             template = args.get("template") or (SINGLE_ANSWER_COT if args.get("cot") else SINGLE_ANSWER)
+            if not isinstance(template, str):
+                bad.append(f"{w}.args.template: text")
+                continue
             if "{question}" not in template or "{choices}" not in template:
                 bad.append(f"{w}.args.template: needs {{question}} and {{choices}}")
                 continue
@@ -167,8 +181,12 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
                               f"{w}.args.template", True)
             except NotTranslatable as e:
                 bad += e.lines
-            if args.get("max_tokens"):
-                max_tokens = int(args["max_tokens"])
+            if args.get("max_tokens") is not None:
+                mt = args["max_tokens"]
+                if isinstance(mt, bool) or not isinstance(mt, int) or mt < 1:
+                    bad.append(f"{w}.args.max_tokens: a whole number of at least 1")
+                else:
+                    max_tokens = mt
             generated = mc = True
         elif name == "generate":
             bad += [f"{w}.args.{k}: generate's arguments are not translated" for k in args]
@@ -181,15 +199,17 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
         bad.append(f"{at('solvers')}: no generate or multiple_choice: nothing asks the model")
 
     # scorers -> extraction and scorer
-    scorers = task.get("scorers") or []
     if len(scorers) != 1:
         bad.append(f"{at('scorers')}: {len(scorers)} scorers; a glotbench task has one")
     extract: dict[str, list[Any]] = {"answer": ["raw"]}
     scorer: Any = None
     for j, s in enumerate(scorers[:1]):
         w = at("scorers", j)
-        name = s.get("name") if isinstance(s, dict) else None
+        name = str(s.get("name")) if isinstance(s, dict) else None
         args = (s.get("args") or {}) if isinstance(s, dict) else {}
+        if not isinstance(args, dict):
+            bad.append(f"{w}.args: a mapping of the scorer's arguments")
+            continue
         allowed = {"choice": set(), "exact": set(), "f1": {"stop_words"}, "includes": {"ignore_case"},
                    "match": {"location", "ignore_case", "numeric"}, "pattern": {"pattern", "ignore_case", "match_all"},
                    "answer": {"pattern"}}.get(name)

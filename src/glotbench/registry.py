@@ -3,7 +3,8 @@ re-exported here, where users import them from), and `get_benchmark`, which turn
 benchmark object.
 
 A name is looked up as a registered benchmark (a built-in, a decorated class, an entry point of the
-group `glotbench.benchmarks`), then as a task file (`glotbench.tasks.files`: `--include-path`
+group `glotbench.benchmarks`), then as a task file (`hf/ORG/DATASET[/TASK_ID]@SHA`: a hub dataset's
+Inspect eval.yaml, glotbench.tasks.inspect_yaml) (`glotbench.tasks.files`: `--include-path`
 folders, then the shipped library; a path to a `.yaml` file is a task), then as a class named
 directly: `glotbench run my_pkg.my_module:MyBenchmark`.
 """
@@ -81,7 +82,12 @@ def _task(name: str) -> Any:
     """The factory of a task file found by path or by name (glotbench.tasks.files), or None."""
     from glotbench.tasks import files
 
-    path = files.find_task(name)
+    if name.startswith("hf/"):  # a hub dataset's Inspect eval.yaml (glotbench.tasks.inspect_yaml)
+        from glotbench.tasks.inspect_yaml import hub_task
+
+        path = hub_task(name)
+    else:
+        path = files.find_task(name)
     if path is None:
         return None
     from glotbench.tasks import from_file

@@ -76,10 +76,13 @@ def check(
     bench_opt: Annotated[list[str], typer.Option("--bench-opt", help="A setting KEY=VALUE (repeatable).")] = [],
     data: Annotated[str | None, typer.Option(help="Also load this data file (in the hub's schema) and render its first item.")] = None,
     include_path: IncludePath = [],
+    eval_yaml: Annotated[str | None, typer.Option("--eval-yaml", help="Also write the task as Inspect's eval.yaml "
+                                                   "(what Inspect cannot express: exit 2, each part named).")] = None,
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
     --data, or when the task names its own local file (data.file), load the rows (the first bad row
-    is the error) and show the first item's prompt. Calls no model; a hub download only with --data."""
+    is the error) and show the first item's prompt. Calls no model; a hub download only with --data.
+    With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml."""
     from glotbench.cli.options import split_pairs
     from glotbench.registry import get_benchmark
     from glotbench.tasks import add_include_path
@@ -91,6 +94,8 @@ def check(
     own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
     typer.echo(f"{bench.name} v{bench.version}: ok")
+    if eval_yaml is not None:
+        _write_eval_yaml(bench, eval_yaml)
     for k, v in bench.signature_parts().items():
         typer.echo(f"  {k}: {v}")
     if dataset is not None:
@@ -102,6 +107,25 @@ def check(
         typer.echo(f"{len(dataset)} items from {dataset.source}; the first item's prompt:")
         for m in prompt.messages:
             typer.echo(f"[{m['role']}]\n{m['content']}")
+
+
+def _write_eval_yaml(bench: object, out: str) -> None:
+    from pathlib import Path
+
+    from glotbench.errors import DataError
+    from glotbench.tasks.inspect_yaml import NotTranslatable, export_text
+
+    try:
+        text, notes = export_text(bench)
+    except NotTranslatable as e:
+        for line in e.lines:
+            typer.echo(f"no eval.yaml equivalent: {line}", err=True)
+        raise DataError(f"{bench.name}: no eval.yaml written: Inspect cannot express it "  # type: ignore[attr-defined]
+                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
+    Path(out).write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
+    for n in notes:
+        typer.echo(f"  {n}")
 
 
 @tasks_app.command("import-lm-eval")
@@ -130,6 +154,41 @@ def import_lm_eval(
     else:
         typer.echo(f"wrote {out}: task {got.keys['name']}" + (f"; {len(got.notes)} key(s) not translated (listed above "
                                                             "and in its header)" if got.notes else ""), err=True)
+
+
+@tasks_app.command("import-inspect")
+def import_inspect(
+    file: Annotated[str, typer.Argument(help="An Inspect eval.yaml (a hub dataset's task declaration).")],
+    repo: Annotated[str, typer.Option("--repo", help="The hub dataset it belongs to (ORG/NAME).")],
+    revision: Annotated[str | None, typer.Option("--revision", help="The dataset's commit (40 hex).")] = None,
+    task_id: Annotated[str | None, typer.Option("--task", help="The task's id (eval.yaml lists several).")] = None,
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Write the task file here (default: print it).")] = None,
+) -> None:
+    """Translate an Inspect eval.yaml task into a glotbench task file scored as Inspect scores; each key
+    that cannot be translated is one line on stderr (exit 2). `glotbench run hf/ORG/NAME[/TASK]@SHA`
+    does the same from the hub."""
+    from pathlib import Path
+
+    from glotbench.data import read_text
+    from glotbench.errors import DataError
+    from glotbench.tasks.inspect_yaml import NotTranslatable, task_text
+
+    if revision is None:
+        revision = "PIN-A-COMMIT"
+        typer.echo("note: no --revision: the task file says revision: PIN-A-COMMIT; glotbench runs hub data only "
+                   "at a pinned commit (40 hex), so put the dataset's commit there", err=True)
+    try:
+        text = task_text(read_text(Path(file)), file, repo, revision, task_id)
+    except NotTranslatable as e:
+        for line in e.lines:
+            typer.echo(f"not translated: {line}", err=True)
+        raise DataError(f"{file}: not imported: Inspect would score it by rules glotbench does not reproduce "
+                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        Path(out).write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}", err=True)
 
 
 def register(app: typer.Typer) -> None:

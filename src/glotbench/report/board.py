@@ -89,7 +89,14 @@ class Run:
         """True when this language's figures come from the run's `lang` group (a run of several)."""
         return self.lang is not None and not (self.results.get("task") or {}).get("language")
 
+    @property
+    def imported(self) -> bool:
+        """An EEE record read back (report/export.py `eee_results`): aggregates only, no samples."""
+        return "imported" in self.results
+
     def samples(self) -> list[dict[str, Any]]:
+        if self.imported:
+            return []
         if self.rows is not None:
             return list(self.rows)
         rows = list(rundata.iter_samples(self.path))
@@ -98,11 +105,22 @@ class Run:
 
 def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
     """Finished runs under the given paths (run directories, or folders searched recursively)."""
+    from glotbench.report.export import eee_results, is_eee_file
+
     runs, left_out, seen = [], [], set()
     for p in paths:
         root = Path(p)
         if not root.exists():
             raise GlotbenchError(f"{root} does not exist")
+        records = [root] if root.is_file() else sorted(f for f in root.rglob("*.json") if is_eee_file(f))
+        if root.is_file() and not is_eee_file(root):
+            raise GlotbenchError(f"{root}: not a run directory nor an EEE record written by glotbench")
+        for f in records:  # EEE records (glotbench export --format eee): their aggregates, no samples
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                runs.append(Run(f, eee_results(f)))
+        if root.is_file():
+            continue
         cands = [root] if (root / RESULTS).is_file() or (root / RUN_JSON).is_file() else sorted(
             {f.parent for n in (RESULTS, RUN_JSON, *rundata.JUDGED_FILES.values()) for f in root.rglob(n)})
         judged = [c for c in cands if any((c / n).is_file() for n in rundata.JUDGED_FILES.values())]
@@ -239,11 +257,13 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     scored = [r for r in rs if r.headline.get("value") is not None]
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
     best = max(valid, key=lambda r: r.headline["value"]) if valid else None
-    rows = {r.model: r.samples() for r in rs} if best else {}
-    stats = {r.model: rundata.run_item_stats(r.results, rows[r.model]) for r in rs} if best else {}  # per original item
-    cluster_of = rundata.item_clusters(res0, rows[best.model]) if best else None
-    fn = rundata.score_fn(res0, head) if best else None
-    keys = rundata.metric_keys(res0, head)
+    # a paired test needs each item's score in both runs: an EEE record (aggregates only) is not tested
+    paired = best is not None and not best.imported
+    rows = {r.model: r.samples() for r in rs} if paired else {}
+    stats = {r.model: rundata.run_item_stats(r.results, rows[r.model]) for r in rs} if paired else {}  # per original item
+    cluster_of = rundata.item_clusters(best.results, rows[best.model]) if paired else None
+    fn = rundata.score_fn(best.results, head) if paired else None
+    keys = rundata.metric_keys(best.results, head) if paired else []
     cells = {}
     for r in rs:
         est = r.headline
@@ -254,7 +274,11 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
                                               else f"/scores/overall/{head}"),
                                 "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results),
                                 **cell_fields(est)}
-        if best is not None and fn is not None and r is not best and est.get("value") is not None and cell["valid"]:
+        if best is not None and r is not best and est.get("value") is not None and cell["valid"] and (r.imported or not paired):
+            cell["untested"] = (f"not tested against the best: {'this run' if r.imported else 'the best'} is an EEE "
+                                "record, and a paired test needs each item's score in both runs (samples.jsonl)")
+            cell["notes"] = [*cell["notes"], "EEE record: not tested against the best"]  # every view shows notes
+        elif best is not None and fn is not None and r is not best and est.get("value") is not None and cell["valid"]:
             shared = sorted(set(stats[r.model]) & set(stats[best.model]))
             a = np.array([[stats[best.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))
             b = np.array([[stats[r.model][i].get(k, 0.0) for k in keys] for i in shared]).reshape(len(shared), len(keys))

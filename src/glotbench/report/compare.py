@@ -105,6 +105,12 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
     check_correction(correction)
     if len(paths) < 2:
         raise GlotbenchError("compare needs two or more run directories")
+    from glotbench.report.export import is_eee_file
+
+    for p in paths:
+        if is_eee_file(Path(p)):
+            raise GlotbenchError(f"{p} is an EEE record: it holds aggregates, and a paired test needs each item's "
+                                 "score in both runs (the run directory's samples.jsonl); `glotbench board` shows it")
     results = [read_results(p) for p in paths]
     check_comparable(paths, results)
     bench, dataset = _rebuild(results[0])

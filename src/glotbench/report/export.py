@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from glotbench.errors import GlotbenchError
 from glotbench.report.terminal import FEW_MARK
 from glotbench.rundir import read_results
+from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import FinishedResults
 from glotbench.rundir.validity import is_valid, notes
 
@@ -110,7 +111,10 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
     boot = res.get("bootstrap") or {}
     run_facts = {f"{_NS}signature": res["signature"], f"{_NS}valid": json.dumps(is_valid(res)),
                  f"{_NS}notes": _text(notes(res)), f"{_NS}data_label": _text(label.get("label")),
-                 f"{_NS}selection": _text(res.get("selection")), **_checks(res.get("checks"))}
+                 f"{_NS}selection": _text(res.get("selection")), **_checks(res.get("checks")),
+                 # what the board reads back (read_eee_results): the task's column and the run's times
+                 f"{_NS}task": _text({k: v for k, v in (res.get("task") or {}).items() if k in ("options", "language")}),
+                 f"{_NS}finished": json.dumps(res.get("finished")), f"{_NS}input_floor": _text(res.get("input_floor"))}
     source = {"dataset_name": bench.get("data") or bench["name"], "source_type": "other",
               "additional_details": {f"{_NS}data_sha256": _text(bench.get("data_sha256")),
                                      f"{_NS}data_label": _text(label.get("label"))}}
@@ -206,6 +210,85 @@ def read_eee(path: str | Path) -> list[dict[str, Any]]:
                     "too_few_units": json.loads(d.get(f"{_NS}too_few_units", "false")),
                     "signature": d[f"{_NS}signature"], "valid": json.loads(d[f"{_NS}valid"])})
     return out
+
+
+def _untext(v: str | None) -> str | None:
+    """A text `_text` wrote of a string or None (a string as it is; None as `null`)."""
+    return None if v is None or v == "null" else v
+
+
+def is_eee_file(path: Path) -> bool:
+    """A JSON file that is an EEE record glotbench wrote (what `board` takes beside run directories)."""
+    if path.suffix != ".json" or not path.is_file() or path.name in (RESULTS, RUN_JSON):
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return False
+    return b'"schema_version"' in head and b'"eval_library"' in head and b'"glotbench"' in head
+
+
+def eee_results(path: str | Path) -> dict[str, Any]:
+    """An EEE record glotbench wrote, as the part of results.json the board reads: scores (overall and
+    per group) with intervals, n and clusters, signature, selection, headline, the metrics' labels and
+    scales, validity, the task's column, and its notes as written (`imported`: the record holds no
+    samples, so no paired test). Records of other tools are refused by name."""
+    from glotbench.data import read_dict
+
+    rec = read_dict(Path(path), dict[str, Any])
+    if (rec.get("eval_library") or {}).get("name") != "glotbench":
+        raise GlotbenchError(f"{path}: not an Every Eval Ever record written by glotbench (its numbers carry no "
+                             "glotbench signature to put in a column)")
+    results = rec.get("evaluation_results") or []
+    if not results:
+        raise GlotbenchError(f"{path}: an EEE record without evaluation results")
+    try:
+        d0 = results[0]["score_details"]["details"]
+        run = {k.removeprefix(_NS): v for k, v in d0.items() if k.startswith(_NS)}
+        scores: dict[str, Any] = {"overall": {}}
+        metrics: dict[str, Any] = {}
+        headline = None
+        est_rows = read_eee(path)
+        conf = None
+        for r, row in zip(results, est_rows):
+            ci = (r["score_details"].get("uncertainty") or {}).get("confidence_interval") or {}
+            est = {"value": row["value"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"],
+                   "ci_method": row["ci_method"]}
+            if row["clusters"] is not None:
+                est["clusters"] = row["clusters"]
+            if row["too_few_units"]:
+                est["too_few_units"] = True
+            if row["group_by"] is None:
+                scores["overall"][row["metric"]] = est
+            else:
+                scores.setdefault("groups", {}).setdefault(row["group_by"], {}).setdefault(row["group"], {})[row["metric"]] = est
+            mc = r["metric_config"]
+            metrics.setdefault(row["metric"], {"label": mc.get("metric_name"), "description": mc.get("evaluation_description"),
+                                               "scale": "fraction" if mc.get("metric_unit") == "proportion" else "points",
+                                               "keys": []})
+            conf = conf or ci.get("confidence_level")
+            if (mc.get("additional_details") or {}).get(f"{_NS}headline") == "true" and row["group_by"] is None:
+                headline = row["metric"]
+        if headline is None:
+            raise KeyError("no headline metric")
+        head_est = scores["overall"].get(headline) or {}
+        label = _untext(run.get("data_label"))
+        source = results[0].get("source_data") or {}
+        return {
+            "benchmark": {"name": est_rows[0]["benchmark"], "data": source.get("dataset_name"),
+                          "data_sha256": _untext((source.get("additional_details") or {}).get(f"{_NS}data_sha256"))},
+            "model": {"spec": est_rows[0]["model"], "model": rec["model_info"].get("id")},
+            "signature": run["signature"], "headline": headline, "scores": scores, "metrics": metrics,
+            "selection": json.loads(run.get("selection", "null")), "validity": {"valid": json.loads(run["valid"])},
+            "task": json.loads(run.get("task", "null")), "finished": json.loads(run.get("finished", "null")) or "",
+            "data_label": {"label": label} if label else None, "counts": {"items": head_est.get("n") or 0},
+            "bootstrap": {"confidence": conf} if conf else {},
+            "tokens": {"prompt": 0, "completion": 0}, "input_floor": json.loads(run.get("input_floor", "null")),
+            "imported": {"format": "eee", "path": str(path), "notes": json.loads(run.get("notes", "[]"))},
+        }
+    except (KeyError, TypeError, ValueError, StopIteration) as e:
+        raise GlotbenchError(f"{path}: an EEE record glotbench cannot read back ({type(e).__name__}: {e})") from None
 
 
 # -- Hugging Face Hub: .eval_results/*.yaml ------------------------------------------------------------

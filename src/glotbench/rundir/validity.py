@@ -111,6 +111,9 @@ def notes(results: Mapping[str, Any]) -> list[str]:
     items whose options share one text."""
     from glotbench.rundir.selection import selection_text
 
+    imported = results.get("imported")
+    if isinstance(imported, Mapping) and isinstance(imported.get("notes"), list):  # an EEE record read back:
+        return [str(n) for n in imported["notes"]]  # its notes as the run's views wrote them
     return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
                         data_label_text(results), validation_text(results), leak_text(results),
                         duplicates_text(results)) if t]

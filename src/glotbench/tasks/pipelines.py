@@ -20,6 +20,8 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
                            missing: keep}: no match keeps the reply);
                            {pattern, select: N}: lm-eval's regex filter (findall's item N, -1 the last,
                            its first non-empty group, stripped)
+    inspect_choice         the letter after the last `ANSWER:`, as Inspect's multiple_choice solver reads
+                           it (glotbench.tasks.inspect_rules.choice_answer; one answer)
     first_line             the first non-empty line
     remove_zero_width      format characters removed (ZWSP, ZWNJ, ZWJ, WJ, BOM, soft hyphen, bidi marks)
     free_text              the text, stripped; empty is no answer
@@ -177,6 +179,14 @@ def _seahelm_label(arg: Any) -> StepFn:
         got = " ".join(got.lower().strip(string.punctuation + " " + "\n").split())
         hit = {t.lower(): label for label, t in reversed(list(options.items()))}.get(got)
         return Extraction(None, "no_option") if hit is None else Extraction(hit)
+
+
+def _inspect_choice(_: Any) -> StepFn:
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        from glotbench.tasks.inspect_rules import choice_answer
+
+        got = choice_answer(text, len(options))
+        return Extraction(got) if got is not None else Extraction(None, "no_letter")
     return step
 
 
@@ -219,7 +229,7 @@ STEPS: dict[str, Callable[[Any], StepFn]] = {
     "strip_think": _think, "json_field": _json, "tag": _tag, "option_letter": _letter,
     "option_text": _option_text, "number": _number, "regex": _regex, "first_line": _first_line,
     "remove_zero_width": _zw, "free_text": _free, "raw": _raw, "lower": _case(False), "upper": _case(True),
-    "seahelm_label": _seahelm_label, "bio_tags": _bio_tags,
+    "seahelm_label": _seahelm_label, "bio_tags": _bio_tags, "inspect_choice": _inspect_choice,
 }
 _NEEDS_ARG = {"json_field", "tag", "regex", "seahelm_label"}
 # The steps that read through glotbench's shared reading rules carry their version in the signature

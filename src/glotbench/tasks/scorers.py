@@ -486,6 +486,45 @@ class InstructionFollowing(Scorer):
         return f"ifeval(seahelm;words={words};gate={gate})"
 
 
+class Inspect(Scorer):
+    """Inspect's exact, f1, match and includes (glotbench.tasks.inspect_rules): the gold answer as
+    Inspect's target (its text), the whole extracted reply as the completion."""
+
+    gold_keys = ("answer", "answers")
+
+    def __init__(self, spec: Any, lang: str | None):
+        super().__init__(spec, lang)
+        self.base = {"exact": "exact", "f1": "f1"}.get(spec.scorer, "accuracy")
+        self.description = f"Inspect's {spec.scorer} scorer"
+
+    def _targets(self, item: Item) -> list[str]:
+        gold = _gold(item, "answer", "answers")
+        return [str(g) for g in gold] if isinstance(gold, list) and "answers" in item.gold else [str(gold)]
+
+    def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
+        from glotbench.tasks import inspect_rules as r
+
+        s, targets, text = self.spec, self._targets(item), answer or ""
+        if s.scorer == "f1":
+            value = r.f1_score(text, targets, s.stop_words)
+        elif s.scorer == "exact":
+            value = float(r.exact_score(text, targets))
+        elif s.scorer == "match":
+            value = float(any(r.match_text(text, t, s.location, s.ignore_case) for t in targets))
+        elif s.scorer == "pattern":
+            value = float(r.pattern_score(text, targets, s.pattern, s.ignore_case, s.match_all))
+        else:
+            value = float(any(r.includes_text(text, t, s.ignore_case) for t in targets))
+        return {f"{p}:correct": value, f"{p}:items": 1.0, f"{p}:no_answer": float(answer is None)}
+
+    def signature(self) -> str:
+        s = self.spec
+        args = {"f1": f"stop_words={len(s.stop_words or [])}", "match": f"location={s.location};ignore_case={s.ignore_case}",
+                "includes": f"ignore_case={s.ignore_case}", "exact": "",
+                "pattern": f"{s.pattern};ignore_case={s.ignore_case};match_all={s.match_all}".replace("|", "%7C")}[s.scorer]
+        return f"inspect.{s.scorer}({args})"
+
+
 class Answered(Scorer):
     """A judged task's generation phase: the rubric scores come from the judges (engine/judged_task)."""
 
@@ -503,7 +542,7 @@ class Answered(Scorer):
 
 SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeric_match": NumericMatch,
            "token_f1": TokenF1, "corpus": Corpus, "rouge": Rouge, "ifeval": InstructionFollowing,
-           "entity_f1": EntityF1, "rubric": Answered}
+           "entity_f1": EntityF1, "inspect": Inspect, "rubric": Answered}
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:

@@ -188,6 +188,12 @@ def _download(repo: str, revision: str, patterns: list[str]) -> Path:
         raise DataError(f"{where}: cannot write the hub cache ({e.strerror or e})") from None
 
 
+def hub_file(repo: str, revision: str, name: str) -> Path:
+    """One file of a dataset repository at a pinned revision (through the hub's cache), which may be
+    absent (the returned path then does not exist)."""
+    return _download(repo, revision, [name]) / name
+
+
 def _matching(folder: Path, patterns: list[str]) -> list[tuple[str, Path]]:
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     return [(f, folder / f) for f in files if any(fnmatch.fnmatch(f, pat) for pat in patterns)]

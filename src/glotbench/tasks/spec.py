@@ -200,6 +200,30 @@ class EntityF1(Part):
     labels: list[str] = []
 
 
+class InspectScore(Part):
+    """One of Inspect's scorers, as inspect_ai 0.3.285 scores (glotbench.tasks.inspect_rules): an
+    imported eval.yaml's `exact`, `f1`, `match` (not numeric), `includes`, `pattern` or `answer`."""
+
+    kind: Literal["inspect"]
+    scorer: Literal["exact", "f1", "match", "includes", "pattern"]
+    location: Literal["begin", "end", "any", "exact"] = "end"  # match's
+    ignore_case: bool = True  # match's, includes' and pattern's
+    stop_words: list[str] | None = None  # f1's
+    pattern: str | None = None  # pattern's regular expression (Python's re; answer's letter/word/line ones)
+    match_all: bool = False  # pattern's: every group must match
+
+    @model_validator(mode="after")
+    def _pattern(self) -> "InspectScore":
+        if (self.scorer == "pattern") != (self.pattern is not None):
+            raise ValueError("pattern: given with scorer pattern, and only then")
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as e:
+                raise ValueError(f"pattern: not a valid regular expression ({e})") from None
+        return self
+
+
 class Criterion(Part):
     name: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")]
     description: str
@@ -238,7 +262,8 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval, EntityF1, Rubric],
+Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval, EntityF1, InspectScore,
+                   Rubric],
                    Field(discriminator="kind"), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 

@@ -1,0 +1,434 @@
+"""Inspect's `eval.yaml` (a task declared at the root of a hub dataset, read by inspect_ai 0.3.285's
+`_eval/task/hf.py`) as a glotbench task: `glotbench run hf/ORG/DATASET[/TASK_ID]@REVISION`, or
+`glotbench tasks import-inspect FILE --repo ORG/DATASET --revision SHA` for the task file.
+
+What maps (docs/tasks.md, "Inspect's eval.yaml", has the table):
+
+    config, split                 data.config (none for "default"), data.split; the revision pinned (40 hex)
+    field_spec.input              fields.public.prompt; metadata: public and meta fields of their names
+    field_spec.target             fields.gold.answer (`literal:X`: X; an integer with choices: its letter)
+    field_spec.choices            fields.choices (a list column, or one column per option)
+    system_message, prompt_template, multiple_choice
+                                  prompt.system and prompt.user, their str.format fields as Jinja
+    choice                        extract [inspect_choice] + option_accuracy
+    exact, f1, match, includes, pattern, answer
+                                  extract [raw] + the `inspect` scorer (glotbench.tasks.inspect_rules)
+
+Everything else that changes a number is refused, one line `FILE:LINE: key: what` each (as the
+lm-eval importer refuses), never translated approximately.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+from typing import Any
+
+from glotbench.errors import DataError
+from glotbench.tasks.files import Where, load_yaml
+from glotbench.tasks.lm_eval_import import NotTranslatable, dump_yaml
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+_SPEC = re.compile(r"hf/([A-Za-z0-9][\w.-]*)/([A-Za-z0-9][\w.-]*)(?:/([^/@]+))?(?:@(.*))?")
+_FIELD_KEYS = {"input", "target", "choices", "id", "metadata", "sandbox", "files", "setup", "checkpoint"}
+MAX_TOKENS = 1024  # Inspect sends no cap unless a solver names max_tokens; glotbench needs one
+
+SINGLE_ANSWER = ("Answer the following multiple choice question. The entire content of your response should be of "
+                 "the following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}.\n\n"
+                 "{question}\n\n{choices}")
+SINGLE_ANSWER_COT = ("Answer the following multiple choice question. The last line of your response should be of the "
+                     "following format: 'ANSWER: $LETTER' (without quotes) where LETTER is one of {letters}. Think "
+                     "step by step before answering.\n\n{question}\n\n{choices}")
+_CHOICES = '{% for c in choices %}{{ c.label }}) {{ c.text }}{% if not loop.last %}\n{% endif %}{% endfor %}'
+_LETTERS = '{{ labels | join(",") }}'
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, str | None] | None:
+    """`hf/ORG/DATASET[/TASK_ID][@REVISION]` as (repo, task id, revision); None: not such a name."""
+    m = _SPEC.fullmatch(spec)
+    return None if m is None else (f"{m[1]}/{m[2]}", m[3], m[4])
+
+
+def _jinja(template: str, names: dict[str, str], where: str, strict: bool) -> str:
+    """A str.format template as Jinja: each `{name}` of `names` its Jinja text; a literal `{` kept.
+    `strict` (multiple_choice's str.format): an unknown field is refused; else it stays as written
+    (inspect's format_template keeps unknown fields)."""
+    out = []
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as e:
+        raise NotTranslatable([f"{where}: not a str.format template ({e})"]) from None
+    for literal, field, spec, conv in parsed:
+        out.append(literal.replace("{", '{{ "{" }}'))
+        if field is None:
+            continue
+        if spec or conv or field not in names:
+            if strict or spec or conv:
+                raise NotTranslatable([f"{where}: the field {{{field}{'!' + conv if conv else ''}"
+                                       f"{':' + spec if spec else ''}}} is not translated (known: {', '.join(names)})"])
+            out.append('{{ "{" }}' + field + "}")
+            continue
+        out.append(names[field])
+    return "".join(out)
+
+
+def _task_of(doc: Any, where: Where, task_id: str | None) -> tuple[dict[str, Any], int]:
+    tasks = doc.get("tasks") if isinstance(doc, dict) else None
+    if not isinstance(tasks, list) or not tasks:
+        raise DataError(f"{where('tasks')}: missing (eval.yaml lists its tasks under tasks:)")
+    ids = [t.get("id") if isinstance(t, dict) else None for t in tasks]
+    if task_id is None:
+        if len(tasks) > 1:
+            raise DataError(f"{where('tasks')}: {len(tasks)} tasks; name one: "
+                            + ", ".join(str(i) for i in ids))
+        i = 0
+    elif task_id in ids:
+        i = ids.index(task_id)
+    else:
+        raise DataError(f"{where('tasks')}: no task {task_id!r} (it has: {', '.join(str(i) for i in ids)})")
+    if not isinstance(tasks[i], dict):
+        raise DataError(f"{where('tasks', i)}: a task is a mapping")
+    return tasks[i], i
+
+
+def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | None = None) -> dict[str, Any]:
+    """The glotbench task keys of one task of an eval.yaml; NotTranslatable names every key refused."""
+    task, i = _task_of(doc, where, task_id)
+    at = lambda *k: where("tasks", i, *k)  # noqa: E731
+    bad: list[str] = []
+    known = {"id", "config", "split", "field_spec", "shuffle_choices", "epochs", "epoch_reducer", "solvers", "scorers"}
+    for k in task:
+        if k not in known:
+            bad.append(f"{at(k)}: not a key of Inspect's HFTask")
+    if task.get("shuffle_choices"):
+        bad.append(f"{at('shuffle_choices')}: shuffled options (Inspect draws a new order per run) are not translated")
+    if task.get("epochs", 1) != 1:
+        bad.append(f"{at('epochs')}: {task['epochs']} epochs (repeated replies reduced) are not translated")
+    if task.get("epoch_reducer") is not None:
+        bad.append(f"{at('epoch_reducer')}: epoch reducers are not translated")
+    fs = task.get("field_spec")
+    if not isinstance(fs, dict):
+        raise NotTranslatable(bad + [f"{at('field_spec')}: missing (input, target, choices)"])
+    for k in fs:
+        if k in ("input_image", "description"):
+            bad.append(f"{at('field_spec', k)}: {'image input' if k == 'input_image' else 'a sample description'} "
+                       "is not translated")
+        elif k not in _FIELD_KEYS:
+            bad.append(f"{at('field_spec', k)}: not a key of Inspect's field spec")
+    if not isinstance(fs.get("choices"), (str, list, type(None))) or isinstance(fs.get("choices"), list) and not all(
+            isinstance(c, str) for c in fs["choices"]):
+        bad.append(f"{at('field_spec', 'choices')}: a column name or a list of column names")
+        fs = {**fs, "choices": None}
+    col_input = str(fs.get("input", "input"))
+    target = str(fs.get("target", "target"))
+    choices = fs.get("choices")
+    metadata = fs.get("metadata") or []
+    if not isinstance(metadata, list) or not all(isinstance(m, str) for m in metadata):
+        bad.append(f"{at('field_spec', 'metadata')}: a list of column names")
+        metadata = []
+    for m in metadata:
+        if m in ("prompt", "choices", "question", "letters"):
+            bad.append(f"{at('field_spec', 'metadata')}: {m!r} is a name the prompt templates reserve")
+    names = {m: "{{ " + m + " }}" for m in metadata}
+
+    # solvers -> the prompt
+    system: list[str] = []
+    user = "{{ prompt }}"
+    generated = mc = False
+    max_tokens = MAX_TOKENS
+    solvers = task.get("solvers") or []
+    scorers = task.get("scorers") or []
+    if not isinstance(solvers, list) or not isinstance(scorers, list):
+        raise NotTranslatable(bad + [f"{at('solvers' if not isinstance(solvers, list) else 'scorers')}: a list"])
+    for j, s in enumerate(solvers):
+        w = at("solvers", j)
+        name = str(s.get("name")) if isinstance(s, dict) else None
+        args = (s.get("args") or {}) if isinstance(s, dict) else {}
+        if not isinstance(args, dict):
+            bad.append(f"{w}.args: a mapping of the solver's arguments")
+            continue
+        if generated:
+            bad.append(f"{w}: {name}: a solver after the reply is generated (a second turn) is not translated")
+            continue
+        if name in ("system_message", "prompt_template"):
+            extra = {k: v for k, v in args.items() if k != "template"}
+            if not isinstance(args.get("template"), str):
+                bad.append(f"{w}.args.template: missing")
+                continue
+            consts = {k: _jinja(str(v), {}, w, False) for k, v in extra.items()}  # params: literal text
+            try:
+                if name == "system_message":
+                    system.append(_jinja(args["template"], {**names, **consts}, f"{w}.args.template", False))
+                else:
+                    user = _jinja(args["template"], {**names, **consts, "prompt": user}, f"{w}.args.template", False)
+            except NotTranslatable as e:
+                bad += e.lines
+        elif name == "multiple_choice":
+            if args.get("multiple_correct"):
+                bad.append(f"{w}.args.multiple_correct: several correct options are not translated")
+            unknown = set(args) - {"template", "cot", "multiple_correct", "max_tokens"}
+            bad += [f"{w}.args.{k}: not translated" for k in sorted(unknown)]
+            template = args.get("template") or (SINGLE_ANSWER_COT if args.get("cot") else SINGLE_ANSWER)
+            if not isinstance(template, str):
+                bad.append(f"{w}.args.template: text")
+                continue
+            if "{question}" not in template or "{choices}" not in template:
+                bad.append(f"{w}.args.template: needs {{question}} and {{choices}}")
+                continue
+            try:
+                user = _jinja(template, {"question": user, "choices": _CHOICES, "letters": _LETTERS},
+                              f"{w}.args.template", True)
+            except NotTranslatable as e:
+                bad += e.lines
+            if args.get("max_tokens") is not None:
+                mt = args["max_tokens"]
+                if isinstance(mt, bool) or not isinstance(mt, int) or mt < 1:
+                    bad.append(f"{w}.args.max_tokens: a whole number of at least 1")
+                else:
+                    max_tokens = mt
+            generated = mc = True
+        elif name == "generate":
+            bad += [f"{w}.args.{k}: generate's arguments are not translated" for k in args]
+            generated = True
+        else:
+            bad.append(f"{w}: {name}: the solver is not translated" + (
+                " (a judge or tool loop has no glotbench equivalent)" if name in ("use_tools", "self_critique") else
+                " (chain_of_thought rewrites the prompt; use multiple_choice's cot)" if name == "chain_of_thought" else ""))
+    if not generated and not bad:
+        bad.append(f"{at('solvers')}: no generate or multiple_choice: nothing asks the model")
+
+    # scorers -> extraction and scorer
+    if len(scorers) != 1:
+        bad.append(f"{at('scorers')}: {len(scorers)} scorers; a glotbench task has one")
+    extract: dict[str, list[Any]] = {"answer": ["raw"]}
+    scorer: Any = None
+    for j, s in enumerate(scorers[:1]):
+        w = at("scorers", j)
+        name = str(s.get("name")) if isinstance(s, dict) else None
+        args = (s.get("args") or {}) if isinstance(s, dict) else {}
+        if not isinstance(args, dict):
+            bad.append(f"{w}.args: a mapping of the scorer's arguments")
+            continue
+        allowed = {"choice": set(), "exact": set(), "f1": {"stop_words"}, "includes": {"ignore_case"},
+                   "match": {"location", "ignore_case", "numeric"}, "pattern": {"pattern", "ignore_case", "match_all"},
+                   "answer": {"pattern"}}.get(name)
+        if allowed is None:
+            why = {"model_graded_qa": "a model-graded scorer", "model_graded_fact": "a model-graded scorer",
+                   "math": "math's symbolic equivalence"}.get(str(name), "an unknown scorer")
+            bad.append(f"{w}: {name}: {why} is not translated")
+            continue
+        bad += [f"{w}.args.{k}: not an argument of {name}" for k in sorted(set(args) - allowed)]
+        if name == "choice":
+            if not mc:
+                bad.append(f"{w}: choice needs the multiple_choice solver")
+            extract, scorer = {"letter": ["inspect_choice"]}, "option_accuracy"
+        else:
+            if args.get("numeric"):
+                bad.append(f"{w}.args.numeric: match's numeric rule (Inspect's unicode number parser) is not translated")
+            scorer = {"kind": "inspect", "scorer": name,
+                      **{k: v for k, v in args.items() if k in ("location", "ignore_case", "stop_words", "pattern",
+                                                                 "match_all")}}
+            if name == "answer":
+                from glotbench.tasks.inspect_rules import ANSWER_PATTERNS
+
+                if args.get("pattern") not in ANSWER_PATTERNS:
+                    bad.append(f"{w}.args.pattern: letter, word or line")
+                else:
+                    scorer = {"kind": "inspect", "scorer": "pattern", "pattern": ANSWER_PATTERNS[args["pattern"]]}
+            elif name == "pattern" and not isinstance(args.get("pattern"), str):
+                bad.append(f"{w}.args.pattern: missing (the regular expression)")
+            if mc and name not in ("pattern", "answer"):
+                bad.append(f"{w}: {name} after multiple_choice scores the raw reply; use choice")
+    if choices is None and mc:
+        bad.append(f"{at('field_spec', 'choices')}: missing (multiple_choice needs the options)")
+    if bad:
+        raise NotTranslatable(bad)
+
+    fields: dict[str, Any] = {"public": {"prompt": col_input, **{m: m for m in metadata}}}
+    if choices is not None:
+        fields["choices"] = [str(c) for c in choices] if isinstance(choices, list) else str(choices)
+    if target.startswith("literal:"):
+        gold = "{% raw %}" + target.removeprefix("literal:") + "{% endraw %}"
+    elif choices is not None:  # Inspect: an integer target with choices is its letter
+        gold = "{{ " + target + " | letter if " + target + " is integer else " + target + " }}"
+    else:
+        gold = target
+    fields["gold"] = {"answer": gold}
+    if metadata:
+        fields["meta"] = {m: m for m in metadata}
+    ident = task.get("id")
+    name = re.sub(r"[^a-z0-9._-]+", "-", (repo.split("/")[1] + (f"-{ident}" if ident else "")).lower()).strip("-._")
+    prompt: dict[str, Any] = {"user": user, "max_tokens": max_tokens}
+    if system:
+        prompt["system"] = "\n\n".join(system)
+    config = task.get("config", "default")
+    return {"name": name or "inspect-task", "version": "inspect-1",
+            "description": f"Inspect eval.yaml task of {repo}" + (f" ({ident})" if ident else ""),
+            "data": {"hub": repo, **({"config": str(config)} if config != "default" else {}),
+                     "split": str(task.get("split", "test")), "revision": revision},
+            "fields": fields, "prompt": prompt, "extract": extract, "scorer": scorer}
+
+
+def task_text(text: str, name: str, repo: str, revision: str, task_id: str | None = None) -> str:
+    """The task file of an eval.yaml's text: a header naming the source, then the keys; validated."""
+    from glotbench.tasks.files import validate_spec
+
+    doc, lines = load_yaml(text, name)
+    keys = translate(doc, Where(name, lines, file=True), repo, revision, task_id)
+    head = (f"# Imported from Inspect's eval.yaml of {repo}@{revision}"
+            + (f" (task {task_id})" if task_id else "") + " by glotbench; scores as inspect_ai 0.3.285 scores.\n")
+    out = head + dump_yaml(keys)
+    raw, out_lines = load_yaml(out, keys["name"] + ".yaml")
+    validate_spec(raw, Where(keys["name"] + ".yaml", out_lines, file=True))
+    return out
+
+
+def hub_task(spec: str) -> Path | None:
+    """The task file of `hf/ORG/DATASET[/TASK_ID]@REVISION`: eval.yaml read from the hub at the pinned
+    revision (the hub's cache; HF_HUB_OFFLINE=1 reads only it), translated, kept in glotbench's cache
+    folder. None: not an hf/ name."""
+    parsed = parse_spec(spec)
+    if parsed is None:
+        return None
+    repo, task_id, revision = parsed
+    if not revision or not _SHA.fullmatch(revision):
+        raise DataError(f"{spec}: pin the dataset to a commit: hf/{repo}{'/' + task_id if task_id else ''}@SHA "
+                        "(40 hex; glotbench runs hub data only at a pinned revision)")
+    from glotbench.keys import cache_dir
+    from glotbench.tasks.source import hub_file
+
+    path = hub_file(repo, revision, "eval.yaml")
+    if not path.is_file():
+        raise DataError(f"{repo}@{revision[:12]} has no eval.yaml at its root")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{repo}@{revision[:12]}/eval.yaml: not UTF-8 ({e.reason})") from None
+    out = task_text(text, f"hf/{repo}@{revision[:12]}/eval.yaml", repo, revision, task_id)
+    dest = cache_dir() / "inspect-tasks" / f"{repo.replace('/', '+')}+{task_id or ''}+{revision}.yaml"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(out, encoding="utf-8")
+    return dest
+
+
+# -- export: a glotbench task as an eval.yaml ---------------------------------------------------------
+
+_JINJA = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}|\{%|\{#", re.S)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LETTER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\|\s*letter\s*\}\}")
+
+
+def _format_parts(template: str, where: str) -> list[tuple[str, str | None]]:
+    """A Jinja template as (literal text, name or None) pairs; anything but `{{ name }}` refused."""
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for m in _JINJA.finditer(template):
+        if m.group(1) is None or not _IDENT.fullmatch(m.group(1)):
+            raise NotTranslatable([f"{where}: {m.group(0)}{template[m.end():m.end() + 20]}...: Jinja beyond "
+                                   "{{ name }} has no str.format equivalent"])
+        out.append((template[pos:m.start()], m.group(1)))
+        pos = m.end()
+    out.append((template[pos:], None))
+    return out
+
+
+def _fmt(parts: list[tuple[str, str | None]], names: dict[str, str], where: str) -> str:
+    text = []
+    for literal, name in parts:
+        text.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        if name not in names:
+            raise NotTranslatable([f"{where}: {{{{ {name} }}}} has no eval.yaml equivalent here"])
+        text.append(names[name])
+    return "".join(text)
+
+
+def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
+    """One task of an eval.yaml for a built TaskBenchmark (its options filled in), and the notes of
+    what differs from glotbench's own run of it; NotTranslatable names each part Inspect cannot express."""
+    spec, v, data = bench.spec, bench.variant, bench.data
+    at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
+    bad: list[str] = []
+    notes: list[str] = []
+    if data.hub is None:
+        bad.append(f"{at('data')}: a local file; eval.yaml declares a hub dataset's own task")
+    if data.roles:
+        bad.append(f"{at('data', 'roles')}: joined configs have no eval.yaml equivalent")
+    if spec.scorer.kind != "option_accuracy" or spec.fields.choices is None:
+        what = {"corpus": "corpus " + "/".join(getattr(spec.scorer, "metrics", [])) + " (no Inspect scorer sums "
+                "sufficient statistics)", "rubric": "a judged rubric"}.get(spec.scorer.kind, spec.scorer.kind)
+        bad.append(f"{at('scorer')}: {what}: only option_accuracy (Inspect's choice) is exported")
+    choices = spec.fields.choices
+    if hasattr(choices, "fixed"):
+        bad.append(f"{at('fields', 'choices')}: fixed choices (Inspect reads the options from each record)")
+    elif isinstance(choices, str) and "{" in choices or isinstance(choices, list) and any("{" in c for c in choices):
+        bad.append(f"{at('fields', 'choices')}: a template (Inspect reads columns)")
+    gold = spec.fields.gold.get("answer")
+    m = _LETTER.fullmatch(gold.strip()) if isinstance(gold, str) else None
+    target = m.group(1) if m else gold if isinstance(gold, str) and "{" not in gold else None
+    if target is None and spec.scorer.kind == "option_accuracy":
+        bad.append(f"{at('fields', 'gold', 'answer')}: {gold!r}: Inspect's target is a column (a letter, or a "
+                   "0-based index made its letter)")
+    if bench.shots or v.preamble:
+        bad.append(f"{at('fewshot' if bench.shots else 'prompt.preamble')}: few-shot examples and preambles are not "
+                   "eval.yaml solvers")
+    if v.labels != "latin":
+        bad.append(f"{at('prompt', 'labels')}: native option labels (Inspect shows A, B, C)")
+    public = {c: c for c in spec.fields.public} if isinstance(spec.fields.public, list) else dict(spec.fields.public)
+    for k, col in public.items():
+        if "{" in col or "." in col:
+            bad.append(f"{at('fields', 'public', k)}: {col!r}: a template or role (Inspect reads a column)")
+    if v.user is None:
+        bad.append(f"{at('prompt', 'user')}: missing (a plain-text prompt only)")
+    if bad:
+        raise NotTranslatable(bad)
+    parts = _format_parts(v.user, at("prompt", "user"))
+    opts = [i for i, (_, n) in enumerate(parts) if n == "options"]
+    if len(opts) != 1:
+        raise NotTranslatable([f"{at('prompt', 'user')}: {{{{ options }}}} {len(opts)} times; multiple_choice "
+                               "places the options once"])
+    head, tail = parts[:opts[0] + 1], parts[opts[0] + 1:]
+    asked = [n for _, n in head if n in public]
+    if not asked:
+        raise NotTranslatable([f"{at('prompt', 'user')}: no field before {{{{ options }}}} to be Inspect's input"])
+    question = asked[-1]
+    constants = {"language": bench.renderer.language, "lang": bench.lang or ""}
+    metadata = [k for k in public if k != question]
+    head = head[:-1] + [(head[-1][0], None)]  # {{ options }} itself: multiple_choice's {choices}
+    prompt_t = _fmt(head, {**constants, **{k: "{" + k + "}" for k in metadata}, question: "{prompt}"},
+                    at("prompt", "user"))
+    mc_t = "{question}{choices}" + _fmt(tail, constants, at("prompt", "user"))
+    solvers: list[dict[str, Any]] = []
+    if v.system:
+        solvers.append({"name": "system_message", "args": {"template": _fmt(
+            _format_parts(v.system, at("prompt", "system")), {**constants, **{k: "{" + k + "}" for k in metadata}},
+            at("prompt", "system"))}})
+    solvers.append({"name": "prompt_template", "args": {"template": prompt_t}})
+    solvers.append({"name": "multiple_choice", "args": {"template": mc_t, "max_tokens": v.max_tokens}})
+    field_spec: dict[str, Any] = {"input": public[question], "target": target,
+                                  "choices": list(choices) if isinstance(choices, list) else choices}
+    if metadata:
+        field_spec["metadata"] = [public[k] for k in metadata]
+        if any(public[k] != k for k in metadata):
+            raise NotTranslatable([f"{at('fields', 'public')}: a field renamed from its column "
+                                   "(Inspect's metadata keeps column names)"])
+    notes.append("option lines: Inspect writes 'A) text' where glotbench writes 'A. text'")
+    notes.append("extraction: Inspect's ANSWER: parser (inspect_choice) replaces " +
+                 ", ".join(f"{p} ({'>'.join(str(s) for s in spec.extract[p])})" for p in spec.extract))
+    if spec.data.files:
+        notes.append("data.files: Inspect reads the config's files from the dataset card, not glotbench's patterns")
+    task = {"id": bench.name, "config": data.config or "default", "split": data.split,
+            "field_spec": field_spec, "solvers": solvers, "scorers": [{"name": "choice"}]}
+    return task, notes
+
+
+def export_text(bench: Any) -> tuple[str, list[str]]:
+    """The eval.yaml of one task: a header (the revision to pin, what differs), then `tasks:`."""
+    task, notes = export(bench)
+    head = [f"# Written by glotbench from its task {bench.name} v{bench.version}; the dataset "
+            f"{bench.data.hub} (run it pinned: inspect eval hf/{bench.data.hub}@{bench.data.revision}).",
+            "# It scores as Inspect scores, which differs from glotbench's own run of the task in:"]
+    head += [f"#   {n}" for n in notes]
+    return "\n".join(head) + "\n" + dump_yaml({"tasks": [task]}), notes

@@ -318,7 +318,7 @@ _RULES: dict[str, tuple[Any, str]] = {
 }
 # Task-file scorers whose answers are text in the task's language; option, number and exact-match
 # tasks answer with a label or a number.
-TEXT_SCORERS = ("corpus", "token_f1", "rubric")
+TEXT_SCORERS = ("corpus", "token_f1", "rouge", "rubric")
 
 
 def expectation(bench: Any) -> tuple[Any, str] | None:

@@ -308,6 +308,11 @@ class _Prefixed:
     def score(self, row: Any) -> float:
         return self.inner.score(row)
 
+    def sentence_mean(self) -> Any:
+        from glotbench.metrics.corpus import sentence_mean
+
+        return sentence_mean(self, self.prefix)
+
     def __repr__(self) -> str:
         return f"CorpusMetric({self.name!r}, {self.inner.kind!r}, keys={self.prefix}.*)"
 

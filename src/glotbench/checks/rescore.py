@@ -7,7 +7,7 @@ run's number):
 
 | variant | values | what changes |
 |---|---|---|
-| `segmenter` | `laonlp`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP, its version named; Thai keeps PyThaiNLP unless `charcluster` or `none`) |
+| `segmenter` | `laonlp`, `khmercut`, `pyidaungsu`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP; `khmercut`: Khmer words, `pyidaungsu`: Burmese words, the `words` extra; a language's segmenter applies to its language only, the others keep their profile's; each named with its version in `segmenters`) |
 | `bleu_tokenize` | sacrebleu's tokenizers (`13a`, `intl`, `char`, `none`, `zh`, ...) | BLEU's tokenizer over the (segmented) text |
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3). For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from glotbench.errors import GlotbenchError
 
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "segmenter": ("laonlp", "charcluster", "none"),
+    "segmenter": ("laonlp", "khmercut", "pyidaungsu", "charcluster", "none"),
     "bleu_tokenize": ("none", "13a", "intl", "char", "zh", "ja-mecab", "flores200"),
     "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am"),
     "f1_norm": ("unicode", "squad"),
@@ -124,13 +124,11 @@ def plan_for(bench: Any) -> Plan:
 
 def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
     """The text's words joined by spaces for a language written without spaces (as SacreMetric does)."""
-    from glotbench.text.segment import char_clusters, needs_segmentation, segment
+    from glotbench.text.segment import needs_segmentation, segment, segment_as
 
     if not needs_segmentation(lang) or segmenter == "none":
         return text
-    if segmenter == "charcluster":
-        return " ".join(char_clusters(text))
-    return " ".join(segment(text, lang))
+    return " ".join(segment(text, lang) if segmenter in (None, "laonlp") else segment_as(text, lang, segmenter))
 
 
 def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None, settings: Mapping[str, str],
@@ -169,7 +167,7 @@ def _f1(answers: list[str | None], refs: list[list[str]], langs: list[str | None
 
         def toks(text: str) -> list[str]:
             text = normalise(text, tnorm)
-            if seg in ("charcluster", "none") and norm == "unicode":
+            if seg in ("charcluster", "khmercut", "pyidaungsu", "none") and norm == "unicode":
                 from glotbench.text.segment import needs_segmentation
 
                 if needs_segmentation(lang):
@@ -347,7 +345,10 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
             skipped.append({"path": str(r.path), "reason": str(e)})
     if not done:
         raise GlotbenchError("no run could be re-scored: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
+    from glotbench.text.segment import signature_of
+
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
+            "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored, "valid": r.valid,
                       "notes": list(r.notes), "item_set": r.item_set} for r in done],

@@ -1,0 +1,22 @@
+"""python: models for tests/test_words_segmenters.py: two Khmer translators whose order under
+chrF++ flips between character clusters and khmercut's words."""
+
+from __future__ import annotations
+
+KHMER_REFS = ["ខ្ញុំចូលចិត្តរៀនភាសាខ្មែរណាស់", "ថ្ងៃនេះអាកាសធាតុល្អណាស់", "គាត់ទៅផ្សារដើម្បីទិញត្រី"]
+# Replies to q0, q1, q2. As clusters A's chrF++ is higher (73.9 against 72.7); as words B's is (73.1 against 72.0).
+_A = ["ខ្ញុំចូលចិត្តរៀនភាសាខ្មែរណាស់", "ថ្ងៃនេះអាកាសល្អ", "គាត់ទៅទិញត្រីនៅផ្សារ"]
+_B = ["ខ្ញុំស្រឡាញ់ភាសាខ្មែរណាស់", "អាកាសធាតុល្អថ្ងៃនេះ", "គាត់ទៅផ្សារដើម្បីទិញត្រី"]
+
+
+def _reply(messages, replies):
+    text = messages[-1]["content"]
+    return next(r for i, r in enumerate(replies) if f"q{i}" in text)
+
+
+def khmer_a(messages):
+    return _reply(messages, _A)
+
+
+def khmer_b(messages):
+    return _reply(messages, _B)

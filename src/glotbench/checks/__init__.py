@@ -217,14 +217,14 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
         verdicts[v] += 1
         for key in groups:
             groups[key][str(s.meta.get(key, "unknown"))][v] += 1
-        if v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
+        if v in ("wrong_script", "wrong_language", "zawgyi") and len(examples) < EXAMPLES:
             examples.append({"id": s.id, "repeat": s.repeat, **{k: c.get(k) for k in
                                                               ("expected", "verdict", "why", "scripts", "detected")}})
-    checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language"))
+    checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language", "zawgyi"))
     wrong = verdicts["wrong_script"] + verdicts["wrong_language"]
 
     def row(c: Counter) -> dict[str, Any]:
-        ch = c["ok"] + c["wrong_script"] + c["wrong_language"]
+        ch = c["ok"] + c["wrong_script"] + c["wrong_language"] + c["zawgyi"]
         w = c["wrong_script"] + c["wrong_language"]
         return {"checked": ch, "wrong": w, "wrong_rate": w / ch if ch else None, **{k: c[k] for k in sorted(c)}}
 
@@ -232,6 +232,7 @@ def language_summary(bench: Any, samples: Sequence[Sample], checks: Mapping[tupl
             "library": L.library(), "thresholds": {"min_letters": L.MIN_LETTERS, "script_share": L.SHARE,
                                                    "lid_min_letters": L.MIN_LID_LETTERS,
                                                    "lid_confidence": L.MIN_CONFIDENCE,
+                                                   "zawgyi_probability": L.ZAWGYI_P,
                                                    "same_language": [sorted(g) for g in L.SAME_LANGUAGE]},
             "samples": len(samples), "checked": checked, "wrong": wrong,
             "wrong_rate": wrong / checked if checked else None,

@@ -9,7 +9,7 @@ run's number):
 |---|---|---|
 | `segmenter` | `laonlp`, `khmercut`, `pyidaungsu`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP; `khmercut`: Khmer words, `pyidaungsu`: Burmese words, the `words` extra; a language's segmenter applies to its language only, the others keep their profile's; each named with its version in `segmenters`) |
 | `bleu_tokenize` | sacrebleu's tokenizers (`13a`, `intl`, `char`, `none`, `zh`, ...) | BLEU's tokenizer over the (segmented) text |
-| `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3). For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
+| `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
 Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
@@ -22,6 +22,7 @@ models whose order differs from their order as run (`flips`).
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from glotbench.errors import GlotbenchError
 VARIANTS: dict[str, tuple[str, ...]] = {
     "segmenter": ("laonlp", "khmercut", "pyidaungsu", "charcluster", "none"),
     "bleu_tokenize": ("none", "13a", "intl", "char", "zh", "ja-mecab", "flores200"),
-    "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am"),
+    "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am", "zawgyi"),
     "f1_norm": ("unicode", "squad"),
 }
 AS_RUN = "as_run"
@@ -59,6 +60,8 @@ def normalise(text: str, norm: str | None) -> str:
         from glotbench.text.segment import repair_lao_am
 
         return repair_lao_am(text)
+    if norm == "zawgyi":
+        return zawgyi_to_unicode(text)
     if norm == "vi_tone":
         import re
 
@@ -70,6 +73,31 @@ def normalise(text: str, norm: str | None) -> str:
             return unicodedata.normalize("NFC", "".join(c for c in d if c not in TONE_MARKS)) + tones
         return re.sub(r"\w+", move, unicodedata.normalize("NFC", text))
     return text
+
+
+def zawgyi_to_unicode(text: str) -> str:
+    """`text` in Unicode when myanmartools finds it Zawgyi (p >= ZAWGYI_P), by ICU's `Zawgyi-my`
+    transliterator (the conversion myanmartools' own documentation names); otherwise unchanged (a
+    Unicode text through the converter would be garbled)."""
+    from glotbench.checks.language import ZAWGYI_P, zawgyi_probability
+
+    return _zawgyi_converter().transliterate(text) if zawgyi_probability(text) >= ZAWGYI_P else text
+
+
+@functools.lru_cache(maxsize=1)
+def _zawgyi_converter() -> Any:
+    try:
+        import icu
+    except ImportError as e:
+        raise GlotbenchError(f"norm=zawgyi needs ICU: pip install \"glotbench[zawgyi]\" ({e})") from e
+    return icu.Transliterator.createInstance("Zawgyi-my")
+
+
+def zawgyi_converter_name() -> str:
+    """ICU's version, as the `norm=zawgyi` conversion is named in rescore's output."""
+    import icu
+
+    return f"icu-{icu.ICU_VERSION}-Zawgyi-my"
 
 
 @dataclass(frozen=True)
@@ -349,6 +377,7 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
 
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
             "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
+            **({"converters": {"norm=zawgyi": zawgyi_converter_name()}} if "norm=zawgyi" in variants else {}),
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored, "valid": r.valid,
                       "notes": list(r.notes), "item_set": r.item_set} for r in done],

@@ -176,3 +176,37 @@ def test_zero_credit_never_raises_label_and_number_metrics(tmp_path, scorer, rep
     after = aggregate(metrics, rows, (), resamples=0)["overall"]
     _no_rise({k: v["value"] for k, v in before.items() if isinstance(v, dict) and "value" in v},
              {k: v["value"] for k, v in after.items() if isinstance(v, dict) and "value" in v})
+
+
+def test_a_run_with_wrong_language_zero_through_the_loopback_server(srv, cache_path, tmp_path):
+    """laobench-translation against the loopback server, every reply right but sample-029 (en-lo)
+    answered in English: under `zero` that reply is scored, flagged, and its sentence counts 0, so
+    en-lo's chrF++ is the mean of 100 and 0; under `fail` it is sacrebleu's corpus chrF++ with an
+    empty hypothesis, which is higher."""
+    from test_checks_language import _opts, _translation_answers
+
+    from glotbench.engine.evaluate import evaluate
+
+    srv.configure(answers=_translation_answers())
+    zero = evaluate("laobench-translation", srv.spec(),
+                    _opts(tmp_path, cache_path, name="zero", bench_options=(("wrong_language", "zero"),))).results
+    fail = evaluate("laobench-translation", srv.spec(),
+                    _opts(tmp_path, cache_path, name="fail", bench_options=(("wrong_language", "fail"),))).results
+    assert "|wrong_language:zero(py3langid-" in zero["signature"]
+    assert zero["counts"]["failures"] == {} and zero["checks"]["language"]["policy"] == "zero"
+    z = zero["scores"]["groups"]["direction"]
+    assert z["en-lo"]["chrf++"]["value"] == pytest.approx(50.0)
+    assert z["lo-en"]["chrf++"]["value"] == pytest.approx(100.0)
+    assert fail["scores"]["groups"]["direction"]["en-lo"]["chrf++"]["value"] > z["en-lo"]["chrf++"]["value"]
+    import json
+
+    rows = [json.loads(x) for x in (tmp_path / "zero" / "samples.jsonl").read_text().splitlines()]
+    bad = next(r for r in rows if r["id"] == "sample-029")
+    assert "wrong_language" in bad["flags"] and bad["failure"] is None and bad["answer"] == "Thank you very much."
+    # rescore keeps the run's policy: as_run reproduces the stored figures per direction
+    from glotbench.checks.rescore import rescore
+
+    got = rescore([str(tmp_path / "zero")], ["segmenter=charcluster"])["runs"][0]
+    for metric in ("chrf++", "bleu"):
+        for g, v in got["stored"][metric]["groups"].items():
+            assert got["scores"]["as_run"][metric]["groups"][g] == pytest.approx(v, abs=1e-9), (metric, g)

@@ -14,7 +14,9 @@ run's number):
 
 Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
 a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact match. A failed
-sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact).
+sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact). A run under
+`wrong_language=zero` keeps that policy: its corpus metrics are means of sentence scores, and a reply
+flagged `wrong_language` scores 0 under every variant.
 
 Several runs: per benchmark and group, each variant's ranking of the models, and the pairs of
 models whose order differs from their order as run (`flips`).
@@ -160,7 +162,7 @@ def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
 
 
 def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None, settings: Mapping[str, str],
-            plan: Plan) -> float:
+            plan: Plan, zeroed: list[bool] | None = None) -> float:
     from glotbench.metrics.corpus import SacreMetric
     from glotbench.text.segment import needs_segmentation
 
@@ -178,6 +180,9 @@ def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None,
             tok = CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char") if segmenter_of(lang) == "char" else "13a"
         args["tokenize"] = tok
     metric = SacreMetric(kind, None, **args)  # segmented above: the metric scores the text as given
+    if zeroed is not None:  # wrong_language=zero: the mean of sentence scores, a flagged reply's 0
+        rows = metric.stats(hyps, refs)
+        return sum(0.0 if z else metric.score_from_stats(r) for r, z in zip(rows, zeroed)) / len(rows) if rows else 0.0
     return metric.corpus_score(hyps, refs, resamples=0).estimate.value
 
 
@@ -227,6 +232,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     """{metric: {"overall": value or None, "groups": {group: value}}} for one setting."""
     from glotbench.checks.language import answer_text
 
+    zero = getattr(bench, "wrong_language", "flag") == "zero"
     buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
         g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
@@ -235,7 +241,9 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     for kind in plan.kinds:
         per: dict[str, float] = {}
         for g, rs in sorted(buckets.items()):
-            answers = [None if r.get("failure") else answer_text(bench, r.get("answer")) for r in rs]
+            # a run under wrong_language=zero (checks/wrap.py): a flagged reply has no credit
+            zeroed = [zero and "wrong_language" in (r.get("flags") or ()) for r in rs]
+            answers = [None if r.get("failure") or z else answer_text(bench, r.get("answer")) for r, z in zip(rs, zeroed)]
             refs = [plan.refs(gold.get(str(r["id"]), {})) for r in rs]
             langs = [plan.lang(r.get("input") or {}, r.get("meta") or {}) for r in rs]
             if kind == "token_f1":
@@ -243,7 +251,8 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
             elif kind == "exact":
                 per[g] = _exact(answers, refs, settings, [(r.get("input") or {}).get("text") for r in rs])
             else:
-                per[g] = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None, settings, plan)
+                per[g] = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None, settings, plan,
+                                 zeroed if zero else None)
         name = (plan.names or {}).get(kind, kind)
         out[name] = {"overall": per.get("all"), "groups": {} if not plan.group else per}
     return out

@@ -81,6 +81,9 @@ def test_a_wrong_language_reply_never_raises_a_task_files_metrics(tmp_path, scor
 BUILTINS = {"laobench-translation": "Это совсем другой язык, а не тот, который нужен здесь.",
             "deepsea-wmt24pp": "Это совсем другой язык, а не тот, который нужен здесь.",
             "deepsea-crosssum": "Это совсем другой язык, а не тот, который нужен здесь.",
+            "deepsea-xquad": "Это совсем другой язык, а не тот, который нужен здесь.",
+            "laobench-arena-prompts": "This answer is written in English, not in Lao at all.",
+            "aragen-answers": "This answer is written in English, not in Arabic at all.",
             "vi-diacritics": "ຂ້ອຍໄປໂຮງຮຽນທຸກມື້ກັບໝູ່ເພື່ອນ ແລະ ຄູ.",
             "vi-tone-errors": "ຂ້ອຍໄປໂຮງຮຽນທຸກມື້ກັບໝູ່ເພື່ອນ ແລະ ຄູ."}
 
@@ -142,6 +145,9 @@ def test_chrf_is_euroevals_rule_exactly(tmp_path):
 
 
 def test_zero_credit_keeps_denominators_and_zeroes_numerators():
+    """SEA-HELM's rule (seahelm_tasks/instruction_following/ifeval/if_eval.py: `lang_normalized_result`
+    is False where the language is wrong, the count of items unchanged): a pass counts only in the
+    expected language."""
     from glotbench.metrics import MacroMetric, RatioMetric
 
     metrics = (RatioMetric("acc", "correct", "items"), MacroMetric("macro", ("a", "b")),

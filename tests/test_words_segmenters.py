@@ -9,7 +9,7 @@ from importlib import metadata
 
 import pytest
 from conftest import cli
-from words_models import KHMER_REFS
+from words_models import BURMESE_REFS, KHMER_REFS
 
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.languages import SEGMENTER_LANGUAGE, SEGMENTERS
@@ -48,30 +48,34 @@ def test_the_segmenters_are_named_with_their_versions():
     assert signature_of("pyidaungsu") == f"pyidaungsu-{metadata.version('pyidaungsu')}"
 
 
-def test_rescore_shows_the_flip_between_clusters_and_words(tmp_path, cache_path):
-    task = tmp_path / "km.yaml"
-    task.write_text(TASK, encoding="utf-8")
+@pytest.mark.parametrize("lang, refs, models, segmenter, other, want", [
+    ("km", KHMER_REFS, ("khmer_a", "khmer_b"), "khmercut", "pyidaungsu", (72.04, 73.11)),
+    ("my", BURMESE_REFS, ("burmese_a", "burmese_b"), "pyidaungsu", "khmercut", (82.78, 84.12)),
+])
+def test_rescore_shows_the_flip_between_clusters_and_words(tmp_path, cache_path, lang, refs, models, segmenter, other,
+                                                           want):
+    task = tmp_path / "t.yaml"
+    task.write_text(TASK.replace("language: km", f"language: {lang}"), encoding="utf-8")
     (tmp_path / "km.jsonl").write_text("".join(json.dumps({"id": f"i{i}", "q": f"q{i}", "a": a}, ensure_ascii=False) + "\n"
-                                               for i, a in enumerate(KHMER_REFS)), encoding="utf-8")
-    for name in ("khmer_a", "khmer_b"):
+                                               for i, a in enumerate(refs)), encoding="utf-8")
+    for name in models:
         evaluate(str(task), f"python:words_models:{name}",
                  RunOptions(out=str(tmp_path / "runs" / name), cache_path=cache_path, progress=False))
-    r = cli("rescore", str(tmp_path / "runs"), "--variant", "segmenter=khmercut", "--variant", "segmenter=pyidaungsu",
+    r = cli("rescore", str(tmp_path / "runs"), "--variant", f"segmenter={segmenter}", "--variant", f"segmenter={other}",
             "--format", "json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
-    assert got["segmenters"] == {"segmenter=khmercut": f"khmercut-{metadata.version('khmercut')}",
-                                 "segmenter=pyidaungsu": f"pyidaungsu-{metadata.version('pyidaungsu')}"}
+    assert got["segmenters"] == {f"segmenter={k}": f"{k}-{metadata.version(k)}" for k in (segmenter, other)}
     rank = next(x for x in got["rankings"] if x["metric"] == "chrf++")
-    a, b = "python:words_models:khmer_a", "python:words_models:khmer_b"
+    a, b = (f"python:words_models:{m}" for m in models)
     assert rank["variants"]["as_run"]["order"] == [a, b]  # as run: character clusters
-    assert rank["variants"]["segmenter=khmercut"]["flips"] == [[a, b]]
-    # pyidaungsu is Burmese's: Khmer text keeps its clusters, so nothing moves
-    assert rank["variants"]["segmenter=pyidaungsu"]["values"] == rank["variants"]["as_run"]["values"]
-    vals = rank["variants"]["segmenter=khmercut"]["values"]
-    assert vals[a] == pytest.approx(72.04, abs=0.01) and vals[b] == pytest.approx(73.11, abs=0.01)
-    md = cli("rescore", str(tmp_path / "runs"), "--variant", "segmenter=khmercut")
-    assert f"`segmenter=khmercut` = khmercut-{metadata.version('khmercut')}" in md.stdout and "order flips" in md.stdout
+    assert rank["variants"][f"segmenter={segmenter}"]["flips"] == [[a, b]]
+    # the other language's segmenter leaves this language's clusters alone: nothing moves
+    assert rank["variants"][f"segmenter={other}"]["values"] == rank["variants"]["as_run"]["values"]
+    vals = rank["variants"][f"segmenter={segmenter}"]["values"]
+    assert (vals[a], vals[b]) == pytest.approx(want, abs=0.01)
+    md = cli("rescore", str(tmp_path / "runs"), "--variant", f"segmenter={segmenter}")
+    assert f"`segmenter={segmenter}` = {segmenter}-{metadata.version(segmenter)}" in md.stdout and "order flips" in md.stdout
 
 
 def test_a_missing_segmenter_is_one_error_line(monkeypatch):

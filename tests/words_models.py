@@ -1,5 +1,5 @@
-"""python: models for tests/test_words_segmenters.py: two Khmer translators whose order under
-chrF++ flips between character clusters and khmercut's words."""
+"""python: models for tests/test_words_segmenters.py: two Khmer and two Burmese translators whose
+order under chrF++ flips between character clusters and khmercut's / pyidaungsu's words."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ KHMER_REFS = ["ខ្ញុំចូលចិត្តរៀនភាសាខ�
 # Replies to q0, q1, q2. As clusters A's chrF++ is higher (73.9 against 72.7); as words B's is (73.1 against 72.0).
 _A = ["ខ្ញុំចូលចិត្តរៀនភាសាខ្មែរណាស់", "ថ្ងៃនេះអាកាសល្អ", "គាត់ទៅទិញត្រីនៅផ្សារ"]
 _B = ["ខ្ញុំស្រឡាញ់ភាសាខ្មែរណាស់", "អាកាសធាតុល្អថ្ងៃនេះ", "គាត់ទៅផ្សារដើម្បីទិញត្រី"]
+
+
+BURMESE_REFS = ["ကျွန်တော် မြန်မာစာကို လေ့လာနေပါတယ်", "ဒီနေ့ ရာသီဥတု အရမ်းကောင်းတယ်", "သူ ဈေးကို ငါး သွားဝယ်တယ်"]
+# As clusters A's chrF++ is higher (85.8 against 84.4); as words B's is (84.1 against 82.8).
+_MY_A = ["ကျွန်တော် မြန်မာစာကို လေ့လာနေပါတယ်", "ဒီနေ့ ရာသီဥတု အရမ်းကောင်းတယ်", "သူ ငါး ဝယ်တယ်"]
+_MY_B = ["ကျွန်တော် မြန်မာစာကို လေ့လာနေပါတယ်", "ရာသီဥတု ဒီနေ့ ကောင်းတယ်", "ငါး သွားဝယ်တယ် သူ ဈေးကို"]
 
 
 def _reply(messages, replies):
@@ -20,6 +26,14 @@ def khmer_a(messages):
 
 def khmer_b(messages):
     return _reply(messages, _B)
+
+
+def burmese_a(messages):
+    return _reply(messages, _MY_A)
+
+
+def burmese_b(messages):
+    return _reply(messages, _MY_B)
 
 
 def from_file(messages):

@@ -169,7 +169,8 @@ class RunChecks:
 
 def _memo_key(bench: Any, dataset: Any) -> str | None:
     """The key of a run's kept checks: the checks' code (every module of this package), the
-    identifier's version and thresholds, the benchmark's signature parts and the data."""
+    identifiers' versions (py3langid, myanmartools) and thresholds, the benchmark's signature parts
+    and the data."""
     import glotbench.checks.errors as E
     import glotbench.checks.extraction as X
     import glotbench.checks.language as L
@@ -183,7 +184,7 @@ def _memo_key(bench: Any, dataset: Any) -> str | None:
     except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
         return None
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
-           L.MIN_CONFIDENCE, bench.name, getattr(bench, "version", None), jsonable(parts),
+           L.MIN_CONFIDENCE, L.zawgyi_library(), L.ZAWGYI_P, bench.name, getattr(bench, "version", None), jsonable(parts),
            getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
     # 64 characters, as the caches' keys are (PostgreSQL's column is VARCHAR(64)); the prefix keeps
     # the checks apart from the benchmarks' aggregates in the same table.

@@ -26,8 +26,11 @@ import regex
 
 LETTERS = ("A", "B", "C", "D", "E")
 # The segmenters glotbench.text.segment knows: words from a dictionary (laonlp, pythainlp-newmm),
-# character clusters, single characters, or the spaces already in the text.
-SEGMENTERS = ("whitespace", "laonlp", "pythainlp-newmm", "charcluster", "char")
+# words from a CRF model (khmercut for Khmer, pyidaungsu for Burmese: the `words` extra), character
+# clusters, single characters, or the spaces already in the text.
+SEGMENTERS = ("whitespace", "laonlp", "pythainlp-newmm", "khmercut", "pyidaungsu", "charcluster", "char")
+# The language each word segmenter is for (a segmenter of one language is never used for another).
+SEGMENTER_LANGUAGE = MappingProxyType({"laonlp": "lo", "pythainlp-newmm": "th", "khmercut": "km", "pyidaungsu": "my"})
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class LanguageProfile:
     option_words: tuple[str, ...] = ()  # "option", "ข้อ": may stand between a phrase and the letter
     native_letters: Mapping[str, str] = field(default_factory=dict, hash=False)  # native option labels -> A-E
     digit_zero: str = "0"  # the script's digit zero (its ten digits are consecutive code points)
-    segmenter: str = "whitespace"  # laonlp | pythainlp-newmm | charcluster | char | whitespace
+    segmenter: str = "whitespace"  # one of SEGMENTERS
     spaces: bool = True  # False: the script is written without spaces between words
     script: str = ""  # a regex character class body for the script's letters (spaceless scripts)
     # The Unicode scripts (as `regex` names them in \p{Script=...}) the language is written in: the

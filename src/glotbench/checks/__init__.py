@@ -170,7 +170,8 @@ class RunChecks:
 
 def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     """The key of a run's kept checks: the checks' code (every module of this package), the
-    identifier's version and thresholds, the benchmark's signature parts and the data."""
+    identifiers' versions (py3langid, myanmartools) and thresholds, the benchmark's signature parts
+    and the data."""
     import glotbench.checks.errors as E
     import glotbench.checks.extraction as X
     import glotbench.checks.language as L
@@ -184,7 +185,7 @@ def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
         return None
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,
-           L.MIN_CONFIDENCE, bench.name, bench.version, jsonable(parts),
+           L.MIN_CONFIDENCE, L.zawgyi_library(), L.ZAWGYI_P, bench.name, bench.version, jsonable(parts),
            getattr(dataset, "source", None), getattr(dataset, "sha256", None), len(dataset)]
     # 64 characters, as the caches' keys are (PostgreSQL's column is VARCHAR(64)); the prefix keeps
     # the checks apart from the benchmarks' aggregates in the same table.
@@ -218,14 +219,14 @@ def language_summary(bench: Benchmark, samples: Sequence[Sample], checks: Mappin
         verdicts[v] += 1
         for key in groups:
             groups[key][str(s.meta.get(key, "unknown"))][v] += 1
-        if c is not None and v in ("wrong_script", "wrong_language") and len(examples) < EXAMPLES:
+        if c is not None and v in ("wrong_script", "wrong_language", "zawgyi") and len(examples) < EXAMPLES:
             examples.append({"id": s.id, "repeat": s.repeat, **{k: c.get(k) for k in
                                                               ("expected", "verdict", "why", "scripts", "detected")}})
-    checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language"))
+    checked = sum(n for v, n in verdicts.items() if v in ("ok", "wrong_script", "wrong_language", "zawgyi"))
     wrong = verdicts["wrong_script"] + verdicts["wrong_language"]
 
     def row(c: Counter) -> dict[str, Any]:
-        ch = c["ok"] + c["wrong_script"] + c["wrong_language"]
+        ch = c["ok"] + c["wrong_script"] + c["wrong_language"] + c["zawgyi"]
         w = c["wrong_script"] + c["wrong_language"]
         return {"checked": ch, "wrong": w, "wrong_rate": w / ch if ch else None, **{k: c[k] for k in sorted(c)}}
 
@@ -233,6 +234,7 @@ def language_summary(bench: Benchmark, samples: Sequence[Sample], checks: Mappin
             "library": L.library(), "thresholds": {"min_letters": L.MIN_LETTERS, "script_share": L.SHARE,
                                                    "lid_min_letters": L.MIN_LID_LETTERS,
                                                    "lid_confidence": L.MIN_CONFIDENCE,
+                                                   "zawgyi_probability": L.ZAWGYI_P,
                                                    "same_language": [sorted(g) for g in L.SAME_LANGUAGE]},
             "samples": len(samples), "checked": checked, "wrong": wrong,
             "wrong_rate": wrong / checked if checked else None,

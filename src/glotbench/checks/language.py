@@ -10,7 +10,11 @@ The verdict, for an answer whose task expects language L (`expected_language`):
    script with another profile language and is one of the languages the identifier knows, and the identifier (py3langid, restricted to the languages
    glotbench has profiles for) names another language with probability >= MIN_CONFIDENCE that is not
    a close relative L cannot be told from (`SAME_LANGUAGE`: Indonesian and Malay).
-4. `ok` otherwise. Code-mixed text (Vietnamese with English words) is the matrix language's: the
+4. `zawgyi`: L is written in the Myanmar script, and Google's offline Zawgyi detector
+   (myanmartools' `ZawgyiDetector`) gives the text a Zawgyi probability >= ZAWGYI_P: Burmese in the
+   Zawgyi font encoding, which reuses the Myanmar code points for other letters (the right language,
+   the wrong encoding: not a wrong-language answer; `rescore --variant norm=zawgyi` converts it).
+5. `ok` otherwise. Code-mixed text (Vietnamese with English words) is the matrix language's: the
    identifier reads it as Vietnamese (measured: docs/checks.md).
 
 Which tasks have an expected output language is decided per benchmark (`expected_language`); the
@@ -31,6 +35,7 @@ MIN_LETTERS = 4
 MIN_LID_LETTERS = 20
 MIN_CONFIDENCE = 0.9
 SHARE = 0.5  # at least this share of the letters in the expected scripts
+ZAWGYI_P = 0.95  # myanmartools' Zawgyi probability from which a Myanmar-script answer is Zawgyi
 # Languages the identifier cannot reliably tell apart (measured on the fixture: P/R about 0.8): an
 # answer detected as either is accepted for both.
 SAME_LANGUAGE = ({"id", "ms"},)
@@ -269,6 +274,26 @@ def library() -> str:
     return f"py3langid-{metadata.version('py3langid')}"
 
 
+@functools.lru_cache(maxsize=1)
+def _zawgyi_detector() -> Any:
+    from myanmartools import ZawgyiDetector
+
+    return ZawgyiDetector()
+
+
+def zawgyi_probability(text: str) -> float:
+    """myanmartools' probability that `text` is Zawgyi-encoded (its model ships in the package);
+    text without Myanmar characters gets no verdict from it (negative infinity there): 0."""
+    p = float(_zawgyi_detector().get_zawgyi_probability(text))
+    return p if p > 0 else 0.0
+
+
+def zawgyi_library() -> str:
+    from importlib import metadata
+
+    return f"myanmartools-{metadata.version('myanmartools')}"
+
+
 def same_language(a: str, b: str) -> bool:
     return a == b or any(a in g and b in g for g in SAME_LANGUAGE)
 
@@ -289,6 +314,11 @@ def check_text(text: str, expected: str) -> dict[str, Any]:
     if share < SHARE:
         top = next(iter(shares))
         return {**out, "verdict": "wrong_script", "why": f"{share:.0%} of the letters in {'/'.join(prof.scripts)}; mostly {top}"}
+    if "Myanmar" in prof.scripts:
+        pz = zawgyi_probability(text)
+        out["zawgyi_probability"] = round(pz, 4)
+        if pz >= ZAWGYI_P:
+            return {**out, "verdict": "zawgyi", "why": f"Zawgyi-encoded ({zawgyi_library()} p={pz:.3f})"}
     if letters >= MIN_LID_LETTERS and shares_script(code) and code in identifier_languages():
         # Full-width forms (Ｓａｙａ: an IME's habit) are the same letters to a reader; the identifier
         # reads bytes and took them for Chinese. It reads the width-folded text (NFKC).

@@ -7,14 +7,16 @@ run's number):
 
 | variant | values | what changes |
 |---|---|---|
-| `segmenter` | `laonlp`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP, its version named; Thai keeps PyThaiNLP unless `charcluster` or `none`) |
+| `segmenter` | `laonlp`, `khmercut`, `pyidaungsu`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP; `khmercut`: Khmer words, `pyidaungsu`: Burmese words, the `words` extra; a language's segmenter applies to its language only, the others keep their profile's; each named with its version in `segmenters`) |
 | `bleu_tokenize` | sacrebleu's tokenizers (`13a`, `intl`, `char`, `none`, `zh`, ...) | BLEU's tokenizer over the (segmented) text |
-| `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3). For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
+| `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
 Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
 a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact match. A failed
-sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact).
+sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact). A run under
+`wrong_language=zero` keeps that policy: its corpus metrics are means of sentence scores, and a reply
+flagged `wrong_language` scores 0 under every variant.
 
 Several runs: per benchmark and group, each variant's ranking of the models, and the pairs of
 models whose order differs from their order as run (`flips`).
@@ -22,6 +24,7 @@ models whose order differs from their order as run (`flips`).
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
@@ -31,9 +34,9 @@ from typing import Any, Callable, Mapping, Sequence
 from glotbench.errors import GlotbenchError
 
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "segmenter": ("laonlp", "charcluster", "none"),
+    "segmenter": ("laonlp", "khmercut", "pyidaungsu", "charcluster", "none"),
     "bleu_tokenize": ("none", "13a", "intl", "char", "zh", "ja-mecab", "flores200"),
-    "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am"),
+    "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am", "zawgyi"),
     "f1_norm": ("unicode", "squad"),
 }
 AS_RUN = "as_run"
@@ -61,6 +64,8 @@ def normalise(text: str, norm: str | None) -> str:
         from glotbench.text.segment import repair_lao_am
 
         return repair_lao_am(text)
+    if norm == "zawgyi":
+        return zawgyi_to_unicode(text)
     if norm == "vi_tone":
         import re
 
@@ -72,6 +77,31 @@ def normalise(text: str, norm: str | None) -> str:
             return unicodedata.normalize("NFC", "".join(c for c in d if c not in TONE_MARKS)) + tones
         return re.sub(r"\w+", move, unicodedata.normalize("NFC", text))
     return text
+
+
+def zawgyi_to_unicode(text: str) -> str:
+    """`text` in Unicode when myanmartools finds it Zawgyi (p >= ZAWGYI_P), by ICU's `Zawgyi-my`
+    transliterator (the conversion myanmartools' own documentation names); otherwise unchanged (a
+    Unicode text through the converter would be garbled)."""
+    from glotbench.checks.language import ZAWGYI_P, zawgyi_probability
+
+    return _zawgyi_converter().transliterate(text) if zawgyi_probability(text) >= ZAWGYI_P else text
+
+
+@functools.lru_cache(maxsize=1)
+def _zawgyi_converter() -> Any:
+    try:
+        import icu
+    except ImportError as e:
+        raise GlotbenchError(f"norm=zawgyi needs ICU: pip install \"glotbench[zawgyi]\" ({e})") from e
+    return icu.Transliterator.createInstance("Zawgyi-my")
+
+
+def zawgyi_converter_name() -> str:
+    """ICU's version, as the `norm=zawgyi` conversion is named in rescore's output."""
+    import icu
+
+    return f"icu-{icu.ICU_VERSION}-Zawgyi-my"
 
 
 @dataclass(frozen=True)
@@ -126,17 +156,15 @@ def plan_for(bench: Any) -> Plan:
 
 def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
     """The text's words joined by spaces for a language written without spaces (as SacreMetric does)."""
-    from glotbench.text.segment import char_clusters, needs_segmentation, segment
+    from glotbench.text.segment import needs_segmentation, segment, segment_as
 
     if not needs_segmentation(lang) or segmenter == "none":
         return text
-    if segmenter == "charcluster":
-        return " ".join(char_clusters(text))
-    return " ".join(segment(text, lang))
+    return " ".join(segment(text, lang) if segmenter in (None, "laonlp") else segment_as(text, lang, segmenter))
 
 
 def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None, settings: Mapping[str, str],
-            plan: Plan) -> float:
+            plan: Plan, zeroed: list[bool] | None = None) -> float:
     from glotbench.metrics.corpus import SacreMetric
     from glotbench.text.segment import needs_segmentation
 
@@ -154,6 +182,9 @@ def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None,
             tok = CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char") if segmenter_of(lang) == "char" else "13a"
         args["tokenize"] = tok
     metric = SacreMetric(kind, None, **args)  # segmented above: the metric scores the text as given
+    if zeroed is not None:  # wrong_language=zero: the mean of sentence scores, a flagged reply's 0
+        rows = metric.stats(hyps, refs)
+        return sum(0.0 if z else metric.score_from_stats(r) for r, z in zip(rows, zeroed)) / len(rows) if rows else 0.0
     return metric.corpus_score(hyps, refs, resamples=0).estimate.value
 
 
@@ -171,7 +202,7 @@ def _f1(answers: list[str | None], refs: list[list[str]], langs: list[str | None
 
         def toks(text: str) -> list[str]:
             text = normalise(text, tnorm)
-            if seg in ("charcluster", "none") and norm == "unicode":
+            if seg in ("charcluster", "khmercut", "pyidaungsu", "none") and norm == "unicode":
                 from glotbench.text.segment import needs_segmentation
 
                 if needs_segmentation(lang):
@@ -203,6 +234,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     """{metric: {"overall": value or None, "groups": {group: value}}} for one setting."""
     from glotbench.checks.language import answer_text
 
+    zero = getattr(bench, "wrong_language", "flag") == "zero"
     buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
         g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
@@ -211,7 +243,9 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     for kind in plan.kinds:
         per: dict[str, float] = {}
         for g, rs in sorted(buckets.items()):
-            answers = [None if r.get("failure") else answer_text(bench, r.get("answer")) for r in rs]
+            # a run under wrong_language=zero (checks/wrap.py): a flagged reply has no credit
+            zeroed = [zero and "wrong_language" in (r.get("flags") or ()) for r in rs]
+            answers = [None if r.get("failure") or z else answer_text(bench, r.get("answer")) for r, z in zip(rs, zeroed)]
             refs = [plan.refs(gold.get(str(r["id"]), {})) for r in rs]
             langs = [plan.lang(r.get("input") or {}, r.get("meta") or {}) for r in rs]
             if kind == "token_f1":
@@ -219,7 +253,8 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
             elif kind == "exact":
                 per[g] = _exact(answers, refs, settings, [(r.get("input") or {}).get("text") for r in rs])
             else:
-                per[g] = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None, settings, plan)
+                per[g] = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None, settings, plan,
+                                 zeroed if zero else None)
         name = (plan.names or {}).get(kind, kind)
         out[name] = {"overall": per.get("all"), "groups": {} if not plan.group else per}
     return out
@@ -358,7 +393,11 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
             skipped.append({"path": str(r.path), "reason": str(e)})
     if not done:
         raise GlotbenchError("no run could be re-scored: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
+    from glotbench.text.segment import signature_of
+
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
+            "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
+            **({"converters": {"norm=zawgyi": zawgyi_converter_name()}} if "norm=zawgyi" in variants else {}),
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored,
                       "stored_estimates": r.estimates or {}, "scales": r.scales or {}, "valid": r.valid,

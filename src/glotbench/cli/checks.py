@@ -11,7 +11,7 @@ import typer
 
 def rescore(
     runs: Annotated[list[str], typer.Argument(help="Run directories, or folders searched for runs.")],
-    variant: Annotated[list[str], typer.Option("--variant", help="A setting NAME=VALUE to score under (repeatable): segmenter=laonlp|charcluster|none, bleu_tokenize=13a|intl|char|none|..., norm=nfc|nfkc|vi_tone|ar_harakat|lao_am, f1_norm=unicode|squad.")] = [],
+    variant: Annotated[list[str], typer.Option("--variant", help="A setting NAME=VALUE to score under (repeatable): segmenter=laonlp|khmercut|pyidaungsu|charcluster|none, bleu_tokenize=13a|intl|char|none|..., norm=nfc|nfkc|vi_tone|ar_harakat|lao_am|zawgyi, f1_norm=unicode|squad.")] = [],
     fmt: Annotated[str, typer.Option("--format", help="md or json.")] = "md",
     out: Annotated[Optional[str], typer.Option("--out", help="Also write the JSON to this file.")] = None,
 ) -> None:

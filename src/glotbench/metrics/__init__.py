@@ -18,6 +18,7 @@ from glotbench.metrics.ratio import (
     needed_keys,
     normalise_to_floor,
     repeat_stability,
+    zero_credit,
 )
 
 
@@ -37,4 +38,4 @@ def word_accuracy(name: str = "word_accuracy") -> RatioMetric:
 
 
 __all__ = ["ItemScore", "MacroMetric", "Metric", "MissingStatistic", "RatioMetric", "Scored", "ScoredSample", "accuracy", "aggregate", "check_statistics", "exact_match", "needed_keys", "normalise_to_floor",
-           "repeat_stability", "word_accuracy"]
+           "repeat_stability", "word_accuracy", "zero_credit"]

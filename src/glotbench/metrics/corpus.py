@@ -170,8 +170,30 @@ class CorpusMetric:
     def score(self, row: np.ndarray) -> float:
         return _formula(self.kind).score_from_stats([float(x) for x in row])
 
+    def sentence_mean(self) -> Any:
+        return sentence_mean(self, self.name)
+
     def item_stats(self, vector: Sequence[float]) -> dict[str, float]:
         return {k: float(v) for k, v in zip(self.keys, vector)}
+
+
+def sentence_mean(metric: Any, prefix: str) -> Any:
+    """`metric` (a corpus metric whose statistics are `prefix`.0, .1, ...) as the mean of its
+    sentence scores: EuroEval's chrF (the mean over sentences of sacrebleu's `sentence_score`,
+    each times 1 or 0 for the language: euroeval/metrics/sacrebleu.py). Items carry the sentence
+    score as a fraction (`sentence_stats`) under `prefix`.sentence, and `prefix`.sentences = 1."""
+    from glotbench.metrics.ratio import RatioMetric
+
+    return RatioMetric(metric.name, f"{prefix}.sentence", f"{prefix}.sentences",
+                       f"mean sentence {metric.name} (EuroEval's rule: 0 for a wrong-language reply)",
+                       metric.show_ci, metric.label, "points")
+
+
+def sentence_stats(metric: Any, prefix: str, stats: Any) -> dict[str, float]:
+    """One item's sentence score of `metric` (its own statistics scored by sacrebleu's formula, which
+    is what `sentence_score` computes), as the statistics `sentence_mean` reads."""
+    row = np.asarray([float(stats[k]) for k in metric.keys])
+    return {f"{prefix}.sentence": metric.score(row) / 100.0, f"{prefix}.sentences": 1.0}
 
 
 _FORMULAS: dict[str, SacreMetric] = {}

@@ -54,6 +54,14 @@ class Metric(Protocol):
     def score(self, row: np.ndarray) -> float:
         """The metric from the summed statistics, in `keys` order."""
 
+    def credit(self, stats: Mapping[str, float]) -> tuple[str, ...]:
+        """The statistics among `stats` that give a sample credit (a ratio's numerator): zeroed for a
+        reply in the wrong language (`zero_credit`; a corpus metric is made its `sentence_mean` first)."""
+
+    def sentence_mean(self) -> Metric | None:
+        """This metric as a mean of per-item scores, for a corpus metric (metrics.corpus
+        `sentence_mean`); None for one that already is a mean of items."""
+
 
 @dataclass(frozen=True, slots=True)
 class RatioMetric:
@@ -68,6 +76,12 @@ class RatioMetric:
     @property
     def keys(self) -> tuple[str, str]:
         return (self.numerator, self.denominator)
+
+    def credit(self, stats: Mapping[str, float]) -> tuple[str, ...]:
+        return (self.numerator,) if self.numerator != self.denominator else ()
+
+    def sentence_mean(self) -> None:
+        return None
 
     def score(self, row: np.ndarray) -> float:
         """sum(numerator) / sum(denominator); undefined (NaN, reported as null) with no denominator.
@@ -115,6 +129,17 @@ def needed_keys(metric: Metric, stats: Mapping[str, float]) -> tuple[str, ...]:
     (a macro average needs only the pair of its sample's own group)."""
     fn = getattr(metric, "needed", None)
     return tuple(fn(stats)) if fn is not None else tuple(metric.keys)
+
+
+def zero_credit(metrics: Sequence[Metric], stats: Mapping[str, float]) -> dict[str, float]:
+    """`stats` with every metric's credit statistics zeroed and everything else kept (the items
+    counted): the sample counts as fully wrong. Means of items only: a corpus metric is made its
+    `sentence_mean` first (the `wrong_language=zero` policy, checks/wrap.py `LanguageZero`). A
+    statistic that is one metric's credit and another's denominator is kept: zeroing it could
+    raise the other."""
+    denominators = {k for m in metrics for k in m.keys if k not in m.credit({k: 0.0})}
+    zero = {k for m in metrics for k in m.credit(stats)} - denominators
+    return {k: (0.0 if k in zero else v) for k, v in stats.items()}
 
 
 def check_statistics(metrics: Sequence[Metric], samples: Iterable[Any]) -> None:
@@ -409,6 +434,12 @@ class MacroMetric:
         if not own:
             return (f"{self.denominator}:<group>",)
         return tuple(k for g in own for k in (f"{self.numerator}:{g}", f"{self.denominator}:{g}"))
+
+    def credit(self, stats: Mapping[str, float]) -> tuple[str, ...]:
+        return tuple(k for k in stats if k.startswith(f"{self.numerator}:"))
+
+    def sentence_mean(self) -> None:
+        return None
 
     def score(self, row: np.ndarray) -> float:
         import numpy as np

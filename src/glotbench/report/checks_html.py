@@ -11,6 +11,9 @@ from typing import Any, Mapping
 from glotbench.report.svg import num
 from glotbench.report.terminal import few_mark
 
+_POLICY = {"fail": "a failure of kind wrong_language",
+           "zero": "scored with every metric's credit taken away (never above a right-language reply)"}
+
 
 def _p(*parts: Any) -> str:
     return "results.json#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in ("checks", *parts))
@@ -25,7 +28,7 @@ def language_section(c: Mapping[str, Any]) -> str:
     out = [f'<p>Expected output language: {escape(lang["expected"])}. {num(lang["checked"], _p("language", "checked"), digits=0)} '
            f'answers checked, {num(lang["wrong"], _p("language", "wrong"), digits=0)} in the wrong language or script '
            f'({_pct(lang["wrong_rate"], "language", "wrong_rate")}); policy <b>{escape(lang["policy"])}</b> '
-           f'({"a failure of kind wrong_language" if lang["policy"] == "fail" else "flagged and counted, still scored"}). '
+           f'({_POLICY.get(lang["policy"], "flagged and counted, still scored")}). '
            f'<span class="note">{escape(lang["library"])}; verdicts: '
            + escape(", ".join(f"{k} {v}" for k, v in lang["verdicts"].items())) + "</span></p>"]
     for key, vals in lang.get("groups", {}).items():

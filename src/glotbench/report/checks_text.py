@@ -15,7 +15,8 @@ RESCORED_NOTE = ("Re-scored rows are point values: rescore scores the stored ans
 def rescore_markdown(got: dict[str, Any]) -> str:
     """Per run and variant the re-scored figures (the run's stored figure beside `as_run`), then per
     benchmark, metric and group each variant's ranking and the pairs whose order flips."""
-    lines = []
+    lines = ["Segmenters: " + ", ".join(f"`{v}` = {sig}" for v, sig in got["segmenters"].items()), ""] \
+        if got.get("segmenters") else []
     for run in got["runs"]:
         lines += [f"## {run['benchmark']} · {run['model']}", "", f"`{run['path']}`", ""]
         lines += [f"> {n}" for n in run.get("notes", ())] + ([""] if run.get("notes") else [])

@@ -289,6 +289,7 @@ class Corpus(Scorer):
 class Rouge(Scorer):
     """ROUGE-L per item (glotbench.metrics.rouge: rouge_score with the language's segmenter, or SEA-HELM's
     tokenizer); the metric is the mean of item F1s, precision and recall beside it."""
+    answer_kind, answers_in_language = "text", True
 
     base = "rougeL"
     gold_keys = ("reference", "answer")
@@ -380,6 +381,11 @@ class _Prefixed:
 
     def score(self, row: Any) -> float:
         return self.inner.score(row)
+
+    def sentence_mean(self) -> Any:
+        from glotbench.metrics.corpus import sentence_mean
+
+        return sentence_mean(self, self.prefix)
 
     def __repr__(self) -> str:
         return f"CorpusMetric({self.name!r}, {self.inner.kind!r}, keys={self.prefix}.*)"

@@ -5,6 +5,7 @@
 | lo (Lao) | LaoNLP `word_tokenize`, after repairing decomposed AM (U+0ECD [tone] U+0EB2 -> [tone] U+0EB3) | `laonlp-<version>` |
 | th (Thai) | PyThaiNLP `word_tokenize`, engine newmm, whitespace dropped | `pythainlp-<version>-newmm` |
 | km (Khmer), my (Burmese) | character clusters: a base character with its combining marks, and a consonant after a coeng/virama joined to it | `charcluster` |
+| km, my (when asked: `rescore --variant segmenter=khmercut` / `pyidaungsu`, or a profile naming it) | words: khmercut's CRF `tokenize`; pyidaungsu's CRF `tokenize(form="word")` (the `words` extra) | `khmercut-<version>`, `pyidaungsu-<version>` |
 | zh, ja | BLEU uses sacrebleu's own `zh` / `ja-mecab` tokenizers; token F1 uses single characters | `sacrebleu-zh`, `char` |
 | anything else | none (whitespace) | `none` |
 
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Callable
 
-from glotbench.languages import PROFILES, segmenter_of
+from glotbench.errors import GlotbenchError
+from glotbench.languages import PROFILES, SEGMENTER_LANGUAGE, segmenter_of
 
 _LAO_AM = re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2([\u0ec8-\u0ecb]?)")
 _KHMER_COENG = "\u17d2"
@@ -32,7 +34,9 @@ _MYANMAR_VIRAMA = "\u1039"
 # The segmenter of each language is named in its profile (glotbench.languages), looked up at each
 # call, so a profile registered at run time is honoured. These segmenters give the words that BLEU,
 # chrF++ and token F1 count (zh and ja: BLEU uses sacrebleu's own tokenizers, see metrics/corpus.py).
-WORD_SEGMENTERS = ("laonlp", "pythainlp-newmm", "charcluster")
+WORD_SEGMENTERS = ("laonlp", "pythainlp-newmm", "khmercut", "pyidaungsu", "charcluster")
+# The CRF word segmenters of the `words` extra: (import, the package whose version is signed).
+_CRF_PACKAGES = {"khmercut": "khmercut", "pyidaungsu": "pyidaungsu"}
 
 
 def repair_lao_am(text: str) -> str:
@@ -87,10 +91,24 @@ def _thai_tokenize():
     return functools.partial(word_tokenize, engine="newmm", keep_whitespace=False)
 
 
-def segment(text: str, lang: str | None, lao: LaoSegmenter | None = None) -> list[str]:
-    """Words of `text` for language `lang` (ISO 639-1); whitespace splitting where no segmenter applies.
-    The segmenter is named in the language's profile; `lao` replaces the installed LaoNLP for Lao."""
-    kind = segmenter_of(lang)
+@functools.lru_cache(maxsize=2)
+def crf_words(name: str) -> Callable[[str], list[str]]:
+    """The installed CRF word segmenter `name` (khmercut, pyidaungsu), imported on first use; a
+    readable error when the `words` extra is not installed."""
+    try:
+        if name == "khmercut":
+            from khmercut import tokenize as khmer
+
+            return khmer
+        import pyidaungsu  # its package imports fasttext for its language detector; only the CRF is used
+
+        return functools.partial(pyidaungsu.tokenize, form="word")
+    except ImportError as e:
+        raise GlotbenchError(f"the {name} segmenter is not installed: pip install \"glotbench[words]\" ({e})") from e
+
+
+def segment_with(text: str, kind: str, lao: LaoSegmenter | None = None) -> list[str]:
+    """Words of `text` by the segmenter `kind` (languages.SEGMENTERS)."""
     if kind == "laonlp":
         tokenize = (lao or installed_laonlp()).tokenize
         words: list[str] = []
@@ -99,6 +117,11 @@ def segment(text: str, lang: str | None, lao: LaoSegmenter | None = None) -> lis
         return words
     if kind == "pythainlp-newmm":
         return [w for w in _thai_tokenize()(text) if w.strip()]
+    if kind in _CRF_PACKAGES:  # each space-separated chunk on its own (the models drop spaces)
+        words = []
+        for chunk in text.split():
+            words.extend(w for w in crf_words(kind)(chunk) if w.strip())
+        return words
     if kind == "charcluster":
         return char_clusters(text)
     if kind == "char":
@@ -106,15 +129,38 @@ def segment(text: str, lang: str | None, lao: LaoSegmenter | None = None) -> lis
     return text.split()
 
 
-def segmenter_signature(lang: str | None, lao: LaoSegmenter | None = None) -> str:
-    kind = segmenter_of(lang)
+def segment(text: str, lang: str | None, lao: LaoSegmenter | None = None) -> list[str]:
+    """Words of `text` for language `lang` (ISO 639-1); whitespace splitting where no segmenter applies.
+    The segmenter is named in the language's profile; `lao` replaces the installed LaoNLP for Lao."""
+    return segment_with(text, segmenter_of(lang), lao)
+
+
+def segment_as(text: str, lang: str | None, segmenter: str) -> list[str]:
+    """Words of `text` for `lang` by `segmenter` where that segmenter is for `lang` (khmercut for km,
+    pyidaungsu for my, ...) or is language-free (charcluster, char, whitespace); the profile's own
+    segmenter otherwise (a Khmer segmenter leaves Lao text to LaoNLP)."""
+    own = SEGMENTER_LANGUAGE.get(segmenter)
+    return segment_with(text, segmenter) if own is None or own == lang else segment(text, lang)
+
+
+def signature_of(kind: str, lao: LaoSegmenter | None = None) -> str:
+    """The segmenter `kind` as signatures name it, with its version where it has one."""
     if kind == "laonlp":
         return (lao or installed_laonlp()).signature
     if kind == "pythainlp-newmm":
         return f"pythainlp-{metadata.version('pythainlp')}-newmm"
+    if kind in _CRF_PACKAGES:
+        try:
+            return f"{kind}-{metadata.version(_CRF_PACKAGES[kind])}"
+        except metadata.PackageNotFoundError:
+            return f"{kind}-not-installed"
     if kind in ("charcluster", "char"):
         return kind
     return "none"
+
+
+def segmenter_signature(lang: str | None, lao: LaoSegmenter | None = None) -> str:
+    return signature_of(segmenter_of(lang), lao)
 
 
 def needs_segmentation(lang: str | None) -> bool:

@@ -38,6 +38,32 @@ class TestServer:
             return json.loads(r.read())
 
 
+class _LazyModule:
+    """A module imported on its first attribute read (see `importorskip_lazily`)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        if attr.startswith("__"):  # collection asks every module-level name for `__test__` and the like
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def importorskip_lazily(name: str):
+    """`pytest.importorskip(name)` for a test module, without importing it while the suite is collected:
+    the module is skipped when `name` is not installed, and imported when a test first uses it. A test
+    file that imports torch at its top loads torch into the collecting process, and then every `cli()`
+    of the whole suite starts a fresh interpreter instead of a fork (see `cli`)."""
+    import importlib.util
+
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"could not import {name!r}", allow_module_level=True)
+    return _LazyModule(name)
+
+
 def start_server(latency: float = 0.0) -> TestServer:
     proc = subprocess.Popen(
         [sys.executable, "-m", "glotbench.testing.server", "--port", "0", "--latency", str(latency)],

@@ -66,3 +66,17 @@ def test_a_lazy_module_imports_on_first_use_and_skips_when_missing():
     assert json.dumps([1]) == "[1]"
     with pytest.raises(pytest.skip.Exception):
         importorskip_lazily("no_such_module_glotbench_x")
+
+
+def test_cli_forks_a_process_that_has_every_glotbench_module_imported():
+    # what a forked `cli()` child finds imported: its command imports nothing of glotbench (each child
+    # had spent 0.3-0.5 s of CPU importing what its command needed)
+    import pkgutil
+
+    import glotbench
+    from conftest import _fork_safe
+
+    assert _fork_safe()  # no thread here, torch not loaded (the test above)
+    missing = [m.name for m in pkgutil.walk_packages(glotbench.__path__, "glotbench.")
+               if m.name not in sys.modules and not m.name.startswith("glotbench.testing")]
+    assert missing == []

@@ -29,6 +29,7 @@ and uvloop (`pip install --target PATH httptools websockets uvloop`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -93,6 +94,27 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+@contextlib.contextmanager
+def rss_peak(pid: int, every_s: float = 0.005):
+    """(RSS before, the list of samples) of process `pid`, sampled every `every_s` in a thread while the
+    block runs: `max(samples)` is the peak."""
+    base = rss_mb(pid)
+    samples, done = [base], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append(rss_mb(pid))
+            time.sleep(every_s)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield base, samples
+    finally:
+        done.set()
+        sampler.join(10)
 
 
 def body_of(size: int) -> bytes:
@@ -270,25 +292,13 @@ def main() -> None:
                           headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
         limit = int(re.search(r"larger than (\d+) bytes", r.text).group(1))
         biggest = body_of(limit - 256)
-        base_rss = rss_mb(proc.pid)
-        peak = [base_rss]
-        done = threading.Event()
-
-        def sample() -> None:
-            while not done.is_set():
-                peak.append(rss_mb(proc.pid))
-                time.sleep(0.005)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
         results: list[int] = []
-        threads = [threading.Thread(target=lambda: results.append(post(base, key, biggest))) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-        done.set()
-        sampler.join(10)
+        with rss_peak(proc.pid) as (base_rss, peak):
+            threads = [threading.Thread(target=lambda: results.append(post(base, key, biggest))) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(300)
         print(f"8 concurrent maximal bodies ({len(biggest) / MiB:.2f} MiB each, the server's limit {limit} bytes): "
               f"RSS {base_rss:.0f} MB before, peak {max(peak):.0f} MB (+{max(peak) - base_rss:.0f} MB; replies "
               f"{sorted(results)})")
@@ -352,29 +362,19 @@ def issue31(src: str) -> None:
         for name, body in (("refused", long), ("refused at the cap", refused),
                            ("accepted at the cap (scored)", json.dumps({"set": "sum", "answers": {
                                i: cap_answer for i in sum_ids}}, ensure_ascii=False).encode())):
-            base_rss, c0 = rss_mb(proc.pid), cpu_s(proc.pid)
-            peak, done, results = [base_rss], threading.Event(), []
-
-            def sample() -> None:
-                while not done.is_set():
-                    peak.append(rss_mb(proc.pid))
-                    time.sleep(0.005)
-
-            sampler = threading.Thread(target=sample, daemon=True)
-            sampler.start()
-            threads = [threading.Thread(target=lambda b=body: results.append(post(base, key, b))) for _ in range(10)]
-            for th in threads:
-                th.start()
-            lat = []
-            while any(th.is_alive() for th in threads):
-                t0 = time.perf_counter()
-                requests.get(base + "/healthz", timeout=60)
-                lat.append(time.perf_counter() - t0)
-                time.sleep(0.05)
-            for th in threads:
-                th.join(300)
-            done.set()
-            sampler.join(10)
+            c0, results = cpu_s(proc.pid), []
+            with rss_peak(proc.pid) as (base_rss, peak):
+                threads = [threading.Thread(target=lambda b=body: results.append(post(base, key, b))) for _ in range(10)]
+                for th in threads:
+                    th.start()
+                lat = []
+                while any(th.is_alive() for th in threads):
+                    t0 = time.perf_counter()
+                    requests.get(base + "/healthz", timeout=60)
+                    lat.append(time.perf_counter() - t0)
+                    time.sleep(0.05)
+                for th in threads:
+                    th.join(300)
             print(f"10 concurrent {name} CrossSum submissions: {cpu_s(proc.pid) - c0:.2f} s server CPU in all, "
                   f"/healthz p95 {1000 * pct(lat, 0.95):.0f} ms ({len(lat)} probes), RSS {base_rss:.0f} MB before, "
                   f"peak +{max(peak) - base_rss:.0f} MB; replies {sorted(results)}")

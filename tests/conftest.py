@@ -38,6 +38,32 @@ class TestServer:
             return json.loads(r.read())
 
 
+class _LazyModule:
+    """A module imported on its first attribute read (see `importorskip_lazily`)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        if attr.startswith("__"):  # collection asks every module-level name for `__test__` and the like
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def importorskip_lazily(name: str):
+    """`pytest.importorskip(name)` for a test module, without importing it while the suite is collected:
+    the module is skipped when `name` is not installed, and imported when a test first uses it. A test
+    file that imports torch at its top loads torch into the collecting process, and then every `cli()`
+    of the whole suite starts a fresh interpreter instead of a fork (see `cli`)."""
+    import importlib.util
+
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"could not import {name!r}", allow_module_level=True)
+    return _LazyModule(name)
+
+
 def start_server(latency: float = 0.0) -> TestServer:
     proc = subprocess.Popen(
         [sys.executable, "-m", "glotbench.testing.server", "--port", "0", "--latency", str(latency)],
@@ -93,11 +119,35 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
     runs `glotbench.cli.app.main` as the console script does; nothing it does reaches this process.
     Where forking is unsafe (threads running here, or torch loaded: its thread pools do not survive
     a fork), a fresh interpreter runs it instead."""
-    import threading
-
-    if threading.active_count() > 1 or "torch" in sys.modules or os.environ.get("GLOTBENCH_TEST_SPAWN"):
+    if os.environ.get("GLOTBENCH_TEST_SPAWN") or not _fork_safe():
         return _cli_spawned(args, env, cwd, timeout)
     return _cli_forked(args, env, cwd, timeout)
+
+
+_PRELOADED: list[bool] = []
+
+
+def _fork_safe() -> bool:
+    """Whether `cli()` may fork this process: no other thread running and torch not loaded. The first
+    time it may, every glotbench module (but `glotbench.testing`, which runs as processes of its own)
+    is imported here, once (about 2 s of CPU), so that no forked child imports what its command needs:
+    a command's imports had cost each child 0.3-0.5 s of CPU, more than the rest of a small run."""
+    import threading
+
+    def safe() -> bool:
+        return threading.active_count() == 1 and "torch" not in sys.modules
+
+    if safe() and not _PRELOADED:
+        import importlib
+        import pkgutil
+
+        import glotbench
+
+        _PRELOADED.append(True)
+        for mod in pkgutil.walk_packages(glotbench.__path__, "glotbench."):
+            if not mod.name.startswith("glotbench.testing"):
+                importlib.import_module(mod.name)
+    return safe()
 
 
 def _cli_spawned(args, env, cwd, timeout) -> subprocess.CompletedProcess:
@@ -114,8 +164,6 @@ def _cli_spawned(args, env, cwd, timeout) -> subprocess.CompletedProcess:
 def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
     import tempfile
     import time
-
-    import glotbench.cli.app  # noqa: F401 - imported once here, so the child starts with it
 
     argv = [str(a) for a in args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:

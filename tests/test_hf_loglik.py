@@ -9,8 +9,10 @@ import asyncio
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from conftest import importorskip_lazily
+
+torch = importorskip_lazily("torch")
+transformers = importorskip_lazily("transformers")
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,10 @@ import json
 
 import pytest
 
-pytest.importorskip("transformers", reason="the [local] extra is part of the test extra")
+from conftest import importorskip_lazily
+
+# the [local] extra is part of the test extra; imported when a test uses it, not while the suite is collected
+importorskip_lazily("transformers")
 
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics  # noqa: E402
 from glotbench.engine.evaluate import RunOptions, evaluate  # noqa: E402

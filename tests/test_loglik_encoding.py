@@ -17,8 +17,10 @@ import asyncio
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from conftest import importorskip_lazily
+
+torch = importorskip_lazily("torch")
+transformers = importorskip_lazily("transformers")
 
 CORPUS = ["ฝนตกหนักมากวันนี้", "คำตอบคือ ใช่", "คำตอบคือ ไม่ใช่", "ຝົນຕົກໜັກ ຄຳຕອບແມ່ນ ແມ່ນແລ້ວ",
           "Answer: yes\n\nQuestion: no", "ភ្លៀងធ្លាក់ខ្លាំង ចម្លើយ បាទ"]

@@ -7,6 +7,7 @@ against numbers computed by hand."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -124,14 +125,15 @@ def test_offline_suite_names_the_families_it_cannot_run(tmp_path, suite_env):
             "--data", str(data), "--out", str(tmp_path / "o"), "--dry-run", env=suite_env)
     text = r.stdout + r.stderr
     assert r.returncode == 0, text
-    assert "lo: 1 benchmark families in the suite, 2 skipped" in text
+    # the library's Lao families are skipped too (no data for them in the folder): counted, not fixed here
+    assert re.search(r"lo: 1 benchmark families in the suite, \d+ skipped", text), text
     assert f"skipped card-lo-bigger: no data in {data}" in text and "skipped card-lo-diff" in text
 
 
 @pytest.mark.parametrize("args,says", [
     (["--language", "lo"], "--language needs a model"),
     (["--language", "xx1", "--model", "openai:m@http://127.0.0.1:9/v1"], "give a language code"),
-    (["--language", "my", "--model", "openai:m@http://127.0.0.1:9/v1"], "no benchmark family to run in my"),
+    (["--language", "nv", "--model", "openai:m@http://127.0.0.1:9/v1"], "no benchmark family to run in nv"),
     (["--language", "lo", "--model", "openai:m@http://127.0.0.1:9/v1", "--data", "nowhere"], "not a folder"),
     ([], "give a sweep file, or --language"),
 ])
@@ -174,9 +176,22 @@ def test_a_judged_family_runs_with_a_judge_and_is_named_without_one(tmp_path, su
     r = cli(*base, env=suite_env)
     text = r.stdout + r.stderr
     assert r.returncode == 0, text
-    assert "3 benchmark families in the suite, 1 skipped" in text
+    assert re.search(r"3 benchmark families in the suite, \d+ skipped", text), text
     assert "skipped card-lo-open: judged by a rubric and no judge named: give --judge SPEC" in text
     r = cli(*base, "--judge", "openai:j@http://127.0.0.1:9/v1", env=suite_env)
     text = r.stdout + r.stderr
     assert r.returncode == 0, text
     assert "lo: 4 benchmark families in the suite" in text and "card-lo-open" in text
+
+
+def test_a_family_whose_data_cannot_be_loaded_is_named_and_the_rest_run(tmp_path, suite_env):
+    """Offline with an empty hub cache: the library's Lao families cannot load their data; each is
+    named with the reason, and the test families (local files) are still the suite."""
+    env = {**suite_env, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    r = cli("sweep", "--language", "lo", "--model", "openai:m@http://127.0.0.1:9/v1", "--include-path",
+            str(FIX / "tasks"), "--out", str(tmp_path / "o"), "--dry-run", env=env)
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text
+    assert re.search(r"lo: 3 benchmark families in the suite, \d+ skipped", text), text
+    assert "skipped belebele: its data cannot be loaded: facebook/belebele@" in text
+    assert "HF_HUB_OFFLINE=1" in text and "Traceback" not in text

@@ -357,7 +357,9 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
     `data_dir` (offline), a task file's data is DIR/NAME.jsonl (or .json, .parquet) in the hub's
     schema, and a task without one there is skipped; a built-in runs on its own data. A family whose
     pinned or bundled data lacks the language (its datasheet's `data_only`) runs only on a --data
-    file, else is skipped. A judged task with no judge (`judges`, or its scorer.judges) is skipped,
+    file, else is skipped, as is a built-in whose bundled data is only a sample (LaoBench's, DeepSEA's:
+    a sample's number is no score of the benchmark), and a family whose data cannot be loaded (offline,
+    a file the pinned revision lacks), each named. A judged task with no judge (`judges`, or its scorer.judges) is skipped,
     saying so."""
     from glotbench.languages import resolve_code
     from glotbench.registry import families, get_benchmark
@@ -389,8 +391,17 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
         except GlotbenchError as e:
             skipped.append((fam.name, f"cannot be built: {e}"))
             continue
+        if data is None and bench.bundled_data == "sample":
+            skipped.append((fam.name, f"its bundled data is a sample written for glotbench, not the benchmark: give "
+                                      f"the benchmark's rows as --data DIR/{fam.name}.jsonl"))
+            continue
         if bench.judged and not judges and not bench.spec.scorer.judges:  # type: ignore[attr-defined]  # judged: a task
             skipped.append((fam.name, "judged by a rubric and no judge named: give --judge SPEC"))
+            continue
+        try:  # a family whose data cannot be had (offline, no such file at the pin) is named, not fatal
+            bench.load(data)
+        except GlotbenchError as e:
+            skipped.append((fam.name, f"its data cannot be loaded: {e}"))
             continue
         label = fam.name + (f"-{code}" if opts else "")
         # a task from an --include-path folder by its file, so Ray and Slurm workers find it too

@@ -86,7 +86,8 @@ def main() -> None:
     # user set PYDANTIC_DISABLE_PLUGINS (an empty value loads them all again).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
-        build_app(modules_for(sys.argv[1:]))()
+        # the name in usage lines is the console script's, however it was started (`python -m`, a fork)
+        build_app(modules_for(sys.argv[1:]))(prog_name="glotbench")
     finally:
         gc.freeze()  # the interpreter's last collection at exit then skips the run's objects
 

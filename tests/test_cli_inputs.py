@@ -215,7 +215,7 @@ def test_bench_opt_shape_and_name(opt, fragment):
 
 def test_debug_env_shows_the_traceback(tmp_path):
     d = _run_dir(tmp_path, "arena.json", "[1]")
-    proc = cli("arena-report", d, env={"GLOTBENCH_DEBUG": "1"})
+    proc = cli("report", "--judges", d, env={"GLOTBENCH_DEBUG": "1"})
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 

@@ -68,4 +68,4 @@ def recheck(run: str, write: bool) -> dict:
 
 def register(app: typer.Typer) -> None:
     app.command()(rescore)
-    alias(app, "checks", checks, "rescore --checks RUN")
+    alias(app, "checks", checks)

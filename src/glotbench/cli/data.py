@@ -29,4 +29,4 @@ def contamination(
 
 
 def register(app: typer.Typer) -> None:
-    alias(app, "contamination", contamination, "build contamination BENCHMARK CORPUS...")
+    alias(app, "contamination", contamination)

@@ -113,10 +113,15 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
                   kind: Optional[str] = None) -> dict[str, Any]:
     """The judges' report of arena directories (cross-judge agreement) or AraGen directories (the
     judge audit): what `arena-report` and `judge-audit` printed."""
-    from glotbench.errors import GlotbenchError
-    from glotbench.report.rundata import load_run
+    from pathlib import Path
 
-    kinds = {kind} if kind else {load_run(d).kind for d in dirs}  # the old commands named the kind
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.rundata import JUDGED_FILES
+
+    # The kind by the summary file a directory holds; the readers below check its contents (the old
+    # commands named the kind).
+    kinds = {kind} if kind else {next((k for k, f in JUDGED_FILES.items() if (Path(d) / f).exists()), "run")
+                                 for d in dirs}
     if kinds == {"arena"}:
         from glotbench.engine.arena import cross_judge_report
 
@@ -150,5 +155,5 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
 def register(app: typer.Typer) -> None:
     app.command()(arena)
     app.command()(aragen)
-    alias(app, "arena-report", arena_report, "report --judges ARENA...")
-    alias(app, "judge-audit", judge_audit, "report --judges ARAGEN...")
+    alias(app, "arena-report", arena_report)
+    alias(app, "judge-audit", judge_audit)

@@ -202,9 +202,23 @@ def html_page(value: str | None, default: str) -> str | None:
     return None if value is None else (value or default)
 
 
-def alias(app: typer.Typer, name: str, fn: Callable[..., Any], new: str) -> None:
-    """Register `fn` as the hidden command `name`, kept so scripts and docs do not break at once:
-    it runs as before and says, in one line on stderr, the command that replaces it."""
+# The folded commands (issue 33: at most 20 top-level commands) and the form that replaces each. The
+# old name stays a hidden command so scripts and docs do not break at once.
+ALIASES: dict[str, str] = {
+    "arena-report": "report --judges ARENA...",
+    "judge-audit": "report --judges ARAGEN...",
+    "arena-rank": "board --bt ARENA...",
+    "checks": "rescore --checks RUN",
+    "diff": "compare --items RUN_A RUN_B",
+    "contamination": "build contamination BENCHMARK CORPUS...",
+}
+
+
+def alias(app: typer.Typer, name: str, fn: Callable[..., Any]) -> None:
+    """Register `fn` as the hidden command `name` (one of ALIASES): it runs as before and says, in
+    one line on stderr, the command that replaces it."""
+    new = ALIASES[name]
+
     @functools.wraps(fn)
     def command(*args: Any, **kwargs: Any) -> Any:
         typer.echo(f"note: `glotbench {name}` is now `glotbench {new}`; the old name will go", err=True)

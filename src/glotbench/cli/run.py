@@ -376,7 +376,7 @@ def compare(
         from glotbench.cli.stats import print_diff
 
         print_diff(runs[0], runs[1], only=only, group=group, resamples=resamples, fmt=fmt,
-                   page=html_page(html, "compare.html"))
+                   page=html_page(html, "compare.html"), command="compare")
         return
     from glotbench.report.compare import compare_many, print_many
 

@@ -75,20 +75,21 @@ def diff(
 
 
 def print_diff(run_a: str, run_b: str, *, only: Optional[str], group: Optional[str], resamples: int, fmt: str,
-               page: Optional[str]) -> None:
-    """Print (or write as a page) the items whose outcome differs between two runs."""
+               page: Optional[str], command: str = "diff") -> None:
+    """Print (or write as a page, named on stdout as `COMMAND: PATH`) the items whose outcome differs
+    between two runs."""
     from glotbench.report.diff import diff_runs, diff_text, write_diff_html
 
     _fmt(fmt)
     pair = split_pairs([group], "--group")[0] if group else None
     d = diff_runs(run_a, run_b, only=only, group=pair, resamples=resamples)
     if page:
-        typer.echo(f"diff: {write_diff_html(d, page)}")
+        typer.echo(f"{command}: {write_diff_html(d, page)}")
     else:
         typer.echo(to_json(d) if fmt == "json" else diff_text(d))
 
 
 def register(app: typer.Typer) -> None:
     app.command()(plan)
-    alias(app, "diff", diff, "compare --items RUN_A RUN_B")
-    alias(app, "arena-rank", arena_rank, "board --bt ARENA...")
+    alias(app, "diff", diff)
+    alias(app, "arena-rank", arena_rank)

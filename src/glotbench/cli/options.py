@@ -187,7 +187,7 @@ HTML_SUFFIXES = (".html", ".htm")
 
 def html_args(args: list[str]) -> list[str]:
     """`args` with each bare `--html` (no page name after it) written `--html=`."""
-    out = []
+    out: list[str] = []
     for i, a in enumerate(args):
         if a == "--":
             return out + args[i:]

@@ -197,7 +197,7 @@ def index_in_store(result) -> None:
 
 
 def report(
-    run_dirs: Annotated[list[str], typer.Argument(metavar="RUN...", help="A run directory (or arena/AraGen directory; or a folder of runs: its newest). Several arena or AraGen directories (one candidate each): the judges' report.")],
+    run_dirs: Annotated[list[str], typer.Argument(help="A run directory (or arena/AraGen directory; or a folder of runs: its newest). Several arena or AraGen directories (one candidate each): the judges' report.")],
     html: Annotated[Optional[str], html_option("RUN/report.html")] = None,
     open_: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser.")] = False,
     judges: Annotated[bool, typer.Option("--judges", help="The judges' report, also for one directory: arena directories: each judge's score per model, their spread, rank correlations, human agreement; AraGen directories: kappa against human labels, consistency, self-bias, guideline adherence (JSON).")] = False,

@@ -213,6 +213,9 @@ def report(
     if len(run_dirs) == 2 and html == "" and run_dirs[1].lower().endswith(HTML_SUFFIXES):
         typer.echo("note: `report RUN FILE --html` is now `report RUN --html FILE`", err=True)
         run_dirs, html = run_dirs[:1], run_dirs[1]  # the form before `--html [FILE]`
+    page = next((d for d in run_dirs[1:] if d.lower().endswith(HTML_SUFFIXES)), None)
+    if page is not None:
+        raise GlotbenchError(f"unexpected argument {page!r} (a report file needs --html: `report RUN --html FILE`)")
     if judges or len(run_dirs) > 1 or human or bt or write_cards:
         if html is not None or open_:
             raise GlotbenchError("the judges' report is JSON only: drop --html/--open")

@@ -80,8 +80,9 @@ def test_html_alone_writes_each_views_default_page(tmp_path, run):
     assert r.returncode == 0 and "board: board.html" in r.stderr, r.stderr
     r = cli("compare", str(run), str(run), "--html", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.strip() == "compare: compare.html", r.stdout
-    r = cli("diff", str(run), str(run), "--html", cwd=tmp_path)
+    r = cli("diff", str(run), str(run), "--html", cwd=tmp_path)  # the hidden alias of `compare --items`
     assert r.returncode == 0 and r.stdout.strip() == "diff: diff.html", r.stdout
+    assert r.stderr.splitlines() == [f"note: `glotbench diff` is now `glotbench {ALIASES['diff']}`; the old name will go"]
     for page in ("board.html", "compare.html", "diff.html"):
         assert (tmp_path / page).read_text(encoding="utf-8").lower().startswith("<!doctype html>"), page
 

@@ -162,7 +162,7 @@ def test_audit_names_a_field_of_the_wrong_type(srv, cache_path, tmp_path, field,
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["per_judge"][srv.spec("j")][field] = value
     path.write_text(json.dumps(doc), encoding="utf-8")
-    p = cli("judge-audit", a["out_dir"])
+    p = cli("report", "--judges", a["out_dir"])
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1, p.stderr
     assert f"judge {srv.spec('j')}: '{field}'" in lines[0] and "unexpected input" not in lines[0], lines[0]

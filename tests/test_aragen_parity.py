@@ -492,8 +492,8 @@ def test_bad_input_fails_before_any_call(srv, tmp_path):
         (base + ["--parse", "loose"], "--parse must be one of"),
         (base + ["--judge-prompt", str(tmp_path)], "no jury.py"),
         (base + ["--family", "oops"], "SPEC=FAMILY"),
-        (["judge-audit", str(notjson)], "aragen.json:1: not valid JSON"),
-        (["judge-audit", str(lacking)], "not an aragen.json of this glotbench version"),
+        (["report", "--judges", str(notjson)], "aragen.json:1: not valid JSON"),
+        (["report", "--judges", str(lacking)], "not an aragen.json of this glotbench version"),
     ]
     for args, message in cases:
         p = cli(*args)

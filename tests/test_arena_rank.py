@@ -163,13 +163,13 @@ def test_arena_rank_orders_the_candidates_and_matches_a_direct_fit(arenas):
 
 def test_arena_rank_command_with_style_control(arenas):
     tmp, dirs, srv = arenas
-    r = cli("arena-rank", *dirs.values(), "--style-control", "--resamples", "50", "--format", "json")
+    r = cli("board", "--bt", *dirs.values(), "--style-control", "--resamples", "50", "--format", "json")
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     sc = res["style_control"]
     assert sc["judges"][srv.spec("fair")]["ranking"][0] == GOOD
     assert set(sc["judges"][srv.spec("fair")]["style_coefficients"]) <= {"length", "headers", "lists", "bold"}
-    text = cli("arena-rank", *dirs.values(), "--resamples", "50")
+    text = cli("board", "--bt", *dirs.values(), "--resamples", "50")
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert lines[0].startswith("Bradley–Terry ratings over 8 prompts, 3 arenas")
@@ -189,13 +189,13 @@ def test_arena_rank_refuses_arenas_on_other_prompts(arenas, tmp_path):
     asyncio.run(run_arena(GOOD, PLAIN, [srv.spec("fair")], opts))
     with pytest.raises(GlotbenchError, match="different prompt sets"):
         rank_arenas([dirs["good-plain"], str(tmp_path / "other")])
-    r = cli("arena-rank", dirs["good-plain"], str(tmp_path / "other"))
+    r = cli("board", "--bt", dirs["good-plain"], str(tmp_path / "other"))
     assert r.returncode == 2 and "different prompt sets" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_arena_report_and_the_board_carry_the_ranking(arenas):
     tmp, dirs, srv = arenas
-    r = cli("arena-report", *dirs.values(), "--bt")
+    r = cli("report", *dirs.values(), "--bt")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["bradley_terry"]["mean_of_judges"]["ranking"] == [GOOD, MIXED, PLAIN]
@@ -222,6 +222,8 @@ def test_tied_ratings_share_a_rank_and_an_all_tie_judge_says_so(arenas):
     assert res["judges"][biased]["all_ties"] and not res["judges"][fair]["all_ties"]
     assert [e["rank"] for e in res["judges"][biased]["ratings"].values()] == [1, 1, 1]
     assert sorted(e["rank"] for e in res["judges"][fair]["ratings"].values()) == [1, 2, 3]
-    r = cli("arena-rank", *dirs.values(), "--resamples", "20")
+    r = cli("arena-rank", *dirs.values(), "--resamples", "20")  # the hidden alias of `board --bt`
     assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == ["note: `glotbench arena-rank` is now `glotbench board --bt ARENA...`; the old name will go"]
+    assert r.stdout == cli("board", "--bt", *dirs.values(), "--resamples", "20").stdout
     assert "biased: every game a tie" in r.stdout

@@ -50,7 +50,7 @@ def test_the_board_notes_a_parser_range_that_holds_the_next_models_score(tmp_pat
 def test_checks_recomputed_from_the_stored_files(tmp_path, cache_path):
     run = _runs(tmp_path, cache_path) / "mixed_replies"
     stored = json.loads((run / "results.json").read_text())["checks"]
-    r = cli("checks", str(run))
+    r = cli("rescore", "--checks", str(run))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == stored
 
@@ -66,6 +66,10 @@ def test_the_terminal_names_the_checks_and_checks_write_restores_the_block(tmp_p
     results = json.loads((out / "results.json").read_text())
     block = results.pop("checks")
     (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
-    r = cli("checks", str(out), "--write")
+    r = cli("rescore", "--checks", str(out), "--write")
     assert r.returncode == 0, r.stderr
+    assert json.loads((out / "results.json").read_text())["checks"] == block
+    (out / "results.json").write_text(json.dumps(results), encoding="utf-8")
+    r = cli("checks", str(out), "--write")  # the hidden alias of `rescore --checks`
+    assert r.returncode == 0 and r.stderr.startswith("note: `glotbench checks` is now `glotbench rescore --checks RUN`")
     assert json.loads((out / "results.json").read_text())["checks"] == block

@@ -56,13 +56,13 @@ FILE_CASES = {
 
 def _audit(kind):
     def make(tmp: Path) -> list[str]:
-        return ["judge-audit", _run_dir(tmp, "aragen.json", FILE_CASES[kind])]
+        return ["report", "--judges", _run_dir(tmp, "aragen.json", FILE_CASES[kind])]
     return make
 
 
 def _arena_report(kind):
     def make(tmp: Path) -> list[str]:
-        return ["arena-report", _run_dir(tmp, "arena.json", FILE_CASES[kind])]
+        return ["report", "--judges", _run_dir(tmp, "arena.json", FILE_CASES[kind])]
     return make
 
 
@@ -79,7 +79,7 @@ def _with_human(command: str, name: str, ok: dict, human: str | None, *, human_d
             h.mkdir()
         elif human is not None:
             h.write_text(human, encoding="utf-8")
-        return [command, d, "--human", str(h)]
+        return [*command.split(), d, "--human", str(h)]
     return make
 
 
@@ -128,25 +128,25 @@ GOOD_MGSM = json.dumps({"task": "mgsm", "languages": {"th": [{"question": "1+1?"
 CASES = {
     # judge-audit: the run's aragen.json, and the human labels file
     **{f"judge-audit aragen.json {k}": _audit(k) for k in FILE_CASES},
-    "judge-audit per_judge not an object": lambda tmp: ["judge-audit", _run_dir(tmp, "aragen.json", json.dumps({"per_judge": 5}))],
-    "judge-audit verdicts wrong type": lambda tmp: ["judge-audit", _run_dir(tmp, "aragen.json", json.dumps(
+    "judge-audit per_judge not an object": lambda tmp: ["report", "--judges", _run_dir(tmp, "aragen.json", json.dumps({"per_judge": 5}))],
+    "judge-audit verdicts wrong type": lambda tmp: ["report", "--judges", _run_dir(tmp, "aragen.json", json.dumps(
         {"model": "m", "item_scores": {}, "per_judge": {"j": {"first_verdicts": [1], "consistency_std": "x"}}}))],
-    "judge-audit aragen.json is a directory": lambda tmp: ["judge-audit", _run_dir(tmp, "aragen.json", None, as_dir=True)],
-    "judge-audit missing run dir": lambda tmp: ["judge-audit", str(tmp / "nope")],
-    "judge-audit human not json": _with_human("judge-audit", "aragen.json", ARAGEN_OK, "{oops\n"),
-    "judge-audit human wrong types": _with_human("judge-audit", "aragen.json", ARAGEN_OK, '{"model": "m", "sn": "1", "Correct": "yes", "Complete": 1, "score": 1}\n'),
-    "judge-audit human missing": _with_human("judge-audit", "aragen.json", ARAGEN_OK, None),
-    "judge-audit human is a directory": _with_human("judge-audit", "aragen.json", ARAGEN_OK, None, human_dir=True),
+    "judge-audit aragen.json is a directory": lambda tmp: ["report", "--judges", _run_dir(tmp, "aragen.json", None, as_dir=True)],
+    "judge-audit missing run dir": lambda tmp: ["report", "--judges", str(tmp / "nope")],
+    "judge-audit human not json": _with_human("report --judges", "aragen.json", ARAGEN_OK, "{oops\n"),
+    "judge-audit human wrong types": _with_human("report --judges", "aragen.json", ARAGEN_OK, '{"model": "m", "sn": "1", "Correct": "yes", "Complete": 1, "score": 1}\n'),
+    "judge-audit human missing": _with_human("report --judges", "aragen.json", ARAGEN_OK, None),
+    "judge-audit human is a directory": _with_human("report --judges", "aragen.json", ARAGEN_OK, None, human_dir=True),
     # arena-report: the arena's arena.json, and the human verdicts file
     **{f"arena-report arena.json {k}": _arena_report(k) for k in FILE_CASES},
-    "arena-report judges not an object": lambda tmp: ["arena-report", _run_dir(tmp, "arena.json", json.dumps({"candidate": "c", "scores": {"judges": [1, 2]}}))],
-    "arena-report score not a number": lambda tmp: ["arena-report", _run_dir(tmp, "arena.json", json.dumps({"candidate": "c", "scores": {"judges": {"j": {"value": "high"}, "k": {"value": 1}}}}))],
-    "arena-report arena.json is a directory": lambda tmp: ["arena-report", _run_dir(tmp, "arena.json", None, as_dir=True)],
-    "arena-report human not json": _with_human("arena-report", "arena.json", ARENA_OK, "nope\n"),
-    "arena-report human row a list": _with_human("arena-report", "arena.json", ARENA_OK, "[1]\n"),
-    "arena-report human missing fields": _with_human("arena-report", "arena.json", ARENA_OK, '{"candidate": "c"}\n'),
-    "arena-report human missing": _with_human("arena-report", "arena.json", ARENA_OK, None),
-    "arena-report human is a directory": _with_human("arena-report", "arena.json", ARENA_OK, None, human_dir=True),
+    "arena-report judges not an object": lambda tmp: ["report", "--judges", _run_dir(tmp, "arena.json", json.dumps({"candidate": "c", "scores": {"judges": [1, 2]}}))],
+    "arena-report score not a number": lambda tmp: ["report", "--judges", _run_dir(tmp, "arena.json", json.dumps({"candidate": "c", "scores": {"judges": {"j": {"value": "high"}, "k": {"value": 1}}}}))],
+    "arena-report arena.json is a directory": lambda tmp: ["report", "--judges", _run_dir(tmp, "arena.json", None, as_dir=True)],
+    "arena-report human not json": _with_human("report --judges", "arena.json", ARENA_OK, "nope\n"),
+    "arena-report human row a list": _with_human("report --judges", "arena.json", ARENA_OK, "[1]\n"),
+    "arena-report human missing fields": _with_human("report --judges", "arena.json", ARENA_OK, '{"candidate": "c"}\n'),
+    "arena-report human missing": _with_human("report --judges", "arena.json", ARENA_OK, None),
+    "arena-report human is a directory": _with_human("report --judges", "arena.json", ARENA_OK, None, human_dir=True),
     # deepsea convert: upstream files of each format
     "convert mgsm wrong columns": _convert("mgsm", "a question without an answer column\n"),
     "convert mgsm not utf-8": _convert("mgsm", b"\xff\xfe\tx\n"),
@@ -215,7 +215,7 @@ def test_bench_opt_shape_and_name(opt, fragment):
 
 def test_debug_env_shows_the_traceback(tmp_path):
     d = _run_dir(tmp_path, "arena.json", "[1]")
-    proc = cli("arena-report", d, env={"GLOTBENCH_DEBUG": "1"})
+    proc = cli("report", "--judges", d, env={"GLOTBENCH_DEBUG": "1"})
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 

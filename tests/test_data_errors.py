@@ -104,7 +104,7 @@ def test_groups_file_must_map_groups_to_lists(tmp_path, groups, message):
 def test_contamination_ngram_sizes_must_be_positive(tmp_path, flag, value):
     corpus = tmp_path / "c.txt"
     corpus.write_text("some text\n")
-    line = _one_error_line(cli("contamination", "laobench-mcq", str(corpus), f"{flag}={value}"))
+    line = _one_error_line(cli("build", "contamination", "laobench-mcq", str(corpus), f"{flag}={value}"))
     assert flag in line and "positive" in line
 
 

@@ -49,7 +49,7 @@ def two(tmp_path_factory):
 
 def test_diff_lists_the_items_that_differ_with_the_paired_test(two):
     tmp, a, b, items, expect_a, expect_b = two
-    r = cli("diff", a, b, "--format", "json", "--resamples", "300")
+    r = cli("compare", "--items", a, b, "--format", "json", "--resamples", "300")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["items"] == len(items) and d["outcomes"] == "0/1"
@@ -74,13 +74,13 @@ def test_diff_lists_the_items_that_differ_with_the_paired_test(two):
 
 def test_diff_filters_and_text(two):
     tmp, a, b, items, expect_a, expect_b = two
-    only_b = json.loads(cli("diff", a, b, "--only", "b", "--format", "json", "--resamples", "50").stdout)
+    only_b = json.loads(cli("compare", "--items", a, b, "--only", "b", "--format", "json", "--resamples", "50").stdout)
     assert sorted(x["id"] for x in only_b["listed"]) == sorted(expect_b) and only_b["a_better"] == len(expect_a)
     cat = items[0].meta["category"]
-    grp = json.loads(cli("diff", a, b, "--group", f"category={cat}", "--format", "json", "--resamples", "50").stdout)
+    grp = json.loads(cli("compare", "--items", a, b, "--group", f"category={cat}", "--format", "json", "--resamples", "50").stdout)
     assert grp["listed"] and all(x["groups"]["category"] == cat for x in grp["listed"])
     assert len(grp["listed"]) == sum(items_by(items, cat, expect_a + expect_b))
-    text = cli("diff", a, b, "--only", "a", "--resamples", "50")
+    text = cli("compare", "--items", a, b, "--only", "a", "--resamples", "50")
     assert text.returncode == 0, text.stderr
     assert f"outcomes differ on {len(expect_a) + len(expect_b)} items: A right on {len(expect_a)}, B on {len(expect_b)}" in text.stdout
     assert "[A right, B wrong]" in text.stdout and "[B right, A wrong]" not in text.stdout
@@ -93,9 +93,9 @@ def test_diff_filters_and_text(two):
     assert (paired_too_few(99), paired_too_few(100), paired_too_few(500, clusters=40)) == (True, False, True)
     few = {**grp, "test": {**grp["test"], "n": 40, "clusters": 8, "too_few_units": True}}
     assert "† too few units for its measured coverage: n=40‡8)" in diff_text(few)
-    bad = cli("diff", a, b, "--only", "c")
+    bad = cli("compare", "--items", a, b, "--only", "c")
     assert bad.returncode == 2 and "--only must be" in bad.stderr
-    bad = cli("diff", a, b, "--group", "category")
+    bad = cli("compare", "--items", a, b, "--group", "category")
     assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr
 
 
@@ -107,14 +107,14 @@ def items_by(items, cat, ids):
 def test_diff_refuses_different_item_sets_like_compare(two, tmp_path):
     tmp, a, b, *_ = two
     short = _replay(tmp_path, "short", lambda n: True, limit=5)
-    r = cli("diff", a, short)
+    r = cli("compare", "--items", a, short)
     assert r.returncode == 2 and r.stderr.startswith("error: the runs scored different item sets")
     assert "Traceback" not in r.stderr
 
 
 def test_diff_page_filters_by_group_and_outcome(two, browser):  # noqa: F811
     tmp, a, b, items, expect_a, expect_b = two
-    r = cli("diff", a, b, "--html", "--out", str(tmp / "diff.html"), "--resamples", "50")
+    r = cli("compare", a, b, "--html", str(tmp / "diff.html"), "--resamples", "50")
     assert r.returncode == 0, r.stderr
     pg = Page(browser, tmp / "diff.html")
     p = pg.page
@@ -147,7 +147,7 @@ def test_diff_and_plan_count_a_circular_runs_items_not_its_rotations(tmp_path):
                 "permute=circular", "--out", str(tmp_path / name), "--no-cache", "--no-progress")
         assert r.returncode == 0, r.stderr
         runs.append(str(tmp_path / name))
-    r = cli("diff", *runs, "--format", "json")
+    r = cli("compare", "--items", *runs, "--format", "json")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["items"] == 4 and d["test"]["a"] == 0.0 and d["test"]["b"] == 1.0  # circular accuracy, by hand

@@ -128,7 +128,7 @@ def test_arena_cards_measure_the_judges(labelled, server):
     from sklearn.metrics import cohen_kappa_score
 
     tmp, res, winner, _ = labelled
-    r = cli("arena-report", str(tmp / "arena"), "--human", str(tmp / "human.jsonl"), "--write-cards", str(tmp / "cards"))
+    r = cli("report", "--judges", str(tmp / "arena"), "--human", str(tmp / "human.jsonl"), "--write-cards", str(tmp / "cards"))
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)["cards"]) == 2
     cards = read_cards(tmp / "cards")
@@ -155,7 +155,7 @@ def test_arena_cards_measure_the_judges(labelled, server):
 def test_arena_marks_judges_without_a_passing_card(labelled, server):
     tmp, _, _, data = labelled
     if not (tmp / "cards").is_dir():
-        cli("arena-report", str(tmp / "arena"), "--human", str(tmp / "human.jsonl"), "--write-cards", str(tmp / "cards"))
+        cli("report", "--judges", str(tmp / "arena"), "--human", str(tmp / "human.jsonl"), "--write-cards", str(tmp / "cards"))
     out = tmp / "arena2"
     r = cli("arena", "--model", MIXED, "--baseline", PLAIN, "--judge", server.spec("fair"), "--judge", server.spec("biased"),
             "--data", str(data), "--out", str(out), "--cache-path", str(tmp / "calls.sqlite"), "--no-progress",
@@ -212,7 +212,7 @@ def test_aragen_cards_from_judge_audit(srv, tmp_path):
     rows = [{"model": m, "sn": str(i), "Correct": int(i % 3 != 0), "Complete": 1, "score": 1.0}
             for m in ("python:helpers:good_answer", "python:helpers:plain_answer") for i in range(1, 13)]
     human.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    r = cli("judge-audit", *dirs, "--human", str(human), "--write-cards", str(tmp_path / "cards"))
+    r = cli("report", *dirs, "--human", str(human), "--write-cards", str(tmp_path / "cards"))
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     cards = read_cards(tmp_path / "cards")

@@ -255,7 +255,7 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
     p = cli("arena", "--model", "python:helpers:plain_answer", "--baseline", "python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--out", str(tmp_path / "arena8"), *common)
     assert p.returncode == 0, p.stderr
-    r = cli("arena-report", str(tmp_path / "arena"), str(tmp_path / "arena8"))
+    r = cli("report", str(tmp_path / "arena"), str(tmp_path / "arena8"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "different item sets" in r.stderr and "subset: 3 of 8 items (--limit 3)" in r.stderr, r.stderr
 

@@ -48,10 +48,10 @@ def test_readers_work_from_another_folder_after_the_task_file_moved(tmp_path, sr
     other = tmp_path / "elsewhere"
     other.mkdir()
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
-    page = cli("report", "--html", a, str(other / "a.html"), cwd=str(other))
+    page = cli("report", a, "--html", str(other / "a.html"), cwd=str(other))
     assert page.returncode == 0, page.stderr
     assert "references from" in (other / "a.html").read_text(encoding="utf-8")  # gold re-read from the data
-    for args in (("diff", a, b), ("compare", a, b), ("rescore", a, b, "--variant", "norm=nfc")):
+    for args in (("compare", "--items", a, b), ("compare", a, b), ("rescore", a, b, "--variant", "norm=nfc")):
         proc = cli(*args, cwd=str(other))
         assert proc.returncode == 0, (args, proc.stderr)
         assert "unknown benchmark" not in proc.stderr and "not found" not in proc.stderr

@@ -235,7 +235,7 @@ def _dir(tmp_path: Path, name: str, content: Any) -> Path:
 ])
 def test_judge_audit_run_file(tmp_path, content, problem):
     d = _dir(tmp_path, "aragen.json", content)
-    _one_error(cli("judge-audit", str(d)), d / "aragen.json", problem)
+    _one_error(cli("report", "--judges", str(d)), d / "aragen.json", problem)
 
 
 @pytest.mark.parametrize("human, problem", [
@@ -247,13 +247,13 @@ def test_judge_audit_run_file(tmp_path, content, problem):
 def test_judge_audit_human_labels(tmp_path, human, problem):
     d = _dir(tmp_path, "aragen.json", ARAGEN)
     h = _write(tmp_path / "human.jsonl", human)
-    _one_error(cli("judge-audit", str(d), "--human", str(h)), h, problem)
+    _one_error(cli("report", "--judges", str(d), "--human", str(h)), h, problem)
 
 
 def test_judge_audit_good_files(tmp_path):
     d = _dir(tmp_path, "aragen.json", ARAGEN)
     h = _write(tmp_path / "human.jsonl", '\ufeff{"model": "m", "sn": 1, "Correct": 1, "Complete": 1, "score": 1}\n')
-    proc = cli("judge-audit", str(d), "--human", str(h))
+    proc = cli("report", "--judges", str(d), "--human", str(h))
     assert proc.returncode == 0, proc.stderr
 
 
@@ -265,7 +265,7 @@ def test_judge_audit_good_files(tmp_path):
 ])
 def test_arena_report_run_file(tmp_path, content, problem):
     d = _dir(tmp_path, "arena.json", content)
-    _one_error(cli("arena-report", str(d)), d / "arena.json", problem)
+    _one_error(cli("report", "--judges", str(d)), d / "arena.json", problem)
 
 
 @pytest.mark.parametrize("human, problem", [
@@ -278,13 +278,13 @@ def test_arena_report_run_file(tmp_path, content, problem):
 def test_arena_report_human_verdicts(tmp_path, human, problem):
     d = _dir(tmp_path, "arena.json", ARENA)
     h = _write(tmp_path / "human.jsonl", human)
-    _one_error(cli("arena-report", str(d), "--human", str(h)), h, problem)
+    _one_error(cli("report", "--judges", str(d), "--human", str(h)), h, problem)
 
 
 def test_arena_report_good_human_verdicts(tmp_path):
     d = _dir(tmp_path, "arena.json", ARENA)
     h = _write(tmp_path / "human.jsonl", '{"candidate": "c", "prompt_id": "p1", "winner": "candidate"}\n')
-    proc = cli("arena-report", str(d), "--human", str(h))
+    proc = cli("report", "--judges", str(d), "--human", str(h))
     assert proc.returncode == 0, proc.stderr
     assert '"agreement": 1.0' in proc.stdout
 

@@ -1,5 +1,5 @@
 """The `glotbench build` commands: dedupe, check, review (export, agree, adjudicate, final), select,
-items, and contamination (also top-level). Errors are handled once, by `ErrorHandlingGroup`."""
+items, and contamination (also the hidden top-level alias). Errors are handled once, by `ErrorHandlingGroup`."""
 
 from __future__ import annotations
 
@@ -276,5 +276,5 @@ def items_cmd(
 def register(app: typer.Typer) -> None:
     from glotbench.cli.data import contamination
 
-    build_app.command("contamination")(contamination)  # also top-level `glotbench contamination`
+    build_app.command("contamination")(contamination)  # also the hidden alias `glotbench contamination`
     app.add_typer(build_app, name="build")

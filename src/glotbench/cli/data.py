@@ -1,4 +1,4 @@
-"""`glotbench contamination`: checks on benchmark data rather than on models."""
+"""`glotbench build contamination` (hidden alias `contamination`): checks on benchmark data rather than on models."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from glotbench.cli.options import Data
+from glotbench.cli.options import Data, alias
 
 
 def contamination(
@@ -29,4 +29,4 @@ def contamination(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(contamination)
+    alias(app, "contamination", contamination)

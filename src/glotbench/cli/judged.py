@@ -1,4 +1,5 @@
-"""`glotbench arena`, `arena-report`, `aragen` and `judge-audit`: model-judged evaluations and their audits."""
+"""`glotbench arena` and `aragen`: model-judged evaluations; the judges' report that `report --judges` prints
+(and the hidden aliases `arena-report`, `judge-audit`)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,14 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (JUDGE_CALLS, JUDGED_ITEMS, MODEL_CALLS, Human, MaxTokens, ModelSpec, Out,
-                                   exit_if_invalid, print_endpoints, run_options, to_json, with_options)
+from glotbench.cli.options import (JUDGE_CALLS, JUDGED_ITEMS, MODEL_CALLS, Human, MaxTokens, ModelSpec, Out, WriteCards,
+                                   alias, exit_if_invalid, print_endpoints, run_options, to_json, with_options)
 
 Judges = Annotated[list[str], typer.Option("--judge", help="A judge model spec (repeatable; two or more recommended).")]
 # The panel's self-judging policy (judges/panel.SelfJudging): the candidate's own model is always skipped.
 SkipSameFamily = Annotated[bool, typer.Option(help="Also skip a judge of the candidate's model family (self-preference).")]
 Families = Annotated[list[str], typer.Option("--family", help="State a model's family: SPEC=FAMILY (repeatable).")]
 JudgeCards = Annotated[Optional[str], typer.Option("--judge-cards", help="Directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS); a judge without a passing card for the language is marked not validated.")]
-WriteCards = Annotated[Optional[str], typer.Option("--write-cards", help="Write a validity card per judge and language into this directory (needs --human).")]
 
 
 @with_options(JUDGED_ITEMS, JUDGE_CALLS, MODEL_CALLS)
@@ -52,23 +52,11 @@ def arena(
 def arena_report(
     arenas: Annotated[list[str], typer.Argument(help="Arena directories, one candidate model each.")],
     human: Human = None,
-    bt: Annotated[bool, typer.Option("--bt", help="Add Bradley–Terry ratings and the ranking (as `glotbench arena-rank`).")] = False,
+    bt: Annotated[bool, typer.Option("--bt", help="Add Bradley–Terry ratings and the ranking.")] = False,
     write_cards: WriteCards = None,
 ) -> None:
-    """Cross-judge report: each judge's score per model, their spread, rank correlations, human agreement."""
-    from glotbench.engine.arena import cross_judge_report
-
-    res = cross_judge_report(arenas, human)
-    if bt:
-        from glotbench.report.arena_rank import rank_arenas
-
-        res["bradley_terry"] = rank_arenas(arenas)
-    if write_cards:
-        from glotbench.judges.card_sources import arena_cards
-        from glotbench.judges.cards import write_cards as write
-
-        res["cards"] = write(arena_cards(arenas, human), write_cards)
-    typer.echo(to_json(res))
+    """Cross-judge report of arena directories: now `glotbench report --judges`."""
+    typer.echo(to_json(judges_report(arenas, human, bt, write_cards, "arena")))
 
 
 @with_options(JUDGED_ITEMS, JUDGE_CALLS, MODEL_CALLS)
@@ -117,20 +105,55 @@ def judge_audit(
     human: Human = None,
     write_cards: WriteCards = None,
 ) -> None:
-    """Judge audit: kappa against human labels, consistency, self-bias and guideline adherence."""
-    from glotbench.judges.audit import judge_audit as audit
+    """Judge audit of AraGen directories: now `glotbench report --judges`."""
+    typer.echo(to_json(judges_report(runs, human, False, write_cards, "aragen")))
 
-    res = audit(runs, human)
-    if write_cards:
-        from glotbench.judges.card_sources import aragen_cards
-        from glotbench.judges.cards import write_cards as write
 
-        res["cards"] = write(aragen_cards(runs, human), write_cards)
-    typer.echo(to_json(res))
+def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: Optional[str],
+                  kind: Optional[str] = None) -> dict[str, Any]:
+    """The judges' report of arena directories (cross-judge agreement) or AraGen directories (the
+    judge audit): what `arena-report` and `judge-audit` printed."""
+    from pathlib import Path
+
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.rundata import JUDGED_FILES
+
+    # The kind by the summary file a directory holds; the readers below check its contents (the old
+    # commands named the kind).
+    kinds = {kind} if kind else {next((k for k, f in JUDGED_FILES.items() if (Path(d) / f).exists()), "run")
+                                 for d in dirs}
+    if kinds == {"arena"}:
+        from glotbench.engine.arena import cross_judge_report
+
+        res = cross_judge_report(dirs, human)
+        if bt:
+            from glotbench.report.arena_rank import rank_arenas
+
+            res["bradley_terry"] = rank_arenas(dirs)
+        if write_cards:
+            from glotbench.judges.card_sources import arena_cards
+            from glotbench.judges.cards import write_cards as write
+
+            res["cards"] = write(arena_cards(dirs, human), write_cards)
+        return res
+    if kinds == {"aragen"}:
+        if bt:
+            raise GlotbenchError("--bt ranks arena directories; these are AraGen directories")
+        from glotbench.judges.audit import judge_audit
+
+        res = judge_audit(dirs, human)
+        if write_cards:
+            from glotbench.judges.card_sources import aragen_cards
+            from glotbench.judges.cards import write_cards as write
+
+            res["cards"] = write(aragen_cards(dirs, human), write_cards)
+        return res
+    raise GlotbenchError("the judges' report reads arena directories or AraGen directories, one kind at a time; "
+                         f"these are: {', '.join(sorted(kinds))} (several plain runs: `glotbench board` or `compare`)")
 
 
 def register(app: typer.Typer) -> None:
     app.command()(arena)
-    app.command("arena-report")(arena_report)
     app.command()(aragen)
-    app.command("judge-audit")(judge_audit)
+    alias(app, "arena-report", arena_report)
+    alias(app, "judge-audit", judge_audit)

@@ -146,6 +146,9 @@ class ErrorHandlingGroup(TyperGroup):
             cmd.rich_markup_mode = None
         return cmd
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, html_args(args))
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -168,6 +171,60 @@ class ErrorHandlingGroup(TyperGroup):
             if os.environ.get("GLOTBENCH_DEBUG"):
                 raise
             die(bug_report(e), BUG_EXIT)
+
+
+# One HTML convention (report, board, compare, diff): `--html [FILE]`. Click has no option with an
+# optional value, so `--html` not followed by a page name is rewritten to `--html=` (the command's
+# default page) before parsing. A page name ends in .html or .htm; anything else after `--html` is the
+# command's next argument (`report --html RUN` keeps working); `--html=NAME` takes any name.
+def html_option(default: str, what: str = "Write the HTML page") -> Any:
+    """The `--html [FILE]` option; `default` is the page a bare --html writes."""
+    return typer.Option("--html", metavar="[FILE]", help=f"{what}: --html alone to {default}; "
+                        "--html FILE.html (or --html=FILE) to FILE.")
+
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def html_args(args: list[str]) -> list[str]:
+    """`args` with each bare `--html` (no page name after it) written `--html=`."""
+    out: list[str] = []
+    for i, a in enumerate(args):
+        if a == "--":
+            return out + args[i:]
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        bare = nxt is None or nxt.startswith("-") or not nxt.lower().endswith(HTML_SUFFIXES)
+        out.append("--html=" if a == "--html" and bare else a)
+    return out
+
+
+def html_page(value: str | None, default: str) -> str | None:
+    """The page `--html [FILE]` asks for: None without --html, `default` for a bare --html."""
+    return None if value is None else (value or default)
+
+
+# The folded commands (issue 33: at most 20 top-level commands) and the form that replaces each. The
+# old name stays a hidden command so scripts and docs do not break at once.
+ALIASES: dict[str, str] = {
+    "arena-report": "report --judges ARENA...",
+    "judge-audit": "report --judges ARAGEN...",
+    "arena-rank": "board --bt ARENA...",
+    "checks": "rescore --checks RUN",
+    "diff": "compare --items RUN_A RUN_B",
+    "contamination": "build contamination BENCHMARK CORPUS...",
+}
+
+
+def alias(app: typer.Typer, name: str, fn: Callable[..., Any]) -> None:
+    """Register `fn` as the hidden command `name` (one of ALIASES): it runs as before and says, in
+    one line on stderr, the command that replaces it."""
+    new = ALIASES[name]
+
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        typer.echo(f"note: `glotbench {name}` is now `glotbench {new}`; the old name will go", err=True)
+        return fn(*args, **kwargs)
+
+    app.command(name, hidden=True)(command)
 
 
 def print_endpoints(models: list[tuple[str, str | None]], api_key_env: str | None = None) -> None:
@@ -243,6 +300,7 @@ BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark sett
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
 Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")]
+WriteCards = Annotated[Optional[str], typer.Option("--write-cards", help="Write a validity card per judge and language into this directory (needs --human).")]
 Correction = Annotated[str, typer.Option(help="Multiple-comparison correction of the p-values: holm, bh (Benjamini–Hochberg) or none.")]
 Db = Annotated[str, typer.Option(help="SQLAlchemy URL: SQLite file (default) or postgresql+psycopg://...")]
 DEFAULT_DB = "sqlite:///glotbench-service.sqlite"

@@ -6,9 +6,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from glotbench.cli.options import (ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, Correction, MaxTokens,
-                                   ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature, Thinking, run_options,
-                                   to_json, with_options)
+from glotbench.cli.options import (HTML_SUFFIXES, ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, Correction,
+                                   Human, MaxTokens, ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature,
+                                   Thinking, WriteCards, html_option, html_page, run_options, to_json, with_options)
 
 
 def list_cmd() -> None:
@@ -197,21 +197,36 @@ def index_in_store(result) -> None:
 
 
 def report(
-    run_dir: Annotated[str, typer.Argument(help="A run directory (or arena/AraGen directory; or a folder of runs: its newest).")],
-    file: Annotated[Optional[str], typer.Argument(help="With --html: the page to write (default RUN/report.html).")] = None,
-    html: Annotated[bool, typer.Option("--html", help="Write a self-contained HTML report instead of the table.")] = False,
+    run_dirs: Annotated[list[str], typer.Argument(help="A run directory (or arena/AraGen directory; or a folder of runs: its newest). Several arena or AraGen directories (one candidate each): the judges' report.")],
+    html: Annotated[Optional[str], html_option("RUN/report.html")] = None,
     open_: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser.")] = False,
+    judges: Annotated[bool, typer.Option("--judges", help="The judges' report, also for one directory: arena directories: each judge's score per model, their spread, rank correlations, human agreement; AraGen directories: kappa against human labels, consistency, self-bias, guideline adherence (JSON).")] = False,
+    human: Human = None,
+    bt: Annotated[bool, typer.Option("--bt", help="Judges' report of arena directories: add Bradley–Terry ratings and the ranking (as `board --bt`).")] = False,
+    write_cards: WriteCards = None,
 ) -> None:
-    """Print a finished run's results table again, or write its HTML report (--html [FILE])."""
+    """Print a finished run's results table again, or write its HTML report (--html [FILE]); several
+    arena or AraGen directories (or --judges): the judges' report."""
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import print_results
 
-    if not (html or open_):
-        if file is not None:
-            raise GlotbenchError(f"unexpected argument {file!r} (a report file needs --html)")
+    if len(run_dirs) == 2 and html == "" and run_dirs[1].lower().endswith(HTML_SUFFIXES):
+        typer.echo("note: `report RUN FILE --html` is now `report RUN --html FILE`", err=True)
+        run_dirs, html = run_dirs[:1], run_dirs[1]  # the form before `--html [FILE]`
+    page = next((d for d in run_dirs[1:] if d.lower().endswith(HTML_SUFFIXES)), None)
+    if page is not None:
+        raise GlotbenchError(f"unexpected argument {page!r} (a report file needs --html: `report RUN --html FILE`)")
+    if judges or len(run_dirs) > 1 or human or bt or write_cards:
+        if html is not None or open_:
+            raise GlotbenchError("the judges' report is JSON only: drop --html/--open")
+        from glotbench.cli.judged import judges_report
+
+        typer.echo(to_json(judges_report(run_dirs, human, bt, write_cards)))
+        return
+    if html is None and not open_:
         from glotbench.report.rundata import latest_run, load_run
 
-        data = load_run(latest_run(run_dir))
+        data = load_run(latest_run(run_dirs[0]))
         if data.kind == "run":
             print_results(data.results)
         elif data.kind == "rubric":  # the judged score: the mean of judges, never the answers' rate
@@ -226,7 +241,7 @@ def report(
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run
 
-    path = write_report(latest_run(run_dir), file)
+    path = write_report(latest_run(run_dirs[0]), html or None)
     typer.echo(f"report: {path}")
     if open_:
         import webbrowser
@@ -242,8 +257,8 @@ def report(
 
 def board(
     runs: Annotated[list[str], typer.Argument(help="Run directories, or folders searched for runs.")],
-    html: Annotated[Optional[str], typer.Option("--html", help="Also write the board as a self-contained HTML page.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Printed export: md, csv, latex or json.")] = "md",
+    html: Annotated[Optional[str], html_option("board.html", "Also write the board as a self-contained HTML page")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Printed export: md, csv, latex or json (--bt: md or json).")] = "md",
     test: Annotated[str, typer.Option(help="Significance test against each column's best: randomization or bootstrap.")] = "randomization",
     alpha: Annotated[float, typer.Option(help="Cells with adjusted p >= alpha are marked as not different from the best.")] = 0.05,
     resamples: Resamples = 1000,
@@ -251,19 +266,33 @@ def board(
     language: Annotated[list[str], typer.Option("--language", help="With --pivot language: only this language "
                                                 "(lo, lao, lao_Laoo; repeatable).")] = [],
     correction: Correction = "holm",
+    bt: Annotated[bool, typer.Option("--bt", help="Arena directories: Bradley–Terry ratings and ranking of the candidates, per judge and mean of judges, with CIs over prompts.")] = False,
+    style: Annotated[bool, typer.Option("--style-control", help="With --bt: also fit with answer length and markdown counts as covariates.")] = False,
 ) -> None:
     """Models x benchmarks with CIs and significance marks, the score-cost frontier, per-group scores;
-    --pivot language: one table per language (how good each model is in Lao: one table)."""
+    --pivot language: one table per language (how good each model is in Lao: one table); --bt:
+    arena candidates ranked by Bradley–Terry."""
+    from glotbench.errors import GlotbenchError
     from glotbench.report.board import build_board, export, write_board_html
 
     if language and pivot is None:
         raise typer.BadParameter("--language needs --pivot language")
+    if style and not bt:
+        raise GlotbenchError("--style-control needs --bt")
+    if bt:
+        if html is not None or pivot or fmt not in ("md", "json"):
+            raise GlotbenchError("--bt prints md (text) or json: drop --html, --pivot and other formats")
+        from glotbench.report.arena_rank import rank_arenas, rank_text
+
+        res = rank_arenas(runs, style=style, resamples=resamples)
+        typer.echo(to_json(res) if fmt == "json" else rank_text(res))
+        return
     b = build_board(runs, test=test, alpha=alpha, resamples=resamples, pivot=pivot, languages=language or None,
                     correction=correction)
     text = export(b, fmt)
-    if html:
-        write_board_html(b, html)
-        typer.echo(f"board: {html}", err=True)
+    page = html_page(html, "board.html")
+    if page:
+        typer.echo(f"board: {write_board_html(b, page)}", err=True)
     for x in b["left_out"]:
         typer.echo(f"left out: {x['path']}: {x['reason']}", err=True)
     typer.echo(text, nl=False)
@@ -333,14 +362,27 @@ def compare(
     resamples: Resamples = 1000,
     correction: Correction = "holm",
     fmt: Annotated[str, typer.Option("--format", help="text (default) or json (raw and adjusted p-values).")] = "text",
+    items: Annotated[bool, typer.Option("--items", help="Two runs: the items whose outcome differs, grouped, with the paired test; outputs and references side by side.")] = False,
+    only: Annotated[Optional[str], typer.Option("--only", help="With --items: only the items where a (A right or higher) or b is better.")] = None,
+    group: Annotated[Optional[str], typer.Option("--group", help="With --items: only the items of one group: KEY=VALUE (e.g. category=everyday).")] = None,
+    html: Annotated[Optional[str], html_option("compare.html", "Two runs: write the items' side-by-side page (filters by group and outcome) instead of text")] = None,
 ) -> None:
     """Paired comparison of runs on the same items: each pair's B − A per metric, CI and p-values
-    (adjusted for the number of pairs: --correction)."""
+    (adjusted for the number of pairs: --correction); --items: the items two runs disagree on."""
     from glotbench.errors import GlotbenchError
-    from glotbench.report.compare import compare_many, print_many
 
     if fmt not in ("text", "json"):
         raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    if items or html is not None or only or group:
+        if len(runs) != 2:
+            raise GlotbenchError(f"--items, --only, --group and --html compare two runs' items; got {len(runs)} runs")
+        from glotbench.cli.stats import print_diff
+
+        print_diff(runs[0], runs[1], only=only, group=group, resamples=resamples, fmt=fmt,
+                   page=html_page(html, "compare.html"), command="compare")
+        return
+    from glotbench.report.compare import compare_many, print_many
+
     res = compare_many(runs, resamples=resamples, correction=correction)
     if fmt == "json":
         typer.echo(to_json(res))

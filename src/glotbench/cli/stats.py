@@ -1,5 +1,6 @@
-"""`glotbench plan`, `diff` and `arena-rank`: how many items a comparison needs, which items two runs
-disagree on, and arena candidates ranked without a fixed anchor."""
+"""`glotbench plan`: how many items a comparison needs; which items two runs disagree on (`compare
+--items`, hidden alias `diff`); arena candidates ranked without a fixed anchor (`board --bt`, hidden
+alias `arena-rank`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import BenchOpt, Data, split_pairs, to_json
+from glotbench.cli.options import BenchOpt, Data, alias, html_option, html_page, split_pairs, to_json
 
 Fmt = Annotated[str, typer.Option("--format", help="text (default) or json.")]
 
@@ -50,7 +51,7 @@ def arena_rank(
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples over prompts.")] = 1000,
     fmt: Fmt = "text",
 ) -> None:
-    """Bradley–Terry ratings and ranking of arena candidates, per judge and mean of judges, with CIs over prompts."""
+    """Bradley–Terry ranking of arena candidates: now `glotbench board --bt`."""
     from glotbench.report.arena_rank import rank_arenas, rank_text
 
     _fmt(fmt)
@@ -61,26 +62,34 @@ def arena_rank(
 def diff(
     run_a: Annotated[str, typer.Argument(help="Run A's directory.")],
     run_b: Annotated[str, typer.Argument(help="Run B's directory (the same items and signature).")],
-    html: Annotated[bool, typer.Option("--html", help="Write the side-by-side page (filters by group and outcome) instead of text.")] = False,
-    out: Annotated[str, typer.Option("--out", help="With --html: the page to write.")] = "diff.html",
+    html: Annotated[Optional[str], html_option("diff.html", "Write the side-by-side page instead of text")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", hidden=True, help="With --html: the page (the old form of --html FILE).")] = None,
     only: Annotated[Optional[str], typer.Option("--only", help="List only the items where a (A right or higher) or b is better.")] = None,
     group: Annotated[Optional[str], typer.Option("--group", help="List only the items of one group: KEY=VALUE (e.g. category=everyday).")] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples and randomisation trials of the paired test.")] = 1000,
     fmt: Fmt = "text",
 ) -> None:
-    """The items whose outcome differs between two runs, grouped, with the paired test; outputs and references side by side."""
+    """The items two runs disagree on: now `glotbench compare --items`."""
+    print_diff(run_a, run_b, only=only, group=group, resamples=resamples, fmt=fmt,
+               page=html_page(html, out or "diff.html"))
+
+
+def print_diff(run_a: str, run_b: str, *, only: Optional[str], group: Optional[str], resamples: int, fmt: str,
+               page: Optional[str], command: str = "diff") -> None:
+    """Print (or write as a page, named on stdout as `COMMAND: PATH`) the items whose outcome differs
+    between two runs."""
     from glotbench.report.diff import diff_runs, diff_text, write_diff_html
 
     _fmt(fmt)
     pair = split_pairs([group], "--group")[0] if group else None
     d = diff_runs(run_a, run_b, only=only, group=pair, resamples=resamples)
-    if html:
-        typer.echo(f"diff: {write_diff_html(d, out)}")
+    if page:
+        typer.echo(f"{command}: {write_diff_html(d, page)}")
     else:
         typer.echo(to_json(d) if fmt == "json" else diff_text(d))
 
 
 def register(app: typer.Typer) -> None:
     app.command()(plan)
-    app.command()(diff)
-    app.command("arena-rank")(arena_rank)
+    alias(app, "diff", diff)
+    alias(app, "arena-rank", arena_rank)

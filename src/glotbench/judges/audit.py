@@ -1,4 +1,4 @@
-"""`glotbench judge-audit`: how far can a 3C3H judge be trusted?
+"""`glotbench report --judges` on AraGen directories (formerly `judge-audit`): how far can a 3C3H judge be trusted?
 
 From one or more `glotbench aragen` output directories (one candidate model each, the same judges):
 - agreement with human labels (`{"model", "sn", "Correct", "Complete", "score"}` per line; score is

@@ -1,12 +1,12 @@
 """Judge validity cards (judges/cards.py) measured from judged runs and people's labels.
 
-- AraGen (`judge-audit RUNS --human LABELS --write-cards DIR`): Arabic. Agreement on Correct (the
+- AraGen (`report --judges RUNS --human LABELS --write-cards DIR`): Arabic. Agreement on Correct (the
   judge's first verdict on the first answer, 0/1, against the person's); self-family preference as
-  `judge-audit`'s self-bias; length bias: Spearman's rho of the judge's scaled 3C3H with the
+  the judge audit's self-bias; length bias: Spearman's rho of the judge's scaled 3C3H with the
   answer's length in characters (both answers of a follow-up entry together; answers read from the
   run's answer phases, so none for answers replayed from a file); parse failures over verdicts asked.
   No position consistency: 3C3H judges one answer at a time.
-- Arena (`arena-report DIRS --human LABELS --write-cards DIR`): Lao (the arena's judge prompt asks
+- Arena (`report --judges DIRS --human LABELS --write-cards DIR`): Lao (the arena's judge prompt asks
   about answers written for Lao-speaking users). Agreement on the winner (candidate, baseline or
   tie: the judge's two orders averaged, above 1/2 the candidate, below the baseline); position
   consistency pooled over the arenas' prompts judged in both orders; self-family preference: on the

@@ -11,7 +11,7 @@ one judge and one language, measured on labelled answers (judges/card_sources.py
   and the parse-failure rate (verdicts that never parsed, after retries, over verdicts asked).
 
 Cards live in a directory (one file per judge and language: `<judge>.<lang>.json`), written by
-`judge-audit --write-cards DIR` (AraGen runs) and `arena-report --write-cards DIR` (arenas), both
+`report --judges --write-cards DIR` (AraGen runs, arenas), both
 with `--human LABELS`. A judged command (`arena`, `aragen`, a task scored by a rubric) reads the
 directory given with `--judge-cards DIR`, else `$GLOTBENCH_JUDGE_CARDS`, and records in its results
 `judge_validation`: per judge, validated or not and why. A judge is validated for a language when

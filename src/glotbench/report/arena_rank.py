@@ -1,4 +1,4 @@
-"""`glotbench arena-rank DIR...`: arena candidates ranked by Bradley–Terry, without a fixed anchor.
+"""`glotbench board --bt DIR...`: arena candidates ranked by Bradley–Terry, without a fixed anchor.
 
 Each arena directory holds one candidate's games against its baseline, per judge and prompt (the
 two orders averaged: win 1, tie 1/2, loss 0; arena.json `per_prompt`). Arenas whose baselines are

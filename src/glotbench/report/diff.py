@@ -1,4 +1,4 @@
-"""`glotbench diff RUN_A RUN_B`: the items on which two runs' outcomes differ, side by side.
+"""`glotbench compare --items RUN_A RUN_B`: the items on which two runs' outcomes differ, side by side.
 
 Like `compare`, it refuses runs on different item sets or with different signatures. Each item's
 outcome is the headline metric's formula on the item's own statistics (summed over repeats: a ratio

@@ -181,7 +181,7 @@ def test_the_pivot_comparison_is_marked_as_compare_is():
                 for i in range(n)]
 
     acc = RatioMetric("accuracy", "correct", "n")
-    bench = NS(group_by=("category",))
+    bench = NS(group_by=("category",), pooled_overall=True)
     few = paired(bench, [acc], samples(20, lambda i: i % 2), samples(20, lambda i: i % 3 == 0), resamples=200)
     assert few["overall"]["too_few_units"] is True and few["groups"]["category"]["c"]["too_few_units"] is True
     many = paired(bench, [acc], samples(120, lambda i: i % 2), samples(120, lambda i: i % 3 == 0), resamples=200)

@@ -1,5 +1,6 @@
 """The report card's statistics (glotbench/stats/card.py): SEA-HELM's normalisation and EuroEval's
-rank score against their reference rules, the two-level bootstrap, the paired test and the tiers."""
+rank score against their reference rules, the two-level bootstrap, the paired test and the tiers
+(the tiers' maxT test itself: tests/test_card_maxt.py)."""
 
 from __future__ import annotations
 
@@ -96,9 +97,7 @@ def test_paired_test_same_outputs_p_is_one_and_opposite_outputs_p_is_the_minimum
     assert p == pytest.approx(1 / 200)  # no swap of 20 items (p 2^-20 each) reaches it in 199 trials
 
 
-def test_tiers_group_models_a_paired_test_cannot_separate_after_holm():
-    from statsmodels.stats.multitest import multipletests
-
+def test_tiers_group_models_a_paired_test_cannot_separate_after_maxt():
     n = 40
     good = [1] * n
     mid = [0 if i % 3 == 0 else 1 for i in range(n)]
@@ -108,10 +107,11 @@ def test_tiers_group_models_a_paired_test_cannot_separate_after_holm():
     tr = tiers([t], points, trials=499, seed=2)
     assert tr.order[0] == "good"
     assert tr.tier == {"good": 1, "mid": 2, "mid2": 2}
-    pairs = list(tr.p_raw)
-    assert [tr.p_adjusted[p] for p in pairs] == pytest.approx(list(multipletests([tr.p_raw[p] for p in pairs],
-                                                                                  method="holm")[1]))
-    same = next(p for p in pairs if set(p) == {"mid", "mid2"})
+    # good against mid: 14 discordant items, all for good; the maximum over all three pairs of the
+    # relabelled data reaches that gap almost never: adjusted p near the floor 1/500
+    assert tr.p_adjusted[("good", "mid")] < 0.01
+    assert all(tr.p_adjusted[p] >= tr.p_raw[p] for p in tr.p_raw)  # a family-wise p is never smaller
+    same = next(p for p in tr.p_raw if set(p) == {"mid", "mid2"})
     assert tr.p_adjusted[same] >= 0.05
 
 

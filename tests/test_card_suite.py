@@ -94,7 +94,7 @@ def test_one_command_runs_the_lao_suite_and_the_card_tiers_the_models(srv, tmp_p
         assert rows[m]["normalised_mean"]["value"] == pytest.approx((5 / 9 + 1 / 3 + 0.5) / 3)
         assert rows[m]["rank_score"]["value"] > 1.0
     assert rows["good"]["normalised_mean"]["value"] == 1.0 and rows["good"]["rank_score"]["value"] == 1.0
-    # Tiers: good against mid (or mid2) differs on 8 items per task, all for good: separated after Holm;
+    # Tiers: good against mid (or mid2) differs on 8 items per task, all for good: separated after maxT;
     # mid against mid2 differs on 16 items per task, 8 each way: the same tier.
     assert {m: v["tier"] for m, v in rows.items()} == {"good": 1, "mid": 2, "mid2": 2}
     assert card["too_few_tasks"] is True  # three tasks: the interval is marked (coverage measured from 5)

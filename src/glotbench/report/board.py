@@ -238,7 +238,7 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
         tables = language_tables(runs, left_out, languages,
                                  lambda name, rs: _column(name, rs, test, alpha, resamples, seed, correction, detail=False),
                                  lambda lang, chosen, out: language_card(lang, chosen, out, alpha=alpha, resamples=resamples,
-                                                                         seed=seed, correction=correction))
+                                                                         seed=seed))
         return {"pivot": "language", "tables": tables,
                 "models": list(dict.fromkeys(m for t in tables for m in t["models"])),
                 "left_out": left_out, "significance": significance}

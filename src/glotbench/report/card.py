@@ -1,7 +1,8 @@
 """The report card of a language (`glotbench board --pivot language`): one view of the runs the
 language's table already chose (report/board_pivot.py), per model the SEA-HELM normalised mean and
 EuroEval's mean rank score over the language's tasks, each with a two-level bootstrap interval, and
-tiers from paired tests after Holm correction (glotbench/stats/card.py). Next to the numbers: the
+tiers from every pair's paired permutation test, adjusted as one family by Westfall–Young step-down
+maxT (glotbench/stats/card.py). Next to the numbers: the
 tasks covered, their n, translated or native (the family's datasheet), each task's floor, and the
 runs left out (invalid, another item set, another signature, a model missing a task).
 
@@ -20,7 +21,7 @@ import numpy as np
 from glotbench.report import rundata
 from glotbench.report.board import Run
 from glotbench.rundir.validity import is_valid
-from glotbench.stats.card import TaskUnits, language_scores, rowwise, tiers
+from glotbench.stats.card import MAXT, TaskUnits, language_scores, rowwise, tiers
 
 MIN_TASKS = 5  # the interval's coverage is measured from 5 tasks up (bench/card_sim.py); fewer: marked †
 
@@ -68,7 +69,7 @@ def _units(runs: dict[str, Run], head: str) -> tuple[dict[str, np.ndarray], int,
 
 
 def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[str, str]], *, alpha: float = 0.05,
-                  resamples: int = 1000, seed: int = 12345, correction: str = "holm") -> dict[str, Any]:
+                  resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
     """The card of one language from the runs its table chose (task -> runs, one per model)."""
     out_runs: list[dict[str, str]] = []
     valid: dict[str, dict[str, Run]] = {}
@@ -90,7 +91,7 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
             out_runs.append({"path": m, "reason": f"{m}: no valid run of {', '.join(missing)}; not in the card"})
     full = {t: {m: runs[m] for m in models} for t, runs in valid.items()} if models else {}
     card: dict[str, Any] = {"language": lang, "tasks": [], "models": [], "tests": [],
-                            "left_out": [*left_out, *out_runs], "alpha": alpha, "correction": correction,
+                            "left_out": [*left_out, *out_runs], "alpha": alpha, "correction": MAXT,
                             "resamples": resamples, "min_tasks": MIN_TASKS}
     if not full or len(models) < 1:
         card["note"] = "no model has a valid run of every task: no card"
@@ -114,8 +115,7 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
         card["note"] = "no task left: no card"
         return card
     sc = language_scores(units, models, resamples=resamples, seed=seed)
-    tr = tiers(units, {m: sc.normalised_mean[m].value for m in models}, alpha=alpha, trials=resamples, seed=seed,
-               correction=correction)
+    tr = tiers(units, {m: sc.normalised_mean[m].value for m in models}, alpha=alpha, trials=resamples, seed=seed)
     for m in tr.order:
         nm, rk = sc.normalised_mean[m], sc.rank_score[m]
         card["models"].append({"model": m, "tier": tr.tier[m],

@@ -1,5 +1,6 @@
 """The per-language report card's statistics: SEA-HELM's normalised score, EuroEval's rank score,
-their two-level bootstrap, the paired test between two models over a language's tasks, and tiers.
+their two-level bootstrap, the paired test between two models over a language's tasks, and tiers
+(every pair tested at once by permutation, Westfall–Young step-down maxT adjusted).
 
 Reference rules, reproduced exactly (tests/test_card.py):
 - SEA-HELM (`src/metrics/seahelm_metric.py` `normalize_score`, aisingapore/SEA-HELM at
@@ -162,33 +163,131 @@ def paired_language_test(tasks: Sequence[TaskUnits], a: str, b: str, *, trials: 
     return float(observed), (hits + 1) / (trials + 1)
 
 
+def _joint_permutations(rng: np.random.Generator, trials: int, units: int, k: int) -> np.ndarray:
+    """(trials, units, k): in each trial, each unit's k models' labels in a uniformly random order
+    (for two models: the swap with probability 1/2)."""
+    if k <= 7:  # a draw from the table of all k! orders (a third of argsort's time)
+        from itertools import permutations
+
+        table = np.array(list(permutations(range(k))), dtype=np.intp)
+        return table[rng.integers(0, len(table), size=(trials, units))]
+    return np.argsort(rng.random((trials, units, k)), axis=2)
+
+
+def _permuted_means(tasks: Sequence[TaskUnits], models: Sequence[str], perms: Sequence[np.ndarray]) -> np.ndarray:
+    """(trials, k): each trial's normalised mean over the tasks of each model slot, when the task's
+    unit i gives slot j the statistics of model perms[t][trial, i, j]. The identity permutation gives
+    the observed means."""
+    trials = perms[0].shape[0]
+    out = np.zeros((trials, len(models)))
+    for task, perm in zip(tasks, perms):
+        stats = np.stack([task.stats[m] for m in models], axis=1)  # (units, k, d)
+        n, k, d = stats.shape
+        flat = stats.reshape(n * k, d)
+        step = max(1, (1 << 21) // max(1, n * k))  # trials per chunk: ~16 MB of indices at most
+        for lo in range(0, trials, step):
+            idx = perm[lo:lo + step] + (np.arange(n) * k)[None, :, None]  # rows of `flat`
+            sums = np.stack([np.take(flat[:, c], idx).sum(axis=1) for c in range(d)], axis=-1)  # (chunk, k, d)
+            out[lo:lo + step] += task.normalised(sums)
+    return out / len(tasks)
+
+
+def _pairs(k: int) -> tuple[np.ndarray, np.ndarray]:
+    i, j = np.triu_indices(k, 1)
+    return i, j
+
+
+def maxt_hits(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Westfall–Young step-down maxT on every pair's |difference of means| (pairs in np.triu_indices
+    order). observed: (k,) means; null: (trials, k) means under the permutations. Returns per pair the
+    count of trials reaching its own statistic (raw) and the step-down count (before monotonicity):
+    with the pairs ranked by observed |difference| (largest first), the trials whose maximum over the
+    pairs ranked at or below it reaches it."""
+    i, j = _pairs(observed.shape[0])
+    t_obs = np.abs(observed[i] - observed[j]) - 1e-12  # float noise of one formula is no difference
+    t_null = np.abs(null[:, i] - null[:, j])  # (trials, pairs)
+    raw = (t_null >= t_obs).sum(axis=0)
+    order = np.argsort(-t_obs, kind="stable")
+    tail_max = np.maximum.accumulate(t_null[:, order[::-1]], axis=1)[:, ::-1]  # max over ranks >= r
+    step = np.empty_like(raw)
+    step[order] = (tail_max >= t_obs[order]).sum(axis=0)
+    return raw, step
+
+
+def _stepdown_monotone(p: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Adjusted p-values never decrease down the ranking by observed |difference|."""
+    i, j = _pairs(observed.shape[0])
+    order = np.argsort(-(np.abs(observed[i] - observed[j]) - 1e-12), kind="stable")
+    out = np.empty_like(p)
+    out[order] = np.maximum.accumulate(p[order])
+    return out
+
+
+def _varying(task: TaskUnits, models: Sequence[str]) -> TaskUnits:
+    """The task with the units on which every model has the same statistics (no relabelling moves
+    them) summed into one unit: the same test, fewer units to permute."""
+    stats = np.stack([task.stats[m] for m in models], axis=1)  # (units, k, d)
+    same = np.all(stats == stats[:, :1], axis=(1, 2))
+    if same.sum() < 2:
+        return task
+    keep = stats[~same]
+    fixed = stats[same].sum(axis=0, keepdims=True)
+    return TaskUnits(task.name, {m: np.concatenate([keep[:, j], fixed[:, j]]) for j, m in enumerate(models)},
+                     task.score, task.floor, task.top)
+
+
+def pairwise_maxt(tasks: Sequence[TaskUnits], models: Sequence[str], *, trials: int = 1000,
+                  seed: int = 12345) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Every pair of models tested at once by permutation on the same units: in each trial each
+    unit's models' statistics are handed out among the models in a random order (a cluster's as one;
+    for two models, the paired swap of `paired_language_test`), the same trials for every pair; the
+    statistic is |difference of normalised means over the tasks|. Adjusted p-values: Westfall–Young
+    step-down maxT (Westfall & Young 1993, Algorithm 2.8) from the trials' maximum statistic, so the
+    chance of any false separation is alpha for any number of models when they are equally good
+    (exchangeable on each unit). p = (hits + 1) / (trials + 1). Returns pair -> (b − a, raw p, adjusted p)."""
+    k = len(models)
+    if k < 2:
+        return {}
+    rng = np.random.default_rng(seed)
+    tasks = [_varying(t, models) for t in tasks]
+    perms = [_joint_permutations(rng, trials, t.units, k) for t in tasks]
+    ident = [np.broadcast_to(np.arange(k), (1, t.units, k)) for t in tasks]
+    observed = _permuted_means(tasks, models, ident)[0]
+    raw, step = maxt_hits(observed, _permuted_means(tasks, models, perms))
+    p_raw = (raw + 1) / (trials + 1)
+    p_adj = _stepdown_monotone((step + 1) / (trials + 1), observed)
+    i, j = _pairs(k)
+    return {(models[a], models[b]): (float(observed[b] - observed[a]), float(pr), float(pa))
+            for a, b, pr, pa in zip(i, j, p_raw, p_adj)}
+
+
+MAXT = "Westfall–Young step-down maxT (permutation)"
+
+
 @dataclass(frozen=True)
 class Tiers:
     order: tuple[str, ...]  # models by normalised mean, best first
     tier: dict[str, int]  # model -> tier (1 = the top)
-    p_adjusted: dict[tuple[str, str], float]  # each pair's Holm-adjusted p
-    p_raw: dict[tuple[str, str], float]
+    p_adjusted: dict[tuple[str, str], float]  # each pair's maxT-adjusted p (family-wise over all pairs)
+    p_raw: dict[tuple[str, str], float]  # each pair's own permutation p (the same trials)
 
 
 def tiers(tasks: Sequence[TaskUnits], points: Mapping[str, float], *, alpha: float = 0.05,
-          trials: int = 1000, seed: int = 12345, correction: str = "holm") -> Tiers:
-    """Models grouped into tiers: every pair tested (`paired_language_test`), the p-values adjusted
-    as one family (Holm by default: stats/multitest.py); walking down the models by normalised
-    mean, a model opens a new tier only when its test against the current tier's first model
-    separates them (adjusted p < alpha), else it shares that tier."""
-    from glotbench.stats.multitest import adjust
-
+          trials: int = 1000, seed: int = 12345) -> Tiers:
+    """Models grouped into tiers: every pair tested at once (`pairwise_maxt`, step-down maxT
+    adjusted); walking down the models by normalised mean, a model opens a new tier only when its
+    test against the current tier's first model separates them (adjusted p < alpha), else it shares
+    that tier."""
     order = tuple(sorted(points, key=lambda m: -points[m]))
-    pairs = [(order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
-    raw = {pair: paired_language_test(tasks, *pair, trials=trials, seed=seed)[1] for pair in pairs}
-    adj = dict(zip(pairs, adjust([raw[p] for p in pairs], correction)))
+    tests = pairwise_maxt(tasks, order, trials=trials, seed=seed)
+    adj = {pair: v[2] for pair, v in tests.items()}
     tier: dict[str, int] = {}
     anchor, level = None, 0
     for m in order:
         if anchor is None or adj[(anchor, m)] < alpha:
             anchor, level = m, level + 1
         tier[m] = level
-    return Tiers(order, tier, adj, raw)
+    return Tiers(order, tier, adj, {pair: v[1] for pair, v in tests.items()})
 
 
 def ratio_rows(scale: float = 1.0) -> ScoreRows:

@@ -249,3 +249,21 @@ def test_vietnamese_benchmarks_refuse_text_in_another_script(tmp_path, bench, ro
     path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"rows.jsonl:1: the text is written in Thai script, not in Vietnamese"):
         get_benchmark(bench).load(str(path))
+
+
+@pytest.mark.parametrize("role,iso,text,says", [
+    ("khm", "Khmr", "แม่น้ำไหลผ่านเมืองหลวงของประเทศ", "target.text: written in Thai script, but the target's config is khm_Khmr (Khmer)"),
+    ("khm", "Khmr", "ແມ່ນ້ຳໄຫຼຜ່ານນະຄອນຫຼວງ", "target.text: written in Lao script, but the target's config is khm_Khmr (Khmer)"),
+    ("eng", "Latn", "ទន្លេហូរកាត់រាជធានី។", "source.text: written in Khmer script, but the source's config is eng_Latn (English)"),
+])
+def test_flores_plus_rows_whose_text_is_not_their_configs_script_are_refused(tmp_path, role, iso, text, says):
+    """A row labelled khm/Khmr whose text is Thai was translated into and scored as Khmer: each role's
+    text read by the fields is held to its role's config, as a one-language task's rows are."""
+    rows = [json.loads(x) for x in (FX / "flores_plus_devtest.jsonl").read_text(encoding="utf-8").splitlines()]
+    bad = next(i for i, r in enumerate(rows) if r["iso_639_3"] == role and r["iso_15924"] == iso)
+    rows[bad] = {**rows[bad], "text": text}
+    data = tmp_path / "flores.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(DataError) as e:
+        load("flores-plus", data, target="khm_Khmr")
+    assert says in str(e.value)

@@ -397,7 +397,9 @@ class TaskBenchmark(Benchmark):
         letters or not). A task of several roles (FLORES+) picks its rows by their config already."""
         from glotbench.languages import PROFILES, foreign_script, resolve_code
 
-        if not self.language or self.data.roles:
+        if self.data.roles:
+            return self._role_problem(row)
+        if not self.language:
             return None
 
         def named(code: str) -> str:
@@ -434,6 +436,23 @@ class TaskBenchmark(Benchmark):
         script = foreign_script(longest, expected) and foreign_script(" ".join(texts), expected)
         if script:
             return f"the row's text is written in {script} script, but {mine}{how}"
+        return None
+
+    def _role_problem(self, row: Any) -> str | None:
+        """A task of several roles (FLORES+): each role's columns the fields read (`target.text`) are
+        written in that role's config's script (`khm_Khmr` rows whose text is Thai are refused)."""
+        from glotbench.languages import PROFILES, foreign_script, resolve_code
+
+        used = repr((dict(self.spec.fields.public), dict(self.spec.fields.gold)))
+        for role, config in self.data.roles.items():
+            part = row.get(role) if isinstance(row, dict) else None
+            for col in dict.fromkeys(re.findall(rf"\b{re.escape(role)}\.(\w+)", used)):
+                value = (part or {}).get(col)
+                script = foreign_script(value, config) if isinstance(value, str) else None
+                if script:
+                    p = PROFILES.get(resolve_code(config) or "")
+                    return (f"{role}.{col}: written in {script} script, but the {role}'s config is {config}"
+                            + (f" ({p.name})" if p else ""))
         return None
 
     # -- stations --------------------------------------------------------------------------------

@@ -394,7 +394,7 @@ class TaskBenchmark(Benchmark):
     def _language_problem(self, item: Item, row: Any, where: str) -> str | None:
         """A row the task's language does not describe: its own language (`data.language_by`) is
         another, or its dominant script is not the language's (Khmer rows under lao_Laoo, stray Lao
-        letters or not). A task of several roles (FLORES+) picks its rows by their config already."""
+        letters or not). A task of several roles (FLORES+): each role's text against its config (`_role_problem`)."""
         from glotbench.languages import PROFILES, foreign_script, resolve_code
 
         if self.data.roles:

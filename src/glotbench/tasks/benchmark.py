@@ -88,6 +88,8 @@ def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     for o in body.get("options", {}).values():
         if o.get("pattern") is None:
             o.pop("pattern", None)
+    if body.get("input_language") is None:  # added later (a translation's source language): unset, as before
+        body.pop("input_language", None)
     variants = body.get("prompt", {}).get("variants", {}).values()
     for scorer in [body.get("scorer"), *(v.get("scorer") for v in variants)]:
         if isinstance(scorer, dict) and scorer.get("kind") == "token_f1":  # settings added later, at their defaults

@@ -267,3 +267,19 @@ def test_flores_plus_rows_whose_text_is_not_their_configs_script_are_refused(tmp
     with pytest.raises(DataError) as e:
         load("flores-plus", data, target="khm_Khmr")
     assert says in str(e.value)
+
+
+def test_seahelm_translation_checks_its_source_and_its_reference_each_against_its_own_language(tmp_path):
+    """A translation with both an input language and an input-unchanged floor checked its reference
+    (Thai) against the source's language (English): every correct en-xx and xx-en row was refused."""
+    assert len(load("seahelm-translation", FX / "seahelm_mt_en_th.jsonl", config="th")) == 2
+    assert len(load("seahelm-translation", FX / "seahelm_mt_km_en.jsonl", config="km", direction="xx-en")) == 2
+    rows = [json.loads(x) for x in (FX / "seahelm_mt_en_th.jsonl").read_text(encoding="utf-8").splitlines()]
+    data = tmp_path / "en_th.jsonl"
+    data.write_text(json.dumps({**rows[0], "label": "ແມວກິນປາຢູ່ຕະຫຼາດ"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"written in Lao script, but the task's language is th \(Thai\)"):
+        load("seahelm-translation", data, config="th")
+    data.write_text(json.dumps({**rows[0], "prompts": [{"text": "ឆ្មាស៊ីត្រីនៅផ្សារ។"}]}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(DataError, match=r"written in Khmer script, but the task's input language is en \(English\)"):
+        load("seahelm-translation", data, config="th")

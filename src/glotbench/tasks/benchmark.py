@@ -424,20 +424,26 @@ class TaskBenchmark(Benchmark):
                 fix = f"; for these rows run with --bench-opt {option}={theirs}" if option else ""
                 return f"data.language_by: {told} {named(theirs)}, but {mine}{fix}"
         how = f"; give the rows' language with --bench-opt {option}=..." if option else ""
-        texts = [v for v in item.public.values() if isinstance(v, str)]
-        if self.input_answer is not None:  # a translation: its input is in another language, its reference in this one
+        if self.input_answer is not None:  # a translation: its reference in the task's language, its input in the input language
             ref = item.gold.get("reference")
-            texts = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
-        if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
-            texts += list(item.public.get("choices") or ())
+            refs = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
+            source = item.public.get(self.input_answer)
+            checks = [([source], self.input_language, mine)] if self.input_language and isinstance(source, str) else []
+            checks.append((refs, self.language, f"the task's language is {named(self.language)}"))
+        else:
+            texts = [v for v in item.public.values() if isinstance(v, str)]
+            if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
+                texts += list(item.public.get("choices") or ())
+            checks = [(texts, expected, mine)]
         # A row is judged by its dominant script (languages.SCRIPT_SHARE), never by one stray letter: its
         # longest text (Belebele's passage, XCOPA's premise) and its texts together both hold under that
         # share of letters in the language's scripts. Fields may be labels in English (XCOPA's question
         # "effect", Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
-        longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
-        script = foreign_script(longest, expected) and foreign_script(" ".join(texts), expected)
-        if script:
-            return f"the row's text is written in {script} script, but {mine}{how}"
+        for texts, code, whose in checks:
+            longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
+            script = foreign_script(longest, code) and foreign_script(" ".join(texts), code)
+            if script:
+                return f"the row's text is written in {script} script, but {whose}{how}"
         return None
 
     def _role_problem(self, row: Any) -> str | None:

@@ -58,8 +58,8 @@ def test_squad_norm_matches_the_official_script_on_mixed_cases():
 
 
 def test_signatures_name_the_normalisation_and_the_empty_rule():
-    assert token_f1_signature("en") == "token_f1|norm:lower+del_punct_P*+ascii+articles_en|seg:none|refs:max|empty:v1.1"
-    assert token_f1_signature("vi", "first") == "token_f1|norm:lower+del_punct_P*+ascii|seg:none|refs:first|empty:v1.1"
+    assert token_f1_signature("en") == "token_f1|norm:del_format+lower+del_punct_P*+ascii+articles_en|seg:none|refs:max|empty:v1.1"
+    assert token_f1_signature("vi", "first") == "token_f1|norm:del_format+lower+del_punct_P*+ascii|seg:none|refs:first|empty:v1.1"
     assert token_f1_signature("lo", norm="squad") == "token_f1|norm:squad_v1.1|seg:none|refs:max|empty:v1.1"
     assert token_f1_signature(None, norm="squad", empty="v2.0", metric="exact_match") == \
         "exact_match|norm:squad_v1.1|seg:none|refs:max|empty:v2.0"
@@ -138,10 +138,25 @@ def test_score_command_takes_the_normalisation(tmp_path):
     h.write_text("«Hà Nội»\nU.S.\n", encoding="utf-8")
     r.write_text("Hà Nội\nUS\n", encoding="utf-8")
     out = cli("score", "--metric", "token_f1", "--lang", "vi", str(h), str(r))
-    assert out.returncode == 0 and out.stdout.startswith("token_f1 = 100.00") and "norm:lower+del_punct" in out.stdout
+    assert out.returncode == 0 and out.stdout.startswith("token_f1 = 100.00") and "norm:del_format+lower+del_punct" in out.stdout
     out = cli("score", "--metric", "token_f1", "--f1-norm", "squad", str(h), str(r))
     assert out.returncode == 0 and out.stdout.startswith("token_f1 = 50.00") and "norm:squad_v1.1" in out.stdout
     out = cli("score", "--metric", "chrf", "--f1-norm", "squad", str(h), str(r))
     assert out.returncode == 2 and out.stderr.strip() == "error: --f1-norm applies to token_f1 and exact_match only, not chrf"
     out = cli("score", "--metric", "token_f1", "--f1-norm", "nfkc", str(h), str(r))
     assert out.returncode == 2 and "unknown token F1 normalisation 'nfkc'" in out.stderr
+
+
+@pytest.mark.parametrize("answer,reference,lang", [
+    ("แม่น้ำ\u200bเจ้าพระยา\u200b", "แม่น้ำเจ้าพระยา", "th"),
+    ("Hà Nội\u200b", "Hà Nội", "vi"),
+    ("sông\u00a0Hồng\u200e", "sông Hồng", "vi"),
+    ("ភ្នំ\u200cពេញ", "ភ្នំពេញ", "km"),
+    ("ວຽງ\u2060ຈັນ\ufeff", "ວຽງຈັນ", "lo"),
+    ("\u200fالرياض\u200f", "الرياض", "ar"),
+    ("Yan\u00adgon", "Yangon", "en"),
+])
+def test_format_characters_are_no_part_of_a_compared_answer(answer, reference, lang):
+    """A right span carrying a ZWSP, LRM, WJ, BOM or soft hyphen scored 50-67 F1 (DeepSEA XQuAD)."""
+    assert token_f1(answer, [reference], lang) == 1.0
+    assert exact_match(answer, [reference], lang) == 1.0

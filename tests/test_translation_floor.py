@@ -54,3 +54,23 @@ def test_a_model_that_copies_the_source_scores_the_floor_and_the_table_says_so(t
     html = cli("report", str(tmp_path / "run"), "--html")
     assert html.returncode == 0
     assert "input unchanged (the source as every answer)" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_board_shows_each_directions_floor(tmp_path, srv):
+    """laobench-translation pools no overall number, so its board column has no floor of its own: each
+    direction's floor stands in the by-direction table's header (markdown and HTML)."""
+    bench = LaoBenchTranslation()
+    ds = bench.load()
+    floor = bench.input_floor(ds)["groups"]["direction"]
+    srv.configure(answers={it.public["question"]: it.public["source"] for it in ds})
+    run = tmp_path / "run"
+    assert cli("run", "laobench-translation", "--model", srv.spec(), "--no-cache", "--no-progress",
+               "--out", str(run)).returncode == 0
+    md = cli("board", str(run), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    header = next(x for x in md.stdout.splitlines() if x.startswith("| model | ") and "lo-en" in x)
+    for d, f in floor.items():
+        assert f"{d} · input unchanged {f['bleu']:.1f}" in header
+    page = tmp_path / "board.html"
+    assert cli("board", str(run), "--html", str(page)).returncode == 0
+    assert f"<th>lo-en · input unchanged {floor['lo-en']['bleu']:.1f}</th>" in page.read_text(encoding="utf-8")

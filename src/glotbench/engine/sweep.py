@@ -271,10 +271,17 @@ def load_sweep(path: str | Path) -> SweepSpec:
     p = Path(path)
     spec = parse_sweep(read_sweep_file(p), str(p))
     base = p.parent
-    # A relative data path is looked up next to the sweep file first, then in the working directory.
-    fixed_b = [b.model_copy(update={"data": str(base / b.data)})
-               if b.data and not Path(b.data).is_absolute() and (base / b.data).exists() else b
-               for b in spec.benchmarks]
+    # A relative data path is looked up next to the sweep file first, then in the working directory,
+    # and kept absolute: the run records it, and `compare`, `rescore` or `checks` from another folder
+    # read the data again from there.
+
+    def located(data: str | None) -> str | None:
+        if not data or Path(data).is_absolute():
+            return data
+        found = next((c for c in (base / data, Path(data)) if c.exists()), None)
+        return str(found.resolve()) if found is not None else data
+
+    fixed_b = [b.model_copy(update={"data": located(b.data)}) if b.data else b for b in spec.benchmarks]
     return spec.model_copy(update={"benchmarks": fixed_b})
 
 

@@ -1,7 +1,9 @@
 """SQuAD-style token F1 and exact match, with a language-aware normalisation (default) or SQuAD's own, by name.
 
 Normalisations (`norm=`; the name is part of the signature):
-- `unicode` (default; DeepSEA XQuAD): lower-case; **delete** every punctuation character — all
+- `unicode` (default; DeepSEA XQuAD): delete the format characters (languages.FORMAT_CHARS: ZWSP,
+  ZWNJ, ZWJ, WJ, BOM, soft hyphen, bidirectional marks: `Hà Nội\u200b` is `Hà Nội`); lower-case;
+  **delete** every punctuation character — all
   Unicode `P*` categories and SQuAD's ASCII `string.punctuation` (which includes $ + < = > ^ | ~ and the backtick)
   — so "U.S." = "US" and "$100" = "100", as in SQuAD; for English only, remove the articles
   a/an/the; then split into tokens: whitespace, or the language's segmenter for scripts without
@@ -32,6 +34,7 @@ import unicodedata
 from collections import Counter
 from typing import Callable, Literal, Sequence
 
+from glotbench.languages import remove_zero_width
 from glotbench.text.segment import segment, segmenter_signature
 
 Norm = Literal["unicode", "squad", "mkqa"]
@@ -102,7 +105,7 @@ def normalize_answer(text: str, lang: str | None = None, norm: str = "unicode") 
         return _squad_normalize(text).split()
     if norm == "mkqa":
         return _mkqa_normalize(text, lang)
-    text = "".join(ch for ch in text.lower() if not _is_punct(ch))
+    text = "".join(ch for ch in remove_zero_width(text).lower() if not _is_punct(ch))
     if lang == "en":
         text = _ARTICLES.sub(" ", text)
     return segment(text, lang) if lang else text.split()
@@ -153,5 +156,5 @@ def token_f1_signature(lang: str | None, refs: str = "max", norm: str = "unicode
         seg = "char" if lang in MKQA_CHARACTERS else "none"
         return f"{metric}|norm:mkqa({lang or 'none'})|seg:{seg}|refs:{refs}|empty:{empty}"
     articles = "+articles_en" if lang == "en" else ""
-    return (f"{metric}|norm:lower+del_punct_P*+ascii{articles}|seg:{segmenter_signature(lang) if lang else 'none'}"
+    return (f"{metric}|norm:del_format+lower+del_punct_P*+ascii{articles}|seg:{segmenter_signature(lang) if lang else 'none'}"
             f"|refs:{refs}|empty:{empty}")

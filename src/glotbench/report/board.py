@@ -308,6 +308,8 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     return {"benchmark": bench, "signature": res0["signature"], "item_set": describe_item_set(res0),
             "checks": column_checks(cells, rs), "tokens": column_tokens(rs),  # report/checks_board.py
             "headline": head, "input_floor": floor,
+            "group_floors": {key: {v: (x or {}).get(head) for v, x in vals.items()}  # a group's do-nothing floor
+                             for key, vals in (fl.get("groups") or {}).items() if key in groups},
             "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
             "cells": cells, "groups": groups, "frontier": frontier}
 
@@ -369,9 +371,10 @@ def legend(board: dict[str, Any]) -> str:
             f"p-values adjusted per column: {s.get('correction_name', NAMES['none'])})")
 
 
-def floor_text(col: dict[str, Any]) -> str:
-    """` · input unchanged 19.2`: the column's do-nothing floor (Benchmark.input_answer), or ""."""
-    x = col.get("input_floor")
+def floor_text(col: dict[str, Any], key: str | None = None, value: str | None = None) -> str:
+    """` · input unchanged 19.2`: the column's do-nothing floor (Benchmark.input_answer), or its group
+    `key`=`value`'s (a translation's direction: the floor of a column that pools no overall), or ""."""
+    x = col.get("input_floor") if key is None else ((col.get("group_floors") or {}).get(key) or {}).get(value)
     return "" if x is None else f" · input unchanged {_f(col) * x:.1f}"
 
 
@@ -413,7 +416,8 @@ def to_markdown(board: dict[str, Any]) -> str:
     for c in cols:
         for key, vals in c["groups"].items():
             lines += ["", f"{c['benchmark']} {c['label']} by {key}:", "",
-                      "| model | " + " | ".join(vals) + " |", "|---|" + "---:|" * len(vals)]
+                      "| model | " + " | ".join(v + floor_text(c, key, v) for v in vals) + " |",
+                      "|---|" + "---:|" * len(vals)]
             for m in c["cells"]:
                 lines.append(f"| {m} | " + " | ".join(interval_text(v[m], c["scale"]) for v in vals.values()) + " |")
     lines.append(board_markdown(board.get("arena_ranking") or []))

@@ -138,7 +138,7 @@ def board_html(board: dict[str, Any]) -> str:
                 _heat_cell(per[m], lo, hi, f, _gsrc(c["cells"][m]["path"], key, v, c["headline"]))
                 for v, per in vals.items()) + "</tr>" for m in c["cells"])
             heat.append(f'<h3>{escape(c["benchmark"])} · {escape(c["label"])} by {escape(key)}</h3><table class="heatmap">'
-                        "<tr><th>model</th>" + "".join(f"<th>{escape(v)}</th>" for v in vals) + f"</tr>{body}</table>")
+                        "<tr><th>model</th>" + "".join(f"<th>{escape(v + floor_text(c, key, v))}</th>" for v in vals) + f"</tr>{body}</table>")
     if heat:
         sections.append(("groups", "By group", "".join(heat)))
     sections += board_sections(board, name)  # the runs' checks (report/checks_board.py)

@@ -138,9 +138,22 @@ def _iv(e: dict[str, Any], pct: bool, mark: str) -> str:
     return f"{f * e['value']:.{d}f} ({f * e['ci_low']:.{d}f}–{f * e['ci_high']:.{d}f}){mark}"
 
 
-def _task_cell(t: dict[str, Any]) -> str:
+def _task_cell(t: dict[str, Any], task: dict[str, Any]) -> str:
+    """A model's normalised score of one task, its bootstrap interval and the units it rests on: †
+    where the bootstrap's measured coverage is under 93% (fewer than 100 items, or clusters resampled:
+    stats.paired_too_few), as every other view marks it (`40.0 (0.0–100.0)† n=3`, `n=12‡4`)."""
+    from glotbench.stats import paired_too_few
+
     lo, hi = t["normalised_ci"]
-    return f"{100 * t['normalised']:.1f} ({100 * lo:.1f}–{100 * hi:.1f})"
+    few = "†" if paired_too_few(task["n"], task.get("clusters")) else ""
+    units = f"{task['n']}‡{task['clusters']}" if task.get("clusters") else f"{task['n']}"
+    return f"{100 * t['normalised']:.1f} ({100 * lo:.1f}–{100 * hi:.1f}){few} n={units}"
+
+
+def _task_few(card: dict[str, Any]) -> bool:
+    from glotbench.stats import paired_too_few
+
+    return any(paired_too_few(t["n"], t.get("clusters")) for t in card["tasks"])
 
 
 def card_lines(card: dict[str, Any]) -> list[str]:
@@ -153,19 +166,22 @@ def card_lines(card: dict[str, Any]) -> list[str]:
     if card["models"]:
         mark = "†" if card.get("too_few_tasks") else ""
         tasks = [t["task"] for t in card["tasks"]]
+        info = {t["task"]: t for t in card["tasks"]}
         lines += ["| tier | model | normalised mean (95% CI) | mean rank score (95% CI) | " + " | ".join(
                       f"{t} normalised (95% CI)" for t in tasks) + " |",
                   "|---:|---|---:|---:|" + "---:|" * len(tasks)]
         for m in card["models"]:
             lines.append(f"| {m['tier']} | {m['model']} | {_iv(m['normalised_mean'], True, mark)} | "
                          f"{_iv(m['rank_score'], False, mark)} | "
-                         + " | ".join(_task_cell(m["tasks"][t]) for t in tasks) + " |")
+                         + " | ".join(_task_cell(m["tasks"][t], info[t]) for t in tasks) + " |")
         lines += ["", f"Tiers: models share a tier unless a paired randomisation test over the card's tasks "
                       f"(same items) separates them at adjusted p < {card['alpha']} ({card['correction']}, all pairs); "
                       "read tiers, not the order within one. Normalised: SEA-HELM's max((score − floor)/(top − floor), 0) "
                       "in percent (a task's interval: its items resampled); rank score: EuroEval's (1 = the best; lower is better)."
                   + (f" † fewer than {card['min_tasks']} tasks: the interval's coverage is not measured there."
-                     if mark else ""), ""]
+                     if mark else "")
+                  + (" † on a task's cell: its bootstrap rests on fewer than 100 items, or resamples clusters "
+                     "(measured coverage under 93%, docs/metrics.md)." if _task_few(card) else ""), ""]
     if card["tasks"]:
         lines.append("Tasks in the card:")
         for t in card["tasks"]:
@@ -187,11 +203,12 @@ def card_html(card: dict[str, Any]) -> str:
     if card["models"]:
         mark = "†" if card.get("too_few_tasks") else ""
         tasks = [t["task"] for t in card["tasks"]]
+        info = {t["task"]: t for t in card["tasks"]}
         head = "".join(f"<th>{escape(t)}</th>" for t in tasks)
         rows = "".join(
             f"<tr><td>{m['tier']}</td><td>{escape(m['model'])}</td><td>{escape(_iv(m['normalised_mean'], True, mark))}</td>"
             f"<td>{escape(_iv(m['rank_score'], False, mark))}</td>"
-            + "".join(f"<td>{_task_cell(m['tasks'][t])}</td>" for t in tasks) + "</tr>"
+            + "".join(f"<td>{escape(_task_cell(m['tasks'][t], info[t]))}</td>" for t in tasks) + "</tr>"
             for m in card["models"])
         parts.append(f'<table class="card"><tr><th>tier</th><th>model</th><th>normalised mean (95% CI)</th>'
                      f"<th>mean rank score (95% CI)</th>{head}</tr>{rows}</table>")

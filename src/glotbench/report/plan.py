@@ -120,7 +120,7 @@ def plan(*, benchmark: str | None = None, data: str | None = None, bench_options
     if design_effect is not None and not 1e-9 <= design_effect < math.inf:
         raise GlotbenchError(f"--design-effect must be a positive number, got {design_effect:g}")
     if sum(x is not None and x != [] for x in (benchmark, items, runs)) != 1:
-        raise GlotbenchError("give one of: a benchmark, --items N, or --runs RUN_A RUN_B")
+        raise GlotbenchError("give one of: a benchmark, --items N, or --runs RUN_A --runs RUN_B")
     source: dict[str, Any] = {}
     measured: dict[str, Any] = {}
     if runs:
@@ -137,7 +137,7 @@ def plan(*, benchmark: str | None = None, data: str | None = None, bench_options
         source = {"items": items}
     if base_rate is None:
         if not measured:
-            raise GlotbenchError("give --base-rate (the accuracy expected of the models) or --runs RUN_A RUN_B")
+            raise GlotbenchError("give --base-rate (the accuracy expected of the models) or --runs RUN_A --runs RUN_B")
         base_rate = (measured["accuracy_a"] + measured["accuracy_b"]) / 2
         if not 0 < base_rate < 1:
             raise GlotbenchError(f"the runs' mean accuracy is {base_rate:g}: no room for a difference")
@@ -153,8 +153,12 @@ def plan(*, benchmark: str | None = None, data: str | None = None, bench_options
             design_effect, deff_from = measured["design_effect"], "measured from the runs' clusters (per-item differences)"
         else:
             design_effect = 1.0
-            deff_from = ("assumed 1: the benchmark names clusters; give --design-effect (a clustered run's "
-                         "design_effect) or --runs" if source.get("clusters") else "independent items")
+            if measured.get("clusters"):  # clustered runs whose per-item differences do not vary across clusters
+                deff_from = (f"assumed 1: the runs' {measured['clusters']} clusters give no design effect (their "
+                             "per-item differences do not vary); give --design-effect")
+            else:
+                deff_from = ("assumed 1: the benchmark names clusters; give --design-effect (a clustered run's "
+                             "design_effect) or --runs" if source.get("clusters") else "independent items")
     room = 2 * min(base_rate, 1 - base_rate)  # accuracies base ± diff/2 stay within [0, 1]
     if target_diff is not None and target_diff > room + 1e-12:
         raise GlotbenchError(f"--target-diff {target_diff:g} does not fit base rate {base_rate:g}: the accuracies "

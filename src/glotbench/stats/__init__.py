@@ -273,8 +273,9 @@ def paired_test(
     seed: int = DEFAULT_SEED,
 ) -> PairedResult:
     """Paired bootstrap (same resampled items for both systems: CI of the difference, and a two-sided
-    p-value from the centred bootstrap distribution, |d* - d| >= |d|) and approximate randomisation
-    (swap each item's two outputs with probability 1/2; p = (hits + 1) / (trials + 1))."""
+    p-value from the centred bootstrap distribution, |d* - d| >= |d|; 1 where every resample gives the
+    same difference: one unit, or every unit alike) and approximate randomisation (swap each item's
+    two outputs with probability 1/2; p = (hits + 1) / (trials + 1))."""
     import numpy as np
     a = np.asarray(stats_a, dtype=np.float64)
     b = np.asarray(stats_b, dtype=np.float64)
@@ -290,7 +291,11 @@ def paired_test(
     deltas = np.asarray([score(row[k:]) - score(row[:k]) for sums in resampled_sums(both, resamples, seed)
                          for row in sums])
     lo, hi = _percentiles(deltas, confidence)
-    p_boot = float((np.sum(np.abs(deltas - d) >= abs(d) - 1e-12) + 1) / (resamples + 1))
+    # Every resample giving the same difference (one item or cluster; every unit moving alike) says
+    # nothing of its spread: the centred distribution is a point, and (0 + 1) / (R + 1) would read as
+    # p = 0.001 from a single item. The test then has no evidence: p = 1 (the randomisation p stands).
+    collapsed = float(np.ptp(deltas)) <= 1e-12 * max(1.0, abs(d))
+    p_boot = 1.0 if collapsed else float((np.sum(np.abs(deltas - d) >= abs(d) - 1e-12) + 1) / (resamples + 1))
     rng = np.random.default_rng(seed + 1)
     diff = b - a
     total_a, total_b = a.sum(0), b.sum(0)

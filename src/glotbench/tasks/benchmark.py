@@ -88,6 +88,8 @@ def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
     for o in body.get("options", {}).values():
         if o.get("pattern") is None:
             o.pop("pattern", None)
+    if body.get("input_language") is None:  # added later (a translation's source language): unset, as before
+        body.pop("input_language", None)
     variants = body.get("prompt", {}).get("variants", {}).values()
     for scorer in [body.get("scorer"), *(v.get("scorer") for v in variants)]:
         if isinstance(scorer, dict) and scorer.get("kind") == "token_f1":  # settings added later, at their defaults
@@ -394,10 +396,12 @@ class TaskBenchmark(Benchmark):
     def _language_problem(self, item: Item, row: Any, where: str) -> str | None:
         """A row the task's language does not describe: its own language (`data.language_by`) is
         another, or its dominant script is not the language's (Khmer rows under lao_Laoo, stray Lao
-        letters or not). A task of several roles (FLORES+) picks its rows by their config already."""
+        letters or not). A task of several roles (FLORES+): each role's text against its config (`_role_problem`)."""
         from glotbench.languages import PROFILES, foreign_script, resolve_code
 
-        if not self.language or self.data.roles:
+        if self.data.roles:
+            return self._role_problem(row)
+        if not self.language:
             return None
 
         def named(code: str) -> str:
@@ -420,20 +424,43 @@ class TaskBenchmark(Benchmark):
                 fix = f"; for these rows run with --bench-opt {option}={theirs}" if option else ""
                 return f"data.language_by: {told} {named(theirs)}, but {mine}{fix}"
         how = f"; give the rows' language with --bench-opt {option}=..." if option else ""
-        texts = [v for v in item.public.values() if isinstance(v, str)]
-        if self.input_answer is not None:  # a translation: its input is in another language, its reference in this one
+        if self.input_answer is not None:  # a translation: its reference in the task's language, its input in the input language
             ref = item.gold.get("reference")
-            texts = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
-        if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
-            texts += list(item.public.get("choices") or ())
+            refs = [ref] if isinstance(ref, str) else [r for r in ref or () if isinstance(r, str)]
+            source = item.public.get(self.input_answer)
+            checks = [([source], self.input_language, mine)] if self.input_language and isinstance(source, str) else []
+            checks.append((refs, self.language, f"the task's language is {named(self.language)}"))
+        else:
+            texts = [v for v in item.public.values() if isinstance(v, str)]
+            if not hasattr(self.spec.fields.choices, "fixed"):  # a task's own labels (SIB-200's topics) are not the row's
+                texts += list(item.public.get("choices") or ())
+            checks = [(texts, expected, mine)]
         # A row is judged by its dominant script (languages.SCRIPT_SHARE), never by one stray letter: its
         # longest text (Belebele's passage, XCOPA's premise) and its texts together both hold under that
         # share of letters in the language's scripts. Fields may be labels in English (XCOPA's question
         # "effect", Global-MMLU's subject "high_school_geography"), and a text may mix in code or names.
-        longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
-        script = foreign_script(longest, expected) and foreign_script(" ".join(texts), expected)
-        if script:
-            return f"the row's text is written in {script} script, but {mine}{how}"
+        for texts, code, whose in checks:
+            longest = max(texts, key=lambda t: sum(c.isalpha() for c in t), default="")
+            script = foreign_script(longest, code) and foreign_script(" ".join(texts), code)
+            if script:
+                return f"the row's text is written in {script} script, but {whose}{how}"
+        return None
+
+    def _role_problem(self, row: Any) -> str | None:
+        """A task of several roles (FLORES+): each role's columns the fields read (`target.text`) are
+        written in that role's config's script (`khm_Khmr` rows whose text is Thai are refused)."""
+        from glotbench.languages import PROFILES, foreign_script, resolve_code
+
+        used = repr((dict(self.spec.fields.public), dict(self.spec.fields.gold)))
+        for role, config in self.data.roles.items():
+            part = row.get(role) if isinstance(row, dict) else None
+            for col in dict.fromkeys(re.findall(rf"\b{re.escape(role)}\.(\w+)", used)):
+                value = (part or {}).get(col)
+                script = foreign_script(value, config) if isinstance(value, str) else None
+                if script:
+                    p = PROFILES.get(resolve_code(config) or "")
+                    return (f"{role}.{col}: written in {script} script, but the {role}'s config is {config}"
+                            + (f" ({p.name})" if p else ""))
         return None
 
     # -- stations --------------------------------------------------------------------------------

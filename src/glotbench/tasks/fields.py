@@ -38,9 +38,10 @@ def make_item(where: str, row: Mapping[str, Any], fields: Any, position: int, op
     public = {name: value_of(spec, ctx, f"{where}: fields.public.{name}") for name, spec in named.items()}
     gold: dict[str, Any] = {}
     for name, spec in fields.gold.items():
-        gold[name] = ([_gold(value_of(s, ctx, f"{where}: fields.gold.{name}.{i}"), f"{where}: fields.gold.{name}.{i}")
+        gold[name] = ([_gold(_gold_value(s, ctx, row, f"{where}: fields.gold.{name}.{i}", False),
+                             f"{where}: fields.gold.{name}.{i}")
                        for i, s in enumerate(spec)] if isinstance(spec, list)
-                      else _gold(value_of(spec, ctx, f"{where}: fields.gold.{name}", lists=True),
+                      else _gold(_gold_value(spec, ctx, row, f"{where}: fields.gold.{name}", True),
                                  f"{where}: fields.gold.{name}"))
     twins: tuple[str, ...] = ()
     if fields.choices is not None:
@@ -105,6 +106,18 @@ def _choice_list(value: Any, spec: str, where: str) -> list[str]:
     if not isinstance(value, (list, tuple)) or len(value) < 2:
         raise DataError(f"{where}: expected a list of at least two options, got {type(value).__name__}")
     return [_text(v, f"{where}.{i}") for i, v in enumerate(value)]
+
+
+def _gold_value(spec: Any, ctx: Mapping[str, Any], row: Mapping[str, Any], where: str, lists: bool) -> Any:
+    """A gold template's value; its error (`letter: '0' is out of range`) names the row's columns and
+    values the template read (`correct_answer_num '0'`), as the user wrote them."""
+    try:
+        return value_of(spec, ctx, where, lists=lists)
+    except DataError as e:
+        written, msg = _as_written(spec, row), str(e)
+        if not written or not msg.startswith(f"{where}: "):
+            raise
+        raise DataError(f"{where}: {written}: {msg[len(where) + 2:]}") from None
 
 
 def _as_written(spec: Any, row: Mapping[str, Any]) -> str:

@@ -12,37 +12,37 @@ from builtin_pins import CASES, figures
 
 PINNED = {
     'deepsea-mgsm {}': {
-        'signature': 'glotbench:deepsea-mgsm|v:1.1|prompt:fd52493803c8|data:2cfbe6e9a5b5|task:mgsm|metric:numeric_em|native_digits:true|read:r5',
+        'signature': 'glotbench:deepsea-mgsm|v:1.1|prompt:fd52493803c8|data:2cfbe6e9a5b5|task:mgsm|metric:numeric_em|native_digits:true|read:r6',
         'samples': 'a9cfefb1ab8bc4b0',
         'scores': 'e939adc29ea78829',
         'facts': '40d1a89041d944a6',
     },
     'deepsea-mgsm {"native_digits": false}': {
-        'signature': 'glotbench:deepsea-mgsm|v:1.1|prompt:fd52493803c8|data:2cfbe6e9a5b5|task:mgsm|metric:numeric_em|native_digits:false|read:r5',
+        'signature': 'glotbench:deepsea-mgsm|v:1.1|prompt:fd52493803c8|data:2cfbe6e9a5b5|task:mgsm|metric:numeric_em|native_digits:false|read:r6',
         'samples': '4e7596cee18b4a57',
         'scores': 'e939adc29ea78829',
         'facts': '40d1a89041d944a6',
     },
     'deepsea-indommlu {}': {
-        'signature': 'glotbench:deepsea-indommlu|v:1.1|prompt:98f633a66d3c|data:6019dfc7e807|task:indommlu|metric:accuracy_macro_subjects|letter_case:upper_first|read:r5',
+        'signature': 'glotbench:deepsea-indommlu|v:1.1|prompt:98f633a66d3c|data:6019dfc7e807|task:indommlu|metric:accuracy_macro_subjects|letter_case:upper_first|read:r6',
         'samples': '18eb749e9a302996',
         'scores': '3e08b5752faa8766',
         'facts': 'a3e870eed751a691',
     },
     'deepsea-indommlu {"letter_case": "upper_only"}': {
-        'signature': 'glotbench:deepsea-indommlu|v:1.1|prompt:98f633a66d3c|data:6019dfc7e807|task:indommlu|metric:accuracy_macro_subjects|letter_case:upper_only|read:r5',
+        'signature': 'glotbench:deepsea-indommlu|v:1.1|prompt:98f633a66d3c|data:6019dfc7e807|task:indommlu|metric:accuracy_macro_subjects|letter_case:upper_only|read:r6',
         'samples': 'de3906e6ab70ed0f',
         'scores': '96f85340b3a0ad24',
         'facts': 'a3e870eed751a691',
     },
     'deepsea-xquad {}': {
-        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:unicode|f1_empty:v1.1|phrase:breaks|read:r5',
+        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:unicode|f1_empty:v1.1|phrase:breaks|read:r6',
         'samples': '0607ff774f8ba4e6',
         'scores': 'ebf3d70f29dd4043',
         'facts': '162ee5a4a0db6679',
     },
     'deepsea-xquad {"f1_norm": "squad"}': {
-        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:squad|f1_empty:v1.1|phrase:breaks|read:r5',
+        'signature': 'glotbench:deepsea-xquad|v:1.1|prompt:33a61a8d8de8|data:36f3491e4391|task:xquad|metric:token_f1_first_ref|refs:first|f1_norm:squad|f1_empty:v1.1|phrase:breaks|read:r6',
         'samples': '0607ff774f8ba4e6',
         'scores': 'ebf3d70f29dd4043',
         'facts': '162ee5a4a0db6679',
@@ -72,13 +72,13 @@ PINNED = {
         'facts': 'a0d1d5ab3e302623',
     },
     'laobench-mcq {}': {
-        'signature': 'glotbench:laobench-mcq|v:1.2|prompt:ba28c4952557|data:039621808650|metric:accuracy|method:generate|extract:mc_letter:answer_phrase:v5+options|shots:0',
+        'signature': 'glotbench:laobench-mcq|v:1.2|prompt:ba28c4952557|data:039621808650|metric:accuracy|method:generate|extract:mc_letter:answer_phrase:v6+options|shots:0',
         'samples': 'c9246709c3a4823f',
         'scores': '56efb05480239869',
         'facts': '37a9fdbf792e50b1',
     },
     'laobench-mcq {"method": "loglik"}': {
-        'signature': 'glotbench:laobench-mcq|v:1.2|prompt:ba28c4952557|data:039621808650|metric:accuracy_loglik|method:loglik|extract:mc_letter:answer_phrase:v5+options|shots:0',
+        'signature': 'glotbench:laobench-mcq|v:1.2|prompt:ba28c4952557|data:039621808650|metric:accuracy_loglik|method:loglik|extract:mc_letter:answer_phrase:v6+options|shots:0',
         'samples': 'c9246709c3a4823f',
         'scores': '98959b6181cd8da4',
         'facts': '966782f4d2aa9405',

@@ -167,3 +167,15 @@ def test_profile_rejects_inconsistent_entries(bad: dict) -> None:
 
 def test_module_has_one_profile_per_code() -> None:
     assert all(code == p.code for code, p in languages.PROFILES.items())
+
+
+def test_khmer_and_burmese_native_option_labels() -> None:
+    """Khmer ក ខ គ ឃ ង and Burmese က ခ ဂ ဃ င are A-E, read after the answer phrase and alone, through
+    word breaks; a letter that starts a word (ខ្ញុំ "I", ကျွန်တော် "I") is no label."""
+    assert mc_letter("ចម្លើយត្រឹមត្រូវគឺ ខ").answer == "B"
+    assert mc_letter("ចម្លើយ\u200bត្រឹមត្រូវ\u200bគឺ គ").answer == "C"
+    assert mc_letter("ខ.").answer == "B"
+    assert mc_letter("ខ្ញុំគិតថា").failure == "no_letter"
+    assert mc_letter("အဖြေမှန်မှာ (ခ)").answer == "B"
+    assert mc_letter("အဖြေက ဂ").answer == "C"  # က is also the copula: the label after it is read
+    assert mc_letter("ကျွန်တော်").failure == "no_letter"

@@ -23,7 +23,8 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 # every task, library and user files alike. Bump it whenever a rule reads some reply differently.
 #   4: answer phrases read through word breaks (whitespace, ZWSP, ZWNJ, WJ, NBSP, BOM)
 #   5: format characters (ZWJ, soft hyphen, bidi marks too) ignored in options and inside numbers
-READING_VERSION = 5
+#   6: Khmer (ក-ង) and Burmese (က-င) native option labels read as A-E
+READING_VERSION = 6
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,8 @@ def test_a_finished_run_is_listed_in_percent(vi_run, tmp_path):
     ls = cli("runs", "ls", "--db", url)
     assert ls.returncode == 0 and "1 runs" in ls.stdout, ls.stdout
     line = next(x for x in ls.stdout.splitlines() if "vi-diacritics" in x)
-    assert re.search(rf"sentence_exact\s+25\.0\s+{100 * head['ci_low']:.1f}–{100 * head['ci_high']:.1f}†\s+%", line), line
+    # the interval as every view prints it, then n (the units it rests on), then the unit
+    assert re.search(rf"sentence_exact\s+25\.0\s+\({100 * head['ci_low']:.1f}–{100 * head['ci_high']:.1f}\)†\s+4\s+%", line), line
     assert "† = too few units" in ls.stdout  # 4 items: under Wilson's measured 30
     as_json = json.loads(cli("runs", "ls", "--db", url, "--json").stdout)
     assert (as_json["score"], as_json["scale"]) == (0.25, "fraction")  # JSON keeps fractions
@@ -57,7 +58,7 @@ def test_a_finished_run_is_listed_in_percent(vi_run, tmp_path):
     assert show.returncode == 0, show.stderr
     # 4 items: under the 30 where Wilson's measured coverage reaches 93%, so the interval carries †
     assert head["too_few_units"] is True
-    assert re.search(r"^sentence_exact: 25\.0 \(\d+\.\d–\d+\.\d\)†  n=4   \[percent, 95% CI\]$", show.stdout, re.M), show.stdout
+    assert re.search(r"^sentence_exact: 25\.0 \(\d+\.\d–\d+\.\d\)† n=4   \[percent, 95% CI\]$", show.stdout, re.M), show.stdout
     assert "by category:" in show.stdout and f"directory: {vi_run.resolve()}" in show.stdout
     assert json.loads(cli("runs", "show", str(vi_run), "--db", url, "--json").stdout)["score"] == 0.25
 
@@ -74,14 +75,14 @@ def test_a_points_metric_is_shown_in_points(srv, tmp_path):
     head = res["headline"]
     assert res["metrics"][head]["scale"] == "points" and not res["scores"]["overall"]
     line = next(x for x in cli("runs", "ls", "--db", url).stdout.splitlines() if "laobench-translation" in x)
-    assert line.split()[4:7] == ["-", "-", "points"], line
+    assert line.split()[4:8] == ["-", "-", "-", "points"], line  # no score, interval or n: no pooled overall
     show = cli("runs", "show", str(out), "--db", url).stdout
     assert "[points (0–100), 95% CI]" in show, show
     for key, groups in res["scores"]["groups"].items():
         for value, est in groups.items():
             e = est[head]
             mark = "†" if e.get("too_few_units") else ""
-            assert f"  {value}: {e['value']:.1f} ({e['ci_low']:.1f}–{e['ci_high']:.1f}){mark}  n={e['n']}" in show, show
+            assert f"  {value}: {e['value']:.1f} ({e['ci_low']:.1f}–{e['ci_high']:.1f}){mark} n={e['n']}" in show, show
 
 
 def test_the_fast_path_writes_what_the_orm_reads(vi_run, tmp_path):
@@ -162,7 +163,7 @@ def test_the_sweep_summary_prints_percent(srv, tmp_path):
     r = cli("sweep", str(path), "--no-progress")
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if "vi-diacritics" in x)
-    assert re.search(r"\bdone\s+25\.0 %\s", line), line
+    assert re.search(r"\bdone\s+25\.0 \(\d+\.\d–\d+\.\d\)† n=4\s+%\s", line), line
 
 
 @pytest.mark.parametrize("store", ["fast", "orm"])

@@ -295,9 +295,16 @@ def test_rules_as_inspects_on_generated_text():
 FX = __import__("pathlib").Path(__file__).resolve().parent / "fixtures" / "tasks"
 EXPORTED = {"global-piqa": "global_piqa_tha_thai.jsonl", "include": "include_vietnamese.jsonl",
             "seaexam": "seaexam_m3exam_thai.jsonl", "xcopa": "xcopa_th.jsonl"}
-REFUSED = {"belebele": "letter(1)", "flores-plus": "corpus chrf++/bleu", "global-mmlu": "replace(",
+REFUSED = {"belebele": "letter(1)", "flores-plus": "data.roles", "global-mmlu": "replace(",
            "indommlu": "fields.choices: a template", "mmlu-prox": "fields.choices: a template",
-           "sib200": "fixed choices", "xnli": "fixed choices", "xstorycloze": "answer_right_ending - 1"}
+           "sib200": "fixed choices", "xnli": "fixed choices", "xstorycloze": "answer_right_ending - 1",
+           # the families added beside them (issue #34): each refused with its reason
+           "lr-sum": "scorer: rouge", "xlsum": "scorer: rouge", "massive-scenario": "fixed choices",
+           "mkqa": "scorer: token_f1", "xquad": "scorer: token_f1", "tydiqa-goldp": "scorer: token_f1",
+           "ntrex-128": "corpus chrf++/bleu", "opus-100": "corpus chrf++/bleu", "seahelm-translation": "corpus chrf++/bleu",
+           "sea-ifeval": "scorer: ifeval", "wikiann": "scorer: entity_f1", "seahelm-causal": "fixed choices",
+           "seahelm-nli": "fixed choices", "seahelm-sentiment": "fields.choices: a template",
+           "seahelm-toxicity": "fields.choices: a template", "thai-exam": "fields.choices: a template"}
 
 
 def test_every_library_task_exports_or_names_why_not():

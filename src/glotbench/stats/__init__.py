@@ -294,7 +294,7 @@ def paired_test(
     # Every resample giving the same difference (one item or cluster; every unit moving alike) says
     # nothing of its spread: the centred distribution is a point, and (0 + 1) / (R + 1) would read as
     # p = 0.001 from a single item. The test then has no evidence: p = 1 (the randomisation p stands).
-    collapsed = float(np.ptp(deltas)) <= 1e-12 * max(1.0, abs(d))
+    collapsed = deltas.size == 0 or float(np.ptp(deltas)) <= 1e-12 * max(1.0, abs(d))  # resamples=0: none
     p_boot = 1.0 if collapsed else float((np.sum(np.abs(deltas - d) >= abs(d) - 1e-12) + 1) / (resamples + 1))
     rng = np.random.default_rng(seed + 1)
     diff = b - a

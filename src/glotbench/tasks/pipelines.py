@@ -180,6 +180,8 @@ def _seahelm_label(arg: Any) -> StepFn:
         hit = {t.lower(): label for label, t in reversed(list(options.items()))}.get(got)
         return Extraction(None, "no_option") if hit is None else Extraction(hit)
 
+    return step
+
 
 def _inspect_choice(_: Any) -> StepFn:
     def step(text: str, options: Mapping[str, str]) -> Extraction:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -172,6 +172,11 @@ class CorpusMetric:
 
     def sentence_mean(self) -> Any:
         return sentence_mean(self, self.name)
+
+    def credit(self, stats: Mapping[str, float]) -> tuple[str, ...]:
+        """None of a corpus metric's statistics is a sample's credit alone (`zero_credit` scores its
+        `sentence_mean` instead)."""
+        return ()
 
     def item_stats(self, vector: Sequence[float]) -> dict[str, float]:
         return {k: float(v) for k, v in zip(self.keys, vector)}

@@ -258,12 +258,13 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
     best = max(valid, key=lambda r: r.headline["value"]) if valid else None
     # a paired test needs each item's score in both runs: an EEE record (aggregates only) is not tested
-    paired = best is not None and not best.imported
-    rows = {r.model: r.samples() for r in rs} if paired else {}
-    stats = {r.model: rundata.run_item_stats(r.results, rows[r.model]) for r in rs} if paired else {}  # per original item
-    cluster_of = rundata.item_clusters(best.results, rows[best.model]) if paired else None
-    fn = rundata.score_fn(best.results, head) if paired else None
-    keys = rundata.metric_keys(best.results, head) if paired else []
+    pb = best if best is not None and not best.imported else None  # the best run, when it has samples
+    paired = pb is not None
+    rows = {r.model: r.samples() for r in rs} if pb else {}
+    stats = {r.model: rundata.run_item_stats(r.results, rows[r.model]) for r in rs} if pb else {}  # per original item
+    cluster_of = rundata.item_clusters(pb.results, rows[pb.model]) if pb else None
+    fn = rundata.score_fn(pb.results, head) if pb else None
+    keys = rundata.metric_keys(pb.results, head) if pb else []
     cells = {}
     for r in rs:
         est = r.headline

@@ -212,7 +212,7 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
             continue
         allowed = {"choice": set(), "exact": set(), "f1": {"stop_words"}, "includes": {"ignore_case"},
                    "match": {"location", "ignore_case", "numeric"}, "pattern": {"pattern", "ignore_case", "match_all"},
-                   "answer": {"pattern"}}.get(name)
+                   "answer": {"pattern"}}.get(name or "")
         if allowed is None:
             why = {"model_graded_qa": "a model-graded scorer", "model_graded_fact": "a model-graded scorer",
                    "math": "math's symbolic equivalence"}.get(str(name), "an unknown scorer")
@@ -394,10 +394,10 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
     if not asked:
         raise NotTranslatable([f"{at('prompt', 'user')}: no field before {{{{ options }}}} to be Inspect's input"])
     question = asked[-1]
-    constants = {"language": bench.renderer.language, "lang": bench.lang or ""}
+    constants = {"language": bench.renderer.language or "", "lang": bench.lang or ""}
     metadata = [k for k in public if k != question]
     head = head[:-1] + [(head[-1][0], None)]  # {{ options }} itself: multiple_choice's {choices}
-    prompt_t = _fmt(head, {**constants, **{k: "{" + k + "}" for k in metadata}, question: "{prompt}"},
+    prompt_t = _fmt(head, {**constants, **{k: "{" + k + "}" for k in metadata}, str(question): "{prompt}"},
                     at("prompt", "user"))
     mc_t = "{question}{choices}" + _fmt(tail, constants, at("prompt", "user"))
     solvers: list[dict[str, Any]] = []

@@ -11,6 +11,13 @@ from pathlib import Path
 
 import pytest
 
+try:  # tqdm's monitor thread (lm-eval's and datasets' progress bars in the reference tests) would stay
+    import tqdm  # alive for the rest of the session, and `cli()` forks only while no other thread runs
+
+    tqdm.tqdm.monitor_interval = 0
+except ImportError:
+    pass
+
 
 class TestServer:
     def __init__(self, proc: subprocess.Popen, port: int):
@@ -280,11 +287,12 @@ def process_functions(files) -> set[str]:
 
 
 def _loads_torch(path: Path, seen: dict[Path, bool] = {}) -> bool:  # noqa: B006 - a per-session memo
-    """Whether a test file imports torch or transformers (itself or through importorskip)."""
+    """Whether a test file imports torch or transformers (itself, or through importorskip or
+    importorskip_lazily: a lazily imported torch is loaded by the file's tests all the same)."""
     import re
 
     if path not in seen:
-        seen[path] = bool(re.search(r"""(?:^\s*(?:import|from)\s+|importorskip\(["'])(?:torch|transformers)\b""",
+        seen[path] = bool(re.search(r"""(?:^\s*(?:import|from)\s+|importorskip(?:_lazily)?\(["'])(?:torch|transformers)\b""",
                                     path.read_text(encoding="utf-8"), re.M))
     return seen[path]
 

@@ -38,7 +38,8 @@ def _module_level_imports(tree: ast.Module) -> list[str]:
 
 
 def test_the_rule_finds_top_level_imports_and_importorskip():
-    tree = ast.parse("import pytest\ntorch = pytest.importorskip('torch')\n"
+    # the call split in two, so this file is not taken for one that loads torch (conftest._loads_torch)
+    tree = ast.parse("import pytest\ntorch = pytest.importorskip(" "'torch')\n"
                      "try:\n    from transformers import AutoModel\nexcept ImportError:\n    pass\n"
                      "def test_x():\n    import torch\n")
     assert {"torch", "transformers", "pytest"} <= set(_module_level_imports(tree))

@@ -1,0 +1,39 @@
+"""Review of #35's eval.yaml import: a wrong-typed tasks: key, duplicate task ids, and a malformed
+--repo or --revision are each one error line naming the problem (not "missing", not a silent pick)."""
+
+from __future__ import annotations
+
+import pytest
+
+from glotbench.errors import DataError
+from glotbench.tasks.inspect_yaml import task_text
+from conftest import cli
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+TASK = "  - id: x\n    field_spec: {input: q, target: a}\n    solvers: [{name: generate}]\n    scorers: [{name: exact}]\n"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("tasks: 5\n", "tasks: a list of tasks, not int"),
+    ("tasks: {id: x}\n", "tasks: a list of tasks, not dict"),
+    ("tasks: []\n", "tasks: missing"),
+    ("tasks:\n" + TASK + TASK, "tasks: task id given twice: x"),
+])
+def test_tasks_key_of_the_wrong_shape_is_named(text, message):
+    with pytest.raises(DataError) as e:
+        task_text(text, "eval.yaml", "o/d", SHA, "x" if "twice" in message else None)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--repo", "o/d/../x"], "error: --repo 'o/d/../x': a hub dataset's ORG/NAME"),
+    (["--repo", "o"], "error: --repo 'o': a hub dataset's ORG/NAME"),
+    (["--repo", "o/d", "--revision", "main"], "error: --revision 'main': the dataset's commit, 40 hex digits"),
+])
+def test_import_inspect_refuses_a_malformed_repo_or_revision(tmp_path, args, message):
+    f = tmp_path / "eval.yaml"
+    f.write_text("tasks:\n" + TASK, encoding="utf-8")
+    proc = cli("tasks", "import-inspect", str(f), *args)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1] == message
+    assert "Traceback" not in proc.stderr

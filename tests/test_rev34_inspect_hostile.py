@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from glotbench.errors import DataError
@@ -36,4 +38,24 @@ def test_import_inspect_refuses_a_malformed_repo_or_revision(tmp_path, args, mes
     proc = cli("tasks", "import-inspect", str(f), *args)
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines()[-1] == message
+    assert "Traceback" not in proc.stderr
+
+
+# -- datasheet languages: what a run with the datasheet's options would be in --------------------------
+
+BELEBELE = Path(__file__).resolve().parents[1] / "src" / "glotbench" / "tasks" / "library" / "belebele.yaml"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("    xx: {config: lao_Laoo}", "datasheet.languages.xx: with config=lao_Laoo the task runs in lo, not xx"),
+    ("    lo: {config: lao_XXXX}", "datasheet.languages.lo: config='lao_XXXX' does not match [a-z]{3}_[A-Z][a-z]{3}"),
+])
+def test_a_datasheet_language_its_options_do_not_select_is_refused(tmp_path, line, message):
+    text = BELEBELE.read_text(encoding="utf-8").replace("name: belebele", "name: bb", 1)
+    text = text.replace("    lo: {config: lao_Laoo}\n", "").replace("  languages:\n", f"  languages:\n{line}\n", 1)
+    f = tmp_path / "bb.yaml"
+    f.write_text(text, encoding="utf-8")
+    proc = cli("tasks", "check", str(f))
+    assert proc.returncode != 0
+    assert message in proc.stderr.strip().splitlines()[-1]
     assert "Traceback" not in proc.stderr

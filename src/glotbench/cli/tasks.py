@@ -52,7 +52,11 @@ def _list_language(language: str) -> None:
     code = resolve_code(language)
     if not code or not code.isalpha() or not 2 <= len(code) <= 3:
         raise SpecError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
-    found = families(code)
+    problems: dict[str, str] = {}
+    found = families(code, problems)
+    for path, why in problems.items():
+        typer.echo(f"skipped {path}: {why} (not read, so not known to cover {code}; glotbench tasks check "
+                   f"{path} says where)", err=True)
     name = profile(code).name if profile(code) else code  # type: ignore[union-attr]
     if not found:
         typer.echo(f"no benchmark family covers {name} ({code}); `glotbench tasks list` shows them all")

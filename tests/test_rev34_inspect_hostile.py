@@ -59,3 +59,18 @@ def test_a_datasheet_language_its_options_do_not_select_is_refused(tmp_path, lin
     assert proc.returncode != 0
     assert message in proc.stderr.strip().splitlines()[-1]
     assert "Traceback" not in proc.stderr
+
+
+def test_a_large_document_without_aliases_is_not_called_an_alias_bomb():
+    import yaml
+
+    doc = {"tasks": [{"id": f"t{i}", "field_spec": {"input": "q", "target": "a"}, "solvers": [{"name": "generate"}],
+                      "scorers": [{"name": "exact"}]} for i in range(12000)]}
+    with pytest.raises(DataError) as e:
+        task_text(yaml.safe_dump(doc), "eval.yaml", "o/d", SHA, "t0")
+    assert "no aliases: the file itself is that large" in str(e.value) and "anchors" not in str(e.value)
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcde", "bcdef"))
+    with pytest.raises(DataError) as e:
+        task_text(bomb + "tasks: [*f]\n", "eval.yaml", "o/d", SHA)
+    assert "YAML aliases repeating anchors" in str(e.value)

@@ -106,10 +106,11 @@ class Family:
     task_file: bool
 
 
-def families(language: str | None = None) -> list[Family]:
+def families(language: str | None = None, problems: dict[str, str] | None = None) -> list[Family]:
     """Every benchmark and task found by name, sorted; with `language` (any spelling `resolve_code`
     reads), only those whose datasheet covers it. A task file that does not validate is left out
-    (`tasks list` names it: files.unreadable, `tasks check` says why)."""
+    (`tasks list` names it: files.unreadable, `tasks check` says why); `problems`, when given, gets
+    each such file and its first error line (a `--language` listing or suite names them)."""
     from glotbench.benchmarks.base import Benchmark
     from glotbench.errors import GlotbenchError
     from glotbench.languages import resolve_code
@@ -125,9 +126,13 @@ def families(language: str | None = None) -> list[Family]:
             continue
         try:
             spec, _ = files.read_task_file(files.find_task(name))  # type: ignore[arg-type]  # found by name
-        except GlotbenchError:
+        except GlotbenchError as e:
+            if problems is not None:
+                problems[str(files.find_task(name))] = str(e).splitlines()[0]
             continue
         out[name] = Family(name, desc, spec.datasheet, True)
+    if problems is not None:  # a file that is no task at all (not YAML, not UTF-8): named too
+        problems.update({str(p): why for p, why in files.unreadable().items()})
     code = resolve_code(language) if language else None
     return [f for _, f in sorted(out.items())
             if code is None or (f.datasheet is not None and f.datasheet.options_for(code) is not None)]

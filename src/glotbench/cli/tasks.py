@@ -3,6 +3,8 @@ folders), and a check of a task file without running it."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Annotated
 
 import typer
@@ -50,7 +52,11 @@ def _list_language(language: str) -> None:
     code = resolve_code(language)
     if not code or not code.isalpha() or not 2 <= len(code) <= 3:
         raise SpecError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
-    found = families(code)
+    problems: dict[str, str] = {}
+    found = families(code, problems)
+    for path, why in problems.items():
+        typer.echo(f"skipped {path}: {why} (not read, so not known to cover {code}; glotbench tasks check "
+                   f"{path} says where)", err=True)
     name = profile(code).name if profile(code) else code  # type: ignore[union-attr]
     if not found:
         typer.echo(f"no benchmark family covers {name} ({code}); `glotbench tasks list` shows them all")
@@ -171,8 +177,12 @@ def import_inspect(
 
     from glotbench.data import read_text
     from glotbench.errors import DataError
-    from glotbench.tasks.inspect_yaml import NotTranslatable, task_text
+    from glotbench.tasks.inspect_yaml import NotTranslatable, parse_spec, task_text
 
+    if (parsed := parse_spec(f"hf/{repo}")) is None or parsed[1] is not None:
+        raise DataError(f"--repo {repo!r}: a hub dataset's ORG/NAME")
+    if revision is not None and not re.fullmatch(r"[0-9a-f]{40}", revision):
+        raise DataError(f"--revision {revision!r}: the dataset's commit, 40 hex digits")
     if revision is None:
         revision = "PIN-A-COMMIT"
         typer.echo("note: no --revision: the task file says revision: PIN-A-COMMIT; glotbench runs hub data only "

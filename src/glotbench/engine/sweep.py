@@ -378,7 +378,11 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
     if data_dir is not None and not Path(data_dir).is_dir():
         raise GlotbenchError(f"--data {data_dir}: not a folder (the suite's --data is a folder of NAME.jsonl files)")
     entries, skipped = [], []
-    for fam in families(code):
+    problems: dict[str, str] = {}
+    found_families = families(code, problems)
+    skipped += [(path, f"the task file does not validate ({why}); not known to cover {code}")
+                for path, why in problems.items()]
+    for fam in found_families:
         assert fam.datasheet is not None  # families(code) keeps only those covering code
         opts = dict(fam.datasheet.options_for(code) or {})
         data = None

@@ -170,7 +170,9 @@ def columns_of(runs: list[Run], left_out: list[dict[str, str]], by: str = "colum
         key = max(models, key=lambda k: (k[1] == "full", len(models[k]), newest[k]))
         shown = next(r for r in rs if keys[id(r)] == key)
         kept: dict[str, Run] = {}
-        order = sorted(rs, key=lambda r: (is_valid(r.results), r.results.get("finished", "")), reverse=True)
+        # on a tie (a run and its EEE record, finished at the same time) the run directory: it has the samples
+        order = sorted(rs, key=lambda r: (is_valid(r.results), r.results.get("finished", ""), not r.imported),
+                       reverse=True)
         for r in order:
             sig, items = keys[id(r)]
             if sig != key[0] and items == key[1]:
@@ -183,7 +185,9 @@ def columns_of(runs: list[Run], left_out: list[dict[str, str]], by: str = "colum
                                     if sig.split("|subset:")[0] != key[0].split("|subset:")[0] else "")
                                  + "; never pooled"})
             elif r.model in kept:
-                why = "an invalid or stopped run" if not is_valid(r.results) and is_valid(kept[r.model].results) else "an older run"
+                why = ("an invalid or stopped run" if not is_valid(r.results) and is_valid(kept[r.model].results)
+                       else "the same run again (finished at the same time: its EEE record or a copy)"
+                       if r.results.get("finished") == kept[r.model].results.get("finished") else "an older run")
                 left_out.append({"path": str(r.path), "reason": f"{bench}: {why} of {r.model} "
                                  f"({kept[r.model].path} is shown)"})
             else:

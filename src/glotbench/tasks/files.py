@@ -54,13 +54,17 @@ def check_expansion(node: Any, name: str) -> None:
     import yaml
 
     count = 0
+    seen: set[int] = set()  # distinct nodes: an alias repeats one
     stack = [node]
     while stack:
         n = stack.pop()
         count += 1
+        seen.add(id(n))
         if count > MAX_VALUES:
+            why = ("YAML aliases repeating anchors); write the values out" if len(seen) < count
+                   else "no aliases: the file itself is that large)")
             raise DataError(f"{name}:{n.start_mark.line + 1}: the document expands to more than {MAX_VALUES:,} "
-                            "values (YAML aliases repeating anchors); write the values out")
+                            f"values ({why}")
         if isinstance(n, yaml.MappingNode):
             stack.extend(v for kv in n.value for v in kv)
         elif isinstance(n, yaml.SequenceNode):

@@ -75,9 +75,14 @@ def _jinja(template: str, names: dict[str, str], where: str, strict: bool) -> st
 
 def _task_of(doc: Any, where: Where, task_id: str | None) -> tuple[dict[str, Any], int]:
     tasks = doc.get("tasks") if isinstance(doc, dict) else None
-    if not isinstance(tasks, list) or not tasks:
+    if tasks is None or tasks == []:
         raise DataError(f"{where('tasks')}: missing (eval.yaml lists its tasks under tasks:)")
+    if not isinstance(tasks, list):
+        raise DataError(f"{where('tasks')}: a list of tasks, not {type(tasks).__name__}")
     ids = [t.get("id") if isinstance(t, dict) else None for t in tasks]
+    twice = sorted({str(i) for i in ids if i is not None and ids.count(i) > 1})
+    if twice:
+        raise DataError(f"{where('tasks')}: task id{'s' * (len(twice) > 1)} given twice: {', '.join(twice)}")
     if task_id is None:
         if len(tasks) > 1:
             raise DataError(f"{where('tasks')}: {len(tasks)} tasks; name one: "

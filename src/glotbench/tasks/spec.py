@@ -374,4 +374,27 @@ class TaskSpec(Part):
                 choices = self.options[k].choices
                 if choices is not None and val not in choices:
                     raise ValueError(f"datasheet.languages.{code}: {k}={val!r} is not one of its choices")
+                pattern = self.options[k].pattern
+                if pattern is not None and not re.fullmatch(pattern, str(val)):
+                    raise ValueError(f"datasheet.languages.{code}: {k}={val!r} does not match {pattern}")
+            ran = self._language_under(opts)
+            if ran is not None and ran != code:
+                raise ValueError(f"datasheet.languages.{code}: with {', '.join(f'{k}={v}' for k, v in opts.items()) or 'the defaults'}"
+                                 f" the task runs in {ran}, not {code}")
         return self
+
+    def _language_under(self, opts: dict[str, Any]) -> str | None:
+        """The language code a run with these options (the rest at their defaults) is in; None where the
+        task names none, or its language template cannot be filled without a run's other settings."""
+        from glotbench.languages import resolve_code
+        from glotbench.tasks.template import is_template, render
+
+        if not self.language:
+            return None
+        if not is_template(self.language):
+            return resolve_code(self.language)
+        values = {k: o.default for k, o in self.options.items()} | dict(opts)
+        try:
+            return resolve_code(render(self.language, values))
+        except Exception:  # an option without a default the datasheet does not set: not decided here
+            return None

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from test_tasks_hub import serve_hub
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.items import Item
 from glotbench.registry import get_benchmark
@@ -473,8 +474,6 @@ XQUAD_SHA = "51adfef1c1287aab1d2d91b5bead9bcfb9c68583"
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     import gzip
-    import subprocess
-    import sys
 
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -500,13 +499,7 @@ def hub(tmp_path_factory):
     xq = [json.loads(x) for x in (FX / "xquad_th.jsonl").read_text(encoding="utf-8").splitlines()]
     repo("google/xquad", XQUAD_SHA, {"README.md": card.format(c="xquad.th", s="validation", p="xquad.th/validation-*.parquet"),
                                      "xquad.th/validation-00000-of-00001.parquet": xq})
-    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("PORT "), line
-    yield f"http://127.0.0.1:{line.split()[1]}"
-    proc.terminate()
-    proc.wait(10)
+    yield from serve_hub(root)
 
 
 @pytest.mark.parametrize("task,opts,answers,metric,value,source", [

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from test_tasks_hub import serve_hub
 from glotbench.benchmarks.base import Benchmark
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.languages import resolve_code
@@ -348,8 +349,6 @@ def test_indommlu_conflicting_licence_shows_in_tasks_list():
 def mcq_hub(tmp_path_factory):
     """A loopback hub (glotbench.testing.hub) holding IndoMMLU's CSV and INCLUDE's parquet files at
     their pinned revisions, laid out as the repositories lay them out."""
-    import subprocess
-    import sys
 
     from test_tasks_hub import _repo
 
@@ -359,13 +358,7 @@ def mcq_hub(tmp_path_factory):
     rows = [json.loads(x) for x in (FX / "include_vietnamese.jsonl").read_text(encoding="utf-8").splitlines()]
     _repo(root, "CohereForAI/include-base-44", "13fb8e065b96c9291768204ab2ebd077cc044809",
           {"Vietnamese/test-00000-of-00001.parquet": rows})
-    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("PORT "), line
-    yield f"http://127.0.0.1:{line.split()[1]}"
-    proc.terminate()
-    proc.wait(10)
+    yield from serve_hub(root)
 
 
 @pytest.mark.parametrize("task,opts,answers,accuracy", [

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from conftest import cli
+from test_tasks_hub import serve_hub
 
 SHA = "2222222222222222222222222222222222222222"
 ROWS = [
@@ -58,13 +57,7 @@ def hub(tmp_path_factory):
     (base / "README.md").write_text(CARD, encoding="utf-8")
     (base / "eval.yaml").write_text(EVAL_YAML, encoding="utf-8")
     (root / "glotbench-test" / "lao-quiz" / "repo.json").write_text(json.dumps({"refs": {"main": SHA}}))
-    proc = subprocess.Popen([sys.executable, "-m", "glotbench.testing.hub", "--root", str(root), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("PORT "), line
-    yield f"http://127.0.0.1:{line.split()[1]}"
-    proc.terminate()
-    proc.wait(10)
+    yield from serve_hub(root)
 
 
 def run(tmp_path, hub, name, *args, out="r", offline=False):

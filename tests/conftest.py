@@ -125,13 +125,25 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
     the child gets `python -m`'s sys.argv and sys.path[0], the environment with `env` over it, and
     runs `glotbench.cli.app.main` as the console script does; nothing it does reaches this process.
     Where forking is unsafe (threads running here, or torch loaded: its thread pools do not survive
-    a fork), a fresh interpreter runs it instead."""
-    if os.environ.get("GLOTBENCH_TEST_SPAWN") or not _fork_safe():
+    a fork), or `env` sets a variable that a library reads once, at import (see `_IMPORT_TIME_ENV`),
+    a fresh interpreter runs it instead."""
+    if os.environ.get("GLOTBENCH_TEST_SPAWN") or _sets_import_time_env(env) or not _fork_safe():
         return _cli_spawned(args, env, cwd, timeout)
     return _cli_forked(args, env, cwd, timeout)
 
 
 _PRELOADED: list[bool] = []
+
+# Prefixes of environment variables that libraries read into module constants when first imported:
+# huggingface_hub's `constants` (HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE, HF_TOKEN...), datasets' `config`.
+# A forked child keeps the values this process imported with, so a test that points the hub client at
+# the loopback hub would reach https://huggingface.co instead, and only when an earlier test happened
+# to import the library here: such a call always gets a fresh interpreter.
+_IMPORT_TIME_ENV = ("HF_",)
+
+
+def _sets_import_time_env(env: dict | None) -> bool:
+    return any(k.startswith(_IMPORT_TIME_ENV) for k in env or {})
 
 
 def _fork_safe() -> bool:

@@ -305,7 +305,29 @@ def _loads_torch(path: Path, seen: dict[Path, bool] = {}) -> bool:  # noqa: B006
 
     if path not in seen:
         seen[path] = bool(re.search(r"""(?:^\s*(?:import|from)\s+|importorskip(?:_lazily)?\(["'])(?:torch|transformers)\b""",
-                                    path.read_text(encoding="utf-8"), re.M))
+                                    _text(path), re.M))
+    return seen[path]
+
+
+def _xdist_group(item) -> str | None:
+    """The worker a test must share with others under pytest-xdist's `loadgroup`: the tests of the one
+    PostgreSQL database (they create and drop its tables), of a local Ray cluster (each takes a share
+    of the shared memory), and those that load the embedded model (one model in memory at a time, one
+    writer of its converted cache). Any other test goes to whichever worker is free."""
+    path = Path(str(item.fspath))
+    if bool(item.get_closest_marker("slow")) or _loads_torch(path):
+        return "model"
+    text = _text(path)
+    if "GLOTBENCH_TEST_PG_URL" in text:
+        return "postgresql"
+    if "ray.init" in text or path.name == "test_sweep_ray.py":
+        return "ray"
+    return None
+
+
+def _text(path: Path, seen: dict[Path, str] = {}) -> str:  # noqa: B006 - a per-session memo
+    if path not in seen:
+        seen[path] = path.read_text(encoding="utf-8")
     return seen[path]
 
 
@@ -314,6 +336,10 @@ def pytest_collection_modifyitems(config, items) -> None:
     # this process only while torch is not loaded here (its thread pools do not survive a fork),
     # and a fork costs a fraction of a fresh interpreter (see `cli`).
     items.sort(key=lambda it: bool(it.get_closest_marker("slow")) or _loads_torch(Path(str(it.fspath))))
+    for item in items:  # `-n N --dist loadgroup` (pyproject.toml's addopts): what one machine has one of
+        group = _xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
     starts = process_functions(Path(__file__).resolve().parent.glob("*.py"))
     for item in items:
         fn = getattr(item, "function", None)

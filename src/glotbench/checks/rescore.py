@@ -192,7 +192,10 @@ def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None,
             tok = CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char") if segmenter_of(lang) == "char" else "13a"
         args["tokenize"] = tok
     metric = SacreMetric(kind, None, **args)  # segmented above: the metric scores the text as given
-    sentence = SacreMetric(kind, None, **args, **({"effective_order": True} if kind == "bleu" else {}))
+    if kind == "bleu":
+        sentence = SacreMetric(kind, None, effective_order=True, **args)
+    else:
+        sentence = metric
     rows = metric.stats(hyps, refs)
     segments = [0.0 if zeroed and zeroed[i] else sentence.score_from_stats(r) for i, r in enumerate(rows)]
     if zeroed is not None:  # wrong_language=zero: the mean of sentence scores, a flagged reply's 0

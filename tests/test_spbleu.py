@@ -88,11 +88,15 @@ def test_the_signature_names_the_file_by_its_sha256(tmp_path, model):
     ("missing.model", "No such file or directory"),
     ("notmodel.txt", "not a SentencePiece model"),
     ("adir", "Is a directory"),
+    ("empty.model", "not a SentencePiece model"),
+    ("truncated.model", "not a SentencePiece model"),
     ("", "needs the SentencePiece model file's path"),
 ])
 def test_a_bad_model_file_is_one_error_line(tmp_path, bad, why):
     (tmp_path / "notmodel.txt").write_text("ຂ້ອຍໄປໂຮງຮຽນ\n", encoding="utf-8")
     (tmp_path / "adir").mkdir()
+    (tmp_path / "empty.model").write_bytes(b"")
+    (tmp_path / "truncated.model").write_bytes(open(train(tmp_path / "whole.model"), "rb").read()[:1000])
     path = str(tmp_path / bad) if bad else ""
     with pytest.raises(GlotbenchError, match=why):
         SacreMetric("bleu", "lo", tokenize=f"spm:{path}")

@@ -76,6 +76,10 @@ def _spm_tokenizer(tokenize: str) -> Any:
         st = os.stat(path)
     except OSError as e:
         raise GlotbenchError(f"SentencePiece model {path}: {e.strerror or e}") from None
+    from glotbench.data import MAX_FILE_BYTES
+
+    if st.st_size > MAX_FILE_BYTES:  # FLORES-200's model is under 5 MB
+        raise GlotbenchError(f"SentencePiece model {path}: {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
     return _load_spm(path, st.st_size, st.st_mtime_ns)
 
 
@@ -105,7 +109,8 @@ def _load_spm(path: str, size: int, mtime_ns: int) -> Any:
             try:
                 self.sp.LoadFromSerializedProto(data)
             except Exception as e:  # sentencepiece raises RuntimeError/OSError with its parser's text
-                raise GlotbenchError(f"{path}: not a SentencePiece model ({str(e).strip() or type(e).__name__})") from None
+                why = " ".join(str(e).split()) or type(e).__name__  # one line, whatever sentencepiece says
+                raise GlotbenchError(f"{path}: not a SentencePiece model ({why})") from None
 
     return LocalSPM()
 

@@ -55,6 +55,10 @@ def test_tau_by_hand_against_scipy():
                                                 valid=False)])
     assert sys2["note"] == f"fewer than {MIN_SYSTEMS} runs: not computed" and sys2["tau"][0][1] is None
     assert seg2["n"] == 4 and seg2["runs"] == 2
+    assert seg2["not_pooled"] == [{"model": "x", "path": "runs/x", "why": "not valid"}] and seg["not_pooled"] == []
+    from glotbench.report.checks_text import agreement_markdown
+
+    assert "> not pooled: x (`runs/x`): not valid" in agreement_markdown([seg2, sys2])
 
 
 def test_a_variant_is_a_column_only_for_the_metrics_it_changes():

@@ -468,9 +468,12 @@ def agreement(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
 
     Only valid, whole runs with the same signature and item set are pooled, as `rankings` ranks them."""
     by_set: dict[tuple[str, tuple[str, str]], list[RunRescore]] = defaultdict(list)
+    not_pooled: dict[str, list[dict[str, str]]] = defaultdict(list)
     for r in runs:
         if r.valid:
             by_set[(r.benchmark, r.comparable)].append(r)
+        else:
+            not_pooled[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
     out = []
     for (bench, _), rs in sorted(by_set.items(), key=lambda kv: (kv[0][0], kv[1][0].languages, kv[1][0].item_set)):
         cols = columns(rs[0])
@@ -478,7 +481,7 @@ def agreement(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
         for g in groups:
             label = g if g != "overall" else ",".join(rs[0].languages) or "overall"
             base = {"benchmark": bench, "group": g, "language": label, "item_set": rs[0].item_set,
-                    "runs": len(rs), "columns": [c[0] for c in cols]}
+                    "runs": len(rs), "columns": [c[0] for c in cols], "not_pooled": not_pooled.get(bench, [])}
 
             def system(v: str, m: str) -> list[float | None]:
                 e = [r.scores[v][m] for r in rs]

@@ -69,6 +69,8 @@ def agreement_markdown(entries: list[dict[str, Any]]) -> list[str]:
         what = (f"n = {e['n']} segments of {e['runs']} run{'s' if e['runs'] != 1 else ''}" if e["level"] == "segment"
                 else f"n = {e['n']} runs")
         lines += [f"{head} ({what}; {e['item_set']})", ""]
+        lines += [f"> not pooled: {x['model']} (`{x['path']}`): {x['why']}" for x in e.get("not_pooled", ())]
+        lines += [""] if e.get("not_pooled") else []
         if e.get("note"):
             lines += [f"> {e['note']}", ""]
             continue

@@ -148,3 +148,41 @@ def test_laobench_translation_scores_spbleu_when_asked(tmp_path, cache_path, mod
         assert f"tok:{tag}" in results["metric_signatures"][f"bleu:{d.split('-')[1]}"]
     again = rescore([run], [])["runs"][0]  # as_run reproduces the stored spBLEU
     assert again["scores"]["as_run"]["bleu"]["groups"] == pytest.approx(again["stored"]["bleu"]["groups"], abs=1e-9)
+
+
+FX = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+
+
+def test_a_task_file_takes_bleu_tokenize_spm(tmp_path, cache_path, model, sacrebleu_flores200):
+    """flores-plus (a task file) with `--bench-opt bleu_tokenize=spm:PATH` on the FLORES+ fixture, Khmer
+    target, a replayed system: its BLEU is sacrebleu's flores200 BLEU; the signature holds the model's
+    SHA-256 (in the scorer part and the task hash), never its path; rescore's as_run reproduces it."""
+    rows = [json.loads(x) for x in (FX / "tasks" / "flores_plus_devtest.jsonl").read_text(encoding="utf-8").splitlines()]
+    refs = [r["text"] for r in rows if r["iso_639_3"] == "khm"]
+    hyps = [ref[: 2 * len(ref) // 3] for ref in refs]
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps({"id": str(i), "output": h}, ensure_ascii=False) + "\n"
+                              for i, h in enumerate(hyps)), encoding="utf-8")
+
+    def run(name, tok):
+        evaluate("flores-plus", f"replay:{replay}",
+                 RunOptions(data=str(FX / "tasks" / "flores_plus_devtest.jsonl"), out=str(tmp_path / name),
+                            bench_options=(("target", "khm_Khmr"), ("bleu_tokenize", tok)), cache_path=cache_path,
+                            progress=False))
+        return json.loads((tmp_path / name / "results.json").read_text(encoding="utf-8"))
+
+    got = run("spm", f"spm:{model}")
+    assert got["scores"]["overall"]["bleu"]["value"] == pytest.approx(sacrebleu_flores200(hyps, [refs]), abs=1e-9)
+    sig = got["signature"]
+    assert f"tok:{spm_model(f'spm:{model}').tag}" in sig and str(tmp_path) not in sig
+    other = train(tmp_path / "other.model", TEXT[:9], extra=5)
+    assert run("other", f"spm:{other}")["signature"] != sig
+    again = rescore([str(tmp_path / "spm")], [])["runs"][0]
+    assert again["scores"]["as_run"]["bleu"]["overall"] == pytest.approx(again["stored"]["bleu"]["overall"], abs=1e-9)
+
+
+def test_bleu_tokenize_on_a_task_without_bleu_is_one_error_line(tmp_path):
+    r = cli("run", "belebele", "--data", str(FX / "tasks" / "belebele_lao_Laoo.jsonl"), "--model",
+            "python:spbleu_models:cut_reference", "--bench-opt", "bleu_tokenize=13a", "--out", str(tmp_path / "b"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "bleu_tokenize sets a corpus scorer's BLEU; this run's scorer is" in r.stderr

@@ -151,7 +151,7 @@ def plan_for(bench: Any) -> Plan:
     spec = getattr(bench, "spec", None)
     if spec is not None and spec.scorer.kind == "corpus":
         return Plan(tuple(spec.scorer.metrics), lambda f, m: bench.lang, _first("reference", "answer"), None,
-                    bleu_tokenize=spec.scorer.bleu_tokenize)
+                    bleu_tokenize=bench.scorer.spec.bleu_tokenize)  # the run's (a bleu_tokenize option too)
     if spec is not None and spec.scorer.kind == "token_f1":
         return Plan(("token_f1",), lambda f, m: bench.lang, _first("answers", "answer"), None,
                     f1=(spec.scorer.refs, spec.scorer.norm))

@@ -169,9 +169,9 @@ def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
 
 
 def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None, settings: Mapping[str, str],
-            plan: Plan, zeroed: list[bool] | None = None) -> tuple[float, list[float]]:
-    """The corpus score, and each segment's sentence score (sacrebleu's formula on the segment's own
-    statistics; BLEU with effective order, as sacrebleu's `sentence_score` recommends)."""
+            plan: Plan, zeroed: list[bool] | None = None, sentences: bool = False) -> tuple[float, list[float]]:
+    """The corpus score, and with `sentences` each segment's sentence score (sacrebleu's formula on the
+    segment's own statistics; BLEU with effective order, as sacrebleu's `sentence_score` recommends)."""
     from glotbench.metrics.corpus import SacreMetric
     from glotbench.text.segment import needs_segmentation
 
@@ -192,12 +192,11 @@ def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None,
             tok = CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char") if segmenter_of(lang) == "char" else "13a"
         args["tokenize"] = tok
     metric = SacreMetric(kind, None, **args)  # segmented above: the metric scores the text as given
-    if kind == "bleu":
-        sentence = SacreMetric(kind, None, effective_order=True, **args)
-    else:
-        sentence = metric
     rows = metric.stats(hyps, refs)
-    segments = [0.0 if zeroed and zeroed[i] else sentence.score_from_stats(r) for i, r in enumerate(rows)]
+    segments: list[float] = []
+    if sentences:
+        sentence = SacreMetric(kind, None, effective_order=True, **args) if kind == "bleu" else metric
+        segments = [0.0 if zeroed and zeroed[i] else sentence.score_from_stats(r) for i, r in enumerate(rows)]
     if zeroed is not None:  # wrong_language=zero: the mean of sentence scores, a flagged reply's 0
         return (sum(0.0 if z else metric.score_from_stats(r) for r, z in zip(rows, zeroed)) / len(rows)
                 if rows else 0.0), segments
@@ -272,7 +271,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
                 per[g] = _exact(answers, refs, settings, [(r.get("input") or {}).get("text") for r in rs])
             else:
                 per[g], sentences = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None,
-                                            settings, plan, zeroed if zero else None)
+                                            settings, plan, zeroed if zero else None, segments)
                 seg[g] = sentences
         name = (plan.names or {}).get(kind, kind)
         out[name] = {"overall": per.get("all"), "groups": {} if not plan.group else per}

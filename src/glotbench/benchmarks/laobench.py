@@ -330,15 +330,14 @@ class LaoBenchTranslation(_LaoBenchData):
     def __init__(self, bleu_tokenize: str = BLEU_TOKENIZE_SEGMENTED[0], laonlp: str | None = None,
                  lao_segmenter: LaoSegmenter | None = None) -> None:
         """`bleu_tokenize`: sacrebleu's tokenizer over the LaoNLP words of a Lao target (`none`, the
-        default, or `13a`), or `spm:PATH`: spBLEU in every direction, the text as written cut by the local
-        SentencePiece model file at PATH (FLORES-200's; signed by its SHA-256). `laonlp`: the LaoNLP version the run must use (e.g. `0.7`); an error
-        unless the installed one matches. `lao_segmenter`: another segmenter (Python API)."""
+        default, or `13a`), or `spm:PATH`: spBLEU in every direction, the text as written cut by the
+        local SentencePiece model file at PATH (FLORES-200's; signed by its SHA-256). `laonlp`: the
+        LaoNLP version the run must use (e.g. `0.7`); an error unless the installed one matches. `lao_segmenter`: another segmenter (Python API)."""
         if is_spm(bleu_tokenize):
             spm_model(bleu_tokenize)  # the file is there and is a SentencePiece model, or one error line
         elif bleu_tokenize not in BLEU_TOKENIZE_SEGMENTED:
             raise DataError(f"laobench-translation bleu_tokenize must be one of {', '.join(BLEU_TOKENIZE_SEGMENTED)} "
-                            f"or spm:PATH (spBLEU), "
-                            f"got {bleu_tokenize!r}")
+                            f"or spm:PATH (spBLEU), got {bleu_tokenize!r}")
         if lao_segmenter is not None and not isinstance(lao_segmenter, LaoSegmenter):
             raise DataError("lao_segmenter is a Python-API setting (a LaoSegmenter); choose the LaoNLP version "
                             "by installing it, and check it with laonlp=VERSION")
@@ -405,7 +404,7 @@ class LaoBenchTranslation(_LaoBenchData):
 
     def signature_parts(self) -> dict[str, str]:
         if is_spm(self.bleu_tokenize):  # spBLEU: one tokenizer, no segmenter, in every direction
-            return {"metrics": "spbleu+chrf++", "seg_lo": self._metric("chrf++", "lo").signature().split("|seg:")[1].split("|")[0],
-                    "bleu_tok": spm_model(self.bleu_tokenize).tag}
+            seg_lo = self._metric("chrf++", "lo").signature().split("|seg:")[1].split("|")[0]
+            return {"metrics": "spbleu+chrf++", "seg_lo": seg_lo, "bleu_tok": spm_model(self.bleu_tokenize).tag}
         return {"metrics": "bleu+chrf++", "seg_lo": self._metric("bleu", "lo").signature().split("|seg:")[1].split("|")[0],
                 "bleu_tok_lo": self.bleu_tokenize, "tok_zh": "zh"}

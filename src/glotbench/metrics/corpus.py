@@ -78,7 +78,7 @@ def _spm_tokenizer(tokenize: str) -> Any:
         raise GlotbenchError(f"SentencePiece model {path}: {e.strerror or e}") from None
     from glotbench.data import MAX_FILE_BYTES
 
-    if st.st_size > MAX_FILE_BYTES:  # FLORES-200's model is under 5 MB
+    if st.st_size > MAX_FILE_BYTES:  # read whole to be hashed: the one size limit of every file read
         raise GlotbenchError(f"SentencePiece model {path}: {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
     return _load_spm(path, st.st_size, st.st_mtime_ns)
 
@@ -93,7 +93,7 @@ def _load_spm(path: str, size: int, mtime_ns: int) -> Any:
         from sacrebleu.tokenizers.tokenizer_spm import TokenizerSPM
         import sentencepiece
     except ImportError as e:
-        raise GlotbenchError(f"spBLEU needs sentencepiece: pip install sentencepiece ({e})") from None
+        raise GlotbenchError(f"spBLEU needs sentencepiece: pip install \"glotbench[spbleu]\" ({e})") from None
     try:
         with open(path, "rb") as f:
             data = f.read()

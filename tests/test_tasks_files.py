@@ -136,7 +136,7 @@ def test_bad_yaml_and_bad_rows_are_one_line_each(tmp_path):
 
 
 def test_options_are_typed_checked_and_in_the_signature(tmp_path):
-    with pytest.raises(SpecError, match="belebele has no option 'conifg'; its options: config, fewshot_data"):
+    with pytest.raises(SpecError, match="belebele has no option 'conifg'; its options: bleu_tokenize, config, fewshot_data"):
         get_benchmark("belebele", conifg="khm_Khmr")
     with pytest.raises(SpecError, match="shots must be a whole number|shots must be an integer"):
         get_benchmark("belebele", shots="many")

@@ -25,7 +25,7 @@ from glotbench.items import Item, PublicItem
 from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric
+from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric, is_spm, spm_model
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
 from glotbench.text.segment import LaoSegmenter, installed_laonlp
@@ -330,11 +330,14 @@ class LaoBenchTranslation(_LaoBenchData):
     def __init__(self, bleu_tokenize: str = BLEU_TOKENIZE_SEGMENTED[0], laonlp: str | None = None,
                  lao_segmenter: LaoSegmenter | None = None) -> None:
         """`bleu_tokenize`: sacrebleu's tokenizer over the LaoNLP words of a Lao target (`none`, the
-        default, or `13a`). `laonlp`: the LaoNLP version the run must use (e.g. `0.7`); an error
-        unless the installed one matches. `lao_segmenter`: another segmenter (Python API)."""
-        if bleu_tokenize not in BLEU_TOKENIZE_SEGMENTED:
-            raise DataError(f"laobench-translation bleu_tokenize must be one of {', '.join(BLEU_TOKENIZE_SEGMENTED)}, "
-                            f"got {bleu_tokenize!r}")
+        default, or `13a`), or `spm:PATH`: spBLEU in every direction, the text as written cut by the
+        local SentencePiece model file at PATH (FLORES-200's; signed by its SHA-256). `laonlp`: the
+        LaoNLP version the run must use (e.g. `0.7`); an error unless the installed one matches. `lao_segmenter`: another segmenter (Python API)."""
+        if is_spm(bleu_tokenize):
+            spm_model(bleu_tokenize)  # the file is there and is a SentencePiece model, or one error line
+        elif bleu_tokenize not in BLEU_TOKENIZE_SEGMENTED:
+            raise DataError(f"laobench-translation bleu_tokenize must be one of {', '.join(BLEU_TOKENIZE_SEGMENTED)} "
+                            f"or spm:PATH (spBLEU), got {bleu_tokenize!r}")
         if lao_segmenter is not None and not isinstance(lao_segmenter, LaoSegmenter):
             raise DataError("lao_segmenter is a Python-API setting (a LaoSegmenter); choose the LaoNLP version "
                             "by installing it, and check it with laonlp=VERSION")
@@ -352,7 +355,8 @@ class LaoBenchTranslation(_LaoBenchData):
 
     def _metric(self, kind: str, lang: str) -> SacreMetric:
         if (kind, lang) not in self._sacre:
-            opts = {"tokenize": self.bleu_tokenize} if kind == "bleu" and lang == "lo" else {}
+            spbleu = kind == "bleu" and is_spm(self.bleu_tokenize)
+            opts = {"tokenize": self.bleu_tokenize} if kind == "bleu" and (lang == "lo" or spbleu) else {}
             self._sacre[(kind, lang)] = SacreMetric(kind, lang, lao=self.lao, **opts)
         return self._sacre[(kind, lang)]
 
@@ -399,5 +403,8 @@ class LaoBenchTranslation(_LaoBenchData):
         return out
 
     def signature_parts(self) -> dict[str, str]:
+        if is_spm(self.bleu_tokenize):  # spBLEU: one tokenizer, no segmenter, in every direction
+            seg_lo = self._metric("chrf++", "lo").signature().split("|seg:")[1].split("|")[0]
+            return {"metrics": "spbleu+chrf++", "seg_lo": seg_lo, "bleu_tok": spm_model(self.bleu_tokenize).tag}
         return {"metrics": "bleu+chrf++", "seg_lo": self._metric("bleu", "lo").signature().split("|seg:")[1].split("|")[0],
                 "bleu_tok_lo": self.bleu_tokenize, "tok_zh": "zh"}

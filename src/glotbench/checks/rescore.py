@@ -8,7 +8,7 @@ run's number):
 | variant | values | what changes |
 |---|---|---|
 | `segmenter` | `laonlp`, `khmercut`, `pyidaungsu`, `charcluster`, `none` | how Lao, Thai, Khmer and Burmese text is split into words before BLEU, chrF++'s word n-grams and token F1 (`laonlp`: the installed LaoNLP; `khmercut`: Khmer words, `pyidaungsu`: Burmese words, the `words` extra; a language's segmenter applies to its language only, the others keep their profile's; each named with its version in `segmenters`) |
-| `bleu_tokenize` | sacrebleu's tokenizers (`13a`, `intl`, `char`, `none`, `zh`, ...) | BLEU's tokenizer over the (segmented) text |
+| `bleu_tokenize` | sacrebleu's tokenizers (`13a`, `intl`, `char`, `none`, `zh`, ...), `spm:PATH` | BLEU's tokenizer over the (segmented) text; `spm:PATH`: spBLEU, the text as written cut into the pieces of the local SentencePiece model file at PATH (FLORES-200's `flores200sacrebleuspm`: sacrebleu's `flores200` downloads it, this never does), named in the BLEU signature by its SHA-256 (`tok:spm-<12 hex>`) |
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
+from glotbench.metrics.corpus import SPM_PREFIX, is_spm, spm_model
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     "segmenter": ("laonlp", "khmercut", "pyidaungsu", "charcluster", "none"),
-    "bleu_tokenize": ("none", "13a", "intl", "char", "zh", "ja-mecab", "flores200"),
+    # sacrebleu's spm/flores101/flores200 download their model: spBLEU is `spm:PATH` (a local file)
+    "bleu_tokenize": ("none", "13a", "intl", "char", "zh", "ja-mecab", "spm:PATH"),
     "norm": ("nfc", "nfkc", "vi_tone", "ar_harakat", "lao_am", "zawgyi"),
     "f1_norm": ("unicode", "squad"),
 }
@@ -47,6 +49,9 @@ def parse_variant(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if text == AS_RUN:
         return AS_RUN, ""
+    if name == "bleu_tokenize" and sep and value.startswith(SPM_PREFIX):
+        spm_model(value)  # the file is there and is a SentencePiece model, or one error line
+        return name, value
     if not sep or name not in VARIANTS or value not in VARIANTS[name]:
         choices = "; ".join(f"{k}={'|'.join(v)}" for k, v in VARIANTS.items())
         raise GlotbenchError(f"unknown variant {text!r}; variants: {choices}")
@@ -146,7 +151,7 @@ def plan_for(bench: Any) -> Plan:
     spec = getattr(bench, "spec", None)
     if spec is not None and spec.scorer.kind == "corpus":
         return Plan(tuple(spec.scorer.metrics), lambda f, m: bench.lang, _first("reference", "answer"), None,
-                    bleu_tokenize=spec.scorer.bleu_tokenize)
+                    bleu_tokenize=bench.scorer.spec.bleu_tokenize)  # the run's (a bleu_tokenize option too)
     if spec is not None and spec.scorer.kind == "token_f1":
         return Plan(("token_f1",), lambda f, m: bench.lang, _first("answers", "answer"), None,
                     f1=(spec.scorer.refs, spec.scorer.norm))
@@ -164,17 +169,22 @@ def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
 
 
 def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None, settings: Mapping[str, str],
-            plan: Plan, zeroed: list[bool] | None = None) -> float:
+            plan: Plan, zeroed: list[bool] | None = None, sentences: bool = False) -> tuple[float, list[float]]:
+    """The corpus score, and with `sentences` each segment's sentence score (sacrebleu's formula on the
+    segment's own statistics; BLEU with effective order, as sacrebleu's `sentence_score` recommends)."""
     from glotbench.metrics.corpus import SacreMetric
     from glotbench.text.segment import needs_segmentation
 
     norm, seg = settings.get("norm"), settings.get("segmenter")
+    spm = settings.get("bleu_tokenize") or (plan.bleu_tokenize if is_spm(plan.bleu_tokenize) else None)
+    if kind == "bleu" and is_spm(spm):
+        seg = "none"  # spBLEU (a variant, or the run's own): the model's pieces of the text as written
     hyps = [_segment(normalise(h, norm), lang, seg) for h in hyps]
     refs = [[_segment(normalise(r, norm), lang, seg) for r in rs] for rs in refs]
     args: dict[str, Any] = {}
     if kind == "bleu":
         default = (plan.bleu_tokenize or "none") if needs_segmentation(lang) and seg != "none" else None
-        tok = settings.get("bleu_tokenize") or default
+        tok = spm if is_spm(spm) else settings.get("bleu_tokenize") or default
         if tok is None:
             from glotbench.languages import segmenter_of
             from glotbench.metrics.corpus import CHAR_SCRIPT_TOKENIZERS
@@ -182,10 +192,15 @@ def _corpus(kind: str, hyps: list[str], refs: list[list[str]], lang: str | None,
             tok = CHAR_SCRIPT_TOKENIZERS.get(lang or "", "char") if segmenter_of(lang) == "char" else "13a"
         args["tokenize"] = tok
     metric = SacreMetric(kind, None, **args)  # segmented above: the metric scores the text as given
+    rows = metric.stats(hyps, refs)
+    segments: list[float] = []
+    if sentences:
+        sentence = SacreMetric(kind, None, effective_order=True, **args) if kind == "bleu" else metric
+        segments = [0.0 if zeroed and zeroed[i] else sentence.score_from_stats(r) for i, r in enumerate(rows)]
     if zeroed is not None:  # wrong_language=zero: the mean of sentence scores, a flagged reply's 0
-        rows = metric.stats(hyps, refs)
-        return sum(0.0 if z else metric.score_from_stats(r) for r, z in zip(rows, zeroed)) / len(rows) if rows else 0.0
-    return metric.corpus_score(hyps, refs, resamples=0).estimate.value
+        return (sum(0.0 if z else metric.score_from_stats(r) for r, z in zip(rows, zeroed)) / len(rows)
+                if rows else 0.0), segments
+    return metric.score_stats(rows, resamples=0).estimate.value, segments
 
 
 def _f1(answers: list[str | None], refs: list[list[str]], langs: list[str | None], settings: Mapping[str, str],
@@ -230,8 +245,9 @@ def _exact(answers: list[str | None], refs: list[list[str]], settings: Mapping[s
 
 
 def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Mapping[str, Any]],
-                    settings: Mapping[str, str]) -> dict[str, Any]:
-    """{metric: {"overall": value or None, "groups": {group: value}}} for one setting."""
+                    settings: Mapping[str, str], segments: bool = False) -> dict[str, Any]:
+    """{metric: {"overall": value or None, "groups": {group: value}}} for one setting; with `segments`,
+    a corpus metric's sentence scores too ({"segments": {group: [score of each sample, in order]}})."""
     from glotbench.checks.language import answer_text
 
     zero = getattr(bench, "wrong_language", "flag") == "zero"
@@ -242,6 +258,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     out: dict[str, Any] = {}
     for kind in plan.kinds:
         per: dict[str, float] = {}
+        seg: dict[str, list[float]] = {}
         for g, rs in sorted(buckets.items()):
             # a run under wrong_language=zero (checks/wrap.py): a flagged reply has no credit
             zeroed = [zero and "wrong_language" in (r.get("flags") or ()) for r in rs]
@@ -253,10 +270,13 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
             elif kind == "exact":
                 per[g] = _exact(answers, refs, settings, [(r.get("input") or {}).get("text") for r in rs])
             else:
-                per[g] = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None, settings, plan,
-                                 zeroed if zero else None)
+                per[g], sentences = _corpus(kind, [a or "" for a in answers], refs, langs[0] if langs else None,
+                                            settings, plan, zeroed if zero else None, segments)
+                seg[g] = sentences
         name = (plan.names or {}).get(kind, kind)
         out[name] = {"overall": per.get("all"), "groups": {} if not plan.group else per}
+        if segments and seg:
+            out[name]["segments"] = seg
     return out
 
 
@@ -277,9 +297,11 @@ class RunRescore:
     # interval the views print beside the stored figure (a re-scored figure has none: no resampling)
     estimates: dict[str, Any] | None = None
     scales: dict[str, str | None] | None = None  # metric -> the run's unit (fraction, points)
+    kinds: Mapping[str, str] | None = None  # metric -> its kind (bleu, chrf, chrf++, token_f1, exact)
+    languages: tuple[str, ...] = ()  # the languages its answers are scored in
 
 
-def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
+def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = False) -> RunRescore:
     from glotbench.report import rundata
 
     data = rundata.load_run(run_dir)
@@ -295,7 +317,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
     scores = {}
     for v in [AS_RUN, *[x for x in variants if x != AS_RUN]]:
         name, value = parse_variant(v)
-        scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value})
+        scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value}, segments)
     stored, estimates, scales = {}, {}, {}
     for metric in next(iter(scores.values())):
         sc = results["scores"]
@@ -311,7 +333,20 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
 
     return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
                       plan.group, scores, stored, tuple(notes(results)), is_valid(results),
-                      describe_item_set(results), comparability(results), estimates, scales)
+                      describe_item_set(results), comparability(results), estimates, scales,
+                      {(plan.names or {}).get(k, k): k for k in plan.kinds},
+                      tuple(sorted({x for r in rows if (x := plan.lang(r.get("input") or {}, r.get("meta") or {}))})))
+
+
+def spm_models(variants: Sequence[str]) -> dict[str, dict[str, str]]:
+    """The SentencePiece model files of `bleu_tokenize=spm:PATH` variants: path, SHA-256 and signature tag."""
+    out = {}
+    for v in variants:
+        name, value = parse_variant(v)
+        if name == "bleu_tokenize" and is_spm(value):
+            m = spm_model(value)
+            out[v] = {"path": m.path, "sha256": m.sha256, "tok": m.tag}
+    return out
 
 
 def tiers(values: dict[str, float | None]) -> list[list[str]]:
@@ -379,7 +414,104 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     return out
 
 
-def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
+# Which metric kinds a variant changes: the other metrics under that variant would repeat their
+# as-run column in the agreement table.
+AFFECTS: dict[str, frozenset[str]] = {
+    "segmenter": frozenset({"bleu", "chrf++", "token_f1"}),  # chrF (word order 0) reads no words
+    "bleu_tokenize": frozenset({"bleu"}),
+    "norm": frozenset({"bleu", "chrf", "chrf++", "token_f1", "exact"}),
+    "f1_norm": frozenset({"token_f1"}),
+}
+MIN_SYSTEMS = 3  # system-level τ over fewer runs is not computed (two runs give only ±1)
+
+
+def columns(run: RunRescore) -> list[tuple[str, str, str]]:
+    """The agreement table's columns of a run: (label, variant, metric), each metric as run, then each
+    variant that changes it. A new metric of a benchmark, or a new variant, is one more column."""
+    out = []
+    for v, per in run.scores.items():
+        name, value = parse_variant(v)
+        for m in per:
+            kind = (run.kinds or {}).get(m, m)
+            if name == AS_RUN:
+                out.append((m, v, m))
+            elif kind in AFFECTS.get(name, frozenset()):
+                label = (f"spBLEU ({spm_model(value).tag})" if name == "bleu_tokenize" and is_spm(value)
+                         else f"{m} ({v})")
+                out.append((label, v, m))
+    return out
+
+
+def _tau(x: Sequence[float], y: Sequence[float]) -> tuple[float | None, float | None]:
+    """Kendall's τ-b and its two-sided p (scipy.stats.kendalltau); None where it is undefined (a
+    constant column)."""
+    import math
+    import warnings
+
+    from scipy.stats import kendalltau
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a constant input: scipy warns and returns nan
+        res = kendalltau(x, y)
+    tau, p = float(res.statistic), float(res.pvalue)
+    return (None if math.isnan(tau) else tau), (None if math.isnan(p) else p)
+
+
+def agreement(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
+    """Kendall τ between every two columns (`columns`), per benchmark, item set and group (a
+    language, a direction; a run without groups: its languages), at two levels:
+
+    - `segment`: each segment's sentence scores, pooled over the runs (n = runs x segments); computed
+      from one run on. Corpus metrics only (token F1 and exact match have no sentence score here).
+    - `system`: the runs' corpus scores (n = runs); computed from MIN_SYSTEMS runs on.
+
+    Only valid, whole runs with the same signature and item set are pooled, as `rankings` ranks them."""
+    by_set: dict[tuple[str, tuple[str, str]], list[RunRescore]] = defaultdict(list)
+    not_pooled: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for r in runs:
+        if r.valid:
+            by_set[(r.benchmark, r.comparable)].append(r)
+        else:
+            not_pooled[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
+    out = []
+    for (bench, _), rs in sorted(by_set.items(), key=lambda kv: (kv[0][0], kv[1][0].languages, kv[1][0].item_set)):
+        cols = columns(rs[0])
+        groups = sorted({g for _, v, m in cols for g in rs[0].scores[v][m]["groups"]}) or ["overall"]
+        for g in groups:
+            label = g if g != "overall" else ",".join(rs[0].languages) or "overall"
+            base = {"benchmark": bench, "group": g, "language": label, "item_set": rs[0].item_set,
+                    "runs": len(rs), "columns": [c[0] for c in cols], "not_pooled": not_pooled.get(bench, [])}
+
+            def system(v: str, m: str) -> list[float | None]:
+                e = [r.scores[v][m] for r in rs]
+                return [x["overall"] if g == "overall" else x["groups"].get(g) for x in e]
+
+            def segment(v: str, m: str) -> list[float | None] | None:
+                key = "all" if g == "overall" else g
+                per = [r.scores[v][m].get("segments", {}).get(key) for r in rs]
+                return None if any(x is None for x in per) else [x for run_seg in per for x in run_seg]
+
+            for level, values, enough in (("segment", segment, True), ("system", system, len(rs) >= MIN_SYSTEMS)):
+                vectors = [values(v, m) if enough else None for _, v, m in cols]
+                tau: list[list[float | None]] = []
+                p: list[list[float | None]] = []
+                n = 0
+                for a in vectors:
+                    tau.append([])
+                    p.append([])
+                    for b in vectors:
+                        pairs = [(x, y) for x, y in zip(a or (), b or ()) if x is not None and y is not None]
+                        n = max(n, len(pairs))
+                        t, q = _tau(*zip(*pairs)) if len(pairs) >= 2 else (None, None)
+                        tau[-1].append(t)
+                        p[-1].append(q)
+                note = (None if enough else f"fewer than {MIN_SYSTEMS} runs: not computed") if level == "system" \
+                    else (None if n else "no sentence scores (corpus metrics only)")
+                out.append({**base, "level": level, "n": n, "tau": tau, "p": p, "note": note})
+    return out
+
+
+def rescore(paths: Sequence[str], variants: Sequence[str], agree: bool = False) -> dict[str, Any]:
     from glotbench.report.board import collect
 
     for v in variants:
@@ -388,7 +520,7 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
     done, skipped = [], list(left_out)
     for r in runs:
         try:
-            done.append(rescore_run(r.path, variants))
+            done.append(rescore_run(r.path, variants, segments=agree))
         except GlotbenchError as e:
             skipped.append({"path": str(r.path), "reason": str(e)})
     if not done:
@@ -398,8 +530,9 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
             "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
             **({"converters": {"norm=zawgyi": zawgyi_converter_name()}} if "norm=zawgyi" in variants else {}),
+            **({"spm_models": spm} if (spm := spm_models(variants)) else {}),
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored,
                       "stored_estimates": r.estimates or {}, "scales": r.scales or {}, "valid": r.valid,
                       "notes": list(r.notes), "item_set": r.item_set} for r in done],
-            "rankings": rankings(done), "left_out": skipped}
+            "rankings": rankings(done), **({"agreement": agreement(done)} if agree else {}), "left_out": skipped}

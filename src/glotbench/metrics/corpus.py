@@ -7,17 +7,24 @@ spaces (lo, th, km, my) the text is segmented first (glotbench.text.segment) and
 spaces; BLEU then tokenizes with `none` by default (the segmenter's words are the tokens; `13a` would
 split them again, e.g. the abbreviation ກ.ພ.), or `13a` when asked (`BLEU_TOKENIZE_SEGMENTED`). For zh
 and ja, BLEU uses sacrebleu's `zh` and `ja-mecab` tokenizers instead.
+spBLEU (`tokenize="spm:PATH"`): BLEU over the pieces of a local SentencePiece model file (FLORES-200's
+`flores200sacrebleuspm`, given by path: sacrebleu's own `flores200` tokenizer downloads it), by
+sacrebleu's own `TokenizerSPM`; the text is not segmented first (the model splits every script), and
+the signature names the file by its SHA-256 (`tok:spm-<12 hex>`), never its path.
 Bootstrap CIs resample the statistic rows (glotbench.stats), never re-tokenise.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from glotbench.errors import GlotbenchError
 from glotbench.languages import segmenter_of
 from glotbench.metrics.ratio import Scale
 from glotbench.stats import Estimate, bootstrap_many
@@ -29,6 +36,83 @@ BLEU_TOKENIZE_SEGMENTED = ("none", "13a")
 # BLEU's tokenizer for a language whose profile segments into characters: sacrebleu's own for zh and
 # ja, its `char` tokenizer for any other such profile.
 CHAR_SCRIPT_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab"}
+# BLEU's tokenizer `spm:PATH`: spBLEU with the SentencePiece model file at PATH.
+SPM_PREFIX = "spm:"
+
+
+@dataclass(frozen=True)
+class SpmModel:
+    """A local SentencePiece model file: its path as given and the SHA-256 of the bytes loaded."""
+
+    path: str
+    sha256: str
+
+    @property
+    def tag(self) -> str:
+        """How signatures name it (sacrebleu's `tok:` value): `spm-` and the SHA-256's first 12 hex digits."""
+        return f"spm-{self.sha256[:12]}"
+
+
+def is_spm(tokenize: str | None) -> bool:
+    return isinstance(tokenize, str) and tokenize.startswith(SPM_PREFIX)
+
+
+def spm_model(tokenize: str) -> SpmModel:
+    """The model of `spm:PATH`, loaded once per file version; a missing file or one that is not a
+    SentencePiece model is a GlotbenchError (one `error:` line)."""
+    return _spm_tokenizer(tokenize).model
+
+
+def tokenize_tag(tokenize: str | None) -> str | None:
+    """A BLEU tokenizer as signatures name it: `spm:PATH` by its model's SHA-256, any other as given."""
+    return spm_model(tokenize).tag if tokenize is not None and is_spm(tokenize) else tokenize
+
+
+def _spm_tokenizer(tokenize: str) -> Any:
+    path = tokenize[len(SPM_PREFIX):]
+    if not path:
+        raise GlotbenchError("spm: needs the SentencePiece model file's path (bleu_tokenize=spm:PATH)")
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise GlotbenchError(f"SentencePiece model {path}: {e.strerror or e}") from None
+    from glotbench.data import MAX_FILE_BYTES
+
+    if st.st_size > MAX_FILE_BYTES:  # read whole to be hashed: the one size limit of every file read
+        raise GlotbenchError(f"SentencePiece model {path}: {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+    return _load_spm(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_spm(path: str, size: int, mtime_ns: int) -> Any:
+    """sacrebleu's own `TokenizerSPM` (its `__call__`: the pieces joined by spaces), its processor
+    loaded from the bytes that were hashed instead of the file sacrebleu would download."""
+    import hashlib
+
+    try:
+        from sacrebleu.tokenizers.tokenizer_spm import TokenizerSPM
+        import sentencepiece
+    except ImportError as e:
+        raise GlotbenchError(f"spBLEU needs sentencepiece: pip install \"glotbench[spbleu]\" ({e})") from None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise GlotbenchError(f"SentencePiece model {path}: {e.strerror or e}") from None
+    model = SpmModel(path, hashlib.sha256(data).hexdigest())
+
+    class LocalSPM(TokenizerSPM):
+        def __init__(self) -> None:  # TokenizerSPM's own would download its model
+            self.name = model.tag
+            self.model = model
+            self.sp = sentencepiece.SentencePieceProcessor()
+            try:
+                self.sp.LoadFromSerializedProto(data)
+            except Exception as e:  # sentencepiece raises RuntimeError/OSError with its parser's text
+                why = " ".join(str(e).split()) or type(e).__name__  # one line, whatever sentencepiece says
+                raise GlotbenchError(f"{path}: not a SentencePiece model ({why})") from None
+
+    return LocalSPM()
 
 
 @dataclass(frozen=True)
@@ -57,7 +141,12 @@ class SacreMetric:
         self.lang = lang
         self.lao = lao
         self._metric: BLEU | CHRF
-        if name == "bleu":
+        if name == "bleu" and is_spm(sacrebleu_args.get("tokenize")):
+            spm = _spm_tokenizer(sacrebleu_args.pop("tokenize"))
+            self._metric = BLEU(tokenize="none", **sacrebleu_args)
+            self._metric.tokenizer, self._metric.tokenizer_signature = spm, spm.signature()
+            words = False  # spBLEU: the model's pieces of the text as written, never the segmenter's words
+        elif name == "bleu":
             if needs_segmentation(lang):
                 sacrebleu_args.setdefault("tokenize", BLEU_TOKENIZE_SEGMENTED[0])
                 if sacrebleu_args["tokenize"] not in BLEU_TOKENIZE_SEGMENTED:

@@ -52,7 +52,34 @@ def rescore_markdown(got: dict[str, Any]) -> str:
         for (model, path), (bench, why) in left.items():
             lines.append(f"- not ranked: {bench} · {model} (`{path}`): {why}")
         lines.append("")
+    if got.get("spm_models"):
+        lines += ["SentencePiece models: " + ", ".join(f"`{x['tok']}` = `{x['path']}` (SHA-256 {x['sha256']})"
+                                                     for x in got["spm_models"].values()), ""]
+    if "agreement" in got:
+        lines += agreement_markdown(got["agreement"])
     return "\n".join(lines)
+
+
+def agreement_markdown(entries: list[dict[str, Any]]) -> list[str]:
+    """`rescore --agreement`: per benchmark, language and level, Kendall's τ-b between every two
+    metric columns (2 decimals; `–` where undefined: a constant column)."""
+    lines = ["## Metric agreement (Kendall's τ-b, scipy.stats.kendalltau)", ""]
+    for e in entries:
+        head = f"### {e['benchmark']} · {e['language']} · {e['level']} level"
+        what = (f"n = {e['n']} segments of {e['runs']} run{'s' if e['runs'] != 1 else ''}" if e["level"] == "segment"
+                else f"n = {e['n']} runs")
+        lines += [f"{head} ({what}; {e['item_set']})", ""]
+        lines += [f"> not pooled: {x['model']} (`{x['path']}`): {x['why']}" for x in e.get("not_pooled", ())]
+        lines += [""] if e.get("not_pooled") else []
+        if e.get("note"):
+            lines += [f"> {e['note']}", ""]
+            continue
+        cols = e["columns"]
+        lines += ["| | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+        for c, row in zip(cols, e["tau"]):
+            lines.append(f"| {c} | " + " | ".join("–" if t is None else f"{t:.2f}" for t in row) + " |")
+        lines.append("")
+    return lines
 
 
 def checks_lines(results: dict[str, Any]) -> list[str]:

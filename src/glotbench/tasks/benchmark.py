@@ -47,6 +47,8 @@ BUILTIN_OPTIONS: dict[str, tuple[Any, type, str]] = {
     "revision": (None, str, "another pinned commit of the hub dataset"),
     "norm": (None, str, "the headline log-likelihood normalisation: sum, token, char, byte or grapheme"),
     "pipeline": (None, str, "the headline extraction pipeline"),
+    "bleu_tokenize": (None, str, "a corpus scorer's BLEU tokenizer: none or 13a over segmented text, or spm:PATH "
+                                 "(spBLEU: the local SentencePiece model file at PATH, signed by its SHA-256)"),
 }
 
 
@@ -162,7 +164,7 @@ class TaskBenchmark(Benchmark):
                 self.renderer.labels(2)
             except ValueError as e:
                 raise SpecError(f"{self.name}: {e}") from None
-        self._scorer = make_scorer(spec.scorer, self.lang)
+        self._scorer = make_scorer(self._scorer_spec(spec.scorer, opt["bleu_tokenize"]), self.lang)
         # the declared facts the checks read (Benchmark): from the scorer
         self.answer_kind = self._scorer.answer_kind
         if self.method == "generate" and self._scorer.answers_in_language and self.lang:
@@ -542,10 +544,33 @@ class TaskBenchmark(Benchmark):
         parts.update({f"opt.{k}": str(v) for k, v in sorted(declared.items())})
         return parts
 
+    def _scorer_spec(self, scorer: Any, bleu_tokenize: str | None) -> Any:
+        """The scorer's part with the run's `bleu_tokenize` (the spec itself keeps the file's: its hash
+        takes the option by its SHA-256, `_hashed_options`)."""
+        if bleu_tokenize is None:
+            return scorer
+        from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, is_spm, spm_model
+
+        if scorer.kind != "corpus" or "bleu" not in scorer.metrics:
+            raise SpecError(f"{self.name}: bleu_tokenize sets a corpus scorer's BLEU; this run's scorer is "
+                            f"{scorer.kind}" + (" without bleu" if scorer.kind == "corpus" else ""))
+        if is_spm(bleu_tokenize):
+            spm_model(bleu_tokenize)  # the file is there and is a SentencePiece model, or one error line
+        elif bleu_tokenize not in BLEU_TOKENIZE_SEGMENTED:
+            raise SpecError(f"{self.name}: bleu_tokenize must be one of {', '.join(BLEU_TOKENIZE_SEGMENTED)} or "
+                            f"spm:PATH, got {bleu_tokenize!r}")
+        return scorer.model_copy(update={"bleu_tokenize": bleu_tokenize})
+
     def _hashed_options(self) -> dict[str, Any]:
         """The run's options as the signature holds them: a few-shot file by its content
-        (`file:SHA12`), not by the path it had on one machine."""
+        (`file:SHA12`), a SentencePiece model by its (`spm-SHA12`), not by the path it had on one machine."""
         opts = dict(self.options)
+        if opts.get("bleu_tokenize") is None:  # added later: unset, the hash stays as it was before it existed
+            opts.pop("bleu_tokenize", None)
+        else:
+            from glotbench.metrics.corpus import tokenize_tag
+
+            opts["bleu_tokenize"] = tokenize_tag(opts["bleu_tokenize"])
         if opts.get("fewshot_data"):
             from glotbench.data import check_file
             from glotbench.loading import sha256_file

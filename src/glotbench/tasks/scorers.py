@@ -249,11 +249,12 @@ class Corpus(Scorer):
         self._sacre: dict[str, Any] = {}
 
     def _metric(self, kind: str) -> Any:
-        from glotbench.metrics.corpus import SacreMetric, needs_segmentation
+        from glotbench.metrics.corpus import SacreMetric, is_spm, needs_segmentation
 
         if kind not in self._sacre:
             lang = self.lang if self.spec.segment else None  # None: sacrebleu's defaults on the text as written
-            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and needs_segmentation(lang) else {}
+            spbleu = is_spm(self.spec.bleu_tokenize)  # spBLEU: the model's pieces, whatever the language
+            opts = {"tokenize": self.spec.bleu_tokenize} if kind == "bleu" and (spbleu or needs_segmentation(lang)) else {}
             self._sacre[kind] = SacreMetric(kind, lang, **opts)
         return self._sacre[kind]
 

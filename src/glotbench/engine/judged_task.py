@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.core import RunResult
+from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_phase
 from glotbench.engine.options import model_options
 from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
@@ -30,13 +30,13 @@ from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
 
 
-async def judged_result(benchmark: Any, model: Any, options: RunOptions) -> RunResult:
+async def judged_result(benchmark: Any, model: Any, options: RunOptions, dataset: Dataset | None = None) -> RunResult:
     """`evaluate_async`'s judged branch: the run, then its record read as the candidate's run
     (`report.rundata.judged_view`: the mean of judges as the headline; no judge is a model of it);
-    the samples are the candidate's answers."""
+    the samples are the candidate's answers. `dataset`: the items, already loaded (a service set)."""
     from glotbench.report.rundata import judged_view
 
-    res, answers = await _run(benchmark, model, list(options.judges), options, options.judge_cards)
+    res, answers = await _run(benchmark, model, list(options.judges), options, options.judge_cards, dataset)
     view, _ = judged_view(res["out_dir"])
     return RunResult(Path(res["out_dir"]), view, answers.samples, answers.dataset)
 
@@ -48,7 +48,7 @@ async def run_judged(benchmark: Any, model: Any, judges: list[str], options: Run
 
 
 async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOptions,
-               judge_cards: str | None) -> tuple[dict[str, Any], RunResult]:
+               judge_cards: str | None, dataset: Dataset | None = None) -> tuple[dict[str, Any], RunResult]:
     from glotbench.languages import profile
     from glotbench.tasks.rubric import RubricJudging
 
@@ -69,7 +69,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
     judge_validation = validation(kept, bench.lang, judge_cards)  # a bad cards directory fails here
-    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers")))
+    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers")), dataset=dataset)
     items = list(res.dataset or ())
     head = bench.headline_pipeline
     answers = {s.id: s.answer[head] for s in res.samples
@@ -79,6 +79,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     judging = RubricJudging(rubric, bench.name, rubric.language or (p.name if p else bench.lang or "the question's language"))
     games = RubricJudging.games(rubric, items, answers, questions, res.dataset.source if res.dataset else "",
                                 res.dataset.sha256 if res.dataset else None,
+                                dataset if dataset is not None else
                                 bench.load(options.data) if options.limit is not None or options.subset else ())
     ids = [it.id for it in items]
     unanswered = [i for i in ids if i not in answers]

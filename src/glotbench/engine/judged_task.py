@@ -5,7 +5,8 @@ and each writes its run directory (the call cache makes a re-run resume), as the
 Every item enters the score: an item the candidate did not answer scores 0 for every judge (the
 lowest value: counted and listed in `unanswered`); a verdict that never parsed leaves the item out
 of that judge's mean (its coverage is reported). A judge that is the candidate (or, with
-`same_family: true`, of its family) is skipped and listed. Writes OUT/rubric.json, with its validity
+`same_family: true`, of its family) is skipped and listed. Writes OUT/results.json (the candidate's
+judged run, its summary in `judged`: rundir.schema.JudgedSection), with its validity
 (invalid when a phase is: the answers' or a judge's calls failed above --max-failure-rate); an invalid or
 unfinished run in OUT is set aside and run again, a finished valid one refused (rundir.set_aside_invalid).
 """
@@ -21,7 +22,8 @@ from typing import Any
 from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_phase
 from glotbench.engine.options import model_options
-from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir import OLD_RUBRIC, RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.schema import RESULTS_FORMAT
 from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
 from glotbench.engine.panel import run_panel
@@ -34,16 +36,14 @@ async def judged_result(benchmark: Any, model: Any, options: RunOptions, dataset
     """`evaluate_async`'s judged branch: the run, then its record read as the candidate's run
     (`report.rundata.judged_view`: the mean of judges as the headline; no judge is a model of it);
     the samples are the candidate's answers. `dataset`: the items, already loaded (a service set)."""
-    from glotbench.report.rundata import judged_view
-
     res, answers = await _run(benchmark, model, list(options.judges), options, options.judge_cards, dataset)
-    view, _ = judged_view(res["out_dir"])
-    return RunResult(Path(res["out_dir"]), view, answers.samples, answers.dataset)
+    out = Path(res["out_dir"])
+    return RunResult(out, read_results(out), answers.samples, answers.dataset)
 
 
 async def run_judged(benchmark: Any, model: Any, judges: list[str], options: RunOptions,
                      judge_cards: str | None = None) -> dict[str, Any]:
-    """The run; its rubric.json record (with `out_dir`)."""
+    """The run; its summary (results.json's `judged.summary`, with `out_dir`)."""
     return (await _run(benchmark, model, judges, options, judge_cards))[0]
 
 
@@ -64,7 +64,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     model = model if isinstance(model, str) else cand.spec
     out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
-    set_aside_invalid(out, "rubric.json", ("answers",))
+    set_aside_invalid(out, RESULTS, ("answers",), older=(OLD_RUBRIC,))
     kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
@@ -116,11 +116,18 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
                "incomplete": incomplete, "item_values": values, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
-               "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation,
+               "signature": signature, "answers_run": "answers", "judge_validation": judge_validation,
                # invalid when a phase is (the answers' calls or a judge's failed above --max-failure-rate)
                "validity": combine({"answers": res.results.get("validity"),
                                     **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}})}
-    write_json_atomic(out / "rubric.json", results)
+    # One results.json: the candidate's run as every reader reads one (the mean of judges its headline),
+    # with the judges, each phase's directory and this summary in its `judged` section (rundir.schema)
+    from glotbench.report.rundata import rubric_view
+
+    view = rubric_view(results, res.results)
+    phases = {"answers": "answers", **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}}
+    record = {"format": RESULTS_FORMAT, **view, "judged": {**view["judged"], "phases": phases, "summary": results}}
+    write_json_atomic(out / RESULTS, record)
     return {**results, "out_dir": str(out)}, res
 
 

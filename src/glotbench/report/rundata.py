@@ -13,32 +13,58 @@ import numpy as np
 
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
-from glotbench.rundir import read_results, read_samples
+from pydantic import ValidationError
+
+from glotbench.rundir import OLD_RUBRIC, judged_section, read_results, read_samples
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
 from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place
 
-JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": "rubric.json"}
+# The summary files of judged runs that are not yet one results.json (arena, AraGen), and the one a task
+# scored by a rubric wrote before its results.json held its record (`judged`): read, never written here.
+JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": OLD_RUBRIC}
 JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
 
 
 @dataclass(frozen=True)
 class RunData:
     path: Path
-    kind: str  # "run", "arena" or "aragen"
-    results: dict[str, Any]
+    kind: str  # "run", "arena", "aragen" or "rubric"
+    results: dict[str, Any]  # results.json; a judged run's: its summary (results.json's `judged.summary`)
+
+
+def judged_kind(path: str | Path) -> str | None:
+    """What a judged run's top directory is ("rubric", "arena", "aragen"): its results.json's `judged`
+    section, or the summary file an older run wrote; None for any other directory."""
+    d = Path(path)
+    for kind, name in JUDGED_FILES.items():
+        if (d / name).is_file():
+            return kind
+    judged = judged_section(d)
+    return None if judged is None else str(judged["kind"])
 
 
 def load_run(path: str | Path) -> RunData:
-    """A finished run (results.json) or a judged run's top directory (arena.json / aragen.json)."""
+    """A finished run (results.json), or a judged run's top directory with its summary (results.json's
+    `judged` section, or an older run's arena.json / aragen.json / rubric.json)."""
     d = Path(path)
     if not d.is_dir():
         raise GlotbenchError(f"{d} is not a run directory: " + ("a file, not a directory" if d.exists() else "not a directory"))
     for kind, name in JUDGED_FILES.items():
-        if (d / name).exists():
+        if (d / name).exists() and not (d / RESULTS).exists():
             return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
                                               where=aragen_place if kind == "aragen" else None))
-    return RunData(d, "run", read_results(d))
+    results = read_results(d)
+    judged = results.get("judged")
+    if judged is None:
+        return RunData(d, "run", results)
+    kind = judged["kind"]
+    try:  # the summary, checked as its own file was
+        JUDGED_SCHEMAS[kind].model_validate(judged.get("summary"))
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise GlotbenchError(f"{d / RESULTS}: judged.summary.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    return RunData(d, kind, judged["summary"])
 
 
 def bench_of(results: Mapping[str, Any]) -> Any:
@@ -75,41 +101,65 @@ def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
 
 
 def judged_phase(path: str | Path) -> bool:
-    """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent holds arena.json,
-    aragen.json or rubric.json): never a contestant of its own, the judged run's view stands for it."""
-    parent = Path(path).resolve().parent
-    return any((parent / n).is_file() for n in JUDGED_FILES.values())
+    """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent is a judged run's top
+    directory): never a contestant of its own, the judged run's view stands for it."""
+    return judged_kind(Path(path).resolve().parent) is not None
+
+
+def rubric_view(r: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    """A rubric run as the candidate's run (results.json's shape): its summary `r` (judges' scores,
+    per-item values) over its answers' results `base` (the benchmark, the candidate's model, config,
+    counts, tokens). What engine/judged_task.py writes as the run's results.json."""
+    pairwise = r.get("mode") == "pairwise"
+    head, label = ("win_value", "mean game value against the reference (mean of judges)") if pairwise else \
+        ("rubric", "rubric score (mean of judges)")
+    final = dict(r["scores"]["final"], n=r["items"])
+    res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
+                                                     if k != "name"}},
+           "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
+           "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
+           "scores": {"overall": {head: final}}, "signature": r["signature"],
+           "counts": {**(base.get("counts") or {}), "items": r["items"]}, "config": base.get("config") or {},
+           "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
+    return _with_run_facts(res, r, base)
+
+
+def _with_run_facts(res: dict[str, Any], r: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
+        if key in r or key in base:
+            res[key] = r.get(key, base.get(key))
+    # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)
+    res["tokens"] = base.get("tokens") or {"prompt": 0, "completion": 0}
+    res.update({k: base[k] for k in ("cost", "timing") if base.get(k)})
+    return res
+
+
+def _rows(per_item: Mapping[str, list[float]]) -> list[dict[str, Any]]:
+    return [{"id": i, "score": {"value": sum(v) / len(v), "judged": 1.0}} for i, v in per_item.items() if v]
 
 
 def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A judged run's top directory as the candidate's run (results.json's shape, for the board and
     `runs import`): the benchmark, the candidate's spec, the judged headline (the mean of judges) and
     the judges named; and per-item rows of the candidate's judged value (mean over the judges that
-    judged the item) for the board's paired tests. A judge is never a model of this view."""
+    judged the item) for the board's paired tests. A judge is never a model of this view. A rubric
+    run's results.json is this view already; an older run's summary file is read into it."""
     data = load_run(path)
     r, d = data.results, data.path
     per_item: dict[str, list[float]] = defaultdict(list)
     if data.kind == "run":
         raise GlotbenchError(f"{d} is not a judged run")
     if data.kind == "rubric":
-        answers = Path(r["answers_run"])
-        answers = answers if answers.is_absolute() else d / answers.name
-        base = read_results(answers) if (answers / RESULTS).is_file() else {}
-        pairwise = r.get("mode") == "pairwise"
-        head, label = ("win_value", "mean game value against the reference (mean of judges)") if pairwise else \
-            ("rubric", "rubric score (mean of judges)")
         for vals in (r.get("item_values") or {}).values():
             for i, v in vals.items():
                 per_item[i].extend(v[:1])
-        final = dict(r["scores"]["final"], n=r["items"])
-        res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
-                                                         if k != "name"}},
-               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
-               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
-               "scores": {"overall": {head: final}}, "signature": r["signature"],
-               "counts": {"items": r["items"]}, "config": base.get("config") or {},
-               "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
-    elif data.kind == "arena":
+        if (d / RESULTS).is_file():
+            return read_results(d), _rows(per_item)
+        answers = Path(r["answers_run"])
+        answers = answers if answers.is_absolute() else d / answers.name
+        base = read_results(answers) if (answers / RESULTS).is_file() else {}
+        return rubric_view(r, base), _rows(per_item)
+    if data.kind == "arena":
         base = read_results(d / "candidate") if (d / "candidate" / RESULTS).is_file() else {}
         head, label = "candidate_win_value", f"win value against {r['baseline']} (mean of judges)"
         for vals in (r.get("per_prompt") or {}).values():
@@ -140,20 +190,13 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
                "counts": {"items": r.get("entries", 0)}, "config": {},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
-    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
-        if key in r or key in base:
-            res[key] = r.get(key, base.get(key))
-    # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)
-    res["tokens"] = base.get("tokens") or {"prompt": 0, "completion": 0}
-    res.update({k: base[k] for k in ("cost", "timing") if base.get(k)})
-    rows = [{"id": i, "score": {"value": sum(v) / len(v), "judged": 1.0}} for i, v in per_item.items() if v]
-    return res, rows
+    return _with_run_facts(res, r, base), _rows(per_item)
 
 
 def run_results(path: str | Path) -> dict[str, Any]:
     """A finished run's results: results.json, or a judged run's view (`judged_view`)."""
     d = Path(path)
-    if not (d / RESULTS).is_file() and any((d / n).is_file() for n in JUDGED_FILES.values()):
+    if not (d / RESULTS).is_file() and judged_kind(d) is not None:
         return judged_view(d)[0]
     return read_results(d)
 

@@ -22,6 +22,8 @@ from typing import IO, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from glotbench.errors import GlotbenchError
 
 RUN_JSON, SAMPLES, RESULTS = "run.json", "samples.jsonl", "results.json"
+# A task scored by a rubric kept its summary here before results.json held it (`judged`): read, never written.
+OLD_RUBRIC = "rubric.json"
 S = TypeVar("S")  # a row's schema: a pydantic model or a TypedDict (rundir/schema.py)
 
 _TEXT = json.JSONEncoder(ensure_ascii=False)
@@ -134,6 +136,13 @@ def invalid_run(path: str | Path) -> bool:
     return isinstance(validity, dict) and validity.get("valid") is False
 
 
+def judged_section(run_dir: str | Path) -> dict[str, Any] | None:
+    """The `judged` section of a run directory's results.json (schema.JudgedSection): a judged run's
+    top directory; None for a plain run, an unreadable file or no results.json."""
+    judged = _results_field(Path(run_dir) / RESULTS, "judged")
+    return judged if isinstance(judged, dict) and isinstance(judged.get("kind"), str) else None
+
+
 def run_status(out_dir: str | Path) -> str | None:
     """The status a run directory's results.json records ("complete", or "stopped": a run cut short by
     --max-cost, which the same command resumes); None without a readable one."""
@@ -149,14 +158,15 @@ def finished_run(out_dir: str | Path) -> bool:
     return path.is_file() and run_status(out_dir) == "complete" and not invalid_run(path)
 
 
-def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = ()) -> bool:
+def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = (), older: tuple[str, ...] = ()) -> bool:
     """Make room for a judged run (arena, AraGen) in `out_dir`: a directory whose `summary` file
     (arena.json, aragen.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
     holds a phase's run (`phases`: its directory names; a `judge-*` one too) but no summary, a run
     stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
     kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the
-    cache. True when it was renamed; an error when the run there is finished and valid."""
-    path = out_dir / summary
+    cache. True when it was renamed; an error when the run there is finished and valid. `older`: the
+    names an earlier release gave the summary (`rubric.json`), read the same way where no `summary` is."""
+    path = next((p for p in (out_dir / n for n in (summary, *older)) if p.exists()), out_dir / summary)
     if path.exists():
         if not invalid_run(path):
             raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")

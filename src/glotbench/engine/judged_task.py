@@ -22,11 +22,10 @@ from typing import Any
 from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_phase
 from glotbench.engine.options import model_options
-from glotbench.rundir import OLD_RUBRIC, RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
-from glotbench.rundir.schema import RESULTS_FORMAT
+from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
-from glotbench.engine.panel import run_panel
+from glotbench.engine.panel import run_panel, write_judged
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
@@ -64,7 +63,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     model = model if isinstance(model, str) else cand.spec
     out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
-    set_aside_invalid(out, RESULTS, ("answers",), older=(OLD_RUBRIC,))
+    set_aside_invalid(out, RESULTS, ("answers",), older=(OLD_SUMMARIES["rubric"],))
     kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
@@ -122,12 +121,8 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
                                     **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}})}
     # One results.json: the candidate's run as every reader reads one (the mean of judges its headline),
     # with the judges, each phase's directory and this summary in its `judged` section (rundir.schema)
-    from glotbench.report.rundata import rubric_view
-
-    view = rubric_view(results, res.results)
-    phases = {"answers": "answers", **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}}
-    record = {"format": RESULTS_FORMAT, **view, "judged": {**view["judged"], "phases": phases, "summary": results}}
-    write_json_atomic(out / RESULTS, record)
+    write_judged(out, "rubric", results, res.results,
+                 {"answers": "answers", **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     return {**results, "out_dir": str(out)}, res
 
 

@@ -23,7 +23,7 @@ from collections import defaultdict
 from typing import Any
 
 from glotbench.errors import DataError
-from glotbench.runfiles import AragenFile, aragen_place, AragenHumanRow, read_run_file, read_unique_rows
+from glotbench.runfiles import AragenFile, aragen_place, AragenHumanRow, read_judged, read_unique_rows
 from glotbench.stats import cohens_kappa
 
 def _bin(x: float) -> int:
@@ -32,7 +32,7 @@ def _bin(x: float) -> int:
 
 def _load_run(d: str) -> dict[str, Any]:
     """An aragen.json validated against its schema (glotbench.runfiles.AragenFile)."""
-    return read_run_file(d, "aragen.json", AragenFile, "a finished AraGen run", aragen_place)
+    return read_judged(d, "aragen", AragenFile, "a finished AraGen run", aragen_place)
 
 
 def _labels(human: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -150,7 +150,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                     runs.append(Run(c, rundata.read_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
-    if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart
+    if not runs and not any(rundata.judged_kind(x["path"]) == "arena" for x in left_out):  # arenas: ranked apart
         raise GlotbenchError("no finished run found in " + ", ".join(paths))
     return runs, left_out
 

@@ -1,5 +1,5 @@
-"""What the reports read: a run directory's files (results.json, run.json, samples.jsonl; arena.json
-or aragen.json for judged runs), never a live benchmark object, except to recover the references of a
+"""What the reports read: a run directory's files (results.json, run.json, samples.jsonl; a judged run's
+results.json with its `judged` section, or an older one's arena.json, aragen.json, rubric.json), never a live benchmark object, except to recover the references of a
 run's items (gold is not written to samples.jsonl) and a metric's formula for significance tests."""
 
 from __future__ import annotations
@@ -13,16 +13,13 @@ import numpy as np
 
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
-from pydantic import ValidationError
-
-from glotbench.rundir import OLD_RUBRIC, judged_section, read_results, read_samples
+from glotbench.rundir import OLD_SUMMARIES, judged_section, read_results, read_samples
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
-from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place
+from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place, judged_summary
 
-# The summary files of judged runs that are not yet one results.json (arena, AraGen), and the one a task
-# scored by a rubric wrote before its results.json held its record (`judged`): read, never written here.
-JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": OLD_RUBRIC}
+# The summary files judged runs wrote before their results.json held their record (`judged`): still read.
+JUDGED_FILES = OLD_SUMMARIES
 JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
 
 
@@ -58,13 +55,8 @@ def load_run(path: str | Path) -> RunData:
     judged = results.get("judged")
     if judged is None:
         return RunData(d, "run", results)
-    kind = judged["kind"]
-    try:  # the summary, checked as its own file was
-        JUDGED_SCHEMAS[kind].model_validate(judged.get("summary"))
-    except ValidationError as e:
-        err = e.errors()[0]
-        raise GlotbenchError(f"{d / RESULTS}: judged.summary.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-    return RunData(d, kind, judged["summary"])
+    kind = judged["kind"]  # the summary, checked as its own file was
+    return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS[kind], aragen_place if kind == "aragen" else None))
 
 
 def bench_of(results: Mapping[str, Any]) -> Any:
@@ -106,61 +98,30 @@ def judged_phase(path: str | Path) -> bool:
     return judged_kind(Path(path).resolve().parent) is not None
 
 
-def rubric_view(r: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
-    """A rubric run as the candidate's run (results.json's shape): its summary `r` (judges' scores,
-    per-item values) over its answers' results `base` (the benchmark, the candidate's model, config,
-    counts, tokens). What engine/judged_task.py writes as the run's results.json."""
-    pairwise = r.get("mode") == "pairwise"
-    head, label = ("win_value", "mean game value against the reference (mean of judges)") if pairwise else \
-        ("rubric", "rubric score (mean of judges)")
-    final = dict(r["scores"]["final"], n=r["items"])
-    res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
-                                                     if k != "name"}},
-           "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
-           "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
-           "scores": {"overall": {head: final}}, "signature": r["signature"],
-           "counts": {**(base.get("counts") or {}), "items": r["items"]}, "config": base.get("config") or {},
-           "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
-    return _with_run_facts(res, r, base)
-
-
-def _with_run_facts(res: dict[str, Any], r: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
-    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
-        if key in r or key in base:
-            res[key] = r.get(key, base.get(key))
-    # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)
-    res["tokens"] = base.get("tokens") or {"prompt": 0, "completion": 0}
-    res.update({k: base[k] for k in ("cost", "timing") if base.get(k)})
-    return res
-
-
-def _rows(per_item: Mapping[str, list[float]]) -> list[dict[str, Any]]:
-    return [{"id": i, "score": {"value": sum(v) / len(v), "judged": 1.0}} for i, v in per_item.items() if v]
-
-
-def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A judged run's top directory as the candidate's run (results.json's shape, for the board and
-    `runs import`): the benchmark, the candidate's spec, the judged headline (the mean of judges) and
-    the judges named; and per-item rows of the candidate's judged value (mean over the judges that
-    judged the item) for the board's paired tests. A judge is never a model of this view. A rubric
-    run's results.json is this view already; an older run's summary file is read into it."""
-    data = load_run(path)
-    r, d = data.results, data.path
+def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A judged run as the candidate's run (results.json's shape): its summary `r` (the judges' scores,
+    per-item values) over its candidate's answers' results `base` (the benchmark, the candidate's model,
+    config, counts, tokens; {} where there is none); and per-item rows of the candidate's judged value
+    (mean over the judges that judged the item) for the board's paired tests. A judge is never a model
+    of this view. What the judged pipelines write as the run's results.json (engine/panel.py)."""
     per_item: dict[str, list[float]] = defaultdict(list)
-    if data.kind == "run":
-        raise GlotbenchError(f"{d} is not a judged run")
-    if data.kind == "rubric":
+    counts = dict(base.get("counts") or {})
+    if kind == "rubric":
+        pairwise = r.get("mode") == "pairwise"
+        head, label = ("win_value", "mean game value against the reference (mean of judges)") if pairwise else \
+            ("rubric", "rubric score (mean of judges)")
         for vals in (r.get("item_values") or {}).values():
             for i, v in vals.items():
                 per_item[i].extend(v[:1])
-        if (d / RESULTS).is_file():
-            return read_results(d), _rows(per_item)
-        answers = Path(r["answers_run"])
-        answers = answers if answers.is_absolute() else d / answers.name
-        base = read_results(answers) if (answers / RESULTS).is_file() else {}
-        return rubric_view(r, base), _rows(per_item)
-    if data.kind == "arena":
-        base = read_results(d / "candidate") if (d / "candidate" / RESULTS).is_file() else {}
+        final = dict(r["scores"]["final"], n=r["items"])
+        res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
+                                                         if k != "name"}},
+               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
+               "scores": {"overall": {head: final}}, "signature": r["signature"],
+               "counts": {**counts, "items": r["items"]}, "config": base.get("config") or {},
+               "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
+    elif kind == "arena":
         head, label = "candidate_win_value", f"win value against {r['baseline']} (mean of judges)"
         for vals in (r.get("per_prompt") or {}).values():
             for i, v in vals.items():
@@ -174,10 +135,10 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
                "model": {**(base.get("model") or {}), "spec": r["candidate"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": signature,
-               "counts": {"items": (r.get("prompts") or {}).get("total", final["n"])}, "config": base.get("config") or {},
+               "counts": {**counts, "items": (r.get("prompts") or {}).get("total", final["n"])},
+               "config": base.get("config") or {},
                "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
     else:  # aragen
-        base = {}
         head = "3c3h"
         for vals in (r.get("item_scores") or {}).values():
             for i, v in vals.items():
@@ -185,12 +146,35 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
         combined = r.get("mean_of_judges") or {}
         final = dict(combined.get("3c3h") or {"value": None})
         final.setdefault("n", combined.get("n", r.get("entries")))
-        res = {"benchmark": {"name": "aragen"}, "model": {"spec": r["model"]}, "headline": head,
+        res = {"benchmark": {"name": "aragen", **({"version": str(r["version"])} if "version" in r else {})},
+               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
-               "counts": {"items": r.get("entries", 0)}, "config": {},
+               "counts": {**counts, "items": r.get("entries", 0)}, "config": base.get("config") or {},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
-    return _with_run_facts(res, r, base), _rows(per_item)
+    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
+        if key in r or key in base:
+            res[key] = r.get(key, base.get(key))
+    # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)
+    res["tokens"] = base.get("tokens") or {"prompt": 0, "completion": 0}
+    res.update({k: base[k] for k in ("cost", "timing") if base.get(k)})
+    rows = [{"id": i, "score": {"value": sum(v) / len(v), "judged": 1.0}} for i, v in per_item.items() if v]
+    return res, rows
+
+
+def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A judged run's top directory as the candidate's run, and its per-item rows (`view_of`): its
+    results.json is that view already; an older run's summary file (arena.json, aragen.json,
+    rubric.json) is read into it, over its candidate's answers' results where they are."""
+    data = load_run(path)
+    r, d = data.results, data.path
+    if data.kind == "run":
+        raise GlotbenchError(f"{d} is not a judged run")
+    if (d / RESULTS).is_file():
+        return read_results(d), view_of(data.kind, r, {})[1]
+    answers = d / {"rubric": Path(str(r.get("answers_run") or "answers")).name, "arena": "candidate"}.get(data.kind, "")
+    base = read_results(answers) if data.kind != "aragen" and (answers / RESULTS).is_file() else {}
+    return view_of(data.kind, r, base)
 
 
 def run_results(path: str | Path) -> dict[str, Any]:

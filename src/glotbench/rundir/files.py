@@ -22,8 +22,8 @@ from typing import IO, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from glotbench.errors import GlotbenchError
 
 RUN_JSON, SAMPLES, RESULTS = "run.json", "samples.jsonl", "results.json"
-# A task scored by a rubric kept its summary here before results.json held it (`judged`): read, never written.
-OLD_RUBRIC = "rubric.json"
+# Where a judged run kept its summary before its results.json held it (`judged`): read, never written.
+OLD_SUMMARIES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": "rubric.json"}
 S = TypeVar("S")  # a row's schema: a pydantic model or a TypedDict (rundir/schema.py)
 
 _TEXT = json.JSONEncoder(ensure_ascii=False)
@@ -130,7 +130,7 @@ def _results_field(path: Path, key: str) -> Any:
 
 
 def invalid_run(path: str | Path) -> bool:
-    """A results.json (or arena.json, aragen.json) that records an invalid run: the same command may
+    """A results.json (or an older judged run's summary, OLD_SUMMARIES) that records an invalid run: the same command may
     finish it in place."""
     validity = _results_field(Path(path), "validity")
     return isinstance(validity, dict) and validity.get("valid") is False
@@ -165,7 +165,7 @@ def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = (),
     stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
     kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the
     cache. True when it was renamed; an error when the run there is finished and valid. `older`: the
-    names an earlier release gave the summary (`rubric.json`), read the same way where no `summary` is."""
+    names an earlier release gave the summary (OLD_SUMMARIES), read the same way where no `summary` is."""
     path = next((p for p in (out_dir / n for n in (summary, *older)) if p.exists()), out_dir / summary)
     if path.exists():
         if not invalid_run(path):

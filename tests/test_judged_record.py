@@ -88,3 +88,40 @@ def test_the_same_out_refuses_a_finished_run_of_either_layout(judged, tmp_path):
     for d in (out, old):
         with pytest.raises(GlotbenchError, match="already holds a finished run"):
             asyncio.run(run_judged(str(tmp_path / "qa.yaml"), srv.spec("cand"), [], replace(opts(tmp_path), out=str(d))))
+
+
+def test_arena_and_aragen_write_one_results_json_every_reader_reads(srv, cache_path, tmp_path):
+    """An arena and an AraGen run (generated and replayed answers) each write one results.json of the
+    run's own schema, listing their judges and phases; no arena.json or aragen.json; `runs import`
+    indexes the candidate with the judged score, never a judge."""
+    from test_aragen_parity import ANSWERS, TASK_FILE, replay_jsonl, upstream_copy, write
+    from test_judge_replay_ids import verdicts_file
+
+    from glotbench.engine.aragen import run_aragen
+    from glotbench.engine.arena import run_arena
+    from glotbench.engine.evaluate import RunOptions
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
+    o = RunOptions(progress=False, cache_path=cache_path, max_retries=2)
+    arena = asyncio.run(run_arena("python:helpers:good_answer", "python:helpers:plain_answer", [srv.spec("fair")],
+                                  replace(o, out=str(tmp_path / "arena")))).results
+    repo, data = upstream_copy(tmp_path), write(tmp_path, "task.json", TASK_FILE)
+    verdicts = verdicts_file(tmp_path)
+    answers = replay_jsonl(tmp_path, ANSWERS)
+    aragen = asyncio.run(run_aragen(f"replay:{answers}", [f"replay:{verdicts}"],
+                                    replace(o, out=str(tmp_path / "aragen"), data=data), judge_prompt=str(repo),
+                                    parse="3c3h", policy="upstream"))
+    for name, kind, model, head, value, phases in (
+            ("arena", "arena", "python:helpers:good_answer", "candidate_win_value", arena["scores"]["final"]["value"],
+             {"candidate", "baseline", f"judge {srv.spec('fair')}"}),
+            ("aragen", "aragen", f"replay:{answers}", "3c3h",
+             aragen["mean_of_judges"]["3c3h"]["value"], {f"judge replay:{verdicts}"})):
+        d = tmp_path / name
+        assert not (d / f"{name}.json").exists()
+        record = read_dict(d / "results.json", FinishedResults, allow_nan=True)
+        assert record["judged"]["kind"] == kind and set(record["judged"]["phases"]) == phases
+        assert all((d / p / "results.json").is_file() for p in record["judged"]["phases"].values())
+        assert record["headline"] == head and record["scores"]["overall"][head]["value"] == pytest.approx(value)
+        row = run_record(d)
+        assert row["model"] == model and row["score"] == pytest.approx(value), row
+        assert find_run_dirs([str(d)]) == [d]  # its phases are no runs of their own

@@ -1,5 +1,6 @@
 """The schemas of the judged runs' summaries other commands read back (`judge-audit`, `arena-report`,
-`report`): arena.json and aragen.json, the human-label files given next to them, and the annotators'
+`report`): an arena's, AraGen's and a rubric task's (results.json's `judged.summary`; their own
+arena.json, aragen.json, rubric.json in older runs), the human-label files given next to them, and the annotators'
 label files of `build review` (CSV, JSONL, a Label Studio export). A run directory's own files
 (run.json, results.json, samples.jsonl) are typed in `glotbench.rundir.schema`. They go through
 `glotbench.data` like any other file, so a damaged or foreign file is one `FILE:LINE: field:

@@ -3,8 +3,8 @@
 Three phases, each an ordinary run (cached, resumable, with its own run directory under OUT):
 answers of the candidate, answers of the baseline (a model, or `replay:FILE` for answers made
 elsewhere), then each judge's games (both orders). A judge that is the candidate is skipped, and
-with `--skip-same-family` one of its family (self-preference; the panel's `SelfJudging`, as AraGen). `arena.json` holds the final score, each judge's score, CIs over prompts,
-coverage, position consistency and the failures.
+with `--skip-same-family` one of its family (self-preference; the panel's `SelfJudging`, as AraGen). OUT/results.json is the candidate's judged run; its `judged` section's summary holds the final
+score, each judge's score, CIs over prompts, coverage, position consistency and the failures.
 """
 
 from __future__ import annotations

@@ -146,6 +146,9 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
         combined = r.get("mean_of_judges") or {}
         final = dict(combined.get("3c3h") or {"value": None})
         final.setdefault("n", combined.get("n", r.get("entries")))
+        if not counts:  # answers replayed from a file: no candidate call was made
+            counts = {"samples": r.get("entries", 0), "items": r.get("entries", 0), "failed": len(r.get("no_answer") or ()),
+                      "model_calls": 0, "retries": 0, "cache_hits": 0}
         res = {"benchmark": {"name": "aragen", **({"version": str(r["version"])} if "version" in r else {})},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},

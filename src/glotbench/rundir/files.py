@@ -159,8 +159,8 @@ def finished_run(out_dir: str | Path) -> bool:
 
 
 def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = (), older: tuple[str, ...] = ()) -> bool:
-    """Make room for a judged run (arena, AraGen) in `out_dir`: a directory whose `summary` file
-    (arena.json, aragen.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
+    """Make room for a judged run (arena, AraGen, a rubric task) in `out_dir`: a directory whose `summary`
+    file (its results.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
     holds a phase's run (`phases`: its directory names; a `judge-*` one too) but no summary, a run
     stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
     kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the

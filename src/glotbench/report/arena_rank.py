@@ -1,7 +1,7 @@
 """`glotbench board --bt DIR...`: arena candidates ranked by Bradley–Terry, without a fixed anchor.
 
 Each arena directory holds one candidate's games against its baseline, per judge and prompt (the
-two orders averaged: win 1, tie 1/2, loss 0; arena.json `per_prompt`). Arenas whose baselines are
+two orders averaged: win 1, tie 1/2, loss 0; the arena's summary, `per_prompt`). Arenas whose baselines are
 other candidates (A vs B, B vs C) or a shared baseline are fitted together (stats/bt.py): one fit
 per judge, and the mean of the judges' centred ratings; 95% percentile CIs from a bootstrap over
 prompts (the same resample for every judge). With `style=True` the answers' length and markdown

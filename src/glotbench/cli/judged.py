@@ -113,8 +113,6 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
                   kind: Optional[str] = None) -> dict[str, Any]:
     """The judges' report of arena directories (cross-judge agreement) or AraGen directories (the
     judge audit): what `arena-report` and `judge-audit` printed."""
-    from pathlib import Path
-
     from glotbench.errors import GlotbenchError
     from glotbench.report.rundata import judged_kind
 

@@ -223,9 +223,9 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
         "signature": signature, "judge_validation": judge_validation,
     }
-    first = out / "answers-1"  # the candidate's answers (none: replayed from a file)
+    answers_1 = out / "answers-1"  # the candidate's answers (none: replayed from a file)
     write_judged(out, "aragen", {**results, "version": AraGenJudging.version},
-                 read_results(first) if (first / RESULTS).is_file() else {},
+                 read_results(answers_1) if (answers_1 / RESULTS).is_file() else {},
                  {**{d: d for d in ("answers-1", "answers-2") if (out / d / RESULTS).is_file()},
                   **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     results["out_dir"] = str(out)

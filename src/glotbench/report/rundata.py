@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
+from pydantic import BaseModel
 
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
@@ -20,7 +21,7 @@ from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place, 
 
 # The summary files judged runs wrote before their results.json held their record (`judged`): still read.
 JUDGED_FILES = OLD_SUMMARIES
-JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
+JUDGED_SCHEMAS: dict[str, type[BaseModel]] = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from glotbench.models.family import model_family
 @pytest.mark.parametrize("value", ["Infinity", "1e400"])
 def test_compat_mode_rejects_a_verdict_that_scores_infinite(value):
     # Upstream's arithmetic turns Concise: Infinity into an infinite 3C3H, which would carry into the
-    # headline and make aragen.json non-standard JSON. It is rejected, and said so.
+    # headline and make results.json non-standard JSON. It is rejected, and said so.
     body = json.dumps(ALL5).replace('"Concise": 5', f'"Concise": {value}')
     with pytest.raises(RubricError, match=r"\[not_finite\]"):
         parse_rubric(f"<results1>\n```json\n{body}\n```\n</results1>", 1, "3c3h")
@@ -48,7 +48,7 @@ def test_infinite_verdict_never_reaches_the_results(srv, cache_path, tmp_path):
     pj = res["per_judge"][srv.spec("inf")]
     assert pj["scores"]["overall"]["3c3h"]["value"] == 1.0 and pj["n"] == 3
     assert pj["rejected"] == {"not_finite": 1}
-    text = (Path(res["out_dir"]) / "aragen.json").read_text(encoding="utf-8")
+    text = (Path(res["out_dir"]) / "results.json").read_text(encoding="utf-8")  # the summary in its `judged`
 
     def no_constants(c):
         raise ValueError(c)
@@ -158,9 +158,9 @@ def test_unreachable_judge_fails_before_the_candidate_is_called(srv, tmp_path):
 def test_audit_names_a_field_of_the_wrong_type(srv, cache_path, tmp_path, field, value):
     srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
     a = run(tmp_path, cache_path, "python:helpers:good_answer", [srv.spec("j")], limit=2)
-    path = Path(a["out_dir"]) / "aragen.json"
+    path = Path(a["out_dir"]) / "results.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["per_judge"][srv.spec("j")][field] = value
+    doc["judged"]["summary"]["per_judge"][srv.spec("j")][field] = value
     path.write_text(json.dumps(doc), encoding="utf-8")
     p = cli("report", "--judges", a["out_dir"])
     lines = p.stderr.strip().splitlines()

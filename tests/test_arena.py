@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from judged_helpers import summary
 from glotbench.engine.arena import cross_judge_report, run_arena
 from glotbench.engine.evaluate import RunOptions
 from glotbench.errors import GlotbenchError
@@ -143,7 +144,7 @@ def test_cross_judge_report_and_human_agreement(judge_srv, cache_path, tmp_path)
     spec = judge_srv.spec
     _arena(tmp_path, cache_path, [spec("fair"), spec("biased")], candidate="python:helpers:good_answer")
     _arena(tmp_path, cache_path, [spec("fair"), spec("biased")], candidate="python:helpers:plain_answer")
-    dirs = sorted(str(p) for p in tmp_path.iterdir() if (p / "arena.json").exists())
+    dirs = sorted(str(p) for p in tmp_path.iterdir() if (p / "results.json").exists())
     human = tmp_path / "human.jsonl"
     human.write_text("\n".join(json.dumps({"candidate": "python:helpers:good_answer", "prompt_id": f"arena-0{i}",
                                            "winner": "candidate"}) for i in range(1, 5)) + "\n")
@@ -226,7 +227,7 @@ def test_arena_cli_reports_unanswered_and_incomplete_prompts(tmp_path):
     proc = cli(*base, "--out", str(tmp_path / "a"), env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"unanswered prompts: candidate {len(odd)}, baseline 0, both 0: scored as losses" in proc.stdout
-    res = json.loads((tmp_path / "a" / "arena.json").read_text(encoding="utf-8"))
+    res = summary(tmp_path / "a")
     assert res["scores"]["final"]["value"] == pytest.approx((n - len(odd)) / n)
     line = _one_error_line(cli(*base, "--out", str(tmp_path / "b"), "--single-order", "maybe", env=env))
     assert "--single-order must be one of fail, accept" in line

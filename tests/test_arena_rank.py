@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import cli
+from judged_helpers import summary
 from glotbench.engine.arena import run_arena
 from glotbench.engine.evaluate import RunOptions
 from glotbench.errors import GlotbenchError
@@ -145,11 +146,11 @@ def test_arena_rank_orders_the_candidates_and_matches_a_direct_fit(arenas):
         assert mean[m]["rating"] == pytest.approx((res["judges"][fair]["ratings"][m]["rating"] + 1000) / 2)
         assert mean[m]["ci_low"] <= mean[m]["rating"] <= mean[m]["ci_high"]
     assert res["mean_of_judges"]["ratings"][PLAIN]["win_rate_vs_baseline"] == pytest.approx(0.5)
-    # the fair judge's ratings = scikit-learn on the games read back from arena.json
+    # the fair judge's ratings = scikit-learn on the games read back from results.json
     idx = {m: k for k, m in enumerate(res["models"])}
     pairs, y = [], []
     for d in dirs.values():
-        a = json.loads((tmp / d / "arena.json").read_text())
+        a = summary(tmp / d)
         for v in a["per_prompt"][fair].values():
             pairs.append((idx[a["candidate"]], idx[a["baseline"]]))
             y.append(v)

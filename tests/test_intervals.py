@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
+from judged_helpers import summary
 from glotbench import stats
 from glotbench.metrics import ItemScore, RatioMetric, ScoredSample, aggregate
 from glotbench.metrics import ratio as ratio_module
@@ -215,7 +216,7 @@ def test_a_judged_score_that_every_item_agrees_on_keeps_an_interval(srv, tmp_pat
     p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
-    scores = json.loads((tmp_path / "arena/arena.json").read_text(encoding="utf-8"))["scores"]
+    scores = summary(tmp_path / "arena")["scores"]
     lo, hi = wilson(3, 3)
     for est in (scores["final"], scores["judges"][srv.spec("fair")]):
         assert est["value"] == 1.0 and est["ci_method"] == "wilson_fallback"
@@ -224,7 +225,7 @@ def test_a_judged_score_that_every_item_agrees_on_keeps_an_interval(srv, tmp_pat
     p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "4",
             "--out", str(tmp_path / "aragen"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
-    est = json.loads((tmp_path / "aragen/aragen.json").read_text(encoding="utf-8"))["mean_of_judges"]["3c3h"]
+    est = summary(tmp_path / "aragen")["mean_of_judges"]["3c3h"]
     assert est["value"] == 1.0 and est["ci_method"] == "wilson_fallback"
     assert (est["ci_low"], est["ci_high"]) == pytest.approx(wilson(4, 4))
     assert "100–100" not in p.stdout

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import cli
+from judged_helpers import summary
 from glotbench.engine.aragen import run_aragen
 from glotbench.engine.arena import run_arena
 from glotbench.engine.evaluate import RunOptions
@@ -161,7 +162,7 @@ def test_arena_marks_judges_without_a_passing_card(labelled, server):
             "--data", str(data), "--out", str(out), "--cache-path", str(tmp / "calls.sqlite"), "--no-progress",
             "--judge-cards", str(tmp / "cards"))
     assert r.returncode == 0, r.stderr
-    a = json.loads((out / "arena.json").read_text())
+    a = summary(out)
     v = a["judge_validation"]
     assert v["language"] == "lo" and v["judges"][server.spec("fair")]["validated"] is True
     assert v["judges"][server.spec("biased")]["validated"] is False
@@ -221,7 +222,7 @@ def test_aragen_cards_from_judge_audit(srv, tmp_path):
     assert out["judges"][srv.spec("good-j")]["self_bias"] == audit["self_bias"] == good.self_family_preference
     # the judge's first verdict: Correct 1 on the good model's answers, 0 on the plain one's
     people = [r["Correct"] for r in rows]
-    aragen = [json.loads((tmp_path / f"g{n}" / "aragen.json").read_text()) for n in range(2)]
+    aragen = [summary(tmp_path / f"g{n}") for n in range(2)]
     judge = [int(a["per_judge"][srv.spec("good-j")]["first_verdicts"][str(i)]["Correct"] >= 1)
              for a in aragen for i in range(1, 13)]
     assert judge == [1] * 12 + [0] * 12
@@ -245,13 +246,13 @@ def test_aragen_cards_from_judge_audit(srv, tmp_path):
     assert good.length_bias.n == 24
     assert good.length_bias.spearman == pytest.approx(spearmanr(lengths, scores).statistic)
     assert good.validated() == (False, "24 labelled answers, 30 needed")
-    # an AraGen run judged with these cards: not validated, said in aragen.json and the table
+    # an AraGen run judged with these cards: not validated, said in results.json and the table
     r = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("good-j"), "--out",
             str(tmp_path / "g9"), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress", "--judge-cards",
             str(tmp_path / "cards"))
     assert r.returncode == 0, r.stderr
     assert "judge not validated for ar: openai:good-j (24 labelled answers, 30 needed)" in " ".join(r.stdout.split())
-    assert json.loads((tmp_path / "g9" / "aragen.json").read_text())["judge_validation"]["judges"][
+    assert summary(tmp_path / "g9")["judge_validation"]["judges"][
         srv.spec("good-j")]["validated"] is False
     np.testing.assert_equal(len(cards), 2)
     # the board lists an AraGen run among the judged runs, with the mark

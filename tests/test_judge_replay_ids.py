@@ -10,6 +10,7 @@ import pytest
 from conftest import cli
 from test_aragen_parity import A_FINAL, ANSWERS, JUDGE_A, TASK_FILE, replay_jsonl, run, upstream_copy, write
 
+from judged_helpers import summary
 from glotbench.errors import DataError
 
 
@@ -56,5 +57,5 @@ def test_the_command_with_limit(srv, cache_path, tmp_path):
             "--limit", "1", "--judge-prompt", str(repo), "--parse", "3c3h", "--policy", "upstream",
             "--out", str(tmp_path / "out"), "--cache-path", cache_path)
     assert p.returncode == 0, p.stderr
-    res = json.loads((tmp_path / "out" / "aragen.json").read_text(encoding="utf-8"))
+    res = summary(tmp_path / "out")
     assert res["per_judge"][f"replay:{verdicts}"]["item_scores"] == pytest.approx({"1": A_FINAL["1"]}, abs=1e-9)

@@ -5,6 +5,7 @@ model of it (issue #33)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -36,7 +37,12 @@ def test_evaluate_runs_the_judges_of_a_task(tmp_path, srv):
     assert res.results["headline"] == "rubric" and res.results["model"]["spec"] == srv.spec("cand")
     assert res.results["scores"]["overall"]["rubric"]["value"] == pytest.approx(EXPECTED)
     assert res.results["judged"]["judges"] == [srv.spec("judge1")]
-    assert (res.out_dir / "rubric.json").is_file() and len(res.samples) == len(QA)
+    # one results.json: the judged run's record, its judges and phases listed; no rubric.json
+    record = json.loads((res.out_dir / "results.json").read_text(encoding="utf-8"))
+    assert record["scores"] == res.results["scores"] and record["judged"]["kind"] == "rubric"
+    assert record["judged"]["phases"] == {"answers": "answers",
+                                          f"judge {srv.spec('judge1')}": f"judge-openai_judge1_http_127.0.0.1_{srv.port}_v1"}
+    assert not (res.out_dir / "rubric.json").exists() and len(res.samples) == len(QA)
     assert any(r["model"] == "judge1" for r in srv.requests())
 
 

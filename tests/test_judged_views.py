@@ -97,14 +97,18 @@ def test_board_and_report_of_an_arena_list_no_judge(srv, cache_path, tmp_path):
     assert "good_answer" in proc.stdout
 
 
-def test_items_in_memory_of_a_judged_task_are_refused_not_scored_by_answers(rubric_run):
-    """The service's endpoint jobs hand evaluate_async items in memory; a judged task is refused with
-    one line there (judges are not run by the service yet) rather than released as its answered rate."""
+def test_items_in_memory_of_a_judged_task_are_judged(rubric_run, tmp_path):
+    """The service's endpoint jobs hand evaluate_async items in memory: a judged task runs its judges
+    on them (tests/test_judged_service.py runs the job), never scored by the answers' answered rate."""
     from glotbench.engine.evaluate import evaluate_async
-    from glotbench.errors import GlotbenchError
     from glotbench.registry import get_benchmark
 
     out, srv = rubric_run
     bench = get_benchmark(str(out.parent / "qa.yaml"))
-    with pytest.raises(GlotbenchError, match="scored by judges"):
-        asyncio.run(evaluate_async(bench, "local", RunOptions(progress=False), dataset=bench.load()))
+    items = bench.load()
+    sub = items[:2]  # two of the three items (a slice keeps source and hash)
+    res = asyncio.run(evaluate_async(bench, srv.spec("cand"), RunOptions(
+        progress=False, out=str(tmp_path / "mem"), judges=(srv.spec("judge1"),), use_cache=False), dataset=sub))
+    assert res.results["headline"] == "rubric" and res.results["judged"]["judges"] == [srv.spec("judge1")]
+    assert res.results["scores"]["overall"]["rubric"]["value"] == pytest.approx(1.75 / 2)  # q1 1, q2 0.75
+    assert [s.id for s in res.samples] == ["q1", "q2"]

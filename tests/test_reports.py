@@ -21,6 +21,7 @@ from playwright.sync_api import expect  # noqa: E402
 from conftest import cli
 from report_fixtures import (CHROMIUM, NO_CHROMIUM, board_runs, check_numbers, replay_run, vi_items,
                              write_doc_image)
+from judged_helpers import summary
 from glotbench.report.board import pareto_front
 from glotbench.text.vietnamese import word_diff
 
@@ -266,7 +267,7 @@ def test_judged_reports_show_judges_and_verdicts(server, browser, tmp_path):
     assert r.returncode == 0, r.stderr
     pg = Page(browser, out / "report.html")
     p = pg.page
-    scores = json.loads((out / "arena.json").read_text(encoding="utf-8"))["scores"]["judges"]
+    scores = summary(out)["scores"]["judges"]
     assert p.locator("svg.plot.ci circle").count() == 2
     spread = float(p.locator("#judge-spread").get_attribute("data-raw"))
     assert spread == pytest.approx(100 * (max(e["value"] for e in scores.values()) - min(e["value"] for e in scores.values())))
@@ -293,7 +294,7 @@ def test_aragen_report_shows_each_judge_and_verdict(server, browser, tmp_path):
             env={"PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(Path(__file__).parent)])})
     assert r.returncode == 0, r.stderr
     assert cli("report", str(out), "--html", str(tmp_path / "aragen.html")).returncode == 0
-    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    res = summary(out)
     pg = Page(browser, tmp_path / "aragen.html")
     p = pg.page
     assert check_numbers(p, out) >= 2 * 10

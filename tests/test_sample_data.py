@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from judged_helpers import summary
 from glotbench.registry import benchmarks, get_benchmark
 from helpers import lao_mcq_answers
 
@@ -142,7 +143,7 @@ def test_deepsea_and_aragen_runs_on_the_samples_are_labelled(srv, tmp_path):
     p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--out",
             str(tmp_path / "a"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
-    res = json.loads((tmp_path / "a/aragen.json").read_text(encoding="utf-8"))
+    res = summary(tmp_path / "a")
     assert res["data_label"]["label"] == SAMPLE.format(n=12) and SAMPLE.format(n=12) in p.stdout
     assert res["validity"]["valid"]
 
@@ -157,5 +158,5 @@ def test_an_aragen_run_on_a_copy_of_the_sample_is_labelled(srv, tmp_path):
     p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--data", str(copy),
             "--limit", "2", "--out", str(tmp_path / "a"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
-    res = json.loads((tmp_path / "a/aragen.json").read_text(encoding="utf-8"))
+    res = summary(tmp_path / "a")
     assert res["data_label"]["label"] == SAMPLE.format(n=12) and SAMPLE.format(n=12) in p.stdout

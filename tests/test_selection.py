@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from judged_helpers import summary
 from glotbench.benchmarks.laobench import LaoBenchMCQ
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
 from glotbench.rundir.selection import QUICK_MAX, comparability, item_set_sha256, quick, select, selection_of
@@ -234,7 +235,7 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
     p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), *common)
     assert p.returncode == 0, p.stderr
-    arena = json.loads((tmp_path / "arena/arena.json").read_text(encoding="utf-8"))
+    arena = summary(tmp_path / "arena")
     assert arena["selection"] == {"full": False, "subset": None, "limit": 3, "n": 3, "of": 8, "repeats": 1,
                                   "items_sha256": item_set_sha256(["arena-01", "arena-02", "arena-03"])}
     assert "subset: 3 of 8 items (--limit 3)" in p.stdout
@@ -243,7 +244,7 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
         p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), *limit,
                 "--out", str(tmp_path / name), *common)
         assert p.returncode == 0, p.stderr
-        runs[name] = (p.stdout, json.loads((tmp_path / name / "aragen.json").read_text(encoding="utf-8")))
+        runs[name] = (p.stdout, summary(tmp_path / name))
     (full_out, full), (four_out, four) = runs["full"], runs["four"]
     assert full["selection"]["full"] and "subset:" not in full_out and "|subset:" not in full["signature"]
     assert four["selection"]["n"] == 4 and four["selection"]["of"] == 12

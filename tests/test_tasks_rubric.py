@@ -45,6 +45,11 @@ def verdict(correct: int, fluent: int) -> str:
     return f'The answer is checked against the reference.\n<verdict>{{"correct": {correct}, "fluent": {fluent}}}</verdict>'
 
 
+def summary(run_dir):
+    """A rubric run's summary: its results.json's `judged` section (rubric.json before)."""
+    return json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["judged"]["summary"]
+
+
 def opts(tmp_path, **kw):
     return RunOptions(progress=False, out=str(tmp_path / "out"), cache_path=str(tmp_path / "c.sqlite"),
                       max_retries=2, **kw)
@@ -71,7 +76,7 @@ def test_pointwise_rubric_two_judges_with_a_retried_verdict(tmp_path, srv):
     prompts = [r["messages"][-1]["content"] for r in srv.requests() if r["model"] == "judge1"]
     assert any("[Reference answer]\nວຽງຈັນ" in p and "- fluent (1-5): Is it fluent, natural Lao?" in p for p in prompts)
     assert all("Lao" in p for p in prompts)
-    assert json.loads((tmp_path / "out" / "rubric.json").read_text())["scores"] == res["scores"]
+    assert summary(tmp_path / "out")["scores"] == res["scores"]
 
 
 def test_pairwise_against_the_reference_both_orders_and_the_candidate_skipped(tmp_path, srv):
@@ -119,12 +124,12 @@ def test_cli_runs_a_rubric_task_with_judge(tmp_path, srv):
                "--out", str(tmp_path / "r"), "--no-progress", "--no-cache")
     assert proc.returncode == 0, proc.stderr
     assert "score 0.667" in proc.stdout and "unanswered: 0" in proc.stdout
-    assert (tmp_path / "r" / "answers" / "results.json").is_file() and (tmp_path / "r" / "rubric.json").is_file()
+    assert (tmp_path / "r" / "answers" / "results.json").is_file() and not (tmp_path / "r" / "rubric.json").exists() and summary(tmp_path / "r")
 
 
 def test_a_rubric_judge_without_a_card_is_marked_for_the_tasks_language(tmp_path, srv):
     """judges/cards.py: the task's language (lo) names the card the judge needs; without one the
-    score is marked in rubric.json and under the printed score."""
+    score is marked in results.json's summary and under the printed score."""
     srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
                   sequences={"[Answer]": [verdict(1, 5)]})
     (tmp_path / "cards").mkdir()
@@ -132,14 +137,14 @@ def test_a_rubric_judge_without_a_card_is_marked_for_the_tasks_language(tmp_path
                "--out", str(tmp_path / "r"), "--no-progress", "--no-cache", "--judge-cards", str(tmp_path / "cards"))
     assert proc.returncode == 0, proc.stderr
     assert "judge not validated for lo: openai:judge1 (no card for lo)" in " ".join(proc.stdout.split())
-    v = json.loads((tmp_path / "r" / "rubric.json").read_text())["judge_validation"]
+    v = summary(tmp_path / "r")["judge_validation"]
     assert v["language"] == "lo" and v["judges"][srv.spec("judge1")]["validated"] is False
 
 
 def test_a_rubric_run_whose_answers_mostly_failed_is_invalid_exits_3_and_runs_again(tmp_path, srv):
     """A rubric run is only as valid as its phases (as the arena and AraGen): the candidate's calls
-    failing on 2 of 3 items make rubric.json invalid and the command exit 3; the same command then
-    sets the invalid run aside and runs again (it refused any rubric.json before)."""
+    failing on 2 of 3 items make the run (results.json) invalid and the command exit 3; the same command
+    then sets the invalid run aside and runs again (it refused any finished summary before)."""
     srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
                   sequences={"[Answer]\nວຽງຈັນ": [verdict(1, 5)] * 4, "[Answer]\nແມ່ນ້ຳຂອງ": [verdict(1, 5)] * 4,
                              "[Answer]\n17": [verdict(0, 1)] * 4},
@@ -149,13 +154,13 @@ def test_a_rubric_run_whose_answers_mostly_failed_is_invalid_exits_3_and_runs_ag
     proc = cli(*args)
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.startswith("error: invalid: answers: 2 of 3 items failed"), proc.stderr
-    rubric = json.loads((tmp_path / "r" / "rubric.json").read_text(encoding="utf-8"))
+    rubric = summary(tmp_path / "r")
     assert rubric["validity"]["valid"] is False and rubric["validity"]["phases"]["answers"]["valid"] is False
     assert rubric["validity"]["phases"][f"judge {srv.spec('judge1')}"]["valid"] is True
     srv.configure(faults=[])  # the endpoint recovered: the same command finishes the run
     proc = cli(*args)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads((tmp_path / "r" / "rubric.json").read_text(encoding="utf-8"))["validity"]["valid"] is True
+    assert summary(tmp_path / "r")["validity"]["valid"] is True
     assert [p.name.split("-")[0] for p in tmp_path.iterdir() if p.name.startswith("r.")] == ["r.invalid"]
     proc = cli(*args)  # a finished valid run is refused
     assert proc.returncode == 2 and "already holds a finished run" in proc.stderr, proc.stderr

@@ -20,6 +20,7 @@ import pytest
 import conftest
 from conftest import cli, start_server
 from helpers import gold_answers
+from judged_helpers import summary
 
 INVALID = 3
 
@@ -205,7 +206,7 @@ def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_r
             "--cache-path", str(tmp_path / "c.sqlite"), "--max-retries", "0"]
     p = script(*args)
     assert p.returncode == INVALID, p.stderr
-    arena = json.loads((out / "arena.json").read_text(encoding="utf-8"))
+    arena = summary(out)
     judge = arena["validity"]["phases"][f"judge {srv.spec('fair')}"]
     assert not arena["validity"]["valid"] and judge["failed"] == 4 and judge["of"] == 6
     assert arena["validity"]["phases"]["candidate answers"]["valid"]
@@ -216,13 +217,13 @@ def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_r
     lenient = [*args[:args.index("--out") + 1], str(tmp_path / "lenient"), *args[args.index("--out") + 2:]]
     p = script(*lenient, "--max-failure-rate", "0.7")  # 4 of 6 is within 70%
     assert p.returncode == 0, p.stderr
-    assert json.loads((tmp_path / "lenient/arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    assert summary(tmp_path / "lenient")["validity"]["valid"]
     srv.configure(judges=judges)  # the judge's endpoint works again
     p = script(*args)
     assert p.returncode == 0, p.stderr
-    assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    assert summary(out)["validity"]["valid"]
     (aside,) = tmp_path.glob("arena.invalid-*")  # the invalid run is kept beside it, not deleted
-    assert not json.loads((aside / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    assert not summary(aside)["validity"]["valid"]
 
 
 def test_an_invalid_run_is_never_on_the_boards_frontier(srv, tmp_path):
@@ -274,11 +275,11 @@ def test_an_arena_whose_every_call_of_one_phase_failed_is_invalid_and_says_which
     srv.configure(judges=judges)  # the judge works again: the same command finishes the arena
     p = script(*args)
     assert p.returncode == 0, p.stderr
-    assert json.loads((out / "arena.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    assert summary(out)["validity"]["valid"]
 
 
 def test_an_aragen_run_interrupted_while_judging_resumes_with_the_same_command(srv, tmp_path):
-    """Ctrl-C during the judge phase left answers-1/ finished and no aragen.json: the same command
+    """Ctrl-C during the judge phase left answers-1/ finished and no results.json: the same command
     stopped at 'answers-1 already holds a finished run; choose another --out' (the arena too). Now
     the unfinished directory is kept aside (DIR.unfinished-TIME) and the run resumes from the cache."""
     import signal
@@ -296,11 +297,11 @@ def test_an_aragen_run_interrupted_while_judging_resumes_with_the_same_command(s
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == 130 and "resume from the call cache" in stderr, stderr
-    assert (out / "answers-1" / "results.json").exists() and not (out / "aragen.json").exists()
+    assert (out / "answers-1" / "results.json").exists() and not (out / "results.json").exists()
     srv.configure(judges=rubric)
     p = script(*args)
     assert p.returncode == 0, p.stderr
-    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    res = summary(out)
     assert res["validity"]["valid"] and res["mean_of_judges"]["3c3h"]["value"] is not None
     (aside,) = tmp_path.glob("aragen.unfinished-*")  # kept, not deleted
     assert (aside / "answers-1" / "results.json").exists()
@@ -375,7 +376,7 @@ def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
     assert p.returncode == INVALID, p.stdout + p.stderr
     line = "invalid: answers: 11 of 12 items failed (missing)"
     assert line in p.stdout and p.stderr.startswith(f"error: {line}") and "add them" in p.stderr, p.stderr
-    res = json.loads((out / "aragen.json").read_text(encoding="utf-8"))
+    res = summary(out)
     assert res["validity"]["phases"]["answers"]["failed"] == 11
     from glotbench.benchmarks.aragen import load_entries
 
@@ -386,7 +387,7 @@ def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
                 f.write(json.dumps({"id": e.sn, "output": "جواب", "turn": turn}, ensure_ascii=False) + "\n")
     p = script(*args)
     assert p.returncode == 0, p.stderr
-    assert json.loads((out / "aragen.json").read_text(encoding="utf-8"))["validity"]["valid"]
+    assert summary(out)["validity"]["valid"]
 
 
 def test_the_fix_named_for_a_python_models_bad_replies_is_its_code(capsys):

@@ -1,5 +1,6 @@
 """The schemas of the judged runs' summaries other commands read back (`judge-audit`, `arena-report`,
-`report`): arena.json and aragen.json, the human-label files given next to them, and the annotators'
+`report`): an arena's, AraGen's and a rubric task's (results.json's `judged.summary`; their own
+arena.json, aragen.json, rubric.json in older runs), the human-label files given next to them, and the annotators'
 label files of `build review` (CSV, JSONL, a Label Studio export). A run directory's own files
 (run.json, results.json, samples.jsonl) are typed in `glotbench.rundir.schema`. They go through
 `glotbench.data` like any other file, so a damaged or foreign file is one `FILE:LINE: field:
@@ -8,12 +9,13 @@ problem` error. Only what the readers use is declared; other fields are kept as 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, TypeVar
+from typing import Annotated, Any, Callable, Literal, Mapping, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, ValidationError, model_validator
 
 from glotbench.data import ItemId, NonEmptyStr, Row, json_type, not_bool, read_dict, read_rows
 from glotbench.errors import DataError, GlotbenchError
+from glotbench.rundir.files import OLD_SUMMARIES, RESULTS, judged_section
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -283,13 +285,32 @@ def aragen_place(loc: tuple[Any, ...]) -> str:
     return ".".join(map(str, loc))
 
 
-def read_run_file(run_dir: str | Path, name: str, schema: type[BaseModel], what: str,
-                  where: Callable[[tuple[Any, ...]], str] | None = None) -> dict[str, Any]:
-    """`run_dir/name` validated against `schema`, as a dict; a directory without it is `what`'s error."""
+def read_judged(run_dir: str | Path, kind: str, schema: type[BaseModel], what: str,
+                where: Callable[[tuple[Any, ...]], str] | None = None) -> dict[str, Any]:
+    """A judged run's summary (`kind`: arena, aragen, rubric) validated against `schema`, as a dict: its
+    results.json's `judged.summary`, or the summary file an older run wrote (OLD_SUMMARIES); a
+    directory with neither is `what`'s error."""
     d = Path(run_dir)
     if not d.is_dir():
         raise GlotbenchError(f"{d} is not a directory")
-    p = d / name
+    judged = judged_section(d)
+    if judged is not None and judged["kind"] == kind:
+        return judged_summary(d, judged, schema, where)
+    p = d / OLD_SUMMARIES[kind]
     if not p.exists():
-        raise GlotbenchError(f"{d} is not {what} (no {name})")
+        raise GlotbenchError(f"{d} is not {what} (no results.json of one, nor an older {p.name})")
     return read_dict(p, schema, allow_nan=True, where=where)
+
+
+def judged_summary(d: Path, judged: Mapping[str, Any], schema: type[BaseModel],
+                   where: Callable[[tuple[Any, ...]], str] | None = None) -> dict[str, Any]:
+    """A judged run's summary (results.json's `judged.summary`) validated against its kind's `schema`,
+    as the dict the file holds; a damaged one is one error naming the field."""
+    summary = judged.get("summary")
+    try:
+        schema.model_validate(summary)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = where(err["loc"]) if where else ".".join(map(str, err["loc"]))
+        raise GlotbenchError(f"{d / RESULTS}: judged.summary.{loc}: {err['msg']}") from None
+    return dict(summary)  # type: ignore[arg-type]  # validated: an object

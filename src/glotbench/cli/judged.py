@@ -113,15 +113,12 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
                   kind: Optional[str] = None) -> dict[str, Any]:
     """The judges' report of arena directories (cross-judge agreement) or AraGen directories (the
     judge audit): what `arena-report` and `judge-audit` printed."""
-    from pathlib import Path
-
     from glotbench.errors import GlotbenchError
-    from glotbench.report.rundata import JUDGED_FILES
+    from glotbench.report.rundata import judged_kind
 
-    # The kind by the summary file a directory holds; the readers below check its contents (the old
-    # commands named the kind).
-    kinds = {kind} if kind else {next((k for k, f in JUDGED_FILES.items() if (Path(d) / f).exists()), "run")
-                                 for d in dirs}
+    # The kind by what a directory holds (its results.json's `judged` section, or an older summary
+    # file); the readers below check its contents (the old commands named the kind).
+    kinds = {kind} if kind else {judged_kind(d) or "run" for d in dirs}
     if kinds == {"arena"}:
         from glotbench.engine.arena import cross_judge_report
 

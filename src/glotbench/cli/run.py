@@ -116,7 +116,7 @@ def run(
         result = pivot_cli(benchmark, model, pivot, pivot_model, opts)
     else:
         result = evaluate(benchmark, model, opts)
-    if result.results.get("judged"):  # the mean of judges (rubric.json), never the answers' rate
+    if result.results.get("judged"):  # the mean of judges (results.json `judged`), never the answers' rate
         from glotbench.cli.options import exit_if_invalid
         from glotbench.engine.judged_task import print_judged
         from glotbench.report.rundata import load_run
@@ -125,7 +125,7 @@ def run(
         print_judged(record)
         typer.echo(f"run directory: {result.out_dir}")
         index_in_store(result)
-        exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (rubric.json is written)
+        exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (results.json is written)
         return
     print_results(result.results, endpoint=False)  # printed at the start
     from glotbench.report.checks_text import checks_lines

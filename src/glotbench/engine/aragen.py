@@ -25,12 +25,12 @@ from glotbench.benchmarks.aragen import (
 )
 from glotbench.core import Sample
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.engine.panel import run_panel
+from glotbench.engine.panel import run_panel, write_judged
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, select_judges
-from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.selection import first as selection_first, signature_part
 from glotbench.rundir.validity import combine, run_validity
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
@@ -142,7 +142,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
-    set_aside_invalid(out, "aragen.json", ("answers-1", "answers-2"))
+    set_aside_invalid(out, RESULTS, ("answers-1", "answers-2"), older=(OLD_SUMMARIES["aragen"],))
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.
@@ -223,6 +223,10 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
         "signature": signature, "judge_validation": judge_validation,
     }
-    write_json_atomic(out / "aragen.json", results)
+    answers_1 = out / "answers-1"  # the candidate's answers (none: replayed from a file)
+    write_judged(out, "aragen", {**results, "version": AraGenJudging.version},
+                 read_results(answers_1) if (answers_1 / RESULTS).is_file() else {},
+                 {**{d: d for d in ("answers-1", "answers-2") if (out / d / RESULTS).is_file()},
+                  **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     results["out_dir"] = str(out)
     return results

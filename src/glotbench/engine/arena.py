@@ -3,8 +3,8 @@
 Three phases, each an ordinary run (cached, resumable, with its own run directory under OUT):
 answers of the candidate, answers of the baseline (a model, or `replay:FILE` for answers made
 elsewhere), then each judge's games (both orders). A judge that is the candidate is skipped, and
-with `--skip-same-family` one of its family (self-preference; the panel's `SelfJudging`, as AraGen). `arena.json` holds the final score, each judge's score, CIs over prompts,
-coverage, position consistency and the failures.
+with `--skip-same-family` one of its family (self-preference; the panel's `SelfJudging`, as AraGen). OUT/results.json is the candidate's judged run; its `judged` section's summary holds the final
+score, each judge's score, CIs over prompts, coverage, position consistency and the failures.
 """
 
 from __future__ import annotations
@@ -16,17 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
+from glotbench.core import RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.engine.panel import run_panel
+from glotbench.engine.panel import run_panel, write_judged
 from glotbench.errors import GlotbenchError, InvalidRunError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
-from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir import OLD_SUMMARIES, RESULTS, set_aside_invalid, slug
 from glotbench.rundir.selection import comparability, describe_item_set, select
 from glotbench.rundir.validity import combine, validity_text
 from glotbench.registry import load_model
-from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_run_file, read_unique_rows
+from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_judged, read_unique_rows
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
                     single_order=single_order)  # check the policy names before any model call
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{slug(candidate)}")
     # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
-    set_aside_invalid(out, "arena.json", ("candidate", "baseline"))
+    set_aside_invalid(out, RESULTS, ("candidate", "baseline"), older=(OLD_SUMMARIES["arena"],))
     cand_model = load_model(candidate)
     try:
         active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
@@ -135,8 +136,9 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     phase = replace(options, out=None, data=None, limit=None)
     answers: dict[str, dict[str, str]] = {}
     validity: dict[str, Any] = {}
+    phases: dict[str, RunResult] = {}
     for role, spec in (("candidate", candidate), ("baseline", baseline)):
-        res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
+        phases[role] = res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
         validity[f"{role} answers"] = res.results.get("validity")
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"], all_prompts)
@@ -186,7 +188,9 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "validity": combine(validity), "data_label": bench.data_label(all_prompts),
         "judge_validation": judge_validation,
     }
-    write_json_atomic(out / "arena.json", results)
+    write_judged(out, "arena", results, phases["candidate"].results,
+                 {"candidate": "candidate", "baseline": "baseline",
+                  **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     return ArenaResult(out, results)
 
 
@@ -197,7 +201,7 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
     judge's agreement rate and Cohen's kappa with them."""
     from glotbench.stats import cohens_kappa, kendall, spearman
 
-    runs = [read_run_file(d, "arena.json", ArenaScores, "a finished arena") for d in arena_dirs]
+    runs = [read_judged(d, "arena", ArenaScores, "a finished arena") for d in arena_dirs]
     # Each judge's model ranking compares arenas: on one item set only (rundir/selection.py).
     sets = {(r.get("data_sha256"), comparability({"signature": "", **r})[1]) for r in runs}
     if len(sets) > 1:

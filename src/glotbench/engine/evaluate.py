@@ -58,7 +58,7 @@ def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions
 async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                          options: RunOptions = RunOptions(), *, dataset: Dataset | None = None) -> RunResult:
     """Run a benchmark (a registered name, `pkg.mod:Class`, or an object) on a model. `dataset`:
-    items already loaded (a judge phase's games); default: `benchmark.load(options.data)`. Returns
+    items already loaded (a judge phase's games, a service set); default: `benchmark.load(options.data)`. Returns
     the results and the samples in item order. THE dispatch of every caller (run, sweep, evaluate(),
     the service): a judged benchmark (`judged`) runs its answers, then its judges
     (engine/judged_task.py); its results are the candidate's judged view (the mean of judges)."""
@@ -66,12 +66,9 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     if options.judges and not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
     if bench.judged:
-        if dataset is not None:
-            raise GlotbenchError(f"{bench.name} is scored by judges: its runs load their own items "
-                                 "(items given in memory are not judged here yet)")
         from glotbench.engine.judged_task import judged_result
 
-        return await judged_result(benchmark, model, options)
+        return await judged_result(benchmark, model, options, dataset)
     return await _evaluate(bench, benchmark, model, options, dataset)
 
 

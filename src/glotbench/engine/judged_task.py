@@ -5,7 +5,8 @@ and each writes its run directory (the call cache makes a re-run resume), as the
 Every item enters the score: an item the candidate did not answer scores 0 for every judge (the
 lowest value: counted and listed in `unanswered`); a verdict that never parsed leaves the item out
 of that judge's mean (its coverage is reported). A judge that is the candidate (or, with
-`same_family: true`, of its family) is skipped and listed. Writes OUT/rubric.json, with its validity
+`same_family: true`, of its family) is skipped and listed. Writes OUT/results.json (the candidate's
+judged run, its summary in `judged`: rundir.schema.JudgedSection), with its validity
 (invalid when a phase is: the answers' or a judge's calls failed above --max-failure-rate); an invalid or
 unfinished run in OUT is set aside and run again, a finished valid one refused (rundir.set_aside_invalid).
 """
@@ -18,37 +19,35 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.core import RunResult
+from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_phase
 from glotbench.engine.options import model_options
-from glotbench.rundir import set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
-from glotbench.engine.panel import run_panel
+from glotbench.engine.panel import run_panel, write_judged
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
 
 
-async def judged_result(benchmark: Any, model: Any, options: RunOptions) -> RunResult:
+async def judged_result(benchmark: Any, model: Any, options: RunOptions, dataset: Dataset | None = None) -> RunResult:
     """`evaluate_async`'s judged branch: the run, then its record read as the candidate's run
     (`report.rundata.judged_view`: the mean of judges as the headline; no judge is a model of it);
-    the samples are the candidate's answers."""
-    from glotbench.report.rundata import judged_view
-
-    res, answers = await _run(benchmark, model, list(options.judges), options, options.judge_cards)
-    view, _ = judged_view(res["out_dir"])
-    return RunResult(Path(res["out_dir"]), view, answers.samples, answers.dataset)
+    the samples are the candidate's answers. `dataset`: the items, already loaded (a service set)."""
+    res, answers = await _run(benchmark, model, list(options.judges), options, options.judge_cards, dataset)
+    out = Path(res["out_dir"])
+    return RunResult(out, read_results(out), answers.samples, answers.dataset)
 
 
 async def run_judged(benchmark: Any, model: Any, judges: list[str], options: RunOptions,
                      judge_cards: str | None = None) -> dict[str, Any]:
-    """The run; its rubric.json record (with `out_dir`)."""
+    """The run; its summary (results.json's `judged.summary`, with `out_dir`)."""
     return (await _run(benchmark, model, judges, options, judge_cards))[0]
 
 
 async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOptions,
-               judge_cards: str | None) -> tuple[dict[str, Any], RunResult]:
+               judge_cards: str | None, dataset: Dataset | None = None) -> tuple[dict[str, Any], RunResult]:
     from glotbench.languages import profile
     from glotbench.tasks.rubric import RubricJudging
 
@@ -64,12 +63,12 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     model = model if isinstance(model, str) else cand.spec
     out = Path(options.out or f"runs/{bench.name}/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
-    set_aside_invalid(out, "rubric.json", ("answers",))
+    set_aside_invalid(out, RESULTS, ("answers",), older=(OLD_SUMMARIES["rubric"],))
     kept, skipped = await select_judges(judges, model, cand, options, SelfJudging(same_family=rubric.same_family))
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
     judge_validation = validation(kept, bench.lang, judge_cards)  # a bad cards directory fails here
-    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers")))
+    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers")), dataset=dataset)
     items = list(res.dataset or ())
     head = bench.headline_pipeline
     answers = {s.id: s.answer[head] for s in res.samples
@@ -79,6 +78,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     judging = RubricJudging(rubric, bench.name, rubric.language or (p.name if p else bench.lang or "the question's language"))
     games = RubricJudging.games(rubric, items, answers, questions, res.dataset.source if res.dataset else "",
                                 res.dataset.sha256 if res.dataset else None,
+                                dataset if dataset is not None else
                                 bench.load(options.data) if options.limit is not None or options.subset else ())
     ids = [it.id for it in items]
     unanswered = [i for i in ids if i not in answers]
@@ -115,11 +115,14 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
                "incomplete": incomplete, "item_values": values, "rules": "pointwise: mean over criteria of (v - low) / (high - low); "
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
-               "signature": signature, "answers_run": str(out / "answers"), "judge_validation": judge_validation,
+               "signature": signature, "answers_run": "answers", "judge_validation": judge_validation,
                # invalid when a phase is (the answers' calls or a judge's failed above --max-failure-rate)
                "validity": combine({"answers": res.results.get("validity"),
                                     **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}})}
-    write_json_atomic(out / "rubric.json", results)
+    # One results.json: the candidate's run as every reader reads one (the mean of judges its headline),
+    # with the judges, each phase's directory and this summary in its `judged` section (rundir.schema)
+    write_judged(out, "rubric", results, res.results,
+                 {"answers": "answers", **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     return {**results, "out_dir": str(out)}, res
 
 

@@ -240,11 +240,10 @@ class Run:
         """Finished: a results.json whose run is complete and valid. An invalid run (too many failed
         calls) or one stopped by --max-cost runs again, resuming from the call cache, as `glotbench
         run` with the same --out does (rundir/files.py `finished_run`)."""
-        from glotbench.report.rundata import JUDGED_FILES
-        from glotbench.rundir import finished_run, invalid_run
+        from glotbench.rundir import OLD_SUMMARIES, finished_run, invalid_run
 
-        judged = Path(self.out_dir) / JUDGED_FILES["rubric"]  # a task scored by a rubric: its summary's validity
-        return finished_run(self.out_dir) or (judged.is_file() and not invalid_run(judged))
+        older = Path(self.out_dir) / OLD_SUMMARIES["rubric"]  # a rubric run of an earlier release: its summary's validity
+        return finished_run(self.out_dir) or (older.is_file() and not invalid_run(older))
 
 
 def _error_line(e: ValidationError, source: str) -> str:

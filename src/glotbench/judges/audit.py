@@ -23,7 +23,7 @@ from collections import defaultdict
 from typing import Any
 
 from glotbench.errors import DataError
-from glotbench.runfiles import AragenFile, aragen_place, AragenHumanRow, read_run_file, read_unique_rows
+from glotbench.runfiles import AragenFile, aragen_place, AragenHumanRow, read_judged, read_unique_rows
 from glotbench.stats import cohens_kappa
 
 def _bin(x: float) -> int:
@@ -31,8 +31,9 @@ def _bin(x: float) -> int:
 
 
 def _load_run(d: str) -> dict[str, Any]:
-    """An aragen.json validated against its schema (glotbench.runfiles.AragenFile)."""
-    return read_run_file(d, "aragen.json", AragenFile, "a finished AraGen run", aragen_place)
+    """An AraGen run's summary (results.json's `judged.summary`, or an older aragen.json) validated
+    against its schema (glotbench.runfiles.AragenFile)."""
+    return read_judged(d, "aragen", AragenFile, "a finished AraGen run", aragen_place)
 
 
 def _labels(human: str) -> dict[tuple[str, str], dict[str, Any]]:
@@ -60,7 +61,7 @@ def human_pairs(judge: str, runs: list[dict[str, Any]], labels: dict[tuple[str, 
 
 
 def load_audit_inputs(dirs: list[str], human: str | None) -> tuple[list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]]]:
-    """The runs (validated aragen.json files) and the human labels, each label checked to match a
+    """The runs (validated AraGen summaries) and the human labels, each label checked to match a
     judged answer (a typo in a model name or SN. would silently shrink n)."""
     runs = [_load_run(d) for d in dirs]
     labels = _labels(human) if human else {}

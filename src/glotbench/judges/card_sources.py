@@ -93,11 +93,11 @@ def _winner(v: float) -> str:
 
 def arena_cards(dirs: list[str], human: str | None, *, resamples: int = 1000, seed: int = DEFAULT_SEED) -> list[JudgeCard]:
     from glotbench.models.family import model_family
-    from glotbench.runfiles import ArenaFile, ArenaHumanRow, read_run_file, read_unique_rows
+    from glotbench.runfiles import ArenaFile, ArenaHumanRow, read_judged, read_unique_rows
 
     if not human:
         raise GlotbenchError("a validity card measures agreement with people: give --human LABELS")
-    runs = [read_run_file(d, "arena.json", ArenaFile, "a finished arena") for d in dirs]
+    runs = [read_judged(d, "arena", ArenaFile, "a finished arena") for d in dirs]
     rows = read_unique_rows(human, ArenaHumanRow, lambda r: (f"candidate {r.candidate}", f"prompt {r.prompt_id}"),
                             "one JSON object per line: candidate, prompt_id, winner")
     labels = {(r.candidate, r.prompt_id): r.winner for _, r in rows}

@@ -1,7 +1,7 @@
 """`glotbench board --bt DIR...`: arena candidates ranked by Bradley–Terry, without a fixed anchor.
 
 Each arena directory holds one candidate's games against its baseline, per judge and prompt (the
-two orders averaged: win 1, tie 1/2, loss 0; arena.json `per_prompt`). Arenas whose baselines are
+two orders averaged: win 1, tie 1/2, loss 0; the arena's summary, `per_prompt`). Arenas whose baselines are
 other candidates (A vs B, B vs C) or a shared baseline are fitted together (stats/bt.py): one fit
 per judge, and the mean of the judges' centred ratings; 95% percentile CIs from a bootstrap over
 prompts (the same resample for every judge). With `style=True` the answers' length and markdown
@@ -30,11 +30,11 @@ TIED = 1e-6  # Elo points: ratings closer than this are equal (the fit converges
 
 
 def _read(dirs: list[str]) -> list[dict[str, Any]]:
-    from glotbench.runfiles import ArenaFile, read_run_file
+    from glotbench.runfiles import ArenaFile, read_judged
 
     runs = []
     for d in dirs:
-        r = read_run_file(d, "arena.json", ArenaFile, "a finished arena")
+        r = read_judged(d, "arena", ArenaFile, "a finished arena")
         r["_dir"] = d
         runs.append(r)
     if len(runs) < 1:
@@ -220,20 +220,23 @@ def board_section(paths: list[str], *, resamples: int = 1000, seed: int = DEFAUL
     """The board's arena rankings: the arena directories under `paths`, ranked together where they
     share the prompt set and the judge prompt (one ranking per such group); a group that cannot be
     ranked (one model, games that do not connect) says why."""
-    from glotbench.data import read_dict
-    from glotbench.runfiles import ArenaFile
+    from glotbench.report.rundata import judged_kind
+    from glotbench.rundir import OLD_SUMMARIES, RESULTS
+    from glotbench.runfiles import ArenaFile, read_judged
 
     found: list[Path] = []
     for p in paths:
         root = Path(p)
-        found += [root] if (root / "arena.json").is_file() else sorted(f.parent for f in root.rglob("arena.json"))
+        # an arena's top directory: its results.json's `judged` section, or an older arena.json
+        found += [root] if judged_kind(root) == "arena" else sorted(
+            f.parent for n in (RESULTS, OLD_SUMMARIES["arena"]) for f in root.rglob(n) if judged_kind(f.parent) == "arena")
     from glotbench.rundir.validity import notes
 
     groups: dict[tuple[str, str], list[str]] = {}
     texts: dict[tuple[str, str], dict[str, None]] = {}
     for d in dict.fromkeys(found):
         try:
-            a = read_dict(d / "arena.json", ArenaFile, allow_nan=True)
+            a = read_judged(d, "arena", ArenaFile, "a finished arena")
         except GlotbenchError:
             continue  # the board lists it among the judged runs left out
         key = (str(a.get("data_sha256")), str(a.get("judge_prompt_hash")))

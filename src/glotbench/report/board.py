@@ -123,12 +123,13 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             continue
         cands = [root] if (root / RESULTS).is_file() or (root / RUN_JSON).is_file() else sorted(
             {f.parent for n in (RESULTS, RUN_JSON, *rundata.JUDGED_FILES.values()) for f in root.rglob(n)})
-        judged = [c for c in cands if any((c / n).is_file() for n in rundata.JUDGED_FILES.values())]
+        kinds = {c: rundata.judged_kind(c) for c in cands}
+        judged = [c for c in cands if kinds[c] is not None]
         for c in cands:
             if c.resolve() in seen:
                 continue
             seen.add(c.resolve())
-            if c in judged and (c / rundata.JUDGED_FILES["rubric"]).is_file():
+            if kinds[c] == "rubric":
                 try:  # a task scored by a rubric: the candidate's column, with the mean of judges
                     res, rows = rundata.judged_view(c)
                     runs.append(Run(c, res, rows=tuple(rows)))
@@ -149,7 +150,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                     runs.append(Run(c, rundata.read_results(c)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
-    if not runs and not any((Path(x["path"]) / "arena.json").is_file() for x in left_out):  # arenas: ranked apart
+    if not runs and not any(rundata.judged_kind(x["path"]) == "arena" for x in left_out):  # arenas: ranked apart
         raise GlotbenchError("no finished run found in " + ", ".join(paths))
     return runs, left_out
 

@@ -1,4 +1,4 @@
-"""Report pages of judged runs: an arena directory (arena.json) or an AraGen directory (aragen.json).
+"""Report pages of judged runs: an arena or an AraGen directory (its results.json's `judged` summary, or an older arena.json, aragen.json).
 Per-judge scores with CIs and their spread, position consistency, and each prompt's answers with
 every judge's verdicts next to them. Everything is read from the directory's files."""
 
@@ -13,14 +13,21 @@ from typing import Any
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.rundir import read_run_json
-from glotbench.rundir.files import RUN_JSON, SAMPLES
+from glotbench.rundir.files import RESULTS, RUN_JSON, SAMPLES
 from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, ci_plot, num, units
 from glotbench.report.terminal import few_mark, n_text
 
 
 def _ptr(file: str, *parts: Any) -> str:
-    return f"{file}#/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    """A number's source: FILE#/json/pointer (`file` may hold a pointer's start already)."""
+    return (f"{file}/" if "#" in file else f"{file}#/") + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _summary_source(data: rundata.RunData) -> str:
+    """Where the run's summary lies: its results.json's `judged.summary`, or an older run's own file."""
+    old = data.path / rundata.JUDGED_FILES[data.kind]
+    return old.name if old.is_file() and not (data.path / RESULTS).is_file() else f"{RESULTS}#/judged/summary"
 
 
 def _phase_dirs(top: Path) -> dict[str, Path]:
@@ -58,7 +65,7 @@ def _spread(file: str, ests: dict[str, dict[str, Any]], key: str = "value") -> s
 
 
 def arena_report(data: rundata.RunData) -> str:
-    r, F = data.results, "arena.json"
+    r, F = data.results, _summary_source(data)
     s = r["scores"]
     f = s["final"]
     head = (f'<h1>arena · {escape(r["candidate"])} vs {escape(r["baseline"])}</h1>'
@@ -112,7 +119,7 @@ def arena_report(data: rundata.RunData) -> str:
 
 
 def aragen_report(data: rundata.RunData) -> str:
-    r, F = data.results, "aragen.json"
+    r, F = data.results, _summary_source(data)
     m = r["mean_of_judges"]["3c3h"]
     head = (f'<h1>AraGen 3C3H · {escape(r["model"])}</h1>'
             f'<div class="headline" id="headline">3C3H, {escape(str(r["mean_of_judges"].get("strategy", "mean")))} of judges: {num(m["value"], _ptr(F, "mean_of_judges", "3c3h", "value"), factor=100)}% '
@@ -130,7 +137,7 @@ def aragen_report(data: rundata.RunData) -> str:
     dims = list(r["mean_of_judges"]["dimensions"])
     extra = {k: label for k, label in (("coverage", "coverage"), ("parse_failure_rate", "parse failures"),
                                        ("zeroing_break_rate", "zeroing breaks"), ("consistency_std", "repeat std"))
-             if any(k in p for p in pj.values())}  # what this run's aragen.json records
+             if any(k in p for p in pj.values())}  # what this run's summary records
     table = ["<table><tr><th>judge</th><th>3C3H</th>" + "".join(f"<th>{escape(d)}</th>" for d in dims)
              + "".join(f"<th>{escape(v)}</th>" for v in extra.values()) + "</tr>"]
     for j, p in pj.items():

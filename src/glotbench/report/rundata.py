@@ -1,5 +1,5 @@
-"""What the reports read: a run directory's files (results.json, run.json, samples.jsonl; arena.json
-or aragen.json for judged runs), never a live benchmark object, except to recover the references of a
+"""What the reports read: a run directory's files (results.json, run.json, samples.jsonl; a judged run's
+results.json with its `judged` section, or an older one's arena.json, aragen.json, rubric.json), never a live benchmark object, except to recover the references of a
 run's items (gold is not written to samples.jsonl) and a metric's formula for significance tests."""
 
 from __future__ import annotations
@@ -10,35 +10,54 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
+from pydantic import BaseModel
 
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
-from glotbench.rundir import read_results, read_samples
+from glotbench.rundir import OLD_SUMMARIES, judged_section, read_results, read_samples
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
-from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place
+from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place, judged_summary
 
-JUDGED_FILES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": "rubric.json"}
-JUDGED_SCHEMAS = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
+# The summary files judged runs wrote before their results.json held their record (`judged`): still read.
+JUDGED_FILES = OLD_SUMMARIES
+JUDGED_SCHEMAS: dict[str, type[BaseModel]] = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
 
 
 @dataclass(frozen=True)
 class RunData:
     path: Path
-    kind: str  # "run", "arena" or "aragen"
-    results: dict[str, Any]
+    kind: str  # "run", "arena", "aragen" or "rubric"
+    results: dict[str, Any]  # results.json; a judged run's: its summary (results.json's `judged.summary`)
+
+
+def judged_kind(path: str | Path) -> str | None:
+    """What a judged run's top directory is ("rubric", "arena", "aragen"): its results.json's `judged`
+    section, or the summary file an older run wrote; None for any other directory."""
+    d = Path(path)
+    for kind, name in JUDGED_FILES.items():
+        if (d / name).is_file():
+            return kind
+    judged = judged_section(d)
+    return None if judged is None else str(judged["kind"])
 
 
 def load_run(path: str | Path) -> RunData:
-    """A finished run (results.json) or a judged run's top directory (arena.json / aragen.json)."""
+    """A finished run (results.json), or a judged run's top directory with its summary (results.json's
+    `judged` section, or an older run's arena.json / aragen.json / rubric.json)."""
     d = Path(path)
     if not d.is_dir():
         raise GlotbenchError(f"{d} is not a run directory: " + ("a file, not a directory" if d.exists() else "not a directory"))
     for kind, name in JUDGED_FILES.items():
-        if (d / name).exists():
+        if (d / name).exists() and not (d / RESULTS).exists():
             return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
                                               where=aragen_place if kind == "aragen" else None))
-    return RunData(d, "run", read_results(d))
+    results = read_results(d)
+    judged = results.get("judged")
+    if judged is None:
+        return RunData(d, "run", results)
+    kind = judged["kind"]  # the summary, checked as its own file was
+    return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS[kind], aragen_place if kind == "aragen" else None))
 
 
 def bench_of(results: Mapping[str, Any]) -> Any:
@@ -75,26 +94,20 @@ def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
 
 
 def judged_phase(path: str | Path) -> bool:
-    """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent holds arena.json,
-    aragen.json or rubric.json): never a contestant of its own, the judged run's view stands for it."""
-    parent = Path(path).resolve().parent
-    return any((parent / n).is_file() for n in JUDGED_FILES.values())
+    """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent is a judged run's top
+    directory): never a contestant of its own, the judged run's view stands for it."""
+    return judged_kind(Path(path).resolve().parent) is not None
 
 
-def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A judged run's top directory as the candidate's run (results.json's shape, for the board and
-    `runs import`): the benchmark, the candidate's spec, the judged headline (the mean of judges) and
-    the judges named; and per-item rows of the candidate's judged value (mean over the judges that
-    judged the item) for the board's paired tests. A judge is never a model of this view."""
-    data = load_run(path)
-    r, d = data.results, data.path
+def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A judged run as the candidate's run (results.json's shape): its summary `r` (the judges' scores,
+    per-item values) over its candidate's answers' results `base` (the benchmark, the candidate's model,
+    config, counts, tokens; {} where there is none); and per-item rows of the candidate's judged value
+    (mean over the judges that judged the item) for the board's paired tests. A judge is never a model
+    of this view. What the judged pipelines write as the run's results.json (engine/panel.py)."""
     per_item: dict[str, list[float]] = defaultdict(list)
-    if data.kind == "run":
-        raise GlotbenchError(f"{d} is not a judged run")
-    if data.kind == "rubric":
-        answers = Path(r["answers_run"])
-        answers = answers if answers.is_absolute() else d / answers.name
-        base = read_results(answers) if (answers / RESULTS).is_file() else {}
+    counts = dict(base.get("counts") or {})
+    if kind == "rubric":
         pairwise = r.get("mode") == "pairwise"
         head, label = ("win_value", "mean game value against the reference (mean of judges)") if pairwise else \
             ("rubric", "rubric score (mean of judges)")
@@ -107,10 +120,9 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": r["signature"],
-               "counts": {"items": r["items"]}, "config": base.get("config") or {},
+               "counts": {**counts, "items": r["items"]}, "config": base.get("config") or {},
                "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
-    elif data.kind == "arena":
-        base = read_results(d / "candidate") if (d / "candidate" / RESULTS).is_file() else {}
+    elif kind == "arena":
         head, label = "candidate_win_value", f"win value against {r['baseline']} (mean of judges)"
         for vals in (r.get("per_prompt") or {}).values():
             for i, v in vals.items():
@@ -124,10 +136,10 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
                "model": {**(base.get("model") or {}), "spec": r["candidate"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": signature,
-               "counts": {"items": (r.get("prompts") or {}).get("total", final["n"])}, "config": base.get("config") or {},
+               "counts": {**counts, "items": (r.get("prompts") or {}).get("total", final["n"])},
+               "config": base.get("config") or {},
                "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
     else:  # aragen
-        base = {}
         head = "3c3h"
         for vals in (r.get("item_scores") or {}).values():
             for i, v in vals.items():
@@ -135,10 +147,14 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
         combined = r.get("mean_of_judges") or {}
         final = dict(combined.get("3c3h") or {"value": None})
         final.setdefault("n", combined.get("n", r.get("entries")))
-        res = {"benchmark": {"name": "aragen"}, "model": {"spec": r["model"]}, "headline": head,
+        if not counts:  # answers replayed from a file: no candidate call was made
+            counts = {"samples": r.get("entries", 0), "items": r.get("entries", 0), "failed": len(r.get("no_answer") or ()),
+                      "model_calls": 0, "retries": 0, "cache_hits": 0}
+        res = {"benchmark": {"name": "aragen", **({"version": str(r["version"])} if "version" in r else {})},
+               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
-               "counts": {"items": r.get("entries", 0)}, "config": {},
+               "counts": {**counts, "items": r.get("entries", 0)}, "config": base.get("config") or {},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
     for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
         if key in r or key in base:
@@ -150,10 +166,25 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return res, rows
 
 
+def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A judged run's top directory as the candidate's run, and its per-item rows (`view_of`): its
+    results.json is that view already; an older run's summary file (arena.json, aragen.json,
+    rubric.json) is read into it, over its candidate's answers' results where they are."""
+    data = load_run(path)
+    r, d = data.results, data.path
+    if data.kind == "run":
+        raise GlotbenchError(f"{d} is not a judged run")
+    if (d / RESULTS).is_file():
+        return read_results(d), view_of(data.kind, r, {})[1]
+    answers = d / {"rubric": Path(str(r.get("answers_run") or "answers")).name, "arena": "candidate"}.get(data.kind, "")
+    base = read_results(answers) if data.kind != "aragen" and (answers / RESULTS).is_file() else {}
+    return view_of(data.kind, r, base)
+
+
 def run_results(path: str | Path) -> dict[str, Any]:
     """A finished run's results: results.json, or a judged run's view (`judged_view`)."""
     d = Path(path)
-    if not (d / RESULTS).is_file() and any((d / n).is_file() for n in JUDGED_FILES.values()):
+    if not (d / RESULTS).is_file() and judged_kind(d) is not None:
         return judged_view(d)[0]
     return read_results(d)
 

@@ -8,12 +8,14 @@ judged phases, reports, compare, the board, the results store, sweeps, the servi
 tools. Nothing here imports the engine, a benchmark or a report.
 """
 
-from glotbench.rundir.files import (RESULTS, RUN_JSON, SAMPLES, SampleSink, finished_run, invalid_run, json_bytes,
+from glotbench.rundir.files import (OLD_SUMMARIES, RESULTS, RUN_JSON, SAMPLES, SampleSink, finished_run, invalid_run,
+                                    json_bytes, judged_section,
                                     new_run_dir, read_results, read_run_json, read_samples, run_status, sample_outputs,
                                     sample_rows, set_aside_invalid, slug, task_file_of, to_json, write_json_atomic,
                                     write_jsonl_atomic, keep_task_file)
 
-__all__ = ["RESULTS", "RUN_JSON", "SAMPLES", "SampleSink", "finished_run", "invalid_run", "json_bytes",
+__all__ = ["OLD_SUMMARIES", "RESULTS", "RUN_JSON", "SAMPLES", "SampleSink", "finished_run", "invalid_run", "json_bytes",
+           "judged_section",
            "new_run_dir", "read_results", "read_run_json", "read_samples", "run_status", "sample_outputs",
            "sample_rows", "set_aside_invalid", "slug", "task_file_of", "to_json", "write_json_atomic", "write_jsonl_atomic",
            "keep_task_file"]

@@ -22,6 +22,8 @@ from typing import IO, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 from glotbench.errors import GlotbenchError
 
 RUN_JSON, SAMPLES, RESULTS = "run.json", "samples.jsonl", "results.json"
+# Where a judged run kept its summary before its results.json held it (`judged`): read, never written.
+OLD_SUMMARIES = {"arena": "arena.json", "aragen": "aragen.json", "rubric": "rubric.json"}
 S = TypeVar("S")  # a row's schema: a pydantic model or a TypedDict (rundir/schema.py)
 
 _TEXT = json.JSONEncoder(ensure_ascii=False)
@@ -128,10 +130,17 @@ def _results_field(path: Path, key: str) -> Any:
 
 
 def invalid_run(path: str | Path) -> bool:
-    """A results.json (or arena.json, aragen.json) that records an invalid run: the same command may
+    """A results.json (or an older judged run's summary, OLD_SUMMARIES) that records an invalid run: the same command may
     finish it in place."""
     validity = _results_field(Path(path), "validity")
     return isinstance(validity, dict) and validity.get("valid") is False
+
+
+def judged_section(run_dir: str | Path) -> dict[str, Any] | None:
+    """The `judged` section of a run directory's results.json (schema.JudgedSection): a judged run's
+    top directory; None for a plain run, an unreadable file or no results.json."""
+    judged = _results_field(Path(run_dir) / RESULTS, "judged")
+    return judged if isinstance(judged, dict) and isinstance(judged.get("kind"), str) else None
 
 
 def run_status(out_dir: str | Path) -> str | None:
@@ -149,14 +158,15 @@ def finished_run(out_dir: str | Path) -> bool:
     return path.is_file() and run_status(out_dir) == "complete" and not invalid_run(path)
 
 
-def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = ()) -> bool:
-    """Make room for a judged run (arena, AraGen) in `out_dir`: a directory whose `summary` file
-    (arena.json, aragen.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
+def set_aside_invalid(out_dir: Path, summary: str, phases: tuple[str, ...] = (), older: tuple[str, ...] = ()) -> bool:
+    """Make room for a judged run (arena, AraGen, a rubric task) in `out_dir`: a directory whose `summary`
+    file (its results.json) records an invalid run is renamed `DIR.invalid-TIME`, and one that
     holds a phase's run (`phases`: its directory names; a `judge-*` one too) but no summary, a run
     stopped before it finished (Ctrl-C while judging, no prompt left to judge), `DIR.unfinished-TIME`:
     kept, not deleted, so the same command runs it again in `out_dir`, its successful calls from the
-    cache. True when it was renamed; an error when the run there is finished and valid."""
-    path = out_dir / summary
+    cache. True when it was renamed; an error when the run there is finished and valid. `older`: the
+    names an earlier release gave the summary (OLD_SUMMARIES), read the same way where no `summary` is."""
+    path = next((p for p in (out_dir / n for n in (summary, *older)) if p.exists()), out_dir / summary)
     if path.exists():
         if not invalid_run(path):
             raise GlotbenchError(f"{out_dir} already holds a finished run; choose another --out")

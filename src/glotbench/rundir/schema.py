@@ -210,6 +210,21 @@ class Bootstrap(TypedDict, total=False):
 
 
 @with_config(_OPEN)
+class JudgedSection(TypedDict, total=False):
+    """`judged`: a judged run's results.json (its top directory; engine/judged_task.py). The record
+    above it is the candidate's run as every reader reads one (the mean of judges as the headline, the
+    candidate's model, its answers' counts and tokens); here, what only a judged run has: its kind,
+    the judges whose verdicts are in the score, each phase's directory (relative to the run's), and
+    the kind's own summary (a rubric's: runfiles.RubricFile, what `rubric.json` held before)."""
+
+    kind: Required[Literal["rubric", "arena", "aragen"]]
+    judges: Required[list[str]]
+    phases: dict[str, str]
+    baseline: str  # an arena's
+    summary: dict[str, Any]
+
+
+@with_config(_OPEN)
 class Results(TypedDict, total=False):
     """results.json: written last and atomically; a directory without it is an unfinished run.
     Required: what every reader needs. The keys in the order the file holds them."""
@@ -243,6 +258,7 @@ class Results(TypedDict, total=False):
     timing: Timing
     versions: dict[str, str]
     bootstrap: Bootstrap
+    judged: JudgedSection  # only in a judged run's top directory
 
 
 def _complete(v: Any) -> Any:

@@ -356,6 +356,8 @@ class Service:
             set_id = ts.id
             self._check_limit(s, key_id)  # before any other check or scoring; checked again when storing
         bench, items, by_id = loaded.bench, loaded.dataset, loaded.by_id
+        if bench.judged:  # answers alone have no score here: their judges run in an endpoint run
+            raise ServiceError(400, "this set is scored by judges: submit an endpoint run, whose answers its judges score")
         refused = ServiceError(400, REFUSED.format(n=len(items), cap=loaded.answer_cap))
         # Unknown ids, missing items, blank or oversized answers: refused before anything is scored,
         # with the same work per answer, in one message (neither the reply nor its time tells which

@@ -51,7 +51,7 @@ from glotbench.service.core import Service, endpoint_unfit
 from glotbench.service.db import ApiKey, Submission, TestSet, utcnow
 from glotbench.service.duplicates import fingerprint
 from glotbench.service.keys import REVOKED
-from glotbench.service.scoring import aggregate
+from glotbench.service.scoring import aggregate, judged_aggregate
 
 log = logging.getLogger("glotbench.service")
 MAX_ATTEMPTS = 3
@@ -99,9 +99,14 @@ class _Gate:
         self._open = False
         self._lock = asyncio.Lock()
         self.last_reply = time.monotonic()
+        self.closed = False  # the answers are in: a judged set's judges run after (no stall watch then)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await self.inner.aclose()
 
     async def generate(self, prompt: Any, config: Any, *, item_id: str = "", repeat: int = 0) -> Any:
         if not self._open:
@@ -377,13 +382,15 @@ class JobRunner:
         model = _Gate(OpenAICompatModel(model_name, url, client=client, api_key=api_key,
                                         concurrency=st.endpoint_concurrency, timeout_s=60),
                       lambda: self._first_prompt(sid), lambda: self._lease_fresh(sid), lambda: self._renew_one(sid))
+        # a judged set (a task scored by a rubric) runs its task's judges after the answers, through the
+        # same entry point as `glotbench run`; its interval is the judged run's own (the mean of judges)
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
-                          concurrency=st.endpoint_concurrency, bootstrap_resamples=0)
+                          concurrency=st.endpoint_concurrency, bootstrap_resamples=st.resamples if bench.judged else 0)
         run = asyncio.ensure_future(evaluate_async(bench, model, opts, dataset=items))
         try:
             while not run.done():  # the stall watch: no reply for endpoint_stall_s stops the run
                 await asyncio.wait({run}, timeout=min(1.0, st.endpoint_stall_s / 4))
-                if not run.done() and time.monotonic() - model.last_reply > st.endpoint_stall_s:
+                if not run.done() and not model.closed and time.monotonic() - model.last_reply > st.endpoint_stall_s:
                     raise GlotbenchError(f"the endpoint sent no reply for {st.endpoint_stall_s:g} s; "
                                          "the run was stopped")
         finally:
@@ -399,8 +406,15 @@ class JobRunner:
             raise GlotbenchError(f"invalid: {len(items) - answered} of {len(items)} items failed ("
                                  + ", ".join(f"{k} {n}" for k, n in kinds.most_common(4))
                                  + "); nothing was released")
-        agg = aggregate(bench, items, samples, resamples=st.resamples, groups=groups)
-        return agg, {"failed_requests": res.results["counts"]["failed"],
+        if bench.judged:  # the judged score (the mean of judges), never the answers' answered rate
+            from glotbench.report.rundata import judged_view
+
+            view, rows = judged_view(res.out_dir)
+            agg = judged_aggregate(view, {r["id"]: r["score"]["value"] for r in rows}, items, answered, groups)
+        else:
+            agg = aggregate(bench, items, samples, resamples=st.resamples, groups=groups)
+        failed = sum(1 for smp in res.samples if smp.failure is not None)  # the answers' (a judged view counts items)
+        return agg, {"failed_requests": res.results["counts"].get("failed", failed),
                      "coverage": round(answered / len(items), 4) if len(items) else 0.0}, fingerprint(items, samples)
 
     def _release(self, sid: int) -> None:

@@ -114,6 +114,20 @@ def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples
     return Aggregate(metric.name, len(dataset), answered, head, cells)
 
 
+def judged_aggregate(results: Mapping[str, Any], values: Mapping[str, float], dataset: Sequence[Any], answered: int,
+                     groups: Mapping[str, np.ndarray]) -> Aggregate:
+    """A judged set's aggregate, read from its judged run (`report.rundata.judged_view`): the headline
+    is the run's judged score with its interval (the mean of judges, as `glotbench run` reports it);
+    each item's value is its mean over the judges that judged it (`values`; an item no judge judged
+    counts 0, as an unanswered one does), and a cell is the mean of its items' values."""
+    head = results["headline"]
+    est = results["scores"]["overall"][head]
+    vec = np.array([100.0 * _safe(values.get(it.id)) for it in dataset], dtype=np.float64)
+    ci = (100.0 * _safe(est["ci_low"]), 100.0 * _safe(est["ci_high"])) if est.get("ci_low") is not None else None
+    cells = {g: Number(float(vec[idx].mean()), vec[idx]) for g, idx in groups.items() if len(idx)}
+    return Aggregate(head, len(dataset), answered, Number(100.0 * _safe(est["value"]), vec, ci), cells)
+
+
 def per_item_values(metric: Any, mat: np.ndarray) -> np.ndarray:
     """Each item's own metric value (a ratio metric: numerator / denominator, vectorised)."""
     from glotbench.metrics.ratio import RatioMetric

@@ -153,7 +153,7 @@ def coverage_se(c: float, reps: int) -> float:
 
 # -- Bradley–Terry ratings (`glotbench arena-rank`, the board's arena section) ------------------------
 # Known strengths: a baseline and candidates at Elo gaps from it, each candidate playing the baseline
-# on every prompt in both orders (win 1, tie 1/2, loss 0, the two orders averaged, as arena.json's
+# on every prompt in both orders (win 1, tie 1/2, loss 0, the two orders averaged, as an arena's summary's
 # `per_prompt`), ties with probability `tie` and P(win) set so that E[y] = σ(β_c − β_b) exactly: the
 # fit's target is the known strength. The interval: arena_rank's percentile bootstrap over prompts of
 # each model's rating on the Elo scale centred on the mean model. Every candidate meets only the

@@ -112,7 +112,7 @@ def run_record(run_dir: str | Path) -> dict[str, Any]:
 
     from glotbench.report import rundata
 
-    if any((Path(run_dir) / n).is_file() for n in rundata.JUDGED_FILES.values()):
+    if rundata.judged_kind(run_dir) is not None:
         # a judged run: one row, the candidate's, with the judged score (never a judge's or a phase's)
         res, _ = rundata.judged_view(run_dir)
         try:
@@ -307,8 +307,8 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
 
 
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
-    """Run directories (holding results.json) at or below each path; a judged run (arena.json,
-    aragen.json, rubric.json) is one directory, its top one: its phases (the candidate's answers, the
+    """Run directories (holding results.json) at or below each path; a judged run (results.json with a
+    `judged` section; an older one's arena.json, aragen.json, rubric.json) is one directory, its top one: its phases (the candidate's answers, the
     baseline's, each judge's) are never runs of their own in the store."""
     from glotbench.report.rundata import JUDGED_FILES, judged_phase
     from glotbench.rundir import RESULTS

@@ -74,21 +74,20 @@ def _hub_layout(root: Path, bench, text: str) -> str:
     return path
 
 
-def _inspect_loads(text: str, bench, tmp_path: Path) -> list:
+def _inspect_samples(text: str, repo: str, task_id: str, revision: str, rows: list[dict], tmp_path: Path) -> list:
     """inspect_ai's own loader of a hub eval.yaml (`task_create_from_hf`: HFTask validation, its
-    solvers and scorers built from their specs, the records made samples), on this file and the
-    fixture rows: the hub download and the datasets library are the two parts replaced."""
+    solvers and scorers built from their specs, each record made a sample) on this text and these
+    rows: the hub download and the datasets library are the two parts replaced."""
     import huggingface_hub
     import inspect_ai._eval.task.hf as hf
     from inspect_ai.dataset import MemoryDataset
 
-    rows = [json.loads(x) for x in (FX / ROWS[bench.name]).read_text(encoding="utf-8").splitlines() if x.strip()]
     (tmp_path / "inspect-eval.yaml").write_text(text, encoding="utf-8")
     saved = huggingface_hub.hf_hub_download, hf.hf_dataset
     huggingface_hub.hf_hub_download = lambda **kw: str(tmp_path / "inspect-eval.yaml")
     hf.hf_dataset = lambda path, revision, name, split, sample_fields: MemoryDataset([sample_fields(r) for r in rows])
     try:
-        tasks = hf.task_create_from_hf(f"hf/{bench.data.hub}/{bench.name}@{bench.data.revision}")
+        tasks = hf.task_create_from_hf(f"hf/{repo}/{task_id}@{revision}")
     finally:
         huggingface_hub.hf_hub_download, hf.hf_dataset = saved
     assert len(tasks) == 1 and len(tasks[0].dataset) == len(rows)
@@ -129,7 +128,8 @@ def test_library_task_round_trips_through_the_hub_or_its_reason_is_one_error_lin
     assert text == export_text(bench)[0]
     task = yaml.safe_load(text)["tasks"][0]
     pytest.importorskip("inspect_ai")
-    samples = _inspect_loads(text, bench, tmp_path)
+    rows = [json.loads(x) for x in (FX / ROWS[name]).read_text(encoding="utf-8").splitlines() if x.strip()]
+    samples = _inspect_samples(text, bench.data.hub, bench.name, bench.data.revision, rows, tmp_path)
 
     root = tmp_path / "hub"
     _hub_layout(root, bench, text)
@@ -167,3 +167,162 @@ def test_library_task_round_trips_through_the_hub_or_its_reason_is_one_error_lin
     ra = json.loads((tmp_path / "direct" / "results.json").read_text())
     rb = json.loads((tmp_path / "back" / "results.json").read_text())
     assert ra["scores"]["overall"]["accuracy"]["value"] == rb["scores"]["overall"]["accuracy"]["value"]
+
+
+# -- the other scorers: an imported eval.yaml exports back to itself; exact_match and token_f1 as
+# Inspect's match and f1, with what differs said (and shown with inspect_ai's own scorers) --------
+
+SHA = "3333333333333333333333333333333333333333"
+QUIZ = [{"question": "Thủ đô của Lào là gì?", "topic": "địa lý", "answer": "Viêng Chăn", "n": 1},
+        {"question": "What is the capital of Laos?", "topic": "geography", "answer": "Vientiane", "n": 2},
+        {"question": "Two plus two?", "topic": "maths", "answer": "4", "n": 3}]
+GENERATE_TASKS = [  # eval.yaml tasks with a scorer other than choice (test_tasks_inspect's rules)
+    {"field_spec": {"input": "question", "target": "answer", "metadata": ["topic"]},
+     "solvers": [{"name": "system_message", "args": {"template": "You answer questions on {topic}."}},
+                 {"name": "prompt_template", "args": {"template": "Q: {prompt}\nA ({topic}):"}},
+                 {"name": "generate", "args": {"max_tokens": 48}}],
+     "scorers": [{"name": "exact"}]},
+    {"field_spec": {"input": "question", "target": "answer"}, "solvers": [{"name": "generate"}],
+     "scorers": [{"name": "f1", "args": {"stop_words": ["the", "của"]}}]},
+    {"field_spec": {"input": "question", "target": "answer"}, "solvers": [{"name": "generate"}],
+     "scorers": [{"name": "match", "args": {"location": "begin", "ignore_case": False}}]},
+    {"field_spec": {"input": "question", "target": "literal:Vientiane"},
+     "solvers": [{"name": "prompt_template", "args": {"template": "{prompt} {{literal braces}}"}}, {"name": "generate"}],
+     "scorers": [{"name": "includes", "args": {"ignore_case": False}}]},
+    {"field_spec": {"input": "question", "target": "answer"}, "solvers": [{"name": "generate"}],
+     "scorers": [{"name": "pattern", "args": {"pattern": r"ANSWER:\s*(\w+)", "match_all": True}}]},
+    {"field_spec": {"input": "question", "target": "answer"}, "solvers": [{"name": "generate"}],
+     "scorers": [{"name": "answer", "args": {"pattern": "line"}}]},
+]
+
+
+def _task_file(tmp_path: Path, body: str, name: str = "quiz.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(body, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("i", range(len(GENERATE_TASKS)))
+def test_an_imported_eval_yaml_task_exports_back_to_itself(i, tmp_path):
+    """eval.yaml -> glotbench task -> eval.yaml -> glotbench task: the second import is the first (the
+    same prompts, gold and scorer), the written file loads in inspect_ai, nothing noted as differing."""
+    import yaml
+
+    from glotbench.registry import get_benchmark
+    from glotbench.tasks.inspect_yaml import export_text, task_text
+
+    original = yaml.safe_dump({"tasks": [{"id": "t", **GENERATE_TASKS[i]}]}, allow_unicode=True)
+    first = task_text(original, "eval.yaml", "glotbench-test/quiz", SHA, "t")
+    bench = get_benchmark(str(_task_file(tmp_path, first)))
+    text, notes = export_text(bench)
+    assert notes == [] and "as glotbench's own run of the task does" in text
+    task = yaml.safe_load(text)["tasks"][0]
+    second = task_text(text, "eval.yaml", "glotbench-test/quiz", SHA, task["id"])
+    again = get_benchmark(str(_task_file(tmp_path, second, "second.yaml")))
+    assert again.spec.model_dump(exclude={"name", "description"}) == bench.spec.model_dump(exclude={"name", "description"})
+    pytest.importorskip("inspect_ai")
+    samples = _inspect_samples(text, "glotbench-test/quiz", task["id"], SHA, QUIZ, tmp_path)
+    items = bench.load(str(_task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUIZ),
+                                      "rows.jsonl")))
+    assert [s.target for s in samples] == [it.gold["answer"] for it in items]
+
+
+def _quiz_task(scorer: str, language: str = "vi") -> str:
+    return (f'name: quiz\nversion: "1.0"\nlanguage: {language}\n'
+            f'data: {{hub: glotbench-test/quiz, split: test, revision: "{SHA}"}}\n'
+            "fields: {public: {question: question, topic: topic}, gold: {answer: answer}}\n"
+            'prompt: {system: "Answer briefly.", user: "Topic: {{ topic }}\\n{{ question }}", max_tokens: 64}\n'
+            f"extract: {{answer: [raw]}}\nscorer: {scorer}\n")
+
+
+def _inspect_score(scorer, reply: str, target: str) -> float:
+    import asyncio
+
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+
+    st = TaskState(model="m", sample_id=1, epoch=1, input="q", messages=[])
+    st.output = ModelOutput.from_content("m", reply)
+    value = asyncio.run(scorer(st, Target(target))).value
+    return {"C": 1.0, "I": 0.0}.get(value, value)
+
+
+REPLIES = ["Vientiane", "vientiane.", "  VIENTIANE  ", "(Vientiane)", "the Vientiane", "Vientiane city", "Viêng Chăn",
+           "viêng chăn!", "4", "4.0", "four", ""]
+
+
+def test_exact_match_exports_as_inspects_match_and_the_difference_is_as_noted(tmp_path):
+    """[strip, lower] exact_match: Inspect's match(location=exact, ignore_case=True), which also strips
+    ASCII punctuation at both ends. The re-imported task scores as inspect_ai's own match on every
+    reply; the library rule differs exactly on the replies with punctuation at an end."""
+    import yaml
+    from inspect_ai.scorer import match
+
+    from glotbench.registry import get_benchmark
+    from glotbench.scoring import score_output
+    from glotbench.tasks.inspect_yaml import export_text, task_text
+
+    bench = get_benchmark(str(_task_file(tmp_path, _quiz_task("{kind: exact_match, normalise: [strip, lower]}"))))
+    text, notes = export_text(bench)
+    task = yaml.safe_load(text)["tasks"][0]
+    assert task["scorers"] == [{"name": "match", "args": {"location": "exact", "ignore_case": True}}]
+    assert task["solvers"][-1] == {"name": "generate", "args": {"max_tokens": 64}}
+    assert any("strips whitespace and ASCII punctuation at both ends and casefolds" in n and "strip+lower" in n
+               for n in notes) and all(f"#   {n}" in text for n in notes)
+    back = get_benchmark(str(_task_file(tmp_path, task_text(text, "eval.yaml", "glotbench-test/quiz", SHA, "quiz"),
+                                        "back.yaml")))
+    rows = _task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUIZ), "rows.jsonl")
+    ours, theirs = bench.load(str(rows)), back.load(str(rows))
+    assert [m["content"] for m in bench.render(ours[0].to_public()).messages] == \
+           [m["content"] for m in back.render(theirs[0].to_public()).messages]
+    differ = []
+    for x, y in zip(ours, theirs):
+        for reply in REPLIES:
+            inspect = _inspect_score(match(location="exact", ignore_case=True), reply, x.gold["answer"])
+            assert score_output(back, y, reply).score.stats["answer:correct"] == inspect, (reply, x.gold)
+            mine = score_output(bench, x, reply).score.stats["answer:correct"]
+            if mine != inspect:
+                differ.append(reply)
+                assert reply.strip()[-1] in ".!)" or reply.strip()[0] in "(", reply  # punctuation at an end
+    assert sorted(set(differ)) == sorted(["(Vientiane)", "viêng chăn!", "vientiane."])
+
+
+def test_token_f1_exports_as_inspects_f1_where_words_have_spaces_and_is_refused_where_not(tmp_path, ):
+    """Vietnamese (spaces between syllables): Inspect's f1, noted as scoring differently. Thai: refused
+    by name, and inspect_ai's own max_f1_score shows why: a Thai answer without spaces is one word."""
+    import yaml
+    from inspect_ai.scorer._classification import max_f1_score
+
+    from glotbench.metrics.token_f1 import token_f1
+    from glotbench.registry import get_benchmark
+    from glotbench.tasks.inspect_yaml import NotTranslatable, export_text
+
+    vi = get_benchmark(str(_task_file(tmp_path, _quiz_task("{kind: token_f1, norm: unicode}"))))
+    text, notes = export_text(vi)
+    assert yaml.safe_load(text)["tasks"][0]["scorers"] == [{"name": "f1"}]
+    assert any("Inspect's f1" in n and "scores differ" in n and "norm=unicode" in n for n in notes)
+    assert max_f1_score("thủ đô Viêng Chăn", ["Viêng Chăn"]) == pytest.approx(0.67)  # syllables: partial credit
+    for lang, reply, gold in (("th", "เมืองหลวงคือกรุงเทพ", "กรุงเทพ"), ("lo", "ນະຄອນຫຼວງວຽງຈັນ", "ວຽງຈັນ"),
+                              ("km", "រាជធានីភ្នំពេញ", "ភ្នំពេញ")):
+        task = _task_file(tmp_path, _quiz_task("{kind: token_f1, norm: unicode}", lang), f"{lang}.yaml")
+        with pytest.raises(NotTranslatable) as e:
+            export_text(get_benchmark(str(task)))
+        assert e.value.lines == [f"quiz: scorer: token_f1 ({lang}): Inspect's f1 splits words on spaces and '-' only, so "
+                                 f"a {lang} answer written without spaces is one word (all or nothing) where glotbench "
+                                 "segments it into words"]
+        assert max_f1_score(reply, [gold]) == 0.0  # Inspect: one word each, different: nothing
+        assert token_f1(reply, [gold], lang) > 0.0, lang  # glotbench: the segmenter's words overlap
+
+
+@pytest.mark.parametrize("scorer, why", [
+    ("{kind: numeric_match}", "numeric_match: Inspect's match(numeric=True) reads numbers by its own parser"),
+    ("{kind: exact_match, normalise: [lower], ignore: ['\\\\s+']}", "scorer.ignore: patterns removed before comparing"),
+    ("{kind: rouge}", "rouge: Inspect has no ROUGE scorer"),
+])
+def test_scorers_without_an_inspect_equivalent_are_one_error_line(scorer, why, tmp_path):
+    task = _task_file(tmp_path, _quiz_task(scorer).replace("{answer: answer}", "{answer: answer, reference: answer}"))
+    proc = cli("tasks", "check", str(task), "--eval-yaml", str(tmp_path / "eval.yaml"))
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: quiz: no eval.yaml written: "), lines
+    assert why in lines[0] and not (tmp_path / "eval.yaml").exists()

@@ -334,14 +334,19 @@ _LETTER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\|\s*letter\s*\}\}")
 def _format_parts(template: str, where: str) -> list[tuple[str, str | None]]:
     """A Jinja template as (literal text, name or None) pairs; anything but `{{ name }}` refused."""
     out: list[tuple[str, str | None]] = []
-    pos = 0
+    pos, text = 0, ""
     for m in _JINJA.finditer(template):
+        text += template[pos:m.start()]
+        pos = m.end()
+        if m.group(1) in ('"{"', "'{'", '"}"', "'}'"):  # a literal brace (as the import writes one)
+            text += m.group(1)[1]
+            continue
         if m.group(1) is None or not _IDENT.fullmatch(m.group(1)):
             raise NotTranslatable([f"{where}: {m.group(0)}{template[m.end():m.end() + 20]}...: Jinja beyond "
                                    "{{ name }} has no str.format equivalent"])
-        out.append((template[pos:m.start()], m.group(1)))
-        pos = m.end()
-    out.append((template[pos:], None))
+        out.append((text, m.group(1)))
+        text = ""
+    out.append((text + template[pos:], None))
     return out
 
 
@@ -495,7 +500,7 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
     asked = [n for _, n in head if n in public]
     if not asked:
         raise NotTranslatable([f"{at('prompt', 'user')}: no field{' before {{ options }}' * mc} to be Inspect's input"])
-    question = asked[-1]
+    question = "prompt" if "prompt" in asked else asked[-1]  # an imported task's input keeps its name
     constants = {"language": bench.renderer.language or "", "lang": bench.lang or ""}
     metadata = [k for k in public if k != question]
     if any(public[k] != k for k in metadata):

@@ -195,6 +195,20 @@ GENERATE_TASKS = [  # eval.yaml tasks with a scorer other than choice (test_task
      "scorers": [{"name": "answer", "args": {"pattern": "line"}}]},
 ]
 
+MC_ROWS = [{"question": "ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ?", "choices": ["ວຽງຈັນ", "ຫຼວງພະບາງ", "ປາກເຊ"], "answer": 0, "subject": "ພູມສາດ"},
+           {"question": "2 + 2?", "choices": ["3", "5", "4"], "answer": "C", "subject": "maths"}]
+MC_TASKS = [  # multiple_choice with its own template, {letters} and fields around the question
+    {"field_spec": {"input": "question", "target": "answer", "choices": "choices", "metadata": ["subject"]},
+     "solvers": [{"name": "system_message", "args": {"template": "You answer questions about {subject}."}},
+                 {"name": "multiple_choice"}], "scorers": [{"name": "choice"}]},
+    {"field_spec": {"input": "question", "target": "answer", "choices": "choices", "metadata": ["subject"]},
+     "solvers": [{"name": "prompt_template", "args": {"template": "[{subject}] {prompt} ({subject})"}},
+                 {"name": "multiple_choice", "args": {"cot": True, "max_tokens": 300}}], "scorers": [{"name": "choice"}]},
+    {"field_spec": {"input": "question", "target": "answer", "choices": "choices"},
+     "solvers": [{"name": "multiple_choice", "args": {"template": "{question}\n{choices}\nOne of {letters}: {{x}}"}}],
+     "scorers": [{"name": "pattern", "args": {"pattern": "ANSWER: ([A-C])"}}]},
+]
+
 
 def _task_file(tmp_path: Path, body: str, name: str = "quiz.yaml") -> Path:
     p = tmp_path / name
@@ -202,7 +216,7 @@ def _task_file(tmp_path: Path, body: str, name: str = "quiz.yaml") -> Path:
     return p
 
 
-@pytest.mark.parametrize("i", range(len(GENERATE_TASKS)))
+@pytest.mark.parametrize("i", range(len(GENERATE_TASKS + MC_TASKS)))
 def test_an_imported_eval_yaml_task_exports_back_to_itself(i, tmp_path):
     """eval.yaml -> glotbench task -> eval.yaml -> glotbench task: the second import is the first (the
     same prompts, gold and scorer), the written file loads in inspect_ai, nothing noted as differing."""
@@ -211,7 +225,8 @@ def test_an_imported_eval_yaml_task_exports_back_to_itself(i, tmp_path):
     from glotbench.registry import get_benchmark
     from glotbench.tasks.inspect_yaml import export_text, task_text
 
-    original = yaml.safe_dump({"tasks": [{"id": "t", **GENERATE_TASKS[i]}]}, allow_unicode=True)
+    original = yaml.safe_dump({"tasks": [{"id": "t", **(GENERATE_TASKS + MC_TASKS)[i]}]}, allow_unicode=True)
+    rows = QUIZ if i < len(GENERATE_TASKS) else MC_ROWS
     first = task_text(original, "eval.yaml", "glotbench-test/quiz", SHA, "t")
     bench = get_benchmark(str(_task_file(tmp_path, first)))
     text, notes = export_text(bench)
@@ -221,10 +236,30 @@ def test_an_imported_eval_yaml_task_exports_back_to_itself(i, tmp_path):
     again = get_benchmark(str(_task_file(tmp_path, second, "second.yaml")))
     assert again.spec.model_dump(exclude={"name", "description"}) == bench.spec.model_dump(exclude={"name", "description"})
     pytest.importorskip("inspect_ai")
-    samples = _inspect_samples(text, "glotbench-test/quiz", task["id"], SHA, QUIZ, tmp_path)
-    items = bench.load(str(_task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUIZ),
+    samples = _inspect_samples(text, "glotbench-test/quiz", task["id"], SHA, rows, tmp_path)
+    items = bench.load(str(_task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                                       "rows.jsonl")))
     assert [s.target for s in samples] == [it.gold["answer"] for it in items]
+    for sample, item in zip(samples, items):  # the prompt inspect_ai makes is the one glotbench sends
+        assert _inspect_render(task, sample) == [m["content"] for m in again.render(item.to_public()).messages]
+
+
+def _inspect_render(task: dict, sample) -> list[str]:
+    """The system message (if any) and user prompt inspect_ai's own solvers make of a sample."""
+    from inspect_ai._util.format import format_template
+    from inspect_ai.solver._multiple_choice import prompt
+    from inspect_ai.solver._task_state import Choices
+
+    system, text, meta = [], str(sample.input), sample.metadata or {}
+    for s in task["solvers"]:
+        args = s.get("args", {})
+        if s["name"] == "system_message":
+            system.append(format_template(args["template"], meta))
+        elif s["name"] == "prompt_template":
+            text = format_template(args["template"], {"prompt": text} | meta)
+        elif s["name"] == "multiple_choice":
+            text = prompt(text, Choices(sample.choices), args["template"])
+    return system + [text]
 
 
 def _quiz_task(scorer: str, language: str = "vi") -> str:

@@ -426,7 +426,7 @@ def _scorer_of(bench: Any, at: Any, bad: list[str], notes: list[str]) -> dict[st
     return None
 
 
-def _target_of(spec: Any, mc: bool, at: Any, bad: list[str]) -> str | None:
+def _target_of(spec: Any, mc: bool, at: Any, bad: list[str]) -> str | None:  # mc: the options are shown
     """field_spec.target of the task's gold answer: a column, `literal:X`, or (with choices) a column of
     letters or of 0-based indices made letters."""
     gold = spec.fields.gold
@@ -468,12 +468,15 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
     before = len(bad)
     scorer = _scorer_of(bench, at, bad, notes)
     scored = len(bad) == before  # a scorer Inspect has: its target is checked too
-    mc = spec.scorer.kind == "option_accuracy"
     choices = spec.fields.choices
+    mc = choices is not None  # options shown: multiple_choice (then choice, or the task's pattern scorer)
     if hasattr(choices, "fixed"):
         bad.append(f"{at('fields', 'choices')}: fixed choices (Inspect reads the options from each record)")
     elif isinstance(choices, str) and "{" in choices or isinstance(choices, list) and any("{" in c for c in choices):
         bad.append(f"{at('fields', 'choices')}: a template (Inspect reads columns)")
+    if mc and scorer is not None and scorer["name"] != "pattern":
+        bad.append(f"{at('scorer')}: {spec.scorer.kind} with the options shown: after multiple_choice Inspect's "
+                   f"{scorer['name']} scores the raw reply (glotbench's import refuses it; use option_accuracy)")
     target = _target_of(spec, mc, at, bad) if scored else None
     if bench.shots or v.preamble:
         bad.append(f"{at('fewshot' if bench.shots else 'prompt.preamble')}: few-shot examples and preambles are not "
@@ -488,7 +491,11 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
         bad.append(f"{at('prompt', 'user')}: missing (a plain-text prompt only)")
     if bad:
         raise NotTranslatable(bad)
-    parts = _format_parts(v.user, at("prompt", "user"))
+    user = v.user
+    imported = mc and _CHOICES in user  # an imported multiple_choice template: its own option lines and letters
+    if imported:
+        user = user.replace(_CHOICES, "{{ options }}").replace(_LETTERS, "{{ letters }}")
+    parts = _format_parts(user, at("prompt", "user"))
     if mc:
         opts = [i for i, (_, n) in enumerate(parts) if n == "options"]
         if len(opts) != 1:
@@ -507,29 +514,43 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
         raise NotTranslatable([f"{at('fields', 'public')}: a field renamed from its column "
                                "(Inspect's metadata keeps column names)"])
     fields = {**constants, **{k: "{" + k + "}" for k in metadata}}
+    mc_parts = [("", "question")] + tail
     if mc:
-        head = head[:-1] + [(head[-1][0], None)]  # {{ options }} itself: multiple_choice's {choices}
+        if any(n == "letters" for _, n in head):  # multiple_choice's {letters}: the text around the fields is its
+            named = [i for i, (_, n) in enumerate(head) if n in public]
+            k0, k1 = named[0], named[-1]
+            if any(n == "letters" for _, n in head[k0:k1 + 1]):
+                raise NotTranslatable([f"{at('prompt', 'user')}: the option letters between the fields: "
+                                       "multiple_choice's {letters} and prompt_template's fields cannot interleave"])
+            mc_parts = head[:k0] + [(head[k0][0], "question")] + head[k1 + 1:] + tail
+            head = [("", head[k0][1])] + head[k0 + 1:k1 + 1] + [("", None)]
+        else:
+            mc_parts = [("", "question"), (head[-1][0], "options")] + tail
+            head = head[:-1] + [("", None)]  # {{ options }} itself: multiple_choice's {choices}
     prompt_t = _fmt(head, {**fields, str(question): "{prompt}"}, at("prompt", "user"))
     solvers: list[dict[str, Any]] = []
     if v.system:
         solvers.append({"name": "system_message", "args": {"template": _fmt(
             _format_parts(v.system, at("prompt", "system")), fields, at("prompt", "system"))}})
-    solvers.append({"name": "prompt_template", "args": {"template": prompt_t}})
+    if prompt_t != "{prompt}":
+        solvers.append({"name": "prompt_template", "args": {"template": prompt_t}})
     field_spec: dict[str, Any] = {"input": public[question], "target": target}
     pipeline = spec.extract[bench.headline_pipeline]
     if mc:
+        mc_names = {**constants, "question": "{question}", "options": "{choices}", "letters": "{letters}"}
         solvers.append({"name": "multiple_choice", "args": {
-            "template": "{question}{choices}" + _fmt(tail, constants, at("prompt", "user")), "max_tokens": v.max_tokens}})
+            "template": _fmt(mc_parts, mc_names, at("prompt", "user")), "max_tokens": v.max_tokens}})
         field_spec["choices"] = list(choices) if isinstance(choices, list) else choices
-        notes.append("option lines: Inspect writes 'A) text' where glotbench writes 'A. text'")
-        if pipeline != ["inspect_choice"]:
-            notes.append("extraction: Inspect's ANSWER: parser (inspect_choice) replaces " +
-                         ", ".join(f"{p} ({'>'.join(str(s) for s in spec.extract[p])})" for p in spec.extract))
+        if not imported:
+            notes.append("option lines: Inspect writes 'A) text' where glotbench writes 'A. text'")
     else:
         solvers.append({"name": "generate", "args": {"max_tokens": v.max_tokens}})
-        if pipeline != ["raw"]:
-            notes.append(f"extraction: Inspect scores the whole reply; glotbench's {bench.headline_pipeline} reads it "
-                         f"through {'>'.join(str(s) for s in pipeline)}")
+    if scorer is None and pipeline != ["inspect_choice"]:
+        notes.append("extraction: Inspect's ANSWER: parser (inspect_choice) replaces " +
+                     ", ".join(f"{p} ({'>'.join(str(s) for s in spec.extract[p])})" for p in spec.extract))
+    elif scorer is not None and pipeline != ["raw"]:
+        notes.append(f"extraction: Inspect scores the whole reply; glotbench's {bench.headline_pipeline} reads it "
+                     f"through {'>'.join(str(s) for s in pipeline)}")
     if metadata:
         field_spec["metadata"] = [public[k] for k in metadata]
     if spec.data.files:

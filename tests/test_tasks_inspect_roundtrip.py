@@ -104,8 +104,82 @@ def _scores(out: Path) -> dict[str, tuple[str, dict]]:
     return got
 
 
+def _answers(bench) -> dict[str, str]:
+    """The scripted reply of each fixture item, keyed by its longest public text (in every prompt):
+    right, wrong and no answer in turn, each reply its own text; glotbench's and Inspect's parsers
+    read these alike."""
+    answers = {}
+    for i, item in enumerate(bench.load(str(FX / ROWS[bench.name]))):
+        wrong = next(x for x in "ABCDEFGHIJ"[:len(item.public["choices"])] if x != item.gold["answer"])
+        key = max((str(v) for v in item.public.values() if isinstance(v, str)), key=len)
+        assert key not in answers
+        answers[key] = [f"Because of reason {'x' * (i + 1)}.\nANSWER: {item.gold['answer']}",
+                        f"Hmm {'y' * (i + 1)}.\n\nANSWER: {wrong}", f"I cannot tell {'z' * (i + 1)}."][i % 3]
+    return answers
+
+
+# inspect_ai's own `eval` of hub tasks, its model scripted by the same replies (mockllm with a reply
+# function; usage given so it needs no tokenizer download): each sample's prompt, reply and score
+INSPECT_EVAL = """
+import json, sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+answers = json.loads(sys.argv[1])
+def reply(messages, tools, tool_choice, config):
+    out = ModelOutput.from_content("mockllm/model", next((r for k, r in answers.items() if k in messages[-1].text), ""))
+    out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return out
+logs = eval(sys.argv[3:], model=get_model("mockllm/model", custom_outputs=reply), log_dir=sys.argv[2], display="none")
+print(json.dumps([{"task": log.eval.task, "status": log.status, "samples": [
+    {"messages": [[m.role, m.text] for m in s.messages[:-1]], "completion": s.output.completion,
+     "scores": {k: v.value for k, v in s.scores.items()}} for s in log.samples or []]} for log in logs], ensure_ascii=False))
+"""
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """Every exportable library task written into one loopback hub (its rows, card and eval.yaml);
+    with inspect_ai installed, `inspect eval hf/ORG/NAME/ID@SHA` of each, once, through the same hub."""
+    import os
+    import subprocess
+    import sys
+
+    from glotbench.registry import get_benchmark
+    from glotbench.tasks.inspect_yaml import export_text
+
+    root = tmp_path_factory.mktemp("hub")
+    benches = {name: get_benchmark(name) for name in sorted(ROWS)}
+    answers = {}
+    for bench in benches.values():
+        _hub_layout(root, bench, export_text(bench)[0])
+        answers.update(_answers(bench))
+    gen = serve_hub(root)
+    hub = next(gen)
+    inspect = None
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        pass  # the test extra is missing: glotbench's two runs are still compared
+    else:
+        home = tmp_path_factory.mktemp("inspect")
+        env = {**os.environ, "HF_ENDPOINT": hub, "HF_HOME": str(home / "hf"), "HF_TOKEN": "", "HF_HUB_OFFLINE": "0",
+               "HF_HUB_DISABLE_TELEMETRY": "1", "INSPECT_LOG_DIR": str(home / "logs")}
+        specs = [f"hf/{b.data.hub}/{b.name}@{b.data.revision}" for b in benches.values()]
+        proc = subprocess.run([sys.executable, "-c", INSPECT_EVAL, json.dumps(answers), str(home / "logs"), *specs],
+                              env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        logs = json.loads(proc.stdout.strip().splitlines()[-1])
+        inspect = {name: next(log for log in logs if f"/{b.data.hub}/" in f"/{log['task']}") for name, b in benches.items()}
+    yield {"hub": hub, "inspect": inspect}
+    next(gen, None)
+
+
 @pytest.mark.parametrize("name", sorted(TABLE))
-def test_library_task_round_trips_through_the_hub_or_its_reason_is_one_error_line(name, tmp_path, srv):
+def test_library_task_round_trips_through_the_hub_or_its_reason_is_one_error_line(name, tmp_path, srv, request):
+    """A "yes" task: written by `tasks check --eval-yaml` as export_text writes it and loaded by
+    inspect_ai's task_create_from_hf; run from the hub as the library task and as the imported
+    eval.yaml: the same reply and score for every item, and, where inspect_ai is installed, Inspect's
+    own `eval` of the file sends the same prompts and gives each item the same score."""
     import yaml
 
     from glotbench.registry import get_benchmark
@@ -121,44 +195,23 @@ def test_library_task_round_trips_through_the_hub_or_its_reason_is_one_error_lin
         assert not out.exists()
         return
 
+    exported = request.getfixturevalue("exported")
     bench = get_benchmark(name)
     proc = cli("tasks", "check", name, "--eval-yaml", str(out))
     assert proc.returncode == 0 and out.is_file(), proc.stderr
     text = out.read_text(encoding="utf-8")
     assert text == export_text(bench)[0]
     task = yaml.safe_load(text)["tasks"][0]
-    pytest.importorskip("inspect_ai")
-    rows = [json.loads(x) for x in (FX / ROWS[name]).read_text(encoding="utf-8").splitlines() if x.strip()]
-    samples = _inspect_samples(text, bench.data.hub, bench.name, bench.data.revision, rows, tmp_path)
-
-    root = tmp_path / "hub"
-    _hub_layout(root, bench, text)
-    items = bench.load(str(FX / ROWS[name]))
-    answers = {}
-    for i, (item, sample) in enumerate(zip(items, samples)):
-        assert item.gold["answer"] == sample.target  # Inspect's target is glotbench's gold letter
-        letters = "ABCDEFGHIJ"[:len(item.public["choices"])]
-        wrong = next(x for x in letters if x != item.gold["answer"])
-        key = max((str(v) for v in item.public.values() if isinstance(v, str)), key=len)
-        # right, wrong and no answer in turn, each reply its own text; both parsers read them alike
-        reply = [f"Because of reason {'x' * (i + 1)}.\nANSWER: {item.gold['answer']}",
-                 f"Hmm {'y' * (i + 1)}.\n\nANSWER: {wrong}", f"I cannot tell {'z' * (i + 1)}."][i % 3]
-        assert key not in answers
-        answers[key] = reply
+    answers = _answers(bench)
     srv.configure(answers=answers)
-    gen = serve_hub(root)
-    hub = next(gen)
-    try:
-        env = {"HF_ENDPOINT": hub, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
-               "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
-        common = ("--model", srv.spec(), "--no-progress", "--no-cache")
-        direct = cli("run", name, *common, "--out", str(tmp_path / "direct"), env=env)
-        assert direct.returncode == 0, direct.stderr
-        back = cli("run", f"hf/{bench.data.hub}/{task['id']}@{bench.data.revision}", *common,
-                   "--out", str(tmp_path / "back"), env=env)
-        assert back.returncode == 0, back.stderr
-    finally:
-        next(gen, None)
+    env = {"HF_ENDPOINT": exported["hub"], "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
+           "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    common = ("--model", srv.spec(), "--no-progress", "--no-cache")
+    direct = cli("run", name, *common, "--out", str(tmp_path / "direct"), env=env)
+    assert direct.returncode == 0, direct.stderr
+    back = cli("run", f"hf/{bench.data.hub}/{task['id']}@{bench.data.revision}", *common,
+               "--out", str(tmp_path / "back"), env=env)
+    assert back.returncode == 0, back.stderr
     a, b = _scores(tmp_path / "direct"), _scores(tmp_path / "back")
     assert sorted(a) == sorted(b) == sorted(answers.values())  # every item asked in both runs, each its reply
     correct = {reply: (a[reply][1]["letter:correct"], b[reply][1]["letter:correct"]) for reply in a}
@@ -167,6 +220,21 @@ def test_library_task_round_trips_through_the_hub_or_its_reason_is_one_error_lin
     ra = json.loads((tmp_path / "direct" / "results.json").read_text())
     rb = json.loads((tmp_path / "back" / "results.json").read_text())
     assert ra["scores"]["overall"]["accuracy"]["value"] == rb["scores"]["overall"]["accuracy"]["value"]
+
+    if exported["inspect"] is None:
+        return
+    rows = [json.loads(x) for x in (FX / ROWS[name]).read_text(encoding="utf-8").splitlines() if x.strip()]
+    samples = _inspect_samples(text, bench.data.hub, bench.name, bench.data.revision, rows, tmp_path)
+    items = bench.load(str(FX / ROWS[name]))
+    assert [s.target for s in samples] == [it.gold["answer"] for it in items]  # Inspect's target: the gold letter
+    log = exported["inspect"][name]
+    assert log["status"] == "success" and len(log["samples"]) == len(answers), log
+    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
+    for s in log["samples"]:
+        reply = s["completion"]
+        assert s["scores"]["choice"] == "CI"[b[reply][1]["letter:correct"] == 0.0], (reply, s["scores"])
+        mine = sent[s["messages"][-1][1]]  # the prompt Inspect made, byte for byte one glotbench sent
+        assert [[m["role"], m["content"]] for m in mine] == s["messages"]
 
 
 # -- the other scorers: an imported eval.yaml exports back to itself; exact_match and token_f1 as

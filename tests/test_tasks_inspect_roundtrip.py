@@ -429,3 +429,24 @@ def test_scorers_without_an_inspect_equivalent_are_one_error_line(scorer, why, t
     lines = proc.stderr.splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: quiz: no eval.yaml written: "), lines
     assert why in lines[0] and not (tmp_path / "eval.yaml").exists()
+
+
+def test_generate_reads_max_tokens_and_refuses_its_other_arguments():
+    import yaml
+
+    from glotbench.tasks.inspect_yaml import NotTranslatable, task_text
+
+    def doc(args):
+        return yaml.safe_dump({"tasks": [{"field_spec": {"input": "question", "target": "answer"},
+                                          "solvers": [{"name": "generate", "args": args}], "scorers": [{"name": "exact"}]}]})
+
+    assert yaml.safe_load(task_text(doc({"max_tokens": 7}), "eval.yaml", "o/d", SHA))["prompt"]["max_tokens"] == 7
+    for args, line in (({"max_tokens": 0}, "tasks.0.solvers.0.args.max_tokens: a whole number of at least 1"),
+                       ({"max_tokens": True}, "tasks.0.solvers.0.args.max_tokens: a whole number of at least 1"),
+                       ({"temperature": 0.5}, "tasks.0.solvers.0.args.temperature: generate's arguments but "
+                                              "max_tokens are not translated")):
+        text = doc(args)
+        with pytest.raises(NotTranslatable) as e:
+            task_text(text, "eval.yaml", "o/d", SHA)
+        at = next(i for i, x in enumerate(text.splitlines(), 1) if x.startswith("  - args:"))  # the solver's line
+        assert e.value.lines == [f"eval.yaml:{at}: {line}"], e.value.lines

@@ -10,12 +10,17 @@ What maps (docs/tasks.md, "Inspect's eval.yaml", has the table):
     field_spec.choices            fields.choices (a list column, or one column per option)
     system_message, prompt_template, multiple_choice
                                   prompt.system and prompt.user, their str.format fields as Jinja
+    generate (max_tokens)         the reply (prompt.max_tokens; 1024 when no solver names one)
     choice                        extract [inspect_choice] + option_accuracy
     exact, f1, match, includes, pattern, answer
                                   extract [raw] + the `inspect` scorer (glotbench.tasks.inspect_rules)
 
 Everything else that changes a number is refused, one line `FILE:LINE: key: what` each (as the
 lm-eval importer refuses), never translated approximately.
+
+The other way (`export`, `glotbench tasks check TASK --eval-yaml OUT`): a task as one eval.yaml task,
+its header noting what Inspect then scores differently; each scorer as NO_INSPECT_SCORER and
+`_scorer_of` decide; an imported task exports back to itself.
 """
 
 from __future__ import annotations

@@ -418,6 +418,13 @@ def test_token_f1_exports_as_inspects_f1_where_words_have_spaces_and_is_refused_
         assert token_f1(reply, [gold], lang) > 0.0, lang  # glotbench: the segmenter's words overlap
 
 
+def test_a_built_in_benchmark_is_one_error_line_not_a_crash(tmp_path):
+    proc = cli("tasks", "check", "vi-diacritics", "--eval-yaml", str(tmp_path / "eval.yaml"))
+    assert proc.returncode == 2 and proc.stderr == ("error: vi-diacritics: no eval.yaml written: Inspect cannot express a "
+                                                    "built-in benchmark (Python code, not a task file): its prompt and "
+                                                    "scoring have no eval.yaml form\n"), proc.stderr
+
+
 @pytest.mark.parametrize("scorer, why", [
     ("{kind: numeric_match}", "numeric_match: Inspect's match(numeric=True) reads numbers by its own parser"),
     ("{kind: exact_match, normalise: [lower], ignore: ['\\\\s+']}", "scorer.ignore: patterns removed before comparing"),

@@ -460,6 +460,11 @@ def _target_of(spec: Any, mc: bool, at: Any, bad: list[str]) -> str | None:  # m
 def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
     """One task of an eval.yaml for a built TaskBenchmark (its options filled in), and the notes of
     what differs from glotbench's own run of it; NotTranslatable names each part Inspect cannot express."""
+    from glotbench.tasks.benchmark import TaskBenchmark
+
+    if not isinstance(bench, TaskBenchmark):
+        raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
+                               "scoring have no eval.yaml form"])
     spec, v, data = bench.spec, bench.variant, bench.data
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
     bad: list[str] = []

@@ -371,7 +371,7 @@ def _fmt(parts: list[tuple[str, str | None]], names: dict[str, str], where: str)
 # (scorer/_classification.py, _match.py, _pattern.py; docs/tasks.md has the table): the scorers
 # without one, each with its reason. option_accuracy is `choice`, inspect is itself, exact_match is
 # `match` (location exact) and token_f1 is `f1` (both with notes of what differs), token_f1 in a
-# language written without spaces is refused (`_f1_of`).
+# language written without spaces is refused (`_scorer_of`).
 NO_INSPECT_SCORER: dict[str, str] = {
     "corpus": "no Inspect scorer sums sufficient statistics (BLEU, chrF)",
     "rouge": "Inspect has no ROUGE scorer",

@@ -123,11 +123,10 @@ def _write_eval_yaml(bench: object, out: str) -> None:
 
     try:
         text, notes = export_text(bench)
-    except NotTranslatable as e:
-        for line in e.lines:
-            typer.echo(f"no eval.yaml equivalent: {line}", err=True)
-        raise DataError(f"{bench.name}: no eval.yaml written: Inspect cannot express it "  # type: ignore[attr-defined]
-                        f"(the line{'s' * (len(e.lines) > 1)} above)") from None
+    except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
+        prefix = f"{bench.name}: "  # type: ignore[attr-defined]
+        raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
+                        + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
     Path(out).write_text(text, encoding="utf-8")
     typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
     for n in notes:

@@ -10,12 +10,17 @@ What maps (docs/tasks.md, "Inspect's eval.yaml", has the table):
     field_spec.choices            fields.choices (a list column, or one column per option)
     system_message, prompt_template, multiple_choice
                                   prompt.system and prompt.user, their str.format fields as Jinja
+    generate (max_tokens)         the reply (prompt.max_tokens; 1024 when no solver names one)
     choice                        extract [inspect_choice] + option_accuracy
     exact, f1, match, includes, pattern, answer
                                   extract [raw] + the `inspect` scorer (glotbench.tasks.inspect_rules)
 
 Everything else that changes a number is refused, one line `FILE:LINE: key: what` each (as the
 lm-eval importer refuses), never translated approximately.
+
+The other way (`export`, `glotbench tasks check TASK --eval-yaml OUT`): a task as one eval.yaml task,
+its header noting what Inspect then scores differently; each scorer as NO_INSPECT_SCORER and
+`_scorer_of` decide; an imported task exports back to itself.
 """
 
 from __future__ import annotations
@@ -71,6 +76,14 @@ def _jinja(template: str, names: dict[str, str], where: str, strict: bool) -> st
             continue
         out.append(names[field])
     return "".join(out)
+
+
+def _max_tokens(value: Any, where: str, bad: list[str]) -> int | None:
+    """A solver's max_tokens (multiple_choice's, generate's), or None with its line in `bad`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        bad.append(f"{where}: a whole number of at least 1")
+        return None
+    return value
 
 
 def _task_of(doc: Any, where: Where, task_id: str | None) -> tuple[dict[str, Any], int]:
@@ -187,14 +200,13 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
             except NotTranslatable as e:
                 bad += e.lines
             if args.get("max_tokens") is not None:
-                mt = args["max_tokens"]
-                if isinstance(mt, bool) or not isinstance(mt, int) or mt < 1:
-                    bad.append(f"{w}.args.max_tokens: a whole number of at least 1")
-                else:
-                    max_tokens = mt
+                max_tokens = _max_tokens(args["max_tokens"], f"{w}.args.max_tokens", bad) or max_tokens
             generated = mc = True
         elif name == "generate":
-            bad += [f"{w}.args.{k}: generate's arguments are not translated" for k in args]
+            bad += [f"{w}.args.{k}: generate's arguments but max_tokens are not translated" for k in args
+                    if k != "max_tokens"]
+            if "max_tokens" in args:
+                max_tokens = _max_tokens(args["max_tokens"], f"{w}.args.max_tokens", bad) or max_tokens
             generated = True
         else:
             bad.append(f"{w}: {name}: the solver is not translated" + (
@@ -327,14 +339,19 @@ _LETTER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\|\s*letter\s*\}\}")
 def _format_parts(template: str, where: str) -> list[tuple[str, str | None]]:
     """A Jinja template as (literal text, name or None) pairs; anything but `{{ name }}` refused."""
     out: list[tuple[str, str | None]] = []
-    pos = 0
+    pos, text = 0, ""
     for m in _JINJA.finditer(template):
+        text += template[pos:m.start()]
+        pos = m.end()
+        if m.group(1) in ('"{"', "'{'", '"}"', "'}'"):  # a literal brace (as the import writes one)
+            text += m.group(1)[1]
+            continue
         if m.group(1) is None or not _IDENT.fullmatch(m.group(1)):
             raise NotTranslatable([f"{where}: {m.group(0)}{template[m.end():m.end() + 20]}...: Jinja beyond "
                                    "{{ name }} has no str.format equivalent"])
-        out.append((template[pos:m.start()], m.group(1)))
-        pos = m.end()
-    out.append((template[pos:], None))
+        out.append((text, m.group(1)))
+        text = ""
+    out.append((text + template[pos:], None))
     return out
 
 
@@ -350,9 +367,104 @@ def _fmt(parts: list[tuple[str, str | None]], names: dict[str, str], where: str)
     return "".join(text)
 
 
+# What Inspect's eval.yaml has for each glotbench scorer, decided from inspect_ai 0.3.285's code
+# (scorer/_classification.py, _match.py, _pattern.py; docs/tasks.md has the table): the scorers
+# without one, each with its reason. option_accuracy is `choice`, inspect is itself, exact_match is
+# `match` (location exact) and token_f1 is `f1` (both with notes of what differs), token_f1 in a
+# language written without spaces is refused (`_scorer_of`).
+NO_INSPECT_SCORER: dict[str, str] = {
+    "corpus": "no Inspect scorer sums sufficient statistics (BLEU, chrF)",
+    "rouge": "Inspect has no ROUGE scorer",
+    "ifeval": "Inspect has no instruction-following checks among eval.yaml's scorers",
+    "entity_f1": "Inspect has no entity F1 over BIO tags",
+    "numeric_match": "Inspect's match(numeric=True) reads numbers by its own parser, which glotbench does not "
+                     "reproduce (its import refuses it too); glotbench reads native digits (Lao, Thai, Khmer)",
+    "rubric": "a judged rubric: Inspect's model_graded_qa grades with its own template",
+}
+_RAW = re.compile(r"\{% raw %\}(.*)\{% endraw %\}", re.S)
+_IMPORTED_LETTER = re.compile(r"\{\{\s*(\w+)\s*\|\s*letter if (\w+) is integer else (\w+)\s*\}\}")
+
+
+def _scorer_of(bench: Any, at: Any, bad: list[str], notes: list[str]) -> dict[str, Any] | None:
+    """The eval.yaml scorer of the task's scorer (None: multiple_choice's `choice`); `bad` and `notes`
+    get what Inspect cannot express and what it scores differently."""
+    sc = bench.spec.scorer
+    if sc.kind in NO_INSPECT_SCORER:
+        what = "corpus " + "/".join(sc.metrics) if sc.kind == "corpus" else sc.kind
+        bad.append(f"{at('scorer')}: {what}: {NO_INSPECT_SCORER[sc.kind]}")
+        return None
+    if sc.kind == "option_accuracy":
+        if bench.spec.fields.choices is None:
+            bad.append(f"{at('scorer')}: option_accuracy without fields.choices: Inspect's choice needs the options")
+        if sc.balanced:
+            notes.append("metrics: Inspect's choice reports accuracy; glotbench's balanced and normalised "
+                         "accuracy have no Inspect equivalent")
+        return None
+    if sc.kind == "inspect":  # an imported eval.yaml's own scorer: the same rule, nothing differs
+        args = {"exact": {}, "f1": {"stop_words": sc.stop_words} if sc.stop_words else {},
+                "match": {"location": sc.location, "ignore_case": sc.ignore_case},
+                "includes": {"ignore_case": sc.ignore_case},
+                "pattern": {"pattern": sc.pattern, "ignore_case": sc.ignore_case, "match_all": sc.match_all}}
+        return {"name": sc.scorer, **({"args": args[sc.scorer]} if args[sc.scorer] else {})}
+    if sc.kind == "exact_match":
+        if sc.ignore:
+            bad.append(f"{at('scorer', 'ignore')}: patterns removed before comparing: Inspect's scorers have none")
+            return None
+        case = any(n in sc.normalise for n in ("lower", "casefold"))
+        notes.append("scorer: Inspect's match(location=exact) strips whitespace and ASCII punctuation at both ends"
+                     + (" and casefolds" if case else "") + "; glotbench's exact_match applies "
+                     + ("+".join(sc.normalise) or "no normalisation") + " (scores differ where these do)")
+        return {"name": "match", "args": {"location": "exact", "ignore_case": case}}
+    if sc.kind == "token_f1":
+        from glotbench.text.segment import needs_segmentation
+
+        if needs_segmentation(bench.lang):
+            bad.append(f"{at('scorer')}: token_f1 ({bench.lang}): Inspect's f1 splits words on spaces and '-' only, "
+                       f"so a {bench.lang} answer written without spaces is one word (all or nothing) where "
+                       "glotbench segments it into words")
+            return None
+        notes.append(f"scorer: Inspect's f1 (words split on spaces and '-', casefolded, ASCII punctuation and a/an/the "
+                     f"removed, numbers as floats, each F1 rounded to 2 places, no exact-match metric) for "
+                     f"glotbench's token_f1 (norm={sc.norm}, empty={sc.empty}, refs={sc.refs}): scores differ")
+        return {"name": "f1"}
+    bad.append(f"{at('scorer')}: {sc.kind}: no Inspect scorer")
+    return None
+
+
+def _target_of(spec: Any, mc: bool, at: Any, bad: list[str]) -> str | None:  # mc: the options are shown
+    """field_spec.target of the task's gold answer: a column, `literal:X`, or (with choices) a column of
+    letters or of 0-based indices made letters."""
+    gold = spec.fields.gold
+    if "answer" not in gold:
+        key = next(iter(gold), "answer")
+        bad.append(f"{at('fields', 'gold', key)}: {gold.get(key)!r}: a list of references: Inspect's target is "
+                   "one column made one string (str() of a list)")
+        return None
+    g = gold["answer"]
+    if not isinstance(g, str):
+        bad.append(f"{at('fields', 'gold', 'answer')}: a list: Inspect's target is one column")
+        return None
+    if (m := _RAW.fullmatch(g)) and "{%" not in m.group(1):
+        return "literal:" + m.group(1)
+    if mc and (m := _LETTER.fullmatch(g.strip())):
+        return m.group(1)
+    if mc and (m := _IMPORTED_LETTER.fullmatch(g.strip())) and m.group(1) == m.group(2) == m.group(3):
+        return m.group(1)
+    if "{" in g or "." in g:
+        bad.append(f"{at('fields', 'gold', 'answer')}: {g!r}: Inspect's target is a column "
+                   "(with choices: a letter, or a 0-based index made its letter)")
+        return None
+    return g
+
+
 def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
     """One task of an eval.yaml for a built TaskBenchmark (its options filled in), and the notes of
     what differs from glotbench's own run of it; NotTranslatable names each part Inspect cannot express."""
+    from glotbench.tasks.benchmark import TaskBenchmark
+
+    if not isinstance(bench, TaskBenchmark):
+        raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
+                               "scoring have no eval.yaml form"])
     spec, v, data = bench.spec, bench.variant, bench.data
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
     bad: list[str] = []
@@ -361,21 +473,21 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
         bad.append(f"{at('data')}: a local file; eval.yaml declares a hub dataset's own task")
     if data.roles:
         bad.append(f"{at('data', 'roles')}: joined configs have no eval.yaml equivalent")
-    if spec.scorer.kind != "option_accuracy" or spec.fields.choices is None:
-        what = {"corpus": "corpus " + "/".join(getattr(spec.scorer, "metrics", [])) + " (no Inspect scorer sums "
-                "sufficient statistics)", "rubric": "a judged rubric"}.get(spec.scorer.kind, spec.scorer.kind)
-        bad.append(f"{at('scorer')}: {what}: only option_accuracy (Inspect's choice) is exported")
+    if bench.method != "generate":
+        bad.append(f"{at('method')}: {bench.method}: Inspect's eval.yaml tasks generate replies")
+    before = len(bad)
+    scorer = _scorer_of(bench, at, bad, notes)
+    scored = len(bad) == before  # a scorer Inspect has: its target is checked too
     choices = spec.fields.choices
+    mc = choices is not None  # options shown: multiple_choice (then choice, or the task's pattern scorer)
     if hasattr(choices, "fixed"):
         bad.append(f"{at('fields', 'choices')}: fixed choices (Inspect reads the options from each record)")
     elif isinstance(choices, str) and "{" in choices or isinstance(choices, list) and any("{" in c for c in choices):
         bad.append(f"{at('fields', 'choices')}: a template (Inspect reads columns)")
-    gold = spec.fields.gold.get("answer")
-    m = _LETTER.fullmatch(gold.strip()) if isinstance(gold, str) else None
-    target = m.group(1) if m else gold if isinstance(gold, str) and "{" not in gold else None
-    if target is None and spec.scorer.kind == "option_accuracy":
-        bad.append(f"{at('fields', 'gold', 'answer')}: {gold!r}: Inspect's target is a column (a letter, or a "
-                   "0-based index made its letter)")
+    if mc and scorer is not None and scorer["name"] != "pattern":
+        bad.append(f"{at('scorer')}: {spec.scorer.kind} with the options shown: after multiple_choice Inspect's "
+                   f"{scorer['name']} scores the raw reply (glotbench's import refuses it; use option_accuracy)")
+    target = _target_of(spec, mc, at, bad) if scored else None
     if bench.shots or v.preamble:
         bad.append(f"{at('fewshot' if bench.shots else 'prompt.preamble')}: few-shot examples and preambles are not "
                    "eval.yaml solvers")
@@ -389,43 +501,72 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
         bad.append(f"{at('prompt', 'user')}: missing (a plain-text prompt only)")
     if bad:
         raise NotTranslatable(bad)
-    parts = _format_parts(v.user, at("prompt", "user"))
-    opts = [i for i, (_, n) in enumerate(parts) if n == "options"]
-    if len(opts) != 1:
-        raise NotTranslatable([f"{at('prompt', 'user')}: {{{{ options }}}} {len(opts)} times; multiple_choice "
-                               "places the options once"])
-    head, tail = parts[:opts[0] + 1], parts[opts[0] + 1:]
+    user = v.user
+    imported = mc and _CHOICES in user  # an imported multiple_choice template: its own option lines and letters
+    if imported:
+        user = user.replace(_CHOICES, "{{ options }}").replace(_LETTERS, "{{ letters }}")
+    parts = _format_parts(user, at("prompt", "user"))
+    if mc:
+        opts = [i for i, (_, n) in enumerate(parts) if n == "options"]
+        if len(opts) != 1:
+            raise NotTranslatable([f"{at('prompt', 'user')}: {{{{ options }}}} {len(opts)} times; multiple_choice "
+                                   "places the options once"])
+        head, tail = parts[:opts[0] + 1], parts[opts[0] + 1:]
+    else:
+        head, tail = parts, []
     asked = [n for _, n in head if n in public]
     if not asked:
-        raise NotTranslatable([f"{at('prompt', 'user')}: no field before {{{{ options }}}} to be Inspect's input"])
-    question = asked[-1]
+        raise NotTranslatable([f"{at('prompt', 'user')}: no field{' before {{ options }}' * mc} to be Inspect's input"])
+    question = "prompt" if "prompt" in asked else asked[-1]  # an imported task's input keeps its name
     constants = {"language": bench.renderer.language or "", "lang": bench.lang or ""}
     metadata = [k for k in public if k != question]
-    head = head[:-1] + [(head[-1][0], None)]  # {{ options }} itself: multiple_choice's {choices}
-    prompt_t = _fmt(head, {**constants, **{k: "{" + k + "}" for k in metadata}, str(question): "{prompt}"},
-                    at("prompt", "user"))
-    mc_t = "{question}{choices}" + _fmt(tail, constants, at("prompt", "user"))
+    if any(public[k] != k for k in metadata):
+        raise NotTranslatable([f"{at('fields', 'public')}: a field renamed from its column "
+                               "(Inspect's metadata keeps column names)"])
+    fields = {**constants, **{k: "{" + k + "}" for k in metadata}}
+    mc_parts = [("", "question")] + tail
+    if mc:
+        if any(n == "letters" for _, n in head):  # multiple_choice's {letters}: the text around the fields is its
+            named = [i for i, (_, n) in enumerate(head) if n in public]
+            k0, k1 = named[0], named[-1]
+            if any(n == "letters" for _, n in head[k0:k1 + 1]):
+                raise NotTranslatable([f"{at('prompt', 'user')}: the option letters between the fields: "
+                                       "multiple_choice's {letters} and prompt_template's fields cannot interleave"])
+            mc_parts = head[:k0] + [(head[k0][0], "question")] + head[k1 + 1:] + tail
+            head = [("", head[k0][1])] + head[k0 + 1:k1 + 1] + [("", None)]
+        else:
+            mc_parts = [("", "question"), (head[-1][0], "options")] + tail
+            head = head[:-1] + [("", None)]  # {{ options }} itself: multiple_choice's {choices}
+    prompt_t = _fmt(head, {**fields, str(question): "{prompt}"}, at("prompt", "user"))
     solvers: list[dict[str, Any]] = []
     if v.system:
         solvers.append({"name": "system_message", "args": {"template": _fmt(
-            _format_parts(v.system, at("prompt", "system")), {**constants, **{k: "{" + k + "}" for k in metadata}},
-            at("prompt", "system"))}})
-    solvers.append({"name": "prompt_template", "args": {"template": prompt_t}})
-    solvers.append({"name": "multiple_choice", "args": {"template": mc_t, "max_tokens": v.max_tokens}})
-    field_spec: dict[str, Any] = {"input": public[question], "target": target,
-                                  "choices": list(choices) if isinstance(choices, list) else choices}
+            _format_parts(v.system, at("prompt", "system")), fields, at("prompt", "system"))}})
+    if prompt_t != "{prompt}":
+        solvers.append({"name": "prompt_template", "args": {"template": prompt_t}})
+    field_spec: dict[str, Any] = {"input": public[question], "target": target}
+    pipeline = spec.extract[bench.headline_pipeline]
+    if mc:
+        mc_names = {**constants, "question": "{question}", "options": "{choices}", "letters": "{letters}"}
+        solvers.append({"name": "multiple_choice", "args": {
+            "template": _fmt(mc_parts, mc_names, at("prompt", "user")), "max_tokens": v.max_tokens}})
+        field_spec["choices"] = list(choices) if isinstance(choices, list) else choices
+        if not imported:
+            notes.append("option lines: Inspect writes 'A) text' where glotbench writes 'A. text'")
+    else:
+        solvers.append({"name": "generate", "args": {"max_tokens": v.max_tokens}})
+    if scorer is None and pipeline != ["inspect_choice"]:
+        notes.append("extraction: Inspect's ANSWER: parser (inspect_choice) replaces " +
+                     ", ".join(f"{p} ({'>'.join(str(s) for s in spec.extract[p])})" for p in spec.extract))
+    elif scorer is not None and pipeline != ["raw"]:
+        notes.append(f"extraction: Inspect scores the whole reply; glotbench's {bench.headline_pipeline} reads it "
+                     f"through {'>'.join(str(s) for s in pipeline)}")
     if metadata:
         field_spec["metadata"] = [public[k] for k in metadata]
-        if any(public[k] != k for k in metadata):
-            raise NotTranslatable([f"{at('fields', 'public')}: a field renamed from its column "
-                                   "(Inspect's metadata keeps column names)"])
-    notes.append("option lines: Inspect writes 'A) text' where glotbench writes 'A. text'")
-    notes.append("extraction: Inspect's ANSWER: parser (inspect_choice) replaces " +
-                 ", ".join(f"{p} ({'>'.join(str(s) for s in spec.extract[p])})" for p in spec.extract))
     if spec.data.files:
         notes.append("data.files: Inspect reads the config's files from the dataset card, not glotbench's patterns")
     task = {"id": bench.name, "config": data.config or "default", "split": data.split,
-            "field_spec": field_spec, "solvers": solvers, "scorers": [{"name": "choice"}]}
+            "field_spec": field_spec, "solvers": solvers, "scorers": [scorer or {"name": "choice"}]}
     return task, notes
 
 
@@ -434,6 +575,7 @@ def export_text(bench: Any) -> tuple[str, list[str]]:
     task, notes = export(bench)
     head = [f"# Written by glotbench from its task {bench.name} v{bench.version}; the dataset "
             f"{bench.data.hub} (run it pinned: inspect eval hf/{bench.data.hub}@{bench.data.revision}).",
-            "# It scores as Inspect scores, which differs from glotbench's own run of the task in:"]
+            "# It scores as Inspect scores, which differs from glotbench's own run of the task in:" if notes else
+            "# It scores as Inspect scores, as glotbench's own run of the task does (Inspect's own rules)."]
     head += [f"#   {n}" for n in notes]
     return "\n".join(head) + "\n" + dump_yaml({"tasks": [task]}), notes

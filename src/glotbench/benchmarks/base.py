@@ -20,6 +20,7 @@ from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.signature import Signature
 
 if TYPE_CHECKING:
     from glotbench.rundir.schema import DataLabel
@@ -198,10 +199,9 @@ class Benchmark(ABC):
 
     def signature(self, dataset: Dataset, prompt_hash: str | None = None) -> str:
         """Everything that changes the numbers, sacrebleu style (`prompt_hash`: already computed)."""
-        parts = [f"glotbench:{self.name}", f"v:{self.version}", f"prompt:{prompt_hash or self.prompt_hash(dataset)}",
-                 f"data:{(dataset.sha256 or 'none')[:12]}"]
-        parts += [f"{k}:{v}" for k, v in self.signature_parts().items()]
-        return "|".join(parts)
+        return Signature.build(("glotbench", self.name), ("v", self.version),
+                               ("prompt", prompt_hash or self.prompt_hash(dataset)),
+                               ("data", (dataset.sha256 or "none")[:12]), self.signature_parts()).format()
 
     def signature_parts(self) -> Mapping[str, str]:
         return {}

@@ -28,6 +28,7 @@ from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
+from glotbench.signature import Signature
 from glotbench.text.segment import LaoSegmenter, installed_laonlp
 
 DATA_TYPES = ("K12 Foundational Education", "Knowledge Application", "Bilingual Translation")
@@ -399,5 +400,5 @@ class LaoBenchTranslation(_LaoBenchData):
         return out
 
     def signature_parts(self) -> dict[str, str]:
-        return {"metrics": "bleu+chrf++", "seg_lo": self._metric("bleu", "lo").signature().split("|seg:")[1].split("|")[0],
+        return {"metrics": "bleu+chrf++", "seg_lo": Signature.parse(self._metric("bleu", "lo").signature()).get("seg"),
                 "bleu_tok_lo": self.bleu_tokenize, "tok_zh": "zh"}

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from glotbench.items import Item
 from glotbench.metrics import RatioMetric
+from glotbench.signature import Signature
 
 if TYPE_CHECKING:
     from glotbench.benchmarks.base import AnswerKind
@@ -232,7 +233,7 @@ class TokenF1(Scorer):
     def signature(self) -> str:
         from glotbench.metrics.token_f1 import token_f1_signature
 
-        sig = token_f1_signature(self.lang, self.spec.refs, self.spec.norm, self.spec.empty).replace("|", ";")
+        sig = Signature.parse(token_f1_signature(self.lang, self.spec.refs, self.spec.norm, self.spec.empty)).nested()
         return sig + ("+exact_match" if self.spec.exact_match else "")
 
 
@@ -282,7 +283,7 @@ class Corpus(Scorer):
         for kind in self.spec.metrics:
             m = self._metric(kind)
             m.stats(["a"], [["a"]])
-            parts.append(m.signature().replace("|", ";"))
+            parts.append(Signature.parse(m.signature()).nested())
         return "+".join(parts)
 
 
@@ -314,7 +315,7 @@ class Rouge(Scorer):
                 ] + [super().metrics(p, headline)[1]]
 
     def signature(self) -> str:
-        return self._rouge.signature().replace("|", ";")
+        return Signature.parse(self._rouge.signature()).nested()
 
 
 class EntityF1(Scorer):

@@ -25,7 +25,7 @@ KV = ":"  # between a part's key and its value
 NESTED = ";"  # between the parts of a signature kept as one part's value (`nested()`)
 
 Part = tuple[str, Union[str, None]]  # (key, value); value None: a bare word
-PartLike = Union[Part, str, "Signature"]
+PartLike = Union[tuple[str, object], str, "Signature"]  # a value is written as str(value)
 
 
 def _check(key: str, value: str | None) -> Part:

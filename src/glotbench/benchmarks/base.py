@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
@@ -26,6 +27,25 @@ if TYPE_CHECKING:
     from glotbench.rundir.schema import DataLabel
 
 AnswerKind = Literal["letter", "number", "text"]
+WrongLanguage = Literal["flag", "fail", "zero"]
+
+
+@dataclass(frozen=True)
+class RescorePlan:
+    """What `glotbench rescore` varies for a benchmark (checks/rescore.py), declared by the benchmark
+    (`Benchmark.rescore_plan`): the metric kinds it re-scores ("bleu", "chrf", "chrf++", "token_f1",
+    "exact"), the gold keys that hold the references (the first present), the group it reports per,
+    token F1's references rule and normalisation, the run's metric name of each kind where it is not
+    the kind's own, the run's BLEU tokenizer over segmented text, and whether each sample's
+    language is the item's expected output language (`output_language`) or the benchmark's `lang`."""
+
+    kinds: tuple[str, ...]
+    refs: tuple[str, ...]
+    group: str | None = None
+    f1: tuple[str, str] = ("max", "unicode")
+    names: Mapping[str, str] | None = None
+    bleu_tokenize: str | None = None
+    per_item_language: bool = True
 
 # The prompt hash's JSON, as json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) writes
 # it; one encoder for every item (json.dumps with options builds one per call).
@@ -128,6 +148,43 @@ class Benchmark(ABC):
     headline_pipeline: str | None = None
     # A log-likelihood run keeps every choice's log-probability and token count (task files).
     loglik_detail: bool = False
+    # The run settings every benchmark takes (checks/wrap.py applies them): the wrong-language policy
+    # ("flag": recorded and counted; "fail": a failure of its own kind; "zero": no credit) and the
+    # permutation ("circular": each option item asked in every rotation, checks/circular.py), read by
+    # the checks, `rescore` and `compare`.
+    wrong_language: WrongLanguage = "flag"
+    permute: Literal["circular"] | None = None
+
+    def expand(self, items: Dataset) -> Dataset:
+        """The units a run asks for these items: the items themselves (`permute=circular`: each item
+        in every rotation of its options, checks/circular.py)."""
+        return items
+
+    def combined(self, samples: Sequence[Any], dataset: Dataset | Sequence[Item] | None) -> Sequence[Any]:
+        """The samples per original item, as the headline counts them: the samples themselves
+        (`permute=circular`: one per item over its rotations)."""
+        return samples
+
+    def answer_from_text(self, text: str) -> Any:
+        """A text as `score` takes an answer, read as it is (the extraction check's lenient reading):
+        the text itself; a task file's benchmark: the text for every extraction pipeline."""
+        return text
+
+    def translation_pair(self, item: Item) -> tuple[str, str, str] | None:
+        """(source language code, source text, target reference) of a translation item, or None: an
+        item whose `lp` (meta or public: `en-lo`) names the pair, with a public `source` and a gold
+        `target` (the tokenizer check's parallel texts)."""
+        from glotbench.languages import resolve_code
+
+        pair = item.meta.get("lp") or item.public.get("lp")
+        if pair and isinstance(item.public.get("source"), str) and isinstance(item.gold.get("target"), str):
+            return resolve_code(str(pair).split("-")[0]) or "", item.public["source"], item.gold["target"]
+        return None
+
+    def rescore_plan(self) -> RescorePlan | None:
+        """What `glotbench rescore` varies for this benchmark; None: it has nothing to re-score
+        (its metrics are not corpus metrics, token F1 or an exact match over references)."""
+        return None
 
     def output_language(self, item: PublicItem) -> str | None:
         """The language an answer to `item` is expected in (see `output_language_rule`): `lang` unless

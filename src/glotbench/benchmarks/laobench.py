@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.base import Benchmark, target_of_pair
+from glotbench.benchmarks.base import Benchmark, RescorePlan, target_of_pair
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.datasheet import Datasheet
@@ -399,6 +399,9 @@ class LaoBenchTranslation(_LaoBenchData):
                 out[f"{cm.name}:{d}"] = m.signature()
         return out
 
+    def rescore_plan(self) -> RescorePlan:
+        return RescorePlan(("bleu", "chrf++"), ("reference",), "direction", bleu_tokenize=self.bleu_tokenize)
+
     def signature_parts(self) -> dict[str, str]:
-        return {"metrics": "bleu+chrf++", "seg_lo": Signature.parse(self._metric("bleu", "lo").signature()).get("seg"),
+        return {"metrics": "bleu+chrf++", "seg_lo": Signature.parse(self._metric("bleu", "lo").signature()).get("seg") or "none",
                 "bleu_tok_lo": self.bleu_tokenize, "tok_zh": "zh"}

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
@@ -183,6 +183,9 @@ class VietnameseDiacritics(Benchmark):
 
     def answer_key(self, answer: str | None) -> str | None:
         return None if answer is None else comparison_key(answer)
+
+    def rescore_plan(self) -> RescorePlan:
+        return RescorePlan(("exact",), ("references",), names={"exact": self.metrics[0].name}, per_item_language=False)
 
     def signature_parts(self) -> dict[str, Any]:
         return {"metric": "sentence_exact", "norm": "nfc+space+tone_position", "refs": "any",

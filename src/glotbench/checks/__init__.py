@@ -230,7 +230,7 @@ def language_summary(bench: Benchmark, samples: Sequence[Sample], checks: Mappin
         w = c["wrong_script"] + c["wrong_language"]
         return {"checked": ch, "wrong": w, "wrong_rate": w / ch if ch else None, **{k: c[k] for k in sorted(c)}}
 
-    return {"expected": rule[1], "policy": getattr(bench, "wrong_language", "flag"),
+    return {"expected": rule[1], "policy": bench.wrong_language,
             "library": L.library(), "thresholds": {"min_letters": L.MIN_LETTERS, "script_share": L.SHARE,
                                                    "lid_min_letters": L.MIN_LID_LETTERS,
                                                    "lid_confidence": L.MIN_CONFIDENCE,

@@ -21,7 +21,7 @@ from glotbench.metrics import RatioMetric
 from glotbench.signature import Signature
 
 if TYPE_CHECKING:
-    from glotbench.benchmarks.base import AnswerKind
+    from glotbench.benchmarks.base import AnswerKind, RescorePlan
 
 MODEL_FAILURES = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error",
                             "auth", "exception", "no_output", "scorer_error"})
@@ -49,6 +49,7 @@ class Scorer:
     # (the language check expects it there).
     answer_kind: AnswerKind | None = None
     answers_in_language: bool = False
+    judged: bool = False  # scored by judges after the answers (Benchmark.judged: engine/judged_task.py)
 
     def __init__(self, spec: Any, lang: str | None):
         self.spec = spec
@@ -79,6 +80,10 @@ class Scorer:
 
     def signature(self) -> str:
         return self.spec.kind
+
+    def rescore_plan(self) -> RescorePlan | None:
+        """What `glotbench rescore` varies for a task scored this way (Benchmark.rescore_plan), or None."""
+        return None
 
 
 class OptionAccuracy(Scorer):
@@ -206,6 +211,11 @@ class TokenF1(Scorer):
     answer_kind, answers_in_language = "text", True
     base = "token_f1"
     gold_keys = ("answers", "answer")
+
+    def rescore_plan(self) -> RescorePlan:
+        from glotbench.benchmarks.base import RescorePlan
+
+        return RescorePlan(("token_f1",), self.gold_keys, f1=(self.spec.refs, self.spec.norm), per_item_language=False)
     description = "token F1 against the references"
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
@@ -240,6 +250,12 @@ class TokenF1(Scorer):
 class Corpus(Scorer):
     """BLEU / chrF / chrF++ through sacrebleu, the text segmented with the target language's segmenter
     (glotbench.metrics.corpus); the item stores the sufficient statistics."""
+
+    def rescore_plan(self) -> RescorePlan:
+        from glotbench.benchmarks.base import RescorePlan
+
+        return RescorePlan(tuple(self.spec.metrics), ("reference", "answer"), bleu_tokenize=self.spec.bleu_tokenize,
+                           per_item_language=False)
 
     answers_in_language = True
 
@@ -538,6 +554,7 @@ class Answered(Scorer):
     base = "answered_rate"
     description = "share of items with an answer to judge"
     answers_in_language = True
+    judged = True
     gold_keys = ()  # the judges read the reference (engine/judged_task)
 
     def correct(self, answer: str, item: Item) -> bool:
@@ -553,4 +570,23 @@ SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeri
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:
-    return SCORERS[spec.kind](spec, lang)
+    """The scorer of a task's `scorer:` part: a built-in kind, else one registered from outside
+    (glotbench.plugins.register_scorer, the entry-point group `glotbench.scorers`), which must be a
+    `Scorer`; a plugin that takes a built-in kind's name is refused, never silently one or the other."""
+    from glotbench.errors import SpecError
+    from glotbench.plugins import scorer_entry
+
+    entry = scorer_entry(spec.kind)
+    if spec.kind in SCORERS:
+        if entry is not None:
+            raise SpecError(f"{spec.kind} is a built-in scorer kind and also registered by a plugin "
+                            f"({entry.target}): rename the plugin's kind")
+        return SCORERS[spec.kind](spec, lang)
+    if entry is None:
+        raise SpecError(f"unknown scorer kind {spec.kind!r}; kinds: {', '.join(SCORERS)}")
+    cls = entry.resolve()
+    scorer = cls(spec, lang)
+    if not isinstance(scorer, Scorer):
+        raise SpecError(f"the plugin scorer {spec.kind} ({entry.target}) gave {type(scorer).__name__}, "
+                        "not a glotbench.tasks.scorers.Scorer")
+    return scorer

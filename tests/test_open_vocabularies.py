@@ -82,6 +82,16 @@ def test_a_plugin_scorer_and_step_score_a_task_run(tmp_path, srv):
     assert "extraction" in res.get("checks", {}), res.get("checks")
 
 
+def test_glotbench_list_names_the_plugins_kinds_and_steps(tmp_path):
+    out = _glotbench(tmp_path, _install(tmp_path), "list")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    at = lines.index("task scorer kinds from plugins (scorer: {kind: KIND}):")
+    assert lines[at + 1].split() == ["digits_equal", "(plugin", "lao_plugin:DigitsEqual)"]  # not imported to list it
+    at = lines.index("extraction steps from plugins (extract: {NAME: [STEP, ...]}):")
+    assert [x.split()[0] for x in lines[at + 1:at + 3]] == ["broken", "lao_digits"]
+
+
 def test_a_plugin_scorer_key_is_validated_by_its_own_model(tmp_path):
     env = _install(tmp_path)
     (tmp_path / "sums.yaml").write_text(TASK % ("", ", min_digits: many"), encoding="utf-8")

@@ -120,6 +120,9 @@ def test_a_plugin_benchmark_gets_every_check_a_built_in_gets(name: str, opts: di
     data = builtin.load(None)[:24]
     assert [it.id for it in plugin.expand(data)] == [it.id for it in builtin.expand(data)]
     assert [plugin.translation_pair(it) for it in data] == [builtin.translation_pair(it) for it in data]
+    answers = [s.answer for s in want_samples]
+    assert [plugin.word_diff(a, it.gold) for a, it in zip(answers, data) if isinstance(a, str)] == \
+        [builtin.word_diff(a, it.gold) for a, it in zip(answers, data) if isinstance(a, str)]
     # what the checks read is there: the language expectation, the extraction reading, the error table
     assert set(got) >= {"version"} and (builtin.answer_kind is None or "extraction" in got)
 
@@ -132,6 +135,21 @@ def test_no_probe_of_an_undeclared_attribute_is_left() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
                     and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in ("bench", "benchmark"):
                 found.append(f"{p.relative_to(SRC)}:{node.lineno}")
+    assert not found, found
+
+
+def test_no_table_of_built_in_benchmark_names_outside_the_benchmarks() -> None:
+    """No module but the built-ins' own and the registry's lists names a built-in benchmark: the
+    checks, rescore, the views and the service decide by declared facts."""
+    names = set(benchmarks(hidden=True))
+    found = []
+    for p in sorted(SRC.rglob("*.py")):
+        rel = p.relative_to(SRC).as_posix()
+        if rel.startswith("benchmarks/") or rel == "plugins.py":
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"{rel}:{node.lineno}: {node.value}")
     assert not found, found
 
 

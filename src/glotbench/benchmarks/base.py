@@ -181,6 +181,11 @@ class Benchmark(ABC):
             return resolve_code(str(pair).split("-")[0]) or "", item.public["source"], item.gold["target"]
         return None
 
+    def word_diff(self, answer: str, gold: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+        """The answer's words against the gold as the report's sample browser shows them, each
+        `(word, kind)` (ok, tone, mark, extra, missing: text/vietnamese.word_diff); None: no diff."""
+        return None
+
     def rescore_plan(self) -> RescorePlan | None:
         """What `glotbench rescore` varies for this benchmark; None: it has nothing to re-score
         (its metrics are not corpus metrics, token F1 or an exact match over references)."""

@@ -61,10 +61,13 @@ def test_parse_then_format_is_the_identity_for_any_text(text: str) -> None:
 
 
 def test_build_format_parse() -> None:
-    sig = Signature.build(("glotbench", "lao-qa"), {"v": "1.0", "prompt": "abc"}, "unscored", refs=1, x=None)
-    assert sig.format() == "glotbench:lao-qa|v:1.0|prompt:abc|unscored|refs:1|x"
+    sig = Signature.build(("glotbench", "lao-qa"), {"v": "1.0", "prompt": "abc"}, "unscored", refs=1, x=("bare", None))
+    assert sig.format() == "glotbench:lao-qa|v:1.0|prompt:abc|unscored|refs:1|x:('bare', None)"
+    # a mapping's or keyword's None is written as an f-string writes it; a (key, None) pair is a bare word
+    assert Signature.build({"a": None}, ("b", None), c=None).format() == "a:None|b|c:None"
     assert Signature.parse(sig.format()) == sig and sig.get("refs") == "1" and "unscored" in sig
     assert sig.keys() == ["glotbench", "v", "prompt", "unscored", "refs", "x"] and len(sig) == 6
+    sig = sig.without("x")
     assert sig.plus(subset="limit5,5of9,abc").without("subset") == sig
     assert Signature.build("token_f1", norm="squad").under("glotbench").format() == "glotbench:token_f1|norm:squad"
     assert Signature.parse("rougeL|tok:segmenter|seg:laonlp-1.3").nested() == "rougeL;tok:segmenter;seg:laonlp-1.3"
@@ -73,10 +76,28 @@ def test_build_format_parse() -> None:
     assert Signature.parse("") == Signature() and Signature().format() == ""
 
 
-@pytest.mark.parametrize("part", [("", "x"), ("a|b", "x"), ("a:b", "x"), ("k", "v|w")])
-def test_a_part_that_would_not_read_back_is_refused(part: tuple[str, str]) -> None:
-    with pytest.raises(ValueError, match="signature part"):
-        Signature.build(part)
+@pytest.mark.parametrize(("part", "text"), [(("a|b", "x"), "a%7Cb:x"), (("a:b", "x"), "a%3Ab:x"),
+                                           (("k", "v|w:z"), "k:v%7Cw:z"), (("k|", None), "k%7C")])
+def test_a_separator_inside_a_part_is_escaped_so_the_parts_read_back(part: tuple[str, str], text: str) -> None:
+    sig = Signature.build(("glotbench", "t"), part, ("after", 1))
+    assert sig.format() == f"glotbench:t|{text}|after:1" and Signature.parse(sig.format()) == sig
+    with pytest.raises(ValueError, match="non-empty"):
+        Signature.build(("", "x"))
+
+
+def test_a_user_regex_with_a_bar_keeps_the_task_signature_readable(tmp_path: Path) -> None:
+    """A task file's own text (a regex step `(yes|no)`, an option's value) goes into the signature:
+    escaped, never a part boundary and never a crash."""
+    from glotbench.registry import get_benchmark
+
+    (tmp_path / "t.yaml").write_text(
+        'name: yes-no\nversion: "1.0"\nlanguage: th\ndata: {file: rows.jsonl}\n'
+        'fields: {id: id, public: {q: q}, gold: {answer: a}}\nprompt: {user: "{{ q }}"}\n'
+        'extract: {yn: [{regex: "(yes|no)"}]}\nscorer: {kind: exact_match}\n', encoding="utf-8")
+    bench = get_benchmark(str(tmp_path / "t.yaml"))
+    sig = Signature.build(bench.signature_parts())
+    assert Signature.parse(sig.format()) == sig
+    assert sig.get("extract") == "yn=regex((yes%7Cno))" and sig.get("scorer") == "exact_match(strip+collapse_spaces)"
 
 
 def test_difference_names_each_part_that_differs() -> None:

@@ -25,16 +25,19 @@ KV = ":"  # between a part's key and its value
 NESTED = ";"  # between the parts of a signature kept as one part's value (`nested()`)
 
 Part = tuple[str, Union[str, None]]  # (key, value); value None: a bare word
-PartLike = Union[tuple[str, object], str, "Signature"]  # a value is written as str(value)
+PartLike = Union[tuple[str, object], str, "Signature"]  # a value is written as f"{value}"
+
+
+ESCAPES = {SEP: "%7C", KV: "%3A"}  # what a built part's key or value writes for the separators
 
 
 def _check(key: str, value: str | None) -> Part:
-    key, value = str(key), None if value is None else str(value)
-    if not key or SEP in key or KV in key:
-        raise ValueError(f"a signature part's key must be non-empty text without {SEP!r} or {KV!r}: {key!r}")
-    if value is not None and SEP in value:
-        raise ValueError(f"the value of signature part {key!r} contains {SEP!r}: {value!r}")
-    return key, value
+    """A part that reads back as built: `|` in a key or value, and `:` in a key, written as their URL
+    escapes (a user's regex `(yes|no)` in a task's `extract:` part); an empty key is an error."""
+    key = str(key).replace(SEP, ESCAPES[SEP]).replace(KV, ESCAPES[KV])
+    if not key:
+        raise ValueError("a signature part's key must be non-empty text")
+    return key, None if value is None else str(value).replace(SEP, ESCAPES[SEP])
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +50,11 @@ class Signature:
 
     @classmethod
     def build(cls, *parts: PartLike | Mapping[str, object] | None, **named: object) -> "Signature":
-        """A signature from parts in order: `(key, value)` pairs, mappings (their items in order),
-        other signatures (their parts), bare words, then `named` keywords; None is skipped. A value
-        is written as `str(value)`; a key or value that would not read back is an error."""
+        """A signature from parts in order: `(key, value)` pairs (value None: a bare word, as `parse`
+        gives it), mappings (their items in order), other signatures (their parts), bare words, then
+        `named` keywords; a None part is skipped. A mapping's or keyword's value is written as
+        `f"{value}"`, None included (`key:None`), as the f-strings it replaced wrote it; the
+        separators inside a key or value are escaped (`%7C`, `%3A`), so the parts read back."""
         out: list[Part] = []
         for p in parts:
             if p is None:
@@ -59,11 +64,11 @@ class Signature:
             elif isinstance(p, str):
                 out.append(_check(p, None))
             elif isinstance(p, Mapping):
-                out += [_check(k, None if v is None else str(v)) for k, v in p.items()]
+                out += [_check(k, f"{v}") for k, v in p.items()]
             else:
                 k, v = p
-                out.append(_check(k, None if v is None else str(v)))
-        out += [_check(k, None if v is None else str(v)) for k, v in named.items()]
+                out.append(_check(k, None if v is None else f"{v}"))
+        out += [_check(k, f"{v}") for k, v in named.items()]
         return cls(tuple(out))
 
     @classmethod

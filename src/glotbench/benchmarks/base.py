@@ -165,6 +165,11 @@ class Benchmark(ABC):
         (`permute=circular`: one per item over its rotations)."""
         return samples
 
+    def answer_before_check(self, text: str, item: PublicItem) -> Any:
+        """The answer the benchmark's own rule reads in a reply, before any run setting's check
+        (`wrong_language=fail` makes a wrong-language answer a failure; its check reads this)."""
+        return self.extract(text, item).answer
+
     def answer_from_text(self, text: str) -> Any:
         """A text as `score` takes an answer, read as it is (the extraction check's lenient reading):
         the text itself; a task file's benchmark: the text for every extraction pipeline."""

@@ -70,11 +70,10 @@ class RunChecks:
         answer = sample.answer
         if answer is None and sample.failure == "wrong_language":
             item = self.items.get(sample.id)
-            reread = getattr(self.bench, "answer_before_check", None)
-            if item is not None and reread is not None:
+            if item is not None:
                 from glotbench.extract import strip_think
 
-                answer = reread(strip_think(sample.output)[0], item.to_public())
+                answer = self.bench.answer_before_check(strip_think(sample.output)[0], item.to_public())
         text = answer_text(self.bench, answer)
         if text is None:
             return None

@@ -129,6 +129,25 @@ def test_a_plugin_that_takes_a_built_in_name_is_refused_not_silently_used(tmp_pa
     assert "numeric_match is a built-in scorer kind and also registered by a plugin (lao_plugin:DigitsEqual)" in out.stderr
 
 
+def test_a_plugin_that_fails_to_load_or_build_is_one_error_line(tmp_path):
+    env = _install(tmp_path, entry_points="[glotbench.scorers]\ndigits_equal = lao_plugin:Missing\n"
+                                          "other = lao_plugin:broken_scorer\n[glotbench.steps]\nlao_digits = lao_plugin:lao_digits\n")
+    with open(tmp_path / "lao_plugin.py", "a", encoding="utf-8") as f:
+        f.write("\n\nclass OtherSpec(Part):\n    kind: Literal['other']\n"
+                "\n\nclass broken_scorer(DigitsEqual):\n    Spec = OtherSpec\n"
+                "    def __init__(self, spec, lang):\n        raise RuntimeError('no model file')\n")
+    (tmp_path / "a.yaml").write_text(TASK % ("", ""), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(TASK.replace("digits_equal", "other") % ("", ""), encoding="utf-8")
+    lines = []
+    for name in ("a.yaml", "b.yaml"):
+        out = _glotbench(tmp_path, env, "tasks", "check", name)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        lines += [x for x in out.stderr.splitlines() if x.startswith("error:")]
+    assert len(lines) == 2
+    assert "plugin scorer digits_equal (lao_plugin:Missing) cannot be loaded" in lines[0], lines[0]
+    assert "plugin scorer other (lao_plugin:broken_scorer) failed: RuntimeError: no model file" in lines[1], lines[1]
+
+
 def test_a_plugin_step_that_misbehaves_is_that_reply_s_failure_and_the_run_goes_on(tmp_path, srv):
     env = _install(tmp_path)
     (tmp_path / "sums.yaml").write_text(TASK % (", other: [broken]", ""), encoding="utf-8")

@@ -584,8 +584,10 @@ def make_scorer(spec: Any, lang: str | None) -> Scorer:
         return SCORERS[spec.kind](spec, lang)
     if entry is None:
         raise SpecError(f"unknown scorer kind {spec.kind!r}; kinds: {', '.join(SCORERS)}")
-    cls = entry.resolve()
-    scorer = cls(spec, lang)
+    try:
+        scorer = entry.resolve()(spec, lang)
+    except Exception as e:  # noqa: BLE001 - the plugin's module or constructor failed: one line, the plugin named
+        raise SpecError(f"the plugin scorer {spec.kind} ({entry.target}) failed: {type(e).__name__}: {e}") from None
     if not isinstance(scorer, Scorer):
         raise SpecError(f"the plugin scorer {spec.kind} ({entry.target}) gave {type(scorer).__name__}, "
                         "not a glotbench.tasks.scorers.Scorer")

@@ -36,7 +36,8 @@ def _write_files(tmp_path: Path) -> list[str]:
 
 def test_extending_doc_files_run(tmp_path):
     names = _write_files(tmp_path)
-    assert names == ["capitals_task.py", "my_metric.py", "my_bench.py", "my_backend.py", "run_capitals.py"]
+    assert names == ["capitals_task.py", "my_metric.py", "my_bench.py", "my_backend.py", "lao_plugin.py",
+                     "run_capitals.py"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "run_capitals.py"], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=120)

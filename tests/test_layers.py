@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     # pivot: wrappers of a benchmark and what reads its samples)
     {"tasks", "checks", "benchmarks"},
     {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text", "datasheet"},  # the parts
-    {"rundir", "runfiles", "core", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
+    {"rundir", "runfiles", "core", "signature", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
 ]
 UNITS = {name for names in LAYERS for name in names}
 

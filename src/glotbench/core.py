@@ -1,6 +1,6 @@
 """The core objects every station passes along: items, datasets, samples and a run's result.
 
-`Item`/`PublicItem` live in `glotbench.items` (re-exported here). A `Dataset` is what a benchmark's
+`Item`/`PublicItem` live in `glotbench.items`, `Signature` in `glotbench.signature` (re-exported here). A `Dataset` is what a benchmark's
 `load()` returns: the items plus where they came from and the facts derived from them (e.g. the
 subject list of a macro average), so a benchmark object itself holds no dataset state. A `Sample` is
 one typed samples.jsonl row; a `RunResult` carries a run's samples in memory next to its results,
@@ -16,8 +16,9 @@ from types import MappingProxyType
 from typing import Any, Iterator, Mapping, Sequence, overload
 
 from glotbench.items import Item, PublicItem
+from glotbench.signature import Signature
 
-__all__ = ["Dataset", "Item", "ItemScore", "PublicItem", "RunResult", "Sample", "jsonable"]
+__all__ = ["Dataset", "Item", "ItemScore", "PublicItem", "RunResult", "Sample", "Signature", "jsonable"]
 
 
 @dataclass(frozen=True, slots=True, repr=False)

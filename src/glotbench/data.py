@@ -12,6 +12,16 @@ results.json) the same way: `FILE:LINE: field: problem`, the line being where th
 Both refuse what JSON parsers would silently accept: NaN/Infinity (unless the file is one glotbench
 wrote itself, `allow_nan=True`), a key twice in one object (documents); a UTF-8 byte-order mark is
 dropped. The schemas of a run's own files are in `glotbench.runfiles`.
+
+Why one module of 428 lines, not split: it is one reader with one error rule. Its parts are the
+shared schema words (`Row`, `ItemId`, `validator`, `problem_text`: lines 41-124), the file guards,
+the four row formats and their validation (`check_file`, `read_text`, `raw_rows`, JSON/CSV/parquet,
+`read_rows`: 125-337), and the JSON documents with their line finder (`read_object`,
+`parse_object`, `locate`: 338-428). Rows and documents share the guards (`check_file`, the size
+limit, `_decode`, `_no_constant`: NaN refused) and `problem_text`, and both end in the same
+`FILE:LINE: field: problem` line; split in two, the document half would import the row half's
+guards and error rule, and a reader would look in two places for one rule. It imports nothing of
+glotbench but errors.
 """
 
 from __future__ import annotations

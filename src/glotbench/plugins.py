@@ -1,12 +1,24 @@
-"""What is registered: the tables of benchmarks and model backends, filled by the decorators, the
-built-ins (by import path, so listing them imports nothing heavy) and the entry-point groups
-`glotbench.benchmarks` and `glotbench.models`.
+"""What is registered: the tables of benchmarks, model backends, task scorer kinds and extraction
+steps, filled by the decorators, the built-ins (by import path, so listing them imports nothing
+heavy) and the entry-point groups `glotbench.benchmarks`, `glotbench.models`, `glotbench.scorers`
+and `glotbench.steps`.
 
     @register_benchmark("my-bench")          # a Benchmark class or a factory returning one
     class MyBench(Benchmark): ...
 
     @register_model("echo")                  # a factory(rest, spec=..., **opts) -> Model, or a class
     class EchoModel(ModelBase): ...
+
+    @register_scorer("char_f1")              # a tasks.scorers.Scorer class; its `Spec` (a pydantic
+    class CharF1(Scorer): ...                # model with `kind: Literal["char_f1"]`) reads the task's keys
+
+    @register_step("thai_year")              # a factory(argument) -> step(text, options) -> Extraction
+    def thai_year(arg): ...
+
+A task file names a registered scorer kind (`scorer: {kind: char_f1, ...}`) or step (`extract: {a:
+[thai_year]}`) as it names a built-in one; the built-in scorers and steps (tasks/scorers.py,
+tasks/pipelines.py) are never replaced: a plugin that takes one of their names is an error when a
+task is built, never silently ignored.
 
 It imports nothing of glotbench but its errors, so benchmarks, tasks and backends register
 themselves here from any layer; `glotbench.registry` turns a name into a benchmark (a registered
@@ -71,6 +83,10 @@ _MODELS: dict[str, Entry] = {
     "python": Entry("glotbench.models.python_fn:PythonModel",
                     "python:MODULE:FUNCTION  a Python callable taking the chat messages"),
 }
+_SCORERS: dict[str, Entry] = {}  # task scorer kinds from outside (the built-ins: tasks/scorers.py)
+_STEPS: dict[str, Entry] = {}  # extraction steps from outside (the built-ins: tasks/pipelines.py)
+_GROUPS = {"benchmark": ("glotbench.benchmarks", _BENCHMARKS), "model": ("glotbench.models", _MODELS),
+           "scorer": ("glotbench.scorers", _SCORERS), "step": ("glotbench.steps", _STEPS)}
 _entry_points_loaded = False
 _SHADOWED: dict[str, str] = {}  # "benchmark NAME" / "model SCHEME" -> the entry point a registered name hides
 
@@ -117,13 +133,38 @@ def register_model(scheme: str, description: str = "") -> Callable[[T], T]:
     return deco
 
 
+def register_scorer(kind: str, description: str = "") -> Callable[[T], T]:
+    """Register a task scorer kind: a `glotbench.tasks.scorers.Scorer` subclass (built as
+    `cls(spec, lang)`) whose class attribute `Spec` is the pydantic model of its task-file keys, with
+    `kind: Literal[KIND]`."""
+    def deco(obj: T) -> T:
+        _SCORERS[kind] = Entry(obj, description or _first_line(obj))
+        return obj
+    return deco
+
+
+def register_step(name: str, description: str = "", *, needs_arg: bool = False, version: str | None = None) -> Callable[[T], T]:
+    """Register an extraction step: a factory called with the step's argument (None when the task
+    writes the bare name; `needs_arg`: a bare name is an error) that returns the step, a callable
+    `(text, {label: option text}) -> glotbench.extract.Extraction`. `version` goes into the
+    signature with the name (`name@vVERSION`): bump it when the step reads replies differently."""
+    def deco(obj: T) -> T:
+        _STEPS[name] = Entry(obj, description or _first_line(obj), {"needs_arg": needs_arg, "version": version})
+        return obj
+    return deco
+
+
+def _first_line(obj: Any) -> str:
+    return ((getattr(obj, "__doc__", None) or "").strip().splitlines() or [""])[0]
+
+
 def load_entry_points() -> None:
     """Add the plugins' entry points to the tables (once; never over a registered name)."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
-    for group, table, kind in (("glotbench.benchmarks", _BENCHMARKS, "benchmark"), ("glotbench.models", _MODELS, "model")):
+    for kind, (group, table) in _GROUPS.items():
         for ep in metadata.entry_points(group=group):
             if ep.name in table and table[ep.name].target != ep.value:
                 _SHADOWED[f"{kind} {ep.name}"] = ep.value  # said by `glotbench list`, never silently
@@ -155,6 +196,32 @@ def benchmark_entry(name: str) -> Entry | None:
     if name not in _BENCHMARKS:
         load_entry_points()
     return _BENCHMARKS.get(name)
+
+
+def scorer_entry(kind: str) -> Entry | None:
+    """The scorer kind registered from outside (decorator or entry point), or None."""
+    if kind not in _SCORERS:
+        load_entry_points()
+    return _SCORERS.get(kind)
+
+
+def step_entry(name: str) -> Entry | None:
+    """The extraction step registered from outside (decorator or entry point), or None."""
+    if name not in _STEPS:
+        load_entry_points()
+    return _STEPS.get(name)
+
+
+def scorers() -> dict[str, str]:
+    """Scorer kinds registered from outside -> descriptions."""
+    load_entry_points()
+    return {n: e.description for n, e in sorted(_SCORERS.items())}
+
+
+def steps() -> dict[str, str]:
+    """Extraction steps registered from outside -> descriptions."""
+    load_entry_points()
+    return {n: e.description for n, e in sorted(_STEPS.items())}
 
 
 def load_model(spec: str, **opts: Any) -> Any:

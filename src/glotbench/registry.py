@@ -1,4 +1,5 @@
-"""One registry for benchmarks and model backends: the decorators and tables (`glotbench.plugins`,
+"""One registry for benchmarks, model backends, task scorer kinds and extraction steps: the
+decorators and tables (`glotbench.plugins`,
 re-exported here, where users import them from), and `get_benchmark`, which turns a name into a
 benchmark object.
 
@@ -16,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from glotbench.errors import SpecError
 from glotbench.plugins import (Entry, benchmark_entry, benchmarks, import_path, load_model, models, register_benchmark,
-                               register_model)
+                               register_model, register_scorer, register_step, scorers, steps)
 
 if TYPE_CHECKING:
     from glotbench.datasheet import Datasheet
 
 __all__ = ["Entry", "Family", "benchmarks", "families", "get_benchmark", "load_model", "models",
-           "register_benchmark", "register_model",
+           "register_benchmark", "register_model", "register_scorer", "register_step", "scorers", "steps",
            "task_copy"]
 
 

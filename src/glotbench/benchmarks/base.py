@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
@@ -20,11 +21,31 @@ from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.signature import Signature
 
 if TYPE_CHECKING:
     from glotbench.rundir.schema import DataLabel
 
 AnswerKind = Literal["letter", "number", "text"]
+WrongLanguage = Literal["flag", "fail", "zero"]
+
+
+@dataclass(frozen=True)
+class RescorePlan:
+    """What `glotbench rescore` varies for a benchmark (checks/rescore.py), declared by the benchmark
+    (`Benchmark.rescore_plan`): the metric kinds it re-scores ("bleu", "chrf", "chrf++", "token_f1",
+    "exact"), the gold keys that hold the references (the first present), the group it reports per,
+    token F1's references rule and normalisation, the run's metric name of each kind where it is not
+    the kind's own, the run's BLEU tokenizer over segmented text, and whether each sample's
+    language is the item's expected output language (`output_language`) or the benchmark's `lang`."""
+
+    kinds: tuple[str, ...]
+    refs: tuple[str, ...]
+    group: str | None = None
+    f1: tuple[str, str] = ("max", "unicode")
+    names: Mapping[str, str] | None = None
+    bleu_tokenize: str | None = None
+    per_item_language: bool = True
 
 # The prompt hash's JSON, as json.dumps(..., sort_keys=True, ensure_ascii=False, default=str) writes
 # it; one encoder for every item (json.dumps with options builds one per call).
@@ -127,6 +148,53 @@ class Benchmark(ABC):
     headline_pipeline: str | None = None
     # A log-likelihood run keeps every choice's log-probability and token count (task files).
     loglik_detail: bool = False
+    # The run settings every benchmark takes (checks/wrap.py applies them): the wrong-language policy
+    # ("flag": recorded and counted; "fail": a failure of its own kind; "zero": no credit) and the
+    # permutation ("circular": each option item asked in every rotation, checks/circular.py), read by
+    # the checks, `rescore` and `compare`.
+    wrong_language: WrongLanguage = "flag"
+    permute: Literal["circular"] | None = None
+
+    def expand(self, items: Dataset) -> Dataset:
+        """The units a run asks for these items: the items themselves (`permute=circular`: each item
+        in every rotation of its options, checks/circular.py)."""
+        return items
+
+    def combined(self, samples: Sequence[Any], dataset: Dataset | Sequence[Item] | None) -> Sequence[Any]:
+        """The samples per original item, as the headline counts them: the samples themselves
+        (`permute=circular`: one per item over its rotations)."""
+        return samples
+
+    def answer_before_check(self, text: str, item: PublicItem) -> Any:
+        """The answer the benchmark's own rule reads in a reply, before any run setting's check
+        (`wrong_language=fail` makes a wrong-language answer a failure; its check reads this)."""
+        return self.extract(text, item).answer
+
+    def answer_from_text(self, text: str) -> Any:
+        """A text as `score` takes an answer, read as it is (the extraction check's lenient reading):
+        the text itself; a task file's benchmark: the text for every extraction pipeline."""
+        return text
+
+    def translation_pair(self, item: Item) -> tuple[str, str, str] | None:
+        """(source language code, source text, target reference) of a translation item, or None: an
+        item whose `lp` (meta or public: `en-lo`) names the pair, with a public `source` and a gold
+        `target` (the tokenizer check's parallel texts)."""
+        from glotbench.languages import resolve_code
+
+        pair = item.meta.get("lp") or item.public.get("lp")
+        if pair and isinstance(item.public.get("source"), str) and isinstance(item.gold.get("target"), str):
+            return resolve_code(str(pair).split("-")[0]) or "", item.public["source"], item.gold["target"]
+        return None
+
+    def word_diff(self, answer: str, gold: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+        """The answer's words against the gold as the report's sample browser shows them, each
+        `(word, kind)` (ok, tone, mark, extra, missing: text/vietnamese.word_diff); None: no diff."""
+        return None
+
+    def rescore_plan(self) -> RescorePlan | None:
+        """What `glotbench rescore` varies for this benchmark; None: it has nothing to re-score
+        (its metrics are not corpus metrics, token F1 or an exact match over references)."""
+        return None
 
     def output_language(self, item: PublicItem) -> str | None:
         """The language an answer to `item` is expected in (see `output_language_rule`): `lang` unless
@@ -198,10 +266,9 @@ class Benchmark(ABC):
 
     def signature(self, dataset: Dataset, prompt_hash: str | None = None) -> str:
         """Everything that changes the numbers, sacrebleu style (`prompt_hash`: already computed)."""
-        parts = [f"glotbench:{self.name}", f"v:{self.version}", f"prompt:{prompt_hash or self.prompt_hash(dataset)}",
-                 f"data:{(dataset.sha256 or 'none')[:12]}"]
-        parts += [f"{k}:{v}" for k, v in self.signature_parts().items()]
-        return "|".join(parts)
+        return Signature.build(("glotbench", self.name), ("v", self.version),
+                               ("prompt", prompt_hash or self.prompt_hash(dataset)),
+                               ("data", (dataset.sha256 or "none")[:12]), self.signature_parts()).format()
 
     def signature_parts(self) -> Mapping[str, str]:
         return {}

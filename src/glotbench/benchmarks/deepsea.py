@@ -22,7 +22,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Any, ClassVar, Sequence
 
-from glotbench.benchmarks.base import Benchmark, target_of_pair
+from glotbench.benchmarks.base import Benchmark, RescorePlan, target_of_pair
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
@@ -362,6 +362,10 @@ class XQuAD(DeepSEA):
     def zero(self, item: Item) -> dict[str, float]:
         return {"f1": 0.0, "n": 1.0}
 
+    def rescore_plan(self) -> RescorePlan:
+        return RescorePlan(("token_f1",), ("answers",), "lang", f1=("first", self.f1_norm),
+                           names={"token_f1": self.metrics[0].name})
+
     def rules(self) -> dict[str, str]:
         # f1_empty: SQuAD v1.1's script, XQuAD's: two empty answers score F1 0; phrase: the answer
         # phrase read through word breaks (glotbench.languages.breakable)
@@ -386,6 +390,9 @@ class _Generation(DeepSEA):
 
     def zero(self, item: Item) -> dict[str, float]:
         return dict(self.score("", item).stats)
+
+    def rescore_plan(self) -> RescorePlan:
+        return RescorePlan(("chrf",), (self.reference,), "lang", names={"chrf": self.metrics[0].name})
 
 
 class CrossSum(_Generation):

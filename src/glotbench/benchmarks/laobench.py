@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.base import Benchmark, target_of_pair
+from glotbench.benchmarks.base import Benchmark, RescorePlan, target_of_pair
 from glotbench.core import Dataset
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
 from glotbench.datasheet import Datasheet
@@ -28,6 +28,7 @@ from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric, is_spm, spm_model
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
+from glotbench.signature import Signature
 from glotbench.text.segment import LaoSegmenter, installed_laonlp
 
 DATA_TYPES = ("K12 Foundational Education", "Knowledge Application", "Bilingual Translation")
@@ -402,9 +403,12 @@ class LaoBenchTranslation(_LaoBenchData):
                 out[f"{cm.name}:{d}"] = m.signature()
         return out
 
+    def rescore_plan(self) -> RescorePlan:
+        return RescorePlan(("bleu", "chrf++"), ("reference",), "direction", bleu_tokenize=self.bleu_tokenize)
+
     def signature_parts(self) -> dict[str, str]:
         if is_spm(self.bleu_tokenize):  # spBLEU: one tokenizer, no segmenter, in every direction
-            seg_lo = self._metric("chrf++", "lo").signature().split("|seg:")[1].split("|")[0]
+            seg_lo = Signature.parse(self._metric("chrf++", "lo").signature()).get("seg") or "none"
             return {"metrics": "spbleu+chrf++", "seg_lo": seg_lo, "bleu_tok": spm_model(self.bleu_tokenize).tag}
-        return {"metrics": "bleu+chrf++", "seg_lo": self._metric("bleu", "lo").signature().split("|seg:")[1].split("|")[0],
+        return {"metrics": "bleu+chrf++", "seg_lo": Signature.parse(self._metric("bleu", "lo").signature()).get("seg") or "none",
                 "bleu_tok_lo": self.bleu_tokenize, "tok_zh": "zh"}

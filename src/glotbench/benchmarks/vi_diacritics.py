@@ -10,11 +10,11 @@ Rules and choices: docs/benchmarks/vi-diacritics.md.
 from __future__ import annotations
 
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, Mapping
 
 from pydantic import Field
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, read_rows
@@ -183,6 +183,19 @@ class VietnameseDiacritics(Benchmark):
 
     def answer_key(self, answer: str | None) -> str | None:
         return None if answer is None else comparison_key(answer)
+
+    def word_diff(self, answer: str, gold: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Against the reference the scorer matched best (most aligned words right); wrong tones marked."""
+        from glotbench.text.vietnamese import aligned_word_matches, word_diff
+
+        refs = gold.get("references") or []
+        if not refs:
+            return []
+        best = refs[0] if len(refs) == 1 else max(refs, key=lambda r: aligned_word_matches(answer, r)[0])
+        return word_diff(answer, best)
+
+    def rescore_plan(self) -> RescorePlan:
+        return RescorePlan(("exact",), ("references",), names={"exact": self.metrics[0].name}, per_item_language=False)
 
     def signature_parts(self) -> dict[str, Any]:
         return {"metric": "sentence_exact", "norm": "nfc+space+tone_position", "refs": "any",

@@ -70,11 +70,10 @@ class RunChecks:
         answer = sample.answer
         if answer is None and sample.failure == "wrong_language":
             item = self.items.get(sample.id)
-            reread = getattr(self.bench, "answer_before_check", None)
-            if item is not None and reread is not None:
+            if item is not None:
                 from glotbench.extract import strip_think
 
-                answer = reread(strip_think(sample.output)[0], item.to_public())
+                answer = self.bench.answer_before_check(strip_think(sample.output)[0], item.to_public())
         text = answer_text(self.bench, answer)
         if text is None:
             return None
@@ -230,7 +229,7 @@ def language_summary(bench: Benchmark, samples: Sequence[Sample], checks: Mappin
         w = c["wrong_script"] + c["wrong_language"]
         return {"checked": ch, "wrong": w, "wrong_rate": w / ch if ch else None, **{k: c[k] for k in sorted(c)}}
 
-    return {"expected": rule[1], "policy": getattr(bench, "wrong_language", "flag"),
+    return {"expected": rule[1], "policy": bench.wrong_language,
             "library": L.library(), "thresholds": {"min_letters": L.MIN_LETTERS, "script_share": L.SHARE,
                                                    "lid_min_letters": L.MIN_LID_LETTERS,
                                                    "lid_confidence": L.MIN_CONFIDENCE,

@@ -26,6 +26,7 @@ from glotbench.core import Dataset
 from glotbench.errors import SpecError
 from glotbench.items import Item
 from glotbench.metrics import Metric, RatioMetric, ScoredSample
+from glotbench.signature import Signature
 
 LETTERS = "ABCDEFGHIJ"
 SEP = "#rot"
@@ -238,7 +239,7 @@ def item_stats(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]])
     """Per original item statistics of a circular run's samples.jsonl rows, summed over repeats, as
     the run's aggregate computed them (for paired tests on the board and in compare); None for a
     run without rotations."""
-    if "permute:circular" not in str(results.get("signature", "")):
+    if Signature.parse(str(results.get("signature", ""))).get("permute") != "circular":
         return None
     keys = list(results["metrics"][results["headline"]]["keys"])
     pair = [(keys[i], keys[i + 1]) for i in range(0, len(keys) - 1, 2)]

@@ -85,14 +85,6 @@ def _json_keys(body: str) -> list[str]:
     return re.findall(r'"([A-Za-z_][\w]*)"\s*:\s*"', body)
 
 
-def _as_answer(bench: Benchmark, raw: str) -> Any:
-    """A lenient reading in the shape the benchmark's `score` takes (a task: every pipeline's)."""
-    pipes = getattr(bench, "pipelines", None)
-    if isinstance(pipes, Mapping) and getattr(bench, "spec", None) is not None:
-        return {name: raw for name in pipes}
-    return raw
-
-
 def pairs(metric: Any) -> list[tuple[str, str]]:
     """The (numerator, denominator) statistics of a ratio or macro metric; [] for a corpus metric."""
     if isinstance(metric, RatioMetric):
@@ -127,10 +119,8 @@ def extraction_check(bench: Benchmark, samples: Sequence[Sample], items: Mapping
     for s in bad:
         if s.failure is not None:  # always, for an unread sample
             by_kind[s.failure] = by_kind.get(s.failure, 0) + 1
-    combine = getattr(bench, "combined", None)  # permute=circular: the headline is per original item
-
-    def per_item(ss: Sequence[Sample]) -> Sequence[Any]:
-        return combine(ss, list(items.values())) if callable(combine) else ss
+    def per_item(ss: Sequence[Sample]) -> Sequence[Any]:  # permute=circular: the headline is per original item
+        return bench.combined(ss, list(items.values()))
 
     strict, strict_groups = _value(head, per_item(samples), group_by)
     out: dict[str, Any] = {
@@ -167,7 +157,7 @@ def extraction_check(bench: Benchmark, samples: Sequence[Sample], items: Mapping
             lenient_samples.append(s)
             continue
         try:
-            score = bench.score(_as_answer(bench, raw), item)
+            score = bench.score(bench.answer_from_text(raw), item)  # a task: every pipeline's
         except Exception:  # noqa: BLE001 - a reading the benchmark cannot score counts as unread
             lenient_samples.append(s)
             continue

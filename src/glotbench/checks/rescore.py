@@ -12,8 +12,10 @@ run's number):
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
-Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
-a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact match. A failed
+Benchmarks: every one that declares what it re-scores (`Benchmark.rescore_plan`, a `RescorePlan`;
+a task file's: its scorer's): corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum,
+task files with a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact
+match; no benchmark is named here. A failed
 sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact). A run under
 `wrong_language=zero` keeps that policy: its corpus metrics are means of sentence scores, and a reply
 flagged `wrong_language` scores 0 under every variant.
@@ -137,26 +139,14 @@ def _first(*keys: str) -> Callable[[Mapping[str, Any]], list[str]]:
 def plan_for(bench: Any) -> Plan:
     from glotbench.checks.language import expected_language
 
-    lang = lambda f, m: expected_language(bench, f, m)  # noqa: E731
-    name = bench.name
-    if name == "laobench-translation":
-        return Plan(("bleu", "chrf++"), lang, _first("reference"), "direction", bleu_tokenize=bench.bleu_tokenize)
-    if name in ("deepsea-wmt24pp", "deepsea-crosssum"):
-        return Plan(("chrf",), lang, _first("target", "summary"), "lang", names={"chrf": bench.metrics[0].name})
-    if name == "deepsea-xquad":
-        return Plan(("token_f1",), lang, _first("answers"), "lang", f1=("first", bench.f1_norm),
-                    names={"token_f1": bench.metrics[0].name})
-    if name == "vi-diacritics":
-        return Plan(("exact",), lambda f, m: "vi", _first("references"), None, names={"exact": bench.metrics[0].name})
-    spec = getattr(bench, "spec", None)
-    if spec is not None and spec.scorer.kind == "corpus":
-        return Plan(tuple(spec.scorer.metrics), lambda f, m: bench.lang, _first("reference", "answer"), None,
-                    bleu_tokenize=bench.scorer.spec.bleu_tokenize)  # the run's (a bleu_tokenize option too)
-    if spec is not None and spec.scorer.kind == "token_f1":
-        return Plan(("token_f1",), lambda f, m: bench.lang, _first("answers", "answer"), None,
-                    f1=(spec.scorer.refs, spec.scorer.norm))
-    raise GlotbenchError(f"rescore has no settings to vary for {name}: it re-scores corpus metrics (translation, "
-                         "summaries), token F1 and vi-diacritics' exact match")
+    declared = bench.rescore_plan()  # the benchmark's declared fact (Benchmark.rescore_plan)
+    if declared is None:
+        raise GlotbenchError(f"rescore has no settings to vary for {bench.name}: it re-scores corpus metrics "
+                             "(translation, summaries), token F1 and vi-diacritics' exact match")
+    lang: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] = (
+        (lambda f, m: expected_language(bench, f, m)) if declared.per_item_language else (lambda f, m: bench.lang))
+    return Plan(declared.kinds, lang, _first(*declared.refs), declared.group, f1=declared.f1, names=declared.names,
+                bleu_tokenize=declared.bleu_tokenize)
 
 
 def _segment(text: str, lang: str | None, segmenter: str | None) -> str:
@@ -250,7 +240,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     a corpus metric's sentence scores too ({"segments": {group: [score of each sample, in order]}})."""
     from glotbench.checks.language import answer_text
 
-    zero = getattr(bench, "wrong_language", "flag") == "zero"
+    zero = bench.wrong_language == "zero"
     buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
         g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"

@@ -112,18 +112,6 @@ def _item_text(bench: Benchmark, item: Item) -> str:
     return " ".join(v for k, v in item.public.items() if isinstance(v, str) and k not in ("lang", "lp", "direction"))
 
 
-def _translation_pair(bench: Benchmark, item: Item) -> tuple[str, str, str] | None:
-    """(source language, source text, target reference) of a translation item."""
-    pair = item.meta.get("lp") or item.public.get("lp")
-    if pair and isinstance(item.public.get("source"), str) and isinstance(item.gold.get("target"), str):
-        return resolve_code(str(pair).split("-")[0]) or "", item.public["source"], item.gold["target"]
-    opts = getattr(bench, "options", None)
-    if isinstance(opts, Mapping) and opts.get("source") and isinstance(item.public.get("text"), str) \
-            and isinstance(item.gold.get("reference"), str):
-        return resolve_code(str(opts["source"])) or "", item.public["text"], item.gold["reference"]
-    return None
-
-
 def tokenizer_premium(bench: Benchmark, items: Sequence[Item], count: Callable[[str], int]) -> dict[str, Any]:
     per: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     parallel: dict[tuple[str, str], int] = {}
@@ -136,7 +124,7 @@ def tokenizer_premium(bench: Benchmark, items: Sequence[Item], count: Callable[[
         p["tokens"] += n
         p["chars"] += chars(text)
         p["words"] += words(text, lang)
-        pair = _translation_pair(bench, it)
+        pair = bench.translation_pair(it)
         if pair is not None and pair[0] == "en":
             p["pair_target_tokens"] += n if text == pair[2] else count(pair[2])
             p["pair_source_tokens"] += count(pair[1])

@@ -149,5 +149,4 @@ def wrap(bench: Any, settings: Mapping[str, str]) -> Any:
 
 def expand_units(bench: Any, items: Any) -> Any:
     """The items a run asks (a circular run: every rotation of each selected item)."""
-    expand = getattr(bench, "expand", None)
-    return expand(items) if callable(expand) else items
+    return bench.expand(items)

@@ -26,8 +26,14 @@ def list_cmd() -> None:
     typer.echo("model backends (--model SPEC):")
     for desc in models().values():
         typer.echo(f"  {desc}")
-    from glotbench.plugins import shadowed
+    from glotbench.plugins import scorers, shadowed, steps
 
+    for title, table in (("task scorer kinds from plugins (scorer: {kind: KIND}):", scorers()),
+                         ("extraction steps from plugins (extract: {NAME: [STEP, ...]}):", steps())):
+        if table:
+            typer.echo(title)
+            for name, desc in table.items():
+                typer.echo(f"  {name:<16} {desc}")
     for what, target in shadowed().items():
         typer.echo(f"warning: the plugin entry point {what} ({target}) is not used: a built-in or registered "
                    f"{what.split()[0]} has that name; give it another", err=True)

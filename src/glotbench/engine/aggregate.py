@@ -54,7 +54,7 @@ def aggregate_run(bench: Benchmark, full: Dataset, samples: list[Sample], metric
     settings = {"resamples": options.bootstrap_resamples, "seed": DEFAULT_SEED, "confidence": 0.95,
                 "bench": type(bench).__module__ + ":" + type(bench).__qualname__,
                 "options": sorted(options.bench_options),
-                "state": jsonable({k: v for k, v in getattr(bench, "__dict__", {}).items() if not k.startswith("_")}),
+                "state": jsonable({k: v for k, v in vars(bench).items() if not k.startswith("_")}),
                 "group_by": list(bench.group_by), "pooled_overall": bench.pooled_overall, "cluster": bench.cluster_by,
                 "metrics": [[type(mt).__qualname__, jsonable(mt)] for mt in metrics],
                 "versions": [versions.get("python"), versions.get("numpy"), sacrebleu_version()],

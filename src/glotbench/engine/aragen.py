@@ -31,7 +31,8 @@ from glotbench.judges.cards import validation
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, select_judges
 from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
-from glotbench.rundir.selection import first as selection_first, signature_part
+from glotbench.rundir.selection import first as selection_first, signed
+from glotbench.signature import Signature
 from glotbench.rundir.validity import combine, run_validity
 from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
@@ -202,13 +203,13 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     combined = jury(order, outcomes, per_judge, strategy=strategy, policy=policy, mode=parse,
                     resamples=options.bootstrap_resamples)
     prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{task.prompt_hash(games)}"
-    signature = "|".join([
-        "glotbench:aragen", f"v:{AraGenJudging.version}", f"judge_prompt:{prompt_sig}", f"parse:{parse}",
-        f"zeroing:{zeroing}", f"policy:{policy}", f"jury:{strategy}", "followup:2:1", "scale:(v-1)/4",
-        f"cand_system:{_sha(system_prompt)}", f"cand_max_tokens:{options.max_tokens or 2048}",
-        f"judge_repeats:{judge_repeats}", f"judge_temperature:{judge_temperature}", f"judge_seed:{judge_seed}",
-        f"judge_retries:{options.max_retries}",
-        f"judges:{','.join(slug(j) for j in active)}", f"data:{digest[:12]}"]) + signature_part(selection)
+    signature = signed(Signature.build(
+        glotbench="aragen", v=AraGenJudging.version, judge_prompt=prompt_sig, parse=parse,
+        zeroing=zeroing, policy=policy, jury=strategy, followup="2:1", scale="(v-1)/4",
+        cand_system=_sha(system_prompt), cand_max_tokens=options.max_tokens or 2048,
+        judge_repeats=judge_repeats, judge_temperature=judge_temperature, judge_seed=judge_seed,
+        judge_retries=options.max_retries,
+        judges=",".join(slug(j) for j in active), data=digest[:12]).format(), selection)
     results = {
         "model": model, "family": cand_family, "judges": judges, "skipped_judges": skipped, "policy": policy,
         "parse": parse, "zeroing": zeroing, "jury_strategy": strategy,

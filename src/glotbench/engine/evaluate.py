@@ -39,6 +39,7 @@ from glotbench.rundir.schema import (BenchmarkInfo, Counts, ModelInfo, Results, 
 from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
+from glotbench.signature import Signature
 from glotbench.stats import DEFAULT_SEED, prepare_draws
 
 __all__ = ["RunOptions", "evaluate", "evaluate_async", "evaluate_phase", "generation_config", "model_options"]
@@ -113,7 +114,7 @@ def _signature(bench: Benchmark, full: Dataset, options: RunOptions) -> tuple[st
     depend on the selection). The thinking mode changes the numbers: it is in the signature, so
     `compare` refuses to mix modes."""
     phash = bench.prompt_hash(full)
-    return phash, bench.signature(full, phash) + f"|thinking:{THINKING[options.thinking]}"
+    return phash, Signature.parse(bench.signature(full, phash)).plus(thinking=THINKING[options.thinking]).format()
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tupl
     phash, scorer = signature
     # a str is "auto" (RunOptions rejects any other)
     conc = options.concurrency
-    return _Plan(selection, phash, scorer, scorer + selection.signature_part(), config,
+    return _Plan(selection, phash, scorer, selection.signed(scorer), config,
                  options.max_concurrency if isinstance(conc, str) else (conc or m.default_concurrency), auto, coverage,
                  form, template, caps, items)
 

@@ -29,6 +29,7 @@ from glotbench.engine.panel import run_panel, write_judged
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model
+from glotbench.signature import Signature
 
 
 async def judged_result(benchmark: Any, model: Any, options: RunOptions, dataset: Dataset | None = None) -> RunResult:
@@ -106,9 +107,9 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     if not any(i in v for v in values.values() for i in answers) and answers:
         raise GlotbenchError(f"no judge gave a valid verdict (skipped: {', '.join(skipped) or 'none'})")
     scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
-    signature = "|".join([res.results["signature"], f"judge_prompt:{judging.prompt_hash(games)}",
-                          *(f"{k}:{v}" for k, v in judging.signature_parts().items()),
-                          f"judges:{','.join(slug(j) for j in runs)}", "unanswered:0"])
+    signature = Signature.parse(res.results["signature"]).plus(
+        ("judge_prompt", judging.prompt_hash(games)), judging.signature_parts(),
+        ("judges", ",".join(slug(j) for j in runs)), ("unanswered", 0)).format()
     results = {"benchmark": bench.name, "model": model, "judges": judges, "skipped_judges": skipped,
                "mode": "pairwise" if rubric.pairwise else "pointwise", "scores": scores,
                "criteria": criteria, "items": len(ids), "answered": len(answers), "unanswered": unanswered,

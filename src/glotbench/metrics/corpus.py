@@ -27,6 +27,7 @@ import numpy as np
 from glotbench.errors import GlotbenchError
 from glotbench.languages import segmenter_of
 from glotbench.metrics.ratio import Scale
+from glotbench.signature import Signature
 from glotbench.stats import Estimate, bootstrap_many
 from glotbench.text.segment import LaoSegmenter, needs_segmentation, segment, segmenter_signature
 
@@ -204,29 +205,27 @@ class SacreMetric:
             sb = self._metric.get_signature().format()
         except ValueError:  # sacrebleu knows the reference count only after scoring
             sb = "unscored"
-        parts = [f"glotbench:{self.name}", *self._unsigned(), f"sacrebleu:{sb}",
-                 f"seg:{segmenter_signature(self.lang, self.lao) if self._segment else 'none'}"]
-        if self.lang:
-            parts.append(f"lang:{self.lang}")
-        if resamples:
-            parts.append(f"boot:{resamples},seed:{seed}")
-        return "|".join(parts)
+        return Signature.build(("glotbench", self.name), *self._unsigned(),
+                               Signature.parse(sb).under("sacrebleu"),
+                               ("seg", segmenter_signature(self.lang, self.lao) if self._segment else "none"),
+                               ("lang", self.lang) if self.lang else None,
+                               ("boot", f"{resamples},seed:{seed}") if resamples else None).format()
 
-
-    def _unsigned(self) -> list[str]:
+    def _unsigned(self) -> list[tuple[str, object]]:
         """Settings that change the number but that sacrebleu's signature leaves out, when not its
         defaults: chrF's β (sacrebleu puts it in the score's name, chrF2), BLEU's maximum n-gram
         order, and a smoothing value more precise than the two decimals sacrebleu prints."""
         from sacrebleu.metrics import BLEU  # loaded already: self._metric is one
 
-        m, out = self._metric, []
+        m = self._metric
+        out: list[tuple[str, object]] = []
         if isinstance(m, BLEU):
             if m.max_ngram_order != 4:
-                out.append(f"ngram:{m.max_ngram_order}")
+                out.append(("ngram", m.max_ngram_order))
             if m.smooth_value is not None and float(f"{m.smooth_value:.2f}") != m.smooth_value:
-                out.append(f"smooth_value:{m.smooth_value!r}")
+                out.append(("smooth_value", repr(m.smooth_value)))
         elif m.beta != 2:
-            out.append(f"beta:{m.beta}")
+            out.append(("beta", m.beta))
         return out
 
 

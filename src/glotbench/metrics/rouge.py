@@ -142,5 +142,8 @@ class RougeL:
 
         from glotbench.text.segment import segmenter_signature
 
-        tok = f"seahelm-{self.lang or 'none'}" if self.tokenize == "seahelm" else f"segmenter|seg:{segmenter_signature(self.lang)}"
-        return f"rougeL|tok:{tok}|rouge_score:{metadata.version('rouge-score')}"
+        from glotbench.signature import Signature
+
+        tok = ({"tok": f"seahelm-{self.lang or 'none'}"} if self.tokenize == "seahelm"
+               else {"tok": "segmenter", "seg": segmenter_signature(self.lang)})
+        return Signature.build("rougeL", tok, rouge_score=metadata.version("rouge-score")).format()

@@ -35,6 +35,7 @@ from collections import Counter
 from typing import Callable, Literal, Sequence
 
 from glotbench.languages import remove_zero_width
+from glotbench.signature import Signature
 from glotbench.text.segment import segment, segmenter_signature
 
 Norm = Literal["unicode", "squad", "mkqa"]
@@ -151,10 +152,10 @@ def token_f1_signature(lang: str | None, refs: str = "max", norm: str = "unicode
                        metric: str = "token_f1") -> str:
     check_empty(empty)
     if check_norm(norm) == "squad":
-        return f"{metric}|norm:squad_v1.1|seg:none|refs:{refs}|empty:{empty}"
-    if norm == "mkqa":
-        seg = "char" if lang in MKQA_CHARACTERS else "none"
-        return f"{metric}|norm:mkqa({lang or 'none'})|seg:{seg}|refs:{refs}|empty:{empty}"
-    articles = "+articles_en" if lang == "en" else ""
-    return (f"{metric}|norm:del_format+lower+del_punct_P*+ascii{articles}|seg:{segmenter_signature(lang) if lang else 'none'}"
-            f"|refs:{refs}|empty:{empty}")
+        parts = ("squad_v1.1", "none")
+    elif norm == "mkqa":
+        parts = (f"mkqa({lang or 'none'})", "char" if lang in MKQA_CHARACTERS else "none")
+    else:
+        articles = "+articles_en" if lang == "en" else ""
+        parts = (f"del_format+lower+del_punct_P*+ascii{articles}", segmenter_signature(lang) if lang else "none")
+    return Signature.build(metric, norm=parts[0], seg=parts[1], refs=refs, empty=empty).format()

@@ -34,6 +34,7 @@ import numpy as np
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import is_valid, notes
+from glotbench.signature import Signature
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.checks_board import column_checks, column_tokens
@@ -183,7 +184,7 @@ def columns_of(runs: list[Run], left_out: list[dict[str, str]], by: str = "colum
                 left_out.append({"path": str(r.path), "reason": f"{bench}: another item set "
                                  f"({describe_item_set(r.results)}) than the column's ({describe_item_set(shown.results)})"
                                  + (f", and signature differs ({rundata.signature_difference(key[0], sig)})"
-                                    if sig.split("|subset:")[0] != key[0].split("|subset:")[0] else "")
+                                    if Signature.parse(sig).without("subset") != Signature.parse(key[0]).without("subset") else "")
                                  + "; never pooled"})
             elif r.model in kept:
                 why = ("an invalid or stopped run" if not is_valid(r.results) and is_valid(kept[r.model].results)

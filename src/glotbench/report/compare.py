@@ -48,7 +48,7 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
-    if callable(getattr(bench, "combined", None)):  # per original item, as the run's aggregate (checks/circular.py)
+    if bench.permute is not None:  # per original item, as the run's aggregate (checks/circular.py)
         samples, rows = _combined(bench, dataset, samples)
     check_statistics(bench.metrics_for(dataset), samples)
     return rows

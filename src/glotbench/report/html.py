@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 from glotbench.errors import GlotbenchError
 from glotbench.report import rundata
 from glotbench.report.checks_html import checks_sections, sample_checks
-from glotbench.report.diffs import DIFFS
+from glotbench.benchmarks.base import Benchmark
 from glotbench.report.page import notes_html, page, sample_browser
 from glotbench.report.svg import Row, bar_plot, ci_plot, num, units
 from glotbench.report.terminal import FEW_NOTE, any_few, ci_caption, few_mark, floor_line, n_text
@@ -244,7 +244,7 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
                  flipped: set[str]) -> list[dict[str, Any]]:
     keys = rundata.metric_keys(results, results["headline"])
     group_keys = list(results["scores"].get("groups", {}))
-    diff = DIFFS.get(results["benchmark"]["name"])
+    bench = _bench(results) if gold else None  # its word diff (Benchmark.word_diff: vi-diacritics)
     repeats = (results.get("config") or {}).get("repeats", 1) > 1
     rows = []
     for s in samples:
@@ -259,8 +259,10 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
         o = rundata.outcome(s, keys)
         if it is not None:
             blocks.append(["references", "j", it])
-            if diff and s.get("answer") and o != "correct":  # a right answer needs no diff
-                blocks.append(["word diff against the closest reference", "d", _compact(diff(s["answer"], it))])
+            words = bench.word_diff(s["answer"], it) if bench is not None and isinstance(s.get("answer"), str) \
+                and s["answer"] and o != "correct" else None  # a right answer needs no diff
+            if words is not None:
+                blocks.append(["word diff against the closest reference", "d", _compact(words)])
         blocks.append(["score statistics", "j", s.get("score")])
         if s.get("error"):
             blocks.append(["error", "t", s["error"]])
@@ -270,6 +272,15 @@ def browser_rows(results: dict[str, Any], samples: list[dict[str, Any]], gold: d
         fl = list(s.get("flags") or []) + (["flipped"] if s["id"] in flipped else []) + check_flags
         rows.append({"id": s["id"], "g": g, "o": o, "f": s.get("failure"), "fl": fl, "b": blocks})
     return rows
+
+
+def _bench(results: dict[str, Any]) -> Benchmark | None:
+    """The run's benchmark, rebuilt (as `rundata.references` does), or None."""
+    try:
+        bench: Benchmark = rundata.bench_of(results)
+    except Exception:  # noqa: BLE001 - a benchmark that cannot be rebuilt: its references are not shown either
+        return None
+    return bench
 
 
 def _compact(diff: list[tuple[str, str]]) -> list[Any]:

@@ -18,6 +18,7 @@ from glotbench.rundir import OLD_SUMMARIES, judged_section, read_results, read_s
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
 from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place, judged_summary
+from glotbench.signature import Signature
 
 # The summary files judged runs wrote before their results.json held their record (`judged`): still read.
 JUDGED_FILES = OLD_SUMMARIES
@@ -129,9 +130,9 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                 per_item[i].append(v)
         final = dict(r["scores"]["final"], n=(r.get("prompts") or {}).get("scored", len(per_item)))
         judges = list(r["scores"]["judges"])
-        signature = "|".join(["glotbench:arena", f"baseline:{r['baseline']}", f"judges:{','.join(judges)}",
-                              f"judge_prompt:{r.get('judge_prompt_hash', '')}",
-                              f"data:{str(r.get('data_sha256') or '')[:12]}"])
+        signature = Signature.build(glotbench="arena", baseline=r["baseline"], judges=",".join(judges),
+                                    judge_prompt=r.get("judge_prompt_hash", ""),
+                                    data=str(r.get("data_sha256") or "")[:12]).format()
         res = {"benchmark": {"name": "arena", "version": str(r.get("judge_prompt_version", ""))},
                "model": {**(base.get("model") or {}), "spec": r["candidate"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
@@ -293,15 +294,6 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
     return {it.id: dict(it.gold) for it in items}, f"references from {source} (SHA-256 verified)"
 
 
-def signature_parts(signature: str) -> dict[str, str]:
-    parts = {}
-    for i, p in enumerate(signature.split("|")):
-        k, _, v = p.partition(":")
-        parts[k if i else "benchmark"] = v if i else signature.split("|")[0]
-    return parts
-
-
 def signature_difference(a: str, b: str) -> str:
-    pa, pb = signature_parts(a), signature_parts(b)
-    diff = [f"{k} {pa.get(k, '∅')} ≠ {pb.get(k, '∅')}" for k in dict.fromkeys([*pa, *pb]) if pa.get(k) != pb.get(k)]
-    return "; ".join(diff) or "signatures differ"
+    diff = Signature.parse(a).difference(b)
+    return "; ".join(f"{k} {'∅' if x is None else x} ≠ {'∅' if y is None else y}" for k, x, y in diff) or "signatures differ"

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glotbench.errors import GlotbenchError
+from glotbench.signature import Signature
 from glotbench.stats import Estimate, bootstrap_many, ratio_fn
 
 CORPUS_METRICS = ("bleu", "chrf", "chrf++")
@@ -157,8 +158,9 @@ def score_files(metrics: str | Sequence[str], hyps_path: str, refs_paths: Sequen
     return [_squad(m, hyps, refs, opts) if m in SQUAD_METRICS else _corpus(m, hyps, refs, opts) for m in names]
 
 
-def _boot(resamples: int, seed: int) -> str:
-    return f"|boot:{resamples},seed:{seed}" if resamples else ""
+def _signed(sig: str, resamples: int = 0, seed: int = 0) -> str:
+    """A metric's signature as glotbench's (`glotbench:token_f1|…`), with its bootstrap when resampled."""
+    return Signature.parse(sig).under("glotbench").plus(("boot", f"{resamples},seed:{seed}") if resamples else None).format()
 
 
 def _squad(metric: str, hyps: list[str], refs: list[list[str]], opts: FileScoreOptions) -> FileScore:
@@ -172,12 +174,12 @@ def _squad(metric: str, hyps: list[str], refs: list[list[str]], opts: FileScoreO
         raise GlotbenchError(str(e)) from None
     if opts.sentence_level:
         mean = 100 * sum(values) / len(values) if values else float("nan")
-        return FileScore(metric, Estimate(mean, mean, mean, len(values)), f"glotbench:{sig}",
+        return FileScore(metric, Estimate(mean, mean, mean, len(values)), _signed(sig),
                          tuple(100 * v for v in values))
     stats = np.array([[v, 1.0] for v in values]).reshape(-1, 2)
     est = bootstrap_many(stats, {metric: ratio_fn(0, 1)}, resamples=opts.resamples, seed=opts.seed)[metric]
     est = Estimate(100 * est.value, 100 * est.ci_low, 100 * est.ci_high, est.n)
-    return FileScore(metric, est, f"glotbench:{sig}{_boot(opts.resamples, opts.seed)}")
+    return FileScore(metric, est, _signed(sig, opts.resamples, opts.seed))
 
 
 def _corpus(metric: str, hyps: list[str], refs: list[list[str]], opts: FileScoreOptions) -> FileScore:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from glotbench.core import Dataset
+from glotbench.signature import SEP, Signature
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 
@@ -102,8 +103,14 @@ class Selection:
         return {"full": self.full, "subset": self.subset, "limit": self.limit, "n": len(self.items),
                 "of": self.of, "repeats": self.repeats, "items_sha256": self.items_sha256}
 
+    def signed(self, signature: str) -> str:
+        """`signature` (the scorer's) with this item set's `subset:` part, for a run on fewer items
+        than the dataset's; unchanged for a full run."""
+        return signed(signature, self.record())
+
     def signature_part(self) -> str:
-        """`|subset:...` for a run on fewer items than the dataset's; empty for a full run."""
+        """`|subset:...` for a run on fewer items than the dataset's; empty for a full run (`signed`
+        adds it to a signature)."""
         return signature_part(self.record())
 
 
@@ -114,13 +121,22 @@ def first(ids: Sequence[str], of: int, limit: int | None) -> dict[str, Any]:
             "items_sha256": item_set_sha256(ids)}
 
 
+def signed(signature: str, record: Mapping[str, Any]) -> str:
+    """`signature` with the part `subset:NAME,NofM,SHA12` of a selection record; unchanged for a
+    run on every item."""
+    return signature if record["full"] else Signature.parse(signature).plus(subset=_subset(record)).format()
+
+
 def signature_part(record: Mapping[str, Any]) -> str:
-    """`|subset:NAME,NofM,SHA12` of a selection record; empty for a run on every item."""
-    if record["full"]:
-        return ""
+    """`|subset:NAME,NofM,SHA12` of a selection record, empty for a run on every item: what `signed`
+    adds (kept for callers that append it to a signature's text)."""
+    return "" if record["full"] else SEP + Signature.build(subset=_subset(record)).format()
+
+
+def _subset(record: Mapping[str, Any]) -> str:
     name = "+".join(([record["subset"]] if record.get("subset") else [])
                     + ([f"limit{record['limit']}"] if record.get("limit") is not None else [])) or "all"
-    return f"|subset:{name},{record['n']}of{record['of']},{record['items_sha256'][:12]}"
+    return f"{name},{record['n']}of{record['of']},{record['items_sha256'][:12]}"
 
 
 def select(full: Dataset, group_by: Sequence[str], *, limit: int | None = None, subset: str | None = None,

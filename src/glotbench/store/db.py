@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from glotbench.errors import GlotbenchError
+from glotbench.signature import Signature
 from glotbench.store.index import HEAD_REVISION, VERSION_TABLE, default_store_url, record_of, run_key, sqlite_path
 
 __all__ = ["Base", "ResultsStore", "RunRow", "board", "board_columns", "default_store_url", "find_run_dirs", "migrate", "run_key",
@@ -293,14 +294,14 @@ def board_columns(rows: Iterable[RunRow]) -> dict[str, str]:
 
     rows = list(rows)
     name = _column_names(rows)
-    parts: dict[str, list[set[str]]] = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
+    parts: dict[str, list[frozenset[str]]] = {r.benchmark: [] for r in rows}  # each column's signature parts, per benchmark
     for r in rows:
-        parts[r.benchmark].append({x for x in r.signature.split("|") if not x.startswith("subset:")})
+        parts[r.benchmark].append(Signature.parse(r.signature).without("subset").texts())
     out: dict[str, str] = {}
     for r in rows:
         res = {"selection": r.selection, "config": r.options or {}, "counts": {"items": r.items}}
         # what tells this column from the benchmark's others besides its items: its own signature parts
-        own = sorted({x for x in r.signature.split("|") if not x.startswith("subset:")} - parts[r.benchmark][0].intersection(*parts[r.benchmark][1:]))
+        own = sorted(Signature.parse(r.signature).without("subset").texts() - parts[r.benchmark][0].intersection(*parts[r.benchmark][1:]))
         out.setdefault(name(r), "; ".join([describe_item_set(res), *([r.data_label] if r.data_label else []),
                                            *([" ".join(own)] if own else [])]))
     return dict(sorted(out.items()))

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
 from glotbench.errors import DataError, SpecError
 from glotbench.extract import Extraction
@@ -169,7 +169,7 @@ class TaskBenchmark(Benchmark):
         self.answer_kind = self._scorer.answer_kind
         if self.method == "generate" and self._scorer.answers_in_language and self.lang:
             self.output_language_rule = f"the task's language ({spec.scorer.kind} scorer)"
-        self.judged = spec.scorer.kind == "rubric"  # run by engine/judged_task.py: answers, then the judges
+        self.judged = self._scorer.judged  # run by engine/judged_task.py: answers, then the judges
         self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)
@@ -494,6 +494,26 @@ class TaskBenchmark(Benchmark):
         if all(a is None for a in answers.values()):
             return Extraction(None, failures[self.headline_pipeline])
         return Extraction({**answers, **({"failures": failures} if failures else {})})  # type: ignore[arg-type]
+
+    def answer_from_text(self, text: str) -> Any:
+        """The text as every pipeline's reading (the extraction check's lenient reading)."""
+        return {name: text for name in self.pipelines}
+
+    def translation_pair(self, item: Item) -> tuple[str, str, str] | None:
+        """A built-in's pair (`lp`), else a task whose `source` option names the source language:
+        its public `text` and gold `reference` (flores-plus, ntrex-128)."""
+        from glotbench.languages import resolve_code
+
+        found = super().translation_pair(item)
+        if found is None and self.options.get("source") and isinstance(item.public.get("text"), str) \
+                and isinstance(item.gold.get("reference"), str):
+            return resolve_code(str(self.options["source"])) or "", item.public["text"], item.gold["reference"]
+        return found
+
+    def rescore_plan(self) -> RescorePlan | None:
+        """Declared by the task's scorer (a corpus or token-F1 scorer: tasks/scorers.py)."""
+        plan: RescorePlan | None = self.scorer.rescore_plan()
+        return plan
 
     def input_as_answer(self, text: str, item: Item) -> Any:
         """A task scores its pipelines' readings: the input is read as a reply would be."""

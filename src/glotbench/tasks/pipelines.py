@@ -34,6 +34,10 @@ with a kind that is counted apart from wrong answers. Steps (a name, or `{name: 
 
 Several pipelines run side by side over the same reply (lm-eval's filter_list); the task names one
 the headline. Each pipeline's description (its steps and arguments) is part of the signature.
+
+A step from outside the package (`glotbench.plugins.register_step`, or an entry point of the group
+`glotbench.steps`) is named in a pipeline as a built-in one is, and described in the signature with
+its declared version (`thai_year@v2(...)`); a plugin step that takes a built-in's name is an error.
 """
 
 from __future__ import annotations
@@ -270,6 +274,59 @@ class Pipeline:
         return out
 
 
+@dataclass(frozen=True)
+class _Step:
+    """A step as a pipeline uses it: its factory, whether a bare name is an error, and the name the
+    signature gives it (a reading rule's or a plugin's version after `@`)."""
+
+    factory: Callable[[Any], StepFn]
+    needs_arg: bool
+    signed: str
+
+
+def _step(name: str) -> _Step | None:
+    """The built-in step `name`, else a registered one (plugins), else None; a plugin that takes a
+    built-in's name is refused, never silently one or the other."""
+    from glotbench.plugins import step_entry
+
+    entry = step_entry(name)
+    if name in STEPS:
+        if entry is not None:
+            raise ValueError(f"{name} is a built-in step and also registered by a plugin ({entry.target}): "
+                             "rename the plugin's step")
+        return _Step(STEPS[name], name in _NEEDS_ARG, name)
+    if entry is None:
+        return None
+    try:
+        factory = entry.resolve()
+    except Exception as e:  # noqa: BLE001 - the plugin's module failed: one line, the step named
+        raise ValueError(f"the plugin step {name} ({entry.target}) cannot be loaded: {e}") from None
+    needs_arg = bool(entry.kwargs.get("needs_arg", getattr(factory, "needs_arg", False)))
+    version = entry.kwargs.get("version", getattr(factory, "version", None))
+    return _Step(lambda arg: _typed(name, factory, arg), needs_arg, name if version is None else f"{name}@v{version}")
+
+
+def _typed(name: str, factory: Callable[[Any], Any], arg: Any) -> StepFn:
+    """A plugin's step built from its argument (any error of its factory is a bad argument: one line),
+    its result made an Extraction: a string is the next text, None no answer (failure `no_answer`);
+    anything else is that step's error, raised where the reply is scored (a `scorer_error`)."""
+    try:
+        fn = factory(arg)
+    except Exception as e:  # noqa: BLE001 - the plugin's own check of its argument, or its bug
+        raise ValueError(str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}") from None
+    if not callable(fn):
+        raise ValueError(f"its factory gave {type(fn).__name__}, not a step")
+
+    def step(text: str, options: Mapping[str, str]) -> Extraction:
+        got = fn(text, options)
+        if isinstance(got, Extraction):
+            return got
+        if got is None or isinstance(got, str):
+            return Extraction(got, None if got is not None else "no_answer")
+        raise TypeError(f"step {name} gave {type(got).__name__}, not an Extraction, a string or None")
+    return step
+
+
 def _describe(name: str, arg: Any) -> str:
     if name in READS:
         from glotbench.extract import READING_VERSION  # read when called: a bumped rule is a new signature
@@ -294,13 +351,19 @@ def build_pipeline(name: str, steps: Sequence[Any], where: Callable[..., str]) -
             step, arg = next(iter(raw.items()))
         else:
             raise DataError(f"{where('extract', name, i)}: a step is a name or {{name: argument}}")
-        if step not in STEPS:
-            raise DataError(f"{where('extract', name, i)}: unknown step {step!r}; steps: {', '.join(STEPS)}")
-        if step in _NEEDS_ARG and arg is None:
+        try:
+            found = _step(str(step))
+        except ValueError as e:
+            raise DataError(f"{where('extract', name, i)}: {e}") from None
+        if found is None:
+            from glotbench.plugins import steps as plugin_steps
+
+            raise DataError(f"{where('extract', name, i)}: unknown step {step!r}; steps: {', '.join([*STEPS, *plugin_steps()])}")
+        if found.needs_arg and arg is None:
             raise DataError(f"{where('extract', name, i)}: {step} needs an argument ({step}: ...)")
         try:
-            fns.append(STEPS[step](arg))
+            fns.append(found.factory(arg))
         except ValueError as e:
             raise DataError(f"{where('extract', name, i)}: {step}: {e}") from None
-        parts.append(_describe(step, arg))
+        parts.append(_describe(found.signed, arg))
     return Pipeline(name, tuple(fns), ">".join(parts))

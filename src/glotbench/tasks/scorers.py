@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from glotbench.items import Item
 from glotbench.metrics import RatioMetric
+from glotbench.signature import Signature
 
 if TYPE_CHECKING:
-    from glotbench.benchmarks.base import AnswerKind
+    from glotbench.benchmarks.base import AnswerKind, RescorePlan
 
 MODEL_FAILURES = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error",
                             "auth", "exception", "no_output", "scorer_error"})
@@ -48,6 +49,7 @@ class Scorer:
     # (the language check expects it there).
     answer_kind: AnswerKind | None = None
     answers_in_language: bool = False
+    judged: bool = False  # scored by judges after the answers (Benchmark.judged: engine/judged_task.py)
 
     def __init__(self, spec: Any, lang: str | None):
         self.spec = spec
@@ -78,6 +80,10 @@ class Scorer:
 
     def signature(self) -> str:
         return self.spec.kind
+
+    def rescore_plan(self) -> RescorePlan | None:
+        """What `glotbench rescore` varies for a task scored this way (Benchmark.rescore_plan), or None."""
+        return None
 
 
 class OptionAccuracy(Scorer):
@@ -205,6 +211,11 @@ class TokenF1(Scorer):
     answer_kind, answers_in_language = "text", True
     base = "token_f1"
     gold_keys = ("answers", "answer")
+
+    def rescore_plan(self) -> RescorePlan:
+        from glotbench.benchmarks.base import RescorePlan
+
+        return RescorePlan(("token_f1",), self.gold_keys, f1=(self.spec.refs, self.spec.norm), per_item_language=False)
     description = "token F1 against the references"
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:
@@ -232,13 +243,19 @@ class TokenF1(Scorer):
     def signature(self) -> str:
         from glotbench.metrics.token_f1 import token_f1_signature
 
-        sig = token_f1_signature(self.lang, self.spec.refs, self.spec.norm, self.spec.empty).replace("|", ";")
+        sig = Signature.parse(token_f1_signature(self.lang, self.spec.refs, self.spec.norm, self.spec.empty)).nested()
         return sig + ("+exact_match" if self.spec.exact_match else "")
 
 
 class Corpus(Scorer):
     """BLEU / chrF / chrF++ through sacrebleu, the text segmented with the target language's segmenter
     (glotbench.metrics.corpus); the item stores the sufficient statistics."""
+
+    def rescore_plan(self) -> RescorePlan:
+        from glotbench.benchmarks.base import RescorePlan
+
+        return RescorePlan(tuple(self.spec.metrics), ("reference", "answer"), bleu_tokenize=self.spec.bleu_tokenize,
+                           per_item_language=False)
 
     answers_in_language = True
 
@@ -283,7 +300,7 @@ class Corpus(Scorer):
         for kind in self.spec.metrics:
             m = self._metric(kind)
             m.stats(["a"], [["a"]])
-            parts.append(m.signature().replace("|", ";"))
+            parts.append(Signature.parse(m.signature()).nested())
         return "+".join(parts)
 
 
@@ -315,7 +332,7 @@ class Rouge(Scorer):
                 ] + [super().metrics(p, headline)[1]]
 
     def signature(self) -> str:
-        return self._rouge.signature().replace("|", ";")
+        return Signature.parse(self._rouge.signature()).nested()
 
 
 class EntityF1(Scorer):
@@ -538,6 +555,7 @@ class Answered(Scorer):
     base = "answered_rate"
     description = "share of items with an answer to judge"
     answers_in_language = True
+    judged = True
     gold_keys = ()  # the judges read the reference (engine/judged_task)
 
     def correct(self, answer: str, item: Item) -> bool:
@@ -553,4 +571,25 @@ SCORERS = {"option_accuracy": OptionAccuracy, "exact_match": ExactMatch, "numeri
 
 
 def make_scorer(spec: Any, lang: str | None) -> Scorer:
-    return SCORERS[spec.kind](spec, lang)
+    """The scorer of a task's `scorer:` part: a built-in kind, else one registered from outside
+    (glotbench.plugins.register_scorer, the entry-point group `glotbench.scorers`), which must be a
+    `Scorer`; a plugin that takes a built-in kind's name is refused, never silently one or the other."""
+    from glotbench.errors import SpecError
+    from glotbench.plugins import scorer_entry
+
+    entry = scorer_entry(spec.kind)
+    if spec.kind in SCORERS:
+        if entry is not None:
+            raise SpecError(f"{spec.kind} is a built-in scorer kind and also registered by a plugin "
+                            f"({entry.target}): rename the plugin's kind")
+        return SCORERS[spec.kind](spec, lang)
+    if entry is None:
+        raise SpecError(f"unknown scorer kind {spec.kind!r}; kinds: {', '.join(SCORERS)}")
+    try:
+        scorer = entry.resolve()(spec, lang)
+    except Exception as e:  # noqa: BLE001 - the plugin's module or constructor failed: one line, the plugin named
+        raise SpecError(f"the plugin scorer {spec.kind} ({entry.target}) failed: {type(e).__name__}: {e}") from None
+    if not isinstance(scorer, Scorer):
+        raise SpecError(f"the plugin scorer {spec.kind} ({entry.target}) gave {type(scorer).__name__}, "
+                        "not a glotbench.tasks.scorers.Scorer")
+    return scorer

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, PlainValidator, Tag, field_validator,
+                      model_validator)
 
 from glotbench.datasheet import Datasheet
 
@@ -262,9 +263,60 @@ class Rubric(Part):
         return self
 
 
-Scorer = Annotated[Union[OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval, EntityF1, InspectScore,
-                   Rubric],
-                   Field(discriminator="kind"), BeforeValidator(_kind)]
+class ScorerSpec(Part):
+    """What every scorer's keys have: its kind. A scorer kind registered from outside validates its
+    keys with its own model (`Spec`, with `kind: Literal["KIND"]`): in a TaskSpec it is one of these."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+    kind: str
+
+
+BUILT_IN_SCORERS: tuple[type[Part], ...] = (OptionAccuracy, ExactMatch, NumericMatch, TokenF1, Corpus, Rouge, IFEval,
+                                             EntityF1, InspectScore, Rubric)
+_BUILT_IN_KINDS = {c.model_fields["kind"].annotation.__args__[0]: c for c in BUILT_IN_SCORERS}  # type: ignore[union-attr]
+
+
+def _plugin_scorer(v: Any) -> Any:
+    """A scorer kind registered from outside (glotbench.plugins.register_scorer, the entry-point group
+    `glotbench.scorers`): its keys validated by the scorer's own `Spec` model."""
+    from pydantic import ValidationError
+
+    from glotbench.plugins import scorer_entry, scorers
+
+    if isinstance(v, BaseModel):
+        return v
+    kind = v.get("kind") if isinstance(v, dict) else None
+    entry = scorer_entry(kind) if isinstance(kind, str) else None
+    if entry is None:
+        raise ValueError(f"unknown scorer kind {kind!r}; kinds: {', '.join([*_BUILT_IN_KINDS, *scorers()])}")
+    try:
+        model = entry.resolve().Spec
+    except Exception as e:  # noqa: BLE001 - the plugin's module, or its class without a Spec
+        raise ValueError(f"the plugin scorer {kind} ({entry.target}) cannot be loaded: {type(e).__name__}: {e}") from None
+    try:
+        return model.model_validate(v)  # type: ignore[no-any-return]
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ValueError(f"{kind}: {where + ': ' if where else ''}{first['msg']}") from None
+
+
+def _scorer_tag(v: Any) -> str:
+    kind = v.get("kind") if isinstance(v, dict) else getattr(v, "kind", None)
+    if isinstance(kind, str) and kind in _BUILT_IN_KINDS and not (isinstance(v, BaseModel) and type(v) is not _BUILT_IN_KINDS[kind]):
+        return kind
+    return "Plugin"  # upper case: an error's location step, not a key (tasks.files.data_path)
+
+
+# A built-in kind's keys are validated by its model here; any other kind by the registered scorer's
+# `Spec` (a task file names a plugin's scorer as it names a built-in one).
+Scorer = Annotated[Union[Annotated[OptionAccuracy, Tag("option_accuracy")], Annotated[ExactMatch, Tag("exact_match")],
+                         Annotated[NumericMatch, Tag("numeric_match")], Annotated[TokenF1, Tag("token_f1")],
+                         Annotated[Corpus, Tag("corpus")], Annotated[Rouge, Tag("rouge")], Annotated[IFEval, Tag("ifeval")],
+                         Annotated[EntityF1, Tag("entity_f1")], Annotated[InspectScore, Tag("inspect")],
+                         Annotated[Rubric, Tag("rubric")],
+                         Annotated[ScorerSpec, PlainValidator(_plugin_scorer), Tag("Plugin")]],
+                   Discriminator(_scorer_tag), BeforeValidator(_kind)]
 Step = Union[str, dict[str, Any]]
 
 

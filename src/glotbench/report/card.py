@@ -127,6 +127,8 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
     card["tests"] = [{"a": a, "b": b, "p": tr.p_raw[(a, b)], "p_adjusted": tr.p_adjusted[(a, b)],
                       "separated": tr.p_adjusted[(a, b)] < alpha} for a, b in tr.p_adjusted]
     card["too_few_tasks"] = len(units) < MIN_TASKS
+    if len(models) == 1:  # no interval around a value fixed by definition
+        card["rank_no_interval"] = "one model: its rank score is 1 by definition (the best of one), no interval"
     return card
 
 
@@ -136,6 +138,12 @@ def _iv(e: dict[str, Any], pct: bool, mark: str) -> str:
     f = 100.0 if pct else 1.0
     d = 1 if pct else 2
     return f"{f * e['value']:.{d}f} ({f * e['ci_low']:.{d}f}–{f * e['ci_high']:.{d}f}){mark}"
+
+
+def _rank_cell(m: dict[str, Any], card: dict[str, Any], mark: str) -> str:
+    """The mean rank score with its interval, or its value alone and why it has none."""
+    why = card.get("rank_no_interval")
+    return f"{m['rank_score']['value']:.2f} (no interval: {why})" if why else _iv(m["rank_score"], False, mark)
 
 
 def _task_cell(t: dict[str, Any], task: dict[str, Any]) -> str:
@@ -172,7 +180,7 @@ def card_lines(card: dict[str, Any]) -> list[str]:
                   "|---:|---|---:|---:|" + "---:|" * len(tasks)]
         for m in card["models"]:
             lines.append(f"| {m['tier']} | {m['model']} | {_iv(m['normalised_mean'], True, mark)} | "
-                         f"{_iv(m['rank_score'], False, mark)} | "
+                         f"{_rank_cell(m, card, mark)} | "
                          + " | ".join(_task_cell(m["tasks"][t], info[t]) for t in tasks) + " |")
         lines += ["", f"Tiers: models share a tier unless a paired randomisation test over the card's tasks "
                       f"(same items) separates them at adjusted p < {card['alpha']} ({card['correction']}, all pairs); "
@@ -207,7 +215,7 @@ def card_html(card: dict[str, Any]) -> str:
         head = "".join(f"<th>{escape(t)}</th>" for t in tasks)
         rows = "".join(
             f"<tr><td>{m['tier']}</td><td>{escape(m['model'])}</td><td>{escape(_iv(m['normalised_mean'], True, mark))}</td>"
-            f"<td>{escape(_iv(m['rank_score'], False, mark))}</td>"
+            f"<td>{escape(_rank_cell(m, card, mark))}</td>"
             + "".join(f"<td>{escape(_task_cell(m['tasks'][t], info[t]))}</td>" for t in tasks) + "</tr>"
             for m in card["models"])
         parts.append(f'<table class="card"><tr><th>tier</th><th>model</th><th>normalised mean (95% CI)</th>'
@@ -235,8 +243,10 @@ def card_csv_rows(card: dict[str, Any]) -> list[list[Any]]:
     for m in card["models"]:
         for metric in ("normalised_mean", "rank_score"):
             e = m[metric]
-            rows.append([m["model"], "report card", metric, e["value"], e["ci_low"], e["ci_high"], len(card["tasks"]),
-                         m["tier"] == 1, "", m["tier"] == 1, "", "", "two-level bootstrap (t over tasks)", True,
+            bare = card.get("rank_no_interval") if metric == "rank_score" else None
+            lo, hi = ("", "") if bare else (e["ci_low"], e["ci_high"])
+            rows.append([m["model"], "report card", metric, e["value"], lo, hi, len(card["tasks"]),
+                         m["tier"] == 1, "", m["tier"] == 1, "", "", bare or "two-level bootstrap (t over tasks)", True,
                          _covers(card), f"tier {m['tier']}" + ("; † fewer than 5 tasks" if card.get("too_few_tasks") else ""),
                          "", card["correction"]])
     return rows
@@ -251,7 +261,7 @@ def card_latex(card: dict[str, Any], tex: Any) -> list[str]:
            r"Tier & Model & Normalised mean & Mean rank score \\", r"\midrule"]
     for m in card["models"]:
         out.append(f"{m['tier']} & {tex(m['model'])} & {tex(_iv(m['normalised_mean'], True, mark))} & "
-                   f"{tex(_iv(m['rank_score'], False, mark))} " + r"\\")
+                   f"{tex(_rank_cell(m, card, mark))} " + r"\\")
     out += [r"\bottomrule", r"\end{tabular}",
             r"\caption{" + tex(f"Report card, {card['language']}: " + _covers(card)) + "}", r"\end{table}"]
     return [x.replace("–", "--") for x in out]

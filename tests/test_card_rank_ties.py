@@ -14,11 +14,9 @@ import numpy as np
 import pytest
 
 from conftest import cli
+from test_card_suite import FIX, TASKS, _scripts
 from glotbench.stats.card import TaskUnits, euroeval_rank_scores, language_scores, rank_scores, ratio_rows
 
-FIX = Path(__file__).parent / "fixtures" / "card"
-TASKS = ("card-lo-bigger", "card-lo-diff", "card-lo-sum")
-L = "ABCD"
 
 
 def _units(name: str, outcomes: dict[str, list[int]]) -> TaskUnits:
@@ -55,23 +53,9 @@ def test_one_model_has_rank_score_one_and_no_interval():
     assert (iv.value, iv.ci_low, iv.ci_high) == (1.0, 1.0, 1.0)
 
 
-def _answers() -> dict[str, dict[str, str]]:
-    """good: every item right; mid: wrong on i % 3 == 0; mid2: wrong on i % 3 == 1 (as many, other items)."""
-    out: dict[str, dict[str, str]] = {"good": {}, "mid": {}, "mid2": {}}
-    for name in TASKS:
-        for line in (FIX / "data" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
-            i, k, pos = int(r["id"][-2:]), len(r["choices"]), r["label"]
-            right, wrong = f"Answer: {L[pos]}", f"Answer: {L[(pos + 1) % k]}"
-            out["good"][r["question"]] = right
-            out["mid"][r["question"]] = wrong if i % 3 == 0 else right
-            out["mid2"][r["question"]] = wrong if i % 3 == 1 else right
-    return out
-
-
 @pytest.fixture
 def runs(srv, tmp_path):
-    srv.configure(model_answers=_answers())
+    srv.configure(model_answers=_scripts())  # good, mid, mid2 (16 of 24, other items)
     env = {"GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
     for model in ("good", "mid", "mid2"):
         for task in TASKS:

@@ -277,6 +277,13 @@ def board(
 
     if language and pivot is None:
         raise typer.BadParameter("--language needs --pivot language")
+    from glotbench.languages import language_code
+
+    for x in language:  # a code that names no language: one line before any run is read
+        try:
+            language_code(x)
+        except ValueError as e:
+            raise GlotbenchError(f"--language {e}") from None
     if style and not bt:
         raise GlotbenchError("--style-control needs --bt")
     if bt:

@@ -368,13 +368,14 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
     a sample's number is no score of the benchmark), and a family whose data cannot be loaded (offline,
     a file the pinned revision lacks), each named. A judged task with no judge (`judges`, or its scorer.judges) is skipped,
     saying so."""
-    from glotbench.languages import resolve_code
+    from glotbench.languages import language_code
     from glotbench.registry import families, get_benchmark
     from glotbench.tasks.files import included_task
 
-    code = resolve_code(language)
-    if not code or not code.isalpha() or not 2 <= len(code) <= 3:
-        raise GlotbenchError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
+    try:
+        code = language_code(language)
+    except ValueError as e:
+        raise GlotbenchError(f"--language {e}") from None
     if data_dir is not None and not Path(data_dir).is_dir():
         raise GlotbenchError(f"--data {data_dir}: not a folder (the suite's --data is a folder of NAME.jsonl files)")
     entries, skipped = [], []

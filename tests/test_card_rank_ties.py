@@ -103,3 +103,17 @@ def test_the_card_ties_equal_models_and_gives_one_model_no_interval(runs):
     assert "one model" in rank["ci_method"]
     latex = _card(env, root / "mid2", fmt="latex")
     assert "no interval: one model" in latex
+
+
+def test_the_rank_score_interval_is_printed_only_where_its_coverage_was_measured(runs):
+    root, env = runs
+    three = _card(env, root / "good", root / "mid")  # 3 tasks: in 2-10, measured >= 94.5%
+    assert "rank_no_interval" not in three
+    mid = next(m for m in three["models"] if _short(m["model"]) == "mid")["rank_score"]
+    assert mid["ci_low"] < mid["value"] < mid["ci_high"]
+    one = [root / m / "card-lo-sum" for m in ("good", "mid")]  # 1 task: 89.5% measured, no interval
+    card = _card(env, *one)
+    assert card["rank_no_interval"].startswith("1 task: the rank score's interval covered under 93%")
+    md = _card(env, *one, fmt="md")
+    row = next(ln for ln in md.splitlines() if ln.startswith("| 2 | openai:mid@"))
+    assert " (no interval: 1 task: " in row and "bench/rank_coverage.py" in row

@@ -67,3 +67,15 @@ def test_every_language_option_refuses_a_non_language_in_one_line(args, tmp_path
 def test_a_real_language_without_tasks_still_lists_nothing_not_an_error():
     r = cli("tasks", "list", "--language", "nv")  # Navajo: a language, no family covers it
     assert r.returncode == 0 and "no benchmark family covers nv (nv)" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_datasheet_covering_a_non_language_is_refused_where_it_says_so(tmp_path):
+    from test_card_suite import FIX
+
+    text = (FIX / "tasks" / "card-lo-sum.yaml").read_text(encoding="utf-8")
+    assert "languages: {lo: {}}" in text
+    bad = tmp_path / "card-zz.yaml"
+    bad.write_text(text.replace("languages: {lo: {}}", "languages: {zz: {}}"), encoding="utf-8")
+    r = cli("tasks", "check", str(bad))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "'zz' is not a language tag in the IANA registry" in r.stderr and "card-zz.yaml:" in r.stderr

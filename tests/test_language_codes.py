@@ -1,5 +1,5 @@
 """A language a user names (`tasks list --language`, `sweep --language`, `board --pivot language
---language`) is checked against IANA's language subtag registry (langcodes' copy of ISO 639-1/-3):
+--language`, `score --lang`, a datasheet's languages) is checked against IANA's language subtag registry (langcodes' copy of ISO 639-1/-3):
 a code that names no language is one `error:` line with the nearest known codes, never an empty
 listing or an empty card (issue #34 review)."""
 
@@ -48,7 +48,7 @@ def test_a_registered_private_use_profile_is_a_language():
 def _one_error_line(r, says: str) -> str:
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stdout + r.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: --language") and says in lines[0], r.stderr
+    assert len(lines) == 1 and lines[0].startswith(("error: --language", "error: --lang")) and says in lines[0], r.stderr
     return lines[0]
 
 
@@ -57,9 +57,11 @@ def _one_error_line(r, says: str) -> str:
     ("sweep", "--language", "xx", "--model", MODEL, "--dry-run"),
     ("sweep", "--language", "und", "--model", MODEL, "--dry-run"),
     ("board", ".", "--pivot", "language", "--language", "zz"),
+    ("score", "h.txt", "h.txt", "--lang", "zz"),
 ])
 def test_every_language_option_refuses_a_non_language_in_one_line(args, tmp_path):
     says = "undetermined" if "und" in args else "not a language tag"
+    (tmp_path / "h.txt").write_text("ສະບາຍດີ\n", encoding="utf-8")
     line = _one_error_line(cli(*args, cwd=str(tmp_path)), says)
     assert "(" in line  # a suggestion with its name: `lo (Lao)`, `zh (Chinese)`
 

@@ -336,6 +336,13 @@ def score(
 
     if fmt not in ("text", "json"):
         raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    if lang is not None:  # a code that names no language would only be written into the signature
+        from glotbench.languages import language_code
+
+        try:
+            language_code(lang)
+        except ValueError as e:
+            raise GlotbenchError(f"--lang {e}") from None
     opts = FileScoreOptions(lang=lang, f1_norm=f1_norm, f1_empty=f1_empty, tokenize=tokenize,
                             smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order,
                             max_ngram_order=max_ngram_order, chrf_beta=chrf_beta, chrf_char_order=chrf_char_order,

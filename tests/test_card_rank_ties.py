@@ -114,6 +114,8 @@ def test_the_rank_score_interval_is_printed_only_where_its_coverage_was_measured
     one = [root / m / "card-lo-sum" for m in ("good", "mid")]  # 1 task: 89.5% measured, no interval
     card = _card(env, *one)
     assert card["rank_no_interval"].startswith("1 task: the rank score's interval covered under 93%")
+    assert all(m["rank_score"]["ci_low"] is None is m["rank_score"]["ci_high"] for m in card["models"])
+    assert all(m["normalised_mean"]["ci_low"] is not None for m in card["models"])  # that one is kept
     md = _card(env, *one, fmt="md")
     row = next(ln for ln in md.splitlines() if ln.startswith("| 2 | openai:mid@"))
     assert " (no interval: 1 task: " in row and "bench/rank_coverage.py" in row

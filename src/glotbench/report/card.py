@@ -138,6 +138,8 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
     elif not lo <= len(units) <= hi:
         card["rank_no_interval"] = (f"{len(units)} task{'s' if len(units) > 1 else ''}: the rank score's interval "
                                     f"covered under 93% in simulation outside {lo}-{hi} tasks (bench/rank_coverage.py)")
+        for m in card["models"]:  # refused in every view, the JSON too
+            m["rank_score"].update(ci_low=None, ci_high=None)
     return card
 
 

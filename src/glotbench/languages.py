@@ -141,13 +141,13 @@ def language_code(given: str) -> str:
     use (`qaa`-`qtz`) unless a profile registers it. Else ValueError: one line with the nearest known codes."""
     import langcodes
 
-    code = resolve_code(given.strip()) if given else None
+    code = (resolve_code(given.strip()) if given else None) or ""
     tag_ok = bool(code) and langcodes.tag_is_valid(given.strip().replace("_", "-"))
     if tag_ok and code in PROFILES:
-        return code  # type: ignore[return-value]  # a profile's code
-    special = NOT_A_LANGUAGE.get(code or "") or ("private use" if code and "qaa" <= code <= "qtz" else None)
-    if tag_ok and code.isascii() and code.isalpha() and 2 <= len(code) <= 3 and not special:  # type: ignore[union-attr]
-        return code  # type: ignore[return-value]
+        return code
+    special = NOT_A_LANGUAGE.get(code) or ("private use" if code and "qaa" <= code <= "qtz" else None)
+    if tag_ok and code.isascii() and code.isalpha() and 2 <= len(code) <= 3 and not special:
+        return code
     why = (f"is ISO 639's code for {special}, not a language" if special else
            "is not a language tag in the IANA registry (ISO 639-1 or 639-3, e.g. lo, lao, lao_Laoo, lo-LA)")
     raise ValueError(f"{given!r} {why}; {_suggest(given)}")

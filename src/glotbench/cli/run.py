@@ -282,8 +282,8 @@ def board(
     for x in language:  # a code that names no language: one line before any run is read
         try:
             language_code(x)
-        except ValueError as e:
-            raise GlotbenchError(f"--language {e}") from None
+        except ValueError as bad:
+            raise GlotbenchError(f"--language {bad}") from None
     if style and not bt:
         raise GlotbenchError("--style-control needs --bt")
     if bt:
@@ -341,8 +341,8 @@ def score(
 
         try:
             language_code(lang)
-        except ValueError as e:
-            raise GlotbenchError(f"--lang {e}") from None
+        except ValueError as bad:
+            raise GlotbenchError(f"--lang {bad}") from None
     opts = FileScoreOptions(lang=lang, f1_norm=f1_norm, f1_empty=f1_empty, tokenize=tokenize,
                             smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order,
                             max_ngram_order=max_ngram_order, chrf_beta=chrf_beta, chrf_char_order=chrf_char_order,

@@ -15,8 +15,9 @@ Reference rules, reproduced exactly (tests/test_card.py):
   scores, and the best ones all get exactly 1. Its "mean bootstrap score" is a Monte-Carlo estimate of
   the score's mean over resamples of the test set. Here each model's mean is that expectation's plug-in,
   the task's score on all its items (for a mean metric, the exact limit of the mean over resamples).
-  Two models with equal scores therefore tie exactly. With ten draws, models with equal accuracy on
-  different items got rank scores up to a pooled SD apart. Only the pooled SD comes from the raw scores.
+  Two models with equal scores therefore tie exactly. With the ten draws' mean, two models right on 3 of
+  5 items (other items) got 1.0 and up to 1.74 (tests/test_card_rank_ties.py's case). Only the pooled SD
+  comes from the raw scores.
 
 Everything is vectorised over resamples (numpy); a task's units are its items, or its clusters'
 sums where the task names a cluster field, aligned across the models (the items all of them ran).

@@ -132,7 +132,7 @@ def test_offline_suite_names_the_families_it_cannot_run(tmp_path, suite_env):
 
 @pytest.mark.parametrize("args,says", [
     (["--language", "lo"], "--language needs a model"),
-    (["--language", "xx1", "--model", "openai:m@http://127.0.0.1:9/v1"], "give a language code"),
+    (["--language", "xx1", "--model", "openai:m@http://127.0.0.1:9/v1"], "not a language tag in the IANA registry"),
     (["--language", "nv", "--model", "openai:m@http://127.0.0.1:9/v1"], "no benchmark family to run in nv"),
     (["--language", "lo", "--model", "openai:m@http://127.0.0.1:9/v1", "--data", "nowhere"], "not a folder"),
     ([], "give a sweep file, or --language"),

@@ -47,7 +47,7 @@ BELEBELE = Path(__file__).resolve().parents[1] / "src" / "glotbench" / "tasks" /
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("    xx: {config: lao_Laoo}", "datasheet.languages.xx: with config=lao_Laoo the task runs in lo, not xx"),
+    ("    shn: {config: lao_Laoo}", "datasheet.languages.shn: with config=lao_Laoo the task runs in lo, not shn"),
     ("    lo: {config: lao_XXXX}", "datasheet.languages.lo: config='lao_XXXX' does not match [a-z]{3}_[A-Z][a-z]{3}"),
 ])
 def test_a_datasheet_language_its_options_do_not_select_is_refused(tmp_path, line, message):

@@ -54,12 +54,13 @@ class Datasheet(BaseModel):
     @field_validator("languages", "origin_by_language")
     @classmethod
     def _codes(cls, v: dict[str, object]) -> dict[str, object]:
-        from glotbench.languages import resolve_code
+        from glotbench.languages import language_code, resolve_code
 
         for code in v:
             if not _CODE.fullmatch(code) or resolve_code(code) != code:
                 raise ValueError(f"{code!r} is not a language code as glotbench names them "
                                  f"(ISO 639-1 where there is one: {resolve_code(code) or '?'!s})")
+            language_code(code)  # a language in IANA's registry (ValueError: the nearest known codes)
         return v
 
     @field_validator("citation")

@@ -128,6 +128,43 @@ def resolve_code(code: str | None) -> str | None:
     return head if head in PROFILES else ISO639_3.get(head, head)
 
 
+
+# ISO 639 codes that name no language (639-2's special codes); qaa-qtz are private use.
+NOT_A_LANGUAGE = MappingProxyType({"und": "undetermined", "mul": "multiple languages", "mis": "uncoded languages",
+                                   "zxx": "no linguistic content"})
+
+
+def language_code(given: str) -> str:
+    """The code `resolve_code` gives for a language a user names (`lo`, `lao`, `lao_Laoo`, `lo-LA`),
+    checked: a profile's code, or a tag whose language is in IANA's language subtag registry (ISO
+    639-1, 639-3; the `langcodes` package's copy), not a special code (`und`, `zxx`...) nor private
+    use (`qaa`-`qtz`) unless a profile registers it. Else ValueError: one line with the nearest known codes."""
+    import langcodes
+
+    code = (resolve_code(given.strip()) if given else None) or ""
+    tag_ok = bool(code) and langcodes.tag_is_valid(given.strip().replace("_", "-"))
+    if tag_ok and code in PROFILES:
+        return code
+    special = NOT_A_LANGUAGE.get(code) or ("private use" if code and "qaa" <= code <= "qtz" else None)
+    if tag_ok and code.isascii() and code.isalpha() and 2 <= len(code) <= 3 and not special:
+        return code
+    why = (f"is ISO 639's code for {special}, not a language" if special else
+           "is not a language tag in the IANA registry (ISO 639-1 or 639-3, e.g. lo, lao, lao_Laoo, lo-LA)")
+    raise ValueError(f"{given!r} {why}; {_suggest(given)}")
+
+
+def _suggest(given: str) -> str:
+    """The profiles' codes nearest to `given` by spelling, by code or by name, else all of them."""
+    import difflib
+
+    names = {**{p.code: p.name for p in PROFILES.values()}, **{k: PROFILES[v].name for k, v in ISO639_3.items()}}
+    key = given.strip().replace("-", "_").split("_")[0].lower()
+    by_name = [c for c, n in names.items() if n.lower() == key or n.lower().startswith(key) and len(key) > 2]
+    near = list(dict.fromkeys(by_name + difflib.get_close_matches(key, list(names), n=4, cutoff=0.5)))[:4]
+    if near:
+        return "did you mean " + ", ".join(f"{c} ({names[c]})" for c in near) + "?"
+    return "languages with a profile: " + ", ".join(f"{p.code} ({p.name})" for p in PROFILES.values())
+
 # Invisible format characters (Unicode category Cf) that text carries inside and between words:
 # U+200B ZWSP (Khmer, Burmese and Lao text often carries it between words), U+200C ZWNJ, U+200D ZWJ,
 # U+2060 WJ, U+FEFF BOM, U+00AD soft hyphen, the bidirectional marks (LRM, RLM, ALM; Arabic text

@@ -10,7 +10,8 @@ import typer
 
 
 def export(
-    runs: Annotated[list[str], typer.Argument(help="Finished run directories.")],
+    runs: Annotated[list[str], typer.Argument(help="Finished run directories, folders holding them (searched "
+                                                 "recursively), or EEE records glotbench wrote (files or folders).")],
     fmt: Annotated[str, typer.Option("--format", help="csv, json, eee (Every Eval Ever), hf-eval-results (Hugging Face Hub; these two need --out) or bibtex (glotbench and each benchmark's citation).")] = "csv",
     out: Annotated[str | None, typer.Option("--out", help="csv/json: a file (default: print); eee, hf-eval-results: a folder.")] = None,
     hf_dataset: Annotated[str | None, typer.Option("--hf-dataset", help="hf-eval-results: the benchmark's dataset on the Hub (default: the task's hub: data).")] = None,
@@ -19,7 +20,8 @@ def export(
     """Finished runs' scores with what quoting them needs: value, interval and its method, n,
     signature, validity, data label and notes; EEE records also the checks' verdicts.
     hf-eval-results writes OUT/MODEL/.eval_results/BENCH.yaml: upload that folder to the
-    model's Hub repo yourself (docs/reporting.md). bibtex: what to cite for these runs."""
+    model's Hub repo yourself (docs/reporting.md). bibtex: what to cite for these runs. An EEE
+    record given back is read as the board reads it (its aggregates); --format eee writes it unchanged."""
     from pathlib import Path
 
     from glotbench.errors import GlotbenchError
@@ -27,6 +29,10 @@ def export(
 
     if fmt not in ex.FORMATS:
         raise GlotbenchError(f"--format must be one of {', '.join(ex.FORMATS)}, got {fmt!r}")
+    found, left_out = ex.sources(runs)  # run directories, folders of runs, EEE records
+    for x in left_out:
+        typer.echo(f"left out: {x['path']}: {x['reason']}", err=True)
+    runs = [str(p) for p in found]
     if fmt in ("eee", "hf-eval-results"):
         if not out:
             raise GlotbenchError(f"--format {fmt} writes one file per run: give a folder with --out")

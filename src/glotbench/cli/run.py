@@ -283,6 +283,13 @@ def board(
 
     if language and pivot is None:
         raise typer.BadParameter("--language needs --pivot language")
+    from glotbench.languages import language_code
+
+    for x in language:  # a code that names no language: one line before any run is read
+        try:
+            language_code(x)
+        except ValueError as bad:
+            raise GlotbenchError(f"--language {bad}") from None
     if style and not bt:
         raise GlotbenchError("--style-control needs --bt")
     if bt:
@@ -335,6 +342,13 @@ def score(
 
     if fmt not in ("text", "json"):
         raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    if lang is not None:  # a code that names no language would only be written into the signature
+        from glotbench.languages import language_code
+
+        try:
+            language_code(lang)
+        except ValueError as bad:
+            raise GlotbenchError(f"--lang {bad}") from None
     opts = FileScoreOptions(lang=lang, f1_norm=f1_norm, f1_empty=f1_empty, tokenize=tokenize,
                             smooth_method=smooth_method, smooth_value=smooth_value, effective_order=effective_order,
                             max_ngram_order=max_ngram_order, chrf_beta=chrf_beta, chrf_char_order=chrf_char_order,

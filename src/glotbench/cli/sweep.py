@@ -82,6 +82,8 @@ def sweep(
                    + (f", {len(suite.skipped)} skipped" if suite.skipped else ""))
         for name, why in suite.skipped:
             typer.echo(f"skipped {name}: {why}")
+        if data and (line := suite.unread_line(data)):
+            typer.echo(f"warning: {line}", err=True)
     if dry_run:
         from glotbench.engine.sweep_estimate import print_sweep_estimate
 

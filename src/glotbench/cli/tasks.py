@@ -46,12 +46,13 @@ def list_tasks(
 
 def _list_language(language: str) -> None:
     from glotbench.errors import SpecError
-    from glotbench.languages import profile, resolve_code
+    from glotbench.languages import language_code, profile
     from glotbench.registry import families
 
-    code = resolve_code(language)
-    if not code or not code.isalpha() or not 2 <= len(code) <= 3:
-        raise SpecError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
+    try:
+        code = language_code(language)
+    except ValueError as e:
+        raise SpecError(f"--language {e}") from None
     problems: dict[str, str] = {}
     found = families(code, problems)
     for path, why in problems.items():

@@ -356,6 +356,14 @@ class Suite:
     language: str
     benchmarks: tuple[BenchmarkEntry, ...]
     skipped: tuple[tuple[str, str], ...]
+    unread: tuple[tuple[str, str], ...] = ()  # what in --data DIR the suite does not read, and why
+
+    def unread_line(self, data_dir: str) -> str | None:
+        """One warning line naming every entry of --data DIR that no benchmark of the suite reads."""
+        if not self.unread:
+            return None
+        return (f"--data {data_dir}: {len(self.unread)} not read by the {self.language} suite (it reads NAME.jsonl, "
+                f".json or .parquet of each family it runs): " + "; ".join(f"{n} ({why})" for n, why in self.unread))
 
 
 def language_suite(language: str, data_dir: str | None = None, judges: tuple[str, ...] = ()) -> Suite:
@@ -367,16 +375,18 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
     a sample's number is no score of the benchmark), and a family whose data cannot be loaded (offline,
     a file the pinned revision lacks), each named. A judged task with no judge (`judges`, or its scorer.judges) is skipped,
     saying so."""
-    from glotbench.languages import resolve_code
+    from glotbench.languages import language_code
     from glotbench.registry import families, get_benchmark
     from glotbench.tasks.files import included_task
 
-    code = resolve_code(language)
-    if not code or not code.isalpha() or not 2 <= len(code) <= 3:
-        raise GlotbenchError(f"--language {language!r}: give a language code (lo, km, my, th, vi, id, tl...)")
+    try:
+        code = language_code(language)
+    except ValueError as e:
+        raise GlotbenchError(f"--language {e}") from None
     if data_dir is not None and not Path(data_dir).is_dir():
         raise GlotbenchError(f"--data {data_dir}: not a folder (the suite's --data is a folder of NAME.jsonl files)")
     entries, skipped = [], []
+    read: dict[str, str] = {}  # family -> the file of --data DIR it reads
     problems: dict[str, str] = {}
     found_families = families(code, problems)
     skipped += [(path, f"the task file does not validate ({why}); not known to cover {code}")
@@ -417,10 +427,37 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
         # a task from an --include-path folder by its file, so Ray and Slurm workers find it too
         entries.append(BenchmarkEntry(name=str(included_task(fam.name) or fam.name), label=label, data=data,
                                       options={k: v for k, v in opts.items() if v is not None}))
+        if data is not None:
+            read[fam.name] = Path(data).name
     if not entries:
         why = "; ".join(f"{n}: {r}" for n, r in skipped) or "none covers it (glotbench tasks list --language)"
         raise GlotbenchError(f"no benchmark family to run in {code}: {why}")
-    return Suite(code, tuple(entries), tuple(skipped))
+    return Suite(code, tuple(entries), tuple(skipped), _unread(data_dir, read, skipped, code))
+
+
+def _unread(data_dir: str | None, ran: dict[str, str], skipped: list[tuple[str, str]],
+            code: str) -> tuple[tuple[str, str], ...]:
+    """Each entry of the data folder that no benchmark of the suite reads (`ran`: family -> its
+    file), with the reason."""
+    if data_dir is None:
+        return ()
+    left = {name for name, _ in skipped}
+    out = []
+    for p in sorted(Path(data_dir).iterdir()):
+        if p.name in ran.values():
+            continue
+        if p.is_dir():
+            why = "a folder (the suite reads the files directly inside --data)"
+        elif p.suffix not in DATA_SUFFIXES:
+            why = "not .jsonl, .json or .parquet"
+        elif p.stem in ran:
+            why = f"{ran[p.stem]} is read for {p.stem} instead"
+        elif p.stem in left:
+            why = f"{p.stem} is skipped"
+        else:
+            why = f"no family covering {code} is named {p.stem}"
+        out.append((p.name, why))
+    return tuple(out)
 
 
 def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:

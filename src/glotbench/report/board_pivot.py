@@ -39,7 +39,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
     columns, each column built by `column(name, runs)` over that language's views of the runs; with
     `card`, the language's report card (report/card.py) from the same chosen runs."""
     from glotbench.errors import GlotbenchError
-    from glotbench.languages import resolve_code
+    from glotbench.languages import language_code
 
     by_lang: dict[str, list[Run]] = {}
     for r in runs:
@@ -49,7 +49,10 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
                                                              "language, no `lang` group): not in a language's table"})
         for lang in langs:
             by_lang.setdefault(lang, []).append(Run(r.path, r.results, lang))
-    wanted = list(dict.fromkeys(resolve_code(x) or x for x in languages)) if languages else sorted(by_lang)
+    try:
+        wanted = list(dict.fromkeys(language_code(x) for x in languages)) if languages else sorted(by_lang)
+    except ValueError as e:
+        raise GlotbenchError(f"--language {e}") from None
     missing = [x for x in wanted if x not in by_lang]
     if languages and len(missing) == len(wanted):
         raise GlotbenchError(f"no run in {', '.join(missing)}; the runs' languages: {', '.join(sorted(by_lang)) or 'none'}")

@@ -46,9 +46,47 @@ def _estimates(scores: Mapping[str, Any]) -> Iterator[tuple[str | None, str | No
                     yield by, group, metric, est
 
 
+ACCEPTS = "run directories, folders holding them, and EEE records glotbench wrote (files or folders of them)"
+
+
+def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str]]]:
+    """What `export` reads, as `board` does: a run directory; a folder searched recursively for
+    finished runs (results.json) and the EEE records glotbench wrote; an EEE record file. Returns the
+    runs and records (in order, each once) and what was left out with why (a run not finished).
+    A path that is none of these is a GlotbenchError naming what export accepts."""
+    out: list[Path] = []
+    left_out: list[dict[str, str]] = []
+    for given in paths:
+        root = Path(given)
+        if not root.exists():
+            raise GlotbenchError(f"{root} does not exist (export takes {ACCEPTS})")
+        if root.is_file():
+            if not is_eee_file(root):
+                raise GlotbenchError(f"{root}: not a run directory nor an EEE record written by glotbench "
+                                     f"(export takes {ACCEPTS})")
+            found = [root]
+        elif (root / RESULTS).is_file():
+            found = [root]
+        else:
+            found = sorted({*(f.parent for f in root.rglob(RESULTS)), *(f for f in root.rglob("*.json") if is_eee_file(f))})
+            left_out += [{"path": str(f.parent), "reason": f"not finished (no {RESULTS})"}
+                         for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()]
+            if not found:
+                raise GlotbenchError(f"{root}: not a run directory, and no finished run ({RESULTS}) nor EEE record "
+                                     f"written by glotbench under it (export takes {ACCEPTS})")
+        out += [f for f in found if f not in out]
+    return out, left_out
+
+
+def _results(source: Path) -> Mapping[str, Any]:
+    """A finished run's results.json, or an EEE record read back as its part of one."""
+    return eee_results(source) if source.is_file() else read_results(source, FinishedResults)
+
+
 def rows(run_dir: str | Path) -> list[dict[str, Any]]:
-    """One row per estimate of a finished run (overall and per group), in COLUMNS' order."""
-    res = read_results(run_dir, FinishedResults)
+    """One row per estimate of a finished run (overall and per group), in COLUMNS' order; an EEE
+    record's estimates as it holds them."""
+    res = _results(Path(run_dir))
     label = res.get("data_label") or {}
     common = {"run": str(run_dir), "benchmark": res["benchmark"]["name"], "model": res["model"]["spec"]}
     tail = {"valid": is_valid(res), "signature": res["signature"], "data_label": label.get("label"),
@@ -181,6 +219,12 @@ def write_eee(runs: Sequence[str | Path], out: str | Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for r in runs:
+        if Path(r).is_file():  # an EEE record already: written again unchanged, under its own name
+            target = folder / Path(r).name
+            if not target.exists() or not target.samefile(r):
+                target.write_bytes(Path(r).read_bytes())
+            written.append(target)
+            continue
         rec = eee_record(r)
         path = folder / f"{rec['source_metadata']['additional_details'][f'{_NS}run_id']}.json"
         path.write_text(json.dumps(rec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
@@ -284,6 +328,7 @@ def eee_results(path: str | Path) -> dict[str, Any]:
             "task": json.loads(run.get("task", "null")), "finished": json.loads(run.get("finished", "null")) or "",
             "data_label": {"label": label} if label else None, "counts": {"items": head_est.get("n") or 0},
             "bootstrap": {"confidence": conf} if conf else {},
+            "versions": {"glotbench": (rec.get("eval_library") or {}).get("version", "unknown")},
             "tokens": {"prompt": 0, "completion": 0}, "input_floor": json.loads(run.get("input_floor", "null")),
             "imported": {"format": "eee", "path": str(path), "notes": json.loads(run.get("notes", "[]"))},
         }
@@ -309,7 +354,7 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
     task_id, revision, value, date, notes). The Hub needs the benchmark's dataset on the Hub: a task's
     `hub:` data gives it, or `dataset`; `notes` carry what the Hub has no field for (interval, n,
     signature, validity and the run's notes), so the number is never shown without them."""
-    res = read_results(run_dir, FinishedResults)
+    res = _results(Path(run_dir))
     hub = _hub_dataset(res["benchmark"].get("data"))
     if dataset is None and hub is None:
         raise GlotbenchError(f"{run_dir}: its data ({res['benchmark'].get('data')}) is not a Hub dataset; give "
@@ -350,7 +395,7 @@ def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = 
     planned: dict[Path, str | Path] = {}
     benches = set()
     for r in runs:
-        res = read_results(r, FinishedResults)
+        res = _results(Path(r))
         benches.add(res["benchmark"]["name"])
         path = Path(out) / slug(res["model"]["spec"]) / ".eval_results" / f"{slug(res['benchmark']['name'])}.yaml"
         if path in planned:
@@ -400,7 +445,7 @@ def bibtex(runs: Sequence[str | Path]) -> tuple[str, list[str]]:
     entries: dict[str, dict[str, str]] = {"glotbench": dict(GLOTBENCH_BIBTEX)}
     missing: list[str] = []
     for run in runs:
-        res = read_results(run, FinishedResults)
+        res = _results(Path(run))
         ds = _datasheet_of(run, res)
         if ds is None:
             missing.append(f"{run}: {res['benchmark']['name']} declares no datasheet, so no citation")

@@ -11,6 +11,13 @@ Reference rules, reproduced exactly (tests/test_card.py):
   every model on the dataset (1 when there is one score or the SD is 0); unweighted means upward.
   EuroEval's raw scores are ten evaluations on bootstrapped test sets; here they are the task's
   score on ten bootstrap resamples of its items (`RAW_RESAMPLES`), the same resamples for every model.
+  Ties: EuroEval has no tie rule in the rank score itself; models with equal means get equal rank
+  scores, and the best ones all get exactly 1. Its "mean bootstrap score" is a Monte-Carlo estimate of
+  the score's mean over resamples of the test set. Here each model's mean is that expectation's plug-in,
+  the task's score on all its items (for a mean metric, the exact limit of the mean over resamples).
+  Two models with equal scores therefore tie exactly. With the ten draws' mean, two models right on 3 of
+  5 items (other items) got 1.0 and up to 1.74 (tests/test_card_rank_ties.py's case). Only the pooled SD
+  comes from the raw scores.
 
 Everything is vectorised over resamples (numpy); a task's units are its items, or its clusters'
 sums where the task names a cluster field, aligned across the models (the items all of them ran).
@@ -38,6 +45,12 @@ def seahelm_normalise(score: float | np.ndarray, floor: float, top: float) -> fl
 def euroeval_rank_scores(raw: Mapping[str, Sequence[float]]) -> dict[str, float]:
     """EuroEval's dataset rank score of each model from its raw scores on the dataset."""
     means = {m: float(np.mean(v)) for m, v in raw.items() if len(v) and np.isfinite(np.mean(v))}
+    return rank_scores(means, raw)
+
+
+def rank_scores(means: Mapping[str, float], raw: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """EuroEval's rank score 1 + (best mean − mean) / pooled SD of the raw scores, for given means:
+    equal means give equal rank scores, and the best ones exactly 1."""
     if not means:
         return {}
     pooled = _pooled_sd([x for m in means for x in raw[m]])
@@ -110,8 +123,9 @@ def language_scores(tasks: Sequence[TaskUnits], models: Sequence[str], *, resamp
     for t, task in enumerate(tasks):
         raw_counts = _counts(np.random.default_rng([seed, t]), task.units, RAW_RESAMPLES)
         raw = {m: np.asarray(task.score(raw_counts @ task.stats[m]), dtype=np.float64) for m in models}
-        ranks = euroeval_rank_scores({m: list(v) for m, v in raw.items()})
-        best = max(float(np.mean(v)) for v in raw.values())
+        means = {m: float(task.score(task.stats[m].sum(0))) for m in models}  # the plug-in (module doc)
+        ranks = rank_scores(means, {m: list(v) for m, v in raw.items()})
+        best = max(means.values())
         pooled = _pooled_sd([x for v in raw.values() for x in v])
         counts = _counts(rng, task.units, resamples)
         for j, m in enumerate(models):
@@ -140,6 +154,9 @@ def language_scores(tasks: Sequence[TaskUnits], models: Sequence[str], *, resamp
     for j, m in enumerate(models):
         norm_mean[m] = interval(float(np.mean(list(task_norm[m].values()))),
                                 np.einsum("bt,bt->b", weights, norm_draws[:, :, j]), 0.0, 1.0)
+        if len(models) < 2:  # the only model is the best on every task: 1 by definition, no interval
+            rank_mean[m] = Interval(1.0, 1.0, 1.0)
+            continue
         rank_mean[m] = interval(float(np.mean(list(task_rank[m].values()))),
                                 np.einsum("bt,bt->b", weights, rank_draws[:, :, j]), 1.0, float("inf"))
     return LanguageScores(task_norm, task_ci, task_rank, norm_mean, rank_mean, resamples)  # type: ignore[arg-type]

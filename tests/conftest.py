@@ -18,6 +18,14 @@ try:  # tqdm's monitor thread (lm-eval's and datasets' progress bars in the refe
 except ImportError:
     pass
 
+# A suite started in the background by a shell without job control (`python -m pytest &`) inherits
+# SIGINT ignored, and so does every process it starts: the tests that press Ctrl-C on a run then saw
+# it finish with 0. The default handler, here and (after exec) in the processes started from here.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 class TestServer:
     def __init__(self, proc: subprocess.Popen, port: int):

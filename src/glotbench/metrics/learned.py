@@ -133,7 +133,7 @@ class LearnedMetric:
 
     def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
         import torch
-        from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
+        from transformers import XLMRobertaConfig, XLMRobertaModel
 
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
@@ -145,10 +145,10 @@ class LearnedMetric:
         state = state.get("state_dict", state) if isinstance(state, dict) else None
         if not isinstance(state, dict):
             raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} holds no state_dict")
-        self.tokenizer = AutoTokenizer.from_pretrained(str(c.encoder), local_files_only=True)
         config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
         self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
         self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
+        self.tokenizer = _Tokenizer(c.encoder, self.max_length)
         enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
         missing = [k for k in self.encoder.state_dict() if k not in enc and not k.endswith("position_ids")]
         if missing:
@@ -200,9 +200,7 @@ class LearnedMetric:
     def _embed(self, texts: Sequence[str]) -> Any:
         import torch
 
-        t = self.tokenizer([_clean(x) for x in texts], return_tensors="pt", padding=True, truncation=True,
-                           max_length=self.max_length)
-        ids, mask = t["input_ids"].to(self.device), t["attention_mask"].to(self.device)
+        ids, mask = (t.to(self.device) for t in self.tokenizer([_clean(x) for x in texts]))
         out = self.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
         layers = out.hidden_states
         c = self.checkpoint
@@ -241,6 +239,46 @@ class LearnedMetric:
                 for i, v in zip(idx, self.estimator(feats).view(-1).tolist()):
                     out[int(i)] = float(v)
         return out
+
+
+class _Tokenizer:
+    """The encoder's tokenizer as unbabel-comet calls it (`padding=True, truncation=True, max_length`).
+    A `tokenizer.json` is run as written through the tokenizers library: transformers 5 rebuilds
+    XLM-R's pipeline from the vocabulary and drops the file's normalizer (the NFKC or precompiled
+    charsmap that transformers 4, unbabel-comet's pin, applies), which changes the tokens of e.g.
+    repeated spaces and compatibility characters. A directory with only `sentencepiece.bpe.model`
+    goes through transformers' own conversion."""
+
+    def __init__(self, folder: Path, max_length: int):
+        self.max_length = max_length
+        self._fast: Any = None
+        self._auto: Any = None
+        if (folder / "tokenizer.json").is_file():
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            pad = tok.token_to_id("<pad>")
+            self.pad_token_id = 1 if pad is None else pad
+            tok.no_padding()
+            tok.enable_truncation(max_length)
+            self._fast = tok
+        else:
+            from transformers import AutoTokenizer
+
+            self._auto = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+            self.pad_token_id = self._auto.pad_token_id
+
+    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        import torch
+
+        if self._auto is not None:
+            t = self._auto(list(texts), return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
+            return t["input_ids"], t["attention_mask"]
+        rows = [e.ids for e in self._fast.encode_batch(list(texts))]
+        width = max(len(r) for r in rows)
+        ids = torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows], dtype=torch.long)
+        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+        return ids, mask
 
 
 def _activation(name: str) -> Any:

@@ -12,6 +12,13 @@ run's number):
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
+`--metric-checkpoint DIR` adds a learned metric (metrics/learned.py: COMET-22-style, from a local
+checkpoint, never downloaded) to every run, under each variant: the mean segment score per group (a
+fraction; the source is the benchmark's declared `input_answer` field, the reference its first one;
+`norm` variants normalise the three texts first, the others leave it as run). A failed sample, or a
+reply flagged `wrong_language` under `wrong_language=zero`, scores 0. Its signature (the checkpoint's
+SHA-256) is in the output's `learned`. A benchmark without a declared source field is left out.
+
 Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
 a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact match. A failed
 sample keeps the benchmark's failure rule (an empty hypothesis; F1 0; not exact). A run under
@@ -279,7 +286,32 @@ class RunRescore:
     scales: dict[str, str | None] | None = None  # metric -> the run's unit (fraction, points)
 
 
-def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
+def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
+                   gold: Mapping[str, Mapping[str, Any]], norm: str | None) -> dict[str, Any]:
+    """{"overall", "groups"} of a learned metric (metrics/learned.py) over the stored answers: the mean
+    segment score per group, all segments scored in one batched pass."""
+    from glotbench.checks.language import answer_text
+
+    field = bench.input_answer
+    if field is None:
+        raise GlotbenchError(f"{bench.name} declares no source field (input_answer): a learned translation "
+                             "metric reads the source")
+    zero = getattr(bench, "wrong_language", "flag") == "zero"
+    credited = [not (r.get("failure") or (zero and "wrong_language" in (r.get("flags") or ()))) for r in rows]
+    srcs = [normalise(str((r.get("input") or {}).get(field) or ""), norm) for r in rows]
+    hyps = [normalise(answer_text(bench, r.get("answer")) or "", norm) for r in rows]
+    refs = [normalise((plan.refs(gold.get(str(r["id"]), {})) or [""])[0], norm) for r in rows]
+    keep = [i for i, c in enumerate(credited) if c]
+    got = dict(zip(keep, metric.score([srcs[i] for i in keep], [hyps[i] for i in keep], [refs[i] for i in keep])))
+    buckets: dict[str, list[float]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
+        buckets[g].append(got.get(i, 0.0))
+    per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
+    return {"overall": per.get("all"), "groups": {} if not plan.group else per}
+
+
+def rescore_run(run_dir: str | Path, variants: Sequence[str], learned: Any = None) -> RunRescore:
     from glotbench.report import rundata
 
     data = rundata.load_run(run_dir)
@@ -296,6 +328,11 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
     for v in [AS_RUN, *[x for x in variants if x != AS_RUN]]:
         name, value = parse_variant(v)
         scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value})
+    if learned is not None:  # once per distinct text normalisation: the other settings leave it as run
+        norms = {v: parse_variant(v)[1] if parse_variant(v)[0] == "norm" else None for v in scores}
+        per_norm = {n: learned_scores(learned, plan, bench, rows, gold, n) for n in dict.fromkeys(norms.values())}
+        for v, n in norms.items():
+            scores[v][learned.checkpoint.kind] = per_norm[n]
     stored, estimates, scales = {}, {}, {}
     for metric in next(iter(scores.values())):
         sc = results["scores"]
@@ -305,7 +342,8 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str]) -> RunRescore:
         estimates[metric] = {"overall": sc["overall"].get(metric),
                              "groups": {g: e.get(metric) for g, e in
                                         (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
-        scales[metric] = (results.get("metrics") or {}).get(metric, {}).get("scale")
+        scales[metric] = (results.get("metrics") or {}).get(metric, {}).get("scale") or \
+            ("fraction" if learned is not None and metric == learned.checkpoint.kind else None)
     from glotbench.rundir.selection import comparability, describe_item_set
     from glotbench.rundir.validity import is_valid, notes
 
@@ -379,16 +417,21 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     return out
 
 
-def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
+def rescore(paths: Sequence[str], variants: Sequence[str], metric_checkpoint: str | Path | None = None) -> dict[str, Any]:
     from glotbench.report.board import collect
 
     for v in variants:
         parse_variant(v)
+    learned = None
+    if metric_checkpoint is not None:
+        from glotbench.metrics.learned import load
+
+        learned = load(metric_checkpoint)
     runs, left_out = collect(list(paths))
     done, skipped = [], list(left_out)
     for r in runs:
         try:
-            done.append(rescore_run(r.path, variants))
+            done.append(rescore_run(r.path, variants, learned))
         except GlotbenchError as e:
             skipped.append({"path": str(r.path), "reason": str(e)})
     if not done:
@@ -398,6 +441,7 @@ def rescore(paths: Sequence[str], variants: Sequence[str]) -> dict[str, Any]:
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
             "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
             **({"converters": {"norm=zawgyi": zawgyi_converter_name()}} if "norm=zawgyi" in variants else {}),
+            **({"learned": {learned.checkpoint.kind: learned.signature()}} if learned is not None else {}),
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored,
                       "stored_estimates": r.estimates or {}, "scales": r.scales or {}, "valid": r.valid,

@@ -305,4 +305,10 @@ def _masked_norm(x: Any, mask: Any) -> Any:
 
 def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> LearnedMetric:
     """`--metric-checkpoint DIR` opened and loaded; a GlotbenchError for anything unreadable."""
-    return LearnedMetric(open_checkpoint(dirpath), batch_size=batch_size, device=device)
+    import importlib.util
+
+    checkpoint = open_checkpoint(dirpath)
+    absent = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
+    if absent:
+        raise GlotbenchError(f"--metric-checkpoint needs {', '.join(absent)}: pip install \"glotbench[learned]\"")
+    return LearnedMetric(checkpoint, batch_size=batch_size, device=device)

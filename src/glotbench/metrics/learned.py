@@ -170,8 +170,13 @@ class LearnedMetric:
         elif not 0 <= int(c.layer) < n_layers:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: layer {c.layer} of an encoder with {n_layers}")
         self.estimator = self._estimator(state, 6 * config.hidden_size)
-        self.encoder.to(device).eval()
-        self.estimator.to(device).eval()
+        self.encoder.eval()
+        self.estimator.eval()
+        if device != "cpu":
+            import torch
+
+            torch.nn.Module.to(self.encoder, torch.device(device))  # transformers types `.to` for its own hooks
+            self.estimator.to(torch.device(device))
 
     def _estimator(self, state: Mapping[str, Any], in_dim: int) -> Any:
         from torch import nn

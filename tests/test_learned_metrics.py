@@ -116,6 +116,9 @@ def _broken(tmp_path: Path, how: str) -> Path:
     elif how == "truncated":
         p = d / "checkpoints" / "model.ckpt"
         p.write_bytes(p.read_bytes()[:200])
+    elif how == "lfs_pointer":  # unbabel-comet issue #188: "invalid load key, 'v'"
+        (d / "checkpoints" / "model.ckpt").write_text("version https://git-lfs.github.com/spec/v1\n"
+                                                      "oid sha256:" + "0" * 64 + "\nsize 2277438277\n")
     elif how == "garbage":
         (d / "checkpoints" / "model.ckpt").write_bytes(b"\x00not a checkpoint" * 10)
     elif how == "wrong_sizes":
@@ -132,7 +135,7 @@ def _broken(tmp_path: Path, how: str) -> Path:
 
 
 @pytest.mark.parametrize("how", ["no_ckpt", "no_hparams", "bad_yaml", "not_mapping", "unknown_class", "hub_name_only",
-                                 "truncated", "garbage", "wrong_sizes", "bad_pool", "bigger_config",
+                                 "truncated", "lfs_pointer", "garbage", "wrong_sizes", "bad_pool", "bigger_config",
                                  "narrower_config"])
 def test_malformed_checkpoint_is_one_error(tmp_path: Path, how: str) -> None:
     with pytest.raises(GlotbenchError) as e:

@@ -137,6 +137,10 @@ class LearnedMetric:
 
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
+        with open(c.ckpt, "rb") as f:
+            if f.read(40).startswith(b"version https://git-lfs"):
+                raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} is a Git LFS pointer, not the "
+                                     "weights (fetch them: git lfs pull)")
         try:
             state = torch.load(c.ckpt, map_location="cpu", weights_only=True)
         except Exception as e:  # a truncated or foreign file: torch raises many kinds

@@ -7,6 +7,9 @@ lightning-utilities "setuptools<80" transformers==4.57.1 tokenizers==0.22.1 hugg
 then `PYTHONPATH=/tmp/oracle:src python tests/learned_oracle.py tests/fixtures/learned/comet22_oracle.json`)
 builds each case's random-weight checkpoint and writes unbabel-comet's segment scores
 (`load_from_checkpoint(...).predict(...)`); tests/test_learned_metrics.py holds glotbench's scores to them.
+`python tests/learned_oracle.py OUT.json METRICX_DIR` (same environment; METRICX_DIR holds
+google-research/metricx's `metricx24/models.py` and an empty `metricx24/__init__.py`) writes
+MetricX-24's reference scores (tests/fixtures/learned/metricx24_oracle.json).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from glotbench.testing.learned_checkpoint import TinyComet, build
+from glotbench.testing.learned_checkpoint import TinyComet, TinyMetricX, build, build_metricx
 
 LONG = " ".join(["ສະບາຍດີ ໂລກ"] * 40)  # past the tiny encoder's 62 tokens: truncated
 SEGMENTS = [
@@ -40,6 +43,40 @@ CASES = {
                                          estimator=(24,), seed=3),
 }
 BATCH = 4  # segments of different lengths in one batch: padding is exercised
+METRICX_CASES = {
+    "metricx24": TinyMetricX(),
+    "metricx24_3layers": TinyMetricX(layers=3, d_model=24, d_ff=48, heads=3, seed=5),
+}
+
+
+def metricx(out: str, metricx_dir: str) -> None:
+    """MetricX-24's reference: google-research/metricx's metricx24/models.py (`MT5ForRegression`,
+    found under `metricx_dir`) on each case, its input built and tokenized as metricx24/predict.py
+    (`get_dataset`: "source: S candidate: H reference: R", truncated to max_input_length, EOS dropped),
+    one segment at a time (its Trainer pads nothing then)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    sys.path.insert(0, metricx_dir)
+    from metricx24 import models  # type: ignore[import-not-found]
+
+    result = {"transformers": _version("transformers"), "max_input_length": 1536, "segments": SEGMENTS, "cases": {}}
+    for name, spec in METRICX_CASES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            d = build_metricx(Path(tmp) / name, spec, TEXT)
+            tok = AutoTokenizer.from_pretrained(str(d / "tokenizer"))
+            model = models.MT5ForRegression.from_pretrained(str(d), torch_dtype="auto")
+            model.eval()
+            scores = []
+            for s in SEGMENTS:
+                enc = tok("source: " + s["src"] + " candidate: " + s["mt"] + " reference: " + s["ref"],
+                          max_length=1536, truncation=True, padding=False)
+                ids = torch.tensor([enc["input_ids"][:-1]])
+                mask = torch.tensor([enc["attention_mask"][:-1]])
+                with torch.no_grad():
+                    scores.append(float(model(input_ids=ids, attention_mask=mask, use_cache=False).predictions[0]))
+            result["cases"][name] = {"spec": asdict(spec), "scores": scores}
+    Path(out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def main(out: str) -> None:
@@ -63,4 +100,7 @@ def _version(dist: str) -> str:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) > 2:  # OUT.json METRICX_DIR: MetricX-24's reference instead
+        metricx(sys.argv[1], sys.argv[2])
+    else:
+        main(sys.argv[1])

@@ -20,9 +20,10 @@ from glotbench.metrics import learned
 from glotbench.testing.learned_checkpoint import TinyComet, build
 
 sys.path.insert(0, str(Path(__file__).parent))
-from learned_oracle import BATCH, CASES, SEGMENTS, TEXT  # noqa: E402
+from learned_oracle import BATCH, CASES, METRICX_CASES, SEGMENTS, TEXT  # noqa: E402
 
 ORACLE = Path(__file__).parent / "fixtures" / "learned" / "comet22_oracle.json"
+METRICX_ORACLE = Path(__file__).parent / "fixtures" / "learned" / "metricx24_oracle.json"
 TOL = 1e-5
 
 
@@ -45,6 +46,22 @@ def test_scores_equal_unbabel_comet(ckpts: dict[str, Path], name: str) -> None:
     assert len(got) == len(want) == len(SEGMENTS)
     assert max(abs(a - b) for a, b in zip(got, want)) <= TOL, (got, want)
     assert len({round(x, 4) for x in got}) > len(got) // 2  # the segments are told apart
+
+
+@pytest.mark.parametrize("name", list(METRICX_CASES))
+def test_metricx_scores_equal_the_reference_code(tmp_path: Path, name: str) -> None:
+    """MetricX-24: google-research/metricx's MT5ForRegression (metricx24/models.py, run by
+    tests/learned_oracle.py one segment at a time) against glotbench's batched scores."""
+    from glotbench.testing.learned_checkpoint import build_metricx
+
+    ref = json.loads(METRICX_ORACLE.read_text(encoding="utf-8"))
+    assert ref["segments"] == SEGMENTS and ref["cases"][name]["spec"]["seed"] == METRICX_CASES[name].seed
+    got, want = _score(build_metricx(tmp_path / name, METRICX_CASES[name], TEXT)), ref["cases"][name]["scores"]
+    assert len(got) == len(want) == len(SEGMENTS)
+    assert max(abs(a - b) for a, b in zip(got, want)) <= TOL, (got, want)
+    assert all(0.0 < x < 25.0 for x in want)  # off MetricX's clamp: the head's logit itself is compared
+    c = learned.open_checkpoint(tmp_path / name)
+    assert c.kind == "metricx24" and not c.higher_is_better and c.signature().endswith("|maxlen:1536")
 
 
 def test_batch_size_does_not_change_scores(ckpts: dict[str, Path]) -> None:
@@ -142,6 +159,30 @@ def test_malformed_checkpoint_is_one_error(tmp_path: Path, how: str) -> None:
         learned.load(_broken(tmp_path, how))
     msg = str(e.value)
     assert "--metric-checkpoint" in msg and "\n" not in msg and "Traceback" not in msg
+
+
+@pytest.mark.parametrize("how", ["no_weights", "no_tokenizer", "not_mt5", "small_vocab", "bad_json", "wrong_shape"])
+def test_malformed_metricx_folder_is_one_error(tmp_path: Path, how: str) -> None:
+    from glotbench.testing.learned_checkpoint import TinyMetricX, build_metricx
+
+    d = build_metricx(tmp_path / how, TinyMetricX(), "hello world")
+    cfg = json.loads((d / "config.json").read_text())
+    if how == "no_weights":
+        (d / "model.safetensors").unlink()
+    elif how == "no_tokenizer":
+        for f in (d / "tokenizer").iterdir():
+            f.unlink()
+    elif how == "not_mt5":
+        (d / "config.json").write_text(json.dumps({**cfg, "model_type": "t5"}))
+    elif how == "small_vocab":
+        (d / "config.json").write_text(json.dumps({**cfg, "vocab_size": 32000}))
+    elif how == "bad_json":
+        (d / "config.json").write_text("{not json")
+    elif how == "wrong_shape":
+        (d / "config.json").write_text(json.dumps({**cfg, "d_ff": 64}))
+    with pytest.raises(GlotbenchError) as e:
+        learned.load(d)
+    assert "--metric-checkpoint" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_not_a_directory(tmp_path: Path) -> None:

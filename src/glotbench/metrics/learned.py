@@ -41,30 +41,42 @@ def sha256_file(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """What a checkpoint directory declares, read and checked once."""
+    """What a checkpoint directory declares, read and checked once. The COMET settings (pool, layer,
+    ...) keep unbabel-comet's defaults for a MetricX checkpoint, which has none of them."""
 
     path: Path
-    kind: str  # glotbench's name: comet22
-    ckpt: Path
-    encoder: Path
-    sha256: str  # checkpoints/model.ckpt
-    files_sha256: str  # hparams.yaml and the encoder's config and tokenizer files, in name order
-    pool: str
-    layer: str | int
-    layer_transformation: str
-    layer_norm: bool
-    hidden_sizes: tuple[int, ...]
-    activations: str
-    final_activation: str | None
+    kind: str  # glotbench's name: comet22 or metricx24
+    ckpt: Path  # the weights file
+    encoder: Path  # the folder with the encoder's (COMET) or model's (MetricX) config.json and tokenizer
+    sha256: str  # the weights file's
+    files_sha256: str  # the other files read (hparams, config, tokenizer), in name order
+    pool: str = "avg"
+    layer: str | int = "mix"
+    layer_transformation: str = "softmax"
+    layer_norm: bool = True
+    hidden_sizes: tuple[int, ...] = (3072, 1024)
+    activations: str = "Tanh"
+    final_activation: str | None = None
+    tokenizer: Path | None = None  # MetricX: the tokenizer's folder when not `encoder`
+    higher_is_better: bool = True  # MetricX-24 is an error score: 0 best, 25 worst
 
     def signature(self) -> str:
-        return f"glotbench:{self.kind}|ckpt:sha256:{self.sha256}|files:sha256:{self.files_sha256[:16]}"
+        extra = f"|maxlen:{METRICX_MAX_INPUT}" if self.kind == "metricx24" else ""
+        return f"glotbench:{self.kind}|ckpt:sha256:{self.sha256}|files:sha256:{self.files_sha256[:16]}{extra}"
+
+
+def _files_sha(files: Sequence[Path]) -> str:
+    return hashlib.sha256("".join(f"{f.name}:{sha256_file(f)}\n" for f in files).encode()).hexdigest()
 
 
 def open_checkpoint(dirpath: str | Path) -> Checkpoint:
-    """The checkpoint in `dirpath`, or a GlotbenchError saying what is missing or malformed."""
+    """The checkpoint in `dirpath`, or a GlotbenchError saying what is missing or malformed: unbabel-comet's
+    layout (hparams.yaml) or a MetricX-24 model folder (config.json of an mt5 model)."""
     import yaml
 
+    d = Path(dirpath)
+    if d.is_dir() and not (d / "hparams.yaml").is_file() and (d / "config.json").is_file():
+        return _open_metricx(d)
     d = Path(dirpath)
     if not d.is_dir():
         raise GlotbenchError(f"--metric-checkpoint {d}: not a directory")
@@ -104,10 +116,140 @@ def open_checkpoint(dirpath: str | Path) -> Checkpoint:
     if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
         raise GlotbenchError(f"--metric-checkpoint {d}: hidden_sizes {sizes!r} is not a list of sizes")
     files = [hp_file, encoder / "config.json", *(encoder / t for t in _TOKENIZER_FILES if (encoder / t).is_file())]
-    files_sha = hashlib.sha256("".join(f"{f.name}:{sha256_file(f)}\n" for f in files).encode()).hexdigest()
+    files_sha = _files_sha(files)
     return Checkpoint(d, KINDS[cls], ckpt, encoder, sha256_file(ckpt), files_sha, pool, layer, lt,
                       bool(hp.get("layer_norm", True)), tuple(sizes), str(hp.get("activations", "Tanh")),
                       hp.get("final_activation"))
+
+
+METRICX_MAX_INPUT = 1536  # metricx24/predict.py's --max_input_length in its README's MetricX-24 commands
+METRICX_SCORE_ID = 250089  # metricx24/models.py: the logit of <extra_id_10> is the score
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+_T5_TOKENIZER = ("tokenizer.json", "spiece.model")
+
+
+def _open_metricx(d: Path) -> Checkpoint:
+    """A MetricX-24 folder: `config.json` (model_type mt5), `model.safetensors` or `pytorch_model.bin`,
+    and the mT5 tokenizer (tokenizer.json or spiece.model) in `DIR/tokenizer/` or `DIR` (MetricX ships
+    its weights alone: copy google/mt5-*'s tokenizer files there)."""
+    import json
+
+    try:
+        config = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GlotbenchError(f"--metric-checkpoint {d}: config.json is not JSON ({e})") from None
+    if not isinstance(config, dict) or config.get("model_type") != "mt5":
+        raise GlotbenchError(f"--metric-checkpoint {d}: config.json's model_type is "
+                             f"{config.get('model_type') if isinstance(config, dict) else None!r}; a MetricX-24 "
+                             "folder holds an mt5 model (a COMET folder has hparams.yaml)")
+    if int(config.get("vocab_size", 0)) <= METRICX_SCORE_ID:
+        raise GlotbenchError(f"--metric-checkpoint {d}: vocab_size {config.get('vocab_size')} has no logit "
+                             f"{METRICX_SCORE_ID}, MetricX-24's score")
+    weights = next((d / w for w in _WEIGHTS if (d / w).is_file()), None)
+    if weights is None:
+        raise GlotbenchError(f"--metric-checkpoint {d}: no {' or '.join(_WEIGHTS)}")
+    tok = next((t for t in (d / "tokenizer", d) if any((t / f).is_file() for f in _T5_TOKENIZER)), None)
+    if tok is None:
+        raise GlotbenchError(f"--metric-checkpoint {d}: no mT5 tokenizer ({' or '.join(_T5_TOKENIZER)}) in "
+                             f"{d / 'tokenizer'} or {d}; glotbench never downloads it")
+    files = [d / "config.json", *(tok / t for t in (*_T5_TOKENIZER, "tokenizer_config.json") if (tok / t).is_file())]
+    return Checkpoint(d, "metricx24", weights, d, sha256_file(weights), _files_sha(files), tokenizer=tok,
+                      higher_is_better=False)
+
+
+class MetricX:
+    """MetricX-24 (google-research/metricx, metricx24/models.py `MT5ForRegression`): the input
+    "source: S candidate: H reference: R" tokenized (truncated to 1,536 tokens, then its last token,
+    the EOS, dropped, as metricx24/predict.py), mT5's encoder and one decoder step from token 0, the
+    logit of token 250089, clamped to [0, 25]. An error score: 0 is best."""
+
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+        import torch
+        from transformers import MT5Config, MT5ForConditionalGeneration
+
+        c = checkpoint
+        self.checkpoint, self.batch_size, self.device = c, batch_size, device
+        import json
+
+        config = MT5Config.from_pretrained(str(c.path), local_files_only=True)
+        # config.json's own flag: transformers 5.24's MT5Config reads `"tie_word_embeddings": false` as
+        # True, and its model would then score with the input embeddings instead of mT5's own lm_head
+        tied = bool(json.loads((c.path / "config.json").read_text(encoding="utf-8")).get("tie_word_embeddings", True))
+        config.tie_word_embeddings = tied
+        config._attn_implementation = "eager"  # the reference's T5 attention (transformers 5 picks sdpa)
+        self.model = MT5ForConditionalGeneration(config)
+        if not tied and self.model.lm_head.weight.data_ptr() == self.model.shared.weight.data_ptr():
+            self.model.lm_head.weight = torch.nn.Parameter(self.model.shared.weight.detach().clone())
+        state = _load_weights(c)
+        wanted = self.model.state_dict()
+        missing = [k for k in wanted if k not in state and not k.endswith("embed_tokens.weight")
+                   and not (k == "lm_head.weight" and config.tie_word_embeddings)]
+        if missing:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: the weights lack {len(missing)} of the config's "
+                                 f"({missing[0]}, ...)")
+        # each weight copied by name (nn.Module.load_state_dict leaves mT5's tied `shared` matrix as it
+        # was initialised under transformers 5); the embeddings are one matrix, as in the reference
+        params = dict(self.model.named_parameters(remove_duplicate=False))
+        if "shared.weight" in state:  # mT5's encoder and decoder embed with `shared` (untied in transformers 5
+            state = {"encoder.embed_tokens.weight": state["shared.weight"],  # when the head is untied)
+                     "decoder.embed_tokens.weight": state["shared.weight"], **state}
+            if tied and "lm_head.weight" not in state:
+                state["lm_head.weight"] = state["shared.weight"]
+        with torch.no_grad():
+            for k, v in state.items():
+                if k in params:
+                    if tuple(params[k].shape) != tuple(v.shape):
+                        raise GlotbenchError(f"--metric-checkpoint {c.path}: {k} is {tuple(v.shape)} in the weights, "
+                                             f"{tuple(params[k].shape)} in config.json")
+                    params[k].copy_(v)
+        self.model.eval()
+        if device != "cpu":
+            torch.nn.Module.to(self.model, torch.device(device))
+        assert c.tokenizer is not None
+        self.tokenizer = _Tokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
+
+    def signature(self) -> str:
+        return self.checkpoint.signature()
+
+    def score(self, sources: Sequence[str], translations: Sequence[str], references: Sequence[str]) -> list[float]:
+        import torch
+
+        if not len(sources) == len(translations) == len(references):
+            raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
+        texts = [f"source: {_clean(s)} candidate: {_clean(h)} reference: {_clean(r)}"
+                 for s, h, r in zip(sources, translations, references)]
+        out: list[float] = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                ids, mask = (t.to(self.device) for t in self.tokenizer(texts[start:start + self.batch_size]))
+                dec = torch.zeros((ids.shape[0], 1), dtype=torch.long, device=self.device)
+                logits = self.model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
+                out += [float(x) for x in torch.clamp(logits[:, 0, METRICX_SCORE_ID], 0, 25).tolist()]
+        return out
+
+
+def _load_weights(c: Checkpoint) -> dict[str, Any]:
+    """The weights file as a state dict (safetensors, or a torch file loaded with weights_only)."""
+    import torch
+
+    with open(c.ckpt, "rb") as f:
+        if f.read(40).startswith(b"version https://git-lfs"):
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} is a Git LFS pointer, not the "
+                                 "weights (fetch them: git lfs pull)")
+    try:
+        if c.ckpt.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state: Any = load_file(str(c.ckpt))
+        else:
+            state = torch.load(c.ckpt, map_location="cpu", weights_only=True)
+    except Exception as e:  # a truncated or foreign file: torch and safetensors raise many kinds
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as weights "
+                             f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    state = state.get("state_dict", state) if isinstance(state, dict) else None
+    if not isinstance(state, dict):
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} holds no state_dict")
+    return state
 
 
 def _clean(text: Any) -> str:
@@ -137,18 +279,7 @@ class LearnedMetric:
 
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
-        with open(c.ckpt, "rb") as f:
-            if f.read(40).startswith(b"version https://git-lfs"):
-                raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} is a Git LFS pointer, not the "
-                                     "weights (fetch them: git lfs pull)")
-        try:
-            state = torch.load(c.ckpt, map_location="cpu", weights_only=True)
-        except Exception as e:  # a truncated or foreign file: torch raises many kinds
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as a checkpoint "
-                                 f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
-        state = state.get("state_dict", state) if isinstance(state, dict) else None
-        if not isinstance(state, dict):
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} holds no state_dict")
+        state = _load_weights(c)
         config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
         self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
         self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
@@ -258,8 +389,8 @@ class _Tokenizer:
     repeated spaces and compatibility characters. A directory with only `sentencepiece.bpe.model`
     goes through transformers' own conversion."""
 
-    def __init__(self, folder: Path, max_length: int):
-        self.max_length = max_length
+    def __init__(self, folder: Path, max_length: int, drop_last: bool = False):
+        self.max_length, self.drop_last = max_length, drop_last
         self._fast: Any = None
         self._auto: Any = None
         if (folder / "tokenizer.json").is_file():
@@ -281,9 +412,10 @@ class _Tokenizer:
         import torch
 
         if self._auto is not None:
-            t = self._auto(list(texts), return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
-            return t["input_ids"], t["attention_mask"]
-        rows = [e.ids for e in self._fast.encode_batch(list(texts))]
+            t = self._auto(list(texts), truncation=True, max_length=self.max_length)
+            rows = [r[:-1] if self.drop_last else r for r in t["input_ids"]]
+        else:
+            rows = [e.ids[:-1] if self.drop_last else e.ids for e in self._fast.encode_batch(list(texts))]
         width = max(len(r) for r in rows)
         ids = torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows], dtype=torch.long)
         mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
@@ -312,7 +444,7 @@ def _masked_norm(x: Any, mask: Any) -> Any:
     return (x - mean) / torch.sqrt(var + 1e-12).view(b, 1, 1)
 
 
-def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> LearnedMetric:
+def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> LearnedMetric | MetricX:
     """`--metric-checkpoint DIR` opened and loaded; a GlotbenchError for anything unreadable."""
     import importlib.util
 
@@ -320,4 +452,6 @@ def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> L
     absent = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
     if absent:
         raise GlotbenchError(f"--metric-checkpoint needs {', '.join(absent)}: pip install \"glotbench[learned]\"")
+    if checkpoint.kind == "metricx24":
+        return MetricX(checkpoint, batch_size=batch_size, device=device)
     return LearnedMetric(checkpoint, batch_size=batch_size, device=device)

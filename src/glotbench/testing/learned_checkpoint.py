@@ -34,34 +34,48 @@ class TinyComet:
     seed: int = 0
 
 
-def _pieces(text: str, vocab: int) -> list[tuple[str, float]]:
+T5_SPECIALS = ("<pad>", "</s>", "<unk>")
+
+
+def _pieces(text: str, vocab: int, specials: int = len(SPECIALS)) -> list[tuple[str, float]]:
     """Unigram pieces: each character of `text` and each of its words with the word-start marker."""
     words = {("\u2581" + w) for w in text.split()}
     chars = sorted({c for c in text if not c.isspace()} | {"\u2581"})
     out = [(p, -float(len(p))) for p in sorted(words)] + [(c, -10.0) for c in chars]
     i = 0
-    while len(out) + len(SPECIALS) + 1 < vocab:
+    while len(out) + specials + 1 < vocab:
         out.append((f"\u2581x{i}", -20.0))
         i += 1
     return out
 
 
-def write_tokenizer(path: Path, text: str, vocab: int = 0) -> int:
-    """XLM-R's tokenizer pipeline (NFKC, Metaspace `▁`, Unigram, `<s> A </s>`) over a vocabulary drawn
-    from `text`; the vocabulary's size."""
+def write_tokenizer(path: Path, text: str, vocab: int = 0, t5: bool = False) -> int:
+    """XLM-R's tokenizer pipeline (NFKC, Metaspace `▁`, Unigram, `<s> A </s>`), or mT5's (`t5`: `<pad>`
+    0, `</s>` 1, `<unk>` 2, `A </s>`), over a vocabulary drawn from `text`; the vocabulary's size."""
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors, decoders
     from tokenizers.models import Unigram
 
-    vocab_list = [(s, 0.0) for s in SPECIALS] + _pieces(text, vocab) + [("<mask>", 0.0)]
-    tok = Tokenizer(Unigram(vocab_list, unk_id=3, byte_fallback=False))
+    specials = T5_SPECIALS if t5 else SPECIALS
+    vocab_list = [(s, 0.0) for s in specials] + _pieces(text, vocab, len(specials)) + \
+        [("<extra_id_0>" if t5 else "<mask>", 0.0)]
+    tok = Tokenizer(Unigram(vocab_list, unk_id=2 if t5 else 3, byte_fallback=False))
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace("  ", " ")])
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
     tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", 0), ("</s>", 2)])
+    if t5:
+        tok.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
+                                                           special_tokens=[("</s>", 1)])
+    else:
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+            special_tokens=[("<s>", 0), ("</s>", 2)])
     path.mkdir(parents=True, exist_ok=True)
     tok.save(str(path / "tokenizer.json"))
+    if t5:
+        (path / "tokenizer_config.json").write_text(json.dumps({
+            "tokenizer_class": "T5Tokenizer", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>",
+            "extra_ids": 0, "model_max_length": 1000000}))
+        return len(vocab_list)
     (path / "tokenizer_config.json").write_text(json.dumps({
         "tokenizer_class": "XLMRobertaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>",
         "cls_token": "<s>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>",
@@ -132,4 +146,71 @@ def build(dirpath: str | Path, spec: TinyComet = TinyComet(), text: str = "") ->
     torch.save({"state_dict": state, "hyper_parameters": hparams, "pytorch-lightning_version": "2.0.0",
                 "glotbench_spec": asdict(spec)},
                d / "checkpoints" / "model.ckpt")
+    return d
+
+
+@dataclass(frozen=True)
+class TinyMetricX:
+    """A MetricX-24-shaped mT5: sizes, and the scale of the score logit's row (so that scores land
+    inside MetricX's [0, 25] rather than on its clamp)."""
+
+    d_model: int = 16
+    d_kv: int = 8
+    d_ff: int = 32
+    layers: int = 2
+    heads: int = 2
+    vocab: int = 250112  # mT5's: the score is the logit of token 250089
+    score_row: float = 12.0
+    seed: int = 0
+
+
+def build_metricx(dirpath: str | Path, spec: TinyMetricX = TinyMetricX(), text: str = "") -> Path:
+    """Write a MetricX-24-style folder (config.json, model.safetensors, tokenizer/) to `dirpath`."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+    from transformers import MT5Config, MT5ForConditionalGeneration
+
+    d = Path(dirpath)
+    d.mkdir(parents=True, exist_ok=True)
+    write_tokenizer(d / "tokenizer", text or "hello world", 4000, t5=True)
+    cfg = MT5Config(vocab_size=spec.vocab, d_model=spec.d_model, d_kv=spec.d_kv, d_ff=spec.d_ff,
+                    num_layers=spec.layers, num_decoder_layers=spec.layers, num_heads=spec.heads,
+                    relative_attention_num_buckets=8, relative_attention_max_distance=32,
+                    feed_forward_proj="gated-gelu", tie_word_embeddings=False, decoder_start_token_id=0,
+                    pad_token_id=0, eos_token_id=1, dropout_rate=0.1)
+    config = {**cfg.to_dict(), "architectures": ["MT5ForRegression"], "tie_word_embeddings": False}
+    for k in ("transformers_version", "_name_or_path"):
+        config.pop(k, None)
+    (d / "config.json").write_text(json.dumps(config, indent=1, sort_keys=True))
+    shapes = {k: tuple(v.shape) for k, v in MT5ForConditionalGeneration(cfg).state_dict().items()
+              if not k.endswith("embed_tokens.weight")}
+    shapes["lm_head.weight"] = (spec.vocab, spec.d_model)  # untied, as mT5's
+    rng = np.random.default_rng(spec.seed)
+    state = {}
+    for name in sorted(shapes):
+        shape = shapes[name]
+        if "layer_norm" in name:
+            a = 1.0 + rng.normal(0.0, 0.1, size=shape)
+        else:
+            a = rng.normal(0.0, 1.0 / shape[-1] ** 0.5 if len(shape) > 1 else 0.2, size=shape)
+        state[name] = torch.tensor(a, dtype=torch.float32)
+    save_file(state, str(d / "model.safetensors"))
+    # the score row set along the mean decoder output over `text`'s words, so that scores sit near
+    # `score_row` inside MetricX's [0, 25] clamp and still vary from segment to segment
+    from glotbench.metrics.learned import load
+
+    m = load(d)
+    words = (text or "hello world").split()
+    inputs = [f"source: {w} candidate: {w} reference: {w}" for w in words[:64]]
+    ids, mask = m.tokenizer(inputs)  # type: ignore[union-attr]
+    with torch.no_grad():
+        out = m.model(input_ids=ids, attention_mask=mask,  # type: ignore[union-attr]
+                      decoder_input_ids=torch.zeros((len(inputs), 1), dtype=torch.long), output_hidden_states=True)
+    mean = out.decoder_hidden_states[-1][:, 0, :].mean(0)
+    row = spec.score_row * mean / (mean @ mean) + 0.5 * state["lm_head.weight"][250089]
+    # rounded: the mean is a float computation, and its last bits must not make the weights differ
+    # between the reference's environment and this one
+    state["lm_head.weight"][250089] = torch.tensor(np.round(np.asarray(row, dtype=np.float64), 3), dtype=torch.float32)
+    save_file(state, str(d / "model.safetensors"))
     return d

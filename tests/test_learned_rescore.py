@@ -58,13 +58,21 @@ def test_rescore_adds_the_learned_metric(translation_run) -> None:
     assert md.returncode == 0 and f"`comet22` = {m.signature()}" in md.stdout and "| as_run | comet22 |" in md.stdout
 
 
-def test_a_failed_sample_scores_zero() -> None:
+@pytest.mark.parametrize(("higher", "want"), [(True, 0.25), (False, 12.75)])
+def test_a_failed_sample_gets_the_worst_score(higher: bool, want: float) -> None:
+    """COMET: a failed or zeroed reply scores 0; MetricX-24 (an error score): 25."""
+    from pathlib import Path
+
     from glotbench.checks.rescore import Plan, learned_scores
+    from glotbench.metrics.learned import Checkpoint
 
     class Bench:
         name, input_answer, wrong_language = "t", "source", "zero"
 
     class Metric:
+        checkpoint = Checkpoint(Path("d"), "m", Path("w"), Path("e"), "0", "0", higher_is_better=higher,
+                                worst=0.0 if higher else 25.0)
+
         def score(self, s, h, r):
             return [0.5 for _ in s]
 
@@ -74,7 +82,7 @@ def test_a_failed_sample_scores_zero() -> None:
             {"id": "d", "input": {"source": "x"}, "answer": "w"}]
     plan = Plan(("chrf",), lambda f, m: None, lambda g: [g.get("reference", "")], None)
     got = learned_scores(Metric(), plan, Bench(), rows, {k: {"reference": "r"} for k in "abcd"}, None)
-    assert got == {"overall": 0.25, "groups": {}}
+    assert got == {"overall": want, "groups": {}}
 
 
 def test_bad_checkpoint_is_one_error_line(translation_run, tmp_path) -> None:
@@ -83,3 +91,42 @@ def test_bad_checkpoint_is_one_error_line(translation_run, tmp_path) -> None:
     for d in (tmp_path / "absent", tmp_path / "empty"):
         r = cli("rescore", run, "--metric-checkpoint", str(d))
         assert r.returncode == 2 and r.stderr.startswith("error:") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_an_error_score_is_ranked_lowest_first() -> None:
+    """MetricX-24's lower is better: the model with the lower error ranks first, and a flip is a
+    pair whose errors swap order."""
+    from glotbench.checks.rescore import RunRescore, rankings
+
+    def run(model, as_run, variant):
+        return RunRescore("p", model, "b", "sig", None, {"as_run": {"metricx24": {"overall": as_run, "groups": {}}},
+                                                          "v": {"metricx24": {"overall": variant, "groups": {}}}},
+                          {}, lower_is_better=("metricx24",))
+    r = rankings([run("a", 2.0, 5.0), run("b", 3.0, 4.0), run("c", 3.0, 1.0)])[0]
+    assert r["lower_is_better"] is True
+    assert r["variants"]["as_run"]["order"] == ["a", "b", "c"] and r["variants"]["as_run"]["tiers"] == [["a"], ["b", "c"]]
+    assert r["variants"]["v"]["order"] == ["c", "b", "a"]
+    assert r["variants"]["v"]["flips"] == [["a", "b"], ["a", "c"]]
+    assert r["variants"]["v"]["values"] == {"a": 5.0, "b": 4.0, "c": 1.0}
+
+
+def test_rescore_adds_metricx(translation_run, tmp_path) -> None:
+    from glotbench.metrics.learned import load
+    from glotbench.testing.learned_checkpoint import TinyMetricX, build_metricx
+
+    run, items, _ = translation_run
+    text = " ".join(" ".join([it.public["source"], it.gold["reference"]]) for it in items)
+    ckpt = build_metricx(tmp_path / "mx", TinyMetricX(), text)
+    r = cli("rescore", run, "--metric-checkpoint", str(ckpt), "--format", "json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    m = load(ckpt)
+    assert got["learned"] == {"metricx24": m.signature()} and got["learned_lower_is_better"] is True
+    seg = m.score([it.public["source"] for it in items], [it.gold["reference"][:-2] for it in items],
+                  [it.gold["reference"] for it in items])
+    by: dict[str, list[float]] = {}
+    for it, x in zip(items, seg):
+        by.setdefault(it.meta["direction"], []).append(x)
+    assert got["runs"][0]["scores"]["as_run"]["metricx24"]["groups"] == \
+        pytest.approx({g: sum(v) / len(v) for g, v in by.items()}, abs=1e-5)
+    assert got["runs"][0]["scales"]["metricx24"] == "points"

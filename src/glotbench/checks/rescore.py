@@ -12,11 +12,11 @@ run's number):
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
-`--metric-checkpoint DIR` adds a learned metric (metrics/learned.py: COMET-22-style, from a local
-checkpoint, never downloaded) to every run, under each variant: the mean segment score per group (a
-fraction; the source is the benchmark's declared `input_answer` field, the reference its first one;
+`--metric-checkpoint DIR` adds a learned metric (metrics/learned.py: COMET-22-style or MetricX-24, from
+a local checkpoint, never downloaded) to every run, under each variant: the mean segment score per group
+(COMET: a fraction; MetricX-24: error points 0-25, ranked lowest first; the source is the benchmark's declared `input_answer` field, the reference its first one;
 `norm` variants normalise the three texts first, the others leave it as run). A failed sample, or a
-reply flagged `wrong_language` under `wrong_language=zero`, scores 0. Its signature (the checkpoint's
+reply flagged `wrong_language` under `wrong_language=zero`, gets the metric's worst (COMET 0, MetricX 25). Its signature (the checkpoint's
 SHA-256) is in the output's `learned`. A benchmark without a declared source field is left out.
 
 Benchmarks: corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum, task files with
@@ -284,6 +284,7 @@ class RunRescore:
     # interval the views print beside the stored figure (a re-scored figure has none: no resampling)
     estimates: dict[str, Any] | None = None
     scales: dict[str, str | None] | None = None  # metric -> the run's unit (fraction, points)
+    lower_is_better: tuple[str, ...] = ()  # metrics ranked lowest first (MetricX-24: an error score)
 
 
 def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
@@ -306,7 +307,7 @@ def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[s
     buckets: dict[str, list[float]] = defaultdict(list)
     for i, r in enumerate(rows):
         g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
-        buckets[g].append(got.get(i, 0.0))
+        buckets[g].append(got.get(i, metric.checkpoint.worst))
     per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
     return {"overall": per.get("all"), "groups": {} if not plan.group else per}
 
@@ -343,13 +344,19 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], learned: Any = Non
                              "groups": {g: e.get(metric) for g, e in
                                         (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
         scales[metric] = (results.get("metrics") or {}).get(metric, {}).get("scale") or \
-            ("fraction" if learned is not None and metric == learned.checkpoint.kind else None)
+            (_learned_scale(learned) if learned is not None and metric == learned.checkpoint.kind else None)
     from glotbench.rundir.selection import comparability, describe_item_set
     from glotbench.rundir.validity import is_valid, notes
 
     return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
                       plan.group, scores, stored, tuple(notes(results)), is_valid(results),
-                      describe_item_set(results), comparability(results), estimates, scales)
+                      describe_item_set(results), comparability(results), estimates, scales,
+                      () if learned is None or learned.checkpoint.higher_is_better else (learned.checkpoint.kind,))
+
+
+def _learned_scale(learned: Any) -> str:
+    """COMET's scores read as fractions (shown x100); MetricX-24's 0-25 error points as they are."""
+    return "fraction" if learned.checkpoint.higher_is_better else "points"
 
 
 def tiers(values: dict[str, float | None]) -> list[list[str]]:
@@ -388,6 +395,7 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     for (bench, _), rs in sorted(by_bench.items(), key=lambda kv: (kv[0][0], kv[1][0].item_set)):
         base = rs[0].scores[AS_RUN]
         for metric in base:
+            sign = -1.0 if metric in rs[0].lower_is_better else 1.0  # ordered by sign * value, best first
             groups = list(base[metric]["groups"]) or ["overall"]
             for g in groups:
                 def value(r: RunRescore, v: str) -> float | None:
@@ -399,16 +407,19 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
                 if sets[bench] > 1:
                     entry["note"] = "runs on other items or with another signature are ranked apart"
                 # the runs with a value as run, highest first, with that value
-                ranked = sorted(((r, x) for r in rs if (x := value(r, AS_RUN)) is not None), key=lambda rx: -rx[1])
+                ranked = sorted(((r, sign * x) for r in rs if (x := value(r, AS_RUN)) is not None), key=lambda rx: -rx[1])
+                if sign < 0:
+                    entry["lower_is_better"] = True
                 for v in rs[0].scores:
                     vals = {r.model: value(r, v) for r in rs}
-                    order = [m for m, x in sorted(vals.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
+                    keyed = {m: (None if x is None else sign * x) for m, x in vals.items()}
+                    order = [m for m, x in sorted(keyed.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
                     # a flip: a pair strictly ordered as run and strictly the other way here (equal
                     # scores are a tie, never an order)
                     flips = [[a.model, b.model] for i, (a, xa) in enumerate(ranked) for b, xb in ranked[i + 1:]
-                             if xa > xb and (ya := vals[a.model]) is not None
-                             and (yb := vals[b.model]) is not None and ya < yb]
-                    entry["variants"][v] = {"values": vals, "order": order, "tiers": tiers(vals), "flips": flips}
+                             if xa > xb and (ya := keyed[a.model]) is not None
+                             and (yb := keyed[b.model]) is not None and ya < yb]
+                    entry["variants"][v] = {"values": vals, "order": order, "tiers": tiers(keyed), "flips": flips}
                 out.append(entry)
     for bench, left in sorted(unranked.items()):
         if not any(b == bench for b, _ in by_bench):
@@ -441,7 +452,8 @@ def rescore(paths: Sequence[str], variants: Sequence[str], metric_checkpoint: st
     return {"variants": [AS_RUN, *[v for v in variants if v != AS_RUN]],
             "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
             **({"converters": {"norm=zawgyi": zawgyi_converter_name()}} if "norm=zawgyi" in variants else {}),
-            **({"learned": {learned.checkpoint.kind: learned.signature()}} if learned is not None else {}),
+            **({"learned": {learned.checkpoint.kind: learned.signature()},
+                "learned_lower_is_better": not learned.checkpoint.higher_is_better} if learned is not None else {}),
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored,
                       "stored_estimates": r.estimates or {}, "scales": r.scales or {}, "valid": r.valid,

@@ -59,6 +59,7 @@ class Checkpoint:
     final_activation: str | None = None
     tokenizer: Path | None = None  # MetricX: the tokenizer's folder when not `encoder`
     higher_is_better: bool = True  # MetricX-24 is an error score: 0 best, 25 worst
+    worst: float = 0.0  # a failed sample's score: COMET 0, MetricX-24 25
 
     def signature(self) -> str:
         extra = f"|maxlen:{METRICX_MAX_INPUT}" if self.kind == "metricx24" else ""
@@ -154,7 +155,7 @@ def _open_metricx(d: Path) -> Checkpoint:
                              f"{d / 'tokenizer'} or {d}; glotbench never downloads it")
     files = [d / "config.json", *(tok / t for t in (*_T5_TOKENIZER, "tokenizer_config.json") if (tok / t).is_file())]
     return Checkpoint(d, "metricx24", weights, d, sha256_file(weights), _files_sha(files), tokenizer=tok,
-                      higher_is_better=False)
+                      higher_is_better=False, worst=25.0)
 
 
 class MetricX:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import importorskip_lazily
 from glotbench.errors import GlotbenchError
 from glotbench.metrics import learned
 from glotbench.testing.learned_checkpoint import TinyComet, build
@@ -22,6 +23,7 @@ from glotbench.testing.learned_checkpoint import TinyComet, build
 sys.path.insert(0, str(Path(__file__).parent))
 from learned_oracle import BATCH, CASES, METRICX_CASES, SEGMENTS, TEXT  # noqa: E402
 
+importorskip_lazily("transformers")
 ORACLE = Path(__file__).parent / "fixtures" / "learned" / "comet22_oracle.json"
 METRICX_ORACLE = Path(__file__).parent / "fixtures" / "learned" / "metricx24_oracle.json"
 TOL = 1e-5

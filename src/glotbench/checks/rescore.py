@@ -12,6 +12,13 @@ run's number):
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
+`--metric-checkpoint DIR` adds a learned metric (metrics/learned.py: COMET-22-style or MetricX-24, from
+a local checkpoint, never downloaded) to every run, under each variant: the mean segment score per group
+(COMET: a fraction; MetricX-24: error points 0-25, ranked lowest first; the source is the benchmark's declared `input_answer` field, the reference its first one;
+`norm` variants normalise the three texts first, the others leave it as run). A failed sample, or a
+reply flagged `wrong_language` under `wrong_language=zero`, gets the metric's worst (COMET 0, MetricX 25). Its signature (the checkpoint's
+SHA-256) is in the output's `learned`. A benchmark without a declared source field is left out.
+
 Benchmarks: every one that declares what it re-scores (`Benchmark.rescore_plan`, a `RescorePlan`;
 a task file's: its scorer's): corpus metrics (laobench-translation, deepsea-wmt24pp, deepsea-crosssum,
 task files with a corpus scorer), token F1 (deepsea-xquad, token_f1 tasks) and vi-diacritics' exact
@@ -289,9 +296,35 @@ class RunRescore:
     scales: dict[str, str | None] | None = None  # metric -> the run's unit (fraction, points)
     kinds: Mapping[str, str] | None = None  # metric -> its kind (bleu, chrf, chrf++, token_f1, exact)
     languages: tuple[str, ...] = ()  # the languages its answers are scored in
+    lower_is_better: tuple[str, ...] = ()  # metrics ranked lowest first (MetricX-24: an error score)
 
 
-def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = False) -> RunRescore:
+def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
+                   gold: Mapping[str, Mapping[str, Any]], norm: str | None) -> dict[str, Any]:
+    """{"overall", "groups"} of a learned metric (metrics/learned.py) over the stored answers: the mean
+    segment score per group, all segments scored in one batched pass."""
+    from glotbench.checks.language import answer_text
+
+    field = bench.input_answer
+    if field is None:
+        raise GlotbenchError(f"{bench.name} declares no source field (input_answer): a learned translation "
+                             "metric reads the source")
+    zero = bench.wrong_language == "zero"
+    credited = [not (r.get("failure") or (zero and "wrong_language" in (r.get("flags") or ()))) for r in rows]
+    srcs = [normalise(str((r.get("input") or {}).get(field) or ""), norm) for r in rows]
+    hyps = [normalise(answer_text(bench, r.get("answer")) or "", norm) for r in rows]
+    refs = [normalise((plan.refs(gold.get(str(r["id"]), {})) or [""])[0], norm) for r in rows]
+    keep = [i for i, c in enumerate(credited) if c]
+    got = dict(zip(keep, metric.score([srcs[i] for i in keep], [hyps[i] for i in keep], [refs[i] for i in keep])))
+    buckets: dict[str, list[float]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
+        buckets[g].append(got.get(i, metric.checkpoint.worst))
+    per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
+    return {"overall": per.get("all"), "groups": {} if not plan.group else per}
+
+
+def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = False, learned: Any = None) -> RunRescore:
     from glotbench.report import rundata
 
     data = rundata.load_run(run_dir)
@@ -308,6 +341,11 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
     for v in [AS_RUN, *[x for x in variants if x != AS_RUN]]:
         name, value = parse_variant(v)
         scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value}, segments)
+    if learned is not None:  # once per distinct text normalisation: the other settings leave it as run
+        norms = {v: parse_variant(v)[1] if parse_variant(v)[0] == "norm" else None for v in scores}
+        per_norm = {n: learned_scores(learned, plan, bench, rows, gold, n) for n in dict.fromkeys(norms.values())}
+        for v, n in norms.items():
+            scores[v][learned.checkpoint.kind] = per_norm[n]
     stored, estimates, scales = {}, {}, {}
     for metric in next(iter(scores.values())):
         sc = results["scores"]
@@ -317,7 +355,8 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
         estimates[metric] = {"overall": sc["overall"].get(metric),
                              "groups": {g: e.get(metric) for g, e in
                                         (sc.get("groups", {}).get(plan.group, {}) if plan.group else {}).items()}}
-        scales[metric] = (results.get("metrics") or {}).get(metric, {}).get("scale")
+        scales[metric] = (results.get("metrics") or {}).get(metric, {}).get("scale") or \
+            (_learned_scale(learned) if learned is not None and metric == learned.checkpoint.kind else None)
     from glotbench.rundir.selection import comparability, describe_item_set
     from glotbench.rundir.validity import is_valid, notes
 
@@ -325,7 +364,8 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
                       plan.group, scores, stored, tuple(notes(results)), is_valid(results),
                       describe_item_set(results), comparability(results), estimates, scales,
                       {(plan.names or {}).get(k, k): k for k in plan.kinds},
-                      tuple(sorted({x for r in rows if (x := plan.lang(r.get("input") or {}, r.get("meta") or {}))})))
+                      tuple(sorted({x for r in rows if (x := plan.lang(r.get("input") or {}, r.get("meta") or {}))})),
+                      () if learned is None or learned.checkpoint.higher_is_better else (learned.checkpoint.kind,))
 
 
 def spm_models(variants: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -337,6 +377,11 @@ def spm_models(variants: Sequence[str]) -> dict[str, dict[str, str]]:
             m = spm_model(value)
             out[v] = {"path": m.path, "sha256": m.sha256, "tok": m.tag}
     return out
+
+
+def _learned_scale(learned: Any) -> str:
+    """COMET's scores read as fractions (shown x100); MetricX-24's 0-25 error points as they are."""
+    return "fraction" if learned.checkpoint.higher_is_better else "points"
 
 
 def tiers(values: dict[str, float | None]) -> list[list[str]]:
@@ -375,6 +420,7 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     for (bench, _), rs in sorted(by_bench.items(), key=lambda kv: (kv[0][0], kv[1][0].item_set)):
         base = rs[0].scores[AS_RUN]
         for metric in base:
+            sign = -1.0 if metric in rs[0].lower_is_better else 1.0  # ordered by sign * value, best first
             groups = list(base[metric]["groups"]) or ["overall"]
             for g in groups:
                 def value(r: RunRescore, v: str) -> float | None:
@@ -386,16 +432,19 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
                 if sets[bench] > 1:
                     entry["note"] = "runs on other items or with another signature are ranked apart"
                 # the runs with a value as run, highest first, with that value
-                ranked = sorted(((r, x) for r in rs if (x := value(r, AS_RUN)) is not None), key=lambda rx: -rx[1])
+                ranked = sorted(((r, sign * x) for r in rs if (x := value(r, AS_RUN)) is not None), key=lambda rx: -rx[1])
+                if sign < 0:
+                    entry["lower_is_better"] = True
                 for v in rs[0].scores:
                     vals = {r.model: value(r, v) for r in rs}
-                    order = [m for m, x in sorted(vals.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
+                    keyed = {m: (None if x is None else sign * x) for m, x in vals.items()}
+                    order = [m for m, x in sorted(keyed.items(), key=lambda kv: (-(kv[1] if kv[1] is not None else -1e9), kv[0]))]
                     # a flip: a pair strictly ordered as run and strictly the other way here (equal
                     # scores are a tie, never an order)
                     flips = [[a.model, b.model] for i, (a, xa) in enumerate(ranked) for b, xb in ranked[i + 1:]
-                             if xa > xb and (ya := vals[a.model]) is not None
-                             and (yb := vals[b.model]) is not None and ya < yb]
-                    entry["variants"][v] = {"values": vals, "order": order, "tiers": tiers(vals), "flips": flips}
+                             if xa > xb and (ya := keyed[a.model]) is not None
+                             and (yb := keyed[b.model]) is not None and ya < yb]
+                    entry["variants"][v] = {"values": vals, "order": order, "tiers": tiers(keyed), "flips": flips}
                 out.append(entry)
     for bench, left in sorted(unranked.items()):
         if not any(b == bench for b, _ in by_bench):
@@ -409,7 +458,7 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
 AFFECTS: dict[str, frozenset[str]] = {
     "segmenter": frozenset({"bleu", "chrf++", "token_f1"}),  # chrF (word order 0) reads no words
     "bleu_tokenize": frozenset({"bleu"}),
-    "norm": frozenset({"bleu", "chrf", "chrf++", "token_f1", "exact"}),
+    "norm": frozenset({"bleu", "chrf", "chrf++", "token_f1", "exact", "comet22", "metricx24"}),
     "f1_norm": frozenset({"token_f1"}),
 }
 MIN_SYSTEMS = 3  # system-level τ over fewer runs is not computed (two runs give only ±1)
@@ -501,16 +550,22 @@ def agreement(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     return out
 
 
-def rescore(paths: Sequence[str], variants: Sequence[str], agree: bool = False) -> dict[str, Any]:
+def rescore(paths: Sequence[str], variants: Sequence[str], agree: bool = False,
+            metric_checkpoint: str | Path | None = None) -> dict[str, Any]:
     from glotbench.report.board import collect
 
     for v in variants:
         parse_variant(v)
+    learned = None
+    if metric_checkpoint is not None:
+        from glotbench.metrics.learned import load
+
+        learned = load(metric_checkpoint)
     runs, left_out = collect(list(paths))
     done, skipped = [], list(left_out)
     for r in runs:
         try:
-            done.append(rescore_run(r.path, variants, segments=agree))
+            done.append(rescore_run(r.path, variants, segments=agree, learned=learned))
         except GlotbenchError as e:
             skipped.append({"path": str(r.path), "reason": str(e)})
     if not done:
@@ -521,6 +576,8 @@ def rescore(paths: Sequence[str], variants: Sequence[str], agree: bool = False) 
             "segmenters": {v: signature_of(parse_variant(v)[1]) for v in variants if parse_variant(v)[0] == "segmenter"},
             **({"converters": {"norm=zawgyi": zawgyi_converter_name()}} if "norm=zawgyi" in variants else {}),
             **({"spm_models": spm} if (spm := spm_models(variants)) else {}),
+            **({"learned": {learned.checkpoint.kind: learned.signature()},
+                "learned_lower_is_better": not learned.checkpoint.higher_is_better} if learned is not None else {}),
             "runs": [{"path": r.path, "model": r.model, "benchmark": r.benchmark, "signature": r.signature,
                       "group": r.group_key, "scores": r.scores, "stored": r.stored,
                       "stored_estimates": r.estimates or {}, "scales": r.scales or {}, "valid": r.valid,

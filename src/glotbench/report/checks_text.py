@@ -17,6 +17,9 @@ def rescore_markdown(got: dict[str, Any]) -> str:
     benchmark, metric and group each variant's ranking and the pairs whose order flips."""
     lines = ["Segmenters: " + ", ".join(f"`{v}` = {sig}" for v, sig in got["segmenters"].items()), ""] \
         if got.get("segmenters") else []
+    lower = " (an error score: lower is better, ranked lowest first)" if got.get("learned_lower_is_better") else ""
+    lines += [f"Learned metric: `{k}` = {sig}{lower}" for k, sig in (got.get("learned") or {}).items()] + \
+        ([""] if got.get("learned") else [])
     for run in got["runs"]:
         lines += [f"## {run['benchmark']} · {run['model']}", "", f"`{run['path']}`", ""]
         lines += [f"> {n}" for n in run.get("notes", ())] + ([""] if run.get("notes") else [])

@@ -1,0 +1,458 @@
+"""Learned translation metrics from a local checkpoint (`--metric-checkpoint DIR`), never downloaded.
+
+COMET-22-style estimators: unbabel-comet's `regression_metric` (its `RegressionMetric`) re-derived
+on torch and transformers' XLM-R encoder: the encoder's hidden states of every layer, mixed by the
+layer-wise attention (softmax or sparsemax weights, optional masked layer norm, times gamma), pooled
+per sentence (avg over non-pad tokens, max, cls or the encoder's first token), then the feed-forward
+estimator over [h; r; h*r; |h-r|; h*s; |h-s|] (h the translation, r the reference, s the source).
+The tests hold its segment scores equal to unbabel-comet's `load_from_checkpoint(...).predict(...)`
+(<= 1e-5) on a random-weight checkpoint built offline (glotbench.testing.learned_checkpoint).
+
+The directory is unbabel-comet's layout: `hparams.yaml`, `checkpoints/model.ckpt`, and the encoder's
+`config.json` and tokenizer files, in `DIR/encoder/` or in the directory `hparams.yaml` names as
+`pretrained_model` (a hub name there is never fetched). The signature names the metric, the
+checkpoint file's SHA-256 and the SHA-256 of the other files read (hparams, encoder config, tokenizer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from glotbench.errors import GlotbenchError
+
+KINDS = {"regression_metric": "comet22"}  # unbabel-comet's class_identifier -> glotbench's name
+LAYER_TRANSFORMS = ("softmax", "sparsemax", "sparsemax_patch")  # _patch: softmax (unbabel-comet >= 2.2.4)
+POOLS = ("avg", "max", "cls", "default")
+ENCODERS = ("XLM-RoBERTa",)
+_TOKENIZER_FILES = ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json",
+                    "special_tokens_map.json")
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a checkpoint directory declares, read and checked once. The COMET settings (pool, layer,
+    ...) keep unbabel-comet's defaults for a MetricX checkpoint, which has none of them."""
+
+    path: Path
+    kind: str  # glotbench's name: comet22 or metricx24
+    ckpt: Path  # the weights file
+    encoder: Path  # the folder with the encoder's (COMET) or model's (MetricX) config.json and tokenizer
+    sha256: str  # the weights file's
+    files_sha256: str  # the other files read (hparams, config, tokenizer), in name order
+    pool: str = "avg"
+    layer: str | int = "mix"
+    layer_transformation: str = "softmax"
+    layer_norm: bool = True
+    hidden_sizes: tuple[int, ...] = (3072, 1024)
+    activations: str = "Tanh"
+    final_activation: str | None = None
+    tokenizer: Path | None = None  # MetricX: the tokenizer's folder when not `encoder`
+    higher_is_better: bool = True  # MetricX-24 is an error score: 0 best, 25 worst
+    worst: float = 0.0  # a failed sample's score: COMET 0, MetricX-24 25
+
+    def signature(self) -> str:
+        extra = f"|maxlen:{METRICX_MAX_INPUT}" if self.kind == "metricx24" else ""
+        return f"glotbench:{self.kind}|ckpt:sha256:{self.sha256}|files:sha256:{self.files_sha256[:16]}{extra}"
+
+
+def _files_sha(files: Sequence[Path]) -> str:
+    return hashlib.sha256("".join(f"{f.name}:{sha256_file(f)}\n" for f in files).encode()).hexdigest()
+
+
+def open_checkpoint(dirpath: str | Path) -> Checkpoint:
+    """The checkpoint in `dirpath`, or a GlotbenchError saying what is missing or malformed: unbabel-comet's
+    layout (hparams.yaml) or a MetricX-24 model folder (config.json of an mt5 model)."""
+    import yaml
+
+    d = Path(dirpath)
+    if d.is_dir() and not (d / "hparams.yaml").is_file() and (d / "config.json").is_file():
+        return _open_metricx(d)
+    d = Path(dirpath)
+    if not d.is_dir():
+        raise GlotbenchError(f"--metric-checkpoint {d}: not a directory")
+    hp_file, ckpt = d / "hparams.yaml", d / "checkpoints" / "model.ckpt"
+    for f in (hp_file, ckpt):
+        if not f.is_file():
+            raise GlotbenchError(f"--metric-checkpoint {d}: no {f.relative_to(d)} (unbabel-comet's layout: "
+                                 "hparams.yaml, checkpoints/model.ckpt, encoder/)")
+    try:
+        hp = yaml.safe_load(hp_file.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise GlotbenchError(f"--metric-checkpoint {d}: hparams.yaml is not YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(hp, dict):
+        raise GlotbenchError(f"--metric-checkpoint {d}: hparams.yaml is not a mapping")
+    cls = hp.get("class_identifier")
+    if cls not in KINDS:
+        raise GlotbenchError(f"--metric-checkpoint {d}: class_identifier {cls!r} is not one glotbench reads "
+                             f"({', '.join(KINDS)})")
+    enc_model = hp.get("encoder_model", "XLM-RoBERTa")
+    if enc_model not in ENCODERS:
+        raise GlotbenchError(f"--metric-checkpoint {d}: encoder_model {enc_model!r}; glotbench reads "
+                             f"{', '.join(ENCODERS)}")
+    named = Path(str(hp.get("pretrained_model", "")))
+    named = named if named.is_absolute() else d / named
+    encoder = next((e for e in (d / "encoder", named) if (e / "config.json").is_file()), None)
+    if encoder is None or not any((encoder / t).is_file() for t in _TOKENIZER_FILES[:2]):
+        raise GlotbenchError(f"--metric-checkpoint {d}: no encoder config.json and tokenizer (tokenizer.json or "
+                             f"sentencepiece.bpe.model) in {d / 'encoder'} (hparams' pretrained_model is "
+                             f"{hp.get('pretrained_model')!r}; glotbench never downloads it)")
+    pool, layer = hp.get("pool", "avg"), hp.get("layer", "mix")
+    lt = hp.get("layer_transformation", "softmax")
+    if pool not in POOLS or lt not in LAYER_TRANSFORMS or not (layer == "mix" or isinstance(layer, int)):
+        raise GlotbenchError(f"--metric-checkpoint {d}: pool {pool!r}, layer {layer!r}, layer_transformation "
+                             f"{lt!r}: not COMET's (pool {'/'.join(POOLS)}; layer mix or a number; "
+                             f"{'/'.join(LAYER_TRANSFORMS)})")
+    sizes = hp.get("hidden_sizes", [3072, 1024])
+    if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
+        raise GlotbenchError(f"--metric-checkpoint {d}: hidden_sizes {sizes!r} is not a list of sizes")
+    files = [hp_file, encoder / "config.json", *(encoder / t for t in _TOKENIZER_FILES if (encoder / t).is_file())]
+    files_sha = _files_sha(files)
+    return Checkpoint(d, KINDS[cls], ckpt, encoder, sha256_file(ckpt), files_sha, pool, layer, lt,
+                      bool(hp.get("layer_norm", True)), tuple(sizes), str(hp.get("activations", "Tanh")),
+                      hp.get("final_activation"))
+
+
+METRICX_MAX_INPUT = 1536  # metricx24/predict.py's --max_input_length in its README's MetricX-24 commands
+METRICX_SCORE_ID = 250089  # metricx24/models.py: the logit of <extra_id_10> is the score
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+_T5_TOKENIZER = ("tokenizer.json", "spiece.model")
+
+
+def _open_metricx(d: Path) -> Checkpoint:
+    """A MetricX-24 folder: `config.json` (model_type mt5), `model.safetensors` or `pytorch_model.bin`,
+    and the mT5 tokenizer (tokenizer.json or spiece.model) in `DIR/tokenizer/` or `DIR` (MetricX ships
+    its weights alone: copy google/mt5-*'s tokenizer files there)."""
+    import json
+
+    try:
+        config = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GlotbenchError(f"--metric-checkpoint {d}: config.json is not JSON ({e})") from None
+    if not isinstance(config, dict) or config.get("model_type") != "mt5":
+        raise GlotbenchError(f"--metric-checkpoint {d}: config.json's model_type is "
+                             f"{config.get('model_type') if isinstance(config, dict) else None!r}; a MetricX-24 "
+                             "folder holds an mt5 model (a COMET folder has hparams.yaml)")
+    if int(config.get("vocab_size", 0)) <= METRICX_SCORE_ID:
+        raise GlotbenchError(f"--metric-checkpoint {d}: vocab_size {config.get('vocab_size')} has no logit "
+                             f"{METRICX_SCORE_ID}, MetricX-24's score")
+    weights = next((d / w for w in _WEIGHTS if (d / w).is_file()), None)
+    if weights is None:
+        raise GlotbenchError(f"--metric-checkpoint {d}: no {' or '.join(_WEIGHTS)}")
+    tok = next((t for t in (d / "tokenizer", d) if any((t / f).is_file() for f in _T5_TOKENIZER)), None)
+    if tok is None:
+        raise GlotbenchError(f"--metric-checkpoint {d}: no mT5 tokenizer ({' or '.join(_T5_TOKENIZER)}) in "
+                             f"{d / 'tokenizer'} or {d}; glotbench never downloads it")
+    files = [d / "config.json", *(tok / t for t in (*_T5_TOKENIZER, "tokenizer_config.json") if (tok / t).is_file())]
+    return Checkpoint(d, "metricx24", weights, d, sha256_file(weights), _files_sha(files), tokenizer=tok,
+                      higher_is_better=False, worst=25.0)
+
+
+class MetricX:
+    """MetricX-24 (google-research/metricx, metricx24/models.py `MT5ForRegression`): the input
+    "source: S candidate: H reference: R" tokenized (truncated to 1,536 tokens, then its last token,
+    the EOS, dropped, as metricx24/predict.py), mT5's encoder and one decoder step from token 0, the
+    logit of token 250089, clamped to [0, 25]. An error score: 0 is best."""
+
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+        import torch
+        from transformers import MT5Config, MT5ForConditionalGeneration
+
+        c = checkpoint
+        self.checkpoint, self.batch_size, self.device = c, batch_size, device
+        import json
+
+        config = MT5Config.from_pretrained(str(c.path), local_files_only=True)
+        # config.json's own flag: transformers 5.24's MT5Config reads `"tie_word_embeddings": false` as
+        # True, and its model would then score with the input embeddings instead of mT5's own lm_head
+        tied = bool(json.loads((c.path / "config.json").read_text(encoding="utf-8")).get("tie_word_embeddings", True))
+        config.tie_word_embeddings = tied
+        config._attn_implementation = "eager"  # the reference's T5 attention (transformers 5 picks sdpa)
+        self.model = MT5ForConditionalGeneration(config)
+        if not tied and self.model.lm_head.weight.data_ptr() == self.model.shared.weight.data_ptr():
+            self.model.lm_head.weight = torch.nn.Parameter(self.model.shared.weight.detach().clone())
+        state = _load_weights(c)
+        wanted = self.model.state_dict()
+        missing = [k for k in wanted if k not in state and not k.endswith("embed_tokens.weight")
+                   and not (k == "lm_head.weight" and config.tie_word_embeddings)]
+        if missing:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: the weights lack {len(missing)} of the config's "
+                                 f"({missing[0]}, ...)")
+        # each weight copied by name (nn.Module.load_state_dict leaves mT5's tied `shared` matrix as it
+        # was initialised under transformers 5); the embeddings are one matrix, as in the reference
+        params = dict(self.model.named_parameters(remove_duplicate=False))
+        if "shared.weight" in state:  # mT5's encoder and decoder embed with `shared` (untied in transformers 5
+            state = {"encoder.embed_tokens.weight": state["shared.weight"],  # when the head is untied)
+                     "decoder.embed_tokens.weight": state["shared.weight"], **state}
+            if tied and "lm_head.weight" not in state:
+                state["lm_head.weight"] = state["shared.weight"]
+        with torch.no_grad():
+            for k, v in state.items():
+                if k in params:
+                    if tuple(params[k].shape) != tuple(v.shape):
+                        raise GlotbenchError(f"--metric-checkpoint {c.path}: {k} is {tuple(v.shape)} in the weights, "
+                                             f"{tuple(params[k].shape)} in config.json")
+                    params[k].copy_(v)
+        self.model.eval()
+        if device != "cpu":
+            torch.nn.Module.to(self.model, torch.device(device))
+        assert c.tokenizer is not None
+        self.tokenizer = _Tokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
+
+    def signature(self) -> str:
+        return self.checkpoint.signature()
+
+    def score(self, sources: Sequence[str], translations: Sequence[str], references: Sequence[str]) -> list[float]:
+        import torch
+
+        if not len(sources) == len(translations) == len(references):
+            raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
+        texts = [f"source: {_clean(s)} candidate: {_clean(h)} reference: {_clean(r)}"
+                 for s, h, r in zip(sources, translations, references)]
+        out: list[float] = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                ids, mask = (t.to(self.device) for t in self.tokenizer(texts[start:start + self.batch_size]))
+                dec = torch.zeros((ids.shape[0], 1), dtype=torch.long, device=self.device)
+                logits = self.model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
+                out += [float(x) for x in torch.clamp(logits[:, 0, METRICX_SCORE_ID], 0, 25).tolist()]
+        return out
+
+
+def _load_weights(c: Checkpoint) -> dict[str, Any]:
+    """The weights file as a state dict (safetensors, or a torch file loaded with weights_only)."""
+    import torch
+
+    with open(c.ckpt, "rb") as f:
+        if f.read(40).startswith(b"version https://git-lfs"):
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} is a Git LFS pointer, not the "
+                                 "weights (fetch them: git lfs pull)")
+    try:
+        if c.ckpt.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state: Any = load_file(str(c.ckpt))
+        else:
+            state = torch.load(c.ckpt, map_location="cpu", weights_only=True)
+    except Exception as e:  # a truncated or foreign file: torch and safetensors raise many kinds
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as weights "
+                             f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    state = state.get("state_dict", state) if isinstance(state, dict) else None
+    if not isinstance(state, dict):
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} holds no state_dict")
+    return state
+
+
+def _clean(text: Any) -> str:
+    """Any reply as text the tokenizer takes: a lone surrogate becomes U+FFFD (scored, never a crash)."""
+    s = "" if text is None else str(text)
+    return s.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in s) else s
+
+
+def sparsemax(z: Any) -> Any:
+    """Sparsemax of a vector (Martins & Astudillo 2016), as entmax's `sparsemax(z, dim=0)`."""
+    import torch
+
+    zs, _ = torch.sort(z, descending=True)
+    k = torch.arange(1, z.numel() + 1, dtype=z.dtype)
+    cums = zs.cumsum(0) - 1
+    support = (k * zs > cums).sum()
+    tau = cums[support - 1] / support.to(z.dtype)
+    return torch.clamp(z - tau, min=0)
+
+
+class LearnedMetric:
+    """A checkpoint's estimator, loaded once on CPU (or `device`), scoring segments in batches."""
+
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+        import torch
+        from transformers import XLMRobertaConfig, XLMRobertaModel
+
+        self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
+        c = checkpoint
+        state = _load_weights(c)
+        config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
+        self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
+        self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
+        self.tokenizer = _Tokenizer(c.encoder, self.max_length)
+        enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
+        missing = [k for k in self.encoder.state_dict() if k not in enc and not k.endswith("position_ids")]
+        if missing:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
+                                 f"weights ({missing[0]}, ...) for the config in {c.encoder}")
+        try:
+            self.encoder.load_state_dict(enc, strict=False)
+        except RuntimeError as e:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: encoder weights do not fit its config "
+                                 f"({str(e).splitlines()[-1].strip()})") from None
+        n_layers = config.num_hidden_layers + 1
+        self.mix: Any = None
+        if c.layer == "mix":
+            try:
+                self.mix = torch.cat([state[f"layerwise_attention.scalar_parameters.{i}"] for i in range(n_layers)])
+                self.gamma = state["layerwise_attention.gamma"]
+            except KeyError as e:
+                raise GlotbenchError(f"--metric-checkpoint {c.path}: no layer-wise attention weight {e}") from None
+        elif not 0 <= int(c.layer) < n_layers:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: layer {c.layer} of an encoder with {n_layers}")
+        self.estimator = self._estimator(state, 6 * config.hidden_size)
+        self.encoder.eval()
+        self.estimator.eval()
+        if device != "cpu":
+            import torch
+
+            torch.nn.Module.to(self.encoder, torch.device(device))  # transformers types `.to` for its own hooks
+            self.estimator.to(torch.device(device))
+
+    def _estimator(self, state: Mapping[str, Any], in_dim: int) -> Any:
+        from torch import nn
+
+        c = self.checkpoint
+        sizes = [in_dim, *c.hidden_sizes, 1]
+        modules: list[Any] = []
+        for j, (a, b) in enumerate(zip(sizes, sizes[1:])):
+            modules.append(nn.Linear(a, b))
+            if j < len(sizes) - 2:
+                modules += [_activation(c.activations), nn.Identity()]  # Identity: the dropout's slot
+        if c.final_activation is not None:
+            modules.append(_activation(c.final_activation))
+        ff = nn.Sequential(*modules)
+        wanted = {k: v for k, v in state.items() if k.startswith("estimator.ff.")}
+        try:
+            ff.load_state_dict({k[len("estimator.ff."):]: v for k, v in wanted.items()}, strict=True)
+        except RuntimeError as e:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: estimator weights do not fit hidden_sizes "
+                                 f"{list(c.hidden_sizes)} ({str(e).splitlines()[0]})") from None
+        return ff
+
+    def signature(self) -> str:
+        return self.checkpoint.signature()
+
+    def _embed(self, texts: Sequence[str]) -> Any:
+        import torch
+
+        ids, mask = (t.to(self.device) for t in self.tokenizer([_clean(x) for x in texts]))
+        out = self.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
+        layers = out.hidden_states
+        c = self.checkpoint
+        if self.mix is None:
+            emb = layers[int(c.layer)]
+        else:
+            w = sparsemax(self.mix) if c.layer_transformation == "sparsemax" else torch.softmax(self.mix, dim=0)
+            w = w.to(self.device)
+            if c.layer_norm:
+                m = mask.float()
+                layers = [_masked_norm(x, m) for x in layers]
+            emb = self.gamma.to(self.device) * sum(w[i] * x for i, x in enumerate(layers))
+        pad = ids.eq(self.tokenizer.pad_token_id).unsqueeze(-1)
+        if c.pool == "avg":
+            return emb.float().masked_fill(pad, 0.0).sum(1) / mask.unsqueeze(-1).expand(emb.size()).float().sum(1)
+        if c.pool == "max":
+            return emb.float().masked_fill(pad, float("-inf")).max(dim=1)[0]
+        if c.pool == "cls":
+            return emb[:, 0, :]
+        return out.last_hidden_state[:, 0, :]  # "default": the encoder's sentence embedding
+
+    def score(self, sources: Sequence[str], translations: Sequence[str], references: Sequence[str]) -> list[float]:
+        """One score per segment, in the order given (batched by source length, as unbabel-comet)."""
+        import numpy as np
+        import torch
+
+        if not len(sources) == len(translations) == len(references):
+            raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
+        order = np.argsort([len(_clean(s)) for s in sources])
+        out = [0.0] * len(order)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start:start + self.batch_size]
+                s, h, r = (self._embed([col[i] for i in idx]) for col in (sources, translations, references))
+                feats = torch.cat((h, r, h * r, torch.abs(h - r), h * s, torch.abs(h - s)), dim=1)
+                for i, v in zip(idx, self.estimator(feats).view(-1).tolist()):
+                    out[int(i)] = float(v)
+        return out
+
+
+class _Tokenizer:
+    """The encoder's tokenizer as unbabel-comet calls it (`padding=True, truncation=True, max_length`).
+    A `tokenizer.json` is run as written through the tokenizers library: transformers 5 rebuilds
+    XLM-R's pipeline from the vocabulary and drops the file's normalizer (the NFKC or precompiled
+    charsmap that transformers 4, unbabel-comet's pin, applies), which changes the tokens of e.g.
+    repeated spaces and compatibility characters. A directory with only `sentencepiece.bpe.model`
+    goes through transformers' own conversion."""
+
+    def __init__(self, folder: Path, max_length: int, drop_last: bool = False):
+        self.max_length, self.drop_last = max_length, drop_last
+        self._fast: Any = None
+        self._auto: Any = None
+        if (folder / "tokenizer.json").is_file():
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            pad = tok.token_to_id("<pad>")
+            self.pad_token_id = 1 if pad is None else pad
+            tok.no_padding()
+            tok.enable_truncation(max_length)
+            self._fast = tok
+        else:
+            from transformers import AutoTokenizer
+
+            self._auto = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+            self.pad_token_id = self._auto.pad_token_id
+
+    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        import torch
+
+        if self._auto is not None:
+            t = self._auto(list(texts), truncation=True, max_length=self.max_length)
+            rows = [r[:-1] if self.drop_last else r for r in t["input_ids"]]
+        else:
+            rows = [e.ids[:-1] if self.drop_last else e.ids for e in self._fast.encode_batch(list(texts))]
+        width = max(len(r) for r in rows)
+        ids = torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows], dtype=torch.long)
+        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+        return ids, mask
+
+
+def _activation(name: str) -> Any:
+    from torch import nn
+
+    cls = getattr(nn, name.title(), None)
+    if cls is None:
+        raise GlotbenchError(f"unknown activation {name!r} in the checkpoint's hparams")
+    return cls()
+
+
+def _masked_norm(x: Any, mask: Any) -> Any:
+    """unbabel-comet's layer norm of one layer over a sentence's unmasked tokens and all features."""
+    import torch
+
+    b, _, dim = x.size()
+    bm = mask.unsqueeze(-1)
+    xm = x * bm
+    n = mask.sum(1) * dim
+    mean = (xm.view(b, -1).sum(1) / n).view(b, 1, 1)
+    var = (((xm - mean) * bm) ** 2).view(b, -1).sum(1) / n
+    return (x - mean) / torch.sqrt(var + 1e-12).view(b, 1, 1)
+
+
+def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> LearnedMetric | MetricX:
+    """`--metric-checkpoint DIR` opened and loaded; a GlotbenchError for anything unreadable."""
+    import importlib.util
+
+    checkpoint = open_checkpoint(dirpath)
+    absent = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
+    if absent:
+        raise GlotbenchError(f"--metric-checkpoint needs {', '.join(absent)}: pip install \"glotbench[learned]\"")
+    if checkpoint.kind == "metricx24":
+        return MetricX(checkpoint, batch_size=batch_size, device=device)
+    return LearnedMetric(checkpoint, batch_size=batch_size, device=device)

@@ -74,3 +74,25 @@ def test_a_run_forgets_the_bootstrap_draws_once_its_aggregate_is_made(tmp_path, 
     assert held == [1] and len(st._COUNTS_CACHE) == 1  # this run's draws, kept to the end
     assert keeping.results["scores"] == forgetting.results["scores"]
     st._COUNTS_CACHE.clear()
+
+
+def test_the_sample_sink_puts_lines_of_any_length_in_item_and_repeat_order(tmp_path):
+    """SampleSink keeps where each line ends (arrays), not a tuple per line: lines of other lengths,
+    repeats finished out of order and an item written twice come back sorted, each with its checks."""
+    import json
+
+    from glotbench.rundir.files import SampleSink
+
+    recs = [{"id": "c", "repeat": 1, "output": "ຂ" * 300}, {"id": "a", "repeat": 0, "output": ""},
+            {"id": "c", "repeat": 0, "output": "\u200b"}, {"id": "b", "repeat": 0, "output": "x\ny"},
+            {"id": "a", "repeat": 1, "output": None}]
+    path = tmp_path / "samples.jsonl"
+    with SampleSink(path) as sink:
+        for r in recs:
+            sink.add(r)
+    sink.in_order({"a": 0, "b": 1, "c": 2}, lambda sid, rep: {"n": f"{sid}{rep}"} if sid != "b" else None)
+    got = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [(g["id"], g["repeat"]) for g in got] == [("a", 0), ("a", 1), ("b", 0), ("c", 0), ("c", 1)]
+    assert [g.get("checks") for g in got] == [{"n": "a0"}, {"n": "a1"}, None, {"n": "c0"}, {"n": "c1"}]
+    assert {g["id"] + str(g["repeat"]): g["output"] for g in got} == {
+        r["id"] + str(r["repeat"]): r["output"] for r in recs}

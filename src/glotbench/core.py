@@ -112,7 +112,8 @@ class Sample:
     output: str | None = None
     input: Mapping[str, Any] | None = None
     error: str | None = None
-    prompt: Mapping[str, Any] | None = None  # what was sent: engine/prompts.py (a fill, or the whole)
+    prompt: Mapping[str, Any] | None = None  # what was sent: engine/prompts.py (a fill, or the whole);
+    # written to samples.jsonl, and None in a run's samples kept in memory (RunResult.samples)
     flags: tuple[str, ...] = ()
     prompt_form: str | None = None
     finish_reason: str | None = None
@@ -160,7 +161,8 @@ class Sample:
 
 @dataclass(frozen=True, repr=False)
 class RunResult:
-    """A finished run: its directory, results.json's content, and the samples in item order."""
+    """A finished run: its directory, results.json's content, and the samples in item order (without
+    their prompt records, which are in the directory's samples.jsonl)."""
 
     out_dir: Path
     results: dict[str, Any]

@@ -40,7 +40,7 @@ from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
 from glotbench.signature import Signature
-from glotbench.stats import DEFAULT_SEED, prepare_draws
+from glotbench.stats import DEFAULT_SEED, forget_draws, prepare_draws
 
 __all__ = ["RunOptions", "evaluate", "evaluate_async", "evaluate_phase", "generation_config", "model_options"]
 
@@ -289,6 +289,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
     metrics = bench.metrics_for(full)
     versions = _versions()
     scores = aggregate_run(bench, full, done.samples, metrics, runner, options, versions)
+    forget_draws()  # the bootstrap's draws are not held through the checks, where memory peaks
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
     facts = dict(bench.extra_results(full))
     if floor := bench.input_floor(full, plan.items):

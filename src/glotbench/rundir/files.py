@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 import re
 from datetime import datetime
 from pathlib import Path
@@ -209,15 +210,21 @@ class SampleSink:
     def __init__(self, path: Path):
         self.path = path
         self._file: IO[bytes] = path.open("wb")
-        self._lines: list[tuple[str, int, int, int]] = []  # id, repeat, offset, size
+        # Line i: its sample's id and repeat, where it ends in the file (it starts where line i - 1
+        # ends). Arrays, not a tuple per line: 16 bytes a line instead of ~140 (issue 32).
+        self._ids: list[str] = []
+        self._repeats = array("q")
+        self._ends = array("q")
         self._written = 0
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Append one sample's record (`core.Sample.to_record`)."""
         line = json_bytes(record) + b"\n"
         self._file.write(line)
-        self._lines.append((record["id"], record["repeat"], self._written, len(line)))
+        self._ids.append(record["id"])
+        self._repeats.append(record["repeat"])
         self._written += len(line)
+        self._ends.append(self._written)
 
     def flush(self) -> None:
         self._file.flush()
@@ -236,16 +243,17 @@ class SampleSink:
         """Rewrite the closed file with its lines sorted by (item position in `order`, repeat), each
         line with its `checks` from `extra(id, repeat)` added as the record's last key (the checks
         run once the requests are done: the lines appended during the run have none)."""
-        lines = self._lines
-        by_item = [(order[x[0]], x[1]) for x in lines]
+        ids, repeats, ends = self._ids, self._repeats, self._ends
+        by_item = [(order[sid], r) for sid, r in zip(ids, repeats)]
         if extra is None and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
             return
-        lines.sort(key=lambda x: (order[x[0]], x[1]))
         tmp = self.path.with_suffix(".jsonl.tmp")
         with self.path.open("rb") as src, tmp.open("wb") as dst:
-            for sid, repeat, offset, size in lines:
-                src.seek(offset)
-                line = src.read(size)
+            for i in sorted(range(len(by_item)), key=by_item.__getitem__):
+                start = ends[i - 1] if i else 0
+                src.seek(start)
+                line = src.read(ends[i] - start)
+                sid, repeat = ids[i], repeats[i]
                 checks = extra(sid, repeat) if extra is not None else None
                 if checks is not None:  # `{...}\n` -> `{..., "checks": {...}}\n`: as json_bytes writes the key
                     line = line[:-2] + b', "checks": ' + json_bytes(checks) + b"}\n"

@@ -104,6 +104,14 @@ def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
     np.nanquantile(np.zeros(2), [0.025, 0.975])  # numpy imports numpy.ma on the first quantile
 
 
+def forget_draws() -> None:
+    """Drop the kept resample counts: a run calls it once its aggregate is made, so the draws (10 MB
+    at 10,000 items and 1,000 resamples) are not held through the checks and the input floor, where
+    the run's memory peaks (docs/performance.md). The next aggregate draws them again."""
+    with _CACHE_LOCK:
+        _COUNTS_CACHE.clear()
+
+
 def resampled_sums(stats: np.ndarray, resamples: int, seed: int):
     """Yield (block, k) arrays: the column sums of `stats` (n, k) for each bootstrap resample."""
     import numpy as np

@@ -98,7 +98,10 @@ def aligned_word_matches(prediction: str, reference: str) -> tuple[int, int]:
     subsequence, `align`), so one dropped or added word does not shift every later word out of place.
     An aligned pair is correct when its full diacritic form matches (tone position ignored).
     """
-    p, r = words(prediction), words(reference)
+    r = words(reference)
+    if prediction == reference:  # the same text: every word aligned to itself and right (no alignment)
+        return len(r), len(r)
+    p = words(prediction)
     pairs = align(letter_keys(prediction), letter_keys(reference))
     correct = sum(1 for i, j in pairs if same_word(p[i], r[j]))
     return correct, len(r)
@@ -116,6 +119,8 @@ def word_diff(prediction: str, reference: str) -> list[tuple[str, str]]:
     `tone` (same letters and vowel marks, wrong or missing tone: the reference word is appended after a
     `→`), `mark` (another diacritic or letter case differs), `missing` (a reference word the prediction
     lacks) and `extra` (a predicted word the reference lacks)."""
+    if prediction == reference:  # the same text: every word aligned to itself, `ok` (no alignment)
+        return [(w, "ok") for w in words(prediction)]
     p, r = words(prediction), words(reference)
     out: list[tuple[str, str]] = []
     i = j = 0

@@ -460,13 +460,12 @@ def _gguf_read_once() -> Iterator[Callable[[str], Any]]:
 def _pack(model: Any, gguf_tensors: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """The model's weights for BLOCKS_FILE: ({name: tensor}, {name: ggml type}). A weight is stored
     as a GGUF tensor's raw blocks where de-quantizing them gives exactly that weight; the candidates
-    are the GGUF tensors of the same layer number and shape, each de-quantized once. Tied weights
+    are the GGUF tensors of the same layer number and shape, compared DEQUANT_ROWS rows at a time. Tied weights
     are stored once (loading ties them again)."""
     import re
 
     import numpy as np
     import torch
-    from gguf.quants import dequantize
 
     def slot(name: str, shape: tuple[int, ...]) -> tuple[str | None, tuple[int, ...]]:
         layer = re.search(r"\d+", name)
@@ -489,25 +488,35 @@ def _pack(model: Any, gguf_tensors: Any) -> tuple[dict[str, Any], dict[str, str]
         names = open_slots.get(slot(g.name, tuple(int(d) for d in reversed(g.shape))), [])
         if not names:
             continue
-        values = torch.from_numpy(dequantize(g.data, g.tensor_type))
+        raw = np.asarray(g.data, dtype=np.uint8)  # [rows x bytes a row]
         for name in names:
-            if values.shape == weights[name].shape and torch.equal(values, weights[name]):
+            if all(torch.equal(values, weights[name][r:r + len(values)])
+                   for r, values in _dequantized_rows(raw, g.tensor_type.name)):
                 names.remove(name)
-                tensors[name] = torch.from_numpy(np.array(g.data, dtype=np.uint8))  # [rows x bytes a row]
-                blocks[name] = f"{g.tensor_type.name}:{','.join(map(str, values.shape))}"
+                tensors[name] = torch.from_numpy(raw.copy())
+                blocks[name] = f"{g.tensor_type.name}:{','.join(map(str, weights[name].shape))}"
                 break
     for name, t in weights.items():
         tensors.setdefault(name, t.contiguous())
     return tensors, blocks
 
 
-def _read_blocks(path: Path) -> dict[str, Any]:
-    """BLOCKS_FILE as a float32 state dict: GGUF blocks de-quantized, DEQUANT_ROWS rows at a time
-    into the weight (gguf's de-quantizer makes float32 temporaries of several times its input: the
-    whole 262,144-row embedding at once would add 1.3 GB to the peak), the rest as stored."""
+def _dequantized_rows(raw: Any, kind: str) -> Iterator[tuple[int, Any]]:
+    """(first row, float32 tensor) for each DEQUANT_ROWS rows of GGUF blocks [rows x bytes a row] of
+    ggml type `kind`: gguf's de-quantizer makes float32 temporaries of several times its input, so
+    the 262,144-row embedding at once would add 1.3 GB to the peak."""
     import torch
     from gguf.constants import GGMLQuantizationType
     from gguf.quants import dequantize
+
+    for r in range(0, len(raw), DEQUANT_ROWS):
+        yield r, torch.from_numpy(dequantize(raw[r:r + DEQUANT_ROWS], GGMLQuantizationType[kind]))
+
+
+def _read_blocks(path: Path) -> dict[str, Any]:
+    """BLOCKS_FILE as a float32 state dict: GGUF blocks de-quantized into each weight, DEQUANT_ROWS
+    rows at a time; the rest as stored."""
+    import torch
     from safetensors import safe_open
 
     out: dict[str, Any] = {}
@@ -519,11 +528,8 @@ def _read_blocks(path: Path) -> dict[str, Any]:
                 continue
             kind, shape = blocks[name].split(":")
             weight = torch.empty(tuple(int(d) for d in shape.split(",")), dtype=torch.float32)
-            raw = f.get_tensor(name).numpy().reshape(len(weight), -1)  # [rows x bytes a row]
-            for r in range(0, len(weight), DEQUANT_ROWS):
-                chunk = raw[r:r + DEQUANT_ROWS]
-                weight[r:r + len(chunk)] = torch.from_numpy(dequantize(chunk, GGMLQuantizationType[kind]))
-            del raw
+            for r, values in _dequantized_rows(f.get_tensor(name).numpy().reshape(len(weight), -1), kind):
+                weight[r:r + len(values)] = values
             out[name] = weight
     return out
 

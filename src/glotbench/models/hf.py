@@ -520,7 +520,8 @@ def _read_blocks(path: Path) -> dict[str, Any]:
     from safetensors import safe_open
 
     out: dict[str, Any] = {}
-    with safe_open(str(path), "pt") as f:
+    # read, not mapped: mapped pages of the file would count in the peak beside their de-quantized copy
+    with safe_open(str(path), "pt", backend="pread") as f:
         blocks = f.metadata() or {}
         for name in f.keys():
             if name not in blocks:
@@ -528,8 +529,10 @@ def _read_blocks(path: Path) -> dict[str, Any]:
                 continue
             kind, shape = blocks[name].split(":")
             weight = torch.empty(tuple(int(d) for d in shape.split(",")), dtype=torch.float32)
-            for r, values in _dequantized_rows(f.get_tensor(name).numpy().reshape(len(weight), -1), kind):
-                weight[r:r + len(values)] = values
+            raw = f.get_slice(name)
+            for r in range(0, len(weight), DEQUANT_ROWS):
+                for _, values in _dequantized_rows(raw[r:min(r + DEQUANT_ROWS, len(weight))].numpy(), kind):
+                    weight[r:r + len(values)] = values
             out[name] = weight
     return out
 

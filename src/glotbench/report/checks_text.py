@@ -70,7 +70,8 @@ def agreement_markdown(entries: list[dict[str, Any]]) -> list[str]:
     for e in entries:
         head = f"### {e['benchmark']} · {e['language']} · {e['level']} level"
         what = (f"n = {e['n']} segments of {e['runs']} run{'s' if e['runs'] != 1 else ''}" if e["level"] == "segment"
-                else f"n = {e['n']} runs")
+                else f"n = {e['n']} runs" if e["n"] or not e.get("note")
+                else f"{e['runs']} run{'s' if e['runs'] != 1 else ''}")  # not computed: how many there are
         lines += [f"{head} ({what}; {e['item_set']})", ""]
         lines += [f"> not pooled: {x['model']} (`{x['path']}`): {x['why']}" for x in e.get("not_pooled", ())]
         lines += [""] if e.get("not_pooled") else []

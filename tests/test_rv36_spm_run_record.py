@@ -63,3 +63,10 @@ def test_a_model_replaced_since_the_run_is_refused_not_used(relative_run, tmp_pa
     model.unlink()
     r = cli("rescore", str(run))
     assert r.returncode == 2 and "not readable" in r.stderr and "No such file" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/urandom"])
+def test_a_device_is_refused_not_read_without_end(tmp_path: Path, path: str) -> None:
+    """`spm:/dev/zero` was read forever (stat gives size 0): a model must be a regular file."""
+    r = cli("rescore", str(tmp_path), "--variant", f"bleu_tokenize=spm:{path}", timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == f"error: SentencePiece model {path}: not a regular file (a device or a pipe)", r.stderr

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Mapping, Sequence
@@ -102,6 +103,9 @@ def _spm_tokenizer(tokenize: str) -> Any:
         raise GlotbenchError(f"SentencePiece model {path}: {e.strerror or e}") from None
     from glotbench.data import MAX_FILE_BYTES
 
+    if not stat.S_ISREG(st.st_mode):  # a device or a pipe (/dev/zero, <(...)) would be read without end
+        raise GlotbenchError(f"SentencePiece model {path}: " + ("Is a directory" if stat.S_ISDIR(st.st_mode)
+                                                                else "not a regular file (a device or a pipe)"))
     if st.st_size > MAX_FILE_BYTES:  # read whole to be hashed: the one size limit of every file read
         raise GlotbenchError(f"SentencePiece model {path}: {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
     return _load_spm(path, st.st_size, st.st_mtime_ns)

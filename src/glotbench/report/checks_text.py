@@ -95,6 +95,9 @@ def checks_lines(results: dict[str, Any]) -> list[str]:
     if lang and lang.get("checked"):
         out.append(f"checks: {lang['wrong']} of {lang['checked']} answers in the wrong language or script "
                    f"({lang['policy']}; {lang['expected']})")
+        if zawgyi := (lang.get("verdicts") or {}).get("zawgyi"):  # the right language, another encoding
+            out.append(f"checks: {zawgyi} of {lang['checked']} answers in Zawgyi, scored as written against "
+                       "Unicode references (`rescore --variant norm=zawgyi` reads them as Unicode)")
     x = c.get("extraction")
     if x and "error" not in x and x.get("unread"):
         f = 100.0 if x.get("scale", "fraction") == "fraction" else 1.0

@@ -1,5 +1,6 @@
 """A learned-metric checkpoint whose encoder config or tokenizer files are malformed (not JSON, a field
-of the wrong type, a corrupt SentencePiece model) is one `error:` line naming the checkpoint, never
+of the wrong type, a corrupt SentencePiece model, fewer layers than the weights, which were dropped in
+silence) is one `error:` line naming the checkpoint, never
 "a bug in glotbench" (review of #36)."""
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def _wrong_type(p: Path) -> None:
     p.write_text(json.dumps(c), encoding="utf-8")
 
 
+def _fewer_layers(p: Path) -> None:
+    """A config with one layer fewer than the weights: the last layer's weights would be dropped in silence."""
+    c = json.loads(p.read_text(encoding="utf-8"))
+    key = "num_hidden_layers" if "num_hidden_layers" in c else "num_layers"
+    c[key] -= 1
+    p.write_text(json.dumps(c), encoding="utf-8")
+
+
 def _spm_junk(p: Path) -> None:
     p.unlink()
     (p.parent / "sentencepiece.bpe.model").write_bytes(b"junk\n")
@@ -46,6 +55,8 @@ CASES = {  # name: (checkpoint, file inside it, how it is broken)
     "comet corrupt sentencepiece.bpe.model": ("comet", "encoder/tokenizer.json", _spm_junk),
     "metricx tokenizer.json not JSON": ("metricx", "tokenizer/tokenizer.json", _bad_json),
     "metricx config.json field of the wrong type": ("metricx", "config.json", _wrong_type),
+    "comet encoder config.json with fewer layers than the weights": ("comet", "encoder/config.json", _fewer_layers),
+    "metricx config.json with fewer layers than the weights": ("metricx", "config.json", _fewer_layers),
 }
 
 

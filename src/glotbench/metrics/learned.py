@@ -190,6 +190,7 @@ class MetricX:
         if missing:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: the weights lack {len(missing)} of the config's "
                                  f"({missing[0]}, ...)")
+        _no_unused(c, [k for k in state if k not in wanted])
         # each weight copied by name (nn.Module.load_state_dict leaves mT5's tied `shared` matrix as it
         # was initialised under transformers 5); the embeddings are one matrix, as in the reference
         params = dict(self.model.named_parameters(remove_duplicate=False))
@@ -287,6 +288,14 @@ def _reading(d: Path, what: str) -> Iterator[None]:
         raise GlotbenchError(f"--metric-checkpoint {d}: {what} does not load ({type(e).__name__}: {why})") from None
 
 
+def _no_unused(c: Checkpoint, unused: list[str]) -> None:
+    """Weights the config has no place for (a config.json with fewer layers than the checkpoint) would
+    be dropped in silence and the scores computed by a smaller model: one error line instead."""
+    if unused:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {len(unused)} weights have no place in the config "
+                             f"({unused[0]}, ...): config.json does not describe these weights")
+
+
 class LearnedMetric:
     """A checkpoint's estimator, loaded once on CPU (or `device`), scoring segments in batches."""
 
@@ -308,6 +317,8 @@ class LearnedMetric:
         if missing:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
                                  f"weights ({missing[0]}, ...) for the config in {c.encoder}")
+        wanted_enc = self.encoder.state_dict()
+        _no_unused(c, [k for k in enc if k not in wanted_enc and not k.endswith("position_ids")])
         try:
             self.encoder.load_state_dict(enc, strict=False)
         except RuntimeError as e:

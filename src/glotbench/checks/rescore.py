@@ -16,7 +16,8 @@ run's number):
 a local checkpoint, never downloaded) to every run, under each variant: the mean segment score per group
 (COMET: a fraction; MetricX-24: error points 0-25, ranked lowest first; the source is the benchmark's declared `input_answer` field, the reference its first one;
 `norm` variants normalise the three texts first, the others leave it as run). A failed sample, or a
-reply flagged `wrong_language` under `wrong_language=zero`, gets the metric's worst (COMET 0, MetricX 25). Its signature (the checkpoint's
+reply flagged `wrong_language` under `wrong_language=zero`, gets the metric's worst (COMET 0, MetricX 25) or its own score (a failure: the empty reply's), whichever is
+worse (COMET-22's head is unbounded: a bare 0 could raise it). Its signature (the checkpoint's
 SHA-256) is in the output's `learned`. A benchmark without a declared source field is left out.
 
 Benchmarks: every one that declares what it re-scores (`Benchmark.rescore_plan`, a `RescorePlan`;
@@ -314,12 +315,16 @@ def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[s
     srcs = [normalise(str((r.get("input") or {}).get(field) or ""), norm) for r in rows]
     hyps = [normalise(answer_text(bench, r.get("answer")) or "", norm) for r in rows]
     refs = [normalise((plan.refs(gold.get(str(r["id"]), {})) or [""])[0], norm) for r in rows]
-    keep = [i for i, c in enumerate(credited) if c]
-    got = dict(zip(keep, metric.score([srcs[i] for i in keep], [hyps[i] for i in keep], [refs[i] for i in keep])))
+    # every segment is scored, a failure as the empty reply: an uncredited one gets the metric's worst
+    # or its own score, whichever is worse. COMET-22's regression head is unbounded (a score can be
+    # below 0), so a bare 0 could raise a wrong-language reply above its own score and the policy
+    # `zero` would raise the metric; capped, no policy can.
+    got = metric.score(srcs, hyps, refs)
+    cap = min if metric.checkpoint.higher_is_better else max
     buckets: dict[str, list[float]] = defaultdict(list)
     for i, r in enumerate(rows):
         g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
-        buckets[g].append(got.get(i, metric.checkpoint.worst))
+        buckets[g].append(got[i] if credited[i] else cap(got[i], metric.checkpoint.worst))
     per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
     return {"overall": per.get("all"), "groups": {} if not plan.group else per}
 

@@ -54,6 +54,13 @@ class RunOptions:
         name the command-line option (`--timeout`), which is how most users set them."""
         import math
 
+        from glotbench.metrics.corpus import absolute_spm
+
+        # a SentencePiece model given by a relative path is recorded by its absolute one: `rescore`,
+        # `compare` and `checks` rebuild the benchmark from the record, from any folder
+        object.__setattr__(self, "bench_options", tuple((k, absolute_spm(v) if k == "bleu_tokenize" else v)
+                                                        for k, v in self.bench_options))
+
         def bad(name: str, value: Any, rule: str) -> None:
             option = _OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
             raise GlotbenchError(f"{option} must be {rule}, got {value!r}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Mapping, Sequence
@@ -58,6 +59,29 @@ def is_spm(tokenize: str | None) -> bool:
     return isinstance(tokenize, str) and tokenize.startswith(SPM_PREFIX)
 
 
+def absolute_spm(tokenize: Any) -> Any:
+    """`spm:PATH` with PATH made absolute (as a run records it: read again from any folder); any other
+    value unchanged."""
+    if not is_spm(tokenize) or not tokenize[len(SPM_PREFIX):]:
+        return tokenize
+    return SPM_PREFIX + os.path.abspath(os.path.expanduser(tokenize[len(SPM_PREFIX):]))
+
+
+def check_spm_of_run(tokenize: Any, signature: str) -> None:
+    """A run's own `spm:PATH` read again (rescore, compare, checks): the file must still be the model
+    the run's signature names (`spm-<12 hex>`), or one error line; a changed file is never used in silence."""
+    if not is_spm(tokenize):
+        return
+    try:
+        tag = spm_model(tokenize).tag
+    except GlotbenchError as e:
+        raise GlotbenchError(f"the run's SentencePiece model is not readable ({e}); put the file the run "
+                             "used back at that path") from None
+    if tag not in signature:
+        raise GlotbenchError(f"the run's SentencePiece model {tokenize[len(SPM_PREFIX):]} has changed since the "
+                             f"run: it is now {tag}, not the model its signature names")
+
+
 def spm_model(tokenize: str) -> SpmModel:
     """The model of `spm:PATH`, loaded once per file version; a missing file or one that is not a
     SentencePiece model is a GlotbenchError (one `error:` line)."""
@@ -79,6 +103,9 @@ def _spm_tokenizer(tokenize: str) -> Any:
         raise GlotbenchError(f"SentencePiece model {path}: {e.strerror or e}") from None
     from glotbench.data import MAX_FILE_BYTES
 
+    if not stat.S_ISREG(st.st_mode):  # a device or a pipe (/dev/zero, <(...)) would be read without end
+        raise GlotbenchError(f"SentencePiece model {path}: " + ("Is a directory" if stat.S_ISDIR(st.st_mode)
+                                                                else "not a regular file (a device or a pipe)"))
     if st.st_size > MAX_FILE_BYTES:  # read whole to be hashed: the one size limit of every file read
         raise GlotbenchError(f"SentencePiece model {path}: {st.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
     return _load_spm(path, st.st_size, st.st_mtime_ns)

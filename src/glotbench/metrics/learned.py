@@ -16,10 +16,11 @@ checkpoint file's SHA-256 and the SHA-256 of the other files read (hparams, enco
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 
@@ -172,13 +173,14 @@ class MetricX:
         self.checkpoint, self.batch_size, self.device = c, batch_size, device
         import json
 
-        config = MT5Config.from_pretrained(str(c.path), local_files_only=True)
-        # config.json's own flag: transformers 5.24's MT5Config reads `"tie_word_embeddings": false` as
-        # True, and its model would then score with the input embeddings instead of mT5's own lm_head
-        tied = bool(json.loads((c.path / "config.json").read_text(encoding="utf-8")).get("tie_word_embeddings", True))
-        config.tie_word_embeddings = tied
-        config._attn_implementation = "eager"  # the reference's T5 attention (transformers 5 picks sdpa)
-        self.model = MT5ForConditionalGeneration(config)
+        with _reading(c.path, "config.json"):
+            config = MT5Config.from_pretrained(str(c.path), local_files_only=True)
+            # config.json's own flag: transformers 5.24's MT5Config reads `"tie_word_embeddings": false` as
+            # True, and its model would then score with the input embeddings instead of mT5's own lm_head
+            tied = bool(json.loads((c.path / "config.json").read_text(encoding="utf-8")).get("tie_word_embeddings", True))
+            config.tie_word_embeddings = tied
+            config._attn_implementation = "eager"  # the reference's T5 attention (transformers 5 picks sdpa)
+            self.model = MT5ForConditionalGeneration(config)
         if not tied and self.model.lm_head.weight.data_ptr() == self.model.shared.weight.data_ptr():
             self.model.lm_head.weight = torch.nn.Parameter(self.model.shared.weight.detach().clone())
         state = _load_weights(c)
@@ -188,6 +190,7 @@ class MetricX:
         if missing:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: the weights lack {len(missing)} of the config's "
                                  f"({missing[0]}, ...)")
+        _no_unused(c, [k for k in state if k not in wanted])
         # each weight copied by name (nn.Module.load_state_dict leaves mT5's tied `shared` matrix as it
         # was initialised under transformers 5); the embeddings are one matrix, as in the reference
         params = dict(self.model.named_parameters(remove_duplicate=False))
@@ -207,7 +210,8 @@ class MetricX:
         if device != "cpu":
             torch.nn.Module.to(self.model, torch.device(device))
         assert c.tokenizer is not None
-        self.tokenizer = _Tokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
+        with _reading(c.path, f"the tokenizer in {c.tokenizer}"):
+            self.tokenizer = _Tokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
 
     def signature(self) -> str:
         return self.checkpoint.signature()
@@ -271,6 +275,27 @@ def sparsemax(z: Any) -> Any:
     return torch.clamp(z - tau, min=0)
 
 
+@contextlib.contextmanager
+def _reading(d: Path, what: str) -> Iterator[None]:
+    """A checkpoint file that transformers or tokenizers cannot read (malformed JSON, a field of the
+    wrong type, a corrupt SentencePiece model) is one `error:` line naming it, whatever they raise."""
+    try:
+        yield
+    except GlotbenchError:
+        raise
+    except Exception as e:  # the libraries raise many kinds (Exception, OSError, pydantic/dataclass errors)
+        why = " ".join(str(e).split())[:300] or type(e).__name__
+        raise GlotbenchError(f"--metric-checkpoint {d}: {what} does not load ({type(e).__name__}: {why})") from None
+
+
+def _no_unused(c: Checkpoint, unused: list[str]) -> None:
+    """Weights the config has no place for (a config.json with fewer layers than the checkpoint) would
+    be dropped in silence and the scores computed by a smaller model: one error line instead."""
+    if unused:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {len(unused)} weights have no place in the config "
+                             f"({unused[0]}, ...): config.json does not describe these weights")
+
+
 class LearnedMetric:
     """A checkpoint's estimator, loaded once on CPU (or `device`), scoring segments in batches."""
 
@@ -281,15 +306,19 @@ class LearnedMetric:
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
         state = _load_weights(c)
-        config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
-        self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
-        self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
-        self.tokenizer = _Tokenizer(c.encoder, self.max_length)
+        with _reading(c.path, f"{c.encoder / 'config.json'}"):
+            config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
+            self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
+            self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
+        with _reading(c.path, f"the tokenizer in {c.encoder}"):
+            self.tokenizer = _Tokenizer(c.encoder, self.max_length)
         enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
         missing = [k for k in self.encoder.state_dict() if k not in enc and not k.endswith("position_ids")]
         if missing:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
                                  f"weights ({missing[0]}, ...) for the config in {c.encoder}")
+        wanted_enc = self.encoder.state_dict()
+        _no_unused(c, [k for k in enc if k not in wanted_enc and not k.endswith("position_ids")])
         try:
             self.encoder.load_state_dict(enc, strict=False)
         except RuntimeError as e:

@@ -70,7 +70,8 @@ def agreement_markdown(entries: list[dict[str, Any]]) -> list[str]:
     for e in entries:
         head = f"### {e['benchmark']} · {e['language']} · {e['level']} level"
         what = (f"n = {e['n']} segments of {e['runs']} run{'s' if e['runs'] != 1 else ''}" if e["level"] == "segment"
-                else f"n = {e['n']} runs")
+                else f"n = {e['n']} runs" if e["n"] or not e.get("note")
+                else f"{e['runs']} run{'s' if e['runs'] != 1 else ''}")  # not computed: how many there are
         lines += [f"{head} ({what}; {e['item_set']})", ""]
         lines += [f"> not pooled: {x['model']} (`{x['path']}`): {x['why']}" for x in e.get("not_pooled", ())]
         lines += [""] if e.get("not_pooled") else []
@@ -94,6 +95,9 @@ def checks_lines(results: dict[str, Any]) -> list[str]:
     if lang and lang.get("checked"):
         out.append(f"checks: {lang['wrong']} of {lang['checked']} answers in the wrong language or script "
                    f"({lang['policy']}; {lang['expected']})")
+        if zawgyi := (lang.get("verdicts") or {}).get("zawgyi"):  # the right language, another encoding
+            out.append(f"checks: {zawgyi} of {lang['checked']} answers in Zawgyi, scored as written against "
+                       "Unicode references (`rescore --variant norm=zawgyi` reads them as Unicode)")
     x = c.get("extraction")
     if x and "error" not in x and x.get("unread"):
         f = 100.0 if x.get("scale", "fraction") == "fraction" else 1.0

@@ -67,8 +67,11 @@ def bench_of(results: Mapping[str, Any]) -> Any:
     from glotbench.registry import get_benchmark, task_copy
     from glotbench.rundir import task_file_of
 
+    from glotbench.metrics.corpus import check_spm_of_run
+
     b = results["benchmark"]
     opts = (results.get("config") or {}).get("bench_options") or {}
+    check_spm_of_run(opts.get("bleu_tokenize"), str(results.get("signature", "")))
     kept = task_file_of(b)  # a task file: the run's copy (or the original, unchanged), from any folder
     if kept is not None:
         return task_copy(kept[0], kept[1], **opts)

@@ -187,8 +187,9 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
             "metric_config": {"evaluation_description": info.get("description") or metric, "metric_id": metric,
                               "metric_name": info.get("label") or metric,
                               "metric_unit": "proportion" if info.get("scale", "fraction") == "fraction" else "points",
-                              # glotbench's metrics declare no direction: the headline is the score to rank by
-                              "lower_is_better": False, "score_type": "continuous", **_bounds(info),
+                              # the metric's declared direction (an error or failure rate: true); a run
+                              # written before metrics declared it says nothing: false, as then
+                              "lower_is_better": bool(info.get("lower_is_better", False)), "score_type": "continuous", **_bounds(info),
                               "additional_details": {f"{_NS}headline": _text(metric == res["headline"])}},
             "score_details": score})
     if undefined:

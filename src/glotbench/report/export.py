@@ -393,6 +393,16 @@ def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = 
 
     from glotbench.rundir import slug
 
+    if dataset is not None:  # the Hub links the entry to this dataset: an id it cannot have is refused
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+        try:
+            validate_repo_id(dataset)
+        except HFValidationError as bad:
+            raise GlotbenchError(f"--hf-dataset {dataset!r}: not a Hub dataset id (OWNER/NAME): "
+                                 f"{str(bad).splitlines()[0]}") from None
+    if task is not None and (not task.strip() or any(c in task for c in "\n\r")):
+        raise GlotbenchError(f"--hf-task {task!r}: the dataset's task id, one line of text")
     planned: dict[Path, str | Path] = {}
     benches = set()
     for r in runs:

@@ -64,3 +64,16 @@ def test_a_non_latin_identifier_column_is_read_as_written(tmp_path):
     r = _imp(_yaml(tmp_path, _spec(target="คำตอบ", metadata="[วิชา]")))
     assert r.returncode == 0, r.stderr
     assert "คำตอบ | letter if คำตอบ is integer" in r.stdout and "วิชา: วิชา" in r.stdout
+
+
+def test_a_commit_given_in_capitals_is_the_same_commit(tmp_path):
+    r = cli("tasks", "import-inspect", str(_yaml(tmp_path, _spec())), "--repo", "o/n", "--revision", SHA.upper())
+    assert r.returncode == 0, r.stderr
+    assert f"revision: {SHA}" in r.stdout
+
+
+def test_hf_spec_with_a_commit_in_capitals_is_pinned(tmp_path):
+    r = cli("run", f"hf/o/n@{SHA.upper()}", "--model", "openai:m@http://127.0.0.1:9/v1", "--out", str(tmp_path / "r"),
+            env={"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert r.returncode == 2 and "pin the dataset to a commit" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("error: ") and "not in the hub cache" in r.stderr

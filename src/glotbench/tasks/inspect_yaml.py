@@ -339,6 +339,7 @@ def hub_task(spec: str) -> Path | None:
     if parsed is None:
         return None
     repo, task_id, revision = parsed
+    revision = revision.lower() if revision and _SHA.fullmatch(revision.lower()) else revision  # a commit in capitals
     if not revision or not _SHA.fullmatch(revision):
         raise DataError(f"{spec}: pin the dataset to a commit: hf/{repo}{'/' + task_id if task_id else ''}@SHA "
                         "(40 hex; glotbench runs hub data only at a pinned revision)")

@@ -125,7 +125,23 @@ def resolve_code(code: str | None) -> str | None:
     if not code:
         return None
     head = code.replace("-", "_").split("_")[0].lower()
+    if head in PROFILES or head in ISO639_3:
+        return head if head in PROFILES else ISO639_3[head]
+    head = _registry_preferred(head)  # IANA's preferred value: `bur` -> `my`, `in` -> `id`, `iw` -> `he`
     return head if head in PROFILES else ISO639_3.get(head, head)
+
+
+@functools.lru_cache(maxsize=1024)
+def _registry_preferred(head: str) -> str:
+    """The code IANA's registry prefers for a language subtag (through `langcodes`): a deprecated
+    code's Preferred-Value (`in` -> `id`, `iw` -> `he`, `jw` -> `jv`) and ISO 639-2/B's bibliographic
+    codes as their 639-1 code (`bur` -> `my`, `may` -> `ms`, `chi` -> `zh`); else `head` itself."""
+    import langcodes
+
+    try:
+        return langcodes.Language.get(head).language or head if langcodes.tag_is_valid(head) else head
+    except (ValueError, LookupError):
+        return head
 
 
 

@@ -270,7 +270,7 @@ class LaoBenchMCQ(_LaoBenchData):
         self.metrics = (
             RatioMetric(metric, "correct", "items", f"share of items answered correctly ({method})", label=metric),
             RatioMetric("extraction_failure_rate", "no_letter", "items", "share of replies with no letter",
-                        show_ci=False, label="no letter"),
+                        show_ci=False, label="no letter", lower_is_better=True),
         )
 
     def load(self, path: str | None = None) -> Dataset:

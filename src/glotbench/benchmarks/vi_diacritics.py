@@ -108,9 +108,9 @@ class VietnameseDiacritics(Benchmark):
         RatioMetric("word_accuracy", "words_correct", "words", "micro word accuracy, edit-distance aligned",
                     label="word acc"),
         RatioMetric("rewritten_rate", "rewritten", "texts", "share of replies that changed the words",
-                    show_ci=False, label="rewritten"),
+                    show_ci=False, label="rewritten", lower_is_better=True),
         RatioMetric("format_failure_rate", "format_failure", "texts",
-                    "share of replies with no parseable JSON", show_ci=False, label="no JSON"),
+                    "share of replies with no parseable JSON", show_ci=False, label="no JSON", lower_is_better=True),
     )
     group_by = ("category",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)

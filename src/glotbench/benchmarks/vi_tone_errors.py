@@ -114,13 +114,13 @@ class VietnameseToneErrors(Benchmark):
         RatioMetric("detection_f1", "f1_num", "f1_den", "2·detected / (changed + errors)", label="det F1"),
         RatioMetric("correction_recall", "corrected", "errors", "errors fixed to the right word", label="fixed"),
         RatioMetric("false_alarm_rate", "false_alarm", "clean", "error-free sentences not returned unchanged",
-                    label="false alarm"),
+                    label="false alarm", lower_is_better=True),
         RatioMetric("changes_field_agreement", "field_agree", "texts",
                     "replies whose `changes` list equals what the text changed", label="field agr"),
         RatioMetric("rewritten_rate", "rewritten", "texts", "share of replies that changed the words",
-                    show_ci=False, label="rewritten"),
+                    show_ci=False, label="rewritten", lower_is_better=True),
         RatioMetric("format_failure_rate", "format_failure", "texts", "share of replies with no parseable JSON",
-                    show_ci=False, label="no JSON"),
+                    show_ci=False, label="no JSON", lower_is_better=True),
     )
     group_by = ("category", "has_errors")
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)

@@ -345,8 +345,8 @@ def score(
     if lang is not None:  # a code that names no language would only be written into the signature
         from glotbench.languages import language_code
 
-        try:
-            language_code(lang)
+        try:  # the profile's code: `lao`, `lao_Laoo`, `lo-LA`, `bur`, `mya` segment and sign as `lo`, `my`
+            lang = language_code(lang)
         except ValueError as bad:
             raise GlotbenchError(f"--lang {bad}") from None
     opts = FileScoreOptions(lang=lang, f1_norm=f1_norm, f1_empty=f1_empty, tokenize=tokenize,

@@ -181,6 +181,8 @@ def import_inspect(
 
     if (parsed := parse_spec(f"hf/{repo}")) is None or parsed[1] is not None:
         raise DataError(f"--repo {repo!r}: a hub dataset's ORG/NAME")
+    if revision is not None and re.fullmatch(r"[0-9a-fA-F]{40}", revision):
+        revision = revision.lower()  # a commit copied in capitals is the same commit (the hub names it lower-case)
     if revision is not None and not re.fullmatch(r"[0-9a-f]{40}", revision):
         raise DataError(f"--revision {revision!r}: the dataset's commit, 40 hex digits")
     if revision is None:

@@ -273,6 +273,7 @@ class CorpusMetric:
     show_ci: bool = True
     label: str = ""
     scale: Scale = "points"
+    lower_is_better: bool = False
 
     @property
     def width(self) -> int:

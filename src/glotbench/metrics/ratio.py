@@ -50,6 +50,8 @@ class Metric(Protocol):
     def scale(self) -> Scale: ...
     @property
     def keys(self) -> tuple[str, ...]: ...
+    @property
+    def lower_is_better(self) -> bool: ...  # an error or failure rate: its direction, for the views that rank
 
     def score(self, row: np.ndarray) -> float:
         """The metric from the summed statistics, in `keys` order."""
@@ -72,6 +74,7 @@ class RatioMetric:
     show_ci: bool = True  # diagnostic rates (format failures...) are shown without a CI
     label: str = ""  # short column header for the terminal table
     scale: Scale = "fraction"
+    lower_is_better: bool = False  # an error or failure rate (no answer, format failures): 0 is best
 
     @property
     def keys(self) -> tuple[str, str]:
@@ -422,6 +425,7 @@ class MacroMetric:
     label: str = ""
     scale: Scale = "points"
     normalised: bool = False
+    lower_is_better: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -82,6 +82,9 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
         for r in rs:
             if not is_valid(r.results):
                 out_runs.append({"path": str(r.path), "reason": f"{task}: invalid run of {r.model} (not in the card)"})
+            elif r.imported:  # an EEE record holds aggregates only; the card resamples each task's items
+                out_runs.append({"path": str(r.path), "reason": f"{task}: an EEE record of {r.model} holds no items "
+                                 "(the card resamples them): give its run directory (not in the card)"})
             elif r.headline.get("value") is None:
                 out_runs.append({"path": str(r.path), "reason": f"{task}: {r.model} has no score (not in the card)"})
             else:

@@ -187,8 +187,9 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
             "metric_config": {"evaluation_description": info.get("description") or metric, "metric_id": metric,
                               "metric_name": info.get("label") or metric,
                               "metric_unit": "proportion" if info.get("scale", "fraction") == "fraction" else "points",
-                              # glotbench's metrics declare no direction: the headline is the score to rank by
-                              "lower_is_better": False, "score_type": "continuous", **_bounds(info),
+                              # the metric's declared direction (an error or failure rate: true); a run
+                              # written before metrics declared it says nothing: false, as then
+                              "lower_is_better": bool(info.get("lower_is_better", False)), "score_type": "continuous", **_bounds(info),
                               "additional_details": {f"{_NS}headline": _text(metric == res["headline"])}},
             "score_details": score})
     if undefined:
@@ -392,6 +393,16 @@ def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = 
 
     from glotbench.rundir import slug
 
+    if dataset is not None:  # the Hub links the entry to this dataset: an id it cannot have is refused
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+        try:
+            validate_repo_id(dataset)
+        except HFValidationError as bad:
+            raise GlotbenchError(f"--hf-dataset {dataset!r}: not a Hub dataset id (OWNER/NAME): "
+                                 f"{str(bad).splitlines()[0]}") from None
+    if task is not None and (not task.strip() or any(c in task for c in "\n\r")):
+        raise GlotbenchError(f"--hf-task {task!r}: the dataset's task id, one line of text")
     planned: dict[Path, str | Path] = {}
     benches = set()
     for r in runs:

@@ -166,6 +166,7 @@ class MetricInfo(TypedDict, total=False):
     label: str | None
     keys: list[str]
     scale: Literal["fraction", "points"]
+    lower_is_better: bool  # written only when true (an error or failure rate); absent: higher is better or unknown
 
 
 @with_config(_OPEN)

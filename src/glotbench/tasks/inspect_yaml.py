@@ -110,6 +110,27 @@ def _task_of(doc: Any, where: Where, task_id: str | None) -> tuple[dict[str, Any
     return tasks[i], i
 
 
+_JINJA_WORDS = {"and", "or", "not", "in", "is", "if", "else", "true", "false", "none", "True", "False", "None",
+                "opt", "loop", "self"}
+
+
+def _column(fs: dict[str, Any], key: str, default: str, at: Any, bad: list[str], jinja: bool) -> str:
+    """field_spec[key] as a top-level column name glotbench reads as Inspect does: text, without a
+    dot (glotbench reads `a.b` as column b inside column a); where a template names it (`jinja`: the
+    target with choices, metadata), a Jinja name (letters, digits, `_`; not a keyword). Else a refusal in `bad`."""
+    name = fs.get(key, default)
+    if not isinstance(name, str) or not name.strip():
+        bad.append(f"{at('field_spec', key)}: {name!r}: a column name (text), not {type(name).__name__}")
+        return str(name)
+    if "." in name or "{" in name:
+        bad.append(f"{at('field_spec', key)}: {name!r}: a column name with '.' or '{{' (glotbench reads "
+                   "a.b as a nested column and {{ }} as a template)")
+    elif jinja and (not name.isidentifier() or name in _JINJA_WORDS):
+        bad.append(f"{at('field_spec', key)}: {name!r}: a column the prompt or gold template cannot name "
+                   "(letters, digits and _, not a Jinja keyword)")
+    return name
+
+
 def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | None = None) -> dict[str, Any]:
     """The glotbench task keys of one task of an eval.yaml; NotTranslatable names every key refused."""
     task, i = _task_of(doc, where, task_id)
@@ -138,9 +159,16 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
             isinstance(c, str) for c in fs["choices"]):
         bad.append(f"{at('field_spec', 'choices')}: a column name or a list of column names")
         fs = {**fs, "choices": None}
-    col_input = str(fs.get("input", "input"))
-    target = str(fs.get("target", "target"))
+    for k in ("id", "config", "split"):  # Inspect's HFTask: text; a number or null is no config or split name
+        if k in task and (not isinstance(task[k], str) or not task[k].strip()):
+            bad.append(f"{at(k)}: {task[k]!r}: text (a name), not {type(task[k]).__name__}")
+    col_input = _column(fs, "input", "input", at, bad, jinja=False)
     choices = fs.get("choices")
+    target = fs.get("target", "target")
+    literal = isinstance(target, str) and target.startswith("literal:")
+    target = target if literal else _column(fs, "target", "target", at, bad, jinja=choices is not None)
+    for c in choices if isinstance(choices, list) else [choices] if choices is not None else []:
+        _column({"choices": c}, "choices", "", at, bad, jinja=False)
     metadata = fs.get("metadata") or []
     if not isinstance(metadata, list) or not all(isinstance(m, str) for m in metadata):
         bad.append(f"{at('field_spec', 'metadata')}: a list of column names")
@@ -148,6 +176,8 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
     for m in metadata:
         if m in ("prompt", "choices", "question", "letters"):
             bad.append(f"{at('field_spec', 'metadata')}: {m!r} is a name the prompt templates reserve")
+        else:  # read in the prompt's templates as {{ NAME }}
+            _column({"metadata": m}, "metadata", "", at, bad, jinja=True)
     names = {m: "{{ " + m + " }}" for m in metadata}
 
     # solvers -> the prompt
@@ -309,6 +339,7 @@ def hub_task(spec: str) -> Path | None:
     if parsed is None:
         return None
     repo, task_id, revision = parsed
+    revision = revision.lower() if revision and _SHA.fullmatch(revision.lower()) else revision  # a commit in capitals
     if not revision or not _SHA.fullmatch(revision):
         raise DataError(f"{spec}: pin the dataset to a commit: hf/{repo}{'/' + task_id if task_id else ''}@SHA "
                         "(40 hex; glotbench runs hub data only at a pinned revision)")

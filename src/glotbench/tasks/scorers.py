@@ -76,7 +76,7 @@ class Scorer:
                             f"{self.description} ({p})", label=metric_name(self.base, p, headline)),
                 RatioMetric(metric_name("no_answer_rate", p, headline), f"{p}:no_answer", f"{p}:items",
                             f"share of replies the {p} pipeline found no answer in", show_ci=False,
-                            label=metric_name("no answer", p, headline))]
+                            label=metric_name("no answer", p, headline), lower_is_better=True)]
 
     def signature(self) -> str:
         return self.spec.kind
@@ -391,7 +391,7 @@ class _Prefixed:
         self.inner = inner
         self.prefix = prefix
         self.name, self.description, self.show_ci = inner.name, inner.description, inner.show_ci
-        self.label, self.scale = inner.label, inner.scale
+        self.label, self.scale, self.lower_is_better = inner.label, inner.scale, inner.lower_is_better
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -485,7 +485,8 @@ class InstructionFollowing(Scorer):
     def metrics(self, p: str, headline: bool) -> list[Any]:
         def ratio(base: str, num: str, den: str, what: str, label: str, show_ci: bool = True) -> RatioMetric:
             return RatioMetric(metric_name(base, p, headline), f"{p}:{num}", f"{p}:{den}", f"{what} ({p})",
-                               show_ci=show_ci, label=metric_name(label, p, headline))
+                               show_ci=show_ci, label=metric_name(label, p, headline),
+                               lower_is_better=base in ("left_out_rate", "no_answer_rate"))
 
         gated = " in the expected language" if self.spec.language_gate else ""
         return [ratio("prompt_strict_acc", "prompt_strict", "items", f"share of prompts whose every instruction is followed{gated}", "prompt strict"),

@@ -40,7 +40,10 @@ def test_codes_that_name_no_language_are_refused_with_suggestions(given, says, s
     assert says in str(e.value) and suggests in str(e.value) and "\n" not in str(e.value)
 
 
-def test_a_registered_private_use_profile_is_a_language():
+def test_a_registered_private_use_profile_is_a_language(monkeypatch):
+    from glotbench.languages import PROFILES
+
+    monkeypatch.setattr("glotbench.languages.PROFILES", dict(PROFILES))  # the registration ends with the test
     register_language(LanguageProfile("qtx", "Test private language"), replace=True)
     assert language_code("qtx") == "qtx"
 

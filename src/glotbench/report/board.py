@@ -130,14 +130,14 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             if c.resolve() in seen:
                 continue
             seen.add(c.resolve())
-            if kinds[c] == "rubric":
-                try:  # a task scored by a rubric: the candidate's column, with the mean of judges
+            if kinds[c] in ("rubric", "aragen"):
+                try:  # a task scored by a rubric, AraGen: the candidate's column, with the mean of judges
                     res, rows = rundata.judged_view(c)
                     runs.append(Run(c, res, rows=tuple(rows)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
             elif c in judged:
-                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena/AraGen): see its own report",
+                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena): see its own report",
                                                                      *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run

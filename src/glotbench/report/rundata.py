@@ -157,7 +157,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
                "counts": {**counts, "items": r.get("entries", 0)}, "config": base.get("config") or {},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
-    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
+    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status", "judge_validation"):
         if key in r or key in base:
             res[key] = r.get(key, base.get(key))
     # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)

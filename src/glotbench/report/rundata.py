@@ -4,6 +4,7 @@ run's items (gold is not written to samples.jsonl) and a metric's formula for si
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,16 @@ def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
 def judged_phase(path: str | Path) -> bool:
     """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent is a judged run's top
     directory): never a contestant of its own, the judged run's view stands for it."""
-    return judged_kind(Path(path).resolve().parent) is not None
+    d = Path(path)
+    if judged_kind(d.resolve().parent) is not None:
+        return True
+    for name in (RESULTS, RUN_JSON):  # its own record says so: the judged run's top is unfinished or damaged
+        try:
+            config = json.loads((d / name).read_text(encoding="utf-8")).get("config")
+        except (OSError, ValueError, AttributeError):
+            continue
+        return isinstance(config, dict) and bool(config.get("phase"))
+    return False
 
 
 def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -121,7 +131,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": r["signature"],
-               "counts": {**counts, "items": r["items"]}, "config": base.get("config") or {},
+               "counts": {**counts, "items": r["items"]}, "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
     elif kind == "arena":
         head, label = "candidate_win_value", f"win value against {r['baseline']} (mean of judges)"
@@ -138,7 +148,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": signature,
                "counts": {**counts, "items": (r.get("prompts") or {}).get("total", final["n"])},
-               "config": base.get("config") or {},
+               "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
     else:  # aragen
         head = "3c3h"
@@ -155,7 +165,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
-               "counts": {**counts, "items": r.get("entries", 0)}, "config": base.get("config") or {},
+               "counts": {**counts, "items": r.get("entries", 0)}, "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
     for key in ("selection", "validity", "data_label", "started", "finished", "task", "status", "judge_validation"):
         if key in r or key in base:

@@ -122,7 +122,8 @@ def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Seq
     def interval(e: Estimate, items: int) -> dict[str, Any]:
         # Every item's value in [0, 1]: where the bootstrap collapsed (all prompts won), Wilson on the
         # items judged, as metrics/ratio.py `interval` does for any other score.
-        d: dict[str, Any] = {**e.to_dict(), "ci_method": "bootstrap" if resamples > 0 else "none"}
+        # n: the items the value rests on (an item no judge gave a valid verdict for is not one of them)
+        d: dict[str, Any] = {**e.to_dict(), "n": items, "ci_method": "bootstrap" if resamples > 0 else "none"}
         fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
         if fallback is not None:
             d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")

@@ -125,7 +125,8 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
         for vals in (r.get("item_values") or {}).values():
             for i, v in vals.items():
                 per_item[i].extend(v[:1])
-        final = dict(r["scores"]["final"], n=r["items"])
+        final = dict(r["scores"]["final"])  # n: the items judged (an item without a valid verdict is not one)
+        final.setdefault("n", r["items"])
         res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
                                                          if k != "name"}},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,

@@ -56,7 +56,7 @@ async def _generate(entries, source: str, digest: str, model: str, phase: RunOpt
     phase's validity goes into `validity`."""
     failures: Counter[str] = Counter()
     gen = AraGenAnswers()
-    first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1")),
+    first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1"), phase="answers-1"),
                                  dataset=answer_dataset(entries, source, digest, system=system))
     validity["answers"] = first.results.get("validity")
     ans1 = {}
@@ -67,7 +67,7 @@ async def _generate(entries, source: str, digest: str, model: str, phase: RunOpt
             failures[smp.failure or "empty"] += 1
     answers: dict[str, list[str | None]] = {e.sn: [ans1.get(e.sn)] + [None] * (e.answers_needed - 1) for e in entries}
     if any(e.round == 2 and e.sn in ans1 for e in entries):
-        second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2")),
+        second = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-2"), phase="answers-2"),
                                       dataset=answer_dataset(entries, source, digest, own=ans1, system=system))
         validity["second-turn answers"] = second.results.get("validity")
         for smp in second.samples:

@@ -138,7 +138,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     validity: dict[str, Any] = {}
     phases: dict[str, RunResult] = {}
     for role, spec in (("candidate", candidate), ("baseline", baseline)):
-        phases[role] = res = await evaluate_async(bench, spec, replace(phase, out=str(out / role)), dataset=prompts)
+        phases[role] = res = await evaluate_async(bench, spec, replace(phase, out=str(out / role), phase=role), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
         validity[f"{role} answers"] = res.results.get("validity")
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"], all_prompts)

@@ -202,6 +202,7 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               "max_failure_rate": options.max_failure_rate, "timeout_s": options.timeout_s,
               "max_retries": options.max_retries, "cache": options.use_cache, "prompt_form": m.prompt_form(),
               "bench_options": dict(options.bench_options), "method": bench.method,
+              **({"phase": options.phase} if options.phase else {}),
               **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")})
     info: BenchmarkInfo = {
         "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,

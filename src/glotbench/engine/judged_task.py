@@ -69,7 +69,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     if not kept:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({', '.join(skipped)})")
     judge_validation = validation(kept, bench.lang, judge_cards)  # a bad cards directory fails here
-    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers")), dataset=dataset)
+    res = await evaluate_phase(benchmark, cand, replace(options, out=str(out / "answers"), phase="answers"), dataset=dataset)
     items = list(res.dataset or ())
     head = bench.headline_pipeline
     answers = {s.id: s.answer[head] for s in res.samples

@@ -23,7 +23,7 @@ async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options
     phase = replace(options, data=None, limit=None)
     for spec in judges:
         runs[spec] = await evaluate_async(bench, build_judge(spec, options),
-                                          replace(phase, out=str(out / f"judge-{slug(spec)}")), dataset=dataset)
+                                          replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}"), dataset=dataset)
     return runs
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from glotbench.errors import GlotbenchError
 from glotbench.models.base import Model
 from glotbench.models.family import model_family
 from glotbench.stats import (DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_INDEPENDENT_UNITS, Estimate, bootstrap_many,
@@ -52,6 +53,15 @@ async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: M
                         policy: SelfJudging, *, check: Callable[[Model], bool] = lambda m: False) -> tuple[list[str], list[str]]:
     """(judges kept, judges skipped) under the policy, decided before any call: each judge is built
     (a bad spec fails here) and, where `check(judge)` says so, its endpoint checked."""
+    from glotbench.rundir import slug
+
+    seen: dict[str, str] = {}
+    for spec in judges:  # each judge's verdicts count once, in a phase directory of its own
+        if slug(spec) in seen:
+            raise GlotbenchError(f"judge {spec} is named twice" if seen[slug(spec)] == spec else
+                                 f"judges {seen[slug(spec)]} and {spec} would share one phase directory "
+                                 f"(judge-{slug(spec)}); name each judge once")
+        seen[slug(spec)] = spec
     kept: list[str] = []
     skipped: list[str] = []
     for spec in judges:
@@ -112,7 +122,8 @@ def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Seq
     def interval(e: Estimate, items: int) -> dict[str, Any]:
         # Every item's value in [0, 1]: where the bootstrap collapsed (all prompts won), Wilson on the
         # items judged, as metrics/ratio.py `interval` does for any other score.
-        d: dict[str, Any] = {**e.to_dict(), "ci_method": "bootstrap" if resamples > 0 else "none"}
+        # n: the items the value rests on (an item no judge gave a valid verdict for is not one of them)
+        d: dict[str, Any] = {**e.to_dict(), "n": items, "ci_method": "bootstrap" if resamples > 0 else "none"}
         fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
         if fallback is not None:
             d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")

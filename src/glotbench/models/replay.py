@@ -39,6 +39,10 @@ class ReplayModel:
         self.spec = spec or f"replay:{path}"
         self.outputs: dict[tuple[str, int], str] = {}
         self._lines: dict[tuple[str, int], str] = {}  # the row's line, as read_rows names it
+        if not str(path).strip():
+            raise DataError("model spec 'replay:' names no file: use replay:FILE.jsonl")
+        if self.path.is_dir():
+            raise DataError(f"replay file {self.path} is a directory: use replay:FILE.jsonl")
         if not self.path.is_file():
             raise DataError(f"replay file not found: {self.path}")
         self.sha256 = sha256_file(self.path)

@@ -130,20 +130,22 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             if c.resolve() in seen:
                 continue
             seen.add(c.resolve())
-            if kinds[c] == "rubric":
-                try:  # a task scored by a rubric: the candidate's column, with the mean of judges
+            if kinds[c] is not None and kinds[c] != "arena":
+                try:  # a task scored by a rubric, AraGen: the candidate's column, with the mean of judges
                     res, rows = rundata.judged_view(c)
                     runs.append(Run(c, res, rows=tuple(rows)))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
             elif c in judged:
-                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena/AraGen): see its own report",
+                left_out.append({"path": str(c), "reason": "; ".join(["a judged run (arena): see its own report",
                                                                      *rundata.judged_notes(c)])})
             elif any(j in c.parents for j in judged):
                 continue  # a phase of a judged run
             elif rundata.judged_phase(c):  # given on its own: its candidate's or judge's run is not a contestant
-                left_out.append({"path": str(c), "reason": f"a phase of the judged run {c.resolve().parent}: "
-                                                           "give that directory"})
+                top = c.resolve().parent
+                left_out.append({"path": str(c), "reason": f"a phase of the judged run {top}: " + (
+                    "give that directory" if rundata.judged_kind(top) is not None else
+                    "it has no readable results.json (unfinished or damaged: run the same command again)")})
             elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
@@ -152,7 +154,9 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
     if not runs and not any(rundata.judged_kind(x["path"]) == "arena" for x in left_out):  # arenas: ranked apart
-        raise GlotbenchError("no finished run found in " + ", ".join(paths))
+        why = "; ".join(f"{x['path']}: {x['reason']}" for x in left_out[:3]) + (
+            f"; and {len(left_out) - 3} more" if len(left_out) > 3 else "")
+        raise GlotbenchError("no finished run found in " + ", ".join(paths) + (f" (left out: {why})" if why else ""))
     return runs, left_out
 
 

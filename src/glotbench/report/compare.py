@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,13 +112,27 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         if is_eee_file(Path(p)):
             raise GlotbenchError(f"{p} is an EEE record: it holds aggregates, and a paired test needs each item's "
                                  "score in both runs (the run directory's samples.jsonl); `glotbench board` shows it")
-    results = [read_results(p) for p in paths]
-    check_comparable(paths, results)
-    bench, dataset = _rebuild(results[0])
-    stats = [_item_stats(Path(p), bench, dataset) for p in paths]
-    meta = {it.id: it.meta for it in dataset}
-    cluster_of = {i: m.get(bench.cluster_by) for i, m in meta.items()} if bench.cluster_by else None
-    pairs = [_compare_pair(results[i], results[j], stats[i], stats[j], bench, dataset, meta, cluster_of,
+    from glotbench.report.rundata import judged_kind, judged_view
+
+    judged = [judged_kind(p) is not None for p in paths]
+    if any(judged):  # judged runs: each item's judged value (the mean of judges), the judged headline
+        views = [judged_view(p) if j else (read_results(p), []) for p, j in zip(paths, judged)]
+        results = [v[0] for v in views]
+        check_comparable(paths, results)  # a plain run beside a judged one: their signatures differ
+        stats = [{row["id"]: dict(row["score"]) for row in v[1]} for v in views]
+        metrics: list[Any] = [_JudgedMetric(results[0])]
+        meta: dict[str, Any] = {}
+        group_key, cluster_of = None, None
+    else:
+        results = [read_results(p) for p in paths]
+        check_comparable(paths, results)
+        bench, dataset = _rebuild(results[0])
+        stats = [_item_stats(Path(p), bench, dataset) for p in paths]
+        meta = {it.id: it.meta for it in dataset}
+        cluster_of = {i: m.get(bench.cluster_by) for i, m in meta.items()} if bench.cluster_by else None
+        metrics = list(bench.metrics_for(dataset))
+        group_key = None if bench.pooled_overall else bench.group_by[0]
+    pairs = [_compare_pair(results[i], results[j], stats[i], stats[j], metrics, group_key, meta, cluster_of,
                            resamples=resamples, seed=seed) for i, j in combinations(range(len(paths)), 2)]
     for name in dict.fromkeys(k for pr in pairs for k in pr["metrics"]):
         family = [pr["metrics"][name] for pr in pairs if name in pr["metrics"]]
@@ -132,26 +147,44 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
             "family": f"each metric's {len(pairs)} pairwise test(s)"}
 
 
+@dataclass(frozen=True)
+class _JudgedMetric:
+    """A judged run's headline (the mean of judges): each item's judged value over its judged count."""
+
+    name: str
+    keys: tuple[str, ...]
+    scale: str
+
+    def __init__(self, results: dict[str, Any]) -> None:
+        head = results["headline"]
+        m = results["metrics"][head]
+        object.__setattr__(self, "name", head)
+        object.__setattr__(self, "keys", tuple(m["keys"]))
+        object.__setattr__(self, "scale", m.get("scale", "fraction"))
+
+    def score(self, row: np.ndarray) -> float:
+        return float(row[0] / row[1]) if row[1] > 0 else 0.0
+
+
 def _compare_pair(ra: dict[str, Any], rb: dict[str, Any], sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]],
-                  bench: Any, dataset: Dataset, meta: dict[str, Any], cluster_of: dict[str, Any] | None, *,
+                  metrics: list[Any], group_key: str | None, meta: dict[str, Any], cluster_of: dict[str, Any] | None, *,
                   resamples: int, seed: int) -> dict[str, Any]:
     common = sorted(set(sa) & set(sb))
     if not common:
         raise GlotbenchError("the runs share no items")
     # Benchmarks whose metrics only make sense within a group (translation per direction) compare per group.
-    if bench.pooled_overall:
+    if group_key is None:
         groups = {"overall": common}
     else:
-        key = bench.group_by[0]
         groups = defaultdict(list)
         for i in common:
-            groups[f"{key}={meta[i].get(key)}"].append(i)
+            groups[f"{group_key}={meta[i].get(group_key)}"].append(i)
     out: dict[str, Any] = {"a": ra["model"]["spec"], "b": rb["model"]["spec"], "items": len(common),
                            "only_a": len(set(sa) - set(sb)), "only_b": len(set(sb) - set(sa)),
                            "signature": ra["signature"], "item_set": describe_item_set(ra),
                            "notes": {"a": notes(ra), "b": notes(rb)}, "metrics": {}}
     for gname, ids in sorted(groups.items()):
-        for m in bench.metrics_for(dataset):
+        for m in metrics:
             a = np.array([[sa[i].get(k, 0.0) for k in m.keys] for i in ids]).reshape(len(ids), len(m.keys))
             b = np.array([[sb[i].get(k, 0.0) for k in m.keys] for i in ids]).reshape(len(ids), len(m.keys))
             a, b, clusters = paired_rows(a, b, ids, cluster_of)

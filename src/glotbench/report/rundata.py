@@ -4,6 +4,7 @@ run's items (gold is not written to samples.jsonl) and a metric's formula for si
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +101,16 @@ def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
 def judged_phase(path: str | Path) -> bool:
     """A phase of a judged run (`answers`, `candidate`, `judge-*`...: its parent is a judged run's top
     directory): never a contestant of its own, the judged run's view stands for it."""
-    return judged_kind(Path(path).resolve().parent) is not None
+    d = Path(path)
+    if judged_kind(d.resolve().parent) is not None:
+        return True
+    for name in (RESULTS, RUN_JSON):  # its own record says so: the judged run's top is unfinished or damaged
+        try:
+            config = json.loads((d / name).read_text(encoding="utf-8")).get("config")
+        except (OSError, ValueError, AttributeError):
+            continue
+        return isinstance(config, dict) and bool(config.get("phase"))
+    return False
 
 
 def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -118,13 +128,14 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
         for vals in (r.get("item_values") or {}).values():
             for i, v in vals.items():
                 per_item[i].extend(v[:1])
-        final = dict(r["scores"]["final"], n=r["items"])
+        final = dict(r["scores"]["final"])  # n: the items judged (an item without a valid verdict is not one)
+        final.setdefault("n", r["items"])
         res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
                                                          if k != "name"}},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": r["signature"],
-               "counts": {**counts, "items": r["items"]}, "config": base.get("config") or {},
+               "counts": {**counts, "items": r["items"]}, "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "rubric", "judges": list(r["scores"]["judges"])}}
     elif kind == "arena":
         head, label = "candidate_win_value", f"win value against {r['baseline']} (mean of judges)"
@@ -141,7 +152,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": label}},
                "scores": {"overall": {head: final}}, "signature": signature,
                "counts": {**counts, "items": (r.get("prompts") or {}).get("total", final["n"])},
-               "config": base.get("config") or {},
+               "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
     else:  # aragen
         head = "3c3h"
@@ -158,9 +169,9 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
-               "counts": {**counts, "items": r.get("entries", 0)}, "config": base.get("config") or {},
+               "counts": {**counts, "items": r.get("entries", 0)}, "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
-    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status"):
+    for key in ("selection", "validity", "data_label", "started", "finished", "task", "status", "judge_validation"):
         if key in r or key in base:
             res[key] = r.get(key, base.get(key))
     # the candidate's own tokens and cost (its answers: the judges' calls are not the candidate's)

@@ -277,7 +277,23 @@ def read_results(run_dir: str | Path, schema: type[Any] | None = None) -> dict[s
             raise GlotbenchError(f"{d} is an unfinished run (no results.json); run the same command again "
                                  "to resume it")
         raise GlotbenchError(f"{d} is not a run directory (no results.json)")
-    return read_dict(path, schema or Results, allow_nan=True)  # a bad file: one error naming the field
+    return _task_copy_here(d, read_dict(path, schema or Results, allow_nan=True))  # a bad file: one error naming the field
+
+
+def _task_copy_here(d: Path, res: dict[str, Any]) -> dict[str, Any]:
+    """The record as read from `d`: a kept task file's `copy` names where the copy is now when the run
+    directory was moved (or copied) since it was written: beside this results.json, or in one of a
+    judged run's phases (`answers/task.yaml`). The SHA-256 is still checked by whoever reads it."""
+    tf = (res.get("benchmark") or {}).get("task_file")
+    if not isinstance(tf, dict) or not tf.get("copy") or Path(str(tf["copy"])).is_file():
+        return res
+    name = Path(str(tf["copy"])).name
+    phases = ((res.get("judged") or {}).get("phases") or {}).values()
+    for place in (d / name, *(d / str(sub) / name for sub in phases)):
+        if place.is_file():
+            res["benchmark"] = {**res["benchmark"], "task_file": {**tf, "copy": str(place.resolve())}}
+            break
+    return res
 
 
 def read_run_json(run_dir: str | Path) -> dict[str, Any]:

@@ -70,6 +70,7 @@ class RunConfig(TypedDict, total=False):
     subset: str | None
     items: int
     max_failure_rate: Number
+    phase: str  # only in a judged run's phase (its answers, a judge's verdicts): never a contestant of its own
     timeout_s: Number
     max_retries: int
     cache: bool

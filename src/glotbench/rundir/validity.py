@@ -138,6 +138,9 @@ def validation_text(results: Mapping[str, Any]) -> str | None:
     """`judge not validated for lo: openai:j1 (no card for lo); openai:j2 (kappa 0.41 below 0.6)`, or
     None when every judge is validated (or the results record no judge validation)."""
     v = results.get("judge_validation")
+    judged = results.get("judged")
+    if v is None and isinstance(judged, Mapping) and isinstance(judged.get("summary"), Mapping):
+        v = judged["summary"].get("judge_validation")  # a judged run's results.json: in its summary
     if not isinstance(v, Mapping) or not isinstance(v.get("judges"), Mapping):
         return None
     bad = [(j, x.get("reason", "")) for j, x in v["judges"].items() if isinstance(x, Mapping) and not x.get("validated")]

@@ -339,6 +339,7 @@ def _text(path: Path, seen: dict[Path, str] = {}) -> str:  # noqa: B006 - a per-
     return seen[path]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups marked here into the node ids
 def pytest_collection_modifyitems(config, items) -> None:
     # The tests that load torch (a model, the `slow` ones) run last, in their order: `cli()` forks
     # this process only while torch is not loaded here (its thread pools do not survive a fork),

@@ -81,3 +81,21 @@ def test_cli_forks_a_process_that_has_every_glotbench_module_imported():
     missing = [m.name for m in pkgutil.walk_packages(glotbench.__path__, "glotbench.")
                if m.name not in sys.modules and not m.name.startswith("glotbench.testing")]
     assert missing == []
+
+
+def test_tests_that_share_one_resource_are_grouped_onto_one_worker(request):
+    """`--dist loadgroup` (pyproject.toml): conftest marks the groups before xdist reads them into the
+    node ids. Marked after it, the marks did nothing: the embedded model was converted on both
+    workers (5 min each) and the PostgreSQL tests shared one database from two processes."""
+    from conftest import _loads_torch
+
+    if not request.config.getvalue("loadgroup"):
+        pytest.skip("the suite runs without --dist loadgroup (-n 0)")
+    from pathlib import Path
+
+    items = request.session.items
+    model = [it for it in items if _loads_torch(Path(str(it.fspath)))]
+    pg = [it for it in items if "GLOTBENCH_TEST_PG_URL" in Path(str(it.fspath)).read_text(encoding="utf-8")]
+    assert model or pg, "run with the model or PostgreSQL tests to check their groups"
+    assert all(it.nodeid.endswith("@model") for it in model), [it.nodeid for it in model if "@" not in it.nodeid]
+    assert all(it.nodeid.endswith(("@postgresql", "@model")) for it in pg)

@@ -406,19 +406,27 @@ def tiers(values: dict[str, float | None]) -> list[list[str]]:
     return out + ([none] if none else [])
 
 
+def _pooled(runs: Sequence[RunRescore]) -> tuple[dict[tuple[str, tuple[str, str]], list[RunRescore]],
+                                                  dict[str, list[dict[str, str]]]]:
+    """The valid, whole runs by benchmark and comparable item set (signature and items), and per
+    benchmark the runs left out with why: what `rankings` ranks and `agreement` pools."""
+    pooled: dict[tuple[str, tuple[str, str]], list[RunRescore]] = defaultdict(list)
+    left: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for r in runs:
+        if r.valid:
+            pooled[(r.benchmark, r.comparable)].append(r)
+        else:
+            left[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
+    return pooled, left
+
+
 def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     """Per benchmark, metric and group: each variant's order of the models and the pairs that flip
     against the order as run. Only valid, whole runs are ranked, and only against runs with the
     same signature and item set (a 10-item run is not ranked against a full one); each entry
     names the runs it leaves out and why."""
     out = []
-    by_bench: dict[tuple[str, tuple[str, str]], list[RunRescore]] = defaultdict(list)
-    unranked: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for r in runs:
-        if r.valid:
-            by_bench[(r.benchmark, r.comparable)].append(r)
-        else:
-            unranked[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
+    by_bench, unranked = _pooled(runs)
     sets: defaultdict[str, int] = defaultdict(int)
     for bench, _ in by_bench:
         sets[bench] += 1
@@ -510,13 +518,7 @@ def agreement(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
     - `system`: the runs' corpus scores (n = runs); computed from MIN_SYSTEMS runs on.
 
     Only valid, whole runs with the same signature and item set are pooled, as `rankings` ranks them."""
-    by_set: dict[tuple[str, tuple[str, str]], list[RunRescore]] = defaultdict(list)
-    not_pooled: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for r in runs:
-        if r.valid:
-            by_set[(r.benchmark, r.comparable)].append(r)
-        else:
-            not_pooled[r.benchmark].append({"model": r.model, "path": r.path, "why": "; ".join(r.notes) or "not valid"})
+    by_set, not_pooled = _pooled(runs)
     out = []
     for (bench, _), rs in sorted(by_set.items(), key=lambda kv: (kv[0][0], kv[1][0].languages, kv[1][0].item_set)):
         cols = columns(rs[0])

@@ -317,7 +317,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         headline=metrics[0].name,
         metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
                            "keys": list(mt.keys), "scale": mt.scale,
-                           **({"lower_is_better": True} if mt.lower_is_better else {})} for mt in metrics},
+                           **({"lower_is_better": True} if _lower_is_better(mt) else {})} for mt in metrics},
         scores=scores, checks=checks.summary(done.samples, metrics),
         counts=counts, tokens=tokens,
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
@@ -385,3 +385,9 @@ def _prepare_finish(n_items: int, options: RunOptions) -> None:
     prepare_draws(n_items, options.bootstrap_resamples, DEFAULT_SEED)
     import rich.console  # noqa: F401
     import rich.table  # noqa: F401
+
+
+def _lower_is_better(metric: Any) -> bool:
+    """A metric's declared direction (Metric.lower_is_better). A plugin's metric written to the
+    protocol before it declared a direction has none: higher is better, as every metric then read."""
+    return bool(getattr(metric, "lower_is_better", False))

@@ -63,8 +63,11 @@ class Checkpoint:
     worst: float = 0.0  # a failed sample's score: COMET 0, MetricX-24 25
 
     def signature(self) -> str:
-        extra = f"|maxlen:{METRICX_MAX_INPUT}" if self.kind == "metricx24" else ""
-        return f"glotbench:{self.kind}|ckpt:sha256:{self.sha256}|files:sha256:{self.files_sha256[:16]}{extra}"
+        from glotbench.signature import Signature
+
+        return Signature.build({"glotbench": self.kind, "ckpt": f"sha256:{self.sha256}",
+                                "files": f"sha256:{self.files_sha256[:16]}",
+                                **({"maxlen": METRICX_MAX_INPUT} if self.kind == "metricx24" else {})}).format()
 
 
 def _files_sha(files: Sequence[Path]) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import psutil
 import requests
 
 
@@ -146,24 +147,43 @@ def start(db: str, *flags: str, env: dict[str, str] | None = None, preexec_fn=No
     """The server's output goes to a file, never to a pipe no one reads: a server that logs more than
     a pipe holds (64 KiB: a traceback per refused connection) would block on the write, stop
     serving and not stop on SIGTERM."""
-    port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="glotbench-serve-", suffix=".log", delete=False)
-    proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port), *flags],
-                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-                            preexec_fn=preexec_fn)
-    log.close()
-    base = f"http://127.0.0.1:{port}"
-    end = time.monotonic() + 180  # a deadline, not a count of tries: start-up takes 2 s idle, 20 s and more under load
-    while time.monotonic() < end:
-        try:
-            if requests.get(base + "/healthz", timeout=5).ok:
-                return RunningService(base, db, proc, log=log.name)
-        except requests.RequestException:
+    for _attempt in range(5):  # another test process took the free port first: again on another
+        port = free_port()
+        log = tempfile.NamedTemporaryFile(prefix="glotbench-serve-", suffix=".log", delete=False)
+        proc = subprocess.Popen([sys.executable, "-m", "glotbench", "serve", "--db", db, "--port", str(port), *flags],
+                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                                preexec_fn=preexec_fn)
+        log.close()
+        base = f"http://127.0.0.1:{port}"
+        end = time.monotonic() + 180  # a deadline, not a count of tries: start-up takes 2 s idle, 20 s and more under load
+        while time.monotonic() < end:
+            try:
+                # the answer must come from this server: between free_port() and the bind, another test
+                # process (pytest-xdist's other worker) may have started its own server on that port
+                if requests.get(base + "/healthz", timeout=5).ok and _listens(proc, port):
+                    return RunningService(base, db, proc, log=log.name)
+            except requests.RequestException:
+                time.sleep(0.05)
+            if proc.poll() is not None:
+                text = Path(log.name).read_text(errors="replace")
+                if "address already in use" in text.lower():
+                    break
+                raise RuntimeError(text)
             time.sleep(0.05)
-        if proc.poll() is not None:
-            raise RuntimeError(Path(log.name).read_text(errors="replace"))
-    proc.kill()
-    raise RuntimeError("the service did not start: " + Path(log.name).read_text(errors="replace")[-2000:])
+        else:
+            proc.kill()
+            raise RuntimeError("the service did not start: " + Path(log.name).read_text(errors="replace")[-2000:])
+    raise RuntimeError("the service found no free port in 5 tries")
+
+
+def _listens(proc: subprocess.Popen, port: int) -> bool:
+    """Whether `proc` (or a process it started) listens on `port`."""
+    try:
+        p = psutil.Process(proc.pid)
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                   for q in (p, *p.children(recursive=True)) for c in q.net_connections("tcp"))
+    except psutil.Error:
+        return False
 
 
 def released_big_set(tmp_path) -> str:

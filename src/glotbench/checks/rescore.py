@@ -131,6 +131,10 @@ class Plan:
     names: Mapping[str, str] | None = None  # kind -> the run's metric name
     bleu_tokenize: str | None = None  # the run's BLEU tokenizer over segmented text
 
+    def group_of(self, row: Mapping[str, Any]) -> str:
+        """The group a stored sample is reported in ("all" where the benchmark pools)."""
+        return str((row.get("meta") or {}).get(self.group, "unknown")) if self.group else "all"
+
 
 def _first(*keys: str) -> Callable[[Mapping[str, Any]], list[str]]:
     def refs(gold: Mapping[str, Any]) -> list[str]:
@@ -251,8 +255,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
     zero = bench.wrong_language == "zero"
     buckets: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
-        g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
-        buckets[g].append(r)
+        buckets[plan.group_of(r)].append(r)
     out: dict[str, Any] = {}
     for kind in plan.kinds:
         per: dict[str, float] = {}
@@ -323,8 +326,7 @@ def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[s
     cap = min if metric.checkpoint.higher_is_better else max
     buckets: dict[str, list[float]] = defaultdict(list)
     for i, r in enumerate(rows):
-        g = str((r.get("meta") or {}).get(plan.group, "unknown")) if plan.group else "all"
-        buckets[g].append(got[i] if credited[i] else cap(got[i], metric.checkpoint.worst))
+        buckets[plan.group_of(r)].append(got[i] if credited[i] else cap(got[i], metric.checkpoint.worst))
     per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
     return {"overall": per.get("all"), "groups": {} if not plan.group else per}
 

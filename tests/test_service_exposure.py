@@ -155,3 +155,40 @@ def test_a_paused_process_stops_sending_once_its_lease_is_gone(tmp_path, hostile
         a.stop()
         if b is not None:
             b.stop()
+
+
+def test_a_process_paused_inside_a_transaction_does_not_hold_the_queue(tmp_path):
+    """PostgreSQL: a process paused between two statements of a transaction (here: holding the claim
+    lock, as `_claim` does for a few milliseconds) would hold its row locks until it resumed, and no
+    other process could claim or take back a job: the paused-process test above failed in CI this
+    way, 1 run in ~10. The server ends such a session after a lease (at least HOLD_MIN_S), so the
+    other process's claim goes through within that bound; the paused one's next statement fails."""
+    import threading
+
+    from sqlalchemy import select
+    from sqlalchemy.exc import DBAPIError
+
+    from glotbench.service.core import HOLD_MIN_S, Service, Settings
+    from glotbench.service.db import TestSet
+    from glotbench.service.jobs import JobRunner
+
+    db = _db(tmp_path, "postgresql")
+    prepare(db)
+    paused, other = (Service(Settings(db_url=db, lease_s=1.5)) for _ in range(2))
+    held = paused.Session()
+    held.begin()
+    held.scalar(select(TestSet.id).limit(1).with_for_update())  # the claim lock, then nothing: "paused"
+    done: list[float] = []
+    t0 = time.monotonic()
+    claimer = threading.Thread(target=lambda: (JobRunner(other)._claim(), done.append(time.monotonic() - t0)),
+                               daemon=True)
+    claimer.start()
+    claimer.join(HOLD_MIN_S + 20)
+    try:
+        assert done and done[0] >= HOLD_MIN_S - 0.5, done  # it waited for the lock, then got it
+        with pytest.raises(DBAPIError):  # the paused process's session was ended by the server
+            held.scalar(select(TestSet.id).limit(1))
+    finally:
+        held.close()
+        for svc in (paused, other):
+            svc.Session.kw["bind"].dispose()

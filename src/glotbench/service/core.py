@@ -69,6 +69,8 @@ class Settings:
     max_pending: int = 8  # submissions in progress per process (body, parse, scoring): 503 beyond, before the body
 
 
+HOLD_MIN_S = 5.0  # PostgreSQL ends a session idle inside a transaction this long, or a lease if longer
+
 REFUSED = ("refused: a submission answers every item of the set ({n} items), each with a valid answer of at most "
            "{cap} characters, and names no other id; nothing was charged")  # one message: which ids exist is never told
 REVOKED_WHILE_SCORED = "the API key was revoked while this submission was scored; nothing was stored or charged"
@@ -81,7 +83,8 @@ class Service:
         process is left alone)."""
         self.settings = settings
         self.freeze_sets = freeze_sets
-        self.Session = session_factory(settings.db_url)
+        # a transaction idle longer than a lease (at least HOLD_MIN_S) is a paused process's: ended
+        self.Session = session_factory(settings.db_url, max(HOLD_MIN_S, settings.lease_s))
         self.step = Step(settings.ladder_step, settings.release_noise)
         self._sets: dict[int, LoadedSet] = {}  # by set id; reloaded when the row's identity changes
         self._sets_lock = threading.Lock()

@@ -168,7 +168,12 @@ def _ensure_sqlite_dir(url: str) -> None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, hold_s: float | None = None) -> Engine:
+    """`hold_s` (PostgreSQL): the server ends a session that sits inside a transaction longer than
+    this (`idle_in_transaction_session_timeout`), releasing its row locks. A server process paused
+    (SIGSTOP, a stalled VM) between two statements of a transaction would otherwise hold the claim
+    lock until it resumes, and no other process could take its jobs back. SQLite has no server to
+    do this: a paused process inside a write transaction holds the file until it resumes."""
     if url.startswith("sqlite"):
         _ensure_sqlite_dir(url)
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
@@ -184,7 +189,8 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")  # serialise writers: limits hold under concurrency
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    args = {} if hold_s is None else {"options": f"-c idle_in_transaction_session_timeout={max(1, round(hold_s * 1000))}"}
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, connect_args=args)
 
 
 def migrate(url: str) -> None:
@@ -199,6 +205,6 @@ def migrate(url: str) -> None:
     command.upgrade(cfg, "head")
 
 
-def session_factory(url: str) -> sessionmaker:
+def session_factory(url: str, hold_s: float | None = None) -> sessionmaker:
     migrate(url)
-    return sessionmaker(make_engine(url), expire_on_commit=False)
+    return sessionmaker(make_engine(url, hold_s), expire_on_commit=False)

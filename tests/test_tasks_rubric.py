@@ -145,10 +145,10 @@ def test_a_rubric_run_whose_answers_mostly_failed_is_invalid_exits_3_and_runs_ag
     """A rubric run is only as valid as its phases (as the arena and AraGen): the candidate's calls
     failing on 2 of 3 items make the run (results.json) invalid and the command exit 3; the same command
     then sets the invalid run aside and runs again (it refused any finished summary before)."""
-    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
-                  sequences={"[Answer]\nວຽງຈັນ": [verdict(1, 5)] * 4, "[Answer]\nແມ່ນ້ຳຂອງ": [verdict(1, 5)] * 4,
-                             "[Answer]\n17": [verdict(0, 1)] * 4},
-                  faults=[{"match": q, "status": 500, "times": 10} for q in ("ແມ່ນ້ຳໃດ", "ລາວມີຈັກແຂວງ")])
+    replies = dict(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                   sequences={"[Answer]\nວຽງຈັນ": [verdict(1, 5)] * 4, "[Answer]\nແມ່ນ້ຳຂອງ": [verdict(1, 5)] * 4,
+                              "[Answer]\n17": [verdict(0, 1)] * 4})
+    srv.configure(**replies, faults=[{"match": q, "status": 500, "times": 10} for q in ("ແມ່ນ້ຳໃດ", "ລາວມີຈັກແຂວງ")])
     args = ("run", files(tmp_path), "--model", srv.spec("cand"), "--judge", srv.spec("judge1"), "--out",
             str(tmp_path / "r"), "--no-progress", "--max-retries", "0", "--cache-path", str(tmp_path / "c.sqlite"))
     proc = cli(*args)
@@ -157,7 +157,10 @@ def test_a_rubric_run_whose_answers_mostly_failed_is_invalid_exits_3_and_runs_ag
     rubric = summary(tmp_path / "r")
     assert rubric["validity"]["valid"] is False and rubric["validity"]["phases"]["answers"]["valid"] is False
     assert rubric["validity"]["phases"][f"judge {srv.spec('judge1')}"]["valid"] is True
-    srv.configure(faults=[])  # the endpoint recovered: the same command finishes the run
+    # the endpoint recovered: the same command finishes the run (the judge's verdicts configured again:
+    # a reset server's default reply is no verdict, which an unreadable-verdict share above the limit
+    # now makes invalid, where it passed for a finished run before)
+    srv.configure(**replies)
     proc = cli(*args)
     assert proc.returncode == 0, proc.stderr
     assert summary(tmp_path / "r")["validity"]["valid"] is True

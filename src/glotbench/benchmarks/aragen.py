@@ -333,6 +333,7 @@ class AraGenJudging(Benchmark):
     default_config = GenerateConfig(temperature=0.0, max_tokens=2048)
     retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again
     reply_name = "3C3H verdict"
+    judge_task = True  # an unreadable verdict counts against --max-failure-rate (rundir/validity.py)
 
     def __init__(self, prompt: UpstreamPrompt | None = None, parse: str = "strict", zeroing: str = "correct"):
         self.upstream, self.parse, self.zeroing = prompt, parse, zeroing

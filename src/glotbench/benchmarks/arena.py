@@ -92,6 +92,7 @@ class JudgeGames(Benchmark):
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
     retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again
     reply_name = "verdict"
+    judge_task = True  # an unreadable verdict counts against --max-failure-rate (rundir/validity.py)
 
     @classmethod
     def build(cls, prompts: Dataset, candidate: dict[str, str], baseline: dict[str, str],

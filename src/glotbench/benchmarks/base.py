@@ -108,6 +108,10 @@ class Benchmark(ABC):
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
     # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
+    # Its replies are a judge's verdicts on another model's answers (the judged pipelines' judge tasks):
+    # a verdict that cannot be read counts against --max-failure-rate like a failed call
+    # (rundir/validity.py), since the item is then not measured at all.
+    judge_task: bool = False
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

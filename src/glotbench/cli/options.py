@@ -55,7 +55,12 @@ def exit_if_invalid(results: dict[str, Any]) -> None:
     cached = (results.get("config") or {}).get("cache", True)
     phases = [pv for pv in (v.get("phases") or {}).values() if isinstance(pv, dict) and not pv.get("valid", True)]
     kinds = set(v.get("kinds") or ()).union(*(pv.get("kinds") or () for pv in phases))
-    if kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
+    from glotbench.rundir.validity import UNREADABLE
+
+    if kinds and all(k.startswith(UNREADABLE) for k in kinds) or any(pv.get("reason") for pv in phases):
+        fix = ("a judge's replies hold no verdict that can be read (samples.jsonl of each judge-* directory says "
+               "why): use another judge or more --max-retries, and run the same command again")
+    elif kinds == {"missing"}:  # a replay file without outputs for those items (a judged run's phases too)
         fix = "the replay file has no output for them: add them and run the same command again"
     else:
         model = results.get("model")

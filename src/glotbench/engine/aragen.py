@@ -217,7 +217,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
         "candidate_system_prompt": system_prompt,
         "data": source, "data_sha256": digest, "entries": len(entries), "selection": selection,
-        "validity": combine(validity), "data_label": data_label,
+        "validity": combine(validity, judged=combined["n"], of=len(entries)), "data_label": data_label,
         "answers_source": {"file": replay, "sha256": replayed[1]} if replayed else {"model": model},
         "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
         "mean_of_judges": combined, "per_judge": per_judge,

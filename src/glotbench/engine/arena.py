@@ -185,7 +185,8 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
         "data": prompts.source, "data_sha256": prompts.sha256, "selection": selection.record(),
-        "validity": combine(validity), "data_label": bench.data_label(all_prompts),
+        "validity": combine(validity, judged=scores["final"].get("n"), of=len(prompts)),
+        "data_label": bench.data_label(all_prompts),
         "judge_validation": judge_validation,
     }
     write_judged(out, "arena", results, phases["candidate"].results,

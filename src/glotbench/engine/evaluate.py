@@ -29,7 +29,7 @@ from glotbench.engine.aggregate import aggregate_run
 from glotbench.engine.cache import default_cache_path, open_cache
 from glotbench.engine.options import THINKING, RunOptions, generation_config, model_options
 from glotbench.engine.prompts import PromptTemplate, probes, whole
-from glotbench.engine.runner import RetryPolicy, Runner, effective_config, prompt_form
+from glotbench.engine.runner import RetryPolicy, RunCounters, Runner, effective_config, prompt_form
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model, Prompt
 from glotbench.registry import get_benchmark, load_model
@@ -281,6 +281,13 @@ def _whole(form: str, prompt: Prompt, loglik_choices: Sequence[str] | None = Non
     return whole(prompt, form, loglik_choices)
 
 
+def _unreadable(c: RunCounters) -> dict[str, int]:
+    """A judge's replies that came back but held no verdict it could read, by failure kind: every
+    failed sample that is neither a failed call nor a scorer error."""
+    other = Counter(c.call_failures) + Counter({SCORER_ERROR: c.failures.get(SCORER_ERROR, 0)})
+    return dict(Counter(c.failures) - other)
+
+
 def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJson, done: _Generated,
              options: RunOptions, checks: RunChecks) -> Results:
     """results.json: the aggregate (from the cache when it can be), the counts, validity, cost, timing."""
@@ -311,7 +318,8 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         finished=datetime.now(timezone.utc).isoformat(), model=_model_info(m, bench),
         signature=plan.signature, selection=plan.selection.record(),
         validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,
-                              c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0)),
+                              c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0),
+                              unreadable=_unreadable(c) if bench.judge_task else None),
         data_label=bench.data_label(full),
         facts=facts,
         headline=metrics[0].name,

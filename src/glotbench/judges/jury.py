@@ -159,7 +159,7 @@ def _mean_of_judges(entries, per_judge, summaries, *, policy, mode, resamples) -
         # The point value is the mean of the judges' own figures (ratio of sums over repeats).
         est["value"] = statistics.fmean(summaries[j]["scores"]["overall"]["3c3h"]["value"] for j in judges)
     else:
-        est = {"value": None, "ci_low": None, "ci_high": None, "n": len(entries)}
+        est = {"value": None, "ci_low": None, "ci_high": None, "n": 0}  # no entry has a judged value
     dims = {d: statistics.fmean(summaries[j]["scores"]["overall"][d.lower()]["value"] for j in judges) if judges else None
             for d in DIMENSIONS}
     tasks: dict[str, float] = {}

@@ -148,6 +148,7 @@ class ValidityRecord(TypedDict, total=False):
     http_status: dict[str, int]
     max_failure_rate: Number
     counts: str
+    reason: str  # a judged run with no judged item (rundir/validity.py `combine`)
 
 
 @with_config(_OPEN)

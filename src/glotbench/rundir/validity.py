@@ -5,7 +5,11 @@ HTTP errors, connection, timeout, rate limit, a replay's `missing` output, a bac
 after the retries) or whose scoring raised (`scorer_error`: a bug or a row the scorer cannot read,
 so the item's number is not the model's) is above `max_failure_rate` (default 5%). Replies the model did give but that
 hold no usable answer (no JSON, no letter, an unclosed think block, truncation) are the model's
-own failures and are scored as such: they never make a run invalid. results.json's `validity`
+own failures and are scored as such: they never make a run invalid, except a judge's (a benchmark
+that declares `judge_task`): its reply is a measurement of another model's answer, so a verdict it
+cannot read counts against the threshold like a failed call (`unreadable verdict (KIND)`), and a
+judged run none of whose items got a judged score is invalid whatever the shares (`combine`'s
+`judged`). results.json's `validity`
 records the share, the kinds and the threshold; `glotbench run` and `sweep` exit with
 `INVALID_RUN_EXIT` after writing everything, and a re-run of the same command finishes the run
 (successful replies come from the call cache; only the failed calls are made again).
@@ -25,24 +29,37 @@ DEFAULT_MAX_FAILURE_RATE = 0.05
 INVALID_RUN_EXIT = 3  # input errors exit 2, an interrupted command 130
 
 
+UNREADABLE = "unreadable verdict"
+
+
 def run_validity(failures: Mapping[str, int], samples: int, repeats: int, max_failure_rate: float,
-                 statuses: Mapping[str, int] | None = None, scorer_errors: int = 0) -> ValidityRecord:
+                 statuses: Mapping[str, int] | None = None, scorer_errors: int = 0,
+                 unreadable: Mapping[str, int] | None = None) -> ValidityRecord:
     """results.json's `validity` from the model-call failures by kind and by HTTP status
-    (`RunCounters.call_failures`, `call_failure_status`) and the samples whose scoring raised."""
-    failures = {**failures, **({"scorer_error": int(scorer_errors)} if scorer_errors else {})}
+    (`RunCounters.call_failures`, `call_failure_status`), the samples whose scoring raised, and a
+    judge's replies whose verdict could not be read, by failure kind (`unreadable`)."""
+    failures = {**failures, **({"scorer_error": int(scorer_errors)} if scorer_errors else {}),
+                **{f"{UNREADABLE} ({k})": int(v) for k, v in (unreadable or {}).items() if v}}
     failed = int(sum(failures.values()))
     share = failed / samples if samples else 0.0
     return {"valid": share <= max_failure_rate, "failed": failed, "of": int(samples),
             "unit": "items" if repeats == 1 else "samples", "failure_share": round(share, 6),
             "kinds": dict(sorted(failures.items())), "http_status": dict(sorted((statuses or {}).items())),
             "max_failure_rate": max_failure_rate,
-            "counts": "model calls that returned no reply after the retries, and samples whose scoring raised"}
+            "counts": "model calls that returned no reply after the retries, and samples whose scoring raised"
+                      + (", and replies whose verdict could not be read" if unreadable is not None else "")}
 
 
-def combine(phases: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
-    """The validity of a judged run (arena, AraGen) from its phases' (answers, each judge): invalid
-    when any phase is."""
+def combine(phases: Mapping[str, Mapping[str, Any] | None], judged: int | None = None,
+            of: int | None = None) -> dict[str, Any]:
+    """The validity of a judged run (arena, AraGen, a task's judges) from its phases' (answers, each
+    judge: a judge's unreadable verdicts count, `run_validity`): invalid when any phase is, or when
+    `judged`, the items with a judged score (the headline's n), is 0: a `judged` entry says so."""
     kept = {name: dict(v) for name, v in phases.items() if isinstance(v, Mapping)}
+    if judged == 0:
+        kept["judged"] = {"valid": False, "failed": of, "of": of, "unit": "items",
+                          "reason": f"no item has a judged score (0 of {of if of is not None else '?'} items): "
+                                    "no judge gave a verdict that could be read, or nothing was answered"}
     return {"valid": all(v.get("valid", True) for v in kept.values()), "phases": kept}
 
 
@@ -65,6 +82,8 @@ def validity_text(results: Mapping[str, Any]) -> str | None:
 
 
 def _failed(v: Mapping[str, Any]) -> str:
+    if v.get("reason"):  # a judged run with no judged item (`combine`)
+        return str(v["reason"])
     kinds = v.get("kinds") or {}
     status = v.get("http_status") or {}
     detail = "; ".join(x for x in (_kinds(kinds) if kinds else "",

@@ -235,6 +235,14 @@ def row_notes(r: RunRow) -> list[str]:
                   "config": r.options or {}, "counts": {"items": r.items}})
 
 
+def cell_notes(r: RunRow) -> list[str]:
+    """The notes a board cell shows beside its one run's number: invalid, and a judge not validated
+    for the language (the item set and the bundled data are the column's, `board_columns`)."""
+    from glotbench.rundir.validity import validity_text
+
+    return [t for t in (validity_text({"validity": r.validity}),) if t]
+
+
 def headline_estimate(r: RunRow) -> dict[str, Any]:
     """A row's headline estimate as its run recorded it (the overall row of its scores: value,
     interval, n, clusters, `too_few_units`), or, for a row without one, the row's own columns."""
@@ -263,11 +271,9 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
         runs = valid or runs[-1:]  # invalid runs are not pooled; the newest stands only when none is valid
         scores = [r.score for r in runs if r.score is not None]
         unit = runs[0].scale
-        if not scores:
-            text = "-"
-        elif len(runs) == 1:
-            r = runs[0]
-            text = interval_text(headline_estimate(r), unit) + "".join(f" [{t}]" for t in row_notes(r) if t.startswith("invalid"))
+        if len(runs) == 1 or not scores:  # one run, or none with a number (an invalid one with none: says why)
+            r = runs[-1]
+            text = (interval_text(headline_estimate(r), unit) if scores else "-") + "".join(f" [{t}]" for t in cell_notes(r))
         else:
             text = (f"{scaled(sum(scores) / len(scores), unit)} [{len(scores)} runs "
                     f"{scaled(min(scores), unit)}–{scaled(max(scores), unit)}]")

@@ -107,6 +107,7 @@ class RubricJudging(Benchmark):
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
     retry_failures = ("bad_verdict", "think_unclosed")  # a malformed verdict is asked again (the runner)
     reply_name = "rubric verdict"
+    judge_task = True  # an unreadable verdict counts against --max-failure-rate (rundir/validity.py)
 
     def __init__(self, rubric: Any, task_name: str, language: str):
         self.rubric, self.language = rubric, language

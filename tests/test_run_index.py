@@ -120,7 +120,7 @@ def test_an_older_store_is_upgraded_and_its_units_filled_in(vi_run, tmp_path):
     command.upgrade(cfg, "s0001")
     rec = {k: v for k, v in record_of(json.loads((vi_run / "results.json").read_text(encoding="utf-8")),
                                       vi_run).items()
-           if k not in ("scale", "selection", "validity", "data_label")}  # columns added after s0001
+           if k not in ("scale", "selection", "validity", "data_label", "judge_validation")}  # columns added after s0001
     con = sqlite3.connect(tmp_path / "old.sqlite")
     row = {**{k: json.dumps(v) if k in JSON_COLUMNS else v for k, v in rec.items()}, "indexed": "2026-01-01 00:00:00.000000"}
     con.execute(f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))

@@ -176,7 +176,7 @@ def runs_ls(
 ) -> None:
     """List indexed runs: benchmark, model, headline score with its 95% CI (percent, or points for
     a points metric; --json keeps the stored fractions), items scored (of how many), tokens, cost,
-    and what to read with the number (invalid, subset, sample data)."""
+    and what to read with the number (invalid, subset, sample data, a judge not validated)."""
     from glotbench.errors import GlotbenchError
     from glotbench.store.db import row_notes
 
@@ -192,6 +192,7 @@ def runs_ls(
                                    "n": head.get("n"), "clusters": head.get("clusters"),
                                    "ci_method": head.get("ci_method"), "too_few_units": bool(head.get("too_few_units")),
                                    "selection": r.selection, "validity": r.validity, "data_label": r.data_label,
+                                   "judge_validation": r.judge_validation,
                                    "run_dir": r.run_dir}, ensure_ascii=False))
         return
     from glotbench.report.terminal import ci_text, n_text

@@ -153,14 +153,22 @@ def judge_name(spec: str) -> str:
     return spec.split("@", 1)[0]
 
 
-def validation_text(results: Mapping[str, Any]) -> str | None:
-    """`judge not validated for lo: openai:j1 (no card for lo); openai:j2 (kappa 0.41 below 0.6)`, or
-    None when every judge is validated (or the results record no judge validation)."""
+def judge_validation_of(results: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The results' judge validation (judges/cards.py `validation`: the language and, per judge,
+    `validated` and `reason`), or None when they record none: top-level (a judged run's
+    results.json, a results-store row) or in a judged run's summary."""
     v = results.get("judge_validation")
     judged = results.get("judged")
     if v is None and isinstance(judged, Mapping) and isinstance(judged.get("summary"), Mapping):
         v = judged["summary"].get("judge_validation")  # a judged run's results.json: in its summary
-    if not isinstance(v, Mapping) or not isinstance(v.get("judges"), Mapping):
+    return dict(v) if isinstance(v, Mapping) and isinstance(v.get("judges"), Mapping) else None
+
+
+def validation_text(results: Mapping[str, Any]) -> str | None:
+    """`judge not validated for lo: openai:j1 (no card for lo); openai:j2 (kappa 0.41 below 0.6)`, or
+    None when every judge is validated (or the results record no judge validation)."""
+    v = judge_validation_of(results)
+    if v is None:
         return None
     bad = [(j, x.get("reason", "")) for j, x in v["judges"].items() if isinstance(x, Mapping) and not x.get("validated")]
     if not bad:

@@ -57,6 +57,8 @@ class RunRow(Base):
     selection: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     validity: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     data_label: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # A judged run's judges, validated for its language or not (judges/cards.py); None: not recorded.
+    judge_validation: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     run_dir: Mapped[str] = mapped_column(Text)
     started: Mapped[str] = mapped_column(String(40), default="")
     finished: Mapped[str] = mapped_column(String(40), default="")
@@ -227,20 +229,22 @@ def row_key(r: RunRow) -> str:
 
 
 def row_notes(r: RunRow) -> list[str]:
-    """The notes shown beside a row's number (invalid, subset, sample data)."""
+    """The notes shown beside a row's number (invalid, subset, sample data, a judge not validated for
+    the language)."""
     from glotbench.rundir.validity import notes
 
     label = {"label": r.data_label} if r.data_label else None
     return notes({"validity": r.validity, "selection": r.selection, "data_label": label,
-                  "config": r.options or {}, "counts": {"items": r.items}})
+                  "config": r.options or {}, "counts": {"items": r.items}, "judge_validation": r.judge_validation})
 
 
 def cell_notes(r: RunRow) -> list[str]:
     """The notes a board cell shows beside its one run's number: invalid, and a judge not validated
     for the language (the item set and the bundled data are the column's, `board_columns`)."""
-    from glotbench.rundir.validity import validity_text
+    from glotbench.rundir.validity import validation_text, validity_text
 
-    return [t for t in (validity_text({"validity": r.validity}),) if t]
+    return [t for t in (validity_text({"validity": r.validity}),
+                        validation_text({"judge_validation": r.judge_validation})) if t]
 
 
 def headline_estimate(r: RunRow) -> dict[str, Any]:

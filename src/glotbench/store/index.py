@@ -20,8 +20,8 @@ from typing import Any
 from glotbench.errors import GlotbenchError
 
 VERSION_TABLE = "glotbench_store_version"
-HEAD_REVISION = "s0003"  # the newest migration (store/migrations/versions); a test checks it
-JSON_COLUMNS = ("model_info", "options", "scores", "selection", "validity")
+HEAD_REVISION = "s0004"  # the newest migration (store/migrations/versions); a test checks it
+JSON_COLUMNS = ("model_info", "options", "scores", "selection", "validity", "judge_validation")
 
 
 def default_store_url() -> str:
@@ -48,7 +48,7 @@ def run_key(results: dict[str, Any], run_dir: str | Path) -> str:
 def record_of(res: dict[str, Any], run_dir: str | Path) -> dict[str, Any]:
     """The store's row for a finished run's results (results.json's content, already validated)."""
     from glotbench.rundir.selection import selection_of
-    from glotbench.rundir.validity import data_label_text
+    from glotbench.rundir.validity import data_label_text, judge_validation_of
 
     bench, model, cfg = res["benchmark"], res["model"], res.get("config", {})
     head = res.get("headline") or ""
@@ -67,6 +67,7 @@ def record_of(res: dict[str, Any], run_dir: str | Path) -> dict[str, Any]:
         "prompt_tokens": int(tokens.get("prompt", 0)), "completion_tokens": int(tokens.get("completion", 0)),
         "cost_usd": cost.get("run"), "run_dir": str(Path(run_dir).resolve()),
         "selection": selection_of(res), "validity": res.get("validity"), "data_label": data_label_text(res),
+        "judge_validation": judge_validation_of(res),
         "started": str(res.get("started", "")), "finished": str(res.get("finished", "")),
     }
 

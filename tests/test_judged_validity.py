@@ -155,3 +155,14 @@ def test_a_rubric_task_with_one_unreadable_verdict_of_three_is_invalid_unless_th
     p = cli(*base, "--out", str(tmp_path / "lax"), "--max-failure-rate", "0.5")
     assert p.returncode == 0, p.stderr
     assert results(tmp_path / "lax")["validity"]["valid"] is True
+
+
+def test_an_arena_with_nothing_answered_exits_invalid_with_the_reason(srv, cache_path, tmp_path):
+    # both sides reply with nothing: every call succeeded, no game to judge; it was exit 2, "no judge
+    # produced a valid verdict (... failures: {...: {}})", blaming the judge
+    srv.configure(answers={"": ""}, judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
+    p = cli("arena", "--model", srv.spec("mute"), "--baseline", srv.spec("mute2"), "--judge", srv.spec("fair"),
+            "--out", str(tmp_path / "a"), "--no-progress", "--cache-path", cache_path, "--max-retries", "0")
+    assert p.returncode == 3, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("error: invalid: judged: no item has a judged score (0 of 8 items)"), line

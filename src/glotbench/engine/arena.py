@@ -157,14 +157,11 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
     acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
                           unanswered=unanswered, single_order=single_order)
-    if not acc.values:
-        verdict = combine(validity)
-        if not verdict["valid"]:  # a phase's calls failed (the candidate's, the baseline's, a judge's): say which
-            raise InvalidRunError(f"{validity_text({'validity': verdict})}: no prompt could be judged, so nothing is "
-                                  "scored; fix the endpoint and run the same command again (replies already "
-                                  "received come from the call cache)")
-        raise GlotbenchError("no judge produced a valid verdict (skipped: "
-                             f"{', '.join(skipped) or 'none'}; failures: {failures})")
+    if not acc.values:  # say which phase failed (the candidate's, the baseline's, a judge's calls or verdicts)
+        verdict = combine(validity, judged=0, of=len(prompts))
+        raise InvalidRunError(f"{validity_text({'validity': verdict})}: no prompt could be judged, so nothing is "
+                              "scored; fix the endpoint or the judge and run the same command again (replies "
+                              f"already received come from the call cache; skipped judges: {', '.join(skipped) or 'none'})")
     if not acc.ids:
         raise GlotbenchError("no prompt is left to score: every prompt was unanswered and --unanswered drop")
     scores = mean_of_judges(acc.values, acc.ids, resamples=options.bootstrap_resamples)

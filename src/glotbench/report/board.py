@@ -149,8 +149,11 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
-                try:
-                    runs.append(Run(c, rundata.read_results(c)))
+                try:  # its samples too (a file cut mid-line): a damaged run is named, the others still shown
+                    res = rundata.read_results(c)
+                    if "imported" not in res:
+                        rundata.check_samples(c)
+                    runs.append(Run(c, res))
                 except GlotbenchError as e:
                     left_out.append({"path": str(c), "reason": str(e)})
     if not runs and not any(rundata.judged_kind(x["path"]) == "arena" for x in left_out):  # arenas: ranked apart

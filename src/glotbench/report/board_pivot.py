@@ -11,24 +11,27 @@ language (a built-in without a `lang` group) is left out, saying so.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 from glotbench.report.board import Run, columns_of
 
 
 def run_languages(run: Run) -> list[str]:
-    """The languages a run reports: a task's one, or its `lang` group's values."""
+    """The languages a run reports: a task's one (its group: `zh-Hant`, `ar-Latn` apart from `zh`,
+    `ar`; languages.language_group), or its `lang` group's values."""
+    from glotbench.languages import language_group
+
     lang = (run.results.get("task") or {}).get("language")
     if lang:
-        return [str(lang)]
+        return [language_group(str(lang)) or str(lang)]
     return sorted((run.results["scores"].get("groups") or {}).get("lang") or {})
 
 
 def language_name(code: str) -> str:
-    from glotbench.languages import profile
+    from glotbench.languages import language_label
 
-    p = profile(code)
-    return p.name if p else code
+    return language_label(code)
 
 
 def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: list[str] | None,
@@ -39,7 +42,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
     columns, each column built by `column(name, runs)` over that language's views of the runs; with
     `card`, the language's report card (report/card.py) from the same chosen runs."""
     from glotbench.errors import GlotbenchError
-    from glotbench.languages import language_code
+    from glotbench.languages import language_code, language_group
 
     by_lang: dict[str, list[Run]] = {}
     for r in runs:
@@ -48,9 +51,10 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
             left_out.append({"path": str(r.path), "reason": f"{r.benchmark}: names no language (not a task with a "
                                                              "language, no `lang` group): not in a language's table"})
         for lang in langs:
-            by_lang.setdefault(lang, []).append(Run(r.path, r.results, lang))
+            by_lang.setdefault(lang, []).append(replace(r, lang=lang))  # a judged run keeps its rows
     try:
-        wanted = list(dict.fromkeys(language_code(x) for x in languages)) if languages else sorted(by_lang)
+        wanted = (list(dict.fromkeys(language_group(x) for x in languages if language_code(x))) if languages
+                  else sorted(by_lang))
     except ValueError as e:
         raise GlotbenchError(f"--language {e}") from None
     missing = [x for x in wanted if x not in by_lang]

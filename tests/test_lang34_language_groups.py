@@ -60,7 +60,7 @@ def test_a_tag_groups_by_its_script_and_its_region_where_they_are_not_the_usual_
              "zh-TW": "zh-Hant", "zh-Hant": "zh-Hant", "zho_Hant": "zh-Hant", "zh-HK": "zh-Hant-HK",
              "sr": "sr", "sr-Cyrl": "sr", "sr-Latn": "sr-Latn", "sr-ME": "sr-Latn-ME",
              "arb_Arab": "ar", "arb_Latn": "ar-Latn", "ace_Arab": "ace-Arab", "ace_Latn": "ace",
-             "pt-BR": "pt", "pt-PT": "pt-PT", "en-GB": "en-GB", "fil_Latn": "tl", "bur": "my", "khm_Khmr": "km"}
+             "pt-BR": "pt", "pt-PT": "pt-PT", "srp_latn_torl": "sr-Latn", "por_latn_braz": "pt", "tam_latn": "ta-Latn", "en-GB": "en-GB", "fil_Latn": "tl", "bur": "my", "khm_Khmr": "km"}
     assert {t: language_group(t) for t in cases} == cases
     assert all(language_group(g) == g for g in cases.values())  # a group is its own group
     assert language_label("zh-Hant") == "Chinese (Hant script)" and language_label("lo") == "Lao"
@@ -136,11 +136,15 @@ def test_tasks_list_reads_the_group(tagged):
     inc = ("--include-path", str(tagged / "tasks"))
     tw = cli("tasks", "list", "--language", "zh-TW", *inc)
     assert tw.returncode == 0, tw.stderr
-    assert tw.stdout.startswith("1 benchmark families cover Chinese (Hant script) (zh-Hant) "
+    assert tw.stdout.startswith("2 benchmark families cover Chinese (Hant script) (zh-Hant) "
                                 "(other groups of this language, each its own --language: zh):")
     assert "q-zh-tw" in tw.stdout and "q-zh-hans" not in tw.stdout
+    assert any(x.startswith("  global-piqa ") and x.endswith("config=cmn_hant") for x in tw.stdout.splitlines())
     zh = cli("tasks", "list", "--language", "zho_Hans", *inc)
     assert "q-zh-hans" in zh.stdout and "q-zh-tw" not in zh.stdout and "each its own --language: zh-Hant" in zh.stdout
+    assert any(x.startswith("  global-piqa ") and x.endswith("config=cmn_hans") for x in zh.stdout.splitlines())
+    srl = cli("tasks", "list", "--language", "sr-Latn")  # Global PIQA's srp_latn, not its srp_cyrl
+    assert any(x.startswith("  global-piqa ") and x.endswith("config=srp_latn") for x in srl.stdout.splitlines())
     lo = cli("tasks", "list", "--language", "lo-Laoo", *inc)
     assert " q-lo-laoo " in lo.stdout and " belebele " in lo.stdout
     plain = cli("tasks", "list", "--language", "lo")

@@ -176,8 +176,9 @@ def language_group(given: str) -> str:
     and is not the usual one for that language and script. So `lo`, `lao_Laoo`, `lo-Laoo` and `lo-LA`
     are `lo`; `zh`, `zh-CN`, `zho_Hans` are `zh` while `zh-TW`, `zh-Hant` and `zho_Hant` are
     `zh-Hant`; `sr-Latn` and `sr-Cyrl` are `sr-Latn` and `sr`; `arb_Latn` (Belebele's romanised
-    Arabic) is `ar-Latn`; `pt-BR` is `pt`, `pt-PT` is `pt-PT`. A tag `langcodes` cannot read keeps
-    its language only."""
+    Arabic) is `ar-Latn`; `pt-BR` is `pt`, `pt-PT` is `pt-PT`. Trailing parts that make no BCP 47
+    tag are dropped (Global PIQA's `srp_latn_torl` is `sr-Latn`); a tag `langcodes` cannot read at
+    all keeps its language only."""
     code = resolve_code(given.strip()) if given else None
     if not code:
         return ""
@@ -188,6 +189,10 @@ def language_group(given: str) -> str:
 def _group(code: str, tag: str) -> str:
     import langcodes
 
+    parts = tag.split("-")
+    while len(parts) > 1 and not langcodes.tag_is_valid("-".join(parts)):  # srp_latn_torl: a variety's own suffix
+        parts.pop()
+    tag = "-".join(parts)
     try:
         if not langcodes.tag_is_valid(tag) or not langcodes.tag_is_valid(code):
             return code

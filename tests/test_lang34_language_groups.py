@@ -172,6 +172,11 @@ def test_a_run_with_samples_cut_mid_line_is_left_out_by_name_and_the_board_goes_
     lo = {c["benchmark"]: c for c in tables["lo"]["columns"]}
     assert len(lo["belebele"]["cells"]) == 1 and len(lo["q-lo-laoo"]["cells"]) == 2  # the others still there
     assert len(tables["zh-Hant"]["columns"][0]["cells"]) == 1
+    on_card = {t: {x["path"] for x in tables[t]["card"]["left_out"]} for t in tables}  # each card names its own
+    assert str(cut.parent) in on_card["lo"] and str(empty.parent) in on_card["zh-Hant"]
+    assert str(cut.parent) not in on_card["zh-Hant"] | on_card["zh"] and str(empty.parent) not in on_card["lo"]
+    lao_card = export(b, "md").split("### Lao (lo)")[1].split("\n### ")[0]
+    assert f"- {cut.parent}: {cut}:{last}: not valid JSON" in lao_card
     r = cli("board", str(runs), "--pivot", "language", "--resamples", "50")
     assert r.returncode == 0, r.stderr
     assert f"left out: {cut.parent}: {cut}:{last}: not valid JSON" in r.stderr

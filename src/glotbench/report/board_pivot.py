@@ -14,18 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from glotbench.report.board import Run, columns_of
+from glotbench.report.board import Run, columns_of, languages_of
 
 
 def run_languages(run: Run) -> list[str]:
-    """The languages a run reports: a task's one (its group: `zh-Hant`, `ar-Latn` apart from `zh`,
-    `ar`; languages.language_group), or its `lang` group's values."""
-    from glotbench.languages import language_group
-
-    lang = (run.results.get("task") or {}).get("language")
-    if lang:
-        return [language_group(str(lang)) or str(lang)]
-    return sorted((run.results["scores"].get("groups") or {}).get("lang") or {})
+    """The languages a run reports (report/board.py `languages_of`)."""
+    return languages_of(run.results)
 
 
 def language_name(code: str) -> str:
@@ -44,6 +38,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
     from glotbench.errors import GlotbenchError
     from glotbench.languages import language_code, language_group
 
+    damaged = list(left_out)  # runs unreadable before any table (collect): each named on its languages' cards
     by_lang: dict[str, list[Run]] = {}
     for r in runs:
         langs = run_languages(r)
@@ -72,6 +67,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
         table: dict[str, Any] = {"language": lang, "name": language_name(lang), "columns": cols,
                  "models": list(dict.fromkeys(m for c in cols for m in c["cells"]))}
         if card is not None:
-            table["card"] = card(lang, chosen, left_out[before:])
+            table["card"] = card(lang, chosen, [*(x for x in damaged if lang in x.get("languages", "").split()),
+                                                *left_out[before:]])
         tables.append(table)
     return tables

@@ -209,6 +209,13 @@ def _group(code: str, tag: str) -> str:
     return "-".join(x for x in (code, script, region) if x)
 
 
+def checked_group(given: str) -> str:
+    """`language_group` of a tag a user gives (`--language`), after `language_code` checked it names
+    a language (ValueError: one line with the nearest known codes)."""
+    language_code(given)
+    return language_group(given)
+
+
 def language_label(group: str) -> str:
     """A group's name for tables and headers: the profile's name (else the code) and the group's
     script and region subtags, `Chinese (Hant script)`, `Portuguese (PT)`, `Lao`."""

@@ -46,11 +46,11 @@ def list_tasks(
 
 def _list_language(language: str) -> None:
     from glotbench.errors import SpecError
-    from glotbench.languages import language_code, language_group, language_label
+    from glotbench.languages import checked_group, language_label
     from glotbench.registry import families
 
     try:
-        code = language_group(language) if language_code(language) else ""  # zh-TW: zh-Hant, not zh
+        code = checked_group(language)  # zh-TW: zh-Hant, not zh
     except ValueError as e:
         raise SpecError(f"--language {e}") from None
     problems: dict[str, str] = {}

@@ -36,7 +36,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
     columns, each column built by `column(name, runs)` over that language's views of the runs; with
     `card`, the language's report card (report/card.py) from the same chosen runs."""
     from glotbench.errors import GlotbenchError
-    from glotbench.languages import language_code, language_group
+    from glotbench.languages import checked_group
 
     damaged = list(left_out)  # runs unreadable before any table (collect): each named on its languages' cards
     by_lang: dict[str, list[Run]] = {}
@@ -48,8 +48,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
         for lang in langs:
             by_lang.setdefault(lang, []).append(replace(r, lang=lang))  # a judged run keeps its rows
     try:
-        wanted = (list(dict.fromkeys(language_group(x) for x in languages if language_code(x))) if languages
-                  else sorted(by_lang))
+        wanted = list(dict.fromkeys(checked_group(x) for x in languages)) if languages else sorted(by_lang)
     except ValueError as e:
         raise GlotbenchError(f"--language {e}") from None
     missing = [x for x in wanted if x not in by_lang]

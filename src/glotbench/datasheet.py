@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Origin = Literal["native", "translated", "machine-translated", "mixed"]
 Scalar = Union[str, int, float, bool, None]
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-_CODE = re.compile(r"[a-z]{2,3}")
+_CODE = re.compile(r"[a-z]{2,3}(-[A-Z][a-z]{3})?(-[A-Z]{2}|-[0-9]{3})?")  # lo, zh-Hant, pt-PT
 
 
 class Datasheet(BaseModel):
@@ -36,7 +36,8 @@ class Datasheet(BaseModel):
     reference: str = ""  # the reference implementation whose scoring rule a variant reproduces (REPO/path)
     reference_commit: str | None = None  # its pinned commit (40 hex)
     citation: str = Field(min_length=1)  # BibTeX: one or more entries, each with a title and a year
-    # Languages covered: a profile code (lo, km, my, th, vi, id, tl...) -> the options that select it
+    # Languages covered: a profile code (lo, km, my, th, vi, id, tl...), or a language group with its
+    # script or region (zh-Hant, sr-Latn: languages.language_group) -> the options that select it
     # ({config: lao_Laoo}); {} where the benchmark covers one language and needs no setting.
     languages: dict[str, dict[str, Scalar]] = Field(min_length=1)
     # Languages covered whose rows the pinned revision (or a built-in's bundled sample) does not hold,
@@ -54,12 +55,13 @@ class Datasheet(BaseModel):
     @field_validator("languages", "origin_by_language")
     @classmethod
     def _codes(cls, v: dict[str, object]) -> dict[str, object]:
-        from glotbench.languages import language_code, resolve_code
+        from glotbench.languages import language_code, language_group
 
         for code in v:
-            if not _CODE.fullmatch(code) or resolve_code(code) != code:
-                raise ValueError(f"{code!r} is not a language code as glotbench names them "
-                                 f"(ISO 639-1 where there is one: {resolve_code(code) or '?'!s})")
+            if not _CODE.fullmatch(code) or language_group(code) != code:
+                raise ValueError(f"{code!r} is not a language code as glotbench names them (ISO 639-1 where there is "
+                                 f"one, a script or region only where it is not the language's usual one: "
+                                 f"{language_group(code) or '?'!s})")
             language_code(code)  # a language in IANA's registry (ValueError: the nearest known codes)
         return v
 
@@ -89,18 +91,21 @@ class Datasheet(BaseModel):
 
     def needs_data(self, code: str) -> bool:
         """Whether `code` runs only with --data (its rows are not in the pinned or bundled data)."""
-        from glotbench.languages import resolve_code
+        from glotbench.languages import language_group
 
-        return resolve_code(code) in self.data_only
+        return language_group(code) in self.data_only
 
     def origin_of(self, code: str) -> Origin:
-        return self.origin_by_language.get(code, self.origin)
+        from glotbench.languages import language_group
+
+        return self.origin_by_language.get(language_group(code), self.origin)
 
     def options_for(self, code: str) -> dict[str, Scalar] | None:
-        """The options that select `code` (any spelling resolve_code reads), or None if not covered."""
-        from glotbench.languages import resolve_code
+        """The options that select `code`'s language group (`lao_Laoo`, `lo-LA` are `lo`; `zh-TW` is
+        `zh-Hant`, not `zh`: languages.language_group), or None if not covered."""
+        from glotbench.languages import language_group
 
-        return self.languages.get(resolve_code(code) or "")
+        return self.languages.get(language_group(code))
 
     @property
     def licence_line(self) -> str:

@@ -169,6 +169,63 @@ def language_code(given: str) -> str:
     raise ValueError(f"{given!r} {why}; {_suggest(given)}")
 
 
+def language_group(given: str) -> str:
+    """The group a language tag's runs and tables are kept under: the profile's code (`resolve_code`),
+    then the script where the tag's (given, or implied by its region through IANA's likely subtags:
+    `zh-TW` is written in Hant) is not the language's usual one, then the region where it was given
+    and is not the usual one for that language and script. So `lo`, `lao_Laoo`, `lo-Laoo` and `lo-LA`
+    are `lo`; `zh`, `zh-CN`, `zho_Hans` are `zh` while `zh-TW`, `zh-Hant` and `zho_Hant` are
+    `zh-Hant`; `sr-Latn` and `sr-Cyrl` are `sr-Latn` and `sr`; `arb_Latn` (Belebele's romanised
+    Arabic) is `ar-Latn`; `pt-BR` is `pt`, `pt-PT` is `pt-PT`. Trailing parts that make no BCP 47
+    tag are dropped (Global PIQA's `srp_latn_torl` is `sr-Latn`); a tag `langcodes` cannot read at
+    all keeps its language only."""
+    code = resolve_code(given.strip()) if given else None
+    if not code:
+        return ""
+    return _group(code, given.strip().replace("_", "-"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _group(code: str, tag: str) -> str:
+    import langcodes
+
+    parts = tag.split("-")
+    while len(parts) > 1 and not langcodes.tag_is_valid("-".join(parts)):  # srp_latn_torl: a variety's own suffix
+        parts.pop()
+    tag = "-".join(parts)
+    try:
+        if not langcodes.tag_is_valid(tag) or not langcodes.tag_is_valid(code):
+            return code
+        given = langcodes.Language.get(tag)
+        usual = langcodes.Language.get(code).maximize()
+        script = given.maximize().script
+        script = script if script and script != usual.script else None
+        region = given.territory
+        if region and script:
+            usual = langcodes.Language.get(f"{code}-{script}").maximize()
+        region = region if region and region != usual.territory else None
+    except (ValueError, LookupError):
+        return code
+    return "-".join(x for x in (code, script, region) if x)
+
+
+def checked_group(given: str) -> str:
+    """`language_group` of a tag a user gives (`--language`), after `language_code` checked it names
+    a language (ValueError: one line with the nearest known codes)."""
+    language_code(given)
+    return language_group(given)
+
+
+def language_label(group: str) -> str:
+    """A group's name for tables and headers: the profile's name (else the code) and the group's
+    script and region subtags, `Chinese (Hant script)`, `Portuguese (PT)`, `Lao`."""
+    code, *rest = group.split("-")
+    p = profile(code)
+    name = p.name if p else code
+    parts = [f"{x} script" if len(x) == 4 else x for x in rest]
+    return f"{name} ({', '.join(parts)})" if parts else name
+
+
 def _suggest(given: str) -> str:
     """The profiles' codes nearest to `given` by spelling, by code or by name, else all of them."""
     import difflib

@@ -108,13 +108,13 @@ class Family:
 
 
 def families(language: str | None = None, problems: dict[str, str] | None = None) -> list[Family]:
-    """Every benchmark and task found by name, sorted; with `language` (any spelling `resolve_code`
-    reads), only those whose datasheet covers it. A task file that does not validate is left out
+    """Every benchmark and task found by name, sorted; with `language` (any spelling; its group by
+    languages.language_group: `zh-TW` is `zh-Hant`, not `zh`), only those whose datasheet covers it. A task file that does not validate is left out
     (`tasks list` names it: files.unreadable, `tasks check` says why); `problems`, when given, gets
     each such file and its first error line (a `--language` listing or suite names them)."""
     from glotbench.benchmarks.base import Benchmark
     from glotbench.errors import GlotbenchError
-    from glotbench.languages import resolve_code
+    from glotbench.languages import language_group
     from glotbench.tasks import files
 
     out: dict[str, Family] = {}
@@ -134,6 +134,6 @@ def families(language: str | None = None, problems: dict[str, str] | None = None
         out[name] = Family(name, desc, spec.datasheet, True)
     if problems is not None:  # a file that is no task at all (not YAML, not UTF-8): named too
         problems.update({str(p): why for p, why in files.unreadable().items()})
-    code = resolve_code(language) if language else None
+    code = language_group(language) if language else None
     return [f for _, f in sorted(out.items())
             if code is None or (f.datasheet is not None and f.datasheet.options_for(code) is not None)]

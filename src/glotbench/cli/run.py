@@ -269,8 +269,8 @@ def board(
     alpha: Annotated[float, typer.Option(help="Cells with adjusted p >= alpha are marked as not different from the best.")] = 0.05,
     resamples: Resamples = 1000,
     pivot: Annotated[Optional[str], typer.Option(help="language: one table per language, models x tasks.")] = None,
-    language: Annotated[list[str], typer.Option("--language", help="With --pivot language: only this language "
-                                                "(lo, lao, lao_Laoo; repeatable).")] = [],
+    language: Annotated[list[str], typer.Option("--language", help="Only this language's table (lo, lao, lao_Laoo; "
+                                                "zh-TW is zh-Hant apart from zh; repeatable); implies --pivot language.")] = [],
     correction: Correction = "holm",
     bt: Annotated[bool, typer.Option("--bt", help="Arena directories: Bradley–Terry ratings and ranking of the candidates, per judge and mean of judges, with CIs over prompts.")] = False,
     style: Annotated[bool, typer.Option("--style-control", help="With --bt: also fit with answer length and markdown counts as covariates.")] = False,
@@ -281,8 +281,8 @@ def board(
     from glotbench.errors import GlotbenchError
     from glotbench.report.board import build_board, export, write_board_html
 
-    if language and pivot is None:
-        raise typer.BadParameter("--language needs --pivot language")
+    if language and pivot is None:  # one language's table is the pivot's view: asking for it asks for the pivot
+        pivot = "language"
     from glotbench.languages import language_code
 
     for x in language:  # a code that names no language: one line before any run is read
@@ -294,7 +294,7 @@ def board(
         raise GlotbenchError("--style-control needs --bt")
     if bt:
         if html is not None or pivot or fmt not in ("md", "json"):
-            raise GlotbenchError("--bt prints md (text) or json: drop --html, --pivot and other formats")
+            raise GlotbenchError("--bt prints md (text) or json: drop --html, --pivot, --language and other formats")
         from glotbench.report.arena_rank import rank_arenas, rank_text
 
         res = rank_arenas(runs, style=style, resamples=resamples)

@@ -46,11 +46,11 @@ def list_tasks(
 
 def _list_language(language: str) -> None:
     from glotbench.errors import SpecError
-    from glotbench.languages import language_code, profile
+    from glotbench.languages import checked_group, language_label
     from glotbench.registry import families
 
     try:
-        code = language_code(language)
+        code = checked_group(language)  # zh-TW: zh-Hant, not zh
     except ValueError as e:
         raise SpecError(f"--language {e}") from None
     problems: dict[str, str] = {}
@@ -58,14 +58,17 @@ def _list_language(language: str) -> None:
     for path, why in problems.items():
         typer.echo(f"skipped {path}: {why} (not read, so not known to cover {code}; glotbench tasks check "
                    f"{path} says where)", err=True)
-    name = profile(code).name if profile(code) else code  # type: ignore[union-attr]
+    name = language_label(code)
+    others = sorted({g for f in families() if f.datasheet for g in f.datasheet.languages
+                     if g != code and g.split("-")[0] == code.split("-")[0]})
+    also = (f" (other groups of this language, each its own --language: {', '.join(others)})" if others else "")
     if not found:
-        typer.echo(f"no benchmark family covers {name} ({code}); `glotbench tasks list` shows them all")
+        typer.echo(f"no benchmark family covers {name} ({code}){also}; `glotbench tasks list` shows them all")
         return
     data_only = sum(1 for f in found if f.datasheet is not None and f.datasheet.needs_data(code))
     typer.echo(f"{len(found)} benchmark families cover {name} ({code})"
                + (f"; {data_only} of them only with --data FILE (marked *: the pinned or bundled data has no "
-                  f"{name} rows)" if data_only else "") + ":")
+                  f"{name} rows)" if data_only else "") + also + ":")
     for f in found:
         ds = f.datasheet
         assert ds is not None  # families(code) keeps only those whose datasheet covers code

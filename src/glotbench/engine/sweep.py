@@ -375,12 +375,12 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
     a sample's number is no score of the benchmark), and a family whose data cannot be loaded (offline,
     a file the pinned revision lacks), each named. A judged task with no judge (`judges`, or its scorer.judges) is skipped,
     saying so."""
-    from glotbench.languages import language_code
+    from glotbench.languages import checked_group
     from glotbench.registry import families, get_benchmark
     from glotbench.tasks.files import included_task
 
     try:
-        code = language_code(language)
+        code = checked_group(language)  # zh-TW: zh-Hant's families
     except ValueError as e:
         raise GlotbenchError(f"--language {e}") from None
     if data_dir is not None and not Path(data_dir).is_dir():

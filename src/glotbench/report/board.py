@@ -149,15 +149,31 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:
-                try:
-                    runs.append(Run(c, rundata.read_results(c)))
-                except GlotbenchError as e:
-                    left_out.append({"path": str(c), "reason": str(e)})
+                res = None
+                try:  # its samples too (a file cut mid-line): a damaged run is named, the others still shown
+                    res = rundata.read_results(c)
+                    if "imported" not in res:
+                        rundata.check_samples(c)
+                    runs.append(Run(c, res))
+                except GlotbenchError as e:  # `languages`: the cards of its languages name it too
+                    left_out.append({"path": str(c), "reason": str(e),
+                                     **({"languages": " ".join(languages_of(res))} if res else {})})
     if not runs and not any(rundata.judged_kind(x["path"]) == "arena" for x in left_out):  # arenas: ranked apart
         why = "; ".join(f"{x['path']}: {x['reason']}" for x in left_out[:3]) + (
             f"; and {len(left_out) - 3} more" if len(left_out) > 3 else "")
         raise GlotbenchError("no finished run found in " + ", ".join(paths) + (f" (left out: {why})" if why else ""))
     return runs, left_out
+
+
+def languages_of(results: dict[str, Any]) -> list[str]:
+    """The languages a run reports: a task's one (its group: `zh-Hant`, `ar-Latn` apart from `zh`,
+    `ar`; languages.language_group), or its `lang` group's values."""
+    from glotbench.languages import language_group
+
+    lang = (results.get("task") or {}).get("language")
+    if lang:
+        return [language_group(str(lang)) or str(lang)]
+    return sorted(((results.get("scores") or {}).get("groups") or {}).get("lang") or {})
 
 
 def columns_of(runs: list[Run], left_out: list[dict[str, str]], by: str = "column") -> dict[str, list[Run]]:

@@ -11,24 +11,21 @@ language (a built-in without a `lang` group) is left out, saying so.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
-from glotbench.report.board import Run, columns_of
+from glotbench.report.board import Run, columns_of, languages_of
 
 
 def run_languages(run: Run) -> list[str]:
-    """The languages a run reports: a task's one, or its `lang` group's values."""
-    lang = (run.results.get("task") or {}).get("language")
-    if lang:
-        return [str(lang)]
-    return sorted((run.results["scores"].get("groups") or {}).get("lang") or {})
+    """The languages a run reports (report/board.py `languages_of`)."""
+    return languages_of(run.results)
 
 
 def language_name(code: str) -> str:
-    from glotbench.languages import profile
+    from glotbench.languages import language_label
 
-    p = profile(code)
-    return p.name if p else code
+    return language_label(code)
 
 
 def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: list[str] | None,
@@ -39,8 +36,9 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
     columns, each column built by `column(name, runs)` over that language's views of the runs; with
     `card`, the language's report card (report/card.py) from the same chosen runs."""
     from glotbench.errors import GlotbenchError
-    from glotbench.languages import language_code
+    from glotbench.languages import checked_group
 
+    damaged = list(left_out)  # runs unreadable before any table (collect): each named on its languages' cards
     by_lang: dict[str, list[Run]] = {}
     for r in runs:
         langs = run_languages(r)
@@ -48,9 +46,9 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
             left_out.append({"path": str(r.path), "reason": f"{r.benchmark}: names no language (not a task with a "
                                                              "language, no `lang` group): not in a language's table"})
         for lang in langs:
-            by_lang.setdefault(lang, []).append(Run(r.path, r.results, lang))
+            by_lang.setdefault(lang, []).append(replace(r, lang=lang))  # a judged run keeps its rows
     try:
-        wanted = list(dict.fromkeys(language_code(x) for x in languages)) if languages else sorted(by_lang)
+        wanted = list(dict.fromkeys(checked_group(x) for x in languages)) if languages else sorted(by_lang)
     except ValueError as e:
         raise GlotbenchError(f"--language {e}") from None
     missing = [x for x in wanted if x not in by_lang]
@@ -68,6 +66,7 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
         table: dict[str, Any] = {"language": lang, "name": language_name(lang), "columns": cols,
                  "models": list(dict.fromkeys(m for c in cols for m in c["cells"]))}
         if card is not None:
-            table["card"] = card(lang, chosen, left_out[before:])
+            table["card"] = card(lang, chosen, [*(x for x in damaged if lang in x.get("languages", "").split()),
+                                                *left_out[before:]])
         tables.append(table)
     return tables

@@ -232,6 +232,13 @@ def iter_samples(run_dir: Path) -> Iterator[dict[str, Any]]:
     yield from read_samples(run_dir, ReportSampleRow)
 
 
+def check_samples(run_dir: Path) -> None:
+    """Reads a run's samples.jsonl through (nothing kept): GlotbenchError naming the first bad line (a
+    line cut off, as a copy or a full disk leaves it), before a view has drawn half its tables."""
+    for _ in iter_samples(run_dir):
+        pass
+
+
 def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per-item statistics summed over repeats (what the bootstrap and the paired tests resample)."""
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

@@ -23,7 +23,7 @@ from glotbench.core import Dataset
 from glotbench.errors import DataError, SpecError
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
-from glotbench.languages import script_mismatch
+from glotbench.languages import language_group, script_mismatch
 from glotbench.metrics import ItemScore
 from glotbench.models.base import GenerateConfig, Prompt
 from glotbench.tasks import fields as F
@@ -150,6 +150,8 @@ class TaskBenchmark(Benchmark):
             self.data = self.data.model_copy(update={"revision": opt["revision"]})
         self.language = _fill(spec.language, declared, w("language")) if spec.language else None  # as written
         self.lang = resolve_code(self.language)
+        # the group its results are shown under: the script or region kept where not the usual one (zh-Hant)
+        self.group = language_group(self.language) if self.language else None
         self.input_language = _fill(spec.input_language, declared, w("input_language")) if spec.input_language else None
         self.variant = spec.prompt
         self.shots = spec.fewshot.n if opt["shots"] is None else opt["shots"]
@@ -615,7 +617,7 @@ class TaskBenchmark(Benchmark):
     def extra_results(self, dataset: Dataset) -> dict[str, Any]:
         out: dict[str, Any] = {"task": {
             "spec_sha256": spec_hash(self.spec, self._hashed_options()), "file": self._file(),
-            "options": {k: v for k, v in self.options.items() if v is not None}, "language": self.lang,
+            "options": {k: v for k, v in self.options.items() if v is not None}, "language": self.group,
             "headline_pipeline": self.headline_pipeline,
             "pipelines": {n: (p.description if p else f"log-likelihood, normalised by {n.removeprefix('loglik_')}")
                           for n, p in self.pipelines.items()},

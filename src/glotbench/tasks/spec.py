@@ -436,17 +436,18 @@ class TaskSpec(Part):
         return self
 
     def _language_under(self, opts: dict[str, Any]) -> str | None:
-        """The language code a run with these options (the rest at their defaults) is in; None where the
-        task names none, or its language template cannot be filled without a run's other settings."""
-        from glotbench.languages import resolve_code
+        """The language group a run with these options (the rest at their defaults) is in
+        (languages.language_group: `zho_Hant` is `zh-Hant`); None where the task names none, or its
+        language template cannot be filled without a run's other settings."""
+        from glotbench.languages import language_group
         from glotbench.tasks.template import is_template, render
 
         if not self.language:
             return None
         if not is_template(self.language):
-            return resolve_code(self.language)
+            return language_group(self.language)
         values = {k: o.default for k, o in self.options.items()} | dict(opts)
         try:
-            return resolve_code(render(self.language, values))
+            return language_group(render(self.language, values))
         except Exception:  # an option without a default the datasheet does not set: not decided here
             return None

@@ -296,6 +296,7 @@ CachePath = Annotated[Optional[str], typer.Option(help="Call cache file (default
 PriceIn = Annotated[Optional[float], typer.Option(help="Price per million prompt tokens, for the cost line.")]
 PriceOut = Annotated[Optional[float], typer.Option(help="Price per million completion tokens.")]
 Thinking = Annotated[Optional[bool], typer.Option("--thinking/--no-thinking", help="Ask a reasoning model for its thinking or non-thinking mode (chat_template_kwargs.enable_thinking).")]
+MetricCheckpoint = Annotated[Optional[str], typer.Option("--metric-checkpoint", help="A learned translation metric's local checkpoint DIR, never downloaded: COMET-22-style (unbabel-comet's layout: hparams.yaml, checkpoints/model.ckpt, encoder/ with config.json and tokenizer) or MetricX-24 (an mT5 folder); its scores are added beside the benchmark's metrics, its SHA-256 in the signature. Translation benchmarks only (a declared source field and a corpus metric).")]
 BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik; booleans are true/false.")]
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from glotbench.cli.options import (HTML_SUFFIXES, ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, Correction,
-                                   Human, MaxTokens, ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature,
+                                   Human, MaxTokens, MetricCheckpoint, ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature,
                                    Thinking, WriteCards, html_option, html_page, run_options, to_json, with_options)
 
 
@@ -66,6 +66,7 @@ def run(
     batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
     pivot: Annotated[Optional[str], typer.Option("--pivot", help="Answer through this language (en): the input translated by --pivot-model, text answers translated back; native vs pivot compared (docs/checks.md).")] = None,
     pivot_model: Annotated[Optional[str], typer.Option("--pivot-model", help="The model that translates for --pivot (a model spec).")] = None,
+    metric_checkpoint: MetricCheckpoint = None,
     **shared: Any,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
@@ -89,7 +90,12 @@ def run(
         thinking=thinking, bench_opt=bench_opt, repeats=repeats, concurrency=concurrency,
         subset="quick" if quick else subset, temperature=temperature, max_tokens=max_tokens, seed=seed,
         stop=tuple(stop), structured_output=structured_output, out=out, max_cost_usd=max_cost,
-        max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll, **shared)
+        max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll,
+        metric_checkpoint=metric_checkpoint, **shared)
+    if metric_checkpoint is not None and (pivot is not None or pivot_model is not None):
+        from glotbench.errors import GlotbenchError
+
+        raise GlotbenchError("--metric-checkpoint scores a plain run: add it with `glotbench rescore RUN --metric-checkpoint DIR` after --pivot")
     if include_path:
         from glotbench.tasks import add_include_path
 

@@ -48,6 +48,7 @@ class RunOptions:
     batch_poll_s: float = 30.0
     judges: tuple[str, ...] = ()  # a judged benchmark's judges (default: the task's scorer.judges)
     judge_cards: str | None = None  # judge validity cards (default: $GLOTBENCH_JUDGE_CARDS)
+    metric_checkpoint: str | None = None  # a learned translation metric's local checkpoint DIR (engine/learned.py)
     phase: str | None = None  # a judged run's phase ("answers", "judge SPEC"...): recorded, never a contestant
 
     def __post_init__(self) -> None:

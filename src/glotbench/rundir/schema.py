@@ -168,6 +168,7 @@ class MetricInfo(TypedDict, total=False):
     keys: list[str]
     scale: Literal["fraction", "points"]
     lower_is_better: bool  # written only when true (an error or failure rate); absent: higher is better or unknown
+    signature: str  # a metric the run's signature names as a part of its own (`learned:`: --metric-checkpoint)
 
 
 @with_config(_OPEN)

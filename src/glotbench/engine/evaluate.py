@@ -212,6 +212,11 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None}
     if (task_file := _task_copy(bench, out_dir)) is not None:
         info["task_file"] = task_file
+    if files := options.files():  # found again by their SHA-256 after a move (rundir.relocated)
+        from glotbench.rundir import file_record
+
+        opts = dict(options.bench_options)
+        info["files"] = [file_record(k, opts[k], path) for k, path in files.items()]
     run = run_record(
         info, _model_info(m, bench), config,
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())

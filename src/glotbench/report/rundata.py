@@ -66,12 +66,22 @@ def bench_of(results: Mapping[str, Any]) -> Any:
     """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
     `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
     from glotbench.registry import get_benchmark, task_copy
-    from glotbench.rundir import task_file_of
+    import os
 
-    from glotbench.metrics.corpus import check_spm_of_run
+    from glotbench.metrics.corpus import SPM_PREFIX, check_spm_of_run, is_spm
+    from glotbench.rundir import relocated, task_file_of
 
     b = results["benchmark"]
-    opts = (results.get("config") or {}).get("bench_options") or {}
+    opts = dict((results.get("config") or {}).get("bench_options") or {})
+    records = list(b.get("files") or ())
+    if not records and is_spm(spm := opts.get("bleu_tokenize")) and not os.path.exists(spm[len(SPM_PREFIX):]):
+        import re  # a run from before `files`: its model known by the 12 hex digits of its signature's tag
+
+        tag = re.search(r"spm-([0-9a-f]{12})", str(results.get("signature", "")))
+        records = [{"option": "bleu_tokenize", "value": spm, "path": spm[len(SPM_PREFIX):],
+                    "sha256": tag.group(1)}] if tag else []
+    for rec in records:  # a file an option names, where it is now (or --moved), SHA-256 checked
+        opts[rec["option"]] = relocated(rec)
     check_spm_of_run(opts.get("bleu_tokenize"), str(results.get("signature", "")))
     kept = task_file_of(b)  # a task file: the run's copy (or the original, unchanged), from any folder
     if kept is not None:

@@ -182,3 +182,49 @@ def test_a_sweep_entry_takes_it(setup) -> None:
     err = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(err) == 1 and "laobench-mcq" in err[0] and "not a translation" in err[0], r.stderr
     assert server.requests() == [] and not (folder / "out2").exists()
+
+
+@pytest.mark.parametrize(("name", "fits"), [
+    ("laobench-translation", True), ("deepsea-wmt24pp", True), ("flores-plus", True), ("ntrex-128", True),
+    ("opus-100", True), ("seahelm-translation", True), ("deepsea-crosssum", False), ("xlsum", False),
+    ("laobench-mcq", False), ("vi-diacritics", False), ("deepsea-xquad", False), ("tydiqa-goldp", False)])
+def test_which_benchmarks_take_it(name, fits) -> None:
+    """The rule is declared facts (a source field, a corpus metric), never a list of names: the
+    shipped translation tasks take it; summaries, QA, multiple choice and diacritics do not."""
+    from glotbench.checks.rescore import learned_plan
+    from glotbench.errors import GlotbenchError
+    from glotbench.registry import get_benchmark
+
+    bench = get_benchmark(name)
+    if fits:
+        learned_plan(bench)
+    else:
+        with pytest.raises(GlotbenchError, match="is not a translation benchmark"):
+            learned_plan(bench)
+
+
+def test_a_task_file_run_takes_it(setup, tmp_path) -> None:
+    """flores-plus (a task file: source field `text`, reference `reference`) on its fixture, Khmer
+    target, replayed answers: the metric is each segment's score averaged."""
+    from glotbench.metrics.learned import load
+
+    fx = Path(__file__).parent / "fixtures"
+    data, system = fx / "tasks" / "flores_plus_devtest.jsonl", fx / "agreement" / "khm_Khmr" / "sys-a.jsonl"
+    out = tmp_path / "run"
+    r = cli("run", "flores-plus", "--data", str(data), "--bench-opt", "target=khm_Khmr", "--model", f"replay:{system}",
+            "--out", str(out), "--no-cache", "--metric-checkpoint", str(setup["comet"]), timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    rows = [json.loads(x) for x in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    answered = [x for x in rows if not x["failure"]]
+    assert answered and "comet22" in res["metrics"]
+    from glotbench.registry import get_benchmark
+
+    gold = {it.id: it.gold["reference"] for it in get_benchmark("flores-plus", target="khm_Khmr").load(str(data))}
+    assert all(gold[str(x["id"])] for x in rows)
+    m = load(setup["comet"])
+    seg = m.score([x["input"]["text"] for x in rows], [x["answer"]["translation"] if x["answer"] else "" for x in rows],
+                  [gold[str(x["id"])] for x in rows])
+    seg = [s if not x["failure"] else min(s, 0.0) for s, x in zip(seg, rows)]
+    est = res["scores"]["overall"].get("comet22") or next(iter(next(iter(res["scores"]["groups"].values())).values()))["comet22"]
+    assert est["value"] == pytest.approx(sum(seg) / len(seg), abs=1e-6)

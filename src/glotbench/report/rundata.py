@@ -74,7 +74,8 @@ def bench_of(results: Mapping[str, Any]) -> Any:
     b = results["benchmark"]
     opts = dict((results.get("config") or {}).get("bench_options") or {})
     records = list(b.get("files") or ())
-    if not records and is_spm(spm := opts.get("bleu_tokenize")) and not os.path.exists(spm[len(SPM_PREFIX):]):
+    spm = str(opts.get("bleu_tokenize") or "")
+    if not records and is_spm(spm) and not os.path.exists(spm[len(SPM_PREFIX):]):
         import re  # a run from before `files`: its model known by the 12 hex digits of its signature's tag
 
         tag = re.search(r"spm-([0-9a-f]{12})", str(results.get("signature", "")))

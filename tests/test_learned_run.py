@@ -228,3 +228,18 @@ def test_a_task_file_run_takes_it(setup, tmp_path) -> None:
     seg = [s if not x["failure"] else min(s, 0.0) for s, x in zip(seg, rows)]
     est = res["scores"]["overall"].get("comet22") or next(iter(next(iter(res["scores"]["groups"].values())).values()))["comet22"]
     assert est["value"] == pytest.approx(sum(seg) / len(seg), abs=1e-6)
+
+
+def test_a_judged_task_refuses_it_before_any_phase(setup, tmp_path) -> None:
+    """A task scored by a rubric (its judges named in the file): one line, neither the answers nor a
+    judge called."""
+    from test_tasks_rubric import TASK, files
+
+    server = setup["server"]
+    server.configure(answers={})
+    task = files(tmp_path, TASK.replace("  kind: rubric\n", f"  kind: rubric\n  judges: [\"{server.spec('judge')}\"]\n"))
+    r = cli("run", task, "--model", server.spec("cand"), "--out", str(tmp_path / "r"), "--no-cache",
+            "--metric-checkpoint", str(setup["comet"]))
+    err = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(err) == 1 and "judged by a rubric" in err[0], r.stderr
+    assert server.requests() == [] and not (tmp_path / "r").exists()

@@ -67,6 +67,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     if options.judges and not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
+        raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric, not a translation benchmark")
     if bench.judged:
         from glotbench.engine.judged_task import judged_result
 

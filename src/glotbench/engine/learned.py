@@ -31,8 +31,6 @@ def open_learned(bench: Benchmark, checkpoint: str | None, *, weights: bool = Tr
         return None
     from glotbench.checks.rescore import learned_plan
 
-    if bench.judged:
-        raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric, not a translation benchmark")
     try:
         learned_plan(bench)
     except GlotbenchError as e:

@@ -99,19 +99,25 @@ def test_a_changed_few_shot_file_is_refused_not_used(run) -> None:
     assert r.returncode == 2 and len(lines) == 1 and "fewshot_data file" in lines[0] and "has changed since the run" in lines[0], r.stderr
 
 
-def test_a_run_from_before_the_record_finds_its_model_by_the_signature(run) -> None:
-    """A run written before `benchmark.files`: its SentencePiece model known by its signature's
-    `spm-<12 hex>`; --moved finds it, another model is refused."""
+def test_a_run_from_before_the_record_finds_its_files_by_the_signature(run) -> None:
+    """A run written before `benchmark.files` (its few-shot file as given, relative): its SentencePiece
+    model and few-shot file known by the 12 hex digits its signature keeps (`spm-<12>`, `=file:<12>`);
+    --moved finds them, another file is refused."""
     res_path = run["run"] / "results.json"
     res = json.loads(res_path.read_text(encoding="utf-8"))
+    assert "=file:" in res["signature"] and "spm-" in res["signature"]
     del res["benchmark"]["files"]
-    res["config"]["bench_options"].pop("fewshot_data")
-    res["config"]["bench_options"]["shots"] = "0"
+    res["config"]["bench_options"]["fewshot_data"] = "dev.jsonl"
     res_path.write_text(json.dumps(res), encoding="utf-8")
-    new = run["tmp"] / "m2.model"
+    new, shots = run["tmp"] / "m2.model", run["tmp"] / "shots.jsonl"
     shutil.move(str(run["model"]), str(new))
-    r = cli("rescore", str(run["run"]), "--moved", str(new), "--format", "json")
+    shutil.move(str(run["shots"]), str(shots))
+    r = cli("rescore", str(run["run"]), "--format", "json", cwd=str(run["tmp"]))
+    assert r.returncode == 2 and "is gone" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = cli("rescore", str(run["run"]), "--moved", str(new), "--moved", str(shots), "--format", "json", cwd=str(run["tmp"]))
     assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)["runs"][0]
+    assert got["scores"]["as_run"]["bleu"]["overall"] == pytest.approx(got["stored"]["bleu"]["overall"], abs=1e-9)
     other = Path(train(run["tmp"] / "other.model", TEXT[:9], extra=5))
-    r = cli("rescore", str(run["run"]), "--moved", str(other))
+    r = cli("rescore", str(run["run"]), "--moved", str(other), "--moved", str(shots), cwd=str(run["tmp"]))
     assert r.returncode == 2 and "not that file" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -49,7 +49,8 @@ def learned_metric(learned: Any) -> Any:
     higher = learned.checkpoint.higher_is_better
     return MeanScore(kind, f"{kind}.score", f"{kind}.n",
                        description=f"{LABELS.get(kind, kind)} from the local checkpoint {learned.checkpoint.path} "
-                                   f"(mean segment score; {'higher' if higher else 'lower'} is better)",
+                                   + ("(mean segment score; higher is better)" if higher else
+                                      "(mean segment error, 0-25 points: 0 best, lower is better)"),
                        label=LABELS.get(kind, kind), scale="fraction" if higher else "points",
                        lower_is_better=not higher)
 

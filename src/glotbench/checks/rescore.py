@@ -303,10 +303,26 @@ class RunRescore:
     lower_is_better: tuple[str, ...] = ()  # metrics ranked lowest first (MetricX-24: an error score)
 
 
-def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
-                   gold: Mapping[str, Mapping[str, Any]], norm: str | None) -> dict[str, Any]:
-    """{"overall", "groups"} of a learned metric (metrics/learned.py) over the stored answers: the mean
-    segment score per group, all segments scored in one batched pass."""
+CORPUS_KINDS = frozenset({"bleu", "chrf", "chrf++"})
+
+
+def learned_plan(bench: Any) -> Plan:
+    """The benchmark's rescore plan when a learned translation metric fits it (a declared source field,
+    `input_answer`, and a corpus metric), else one GlotbenchError line: what `run --metric-checkpoint`
+    checks before any model call and `rescore --metric-checkpoint` leaves a run out for."""
+    if bench.input_answer is None or bench.rescore_plan() is None \
+            or not CORPUS_KINDS & set(bench.rescore_plan().kinds):
+        raise GlotbenchError(f"{bench.name} is not a translation benchmark (no declared source field, input_answer, "
+                             "with a corpus metric): a learned translation metric reads the source, the "
+                             "translation and the reference")
+    return plan_for(bench)
+
+
+def learned_segments(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
+                     gold: Mapping[str, Mapping[str, Any]], norm: str | None = None) -> list[float]:
+    """Each stored sample's learned-metric score (metrics/learned.py), all scored in one batched pass:
+    the source is the benchmark's declared `input_answer` field, the reference its first one. THE
+    learned-metric path of `rescore` and of `run --metric-checkpoint`."""
     from glotbench.checks.language import answer_text
 
     field = bench.input_answer
@@ -324,9 +340,16 @@ def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[s
     # `zero` would raise the metric; capped, no policy can.
     got = metric.score(srcs, hyps, refs)
     cap = min if metric.checkpoint.higher_is_better else max
+    return [g if ok else cap(g, metric.checkpoint.worst) for g, ok in zip(got, credited)]
+
+
+def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
+                   gold: Mapping[str, Mapping[str, Any]], norm: str | None) -> dict[str, Any]:
+    """{"overall", "groups"} of a learned metric over the stored answers: the mean segment score
+    (`learned_segments`) per group."""
     buckets: dict[str, list[float]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        buckets[plan.group_of(r)].append(got[i] if credited[i] else cap(got[i], metric.checkpoint.worst))
+    for r, x in zip(rows, learned_segments(metric, plan, bench, rows, gold, norm)):
+        buckets[plan.group_of(r)].append(x)
     per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
     return {"overall": per.get("all"), "groups": {} if not plan.group else per}
 

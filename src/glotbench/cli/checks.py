@@ -8,14 +8,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import alias
+from glotbench.cli.options import MetricCheckpoint, Moved, alias, use_moved
 
 
 def rescore(
     runs: Annotated[list[str], typer.Argument(help="Run directories, or folders searched for runs.")],
     variant: Annotated[list[str], typer.Option("--variant", help="A setting NAME=VALUE to score under (repeatable): segmenter=laonlp|khmercut|pyidaungsu|charcluster|none, bleu_tokenize=13a|intl|char|none|...|spm:PATH (spBLEU with the local SentencePiece model file at PATH), norm=nfc|nfkc|vi_tone|ar_harakat|lao_am|zawgyi, f1_norm=unicode|squad.")] = [],
     agreement: Annotated[bool, typer.Option("--agreement", help="Also Kendall's tau between every two metric columns (each metric as run and under each --variant that changes it), per benchmark and language: over the segments' sentence scores (from one run on) and over the runs' scores (from 3 runs on).")] = False,
-    metric_checkpoint: Annotated[Optional[str], typer.Option("--metric-checkpoint", help="A learned metric's local checkpoint DIR (unbabel-comet's layout: hparams.yaml, checkpoints/model.ckpt, encoder/ with config.json and tokenizer); its scores are added to every run (never downloaded; its SHA-256 in the signature).")] = None,
+    metric_checkpoint: MetricCheckpoint = None,
+    moved: Moved = [],
     fmt: Annotated[str, typer.Option("--format", help="md or json.")] = "md",
     out: Annotated[Optional[str], typer.Option("--out", help="Also write the JSON to this file.")] = None,
     checks_: Annotated[bool, typer.Option("--checks", help="Compute each run's checks (language, extraction bounds, error types, token premium) again from samples.jsonl and the run's data (SHA-256 checked), for runs made before a check existed; prints the JSON.")] = False,
@@ -30,6 +31,7 @@ def rescore(
         raise GlotbenchError(f"--format must be md or json, got {fmt!r}")
     if write and not checks_:
         raise GlotbenchError("--write needs --checks")
+    use_moved(moved)
     if checks_:
         if variant or out or agreement or metric_checkpoint:
             raise GlotbenchError("--checks recomputes the stored checks: drop --variant, --agreement, --metric-checkpoint and --out")

@@ -301,6 +301,8 @@ CachePath = Annotated[Optional[str], typer.Option(help="Call cache file (default
 PriceIn = Annotated[Optional[float], typer.Option(help="Price per million prompt tokens, for the cost line.")]
 PriceOut = Annotated[Optional[float], typer.Option(help="Price per million completion tokens.")]
 Thinking = Annotated[Optional[bool], typer.Option("--thinking/--no-thinking", help="Ask a reasoning model for its thinking or non-thinking mode (chat_template_kwargs.enable_thinking).")]
+Moved = Annotated[list[str], typer.Option("--moved", help="A file a run read by path, at its new place (repeatable): a SentencePiece model of bleu_tokenize=spm:PATH, a fewshot_data file. Used where the recorded path is gone or changed, and only when its SHA-256 is the one the run recorded (any other file is refused).")]
+MetricCheckpoint = Annotated[Optional[str], typer.Option("--metric-checkpoint", help="A learned translation metric's local checkpoint DIR, never downloaded: COMET-22-style (unbabel-comet's layout: hparams.yaml, checkpoints/model.ckpt, encoder/ with config.json and tokenizer) or MetricX-24 (an mT5 folder); its scores are added beside the benchmark's metrics, its SHA-256 in the signature. Translation benchmarks only (a declared source field and a corpus metric).")]
 BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik; booleans are true/false.")]
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
@@ -379,3 +381,11 @@ def run_options(*, no_cache: bool = False, bench_opt: Sequence[str] = (), **fiel
                 raise GlotbenchError(f"--concurrency must be a whole number >= 1 or auto, got {kw['concurrency']!r}") from None
         kw["concurrency"] = value
     return RunOptions(use_cache=not no_cache, bench_options=split_pairs(list(bench_opt)), **kw)
+
+
+def use_moved(paths: Sequence[str]) -> None:
+    """`--moved FILE`s known (rundir `add_moved`) before the runs are read."""
+    if paths:
+        from glotbench.rundir import add_moved
+
+        add_moved(paths)

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from glotbench.cli.options import (HTML_SUFFIXES, ITEMS, MODEL_CALLS, PRICES, BenchOpt, ConcurrencyOrAuto, Correction,
-                                   Human, MaxTokens, ModelSpec, Out, Quick, Resamples, Seed, Subset, Temperature,
-                                   Thinking, WriteCards, html_option, html_page, run_options, to_json, with_options)
+                                   Human, MaxTokens, MetricCheckpoint, ModelSpec, Moved, Out, Quick, Resamples, Seed, Subset, Temperature,
+                                   Thinking, WriteCards, html_option, html_page, run_options, to_json, use_moved, with_options)
 
 
 def list_cmd() -> None:
@@ -66,6 +66,7 @@ def run(
     batch_poll: Annotated[float, typer.Option(help="Seconds between polls of a batch's status.")] = 30.0,
     pivot: Annotated[Optional[str], typer.Option("--pivot", help="Answer through this language (en): the input translated by --pivot-model, text answers translated back; native vs pivot compared (docs/checks.md).")] = None,
     pivot_model: Annotated[Optional[str], typer.Option("--pivot-model", help="The model that translates for --pivot (a model spec).")] = None,
+    metric_checkpoint: MetricCheckpoint = None,
     **shared: Any,
 ) -> None:
     """Run BENCHMARK (a name, a task file FILE.yaml, or MODULE:CLASS) on a model and write a run
@@ -89,7 +90,12 @@ def run(
         thinking=thinking, bench_opt=bench_opt, repeats=repeats, concurrency=concurrency,
         subset="quick" if quick else subset, temperature=temperature, max_tokens=max_tokens, seed=seed,
         stop=tuple(stop), structured_output=structured_output, out=out, max_cost_usd=max_cost,
-        max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll, **shared)
+        max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll,
+        metric_checkpoint=metric_checkpoint, **shared)
+    if metric_checkpoint is not None and (pivot is not None or pivot_model is not None):
+        from glotbench.errors import GlotbenchError
+
+        raise GlotbenchError("--metric-checkpoint scores a plain run: add it with `glotbench rescore RUN --metric-checkpoint DIR` after --pivot")
     if include_path:
         from glotbench.tasks import add_include_path
 
@@ -210,12 +216,14 @@ def report(
     human: Human = None,
     bt: Annotated[bool, typer.Option("--bt", help="Judges' report of arena directories: add Bradley–Terry ratings and the ranking (as `board --bt`).")] = False,
     write_cards: WriteCards = None,
+    moved: Moved = [],
 ) -> None:
     """Print a finished run's results table again, or write its HTML report (--html [FILE]); several
     arena or AraGen directories (or --judges): the judges' report."""
     from glotbench.errors import GlotbenchError
     from glotbench.report.terminal import print_results
 
+    use_moved(moved)
     if len(run_dirs) == 2 and html == "" and run_dirs[1].lower().endswith(HTML_SUFFIXES):
         typer.echo("note: `report RUN FILE --html` is now `report RUN --html FILE`", err=True)
         run_dirs, html = run_dirs[:1], run_dirs[1]  # the form before `--html [FILE]`
@@ -386,6 +394,7 @@ def compare(
     only: Annotated[Optional[str], typer.Option("--only", help="With --items: only the items where a (A right or higher) or b is better.")] = None,
     group: Annotated[Optional[str], typer.Option("--group", help="With --items: only the items of one group: KEY=VALUE (e.g. category=everyday).")] = None,
     html: Annotated[Optional[str], html_option("compare.html", "Two runs: write the items' side-by-side page (filters by group and outcome) instead of text")] = None,
+    moved: Moved = [],
 ) -> None:
     """Paired comparison of runs on the same items: each pair's B − A per metric, CI and p-values
     (adjusted for the number of pairs: --correction); --items: the items two runs disagree on."""
@@ -393,6 +402,7 @@ def compare(
 
     if fmt not in ("text", "json"):
         raise GlotbenchError(f"--format must be text or json, got {fmt!r}")
+    use_moved(moved)
     if items or html is not None or only or group:
         if len(runs) != 2:
             raise GlotbenchError(f"--items, --only, --group and --html compare two runs' items; got {len(runs)} runs")

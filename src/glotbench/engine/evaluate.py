@@ -27,6 +27,7 @@ from glotbench.checks.wrap import expand_units
 from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.aggregate import aggregate_run
 from glotbench.engine.cache import default_cache_path, open_cache
+from glotbench.engine.learned import learned_results, merged, open_learned, signed
 from glotbench.engine.options import THINKING, RunOptions, generation_config, model_options
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, RunCounters, Runner, effective_config, prompt_form
@@ -34,7 +35,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
-from glotbench.rundir.schema import (BenchmarkInfo, Counts, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,
+from glotbench.rundir.schema import (BenchmarkInfo, Counts, MetricInfo, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,
                                      Tokens, results_record, run_record)
 from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
@@ -66,6 +67,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     if options.judges and not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
+        raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric, not a translation benchmark")
     if bench.judged:
         from glotbench.engine.judged_task import judged_result
 
@@ -87,6 +90,7 @@ async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | M
     selection = select(full, bench.group_by, limit=options.limit, subset=options.subset,  # select
                        repeats=options.repeats)
     signature = _signature(bench, full, options)
+    learned = open_learned(bench, options.metric_checkpoint)  # a bad DIR or benchmark: before any model
     m = load_model(model, **model_options(options)) if isinstance(model, str) else model
     cache = None
     try:
@@ -97,7 +101,7 @@ async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | M
         checks = RunChecks(bench, plan.items, m, cache)  # glotbench.checks: after the requests
         done = await _generate(bench, m, plan, options, cache, out_dir, checks)  # generate and score
         run = _with_reply_caps(run, bench, plan, done.runner.max_tokens_sent)  # the caps really sent
-        results = _results(bench, full, m, plan, run, done, options, checks)  # aggregate
+        results = _results(bench, full, m, plan, run, done, options, checks, learned)  # aggregate
         write_json_atomic(out_dir / RESULTS, results)  # write
         write_json_atomic(out_dir / RUN_JSON, {**run, "status": results["status"]})
         return RunResult(out_dir, dict(results), tuple(done.samples), plan.items)
@@ -203,12 +207,18 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               "max_retries": options.max_retries, "cache": options.use_cache, "prompt_form": m.prompt_form(),
               "bench_options": dict(options.bench_options), "method": bench.method,
               **({"phase": options.phase} if options.phase else {}),
+              **({"metric_checkpoint": str(Path(options.metric_checkpoint).resolve())} if options.metric_checkpoint else {}),
               **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")})
     info: BenchmarkInfo = {
         "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None}
     if (task_file := _task_copy(bench, out_dir)) is not None:
         info["task_file"] = task_file
+    if files := options.files():  # found again by their SHA-256 after a move (rundir.relocated)
+        from glotbench.rundir import file_record
+
+        opts = dict(options.bench_options)
+        info["files"] = [file_record(k, opts[k], path) for k, path in files.items()]
     run = run_record(
         info, _model_info(m, bench), config,
         datetime.now(timezone.utc).isoformat(), sys.argv, None if plan.template is None else plan.template.to_json())
@@ -289,14 +299,24 @@ def _unreadable(c: RunCounters) -> dict[str, int]:
 
 
 def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJson, done: _Generated,
-             options: RunOptions, checks: RunChecks) -> Results:
-    """results.json: the aggregate (from the cache when it can be), the counts, validity, cost, timing."""
+             options: RunOptions, checks: RunChecks, learned: Any = None) -> Results:
+    """results.json: the aggregate (from the cache when it can be), the counts, validity, cost, timing;
+    with `--metric-checkpoint`, the learned metric's estimates (engine/learned.py) and its signature."""
     from glotbench.engine.cost import cost_block
 
     c, runner, wall = done.runner.counters, done.runner, done.wall_s
     metrics = bench.metrics_for(full)
     versions = _versions()
     scores = aggregate_run(bench, full, done.samples, metrics, runner, options, versions)
+    infos: dict[str, MetricInfo] = {
+        mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
+                  "keys": list(mt.keys), "scale": mt.scale, **({"lower_is_better": True} if _lower_is_better(mt) else {})}
+        for mt in metrics}
+    signature = plan.signature
+    if learned is not None:
+        extra, info = learned_results(bench, learned, done.samples, plan.items, options.bootstrap_resamples)
+        scores, signature = merged(scores, extra), signed(signature, learned)
+        infos[learned.checkpoint.kind] = cast(MetricInfo, info)
     forget_draws()  # the bootstrap's draws are not held through the checks, where memory peaks
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
     facts = dict(bench.extra_results(full))
@@ -316,16 +336,14 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         stopped=None if stopped is None else {**stopped, "not_sent": c.not_sent},
         concurrency=done.gate.summary() if done.gate is not None else None, batch=done.batch,
         finished=datetime.now(timezone.utc).isoformat(), model=_model_info(m, bench),
-        signature=plan.signature, selection=plan.selection.record(),
+        signature=signature, selection=plan.selection.record(),
         validity=run_validity(c.call_failures, c.done, options.repeats, options.max_failure_rate,
                               c.call_failure_status, scorer_errors=c.failures.get(SCORER_ERROR, 0),
                               unreadable=_unreadable(c) if bench.judge_task else None),
         data_label=bench.data_label(full),
         facts=facts,
         headline=metrics[0].name,
-        metrics={mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
-                           "keys": list(mt.keys), "scale": mt.scale,
-                           **({"lower_is_better": True} if _lower_is_better(mt) else {})} for mt in metrics},
+        metrics=infos,
         scores=scores, checks=checks.summary(done.samples, metrics),
         counts=counts, tokens=tokens,
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,

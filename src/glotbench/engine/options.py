@@ -3,6 +3,8 @@ of it recorded in results.json) and what the model backend and its requests are 
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +50,18 @@ class RunOptions:
     batch_poll_s: float = 30.0
     judges: tuple[str, ...] = ()  # a judged benchmark's judges (default: the task's scorer.judges)
     judge_cards: str | None = None  # judge validity cards (default: $GLOTBENCH_JUDGE_CARDS)
+    metric_checkpoint: str | None = None  # a learned translation metric's local checkpoint DIR (engine/learned.py)
     phase: str | None = None  # a judged run's phase ("answers", "judge SPEC"...): recorded, never a contestant
+
+    def files(self) -> dict[str, str]:
+        """The `--bench-opt`s that name a file by path, each with its path: a SentencePiece model
+        (`bleu_tokenize=spm:PATH`) and a few-shot file (`fewshot_data=FILE`); kept with their SHA-256 in
+        the run's record (rundir `file_record`)."""
+        from glotbench.metrics.corpus import SPM_PREFIX, is_spm
+
+        opts = dict(self.bench_options)
+        return {**({"bleu_tokenize": opts["bleu_tokenize"][len(SPM_PREFIX):]} if is_spm(opts.get("bleu_tokenize")) else {}),
+                **({"fewshot_data": opts["fewshot_data"]} if opts.get("fewshot_data") else {})}
 
     def __post_init__(self) -> None:
         """Refuse values that would make a run meaningless or hang, before any model is called. Messages
@@ -57,10 +70,12 @@ class RunOptions:
 
         from glotbench.metrics.corpus import absolute_spm
 
-        # a SentencePiece model given by a relative path is recorded by its absolute one: `rescore`,
-        # `compare` and `checks` rebuild the benchmark from the record, from any folder
-        object.__setattr__(self, "bench_options", tuple((k, absolute_spm(v) if k == "bleu_tokenize" else v)
-                                                        for k, v in self.bench_options))
+        # a SentencePiece model or a few-shot file given by a relative path is recorded by its absolute
+        # one (and its SHA-256: `files`): `rescore`, `compare` and `checks` rebuild the benchmark from the
+        # record, from any folder
+        object.__setattr__(self, "bench_options", tuple(
+            (k, absolute_spm(v) if k == "bleu_tokenize" else os.path.abspath(os.path.expanduser(v))
+             if k == "fewshot_data" and v else v) for k, v in self.bench_options))
 
         def bad(name: str, value: Any, rule: str) -> None:
             option = _OPTION_NAMES.get(name, "--" + name.replace("_", "-"))

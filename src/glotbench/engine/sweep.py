@@ -19,6 +19,8 @@ benchmarks:
     data: data/laobench.jsonl
     limit: 500
     subset: quick             # as `run --subset` (recorded as the run's item set)
+  - name: laobench-translation
+    metric_checkpoint: ckpt/comet22   # as `run --metric-checkpoint DIR` (translation benchmarks only)
 ```
 A run's output directory is fixed by the matrix cell (OUT/BENCHMARK/MODEL/SEED, with `-quick` or
 `-limitN` for a subset, so a smoke test never stands for the full run), so a re-run sweep skips
@@ -107,6 +109,7 @@ class BenchmarkEntry(BaseModel):
     subset: Optional[str] = None
     repeats: Optional[int] = Field(None, ge=1)
     options: dict[str, Scalar] = Field(default_factory=dict)
+    metric_checkpoint: Optional[str] = None  # a learned translation metric's local checkpoint DIR (engine/learned.py)
 
     @field_validator("subset")
     @classmethod
@@ -280,7 +283,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
         found = next((c for c in (base / data, Path(data)) if c.exists()), None)
         return str(found.resolve()) if found is not None else data
 
-    fixed_b = [b.model_copy(update={"data": located(b.data)}) if b.data else b for b in spec.benchmarks]
+    fixed_b = [b.model_copy(update={"data": located(b.data), "metric_checkpoint": located(b.metric_checkpoint)})
+               for b in spec.benchmarks]
     return spec.model_copy(update={"benchmarks": fixed_b})
 
 
@@ -320,6 +324,13 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
 
             full = bench.load(b.data)
             n_items, data_sha256 = len(select(full, bench.group_by, limit=b.limit, subset=b.subset).items), full.sha256
+            if b.metric_checkpoint is not None:
+                from glotbench.engine.learned import open_learned
+
+                try:
+                    open_learned(bench, b.metric_checkpoint, weights=False)
+                except GlotbenchError as e:
+                    raise GlotbenchError(f"benchmark {b.display}: {e}") from None
         repeats = b.repeats or spec.repeats
         judged = bool(spec.judges) and get_benchmark(b.name, **opts).judged  # judges go to judged tasks only
         # A subset of the items has a directory of its own: a smoke test (limit: 5) never stands for the
@@ -338,7 +349,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                     cache_path=spec.cache, out=out_dir, price_in_per_mtok=m.price_in,
                     price_out_per_mtok=m.price_out, api_key_env=m.api_key_env, progress=False,
                     bootstrap_resamples=spec.bootstrap_resamples, max_failure_rate=spec.max_failure_rate,
-                    judges=tuple(spec.judges) if judged else (),
+                    judges=tuple(spec.judges) if judged else (), metric_checkpoint=b.metric_checkpoint,
                 )
                 runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
                                 n_items, repeats))

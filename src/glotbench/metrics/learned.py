@@ -20,7 +20,7 @@ import contextlib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 
@@ -30,6 +30,44 @@ POOLS = ("avg", "max", "cls", "default")
 ENCODERS = ("XLM-RoBERTa",)
 _TOKENIZER_FILES = ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json",
                     "special_tokens_map.json")
+
+
+@dataclass(frozen=True, slots=True)
+class MeanScore:
+    """A learned metric over a run (`run --metric-checkpoint`): the mean of its segment scores, a ratio of
+    sums (each sample's score over a count of 1) read as it is, on no fixed range (COMET-22's head is
+    unbounded; MetricX-24's error points run 0-25): never a proportion, so its interval is the
+    percentile bootstrap over items (metrics/ratio.py `interval`)."""
+
+    name: str
+    numerator: str
+    denominator: str
+    description: str = ""
+    show_ci: bool = True
+    label: str = ""
+    scale: Literal["fraction", "points"] = "fraction"  # COMET reads as a fraction (shown x100), MetricX as points
+    lower_is_better: bool = False
+
+    @property
+    def keys(self) -> tuple[str, str]:
+        return (self.numerator, self.denominator)
+
+    def credit(self, stats: Mapping[str, float]) -> tuple[str, ...]:
+        return (self.numerator,)
+
+    def sentence_mean(self) -> None:
+        return None
+
+    def score(self, row: Any) -> float:
+        return float(row[0] / row[1]) if row[1] > 0 else float("nan")
+
+    def score_many(self, rows: Any) -> Any:
+        import numpy as np
+
+        out = np.full(len(rows), np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(rows[:, 0], rows[:, 1], out=out, where=rows[:, 1] > 0)
+        return out
 
 
 def sha256_file(path: Path) -> str:

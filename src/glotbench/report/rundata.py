@@ -65,13 +65,15 @@ def load_run(path: str | Path) -> RunData:
 def bench_of(results: Mapping[str, Any]) -> Any:
     """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
     `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
-    from glotbench.registry import get_benchmark, task_copy
-    from glotbench.rundir import task_file_of
-
     from glotbench.metrics.corpus import check_spm_of_run
+    from glotbench.registry import get_benchmark, task_copy
+    from glotbench.rundir import relocated, task_file_of
 
     b = results["benchmark"]
-    opts = (results.get("config") or {}).get("bench_options") or {}
+    opts = dict((results.get("config") or {}).get("bench_options") or {})
+    records = list(b.get("files") or ()) or _older_file_records(opts, str(results.get("signature", "")))
+    for rec in records:  # a file an option names, where it is now (or --moved), SHA-256 checked
+        opts[rec["option"]] = relocated(rec)
     check_spm_of_run(opts.get("bleu_tokenize"), str(results.get("signature", "")))
     kept = task_file_of(b)  # a task file: the run's copy (or the original, unchanged), from any folder
     if kept is not None:
@@ -80,6 +82,27 @@ def bench_of(results: Mapping[str, Any]) -> Any:
         raise GlotbenchError(f"the run's task file {b['task_file'].get('path')} is gone or changed, and so is its "
                              f"copy {b['task_file'].get('copy')} (SHA-256 {str(b['task_file'].get('sha256'))[:12]})")
     return get_benchmark(b.get("spec") or b["name"], **opts)
+
+
+def _older_file_records(opts: Mapping[str, Any], signature: str) -> list[dict[str, str]]:
+    """A run from before `benchmark.files`: the files its options name that are not at their recorded
+    paths, each known by the 12 hex digits its signature keeps (`spm-<12>`, a few-shot file's
+    `=file:<12>`), for `rundir.relocated` to find (`--moved`) or name."""
+    import os
+    import re
+
+    from glotbench.metrics.corpus import SPM_PREFIX, is_spm
+
+    out = []
+    spm = str(opts.get("bleu_tokenize") or "")
+    for option, value, path, pattern in (
+            ("bleu_tokenize", spm, spm[len(SPM_PREFIX):] if is_spm(spm) else "", r"spm-([0-9a-f]{12})"),
+            ("fewshot_data", str(opts.get("fewshot_data") or ""), str(opts.get("fewshot_data") or ""),
+             r"=file:([0-9a-f]{12})")):
+        tag = re.search(pattern, signature) if path and not os.path.exists(path) else None
+        if tag:
+            out.append({"option": option, "value": value, "path": path, "sha256": tag.group(1)})
+    return out
 
 
 def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:

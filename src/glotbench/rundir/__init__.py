@@ -12,10 +12,10 @@ from glotbench.rundir.files import (OLD_SUMMARIES, RESULTS, RUN_JSON, SAMPLES, S
                                     json_bytes, judged_section,
                                     new_run_dir, read_results, read_run_json, read_samples, run_status, sample_outputs,
                                     sample_rows, set_aside_invalid, slug, task_file_of, to_json, write_json_atomic,
-                                    write_jsonl_atomic, keep_task_file)
+                                    write_jsonl_atomic, keep_task_file, file_record, add_moved, relocated)
 
 __all__ = ["OLD_SUMMARIES", "RESULTS", "RUN_JSON", "SAMPLES", "SampleSink", "finished_run", "invalid_run", "json_bytes",
            "judged_section",
            "new_run_dir", "read_results", "read_run_json", "read_samples", "run_status", "sample_outputs",
            "sample_rows", "set_aside_invalid", "slug", "task_file_of", "to_json", "write_json_atomic", "write_jsonl_atomic",
-           "keep_task_file"]
+           "keep_task_file", "file_record", "add_moved", "relocated"]

@@ -121,6 +121,57 @@ def task_file_of(benchmark: Mapping[str, Any], run_dir: str | Path | None = None
     return None
 
 
+# -- files a run read by path (a SentencePiece model, a few-shot file) ------------------------------
+
+_MOVED: dict[str, str] = {}  # SHA-256 -> a file's new place (`--moved FILE`: rescore, report, compare)
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def file_record(option: str, value: str, path: str) -> dict[str, str]:
+    """What a run keeps of a file an option names (`benchmark.files`): the option, its value (with the
+    resolved path in it), the path and the file's SHA-256, so that a reader finds it after a move."""
+    p = Path(path).resolve()
+    return {"option": option, "value": value.replace(path, str(p)), "path": str(p), "sha256": _sha256(p)}
+
+
+def add_moved(paths: Iterable[str | Path]) -> None:
+    """`--moved FILE`: files a run read, at their new places, known by their SHA-256 (`relocated`)."""
+    for given in paths:
+        p = Path(given).expanduser()
+        if not p.is_file():
+            raise GlotbenchError(f"--moved {given}: " + ("is a directory; give the file" if p.is_dir() else "no such file"))
+        _MOVED[_sha256(p)] = str(p.resolve())
+
+
+def relocated(record: Mapping[str, Any]) -> str:
+    """An option's value (`file_record`) with its file where it is now: at its recorded path when the
+    file there has the recorded SHA-256, else at a `--moved` file's place with that SHA-256; else one
+    GlotbenchError line naming the file and how to give its new place (a `--moved` file with another
+    SHA-256 is refused: it is not the file the run read)."""
+    path, sha, value = str(record["path"]), str(record["sha256"]), str(record["value"])
+    p = Path(path)  # `sha256`: the whole digest, or its first 12 hex digits (an older run's signature)
+    try:
+        if p.is_file() and _sha256(p).startswith(sha):
+            return value
+    except OSError:
+        pass
+    for digest, new in _MOVED.items():
+        if digest.startswith(sha):
+            return value.replace(path, new)
+    state = "has changed since the run" if p.exists() else "is gone"
+    what = f"the run's {record['option']} file {path} {state} (SHA-256 {sha[:12]})"
+    if _MOVED:
+        raise GlotbenchError(f"{what}; --moved {', '.join(_MOVED.values())}: not that file (SHA-256 "
+                             f"{', '.join(k[:12] for k in _MOVED)})")
+    raise GlotbenchError(f"{what}: give its new place with --moved FILE")
+
+
 # -- the finished-run rule -------------------------------------------------------------------------
 
 def _results_field(path: Path, key: str) -> Any:

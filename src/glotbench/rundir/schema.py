@@ -38,6 +38,7 @@ class BenchmarkInfo(TypedDict, total=False):
     data_path: str | None
     spec: str | None  # the name or MODULE:CLASS it was run by; None for an object
     task_file: dict[str, str]  # a user's task file: resolved path, sha256, the run's copy (rundir.keep_task_file)
+    files: list[dict[str, str]]  # files options name (spm model, fewshot_data): option, value, path, sha256 (rundir.file_record)
 
 
 @with_config(_OPEN)
@@ -169,6 +170,7 @@ class MetricInfo(TypedDict, total=False):
     keys: list[str]
     scale: Literal["fraction", "points"]
     lower_is_better: bool  # written only when true (an error or failure rate); absent: higher is better or unknown
+    signature: str  # a metric the run's signature names as a part of its own (`learned:`: --metric-checkpoint)
 
 
 @with_config(_OPEN)

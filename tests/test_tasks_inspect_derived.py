@@ -215,3 +215,41 @@ def test_a_refusal_is_named_before_any_row_is_read(tmp_path):
     lines = proc.stderr.splitlines()
     assert proc.returncode == 2 and lines == ["error: lr-sum: no eval.yaml written: Inspect cannot express scorer: "
                                               "rouge: Inspect has no ROUGE scorer"], lines
+
+
+@pytest.mark.parametrize("scorer, inspect_name", [("{kind: token_f1, norm: unicode}", "f1"),
+                                                  ("{kind: exact_match, normalise: [strip, lower]}", "match")])
+def test_a_one_reference_task_exports_derived_and_scores_as_inspects_own_scorer(scorer, inspect_name, tmp_path):
+    """A Vietnamese question task whose prompt is a template over two columns: derived rows with the
+    rendered prompt and the one reference; the re-imported task scores each reply as inspect_ai's own
+    f1 / match does (what differs from glotbench's rule is in the notes)."""
+    import yaml
+    from inspect_ai.scorer import f1, match
+
+    from glotbench.registry import get_benchmark
+    from glotbench.scoring import score_output
+    from glotbench.tasks.inspect_yaml import export_derived, task_text
+    from test_tasks_inspect_roundtrip import QUIZ, SHA as QSHA, _inspect_score, _quiz_task, _task_file
+
+    bench = get_benchmark(str(_task_file(tmp_path, _quiz_task(scorer))))
+    data = _task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUIZ), "rows.jsonl")
+    text, rows, path, card, notes = export_derived(bench, bench.load(str(data)))
+    task = yaml.safe_load(text)["tasks"][0]
+    assert task["scorers"][0]["name"] == inspect_name and path == "data/test.jsonl" and "path: data/test.jsonl" in card
+    assert [r["target"] for r in rows] == [q["answer"] for q in QUIZ]
+    assert rows[0]["input"] == "Topic: địa lý\nThủ đô của Lào là gì?" and rows[0]["system"] == "Answer briefly."
+    assert any("scores differ" in n or "differ where" in n for n in notes) and all(f"#   {n}" in text for n in notes)
+    samples = _inspect_samples(text, "glotbench-test/quiz", bench.name, QSHA, rows, tmp_path)
+    assert [s.target for s in samples] == [r["target"] for r in rows]
+    back = get_benchmark(str(_task_file(tmp_path, task_text(text, "eval.yaml", "glotbench-test/quiz", QSHA, bench.name),
+                                        "back.yaml")))
+    rows_file = _task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "derived.jsonl")
+    theirs = back.load(str(rows_file))
+    assert [it.id for it in theirs] == [r["id"] for r in rows]
+    rule = f1() if inspect_name == "f1" else match(location="exact", ignore_case=True)
+    for item in theirs:
+        assert [m["content"] for m in back.render(item.to_public()).messages] == \
+               [rows[0]["system"], next(r["input"] for r in rows if r["id"] == item.id)]
+        for reply in ("Viêng Chăn", "thủ đô Viêng Chăn", "vientiane.", "4.0", "", "(Vientiane)"):
+            assert score_output(back, item, reply).score.stats["answer:correct"] == \
+                   _inspect_score(rule, reply, item.gold["answer"]), (reply, item.gold)

@@ -22,7 +22,7 @@ ORG, SHA = "glotbench-derived", "4444444444444444444444444444444444444444"
 # the fixture rows (the original hub's schema) and the options each derived export runs on
 ROWS: dict[str, tuple[str, dict[str, str]]] = {
     "belebele": ("belebele_lao_Laoo.jsonl", {}), "global-mmlu": ("global_mmlu_vi.jsonl", {}),
-    "indommlu": ("indommlu.csv", {}), "massive-scenario": ("massive_km.jsonl", {}),
+    "indommlu": ("indommlu.csv", {}), "massive-scenario": ("massive_km.jsonl", {}), "mmlu-prox": ("mmlu_prox_th.jsonl", {}),
     "seahelm-causal": ("seahelm_causal_id.jsonl", {"config": "id"}), "seahelm-nli": ("seahelm_nli_th.jsonl", {}),
     "seahelm-sentiment": ("seahelm_sentiment_th.jsonl", {}),
     "seahelm-toxicity": ("seahelm_toxicity_vi.jsonl", {"config": "vi"}), "sib200": ("sib200_lao_Laoo.jsonl", {}),
@@ -75,11 +75,11 @@ def _replies(bench, rows: list[dict]) -> dict[str, str]:
 
     eval_yaml = yaml.safe_load((_folder(bench) / "eval.yaml").read_text(encoding="utf-8"))["tasks"][0]
     scorer = eval_yaml["scorers"][0]
-    tag = scorer["args"]["pattern"].split("[", 1)[0] if scorer["name"] == "pattern" else ""
+    tag = scorer["args"]["pattern"].split("[", 1)[0] if scorer["name"] == "pattern" else ""  # SEA-HELM's answer tag
     out = {}
     for i, row in enumerate(rows):
         pad = " " * i  # ends the reply: both rules strip it, and each reply is its own text
-        if scorer["name"] == "answer":
+        if scorer["name"] == "answer" or scorer["name"] == "pattern" and not tag:  # a letter (mmlu-prox's regex)
             wrong = next(x for x in "ABCDEFGHIJ"[:len(row["choices"])] if x != row["target"])
             got = [f"Because of reason {'x' * (i + 1)}.\nAnswer: {row['target']}", f"Hmm {'y' * (i + 1)}.\n\nANSWER: {wrong}"]
         elif scorer["name"] in ("match", "pattern"):
@@ -253,3 +253,37 @@ def test_a_one_reference_task_exports_derived_and_scores_as_inspects_own_scorer(
         for reply in ("Viêng Chăn", "thủ đô Viêng Chăn", "vientiane.", "4.0", "", "(Vientiane)"):
             assert score_output(back, item, reply).score.stats["answer:correct"] == \
                    _inspect_score(rule, reply, item.gold["answer"]), (reply, item.gold)
+
+
+MMLU_PROX = {"pattern": r"[Aa]nswer\s*[:：]\s*\(?([A-J])\)?", "select": -1}
+
+
+@pytest.mark.parametrize("step, target, replies", [
+    (MMLU_PROX, "C", ["Answer: C", "Answer: B\nno, answer: (C)", "answer：C", "Answer: C\nAnswer: D", "ANSWER: C",
+                      "answer:C answer: Cat", "Answer: (C) then answer (D)", "Answer:\n\nC", "", "C", "Answers: C"]),
+    (r"The answer is ([A-D])", "B", ["The answer is B", "the answer is B", "The answer is D. The answer is B",
+                                     "The answer is BB", "x"]),
+])
+def test_a_regex_step_reads_as_inspects_pattern_scorer(step, target, replies):
+    """The regex step (first match, or the last with select: -1) and inspect_ai's own pattern scorer
+    on the exported pattern agree on every reply."""
+    from inspect_ai.scorer import pattern
+
+    from glotbench.tasks.inspect_yaml import _regex_pattern
+    from glotbench.tasks.pipelines import build_pipeline
+    from test_tasks_inspect_roundtrip import _inspect_score
+
+    exported = _regex_pattern(step)
+    assert exported is not None
+    pipe = build_pipeline("answer", [{"regex": step}], lambda *k: ".".join(map(str, k)))
+    for reply in replies:
+        mine = float(pipe(reply, {}).answer == target)
+        assert mine == _inspect_score(pattern(exported, ignore_case=False), reply, target), reply
+
+
+@pytest.mark.parametrize("step", [{"pattern": "(a)(b)", "select": -1}, {"pattern": "[(]x(a)", "select": -1},
+                                  {"pattern": "x(a)", "select": 1}, {"pattern": "x(a)", "last": True}, "(?<a>x", 5])
+def test_a_regex_step_inspect_cannot_read_alike_is_not_exported(step):
+    from glotbench.tasks.inspect_yaml import _regex_pattern
+
+    assert _regex_pattern(step) is None

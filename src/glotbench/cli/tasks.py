@@ -84,12 +84,15 @@ def check(
     data: Annotated[str | None, typer.Option(help="Also load this data file (in the hub's schema) and render its first item.")] = None,
     include_path: IncludePath = [],
     eval_yaml: Annotated[str | None, typer.Option("--eval-yaml", help="Also write the task as Inspect's eval.yaml "
-                                                   "(what Inspect cannot express: exit 2, each part named).")] = None,
+                                                   "(what Inspect cannot express: exit 2, each part named); a task "
+                                                   "rendered from several columns with a derived dataset next to it "
+                                                   "(data/SPLIT.jsonl, README.md) from --data or the hub.")] = None,
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
     --data, or when the task names its own local file (data.file), load the rows (the first bad row
     is the error) and show the first item's prompt. Calls no model; a hub download only with --data.
-    With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml."""
+    With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml (docs/tasks.md, "Every
+    library task as an eval.yaml")."""
     from glotbench.cli.options import split_pairs
     from glotbench.registry import get_benchmark
     from glotbench.tasks import add_include_path

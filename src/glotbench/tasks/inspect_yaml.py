@@ -644,6 +644,33 @@ def _letter_reader(steps: list[Any]) -> bool:
                                                   or s["option_letter"].get("rule", "answer_phrase") == "answer_phrase")
 
 
+_OPEN = re.compile(r"(?<!\\)\((?!\?)")  # an unescaped `(` that opens a capturing group
+
+
+def _regex_pattern(arg: Any) -> str | None:
+    """A regex step (the `regex` pipeline step: its first match, or lm-eval's findall at `select` 0 or
+    -1) as the pattern Inspect's `pattern` scorer searches (its first match's groups): the pattern
+    itself, or, for the last match, followed by a lookahead that no later match follows. None where
+    that is not the same reading (several groups, a `(` in a character class, other arguments, not a
+    pattern Python's re reads)."""
+    if isinstance(arg, str):
+        pattern, select = arg, 0
+    elif isinstance(arg, dict) and set(arg) == {"pattern", "select"} and arg["select"] in (0, -1):
+        pattern, select = arg["pattern"], arg["select"]
+    else:
+        return None
+    if not isinstance(pattern, str) or re.search(r"\[[^\]]*\(", pattern):
+        return None
+    try:
+        if re.compile(pattern).groups > 1:
+            return None
+        later = _OPEN.sub("(?:", pattern)
+        out = pattern if select == 0 else f"{pattern}(?![\\s\\S]*(?:{later}))"
+        return out if re.compile(later).groups == 0 and re.compile(out).groups == re.compile(pattern).groups else None
+    except re.error:
+        return None
+
+
 def _derived_scorer(bench: Any, at: Any, bad: list[str], notes: list[str]) -> tuple[dict[str, Any], str] | None:
     """The eval.yaml scorer of a derived export and what its target column holds (letter, text,
     references); None with the reasons in `bad`."""
@@ -672,6 +699,13 @@ def _derived_scorer(bench: Any, at: Any, bad: list[str], notes: list[str]) -> tu
                      f"punctuation stripped at both ends, casefolded) with the gold option's text; glotbench's "
                      f"{pipe} ({shown}) finds the one option the reply names")
         return {"name": "match", "args": {"location": "exact", "ignore_case": True}}, "text"
+    if len(core) == 1 and _step_name(core[0]) == "regex" and (pattern := _regex_pattern(core[0]["regex"])):
+        if bench.variant.labels != "latin":
+            bad.append(f"{at('prompt', 'labels')}: native option labels (the letters Inspect's target holds are A-Z)")
+            return None
+        notes.append(f"extraction: Inspect's pattern (Python's re, case as written) for glotbench's {pipe} ({shown}; "
+                     "the regex module); the last match is the first one no later match follows")
+        return {"name": "pattern", "args": {"pattern": pattern, "ignore_case": False}}, "letter"
     if len(core) == 1 and _step_name(core[0]) == "seahelm_label":
         notes.append(f"extraction: Inspect's pattern (the task's answer tag, then an option's text, any case) for "
                      f"glotbench's {pipe} ({shown}); where the tag is missing SEA-HELM reads the whole reply "
@@ -755,7 +789,7 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
         rows.append(row)
     if not rows:
         raise NotTranslatable([f"{at('data')}: no items to write"])
-    if scorer["name"] == "pattern":  # SEA-HELM's reading: TAG, then the labels; one pattern for every item
+    if scorer["name"] == "pattern" and not scorer["args"]["pattern"]:  # SEA-HELM's: TAG, then the labels; one for all
         if len(labels) != 1:
             raise NotTranslatable([f"{at('fields', 'choices')}: the labels differ between items; an eval.yaml "
                                    "pattern is one for the task"])
@@ -776,10 +810,10 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
     task = {"id": bench.name, "config": "default", "split": split, "field_spec": field_spec,
             "solvers": solvers, "scorers": [scorer]}
     source = f"{bench.data.hub}@{bench.data.revision}" if bench.data.hub else "a local file"
-    head = [f"# Written by glotbench from its task {bench.name} v{bench.version} with a derived dataset: {path} "
-            f"next to this file holds each of {len(rows)} items of {source} as glotbench renders it (input",
-            "# and system: the prompt; target: the gold; choices: the options). Push this folder as a dataset "
-            "repository, then: inspect eval hf/ORG/NAME@SHA",
+    head = [f"# Written by glotbench from its task {bench.name} v{bench.version} with a derived dataset: {path}",
+            f"# next to this file holds the {len(rows)} items of {source} as glotbench renders them",
+            "# (input, system: the prompt; target: the gold; choices: the options). Push this folder as a",
+            "# dataset repository, then run: inspect eval hf/ORG/NAME@SHA",
             "# It scores as Inspect scores, which differs from glotbench's own run of the task in:" if notes else
             "# It scores as Inspect scores, as glotbench's own run of the task does (Inspect's own rules)."]
     head += [f"#   {n}" for n in notes]

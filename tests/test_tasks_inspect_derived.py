@@ -287,3 +287,15 @@ def test_a_regex_step_inspect_cannot_read_alike_is_not_exported(step):
     from glotbench.tasks.inspect_yaml import _regex_pattern
 
     assert _regex_pattern(step) is None
+
+
+def test_without_data_the_derived_rows_come_from_the_pinned_hub(hub, tmp_path):
+    """No --data: the task's own rows at its pinned revision (the loopback hub), rendered alike."""
+    out = tmp_path / "new" / "eval.yaml"  # a folder not there yet
+    env = {"HF_ENDPOINT": hub["hub"], "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
+           "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    proc = cli("tasks", "check", "sib200", "--eval-yaml", str(out), env=env)
+    assert proc.returncode == 0, proc.stderr
+    mine = next((tmp_path / "new" / "data").iterdir())
+    assert mine.read_bytes() == (_FOLDERS["sib200"] / "data" / mine.name).read_bytes()
+    assert out.read_bytes() == (_FOLDERS["sib200"] / "eval.yaml").read_bytes()

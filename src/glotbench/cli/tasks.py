@@ -139,6 +139,7 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
         except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
             raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
                             + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     if derived is not None:
         folder = Path(out).parent
         readme = folder / "README.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from typing import Annotated
+from typing import Annotated, Any, Callable
 
 import typer
 
@@ -87,12 +87,15 @@ def check(
     data: Annotated[str | None, typer.Option(help="Also load this data file (in the hub's schema) and render its first item.")] = None,
     include_path: IncludePath = [],
     eval_yaml: Annotated[str | None, typer.Option("--eval-yaml", help="Also write the task as Inspect's eval.yaml "
-                                                   "(what Inspect cannot express: exit 2, each part named).")] = None,
+                                                   "(what Inspect cannot express: exit 2, each part named); a task "
+                                                   "rendered from several columns with a derived dataset next to it "
+                                                   "(data/SPLIT.jsonl, README.md) from --data or the hub.")] = None,
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
     --data, or when the task names its own local file (data.file), load the rows (the first bad row
     is the error) and show the first item's prompt. Calls no model; a hub download only with --data.
-    With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml."""
+    With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml (docs/tasks.md, "Every
+    library task as an eval.yaml")."""
     from glotbench.cli.options import split_pairs
     from glotbench.registry import get_benchmark
     from glotbench.tasks import add_include_path
@@ -105,7 +108,7 @@ def check(
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
     typer.echo(f"{bench.name} v{bench.version}: ok")
     if eval_yaml is not None:
-        _write_eval_yaml(bench, eval_yaml)
+        _write_eval_yaml(bench, eval_yaml, lambda: dataset if dataset is not None else bench.load(data))
     for k, v in bench.signature_parts().items():
         typer.echo(f"  {k}: {v}")
     if dataset is not None:
@@ -119,18 +122,38 @@ def check(
             typer.echo(f"[{m['role']}]\n{m['content']}")
 
 
-def _write_eval_yaml(bench: object, out: str) -> None:
+def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
+    """The task as Inspect's eval.yaml: reading the dataset's own columns where it can; else with a
+    derived dataset (each item as glotbench renders it, `rows()` loaded) next to it, in the hub's layout."""
+    import json
     from pathlib import Path
 
     from glotbench.errors import DataError
-    from glotbench.tasks.inspect_yaml import NotTranslatable, export_text
+    from glotbench.tasks.inspect_yaml import DERIVED_CARD, NotTranslatable, derived_plan, export_derived, export_text
 
+    prefix = f"{bench.name}: "  # type: ignore[attr-defined]
+    derived = None
     try:
         text, notes = export_text(bench)
-    except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
-        prefix = f"{bench.name}: "  # type: ignore[attr-defined]
-        raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
-                        + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
+    except NotTranslatable:
+        try:  # refused before any row is read, else the rows rendered
+            derived_plan(bench)
+            text, derived, path, card, notes = export_derived(bench, rows())
+        except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
+            raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
+                            + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    if derived is not None:
+        folder = Path(out).parent
+        readme = folder / "README.md"
+        if readme.exists() and DERIVED_CARD not in readme.read_text(encoding="utf-8", errors="replace"):
+            raise DataError(f"{readme}: a README.md glotbench did not write; the derived dataset's card would replace "
+                            "it (write the eval.yaml into an empty folder)")
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in derived), encoding="utf-8")
+        readme.write_text(card, encoding="utf-8")
+        typer.echo(f"wrote {folder / path} ({len(derived)} items as glotbench renders them) and {readme}: the derived "
+                   "dataset the eval.yaml reads")
     Path(out).write_text(text, encoding="utf-8")
     typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
     for n in notes:

@@ -230,6 +230,7 @@ class TaskBenchmark(Benchmark):
     def _pipelines(self, opt: Mapping[str, Any]) -> tuple[dict[str, Pipeline | None], str]:
         spec = self.spec
         self._letter_pipes: list[str] = []
+        self.extract_steps: dict[str, Any] = {}
         if self.method == "loglik":
             if spec.fields.choices is None:
                 raise SpecError(f"{self.name}: method=loglik needs choices (fields.choices)")
@@ -241,8 +242,10 @@ class TaskBenchmark(Benchmark):
             raise SpecError(f"{self.name}: norm is a setting of method=loglik")
         # a step's arguments may name the run's options and the prompt's vars (a per-language answer tag)
         filled = {"vars": spec.prompt.vars, **{k: v for k, v in opt.items() if k in spec.options}}
-        built = {name: build_pipeline(name, _fill(steps, filled, self._at("extract", name)), self._at)
-                 for name, steps in spec.extract.items()}
+        # each pipeline's steps with the options filled in (what a reader of the task, like the eval.yaml
+        # export, sees as the extraction rule)
+        self.extract_steps = {name: _fill(steps, filled, self._at("extract", name)) for name, steps in spec.extract.items()}
+        built = {name: build_pipeline(name, steps, self._at) for name, steps in self.extract_steps.items()}
         choices = spec.fields.choices
         n_fixed = len(choices.fixed) if hasattr(choices, "fixed") else len(choices) if isinstance(choices, list) else 0
         self._letter_pipes = [name for name, steps in spec.extract.items()

@@ -163,6 +163,7 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
         if k in task and (not isinstance(task[k], str) or not task[k].strip()):
             bad.append(f"{at(k)}: {task[k]!r}: text (a name), not {type(task[k]).__name__}")
     col_input = _column(fs, "input", "input", at, bad, jinja=False)
+    col_id = _column(fs, "id", "id", at, bad, jinja=False) if fs.get("id") is not None else None
     choices = fs.get("choices")
     target = fs.get("target", "target")
     literal = isinstance(target, str) and target.startswith("literal:")
@@ -293,6 +294,8 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
         raise NotTranslatable(bad)
 
     fields: dict[str, Any] = {"public": {"prompt": col_input, **{m: m for m in metadata}}}
+    if col_id is not None:  # the sample's id: the item's
+        fields["id"] = col_id
     if choices is not None:
         fields["choices"] = [str(c) for c in choices] if isinstance(choices, list) else str(choices)
     if target.startswith("literal:"):
@@ -428,7 +431,7 @@ def _scorer_of(bench: Any, at: Any, bad: list[str], notes: list[str]) -> dict[st
         if bench.spec.fields.choices is None:
             bad.append(f"{at('scorer')}: option_accuracy without fields.choices: Inspect's choice needs the options")
         if sc.balanced:
-            notes.append("metrics: Inspect's choice reports accuracy; glotbench's balanced and normalised "
+            notes.append("metrics: Inspect reports accuracy; glotbench's balanced and normalised "
                          "accuracy have no Inspect equivalent")
         return None
     if sc.kind == "inspect":  # an imported eval.yaml's own scorer: the same rule, nothing differs
@@ -610,3 +613,214 @@ def export_text(bench: Any) -> tuple[str, list[str]]:
             "# It scores as Inspect scores, as glotbench's own run of the task does (Inspect's own rules)."]
     head += [f"#   {n}" for n in notes]
     return "\n".join(head) + "\n" + dump_yaml({"tasks": [task]}), notes
+
+
+# -- export with a derived dataset: each item as glotbench renders and grades it ----------------------
+# Inspect's eval.yaml reads fields from the dataset as they are; a task that renders its prompt,
+# options or gold from several columns (templates, fixed choices, a 1-based number, a nested
+# reference) is written with a derived dataset next to its eval.yaml, in the hub's layout: one row
+# per item with its rendered prompt (`input`, and `system`), its `target` and its option texts
+# (`choices`). The eval.yaml then only sends `input` (generate) and scores the reply by Inspect's rule
+# nearest the task's extraction (`_derived_scorer`); what that rule does differently is noted.
+
+DERIVED_DATA = "data/{split}.jsonl"
+DERIVED_CARD = "# Derived by glotbench"
+
+
+def _step_name(step: Any) -> str:
+    return step if isinstance(step, str) else next(iter(step))
+
+
+def _letter_reader(steps: list[Any]) -> bool:
+    """The pipeline reads an option letter by an answer phrase (option_letter's default rule or
+    Inspect's own ANSWER: parser), which Inspect's answer(letter) reads too."""
+    core = [s for s in steps if _step_name(s) != "strip_think"]
+    if len(core) != 1:
+        return False
+    s = core[0]
+    if s == "inspect_choice":
+        return True
+    return _step_name(s) == "option_letter" and (s == "option_letter" or s["option_letter"] is None
+                                                  or s["option_letter"].get("rule", "answer_phrase") == "answer_phrase")
+
+
+_OPEN = re.compile(r"(?<!\\)\((?!\?)")  # an unescaped `(` that opens a capturing group
+
+
+def _regex_pattern(arg: Any) -> str | None:
+    """A regex step (the `regex` pipeline step: its first match, or lm-eval's findall at `select` 0 or
+    -1) as the pattern Inspect's `pattern` scorer searches (its first match's groups): the pattern
+    itself, or, for the last match, followed by a lookahead that no later match follows. None where
+    that is not the same reading (several groups, a `(` in a character class, other arguments, not a
+    pattern Python's re reads)."""
+    if isinstance(arg, str):
+        pattern, select = arg, 0
+    elif isinstance(arg, dict) and set(arg) == {"pattern", "select"} and arg["select"] in (0, -1):
+        pattern, select = arg["pattern"], arg["select"]
+    else:
+        return None
+    if not isinstance(pattern, str) or re.search(r"\[[^\]]*\(", pattern):
+        return None
+    try:
+        if re.compile(pattern).groups > 1:
+            return None
+        later = _OPEN.sub("(?:", pattern)
+        out = pattern if select == 0 else f"{pattern}(?![\\s\\S]*(?:{later}))"
+        return out if re.compile(later).groups == 0 and re.compile(out).groups == re.compile(pattern).groups else None
+    except re.error:
+        return None
+
+
+def _derived_scorer(bench: Any, at: Any, bad: list[str], notes: list[str]) -> tuple[dict[str, Any], str] | None:
+    """The eval.yaml scorer of a derived export and what its target column holds (letter, text,
+    references); None with the reasons in `bad`."""
+    before = len(bad)
+    scorer = _scorer_of(bench, at, bad, notes)
+    if len(bad) > before:
+        return None
+    pipe = bench.headline_pipeline
+    steps = bench.extract_steps[pipe]
+    shown = ">".join(str(s) for s in steps)
+    if bench.spec.scorer.kind != "option_accuracy":
+        assert scorer is not None
+        if steps != ["raw"]:
+            notes.append(f"extraction: Inspect scores the whole reply; glotbench's {pipe} reads it through {shown}")
+        return scorer, "references"
+    core = [s for s in steps if _step_name(s) != "strip_think"]
+    if _letter_reader(steps):
+        if bench.variant.labels != "latin":
+            bad.append(f"{at('prompt', 'labels')}: native option labels (Inspect's answer(letter) reads A-Z)")
+            return None
+        notes.append(f"extraction: Inspect's answer(letter) (the letter after the last 'ANSWER:', any case) for "
+                     f"glotbench's {pipe} ({shown}); they agree on replies ending 'Answer: X'")
+        return {"name": "answer", "args": {"pattern": "letter"}}, "letter"
+    if core == ["option_text"]:
+        notes.append(f"extraction: Inspect's match(location=exact) compares the whole reply (whitespace and ASCII "
+                     f"punctuation stripped at both ends, casefolded) with the gold option's text; glotbench's "
+                     f"{pipe} ({shown}) finds the one option the reply names")
+        return {"name": "match", "args": {"location": "exact", "ignore_case": True}}, "text"
+    if len(core) == 1 and _step_name(core[0]) == "regex" and (pattern := _regex_pattern(core[0]["regex"])):
+        if bench.variant.labels != "latin":
+            bad.append(f"{at('prompt', 'labels')}: native option labels (the letters Inspect's target holds are A-Z)")
+            return None
+        notes.append(f"extraction: Inspect's pattern (Python's re, case as written) for glotbench's {pipe} ({shown}; "
+                     "the regex module); the last match is the first one no later match follows")
+        return {"name": "pattern", "args": {"pattern": pattern, "ignore_case": False}}, "letter"
+    if len(core) == 1 and _step_name(core[0]) == "seahelm_label":
+        notes.append(f"extraction: Inspect's pattern (the task's answer tag, then an option's text, any case) for "
+                     f"glotbench's {pipe} ({shown}); where the tag is missing SEA-HELM reads the whole reply "
+                     "and Inspect reads no answer")
+        return {"name": "pattern", "args": {"pattern": "", "ignore_case": True}}, "text"  # the pattern: per task, below
+    bad.append(f"{at('extract', pipe)}: {shown}: no Inspect scorer reads a reply this way "
+               "(Inspect reads a letter after ANSWER:, a whole reply, or a pattern's first match)")
+    return None
+
+
+def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
+    """What a derived export of `bench` can be, before any row is read: the scorer, the target kind,
+    and the notes; NotTranslatable names each part Inspect cannot express."""
+    from glotbench.tasks.benchmark import TaskBenchmark
+
+    if not isinstance(bench, TaskBenchmark):
+        raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
+                               "scoring have no eval.yaml form"])
+    at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
+    bad: list[str] = []
+    notes: list[str] = []
+    if bench.method != "generate":
+        bad.append(f"{at('method')}: {bench.method}: Inspect's eval.yaml tasks generate replies")
+    got = _derived_scorer(bench, at, bad, notes) if not bad else None
+    if bench.shots:
+        bad.append(f"{at('fewshot')}: few-shot examples are turns of the conversation; an eval.yaml input is one turn")
+    if got is not None and got[1] == "references" and "answer" not in bench.spec.fields.gold:
+        key = next(iter(bench.spec.fields.gold), "answers")
+        bad.append(f"{at('fields', 'gold', key)}: a list of references: an eval.yaml target is one text (Inspect's "
+                   "hf loader reads str() of a list)")
+    if bad or got is None:
+        raise NotTranslatable(bad)
+    if bench.spec.groups or bench.spec.cluster:
+        notes.append("groups and clusters: the derived rows carry no " + " or ".join(
+            x for x in ("groups (" + ", ".join(bench.spec.groups) + ")" if bench.spec.groups else "",
+                        f"cluster ({bench.spec.cluster})" if bench.spec.cluster else "") if x)
+                     + "; Inspect reports one accuracy without clustered intervals")
+    return got[0], got[1], notes
+
+
+def _target(item: Any, kind: str) -> str:
+    if kind == "letter":
+        return str(item.gold["answer"])
+    if kind == "text":
+        letter = str(item.gold["answer"])
+        return str(item.public["choices"][ord(letter) - ord("A")])
+    gold = item.gold.get("answers", item.gold.get("answer"))
+    refs = list(dict.fromkeys(str(g) for g in gold)) if isinstance(gold, list) else [str(gold)]
+    if len(refs) != 1:  # Inspect's hf loader makes the target str(value): a list would be its Python text
+        raise NotTranslatable([f"item {item.id}: {len(refs)} references: an eval.yaml target is one text "
+                               "(Inspect reads str() of a list)"])
+    return refs[0]
+
+
+def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]], str, str, list[str]]:
+    """A derived export of `bench` over its loaded `dataset`: the eval.yaml text, its rows, the data
+    file's path in the repository, the dataset card, and the notes of what Inspect scores differently."""
+    scorer, kind, notes = derived_plan(bench)
+    at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
+    rows: list[dict[str, Any]] = []
+    systems = set()
+    labels = set()
+    for item in dataset:
+        messages = bench.render(item.to_public()).messages
+        roles = [m["role"] for m in messages]
+        if roles not in (["user"], ["system", "user"]):
+            raise NotTranslatable([f"{at('prompt')}: item {item.id}: messages {'/'.join(roles)}: an eval.yaml input "
+                                   "is one user turn after at most one system message"])
+        row: dict[str, Any] = {"id": str(item.id), "input": messages[-1]["content"]}
+        if len(messages) == 2:
+            row["system"] = messages[0]["content"]
+            systems.add(row["system"])
+        choices = item.public.get("choices")
+        if isinstance(choices, (list, tuple)):
+            row["choices"] = [str(c) for c in choices]
+            labels.add(tuple(row["choices"]))
+        try:
+            row["target"] = _target(item, kind)
+        except NotTranslatable as e:
+            raise NotTranslatable([f"{bench.name}: {line}" for line in e.lines]) from None
+        rows.append(row)
+    if not rows:
+        raise NotTranslatable([f"{at('data')}: no items to write"])
+    if scorer["name"] == "pattern" and not scorer["args"]["pattern"]:  # SEA-HELM's: TAG, then the labels; one for all
+        if len(labels) != 1:
+            raise NotTranslatable([f"{at('fields', 'choices')}: the labels differ between items; an eval.yaml "
+                                   "pattern is one for the task"])
+        tag = next(s for s in bench.extract_steps[bench.headline_pipeline] if _step_name(s) == "seahelm_label")
+        tag = tag["seahelm_label"]["tag"]
+        scorer = {"name": "pattern", "args": {"pattern": tag + r"[\s\*]*(" + "|".join(next(iter(labels))) + ")+",
+                                              "ignore_case": True}}
+    split = bench.data.split
+    path = DERIVED_DATA.format(split=split)
+    field_spec: dict[str, Any] = {"input": "input", "target": "target", "id": "id"}
+    solvers: list[dict[str, Any]] = []
+    if systems:
+        if len(systems) < len(rows) and any("system" not in r for r in rows):
+            raise NotTranslatable([f"{at('prompt', 'system')}: a system message for some items only"])
+        field_spec["metadata"] = ["system"]
+        solvers.append({"name": "system_message", "args": {"template": "{system}"}})
+    solvers.append({"name": "generate", "args": {"max_tokens": bench.variant.max_tokens}})
+    task = {"id": bench.name, "config": "default", "split": split, "field_spec": field_spec,
+            "solvers": solvers, "scorers": [scorer]}
+    source = f"{bench.data.hub}@{bench.data.revision}" if bench.data.hub else "a local file"
+    head = [f"# Written by glotbench from its task {bench.name} v{bench.version} with a derived dataset: {path}",
+            f"# next to this file holds the {len(rows)} items of {source} as glotbench renders them",
+            "# (input, system: the prompt; target: the gold; choices: the options). Push this folder as a",
+            "# dataset repository, then run: inspect eval hf/ORG/NAME@SHA",
+            "# It scores as Inspect scores, which differs from glotbench's own run of the task in:" if notes else
+            "# It scores as Inspect scores, as glotbench's own run of the task does (Inspect's own rules)."]
+    head += [f"#   {n}" for n in notes]
+    text = "\n".join(head) + "\n" + dump_yaml({"tasks": [task]})
+    licence = bench.spec.datasheet.licence if bench.spec.datasheet is not None else None
+    card = (f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {split}\n    path: {path}\n---\n"
+            f"{DERIVED_CARD} from its task {bench.name} v{bench.version} and {source}"
+            + (f" (licence: {licence})" if licence else "") + ".\n\nIts eval.yaml runs it with Inspect "
+            "(`inspect eval hf/ORG/NAME@SHA`) and glotbench (`glotbench run hf/ORG/NAME@SHA`).\n")
+    return text, rows, path, card, notes

@@ -1,0 +1,301 @@
+"""Library tasks exported with a derived dataset (issue #35): `tasks check NAME --data ROWS --eval-yaml
+DIR/eval.yaml` writes the eval.yaml, data/SPLIT.jsonl (each item's prompt as glotbench renders it, its
+target, its options) and a dataset card; that folder, laid out as a repository of the loopback hub, is
+loaded by inspect_ai's own loader, imported (`glotbench run hf/ORG/NAME/ID@SHA`) and run against the
+loopback OpenAI server: each item's score equals the library task's own run of the original rows on
+the same hub; inspect_ai's own `eval` of the repository sends the same prompts and scores each item
+the same. The tasks are the "derived" rows of docs/tasks.md's table."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+from test_tasks_hub import _parquet, serve_hub
+from test_tasks_inspect_roundtrip import DERIVED, FX, INSPECT_EVAL, _inspect_samples, _scores
+
+ORG, SHA = "glotbench-derived", "4444444444444444444444444444444444444444"
+# the fixture rows (the original hub's schema) and the options each derived export runs on
+ROWS: dict[str, tuple[str, dict[str, str]]] = {
+    "belebele": ("belebele_lao_Laoo.jsonl", {}), "global-mmlu": ("global_mmlu_vi.jsonl", {}),
+    "indommlu": ("indommlu.csv", {}), "kalahi": ("kalahi_tl.jsonl", {}), "massive-scenario": ("massive_km.jsonl", {}), "mmlu-prox": ("mmlu_prox_th.jsonl", {}),
+    "seahelm-causal": ("seahelm_causal_id.jsonl", {"config": "id"}), "seahelm-nli": ("seahelm_nli_th.jsonl", {}),
+    "seahelm-sentiment": ("seahelm_sentiment_th.jsonl", {}),
+    "seahelm-toxicity": ("seahelm_toxicity_vi.jsonl", {"config": "vi"}), "sib200": ("sib200_lao_Laoo.jsonl", {}),
+    "thai-exam": ("thai_exam_onet.jsonl", {}),
+    "xnli": ("xnli_th.jsonl", {}), "xstorycloze": ("xstorycloze_my.jsonl", {}),
+}
+
+
+def test_every_derived_task_has_rows_to_run_on():
+    assert set(ROWS) == DERIVED
+
+
+def _opts(name: str) -> list[str]:
+    return [x for k, v in ROWS[name][1].items() for x in ("--bench-opt", f"{k}={v}")]
+
+
+def _bench(name: str):
+    from glotbench.registry import get_benchmark
+
+    return get_benchmark(name, **ROWS[name][1])
+
+
+def _original(root: Path, bench) -> None:
+    """The fixture rows at the task's pinned revision, with a card declaring its config's split."""
+    repo, sha, config, split = bench.data.hub, bench.data.revision, bench.data.config or "default", bench.data.split
+    files, _ = bench._files(bench.data.config, split)
+    path = files if isinstance(files, str) else f"data/{config}/{split}.jsonl"
+    fixture = FX / ROWS[bench.name][0]
+    base = root / repo / sha
+    target = base / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if fixture.suffix == Path(path).suffix:
+        shutil.copyfile(fixture, target)
+    else:
+        rows = [json.loads(x) for x in fixture.read_text(encoding="utf-8").splitlines() if x.strip()]
+        if path.endswith(".parquet"):
+            _parquet(rows, target)
+        else:
+            target.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    card = f"---\nconfigs:\n- config_name: {config}\n  data_files:\n  - split: {split}\n    path: {path}\n---\n"
+    (base / "README.md").write_text(card, encoding="utf-8")
+    (root / repo / "repo.json").write_text(json.dumps({"refs": {"main": sha}}))
+
+
+def _replies(bench, rows: list[dict]) -> dict[str, str]:
+    """A scripted reply per item, keyed by its rendered prompt: right, wrong and no answer in turn,
+    each in the form the task's prompt asks for (a letter after 'Answer:', the option's text, the
+    task's answer tag and a label, a span); each reply its own text."""
+    import yaml
+
+    eval_yaml = yaml.safe_load((_folder(bench) / "eval.yaml").read_text(encoding="utf-8"))["tasks"][0]
+    scorer = eval_yaml["scorers"][0]
+    tag = scorer["args"]["pattern"].split("[", 1)[0] if scorer["name"] == "pattern" else ""  # SEA-HELM's answer tag
+    out = {}
+    for i, row in enumerate(rows):
+        pad = " " * i  # ends the reply: both rules strip it, and each reply is its own text
+        if scorer["name"] == "answer" or scorer["name"] == "pattern" and not tag:  # a letter (mmlu-prox's regex)
+            wrong = next(x for x in "ABCDEFGHIJ"[:len(row["choices"])] if x != row["target"])
+            got = [f"Because of reason {'x' * (i + 1)}.\nAnswer: {row['target']}", f"Hmm {'y' * (i + 1)}.\n\nANSWER: {wrong}"]
+        elif scorer["name"] in ("match", "pattern"):
+            wrong = next(c for c in row["choices"] if c.lower() != row["target"].lower())
+            got = [f"{tag} {row['target']}{pad}", f"{tag} {wrong}{pad}"] if tag else [row["target"] + pad, wrong + pad]
+        else:
+            got = [row["target"] + pad, f"qqq zzz{pad}"]
+        out[row["input"]] = (got + [f"I cannot tell {'z' * (i + 1)}."])[i % 3]
+    return out
+
+
+_FOLDERS: dict[str, Path] = {}
+
+
+def _folder(bench) -> Path:
+    return _FOLDERS[bench.name]
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    """Each derived task exported by the CLI into its own folder, laid out as ORG/NAME at SHA in one
+    loopback hub beside the original rows; with inspect_ai installed, its own `eval` of each, once."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("hub")
+    out = tmp_path_factory.mktemp("derived")
+    answers: dict[str, str] = {}
+    printed = {}
+    for name in sorted(ROWS):
+        bench = _bench(name)
+        _original(root, bench)
+        folder = _FOLDERS[name] = out / name
+        folder.mkdir()
+        proc = cli("tasks", "check", name, *_opts(name), "--data", str(FX / ROWS[name][0]),
+                   "--eval-yaml", str(folder / "eval.yaml"))
+        assert proc.returncode == 0, proc.stderr
+        printed[name] = proc.stdout
+        shutil.copytree(folder, root / ORG / name / SHA)
+        (root / ORG / name / "repo.json").write_text(json.dumps({"refs": {"main": SHA}}))
+        rows = [json.loads(x) for x in next((folder / "data").iterdir()).read_text(encoding="utf-8").splitlines()]
+        answers.update(_replies(bench, rows))
+    gen = serve_hub(root)
+    address = next(gen)
+    inspect = None
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        pass  # the test extra is missing: glotbench's two runs are still compared
+    else:
+        home = tmp_path_factory.mktemp("inspect")
+        env = {**os.environ, "HF_ENDPOINT": address, "HF_HOME": str(home / "hf"), "HF_TOKEN": "",
+               "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1", "INSPECT_LOG_DIR": str(home / "logs")}
+        # the mock model finds the reply by the prompt's text: the whole prompt here
+        script = INSPECT_EVAL.replace("if k in messages[-1].text", "if k == messages[-1].text")
+        specs = [f"hf/{ORG}/{name}/{name}@{SHA}" for name in sorted(ROWS)]
+        proc = subprocess.run([sys.executable, "-c", script, json.dumps(answers), str(home / "logs"), *specs],
+                              env=env, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        logs = json.loads(proc.stdout.strip().splitlines()[-1])
+        inspect = {name: next(log for log in logs if f"/{ORG}/{name}/" in f"/{log['task']}/") for name in ROWS}
+    yield {"hub": address, "inspect": inspect, "answers": answers, "printed": printed}
+    next(gen, None)
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_derived_export_round_trips_with_the_library_tasks_scores(name, hub, tmp_path, srv):
+    import yaml
+
+    bench = _bench(name)
+    folder = _folder(bench)
+    text = (folder / "eval.yaml").read_text(encoding="utf-8")
+    data = next((folder / "data").iterdir())
+    rows = [json.loads(x) for x in data.read_text(encoding="utf-8").splitlines()]
+    task = yaml.safe_load(text)["tasks"][0]
+    assert task["field_spec"]["input"] == "input" and f"data/{bench.data.split}.jsonl" in text  # the card's path
+    assert f"wrote {data}" in hub["printed"][name]
+    items = bench.load(str(FX / ROWS[name][0]))
+    assert [r["id"] for r in rows] == [str(it.id) for it in items]
+    for row, item in zip(rows, items):  # the rows hold the prompt glotbench sends, byte for byte
+        assert [row.get("system"), row["input"]][-len(bench.render(item.to_public()).messages):] == \
+               [m["content"] for m in bench.render(item.to_public()).messages]
+
+    answers = {k: v for k, v in hub["answers"].items() if k in {r["input"] for r in rows}}
+    srv.configure(answers=answers)
+    env = {"HF_ENDPOINT": hub["hub"], "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
+           "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    common = ("--model", srv.spec(), "--no-progress", "--no-cache")
+    direct = cli("run", name, *_opts(name), *common, "--out", str(tmp_path / "direct"), env=env)
+    assert direct.returncode == 0, direct.stderr
+    back = cli("run", f"hf/{ORG}/{name}/{name}@{SHA}", *common, "--out", str(tmp_path / "back"), env=env)
+    assert back.returncode == 0, back.stderr
+    a, b = _scores(tmp_path / "direct"), _scores(tmp_path / "back")
+    assert sorted(a) == sorted(b) == sorted(answers.values())  # every item asked in both runs, each its reply
+    pipe = bench.headline_pipeline
+    stat = f"{pipe}:f1" if bench.spec.scorer.kind == "token_f1" else f"{pipe}:correct"
+    pairs = {reply: (a[reply][1][stat], b[reply][1]["answer:correct"]) for reply in a}
+    assert all(x == y for x, y in pairs.values()), pairs
+    assert {x for x, _ in pairs.values()} == {0.0, 1.0}  # right and wrong replies among them
+    assert all(a[r][0] == b[r][0] for r in a)  # the same item ids
+
+    samples = _inspect_samples(text, f"{ORG}/{name}", name, SHA, rows, tmp_path)  # inspect_ai's own loader
+    # (inspect_ai 0.3.285 accepts field_spec.id but numbers the samples itself; glotbench's import keeps the ids)
+    assert [s.target for s in samples] == [r["target"] for r in rows]
+    if hub["inspect"] is None:
+        return
+    log = hub["inspect"][name]
+    assert log["status"] == "success" and len(log["samples"]) == len(rows), log
+    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
+    for s in log["samples"]:
+        reply = s["completion"]
+        (value,) = s["scores"].values()
+        assert {"C": 1.0, "I": 0.0}.get(value, value) == b[reply][1]["answer:correct"], (reply, s["scores"])
+        mine = sent[s["messages"][-1][1]]  # the prompt Inspect made, byte for byte the one glotbench sent
+        assert [[m["role"], m["content"]] for m in mine] == s["messages"]
+
+
+def test_a_readme_not_written_by_glotbench_is_not_replaced(tmp_path):
+    (tmp_path / "README.md").write_text("# my project\n", encoding="utf-8")
+    proc = cli("tasks", "check", "sib200", "--data", str(FX / "sib200_lao_Laoo.jsonl"),
+               "--eval-yaml", str(tmp_path / "eval.yaml"))
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "README.md" in lines[0]
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == "# my project\n"
+    assert not (tmp_path / "eval.yaml").exists() and not (tmp_path / "data").exists()
+
+
+def test_a_refusal_is_named_before_any_row_is_read(tmp_path):
+    """A scorer Inspect lacks is refused without the dataset (no --data, no hub): one error line."""
+    proc = cli("tasks", "check", "lr-sum", "--eval-yaml", str(tmp_path / "eval.yaml"),
+               env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 2 and lines == ["error: lr-sum: no eval.yaml written: Inspect cannot express scorer: "
+                                              "rouge: Inspect has no ROUGE scorer"], lines
+
+
+@pytest.mark.parametrize("scorer, inspect_name", [("{kind: token_f1, norm: unicode}", "f1"),
+                                                  ("{kind: exact_match, normalise: [strip, lower]}", "match")])
+def test_a_one_reference_task_exports_derived_and_scores_as_inspects_own_scorer(scorer, inspect_name, tmp_path):
+    """A Vietnamese question task whose prompt is a template over two columns: derived rows with the
+    rendered prompt and the one reference; the re-imported task scores each reply as inspect_ai's own
+    f1 / match does (what differs from glotbench's rule is in the notes)."""
+    import yaml
+    from inspect_ai.scorer import f1, match
+
+    from glotbench.registry import get_benchmark
+    from glotbench.scoring import score_output
+    from glotbench.tasks.inspect_yaml import export_derived, task_text
+    from test_tasks_inspect_roundtrip import QUIZ, SHA as QSHA, _inspect_score, _quiz_task, _task_file
+
+    bench = get_benchmark(str(_task_file(tmp_path, _quiz_task(scorer))))
+    data = _task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in QUIZ), "rows.jsonl")
+    text, rows, path, card, notes = export_derived(bench, bench.load(str(data)))
+    task = yaml.safe_load(text)["tasks"][0]
+    assert task["scorers"][0]["name"] == inspect_name and path == "data/test.jsonl" and "path: data/test.jsonl" in card
+    assert [r["target"] for r in rows] == [q["answer"] for q in QUIZ]
+    assert rows[0]["input"] == "Topic: địa lý\nThủ đô của Lào là gì?" and rows[0]["system"] == "Answer briefly."
+    assert any("scores differ" in n or "differ where" in n for n in notes) and all(f"#   {n}" in text for n in notes)
+    samples = _inspect_samples(text, "glotbench-test/quiz", bench.name, QSHA, rows, tmp_path)
+    assert [s.target for s in samples] == [r["target"] for r in rows]
+    back = get_benchmark(str(_task_file(tmp_path, task_text(text, "eval.yaml", "glotbench-test/quiz", QSHA, bench.name),
+                                        "back.yaml")))
+    rows_file = _task_file(tmp_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "derived.jsonl")
+    theirs = back.load(str(rows_file))
+    assert [it.id for it in theirs] == [r["id"] for r in rows]
+    rule = f1() if inspect_name == "f1" else match(location="exact", ignore_case=True)
+    for item in theirs:
+        assert [m["content"] for m in back.render(item.to_public()).messages] == \
+               [rows[0]["system"], next(r["input"] for r in rows if r["id"] == item.id)]
+        for reply in ("Viêng Chăn", "thủ đô Viêng Chăn", "vientiane.", "4.0", "", "(Vientiane)"):
+            assert score_output(back, item, reply).score.stats["answer:correct"] == \
+                   _inspect_score(rule, reply, item.gold["answer"]), (reply, item.gold)
+
+
+MMLU_PROX = {"pattern": r"[Aa]nswer\s*[:：]\s*\(?([A-J])\)?", "select": -1}
+
+
+@pytest.mark.parametrize("step, target, replies", [
+    (MMLU_PROX, "C", ["Answer: C", "Answer: B\nno, answer: (C)", "answer：C", "Answer: C\nAnswer: D", "ANSWER: C",
+                      "answer:C answer: Cat", "Answer: (C) then answer (D)", "Answer:\n\nC", "", "C", "Answers: C"]),
+    (r"The answer is ([A-D])", "B", ["The answer is B", "the answer is B", "The answer is D. The answer is B",
+                                     "The answer is BB", "x"]),
+])
+def test_a_regex_step_reads_as_inspects_pattern_scorer(step, target, replies):
+    """The regex step (first match, or the last with select: -1) and inspect_ai's own pattern scorer
+    on the exported pattern agree on every reply."""
+    from inspect_ai.scorer import pattern
+
+    from glotbench.tasks.inspect_yaml import _regex_pattern
+    from glotbench.tasks.pipelines import build_pipeline
+    from test_tasks_inspect_roundtrip import _inspect_score
+
+    exported = _regex_pattern(step)
+    assert exported is not None
+    pipe = build_pipeline("answer", [{"regex": step}], lambda *k: ".".join(map(str, k)))
+    for reply in replies:
+        mine = float(pipe(reply, {}).answer == target)
+        assert mine == _inspect_score(pattern(exported, ignore_case=False), reply, target), reply
+
+
+@pytest.mark.parametrize("step", [{"pattern": "(a)(b)", "select": -1}, {"pattern": "[(]x(a)", "select": -1},
+                                  {"pattern": "x(a)", "select": 1}, {"pattern": "x(a)", "last": True}, "(?<a>x", 5])
+def test_a_regex_step_inspect_cannot_read_alike_is_not_exported(step):
+    from glotbench.tasks.inspect_yaml import _regex_pattern
+
+    assert _regex_pattern(step) is None
+
+
+def test_without_data_the_derived_rows_come_from_the_pinned_hub(hub, tmp_path):
+    """No --data: the task's own rows at its pinned revision (the loopback hub), rendered alike."""
+    out = tmp_path / "new" / "eval.yaml"  # a folder not there yet
+    env = {"HF_ENDPOINT": hub["hub"], "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
+           "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    proc = cli("tasks", "check", "sib200", "--eval-yaml", str(out), env=env)
+    assert proc.returncode == 0, proc.stderr
+    mine = next((tmp_path / "new" / "data").iterdir())
+    assert mine.read_bytes() == (_FOLDERS["sib200"] / "data" / mine.name).read_bytes()
+    assert out.read_bytes() == (_FOLDERS["sib200"] / "eval.yaml").read_bytes()

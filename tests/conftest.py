@@ -154,15 +154,16 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
     started afresh (each fresh `python -m glotbench` paid 0.8-2 s of interpreter start and imports):
     the child gets `python -m`'s sys.argv and sys.path[0], the environment with `env` over it, and
     runs `glotbench.cli.app.main` as the console script does; nothing it does reaches this process.
-    Once torch is loaded here (its thread pools do not survive a fork), the child is forked from this
-    process's twin, forked before the first test that loads torch (`_ForkServer`). Where forking is
-    unsafe (threads running here, or torch loaded and no twin), or `env` sets a variable that a library
-    reads once, at import (see `_IMPORT_TIME_ENV`), a fresh interpreter runs it instead."""
+    Once torch is loaded here (its thread pools do not survive a fork) or threads are running (the
+    embedded model's scoring pool outlives its tests), the child is forked from this process's twin,
+    forked before the first test that loads torch (`_ForkServer`). Where forking is unsafe and there is
+    no twin, or `env` sets a variable that a library reads once, at import (see `_IMPORT_TIME_ENV`), a
+    fresh interpreter runs it instead."""
     if os.environ.get("GLOTBENCH_TEST_SPAWN") or _sets_import_time_env(env):
         return _cli_spawned(args, env, cwd, timeout)
     if _fork_safe():
         return _cli_forked(args, env, cwd, timeout)
-    if _single_threaded() and _FORK_SERVER:  # torch loaded here: its twin, forked before, forks the child
+    if _FORK_SERVER:  # torch loaded here, or threads left running: the twin, forked before, forks the child
         try:
             return _FORK_SERVER[0].run([str(a) for a in args], env, cwd, timeout)
         except (EOFError, OSError):  # the twin is gone: a fresh interpreter, as without one
@@ -189,8 +190,10 @@ def _fork_safe() -> bool:
     time it may, every glotbench module (but `glotbench.testing`, which runs as processes of its own)
     is imported here, once (about 2 s of CPU), so that no forked child imports what its command needs:
     a command's imports had cost each child 0.3-0.5 s of CPU, more than the rest of a small run."""
+    import threading
+
     def safe() -> bool:
-        return _single_threaded() and "torch" not in sys.modules
+        return threading.active_count() == 1 and "torch" not in sys.modules
 
     if safe() and not _PRELOADED:
         import importlib
@@ -203,12 +206,6 @@ def _fork_safe() -> bool:
             if not mod.name.startswith("glotbench.testing"):
                 importlib.import_module(mod.name)
     return safe()
-
-
-def _single_threaded() -> bool:
-    import threading
-
-    return threading.active_count() == 1
 
 
 def _cli_spawned(args, env, cwd, timeout) -> subprocess.CompletedProcess:
@@ -320,6 +317,9 @@ class _ForkServer:
                 os._exit(code)
         theirs.close()
         self.pid, self.sock = pid, ours
+        import threading
+
+        self.lock = threading.Lock()  # one call at a time on the socket (a test's threads may share it)
 
     @staticmethod
     def _recv_exactly(sock, n: int) -> bytes:
@@ -365,7 +365,7 @@ class _ForkServer:
         import tempfile
 
         msg = pickle.dumps((argv, {**os.environ, **(env or {})}, cwd or os.getcwd(), list(sys.path)))
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with self.lock, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             self.sock.settimeout(None)
             socket.send_fds(self.sock, [len(msg).to_bytes(8, "big") + msg], [out.fileno(), err.fileno()])
             pid = int.from_bytes(self._recv_exactly(self.sock, 8), "big")

@@ -85,7 +85,10 @@ def test_without_its_twin_cli_starts_a_fresh_interpreter(monkeypatch):
     """A twin that died: its socket's other end closed, its process ended."""
     import socket
 
+    import threading
+
     dead = _ForkServer.__new__(_ForkServer)
+    dead.lock = threading.Lock()
     dead.sock, theirs = socket.socketpair()
     theirs.close()
     dead.pid = os.fork()
@@ -97,3 +100,23 @@ def test_without_its_twin_cli_starts_a_fresh_interpreter(monkeypatch):
     r = cli("list")
     assert r.returncode == 0 and "vi-diacritics" in r.stdout
     assert conftest._FORK_SERVER == [] and dead.sock.fileno() == -1  # dropped, closed, reaped
+
+
+def test_a_thread_left_running_here_does_not_make_cli_spawn(tmp_path, twin, monkeypatch):
+    """The embedded model's scoring pool outlives its tests: a process with a thread running cannot fork
+    itself, but its twin can."""
+    import threading
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # only the thread stands in the way here
+    stop = threading.Event()
+    waiter = threading.Thread(target=stop.wait)
+    waiter.start()
+    try:
+        assert not conftest._fork_safe()
+        r = cli("run", "vi-diacritics", "--model", "python:test_suite_fork_server:process_facts", "--limit", "1",
+                "--no-cache", "--out", str(tmp_path / "o"))
+    finally:
+        stop.set()
+        waiter.join()
+    assert r.returncode == 0, r.stderr
+    assert _facts(tmp_path / "o")["ppid"] == twin.pid

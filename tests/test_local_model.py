@@ -1,7 +1,8 @@
 """The embedded default model (Gemma 3 270M GGUF) really loads and generates, batched, offline.
 
-The model is converted (into an isolated cache folder) and loaded once for the module; every test
-uses that one instance. Slow (about a minute for the conversion), and run in CI.
+The model is converted (into an isolated cache folder) and loaded once for the session (conftest
+`embedded_store`, shared with test_converted_model); every test uses that one instance. Slow (about a
+minute for the conversion), and run in CI.
 """
 
 from __future__ import annotations
@@ -19,20 +20,19 @@ importorskip_lazily("transformers")
 from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics  # noqa: E402
 from glotbench.engine.evaluate import RunOptions, evaluate  # noqa: E402
 from glotbench.models.base import GenerateConfig  # noqa: E402
-from glotbench.models.hf import BLOCKS_FILE, HFModel, _converted_root  # noqa: E402
+from glotbench.models.hf import BLOCKS_FILE, _converted_root  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
-    """The embedded model, converted from its GGUF into an isolated cache and loaded once."""
+def embedded(embedded_store):
+    """The embedded model, converted from its GGUF into an isolated cache and loaded once for the session
+    (conftest `embedded_store`, which checks that the conversion really ran)."""
+    folder, model = embedded_store
     mp = pytest.MonkeyPatch()
     mp.setenv("HF_HUB_OFFLINE", "1")  # no network at run time
-    mp.setenv("GLOTBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("glotbench-cache")))
-    assert not _converted_root().exists()  # the conversion below really runs
-    model = HFModel.embedded_default()  # batches of up to 16: a 6-item run is one batch
-    model._load_sync()
+    mp.setenv("GLOTBENCH_CACHE_DIR", str(folder))
     yield model
     mp.undo()
 

@@ -89,7 +89,7 @@ def test_tests_that_share_one_resource_are_grouped_onto_one_worker(request):
     workers (5 min each) and the PostgreSQL tests shared one database from two processes."""
     from conftest import _loads_torch
 
-    if not request.config.getvalue("loadgroup"):
+    if not getattr(request.config.option, "loadgroup", False):  # xdist sets it only for `--dist loadgroup`
         pytest.skip("the suite runs without --dist loadgroup (-n 0)")
     from pathlib import Path
 

@@ -166,3 +166,43 @@ def test_the_floor_made_in_flight_is_the_floor_made_after(tmp_path, cache_path):
     assert again.results["counts"]["model_calls"] == 0
     direct = VietnameseDiacritics().input_floor(bench.load())
     assert first.results["input_floor"] == again.results["input_floor"] == json.loads(json.dumps(direct))
+
+
+# -- the Vietnamese text helpers' caches --------------------------------------------------------------
+
+def test_an_ascii_word_is_its_own_syllable_key_as_the_rule_gives_it():
+    import random
+    import unicodedata
+
+    from glotbench.text.vietnamese import TONE_MARKS, _syllable_key
+
+    def rule(word: str) -> str:  # the documented rule, written out: tone marks taken out and appended
+        d = unicodedata.normalize("NFD", word)
+        tones = "".join(TONE_MARKS[c] for c in d if c in TONE_MARKS)
+        base = unicodedata.normalize("NFC", "".join(c for c in d if c not in TONE_MARKS))
+        return base + "\x00" + tones if tones else unicodedata.normalize("NFC", word)
+
+    rng = random.Random(32)
+    pool = "abcdeghiklmnopqrstuvxyAEIOU0123456789_àáảãạăằắẳẵặâầấẩẫậđèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợ" \
+           "ùúủũụưừứửữựỳýỷỹỵĐ\u0300\u0301\u0303\u0309\u0323"
+    for _ in range(3000):
+        w = "".join(rng.choice(pool) for _ in range(rng.randint(1, 7)))
+        assert _syllable_key(w) == rule(w), w
+
+
+def test_words_gives_each_caller_its_own_list():
+    from glotbench.text.vietnamese import words
+
+    first = words("Tôi đi học, hôm nay.")
+    first.append("changed")
+    assert words("Tôi đi học, hôm nay.") == ["Tôi", "đi", "học", "hôm", "nay"]
+
+
+def test_a_replys_finish_reason_is_one_shared_string():
+    from glotbench.models.openai_compat import OpenAICompatModel as OpenAICompat
+
+    a = OpenAICompat.response_from(json.loads('{"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}]}'))
+    b = OpenAICompat.response_from(json.loads('{"choices": [{"message": {"content": "y"}, "finish_reason": "stop"}]}'))
+    assert a.finish_reason == "stop" and a.finish_reason is b.finish_reason
+    odd = OpenAICompat.response_from({"choices": [{"message": {"content": "z"}, "finish_reason": 7}]})
+    assert odd.finish_reason == 7

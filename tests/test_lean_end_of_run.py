@@ -206,3 +206,20 @@ def test_a_replys_finish_reason_is_one_shared_string():
     assert a.finish_reason == "stop" and a.finish_reason is b.finish_reason
     odd = OpenAICompat.response_from({"choices": [{"message": {"content": "z"}, "finish_reason": 7}]})
     assert odd.finish_reason == 7
+
+
+def test_a_samples_token_counts_read_as_the_dict_they_replace():
+    import copy
+    import pickle
+
+    from glotbench.core import TokenCounts, jsonable
+
+    t, d = TokenCounts(300, 41), {"prompt": 300, "completion": 41}
+    assert t == d and d == t and dict(t) == d and list(t) == ["prompt", "completion"] and len(t) == 2
+    assert t["prompt"] == 300 and t.get("completion") == 41 and t.get("cached", 0) == 0
+    with pytest.raises(KeyError):
+        t["cached"]
+    assert jsonable(t) == d and pickle.loads(pickle.dumps(t)) == t and copy.deepcopy(t) == d
+    assert TokenCounts(0, 0) != d and TokenCounts(0, 0) == {"prompt": 0, "completion": 0}
+    s = Sample(id="a", repeat=0, meta={}, score=ItemScore({}), tokens=t)
+    assert s.to_record()["tokens"] == d and type(s.to_record()["tokens"]) is dict

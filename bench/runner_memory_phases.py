@@ -2,7 +2,9 @@
 against the runner-overhead bench's server (its replies, 100 ms latency, concurrency 64), in this
 process, with VmRSS and VmHWM (the peak so far) read from /proc/self/status after so many samples
 and before and after each end-of-run step (the checks, samples.jsonl put in order, the aggregate,
-the input floor, the checks' summary). Linux only.
+the input floor, the checks' summary), with the main thread's CPU seconds spent since the point
+before (`time.thread_time`: the end-of-run steps' own CPU; the input floor runs in a worker thread
+while requests are in flight, so its CPU is its own thread's). Linux only.
 
     python bench/runner_memory_phases.py [--items 10000]
 """
@@ -13,19 +15,21 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runner_overhead as R  # noqa: E402 - the same server and data
 
-ROWS: list[tuple[str, int, int]] = []
+ROWS: list[tuple[str, int, int, float, int]] = []
 
 
 def mark(name: str) -> None:
     got = {line.split(":")[0]: int(line.split()[1]) for line in open("/proc/self/status")
            if line.startswith(("VmRSS", "VmHWM"))}
-    ROWS.append((name, got["VmRSS"], got["VmHWM"]))
+    ROWS.append((name, got["VmRSS"], got["VmHWM"], time.thread_time(), threading.get_ident()))
 
 
 def watch(owner: Any, attr: str, label: str) -> None:
@@ -81,10 +85,13 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
-    print("| point | RSS MB | peak so far MB |\n|---|---|---|")
-    for name, rss, hwm in ROWS:
-        print(f"| {name} | {rss / 1024:.1f} | {hwm / 1024:.1f} |")
-    print(json.dumps({"peak_rss_mb": round(max(h for _, _, h in ROWS) / 1024, 1), "items": n}))
+    print("| point | RSS MB | peak so far MB | CPU s since this thread's point before |\n|---|---|---|---|")
+    last: dict[int, float] = {}
+    for name, rss, hwm, cpu, thread in ROWS:
+        before = last.get(thread)
+        print(f"| {name} | {rss / 1024:.1f} | {hwm / 1024:.1f} | {'' if before is None else f'{cpu - before:.3f}'} |")
+        last[thread] = cpu
+    print(json.dumps({"peak_rss_mb": round(max(r[2] for r in ROWS) / 1024, 1), "items": n}))
 
 
 if __name__ == "__main__":

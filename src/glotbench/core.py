@@ -98,6 +98,29 @@ def jsonable(value: Any) -> Any:
     return str(value)  # Decimal and friends: their exact text
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class TokenCounts(Mapping[str, int]):
+    """A reply's token counts as the runner keeps them with its sample (`Sample.tokens`): a read-only
+    mapping `{"prompt": n, "completion": m}`, equal to that dict, in 48 bytes where a dict took 184
+    (every sample keeps it to the end of the run: 1.4 MB at 10,000; docs/performance.md)."""
+
+    prompt: int
+    completion: int
+
+    def __getitem__(self, key: str) -> int:
+        if key == "prompt":
+            return self.prompt
+        if key == "completion":
+            return self.completion
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("prompt", "completion"))
+
+    def __len__(self) -> int:
+        return 2
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One scored sample: the item, the model's reply, the extracted answer (any type), its score

@@ -60,9 +60,34 @@ def code_fingerprint(*objects: Any) -> str | None:
 
 
 def storable(record: Any) -> str | None:
-    """`record` as JSON when it survives the round trip unchanged (no NaN, no tuples, no objects)."""
+    """`record` as JSON when it survives the round trip unchanged (no NaN, no tuples, no objects).
+    A record of JSON's own types only (dict with str keys, list, str, int, float, bool, None: `_plain`)
+    survives it by construction, so it is not parsed back: parsing a run's checks memo back made a
+    second copy of it where a run's memory peaks (docs/performance.md). Any other record (a number
+    or text subclass, a tuple) takes the round trip."""
     try:
         blob = json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
+    try:
+        if _plain(record):
+            return blob
+    except RecursionError:
+        pass
     return blob if json.loads(blob) == record else None
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(x: Any) -> bool:
+    """Whether `x` is made of JSON's own types only: what json.loads gives back equal (NaN and
+    infinity are refused by the dump before this is asked)."""
+    t = type(x)
+    if t in _SCALARS:
+        return True
+    if t is dict:
+        return all(type(k) is str and _plain(v) for k, v in x.items())
+    if t is list:
+        return all(_plain(v) for v in x)
+    return False

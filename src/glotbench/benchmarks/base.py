@@ -301,7 +301,9 @@ class Benchmark(ABC):
     def input_floor(self, dataset: Dataset, items: Sequence[Item] | None = None) -> dict[str, Any] | None:
         """results.json's `input_floor`: each metric's value (overall and per group) when every item of
         `items` (default: the dataset's) is answered with its own `input_answer` field, scored by the
-        benchmark's own `score`; None when the benchmark declares no such field."""
+        benchmark's own `score`; None when the benchmark declares no such field. A run makes it in a
+        worker thread while its requests are in flight (engine/evaluate.py), so `score` is then called
+        from two threads at once: a benchmark is stateless."""
         if self.input_answer is None:
             return None
         from glotbench.metrics import ScoredSample

@@ -128,13 +128,35 @@ def _correct(sample: Sample, metric: Any) -> bool:
     return den > 0 and num >= den
 
 
+class _Table:
+    """One table of the error types (overall, or a group's): the samples, the errors by kind, the
+    reference words, the samples with an error; added to a sample at a time."""
+
+    def __init__(self) -> None:
+        self.samples = self.words = self.with_error = 0
+        self.total: Counter = Counter()
+
+    def add(self, c: Counter, words: int) -> None:
+        self.samples += 1
+        self.total.update(c)
+        self.words += words
+        self.with_error += bool(c)
+
+    def table(self, kind: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"samples": self.samples, "errors": {k: self.total.get(k, 0) for k in KINDS[kind]}}
+        if kind == "vietnamese":
+            out["words"] = self.words
+        else:
+            out["samples_with_error"] = self.with_error
+        return out
+
+
 def error_table(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str, Item], metrics: Sequence[Any]) -> dict[str, Any] | None:
     """The run's error types overall and per group (see the module); None for other benchmarks."""
     kind = error_kind(bench)
     if kind is None or not samples:
         return None
     group_by = tuple(bench.group_by)
-    rows: list[tuple[Sample, Counter, int]] = []
     if kind == "letter":
         gold = {i: str(it.gold.get("answer")) for i, it in items.items()}
         chosen = Counter(_letter(bench, s.answer) for s in samples if s.failure is None)
@@ -143,6 +165,9 @@ def error_table(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str,
         n = sum(chosen.values()) or 1
         excess = {k: chosen[k] / n - golds.get(k, 0) / n for k in chosen}
         over = max(excess, key=lambda k: (excess[k], k)) if excess and max(excess.values()) > 0 else None
+    # Each sample's errors are added to its tables as they are found: no row is kept per sample.
+    overall = _Table()
+    buckets: dict[str, dict[str, _Table]] = {key: defaultdict(_Table) for key in group_by}
     for s in samples:
         c: Counter = Counter()
         words = 0
@@ -167,25 +192,13 @@ def error_table(bench: Benchmark, samples: Sequence[Sample], items: Mapping[str,
                 c["no_number"] += 1
             elif g is not None and not _correct(s, metrics[0]):
                 c["format" if g in _numbers(s.output) else "value"] += 1
-        rows.append((s, c, words))
+        overall.add(c, words)
+        for key in group_by:
+            buckets[key][str(s.meta.get(key, "unknown"))].add(c, words)
 
-    def table(sel: Sequence[tuple[Sample, Counter, int]]) -> dict[str, Any]:
-        total: Counter = Counter()
-        for _, c, _ in sel:
-            total.update(c)
-        out: dict[str, Any] = {"samples": len(sel), "errors": {k: total.get(k, 0) for k in KINDS[kind]}}
-        if kind == "vietnamese":
-            out["words"] = sum(w for _, _, w in sel)
-        else:
-            out["samples_with_error"] = sum(1 for _, c, _ in sel if c)
-        return out
-
-    result: dict[str, Any] = {"kind": kind, "overall": table(rows), "groups": {}}
+    result: dict[str, Any] = {"kind": kind, "overall": overall.table(kind), "groups": {}}
     for key in group_by:
-        buckets: dict[str, list] = defaultdict(list)
-        for r in rows:
-            buckets[str(r[0].meta.get(key, "unknown"))].append(r)
-        result["groups"][key] = {v: table(b) for v, b in sorted(buckets.items())}
+        result["groups"][key] = {v: t.table(kind) for v, t in sorted(buckets[key].items())}
     if kind == "letter":
         result["letters"] = {"chosen": dict(sorted(chosen.items())), "gold": dict(sorted((k, v) for k, v in golds.items() if k)),
                              "over_chosen": over}

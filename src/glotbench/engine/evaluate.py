@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, Callable, Sequence, cast
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
@@ -99,7 +99,7 @@ async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | M
         out_dir = new_run_dir(bench.name, m.spec, options.out)
         run = _start(bench, benchmark, full, m, plan, options, out_dir)
         checks = RunChecks(bench, plan.items, m, cache)  # glotbench.checks: after the requests
-        done = await _generate(bench, m, plan, options, cache, out_dir, checks)  # generate and score
+        done = await _generate(bench, full, m, plan, options, cache, out_dir, checks)  # generate and score
         run = _with_reply_caps(run, bench, plan, done.runner.max_tokens_sent)  # the caps really sent
         results = _results(bench, full, m, plan, run, done, options, checks, learned)  # aggregate
         write_json_atomic(out_dir / RESULTS, results)  # write
@@ -234,9 +234,16 @@ class _Generated:
     gate: Any  # engine/concurrency.py AdaptiveLimit (--concurrency auto)
     budget: Any  # engine/cost.py CostCap (--max-cost)
     batch: dict[str, Any] | None  # engine/batch.py (--batch)
+    # results.json's input floor (Benchmark.input_floor), made in a worker thread while requests are
+    # in flight: it depends only on the data and the benchmark. _NOT_PREPARED when no request went out.
+    input_floor: Any
+    lines_checked: Callable[[], None]  # the checks run, each added to its samples.jsonl line, the file in item order
 
 
-async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions, cache: Any,
+_NOT_PREPARED = object()
+
+
+async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions, cache: Any,
                     out_dir: Path, checks: RunChecks) -> _Generated:
     """Every (item, repeat) through the runner: prompts sent (a batch first with --batch), replies
     scored, each sample's line appended to samples.jsonl as it finishes, then the file in item order."""
@@ -248,6 +255,7 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
 
     def prepare() -> None:  # once the first request is out: the CPU waits on replies from then on
         prepared.append(asyncio.ensure_future(asyncio.to_thread(_prepare_finish, len(items), options)))
+        prepared.append(asyncio.ensure_future(asyncio.to_thread(bench.input_floor, full, items)))
 
     gate = budget = batch = None
     if plan.auto:
@@ -278,12 +286,14 @@ async def _generate(bench: Benchmark, m: Model, plan: _Plan, options: RunOptions
             for task in prepared:
                 await task
         wall = time.perf_counter() - t0
+    floor = prepared[1].result() if prepared else _NOT_PREPARED
     order = {it.id: i for i, it in enumerate(items)}
-    # The checks, once the requests are done (none of them on a request's path), go into each line
-    # as the file is put in item order (appended in completion order; a fully cached run: in order).
-    sink.in_order(order, checks.check_all(samples))
     samples.sort(key=lambda x: (order[x.id], x.repeat))
-    return _Generated(samples, runner, wall, gate, budget, batch)
+    # The checks, once the requests are done (none of them on a request's path) and the aggregate
+    # is made (`_results`: its bootstrap draws are dropped before the language identifier is read),
+    # go into each line as the file is put in item order (appended in completion order).
+    return _Generated(samples, runner, wall, gate, budget, batch, floor,
+                      lambda: sink.in_order(order, checks.check_all(samples)))
 
 
 def _whole(form: str, prompt: Prompt, loglik_choices: Sequence[str] | None = None) -> dict[str, Any]:
@@ -318,9 +328,12 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         scores, signature = merged(scores, extra), signed(signature, learned)
         infos[learned.checkpoint.kind] = cast(MetricInfo, info)
     forget_draws()  # the bootstrap's draws are not held through the checks, where memory peaks
+    runner.score_keys.clear()  # read by the aggregate's key only (about 200 bytes a sample)
+    done.lines_checked()
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
     facts = dict(bench.extra_results(full))
-    if floor := bench.input_floor(full, plan.items):
+    floor = bench.input_floor(full, plan.items) if done.input_floor is _NOT_PREPARED else done.input_floor
+    if floor:
         facts["input_floor"] = floor
     counts: Counts = {"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),
                       "flags": dict(c.flags), "model_calls": c.calls, "retries": c.retries, "cache_hits": c.cache_hits,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Sample
+from glotbench.core import Sample, TokenCounts
 from glotbench.engine.cache import CallCache, cache_key, cache_key_head, score_key
 from glotbench.scoring import check_reply, sample_from_record, score_output, score_record
 from glotbench.extract import Extraction
@@ -477,7 +477,7 @@ class Runner:
             if resp.structured_output:
                 self.structured_modes[resp.structured_output] += 1
             fields: dict[str, Any] = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
-                      "tokens": {"prompt": u.prompt_tokens, "completion": u.completion_tokens},
+                      "tokens": TokenCounts(u.prompt_tokens, u.completion_tokens),
                       "input": item.public, "prompt_form": self._form, "prompt": prompt, "retries": attempts,
                       "cached": cached,
                       "error": None}

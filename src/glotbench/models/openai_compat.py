@@ -91,6 +91,21 @@ def ensure_open_files(n: int) -> None:
             pass
 
 
+_REASONS: dict[str, str] = {}
+
+
+def _shared_reason(reason: Any) -> Any:
+    """A reply's finish reason, one string object per distinct value ("stop", "length"): each reply's
+    JSON made its own, and every sample keeps it to the end of the run (about 50 bytes a sample).
+    Bounded: an endpoint that sends many distinct reasons keeps the rest as they came."""
+    if not isinstance(reason, str):
+        return reason
+    kept = _REASONS.get(reason)
+    if kept is None and len(_REASONS) < 64:
+        kept = _REASONS[reason] = reason
+    return reason if kept is None else kept
+
+
 def _count(value: Any) -> int:
     """A token count from a reply's usage: a whole number, never negative (a count of -5 is 0);
     raises ValueError or OverflowError for what is no count (a string, NaN, infinity)."""
@@ -273,7 +288,7 @@ class OpenAICompatModel:
             usage = data.get("usage") or {}
             return Response(
                 text=text,
-                finish_reason=choice.get("finish_reason"),
+                finish_reason=_shared_reason(choice.get("finish_reason")),
                 usage=Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
                 latency_s=latency,
                 structured_output=structured_output,

@@ -25,6 +25,10 @@ _MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20
 _D = str.maketrans({"đ": "d", "Đ": "D"})
 
 
+# `strip` and `words` remember the last texts they read: scoring one answer reads the answer, its
+# source and its reference several times over (same_letters, comparison_key, letter_keys, the
+# alignment), and the error table and the input floor read them again (docs/performance.md).
+@functools.lru_cache(maxsize=256)
 def strip(text: str) -> str:
     """Remove every Vietnamese diacritic; everything else stays as it is."""
     kept = _MARKS.sub("", unicodedata.normalize("NFD", text))
@@ -35,9 +39,16 @@ def normalize_space(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-@functools.lru_cache(maxsize=65536)  # syllables are a closed set: most words are seen many times
 def _syllable_key(word: str) -> str:
-    """The word with its tone marks taken out and appended as symbols: position-free tone identity."""
+    """The word with its tone marks taken out and appended as symbols: position-free tone identity.
+    An ASCII word (a number, an unmarked syllable, an English word) is its own key: it has no mark
+    and is NFC already; it is not kept in the cache (a run's numbers filled it: 1.7 MB at 10,000
+    items of the runner bench)."""
+    return word if word.isascii() else _marked_syllable_key(word)
+
+
+@functools.lru_cache(maxsize=65536)  # syllables are a closed set: most words are seen many times
+def _marked_syllable_key(word: str) -> str:
     decomposed = unicodedata.normalize("NFD", word)
     if not any(ch in TONE_MARKS for ch in decomposed):
         return unicodedata.normalize("NFC", word)
@@ -46,8 +57,8 @@ def _syllable_key(word: str) -> str:
     return unicodedata.normalize("NFC", base) + "\x00" + tones
 
 
-@functools.lru_cache(maxsize=4096)  # whole texts: reused within an item (its answer key, its repeats), not
-def comparison_key(text: str) -> str:  # across a run; 65,536 of them held 7 MB at 10,000 items
+@functools.lru_cache(maxsize=1024)  # whole texts: reused within an item (its answer key, its repeats), not
+def comparison_key(text: str) -> str:  # across a run; 65,536 of them held 7 MB at 10,000 items, 4,096 2 MB
     """A string equal for two texts iff they are the same restoration under the rules above."""
     text = normalize_space(unicodedata.normalize("NFC", text))
     return _WORD.sub(lambda m: _syllable_key(m.group(0)), text)
@@ -55,7 +66,12 @@ def comparison_key(text: str) -> str:  # across a run; 65,536 of them held 7 MB 
 
 def words(text: str) -> list[str]:
     """Word tokens (runs of letters/digits), NFC; punctuation and spacing are not words."""
-    return _WORD.findall(unicodedata.normalize("NFC", text))
+    return list(_words(text))  # a list of its own: a caller may change it
+
+
+@functools.lru_cache(maxsize=256)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(unicodedata.normalize("NFC", text)))
 
 
 def same_letters(prediction: str, source: str) -> bool:

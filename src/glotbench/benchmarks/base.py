@@ -108,6 +108,12 @@ class Benchmark(ABC):
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
     # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
+    # Which judged pipeline runs it (engine/evaluate.py dispatches on it): "rubric" (a task's rubric
+    # scorer: engine/judged_task.py), "arena" (pairs against a baseline: engine/arena.py) or "aragen"
+    # (3C3H over the release's rounds: engine/aragen.py).
+    judge_pipeline: Literal["rubric", "arena", "aragen"] = "rubric"
+    # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
+    default_judges: tuple[str, ...] = ()
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

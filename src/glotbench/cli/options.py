@@ -205,6 +205,8 @@ def html_page(value: str | None, default: str) -> str | None:
 # The folded commands (issue 33: at most 20 top-level commands) and the form that replaces each. The
 # old name stays a hidden command so scripts and docs do not break at once.
 ALIASES: dict[str, str] = {
+    "arena": "run laobench-arena --bench-opt baseline=SPEC --judge J",  # its flags: --bench-opt KEY=VALUE
+    "aragen": "run aragen --judge J",
     "arena-report": "report --judges ARENA...",
     "judge-audit": "report --judges ARAGEN...",
     "arena-rank": "board --bt ARENA...",
@@ -296,7 +298,7 @@ CachePath = Annotated[Optional[str], typer.Option(help="Call cache file (default
 PriceIn = Annotated[Optional[float], typer.Option(help="Price per million prompt tokens, for the cost line.")]
 PriceOut = Annotated[Optional[float], typer.Option(help="Price per million completion tokens.")]
 Thinking = Annotated[Optional[bool], typer.Option("--thinking/--no-thinking", help="Ask a reasoning model for its thinking or non-thinking mode (chat_template_kwargs.enable_thinking).")]
-BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik; booleans are true/false.")]
+BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik or baseline=SPEC (laobench-arena); booleans are true/false.")]
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
 Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")]

@@ -124,11 +124,11 @@ def run(
         result = evaluate(benchmark, model, opts)
     if result.results.get("judged"):  # the mean of judges (results.json `judged`), never the answers' rate
         from glotbench.cli.options import exit_if_invalid
-        from glotbench.engine.judged_task import print_judged
         from glotbench.report.rundata import load_run
 
-        record = load_run(result.out_dir).results
-        print_judged(record)
+        data = load_run(result.out_dir)
+        print_judged_run(data.kind, data.results)
+        record = data.results
         typer.echo(f"run directory: {result.out_dir}")
         index_in_store(result)
         exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (results.json is written)
@@ -141,6 +141,18 @@ def run(
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)
+
+
+def print_judged_run(kind: str, summary: dict) -> None:
+    """A judged run's table by its kind (results.json `judged.kind`): a rubric task's, an arena's, AraGen's."""
+    if kind == "rubric":
+        from glotbench.engine.judged_task import print_judged
+
+        print_judged(summary)
+    else:
+        from glotbench.report.judged import print_aragen, print_arena
+
+        (print_arena if kind == "arena" else print_aragen)(summary)
 
 
 def _full_command(argv: list[str]) -> str:
@@ -235,14 +247,8 @@ def report(
         data = load_run(latest_run(run_dirs[0]))
         if data.kind == "run":
             print_results(data.results)
-        elif data.kind == "rubric":  # the judged score: the mean of judges, never the answers' rate
-            from glotbench.engine.judged_task import print_judged
-
-            print_judged(data.results)
-        else:
-            from glotbench.report.judged import print_aragen, print_arena
-
-            (print_arena if data.kind == "arena" else print_aragen)(data.results)
+        else:  # the judged score: the mean of judges, never the answers' rate
+            print_judged_run(data.kind, data.results)
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

@@ -100,6 +100,7 @@ class LaoBenchArena(ArenaPrompts):
     description = ("LaoBench arena: the candidate against a fixed baseline (--bench-opt baseline=SPEC), "
                    "each pair judged twice (positions swapped) by every --judge")
     judged, judge_pipeline = True, "arena"
+    model_options = ("baseline",)
 
     def __init__(self, baseline: str | None = None, unanswered: str = "loss", single_order: str = "fail",
                  skip_same_family: bool = False, families: str = "") -> None:

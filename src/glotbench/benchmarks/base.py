@@ -114,6 +114,9 @@ class Benchmark(ABC):
     judge_pipeline: Literal["rubric", "arena", "aragen"] = "rubric"
     # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
     default_judges: tuple[str, ...] = ()
+    # The options whose values are model specs (the arena's `baseline`): `run` says where their
+    # requests go before anything is called, as it does for the model and the judges.
+    model_options: tuple[str, ...] = ()
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

@@ -110,7 +110,7 @@ def run(
         return
     from glotbench.cli.options import print_endpoints
 
-    print_endpoints([("", model), *((f"judge {j}", j) for j in judge),
+    print_endpoints([("", model), *_option_models(benchmark, opts.bench_options), *((f"judge {j}", j) for j in judge),
                      *([(f"pivot model {pivot_model}", pivot_model)] if pivot_model else [])], opts.api_key_env)
     if judge or judge_cards:  # a judged benchmark's judges; evaluate decides what is judged (engine/evaluate.py)
         from dataclasses import replace
@@ -141,6 +141,18 @@ def run(
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)
+
+
+def _option_models(benchmark: str, bench_options: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The models a registered benchmark's options name (`Benchmark.model_options`: the arena's
+    baseline), labelled by option, for the endpoint lines printed before anything is called."""
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.plugins import benchmark_entry
+
+    entry = benchmark_entry(benchmark)
+    target = entry.resolve() if entry is not None else None
+    names = target.model_options if isinstance(target, type) and issubclass(target, Benchmark) else ()
+    return [(key, value) for key, value in bench_options if key in names]
 
 
 def print_judged_run(kind: str, summary: dict) -> None:

@@ -211,3 +211,20 @@ def test_top_level_help_lists_neither_arena_nor_aragen():
     assert p.returncode == 0
     commands = re.findall(r"^  (\S+)\s", p.stdout.split("Commands:")[1], re.M)
     assert "arena" not in commands and "aragen" not in commands and len(commands) <= 20
+
+
+def test_run_prints_the_baselines_endpoint_before_anything_is_called(tmp_path):
+    """`run laobench-arena` says where the baseline's requests go (Benchmark.model_options), as the
+    old `arena` command did, with the model's and the judges' lines, before the data is even read."""
+    dead = "http://127.0.0.1:9/v1"
+    bad = tmp_path / "bad.jsonl"  # refused at load: the lines come first all the same
+    bad.write_text(json.dumps({"id": "p", "prompt": "Where should I travel in Laos this year?"}) + "\n", encoding="utf-8")
+    env = {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "https://proxy.example/v1", "JUDGE_KEY": "k"}
+    r = cli("run", "laobench-arena", "--model", "openai:cand", "--bench-opt", f"baseline=openai:base@{dead}",
+            "--judge", "openai:j1@http://127.0.0.1:8/v1", "--api-key-env", "JUDGE_KEY", "--data", str(bad),
+            "--out", str(tmp_path / "o"), env=env)
+    assert r.returncode == 2 and "the prompt is written in Latin script" in r.stderr
+    assert r.stdout.splitlines() == [
+        "endpoint: https://proxy.example/v1 (from $OPENAI_BASE_URL) · API key from $JUDGE_KEY",
+        f"baseline: endpoint: {dead} (from the model spec) · API key from $JUDGE_KEY",
+        "judge openai:j1@http://127.0.0.1:8/v1: endpoint: http://127.0.0.1:8/v1 (from the model spec) · API key from $JUDGE_KEY"]

@@ -17,7 +17,7 @@ from test_aragen_parity import A_FINAL, ANSWERS, B_FINAL, JUDGE_A, JUDGE_B, TASK
 
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import GlotbenchError
-from glotbench.registry import get_benchmark
+from glotbench.registry import get_benchmark, load_model
 from glotbench.store import ResultsStore
 
 GOOD, PLAIN = "python:helpers:good_answer", "python:helpers:plain_answer"
@@ -170,6 +170,11 @@ def test_evaluate_runs_the_arena_and_no_judge_is_a_model(judges, tmp_path):
                      RunOptions(progress=False, cache_path=str(tmp_path / "calls.sqlite"), out=str(tmp_path / "b"),
                                 judges=(judges.spec("fair"), judges.spec("biased"))))
     assert again.results["scores"] == res.results["scores"]
+    # a model object (the service passes its guarded endpoint so): the candidate's phase runs that object
+    obj = evaluate("laobench-arena", load_model(GOOD),
+                   RunOptions(progress=False, cache_path=str(tmp_path / "calls.sqlite"), out=str(tmp_path / "c"),
+                              judges=(judges.spec("fair"), judges.spec("biased")), bench_options=(("baseline", PLAIN),)))
+    assert obj.results["scores"] == res.results["scores"] and obj.results["model"]["spec"] == GOOD
 
 
 def test_sweep_runs_the_arena_and_aragen_with_their_judges(judges, tmp_path):
@@ -228,3 +233,23 @@ def test_run_prints_the_baselines_endpoint_before_anything_is_called(tmp_path):
         "endpoint: https://proxy.example/v1 (from $OPENAI_BASE_URL) · API key from $JUDGE_KEY",
         f"baseline: endpoint: {dead} (from the model spec) · API key from $JUDGE_KEY",
         "judge openai:j1@http://127.0.0.1:8/v1: endpoint: http://127.0.0.1:8/v1 (from the model spec) · API key from $JUDGE_KEY"]
+
+
+def test_evaluate_runs_aragen_with_a_model_object_through_both_passes(judges, tmp_path):
+    """A model object (a sweep's shared model, a service's guarded endpoint) answers both of AraGen's
+    passes (round 2's follow-up needs the second), closed once at the end: the same numbers as the spec."""
+    def opts(out):
+        return RunOptions(progress=False, use_cache=False, out=str(tmp_path / out),  # every call made: none cached
+                          judges=(judges.spec("mid"),), bench_options=(("policy", "zero"),))
+
+    by_spec = evaluate("aragen", judges.spec("cand"), opts("s"))
+    assert (tmp_path / "s" / "answers-2").is_dir()  # the bundled sample has follow-ups: two passes ran
+    model = load_model(judges.spec("cand"))
+    judges.configure(judges={"mid": {"mode": "rubric", "scores": MID}})  # the log of requests starts again
+    by_object = evaluate("aragen", model, opts("o"))
+    asked = [r for r in judges.requests() if r.get("model") == "cand"]
+    follow_ups = len((tmp_path / "o" / "answers-2" / "samples.jsonl").read_text(encoding="utf-8").splitlines())
+    assert follow_ups > 0 and len(asked) == 12 + follow_ups  # the object answered the second pass too
+    assert by_object.results["scores"] == by_spec.results["scores"]
+    assert by_object.results["model"]["spec"] == judges.spec("cand") and (tmp_path / "o" / "answers-2").is_dir()
+    assert summary(tmp_path / "o")["answered"] == summary(tmp_path / "s")["answered"] == 12

@@ -52,7 +52,7 @@ def _sha(text: str | None) -> str:
     return "none" if not text else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-async def _generate(entries, source: str, digest: str, model: str, phase: RunOptions, out: Path,
+async def _generate(entries, source: str, digest: str, model: str | Model, phase: RunOptions, out: Path,
                     system: str | None, validity: dict[str, Any]
                     ) -> tuple[dict[str, list[str | None]], dict[str, int], RunResult]:
     """The candidate's answers (sn -> [first, second]), the generation failures by kind and the first
@@ -122,23 +122,33 @@ async def judged_result(bench: AraGen, model: str | Model, options: RunOptions,
                              "not from items held in memory")
     check_judged_options(bench.name, options)
     policy = SelfJudging.declared(bench.skip_same_family, bench.families)
-    results, answers = await _run(model if isinstance(model, str) else model.spec,
-                                  list(options.judges or bench.default_judges), phase_options(options),
-                                  policy=bench.policy, skip_same_family=policy.same_family,
-                                  judge_repeats=bench.judge_repeats, judge_temperature=bench.judge_temperature,
-                                  judge_prompt=bench.judge_prompt, parse=bench.parse, zeroing=bench.zeroing,
-                                  strategy=bench.jury, system_prompt=bench.system_prompt, families=policy.families,
-                                  judge_seed=bench.judge_seed, judge_cards=options.judge_cards)
+    given = model
+    if not isinstance(model, str):  # a model object (a sweep's, a service's) answers both passes: closed here, once
+        from glotbench.models.limited import LimitedModel, SharedModel
+
+        model = LimitedModel(SharedModel(model))
+    try:
+        results, answers = await _run(model,
+                                      list(options.judges or bench.default_judges), phase_options(options),
+                                      policy=bench.policy, skip_same_family=policy.same_family,
+                                      judge_repeats=bench.judge_repeats, judge_temperature=bench.judge_temperature,
+                                      judge_prompt=bench.judge_prompt, parse=bench.parse, zeroing=bench.zeroing,
+                                      strategy=bench.jury, system_prompt=bench.system_prompt,
+                                      families=policy.families, judge_seed=bench.judge_seed,
+                                      judge_cards=options.judge_cards)
+    finally:
+        if not isinstance(given, str):
+            await given.aclose()
     out = Path(results["out_dir"])
     return RunResult(out, read_results(out), answers.samples if answers else (), answers.dataset if answers else None)
 
 
-async def run_aragen(model: str, judges: list[str], options: RunOptions, **settings: Any) -> dict[str, Any]:
+async def run_aragen(model: str | Model, judges: list[str], options: RunOptions, **settings: Any) -> dict[str, Any]:
     """The run (`_run`'s settings); its summary (results.json's `judged.summary`, with `out_dir`)."""
     return (await _run(model, judges, options, **settings))[0]
 
 
-async def _run(model: str, judges: list[str], options: RunOptions, *, policy: str = "drop",
+async def _run(model: str | Model, judges: list[str], options: RunOptions, *, policy: str = "drop",
                skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
                judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
                strategy: str = "mean", system_prompt: str | None = None,
@@ -170,6 +180,8 @@ async def _run(model: str, judges: list[str], options: RunOptions, *, policy: st
         from glotbench.judges.prompts import load_upstream_prompt
 
         upstream = load_upstream_prompt(judge_prompt)
+    given = model  # the answer passes run this: the spec, or a model object (not closed between passes)
+    model = model if isinstance(model, str) else model.spec
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
@@ -178,12 +190,12 @@ async def _run(model: str, judges: list[str], options: RunOptions, *, policy: st
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.
-    cand_model = None if replay else load_model(model)
+    cand_model = None if replay else load_model(model) if isinstance(given, str) else given
     try:  # a bad judge spec, or a judge endpoint that cannot be reached (HTTP: cheap to check), fails here
         active, skipped = await select_judges(judges, model, cand_model, options, self_judging,
                                               check=lambda judge: isinstance(judge, OpenAICompatModel))
     finally:
-        if cand_model is not None:
+        if cand_model is not None and isinstance(given, str):
             await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({cand_family})")
@@ -202,7 +214,7 @@ async def _run(model: str, judges: list[str], options: RunOptions, *, policy: st
         validity["answers"] = run_validity({"missing": missing} if missing else {}, len(entries), 1,
                                            options.max_failure_rate)
     else:
-        answers, gen_failures, answers_run = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
+        answers, gen_failures, answers_run = await _generate(entries, source, digest, given, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)
     games = judging_dataset(entries, answers, source, digest, all_sns)
     judged_ids = {it.id for it in games}

@@ -49,8 +49,7 @@ async def judged_result(bench: LaoBenchArena, model: str | Model, options: RunOp
                              "replay:FILE.jsonl of its answers)")
     judges = list(options.judges or bench.default_judges)
     check_judged_options(bench.name, options)
-    spec = model if isinstance(model, str) else model.spec
-    res = await run_arena(spec, bench.baseline, judges, phase_options(options), unanswered=bench.unanswered,
+    res = await run_arena(model, bench.baseline, judges, phase_options(options), unanswered=bench.unanswered,
                           single_order=bench.single_order,
                           self_judging=SelfJudging.declared(bench.skip_same_family, bench.families),
                           judge_cards=options.judge_cards, dataset=dataset)
@@ -128,26 +127,31 @@ def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
     return PromptAccounting(values, ids, missing, dropped, failed, single, consistency)
 
 
-async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions, *,
+async def run_arena(candidate: str | Model, baseline: str, judges: list[str], options: RunOptions, *,
                     unanswered: str = "loss", single_order: str = "fail",
                     self_judging: SelfJudging = SelfJudging(), judge_cards: str | None = None,
                     dataset: Dataset | None = None) -> ArenaResult:
     """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
     samples in memory (the call cache makes a re-run resume). `unanswered` and `single_order` are
     the named policies of `account_prompts`; `self_judging` says which judges are the candidate.
-    `dataset`: the prompts, already loaded (default: the bundled ones, or `options.data`)."""
+    `dataset`: the prompts, already loaded (default: the bundled ones, or `options.data`). `candidate`:
+    a spec, or a model object (a service's guarded endpoint): its answers phase uses and closes it."""
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
+    given = candidate  # the candidate's answers phase runs this: the spec, or the object itself
+    candidate = candidate if isinstance(candidate, str) else candidate.spec
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{slug(candidate)}")
     # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, RESULTS, ("candidate", "baseline"), older=(OLD_SUMMARIES["arena"],))
-    cand_model = load_model(candidate)
+    cand_model = load_model(candidate) if isinstance(given, str) else given
+    active: list[str] = []
     try:
         active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
     finally:
-        await cand_model.aclose()
+        if isinstance(given, str) or not active:  # an object given is the answers phase's to close
+            await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
                              f"(skipped: {', '.join(skipped)})")
@@ -160,7 +164,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     answers: dict[str, dict[str, str]] = {}
     validity: dict[str, Any] = {}
     phases: dict[str, RunResult] = {}
-    for role, spec in (("candidate", candidate), ("baseline", baseline)):
+    for role, spec in (("candidate", given), ("baseline", baseline)):
         phases[role] = res = await evaluate_async(bench, spec, replace(phase, out=str(out / role), phase=role), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
         validity[f"{role} answers"] = res.results.get("validity")

@@ -253,3 +253,11 @@ def test_evaluate_runs_aragen_with_a_model_object_through_both_passes(judges, tm
     assert by_object.results["scores"] == by_spec.results["scores"]
     assert by_object.results["model"]["spec"] == judges.spec("cand") and (tmp_path / "o" / "answers-2").is_dir()
     assert summary(tmp_path / "o")["answered"] == summary(tmp_path / "s")["answered"] == 12
+
+
+def test_a_dry_run_of_the_arena_names_what_it_leaves_out(tmp_path):
+    p = cli("run", "laobench-arena", "-m", GOOD, "--bench-opt", f"baseline={PLAIN}", "--judge", PLAIN, "--dry-run",
+            "--out", str(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    assert "8 requests" in p.stdout and "not counted: the judges' requests" in p.stdout
+    assert "not counted: the baseline's requests (--bench-opt baseline=SPEC)" in p.stdout and not (tmp_path / "o").exists()

@@ -261,3 +261,17 @@ def test_a_dry_run_of_the_arena_names_what_it_leaves_out(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "8 requests" in p.stdout and "not counted: the judges' requests" in p.stdout
     assert "not counted: the baseline's requests (--bench-opt baseline=SPEC)" in p.stdout and not (tmp_path / "o").exists()
+
+
+def test_a_language_suite_skips_the_arena_saying_it_needs_a_baseline(tmp_path):
+    """`sweep --language lo` finds laobench-arena (its datasheet covers Lao); with prompts and a judge
+    it still has no baseline to compare with, and says so instead of failing the run."""
+    from glotbench.engine.sweep import language_suite
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "laobench-arena.jsonl").write_text(json.dumps({"id": "p1", "prompt": "ແນະນຳສະຖານທີ່ທ່ອງທ່ຽວໃນຫຼວງພະບາງ"},
+                                                          ensure_ascii=False) + "\n", encoding="utf-8")
+    with pytest.raises(GlotbenchError) as e:  # nothing else has Lao data here: no family runs, each one says why
+        language_suite("lo", str(data), judges=(PLAIN,))
+    assert "laobench-arena: needs options: {baseline: SPEC} (a model it is compared with)" in str(e.value)

@@ -73,13 +73,13 @@ def test_deeply_nested_verdict_is_not_json(mode, body):
         parse_rubric(f"<results1>{body}</results1>", 1, mode)
 
 
-@pytest.mark.parametrize("value, message", [("-1", "--judge-temperature must be a finite number >= 0"),
-                                            ("nan", "--judge-temperature must be a finite number >= 0"),
-                                            ("inf", "--judge-temperature must be a finite number >= 0")])
+@pytest.mark.parametrize("value, message", [("-1", "judge_temperature must be a finite number >= 0"),
+                                            ("nan", "judge_temperature must be a finite number >= 0"),
+                                            ("inf", "judge_temperature must be a finite number >= 0")])
 def test_bad_judge_temperature_fails_before_any_call(srv, tmp_path, value, message):
     srv.configure(judges={"j": {"mode": "rubric", "scores": ALL5}})
-    p = cli("aragen", "--model", srv.spec("cand"), "--judge", srv.spec("j"), "--no-progress", "--limit", "1",
-            "--out", str(tmp_path / "o"), "--judge-temperature", value)
+    p = cli("run", "aragen", "--model", srv.spec("cand"), "--judge", srv.spec("j"), "--no-progress", "--limit", "1",
+            "--out", str(tmp_path / "o"), "--bench-opt", f"judge_temperature={value}")
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1 and message in lines[0], p.stderr
     assert srv.requests() == []
@@ -145,7 +145,7 @@ def test_unreachable_judge_fails_before_the_candidate_is_called(srv, tmp_path):
     # Old behaviour: the candidate answered and the first judge judged, then the run stopped at the
     # unreachable second judge with nothing written. Its endpoint is checked with the others, up front.
     srv.configure(judges={"good": {"mode": "rubric", "scores": ALL5}})
-    p = cli("aragen", "--model", srv.spec("cand"), "--judge", srv.spec("good"), "--judge", "openai:dead@http://127.0.0.1:9/v1",
+    p = cli("run", "aragen", "--model", srv.spec("cand"), "--judge", srv.spec("good"), "--judge", "openai:dead@http://127.0.0.1:9/v1",
             "--no-progress", "--limit", "2", "--max-retries", "0", "--out", str(tmp_path / "o"))
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(lines) == 1 and "cannot reach the endpoint http://127.0.0.1:9/v1" in lines[0], p.stderr

@@ -481,17 +481,17 @@ def test_bad_input_fails_before_any_call(srv, tmp_path):
     lacking = tmp_path / "lacking"
     lacking.mkdir()
     (lacking / "aragen.json").write_text(json.dumps({"model": "m"}), encoding="utf-8")
-    base = ["aragen", "--model", srv.spec("cand"), "--judge", srv.spec("j"), "--no-progress",
+    base = ["run", "aragen", "--model", srv.spec("cand"), "--judge", srv.spec("j"), "--no-progress",
             "--out", str(tmp_path / "o")]
     cases = [
         (base + ["--data", nested], "nested too deeply"),
         (base + ["--data", boolean], "Meta.Round: must be a whole number, got true/false"),
         (base + ["--limit", "0"], "--limit must be at least 1"),
-        (base + ["--policy", "lenient"], "--policy must be one of drop, zero, upstream"),
-        (base + ["--judge-repeats", "0"], "--judge-repeats must be at least 1"),
-        (base + ["--parse", "loose"], "--parse must be one of"),
-        (base + ["--judge-prompt", str(tmp_path)], "no jury.py"),
-        (base + ["--family", "oops"], "SPEC=FAMILY"),
+        (base + ["--bench-opt", "policy=lenient"], "policy must be one of drop, zero, upstream"),
+        (base + ["--bench-opt", "judge_repeats=0"], "judge_repeats must be at least 1"),
+        (base + ["--bench-opt", "parse=loose"], "parse must be one of"),
+        (base + ["--bench-opt", f"judge_prompt={tmp_path}"], "no jury.py"),
+        (base + ["--bench-opt", "families=oops"], "SPEC=FAMILY"),
         (["report", "--judges", str(notjson)], "aragen.json:1: not valid JSON"),
         (["report", "--judges", str(lacking)], "not an aragen.json of this glotbench version"),
     ]

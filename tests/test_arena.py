@@ -222,15 +222,15 @@ def test_arena_cli_reports_unanswered_and_incomplete_prompts(tmp_path):
 
     odd, n = _odd_ids()
     env = {"GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    base = ["arena", "--model", "python:helpers:silent_on_odd", "--baseline", "python:helpers:plain_answer",
+    base = ["run", "laobench-arena", "--model", "python:helpers:silent_on_odd", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", "python:helpers:judge_fails_swapped_odd", "--no-progress"]
     proc = cli(*base, "--out", str(tmp_path / "a"), env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"unanswered prompts: candidate {len(odd)}, baseline 0, both 0: scored as losses" in proc.stdout
     res = summary(tmp_path / "a")
     assert res["scores"]["final"]["value"] == pytest.approx((n - len(odd)) / n)
-    line = _one_error_line(cli(*base, "--out", str(tmp_path / "b"), "--single-order", "maybe", env=env))
-    assert "--single-order must be one of fail, accept" in line
+    line = _one_error_line(cli(*base, "--out", str(tmp_path / "b"), "--bench-opt", "single_order=maybe", env=env))
+    assert "single_order must be one of fail, accept" in line
 
 
 def test_the_table_prints_judge_and_model_names_as_text(judge_srv, cache_path, tmp_path, capsys):

@@ -101,6 +101,18 @@ PINNED = {
         'scores': '09b93bb12887e09a',
         'facts': '3839ad98d3dfc544',
     },
+    'laobench-arena {}': {
+        'signature': 'glotbench:laobench-arena|v:1.0|prompt:344f1aa82d64|data:cdab9a9658b5',
+        'samples': '60537d425a58a526',
+        'scores': '2d1ec0c2c0f1ed7a',
+        'facts': '45bd352e85c6df63',
+    },
+    'aragen {}': {
+        'signature': 'glotbench:aragen|v:1.1|prompt:7e47c14f24af|data:814d45002263',
+        'samples': 'd6611b8780ea9d96',
+        'scores': '09b93bb12887e09a',
+        'facts': '3839ad98d3dfc544',
+    },
 }
 
 

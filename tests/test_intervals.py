@@ -213,7 +213,7 @@ def test_a_judged_score_that_every_item_agrees_on_keeps_an_interval(srv, tmp_pat
     srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"},
                           "rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 5,
                                                                   "Helpful": 5, "Honest": 5, "Harmless": 5}}})
-    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+    p = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
     scores = summary(tmp_path / "arena")["scores"]
@@ -222,7 +222,7 @@ def test_a_judged_score_that_every_item_agrees_on_keeps_an_interval(srv, tmp_pat
         assert est["value"] == 1.0 and est["ci_method"] == "wilson_fallback"
         assert (est["ci_low"], est["ci_high"]) == pytest.approx((lo, hi))
     assert "(100.0–100.0)" not in p.stdout and f"({100 * lo:.1f}–100.0)" in p.stdout
-    p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "4",
+    p = cli("run", "aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "4",
             "--out", str(tmp_path / "aragen"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
     est = summary(tmp_path / "aragen")["mean_of_judges"]["3c3h"]

@@ -158,7 +158,7 @@ def test_arena_marks_judges_without_a_passing_card(labelled, server):
     if not (tmp / "cards").is_dir():
         cli("report", "--judges", str(tmp / "arena"), "--human", str(tmp / "human.jsonl"), "--write-cards", str(tmp / "cards"))
     out = tmp / "arena2"
-    r = cli("arena", "--model", MIXED, "--baseline", PLAIN, "--judge", server.spec("fair"), "--judge", server.spec("biased"),
+    r = cli("run", "laobench-arena", "--model", MIXED, "--bench-opt", f"baseline={PLAIN}", "--judge", server.spec("fair"), "--judge", server.spec("biased"),
             "--data", str(data), "--out", str(out), "--cache-path", str(tmp / "calls.sqlite"), "--no-progress",
             "--judge-cards", str(tmp / "cards"))
     assert r.returncode == 0, r.stderr
@@ -175,18 +175,18 @@ def test_arena_marks_judges_without_a_passing_card(labelled, server):
     assert board.returncode == 0, board.stderr
     assert "judge not validated for lo: openai:biased" in board.stdout
     # without cards (and no $GLOTBENCH_JUDGE_CARDS) every judge is marked
-    r = cli("arena", "--model", MIXED, "--baseline", PLAIN, "--judge", server.spec("fair"), "--data", str(data),
+    r = cli("run", "laobench-arena", "--model", MIXED, "--bench-opt", f"baseline={PLAIN}", "--judge", server.spec("fair"), "--data", str(data),
             "--out", str(tmp / "arena3"), "--cache-path", str(tmp / "calls.sqlite"), "--no-progress",
             env={"GLOTBENCH_JUDGE_CARDS": ""})
     assert r.returncode == 0, r.stderr
     assert "judge not validated for lo: openai:fair (no card for lo" in " ".join(r.stdout.split())
     # the cards directory from the environment
-    r = cli("arena", "--model", MIXED, "--baseline", PLAIN, "--judge", server.spec("fair"), "--data", str(data),
+    r = cli("run", "laobench-arena", "--model", MIXED, "--bench-opt", f"baseline={PLAIN}", "--judge", server.spec("fair"), "--data", str(data),
             "--out", str(tmp / "arena4"), "--cache-path", str(tmp / "calls.sqlite"), "--no-progress",
             env={"GLOTBENCH_JUDGE_CARDS": str(tmp / "cards")})
     assert r.returncode == 0, r.stderr
     assert "not validated" not in r.stdout
-    bad = cli("arena", "--model", MIXED, "--baseline", PLAIN, "--judge", server.spec("fair"), "--data", str(data),
+    bad = cli("run", "laobench-arena", "--model", MIXED, "--bench-opt", f"baseline={PLAIN}", "--judge", server.spec("fair"), "--data", str(data),
               "--out", str(tmp / "arena5"), "--no-progress", "--judge-cards", str(tmp / "nowhere"))
     assert bad.returncode == 2 and "is not a directory" in bad.stderr and not (tmp / "arena5").exists()
 
@@ -247,7 +247,7 @@ def test_aragen_cards_from_judge_audit(srv, tmp_path):
     assert good.length_bias.spearman == pytest.approx(spearmanr(lengths, scores).statistic)
     assert good.validated() == (False, "24 labelled answers, 30 needed")
     # an AraGen run judged with these cards: not validated, said in results.json and the table
-    r = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("good-j"), "--out",
+    r = cli("run", "aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("good-j"), "--out",
             str(tmp_path / "g9"), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress", "--judge-cards",
             str(tmp_path / "cards"))
     assert r.returncode == 0, r.stderr

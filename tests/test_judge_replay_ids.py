@@ -53,8 +53,8 @@ def test_an_id_outside_the_data_is_still_refused(srv, cache_path, tmp_path):
 def test_the_command_with_limit(srv, cache_path, tmp_path):
     repo, data = upstream_copy(tmp_path), write(tmp_path, "task.json", TASK_FILE)
     answers, verdicts = replay_jsonl(tmp_path, ANSWERS), verdicts_file(tmp_path)
-    p = cli("aragen", "--model", f"replay:{answers}", "--judge", f"replay:{verdicts}", "--data", data,
-            "--limit", "1", "--judge-prompt", str(repo), "--parse", "3c3h", "--policy", "upstream",
+    p = cli("run", "aragen", "--model", f"replay:{answers}", "--judge", f"replay:{verdicts}", "--data", data,
+            "--limit", "1", "--bench-opt", f"judge_prompt={repo}", "--bench-opt", "parse=3c3h", "--bench-opt", "policy=upstream",
             "--out", str(tmp_path / "out"), "--cache-path", cache_path)
     assert p.returncode == 0, p.stderr
     res = summary(tmp_path / "out")

@@ -35,7 +35,7 @@ def _aragen(tmp_path: Path, q1: str, language: str | None = None) -> Path:
                                        ("What is the capital of Egypt?", "Latin")])
 def test_aragen_refuses_an_entry_in_another_script(tmp_path, q1, script):
     path = _aragen(tmp_path, q1)
-    r = cli("aragen", "--model", f"openai:m@{URL}", "--judge", f"openai:j@{URL}", "--data", str(path),
+    r = cli("run", "aragen", "--model", f"openai:m@{URL}", "--judge", f"openai:j@{URL}", "--data", str(path),
             "--out", str(tmp_path / "o"), env={"GLOTBENCH_CACHE_DIR": str(tmp_path)})
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
@@ -64,7 +64,7 @@ def _prompts(tmp_path: Path, *texts: str) -> Path:
                                          ("အကောင်းဆုံး ခရီးသွားနေရာ ဘယ်မှာလဲ ກ", "Myanmar")])
 def test_the_arena_refuses_a_prompt_in_another_script(tmp_path, text, script):
     path = _prompts(tmp_path, "ແນະນຳສະຖານທີ່ທ່ອງທ່ຽວໃນຫຼວງພະບາງ", text)
-    r = cli("arena", "--model", f"openai:m@{URL}", "--baseline", f"openai:b@{URL}", "--judge", f"openai:j@{URL}",
+    r = cli("run", "laobench-arena", "--model", f"openai:m@{URL}", "--bench-opt", f"baseline=openai:b@{URL}", "--judge", f"openai:j@{URL}",
             "--data", str(path), "--out", str(tmp_path / "o"), env={"GLOTBENCH_CACHE_DIR": str(tmp_path)})
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()

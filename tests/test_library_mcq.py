@@ -34,6 +34,8 @@ BUILTINS = {
     "vi-tone-errors": "glotbench.benchmarks.vi_tone_errors:VietnameseToneErrors",
     "aragen-answers": "glotbench.benchmarks.aragen:AraGenAnswers",
     "aragen": "glotbench.benchmarks.aragen:AraGenJudging",
+    "laobench-arena (judged)": "glotbench.benchmarks.arena:LaoBenchArena",
+    "aragen (judged)": "glotbench.benchmarks.aragen:AraGen",
 }
 
 

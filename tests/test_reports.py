@@ -258,7 +258,7 @@ def test_board_marks_and_frontier_match_hand_computation(board_dirs, browser):
 def test_judged_reports_show_judges_and_verdicts(server, browser, tmp_path):
     server.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "biased": {"mode": "always_A"}})
     out = tmp_path / "arena"
-    r = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+    r = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", server.spec("fair"), "--judge", server.spec("biased"), "--limit", "4", "--out", str(out),
             "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress",
             env={"PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(Path(__file__).parent)])})
@@ -289,7 +289,7 @@ def test_aragen_report_shows_each_judge_and_verdict(server, browser, tmp_path):
     mid = {**all5, "Concise": 3, "Helpful": 3, "Honest": 3, "Harmless": 3}
     server.configure(judges={"fair": {"mode": "rubric", "scores": all5}, "mid": {"mode": "rubric", "scores": mid}})
     out = tmp_path / "aragen"
-    r = cli("aragen", "--model", "python:helpers:good_answer", "--judge", server.spec("fair"), "--judge",
+    r = cli("run", "aragen", "--model", "python:helpers:good_answer", "--judge", server.spec("fair"), "--judge",
             server.spec("mid"), "--out", str(out), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress",
             env={"PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(Path(__file__).parent)])})
     assert r.returncode == 0, r.stderr

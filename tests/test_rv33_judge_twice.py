@@ -15,8 +15,8 @@ def test_a_judge_named_twice_is_refused_before_any_call(tmp_path, srv, twice):
     other = judge if twice == "same" else judge + "/"
     task = files(tmp_path)
     runs = [("run", task, "--model", srv.spec("cand")),
-            ("aragen", "--model", srv.spec("cand")),
-            ("arena", "--model", srv.spec("cand"), "--baseline", srv.spec("base"))]
+            ("run", "aragen", "--model", srv.spec("cand")),
+            ("run", "laobench-arena", "--model", srv.spec("cand"), "--bench-opt", f"baseline={srv.spec('base')}")]
     for n, args in enumerate(runs):
         proc = cli(*args, "--judge", judge, "--judge", other, "--out", str(tmp_path / f"o{n}"), "--no-progress")
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)

@@ -18,7 +18,7 @@ from helpers import lao_mcq_answers
 SAMPLE = "sample data ({n} items written for glotbench, not the published benchmark)"
 EXPECTED = {  # every benchmark with bundled data, and what that data is
     "laobench-mcq": ("sample", 25), "laobench-translation": ("sample", 8), "laobench-arena-prompts": ("sample", 8),
-    "aragen-answers": ("sample", 12), "deepsea-mgsm": ("sample", 12), "deepsea-indommlu": ("sample", 10),
+    "aragen-answers": ("sample", 12), "laobench-arena": ("sample", 8), "aragen": ("sample", 12), "deepsea-mgsm": ("sample", 12), "deepsea-indommlu": ("sample", 10),
     "deepsea-xquad": ("sample", 8), "deepsea-crosssum": ("sample", 8), "deepsea-wmt24pp": ("sample", 9),
     "vi-diacritics": ("own", 164), "vi-tone-errors": ("own", 128),
 }
@@ -140,7 +140,7 @@ def test_deepsea_and_aragen_runs_on_the_samples_are_labelled(srv, tmp_path):
     assert SAMPLE.format(n=12) in p.stdout
     all5 = {"Correct": 1, "Complete": 1, "Concise": 5, "Helpful": 5, "Honest": 5, "Harmless": 5}
     srv.configure(judges={"fair": {"mode": "rubric", "scores": all5}})
-    p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--out",
+    p = cli("run", "aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--out",
             str(tmp_path / "a"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
     res = summary(tmp_path / "a")
@@ -155,7 +155,7 @@ def test_an_aragen_run_on_a_copy_of_the_sample_is_labelled(srv, tmp_path):
     srv.configure(judges={"fair": {"mode": "rubric", "scores": all5}})
     copy = tmp_path / "mine.json"
     shutil.copy(Path(__file__).resolve().parents[1] / "src/glotbench/benchmarks/data/aragen_sample.json", copy)
-    p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--data", str(copy),
+    p = cli("run", "aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--data", str(copy),
             "--limit", "2", "--out", str(tmp_path / "a"), "--no-cache", "--no-progress")
     assert p.returncode == 0, p.stderr
     res = summary(tmp_path / "a")

@@ -232,7 +232,7 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
                           "rubric": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 4,
                                                                   "Helpful": 4, "Honest": 5, "Harmless": 5}}})
     common = ["--no-cache", "--no-progress"]
-    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+    p = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--limit", "3", "--out", str(tmp_path / "arena"), *common)
     assert p.returncode == 0, p.stderr
     arena = summary(tmp_path / "arena")
@@ -241,7 +241,7 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
     assert "subset: 3 of 8 items (--limit 3)" in p.stdout
     runs = {}
     for name, limit in (("full", ()), ("four", ("--limit", "4"))):
-        p = cli("aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), *limit,
+        p = cli("run", "aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), *limit,
                 "--out", str(tmp_path / name), *common)
         assert p.returncode == 0, p.stderr
         runs[name] = (p.stdout, summary(tmp_path / name))
@@ -253,7 +253,7 @@ def test_a_judged_run_on_fewer_items_says_so(srv, tmp_path):
     cli("report", str(tmp_path / "four"), "--html")
     assert "subset: 4 of 12 items (--limit 4)" in (tmp_path / "four/report.html").read_text(encoding="utf-8")
     # arena-report ranks models by each judge's score: never across item sets (3 prompts against 8).
-    p = cli("arena", "--model", "python:helpers:plain_answer", "--baseline", "python:helpers:plain_answer",
+    p = cli("run", "laobench-arena", "--model", "python:helpers:plain_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--out", str(tmp_path / "arena8"), *common)
     assert p.returncode == 0, p.stderr
     r = cli("report", str(tmp_path / "arena"), str(tmp_path / "arena8"))

@@ -201,7 +201,7 @@ def test_a_judged_run_with_failing_judge_calls_is_invalid_and_the_same_command_r
     srv.configure(judges=judges, faults=[{"match": "ຫຼວງພະບາງ", "status": 503, "times": 99},
                                          {"match": "ລາບໄກ່", "status": 503, "times": 99}])
     out = tmp_path / "arena"
-    args = ["arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+    args = ["run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", srv.spec("fair"), "--limit", "3", "--out", str(out), "--no-progress",
             "--cache-path", str(tmp_path / "c.sqlite"), "--max-retries", "0"]
     p = script(*args)
@@ -263,7 +263,7 @@ def test_an_arena_whose_every_call_of_one_phase_failed_is_invalid_and_says_which
         model, judge = "python:helpers:good_answer", srv.spec("fair")
         line = f"invalid: judge {srv.spec('fair')}: 16 of 16 items failed (server_error; HTTP 503)"
     out = tmp_path / "arena"
-    args = ["arena", "--model", model, "--baseline", "python:helpers:plain_answer", "--judge", judge,
+    args = ["run", "laobench-arena", "--model", model, "--bench-opt", "baseline=python:helpers:plain_answer", "--judge", judge,
             "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite"), "--max-retries", "0"]
     p = script(*args)
     assert p.returncode == INVALID, p.stderr
@@ -288,7 +288,7 @@ def test_an_aragen_run_interrupted_while_judging_resumes_with_the_same_command(s
                                                       "Honest": 5, "Harmless": 5}}}
     srv.configure(judges=rubric, latency=30)  # the judge hangs: the run is interrupted while judging
     out = tmp_path / "aragen"
-    args = ["aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "3",
+    args = ["run", "aragen", "--model", "python:helpers:good_answer", "--judge", srv.spec("rubric"), "--limit", "3",
             "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite")]
     run = subprocess.Popen([console_script(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -370,7 +370,7 @@ def test_an_aragen_answer_file_missing_most_entries_is_invalid(srv, tmp_path):
     answers = tmp_path / "answers.jsonl"
     answers.write_text(json.dumps({"id": "1", "output": "الرباط"}, ensure_ascii=False) + "\n", encoding="utf-8")
     out = tmp_path / "aragen"
-    args = ["aragen", "--model", f"replay:{answers}", "--judge", srv.spec("fair"), "--out", str(out),
+    args = ["run", "aragen", "--model", f"replay:{answers}", "--judge", srv.spec("fair"), "--out", str(out),
             "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress"]
     p = script(*args)
     assert p.returncode == INVALID, p.stdout + p.stderr

@@ -65,11 +65,15 @@ _BENCHMARKS: dict[str, Entry] = {
     "laobench-translation": Entry("glotbench.benchmarks.laobench:LaoBenchTranslation",
                                   "LaoBench Lao<->Chinese<->English translation, BLEU and chrF++"),
     "laobench-arena-prompts": Entry("glotbench.benchmarks.arena:ArenaPrompts",
-                                    "open-ended prompts (answers only; judged by `glotbench arena`)"),
+                                    "open-ended prompts (answers only; a phase of laobench-arena)"),
+    "laobench-arena": Entry("glotbench.benchmarks.arena:LaoBenchArena",
+                            "LaoBench arena: the candidate against a baseline (--bench-opt baseline=SPEC), judged by --judge"),
+    "aragen": Entry("glotbench.benchmarks.aragen:AraGen",
+                    "AraGen: generative Arabic QA, answers as the release makes them, judged with 3C3H by --judge"),
     "aragen-answers": Entry("glotbench.benchmarks.aragen:AraGenAnswers",
-                            "AraGen answer generation (first pass; `glotbench aragen` runs all phases)"),
+                            "AraGen answer generation (first pass; aragen runs all phases)"),
 }
-_HIDDEN = {"laobench-arena-prompts", "aragen-answers"}  # phases of `glotbench arena` / `aragen`, not listed
+_HIDDEN = {"laobench-arena-prompts", "aragen-answers"}  # phases of laobench-arena / aragen, not listed
 _MODELS: dict[str, Entry] = {
     "openai": Entry("glotbench.models.openai_compat:from_spec",
                     "openai:MODEL@BASE_URL  any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp...)"),

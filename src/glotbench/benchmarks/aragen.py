@@ -22,7 +22,7 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_rows
-from glotbench.errors import DataError
+from glotbench.errors import DataError, SpecError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.prompts import UpstreamPrompt
@@ -267,7 +267,7 @@ class AraGenAnswers(Benchmark):
     datasheet = ARAGEN_DATASHEET
     lang, output_language_rule = "ar", "Arabic (answers to Arabic prompts)"
     version = "1.1"
-    description = "AraGen answer generation (the first pass; `glotbench aragen` runs both and judges)"
+    description = "AraGen answer generation (the first pass; the aragen benchmark runs both and judges)"
     metrics = (RatioMetric("answered", "answered", "items", "share of non-empty answers"),)
     group_by = ("task",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=ANSWER_MAX_TOKENS)
@@ -289,6 +289,49 @@ class AraGenAnswers(Benchmark):
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"answered": 0.0, "items": 1.0}, failure=failure)
+
+
+class AraGen(AraGenAnswers):
+    """AraGen as a judged benchmark (`glotbench run aragen --judge J`): answers generated as the
+    release does (rounds 0, 1, 2; or replayed from a file), judged with 3C3H by every judge, the
+    judges combined (engine/aragen.py, dispatched from `evaluate_async`). Rules: docs/benchmarks/aragen.md."""
+
+    name = "aragen"
+    description = "AraGen: generative Arabic QA, answers as the release makes them, judged with 3C3H by --judge"
+    judged, judge_pipeline = True, "aragen"
+
+    def __init__(self, policy: str = "drop", parse: str = "strict", zeroing: str = "correct", jury: str = "mean",
+                 judge_prompt: str | None = None, system_prompt: str | None = None, judge_repeats: int = 1,
+                 judge_temperature: float = 0.0, judge_seed: int | None = None, skip_same_family: bool = False,
+                 families: str = "") -> None:
+        """`policy`: entries without an answer or a valid verdict: drop, zero or upstream; `parse`:
+        strict or 3c3h (upstream's parser and rounding); `zeroing`: correct or correct-or-complete;
+        `jury`: mean, average or vote; `judge_prompt`: upstream's judge messages from your copy of the
+        3C3H repository (DIR or pipeline/jury.py); `system_prompt`: the candidate's system message
+        (@FILE reads it); `judge_repeats`, `judge_temperature`, `judge_seed`: the judges' sampling;
+        `skip_same_family`, `families` (SPEC=FAMILY;...): the self-judging policy."""
+        import math
+
+        from glotbench.benchmarks.arena import choice
+        from glotbench.judges.jury import POLICIES, STRATEGIES
+        from glotbench.judges.rubric import PARSE_MODES, ZEROING_RULES
+
+        self.policy = choice(self.name, "policy", policy, POLICIES)
+        self.parse = choice(self.name, "parse", parse, PARSE_MODES)
+        self.zeroing = choice(self.name, "zeroing", zeroing, ZEROING_RULES)
+        self.jury = choice(self.name, "jury", jury, STRATEGIES)
+        if judge_repeats < 1:
+            raise SpecError(f"{self.name}: judge_repeats must be at least 1, got {judge_repeats}")
+        if not math.isfinite(judge_temperature) or judge_temperature < 0:
+            raise SpecError(f"{self.name}: judge_temperature must be a finite number >= 0, got {judge_temperature}")
+        if system_prompt is not None and system_prompt.startswith("@"):
+            try:
+                system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise SpecError(f"{self.name}: system_prompt={system_prompt}: cannot be read ({e})") from None
+        self.judge_prompt, self.system_prompt = judge_prompt, system_prompt
+        self.judge_repeats, self.judge_temperature, self.judge_seed = judge_repeats, judge_temperature, judge_seed
+        self.skip_same_family, self.families = skip_same_family, families
 
 
 # -- judging ---------------------------------------------------------------------------------

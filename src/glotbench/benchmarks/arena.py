@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.laobench import laobench_datasheet
 from glotbench.core import Dataset
-from glotbench.errors import DataError
+from glotbench.errors import DataError, SpecError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.pairwise import JUDGE_PROMPT, VerdictError, game_value, parse_verdict
@@ -33,7 +33,7 @@ class ArenaPrompts(Benchmark):
     datasheet = laobench_datasheet(("lo",))  # LaoBench's Lao-500 open-ended prompts
     lang, output_language_rule = "lo", "Lao (answers to Lao prompts)"
     version = "1.0"
-    description = "open-ended prompts (answers only; judged by `glotbench arena`)"
+    description = "open-ended prompts (answers only; a phase of laobench-arena, which judges them)"
     metrics = (RatioMetric("answered", "answered", "prompts", "share of prompts with a non-empty answer"),)
     group_by = ("category",)
     default_config = GenerateConfig(temperature=0.0, max_tokens=1024)
@@ -78,6 +78,40 @@ class ArenaPrompts(Benchmark):
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"answered": 0.0, "prompts": 1.0}, failure=failure)
+
+
+UNANSWERED_POLICIES = ("loss", "drop")
+SINGLE_ORDER_POLICIES = ("fail", "accept")
+
+
+def choice(bench: str, key: str, value: str, allowed: tuple[str, ...]) -> str:
+    """A setting that takes one of `allowed`, checked when the benchmark is built (before any call)."""
+    if value not in allowed:
+        raise SpecError(f"{bench}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+class LaoBenchArena(ArenaPrompts):
+    """The arena as a judged benchmark (`glotbench run laobench-arena --judge J --bench-opt
+    baseline=SPEC`): the candidate's answers and the baseline's, then every judge's games in both
+    orders (engine/arena.py, dispatched from `evaluate_async`). Its settings are its own options."""
+
+    name = "laobench-arena"
+    description = ("LaoBench arena: the candidate against a fixed baseline (--bench-opt baseline=SPEC), "
+                   "each pair judged twice (positions swapped) by every --judge")
+    judged, judge_pipeline = True, "arena"
+    model_options = ("baseline",)
+
+    def __init__(self, baseline: str | None = None, unanswered: str = "loss", single_order: str = "fail",
+                 skip_same_family: bool = False, families: str = "") -> None:
+        """`baseline`: a model spec, or replay:FILE.jsonl of its answers; `unanswered`: loss (the side
+        that did not answer loses) or drop; `single_order`: fail or accept (a prompt judged in one
+        order only); `skip_same_family`: also skip a judge of the candidate's family; `families`:
+        SPEC=FAMILY;SPEC=FAMILY (models/family.py)."""
+        self.baseline = baseline
+        self.unanswered = choice(self.name, "unanswered", unanswered, UNANSWERED_POLICIES)
+        self.single_order = choice(self.name, "single_order", single_order, SINGLE_ORDER_POLICIES)
+        self.skip_same_family, self.families = skip_same_family, families
 
 
 class JudgeGames(Benchmark):

@@ -21,6 +21,7 @@ from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
 from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.rundir.schema import JudgedKind
 from glotbench.signature import Signature
 
 if TYPE_CHECKING:
@@ -112,6 +113,15 @@ class Benchmark(ABC):
     # a verdict that cannot be read counts against --max-failure-rate like a failed call
     # (rundir/validity.py), since the item is then not measured at all.
     judge_task: bool = False
+    # Which judged pipeline runs it (engine/evaluate.py dispatches on it): "rubric" (a task's rubric
+    # scorer: engine/judged_task.py), "arena" (pairs against a baseline: engine/arena.py) or "aragen"
+    # (3C3H over the release's rounds: engine/aragen.py).
+    judge_pipeline: JudgedKind = "rubric"
+    # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
+    default_judges: tuple[str, ...] = ()
+    # The options whose values are model specs (the arena's `baseline`): `run` says where their
+    # requests go before anything is called, as it does for the model and the judges.
+    model_options: tuple[str, ...] = ()
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

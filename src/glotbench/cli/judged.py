@@ -1,5 +1,6 @@
-"""`glotbench arena` and `aragen`: model-judged evaluations; the judges' report that `report --judges` prints
-(and the hidden aliases `arena-report`, `judge-audit`)."""
+"""The hidden aliases `arena` and `aragen` (now `glotbench run laobench-arena` / `run aragen`: judged
+benchmarks, their settings `--bench-opt`s), `arena-report` and `judge-audit` (now `report --judges`);
+the judges' report that `report --judges` prints."""
 
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(arena)
-    app.command()(aragen)
+    alias(app, "arena", arena)  # `glotbench run laobench-arena` (the benchmark's options: --bench-opt)
+    alias(app, "aragen", aragen)  # `glotbench run aragen`
     alias(app, "arena-report", arena_report)
     alias(app, "judge-audit", judge_audit)

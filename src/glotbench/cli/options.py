@@ -210,6 +210,8 @@ def html_page(value: str | None, default: str) -> str | None:
 # The folded commands (issue 33: at most 20 top-level commands) and the form that replaces each. The
 # old name stays a hidden command so scripts and docs do not break at once.
 ALIASES: dict[str, str] = {
+    "arena": "run laobench-arena --bench-opt baseline=SPEC --judge J",  # its flags: --bench-opt KEY=VALUE
+    "aragen": "run aragen --judge J",
     "arena-report": "report --judges ARENA...",
     "judge-audit": "report --judges ARAGEN...",
     "arena-rank": "board --bt ARENA...",
@@ -303,7 +305,7 @@ PriceOut = Annotated[Optional[float], typer.Option(help="Price per million compl
 Thinking = Annotated[Optional[bool], typer.Option("--thinking/--no-thinking", help="Ask a reasoning model for its thinking or non-thinking mode (chat_template_kwargs.enable_thinking).")]
 Moved = Annotated[list[str], typer.Option("--moved", help="A file a run read by path, at its new place (repeatable): a SentencePiece model of bleu_tokenize=spm:PATH, a fewshot_data file. Used where the recorded path is gone or changed, and only when its SHA-256 is the one the run recorded (any other file is refused).")]
 MetricCheckpoint = Annotated[Optional[str], typer.Option("--metric-checkpoint", help="A learned translation metric's local checkpoint DIR, never downloaded: COMET-22-style (unbabel-comet's layout: hparams.yaml, checkpoints/model.ckpt, encoder/ with config.json and tokenizer) or MetricX-24 (an mT5 folder); its scores are added beside the benchmark's metrics, its SHA-256 in the signature. Translation benchmarks only (a declared source field and a corpus metric).")]
-BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik; booleans are true/false.")]
+BenchOpt = Annotated[list[str], typer.Option("--bench-opt", help="Benchmark setting KEY=VALUE (repeatable), e.g. method=loglik or baseline=SPEC (laobench-arena); booleans are true/false.")]
 Progress = Annotated[bool, typer.Option(help="Show progress.")]
 Resamples = Annotated[int, typer.Option(help="Bootstrap resamples (and randomisation trials).")]
 Human = Annotated[Optional[str], typer.Option(help="Human labels file (JSONL).")]

@@ -56,7 +56,7 @@ def run(
     thinking: Thinking = None,
     bench_opt: BenchOpt = [],
     include_path: Annotated[list[str], typer.Option("--include-path", help="A folder of task files (repeatable): its tasks run by name.")] = [],
-    judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
+    judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a judged benchmark: laobench-arena, aragen, a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
     judge_cards: Annotated[Optional[str], typer.Option("--judge-cards", help="With --judge: directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
     max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
@@ -116,7 +116,7 @@ def run(
         return
     from glotbench.cli.options import print_endpoints
 
-    print_endpoints([("", model), *((f"judge {j}", j) for j in judge),
+    print_endpoints([("", model), *_option_models(benchmark, opts.bench_options), *((f"judge {j}", j) for j in judge),
                      *([(f"pivot model {pivot_model}", pivot_model)] if pivot_model else [])], opts.api_key_env)
     if judge or judge_cards:  # a judged benchmark's judges; evaluate decides what is judged (engine/evaluate.py)
         from dataclasses import replace
@@ -130,11 +130,11 @@ def run(
         result = evaluate(benchmark, model, opts)
     if result.results.get("judged"):  # the mean of judges (results.json `judged`), never the answers' rate
         from glotbench.cli.options import exit_if_invalid
-        from glotbench.engine.judged_task import print_judged
         from glotbench.report.rundata import load_run
 
-        record = load_run(result.out_dir).results
-        print_judged(record)
+        data = load_run(result.out_dir)
+        print_judged_run(data.kind, data.results)
+        record = data.results
         typer.echo(f"run directory: {result.out_dir}")
         index_in_store(result)
         exit_if_invalid(record)  # a phase whose calls failed: one error line, exit 3 (results.json is written)
@@ -147,6 +147,30 @@ def run(
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)
+
+
+def _option_models(benchmark: str, bench_options: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """The models a registered benchmark's options name (`Benchmark.model_options`: the arena's
+    baseline), labelled by option, for the endpoint lines printed before anything is called."""
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.plugins import benchmark_entry
+
+    entry = benchmark_entry(benchmark)
+    target = entry.resolve() if entry is not None else None
+    names = target.model_options if isinstance(target, type) and issubclass(target, Benchmark) else ()
+    return [(key, value) for key, value in bench_options if key in names]
+
+
+def print_judged_run(kind: str, summary: dict) -> None:
+    """A judged run's table by its kind (results.json `judged.kind`): a rubric task's, an arena's, AraGen's."""
+    if kind == "rubric":
+        from glotbench.engine.judged_task import print_judged
+
+        print_judged(summary)
+    else:
+        from glotbench.report.judged import print_aragen, print_arena
+
+        (print_arena if kind == "arena" else print_aragen)(summary)
 
 
 def _full_command(argv: list[str]) -> str:
@@ -243,14 +267,8 @@ def report(
         data = load_run(latest_run(run_dirs[0]))
         if data.kind == "run":
             print_results(data.results)
-        elif data.kind == "rubric":  # the judged score: the mean of judges, never the answers' rate
-            from glotbench.engine.judged_task import print_judged
-
-            print_judged(data.results)
-        else:
-            from glotbench.report.judged import print_aragen, print_arena
-
-            (print_arena if data.kind == "arena" else print_aragen)(data.results)
+        else:  # the judged score: the mean of judges, never the answers' rate
+            print_judged_run(data.kind, data.results)
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from glotbench.benchmarks.aragen import (
+    AraGen,
     AraGenAnswers,
     AraGenJudging,
     answer_dataset,
@@ -23,13 +24,14 @@ from glotbench.benchmarks.aragen import (
     load_answer_file,
     load_entries,
 )
-from glotbench.core import Sample
+from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.engine.panel import run_panel, write_judged
+from glotbench.engine.panel import check_judged_options, phase_options, run_panel, write_judged
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury
 from glotbench.judges.panel import SelfJudging, select_judges
+from glotbench.models.base import Model
 from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.selection import first as selection_first, signed
 from glotbench.signature import Signature
@@ -50,10 +52,11 @@ def _sha(text: str | None) -> str:
     return "none" if not text else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-async def _generate(entries, source: str, digest: str, model: str, phase: RunOptions, out: Path,
-                    system: str | None, validity: dict[str, Any]) -> tuple[dict[str, list[str | None]], dict[str, int]]:
-    """The candidate's answers (sn -> [first, second]) and the generation failures by kind; each
-    phase's validity goes into `validity`."""
+async def _generate(entries, source: str, digest: str, model: str | Model, phase: RunOptions, out: Path,
+                    system: str | None, validity: dict[str, Any]
+                    ) -> tuple[dict[str, list[str | None]], dict[str, int], RunResult]:
+    """The candidate's answers (sn -> [first, second]), the generation failures by kind and the first
+    pass's run; each phase's validity goes into `validity`."""
     failures: Counter[str] = Counter()
     gen = AraGenAnswers()
     first = await evaluate_async(gen, model, replace(phase, out=str(out / "answers-1"), phase="answers-1"),
@@ -75,7 +78,7 @@ async def _generate(entries, source: str, digest: str, model: str, phase: RunOpt
                 answers[smp.id][1] = smp.answer
             else:
                 failures[f"second turn: {smp.failure or 'empty'}"] += 1
-    return answers, dict(failures)
+    return answers, dict(failures), first
 
 
 _REJECTIONS = ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
@@ -107,12 +110,50 @@ def _outcomes(rows: tuple[Sample, ...], repeats: int) -> tuple[dict[str, list[Ou
     return by_sn, rejected
 
 
-async def run_aragen(model: str, judges: list[str], options: RunOptions, *, policy: str = "drop",
-                     skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
-                     judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
-                     strategy: str = "mean", system_prompt: str | None = None,
-                     families: Mapping[str, str] | None = None, judge_seed: int | None = None,
-                     judge_cards: str | None = None) -> dict[str, Any]:
+async def judged_result(bench: AraGen, model: str | Model, options: RunOptions,
+                        dataset: Dataset | None = None) -> RunResult:
+    """`evaluate_async`'s dispatch of `aragen` (a judged benchmark, `judge_pipeline` aragen): its
+    settings are the benchmark's options (policy, parse, zeroing, jury, judge_prompt, system_prompt,
+    judge_repeats, judge_temperature, judge_seed, skip_same_family, families), its judges the run's
+    (`--judge`); the result is the candidate's judged run (results.json, the mean of judges its
+    headline; no judge a model of it), its samples the candidate's first answers (none: replayed)."""
+    if dataset is not None:
+        raise GlotbenchError(f"{bench.name} reads its entries (rounds, follow-up questions) from --data FILE, "
+                             "not from items held in memory")
+    check_judged_options(bench.name, options)
+    policy = SelfJudging.declared(bench.skip_same_family, bench.families)
+    given = model
+    if not isinstance(model, str):  # a model object (a sweep's, a service's) answers both passes: closed here, once
+        from glotbench.models.limited import LimitedModel, SharedModel
+
+        model = LimitedModel(SharedModel(model))
+    try:
+        results, answers = await _run(model,
+                                      list(options.judges or bench.default_judges), phase_options(options),
+                                      policy=bench.policy, skip_same_family=policy.same_family,
+                                      judge_repeats=bench.judge_repeats, judge_temperature=bench.judge_temperature,
+                                      judge_prompt=bench.judge_prompt, parse=bench.parse, zeroing=bench.zeroing,
+                                      strategy=bench.jury, system_prompt=bench.system_prompt,
+                                      families=policy.families, judge_seed=bench.judge_seed,
+                                      judge_cards=options.judge_cards)
+    finally:
+        if not isinstance(given, str):
+            await given.aclose()
+    out = Path(results["out_dir"])
+    return RunResult(out, read_results(out), answers.samples if answers else (), answers.dataset if answers else None)
+
+
+async def run_aragen(model: str | Model, judges: list[str], options: RunOptions, **settings: Any) -> dict[str, Any]:
+    """The run (`_run`'s settings); its summary (results.json's `judged.summary`, with `out_dir`)."""
+    return (await _run(model, judges, options, **settings))[0]
+
+
+async def _run(model: str | Model, judges: list[str], options: RunOptions, *, policy: str = "drop",
+               skip_same_family: bool = False, judge_repeats: int = 1, judge_temperature: float = 0.0,
+               judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
+               strategy: str = "mean", system_prompt: str | None = None,
+               families: Mapping[str, str] | None = None, judge_seed: int | None = None,
+               judge_cards: str | None = None) -> tuple[dict[str, Any], RunResult | None]:
     # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -139,6 +180,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         from glotbench.judges.prompts import load_upstream_prompt
 
         upstream = load_upstream_prompt(judge_prompt)
+    given = model  # the answer passes run this: the spec, or a model object (not closed between passes)
+    model = model if isinstance(model, str) else model.spec
     replay = model[len("replay:"):] if model.startswith("replay:") else None
     replayed = load_answer_file(replay, entries) if replay else None
     out = Path(options.out or f"runs/aragen/{datetime.now():%Y%m%d-%H%M%S}-{slug(model)}")
@@ -147,12 +190,12 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     self_judging = SelfJudging(skip_same_family, dict(families or {}))
     cand_family = self_judging.family(model)
     # The panel's self-judging policy: answers from a file have no model to compare, only a family.
-    cand_model = None if replay else load_model(model)
+    cand_model = None if replay else load_model(model) if isinstance(given, str) else given
     try:  # a bad judge spec, or a judge endpoint that cannot be reached (HTTP: cheap to check), fails here
         active, skipped = await select_judges(judges, model, cand_model, options, self_judging,
                                               check=lambda judge: isinstance(judge, OpenAICompatModel))
     finally:
-        if cand_model is not None:
+        if cand_model is not None and isinstance(given, str):
             await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"every judge was skipped as the candidate or its family ({cand_family})")
@@ -162,6 +205,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
     phase = replace(options, out=None, data=None, limit=None, repeats=1)
     validity: dict[str, Any] = {}
     gen_failures: dict[str, int]  # by kind (none for replayed answers)
+    answers_run: RunResult | None = None  # the candidate's first answers (none: replayed)
     if replayed is not None:
         answers, gen_failures = replayed[0], {}
         # An entry the file has no answer for is a replay's missing output, as for `glotbench run`:
@@ -170,7 +214,7 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
         validity["answers"] = run_validity({"missing": missing} if missing else {}, len(entries), 1,
                                            options.max_failure_rate)
     else:
-        answers, gen_failures = await _generate(entries, source, digest, model, phase, out, system_prompt, validity)
+        answers, gen_failures, answers_run = await _generate(entries, source, digest, given, phase, out, system_prompt, validity)
     task = AraGenJudging(upstream, parse, zeroing)
     games = judging_dataset(entries, answers, source, digest, all_sns)
     judged_ids = {it.id for it in games}
@@ -179,7 +223,8 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
 
     # -- judges --
     runs = await run_panel(task, games, active, replace(phase, max_tokens=None, repeats=judge_repeats,
-                                                        temperature=judge_temperature, seed=judge_seed), out)
+                                                        temperature=judge_temperature, seed=judge_seed, stop=(),
+                                                        structured_output=False, thinking=None), out)
     per_judge: dict[str, Any] = {}
     outcomes: dict[str, dict[str, list[Outcome]]] = {}
     for spec, res in runs.items():
@@ -230,4 +275,4 @@ async def run_aragen(model: str, judges: list[str], options: RunOptions, *, poli
                  {**{d: d for d in ("answers-1", "answers-2") if (out / d / RESULTS).is_file()},
                   **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     results["out_dir"] = str(out)
-    return results
+    return results, answers_run

@@ -15,15 +15,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.benchmarks.arena import ArenaPrompts, JudgeGames
-from glotbench.core import RunResult
+from glotbench.benchmarks.arena import SINGLE_ORDER_POLICIES, UNANSWERED_POLICIES, ArenaPrompts, JudgeGames, LaoBenchArena
+from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.engine.panel import run_panel, write_judged
+from glotbench.engine.panel import check_judged_options, phase_options, run_panel, write_judged
 from glotbench.errors import GlotbenchError, InvalidRunError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
-from glotbench.rundir import OLD_SUMMARIES, RESULTS, set_aside_invalid, slug
+from glotbench.models.base import Model
+from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.selection import comparability, describe_item_set, select
 from glotbench.rundir.validity import combine, validity_text
 from glotbench.registry import load_model
@@ -34,11 +35,30 @@ from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_judged, read_uni
 class ArenaResult:
     out_dir: Path
     results: dict[str, Any]
+    answers: RunResult | None = None  # the candidate's answers phase
 
 
-UNANSWERED_POLICIES = ("loss", "drop")
+async def judged_result(bench: LaoBenchArena, model: str | Model, options: RunOptions,
+                        dataset: Dataset | None = None) -> RunResult:
+    """`evaluate_async`'s dispatch of `laobench-arena` (a judged benchmark, `judge_pipeline` arena):
+    its options are the benchmark's (baseline, unanswered, single_order, skip_same_family, families),
+    its judges the run's (`--judge`); the result is the candidate's judged run (results.json, the
+    mean of judges its headline; no judge a model of it), its samples the candidate's answers."""
+    if bench.baseline is None:
+        raise GlotbenchError(f"{bench.name} needs a baseline: --bench-opt baseline=SPEC (a model spec, or "
+                             "replay:FILE.jsonl of its answers)")
+    judges = list(options.judges or bench.default_judges)
+    check_judged_options(bench.name, options)
+    res = await run_arena(model, bench.baseline, judges, phase_options(options), unanswered=bench.unanswered,
+                          single_order=bench.single_order,
+                          self_judging=SelfJudging.declared(bench.skip_same_family, bench.families),
+                          judge_cards=options.judge_cards, dataset=dataset)
+    answers = res.answers
+    return RunResult(res.out_dir, read_results(res.out_dir), answers.samples if answers else (),
+                     answers.dataset if answers else None)
+
+
 ARENA_LANGUAGE = ArenaPrompts.language  # the judge prompt (judges/pairwise.py) asks about answers for Lao-speaking users
-SINGLE_ORDER_POLICIES = ("fail", "accept")
 
 
 @dataclass(frozen=True)
@@ -107,42 +127,52 @@ def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
     return PromptAccounting(values, ids, missing, dropped, failed, single, consistency)
 
 
-async def run_arena(candidate: str, baseline: str, judges: list[str], options: RunOptions, *,
+async def run_arena(candidate: str | Model, baseline: str, judges: list[str], options: RunOptions, *,
                     unanswered: str = "loss", single_order: str = "fail",
-                    self_judging: SelfJudging = SelfJudging(), judge_cards: str | None = None) -> ArenaResult:
+                    self_judging: SelfJudging = SelfJudging(), judge_cards: str | None = None,
+                    dataset: Dataset | None = None) -> ArenaResult:
     """Candidate and baseline answer phases, then the judge panel over the games; phases pass their
     samples in memory (the call cache makes a re-run resume). `unanswered` and `single_order` are
-    the named policies of `account_prompts`; `self_judging` says which judges are the candidate."""
+    the named policies of `account_prompts`; `self_judging` says which judges are the candidate.
+    `dataset`: the prompts, already loaded (default: the bundled ones, or `options.data`). `candidate`:
+    a spec, or a model object (a service's guarded endpoint): its answers phase uses and closes it."""
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
     account_prompts([], {"candidate": set(), "baseline": set()}, {}, unanswered=unanswered,
                     single_order=single_order)  # check the policy names before any model call
+    given = candidate  # the candidate's answers phase runs this: the spec, or the object itself
+    candidate = candidate if isinstance(candidate, str) else candidate.spec
     out = Path(options.out or f"runs/arena/{datetime.now():%Y%m%d-%H%M%S}-{slug(candidate)}")
     # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, RESULTS, ("candidate", "baseline"), older=(OLD_SUMMARIES["arena"],))
-    cand_model = load_model(candidate)
+    cand_model = load_model(candidate) if isinstance(given, str) else given
+    active: list[str] = []
     try:
         active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
     finally:
-        await cand_model.aclose()
+        if isinstance(given, str) or not active:  # an object given is the answers phase's to close
+            await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
                              f"(skipped: {', '.join(skipped)})")
     judge_validation = validation(active, ARENA_LANGUAGE, judge_cards)  # a bad cards directory fails here
     bench = ArenaPrompts()
-    all_prompts = bench.load(options.data)
+    all_prompts = bench.load(options.data) if dataset is None else dataset
     selection = select(all_prompts, (), limit=options.limit)  # a subset says so in every view
     prompts = selection.items
     phase = replace(options, out=None, data=None, limit=None)
     answers: dict[str, dict[str, str]] = {}
     validity: dict[str, Any] = {}
     phases: dict[str, RunResult] = {}
-    for role, spec in (("candidate", candidate), ("baseline", baseline)):
+    for role, spec in (("candidate", given), ("baseline", baseline)):
         phases[role] = res = await evaluate_async(bench, spec, replace(phase, out=str(out / role), phase=role), dataset=prompts)
         answers[role] = {k: v for k, v in res.answers().items() if isinstance(v, str) and v.strip()}
         validity[f"{role} answers"] = res.results.get("validity")
     games = JudgeGames.build(prompts, answers["candidate"], answers["baseline"], all_prompts)
-    runs = await run_panel(JudgeGames(), games, active, replace(phase, repeats=1), out)
+    # the judges' own sampling: the answers' generation settings (--temperature, --max-tokens...) are not theirs
+    runs = await run_panel(JudgeGames(), games, active, replace(phase, repeats=1, temperature=None, max_tokens=None,
+                                                                seed=None, stop=(), structured_output=False,
+                                                                thinking=None), out)
     failures, ties = {}, {}
     by_order: dict[str, dict[str, dict[str, float]]] = {}
     for spec, res in runs.items():
@@ -163,7 +193,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
                               "scored; fix the endpoint or the judge and run the same command again (replies "
                               f"already received come from the call cache; skipped judges: {', '.join(skipped) or 'none'})")
     if not acc.ids:
-        raise GlotbenchError("no prompt is left to score: every prompt was unanswered and --unanswered drop")
+        raise GlotbenchError("no prompt is left to score: every prompt was unanswered and unanswered=drop")
     scores = mean_of_judges(acc.values, acc.ids, resamples=options.bootstrap_resamples)
     results = {
         "candidate": candidate, "baseline": baseline, "judges": judges, "skipped_judges": skipped,
@@ -176,8 +206,8 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
         "unanswered": {**acc.unanswered, "policy": unanswered, "dropped": acc.dropped},
         "incomplete_prompts": {"policy": single_order, "failed": acc.failed, "single_order": acc.single_order},
         "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt (a prompt needs both unless "
-                 "--single-order accept); an unanswered prompt is a loss for the side that did not answer "
-                 "(tie if neither did) unless --unanswered drop; mean over prompts per judge; mean over judges; "
+                 "single_order=accept); an unanswered prompt is a loss for the side that did not answer "
+                 "(tie if neither did) unless unanswered=drop; mean over prompts per judge; mean over judges; "
                  "95% percentile bootstrap over prompts (Wilson on the prompts where it collapses)",
         "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
         "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
@@ -189,7 +219,7 @@ async def run_arena(candidate: str, baseline: str, judges: list[str], options: R
     write_judged(out, "arena", results, phases["candidate"].results,
                  {"candidate": "candidate", "baseline": "baseline",
                   **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
-    return ArenaResult(out, results)
+    return ArenaResult(out, results, phases["candidate"])
 
 
 def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[str, Any]:

@@ -413,6 +413,8 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     if bench.judged:
         est.not_counted.append("the judges' requests (one or more per answer and judge): these figures are the "
                                "answering model's only")
+    for name in bench.model_options:  # models its options name (the arena's baseline) answer the same prompts
+        est.not_counted.append(f"the {name}'s requests (--bench-opt {name}=SPEC), about as many again")
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
         est.cost = cost_range(est, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
                               options.batch_discount if options.batch else 0.0)

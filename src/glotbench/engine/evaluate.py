@@ -62,14 +62,24 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     """Run a benchmark (a registered name, `pkg.mod:Class`, or an object) on a model. `dataset`:
     items already loaded (a judge phase's games, a service set); default: `benchmark.load(options.data)`. Returns
     the results and the samples in item order. THE dispatch of every caller (run, sweep, evaluate(),
-    the service): a judged benchmark (`judged`) runs its answers, then its judges
-    (engine/judged_task.py); its results are the candidate's judged view (the mean of judges)."""
+    the service): a judged benchmark (`judged`) runs its answers, then its judges, through the
+    pipeline it declares (`judge_pipeline`: engine/judged_task.py, arena.py, aragen.py); its results
+    are the candidate's judged view (the mean of judges)."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     if options.judges and not bench.judged:
-        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric or judges: --judge is for judged benchmarks "
+                             "(laobench-arena, aragen, tasks with scorer kind rubric)")
     if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
-        raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric, not a translation benchmark")
-    if bench.judged:
+        raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric or judges, not a translation benchmark")
+    if bench.judged:  # the pipeline the benchmark declares (Benchmark.judge_pipeline)
+        if bench.judge_pipeline == "arena":
+            from glotbench.engine.arena import judged_result as arena
+
+            return await arena(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: an arena
+        if bench.judge_pipeline == "aragen":
+            from glotbench.engine.aragen import judged_result as aragen
+
+            return await aragen(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: AraGen
         from glotbench.engine.judged_task import judged_result
 
         return await judged_result(benchmark, model, options, dataset)

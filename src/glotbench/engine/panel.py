@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.errors import GlotbenchError
 from glotbench.judges.panel import build_judge
 from glotbench.rundir import RESULTS, slug, write_json_atomic
 from glotbench.rundir.schema import RESULTS_FORMAT
@@ -25,6 +26,20 @@ async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options
         runs[spec] = await evaluate_async(bench, build_judge(spec, options),
                                           replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}"), dataset=dataset)
     return runs
+
+
+def check_judged_options(name: str, options: RunOptions) -> None:
+    """The run settings a judged benchmark with its own phases (arena, AraGen) refuses (each phase sets its own)."""
+    if options.subset is not None:
+        raise GlotbenchError(f"{name} takes --limit N (the first N items), not --subset")
+    if options.repeats != 1:
+        raise GlotbenchError(f"{name} judges one answer per item: --repeats must be 1, got {options.repeats}")
+
+
+def phase_options(options: RunOptions) -> RunOptions:
+    """The run's options as its phases take them: the benchmark's own options and the judges are the
+    judged run's, not a phase's (a phase is a plain run)."""
+    return replace(options, bench_options=(), judges=(), judge_cards=None)
 
 
 def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping[str, Any],

@@ -426,8 +426,13 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
             skipped.append((fam.name, f"its bundled data is a sample written for glotbench, not the benchmark: give "
                                       f"the benchmark's rows as --data DIR/{fam.name}.jsonl"))
             continue
-        if bench.judged and not judges and not bench.spec.scorer.judges:  # type: ignore[attr-defined]  # judged: a task
-            skipped.append((fam.name, "judged by a rubric and no judge named: give --judge SPEC"))
+        if bench.judged and not judges and not bench.default_judges:
+            how = "by a rubric" if bench.judge_pipeline == "rubric" else f"as {bench.judge_pipeline} is"
+            skipped.append((fam.name, f"judged {how} and no judge named: give --judge SPEC"))
+            continue
+        if missing := [n for n in bench.model_options if n not in opts]:  # the arena's baseline: no default
+            skipped.append((fam.name, "needs " + ", ".join(f"options: {{{n}: SPEC}}" for n in missing)
+                            + " (a model it is compared with), which a language suite cannot choose"))
             continue
         try:  # a family whose data cannot be had (offline, no such file at the pin) is named, not fatal
             bench.load(data)

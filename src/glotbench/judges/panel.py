@@ -39,6 +39,16 @@ class SelfJudging:
     same_family: bool = False
     families: Mapping[str, str] = field(default_factory=dict)
 
+    @classmethod
+    def declared(cls, same_family: bool, families: str) -> "SelfJudging":
+        """The policy a judged benchmark's options declare: `families` as SPEC=FAMILY;SPEC=FAMILY."""
+        from glotbench.models.family import parse_families
+
+        try:
+            return cls(same_family, parse_families([p for p in families.split(";") if p.strip()]))
+        except ValueError as e:
+            raise GlotbenchError(f"families: {e}".replace("--family ", "")) from None
+
     def family(self, spec: str) -> str:
         return model_family(spec, self.families)
 

@@ -61,13 +61,13 @@ class UpstreamPrompt:
 def _find_jury(path: Path) -> Path:
     if path.is_file():
         if path.suffix != ".py":
-            raise DataError(f"--judge-prompt {path}: expected upstream's pipeline/jury.py (or the repository); "
+            raise DataError(f"judge_prompt {path}: expected upstream's pipeline/jury.py (or the repository); "
                             "its prompts/*.md hold only a system prompt, not the per-round messages")
         return path
     for cand in (path / "pipeline" / "jury.py", path / "jury.py"):
         if cand.is_file():
             return cand
-    raise DataError(f"--judge-prompt {path}: no jury.py there (expected the 3C3H repository, its pipeline/ "
+    raise DataError(f"judge_prompt {path}: no jury.py there (expected the 3C3H repository, its pipeline/ "
                     "folder, or pipeline/jury.py)")
 
 

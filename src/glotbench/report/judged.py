@@ -54,7 +54,7 @@ def print_arena(res: dict[str, Any]) -> None:
     un = res.get("unanswered") or {}
     n_un = {k: len(un.get(k, [])) for k in ("candidate", "baseline", "both")}
     if any(n_un.values()):
-        how = "left out (--unanswered drop)" if un.get("policy") == "drop" else "scored as losses of the side that did not answer"
+        how = "left out (unanswered=drop)" if un.get("policy") == "drop" else "scored as losses of the side that did not answer"
         console.print(f"unanswered prompts: candidate {n_un['candidate']}, baseline {n_un['baseline']}, "
                       f"both {n_un['both']}: {how}")
     inc = res.get("incomplete_prompts") or {}
@@ -65,7 +65,7 @@ def print_arena(res: dict[str, Any]) -> None:
     for j, ids in (inc.get("single_order") or {}).items():
         if ids:
             console.print(f"{j.split('@')[0]}: {len(ids)} prompt(s) scored from one order only "
-                          "(--single-order accept)")
+                          "(single_order=accept)")
 
 
 def _why_unanswered(res: Mapping[str, Any]) -> str:

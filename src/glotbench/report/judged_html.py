@@ -149,7 +149,7 @@ def aragen_report(data: rundata.RunData) -> str:
               + _spread(F, {j: p["scores"]["overall"]["3c3h"] for j, p in pj.items()})
               + f'<p class="note">failure policy: {escape(str(r.get("policy")))}'
               + (" · repeat std: mean standard deviation of a judge's scores over repeated judgings of one answer "
-                 "(needs --judge-repeats)" if "consistency_std" in extra else "") + "</p>")
+                 "(needs judge_repeats=K)" if "consistency_std" in extra else "") + "</p>")
     phases = _phase_dirs(data.path)
     by_item: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for j in pj:

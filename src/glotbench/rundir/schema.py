@@ -214,6 +214,11 @@ class Bootstrap(TypedDict, total=False):
     intervals: str
 
 
+# The kinds of judged run (the record's `judged.kind`, and the judged pipeline a benchmark declares:
+# Benchmark.judge_pipeline): a task's rubric, the arena, AraGen.
+JudgedKind = Literal["rubric", "arena", "aragen"]
+
+
 @with_config(_OPEN)
 class JudgedSection(TypedDict, total=False):
     """`judged`: a judged run's results.json (its top directory; engine/judged_task.py). The record
@@ -222,7 +227,7 @@ class JudgedSection(TypedDict, total=False):
     the judges whose verdicts are in the score, each phase's directory (relative to the run's), and
     the kind's own summary (a rubric's: runfiles.RubricFile, what `rubric.json` held before)."""
 
-    kind: Required[Literal["rubric", "arena", "aragen"]]
+    kind: Required[JudgedKind]
     judges: Required[list[str]]
     phases: dict[str, str]
     baseline: str  # an arena's

@@ -172,6 +172,8 @@ class TaskBenchmark(Benchmark):
         if self.method == "generate" and self._scorer.answers_in_language and self.lang:
             self.output_language_rule = f"the task's language ({spec.scorer.kind} scorer)"
         self.judged = self._scorer.judged  # run by engine/judged_task.py: answers, then the judges
+        if self.judged:  # a rubric scorer: the judges its task file names (Benchmark.default_judges)
+            self.default_judges = tuple(spec.scorer.judges)  # type: ignore[union-attr]  # judged: a rubric
         self._pipes, self.headline_pipeline = self._pipelines(opt)
         self.norm = opt["norm"] or spec.loglik.norm
         self.group_by = tuple(spec.groups)

@@ -138,3 +138,21 @@ def test_upgrading_a_store_fills_the_judge_validation_of_an_older_judged_run(hal
     store.close()
     assert row.judge_validation is not None and row.judge_validation["language"] == "ar", row.judge_validation
     assert "judge not validated for ar" in _ok("runs", "ls", "--db", url)
+
+
+def test_report_of_an_unfinished_judged_run_never_reports_one_of_its_judges(half, tmp_path):
+    # interrupted after its phases were written, before its results.json: `report DIR` took the
+    # latest run under DIR, a judge's phase, and printed it as "aragen · openai:bad" with its own score
+    part = tmp_path / "part"
+    shutil.copytree(half, part)
+    (part / "results.json").unlink()
+    p = cli("report", str(part))
+    assert p.returncode == 2 and not p.stdout.strip(), p.stdout
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith(f"error: {part} is a judged run that did not finish: its phases (answers-1, judge-") and \
+        "run the same command again" in line, line
+    # a judge's phase given on its own says what it is beside its number
+    (judge,) = [d for d in part.iterdir() if d.name.startswith("judge-") and "bad" in d.name]
+    text = _ok("report", str(judge))
+    assert "a judge's phase of a judged run: openai:bad@" in text and "not a score of that judge" in text, text
+    assert "judge's phase" not in _ok("report", str(half))  # the judged run itself is not a phase

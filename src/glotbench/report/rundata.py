@@ -236,8 +236,13 @@ def latest_run(path: str | Path) -> Path:
     d = Path(path)
     if any((d / n).is_file() for n in (RESULTS, RUN_JSON, *JUDGED_FILES.values())) or not d.is_dir():
         return d
-    done = [c for c in d.iterdir() if (c / RESULTS).is_file() or any(
-        (c / n).is_file() for n in JUDGED_FILES.values())]
+    dirs = [c for c in d.iterdir() if c.is_dir()]
+    phases = [c for c in dirs if judged_phase(c)]  # a judged run's candidate or judge: never the run itself
+    done = [c for c in dirs if c not in phases and ((c / RESULTS).is_file() or any(
+        (c / n).is_file() for n in JUDGED_FILES.values()))]
+    if not done and phases:
+        raise GlotbenchError(f"{d} is a judged run that did not finish: its phases ({', '.join(sorted(c.name for c in phases))}) "
+                             "are there, its results.json is not; run the same command again to finish it")
     if not done:
         raise GlotbenchError(f"{d} holds no finished run")
     return max(done, key=lambda c: max(f.stat().st_mtime for f in c.iterdir() if f.suffix == ".json"))

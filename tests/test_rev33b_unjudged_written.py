@@ -57,3 +57,21 @@ def test_a_rubric_task_with_no_judged_item_is_written_and_invalid_in_every_view(
     for args in (("report", str(out)), ("board", str(out)), ("export", str(out), "--format", "json")):
         q = cli(*args)
         assert q.returncode == 0 and why in " ".join(q.stdout.split()), (args, q.stdout, q.stderr)
+
+
+def test_the_cross_judge_report_says_which_arena_is_invalid_beside_its_scores(srv, cache_path, tmp_path):
+    # `report --judges A B` printed every arena's per-judge score, an invalid one's too, with no mark
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "bad": {"mode": "malformed"}})
+    common = ("--baseline", "python:helpers:plain_answer", "--no-progress", "--cache-path", cache_path,
+              "--max-retries", "0", "--limit", "3")
+    a = cli("arena", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--judge", srv.spec("bad"),
+            "--out", str(tmp_path / "a"), *common)
+    b = cli("arena", "--model", "python:helpers:plain_answer", "--judge", srv.spec("fair"),
+            "--out", str(tmp_path / "b"), *common)
+    assert (a.returncode, b.returncode) == (3, 0), a.stderr + b.stderr
+    p = cli("report", "--judges", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout)
+    assert rep["scores"]["python:helpers:good_answer"][srv.spec("fair")] == 1.0
+    assert set(rep["invalid"]) == {"python:helpers:good_answer"}, rep["invalid"]
+    assert rep["invalid"]["python:helpers:good_answer"].startswith(f"invalid: judge {srv.spec('bad')}: 6 of 6 items")

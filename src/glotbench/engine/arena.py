@@ -25,7 +25,7 @@ from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.rundir import OLD_SUMMARIES, RESULTS, set_aside_invalid, slug
 from glotbench.rundir.selection import comparability, describe_item_set, select
-from glotbench.rundir.validity import combine
+from glotbench.rundir.validity import combine, validity_text
 from glotbench.registry import load_model
 from glotbench.runfiles import ArenaHumanRow, ArenaScores, read_judged, read_unique_rows
 
@@ -220,6 +220,9 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
                 correlations[f"{a} ~ {b}"] = {"models": len(common), "spearman": spearman(xa, xb)[0],
                                               "kendall": kendall(xa, xb)[0]}
     out: dict[str, Any] = {"scores": table, "judge_spread": spread, "rank_correlations": correlations}
+    invalid = {r["candidate"]: text for r in runs if (text := validity_text(r))}
+    if invalid:  # beside the numbers: the arenas that do not measure their candidate, and why
+        out["invalid"] = invalid
     if human:
         rows = read_unique_rows(human, ArenaHumanRow, lambda r: (f"candidate {r.candidate}", f"prompt {r.prompt_id}"),
                                 "one JSON object per line: candidate, prompt_id, winner")

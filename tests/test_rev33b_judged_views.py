@@ -156,3 +156,13 @@ def test_report_of_an_unfinished_judged_run_never_reports_one_of_its_judges(half
     text = _ok("report", str(judge))
     assert "a judge's phase of a judged run: openai:bad@" in text and "not a score of that judge" in text, text
     assert "judge's phase" not in _ok("report", str(half))  # the judged run itself is not a phase
+
+
+def test_compare_of_two_judges_phases_is_one_error_line_naming_the_judged_run(half):
+    # it was "error: unknown benchmark 'aragen'; available: ...": the judges' phases read as runs
+    good, bad = sorted(d for d in half.iterdir() if d.name.startswith("judge-"))
+    p = cli("compare", str(good), str(bad))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith(f"error: {good} is a phase of the judged run {half.resolve()}: compare judged runs"), line
+    assert "python:helpers:good_answer" in _ok("compare", str(half), str(half))  # the judged run itself compares

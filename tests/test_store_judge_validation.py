@@ -78,22 +78,29 @@ def test_a_plain_run_has_no_judge_note(srv, tmp_path):
     assert rec["judge_validation"] is None
 
 
-def test_upgrading_a_store_fills_the_judge_validation_of_rows_indexed_before(judged, tmp_path):
+def store_at(path: Path, revision: str = "s0003") -> str:
+    """A results store at `path` migrated only up to `revision` (a store of an earlier release); its URL."""
     from alembic import command
     from alembic.config import Config
 
     import glotbench.store.db as db
-    from glotbench.store import ResultsStore
     from glotbench.store.index import VERSION_TABLE
 
-    out, _ = judged
-    path = tmp_path / "old.sqlite"
     url = f"sqlite:///{path}"
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(db.__file__).parent / "migrations"))
     cfg.set_main_option("sqlalchemy.url", url)
     cfg.set_main_option("version_table", VERSION_TABLE)
-    command.upgrade(cfg, "s0003")  # a store of the release before
+    command.upgrade(cfg, revision)
+    return url
+
+
+def test_upgrading_a_store_fills_the_judge_validation_of_rows_indexed_before(judged, tmp_path):
+    from glotbench.store import ResultsStore
+
+    out, _ = judged
+    path = tmp_path / "old.sqlite"
+    url = store_at(path)  # a store of the release before
     con = sqlite3.connect(path)
     con.execute("INSERT INTO runs (run_key, benchmark, benchmark_version, signature, model, model_info, options, "
                 "headline, score, scores, items, failed, prompt_tokens, completion_tokens, run_dir, started, "

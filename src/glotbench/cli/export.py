@@ -36,7 +36,12 @@ def export(
     if fmt in ("eee", "hf-eval-results"):
         if not out:
             raise GlotbenchError(f"--format {fmt} writes one file per run: give a folder with --out")
-        paths = ex.write_eee(runs, out) if fmt == "eee" else ex.write_hf(runs, out, hf_dataset, hf_task)
+        skipped: list[dict[str, str]] = []
+        paths = ex.write_eee(runs, out, skipped) if fmt == "eee" else ex.write_hf(runs, out, hf_dataset, hf_task)
+        if skipped and not paths:
+            raise GlotbenchError("nothing to export: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
+        for x in skipped:
+            typer.echo(f"left out: {x['path']}: {x['reason']}", err=True)
         for path in paths:
             typer.echo(str(path))
         return

@@ -19,7 +19,7 @@ from glotbench.benchmarks.arena import SINGLE_ORDER_POLICIES, UNANSWERED_POLICIE
 from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_async
 from glotbench.engine.panel import check_judged_options, phase_options, run_panel, write_judged
-from glotbench.errors import GlotbenchError, InvalidRunError
+from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
@@ -187,14 +187,13 @@ async def run_arena(candidate: str | Model, baseline: str, judges: list[str], op
         ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
     acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
                           unanswered=unanswered, single_order=single_order)
-    if not acc.values:  # say which phase failed (the candidate's, the baseline's, a judge's calls or verdicts)
-        verdict = combine(validity, judged=0, of=len(prompts))
-        raise InvalidRunError(f"{validity_text({'validity': verdict})}: no prompt could be judged, so nothing is "
-                              "scored; fix the endpoint or the judge and run the same command again (replies "
-                              f"already received come from the call cache; skipped judges: {', '.join(skipped) or 'none'})")
-    if not acc.ids:
+    if acc.values and not acc.ids:
         raise GlotbenchError("no prompt is left to score: every prompt was unanswered and unanswered=drop")
-    scores = mean_of_judges(acc.values, acc.ids, resamples=options.bootstrap_resamples)
+    # no prompt judged (the candidate's, the baseline's, a judge's calls or verdicts failed): written as
+    # AraGen and a rubric task are, every judge with no value, invalid with its reason (`combine`), so
+    # that every view shows it; the command exits INVALID_RUN_EXIT naming the failed phase
+    scores = mean_of_judges(acc.values or {spec: {} for spec in runs}, acc.ids if acc.values else [p.id for p in prompts],
+                            resamples=options.bootstrap_resamples)
     results = {
         "candidate": candidate, "baseline": baseline, "judges": judges, "skipped_judges": skipped,
         "scores": scores, "failures": failures,
@@ -202,7 +201,8 @@ async def run_arena(candidate: str | Model, baseline: str, judges: list[str], op
         "position_consistency_prompts": {j: c["prompts"] for j, c in acc.consistency.items()},
         "tie_rate": ties,
         "prompts": {"total": len(prompts), "answered_by_both": len(prompts) - len(acc.unanswered["candidate"])
-                    - len(acc.unanswered["baseline"]) - len(acc.unanswered["both"]), "scored": len(acc.ids)},
+                    - len(acc.unanswered["baseline"]) - len(acc.unanswered["both"]),
+                    "scored": len(acc.ids) if acc.values else 0},
         "unanswered": {**acc.unanswered, "policy": unanswered, "dropped": acc.dropped},
         "incomplete_prompts": {"policy": single_order, "failed": acc.failed, "single_order": acc.single_order},
         "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt (a prompt needs both unless "
@@ -250,6 +250,9 @@ def cross_judge_report(arena_dirs: list[str], human: str | None = None) -> dict[
                 correlations[f"{a} ~ {b}"] = {"models": len(common), "spearman": spearman(xa, xb)[0],
                                               "kendall": kendall(xa, xb)[0]}
     out: dict[str, Any] = {"scores": table, "judge_spread": spread, "rank_correlations": correlations}
+    invalid = {r["candidate"]: text for r in runs if (text := validity_text(r))}
+    if invalid:  # beside the numbers: the arenas that do not measure their candidate, and why
+        out["invalid"] = invalid
     if human:
         rows = read_unique_rows(human, ArenaHumanRow, lambda r: (f"candidate {r.candidate}", f"prompt {r.prompt_id}"),
                                 "one JSON object per line: candidate, prompt_id, winner")

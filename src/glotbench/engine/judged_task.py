@@ -23,8 +23,8 @@ from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_phase
 from glotbench.engine.options import model_options
 from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
-from glotbench.rundir.validity import combine, validity_text
-from glotbench.errors import GlotbenchError, InvalidRunError
+from glotbench.rundir.validity import combine
+from glotbench.errors import GlotbenchError
 from glotbench.engine.panel import run_panel, write_judged
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
@@ -107,11 +107,8 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     # invalid when a phase is (the answers' calls, or a judge's calls and unreadable verdicts, above
     # --max-failure-rate), or when no item has a judged score
     phases = {"answers": res.results.get("validity"), **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}}
-    if not any(i in v for v in values.values() for i in answers) and answers:
-        verdict = combine(phases, judged=0, of=len(ids))
-        raise InvalidRunError(f"{validity_text({'validity': verdict})}: nothing is scored; fix the judge (samples.jsonl "
-                              f"of each judge-* directory says why) and run the same command again (skipped judges: "
-                              f"{', '.join(skipped) or 'none'})")
+    # no answered item judged: written (every view shows it invalid with its reason), not raised
+    none_judged = bool(answers) and not any(i in v for v in values.values() for i in answers)
     scores = mean_of_judges(values, ids, resamples=options.bootstrap_resamples)
     signature = Signature.parse(res.results["signature"]).plus(
         ("judge_prompt", judging.prompt_hash(games)), judging.signature_parts(),
@@ -123,7 +120,7 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
                "pairwise: win 1, tie 0.5, loss 0, both orders averaged; an unanswered item scores 0 for every "
                "judge; mean over items per judge, mean over judges, 95% percentile bootstrap over items",
                "signature": signature, "answers_run": "answers", "judge_validation": judge_validation,
-               "validity": combine(phases, judged=scores["final"].get("n"), of=len(ids))}
+               "validity": combine(phases, judged=0 if none_judged else scores["final"].get("n"), of=len(ids))}
     # One results.json: the candidate's run as every reader reads one (the mean of judges its headline),
     # with the judges, each phase's directory and this summary in its `judged` section (rundir.schema)
     write_judged(out, "rubric", results, res.results,

@@ -112,8 +112,12 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         if is_eee_file(Path(p)):
             raise GlotbenchError(f"{p} is an EEE record: it holds aggregates, and a paired test needs each item's "
                                  "score in both runs (the run directory's samples.jsonl); `glotbench board` shows it")
-    from glotbench.report.rundata import judged_kind, judged_view
+    from glotbench.report.rundata import judged_kind, judged_phase, judged_view
 
+    for p in paths:  # a judge's or a candidate's phase is never a contestant: its judged run stands for it
+        if judged_kind(p) is None and judged_phase(p):
+            raise GlotbenchError(f"{p} is a phase of the judged run {Path(p).resolve().parent}: compare judged runs by "
+                                 "their directories (a judge's phase holds its verdicts, not a score of the judge)")
     judged = [judged_kind(p) is not None for p in paths]
     if any(judged):  # judged runs: each item's judged value (the mean of judges), the judged headline
         views = [judged_view(p) if j else (read_results(p), []) for p, j in zip(paths, judged)]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from glotbench.errors import GlotbenchError
+from glotbench.report.rundata import JUDGED_FILES, judged_kind, judged_phase, run_results
 from glotbench.report.terminal import FEW_MARK
 from glotbench.rundir import read_results
 from glotbench.rundir.files import RESULTS, RUN_JSON
@@ -65,12 +66,15 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
                 raise GlotbenchError(f"{root}: not a run directory nor an EEE record written by glotbench "
                                      f"(export takes {ACCEPTS})")
             found = [root]
-        elif (root / RESULTS).is_file():
+        elif (root / RESULTS).is_file() or judged_kind(root) is not None:
             found = [root]
-        else:
-            found = sorted({*(f.parent for f in root.rglob(RESULTS)), *(f for f in root.rglob("*.json") if is_eee_file(f))})
+        else:  # a judged run is its top directory (an older one's summary file too), never its phases
+            found = sorted({*(f.parent for n in (RESULTS, *JUDGED_FILES.values()) for f in root.rglob(n)
+                              if not judged_phase(f.parent)),
+                            *(f for f in root.rglob("*.json") if is_eee_file(f))})
             left_out += [{"path": str(f.parent), "reason": f"not finished (no {RESULTS})"}
-                         for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()]
+                         for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()
+                         and not judged_phase(f.parent)]
             if not found:
                 raise GlotbenchError(f"{root}: not a run directory, and no finished run ({RESULTS}) nor EEE record "
                                      f"written by glotbench under it (export takes {ACCEPTS})")
@@ -79,8 +83,11 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
 
 
 def _results(source: Path) -> Mapping[str, Any]:
-    """A finished run's results.json, or an EEE record read back as its part of one."""
-    return eee_results(source) if source.is_file() else read_results(source, FinishedResults)
+    """A finished run's results.json (a judged run's: its view, `rundata.run_results`, an older one's
+    summary file read into it), or an EEE record read back as its part of one."""
+    if source.is_file():
+        return eee_results(source)
+    return run_results(source) if judged_kind(source) is not None else read_results(source, FinishedResults)
 
 
 def rows(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -143,7 +150,7 @@ def _bounds(info: Mapping[str, Any]) -> dict[str, Any]:
 
 def eee_record(run_dir: str | Path) -> dict[str, Any]:
     """A finished run as one EEE aggregate record (schema 0.3.x): one evaluation result per estimate."""
-    res = read_results(run_dir, FinishedResults)
+    res = _results(Path(run_dir))
     bench, model = res["benchmark"], res["model"]
     label = res.get("data_label") or {}
     boot = res.get("bootstrap") or {}
@@ -192,6 +199,9 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
                               "lower_is_better": bool(info.get("lower_is_better", False)), "score_type": "continuous", **_bounds(info),
                               "additional_details": {f"{_NS}headline": _text(metric == res["headline"])}},
             "score_details": score})
+    if not results:  # EEE holds numbers only: a record without one is one no reader can read back
+        raise NothingToExport("no number to write as an EEE record: every estimate is undefined ("
+                              + "; ".join(notes(res) or [f"{res['headline']}: no value"]) + ")")
     if undefined:
         for r in results:
             r["score_details"]["details"][f"{_NS}undefined"] = "; ".join(undefined)
@@ -214,8 +224,13 @@ def eee_record(run_dir: str | Path) -> dict[str, Any]:
     }
 
 
-def write_eee(runs: Sequence[str | Path], out: str | Path) -> list[Path]:
-    """Each run's EEE record as OUT/<uuid>.json (EEE's file naming); the paths written."""
+class NothingToExport(GlotbenchError):
+    """A run with no number to export (an invalid judged run with no judged item): left out, with why."""
+
+
+def write_eee(runs: Sequence[str | Path], out: str | Path, left_out: list[dict[str, str]] | None = None) -> list[Path]:
+    """Each run's EEE record as OUT/<uuid>.json (EEE's file naming); the paths written. A run with no
+    number goes to `left_out` with the reason (when it is given; else the error is raised)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -226,7 +241,13 @@ def write_eee(runs: Sequence[str | Path], out: str | Path) -> list[Path]:
                 target.write_bytes(Path(r).read_bytes())
             written.append(target)
             continue
-        rec = eee_record(r)
+        try:
+            rec = eee_record(r)
+        except NothingToExport as e:
+            if left_out is None:
+                raise GlotbenchError(f"{r}: {e}") from None
+            left_out.append({"path": str(r), "reason": str(e)})
+            continue
         path = folder / f"{rec['source_metadata']['additional_details'][f'{_NS}run_id']}.json"
         path.write_text(json.dumps(rec, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         written.append(path)

@@ -52,14 +52,30 @@ def load_run(path: str | Path) -> RunData:
         raise GlotbenchError(f"{d} is not a run directory: " + ("a file, not a directory" if d.exists() else "not a directory"))
     for kind, name in JUDGED_FILES.items():
         if (d / name).exists() and not (d / RESULTS).exists():
-            return RunData(d, kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
-                                              where=aragen_place if kind == "aragen" else None))
+            return RunData(d, kind, _judged_rule(kind, read_dict(d / name, JUDGED_SCHEMAS[kind], allow_nan=True,
+                                                                 where=aragen_place if kind == "aragen" else None)))
     results = read_results(d)
     judged = results.get("judged")
     if judged is None:
         return RunData(d, "run", results)
     kind = judged["kind"]  # the summary, checked as its own file was
     return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS[kind], aragen_place if kind == "aragen" else None))
+
+
+def _judged_rule(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """An older run's summary file with today's rule for a judged run (`validity.combine`): when no
+    item has a judged score (no headline value), its validity says so, whatever it recorded then
+    (an AraGen run whose every verdict was unreadable was written valid with a null score)."""
+    from glotbench.rundir.validity import combine
+
+    view, _ = view_of(kind, summary, {})
+    final = view["scores"]["overall"][view["headline"]]
+    if final.get("value") is not None and final.get("n") != 0:
+        return summary
+    v = summary.get("validity")
+    phases = v.get("phases") if isinstance(v, Mapping) and isinstance(v.get("phases"), Mapping) else (
+        {"run": v} if isinstance(v, Mapping) else {})
+    return {**summary, "validity": combine(phases, judged=0, of=view["counts"].get("items"))}
 
 
 def bench_of(results: Mapping[str, Any]) -> Any:
@@ -243,8 +259,13 @@ def latest_run(path: str | Path) -> Path:
     d = Path(path)
     if any((d / n).is_file() for n in (RESULTS, RUN_JSON, *JUDGED_FILES.values())) or not d.is_dir():
         return d
-    done = [c for c in d.iterdir() if (c / RESULTS).is_file() or any(
-        (c / n).is_file() for n in JUDGED_FILES.values())]
+    dirs = [c for c in d.iterdir() if c.is_dir()]
+    phases = [c for c in dirs if judged_phase(c)]  # a judged run's candidate or judge: never the run itself
+    done = [c for c in dirs if c not in phases and ((c / RESULTS).is_file() or any(
+        (c / n).is_file() for n in JUDGED_FILES.values()))]
+    if not done and phases:
+        raise GlotbenchError(f"{d} is a judged run that did not finish: its phases ({', '.join(sorted(c.name for c in phases))}) "
+                             "are there, its results.json is not; run the same command again to finish it")
     if not done:
         raise GlotbenchError(f"{d} holds no finished run")
     return max(done, key=lambda c: max(f.stat().st_mtime for f in c.iterdir() if f.suffix == ".json"))

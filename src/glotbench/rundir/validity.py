@@ -133,9 +133,19 @@ def notes(results: Mapping[str, Any]) -> list[str]:
     imported = results.get("imported")
     if isinstance(imported, Mapping) and isinstance(imported.get("notes"), list):  # an EEE record read back:
         return [str(n) for n in imported["notes"]]  # its notes as the run's views wrote them
-    return [t for t in (validity_text(results), stopped_text(results), selection_text(results),
+    return [t for t in (phase_text(results), validity_text(results), stopped_text(results), selection_text(results),
                         data_label_text(results), validation_text(results), leak_text(results),
                         duplicates_text(results)) if t]
+
+
+def phase_text(results: Mapping[str, Any]) -> str | None:
+    """`judge's phase ...` for the run a judged run's judge made (its config's `phase`): its numbers are
+    that judge's verdicts on another model's answers, never a score of the judge."""
+    phase = str((results.get("config") or {}).get("phase") or "")
+    if not phase.startswith("judge "):
+        return None
+    return (f"a judge's phase of a judged run: {phase.removeprefix('judge ')}'s verdicts on another model's "
+            "answers, not a score of that judge (the judged run is the directory above)")
 
 
 def duplicates_text(results: Mapping[str, Any]) -> str | None:

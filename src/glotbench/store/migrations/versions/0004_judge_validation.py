@@ -17,17 +17,20 @@ depends_on = None
 
 
 def upgrade() -> None:
+    from glotbench.errors import GlotbenchError
+    from glotbench.report.rundata import run_results
     from glotbench.rundir.validity import judge_validation_of
 
     with op.batch_alter_table("runs") as batch:
         batch.add_column(sa.Column("judge_validation", sa.JSON, nullable=True))
-    # Rows indexed before: from the run's results.json where it can still be read; otherwise NULL
-    # (no judge validation recorded: no note).
+    # Rows indexed before: from the run's record where it can still be read (results.json; an older
+    # judged run's summary file, arena.json, aragen.json, rubric.json); otherwise NULL (no judge
+    # validation recorded: no note).
     conn = op.get_bind()
     for rid, run_dir in conn.execute(sa.text("SELECT id, run_dir FROM runs")).fetchall():
         try:
-            res = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            res = run_results(Path(run_dir))
+        except (OSError, ValueError, GlotbenchError):
             continue
         found = judge_validation_of(res) if isinstance(res, dict) else None
         if found is not None:

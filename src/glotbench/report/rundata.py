@@ -73,8 +73,9 @@ def _judged_rule(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
     if final.get("value") is not None and final.get("n") != 0:
         return summary
     v = summary.get("validity")
-    phases = v.get("phases") if isinstance(v, Mapping) and isinstance(v.get("phases"), Mapping) else (
-        {"run": v} if isinstance(v, Mapping) else {})
+    phases: Mapping[str, Mapping[str, Any] | None] = (
+        v["phases"] if isinstance(v, Mapping) and isinstance(v.get("phases"), Mapping)
+        else {"run": v} if isinstance(v, Mapping) else {})
     return {**summary, "validity": combine(phases, judged=0, of=view["counts"].get("items"))}
 
 

@@ -46,10 +46,12 @@ def test_run_laobench_arena_gives_the_arena_commands_numbers(judges, tmp_path):
     js = [a for j in ("fair", "biased", "tied", "broken") for a in ("--judge", judges.spec(j))]
     old = cli("arena", "--model", GOOD, "--baseline", PLAIN, *js, "--out", str(tmp_path / "old"), "--no-progress",
               "--max-retries", "1", env=env)
-    assert old.returncode == 0, old.stderr
+    # the broken judge's 16 unreadable verdicts count against --max-failure-rate: written, invalid (exit 3)
+    broken = f"judge {judges.spec('broken')}: 16 of 16 items failed (unreadable verdict"
+    assert old.returncode == 3 and broken in old.stderr, old.stderr
     new = cli("run", "laobench-arena", "--model", GOOD, "--bench-opt", f"baseline={PLAIN}", *js,
               "--out", str(tmp_path / "new"), "--no-progress", "--max-retries", "1", env=env)
-    assert new.returncode == 0, new.stderr
+    assert new.returncode == 3 and broken in new.stderr, new.stderr
     _same_summary(summary(tmp_path / "old"), summary(tmp_path / "new"))
     res = summary(tmp_path / "new")  # the golden figures (tests/test_arena.py)
     j = res["scores"]["judges"]

@@ -119,7 +119,7 @@ def test_an_arena_with_one_judge_replying_garbage_is_written_invalid(srv, cache_
 
 def test_an_arena_whose_every_verdict_is_unreadable_exits_invalid_naming_the_judge(srv, cache_path, tmp_path):
     srv.configure(judges={"broken": {"mode": "malformed"}})  # prose, never the verdict's JSON
-    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+    p = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", srv.spec("broken"), "--out", str(tmp_path / "a"), "--no-progress", "--cache-path", cache_path,
             "--max-retries", "0")
     assert p.returncode == 3, p.stderr
@@ -162,7 +162,7 @@ def test_an_arena_with_nothing_answered_exits_invalid_with_the_reason(srv, cache
     # both sides reply with nothing: every call succeeded, no game to judge; it was exit 2, "no judge
     # produced a valid verdict (... failures: {...: {}})", blaming the judge
     srv.configure(answers={"": ""}, judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
-    p = cli("arena", "--model", srv.spec("mute"), "--baseline", srv.spec("mute2"), "--judge", srv.spec("fair"),
+    p = cli("run", "laobench-arena", "--model", srv.spec("mute"), "--bench-opt", "baseline=" + srv.spec("mute2"), "--judge", srv.spec("fair"),
             "--out", str(tmp_path / "a"), "--no-progress", "--cache-path", cache_path, "--max-retries", "0")
     assert p.returncode == 3, p.stderr
     (line,) = p.stderr.strip().splitlines()

@@ -16,7 +16,7 @@ from conftest import cli
 def test_an_arena_with_no_judged_prompt_is_written_and_invalid_in_every_view(srv, cache_path, tmp_path):
     srv.configure(judges={"broken": {"mode": "malformed"}})  # prose, never the verdict's JSON
     out = tmp_path / "a"
-    p = cli("arena", "--model", "python:helpers:good_answer", "--baseline", "python:helpers:plain_answer",
+    p = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", "baseline=python:helpers:plain_answer",
             "--judge", srv.spec("broken"), "--out", str(out), "--no-progress", "--cache-path", cache_path,
             "--max-retries", "0", "--limit", "3")
     assert p.returncode == 3, p.stderr
@@ -62,11 +62,11 @@ def test_a_rubric_task_with_no_judged_item_is_written_and_invalid_in_every_view(
 def test_the_cross_judge_report_says_which_arena_is_invalid_beside_its_scores(srv, cache_path, tmp_path):
     # `report --judges A B` printed every arena's per-judge score, an invalid one's too, with no mark
     srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "bad": {"mode": "malformed"}})
-    common = ("--baseline", "python:helpers:plain_answer", "--no-progress", "--cache-path", cache_path,
+    common = ("--bench-opt", "baseline=python:helpers:plain_answer", "--no-progress", "--cache-path", cache_path,
               "--max-retries", "0", "--limit", "3")
-    a = cli("arena", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--judge", srv.spec("bad"),
+    a = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--judge", srv.spec("fair"), "--judge", srv.spec("bad"),
             "--out", str(tmp_path / "a"), *common)
-    b = cli("arena", "--model", "python:helpers:plain_answer", "--judge", srv.spec("fair"),
+    b = cli("run", "laobench-arena", "--model", "python:helpers:plain_answer", "--judge", srv.spec("fair"),
             "--out", str(tmp_path / "b"), *common)
     assert (a.returncode, b.returncode) == (3, 0), a.stderr + b.stderr
     p = cli("report", "--judges", str(tmp_path / "a"), str(tmp_path / "b"))

@@ -16,6 +16,17 @@ from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 THINKING = {None: "default", True: "on", False: "off"}  # the signature's |thinking: part
 
 
+def unique_pairs(pairs, what: str = "--bench-opt") -> tuple[tuple[str, str], ...]:
+    """`pairs` (KEY, VALUE) as a tuple, refusing a key given twice: one value per key, never the last
+    of several kept silently (`--bench-opt policy=zero --bench-opt policy=drop`)."""
+    seen: dict[str, str] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise GlotbenchError(f"{what} {key} is given twice ({key}={seen[key]!r} and {key}={value!r}): give it once")
+        seen[key] = value
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a run is configured with; all of it is recorded in results.json."""
@@ -73,6 +84,7 @@ class RunOptions:
         # a SentencePiece model or a few-shot file given by a relative path is recorded by its absolute
         # one (and its SHA-256: `files`): `rescore`, `compare` and `checks` rebuild the benchmark from the
         # record, from any folder
+        unique_pairs(self.bench_options)  # a key given twice would silently keep its last value
         object.__setattr__(self, "bench_options", tuple(
             (k, absolute_spm(v) if k == "bleu_tokenize" else os.path.abspath(os.path.expanduser(v))
              if k == "fewshot_data" and v else v) for k, v in self.bench_options))

@@ -59,3 +59,25 @@ def test_a_judge_that_is_the_baseline_is_skipped(tmp_path, srv):
     assert res["skipped_judges"] == [srv.spec("fair")] and list(res["scores"]["judges"]) == [srv.spec("other")]
     # 'fair' answered the 2 prompts as the baseline and judged none of the 4 games
     assert len([q for q in srv.requests() if q.get("model") == "fair"]) == 2
+
+
+def test_python_run_options_read_one_string_as_one_entry_and_a_mapping_as_pairs():
+    """`RunOptions(judges="openai:j@...")` is one judge (it was its characters: 'judge o is named twice'),
+    `stop="\\n\\n"` one stop string, `bench_options={...}` its pairs; anything else one error."""
+    o = RunOptions(judges="openai:j@http://127.0.0.1:1/v1", stop="\n\n", bench_options={"policy": "zero", "jury": "vote"})
+    assert o.judges == ("openai:j@http://127.0.0.1:1/v1",) and o.stop == ("\n\n",)
+    assert o.bench_options == (("policy", "zero"), ("jury", "vote"))
+    assert RunOptions(judges=["a:b", "c:d"]).judges == ("a:b", "c:d")
+    with pytest.raises(GlotbenchError, match="bench_options must be"):
+        RunOptions(bench_options=["policy=zero"])
+
+
+def test_evaluate_with_one_judge_string_runs_that_judge(tmp_path):
+    from glotbench.engine.evaluate import evaluate
+
+    res = evaluate("laobench-arena", GOOD, RunOptions(limit=2, judges="python:helpers:judge_fails_swapped_odd",
+                                                      bench_options={"baseline": PLAIN, "single_order": "accept"},
+                                                      out=str(tmp_path / "r"), cache_path=str(tmp_path / "c"),
+                                                      progress=False))
+    assert res.results["validity"]["valid"] is True
+    assert res.results["judged"]["summary"]["judges"] == ["python:helpers:judge_fails_swapped_odd"]

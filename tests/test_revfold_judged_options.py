@@ -81,3 +81,16 @@ def test_evaluate_with_one_judge_string_runs_that_judge(tmp_path):
                                                       progress=False))
     assert res.results["validity"]["valid"] is True
     assert res.results["judged"]["summary"]["judges"] == ["python:helpers:judge_fails_swapped_odd"]
+
+
+@pytest.mark.parametrize("bench, opts", [("aragen", []), ("laobench-arena", [f"baseline={PLAIN}"])])
+def test_one_judge_model_under_two_endpoint_spellings_is_refused(bench, opts, tmp_path, srv):
+    """`openai:j@http://127.0.0.1:P/v1` and `openai:j@http://localhost:P/v1` are one judge (same_model):
+    its verdicts counted twice in the mean of judges (they were) is refused before any call."""
+    srv.configure(judges={"j": {"mode": "prefer", "prefer": "GOOD"}})
+    other = srv.spec("j").replace("127.0.0.1", "localhost")
+    args = [a for o in opts for a in ("--bench-opt", o)]
+    r = cli("run", bench, "--model", GOOD, *args, "--judge", srv.spec("j"), "--judge", other, "--limit", "1",
+            "--out", str(tmp_path / "r"), "--no-progress", env={"GLOTBENCH_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 2 and "are the same model (j): name each judge once" in r.stderr, r.stderr
+    assert not srv.requests()

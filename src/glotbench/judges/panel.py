@@ -77,9 +77,15 @@ async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: M
         seen[slug(spec)] = spec
     kept: list[str] = []
     skipped: list[str] = []
+    built: dict[str, Model] = {}
     for spec in judges:
         judge = build_judge(spec, options)
         try:
+            for other, model in built.items():  # one model's verdicts count once, however its endpoint is spelt
+                if same_model(judge, model):
+                    raise GlotbenchError(f"judges {other} and {spec} are the same model "
+                                         f"({judge.description().get('model') or spec}): name each judge once")
+            built[spec] = judge
             if policy.skips(spec, judge, candidate_spec, candidate) or any(same_model(judge, m) for m in contestants):
                 skipped.append(spec)
                 continue

@@ -94,3 +94,14 @@ def test_one_judge_model_under_two_endpoint_spellings_is_refused(bench, opts, tm
             "--out", str(tmp_path / "r"), "--no-progress", env={"GLOTBENCH_CACHE_DIR": str(tmp_path / "c")})
     assert r.returncode == 2 and "are the same model (j): name each judge once" in r.stderr, r.stderr
     assert not srv.requests()
+
+
+def test_aragen_system_prompt_from_an_empty_file_is_one_error_line(tmp_path, srv):
+    """`system_prompt=@FILE` of an empty (or blank) file sent no system message and said
+    `cand_system:none`: a file named and empty is a mistake, one line before any call."""
+    empty = tmp_path / "system.txt"
+    empty.write_text(" \n", encoding="utf-8")
+    r = cli("run", "aragen", "--model", GOOD, "--judge", srv.spec("j"), "--bench-opt", f"system_prompt=@{empty}",
+            "--limit", "1", "--out", str(tmp_path / "r"), "--no-progress", env={"GLOTBENCH_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 2 and f"system_prompt=@{empty}: the file is empty" in r.stderr, r.stderr
+    assert not srv.requests()

@@ -325,10 +325,14 @@ class AraGen(AraGenAnswers):
         if not math.isfinite(judge_temperature) or judge_temperature < 0:
             raise SpecError(f"{self.name}: judge_temperature must be a finite number >= 0, got {judge_temperature}")
         if system_prompt is not None and system_prompt.startswith("@"):
+            given = system_prompt
             try:
-                system_prompt = Path(system_prompt[1:]).read_text(encoding="utf-8")
+                system_prompt = Path(given[1:]).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
-                raise SpecError(f"{self.name}: system_prompt={system_prompt}: cannot be read ({e})") from None
+                raise SpecError(f"{self.name}: system_prompt={given}: cannot be read ({e})") from None
+            if not system_prompt.strip():  # an empty file would silently send no system message
+                raise SpecError(f"{self.name}: system_prompt={given}: the file is empty (leave system_prompt out "
+                                "for no system message)")
         self.judge_prompt, self.system_prompt = judge_prompt, system_prompt
         self.judge_repeats, self.judge_temperature, self.judge_seed = judge_repeats, judge_temperature, judge_seed
         self.skip_same_family, self.families = skip_same_family, families

@@ -250,13 +250,15 @@ def print_endpoints(models: list[tuple[str, str | None]], api_key_env: str | Non
 
 def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=VALUE") -> tuple[tuple[str, str], ...]:
     """`KEY=VALUE` strings as pairs (values stay text: the benchmark converts them to its declared types)."""
+    from glotbench.engine.options import unique_pairs
+
     pairs = []
     for kv in values:
         key, sep, value = kv.partition("=")
         if not sep or not key.strip():
             raise GlotbenchError(f"{what} takes {form}, got {kv!r}")
         pairs.append((key.strip(), value))
-    return tuple(pairs)
+    return unique_pairs(pairs, what)
 
 
 def read_json(path: str, schema: Any = None) -> Any:

@@ -146,15 +146,18 @@ async def run_arena(candidate: str | Model, baseline: str, judges: list[str], op
     # a finished valid arena: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, RESULTS, ("candidate", "baseline"), older=(OLD_SUMMARIES["arena"],))
     cand_model = load_model(candidate) if isinstance(given, str) else given
+    base_model = load_model(baseline)
     active: list[str] = []
     try:
-        active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging)
+        active, skipped = await select_judges(judges, candidate, cand_model, options, self_judging,
+                                              contestants=(base_model,))
     finally:
+        await base_model.aclose()
         if isinstance(given, str) or not active:  # an object given is the answers phase's to close
             await cand_model.aclose()
     if not active:
         raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate "
-                             f"(skipped: {', '.join(skipped)})")
+                             f"or the baseline (skipped: {', '.join(skipped)})")
     judge_validation = validation(active, ARENA_LANGUAGE, judge_cards)  # a bad cards directory fails here
     bench = ArenaPrompts()
     all_prompts = bench.load(options.data) if dataset is None else dataset

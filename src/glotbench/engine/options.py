@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.errors import GlotbenchError
@@ -14,6 +14,18 @@ from glotbench.models.base import GenerateConfig
 from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 
 THINKING = {None: "default", True: "on", False: "off"}  # the signature's |thinking: part
+
+
+def unique_pairs(pairs, what: str = "--bench-opt") -> tuple[tuple[str, str], ...]:
+    """`pairs` (KEY, VALUE) as a tuple, refusing a key given twice: one value per key, never the last
+    of several kept silently (`--bench-opt policy=zero --bench-opt policy=drop`)."""
+    pairs = tuple(pairs)
+    seen: dict[str, str] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise GlotbenchError(f"{what} {key} is given twice ({key}={seen[key]!r} and {key}={value!r}): give it once")
+        seen[key] = value
+    return pairs
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,16 @@ class RunOptions:
         # a SentencePiece model or a few-shot file given by a relative path is recorded by its absolute
         # one (and its SHA-256: `files`): `rescore`, `compare` and `checks` rebuild the benchmark from the
         # record, from any folder
+        # from Python: one spec or stop string is one entry (never its characters), a list a tuple, a
+        # mapping of options its pairs
+        for name in ("judges", "stop"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        opts = self.bench_options
+        opts = tuple(opts.items()) if isinstance(opts, Mapping) else tuple(opts)
+        if not all(isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[0], str) for p in opts):
+            raise GlotbenchError(f"bench_options must be (KEY, VALUE) pairs or a mapping, got {self.bench_options!r}")
+        object.__setattr__(self, "bench_options", unique_pairs(tuple(p) for p in opts))  # a key given twice: an error
         object.__setattr__(self, "bench_options", tuple(
             (k, absolute_spm(v) if k == "bleu_tokenize" else os.path.abspath(os.path.expanduser(v))
              if k == "fewshot_data" and v else v) for k, v in self.bench_options))

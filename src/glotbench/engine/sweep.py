@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -332,7 +332,9 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 except GlotbenchError as e:
                     raise GlotbenchError(f"benchmark {b.display}: {e}") from None
         repeats = b.repeats or spec.repeats
-        judged = bool(spec.judges) and get_benchmark(b.name, **opts).judged  # judges go to judged tasks only
+        built = get_benchmark(b.name, **opts)
+        _check_judged_entry(b.display, built, opts, spec.judges)
+        judged = bool(spec.judges) and built.judged  # judges go to judged tasks only
         # A subset of the items has a directory of its own: a smoke test (limit: 5) never stands for the
         # cell's full run, nor the full run for a smoke test (rundir/selection.py).
         subset = "-".join(([b.subset] if b.subset else []) + ([f"limit{b.limit}"] if b.limit is not None else []))
@@ -354,6 +356,16 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
                                 n_items, repeats))
     return runs
+
+
+def _check_judged_entry(name: str, bench: Any, opts: Mapping[str, str], judges: Sequence[str]) -> None:
+    """A judged entry that could not start (no judge, the arena's baseline not given) is refused when
+    the sweep is read, as a bad option value is, never a failed run after the others ran."""
+    if bench.judged and not judges and not bench.default_judges:
+        raise GlotbenchError(f"benchmark {name}: it is judged and the sweep names no judge: add `judges: [SPEC]`")
+    if missing := [n for n in bench.model_options if n not in opts]:
+        raise GlotbenchError(f"benchmark {name}: needs " + ", ".join(f"options: {{{n}: SPEC}}" for n in missing)
+                             + " (a model it is compared with)")
 
 
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet")

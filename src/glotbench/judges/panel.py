@@ -60,9 +60,12 @@ class SelfJudging:
 
 
 async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: Model | None, options: Any,
-                        policy: SelfJudging, *, check: Callable[[Model], bool] = lambda m: False) -> tuple[list[str], list[str]]:
+                        policy: SelfJudging, *, check: Callable[[Model], bool] = lambda m: False,
+                        contestants: Sequence[Model] = ()) -> tuple[list[str], list[str]]:
     """(judges kept, judges skipped) under the policy, decided before any call: each judge is built
-    (a bad spec fails here) and, where `check(judge)` says so, its endpoint checked."""
+    (a bad spec fails here) and, where `check(judge)` says so, its endpoint checked. `contestants`:
+    the other models whose answers are judged (the arena's baseline): a judge that is one of them is
+    skipped too, since a judge is never a contestant."""
     from glotbench.rundir import slug
 
     seen: dict[str, str] = {}
@@ -74,10 +77,16 @@ async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: M
         seen[slug(spec)] = spec
     kept: list[str] = []
     skipped: list[str] = []
+    built: dict[str, Model] = {}
     for spec in judges:
         judge = build_judge(spec, options)
         try:
-            if policy.skips(spec, judge, candidate_spec, candidate):
+            for other, model in built.items():  # one model's verdicts count once, however its endpoint is spelt
+                if same_model(judge, model):
+                    raise GlotbenchError(f"judges {other} and {spec} are the same model "
+                                         f"({judge.description().get('model') or spec}): name each judge once")
+            built[spec] = judge
+            if policy.skips(spec, judge, candidate_spec, candidate) or any(same_model(judge, m) for m in contestants):
                 skipped.append(spec)
                 continue
             kept.append(spec)

@@ -143,10 +143,15 @@ def file_record(option: str, value: str, path: str) -> dict[str, str]:
 def add_moved(paths: Iterable[str | Path]) -> None:
     """`--moved FILE`: files a run read, at their new places, known by their SHA-256 (`relocated`)."""
     for given in paths:
+        if not str(given).strip():  # Path("") is the current folder: never what an empty value meant
+            raise GlotbenchError("--moved: an empty path; give the file")
         p = Path(given).expanduser()
         if not p.is_file():
             raise GlotbenchError(f"--moved {given}: " + ("is a directory; give the file" if p.is_dir() else "no such file"))
-        _MOVED[_sha256(p)] = str(p.resolve())
+        try:
+            _MOVED[_sha256(p)] = str(p.resolve())
+        except OSError as e:
+            raise GlotbenchError(f"--moved {given}: cannot be read ({e.strerror or e})") from None
 
 
 def relocated(record: Mapping[str, Any]) -> str:

@@ -373,6 +373,18 @@ def read_samples(run_dir: str | Path, schema: type[S]) -> list[dict[str, Any]]:
     return [rec for _, rec in raw]
 
 
+def samples_counted(run_dir: str | Path, n: int) -> None:
+    """A finished run's samples.jsonl rows (`n`) against its results.json's `counts.samples`: a file
+    emptied or cut at a line's end is one GlotbenchError line, never a view of what is left."""
+    if not (Path(run_dir) / RESULTS).is_file():
+        return
+    counts = read_results(Path(run_dir)).get("counts") or {}
+    want = counts.get("samples") if isinstance(counts, dict) else None
+    if isinstance(want, int) and not isinstance(want, bool) and want != n:
+        raise GlotbenchError(f"{Path(run_dir) / SAMPLES}: {n} samples, results.json counts {want} "
+                             "(the file emptied or cut short: run the same command again)")
+
+
 def sample_outputs(run_dir: str | Path) -> dict[str, str]:
     """Each item's raw reply in a run directory (repeat 0; a failed call's as ""), by item id: what the
     judge cards' length bias and the arena ranking's style control read of a phase's answers."""

@@ -198,12 +198,14 @@ def _group(code: str, tag: str) -> str:
             return code
         given = langcodes.Language.get(tag)
         usual = langcodes.Language.get(code).maximize()
-        script = given.maximize().script
-        script = script if script and script != usual.script else None
+        written = given.maximize().script
+        script = written if written and written != usual.script else None
         region = given.territory
         if region and script:
             usual = langcodes.Language.get(f"{code}-{script}").maximize()
         region = region if region and region != usual.territory else None
+        if region and not script and written != langcodes.Language.get(f"{code}-{region}").maximize().script:
+            script = written  # zh-Hans-TW: `zh-TW` alone reads as Hant, so the group keeps its script
     except (ValueError, LookupError):
         return code
     return "-".join(x for x in (code, script, region) if x)

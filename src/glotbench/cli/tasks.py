@@ -131,6 +131,8 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
     from glotbench.errors import DataError
     from glotbench.tasks.inspect_yaml import DERIVED_CARD, NotTranslatable, derived_plan, export_derived, export_text
 
+    if not out.strip():  # Path("") is the current folder: never what an empty value meant
+        raise DataError("--eval-yaml: an empty path; give the eval.yaml's file")
     prefix = f"{bench.name}: "  # type: ignore[attr-defined]
     derived = None
     try:
@@ -142,13 +144,19 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
         except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
             raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
                             + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    if derived is not None:
+    _not_replaced(Path(out), "# Written by glotbench", "an eval.yaml")
+    if derived is not None:  # every file checked before any is written
         folder = Path(out).parent
         readme = folder / "README.md"
-        if readme.exists() and DERIVED_CARD not in readme.read_text(encoding="utf-8", errors="replace"):
-            raise DataError(f"{readme}: a README.md glotbench did not write; the derived dataset's card would replace "
-                            "it (write the eval.yaml into an empty folder)")
+        ours = _not_replaced(readme, DERIVED_CARD, "the derived dataset's card (README.md)", anywhere=True)
+        if not ours and (folder / path).exists():
+            raise DataError(f"{folder / path}: a file glotbench did not write (no derived dataset's README.md beside "
+                            "it); the derived rows would replace it (write the eval.yaml into an empty folder)")
+    for up in [Path(out).parent, *Path(out).parent.parents]:
+        if up.exists() and not up.is_dir():
+            raise DataError(f"--eval-yaml {out}: {up} is a file, not a folder")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    if derived is not None:
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in derived), encoding="utf-8")
         readme.write_text(card, encoding="utf-8")
@@ -158,6 +166,23 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
     typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
     for n in notes:
         typer.echo(f"  {n}")
+
+
+def _not_replaced(path: Any, marker: str, what: str, *, anywhere: bool = False) -> bool:
+    """Whether `path` is a file glotbench wrote (its text starts with, or `anywhere` holds, `marker`);
+    False where there is none; else one DataError line: a folder there, or a file of the user's that
+    the export would replace."""
+    from glotbench.errors import DataError
+
+    if not path.exists():
+        return False
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, not a file")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if (marker in text) if anywhere else text.startswith(marker):
+        return True
+    raise DataError(f"{path}: a file glotbench did not write; {what} would replace it (write the eval.yaml into an "
+                    "empty folder, or move the file)")
 
 
 @tasks_app.command("import-lm-eval")

@@ -387,6 +387,10 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     from glotbench.rundir.selection import select
 
+    if options.metric_checkpoint is not None:  # the run's refusal, before its estimate
+        from glotbench.engine.learned import open_learned
+
+        open_learned(bench, options.metric_checkpoint, weights=False)  # its layout checked, no weights loaded
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),
                    repeats=options.repeats).items  # the run's own selection: --limit, --subset/--quick

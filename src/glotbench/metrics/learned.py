@@ -117,6 +117,8 @@ def open_checkpoint(dirpath: str | Path) -> Checkpoint:
     layout (hparams.yaml) or a MetricX-24 model folder (config.json of an mt5 model)."""
     import yaml
 
+    if not str(dirpath).strip():  # Path("") is the current folder: never what an empty value meant
+        raise GlotbenchError("--metric-checkpoint: an empty path; give the checkpoint's directory")
     d = Path(dirpath)
     if d.is_dir() and not (d / "hparams.yaml").is_file() and (d / "config.json").is_file():
         return _open_metricx(d)

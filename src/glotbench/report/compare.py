@@ -16,6 +16,7 @@ from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
 from glotbench.report.clusters import paired_rows
 from glotbench.rundir import SAMPLES, read_results, sample_rows
+from glotbench.rundir.files import samples_counted
 from glotbench.stats import MIN_BOOTSTRAP_UNITS, paired_test, paired_too_few
 
 
@@ -49,6 +50,7 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
+    samples_counted(run_dir, len(samples))
     if bench.permute is not None:  # per original item, as the run's aggregate (checks/circular.py)
         samples, rows = _combined(bench, dataset, samples)
     check_statistics(bench.metrics_for(dataset), samples)

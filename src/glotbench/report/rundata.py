@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
 from glotbench.rundir import OLD_SUMMARIES, judged_section, read_results, read_samples
+from glotbench.rundir.files import samples_counted
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
 from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place, judged_summary
@@ -273,8 +274,12 @@ def latest_run(path: str | Path) -> Path:
 
 
 def iter_samples(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """The samples.jsonl rows, each checked against ReportSampleRow, as the dicts the file holds."""
-    yield from read_samples(run_dir, ReportSampleRow)
+    """The samples.jsonl rows, each checked against ReportSampleRow, as the dicts the file holds; a
+    finished run's file with fewer or more rows than its results.json counts (`counts.samples`: a
+    file emptied, or cut at a line's end) is one GlotbenchError line, never a view of what is left."""
+    rows = read_samples(run_dir, ReportSampleRow)
+    samples_counted(run_dir, len(rows))
+    yield from rows
 
 
 def check_samples(run_dir: Path) -> None:

@@ -143,10 +143,15 @@ def file_record(option: str, value: str, path: str) -> dict[str, str]:
 def add_moved(paths: Iterable[str | Path]) -> None:
     """`--moved FILE`: files a run read, at their new places, known by their SHA-256 (`relocated`)."""
     for given in paths:
+        if not str(given).strip():  # Path("") is the current folder: never what an empty value meant
+            raise GlotbenchError("--moved: an empty path; give the file")
         p = Path(given).expanduser()
         if not p.is_file():
             raise GlotbenchError(f"--moved {given}: " + ("is a directory; give the file" if p.is_dir() else "no such file"))
-        _MOVED[_sha256(p)] = str(p.resolve())
+        try:
+            _MOVED[_sha256(p)] = str(p.resolve())
+        except OSError as e:
+            raise GlotbenchError(f"--moved {given}: cannot be read ({e.strerror or e})") from None
 
 
 def relocated(record: Mapping[str, Any]) -> str:
@@ -366,6 +371,18 @@ def read_samples(run_dir: str | Path, schema: type[S]) -> list[dict[str, Any]]:
     raw = list(raw_rows(path, "jsonl", allow_nan=True))
     validate_rows(path, raw, schema)
     return [rec for _, rec in raw]
+
+
+def samples_counted(run_dir: str | Path, n: int) -> None:
+    """A finished run's samples.jsonl rows (`n`) against its results.json's `counts.samples`: a file
+    emptied or cut at a line's end is one GlotbenchError line, never a view of what is left."""
+    if not (Path(run_dir) / RESULTS).is_file():
+        return
+    counts = read_results(Path(run_dir)).get("counts") or {}
+    want = counts.get("samples") if isinstance(counts, dict) else None
+    if isinstance(want, int) and not isinstance(want, bool) and want != n:
+        raise GlotbenchError(f"{Path(run_dir) / SAMPLES}: {n} samples, results.json counts {want} "
+                             "(the file emptied or cut short: run the same command again)")
 
 
 def sample_outputs(run_dir: str | Path) -> dict[str, str]:

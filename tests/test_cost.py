@@ -240,7 +240,7 @@ def test_dry_run_names_the_requests_it_does_not_count(tmp_path):
     assert plain.returncode == 0 and "not counted" not in plain.stdout
     sweep = tmp_path / "s.yaml"
     sweep.write_text(f"out: {tmp_path / 'sw'}\nstore: false\nmodels:\n  - spec: python:helpers:good_answer\n"
-                     f"benchmarks:\n  - name: {task}\n", encoding="utf-8")
+                     f"judges: [python:helpers:good_answer]\nbenchmarks:\n  - name: {task}\n", encoding="utf-8")
     s = cli("sweep", str(sweep), "--dry-run")
     assert s.returncode == 0, s.stderr
     assert "not counted in " in s.stdout and "the judges' requests" in s.stdout

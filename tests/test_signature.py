@@ -166,6 +166,7 @@ def test_no_module_joins_or_splits_signature_parts_by_hand() -> None:
     expression (an alternation), never a signature."""
     # regex alternations (languages, language, pipelines); an answer key of option texts (circular);
     # a help line's choices `segmenter=laonlp|pythainlp` (rescore)
-    allowed = {"languages.py", "language.py", "pipelines.py", "circular.py", "rescore.py", "signature.py"}
+    allowed = {"languages.py", "language.py", "pipelines.py", "circular.py", "rescore.py", "signature.py",
+               "inspect_yaml.py"}  # inspect_yaml: an Inspect `pattern` scorer's alternation of labels
     found = [f for p in sorted(SRC.rglob("*.py")) if p.name not in allowed for f in _splits_or_joins_signatures(p)]
     assert not found, found

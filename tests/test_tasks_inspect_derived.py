@@ -16,7 +16,7 @@ import pytest
 
 from conftest import cli
 from test_tasks_hub import _parquet, serve_hub
-from test_tasks_inspect_roundtrip import DERIVED, FX, INSPECT_EVAL, _inspect_samples, _scores
+from test_tasks_inspect_roundtrip import DERIVED, FX, INSPECT_EVAL, _inspect_samples, _scores, inspect_eval
 
 ORG, SHA = "glotbench-derived", "4444444444444444444444444444444444444444"
 # the fixture rows (the original hub's schema) and the options each derived export runs on
@@ -102,10 +102,6 @@ def _folder(bench) -> Path:
 def hub(tmp_path_factory):
     """Each derived task exported by the CLI into its own folder, laid out as ORG/NAME at SHA in one
     loopback hub beside the original rows; with inspect_ai installed, its own `eval` of each, once."""
-    import os
-    import subprocess
-    import sys
-
     root = tmp_path_factory.mktemp("hub")
     out = tmp_path_factory.mktemp("derived")
     answers: dict[str, str] = {}
@@ -125,23 +121,12 @@ def hub(tmp_path_factory):
         answers.update(_replies(bench, rows))
     gen = serve_hub(root)
     address = next(gen)
-    inspect = None
-    try:
-        import inspect_ai  # noqa: F401
-    except ImportError:
-        pass  # the test extra is missing: glotbench's two runs are still compared
-    else:
-        home = tmp_path_factory.mktemp("inspect")
-        env = {**os.environ, "HF_ENDPOINT": address, "HF_HOME": str(home / "hf"), "HF_TOKEN": "",
-               "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1", "INSPECT_LOG_DIR": str(home / "logs")}
-        # the mock model finds the reply by the prompt's text: the whole prompt here
-        script = INSPECT_EVAL.replace("if k in messages[-1].text", "if k == messages[-1].text")
-        specs = [f"hf/{ORG}/{name}/{name}@{SHA}" for name in sorted(ROWS)]
-        proc = subprocess.run([sys.executable, "-c", script, json.dumps(answers), str(home / "logs"), *specs],
-                              env=env, capture_output=True, text=True, timeout=900)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        logs = json.loads(proc.stdout.strip().splitlines()[-1])
-        inspect = {name: next(log for log in logs if f"/{ORG}/{name}/" in f"/{log['task']}/") for name in ROWS}
+    # the mock model finds the reply by the prompt's text: the whole prompt here
+    script = INSPECT_EVAL.replace("if k in messages[-1].text", "if k == messages[-1].text")
+    logs = inspect_eval(tmp_path_factory, address, answers, [f"hf/{ORG}/{name}/{name}@{SHA}" for name in sorted(ROWS)],
+                        script, timeout=900)
+    inspect = None if logs is None else {
+        name: next(log for log in logs if f"/{ORG}/{name}/" in f"/{log['task']}/") for name in ROWS}
     yield {"hub": address, "inspect": inspect, "answers": answers, "printed": printed}
     next(gen, None)
 

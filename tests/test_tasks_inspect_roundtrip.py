@@ -144,10 +144,6 @@ print(json.dumps([{"task": log.eval.task, "status": log.status, "samples": [
 def exported(tmp_path_factory):
     """Every exportable library task written into one loopback hub (its rows, card and eval.yaml);
     with inspect_ai installed, `inspect eval hf/ORG/NAME/ID@SHA` of each, once, through the same hub."""
-    import os
-    import subprocess
-    import sys
-
     from glotbench.registry import get_benchmark
     from glotbench.tasks.inspect_yaml import export_text
 
@@ -159,23 +155,34 @@ def exported(tmp_path_factory):
         answers.update(_answers(bench))
     gen = serve_hub(root)
     hub = next(gen)
-    inspect = None
+    logs = inspect_eval(tmp_path_factory, hub, answers,
+                        [f"hf/{b.data.hub}/{b.name}@{b.data.revision}" for b in benches.values()])
+    inspect = None if logs is None else {
+        name: next(log for log in logs if f"/{b.data.hub}/" in f"/{log['task']}") for name, b in benches.items()}
+    yield {"hub": hub, "inspect": inspect}
+    next(gen, None)
+
+
+def inspect_eval(tmp_path_factory, hub: str, answers: dict, specs: list[str], script: str = INSPECT_EVAL,
+                 timeout: float = 600) -> list | None:
+    """inspect_ai's own `eval` of `specs` from the loopback hub at `hub`, its mock model replying
+    `answers`: the logs `script` prints, or None where the test extra is missing (glotbench's two
+    runs are then still compared)."""
+    import os
+    import subprocess
+    import sys
+
     try:
         import inspect_ai  # noqa: F401
     except ImportError:
-        pass  # the test extra is missing: glotbench's two runs are still compared
-    else:
-        home = tmp_path_factory.mktemp("inspect")
-        env = {**os.environ, "HF_ENDPOINT": hub, "HF_HOME": str(home / "hf"), "HF_TOKEN": "", "HF_HUB_OFFLINE": "0",
-               "HF_HUB_DISABLE_TELEMETRY": "1", "INSPECT_LOG_DIR": str(home / "logs")}
-        specs = [f"hf/{b.data.hub}/{b.name}@{b.data.revision}" for b in benches.values()]
-        proc = subprocess.run([sys.executable, "-c", INSPECT_EVAL, json.dumps(answers), str(home / "logs"), *specs],
-                              env=env, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        logs = json.loads(proc.stdout.strip().splitlines()[-1])
-        inspect = {name: next(log for log in logs if f"/{b.data.hub}/" in f"/{log['task']}") for name, b in benches.items()}
-    yield {"hub": hub, "inspect": inspect}
-    next(gen, None)
+        return None
+    home = tmp_path_factory.mktemp("inspect")
+    env = {**os.environ, "HF_ENDPOINT": hub, "HF_HOME": str(home / "hf"), "HF_TOKEN": "", "HF_HUB_OFFLINE": "0",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "INSPECT_LOG_DIR": str(home / "logs")}
+    proc = subprocess.run([sys.executable, "-c", script, json.dumps(answers), str(home / "logs"), *specs],
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("name", sorted(n for n in TABLE if n not in DERIVED))

@@ -1,7 +1,8 @@
 """`glotbench board --pivot language`: runs of many tasks and languages as one table per language,
 models x tasks ("how good is this model in Lao" is one table), from real runs against the loopback
 server: task runs in Lao, Khmer and Thai, a DeepSEA run reported by language (its Thai items make
-its Thai cell), a prompt variant as its own column, and a run that names no language left out."""
+its Thai cell), a prompt variant as its own column, a one-language built-in (laobench-mcq) in its
+language's table, and a run over several languages with no `lang` group left out, saying so."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def runs(tmp_path_factory, server):
             ("belebele", "belebele_lao_Laoo.jsonl", {"config": "lao_Laoo", "prompt": "lm-eval", "method": "generate"}),
             ("sib200", "sib200_lao_Laoo.jsonl", {"config": "lao_Laoo"}),
             ("xnli", "xnli_th.jsonl", {"config": "th"}),
-            ("deepsea-mgsm", None, {}), ("laobench-mcq", None, {})]
+            ("deepsea-mgsm", None, {}), ("laobench-mcq", None, {}), ("laobench-translation", None, {})]
     for model, answers in REPLIES.items():
         server.configure(answers=answers)
         for i, (task, data, opts) in enumerate(plan):
@@ -57,7 +58,9 @@ def test_one_table_per_language_with_the_tasks_as_columns(runs):
     assert {"lo", "km", "th"} <= set(langs) and langs == sorted(langs)
     lao = next(t for t in b["tables"] if t["language"] == "lo")
     assert lao["name"] == "Lao"
-    assert [c["benchmark"] for c in lao["columns"]] == ["belebele", "belebele [prompt=lm-eval]", "sib200"]
+    # laobench-mcq declares one language (its datasheet's): results.json `benchmark.language`
+    assert [c["benchmark"] for c in lao["columns"]] == ["belebele", "belebele [prompt=lm-eval]", "laobench-mcq", "sib200"]
+    assert results(runs, "alpha", 6, "laobench-mcq")["benchmark"]["language"] == "lo"
     for c in lao["columns"]:
         assert set(c["cells"]) == {m for m in b["models"]} and len(b["models"]) == 2
     # each cell is its run's headline, with the run's signature
@@ -94,8 +97,11 @@ def test_a_run_reported_by_language_gives_each_language_its_own_cell(runs):
 
 def test_a_run_that_names_no_language_is_left_out_saying_so(runs):
     b = build_board([str(runs)], pivot="language", resamples=200)
+    """laobench-translation covers Lao, English and Chinese (its directions): one language per run
+    would be wrong, and it reports no `lang` group."""
     reasons = [x["reason"] for x in b["left_out"] if "laobench" in x["path"]]
-    assert len(reasons) == 2 and all("names no language" in r for r in reasons)
+    assert len(reasons) == 2 and all("laobench-translation: names no language" in r for r in reasons)
+    assert "language" not in results(runs, "alpha", 7, "laobench-translation")["benchmark"]
 
 
 def test_every_export_of_the_pivot(runs, tmp_path):
@@ -104,7 +110,7 @@ def test_every_export_of_the_pivot(runs, tmp_path):
     assert md.index("### Lao (lo)") < md.index("### Thai (th)") and "Khmer" not in md
     assert "| belebele [prompt=lm-eval] Accuracy" in md or "belebele [prompt=lm-eval]" in md.split("### Thai")[0]
     rows = [r for r in csv.DictReader(io.StringIO(export(b, "csv"))) if r["benchmark"] != "report card"]  # the card: test_card_suite.py
-    assert {r["language"] for r in rows} == {"lo", "th"} and len(rows) == 2 * (3 + 2)
+    assert {r["language"] for r in rows} == {"lo", "th"} and len(rows) == 2 * (4 + 2)
     mgsm = [r for r in rows if r["benchmark"] == "deepsea-mgsm"]
     assert all(r["language"] == "th" for r in mgsm)
     tex = export(b, "latex")
@@ -125,7 +131,7 @@ def test_every_export_of_the_pivot(runs, tmp_path):
             node = node[part.replace("~1", "/").replace("~0", "~")]
         assert node == float(raw), src
         checked += 1
-    assert checked >= 2 * (3 + 2)  # every cell's value (and its CI bounds) is the number in its results.json
+    assert checked >= 2 * (4 + 2)  # every cell's value (and its CI bounds) is the number in its results.json
 
 
 def test_the_command(runs):

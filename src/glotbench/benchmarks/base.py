@@ -308,6 +308,17 @@ class Benchmark(ABC):
         """Benchmark-specific facts for results.json (e.g. a random baseline, per-language signatures)."""
         return {}
 
+    def run_language(self) -> str | None:
+        """The one language group a run covers (results.json `benchmark.language`, which the board's
+        language tables and cards read): the items' `lang`, else the datasheet's only language; None
+        where the run covers several (a `lang` group reports each, as DeepSEA's does)."""
+        from glotbench.languages import language_group
+
+        if self.lang:
+            return language_group(self.lang) or self.lang
+        langs = list(self.datasheet.languages) if self.datasheet else []
+        return langs[0] if len(langs) == 1 else None
+
     def input_floor(self, dataset: Dataset, items: Sequence[Item] | None = None) -> dict[str, Any] | None:
         """results.json's `input_floor`: each metric's value (overall and per group) when every item of
         `items` (default: the dataset's) is answered with its own `input_answer` field, scored by the

@@ -222,6 +222,8 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
     info: BenchmarkInfo = {
         "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
         "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None}
+    if (language := bench.run_language()) is not None:
+        info["language"] = language
     if (task_file := _task_copy(bench, out_dir)) is not None:
         info["task_file"] = task_file
     if files := options.files():  # found again by their SHA-256 after a move (rundir.relocated)

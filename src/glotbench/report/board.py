@@ -166,11 +166,12 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
 
 
 def languages_of(results: dict[str, Any]) -> list[str]:
-    """The languages a run reports: a task's one (its group: `zh-Hant`, `ar-Latn` apart from `zh`,
-    `ar`; languages.language_group), or its `lang` group's values."""
+    """The languages a run reports: a task's or a one-language benchmark's one (`benchmark.language`,
+    its group: `zh-Hant`, `ar-Latn` apart from `zh`, `ar`; languages.language_group), or its `lang`
+    group's values."""
     from glotbench.languages import language_group
 
-    lang = (results.get("task") or {}).get("language")
+    lang = (results.get("task") or {}).get("language") or (results.get("benchmark") or {}).get("language")
     if lang:
         return [language_group(str(lang)) or str(lang)]
     return sorted(((results.get("scores") or {}).get("groups") or {}).get("lang") or {})

@@ -1,12 +1,13 @@
 """`glotbench board --pivot language`: the board as one table per language, models x tasks, so "how
 good is this model in Lao" is one table.
 
-A run enters the table of its language: a task run (results.json `task.language`) with its headline;
+A run enters the table of its language: a task run or a one-language built-in (results.json
+`task.language`, `benchmark.language`: Benchmark.run_language) with its headline;
 a run reported by language (a `lang` group: DeepSEA's five tasks) in each of its languages, with that
 group's estimate, its n and, for the significance marks, only that language's items. Each cell is
 still one signature on one item set (the board's rule, report/board.py `columns_of`), so a task's
 default prompt and its `prompt=lm-eval` variant are two columns, never one. A run that names no
-language (a built-in without a `lang` group) is left out, saying so.
+language (one over several languages without a `lang` group) is left out, saying so.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def language_tables(runs: list[Run], left_out: list[dict[str, str]], languages: 
     for r in runs:
         langs = run_languages(r)
         if not langs:
-            left_out.append({"path": str(r.path), "reason": f"{r.benchmark}: names no language (not a task with a "
-                                                             "language, no `lang` group): not in a language's table"})
+            left_out.append({"path": str(r.path), "reason": f"{r.benchmark}: names no language (no one language recorded, "
+                                                             "no `lang` group): not in a language's table"})
         for lang in langs:
             by_lang.setdefault(lang, []).append(replace(r, lang=lang))  # a judged run keeps its rows
     try:

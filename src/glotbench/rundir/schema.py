@@ -37,6 +37,7 @@ class BenchmarkInfo(TypedDict, total=False):
     data_sha256: str | None
     data_path: str | None
     spec: str | None  # the name or MODULE:CLASS it was run by; None for an object
+    language: str  # the one language group the run covers (Benchmark.run_language), where it is one
     task_file: dict[str, str]  # a user's task file: resolved path, sha256, the run's copy (rundir.keep_task_file)
     files: list[dict[str, str]]  # files options name (spm model, fewshot_data): option, value, path, sha256 (rundir.file_record)
 

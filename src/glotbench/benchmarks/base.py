@@ -115,7 +115,8 @@ class Benchmark(ABC):
     judge_task: bool = False
     # Which judged pipeline runs it (engine/evaluate.py dispatches on it): "rubric" (a task's rubric
     # scorer: engine/judged_task.py), "arena" (pairs against a baseline: engine/arena.py) or "aragen"
-    # (3C3H over the release's rounds: engine/aragen.py).
+    # (3C3H over the release's rounds: engine/aragen.py) or "mt-bench" (two turns against a fixed
+    # baseline, SEA-HELM's weighted win rate: engine/mt_bench.py).
     judge_pipeline: JudgedKind = "rubric"
     # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
     default_judges: tuple[str, ...] = ()

@@ -43,20 +43,20 @@ J1_TURN1 = (1.5 / 3 + 1 / 2 + 1 / 1) / 3
 J1_TURN2 = (2 / 3 + 1 / 2 + 0.5 / 1) / 3
 
 
-def _script(srv) -> None:
-    cand = {}
-    for q, row in QUESTIONS.items():
-        for t in (1, 2):
-            cand[row["prompts"][t - 1]["text"]] = f"C{q}-{t}"
+def _models() -> dict:
+    """The scripted models: the candidates answer `C<question>-<turn>`; j1 gives the verdicts of `J1`
+    (keyed by the answer in position A); j2 always says A: it loses every baseline-before game and wins
+    every baseline-after one, so every turn is a tie (0.5): SEA-HELM's two orders cancel a position bias."""
+    cand = {r["prompts"][t - 1]["text"]: f"C{q}-{t}" for q, r in QUESTIONS.items() for t in (1, 2)}
     j1 = {}
     for (q, t), (before, after) in J1.items():
         anchor = T1 if t == 1 else T2
-        j1[f"{anchor}B{q}-{t}\n"] = before  # the baseline in position A: baseline-before
-        j1[f"{anchor}C{q}-{t}\n"] = after
-    # j2 always says A: it loses every baseline-before game and wins every baseline-after one, so
-    # every turn is a tie (0.5): SEA-HELM's two orders cancel a position bias
-    j2 = {"Assistant A": "[[A]]"}
-    srv.configure(model_answers={"cand": cand, "cand2": cand, "j1": j1, "j2": j2})
+        j1[f"{anchor}B{q}-{t}\n"], j1[f"{anchor}C{q}-{t}\n"] = before, after  # baseline in A: baseline-before
+    return {"cand": cand, "cand2": cand, "j1": j1, "j2": {"Assistant A": "[[A]]"}}
+
+
+def _script(srv, **more) -> None:
+    srv.configure(model_answers={**_models(), **more})
 
 
 def _run(srv, tmp_path, *extra, judges=("j1", "j2"), data=FIXTURE, out="out", model="cand"):
@@ -251,3 +251,109 @@ def test_the_judge_is_never_a_model(scripted, tmp_path):
     assert sorted(r["model"] for r in ls) == sorted([scripted.spec("cand"), scripted.spec("cand2")])
     assert {r["benchmark"] for r in ls} == {"sea-mt-bench"}
     assert all(r["score"] == pytest.approx((J1_WEIGHTED + 0.5) / 2) for r in ls)
+
+
+def test_a_baseline_model_answers_both_turns_and_is_never_a_judge(scripted, tmp_path):
+    # a baseline model that answers what the data's baseline did
+    _script(scripted, base={r["prompts"][t - 1]["text"]: f"B{q}-{t}" for q, r in QUESTIONS.items() for t in (1, 2)})
+    p = _run(scripted, tmp_path, "--max-failure-rate", "0.5", "--bench-opt", f"baseline={scripted.spec('base')}",
+             judges=("j1", "j2", "base"))
+    assert p.returncode == 0, p.stderr
+    res = summary(tmp_path / "out")
+    # the baseline model gave the data's answers: the same number as against the data
+    assert res["scores"]["judges"][scripted.spec("j1")]["value"] == pytest.approx(J1_WEIGHTED)
+    assert res["baseline"] == scripted.spec("base") and res["skipped_judges"] == [scripted.spec("base")]
+    assert scripted.spec("base") not in res["scores"]["judges"]
+    reqs = [r for r in scripted.requests() if r["model"] == "base"]
+    assert len(reqs) == 12  # its two turns, never a judge's games
+    q3 = QUESTIONS[3]["prompts"]
+    turn2 = next(r for r in reqs if r["messages"][-1]["content"] == q3[1]["text"])
+    assert turn2["messages"][1] == {"role": "assistant", "content": "B3-1"}
+    assert {p.name for p in (tmp_path / "out").iterdir() if p.is_dir()} >= {"baseline-turn1", "baseline-turn2"}
+
+
+@pytest.mark.parametrize("policy,writing", [("loss", 1.5 / 6), ("drop", 1.5 / 4)])
+def test_a_turn_the_candidate_did_not_answer(scripted, tmp_path, policy, writing):
+    # q1's turn 1 fails (a 400, not retried): its turn 2 is not asked; both turns lose (loss) or leave (drop)
+    q1 = QUESTIONS[1]["prompts"][0]["text"]
+    scripted._post("/_control", {"faults": [{"match": q1, "status": 400, "times": 100, "model": "cand"}]})
+    p = _run(scripted, tmp_path, "--max-failure-rate", "0.5", "--bench-opt", f"unanswered={policy}", judges=("j1",))
+    assert p.returncode == 0, p.stderr
+    res = summary(tmp_path / "out")
+    assert res["scores"]["final"]["value"] == pytest.approx((writing + 0.5 + 0.75) / 3)
+    assert res["unanswered"]["turns"] == ["1_turn1", "1_turn2"]
+    assert res["unanswered"]["dropped"] == ([] if policy == "loss" else ["1_turn1", "1_turn2"])
+    asked = [r for r in scripted.requests() if r["model"] == "cand"]
+    assert not any(r["messages"][-1]["content"] == QUESTIONS[1]["prompts"][1]["text"] for r in asked)
+    judged = [r for r in scripted.requests() if r["model"] == "j1"]
+    assert len(judged) == 20 and not any("C1-" in r["messages"][1]["content"] for r in judged)
+    assert f"turns not answered: 2: {'scored as losses' if policy == 'loss' else 'left out'}" in p.stdout
+
+
+def test_the_bundled_sample_says_so_and_other_languages_need_data(scripted, tmp_path):
+    p = cli("run", "sea-mt-bench", "--model", scripted.spec("cand"), "--judge", scripted.spec("j2"), "--limit", "2",
+            "--out", str(tmp_path / "s"), "--cache-path", str(tmp_path / "c.sqlite"), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    assert "sample data (4 items written for glotbench, not the published benchmark)" in p.stdout
+    assert summary(tmp_path / "s")["data_label"]["sample"] is True
+    p = cli("run", "sea-mt-bench", "--model", scripted.spec("cand"), "--judge", scripted.spec("j2"),
+            "--bench-opt", "config=lo", "--out", str(tmp_path / "lo"), "--no-progress")
+    assert p.returncode == 2 and p.stderr.strip().splitlines()[-1].startswith("error: sea-mt-bench: give the rows with --data FILE")
+    assert not (tmp_path / "lo").exists()
+
+
+@pytest.mark.parametrize("row,message", [
+    ({"question_id": 1, "prompts": [{"text": "a"}], "metadata": {"category": "x"}}, "prompts: expected 2 objects"),
+    ({"question_id": 1, "prompts": [{"text": "a"}, {"text": "b"}], "metadata": {"category": "math"},
+      "baselines": {"gpt-4.1-2025-04-14": ["x", "y"]}}, "references: expected a list of 2"),
+    ({"question_id": "1_2", "prompts": [{"text": "a"}, {"text": "b"}], "metadata": {"category": "x"}}, "holds '_'"),
+    ({"question_id": 1, "prompts": [{"text": "a"}, {"text": "b"}], "metadata": {"category": "x"},
+      "baselines": {"gpt-4.1-2025-04-14": ["x", 3]}}, "baselines.gpt-4.1-2025-04-14[1]: expected a string"),
+])
+def test_a_malformed_row_is_one_error_line(scripted, tmp_path, row, message):
+    f = tmp_path / "rows.jsonl"
+    f.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    p = _run(scripted, tmp_path, data=str(f))
+    last = p.stderr.strip().splitlines()[-1]
+    assert p.returncode == 2 and last.startswith(f"error: {f}:1: ") and message in last, p.stderr
+    assert "Traceback" not in p.stderr and not scripted.requests()
+
+
+def test_prompts_labels_and_settings_are_seahelms():
+    """judges/mt_bench.py against SEA-HELM's config.yaml (a copy in tests/fixtures/seahelm), word for word."""
+    import yaml
+
+    from glotbench.benchmarks.sea_mt_bench import LANGUAGES
+    from glotbench.judges import mt_bench as m
+
+    cfg = yaml.safe_load((Path(__file__).parent / "fixtures" / "seahelm" / "mt_bench_config.yaml")
+                         .read_text(encoding="utf-8"))["mt-bench"]
+    for kind, turns in cfg["judge"]["judge_prompts"].items():
+        assert [(t["system_prompt"], t["prompt_template"]) for t in turns] == list(m.JUDGE_PROMPTS[kind])
+    assert cfg["judgement_labels"] == m.LABELS and cfg["ties_allowed"] is True
+    assert cfg["judge"]["judge_generation_kwargs"] == {"temperature": m.JUDGE_TEMPERATURE, "max_tokens": m.JUDGE_MAX_TOKENS}
+    assert cfg["baseline_model"] == m.BASELINE_MODEL
+    assert tuple(cfg["categories_with_reference"]) == m.CATEGORIES_WITH_REFERENCE
+    assert sorted(cfg["languages"]) == sorted(LANGUAGES)
+    assert {v["max_tokens"] for v in cfg["languages"].values()} == {m.ANSWER_MAX_TOKENS}
+    assert {v["prompt_template"]["task_template"] for v in cfg["languages"].values()} == {"{text}"}
+
+
+@pytest.mark.parametrize("reply,reverse,outcome", [
+    ("[[A]]", False, "WIN"), ("[[A]]", True, "LOSE"), ("[[B]]", False, "LOSE"), ("[[B]]", True, "WIN"),
+    ("[[C]]", True, "TIE"), ("[[A]] ... [[A]]", False, "WIN"), ("[[A]] [[C]]", False, "ERROR"),
+    ("", False, "ERROR"), ("[A]", False, "ERROR"), ("[[a]]", False, "ERROR"),
+])
+def test_a_verdict_reads_as_seahelm_reads_it(reply, reverse, outcome):
+    from glotbench.judges.mt_bench import parse_judgement
+
+    assert parse_judgement(reply, reverse).name == outcome == seahelm_parse_judgement(reply, reverse).name
+
+
+def test_two_orders_become_one_outcome_as_in_seahelm():
+    from itertools import product
+
+    from glotbench.judges.mt_bench import Outcome, final_judgement
+
+    for a, b in product(Outcome, Outcome):  # every pair, errors included
+        assert final_judgement(a, b).name == seahelm_final_judgement(JudgementOutcome[a.name], JudgementOutcome[b.name]).name

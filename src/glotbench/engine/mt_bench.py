@@ -164,7 +164,7 @@ async def judged_result(bench: SeaMtBench, model: str | Model, options: RunOptio
         "unanswered": {"policy": bench.unanswered, "turns": sorted(f"{q}_turn{t}" for q, t in (*forfeit, *dropped)),
                        "dropped": sorted(f"{q}_turn{t}" for q, t in dropped)},
         "rules": RULES, "data": questions.source, "data_sha256": questions_all.sha256,
-        "selection": selection.record(),
+        "selection": selection.record(), "data_label": bench.data_label(questions_all),
         "validity": combine(validity, judged=scores["final"].get("n"), of=len(questions)),
         "judge_validation": judge_validation,
     }

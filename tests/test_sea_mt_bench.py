@@ -357,3 +357,24 @@ def test_two_orders_become_one_outcome_as_in_seahelm():
 
     for a, b in product(Outcome, Outcome):  # every pair, errors included
         assert final_judgement(a, b).name == seahelm_final_judgement(JudgementOutcome[a.name], JudgementOutcome[b.name]).name
+
+
+def test_a_sweep_and_a_language_suite_run_it_with_the_datas_baseline(scripted, tmp_path):
+    import yaml
+
+    body = {"out": str(tmp_path / "sweep"), "models": [{"spec": scripted.spec("cand")}], "judges": [scripted.spec("j1")],
+            "max_failure_rate": 0.5,
+            "benchmarks": [{"name": "sea-mt-bench", "data": FIXTURE, "options": {"config": "th"}}]}
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(body), encoding="utf-8")
+    r = cli("sweep", str(tmp_path / "sweep.yaml"), "--no-progress", env={"GLOTBENCH_CACHE_DIR": str(tmp_path / "c")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    (top,) = [p.parent for p in (tmp_path / "sweep").rglob("results.json") if "judged" in json.loads(p.read_text("utf-8"))]
+    assert summary(top)["scores"]["final"]["value"] == pytest.approx(J1_WEIGHTED)
+    # the Thai suite runs it from --data DIR/sea-mt-bench.jsonl (its datasheet: th runs only with --data)
+    data = tmp_path / "suite-data"
+    data.mkdir()
+    (data / "sea-mt-bench.jsonl").write_bytes(Path(FIXTURE).read_bytes())
+    from glotbench.engine.sweep import language_suite
+
+    suite = language_suite("th", str(data), judges=(scripted.spec("j1"),))
+    assert [(e.label, e.options) for e in suite.benchmarks] == [("sea-mt-bench-th", {"config": "th"})]

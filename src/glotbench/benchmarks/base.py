@@ -123,6 +123,9 @@ class Benchmark(ABC):
     # The options whose values are model specs (the arena's `baseline`): `run` says where their
     # requests go before anything is called, as it does for the model and the judges.
     model_options: tuple[str, ...] = ()
+    # Of those, the ones a run can do without (SEA-MT-Bench's baseline: the data's answers stand in);
+    # a sweep or a language suite refuses or skips an entry that lacks any other.
+    optional_model_options: tuple[str, ...] = ()
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

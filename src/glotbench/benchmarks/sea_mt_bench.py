@@ -85,7 +85,7 @@ class SeaMtBench(Benchmark):
     description = ("SEA-MT-Bench (SEA-HELM's mt-bench): two turns, pairwise against a fixed baseline in both "
                    "orders, weighted win rate; --bench-opt config=LANG, --judge J, --data FILE")
     judged, judge_pipeline = True, "mt-bench"
-    model_options = ("baseline",)
+    model_options = optional_model_options = ("baseline",)  # without it, the data's baseline answers
     datasheet = DATASHEET
     bundled_data = "sample"  # 4 Thai questions written for glotbench in the hub's schema, not SEA-MT-Bench
     output_language_rule = "the question's language (the run's config)"

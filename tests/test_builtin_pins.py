@@ -116,7 +116,7 @@ PINNED = {
         'signature': 'glotbench:sea-mt-bench|v:1.0|prompt:6e713c83918e|data:17bc2b19ed9e|config:th|baseline:data:gpt-4.1-2025-04-14',
         'samples': '95eb516b06b79de1',
         'scores': '36bb71734c9ef654',
-        'facts': '5bfe9b82530b8737',
+        'facts': '30c45c034566d37c',
     },
 }
 

@@ -378,3 +378,11 @@ def test_a_sweep_and_a_language_suite_run_it_with_the_datas_baseline(scripted, t
 
     suite = language_suite("th", str(data), judges=(scripted.spec("j1"),))
     assert [(e.label, e.options) for e in suite.benchmarks] == [("sea-mt-bench-th", {"config": "th"})]
+
+
+def test_a_dry_run_says_what_it_leaves_out(scripted, tmp_path):
+    p = _run(scripted, tmp_path, "--dry-run")
+    assert p.returncode == 0, p.stderr
+    assert "6 requests" in p.stdout and "at most 6,144 (max_tokens)" in p.stdout  # turn 1, 1,024 tokens each
+    assert "not counted: the second turn of every question" in p.stdout and "not counted: the judges'" in p.stdout
+    assert not scripted.requests() and not (tmp_path / "out").exists()

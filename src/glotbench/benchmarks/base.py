@@ -126,6 +126,9 @@ class Benchmark(ABC):
     # Of those, the ones a run can do without (SEA-MT-Bench's baseline: the data's answers stand in);
     # a sweep or a language suite refuses or skips an entry that lacks any other.
     optional_model_options: tuple[str, ...] = ()
+    # Requests a run makes beyond one per item that a dry run cannot price, in words (SEA-MT-Bench's
+    # second turns, whose prompts hold the first turn's answers): `--dry-run` lists them as not counted.
+    uncounted_requests: tuple[str, ...] = ()
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

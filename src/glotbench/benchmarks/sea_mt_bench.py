@@ -91,6 +91,9 @@ class SeaMtBench(Benchmark):
     output_language_rule = "the question's language (the run's config)"
     metrics = (RatioMetric("weighted_win_rate", "value", "judged", "SEA-HELM's weighted win rate (mean of judges)"),)
     group_by = ("category",)
+    default_config = GenerateConfig(temperature=0.0, max_tokens=ANSWER_MAX_TOKENS)  # each turn's, as MtTurn
+    uncounted_requests = ("the second turn of every question (as many requests again, each prompt also holding "
+                          "the first turn's answer)",)
 
     def __init__(self, config: str = "th", baseline: str | None = None, baseline_model: str = BASELINE_MODEL,
                  unanswered: str = "loss") -> None:

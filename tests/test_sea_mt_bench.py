@@ -386,3 +386,20 @@ def test_a_dry_run_says_what_it_leaves_out(scripted, tmp_path):
     assert "6 requests" in p.stdout and "at most 6,144 (max_tokens)" in p.stdout  # turn 1, 1,024 tokens each
     assert "not counted: the second turn of every question" in p.stdout and "not counted: the judges'" in p.stdout
     assert not scripted.requests() and not (tmp_path / "out").exists()
+
+
+def test_seahelms_judgements_replayed_by_their_custom_ids(scripted, tmp_path):
+    """SEA-HELM's judge responses carry custom ids `QID_turnN_ORDER`, the games' ids here: a file of
+    them (id, output) is a replay judge, re-scored by SEA-HELM's rule with no judge call."""
+    verdicts = tmp_path / "judgements.jsonl"
+    with verdicts.open("w", encoding="utf-8") as f:
+        for (q, t), (before, after) in J1.items():
+            f.write(json.dumps({"id": f"{q}_turn{t}_baseline-before", "output": before}) + "\n")
+            f.write(json.dumps({"id": f"{q}_turn{t}_baseline-after", "output": after}) + "\n")
+    p = cli("run", "sea-mt-bench", "--model", scripted.spec("cand"), "--judge", f"replay:{verdicts}", "--data", FIXTURE,
+            "--max-failure-rate", "0.5", "--out", str(tmp_path / "out"), "--cache-path", str(tmp_path / "c.sqlite"),
+            "--no-progress")
+    assert p.returncode == 0, p.stderr
+    res = summary(tmp_path / "out")
+    assert res["scores"]["final"]["value"] == pytest.approx(J1_WEIGHTED)
+    assert not [r for r in scripted.requests() if r["model"] != "cand"]

@@ -23,6 +23,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     # the judged benchmarks (issue 33): their answers are their phases' (the same digests); the judged
     # numbers are pinned by tests/test_fold33_judged_run.py and the arena and AraGen parity tests
     ("laobench-arena", {}), ("aragen", {}),
+    # SEA-MT-Bench (issue 34): its judged numbers are pinned by tests/test_sea_mt_bench.py
+    ("sea-mt-bench", {}),
 ]
 
 # Replies cycled over the items: tags, letters, numbers in two scripts, spans, an unclosed think

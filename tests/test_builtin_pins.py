@@ -112,6 +112,11 @@ PINNED = {
         'samples': 'd6611b8780ea9d96',
         'scores': '09b93bb12887e09a',
         'facts': '3839ad98d3dfc544',
+    },    'sea-mt-bench {}': {
+        'signature': 'glotbench:sea-mt-bench|v:1.0|prompt:6e713c83918e|data:17bc2b19ed9e|config:th|baseline:data:gpt-4.1-2025-04-14',
+        'samples': '95eb516b06b79de1',
+        'scores': '36bb71734c9ef654',
+        'facts': '30c45c034566d37c',
     },
 }
 

@@ -20,7 +20,7 @@ EXPECTED = {  # every benchmark with bundled data, and what that data is
     "laobench-mcq": ("sample", 25), "laobench-translation": ("sample", 8), "laobench-arena-prompts": ("sample", 8),
     "aragen-answers": ("sample", 12), "laobench-arena": ("sample", 8), "aragen": ("sample", 12), "deepsea-mgsm": ("sample", 12), "deepsea-indommlu": ("sample", 10),
     "deepsea-xquad": ("sample", 8), "deepsea-crosssum": ("sample", 8), "deepsea-wmt24pp": ("sample", 9),
-    "vi-diacritics": ("own", 164), "vi-tone-errors": ("own", 128),
+    "vi-diacritics": ("own", 164), "vi-tone-errors": ("own", 128), "sea-mt-bench": ("sample", 4),
 }
 
 

@@ -70,6 +70,9 @@ _BENCHMARKS: dict[str, Entry] = {
                             "LaoBench arena: the candidate against a baseline (--bench-opt baseline=SPEC), judged by --judge"),
     "aragen": Entry("glotbench.benchmarks.aragen:AraGen",
                     "AraGen: generative Arabic QA, answers as the release makes them, judged with 3C3H by --judge"),
+    "sea-mt-bench": Entry("glotbench.benchmarks.sea_mt_bench:SeaMtBench",
+                          "SEA-MT-Bench: two turns against a fixed baseline, both orders, SEA-HELM's weighted win rate "
+                          "(--bench-opt config=LANG, --judge J, --data FILE)"),
     "aragen-answers": Entry("glotbench.benchmarks.aragen:AraGenAnswers",
                             "AraGen answer generation (first pass; aragen runs all phases)"),
 }

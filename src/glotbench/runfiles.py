@@ -83,6 +83,24 @@ class RubricFile(_Open):
     answers_run: str
 
 
+class _MtBenchScores(_RubricScores):
+    turns: dict[str, _Estimate]
+    categories: dict[str, _Estimate]
+
+
+class MtBenchFile(_Open):
+    """What `report`, the board and `runs import` read of a SEA-MT-Bench run's summary (engine/mt_bench.py)."""
+
+    benchmark: NonEmptyStr
+    model: NonEmptyStr
+    language: NonEmptyStr
+    baseline: NonEmptyStr
+    scores: _MtBenchScores
+    signature: NonEmptyStr
+    items: Count
+    turn_values: dict[str, dict[str, list[float]]]
+
+
 # -- aragen.json --------------------------------------------------------------------------------
 
 class _FirstVerdict(Row):

@@ -115,13 +115,20 @@ class Benchmark(ABC):
     judge_task: bool = False
     # Which judged pipeline runs it (engine/evaluate.py dispatches on it): "rubric" (a task's rubric
     # scorer: engine/judged_task.py), "arena" (pairs against a baseline: engine/arena.py) or "aragen"
-    # (3C3H over the release's rounds: engine/aragen.py).
+    # (3C3H over the release's rounds: engine/aragen.py) or "mt-bench" (two turns against a fixed
+    # baseline, SEA-HELM's weighted win rate: engine/mt_bench.py).
     judge_pipeline: JudgedKind = "rubric"
     # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
     default_judges: tuple[str, ...] = ()
     # The options whose values are model specs (the arena's `baseline`): `run` says where their
     # requests go before anything is called, as it does for the model and the judges.
     model_options: tuple[str, ...] = ()
+    # Of those, the ones a run can do without (SEA-MT-Bench's baseline: the data's answers stand in);
+    # a sweep or a language suite refuses or skips an entry that lacks any other.
+    optional_model_options: tuple[str, ...] = ()
+    # Requests a run makes beyond one per item that a dry run cannot price, in words (SEA-MT-Bench's
+    # second turns, whose prompts hold the first turn's answers): `--dry-run` lists them as not counted.
+    uncounted_requests: tuple[str, ...] = ()
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None

@@ -167,6 +167,10 @@ def print_judged_run(kind: str, summary: dict) -> None:
         from glotbench.engine.judged_task import print_judged
 
         print_judged(summary)
+    elif kind == "mt-bench":
+        from glotbench.report.judged import print_mt_bench
+
+        print_mt_bench(summary)
     else:
         from glotbench.report.judged import print_aragen, print_arena
 

@@ -419,6 +419,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
                                "answering model's only")
     for name in bench.model_options:  # models its options name (the arena's baseline) answer the same prompts
         est.not_counted.append(f"the {name}'s requests (--bench-opt {name}=SPEC), about as many again")
+    est.not_counted.extend(bench.uncounted_requests)
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
         est.cost = cost_range(est, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
                               options.batch_discount if options.batch else 0.0)

@@ -80,6 +80,10 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
             from glotbench.engine.aragen import judged_result as aragen
 
             return await aragen(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: AraGen
+        if bench.judge_pipeline == "mt-bench":
+            from glotbench.engine.mt_bench import judged_result as mt_bench
+
+            return await mt_bench(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: SEA-MT-Bench
         from glotbench.engine.judged_task import judged_result
 
         return await judged_result(benchmark, model, options, dataset)

@@ -363,7 +363,7 @@ def _check_judged_entry(name: str, bench: Any, opts: Mapping[str, str], judges: 
     the sweep is read, as a bad option value is, never a failed run after the others ran."""
     if bench.judged and not judges and not bench.default_judges:
         raise GlotbenchError(f"benchmark {name}: it is judged and the sweep names no judge: add `judges: [SPEC]`")
-    if missing := [n for n in bench.model_options if n not in opts]:
+    if missing := [n for n in bench.model_options if n not in opts and n not in bench.optional_model_options]:
         raise GlotbenchError(f"benchmark {name}: needs " + ", ".join(f"options: {{{n}: SPEC}}" for n in missing)
                              + " (a model it is compared with)")
 
@@ -442,7 +442,8 @@ def language_suite(language: str, data_dir: str | None = None, judges: tuple[str
             how = "by a rubric" if bench.judge_pipeline == "rubric" else f"as {bench.judge_pipeline} is"
             skipped.append((fam.name, f"judged {how} and no judge named: give --judge SPEC"))
             continue
-        if missing := [n for n in bench.model_options if n not in opts]:  # the arena's baseline: no default
+        if missing := [n for n in bench.model_options  # the arena's baseline: no default
+                       if n not in opts and n not in bench.optional_model_options]:
             skipped.append((fam.name, "needs " + ", ".join(f"options: {{{n}: SPEC}}" for n in missing)
                             + " (a model it is compared with), which a language suite cannot choose"))
             continue

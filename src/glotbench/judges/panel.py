@@ -137,21 +137,23 @@ def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Seq
     est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
     coverage = {judge: int(rows[:, 2 * j + 1].sum()) for j, judge in enumerate(judges)}
     judged = int((rows[:, 1::2] > 0).any(axis=1).sum())
-
-    def interval(e: Estimate, items: int) -> dict[str, Any]:
-        # Every item's value in [0, 1]: where the bootstrap collapsed (all prompts won), Wilson on the
-        # items judged, as metrics/ratio.py `interval` does for any other score.
-        # n: the items the value rests on (an item no judge gave a valid verdict for is not one of them)
-        d: dict[str, Any] = {**e.to_dict(), "n": items, "ci_method": "bootstrap" if resamples > 0 else "none"}
-        fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
-        if fallback is not None:
-            d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
-        # the † rule of every other score (metrics/ratio.py `interval`): the bootstrap under 100
-        # items, Wilson under 30 (measured coverage under 93%: docs/metrics.md)
-        if d["ci_method"] != "none" and d["n"] < (MIN_BOOTSTRAP_UNITS if d["ci_method"] == "bootstrap"
-                                                  else MIN_INDEPENDENT_UNITS):
-            d["too_few_units"] = True
-        return d
-
-    return {"final": interval(est["final"], judged), "judges": {j: interval(est[j], coverage[j]) for j in judges},
+    return {"final": judged_interval(est["final"], judged, resamples),
+            "judges": {j: judged_interval(est[j], coverage[j], resamples) for j in judges},
             "prompts_judged": coverage, "prompts": len(ids)}
+
+
+def judged_interval(e: Estimate, items: int, resamples: int) -> dict[str, Any]:
+    """A judged score's interval record, the same for every judged pipeline: the percentile bootstrap
+    over items; where it collapsed (all prompts won), Wilson on the items judged, as metrics/ratio.py
+    `interval` does for any other score (every item's value in [0, 1]). `items`: the items the value
+    rests on (an item no judge gave a valid verdict for is not one of them)."""
+    d: dict[str, Any] = {**e.to_dict(), "n": items, "ci_method": "bootstrap" if resamples > 0 else "none"}
+    fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
+    if fallback is not None:
+        d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
+    # the † rule of every other score (metrics/ratio.py `interval`): the bootstrap under 100
+    # items, Wilson under 30 (measured coverage under 93%: docs/metrics.md)
+    if d["ci_method"] != "none" and d["n"] < (MIN_BOOTSTRAP_UNITS if d["ci_method"] == "bootstrap"
+                                              else MIN_INDEPENDENT_UNITS):
+        d["too_few_units"] = True
+    return d

@@ -68,6 +68,43 @@ def print_arena(res: dict[str, Any]) -> None:
                           "(single_order=accept)")
 
 
+def print_mt_bench(res: dict[str, Any]) -> None:
+    """SEA-MT-Bench's table (engine/mt_bench.py): each judge's weighted win rate, their mean, per turn
+    and per category, with SEA-HELM's outcome counts."""
+    from rich import box
+    from rich.table import Table
+
+    s = res["scores"]
+    t = Table(title=f"{res['model']} vs baseline {res['baseline']} · {res['language']}", box=box.SIMPLE_HEAD,
+              caption="SEA-HELM's weighted win rate: the mean of the categories' win rates (95% CI over questions)")
+    t.add_column("", no_wrap=True)
+    t.add_column("weighted win rate", justify="right")
+    for c in ("win", "tie", "lose", "error"):
+        t.add_column(c, justify="right")
+    for j, est in s["judges"].items():
+        n = res["outcomes"].get(j, {})
+        t.add_row(j.split("@")[0], interval_text(est, none="n/a"),
+                  *(str(n.get(c, 0)) for c in ("win", "tie", "lose", "error")))
+    t.add_row("mean of judges", interval_text(s["final"], none="n/a"),
+              "", "", "", "", style="bold")
+    for turn, est in s["turns"].items():
+        t.add_row(f"  turn {turn}", interval_text(est), "", "", "", "")
+    for cat, est in s["categories"].items():
+        t.add_row(f"  {cat}", interval_text(est), "", "", "", "")
+    console = make_console()
+    console.print(t)
+    if any(e.get("too_few_units") for e in (s["final"], *s["turns"].values(), *s["categories"].values())):
+        console.print(FEW_NOTE)
+    print_notes(console, res)
+    if res["skipped_judges"]:
+        console.print(f"skipped (judge is the candidate or the baseline): {', '.join(res['skipped_judges'])}")
+    un = res.get("unanswered") or {}
+    if un.get("turns"):
+        how = "left out (unanswered=drop)" if un.get("policy") == "drop" else "scored as losses of the side that did not answer"
+        console.print(f"turns not answered: {len(un['turns'])}: {how}")
+    console.print(f"signature: {res['signature']}")
+
+
 def _why_unanswered(res: Mapping[str, Any]) -> str:
     """Why entries have no answer, by kind (`generation_failures`): a failed call (a timeout) is
     named as one, not left to read as a reply that held no answer."""

@@ -186,4 +186,7 @@ def judged_report(data: rundata.RunData) -> str:
     if data.kind == "rubric":
         raise GlotbenchError(f"{data.path}: a rubric run has no HTML page yet; `glotbench report {data.path}` prints "
                              f"its scores, `glotbench report --html {data.path / 'answers'}` shows the answers")
+    if data.kind == "mt-bench":
+        raise GlotbenchError(f"{data.path}: a SEA-MT-Bench run has no HTML page yet; `glotbench report {data.path}` "
+                             f"prints its scores, `glotbench report --html {data.path / 'candidate-turn2'}` shows the answers")
     return arena_report(data) if data.kind == "arena" else aragen_report(data)

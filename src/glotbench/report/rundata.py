@@ -19,12 +19,13 @@ from glotbench.rundir import OLD_SUMMARIES, judged_section, read_results, read_s
 from glotbench.rundir.files import samples_counted
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
-from glotbench.runfiles import AragenFile, ArenaFile, RubricFile, aragen_place, judged_summary
+from glotbench.runfiles import AragenFile, ArenaFile, MtBenchFile, RubricFile, aragen_place, judged_summary
 from glotbench.signature import Signature
 
 # The summary files judged runs wrote before their results.json held their record (`judged`): still read.
 JUDGED_FILES = OLD_SUMMARIES
-JUDGED_SCHEMAS: dict[str, type[BaseModel]] = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile}
+JUDGED_SCHEMAS: dict[str, type[BaseModel]] = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile,
+                                               "mt-bench": MtBenchFile}
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,25 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "counts": {**counts, "items": (r.get("prompts") or {}).get("total", final["n"])},
                "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
+    elif kind == "mt-bench":  # SEA-MT-Bench (engine/mt_bench.py): each question's mean over its turns
+        head = "weighted_win_rate"
+        for vals in (r.get("turn_values") or {}).values():
+            for i, v in vals.items():
+                if v:
+                    per_item[i].append(sum(v) / len(v))
+        s = r["scores"]
+        res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
+                                                         if k != "name"}},
+               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction",
+                                  "label": f"SEA-HELM's weighted win rate against {r['baseline']} (mean of judges)"}},
+               "scores": {"overall": {head: dict(s["final"])},
+                          "groups": {"turn": {t: {head: dict(e)} for t, e in s["turns"].items()},
+                                     "category": {c: {head: dict(e)} for c, e in s["categories"].items()}}},
+               "signature": r["signature"], "counts": {**counts, "items": r["items"]},
+               "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
+               "task": {"language": r["language"]},
+               "judged": {"kind": "mt-bench", "judges": list(s["judges"]), "baseline": r["baseline"]}}
     else:  # aragen
         head = "3c3h"
         for vals in (r.get("item_scores") or {}).values():

@@ -216,8 +216,8 @@ class Bootstrap(TypedDict, total=False):
 
 
 # The kinds of judged run (the record's `judged.kind`, and the judged pipeline a benchmark declares:
-# Benchmark.judge_pipeline): a task's rubric, the arena, AraGen.
-JudgedKind = Literal["rubric", "arena", "aragen"]
+# Benchmark.judge_pipeline): a task's rubric, the arena, AraGen, SEA-MT-Bench's turns against a baseline.
+JudgedKind = Literal["rubric", "arena", "aragen", "mt-bench"]
 
 
 @with_config(_OPEN)

@@ -232,7 +232,7 @@ def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     if code is None:
         return None
     try:
-        parts = dict(bench.signature_parts())
+        parts = dict(bench.run_signature_parts())
     except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
         return None
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,

@@ -119,7 +119,7 @@ def _letter(bench: Benchmark, answer: Any) -> str | None:
 
 
 def _correct(sample: Sample, metric: Any) -> bool:
-    from glotbench.checks.extraction import pairs
+    from glotbench.benchmarks.circular import pairs
 
     ps = pairs(metric)
     st = sample.score.stats

@@ -109,7 +109,7 @@ def check(
     typer.echo(f"{bench.name} v{bench.version}: ok")
     if eval_yaml is not None:
         _write_eval_yaml(bench, eval_yaml, lambda: dataset if dataset is not None else bench.load(data))
-    for k, v in bench.signature_parts().items():
+    for k, v in bench.run_signature_parts().items():
         typer.echo(f"  {k}: {v}")
     if dataset is not None:
         from glotbench.rundir.validity import duplicates_text

@@ -44,7 +44,7 @@ def aggregate_run(bench: Benchmark, full: Dataset, samples: list[Sample], metric
     cache = runner.cache
     keys = runner.score_keys
     if cache is None or runner.scorer_id is None or len(keys) != len(samples):
-        return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+        return bench.run_aggregate(samples, full, resamples=options.bootstrap_resamples)
     code = code_fingerprint(type(bench), *(type(mt) for mt in metrics), *AGGREGATE_CODE)
     # What the aggregate reads: each sample (its score key names the request, the reply and the
     # scorer, so everything the sample holds but its item's meta: engine/cache.py `score_key`), the
@@ -62,11 +62,11 @@ def aggregate_run(bench: Benchmark, full: Dataset, samples: list[Sample], metric
     content = ([keys[(s.id, s.repeat)], s.repeat, dict(s.meta)] for s in samples)
     key = None if code is None else aggregate_key(runner.scorer_id, content, settings, code)
     if key is None or " object at 0x" in json.dumps(settings, default=repr):  # code or state with no stable text
-        return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+        return bench.run_aggregate(samples, full, resamples=options.bootstrap_resamples)
     stored = cache.get_aggregate(key)
     if isinstance(stored, dict):
         return stored
-    scores = bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+    scores = bench.run_aggregate(samples, full, resamples=options.bootstrap_resamples)
     blob = storable(scores)
     if blob is not None:
         try:

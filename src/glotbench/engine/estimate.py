@@ -394,9 +394,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),
                    repeats=options.repeats).items  # the run's own selection: --limit, --subset/--quick
-    from glotbench.checks.wrap import expand_units
-
-    items = expand_units(bench, items)  # permute=circular: every rotation is a request
+    items = bench.expand(items)  # permute=circular: every rotation is a request
     m = load_model(model, **model_options(options)) if isinstance(model, str) else model
     loglik = bench.method == "loglik"
     form = "text" if loglik else m.prompt_form()

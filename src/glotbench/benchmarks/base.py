@@ -22,7 +22,7 @@ from glotbench.datasheet import Datasheet
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.rundir.schema import JudgedKind
 from glotbench.signature import Signature
 

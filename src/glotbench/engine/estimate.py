@@ -38,7 +38,7 @@ from typing import Any, Iterable
 import regex
 
 from glotbench.engine.cost import price
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 # real tokens / o200k_base tokens on text of each script, lowest and highest over the tokenizers
 # measured (o200k, cl100k, Llama 3, Qwen 3, Gemma 3) on the bundled tasks' prompts and parallel UI

@@ -31,7 +31,8 @@ from glotbench.engine.options import THINKING, RunOptions, generation_config, mo
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, RunCounters, Runner, effective_config, prompt_form
 from glotbench.errors import GlotbenchError
-from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model, Prompt
+from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, Model
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
 from glotbench.rundir.schema import (BenchmarkInfo, Counts, MetricInfo, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,

@@ -36,7 +36,8 @@ from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, ModelBase, Prompt, Response
+from glotbench.models.base import ModelBase, Response
+from glotbench.core import GenerateConfig, Prompt
 
 TEXT_KINDS = ("text",)
 

@@ -27,7 +27,8 @@ LAYERS: list[set[str]] = [
     # run settings while scoring (benchmarks/settings.py)
     {"checks.language"},
     {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text", "datasheet"},  # the parts
-    {"rundir", "runfiles", "core", "signature", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
+    {"rundir", "runfiles", "core", "signature", "items", "data", "loading", "plugins", "keys", "stats", "errors", "console",
+     "glotbench"},
 ]
 UNITS = {name for names in LAYERS for name in names}
 
@@ -149,6 +150,22 @@ def test_a_package_spanning_two_layers_is_checked_per_module():
     assert package("glotbench.checks.language") == "checks.language"
     assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks") < layer("checks.language")
 
+
+
+def test_the_engine_prints_nothing_through_report():
+    """The engine reads finished runs through `report.rundata`, and prints (progress lines) through the
+    one console below everything (`glotbench.console`): no table, page or printer of `report/`."""
+    bad = [f"{src}:{line} imports {dst}" for src, dst, _, line in edges()
+           if src.startswith("glotbench.engine") and dst.startswith("glotbench.report") and dst != "glotbench.report.rundata"]
+    assert bad == []
+
+
+def test_benchmarks_render_without_the_models():
+    """`Prompt` and `GenerateConfig` live in `core`, below the models: what is measured (benchmarks,
+    tasks, checks) imports no model module."""
+    bad = [f"{src}:{line} imports {dst}" for src, dst, _, line in edges()
+           if package(src) in ("benchmarks", "tasks", "checks", "checks.language") and dst.startswith("glotbench.models")]
+    assert bad == []
 
 
 def test_only_rundir_names_the_run_directorys_files():

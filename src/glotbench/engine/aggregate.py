@@ -1,4 +1,4 @@
-"""A run's aggregate (`Benchmark.aggregate`: scores per group, CIs, stability), read from the call
+"""A run's aggregate (`Benchmark.run_aggregate`: scores per group, CIs, stability), read from the call
 cache when every sample's score is stored there and this exact aggregate was computed before
 (engine/cache.py `aggregate_key`: a fully cached re-run imports no numpy and draws no bootstrap),
 else computed, and stored when it can be."""
@@ -9,6 +9,8 @@ import json
 import logging
 from typing import Any
 
+from glotbench.benchmarks import circular
+from glotbench.benchmarks import settings as run_settings
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, Sample, jsonable
 from glotbench.engine.cache import aggregate_key
@@ -22,8 +24,10 @@ from glotbench.stats.cluster import clustered_se
 
 # The code an aggregate depends on besides the benchmark's and its metrics' classes: the files that
 # define these are hashed into the aggregate's cache key (`code_fingerprint`), so an aggregate made
-# with other interval code (the percentile bootstrap before Wilson) is never served.
-AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval, clustered_se)
+# with other interval code (the percentile bootstrap before Wilson) is never served; and the run
+# settings' code (benchmarks/settings.py, circular.py), which the aggregate of a setting runs.
+AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval, clustered_se, run_settings.aggregate,
+                  circular.per_item)
 
 
 def sacrebleu_version() -> str | None:

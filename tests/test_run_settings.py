@@ -61,8 +61,29 @@ def _all_subclasses(cls: type) -> set[type]:
     return out
 
 
-class PluginTranslation(Benchmark):
-    """A plugin: a class of its own (not a built-in's subclass), LaoBench's translation rules."""
+class _Plugin(Benchmark):
+    """A plugin: a class of its own (not a built-in's subclass) whose stations are `inner`'s."""
+
+    inner: Benchmark
+
+    def load(self, path: str | None = None) -> Any:
+        return self.inner.load(path)
+
+    def render(self, item: Any) -> Any:
+        return self.inner.render(item)
+
+    def extract(self, text: str, item: Any) -> Any:
+        return self.inner.extract(text, item)
+
+    def score(self, answer: Any, item: Any) -> Any:
+        return self.inner.score(answer, item)
+
+    def failure_score(self, failure: str, item: Any) -> Any:
+        return self.inner.failure_score(failure, item)
+
+
+class PluginTranslation(_Plugin):
+    """LaoBench's translation rules, its expected output language declared."""
 
     inner = LaoBenchTranslation()
     name, version, description = "plugin-settings-translation", "1.0", "a plugin benchmark"
@@ -73,45 +94,15 @@ class PluginTranslation(Benchmark):
     def output_language(self, item: Any) -> str | None:
         return self.inner.output_language(item)
 
-    def load(self, path: str | None = None) -> Any:
-        return self.inner.load(path)
 
-    def render(self, item: Any) -> Any:
-        return self.inner.render(item)
-
-    def extract(self, text: str, item: Any) -> Any:
-        return self.inner.extract(text, item)
-
-    def score(self, answer: Any, item: Any) -> Any:
-        return self.inner.score(answer, item)
-
-    def failure_score(self, failure: str, item: Any) -> Any:
-        return self.inner.failure_score(failure, item)
-
-
-class PluginMCQ(Benchmark):
-    """A plugin multiple-choice benchmark with LaoBench MCQ's rules."""
+class PluginMCQ(_Plugin):
+    """LaoBench MCQ's rules."""
 
     inner = LaoBenchMCQ()
     name, version, description = "plugin-settings-mcq", "1.0", "a plugin benchmark"
     metrics = inner.metrics
     group_by = inner.group_by
     answer_kind = inner.answer_kind
-
-    def load(self, path: str | None = None) -> Any:
-        return self.inner.load(path)
-
-    def render(self, item: Any) -> Any:
-        return self.inner.render(item)
-
-    def extract(self, text: str, item: Any) -> Any:
-        return self.inner.extract(text, item)
-
-    def score(self, answer: Any, item: Any) -> Any:
-        return self.inner.score(answer, item)
-
-    def failure_score(self, failure: str, item: Any) -> Any:
-        return self.inner.failure_score(failure, item)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, TypeVar
 
 from glotbench.errors import SpecError
 from glotbench.extract import Extraction, free_text
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 WrongLanguage = Literal["flag", "fail", "zero"]
 Permute = Literal["circular"]
+B = TypeVar("B", bound="Benchmark")
 
 # The `--bench-opt`s every benchmark takes, with their values.
 OPTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType({"permute": ("circular",),
@@ -242,7 +243,7 @@ def aggregate(bench: Benchmark, samples: Sequence[Any], dataset: Dataset | None 
     return out
 
 
-def replace(bench: Any, **changes: Any) -> Any:
+def replace(bench: B, **changes: Any) -> B:
     """A copy of `bench` (the same class, the same settings of its own) with these run settings
     changed; `bench` itself is left as it is."""
     import copy

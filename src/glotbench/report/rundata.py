@@ -298,7 +298,7 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 def run_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per-item statistics as the run's aggregate scored them: a circular run's rotations combined
-    per original item (checks/circular.py), else `item_stats`. Every paired view (board, diff,
+    per original item (benchmarks/circular.py), else `item_stats`. Every paired view (board, diff,
     plan) reads a run's items through here, so a rotation is never counted as an item."""
     from glotbench.checks.circular import item_stats as circular
 

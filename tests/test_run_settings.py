@@ -300,3 +300,15 @@ def test_a_run_with_each_setting_makes_no_class(tmp_path: Path, cache_path: str,
 def english(messages: Any) -> str:
     """A model that answers every prompt in English."""
     return ENGLISH
+
+
+def test_tasks_check_refuses_a_setting_the_tasks_items_cannot_take(tmp_path: Path) -> None:
+    """`tasks check` asks the run's units of the task's own data: circular on items without options
+    is the run's one `error:` line, before any run; the settings' parts are listed with the task's."""
+    from conftest import cli
+
+    path = _task(tmp_path)
+    r = cli("tasks", "check", path, "--bench-opt", "permute=circular")
+    assert r.returncode == 2 and r.stderr.strip() == "error: item 'i0' has no options to rotate (permute=circular is for option tasks)"
+    r = cli("tasks", "check", path, "--bench-opt", "wrong_language=zero")
+    assert r.returncode == 0 and "  wrong_language: zero(py3langid-" in r.stdout

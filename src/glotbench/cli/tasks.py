@@ -106,6 +106,8 @@ def check(
     bench = get_benchmark(task, **dict(split_pairs(list(bench_opt))))
     own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
+    if dataset is not None:
+        bench.expand(dataset)  # the run settings' units (permute=circular: every item has options to rotate)
     typer.echo(f"{bench.name} v{bench.version}: ok")
     if eval_yaml is not None:
         _write_eval_yaml(bench, eval_yaml, lambda: dataset if dataset is not None else bench.load(data))

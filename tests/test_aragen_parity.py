@@ -12,7 +12,8 @@ import textwrap
 import pytest
 from conftest import cli
 
-from glotbench.engine.aragen import print_aragen, run_aragen
+from glotbench.engine.aragen import run_aragen
+from glotbench.report.judged import print_aragen
 from glotbench.engine.evaluate import RunOptions
 from glotbench.errors import DataError
 from glotbench.judges.audit import judge_audit

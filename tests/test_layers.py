@@ -19,12 +19,16 @@ LAYERS: list[set[str]] = [
     # again and its answers re-scored (they rebuild the run's benchmark and read it through report)
     {"engine", "checks.stored", "checks.rescore"},
     {"store", "report"},  # run directories read back: the results store, tables, pages, board, compare, diff
-    {"registry"},  # a benchmark by name: registered, a task file, MODULE:CLASS, with checks' settings
-    # what is measured; the checks every benchmark takes (language, extraction, errors, tokens, circular,
-    # pivot: wrappers of a benchmark and what reads its samples)
+    {"registry"},  # a benchmark by name: registered, a task file, MODULE:CLASS, with its run settings
+    # what is measured, with the run settings every benchmark takes (benchmarks/settings.py); the checks
+    # every benchmark takes (language, extraction, errors, tokens, circular, pivot: what reads its samples)
     {"tasks", "checks", "benchmarks"},
+    # the language verdict of a text: read by the language check, applied by the wrong_language
+    # run settings while scoring (benchmarks/settings.py)
+    {"checks.language"},
     {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text", "datasheet"},  # the parts
-    {"rundir", "runfiles", "core", "signature", "items", "data", "loading", "plugins", "keys", "stats", "errors", "glotbench"},
+    {"rundir", "runfiles", "core", "signature", "items", "data", "loading", "plugins", "keys", "stats", "errors", "console",
+     "glotbench"},
 ]
 UNITS = {name for names in LAYERS for name in names}
 
@@ -140,10 +144,28 @@ def test_the_checks_see_function_level_imports(tmp_path):
 
 def test_a_package_spanning_two_layers_is_checked_per_module():
     """`checks.rescore` sits above report (it reads runs through it); the rest of `checks` below the
-    registry (which wraps every benchmark with its settings): each import is checked at its own layer."""
-    assert package("glotbench.checks.rescore") == "checks.rescore" and package("glotbench.checks.language") == "checks"
-    assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks")
+    registry (which gives every benchmark its run settings), and `checks.language` below the
+    benchmarks (whose wrong_language settings apply its verdict): each import is checked at its own layer."""
+    assert package("glotbench.checks.rescore") == "checks.rescore" and package("glotbench.checks.extraction") == "checks"
+    assert package("glotbench.checks.language") == "checks.language"
+    assert layer("checks.rescore") < layer("report") < layer("registry") < layer("checks") < layer("checks.language")
 
+
+
+def test_the_engine_prints_nothing_through_report():
+    """The engine reads finished runs through `report.rundata`, and prints (progress lines) through the
+    one console below everything (`glotbench.console`): no table, page or printer of `report/`."""
+    bad = [f"{src}:{line} imports {dst}" for src, dst, _, line in edges()
+           if src.startswith("glotbench.engine") and dst.startswith("glotbench.report") and dst != "glotbench.report.rundata"]
+    assert bad == []
+
+
+def test_benchmarks_render_without_the_models():
+    """`Prompt` and `GenerateConfig` live in `core`, below the models: what is measured (benchmarks,
+    tasks, checks) imports no model module."""
+    bad = [f"{src}:{line} imports {dst}" for src, dst, _, line in edges()
+           if package(src) in ("benchmarks", "tasks", "checks", "checks.language") and dst.startswith("glotbench.models")]
+    assert bad == []
 
 
 def test_only_rundir_names_the_run_directorys_files():

@@ -1,4 +1,4 @@
-"""`--bench-opt wrong_language=zero` (checks/wrap.py LanguageZero, issue 36): EuroEval's chrF rule
+"""`--bench-opt wrong_language=zero` (benchmarks/settings.py, issue 36): EuroEval's chrF rule
 reproduced exactly, and the property that replacing a reply by a wrong-language one never raises
 any metric, over every scorer of task files and the built-ins with an expected output language."""
 
@@ -51,7 +51,7 @@ def _values(bench, replies) -> dict[str, float]:
     items = list(bench.load())
     samples = [score_output(bench, it, r) for it, r in zip(items, replies)]
     scored = [ScoredSample(s.id, 0, s.meta, s.score) for s in samples]
-    agg = aggregate(bench.metrics_for(bench.dataset(items)), scored, (), resamples=0)
+    agg = aggregate(bench.run_metrics(bench.dataset(items)), scored, (), resamples=0)
     return {k: v["value"] for k, v in agg["overall"].items() if isinstance(v, dict) and "value" in v}
 
 
@@ -99,7 +99,7 @@ def test_a_wrong_language_reply_never_raises_a_builtins_metrics(name, data):
     which = data.draw(st.integers(0, len(items) - 1))
     scored = lambda rs: [ScoredSample(s.id, 0, s.meta, s.score)  # noqa: E731
                          for s in (score_output(bench, it, r) for it, r in zip(items, rs))]
-    metrics = bench.metrics_for(bench.dataset(items))
+    metrics = bench.run_metrics(bench.dataset(items))
     before = aggregate(metrics, scored(replies), (), resamples=0)["overall"]
     after = aggregate(metrics, scored([BUILTINS[name] if i == which else r for i, r in enumerate(replies)]), (),
                       resamples=0)["overall"]
@@ -115,7 +115,7 @@ def test_the_replaced_reply_is_flagged_and_scores_zero():
     assert right.score.stats["chrf++.sentence"] == pytest.approx(1.0) and "wrong_language" not in right.flags
     assert wrong.score.stats["chrf++.sentence"] == 0.0 and wrong.score.stats["chrf++.sentences"] == 1.0
     assert "wrong_language" in wrong.flags and wrong.score.failure is None
-    assert "|wrong_language:zero(py3langid-" in "|" + "|".join(f"{k}:{v}" for k, v in bench.signature_parts().items())
+    assert "|wrong_language:zero(py3langid-" in "|" + "|".join(f"{k}:{v}" for k, v in bench.run_signature_parts().items())
 
 
 def test_chrf_is_euroevals_rule_exactly(tmp_path):
@@ -172,7 +172,7 @@ def test_zero_credit_never_raises_label_and_number_metrics(tmp_path, scorer, rep
                                                   for i, a in enumerate(["2", "7", "8"])), encoding="utf-8")
     bench = get_benchmark(str(path))
     items = list(bench.load())
-    metrics = bench.metrics_for(bench.dataset(items))
+    metrics = bench.run_metrics(bench.dataset(items))
     samples = [score_output(bench, it, r) for it, r in zip(items, replies)]
     rows = [ScoredSample(s.id, 0, s.meta, s.score) for s in samples]
     before = aggregate(metrics, rows, (), resamples=0)["overall"]

@@ -1,6 +1,8 @@
 """The core objects every station passes along: items, datasets, samples and a run's result.
 
-`Item`/`PublicItem` live in `glotbench.items`, `Signature` in `glotbench.signature` (re-exported here). A `Dataset` is what a benchmark's
+`Item`/`PublicItem` live in `glotbench.items`, `Signature` in `glotbench.signature` (re-exported here).
+`Prompt` (what a benchmark renders) and `GenerateConfig` (how a model generates) are here, below
+the benchmarks and the models, so a benchmark renders without importing a model backend. A `Dataset` is what a benchmark's
 `load()` returns: the items plus where they came from and the facts derived from them (e.g. the
 subject list of a macro average), so a benchmark object itself holds no dataset state. A `Sample` is
 one typed samples.jsonl row; a `RunResult` carries a run's samples in memory next to its results,
@@ -13,12 +15,58 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping, Sequence, overload
+from typing import Any, Iterator, Literal, Mapping, Sequence, overload
 
 from glotbench.items import Item, PublicItem
 from glotbench.signature import Signature
 
-__all__ = ["Dataset", "Item", "ItemScore", "PublicItem", "RunResult", "Sample", "Signature", "jsonable"]
+__all__ = ["Dataset", "GenerateConfig", "Item", "ItemScore", "LoglikEncoding", "Message", "Prompt", "PublicItem",
+           "RunResult", "Sample", "Signature", "jsonable"]
+
+Message = Mapping[str, str]  # {"role": "user" | "system" | "assistant", "content": "..."}
+
+# How a log-likelihood request's (context, continuation) becomes tokens (glotbench.models.batching.encode_pair):
+#   joint    the context alone and context + continuation tokenised; the continuation's tokens are those
+#            after the prefix the two share (a context token the joint tokenisation re-splits is scored too)
+#   lm-eval  lm-evaluation-harness's TemplateLM._encode_pair: the context's trailing whitespace moves into the
+#            continuation; the input is encode(context) + encode(context + continuation)[len(encode(context)):]
+LoglikEncoding = Literal["joint", "lm-eval"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A rendered prompt in both forms a benchmark provides.
+
+    Chat models receive `messages`; base models (no chat template) receive `text`, a plain few-shot
+    prompt, and stop at `text_stop`. `json_schema` asks for structured output where the backend can.
+    """
+
+    messages: tuple[Message, ...]
+    text: str | None = None
+    text_stop: tuple[str, ...] = ()
+    json_schema: Mapping[str, Any] | None = None
+    text_max_tokens: int | None = None  # a per-item reply cap for the `text` form (base models)
+    choices: tuple[str, ...] | None = None  # continuations of `text` for log-likelihood scoring
+    loglik_encoding: LoglikEncoding = "joint"  # how context and continuation are tokenised for it
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateConfig:
+    """Generation settings; all of them are passed through, recorded and part of the cache key."""
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    structured_output: bool = False
+    thinking: bool | None = None  # None: the model's default; True/False: ask for (non-)thinking mode
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
+             "stop": list(self.stop), "structured_output": self.structured_output}
+        if self.thinking is not None:
+            d["thinking"] = self.thinking
+        return d
 
 
 @dataclass(frozen=True, slots=True, repr=False)

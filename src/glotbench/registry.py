@@ -60,13 +60,13 @@ def task_copy(copy: str, base_dir: str, **options: Any) -> Any:
 
 def _build(name: str, target: Any, kwargs: dict[str, Any], options: dict[str, Any]) -> Any:
     from glotbench.benchmarks.base import Benchmark  # imported when a benchmark is wanted, not to list them
-    from glotbench.checks.wrap import split_options, wrap
+    from glotbench.benchmarks.settings import split_options
 
-    options, outer = split_options(options)  # permute=, wrong_language=: every benchmark's (checks/wrap.py)
+    options, settings = split_options(options)  # permute=, wrong_language=: every benchmark's run settings
     if isinstance(target, Benchmark):
         if options:
             raise SpecError(f"{name} is an instance; it takes no options")
-        return wrap(target, outer)
+        return _with_settings(target, settings)
     from glotbench.benchmarks.options import convert_options
 
     typed = convert_options(target, options, name=name)  # text -> declared types; unknown names named
@@ -76,7 +76,17 @@ def _build(name: str, target: Any, kwargs: dict[str, Any], options: dict[str, An
         raise SpecError(f"bad option for {name}: {e}") from None
     if not isinstance(bench, Benchmark):
         raise SpecError(f"{name} did not give a glotbench Benchmark (got {type(bench).__name__})")
-    return wrap(bench, outer)
+    return _with_settings(bench, settings)
+
+
+def _with_settings(bench: Any, settings: Any) -> Any:
+    """`bench` with the run settings (benchmarks/settings.py): itself when they are the default, else
+    a copy of the same class holding them (a registered instance is shared: never changed)."""
+    if settings.default:
+        return bench
+    from glotbench.benchmarks.settings import replace
+
+    return replace(bench, permute=settings.permute, wrong_language=settings.wrong_language)
 
 
 def _task(name: str) -> Any:

@@ -23,7 +23,7 @@ SCORER_ERROR = "scorer_error"
 
 
 def _failure(bench: Any, failure: str, item: Item) -> ItemScore:
-    score = bench.failure_score(failure, item)
+    score = bench.run_failure_score(failure, item)
     return score if score.failure == failure else ItemScore(score.stats, score.flags, failure)
 
 
@@ -33,7 +33,7 @@ def extract_output(bench: Any, item: Item, output: str) -> Extraction:
     body, ok = strip_think(output)
     if not ok:
         return Extraction(None, "think_unclosed", "unclosed think block")
-    return bench.extract(body, item.to_public())
+    return bench.run_extract(body, item.to_public())
 
 
 def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
@@ -82,7 +82,7 @@ def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
                 score = _failure(bench, failure, item)
             else:
                 answer = ext_answer
-                score = bench.score(answer, item)
+                score = bench.run_score(answer, item)
     except Exception as e:  # noqa: BLE001 - a scorer bug fails this item only, recorded with its message
         answer = None
         error = f"{SCORER_ERROR}: {type(e).__name__}: {e}"

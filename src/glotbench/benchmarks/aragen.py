@@ -30,7 +30,7 @@ from glotbench.judges.rubric import DIMENSIONS, RubricError, item_dimensions, ju
 from glotbench.languages import PROFILES, foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
 
 TASKS = ("Question Answering (QA)", "Reasoning", "Orthographic and Grammatical Analysis", "Safety")

@@ -21,7 +21,7 @@ from glotbench.judges.pairwise import JUDGE_PROMPT, VerdictError, game_value, pa
 from glotbench.languages import foreign_script, profile
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 
 class ArenaPrompts(Benchmark):

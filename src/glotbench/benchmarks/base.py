@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 
+from glotbench.benchmarks import settings as run_settings
+from glotbench.benchmarks.settings import Permute, RunSettings, WrongLanguage
 from glotbench.core import Dataset
 from glotbench.datasheet import Datasheet
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.rundir.schema import JudgedKind
 from glotbench.signature import Signature
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from glotbench.rundir.schema import DataLabel
 
 AnswerKind = Literal["letter", "number", "text"]
-WrongLanguage = Literal["flag", "fail", "zero"]
+__all__ = ["AnswerKind", "Benchmark", "RescorePlan", "RunSettings", "WrongLanguage", "bundled_label", "target_of_pair"]
 
 
 @dataclass(frozen=True)
@@ -169,27 +171,60 @@ class Benchmark(ABC):
     headline_pipeline: str | None = None
     # A log-likelihood run keeps every choice's log-probability and token count (task files).
     loglik_detail: bool = False
-    # The run settings every benchmark takes (checks/wrap.py applies them): the wrong-language policy
-    # ("flag": recorded and counted; "fail": a failure of its own kind; "zero": no credit) and the
-    # permutation ("circular": each option item asked in every rotation, checks/circular.py), read by
-    # the checks, `rescore` and `compare`.
-    wrong_language: WrongLanguage = "flag"
-    permute: Literal["circular"] | None = None
+    # The run settings (benchmarks/settings.py): the permutation ("circular": each option item asked in
+    # every rotation), the wrong-language policy ("flag": recorded and counted; "fail": a failure of
+    # its own kind; "zero": no credit) and the pivot. Declared and frozen; `registry.get_benchmark`
+    # sets them from `--bench-opt permute=`/`wrong_language=` on the benchmark it built, which stays
+    # of its own class: the `run_*` stations below, `expand` and `combined` apply them.
+    settings: RunSettings = RunSettings()
+
+    @property
+    def wrong_language(self) -> WrongLanguage:
+        """The wrong-language policy of the run (`settings.wrong_language`), read by the checks,
+        `rescore` and `compare`."""
+        return self.settings.wrong_language
+
+    @property
+    def permute(self) -> Permute | None:
+        """The permutation of the run (`settings.permute`)."""
+        return self.settings.permute
 
     def expand(self, items: Dataset) -> Dataset:
         """The units a run asks for these items: the items themselves (`permute=circular`: each item
-        in every rotation of its options, checks/circular.py)."""
-        return items
+        in every rotation of its options, benchmarks/circular.py)."""
+        return run_settings.expand(self, items)
 
     def combined(self, samples: Sequence[Any], dataset: Dataset | Sequence[Item] | None) -> Sequence[Any]:
         """The samples per original item, as the headline counts them: the samples themselves
         (`permute=circular`: one per item over its rotations)."""
-        return samples
+        return run_settings.combined(self, samples, dataset)
 
     def answer_before_check(self, text: str, item: PublicItem) -> Any:
-        """The answer the benchmark's own rule reads in a reply, before any run setting's check
-        (`wrong_language=fail` makes a wrong-language answer a failure; its check reads this)."""
-        return self.extract(text, item).answer
+        """The answer the run reads in a reply before any run setting's check (`wrong_language=fail`
+        makes a wrong-language answer a failure; its check reads this)."""
+        return run_settings.answer_before_check(self, text, item)
+
+    # The stations as a run applies them: the benchmark's own rule with its settings around it
+    # (benchmarks/settings.py). The evaluation line (scoring.py, engine/, compare, the service) calls
+    # these; a benchmark overrides the rules (`extract`, `score`, ...), never these.
+
+    def run_extract(self, text: str, item: PublicItem) -> Extraction:
+        return run_settings.extract(self, text, item)
+
+    def run_score(self, answer: Any, item: Item) -> ItemScore:
+        return run_settings.score(self, answer, item)
+
+    def run_failure_score(self, failure: str, item: Item) -> ItemScore:
+        return run_settings.failure_score(self, failure, item)
+
+    def run_metrics(self, dataset: Dataset | None) -> tuple[Metric, ...]:
+        return run_settings.metrics(self, dataset)
+
+    def run_aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
+        return run_settings.aggregate(self, samples, dataset, **kw)
+
+    def run_signature_parts(self) -> Mapping[str, str]:
+        return run_settings.signature_parts(self)
 
     def answer_from_text(self, text: str) -> Any:
         """A text as `score` takes an answer, read as it is (the extraction check's lenient reading):
@@ -221,6 +256,14 @@ class Benchmark(ABC):
         """The language an answer to `item` is expected in (see `output_language_rule`): `lang` unless
         the benchmark decides per item (a translation's target)."""
         return self.lang
+
+    def output_language_words(self) -> str | None:
+        """In words, how `output_language` decides (the language check shows it): the declared
+        `output_language_rule`; a plugin that overrides `output_language` without words for it: "the
+        benchmark's output_language()"; None: the answers have no expected language."""
+        if self.output_language_rule is None and type(self).output_language is not Benchmark.output_language:
+            return "the benchmark's output_language()"
+        return self.output_language_rule
 
     @abstractmethod
     def load(self, path: str | None = None) -> Dataset:
@@ -289,7 +332,7 @@ class Benchmark(ABC):
         """Everything that changes the numbers, sacrebleu style (`prompt_hash`: already computed)."""
         return Signature.build(("glotbench", self.name), ("v", self.version),
                                ("prompt", prompt_hash or self.prompt_hash(dataset)),
-                               ("data", (dataset.sha256 or "none")[:12]), self.signature_parts()).format()
+                               ("data", (dataset.sha256 or "none")[:12]), self.run_signature_parts()).format()
 
     def signature_parts(self) -> Mapping[str, str]:
         return {}
@@ -340,14 +383,14 @@ class Benchmark(ABC):
         samples, errors = [], 0
         for it in items:
             try:
-                score = self.score(self.input_as_answer(it.public[self.input_answer], it), it)
+                score = self.run_score(self.input_as_answer(it.public[self.input_answer], it), it)
             except Exception:  # noqa: BLE001 - as in a run, a scorer error is that item's failure score
-                score, errors = self.failure_score("scorer_error", it), errors + 1
+                score, errors = self.run_failure_score("scorer_error", it), errors + 1
             samples.append(ScoredSample(it.id, 0, it.meta, score))
         if not samples:
             return None
         # the metrics' own values, without intervals (the run's aggregate, not a second one of it)
-        agg = aggregate(self.metrics_for(dataset), samples, self.group_by, resamples=0)
+        agg = aggregate(self.run_metrics(dataset), samples, self.group_by, resamples=0)
         if not self.pooled_overall:
             agg["overall"] = {}
 
@@ -368,8 +411,8 @@ class Benchmark(ABC):
 
     def aggregate(self, samples: Sequence[Any], dataset: Dataset | None = None, **kw: Any) -> dict[str, Any]:
         """Scores overall and per group with bootstrap CIs; samples need `item_id`, `repeat`, `meta`,
-        `score` (and `answer_key` for repeat stability)."""
-        metrics = self.metrics_for(dataset)
+        `score` (and `answer_key` for repeat stability), over the run's metrics (`run_metrics`)."""
+        metrics = self.run_metrics(dataset)
         out = aggregate(metrics, samples, self.group_by, cluster=self.cluster_by, **kw)
         if not self.pooled_overall:
             out["overall"] = {}

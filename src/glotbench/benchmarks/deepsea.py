@@ -35,7 +35,7 @@ from glotbench.metrics import ItemScore, MacroMetric, RatioMetric
 from glotbench.metrics.corpus import CorpusMetric, SacreMetric
 from glotbench.metrics.token_f1 import NORMS as F1_NORMS
 from glotbench.metrics.token_f1 import token_f1
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 MAX_BYTES = 256 * 2**20
 LANGUAGES = ("en", "id", "ms", "th", "vi", "tl", "my", "km", "lo", "jv", "su", "ceb", "ta")

@@ -184,7 +184,7 @@ def score_predictions(task: str, data_path: str | None, predictions: Any, **opts
             failures[smp.failure] = failures.get(smp.failure, 0) + 1
         samples.append(smp)
     return {"task": task, "signature": bench.signature(items), "failures": failures,
-            "scores": bench.aggregate(samples, items, resamples=200)}
+            "scores": bench.run_aggregate(samples, items, resamples=200)}
 
 
 # -- archive verification ---------------------------------------------------------------------

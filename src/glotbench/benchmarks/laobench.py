@@ -26,7 +26,7 @@ from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.metrics.corpus import BLEU_TOKENIZE_SEGMENTED, CorpusMetric, SacreMetric, is_spm, spm_model
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
 from glotbench.signature import Signature
 from glotbench.text.segment import LaoSegmenter, installed_laonlp

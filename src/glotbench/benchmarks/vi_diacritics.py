@@ -24,7 +24,7 @@ from glotbench.items import Item, PublicItem
 from glotbench.languages import foreign_script
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
 from glotbench.text.vietnamese import (
     aligned_word_matches,

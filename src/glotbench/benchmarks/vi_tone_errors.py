@@ -26,7 +26,7 @@ from glotbench.items import Item, PublicItem
 from glotbench.languages import foreign_script
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.plugins import register_benchmark
 from glotbench.text.vietnamese import align, comparison_key, letter_keys, normalize_space, same_word, words
 

@@ -33,7 +33,7 @@ from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import Extraction, strict_json_object, strip_think
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 CHECKS = ("answerability", "context", "sensitivity")
 DEFAULT_CATEGORIES = ("politics", "religion", "ethnicity", "sexual content", "violence", "personal data",

@@ -14,8 +14,8 @@ check existed and for `glotbench rescore`. The checks (docs/checks.md):
 | `extraction` | checks/extraction.py | unread replies, bounds, a lenient re-reading |
 | `errors` | checks/errors.py | error types: Vietnamese marks, MCQ position/distractor, numeric format/value |
 | `tokens` | checks/tokens.py | token premium per language, truncation |
-| (scores) | checks/circular.py | `permute=circular`: circular accuracy and position following |
-| `pivot` | checks/pivot.py | `--pivot en`: the run's English-pivot record |
+| (scores) | benchmarks/circular.py | `permute=circular` (a run setting): circular accuracy and position following; checks/circular.py reads it back |
+| `pivot` | engine/pivot.py | `--pivot en` (a run setting): the run's English-pivot record; checks/pivot.py compares it with the native run |
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     if code is None:
         return None
     try:
-        parts = dict(bench.signature_parts())
+        parts = dict(bench.run_signature_parts())
     except Exception:  # noqa: BLE001 - a benchmark whose settings cannot be read: nothing kept
         return None
     doc = ["glotbench-checks", CHECKS_VERSION, code, L.library(), L.MIN_LETTERS, L.SHARE, L.MIN_LID_LETTERS,

@@ -10,7 +10,7 @@
   over-chosen letter (the one whose share of answers most exceeds its share of gold answers, when
   that excess is positive), else `distractor`; `no_answer` for a reply with no letter. Chosen and
   gold letter shares are given beside it. (`--bench-opt permute=circular` measures position
-  following directly: checks/circular.py.)
+  following directly: benchmarks/circular.py.)
 - Numbers (MGSM, numeric_match tasks): `no_number` (nothing read), `format` (the gold number is in
   the reply but the rule read another number: a format or placement problem), `value` (a number was
   read and the gold number is nowhere in the reply).
@@ -119,7 +119,7 @@ def _letter(bench: Benchmark, answer: Any) -> str | None:
 
 
 def _correct(sample: Sample, metric: Any) -> bool:
-    from glotbench.checks.extraction import pairs
+    from glotbench.benchmarks.circular import pairs
 
     ps = pairs(metric)
     st = sample.score.stats

@@ -27,10 +27,11 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from glotbench.benchmarks.base import AnswerKind, Benchmark
+from glotbench.benchmarks.circular import pairs
 from glotbench.core import Sample
 from glotbench.extract import json_object, last_number, mc_letter, strip_think
 from glotbench.items import Item
-from glotbench.metrics import MacroMetric, RatioMetric, aggregate
+from glotbench.metrics import aggregate
 
 # Failures of the call (no reply to read) and checks that are not the parser's.
 NOT_PARSER = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response", "client_error",
@@ -83,16 +84,6 @@ def _json_keys(body: str) -> list[str]:
     import re
 
     return re.findall(r'"([A-Za-z_][\w]*)"\s*:\s*"', body)
-
-
-def pairs(metric: Any) -> list[tuple[str, str]]:
-    """The (numerator, denominator) statistics of a ratio or macro metric; [] for a corpus metric."""
-    if isinstance(metric, RatioMetric):
-        return [(metric.numerator, metric.denominator)]
-    if isinstance(metric, MacroMetric):
-        keys = metric.keys
-        return [(keys[i], keys[i + 1]) for i in range(0, len(keys), 2)]
-    return []
 
 
 def _value(metric: Any, samples: Sequence[Sample], group_by: Sequence[str]) -> tuple[float | None, dict[str, Any]]:
@@ -157,7 +148,7 @@ def extraction_check(bench: Benchmark, samples: Sequence[Sample], items: Mapping
             lenient_samples.append(s)
             continue
         try:
-            score = bench.score(bench.answer_from_text(raw), item)  # a task: every pipeline's
+            score = bench.run_score(bench.answer_from_text(raw), item)  # a task: every pipeline's
         except Exception:  # noqa: BLE001 - a reading the benchmark cannot score counts as unread
             lenient_samples.append(s)
             continue

@@ -17,8 +17,11 @@ The verdict, for an answer whose task expects language L (`expected_language`):
 5. `ok` otherwise. Code-mixed text (Vietnamese with English words) is the matrix language's: the
    identifier reads it as Vietnamese (measured: docs/checks.md).
 
-Which tasks have an expected output language is decided per benchmark (`expected_language`); the
-measurements behind the library choice and the thresholds are in docs/checks.md.
+Which tasks have an expected output language is decided per benchmark (`expected_language`, from
+its declared facts: `Answers`); the measurements behind the library choice and the thresholds are
+in docs/checks.md. The verdict is the language check's (it reads a finished run) and the
+`wrong_language=fail|zero` run settings' (benchmarks/settings.py applies them while scoring), so this
+module sits below the benchmarks and imports none of them (tests/test_layers.py).
 """
 
 from __future__ import annotations
@@ -26,9 +29,8 @@ from __future__ import annotations
 import functools
 import unicodedata
 from collections import Counter
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
-from glotbench.benchmarks.base import Benchmark
 from glotbench.languages import PROFILES, profile, resolve_code
 
 MIN_LETTERS = 4
@@ -334,15 +336,27 @@ def check_text(text: str, expected: str) -> dict[str, Any]:
 
 Rule = Callable[[Mapping[str, Any], Mapping[str, Any]], "str | None"]
 
+if TYPE_CHECKING:
+    from glotbench.items import PublicItem
 
-def expectation(bench: Benchmark) -> tuple[Rule, str] | None:
+
+class Answers(Protocol):
+    """The declared facts of a benchmark (benchmarks/base.py `Benchmark`) that decide what language
+    its answers are expected in and which text of an answer is checked."""
+
+    rewrites: str | None
+    headline_pipeline: str | None
+
+    def output_language(self, item: PublicItem) -> str | None: ...
+
+    def output_language_words(self) -> str | None: ...
+
+
+def expectation(bench: Answers) -> tuple[Rule, str] | None:
     """(rule(fields, meta) -> language, description) for a benchmark whose answers have an expected
-    language: its declared `output_language(public_item)`, described by `output_language_rule`; None
-    for one whose answers are letters, numbers or labels (no rule declared). A plugin that overrides
-    `output_language` without words for it is described as "the benchmark's output_language()"."""
-    words = bench.output_language_rule
-    if words is None and type(bench).output_language is not Benchmark.output_language:
-        words = "the benchmark's output_language()"
+    language: its declared `output_language(public_item)`, described by `output_language_words()`;
+    None for one whose answers are letters, numbers or labels (no rule declared)."""
+    words = bench.output_language_words()
     if words is None:
         return None
     from glotbench.items import PublicItem
@@ -350,7 +364,7 @@ def expectation(bench: Benchmark) -> tuple[Rule, str] | None:
     return (lambda f, m: bench.output_language(PublicItem("", f, m))), words
 
 
-def input_words(bench: Benchmark, text: str, fields: Mapping[str, Any]) -> bool:
+def input_words(bench: Answers, text: str, fields: Mapping[str, Any]) -> bool:
     """Whether `text` is the item's own input with its words kept: for a benchmark whose answer
     rewrites its input (`rewrites`: diacritics restored, tones corrected), such an answer is in the
     input's language by construction, and is not identified (Vietnamese without its diacritics reads
@@ -364,7 +378,7 @@ def input_words(bench: Benchmark, text: str, fields: Mapping[str, Any]) -> bool:
     return same_letters(text, fields[field])
 
 
-def verdict(bench: Benchmark, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+def verdict(bench: Answers, text: str, lang: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     """`check_text`, except for an answer that keeps its input's words (`input_words`): `ok`."""
     if input_words(bench, text, fields):
         letters, shares = script_shares(text)
@@ -373,12 +387,12 @@ def verdict(bench: Benchmark, text: str, lang: str, fields: Mapping[str, Any]) -
     return check_text(text, lang)
 
 
-def expected_language(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
+def expected_language(bench: Answers, fields: Mapping[str, Any], meta: Mapping[str, Any]) -> str | None:
     rule = expectation(bench)
     return None if rule is None else rule[0](fields, meta)
 
 
-def answer_text(bench: Benchmark, answer: Any) -> str | None:
+def answer_text(bench: Answers, answer: Any) -> str | None:
     """The text of an answer that is checked: the answer itself, or a task's headline pipeline's."""
     if isinstance(answer, str):
         return answer

@@ -261,7 +261,7 @@ def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], g
         per: dict[str, float] = {}
         seg: dict[str, list[float]] = {}
         for g, rs in sorted(buckets.items()):
-            # a run under wrong_language=zero (checks/wrap.py): a flagged reply has no credit
+            # a run under wrong_language=zero (benchmarks/settings.py): a flagged reply has no credit
             zeroed = [zero and "wrong_language" in (r.get("flags") or ()) for r in rs]
             answers = [None if r.get("failure") or z else answer_text(bench, r.get("answer")) for r, z in zip(rs, zeroed)]
             refs = [plan.refs(gold.get(str(r["id"]), {})) for r in rs]

@@ -21,7 +21,7 @@ def checks_of_run(run_dir: str | Path) -> dict[str, Any]:
         raise GlotbenchError(f"{run_dir}: a judged run; its phases are runs of their own")
     bench, dataset, units = rundata.rebuild(data.results)
     samples = [Sample.from_record(r) for r in rundata.iter_samples(data.path)]
-    return RunChecks(bench, units).summary(samples, bench.metrics_for(dataset))
+    return RunChecks(bench, units).summary(samples, bench.run_metrics(dataset))
 
 
 def write_checks(run_dir: str | Path, block: dict[str, Any], **replace: Any) -> None:

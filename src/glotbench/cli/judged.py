@@ -36,7 +36,8 @@ def arena(
     """Arena: the candidate against a fixed baseline, each pair judged twice (positions swapped) by every judge."""
     import asyncio
 
-    from glotbench.engine.arena import print_arena, run_arena
+    from glotbench.engine.arena import run_arena
+    from glotbench.report.judged import print_arena
     from glotbench.judges.panel import SelfJudging
     from glotbench.models.family import parse_families
 
@@ -84,7 +85,8 @@ def aragen(
     import asyncio
     from pathlib import Path
 
-    from glotbench.engine.aragen import print_aragen, run_aragen
+    from glotbench.engine.aragen import run_aragen
+    from glotbench.report.judged import print_aragen
     from glotbench.models.family import parse_families
 
     if system_prompt is not None and system_prompt.startswith("@"):

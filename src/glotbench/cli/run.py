@@ -164,7 +164,7 @@ def _option_models(benchmark: str, bench_options: tuple[tuple[str, str], ...]) -
 def print_judged_run(kind: str, summary: dict) -> None:
     """A judged run's table by its kind (results.json `judged.kind`): a rubric task's, an arena's, AraGen's."""
     if kind == "rubric":
-        from glotbench.engine.judged_task import print_judged
+        from glotbench.report.judged import print_judged
 
         print_judged(summary)
     elif kind == "mt-bench":

@@ -106,10 +106,12 @@ def check(
     bench = get_benchmark(task, **dict(split_pairs(list(bench_opt))))
     own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
+    if dataset is not None:
+        bench.expand(dataset)  # the run settings' units (permute=circular: every item has options to rotate)
     typer.echo(f"{bench.name} v{bench.version}: ok")
     if eval_yaml is not None:
         _write_eval_yaml(bench, eval_yaml, lambda: dataset if dataset is not None else bench.load(data))
-    for k, v in bench.signature_parts().items():
+    for k, v in bench.run_signature_parts().items():
         typer.echo(f"  {k}: {v}")
     if dataset is not None:
         from glotbench.rundir.validity import duplicates_text

@@ -1,4 +1,4 @@
-"""A run's aggregate (`Benchmark.aggregate`: scores per group, CIs, stability), read from the call
+"""A run's aggregate (`Benchmark.run_aggregate`: scores per group, CIs, stability), read from the call
 cache when every sample's score is stored there and this exact aggregate was computed before
 (engine/cache.py `aggregate_key`: a fully cached re-run imports no numpy and draws no bootstrap),
 else computed, and stored when it can be."""
@@ -9,6 +9,8 @@ import json
 import logging
 from typing import Any
 
+from glotbench.benchmarks import circular
+from glotbench.benchmarks import settings as run_settings
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, Sample, jsonable
 from glotbench.engine.cache import aggregate_key
@@ -22,8 +24,10 @@ from glotbench.stats.cluster import clustered_se
 
 # The code an aggregate depends on besides the benchmark's and its metrics' classes: the files that
 # define these are hashed into the aggregate's cache key (`code_fingerprint`), so an aggregate made
-# with other interval code (the percentile bootstrap before Wilson) is never served.
-AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval, clustered_se)
+# with other interval code (the percentile bootstrap before Wilson) is never served; and the run
+# settings' code (benchmarks/settings.py, circular.py), which the aggregate of a setting runs.
+AGGREGATE_CODE = (bootstrap_many, wilson, aggregate_metrics, interval, clustered_se, run_settings.aggregate,
+                  circular.per_item)
 
 
 def sacrebleu_version() -> str | None:
@@ -44,7 +48,7 @@ def aggregate_run(bench: Benchmark, full: Dataset, samples: list[Sample], metric
     cache = runner.cache
     keys = runner.score_keys
     if cache is None or runner.scorer_id is None or len(keys) != len(samples):
-        return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+        return bench.run_aggregate(samples, full, resamples=options.bootstrap_resamples)
     code = code_fingerprint(type(bench), *(type(mt) for mt in metrics), *AGGREGATE_CODE)
     # What the aggregate reads: each sample (its score key names the request, the reply and the
     # scorer, so everything the sample holds but its item's meta: engine/cache.py `score_key`), the
@@ -62,11 +66,11 @@ def aggregate_run(bench: Benchmark, full: Dataset, samples: list[Sample], metric
     content = ([keys[(s.id, s.repeat)], s.repeat, dict(s.meta)] for s in samples)
     key = None if code is None else aggregate_key(runner.scorer_id, content, settings, code)
     if key is None or " object at 0x" in json.dumps(settings, default=repr):  # code or state with no stable text
-        return bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+        return bench.run_aggregate(samples, full, resamples=options.bootstrap_resamples)
     stored = cache.get_aggregate(key)
     if isinstance(stored, dict):
         return stored
-    scores = bench.aggregate(samples, full, resamples=options.bootstrap_resamples)
+    scores = bench.run_aggregate(samples, full, resamples=options.bootstrap_resamples)
     blob = storable(scores)
     if blob is not None:
         try:

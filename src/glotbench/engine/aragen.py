@@ -40,7 +40,6 @@ from glotbench.judges.rubric import DIMENSIONS, PARSE_MODES, ZEROING_RULES
 from glotbench.models.family import model_family  # noqa: F401 - where the tests and callers have read it
 from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.registry import load_model
-from glotbench.report.judged import print_aragen  # noqa: F401 - the CLI's import path
 
 
 def _check(name: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -22,7 +22,6 @@ from glotbench.engine.panel import check_judged_options, phase_options, run_pane
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
-from glotbench.report.judged import print_arena  # noqa: F401 - the CLI's import path
 from glotbench.models.base import Model
 from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.selection import comparability, describe_item_set, select

@@ -25,7 +25,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from glotbench.models.base import GenerateConfig, Prompt, Usage
+from glotbench.models.base import Usage
+
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.rundir.schema import Stopped
 
 

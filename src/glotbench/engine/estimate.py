@@ -38,7 +38,7 @@ from typing import Any, Iterable
 import regex
 
 from glotbench.engine.cost import price
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 # real tokens / o200k_base tokens on text of each script, lowest and highest over the tokenizers
 # measured (o200k, cl100k, Llama 3, Qwen 3, Gemma 3) on the bundled tasks' prompts and parallel UI
@@ -394,9 +394,7 @@ def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
     full = bench.load(options.data)
     items = select(full, bench.group_by, limit=options.limit, subset=getattr(options, "subset", None),
                    repeats=options.repeats).items  # the run's own selection: --limit, --subset/--quick
-    from glotbench.checks.wrap import expand_units
-
-    items = expand_units(bench, items)  # permute=circular: every rotation is a request
+    items = bench.expand(items)  # permute=circular: every rotation is a request
     m = load_model(model, **model_options(options)) if isinstance(model, str) else model
     loglik = bench.method == "loglik"
     form = "text" if loglik else m.prompt_form()

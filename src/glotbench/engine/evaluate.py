@@ -23,7 +23,6 @@ from typing import Any, Callable, Sequence, cast
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark
 from glotbench.checks import RunChecks
-from glotbench.checks.wrap import expand_units
 from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.aggregate import aggregate_run
 from glotbench.engine.cache import default_cache_path, open_cache
@@ -32,7 +31,8 @@ from glotbench.engine.options import THINKING, RunOptions, generation_config, mo
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, RunCounters, Runner, effective_config, prompt_form
 from glotbench.errors import GlotbenchError
-from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, GenerateConfig, Model, Prompt
+from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, Model
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
 from glotbench.rundir.schema import (BenchmarkInfo, Counts, MetricInfo, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,
@@ -157,7 +157,7 @@ class _Plan:
 def _plan(bench: Benchmark, full: Dataset, selection: Selection, signature: tuple[str, str], m: Model,
           options: RunOptions) -> _Plan:
     auto = options.concurrency == "auto"
-    items = expand_units(bench, selection.items)  # permute=circular: each selected item in every rotation
+    items = bench.expand(selection.items)  # permute=circular: each selected item in every rotation
     coverage = (m.coverage(sorted(full.data_ids()), [it.id for it in items], options.repeats)  # type: ignore[attr-defined]
                 if hasattr(m, "coverage") else None)
     form = prompt_form(bench, m)
@@ -331,7 +331,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
     from glotbench.engine.cost import cost_block
 
     c, runner, wall = done.runner.counters, done.runner, done.wall_s
-    metrics = bench.metrics_for(full)
+    metrics = bench.run_metrics(full)
     versions = _versions()
     scores = aggregate_run(bench, full, done.samples, metrics, runner, options, versions)
     infos: dict[str, MetricInfo] = {

@@ -126,26 +126,3 @@ async def _run(benchmark: Any, model: Any, judges: list[str], options: RunOption
     write_judged(out, "rubric", results, res.results,
                  {"answers": "answers", **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     return {**results, "out_dir": str(out)}, res
-
-
-def print_judged(results: dict[str, Any]) -> None:
-    from glotbench.report.terminal import FEW_NOTE, console, few_mark, n_text
-
-    def num(x: Any) -> str:
-        return "n/a" if x is None else f"{x:.3f}"
-
-    c = console()
-    f = results["scores"]["final"]
-    c.print(f"{results['benchmark']} · {results['model']} · {results['mode']} rubric")
-    c.print(f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}){few_mark(f)} n={n_text(f)} · mean of "
-            f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
-    if f.get("too_few_units"):
-        c.print(FEW_NOTE)
-    for j, e in results["scores"]["judges"].items():
-        c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
-    c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
-            f"{', '.join(results['skipped_judges']) or 'none'}")
-    from glotbench.report.judged import print_notes
-
-    print_notes(c, results)
-    c.print(f"signature: {results['signature']}")

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.errors import GlotbenchError
-from glotbench.models.base import GenerateConfig
+from glotbench.core import GenerateConfig
 from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 
 THINKING = {None: "default", True: "on", False: "off"}  # the signature's |thinking: part

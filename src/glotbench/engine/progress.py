@@ -93,7 +93,7 @@ class ProgressBar:
         self._out = out
         self.plain = enabled and out is None and not sys.stderr.isatty()
         self._live: Any = None
-        from glotbench.report.terminal import visible
+        from glotbench.console import visible
 
         self._description = visible(description)  # a model spec is user text: no escape sequences
         self._last = 0.0
@@ -105,7 +105,7 @@ class ProgressBar:
             return self
         from rich.live import Live
 
-        from glotbench.report.terminal import console
+        from glotbench.console import console
 
         out = self._out if self._out is not None else console(stderr=True)
         self._live = Live(_Line(self), console=out, refresh_per_second=4, transient=False)

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from glotbench.models.base import Prompt
+from glotbench.core import Prompt
 from glotbench.rundir.schema import PromptTemplateRecord
 
 PROBES = 64
@@ -167,7 +167,7 @@ def item_prompt(benchmark: Any, item_id: str | None, *, data: str | None = None,
     their own: `effective_config`)."""
     from glotbench.engine.runner import effective_config
     from glotbench.errors import GlotbenchError
-    from glotbench.models.base import GenerateConfig
+    from glotbench.core import GenerateConfig
     from glotbench.registry import get_benchmark
 
     bench = get_benchmark(benchmark, **dict(bench_options)) if isinstance(benchmark, str) else benchmark

@@ -54,7 +54,7 @@ class MatrixProgress:
         if self.enabled and sys.stderr.isatty():
             from rich.live import Live
 
-            from glotbench.report.terminal import console
+            from glotbench.console import console
 
             self._live = Live(self.line(), console=console(stderr=True), refresh_per_second=4, transient=False)
             self._live.__enter__()

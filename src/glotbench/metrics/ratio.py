@@ -137,7 +137,7 @@ def needed_keys(metric: Metric, stats: Mapping[str, float]) -> tuple[str, ...]:
 def zero_credit(metrics: Sequence[Metric], stats: Mapping[str, float]) -> dict[str, float]:
     """`stats` with every metric's credit statistics zeroed and everything else kept (the items
     counted): the sample counts as fully wrong. Means of items only: a corpus metric is made its
-    `sentence_mean` first (the `wrong_language=zero` policy, checks/wrap.py `LanguageZero`). A
+    `sentence_mean` first (the `wrong_language=zero` policy, benchmarks/settings.py). A
     statistic that is one metric's credit and another's denominator is kept: zeroing it could
     raise the other."""
     denominators = {k for m in metrics for k in m.keys if k not in m.credit({k: 0.0})}

@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, runtime_checkable
 
-Message = Mapping[str, str]  # {"role": "user" | "system" | "assistant", "content": "..."}
+# What a benchmark renders and a model receives live below the models (glotbench.core), named here too.
+from glotbench.core import GenerateConfig as GenerateConfig
+from glotbench.core import LoglikEncoding as LoglikEncoding
+from glotbench.core import Message as Message
+from glotbench.core import Prompt as Prompt
+
 
 INVALID_UNICODE = "invalid_unicode"  # the sample flag of a reply whose text had to be repaired
 
@@ -33,50 +38,6 @@ def safe_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [safe_data(v) for v in value]
     return value
-
-
-# How a log-likelihood request's (context, continuation) becomes tokens (glotbench.models.batching.encode_pair):
-#   joint    the context alone and context + continuation tokenised; the continuation's tokens are those
-#            after the prefix the two share (a context token the joint tokenisation re-splits is scored too)
-#   lm-eval  lm-evaluation-harness's TemplateLM._encode_pair: the context's trailing whitespace moves into the
-#            continuation; the input is encode(context) + encode(context + continuation)[len(encode(context)):]
-LoglikEncoding = Literal["joint", "lm-eval"]
-
-
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    """A rendered prompt in both forms a benchmark provides.
-
-    Chat models receive `messages`; base models (no chat template) receive `text`, a plain few-shot
-    prompt, and stop at `text_stop`. `json_schema` asks for structured output where the backend can.
-    """
-
-    messages: tuple[Message, ...]
-    text: str | None = None
-    text_stop: tuple[str, ...] = ()
-    json_schema: Mapping[str, Any] | None = None
-    text_max_tokens: int | None = None  # a per-item reply cap for the `text` form (base models)
-    choices: tuple[str, ...] | None = None  # continuations of `text` for log-likelihood scoring
-    loglik_encoding: LoglikEncoding = "joint"  # how context and continuation are tokenised for it
-
-
-@dataclass(frozen=True, slots=True)
-class GenerateConfig:
-    """Generation settings; all of them are passed through, recorded and part of the cache key."""
-
-    temperature: float = 0.0
-    max_tokens: int = 512
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    structured_output: bool = False
-    thinking: bool | None = None  # None: the model's default; True/False: ask for (non-)thinking mode
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
-             "stop": list(self.stop), "structured_output": self.structured_output}
-        if self.thinking is not None:
-            d["thinking"] = self.thinking
-        return d
 
 
 # What `Response.latency_s` measures unless a backend's description() says otherwise ("latency"):

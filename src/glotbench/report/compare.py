@@ -34,9 +34,7 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     from glotbench.scoring import score_output
     from glotbench.metrics import check_statistics
 
-    from glotbench.checks.wrap import expand_units
-
-    items = expand_units(bench, dataset).by_id()  # a circular run asked every rotation
+    items = bench.expand(dataset).by_id()  # a circular run asked every rotation
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     for n, rec in sample_rows(run_dir, SampleRow):
@@ -51,9 +49,9 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
     samples_counted(run_dir, len(samples))
-    if bench.permute is not None:  # per original item, as the run's aggregate (checks/circular.py)
+    if bench.permute is not None:  # per original item, as the run's aggregate (benchmarks/circular.py)
         samples, rows = _combined(bench, dataset, samples)
-    check_statistics(bench.metrics_for(dataset), samples)
+    check_statistics(bench.run_metrics(dataset), samples)
     return rows
 
 
@@ -136,7 +134,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         stats = [_item_stats(Path(p), bench, dataset) for p in paths]
         meta = {it.id: it.meta for it in dataset}
         cluster_of = {i: m.get(bench.cluster_by) for i, m in meta.items()} if bench.cluster_by else None
-        metrics = list(bench.metrics_for(dataset))
+        metrics = list(bench.run_metrics(dataset))
         group_key = None if bench.pooled_overall else bench.group_by[0]
     pairs = [_compare_pair(results[i], results[j], stats[i], stats[j], metrics, group_key, meta, cluster_of,
                            resamples=resamples, seed=seed) for i, j in combinations(range(len(paths)), 2)]

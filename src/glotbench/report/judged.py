@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from glotbench.judges.rubric import DIMENSIONS
-from glotbench.report.terminal import FEW_NOTE, few_mark, interval_text
+from glotbench.report.terminal import FEW_NOTE, few_mark, interval_text, n_text
 from glotbench.report.terminal import console as make_console
 
 
@@ -158,3 +158,24 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
             console.print(f"rejected verdicts ({j.split('@')[0]}): "
                           + ", ".join(f"{k} {v}" for k, v in sorted(pj["rejected"].items())))
     console.print(f"signature: {res['signature']}", soft_wrap=True)
+
+
+def print_judged(results: dict[str, Any]) -> None:
+    """A task's rubric run (engine/judged_task.py): the mean of judges, each judge, the notes."""
+
+    def num(x: Any) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    c = make_console()
+    f = results["scores"]["final"]
+    c.print(f"{results['benchmark']} · {results['model']} · {results['mode']} rubric")
+    c.print(f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}){few_mark(f)} n={n_text(f)} · mean of "
+            f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
+    if f.get("too_few_units"):
+        c.print(FEW_NOTE)
+    for j, e in results["scores"]["judges"].items():
+        c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
+    c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
+            f"{', '.join(results['skipped_judges']) or 'none'}")
+    print_notes(c, results)
+    c.print(f"signature: {results['signature']}")

@@ -126,8 +126,6 @@ def _older_file_records(opts: Mapping[str, Any], signature: str) -> list[dict[st
 
 def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
     """The run's benchmark with its recorded `--bench-opt`s, its dataset (the same data) and the items it asked."""
-    from glotbench.checks.wrap import expand_units
-
     b = results["benchmark"]
     bench = bench_of(results)
     path = b.get("data_path")
@@ -137,7 +135,7 @@ def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
     if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
         raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 {dataset.sha256} "
                              f"is not the recorded {b['data_sha256']}")
-    return bench, dataset, expand_units(bench, dataset)
+    return bench, dataset, bench.expand(dataset)
 
 
 def judged_phase(path: str | Path) -> bool:
@@ -320,7 +318,7 @@ def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 def run_item_stats(results: dict[str, Any], samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per-item statistics as the run's aggregate scored them: a circular run's rotations combined
-    per original item (checks/circular.py), else `item_stats`. Every paired view (board, diff,
+    per original item (benchmarks/circular.py), else `item_stats`. Every paired view (board, diff,
     plan) reads a run's items through here, so a rotation is never counted as an item."""
     from glotbench.checks.circular import item_stats as circular
 

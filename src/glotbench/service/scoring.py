@@ -87,8 +87,8 @@ def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples
     from glotbench.scoring import score_output
 
     rows = [samples.get(it.id) or score_output(bench, it, None, model_failure="missing") for it in dataset]
-    agg = bench.aggregate(rows, dataset, resamples=0)  # the numbers; the one CI released is computed below
-    metric = bench.metrics_for(dataset)[0]
+    agg = bench.run_aggregate(rows, dataset, resamples=0)  # the numbers; the one CI released is computed below
+    metric = bench.run_metrics(dataset)[0]
     f = 100.0 if metric.scale == "fraction" else 1.0
     stats = [r.stats for r in rows]
     mat = np.empty((len(rows), len(metric.keys)), dtype=np.float64)

@@ -25,7 +25,7 @@ from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.languages import language_group, script_mismatch
 from glotbench.metrics import ItemScore
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 from glotbench.tasks import fields as F
 from glotbench.tasks import loglik
 from glotbench.tasks.files import Where

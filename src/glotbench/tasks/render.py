@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.errors import DataError
 from glotbench.items import Item, PublicItem
-from glotbench.models.base import Prompt
+from glotbench.core import Prompt
 from glotbench.tasks.template import LETTERS, render
 
 

@@ -25,7 +25,7 @@ from glotbench.items import Item, PublicItem
 from glotbench.judges.pairwise import game_value
 from glotbench.judges.rubric import blocks
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 POINTWISE = """You are an expert evaluator of answers written in {language}. Score the answer to the question
 below on each criterion.{reference_note}

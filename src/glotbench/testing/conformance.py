@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 from glotbench.core import Dataset
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import MissingStatistic, check_statistics
-from glotbench.models.base import Prompt
+from glotbench.core import Prompt
 
 
 def probe_answers(item: Item) -> list[Any]:

@@ -248,3 +248,37 @@ def test_reads_the_pinned_layout(tmp_path, fil_hub, srv, task, answers, data, me
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["benchmark"]["data"] == data
     assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)  # as by hand above
+
+
+# -- the sacrebleu variants: sacrebleu's own BLEU and chrF on the text as written ------------------
+
+def test_tatoeba_sacrebleu_variant_is_sacrebleus_default_bleu_and_chrf(tmp_path, srv):
+    import sacrebleu
+
+    answers = {"I love you.": "Mahal kita.", "Where is the market?": "Nasaan ang palengke?"}
+    r, _ = run_full(tmp_path, srv, "tatoeba", "tatoeba_tgl_eng.jsonl", answers, prompt="sacrebleu")
+    hyps, refs = ["Mahal kita.", "Nasaan ang palengke?"], ["Mahal kita.", "Saan ang palengke?"]
+    assert r["scores"]["overall"]["chrf"]["value"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)
+    assert r["scores"]["overall"]["bleu"]["value"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+    assert "chrf++" not in r["scores"]["overall"]
+    assert "prompt_variant:sacrebleu" in r["signature"] and "nw:0" in r["signature"] and "tok:13a" in r["signature"]
+
+
+def test_wmt24pp_thai_segments_by_default_and_not_in_the_sacrebleu_variant(tmp_path, srv):
+    import sacrebleu
+
+    from glotbench.metrics.corpus import SacreMetric
+
+    answers = {"The market opens early.": "ตลาดเปิดเช้า", "It is raining in Bangkok": "วันนี้ฝนตกในกรุงเทพ"}
+    hyps, refs = ["ตลาดเปิดเช้า", "วันนี้ฝนตกในกรุงเทพ"], ["ตลาดเปิดแต่เช้า", "วันนี้ฝนตกที่กรุงเทพ"]
+    r, _ = run_full(tmp_path, srv, "wmt24pp", "wmt24pp_en_th_TH.jsonl", answers, config="en-th_TH")
+    seg = SacreMetric("chrf++", "th").corpus_score(hyps, [[x] for x in refs], resamples=0).estimate.value
+    assert r["scores"]["overall"]["chrf++"]["value"] == pytest.approx(seg)  # Thai words from the segmenter
+    assert "seg:" in r["signature"]
+    v, _ = run_full(tmp_path / "v", srv, "wmt24pp", "wmt24pp_en_th_TH.jsonl", answers, config="en-th_TH",
+                    prompt="sacrebleu")
+    assert v["scores"]["overall"]["chrf"]["value"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)
+    assert v["scores"]["overall"]["bleu"]["value"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+    # unsegmented Thai: one "word" per sentence, so BLEU sees no shared 1-gram; segmented it does
+    assert v["scores"]["overall"]["bleu"]["value"] == pytest.approx(0.0)
+    assert r["scores"]["overall"]["bleu"]["value"] > 0

@@ -212,8 +212,10 @@ def fil_hub(tmp_path_factory):
           {"README.md": card("default", "data/test-*"), "data/test-00000-of-00001.parquet": rows("tlunified_ner_test.jsonl")})
     _repo(root, "universalner/universal_ner", rev("universal-ner"),
           {"README.md": card("tl_trg", "tl_trg/test-*"), "tl_trg/test-00000-of-00001.parquet": rows("universal_ner_tl_trg.jsonl")})
-    _repo(root, "mteb/FilipinoHateSpeechClassification", rev("filipino-hatespeech"),
-          {"data/test-00000-of-00001.parquet": rows("filipino_hatespeech_test.jsonl")})
+    for repo, sha in (("mteb/filipino_hate_speech", "fdb7536c08d2f10d8b8b618c3ff00b0be286d844"),
+                      ("mteb/FilipinoHateSpeechClassification", "087a17c0b7f9a78901c88aea00ad2892a319fdac")):
+        _repo(root, repo, sha, {"README.md": card("default", "data/test-*"),
+                                "data/test-00000-of-00001.parquet": rows("filipino_hatespeech_test.jsonl")})
     _repo(root, "scaredmeow/shopee-reviews-tl-stars", rev("shopee-reviews-tl"),
           {"test.csv": (FX / "shopee_reviews_tl_test.csv").read_text(encoding="utf-8")})
     _repo(root, "google/wmt24pp", rev("wmt24pp"),
@@ -223,27 +225,29 @@ def fil_hub(tmp_path_factory):
     yield from serve_hub(root)
 
 
-@pytest.mark.parametrize("task,answers,data,metric,expected", [
-    ("tlunified-ner", TLUNIFIED, "hub:ljvmiranda921/tlunified-ner@1878ee08cf261063cac413f699e7c1618e2b4123 default/test",
+@pytest.mark.parametrize("task,opts,answers,data,metric,expected", [
+    ("tlunified-ner", (), TLUNIFIED, "hub:ljvmiranda921/tlunified-ner@1878ee08cf261063cac413f699e7c1618e2b4123 default/test",
      "entity_f1", 2 / 3),
-    ("universal-ner", UNER, "hub:universalner/universal_ner@18aae0865c50a30f5321784ac6d8b1a00c96b8ce tl_trg/test",
+    ("universal-ner", (), UNER, "hub:universalner/universal_ner@18aae0865c50a30f5321784ac6d8b1a00c96b8ce tl_trg/test",
      "entity_f1", 0.75),
-    ("filipino-hatespeech", HATE,
+    ("filipino-hatespeech", (), HATE, "hub:mteb/filipino_hate_speech@fdb7536c08d2f10d8b8b618c3ff00b0be286d844 default/test",
+     "normalized_accuracy", 1 / 6),
+    ("filipino-hatespeech", ("--bench-opt", "version=v1"), HATE,
      "hub:mteb/FilipinoHateSpeechClassification@087a17c0b7f9a78901c88aea00ad2892a319fdac default/test",
      "normalized_accuracy", 1 / 6),
-    ("shopee-reviews-tl", SHOPEE, "hub:scaredmeow/shopee-reviews-tl-stars@d096f402fdc76886458c0cfb5dedc829bea2b935/test",
+    ("shopee-reviews-tl", (), SHOPEE, "hub:scaredmeow/shopee-reviews-tl-stars@d096f402fdc76886458c0cfb5dedc829bea2b935/test",
      "accuracy", 0.5),
-    ("wmt24pp", {"The bridge will open": "Bubuksan ang tulay sa susunod na buwan.", "Thanks for the help":
+    ("wmt24pp", (), {"The bridge will open": "Bubuksan ang tulay sa susunod na buwan.", "Thanks for the help":
                  "Salamat sa tulong, kaibigan!"},
      "hub:google/wmt24pp@fd7405c06494bc66a57b25f55d217a72f96e60dc en-fil_PH/train", "chrf++", 100.0),
-    ("tatoeba", {"I love you.": "Mahal kita.", "Where is the market?": "Saan ang palengke?"},
+    ("tatoeba", (), {"I love you.": "Mahal kita.", "Where is the market?": "Saan ang palengke?"},
      "hub:mteb/tatoeba-bitext-mining@69e8f12da6e31d59addadda9a9c8a2e601a0e282 tgl-eng/test", "chrf++", 100.0),
 ])
-def test_reads_the_pinned_layout(tmp_path, fil_hub, srv, task, answers, data, metric, expected):
+def test_reads_the_pinned_layout(tmp_path, fil_hub, srv, task, opts, answers, data, metric, expected):
     from test_tasks_hub import glot
 
     srv.configure(answers=answers)
-    proc = glot(tmp_path, fil_hub, task, "--model", srv.spec())
+    proc = glot(tmp_path, fil_hub, task, *opts, "--model", srv.spec())
     assert proc.returncode == 0, proc.stderr
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["benchmark"]["data"] == data

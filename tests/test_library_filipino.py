@@ -286,3 +286,28 @@ def test_wmt24pp_thai_segments_by_default_and_not_in_the_sacrebleu_variant(tmp_p
     # unsegmented Thai: one "word" per sentence, so BLEU sees no shared 1-gram; segmented it does
     assert v["scores"]["overall"]["bleu"]["value"] == pytest.approx(0.0)
     assert r["scores"]["overall"]["bleu"]["value"] > 0
+
+
+# -- malformed rows: one line naming the row, never a label made up ---------------------------------
+
+@pytest.mark.parametrize("task,name,text,needle", [
+    ("shopee-reviews-tl", "rows.csv", 'text,label\n"Maganda",\n', "rows.csv:2: fields.gold.answer: label ''"),  # no star
+    ("shopee-reviews-tl", "rows.csv", 'text,label\n"Maganda",7\n', "label '7' (made 'H') is neither"),  # 8 stars
+    ("filipino-hatespeech", "rows.jsonl", '{"text": "Galing", "label": null}\n', "rows.jsonl:1: fields.gold.answer: label None"),
+    ("filipino-hatespeech", "rows.jsonl", '{"text": "Galing", "label": "1.5"}\n', "'1.5' is not a whole number"),
+    ("tlunified-ner", "rows.jsonl", '{"id": "a", "tokens": ["Si", "Juan"], "ner_tags": [0, 9]}\n',
+     "has a tag that is not an index of the scorer's 7 labels"),
+    ("universal-ner", "rows.jsonl", '{"idx": "a", "tokens": ["Si", "Juan"]}\n', "no column 'ner_tags'"),
+    ("wmt24pp", "rows.jsonl", '{"lp": "en-fil_PH", "domain": "news", "document_id": "d", "segment_id": 1, "source": "Hi",'
+                              ' "target": "Kumusta"}\n', "data.where: 'is_bad_source' is undefined"),
+    ("tatoeba", "rows.jsonl", '{"sentence1": "Mahal kita."}\n', "sentence2"),
+])
+def test_a_malformed_row_is_one_error_line(tmp_path, task, name, text, needle):
+    from conftest import cli
+
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    proc = cli("tasks", "check", task, "--data", str(f))
+    errors = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert proc.returncode != 0 and len(errors) == 1 and errors[0].startswith("error: "), proc.stderr
+    assert needle in errors[0] and "Traceback" not in proc.stderr

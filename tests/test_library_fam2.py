@@ -301,14 +301,9 @@ def test_pinned_data_covers(task, codes):
      "hub:Helsinki-NLP/opus-100@5dbc95431cccf08df792325d57ffb4e567b332cc en-km/test", "chrf++", 100.0),
 ])
 def test_reads_the_pinned_layout(tmp_path, fam2_hub, srv, task, opts, answers, data, metric, expected):
-    from test_tasks_hub import glot
+    from test_tasks_hub import pinned_run
 
-    srv.configure(answers=answers)
-    proc = glot(tmp_path, fam2_hub, task, *opts, "--model", srv.spec())
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert res["benchmark"]["data"] == data
-    assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)  # as by hand above
+    pinned_run(tmp_path, fam2_hub, srv, task, opts, answers, data, metric, expected)  # the numbers by hand above
 
 
 # -- OPUS-100 translation ---------------------------------------------------------------------------

@@ -86,6 +86,18 @@ def one_error(proc) -> str:
     return proc.stderr
 
 
+def pinned_run(tmp_path, hub, srv, task: str, opts: tuple[str, ...], answers: dict[str, str], data: str,
+               metric: str, expected: float) -> None:
+    """`glotbench run TASK` against the loopback hub and the scripted model passes, reads `data` (the pinned
+    revision, config and split) and scores `metric` as `expected` (the test's number by hand)."""
+    srv.configure(answers=answers)
+    proc = glot(tmp_path, hub, task, *opts, "--model", srv.spec())
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert res["benchmark"]["data"] == data
+    assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)
+
+
 def test_pinned_download_then_offline_from_the_cache(tmp_path, hub, srv):
     srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວແມ່ນຫຍັງ": "ຄຳຕອບ: ກ"})
     proc = glot(tmp_path, hub, "belebele", "--bench-opt", "config=lao_Laoo", "--model", srv.spec())

@@ -21,7 +21,8 @@ from test_tasks_inspect_roundtrip import DERIVED, FX, INSPECT_EVAL, _inspect_sam
 ORG, SHA = "glotbench-derived", "4444444444444444444444444444444444444444"
 # the fixture rows (the original hub's schema) and the options each derived export runs on
 ROWS: dict[str, tuple[str, dict[str, str]]] = {
-    "belebele": ("belebele_lao_Laoo.jsonl", {}), "global-mmlu": ("global_mmlu_vi.jsonl", {}),
+    "belebele": ("belebele_lao_Laoo.jsonl", {}), "filipino-hatespeech": ("filipino_hatespeech_test.jsonl", {}),
+    "shopee-reviews-tl": ("shopee_reviews_tl_test.csv", {}), "global-mmlu": ("global_mmlu_vi.jsonl", {}),
     "indommlu": ("indommlu.csv", {}), "kalahi": ("kalahi_tl.jsonl", {}), "massive-scenario": ("massive_km.jsonl", {}), "mmlu-prox": ("mmlu_prox_th.jsonl", {}),
     "seahelm-causal": ("seahelm_causal_id.jsonl", {"config": "id"}), "seahelm-nli": ("seahelm_nli_th.jsonl", {}),
     "seahelm-sentiment": ("seahelm_sentiment_th.jsonl", {}),

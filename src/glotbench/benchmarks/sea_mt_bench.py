@@ -33,7 +33,7 @@ from glotbench.judges.mt_bench import (ANSWER_MAX_TOKENS, BASELINE_MODEL, CATEGO
                                        Outcome)
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import GenerateConfig, Prompt
+from glotbench.core import GenerateConfig, Prompt
 
 HUB = "aisingapore/MultiTurn-Chat-MT-Bench"
 # SEA-HELM's languages for mt-bench (config.yaml `languages`), each its hub config

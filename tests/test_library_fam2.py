@@ -301,10 +301,15 @@ def test_pinned_data_covers(task, codes):
      "hub:Helsinki-NLP/opus-100@5dbc95431cccf08df792325d57ffb4e567b332cc en-km/test", "chrf++", 100.0),
 ])
 def test_reads_the_pinned_layout(tmp_path, fam2_hub, srv, task, opts, answers, data, metric, expected):
+    check_pinned_run(tmp_path, fam2_hub, srv, task, opts, answers, data, metric, expected)
+
+
+def check_pinned_run(tmp_path, hub, srv, task, opts, answers, data, metric, expected) -> None:
+    """`glotbench run TASK` from the loopback hub: the source it names and the headline by hand."""
     from test_tasks_hub import glot
 
     srv.configure(answers=answers)
-    proc = glot(tmp_path, fam2_hub, task, *opts, "--model", srv.spec())
+    proc = glot(tmp_path, hub, task, *opts, "--model", srv.spec())
     assert proc.returncode == 0, proc.stderr
     res = json.loads((tmp_path / "r" / "results.json").read_text())
     assert res["benchmark"]["data"] == data

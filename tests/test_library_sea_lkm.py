@@ -195,11 +195,6 @@ def lkm_hub(tmp_path_factory):
      "hub:mteb/amazon_massive_intent@de7944e740656f2ddc5f479079fcb0396529a6b2 my/test", "exact_match", 0.75),
 ])
 def test_reads_the_pinned_layout(tmp_path, lkm_hub, srv, task, opts, answers, data, metric, expected):
-    from test_tasks_hub import glot
+    from test_library_fam2 import check_pinned_run
 
-    srv.configure(answers=answers)
-    proc = glot(tmp_path, lkm_hub, task, *opts, "--model", srv.spec())
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert res["benchmark"]["data"] == data
-    assert res["scores"]["overall"][metric]["value"] == pytest.approx(expected)  # as by hand above
+    check_pinned_run(tmp_path, lkm_hub, srv, task, opts, answers, data, metric, expected)

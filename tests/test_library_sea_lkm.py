@@ -1,5 +1,5 @@
 """Families added for issue #34's Lao/Khmer/Burmese coverage (branch tasks34a): ALT, TICO-19, Pontoon
-and MASSIVE intents. Each runs on a fixture in the hub's schema (written for the test) against the
+MASSIVE intents and myXNLI. Each runs on a fixture in the hub's schema (written for the test) against the
 scripted loopback model, the score worked out by hand in the comments, the same replies scored by the
 reference rule (SEACrowd's: sacrebleu's corpus BLEU and chrF on the text as written), and each is
 read through the real hub-loading code at its pinned revision and layout."""
@@ -137,6 +137,40 @@ def test_massive_intent_burmese_exact_match_by_hand(tmp_path, srv):
     assert "Choose one of: alarm_query, alarm_remove, alarm_set," in prompt and prompt.count("_") >= 60
 
 
+# -- myXNLI: Burmese NLI, and SEACrowd's rule by log-likelihood ---------------------------------------
+
+MYXNLI = {"ဝန်ကြီးသည်": "Answer: A", "သူမသည် တစ်နေကုန်": "Answer: B", "ရထားသည်": "ဖြေ: ဂ"}
+
+
+def test_myxnli_burmese_letters_by_hand(tmp_path, srv):
+    s, samples = run(tmp_path, srv, "myxnli", "myxnli_test.jsonl", MYXNLI)
+    # golds entailment (A), contradiction (C), neutral (B): A right, B wrong, the Burmese label ဂ reads
+    # as C, wrong -> 1/3
+    assert value(s, "accuracy") == pytest.approx(1 / 3)
+    from glotbench.registry import get_benchmark
+
+    items = get_benchmark("myxnli").load(str(FX / "myxnli_test.jsonl"))
+    assert [x.gold["answer"] for x in items] == ["A", "C", "B"] and len(samples) == 3
+    assert "Premise (Burmese): ဝန်ကြီးသည် ဆေးရုံသစ်ကို ဖွင့်လှစ်ခဲ့သည်။" in user_prompts(srv)[0]
+
+
+def test_myxnli_seacrowd_scores_its_label_words_by_loglikelihood(tmp_path):
+    from test_tasks_loglik import _run as loglik_run
+
+    r, samples, _ = loglik_run(tmp_path, "myxnli", "myxnli_test.jsonl", prompt="seacrowd")
+    # the fake engine: each character a token, log P = -code/1000; SEACrowd's words for entailment,
+    # neutral, contradiction are "neutral", "irrelevant", "contradiction": " neutral" has the fewest and
+    # lowest codes (-0.795 against -1.116 and -1.425), so every item picks entailment (A) -> 1/3
+    lp = [-sum(map(ord, " " + w)) / 1000 for w in ("neutral", "irrelevant", "contradiction")]
+    assert lp == pytest.approx([-0.795, -1.116, -1.425])
+    out = json.loads(samples[0]["output"])
+    assert out["continuations"] == [" neutral", " irrelevant", " contradiction"]
+    assert out["logprob"] == pytest.approx(lp)
+    assert all(x["answer"]["loglik_sum"] == "A" for x in samples)
+    assert r["scores"]["overall"]["accuracy"]["value"] == pytest.approx(1 / 3)
+    assert r["config"]["method"] == "loglik"
+
+
 # -- coverage declared by the datasheets --------------------------------------------------------------
 
 @pytest.mark.parametrize("task,codes,absent", [
@@ -144,6 +178,7 @@ def test_massive_intent_burmese_exact_match_by_hand(tmp_path, srv):
     ("tico-19", ("my", "tl", "id", "ms"), ("lo", "km")),
     ("pontoon", ("lo", "km", "my", "tl", "th", "vi", "id", "ms"), ()),
     ("massive-intent", ("km", "my", "tl", "th", "vi", "id", "ms"), ("lo",)),
+    ("myxnli", ("my",), ("lo", "km", "tl")),
 ])
 def test_pinned_data_covers(task, codes, absent):
     from glotbench.registry import families
@@ -160,7 +195,7 @@ def test_lao_khmer_burmese_family_counts():
     from glotbench.registry import families
 
     count = {code: sum(not f.datasheet.needs_data(code) for f in families(code)) for code in ("lo", "km", "my")}
-    assert count["lo"] >= 10 and count["km"] >= 10 and count["my"] >= 14, count
+    assert count["lo"] >= 10 and count["km"] >= 10 and count["my"] >= 15, count
 
 
 # -- through the real hub-loading code, at each pinned revision and layout ----------------------------
@@ -173,7 +208,7 @@ def lkm_hub(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("hub")
     sha = {name: read_task_file(LIB / f"{name}.yaml")[0].data.revision
-           for name in ("alt", "tico-19", "pontoon", "massive-intent")}
+           for name in ("alt", "tico-19", "pontoon", "massive-intent", "myxnli")}
     _repo(root, "mutiyama/alt", sha["alt"], {"alt-parallel/alt-test.parquet": rows("alt_parallel_test.jsonl")})
     _repo(root, "gmnlp/tico19", sha["tico-19"],
           {"test/test.en-my.tsv": (FX / "tico19_test_en_my.tsv").read_text(encoding="utf-8")})
@@ -181,6 +216,8 @@ def lkm_hub(tmp_path_factory):
           {"en-lo.tsv": (FX / "pontoon_en_lo.tsv").read_text(encoding="utf-8")})
     _repo(root, "mteb/amazon_massive_intent", sha["massive-intent"],
           {"my/amazon_massive_intent-test.parquet": rows("massive_intent_my.jsonl")})
+    _repo(root, "akhtet/myanmar-xnli", sha["myxnli"],
+          {"data/test-00000-of-00001-0fd9f93baf8c9cdb.parquet": rows("myxnli_test.jsonl")})
     yield from serve_hub(root)
 
 
@@ -193,6 +230,8 @@ def lkm_hub(tmp_path_factory):
     ("massive-intent", (), {"နှိုးပေးပါ": "alarm_set", "မိုးရွာမလား": "weather_query", "သီချင်း": "play_music",
                             "အစည်းအဝေး": "calendar_query"},
      "hub:mteb/amazon_massive_intent@de7944e740656f2ddc5f479079fcb0396529a6b2 my/test", "exact_match", 0.75),
+    ("myxnli", (), MYXNLI, "hub:akhtet/myanmar-xnli@56b5468e589a550006cff24060de0bc9ca98c24a default/test",
+     "accuracy", 1 / 3),
 ])
 def test_reads_the_pinned_layout(tmp_path, lkm_hub, srv, task, opts, answers, data, metric, expected):
     from test_library_fam2 import check_pinned_run

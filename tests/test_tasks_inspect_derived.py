@@ -24,7 +24,7 @@ ROWS: dict[str, tuple[str, dict[str, str]]] = {
     "belebele": ("belebele_lao_Laoo.jsonl", {}), "global-mmlu": ("global_mmlu_vi.jsonl", {}),
     "indommlu": ("indommlu.csv", {}), "kalahi": ("kalahi_tl.jsonl", {}),
     "massive-intent": ("massive_intent_my.jsonl", {}), "massive-scenario": ("massive_km.jsonl", {}),
-    "mmlu-prox": ("mmlu_prox_th.jsonl", {}),
+    "mmlu-prox": ("mmlu_prox_th.jsonl", {}), "myxnli": ("myxnli_test.jsonl", {}),
     "seahelm-causal": ("seahelm_causal_id.jsonl", {"config": "id"}), "seahelm-nli": ("seahelm_nli_th.jsonl", {}),
     "seahelm-sentiment": ("seahelm_sentiment_th.jsonl", {}),
     "seahelm-toxicity": ("seahelm_toxicity_vi.jsonl", {"config": "vi"}), "sib200": ("sib200_lao_Laoo.jsonl", {}),

@@ -23,7 +23,9 @@ ORG, SHA = "glotbench-derived", "4444444444444444444444444444444444444444"
 ROWS: dict[str, tuple[str, dict[str, str]]] = {
     "belebele": ("belebele_lao_Laoo.jsonl", {}), "filipino-hatespeech": ("filipino_hatespeech_test.jsonl", {}),
     "shopee-reviews-tl": ("shopee_reviews_tl_test.csv", {}), "global-mmlu": ("global_mmlu_vi.jsonl", {}),
-    "indommlu": ("indommlu.csv", {}), "kalahi": ("kalahi_tl.jsonl", {}), "massive-scenario": ("massive_km.jsonl", {}), "mmlu-prox": ("mmlu_prox_th.jsonl", {}),
+    "indommlu": ("indommlu.csv", {}), "kalahi": ("kalahi_tl.jsonl", {}),
+    "massive-intent": ("massive_intent_my.jsonl", {}), "massive-scenario": ("massive_km.jsonl", {}),
+    "mmlu-prox": ("mmlu_prox_th.jsonl", {}), "myxnli": ("myxnli_test.jsonl", {}),
     "seahelm-causal": ("seahelm_causal_id.jsonl", {"config": "id"}), "seahelm-nli": ("seahelm_nli_th.jsonl", {}),
     "seahelm-sentiment": ("seahelm_sentiment_th.jsonl", {}),
     "seahelm-toxicity": ("seahelm_toxicity_vi.jsonl", {"config": "vi"}), "sib200": ("sib200_lao_Laoo.jsonl", {}),
@@ -84,7 +86,8 @@ def _replies(bench, rows: list[dict]) -> dict[str, str]:
             wrong = next(x for x in "ABCDEFGHIJ"[:len(row["choices"])] if x != row["target"])
             got = [f"Because of reason {'x' * (i + 1)}.\nAnswer: {row['target']}", f"Hmm {'y' * (i + 1)}.\n\nANSWER: {wrong}"]
         elif scorer["name"] in ("match", "pattern"):
-            wrong = next(c for c in row["choices"] if c.lower() != row["target"].lower())
+            # no options (massive-intent names one of 60 intents): a reply naming none is the wrong one
+            wrong = next((c for c in row.get("choices") or () if c.lower() != row["target"].lower()), "qqq zzz")
             got = [f"{tag} {row['target']}{pad}", f"{tag} {wrong}{pad}"] if tag else [row["target"] + pad, wrong + pad]
         else:
             got = [row["target"] + pad, f"qqq zzz{pad}"]

@@ -136,6 +136,13 @@ def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | N
     """The glotbench task keys of one task of an eval.yaml; NotTranslatable names every key refused."""
     task, i = _task_of(doc, where, task_id)
     at = lambda *k: where("tasks", i, *k)  # noqa: E731
+    declared = ((doc.get("glotbench") or {}).get("scorers") or {}) if isinstance(doc.get("glotbench"), dict) else {}
+    if isinstance(declared, dict) and task.get("id") in declared:  # its scorers entry is Inspect's placeholder
+        d = declared[task["id"]]
+        lib = d.get("args", {}).get("task") if isinstance(d, dict) and isinstance(d.get("args"), dict) else None
+        raise NotTranslatable([f"{where('glotbench', 'scorers', task['id'])}: scored by glotbench's Inspect scorer "
+                               f"{d.get('name') if isinstance(d, dict) else d} (task {lib}), not by its `scorers:` "
+                               f"(a placeholder): run the task itself (glotbench run {lib} --data ROWS)"])
     bad: list[str] = []
     known = {"id", "config", "split", "field_spec", "shuffle_choices", "epochs", "epoch_reducer", "solvers", "scorers"}
     for k in task:

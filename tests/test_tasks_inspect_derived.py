@@ -376,3 +376,40 @@ def test_without_data_the_derived_rows_come_from_the_pinned_hub(hub, tmp_path):
     mine = next((tmp_path / "new" / "data").iterdir())
     assert mine.read_bytes() == (_FOLDERS["sib200"] / "data" / mine.name).read_bytes()
     assert out.read_bytes() == (_FOLDERS["sib200"] / "eval.yaml").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["flores-plus", "tydiqa-goldp"])
+def test_the_headers_inspect_score_command_gives_the_tasks_metrics(name, hub, tmp_path):
+    """The command an eval.yaml's header prints, run as written by Inspect's own CLI (`inspect score`)
+    on Inspect's log of the placeholder run: pyproject.toml's entry point (written here as a dist-info
+    on PYTHONPATH, as `pip install` writes it, the shared install untouched) makes `glotbench/score`
+    a name Inspect resolves; the metrics are the ones the Python route gave (a corpus chrF++, a mean F1)."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+    import tomllib
+
+    if hub["inspect"] is None:
+        pytest.skip("inspect_ai is not installed (the test extra)")
+    from inspect_ai.log import read_eval_log
+
+    text = (_FOLDERS[name] / "eval.yaml").read_text(encoding="utf-8")
+    args = re.search(r"inspect score LOG (--scorer glotbench/score .*?) --action overwrite", text).group(1)
+    eps = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]["entry-points"]
+    dist = tmp_path / "site" / "glotbench_entry_point-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: glotbench-entry-point\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text("[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in eps["inspect_ai"].items()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (str(tmp_path / "site"), os.environ.get("PYTHONPATH")) if x)}
+    out = tmp_path / "scored.eval"
+    log = hub["inspect"][name]["location"]
+    cmd = f"{shlex.quote(sys.executable)} -m inspect_ai score {shlex.quote(log)} {args} --action overwrite " \
+          f"--output-file {shlex.quote(str(out))} --display none"
+    proc = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    scored = read_eval_log(str(out))
+    got = {m.name: m.value for s in scored.results.scores for m in s.metrics.values()}
+    want = hub["inspect"][name]["metrics"]
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k]) <= 1e-9 for k in want), (got, want)

@@ -99,3 +99,13 @@ def test_options_not_a_mapping_are_refused():
 
     with pytest.raises(ValueError, match="options is a mapping"):
         score("flores-plus", "target=lao_Laoo")  # type: ignore[arg-type]
+
+
+def test_the_metric_refuses_scores_without_the_statistics():
+    from inspect_ai.scorer import SampleScore, Score
+
+    from glotbench.inspect_ext import task_metrics
+
+    with pytest.raises(ValueError, match="without glotbench/score's statistics"):
+        task_metrics()([SampleScore(score=Score(value=1.0, metadata={"task": "flores-plus", "options": "{}"}), sample_id=1)])
+    assert task_metrics()([]) == {}

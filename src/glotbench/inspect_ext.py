@@ -67,6 +67,9 @@ def task_metrics() -> Metric:
         metas = [s.score.metadata or {} for s in scores]
         if not metas:
             return {}
+        if any("stats" not in m for m in metas):  # e.g. epochs reduced into one score: its metadata dropped
+            raise ValueError("glotbench/task_metrics: a score without glotbench/score's statistics (its metadata); "
+                             "score each sample once (epochs 1)")
         bench = _bench(metas[0]["task"], metas[0]["options"])
         rows = [Sample(str(m["item"]), 0, m.get("meta") or {}, ItemScore(m["stats"])) for m in metas]
         overall = bench.aggregate(rows, None, resamples=0)["overall"]

@@ -218,17 +218,25 @@ def test_derived_export_round_trips_with_the_library_tasks_scores(name, hub, tmp
     samples = _inspect_samples(text, f"{ORG}/{name}", name, SHA, rows, tmp_path)  # inspect_ai's own loader
     # (inspect_ai 0.3.285 accepts field_spec.id but numbers the samples itself; glotbench's import keeps the ids)
     assert [s.target for s in samples] == [r["target"] for r in rows]
-    if hub["inspect"] is None:
+    if (log := _inspect_log(hub, name, rows, srv)) is None:
         return
-    log = hub["inspect"][name]
-    assert log["status"] == "success" and len(log["samples"]) == len(rows), log
-    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
     for s in log["samples"]:
         reply = s["completion"]
         (value,) = s["scores"].values()
         assert {"C": 1.0, "I": 0.0}.get(value, value) == b[reply][1]["answer:correct"], (reply, s["scores"])
-        mine = sent[s["messages"][-1][1]]  # the prompt Inspect made, byte for byte the one glotbench sent
-        assert [[m["role"], m["content"]] for m in mine] == s["messages"]
+
+
+def _inspect_log(hub, name: str, rows: list[dict], srv) -> dict | None:
+    """Inspect's own eval of the task (None without inspect_ai): every row a sample, each prompt Inspect
+    made byte for byte the one glotbench sent."""
+    if hub["inspect"] is None:
+        return None
+    log = hub["inspect"][name]
+    assert log["status"] == "success" and len(log["samples"]) == len(rows), log
+    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
+    for s in log["samples"]:
+        assert [[m["role"], m["content"]] for m in sent[s["messages"][-1][1]]] == s["messages"]
+    return log
 
 
 def _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub, tmp_path, srv, env, common):
@@ -253,16 +261,11 @@ def _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub
     samples = _inspect_samples(text, f"{ORG}/{name}", name, SHA, rows, tmp_path)  # inspect_ai's own loader
     assert [s.target for s in samples] == [r["target"] for r in rows]
     assert all(json.loads(s.metadata["glotbench"])["gold"] for s in samples)  # the item's gold reaches the scorer
-    if hub["inspect"] is None:
+    if (log := _inspect_log(hub, name, rows, srv)) is None:
         return
-    log = hub["inspect"][name]
-    assert log["status"] == "success" and len(log["samples"]) == len(rows), log
-    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
     for s in log["samples"]:
         (meta,) = s["metadata"].values()  # overwritten: glotbench's score only, the placeholder's gone
         assert meta["stats"] == a[s["completion"]][1], (s["completion"], meta["stats"])
-        mine = sent[s["messages"][-1][1]]  # the prompt Inspect made, byte for byte the one glotbench sent
-        assert [[m["role"], m["content"]] for m in mine] == s["messages"]
     overall = json.loads((tmp_path / "direct" / "results.json").read_text())["scores"]["overall"]
     mine = {k: v["value"] for k, v in overall.items() if isinstance(v, dict) and v.get("value") is not None}
     assert mine and set(mine) <= set(log["metrics"]), (mine, log["metrics"])

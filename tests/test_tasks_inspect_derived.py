@@ -416,3 +416,23 @@ def test_the_headers_inspect_score_command_gives_the_tasks_metrics(name, hub, tm
     got = {m.name: m.value for s in scored.results.scores for m in s.metrics.values()}
     want = hub["inspect"][name]["metrics"]
     assert got.keys() == want.keys() and all(abs(got[k] - want[k]) <= 1e-9 for k in want), (got, want)
+
+
+@pytest.mark.parametrize("declaration, line", [
+    ("glotbench: 5", "e.yaml:6: glotbench: glotbench's declaration is scorers: {TASK_ID: {name: glotbench/score"),
+    ("glotbench: {scorers: [1]}", "e.yaml:6: glotbench: glotbench's declaration is scorers:"),
+    ("glotbench: {scorers: {t: 7}}", "e.yaml:6: glotbench.scorers.t: glotbench's declaration is scorers:"),
+    ("glotbench: {scorers: {t: {name: glotbench/other, args: {task: mkqa}}}}", "glotbench.scorers.t: glotbench's declaration"),
+    ("glotbench: {scorers: {t: {name: glotbench/score, args: {task: mkqa}}}}",
+     "e.yaml:6: glotbench.scorers.t: scored by glotbench's Inspect scorer glotbench/score (task mkqa), not by its "
+     "`scorers:` (a placeholder): run the task itself (glotbench run mkqa --data ROWS)"),
+])
+def test_glotbench_import_never_scores_the_placeholder_and_names_a_malformed_declaration(declaration, line, tmp_path):
+    body = ("tasks:\n- id: t\n  field_spec: {input: input, target: target}\n  solvers: [{name: generate}]\n"
+            f"  scorers: [{{name: match}}]\n{declaration}\n")
+    (tmp_path / "e.yaml").write_text(body, encoding="utf-8")
+    proc = cli("tasks", "import-inspect", str(tmp_path / "e.yaml"), "--repo", "o/d", "--revision", SHA, cwd=tmp_path)
+    assert proc.returncode == 2 and not proc.stdout and line in proc.stderr.splitlines()[0], proc.stderr
+    (tmp_path / "e.yaml").write_text(body.replace("id: t", "id: u"), encoding="utf-8")  # another task's declaration
+    proc = cli("tasks", "import-inspect", str(tmp_path / "e.yaml"), "--repo", "o/d", "--revision", SHA, cwd=tmp_path)
+    assert (proc.returncode == 0) == ("scorers: {t:" in declaration), proc.stderr  # malformed at the top: refused

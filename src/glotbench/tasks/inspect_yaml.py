@@ -132,17 +132,33 @@ def _column(fs: dict[str, Any], key: str, default: str, at: Any, bad: list[str],
     return name
 
 
+def _glotbench_scored(doc: dict[str, Any], where: Where, task: dict[str, Any]) -> None:
+    """A task glotbench's own Inspect scorer scores (a derived export's `glotbench:` key; Inspect reads
+    only `tasks:`) is refused, naming the scorer: its `scorers:` entry is a placeholder. A malformed
+    declaration is refused too."""
+    if "glotbench" not in doc:
+        return
+    shape = f"scorers: {{TASK_ID: {{name: {GLOTBENCH_SCORER}, args: {{task: NAME, options: {{...}}}}}}}}"
+    scorers = doc["glotbench"].get("scorers") if isinstance(doc["glotbench"], dict) else None
+    if not isinstance(scorers, dict):
+        raise NotTranslatable([f"{where('glotbench')}: glotbench's declaration is {shape}"])
+    ident = task.get("id")
+    if not isinstance(ident, str) or ident not in scorers:
+        return
+    d = scorers[ident]
+    lib = d["args"].get("task") if isinstance(d, dict) and isinstance(d.get("args"), dict) else None
+    if not isinstance(lib, str) or d.get("name") != GLOTBENCH_SCORER:
+        raise NotTranslatable([f"{where('glotbench', 'scorers', ident)}: glotbench's declaration is {shape}"])
+    raise NotTranslatable([f"{where('glotbench', 'scorers', ident)}: scored by glotbench's Inspect scorer "
+                           f"{GLOTBENCH_SCORER} (task {lib}), not by its `scorers:` (a placeholder): run the task "
+                           f"itself (glotbench run {lib} --data ROWS)"])
+
+
 def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | None = None) -> dict[str, Any]:
     """The glotbench task keys of one task of an eval.yaml; NotTranslatable names every key refused."""
     task, i = _task_of(doc, where, task_id)
     at = lambda *k: where("tasks", i, *k)  # noqa: E731
-    declared = ((doc.get("glotbench") or {}).get("scorers") or {}) if isinstance(doc.get("glotbench"), dict) else {}
-    if isinstance(declared, dict) and task.get("id") in declared:  # its scorers entry is Inspect's placeholder
-        d = declared[task["id"]]
-        lib = d.get("args", {}).get("task") if isinstance(d, dict) and isinstance(d.get("args"), dict) else None
-        raise NotTranslatable([f"{where('glotbench', 'scorers', task['id'])}: scored by glotbench's Inspect scorer "
-                               f"{d.get('name') if isinstance(d, dict) else d} (task {lib}), not by its `scorers:` "
-                               f"(a placeholder): run the task itself (glotbench run {lib} --data ROWS)"])
+    _glotbench_scored(doc, where, task)
     bad: list[str] = []
     known = {"id", "config", "split", "field_spec", "shuffle_choices", "epochs", "epoch_reducer", "solvers", "scorers"}
     for k in task:

@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "glotbench"
 # Top to bottom. A package may import its own layer's packages or lower ones, never a higher one;
 # the packages of one layer import each other without a cycle (test_no_cycle_between_packages).
 LAYERS: list[set[str]] = [
-    {"__main__", "cli", "service", "build", "testing"},  # commands and applications
+    {"__main__", "cli", "service", "build", "testing", "inspect_ext"},  # commands and applications (inspect_ext: Inspect's)
     # running: evaluate, the runner, the cache, judged phases, sweeps; a finished run's checks computed
     # again and its answers re-scored (they rebuild the run's benchmark and read it through report)
     {"engine", "checks.stored", "checks.rescore"},

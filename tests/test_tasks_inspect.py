@@ -357,11 +357,12 @@ def test_tasks_check_writes_the_eval_yaml_or_names_why_not(tmp_path):
     out = tmp_path / "eval.yaml"
     proc = cli("tasks", "check", "xcopa", "--eval-yaml", str(out))
     assert proc.returncode == 0 and "wrote" in proc.stdout and out.read_text(encoding="utf-8").startswith("# Written")
-    proc = cli("tasks", "check", "flores-plus", "--eval-yaml", str(tmp_path / "no.yaml"))
+    # flores-plus (corpus chrF++, joined configs) exports derived with glotbench's scorer
+    # (tests/test_tasks_inspect_derived.py); a log-likelihood run is what no export expresses
+    proc = cli("tasks", "check", "belebele", "--bench-opt", "method=loglik", "--eval-yaml", str(tmp_path / "no.yaml"))
     assert proc.returncode == 2 and not (tmp_path / "no.yaml").exists()
-    # its joined configs a derived dataset would carry (each item rendered); the scorer is what binds
-    assert proc.stderr.startswith("error: flores-plus: no eval.yaml written: Inspect cannot express scorer: corpus "
-                                  "chrf++/bleu: ") and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("error: belebele: no eval.yaml written: Inspect cannot express method: loglik: ") \
+        and proc.stderr.count("\n") == 1
 
 
 def test_malformed_eval_yaml_is_an_error_line_never_a_crash():

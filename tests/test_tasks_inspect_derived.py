@@ -31,6 +31,17 @@ ROWS: dict[str, tuple[str, dict[str, str]]] = {
     "seahelm-toxicity": ("seahelm_toxicity_vi.jsonl", {"config": "vi"}), "sib200": ("sib200_lao_Laoo.jsonl", {}),
     "thai-exam": ("thai_exam_onet.jsonl", {}),
     "xnli": ("xnli_th.jsonl", {}), "xstorycloze": ("xstorycloze_my.jsonl", {}),
+    # scored by glotbench's own Inspect scorer (glotbench/score): no Inspect rule scores them
+    "flores-plus": ("flores_plus_devtest.jsonl", {}), "ntrex-128": ("ntrex_test.jsonl", {"target": "tha_Thai"}),
+    "opus-100": ("opus_100_en_km.jsonl", {"config": "km"}), "seahelm-translation": ("seahelm_mt_en_th.jsonl", {}),
+    "lr-sum": ("lr_sum_lao.jsonl", {"config": "lao"}), "xlsum": ("xlsum_thai.jsonl", {}),
+    "sea-ifeval": ("sea_ifeval_lo.jsonl", {"config": "lo"}), "wikiann": ("wikiann_km.jsonl", {"config": "km"}),
+    "mkqa": ("mkqa.jsonl", {"config": "km"}), "xquad": ("xquad_th.jsonl", {}),
+    "tydiqa-goldp": ("tydiqa_goldp_validation.jsonl", {}),
+    "alt": ("alt_parallel_test.jsonl", {}), "tico-19": ("tico19_test_en_my.tsv", {}),
+    "pontoon": ("pontoon_en_lo.tsv", {}), "tatoeba": ("tatoeba_tgl_eng.jsonl", {}),
+    "wmt24pp": ("wmt24pp_en_fil_PH.jsonl", {}), "tlunified-ner": ("tlunified_ner_test.jsonl", {}),
+    "universal-ner": ("universal_ner_tl_trg.jsonl", {}),
 }
 
 
@@ -70,10 +81,18 @@ def _original(root: Path, bench) -> None:
     (root / repo / "repo.json").write_text(json.dumps({"refs": {"main": sha}}))
 
 
+def _declared(name: str) -> dict | None:
+    """The glotbench scorer a derived eval.yaml declares (a task no Inspect rule scores), or None."""
+    import yaml
+
+    doc = yaml.safe_load((_FOLDERS[name] / "eval.yaml").read_text(encoding="utf-8"))
+    return (doc.get("glotbench") or {}).get("scorers", {}).get(name)
+
+
 def _replies(bench, rows: list[dict]) -> dict[str, str]:
     """A scripted reply per item, keyed by its rendered prompt: right, wrong and no answer in turn,
     each in the form the task's prompt asks for (a letter after 'Answer:', the option's text, the
-    task's answer tag and a label, a span); each reply its own text."""
+    task's answer tag and a label, a span, the reference, the gold tags); each reply its own text."""
     import yaml
 
     eval_yaml = yaml.safe_load((_folder(bench) / "eval.yaml").read_text(encoding="utf-8"))["tasks"][0]
@@ -82,6 +101,14 @@ def _replies(bench, rows: list[dict]) -> dict[str, str]:
     out = {}
     for i, row in enumerate(rows):
         pad = " " * i  # ends the reply: both rules strip it, and each reply is its own text
+        if _declared(bench.name):  # the reference (or the gold tags, or the prompt), a half of it, nothing
+            gold = json.loads(row["glotbench"])["gold"]
+            labels = getattr(bench.spec.scorer, "labels", None) or []
+            right = " ".join(labels[t] if isinstance(t, int) else str(t) for t in gold["tags"]) if "tags" in gold \
+                else row["target"] or row["input"]
+            got = [right + pad, right[: len(right) // 2] + f" qqq{pad}", f"I cannot tell {'z' * (i + 1)}."]
+            out[row["input"]] = got[i % 3]
+            continue
         if scorer["name"] == "answer" or scorer["name"] == "pattern" and not tag:  # a letter (mmlu-prox's regex)
             wrong = next(x for x in "ABCDEFGHIJ"[:len(row["choices"])] if x != row["target"])
             got = [f"Because of reason {'x' * (i + 1)}.\nAnswer: {row['target']}", f"Hmm {'y' * (i + 1)}.\n\nANSWER: {wrong}"]
@@ -96,6 +123,21 @@ def _replies(bench, rows: list[dict]) -> dict[str, str]:
 
 
 _FOLDERS: dict[str, Path] = {}
+RESCORE = """
+import glotbench.inspect_ext
+from inspect_ai import score
+from inspect_ai._eval.loader import scorer_from_spec
+from inspect_ai.scorer._scorer import ScorerSpec
+declared = json.loads(DECLARED)
+def rescore(log):
+    name = next((n for n in declared if f"/ORG/{n}/" in f"/{log.eval.task}/"), None)
+    if name is None:
+        return log
+    d = declared[name]
+    return score(log, scorer_from_spec(ScorerSpec(scorer=d["name"]), None, **d["args"]), action="overwrite",
+                 display="none")
+logs = [rescore(log) for log in logs]
+"""
 
 
 def _folder(bench) -> Path:
@@ -112,13 +154,14 @@ def hub(tmp_path_factory):
     printed = {}
     for name in sorted(ROWS):
         bench = _bench(name)
-        _original(root, bench)
         folder = _FOLDERS[name] = out / name
         folder.mkdir()
         proc = cli("tasks", "check", name, *_opts(name), "--data", str(FX / ROWS[name][0]),
                    "--eval-yaml", str(folder / "eval.yaml"))
         assert proc.returncode == 0, proc.stderr
         printed[name] = proc.stdout
+        if not _declared(name):  # a glotbench-scored task's own run reads the fixture rows (--data)
+            _original(root, bench)
         shutil.copytree(folder, root / ORG / name / SHA)
         (root / ORG / name / "repo.json").write_text(json.dumps({"refs": {"main": SHA}}))
         rows = [json.loads(x) for x in next((folder / "data").iterdir()).read_text(encoding="utf-8").splitlines()]
@@ -127,6 +170,12 @@ def hub(tmp_path_factory):
     address = next(gen)
     # the mock model finds the reply by the prompt's text: the whole prompt here
     script = INSPECT_EVAL.replace("if k in messages[-1].text", "if k == messages[-1].text")
+    # then `inspect score LOG --scorer glotbench/score -S ... --action overwrite` of each glotbench-scored
+    # task: the scorer the eval.yaml declares, resolved by name as the CLI resolves it (scorer_from_spec);
+    # importing the module registers it as the installed entry point does
+    declared = {name: d for name in ROWS if (d := _declared(name))}
+    script = script.replace("print(json.dumps(", RESCORE.replace("DECLARED", repr(json.dumps(declared))).replace(
+        "ORG", ORG) + "print(json.dumps(")
     logs = inspect_eval(tmp_path_factory, address, answers, [f"hf/{ORG}/{name}/{name}@{SHA}" for name in sorted(ROWS)],
                         script, timeout=900)
     inspect = None if logs is None else {
@@ -158,6 +207,9 @@ def test_derived_export_round_trips_with_the_library_tasks_scores(name, hub, tmp
     env = {"HF_ENDPOINT": hub["hub"], "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
            "HF_HUB_OFFLINE": "0", "HF_TOKEN": "", "GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")}
     common = ("--model", srv.spec(), "--no-progress", "--no-cache")
+    if (declared := _declared(name)) is not None:
+        _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub, tmp_path, srv, env, common)
+        return
     direct = cli("run", name, *_opts(name), *common, "--out", str(tmp_path / "direct"), env=env)
     assert direct.returncode == 0, direct.stderr
     back = cli("run", f"hf/{ORG}/{name}/{name}@{SHA}", *common, "--out", str(tmp_path / "back"), env=env)
@@ -174,17 +226,59 @@ def test_derived_export_round_trips_with_the_library_tasks_scores(name, hub, tmp
     samples = _inspect_samples(text, f"{ORG}/{name}", name, SHA, rows, tmp_path)  # inspect_ai's own loader
     # (inspect_ai 0.3.285 accepts field_spec.id but numbers the samples itself; glotbench's import keeps the ids)
     assert [s.target for s in samples] == [r["target"] for r in rows]
-    if hub["inspect"] is None:
+    if (log := _inspect_log(hub, name, rows, srv)) is None:
         return
-    log = hub["inspect"][name]
-    assert log["status"] == "success" and len(log["samples"]) == len(rows), log
-    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
     for s in log["samples"]:
         reply = s["completion"]
         (value,) = s["scores"].values()
         assert {"C": 1.0, "I": 0.0}.get(value, value) == b[reply][1]["answer:correct"], (reply, s["scores"])
-        mine = sent[s["messages"][-1][1]]  # the prompt Inspect made, byte for byte the one glotbench sent
-        assert [[m["role"], m["content"]] for m in mine] == s["messages"]
+
+
+def _inspect_log(hub, name: str, rows: list[dict], srv) -> dict | None:
+    """Inspect's own eval of the task (None without inspect_ai): every row a sample, each prompt Inspect
+    made byte for byte the one glotbench sent."""
+    if hub["inspect"] is None:
+        return None
+    log = hub["inspect"][name]
+    assert log["status"] == "success" and len(log["samples"]) == len(rows), log
+    sent = {r["messages"][-1]["content"]: r["messages"] for r in srv.requests()}
+    for s in log["samples"]:
+        assert [[m["role"], m["content"]] for m in sent[s["messages"][-1][1]]] == s["messages"]
+    return log
+
+
+def _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub, tmp_path, srv, env, common):
+    """A task no Inspect rule scores: the eval.yaml names the placeholder `match` and declares glotbench's
+    own Inspect scorer; Inspect's `eval` of the derived rows then `inspect score` with that scorer give
+    each item the statistics the library task's own run (on the original rows) gives it, and the
+    task's metrics (a corpus chrF++ from summed statistics, a mean, a pooled F1) to 1e-9."""
+    from glotbench.tasks.inspect_yaml import scorer_options
+
+    assert declared == {"name": "glotbench/score", "args": {"task": name, **(
+        {"options": o} if (o := scorer_options(bench)) else {})}}
+    assert "NOT the task's metric" in text and f"--scorer glotbench/score -S task={name}" in text
+    direct = cli("run", name, *_opts(name), "--data", str(FX / ROWS[name][0]), *common, "--out", str(tmp_path / "direct"),
+                 env=env)
+    assert direct.returncode == 0, direct.stderr
+    a = _scores(tmp_path / "direct")
+    assert sorted(a) == sorted(answers.values())  # every item asked, each its reply
+    back = cli("run", f"hf/{ORG}/{name}/{name}@{SHA}", *common, "--out", str(tmp_path / "back"), env=env)
+    lines = back.stderr.splitlines()  # glotbench's import does not score the placeholder: one line naming the scorer
+    assert back.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and \
+        f"scored by glotbench's Inspect scorer glotbench/score (task {name})" in lines[0], back.stderr
+    samples = _inspect_samples(text, f"{ORG}/{name}", name, SHA, rows, tmp_path)  # inspect_ai's own loader
+    assert [s.target for s in samples] == [r["target"] for r in rows]
+    assert all(json.loads(s.metadata["glotbench"])["gold"] for s in samples)  # the item's gold reaches the scorer
+    if (log := _inspect_log(hub, name, rows, srv)) is None:
+        return
+    for s in log["samples"]:
+        (meta,) = s["metadata"].values()  # overwritten: glotbench's score only, the placeholder's gone
+        assert meta["stats"] == a[s["completion"]][1], (s["completion"], meta["stats"])
+    overall = json.loads((tmp_path / "direct" / "results.json").read_text())["scores"]["overall"]
+    mine = {k: v["value"] for k, v in overall.items() if isinstance(v, dict) and v.get("value") is not None}
+    assert mine and set(mine) <= set(log["metrics"]), (mine, log["metrics"])
+    assert all(abs(log["metrics"][k] - v) <= 1e-9 for k, v in mine.items()), (mine, log["metrics"])
+    assert len({json.dumps(x[1], sort_keys=True) for x in a.values()}) > 1  # the replies score differently
 
 
 def test_a_readme_not_written_by_glotbench_is_not_replaced(tmp_path):
@@ -198,12 +292,17 @@ def test_a_readme_not_written_by_glotbench_is_not_replaced(tmp_path):
 
 
 def test_a_refusal_is_named_before_any_row_is_read(tmp_path):
-    """A scorer Inspect lacks is refused without the dataset (no --data, no hub): one error line."""
-    proc = cli("tasks", "check", "lr-sum", "--eval-yaml", str(tmp_path / "eval.yaml"),
-               env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    """What no scorer changes (log-likelihood choice) is refused without the dataset (no --data, no
+    hub): one error line. A scorer Inspect lacks is not refused: glotbench's own scorer is declared."""
+    env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    proc = cli("tasks", "check", "belebele", "--bench-opt", "method=loglik", "--eval-yaml", str(tmp_path / "eval.yaml"),
+               env=env)
     lines = proc.stderr.splitlines()
-    assert proc.returncode == 2 and lines == ["error: lr-sum: no eval.yaml written: Inspect cannot express scorer: "
-                                              "rouge: Inspect has no ROUGE scorer"], lines
+    assert proc.returncode == 2 and lines == ["error: belebele: no eval.yaml written: Inspect cannot express method: "
+                                              "loglik: Inspect's eval.yaml tasks generate replies"], lines
+    proc = cli("tasks", "check", "lr-sum", "--eval-yaml", str(tmp_path / "eval.yaml"), env=env)
+    assert proc.returncode == 2 and "no eval.yaml written" not in proc.stderr and "--data FILE" in proc.stderr
+    assert not (tmp_path / "eval.yaml").exists()
 
 
 @pytest.mark.parametrize("scorer, inspect_name", [("{kind: token_f1, norm: unicode}", "f1"),
@@ -288,3 +387,60 @@ def test_without_data_the_derived_rows_come_from_the_pinned_hub(hub, tmp_path):
     mine = next((tmp_path / "new" / "data").iterdir())
     assert mine.read_bytes() == (_FOLDERS["sib200"] / "data" / mine.name).read_bytes()
     assert out.read_bytes() == (_FOLDERS["sib200"] / "eval.yaml").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["flores-plus", "tydiqa-goldp"])
+def test_the_headers_inspect_score_command_gives_the_tasks_metrics(name, hub, tmp_path):
+    """The command an eval.yaml's header prints, run as written by Inspect's own CLI (`inspect score`)
+    on Inspect's log of the placeholder run: pyproject.toml's entry point (written here as a dist-info
+    on PYTHONPATH, as `pip install` writes it, the shared install untouched) makes `glotbench/score`
+    a name Inspect resolves; the metrics are the ones the Python route gave (a corpus chrF++, a mean F1)."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+    import tomllib
+
+    if hub["inspect"] is None:
+        pytest.skip("inspect_ai is not installed (the test extra)")
+    from inspect_ai.log import read_eval_log
+
+    text = (_FOLDERS[name] / "eval.yaml").read_text(encoding="utf-8")
+    args = re.search(r"inspect score LOG (--scorer glotbench/score .*?) --action overwrite", text).group(1)
+    eps = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]["entry-points"]
+    dist = tmp_path / "site" / "glotbench_entry_point-0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: glotbench-entry-point\nVersion: 0\n")
+    (dist / "entry_points.txt").write_text("[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in eps["inspect_ai"].items()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (str(tmp_path / "site"), os.environ.get("PYTHONPATH")) if x)}
+    out = tmp_path / "scored.eval"
+    log = hub["inspect"][name]["location"]
+    cmd = f"{shlex.quote(sys.executable)} -m inspect_ai score {shlex.quote(log)} {args} --action overwrite " \
+          f"--output-file {shlex.quote(str(out))} --display none"
+    proc = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    scored = read_eval_log(str(out))
+    got = {m.name: m.value for s in scored.results.scores for m in s.metrics.values()}
+    want = hub["inspect"][name]["metrics"]
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k]) <= 1e-9 for k in want), (got, want)
+
+
+@pytest.mark.parametrize("declaration, line", [
+    ("glotbench: 5", "e.yaml:6: glotbench: glotbench's declaration is scorers: {TASK_ID: {name: glotbench/score"),
+    ("glotbench: {scorers: [1]}", "e.yaml:6: glotbench: glotbench's declaration is scorers:"),
+    ("glotbench: {scorers: {t: 7}}", "e.yaml:6: glotbench.scorers.t: glotbench's declaration is scorers:"),
+    ("glotbench: {scorers: {t: {name: glotbench/other, args: {task: mkqa}}}}", "glotbench.scorers.t: glotbench's declaration"),
+    ("glotbench: {scorers: {t: {name: glotbench/score, args: {task: mkqa}}}}",
+     "e.yaml:6: glotbench.scorers.t: scored by glotbench's Inspect scorer glotbench/score (task mkqa), not by its "
+     "`scorers:` (a placeholder): run the task itself (glotbench run mkqa --data ROWS)"),
+])
+def test_glotbench_import_never_scores_the_placeholder_and_names_a_malformed_declaration(declaration, line, tmp_path):
+    body = ("tasks:\n- id: t\n  field_spec: {input: input, target: target}\n  solvers: [{name: generate}]\n"
+            f"  scorers: [{{name: match}}]\n{declaration}\n")
+    (tmp_path / "e.yaml").write_text(body, encoding="utf-8")
+    proc = cli("tasks", "import-inspect", str(tmp_path / "e.yaml"), "--repo", "o/d", "--revision", SHA, cwd=tmp_path)
+    assert proc.returncode == 2 and not proc.stdout and line in proc.stderr.splitlines()[0], proc.stderr
+    (tmp_path / "e.yaml").write_text(body.replace("id: t", "id: u"), encoding="utf-8")  # another task's declaration
+    proc = cli("tasks", "import-inspect", str(tmp_path / "e.yaml"), "--repo", "o/d", "--revision", SHA, cwd=tmp_path)
+    assert (proc.returncode == 0) == ("scorers: {t:" in declaration), proc.stderr  # malformed at the top: refused

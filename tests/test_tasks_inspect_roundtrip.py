@@ -134,9 +134,11 @@ def reply(messages, tools, tool_choice, config):
     out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     return out
 logs = eval(sys.argv[3:], model=get_model("mockllm/model", custom_outputs=reply), log_dir=sys.argv[2], display="none")
-print(json.dumps([{"task": log.eval.task, "status": log.status, "samples": [
+print(json.dumps([{"task": log.eval.task, "status": log.status, "location": log.location, "samples": [
     {"messages": [[m.role, m.text] for m in s.messages[:-1]], "completion": s.output.completion,
-     "scores": {k: v.value for k, v in s.scores.items()}} for s in log.samples or []]} for log in logs], ensure_ascii=False))
+     "scores": {k: v.value for k, v in s.scores.items()}, "metadata": {k: v.metadata for k, v in s.scores.items()}}
+    for s in log.samples or []], "metrics": {m.name: m.value for sc in (log.results.scores if log.results else [])
+                                             for m in sc.metrics.values()}} for log in logs], ensure_ascii=False))
 """
 
 

@@ -25,6 +25,7 @@ its header noting what Inspect then scores differently; each scorer as NO_INSPEC
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from pathlib import Path
@@ -131,10 +132,33 @@ def _column(fs: dict[str, Any], key: str, default: str, at: Any, bad: list[str],
     return name
 
 
+def _glotbench_scored(doc: dict[str, Any], where: Where, task: dict[str, Any]) -> None:
+    """A task glotbench's own Inspect scorer scores (a derived export's `glotbench:` key; Inspect reads
+    only `tasks:`) is refused, naming the scorer: its `scorers:` entry is a placeholder. A malformed
+    declaration is refused too."""
+    if "glotbench" not in doc:
+        return
+    shape = f"scorers: {{TASK_ID: {{name: {GLOTBENCH_SCORER}, args: {{task: NAME, options: {{...}}}}}}}}"
+    scorers = doc["glotbench"].get("scorers") if isinstance(doc["glotbench"], dict) else None
+    if not isinstance(scorers, dict):
+        raise NotTranslatable([f"{where('glotbench')}: glotbench's declaration is {shape}"])
+    ident = task.get("id")
+    if not isinstance(ident, str) or ident not in scorers:
+        return
+    d = scorers[ident]
+    lib = d["args"].get("task") if isinstance(d, dict) and isinstance(d.get("args"), dict) else None
+    if not isinstance(lib, str) or d.get("name") != GLOTBENCH_SCORER:
+        raise NotTranslatable([f"{where('glotbench', 'scorers', ident)}: glotbench's declaration is {shape}"])
+    raise NotTranslatable([f"{where('glotbench', 'scorers', ident)}: scored by glotbench's Inspect scorer "
+                           f"{GLOTBENCH_SCORER} (task {lib}), not by its `scorers:` (a placeholder): run the task "
+                           f"itself (glotbench run {lib} --data ROWS)"])
+
+
 def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | None = None) -> dict[str, Any]:
     """The glotbench task keys of one task of an eval.yaml; NotTranslatable names every key refused."""
     task, i = _task_of(doc, where, task_id)
     at = lambda *k: where("tasks", i, *k)  # noqa: E731
+    _glotbench_scored(doc, where, task)
     bad: list[str] = []
     known = {"id", "config", "split", "field_spec", "shuffle_choices", "epochs", "epoch_reducer", "solvers", "scorers"}
     for k in task:
@@ -625,6 +649,7 @@ def export_text(bench: Any) -> tuple[str, list[str]]:
 
 DERIVED_DATA = "data/{split}.jsonl"
 DERIVED_CARD = "# Derived by glotbench"
+GLOTBENCH_COLUMN = "glotbench"  # a glotbench-scored row's item as JSON text (glotbench/inspect_ext.py reads it)
 
 
 def _step_name(step: Any) -> str:
@@ -716,28 +741,65 @@ def _derived_scorer(bench: Any, at: Any, bad: list[str], notes: list[str]) -> tu
     return None
 
 
+# A task no Inspect rule scores (derived_plan's "glotbench" kind): the eval.yaml, whose scorers are
+# Inspect's ten built-in names only (0.3.285's HFScorer), names `match` (the reply equal to the first
+# reference) as the placeholder Inspect needs, and glotbench's own Inspect scorer under `glotbench:`
+# (glotbench/inspect_ext.py), which `inspect score` applies to the log.
+GLOTBENCH_SCORER = "glotbench/score"
+PLACEHOLDER = {"name": "match", "args": {"location": "exact", "ignore_case": True}}
+
+
+def scorer_options(bench: Any) -> dict[str, Any]:
+    """The options `glotbench/score` rebuilds the task with: each declared option's value, and the
+    prompt variant where it is not the default (it may replace the scorer and the extraction)."""
+    opts = {k: v for k, v in bench.options.items() if k in bench.spec.options}
+    return {**opts, **({"prompt": bench.options["prompt"]} if bench.options.get("prompt", "default") != "default" else {})}
+
+
 def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
     """What a derived export of `bench` can be, before any row is read: the scorer, the target kind,
-    and the notes; NotTranslatable names each part Inspect cannot express."""
+    and the notes; NotTranslatable names each part Inspect cannot express. A task no Inspect rule
+    scores (its scorer, its gold, its extraction) is the "glotbench" kind: scored by glotbench's own
+    Inspect scorer; only a library task (the scorer names it), generated and zero-shot, not judged."""
     from glotbench.tasks.benchmark import TaskBenchmark
+    from glotbench.tasks.files import task_names
 
     if not isinstance(bench, TaskBenchmark):
         raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
                                "scoring have no eval.yaml form"])
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
-    bad: list[str] = []
+    bad: list[str] = []  # what Inspect's own rules cannot score
     notes: list[str] = []
+    fixed: list[str] = []  # what no scorer changes
     if bench.method != "generate":
-        bad.append(f"{at('method')}: {bench.method}: Inspect's eval.yaml tasks generate replies")
-    got = _derived_scorer(bench, at, bad, notes) if not bad else None
+        fixed.append(f"{at('method')}: {bench.method}: Inspect's eval.yaml tasks generate replies")
     if bench.shots:
-        bad.append(f"{at('fewshot')}: few-shot examples are turns of the conversation; an eval.yaml input is one turn")
+        fixed.append(f"{at('fewshot')}: few-shot examples are turns of the conversation; an eval.yaml input is one turn")
+    got = _derived_scorer(bench, at, bad, notes) if not fixed else None
     if got is not None and got[1] == "references" and "answer" not in bench.spec.fields.gold:
         key = next(iter(bench.spec.fields.gold), "answers")
         bad.append(f"{at('fields', 'gold', key)}: a list of references: an eval.yaml target is one text (Inspect's "
                    "hf loader reads str() of a list)")
-    if bad or got is None:
-        raise NotTranslatable(bad)
+    if not fixed and (bad or got is None):
+        if bench.judged:
+            fixed.append(f"{at('scorer')}: a judged scorer: its verdicts come from judge models, not from a scorer "
+                         "of the reply")
+        elif bench.name not in task_names():
+            fixed.append(f"{at('name')}: glotbench's Inspect scorer ({GLOTBENCH_SCORER}) names a library task; "
+                         "this task file is not one")
+        else:
+            why = "; ".join(line.removeprefix(f"{bench.name}: ") for line in bad) or "no Inspect rule"
+            opts = scorer_options(bench)
+            s_opts = f" -S options='{json.dumps(opts, ensure_ascii=False)}'" if opts else ""
+            return PLACEHOLDER, "glotbench", [
+                f"scorer: Inspect's own scorers cannot score it ({why}); eval.yaml names only those (Inspect's "
+                "HFScorer), so its `match` (the reply equal to the first reference) is a placeholder, NOT the "
+                f"task's metric. The task's metrics, by glotbench's own code: inspect score LOG --scorer "
+                f"{GLOTBENCH_SCORER} -S task={bench.name}{s_opts} --action overwrite (`pip install glotbench` "
+                "registers the scorer with Inspect)"]
+    if fixed:
+        raise NotTranslatable(fixed + bad)
+    assert got is not None
     if bench.spec.groups or bench.spec.cluster:
         notes.append("groups and clusters: the derived rows carry no " + " or ".join(
             x for x in ("groups (" + ", ".join(bench.spec.groups) + ")" if bench.spec.groups else "",
@@ -747,6 +809,10 @@ def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
 
 
 def _target(item: Any, kind: str) -> str:
+    if kind == "glotbench":  # the placeholder's target: the first reference text, or none
+        first = next(iter(item.gold.values()), None)
+        first = first[0] if isinstance(first, (list, tuple)) and first else first
+        return first if isinstance(first, str) else ""
     if kind == "letter":
         return str(item.gold["answer"])
     if kind == "text":
@@ -782,6 +848,11 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
         if isinstance(choices, (list, tuple)):
             row["choices"] = [str(c) for c in choices]
             labels.add(tuple(row["choices"]))
+        if kind == "glotbench":  # the item as glotbench scores it (glotbench/score reads it)
+            from glotbench.core import jsonable
+
+            row[GLOTBENCH_COLUMN] = json.dumps({"id": item.id, "version": bench.version, **{
+                k: jsonable(dict(getattr(item, k))) for k in ("public", "gold", "meta")}}, ensure_ascii=False)
         try:
             row["target"] = _target(item, kind)
         except NotTranslatable as e:
@@ -806,6 +877,8 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
             raise NotTranslatable([f"{at('prompt', 'system')}: a system message for some items only"])
         field_spec["metadata"] = ["system"]
         solvers.append({"name": "system_message", "args": {"template": "{system}"}})
+    if kind == "glotbench":
+        field_spec["metadata"] = [*field_spec.get("metadata", []), GLOTBENCH_COLUMN]
     solvers.append({"name": "generate", "args": {"max_tokens": bench.variant.max_tokens}})
     task = {"id": bench.name, "config": "default", "split": split, "field_spec": field_spec,
             "solvers": solvers, "scorers": [scorer]}
@@ -817,7 +890,11 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
             "# It scores as Inspect scores, which differs from glotbench's own run of the task in:" if notes else
             "# It scores as Inspect scores, as glotbench's own run of the task does (Inspect's own rules)."]
     head += [f"#   {n}" for n in notes]
-    text = "\n".join(head) + "\n" + dump_yaml({"tasks": [task]})
+    doc: dict[str, Any] = {"tasks": [task]}
+    if kind == "glotbench":  # Inspect reads only `tasks:`; glotbench's import and the header's command read this
+        doc["glotbench"] = {"scorers": {bench.name: {"name": GLOTBENCH_SCORER, "args": {
+            "task": bench.name, **({"options": o} if (o := scorer_options(bench)) else {})}}}}
+    text = "\n".join(head) + "\n" + dump_yaml(doc)
     licence = bench.spec.datasheet.licence if bench.spec.datasheet is not None else None
     card = (f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {split}\n    path: {path}\n---\n"
             f"{DERIVED_CARD} from its task {bench.name} v{bench.version} and {source}"

@@ -97,6 +97,10 @@ def score(task: str, options: dict[str, Any] | None = None) -> Scorer:
         stats = {k: float(v) for k, v in out.score.stats.items()}
         head = bench.metrics_for(None)[0]
         value = float(head.score(np.array([stats.get(k, 0.0) for k in head.keys], dtype=np.float64)))
+        # An item the headline has no per-item value for (entity F1 of a sentence with no entity: 0/0) is
+        # 0 here: Inspect leaves a NaN score out of its metrics, and task_metrics must see every item's
+        # statistics (its no-answer rate counts that item).
+        value = value if np.isfinite(value) else 0.0
         return Score(value=value, answer=None if out.answer is None else json.dumps(jsonable(out.answer), ensure_ascii=False),
                      explanation=out.score.failure or out.error,
                      metadata={"task": task, "options": key, "item": item.id, "meta": dict(item.meta), "stats": stats})

@@ -340,6 +340,16 @@ class AraGen(AraGenAnswers):
         entries, source, digest = load_entries(path)
         return entry_dataset(entries, source, digest)
 
+    def expand(self, items: Dataset) -> Dataset:
+        """The requests a run makes for these items (a dry run counts them): the first pass and each
+        follow-up's second turn (round 2: Question 2 after the model's own first answer, for which
+        an estimate puts the reference Answer 1), both with the candidate's system message."""
+        entries = entries_of(items)
+        first = answer_dataset(entries, items.source, items.sha256, system=self.system_prompt)
+        second = answer_dataset(entries, items.source, items.sha256, system=self.system_prompt,
+                                own={e.sn: e.a1 for e in entries if e.round == 2})
+        return Dataset(first.items + second.items, items.source, items.sha256)
+
     def __init__(self, policy: str = "drop", parse: str = "strict", zeroing: str = "correct", jury: str = "mean",
                  judge_prompt: str | None = None, system_prompt: str | None = None, judge_repeats: int = 1,
                  judge_temperature: float = 0.0, judge_seed: int | None = None, skip_same_family: bool = False,

@@ -220,7 +220,7 @@ class Service:
             items = [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows]
             dataset = bench.dataset(items, f"service set {ts.name}", ts.data_sha256)
             loaded = LoadedSet(ident, bench, dataset, {it.id: it for it in dataset}, answer_options(dataset),
-                               groups_of(bench, dataset), answer_cap(bench, dataset), tuple(ts.judges or ()),
+                               groups_of(bench, dataset), answer_cap(bench, dataset), tuple(ts.judges or bench.default_judges),
                                MappingProxyType(dict(ts.options or {})))
             self._sets[ts.id] = loaded
             if self.freeze_sets:

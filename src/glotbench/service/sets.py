@@ -139,14 +139,15 @@ def judged_set(bench: Benchmark, benchmark: str, options: Mapping[str, str], jud
         if judges:
             raise GlotbenchError(f"--judge: {benchmark} is not scored by judges")
         return ()
-    kept = tuple(judges) or tuple(bench.default_judges)
+    kept = ((judges,) if isinstance(judges, str) else tuple(judges)) or tuple(bench.default_judges)  # one spec: one judge
     if not kept:
         raise GlotbenchError(f"{benchmark} is scored by judges: name them (--judge SPEC, once per judge)")
     missing = [n for n in bench.model_options if not options.get(n)]
     if missing:
         raise GlotbenchError(f"{benchmark} needs a {missing[0]}: --bench-opt {missing[0]}=SPEC")
     if len({slug(j) for j in kept}) < len(kept) or len({public_spec(j) for j in kept}) < len(kept):
-        raise GlotbenchError(f"--judge: a judge is named twice ({', '.join(kept)})")
+        raise GlotbenchError(f"--judge: two judges are one model, or show as one (GET /api/sets shows a judge without its "
+                             f"endpoint): {', '.join(kept)}")
 
     async def build_all() -> None:
         for spec in kept:

@@ -42,24 +42,51 @@ def _models_on_board(s) -> list:
     return [row.get("model") for table in board for row in table.get("rows", [])], json.dumps(board)
 
 
-@pytest.fixture
-def arena_service(tmp_path, srv):
-    _configure(srv)
+def _arena_set(tmp_path, srv, *names: str):
+    """A served arena set (arena-1) judged by the judges `names`: (service, data file, --judge flags)."""
     data = tmp_path / "arena.jsonl"
     data.write_text("".join(json.dumps({"id": i, "prompt": p}, ensure_ascii=False) + "\n" for i, p in PROMPTS),
                     encoding="utf-8")
     db = f"sqlite:///{tmp_path}/db.sqlite"
-    judges = ("--judge", srv.spec("fair"), "--judge", srv.spec("biased"))
+    judges = tuple(a for n in names for a in ("--judge", srv.spec(n)))
     load = cli("service", "load-set", "arena-1", "--benchmark", "laobench-arena", "--data", str(data), "--db", db,
                "--bench-opt", f"baseline={srv.spec('base')}", *judges, "--current")
     assert load.returncode == 0, load.stderr
-    assert "judged by 2 judge(s)" in load.stdout, load.stdout
+    assert f"judged by {len(names)} judge(s)" in load.stdout, load.stdout
     key = cli("service", "create-key", "alice", "--db", db)
     assert key.returncode == 0, key.stderr
     s = start(db, *FLAGS)
     s.keys["alice"] = key.stdout.split()[-1]
+    return s, data, judges
+
+
+@pytest.fixture
+def arena_service(tmp_path, srv):
+    _configure(srv)
+    s, data, judges = _arena_set(tmp_path, srv, "fair", "biased")
     yield s, srv, data, judges
     s.stop()
+
+
+def test_a_judge_whose_verdicts_fail_releases_nothing(tmp_path, srv):
+    """A judge whose verdicts cannot be read (a broken judge, or answers written to break it) would
+    leave the friendlier judges' mean: the judged run is invalid, and nothing is released. The
+    message names the judge without its endpoint."""
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "broken": {"mode": "malformed"}},
+                  model_answers={"cand": {"": "ຄຳຕອບ GOOD"}, "base": {"": "ຄຳຕອບ plain"}})
+    s, _, _ = _arena_set(tmp_path, srv, "fair", "broken")
+    try:
+        r = s.call("POST", "/api/submissions", "alice", json={"set": "arena-1", "model": "cand", "endpoint": srv.url})
+        assert r.status_code == 202, r.text
+        st = s.wait(r.json()["id"], timeout=120)
+        assert st["status"] == "failed" and st["result"] is None, st
+        # its 8 games (4 prompts, both orders) unreadable
+        assert st["error"].startswith("invalid: judge openai:broken: 8 of 8 items failed (unreadable verdict"), st["error"]
+        assert "nothing was released" in st["error"] and "127.0.0.1" not in st["error"], st["error"]
+        assert st["prompts_sent"] is True  # its prompts were shown: charged, as every run that sent one
+        assert _models_on_board(s)[0] == []
+    finally:
+        s.stop()
 
 
 def test_an_arena_endpoint_job_releases_the_runs_judged_score(arena_service, tmp_path):

@@ -53,7 +53,8 @@ from glotbench.service.db import ApiKey, Submission, TestSet, utcnow
 from glotbench.service.duplicates import fingerprint
 from glotbench.service.keys import REVOKED
 from glotbench.service.scoring import aggregate, judged_aggregate
-from glotbench.service.sets import LoadedSet
+from glotbench.rundir.validity import validity_text
+from glotbench.service.sets import LoadedSet, public_spec
 
 log = logging.getLogger("glotbench.service")
 MAX_ATTEMPTS = 3
@@ -395,9 +396,12 @@ class JobRunner:
         # through the same entry point as `glotbench run` (the set's benchmark options are its benchmark's);
         # every judge judges (`every_judge`: a candidate named like a judge stops the run before any
         # prompt, never drops that judge); its interval is the judged run's own (the mean of judges)
+        # the judged run's failure threshold is the service's own (MAX_FAILED_SHARE) for every phase: the
+        # endpoint's answers as in a plain set; a judge whose verdicts failed beyond it invalidates the run
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
                           concurrency=st.endpoint_concurrency, bootstrap_resamples=st.resamples if bench.judged else 0,
-                          judges=loaded.judges, every_judge=True)
+                          judges=loaded.judges, every_judge=True,
+                          **({"max_failure_rate": MAX_FAILED_SHARE} if bench.judged else {}))
         run = asyncio.ensure_future(evaluate_async(bench, model, opts, dataset=items))
         try:
             while not run.done():  # the stall watch: no reply for endpoint_stall_s stops the run
@@ -422,6 +426,11 @@ class JobRunner:
             from glotbench.report.rundata import judged_view
 
             view, rows = judged_view(res.out_dir)
+            invalid = validity_text(view)
+            if invalid:  # a judge's verdicts mostly unreadable, no item judged: no judged score to release
+                for spec in loaded.judges:  # a phase is named by its judge: shown without its endpoint
+                    invalid = invalid.replace(spec, public_spec(spec))
+                raise GlotbenchError(f"{invalid}; nothing was released")
             agg = judged_aggregate(view, {r["id"]: r["score"]["value"] for r in rows}, items, answered, groups)
         else:
             agg = aggregate(bench, items, samples, resamples=st.resamples, groups=groups)

@@ -53,7 +53,7 @@ from glotbench.service.db import ApiKey, Submission, TestSet, utcnow
 from glotbench.service.duplicates import fingerprint
 from glotbench.service.keys import REVOKED
 from glotbench.service.scoring import aggregate, judged_aggregate
-from glotbench.rundir.validity import validity_text
+from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE, validity_text
 from glotbench.service.sets import LoadedSet, public_spec
 
 log = logging.getLogger("glotbench.service")
@@ -401,7 +401,7 @@ class JobRunner:
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
                           concurrency=st.endpoint_concurrency, bootstrap_resamples=st.resamples if bench.judged else 0,
                           judges=loaded.judges, every_judge=True,
-                          **({"max_failure_rate": MAX_FAILED_SHARE} if bench.judged else {}))
+                          max_failure_rate=MAX_FAILED_SHARE if bench.judged else DEFAULT_MAX_FAILURE_RATE)
         run = asyncio.ensure_future(evaluate_async(bench, model, opts, dataset=items))
         try:
             while not run.done():  # the stall watch: no reply for endpoint_stall_s stops the run

@@ -258,6 +258,39 @@ def answer_dataset(entries: Sequence[Entry], source: str, sha256: str | None, ow
     return Dataset(tuple(items), source, sha256)
 
 
+ENTRY_FIELDS = ("sn", "round", "task", "language", "q1", "a1", "q2", "a2", "meta")
+
+
+def entry_dataset(entries: Sequence[Entry], source: str, sha256: str | None) -> Dataset:
+    """The first pass's items (`answer_dataset`), each carrying its entry in its gold (never sent:
+    the entry holds the reference answers)."""
+    by_sn = {e.sn: e for e in entries}
+    first = answer_dataset(entries, source, sha256)
+    items = [Item.create(it.id, it.public, {"entry": {k: getattr(by_sn[it.id], k) for k in ENTRY_FIELDS}}, it.meta)
+             for it in first]
+    return Dataset(tuple(items), source, sha256)
+
+
+def entries_of(items: Iterable[Item]) -> list[Entry]:
+    """The entries `entry_dataset`'s items carry (a set loaded from them, held in memory or in a
+    service's database); an item without one is a DataError naming it."""
+    out = []
+    for it in items:
+        raw = it.gold.get("entry")
+        if not isinstance(raw, Mapping) or set(raw) != set(ENTRY_FIELDS) or not isinstance(raw["meta"], Mapping):
+            raise DataError(f"item {it.id}: no AraGen entry in its gold (items from `aragen`'s load carry one; "
+                            "load the set again from its AraGen file)")
+        e = Entry(**{k: raw[k] for k in ENTRY_FIELDS})
+        if e.round not in (0, 1, 2) or e.task not in TASKS or not (isinstance(e.q1, str) and isinstance(e.a1, str)):
+            raise DataError(f"item {it.id}: its AraGen entry is malformed (round {e.round!r}, task {e.task!r})")
+        if e.round:
+            e.turn2  # noqa: B018 - rounds 1 and 2 need Question 2 and Answer 2 (a DataError naming the SN)
+        out.append(Entry(**{**{k: raw[k] for k in ENTRY_FIELDS}, "sn": str(e.sn), "meta": dict(raw["meta"])}))
+    if not out:
+        raise DataError("no AraGen entries")
+    return out
+
+
 @register_benchmark("aragen-answers")
 class AraGenAnswers(Benchmark):
     """One generation pass over a Dataset from `answer_dataset`; `load()` gives the first pass."""
@@ -299,6 +332,23 @@ class AraGen(AraGenAnswers):
     name = "aragen"
     description = "AraGen: generative Arabic QA, answers as the release makes them, judged with 3C3H by --judge"
     judged, judge_pipeline = True, "aragen"
+
+    def load(self, path: str | None = None) -> Dataset:
+        """The first pass's items (what `render` sends), each with its whole entry (questions,
+        reference answers, Meta) as its gold: the run rebuilds the entries from them (`entries_of`),
+        so a set held in memory (a service's) runs both passes and its judges as a file does."""
+        entries, source, digest = load_entries(path)
+        return entry_dataset(entries, source, digest)
+
+    def expand(self, items: Dataset) -> Dataset:
+        """The requests a run makes for these items (a dry run counts them): the first pass and each
+        follow-up's second turn (round 2: Question 2 after the model's own first answer, for which
+        an estimate puts the reference Answer 1), both with the candidate's system message."""
+        entries = entries_of(items)
+        first = answer_dataset(entries, items.source, items.sha256, system=self.system_prompt)
+        second = answer_dataset(entries, items.source, items.sha256, system=self.system_prompt,
+                                own={e.sn: e.a1 for e in entries if e.round == 2})
+        return Dataset(first.items + second.items, items.source, items.sha256)
 
     def __init__(self, policy: str = "drop", parse: str = "strict", zeroing: str = "correct", jury: str = "mean",
                  judge_prompt: str | None = None, system_prompt: str | None = None, judge_repeats: int = 1,

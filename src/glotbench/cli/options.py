@@ -23,8 +23,9 @@ from typer.core import TyperGroup
 
 try:  # typer >= 0.2x carries its own copy of click; older typer runs on click itself
     from typer._click import ClickException
+    from typer._click.exceptions import UsageError
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click import ClickException  # type: ignore[assignment]  # an older typer runs on click: its own class
+    from click import ClickException, UsageError  # type: ignore[assignment]  # an older typer runs on click: its own class
 
 from glotbench.errors import GlotbenchError
 
@@ -231,7 +232,23 @@ def alias(app: typer.Typer, name: str, fn: Callable[..., Any]) -> None:
         typer.echo(f"note: `glotbench {name}` is now `glotbench {new}`; the old name will go", err=True)
         return fn(*args, **kwargs)
 
-    app.command(name, hidden=True)(command)
+    app.command(name, hidden=True, cls=_alias_command(name, new))(command)
+
+
+def _alias_command(name: str, new: str) -> type:
+    """The click command of the alias `name`: a usage error (a missing or unknown option) is one
+    `error:` line naming the form that replaces it, not click's three lines of usage."""
+    from typer.core import TyperCommand
+
+    class AliasCommand(TyperCommand):
+        def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+            try:
+                return super().parse_args(ctx, args)
+            except UsageError as e:
+                die(f"{name}: {e.format_message()} (`glotbench {name}` is now `glotbench {new}`)")
+                raise  # not reached: die exits
+
+    return AliasCommand
 
 
 def print_endpoints(models: list[tuple[str, str | None]], api_key_env: str | None = None) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from glotbench.cli.options import DEFAULT_DB, Db, ErrorHandlingGroup
+from glotbench.cli.options import DEFAULT_DB, BenchOpt, Db, ErrorHandlingGroup
 from glotbench.errors import GlotbenchError
 
 
@@ -126,17 +126,28 @@ def service_load_set(
     allow_unused_rows: Annotated[bool, typer.Option(help="Load the set even when rows of the file are not items of "
                                                          "this benchmark (e.g. a LaoBench file's translation rows "
                                                          "in an MCQ set).")] = False,
+    bench_opt: BenchOpt = [],
+    judge: Annotated[list[str], typer.Option("--judge", help="A judged benchmark's judge (repeatable; default: a task's "
+                                                              "scorer.judges): every endpoint run of the set is judged by all of them.")] = [],
 ) -> None:
-    """Load a private test set; says how many items it holds, and refuses a file with rows it cannot use."""
+    """Load a private test set; says how many items it holds, and refuses a file with rows it cannot use.
+    A judged benchmark's set (laobench-arena, aragen, a task scored by a rubric) keeps its judges and
+    its options (--bench-opt baseline=SPEC): they are the set's, never a submitter's."""
+    from glotbench.cli.options import split_pairs
+
     svc = _svc(db)
     sid = svc.load_set(name, benchmark, data, blind_until=_date(blind_until), release_date=_date(release_date),
-                       endpoint_mode=endpoint, allow_unused_rows=allow_unused_rows)
+                       endpoint_mode=endpoint, allow_unused_rows=allow_unused_rows,
+                       options=dict(split_pairs(list(bench_opt))), judges=tuple(judge))
     n, rows = svc.loaded_last["items"], svc.loaded_last["rows"]
     unused = 0 if rows is None else rows - n
     typer.echo(f"loaded set {name} (id {sid}): {n} {benchmark} items from {data}"
                + (f"; {unused} of the file's {rows} rows were not loaded (not {benchmark} items)" if unused > 0 else ""))
     if unused > 0:
         typer.echo(f"warning: {unused} rows of {data} are not in set {name}", err=True)
+    judges = svc.loaded_last["judges"]
+    if judges:
+        typer.echo(f"judged by {len(judges)} judge(s): {', '.join(judges)}")
     if current:
         old = svc.rotate(name)
         typer.echo(f"{name} is now current" + (f"; {old} released" if old else ""))

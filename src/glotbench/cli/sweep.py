@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -312,15 +313,23 @@ def runs_import(
     dirs: list[str] = typer.Argument(..., help="Run directories, or folders holding them (searched recursively)."),
     db: Optional[str] = typer.Option(None, help=DB_HELP),
 ) -> None:
-    """Index existing run directories (those with a results.json); already indexed ones are kept once."""
+    """Index existing run directories (those with a results.json); already indexed ones are kept once,
+    their rows refreshed with what the directory reads as today (its validity by today's rules)."""
     from glotbench.errors import GlotbenchError
-    from glotbench.store.db import find_run_dirs, run_record
+    from glotbench.store.db import find_run_dirs, run_record, unfinished_run_dirs
 
     try:
         store = _store(db)
         found = find_run_dirs(dirs)
     except GlotbenchError as e:
         _die(str(e))
+    unfinished = unfinished_run_dirs(dirs)
+    for d, why in unfinished:  # skipped, one line each: never without a word
+        typer.echo(f"warning: {d}: skipped: {why}", err=True)
+    seen = [Path(d).resolve() for d in (*found, *(u for u, _ in unfinished))]
+    for given in dirs if found else ():  # none found at all: the error below says so
+        if not any(d == Path(given).resolve() or Path(given).resolve() in d.parents for d in seen):
+            typer.echo(f"warning: {given}: skipped: no run directory (results.json or run.json) in it", err=True)
     added = skipped = bad = 0
     for d in found:
         try:
@@ -331,7 +340,8 @@ def runs_import(
         except GlotbenchError as e:
             bad += 1
             typer.echo(f"warning: {e}", err=True)
-    typer.echo(f"{added} runs indexed, {skipped} already indexed, {bad} unreadable")
+    typer.echo(f"{added} runs indexed, {skipped} already indexed, {bad} unreadable"
+               + (f", {len(unfinished)} unfinished (skipped)" if unfinished else ""))
     if not found:
         _die(f"no run directories (with results.json) under {', '.join(dirs)}")
     if bad:

@@ -20,6 +20,7 @@ from glotbench.benchmarks.aragen import (
     AraGenAnswers,
     AraGenJudging,
     answer_dataset,
+    entries_of,
     judging_dataset,
     load_answer_file,
     load_entries,
@@ -116,9 +117,6 @@ async def judged_result(bench: AraGen, model: str | Model, options: RunOptions,
     judge_repeats, judge_temperature, judge_seed, skip_same_family, families), its judges the run's
     (`--judge`); the result is the candidate's judged run (results.json, the mean of judges its
     headline; no judge a model of it), its samples the candidate's first answers (none: replayed)."""
-    if dataset is not None:
-        raise GlotbenchError(f"{bench.name} reads its entries (rounds, follow-up questions) from --data FILE, "
-                             "not from items held in memory")
     check_judged_options(bench.name, options)
     policy = SelfJudging.declared(bench.skip_same_family, bench.families)
     given = model
@@ -134,7 +132,7 @@ async def judged_result(bench: AraGen, model: str | Model, options: RunOptions,
                                       judge_prompt=bench.judge_prompt, parse=bench.parse, zeroing=bench.zeroing,
                                       strategy=bench.jury, system_prompt=bench.system_prompt,
                                       families=policy.families, judge_seed=bench.judge_seed,
-                                      judge_cards=options.judge_cards)
+                                      judge_cards=options.judge_cards, dataset=dataset)
     finally:
         if not isinstance(given, str):
             await given.aclose()
@@ -152,7 +150,7 @@ async def _run(model: str | Model, judges: list[str], options: RunOptions, *, po
                judge_prompt: str | None = None, parse: str = "strict", zeroing: str = "correct",
                strategy: str = "mean", system_prompt: str | None = None,
                families: Mapping[str, str] | None = None, judge_seed: int | None = None,
-               judge_cards: str | None = None) -> tuple[dict[str, Any], RunResult | None]:
+               judge_cards: str | None = None, dataset: Dataset | None = None) -> tuple[dict[str, Any], RunResult | None]:
     # -- every check before any model is called --
     if not judges:
         raise GlotbenchError("name at least one judge with --judge SPEC")
@@ -168,7 +166,9 @@ async def _run(model: str | Model, judges: list[str], options: RunOptions, *, po
         raise GlotbenchError(f"--limit must be at least 1, got {options.limit}")
     if options.max_tokens is not None and options.max_tokens < 1:
         raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
-    entries, source, digest = load_entries(options.data)
+    # the entries: from --data FILE, or carried by items held in memory (AraGen.load's: a service's set)
+    entries, source, digest = (load_entries(options.data) if dataset is None else
+                               (entries_of(dataset), dataset.source, dataset.sha256 or "none"))
     n_all, all_sns = len(entries), [e.sn for e in entries]
     # bundled sample data says so, read from the package or from a copy (benchmarks/base.py data_label)
     data_label = AraGenAnswers().data_label(answer_dataset(entries, source, digest))

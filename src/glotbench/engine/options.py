@@ -64,6 +64,9 @@ class RunOptions:
     judge_cards: str | None = None  # judge validity cards (default: $GLOTBENCH_JUDGE_CARDS)
     metric_checkpoint: str | None = None  # a learned translation metric's local checkpoint DIR (engine/learned.py)
     phase: str | None = None  # a judged run's phase ("answers", "judge SPEC"...): recorded, never a contestant
+    # a judge the self-judging policy would skip stops the run before any call instead (judges/panel.py
+    # `select_judges`): the service, where the candidate's name is the submitter's, keeps a set's whole panel
+    every_judge: bool = False
 
     def files(self) -> dict[str, str]:
         """The `--bench-opt`s that name a file by path, each with its path: a SentencePiece model

@@ -94,7 +94,15 @@ async def select_judges(judges: Sequence[str], candidate_spec: str, candidate: M
                 await judge.check()
         finally:
             await judge.aclose()
+    if skipped and options.every_judge:  # a service's set: its whole panel judges every run, or none
+        raise PanelIncomplete(f"judge {skipped[0]} would be skipped as the candidate or a contestant (the same model "
+                              "name or family): every judge of this set scores every run; submit under another "
+                              "model name")
     return kept, skipped
+
+
+class PanelIncomplete(GlotbenchError):
+    """A run that must keep every judge (`RunOptions.every_judge`) would skip one: stopped before any call."""
 
 
 def build_judge(spec: str, options: Any) -> Model:

@@ -183,7 +183,12 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
             for i, v in vals.items():
                 per_item[i].append(v)
         final = dict(r["scores"]["final"], n=(r.get("prompts") or {}).get("scored", len(per_item)))
-        judges = list(r["scores"]["judges"])
+        # every judge asked (the panel after its self-judging skips), whether or not its verdicts
+        # could be read: a judge whose every verdict failed is still a setting of the number
+        skipped = set(r.get("skipped_judges") or ())
+        asked = r.get("judges")
+        asked = asked if isinstance(asked, list) and all(isinstance(j, str) for j in asked) else r["scores"]["judges"]
+        judges = [j for j in asked if j not in skipped]
         signature = Signature.build(glotbench="arena", baseline=r["baseline"], judges=",".join(judges),
                                     judge_prompt=r.get("judge_prompt_hash", ""),
                                     data=str(r.get("data_sha256") or "")[:12]).format()

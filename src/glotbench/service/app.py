@@ -16,7 +16,7 @@ import json
 import re
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Path as PathParam, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -50,6 +50,10 @@ class SubmissionIn(BaseModel):
     answers: dict[str, str] | None = None
     endpoint: str | None = Field(None, max_length=2000, description="Never published")
     api_key: str | None = Field(None, max_length=4096, description="The endpoint's key: memory only, this run only")
+    judges: list[Annotated[str, Field(max_length=300)]] | None = Field(
+        None, max_length=16, description="A judged set's judges as GET /api/sets shows them (a pin: fixed by the operator)")
+    bench_options: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=2000)]] | None = Field(
+        None, max_length=16, description="The set's benchmark options as GET /api/sets shows them (a pin)")
 
     @model_validator(mode="after")
     def one_kind(self) -> "SubmissionIn":
@@ -61,6 +65,8 @@ class SubmissionIn(BaseModel):
             raise ValueError("an endpoint submission needs the model name")
         if self.api_key is not None and self.endpoint is None:
             raise ValueError("api_key goes with an endpoint submission only")
+        if (self.judges is not None or self.bench_options is not None) and self.endpoint is None:
+            raise ValueError("judges and bench_options go with an endpoint submission only (answers are not judged)")
         return self
 
 
@@ -204,7 +210,8 @@ def create_app(settings: Settings) -> FastAPI:
             return JSONResponse(out)
         out = await run_in_threadpool(lambda: service.submit_endpoint(
             key_id, body.endpoint or "", body.model.strip(), api_key=body.api_key, set_name=body.set,
-            benchmark=body.benchmark, description=body.description, idem=idem))
+            benchmark=body.benchmark, description=body.description, idem=idem, judges=body.judges,
+            bench_options=body.bench_options))
         return JSONResponse(out, status_code=202)
 
     @app.get("/api/submissions")

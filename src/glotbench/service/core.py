@@ -15,7 +15,8 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from sqlalchemy import or_, select
@@ -30,7 +31,7 @@ from glotbench.service.db import (ApiKey, LadderState, Organisation, SetItem, Su
 from glotbench.service.duplicates import fingerprint, nearest_copy, probing
 from glotbench.service.scoring import RELEASE_NOISE, Aggregate, Rung, Step, aggregate, groups_of, release
 from glotbench.service.sets import (LoadedSet, answer_cap, answer_options, body_budget, count_unreadable, identity,
-                                    row_count, settle_heap)
+                                    judged_set, pinned, row_count, settle_heap)
 
 UNSET: Any = object()
 
@@ -96,11 +97,14 @@ class Service:
 
     def load_set(self, name: str, benchmark: str, data: str | None, *, options: Mapping[str, str] | None = None,
                  blind_until: datetime | None = None, release_date: datetime | None = None,
-                 endpoint_mode: bool = True, allow_unused_rows: bool = False) -> int:
+                 endpoint_mode: bool = True, allow_unused_rows: bool = False, judges: Sequence[str] = ()) -> int:
         """Load a set; its id. A file with rows the benchmark does not take (a LaoBench file's
         translation rows in an MCQ set) is refused unless `allow_unused_rows`; what was loaded, and
-        how many rows the file has, is in `loaded_last`."""
+        how many rows the file has, is in `loaded_last`. A judged benchmark's set keeps its `judges`
+        (default: the benchmark's own) and its `options` (the arena's baseline): every endpoint run
+        of the set is judged by them (`judged_set` checks them first)."""
         bench = get_benchmark(benchmark, **dict(options or {}))
+        judges = judged_set(bench, benchmark, dict(options or {}), judges)
         items = bench.load(data)
         if not items.sha256:
             raise GlotbenchError(f"{data}: the benchmark gave no data hash")
@@ -116,12 +120,12 @@ class Service:
                 raise GlotbenchError(f"a set named {name!r} exists already")
             ts = TestSet(name=name, benchmark=benchmark, options=dict(options or {}), status="pending",
                          blind_until=blind_until, release_date=release_date, data_sha256=items.sha256,
-                         endpoint_mode=endpoint_mode, items=n, body_bytes=body)
+                         endpoint_mode=endpoint_mode, items=n, body_bytes=body, judges=list(judges) or None)
             s.add(ts)
             s.flush()
             s.add_all(SetItem(set_id=ts.id, position=i, item_id=it.id, public=_plain(it.public), gold=_plain(it.gold),
                               meta=_plain(it.meta)) for i, it in enumerate(items))
-            self.loaded_last = {"items": n, "rows": rows, "source": items.source}
+            self.loaded_last = {"items": n, "rows": rows, "source": items.source, "judges": judges}
             return ts.id
 
     def create_org(self, name: str, *, daily_limit: int | None = None, max_keys: int = 5) -> int:
@@ -216,7 +220,8 @@ class Service:
             items = [Item.create(r.item_id, r.public, r.gold, r.meta) for r in rows]
             dataset = bench.dataset(items, f"service set {ts.name}", ts.data_sha256)
             loaded = LoadedSet(ident, bench, dataset, {it.id: it for it in dataset}, answer_options(dataset),
-                               groups_of(bench, dataset), answer_cap(bench, dataset))
+                               groups_of(bench, dataset), answer_cap(bench, dataset), tuple(ts.judges or bench.default_judges),
+                               MappingProxyType(dict(ts.options or {})))
             self._sets[ts.id] = loaded
             if self.freeze_sets:
                 settle_heap()
@@ -389,7 +394,11 @@ class Service:
 
     def submit_endpoint(self, key_id: int, url: str, model_name: str, *, api_key: str | None = None,
                         set_name: str | None = None, benchmark: str | None = None,
-                        description: str = "", idem: tuple[str, str] | None = None) -> dict[str, Any]:
+                        description: str = "", idem: tuple[str, str] | None = None,
+                        judges: Sequence[str] | None = None, bench_options: Mapping[str, str] | None = None
+                        ) -> dict[str, Any]:
+        """`judges`, `bench_options`: what the submitter expects the set to be scored with (a pin;
+        the set's own are its operator's, `LoadedSet.public`): one that differs is refused, uncharged."""
         from glotbench.service.ssrf import UnsafeEndpoint, check_url
 
         done = self.replay(key_id, idem)
@@ -411,6 +420,11 @@ class Service:
         unfit = endpoint_unfit(loaded, self.settings.endpoint_max_requests)
         if unfit:  # refused now: a run that could never send a prompt would fail charged, for our reason
             raise ServiceError(403, f"endpoint submissions cannot run this set: {unfit}; submit answers")
+        public = loaded.public()
+        wrong = (pinned("judges", None if judges is None else list(judges), public["judges"])
+                 or pinned("bench_options", None if bench_options is None else dict(bench_options), public["bench_options"]))
+        if wrong:
+            raise ServiceError(400, wrong)
         try:
             sid = self.jobs.enqueue(key_id, Submission(
                 key_id=key_id, set_id=set_id, kind="endpoint", model=model_name[:300], endpoint_url=url,

@@ -76,6 +76,7 @@ class TestSet(Base):
     created: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     items: Mapped[int | None] = mapped_column(Integer, nullable=True)  # item count, for the member cap
     body_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the largest answers body it needs
+    judges: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # a judged set's judges (model specs)
 
 
 class SetItem(Base):

@@ -46,12 +46,15 @@ from typing import Any, Callable
 from sqlalchemy import func, or_, select
 
 from glotbench.errors import GlotbenchError
+from glotbench.judges.panel import PanelIncomplete
 from glotbench.models.base import ModelError
 from glotbench.service.core import Service, endpoint_unfit
 from glotbench.service.db import ApiKey, Submission, TestSet, utcnow
 from glotbench.service.duplicates import fingerprint
 from glotbench.service.keys import REVOKED
 from glotbench.service.scoring import aggregate, judged_aggregate
+from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE, validity_text
+from glotbench.service.sets import LoadedSet, public_spec
 
 log = logging.getLogger("glotbench.service")
 MAX_ATTEMPTS = 3
@@ -91,22 +94,25 @@ class _Gate:
     """The endpoint model as a run sees it: before its first prompt leaves, `on_first` records the
     exposure (and re-checks the key) in the database; before every prompt (retries included),
     `fresh()` says whether the lease is known to be held, and when it is not, `renew` renews it in
-    the database or raises LeaseLost; every reply moves `last_reply` (the stall watch). Everything
-    else is the wrapped model's."""
+    the database or raises LeaseLost; `stalled` is the stall watch: a request of the endpoint's
+    waiting with no reply for that long (the time between its requests, when a judged set's
+    baseline or judges run, is not the endpoint's). Everything else is the wrapped model's."""
 
     def __init__(self, inner: Any, on_first: Callable[[], None], fresh: Callable[[], bool], renew: Callable[[], None]):
         self.inner, self._on_first, self._fresh, self._renew = inner, on_first, fresh, renew
         self._open = False
         self._lock = asyncio.Lock()
-        self.last_reply = time.monotonic()
-        self.closed = False  # the answers are in: a judged set's judges run after (no stall watch then)
+        self.last_reply = time.monotonic()  # the last reply, or the start of a wait when none was pending
+        self.pending = 0  # the endpoint's requests waiting for their reply
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
     async def aclose(self) -> None:
-        self.closed = True
         await self.inner.aclose()
+
+    def stalled(self, seconds: float) -> bool:
+        return self.pending > 0 and time.monotonic() - self.last_reply > seconds
 
     async def generate(self, prompt: Any, config: Any, *, item_id: str = "", repeat: int = 0) -> Any:
         if not self._open:
@@ -118,9 +124,14 @@ class _Gate:
             async with self._lock:
                 if not self._fresh():
                     await asyncio.to_thread(self._renew)
-        resp = await self.inner.generate(prompt, config, item_id=item_id, repeat=repeat)
-        self.last_reply = time.monotonic()
-        return resp
+        if not self.pending:
+            self.last_reply = time.monotonic()
+        self.pending += 1
+        try:
+            return await self.inner.generate(prompt, config, item_id=item_id, repeat=repeat)
+        finally:
+            self.pending -= 1
+            self.last_reply = time.monotonic()
 
 
 class JobRunner:
@@ -305,7 +316,6 @@ class JobRunner:
             sub = s.get(Submission, sid)
             ts = s.get(TestSet, sub.set_id)
             loaded = self.svc.load_items(s, ts)
-            bench, items = loaded.bench, loaded.dataset
             url, model_name = sub.endpoint_url or "", sub.model
         loop = asyncio.new_event_loop()
         tmp = tempfile.mkdtemp(prefix="glotbench-sub-")
@@ -313,8 +323,7 @@ class JobRunner:
             unfit = endpoint_unfit(loaded, self.st.endpoint_max_requests)
             if unfit:  # refused at submission; a process with other settings may still meet one: ours, refunded
                 raise NotRunnable(f"no endpoint run can score this set: {unfit}")
-            task = loop.create_task(asyncio.wait_for(self._evaluate(sid, bench, items, loaded.groups, url, model_name,
-                                                                    self._keys.get(sid), tmp),
+            task = loop.create_task(asyncio.wait_for(self._evaluate(sid, loaded, url, model_name, self._keys.get(sid), tmp),
                                                      self.st.endpoint_timeout_s))
             with self._lock:
                 self._running[sid] = (loop, task)
@@ -331,7 +340,7 @@ class JobRunner:
                 self._fail(sid, reason, refund=True)
         except asyncio.TimeoutError:
             self._fail(sid, f"the run exceeded its time budget ({self.st.endpoint_timeout_s:g} s)", refund=False)
-        except (KeyRevoked, NotRunnable) as e:
+        except (KeyRevoked, NotRunnable, PanelIncomplete) as e:  # before any prompt left: refunded
             self._fail(sid, str(e), refund=True)
         except LeaseLost:  # another process holds the job now, or ended it
             log.warning("endpoint run %d stopped before its next prompt: its lease was taken back (this process "
@@ -370,27 +379,34 @@ class JobRunner:
             if sub.prompts_sent_at is None:
                 sub.prompts_sent_at = utcnow()
 
-    async def _evaluate(self, sid: int, bench: Any, items: Any, groups: Any, url: str, model_name: str,
+    async def _evaluate(self, sid: int, loaded: LoadedSet, url: str, model_name: str,
                         api_key: str | None, tmp: str) -> tuple[Any, dict[str, Any], bytes]:
         from glotbench.engine.evaluate import RunOptions, evaluate_async
         from glotbench.models.openai_compat import OpenAICompatModel
         from glotbench.service.ssrf import GuardedClient
 
         st = self.st
+        bench, items, groups = loaded.bench, loaded.dataset, loaded.groups
         client = GuardedClient(st.allow_hosts, max_bytes=st.endpoint_max_response_bytes,
                                concurrency=st.endpoint_concurrency, timeout_s=60)
         model = _Gate(OpenAICompatModel(model_name, url, client=client, api_key=api_key,
                                         concurrency=st.endpoint_concurrency, timeout_s=60),
                       lambda: self._first_prompt(sid), lambda: self._lease_fresh(sid), lambda: self._renew_one(sid))
-        # a judged set (a task scored by a rubric) runs its task's judges after the answers, through the
-        # same entry point as `glotbench run`; its interval is the judged run's own (the mean of judges)
+        # a judged set (a task scored by a rubric, an arena, AraGen) runs the set's judges after the answers,
+        # through the same entry point as `glotbench run` (the set's benchmark options are its benchmark's);
+        # every judge judges (`every_judge`: a candidate named like a judge stops the run before any
+        # prompt, never drops that judge); its interval is the judged run's own (the mean of judges)
+        # the judged run's failure threshold is the service's own (MAX_FAILED_SHARE) for every phase: the
+        # endpoint's answers as in a plain set; a judge whose verdicts failed beyond it invalidates the run
         opts = RunOptions(progress=False, use_cache=False, out=f"{tmp}/run", max_retries=2, timeout_s=60,
-                          concurrency=st.endpoint_concurrency, bootstrap_resamples=st.resamples if bench.judged else 0)
+                          concurrency=st.endpoint_concurrency, bootstrap_resamples=st.resamples if bench.judged else 0,
+                          judges=loaded.judges, every_judge=True,
+                          max_failure_rate=MAX_FAILED_SHARE if bench.judged else DEFAULT_MAX_FAILURE_RATE)
         run = asyncio.ensure_future(evaluate_async(bench, model, opts, dataset=items))
         try:
             while not run.done():  # the stall watch: no reply for endpoint_stall_s stops the run
                 await asyncio.wait({run}, timeout=min(1.0, st.endpoint_stall_s / 4))
-                if not run.done() and not model.closed and time.monotonic() - model.last_reply > st.endpoint_stall_s:
+                if not run.done() and model.stalled(st.endpoint_stall_s):
                     raise GlotbenchError(f"the endpoint sent no reply for {st.endpoint_stall_s:g} s; "
                                          "the run was stopped")
         finally:
@@ -410,12 +426,18 @@ class JobRunner:
             from glotbench.report.rundata import judged_view
 
             view, rows = judged_view(res.out_dir)
+            invalid = validity_text(view)
+            if invalid:  # a judge's verdicts mostly unreadable, no item judged: no judged score to release
+                for spec in loaded.judges:  # a phase is named by its judge: shown without its endpoint
+                    invalid = invalid.replace(spec, public_spec(spec))
+                raise GlotbenchError(f"{invalid}; nothing was released")
             agg = judged_aggregate(view, {r["id"]: r["score"]["value"] for r in rows}, items, answered, groups)
         else:
             agg = aggregate(bench, items, samples, resamples=st.resamples, groups=groups)
         failed = sum(1 for smp in res.samples if smp.failure is not None)  # the answers' (a judged view counts items)
+        judged = {"judges": loaded.public()["judges"]} if bench.judged else {}  # what judged it, no endpoint
         return agg, {"failed_requests": res.results["counts"].get("failed", failed),
-                     "coverage": round(answered / len(items), 4) if len(items) else 0.0}, fingerprint(items, samples)
+                     "coverage": round(answered / len(items), 4) if len(items) else 0.0, **judged}, fingerprint(items, samples)
 
     def _release(self, sid: int) -> None:
         with self.svc.Session.begin() as s:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import gc
 import json
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset
+from glotbench.errors import GlotbenchError
 from glotbench.items import Item
 from glotbench.service.db import TestSet
 
@@ -97,6 +100,73 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def public_spec(spec: str) -> str:
+    """What the service shows of a model spec its operator named (a judge, a baseline): the spec
+    without its endpoint (`openai:NAME@URL` -> `openai:NAME`), a local file or folder by its name
+    only (`replay:/srv/base.jsonl` -> `replay:base.jsonl`)."""
+    head = spec.split("@", 1)[0]
+    kind, sep, rest = head.partition(":")
+    if sep and rest.startswith(("/", ".", "~")):
+        return f"{kind}:{PurePath(rest).name}"
+    return head
+
+
+def public_scoring(judges: Iterable[str], options: Mapping[str, Any]) -> dict[str, Any]:
+    """How a set is scored, as anyone may see it (GET /api/sets) and a submission may pin it: its
+    judges and its benchmark options, with no endpoint and no server path in them: a model spec
+    by `public_spec`, a file (`/srv/x`, `@/srv/prompt.txt`) by its name."""
+    def value(v: Any) -> str:
+        v = str(v)
+        if v.startswith("@"):
+            return "@" + PurePath(v[1:]).name
+        return PurePath(v).name if v.startswith(("/", ".", "~")) else public_spec(v)
+
+    return {"judges": [public_spec(j) for j in judges], "bench_options": {k: value(v) for k, v in sorted(options.items())}}
+
+
+def judged_set(bench: Benchmark, benchmark: str, options: Mapping[str, str], judges: Sequence[str]) -> tuple[str, ...]:
+    """The judges a set keeps (those named, else the benchmark's own: a task file's scorer.judges),
+    checked before the set is stored: a judged benchmark has judges and every model its options name
+    (the arena's baseline); a benchmark not scored by judges takes none. Each judge spec is built
+    (a malformed one fails here, as it would at a run's start) and closed."""
+    import asyncio
+
+    from glotbench.engine.options import RunOptions
+    from glotbench.judges.panel import build_judge
+    from glotbench.rundir import slug
+
+    if not bench.judged:
+        if judges:
+            raise GlotbenchError(f"--judge: {benchmark} is not scored by judges")
+        return ()
+    kept = ((judges,) if isinstance(judges, str) else tuple(judges)) or tuple(bench.default_judges)  # one spec: one judge
+    if not kept:
+        raise GlotbenchError(f"{benchmark} is scored by judges: name them (--judge SPEC, once per judge)")
+    missing = [n for n in bench.model_options if not options.get(n)]
+    if missing:
+        raise GlotbenchError(f"{benchmark} needs a {missing[0]}: --bench-opt {missing[0]}=SPEC")
+    if len({slug(j) for j in kept}) < len(kept) or len({public_spec(j) for j in kept}) < len(kept):
+        raise GlotbenchError(f"--judge: two judges are one model, or show as one (GET /api/sets shows a judge without its "
+                             f"endpoint): {', '.join(kept)}")
+
+    async def build_all() -> None:
+        for spec in kept:
+            await build_judge(spec, RunOptions(progress=False)).aclose()
+
+    asyncio.run(build_all())
+    return kept
+
+
+def pinned(what: str, given: Any, expected: Any) -> str | None:
+    """Why a submission's pin (`judges`, `bench_options`: what the submitter expects the set to be
+    scored with) is refused: the set's are fixed by its operator, shown at GET /api/sets; a pin
+    that differs is refused before anything is charged or sent. None: no pin, or the set's."""
+    if given is None or given == expected:
+        return None
+    return (f"{what}: this set is scored with {what} {json.dumps(expected, ensure_ascii=False)} fixed by its "
+            "operator (GET /api/sets); a submission may name them only as they are; nothing was charged")
+
+
 @dataclass(frozen=True)
 class LoadedSet:
     """A set as scoring needs it, built once per process: the benchmark, its Dataset, items by id,
@@ -109,6 +179,12 @@ class LoadedSet:
     options: Mapping[str, frozenset[str] | None]
     groups: Mapping[str, np.ndarray]
     answer_cap: int
+    judges: tuple[str, ...] = ()  # a judged set's judges (model specs; TestSet.judges)
+    bench_options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))  # the benchmark's options (TestSet.options)
+
+    def public(self) -> dict[str, Any]:
+        """How the set is scored, as anyone may see it and a submission may pin it (`public_scoring`)."""
+        return public_scoring(self.judges, self.bench_options)
 
     def admissible(self, answers: Mapping[str, str]) -> bool:
         """Whether a submission may be scored at all: exactly the set's ids, each with a non-blank
@@ -125,7 +201,10 @@ class LoadedSet:
 
 
 def identity(ts: TestSet) -> tuple[Any, ...]:
-    return (ts.id, ts.name, ts.benchmark, json.dumps(ts.options, sort_keys=True), ts.data_sha256)
+    """What a cached set is known by (`LoadedSet.identity`): id, name, benchmark, options (JSON, the
+    fourth), data hash and judges."""
+    return (ts.id, ts.name, ts.benchmark, json.dumps(ts.options, sort_keys=True), ts.data_sha256,
+            json.dumps(ts.judges or []))
 
 
 def row_count(data: str | None) -> int | None:

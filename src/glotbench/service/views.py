@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from glotbench.service.core import Service, ServiceError, iso
 from glotbench.service.db import SetItem, Submission, TestSet, utcnow
-from glotbench.service.sets import identity
+from glotbench.service.sets import identity, public_scoring
 
 
 class Views:
@@ -30,7 +30,7 @@ class Views:
                      "status": "released" if self.svc.is_released(ts) else ts.status,
                      "items": counts.get(ts.id, 0), "endpoint_submissions": ts.endpoint_mode,
                      "blind_until": iso(ts.blind_until), "release_date": iso(ts.release_date),
-                     "released_at": iso(ts.released_at)}
+                     "released_at": iso(ts.released_at), **public_scoring(ts.judges or (), ts.options or {})}
                     for ts in s.scalars(select(TestSet).order_by(TestSet.benchmark, TestSet.created))]
 
     def download(self, name: str) -> bytes:

@@ -23,7 +23,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.signature import Signature
 from glotbench.store.index import HEAD_REVISION, VERSION_TABLE, default_store_url, record_of, run_key, sqlite_path
 
-__all__ = ["Base", "ResultsStore", "RunRow", "board", "board_columns", "default_store_url", "find_run_dirs", "migrate", "run_key",
+__all__ = ["Base", "ResultsStore", "RunRow", "board", "board_columns", "default_store_url", "find_run_dirs", "migrate", "unfinished_run_dirs", "run_key",
            "run_record"]
 
 
@@ -166,10 +166,12 @@ class ResultsStore:
             return "(unparseable URL)"
 
     def add(self, record: dict[str, Any]) -> bool:
-        """Insert a run; False when it was already indexed (same run_key). Safe under concurrency.
-        A directory holds one run: the rows of earlier runs in the same directory (an invalid run
-        finished in place by the same command) are replaced, not listed beside it."""
-        from sqlalchemy import delete
+        """Insert a run; False when it was already indexed (same run_key): then its row is refreshed
+        with the record as read today (`runs import` re-indexes: a row an earlier release indexed
+        takes today's rules, e.g. an older judged run with no judged item is invalid). Safe under
+        concurrency. A directory holds one run: the rows of earlier runs in the same directory (an
+        invalid run finished in place by the same command) are replaced, not listed beside it."""
+        from sqlalchemy import delete, update
 
         from sqlalchemy.dialects import postgresql, sqlite
 
@@ -179,7 +181,11 @@ class ResultsStore:
         with self.engine.begin() as conn:
             conn.execute(delete(RunRow).where(RunRow.run_dir == record["run_dir"],
                                               RunRow.run_key != record["run_key"]))
-            return conn.execute(stmt).first() is not None  # no row back: it was already there
+            if conn.execute(stmt).first() is not None:
+                return True
+            conn.execute(update(RunRow).where(RunRow.run_key == record["run_key"]).values(  # it was already there
+                **{k: v for k, v in record.items() if k != "run_key"}))
+            return False
 
     def index_dir(self, run_dir: str | Path) -> bool:
         return self.add(run_record(run_dir))
@@ -335,3 +341,32 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
             found = sorted({r.parent for n in names for r in p.rglob(n)})
         out.extend(d for d in found if not judged_phase(d))
     return out
+
+
+UNFINISHED = "a run that did not finish (run.json, no results.json): run the same command again to finish it"
+UNFINISHED_JUDGED = ("a judged run that did not finish (its phases are there, its results.json is not): run the "
+                     "same command again to finish it")
+
+
+def unfinished_run_dirs(paths: Iterable[str | Path]) -> list[tuple[Path, str]]:
+    """The folders at or below each path holding a run that did not finish, each with why (`runs
+    import` names every one it skips): a run's run.json without its results.json, or a judged run
+    whose phases are there and whose results.json is not (named once, by its top directory)."""
+    from glotbench.report.rundata import JUDGED_FILES, judged_phase
+    from glotbench.rundir import RESULTS, RUN_JSON
+
+    out: dict[Path, str] = {}
+
+    def judged_top(top: Path) -> None:
+        if not any((top / n).is_file() for n in (RESULTS, *JUDGED_FILES.values())):
+            out[top] = UNFINISHED_JUDGED
+
+    for p in map(Path, paths):
+        if not p.is_dir():
+            continue
+        for d in sorted({f.parent for name in (RUN_JSON, RESULTS) for f in p.rglob(name)}):
+            if judged_phase(d):  # a phase: its judged run is named, when that did not finish
+                judged_top(d.parent)
+            elif not (d / RESULTS).is_file():
+                out[d] = UNFINISHED
+    return sorted(out.items())

@@ -99,8 +99,12 @@ def _sqlite_insert(path: str, record: dict[str, Any]) -> bool | None:
         # a directory holds one run: an earlier run there (an invalid run finished in place) is gone
         con.execute("DELETE FROM runs WHERE run_dir = :run_dir AND run_key != :run_key", row)
         cur = con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT (run_key) DO NOTHING", row)
+        added = cur.rowcount == 1
+        if not added:  # indexed already: refreshed with the record as read today (ResultsStore.add)
+            fresh = [k for k in row if k not in ("run_key", "indexed")]
+            con.execute(f"UPDATE runs SET {', '.join(f'{k} = :{k}' for k in fresh)} WHERE run_key = :run_key", row)
         con.execute("COMMIT")
-        return cur.rowcount == 1
+        return added
     finally:
         con.close()
 

@@ -134,14 +134,15 @@ class ProgressBar:
     def eta(self, now: float) -> float | None:
         answered = self._counters.done - self._counters.cache_hits
         # Whole rounds back (at most ROUNDS): the time of reply `answered - k × wave`, the first reading
-        # that counts it. Reply n and reply n - k × wave sit at the same place in their waves, so the
-        # time between them is k rounds, however far into its wave reply n is (at 17 of 16 + 16 in
-        # flight, the time since the first call is two rounds for 17 replies: twice too long).
+        # that counts it (replies read together came together), before the replies read last. Reply n
+        # and reply n - k × wave sit at the same place in their waves, so the time between them is k
+        # rounds, however far into its wave reply n is (at 17 of 16 + 16 in flight, the time since
+        # the first call is two rounds for 17 replies: twice too long).
         k = min(ROUNDS, (answered - 1) // self.wave) if answered > 0 else 0
         start = None
         if k >= 1:
             n0 = answered - k * self.wave
-            t0 = next((t for done, t in self._answered if done >= n0), None)
+            t0 = next((t for done, t in self._answered if n0 <= done < answered), None)
             start = (n0, t0) if t0 is not None else None
         return eta_seconds(self._counters, now, wave=self.wave, first_answered_at=self._first_answered_at,
                            last_sent_at=self._last_sent_at, round_start=start)

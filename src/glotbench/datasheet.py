@@ -119,7 +119,7 @@ class Declared:
     parsed the citation with bibtexparser and looked the languages up in langcodes on every import of
     the benchmark: 55 ms of CPU in each `glotbench run vi-diacritics`, which never reads the datasheet
     (docs/performance.md, issue 32). A faulty datasheet fails where it is first read (`tasks list`,
-    `cite`, tests/test_datasheet.py reads every built-in's)."""
+    an export's citations; tests/test_cpu_per_run.py reads every built-in's)."""
 
     def __init__(self, make: Callable[[], "Datasheet"]) -> None:
         self._make = make

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -222,6 +223,20 @@ def _cli_spawned(args, env, cwd, timeout) -> subprocess.CompletedProcess:
 def _run_cli_child(argv: list[str], env: dict | None, cwd: str | None, out_fd: int, err_fd: int) -> None:
     """The body of a forked `cli()` child: `python -m glotbench ARGV` with stdout and stderr on the two
     files, then `os._exit` with the command's exit code. Never returns into pytest."""
+    def main() -> None:
+        sys.argv = [str(Path(sys.modules["glotbench.__main__"].__file__)) if "glotbench.__main__"
+                    in sys.modules else "glotbench", *argv]
+        sys.path.insert(0, os.getcwd())  # as `python -m` puts the working folder first
+        from glotbench.__main__ import main
+
+        main()
+
+    _run_child(main, env, cwd, out_fd, err_fd)
+
+
+def _run_child(main: Any, env: dict | None, cwd: str | None, out_fd: int, err_fd: int) -> None:
+    """A forked child running `main()` with stdout and stderr on the two files, then `os._exit` with its
+    exit code (SystemExit's, 0 when it returns, 1 on an exception). Never returns into pytest."""
     code = 1
     try:
         os.dup2(out_fd, 1)
@@ -232,11 +247,6 @@ def _run_cli_child(argv: list[str], env: dict | None, cwd: str | None, out_fd: i
         if cwd:
             os.chdir(cwd)
         os.environ.update(env or {})
-        sys.argv = [str(Path(sys.modules["glotbench.__main__"].__file__)) if "glotbench.__main__"
-                    in sys.modules else "glotbench", *argv]
-        sys.path.insert(0, os.getcwd())  # as `python -m` puts the working folder first
-        from glotbench.__main__ import main
-
         try:
             main()
             code = 0
@@ -257,24 +267,49 @@ def _run_cli_child(argv: list[str], env: dict | None, cwd: str | None, out_fd: i
             os._exit(code)
 
 
-def _completed(argv: list[str], code: int, out, err) -> subprocess.CompletedProcess:
+def _completed(cmd: list[str], code: int, out, err) -> subprocess.CompletedProcess:
     out.seek(0)
     err.seek(0)
-    return subprocess.CompletedProcess(["glotbench", *argv], code, out.read().decode("utf-8", "replace"),
+    return subprocess.CompletedProcess(cmd, code, out.read().decode("utf-8", "replace"),
                                        err.read().decode("utf-8", "replace"))
 
 
 def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
+    argv = [str(a) for a in args]
+    return _forked(lambda out, err: _run_cli_child(argv, env, cwd, out, err), ["glotbench", *argv], timeout)
+
+
+def module_main(module: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m MODULE ARGS` as a process of its own: a reference tool's console script (sacrebleu),
+    forked from this process (the tool imported once here, not by every call: a fresh `python -m
+    sacrebleu` cost 0.3-0.6 s of CPU, docs/performance.md) where a fork is safe, else a fresh interpreter.
+    The child runs the module's `__main__` as `python -m` does, with `python -m`'s argv."""
+    argv = [str(a) for a in args]
+    if os.environ.get("GLOTBENCH_TEST_SPAWN") or not _fork_safe():
+        return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, timeout=timeout)
+
+    def main() -> None:
+        import runpy
+
+        sys.argv = [module, *argv]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+    return _forked(lambda out, err: _run_child(main, None, None, out, err), [sys.executable, "-m", module, *argv],
+                   timeout)
+
+
+def _forked(child: Any, cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """Fork; the child runs `child(stdout_fd, stderr_fd)` (which never returns); wait for it at most
+    `timeout` s (then kill it: TimeoutExpired); its exit code and output as a CompletedProcess."""
     import tempfile
     import time
 
-    argv = [str(a) for a in args]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the child: never returns into pytest
-            _run_cli_child(argv, env, cwd, out.fileno(), err.fileno())
+            child(out.fileno(), err.fileno())
         deadline = time.monotonic() + timeout
         delay = 0.001
         while True:
@@ -284,10 +319,10 @@ def _cli_forked(args, env, cwd, timeout) -> subprocess.CompletedProcess:
             if time.monotonic() > deadline:
                 os.kill(pid, 9)
                 os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired(["glotbench", *argv], timeout)
+                raise subprocess.TimeoutExpired(cmd, timeout)
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-        return _completed(argv, os.waitstatus_to_exitcode(status), out, err)
+        return _completed(cmd, os.waitstatus_to_exitcode(status), out, err)
 
 
 class _ForkServer:
@@ -377,7 +412,7 @@ class _ForkServer:
                 self.sock.settimeout(None)
                 self._recv_exactly(self.sock, 8)  # the twin has reaped it
                 raise subprocess.TimeoutExpired(["glotbench", *argv], timeout) from None
-            return _completed(argv, int.from_bytes(head, "big", signed=True), out, err)
+            return _completed(["glotbench", *argv], int.from_bytes(head, "big", signed=True), out, err)
 
     def close(self) -> None:
         self.sock.close()

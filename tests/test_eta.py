@@ -66,9 +66,10 @@ class Endpoint(ModelBase):
     The clock moves to the earliest reply once every request the runner can have in flight was sent,
     and only after the event loop ran what was already waiting (the last reply's bookkeeping)."""
 
-    def __init__(self, clock: Clock, latencies: list[float], concurrency: int):
+    def __init__(self, clock: Clock, latencies: list[float], concurrency: int, send_stall: float = 0.0):
         super().__init__("endpoint", spec="python:endpoint", concurrency=concurrency)
         self.clock, self.latencies, self.concurrency = clock, latencies, concurrency
+        self.send_stall = send_stall  # clock time the first round takes to go out (connections opened)
         self.waiting: list[tuple[float, int, asyncio.Future]] = []
         self.sent = self.answered = 0
         self.scheduled = False
@@ -87,6 +88,8 @@ class Endpoint(ModelBase):
     async def generate(self, prompt: Prompt, config: GenerateConfig, *, item_id: str = "", repeat: int = 0):
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
+        if self.sent < self.concurrency:
+            self.clock.now += self.send_stall / self.concurrency
         heapq.heappush(self.waiting, (self.clock.now + self.latencies[self.sent], self.sent, fut))
         self.sent += 1
         if not self.scheduled:
@@ -165,3 +168,42 @@ def test_the_eta_of_a_partial_batch_was_what_the_issue_saw():
     assert eta_seconds(c, 176.0, wave=16) is None  # one reply is not yet the first batch
     c.done = 16
     assert eta_seconds(c, 176.0, wave=16) == pytest.approx(14 * 176.0 / 16)
+
+
+def test_a_first_round_sent_over_a_stall_is_timed_from_when_it_was_all_out(monkeypatch, tmp_path):
+    """The first requests of a real run go out over a stall (16 connections opened while the loop is
+    busy: 0.04-0.16 s of a 0.1-s endpoint's first round, measured at load 9). Timed from the first
+    call, the first round's ETA counted that stall as if every round had it: 1.8 times too long here."""
+    latencies = [2.0] * 160
+    clock = Clock()
+    seen, end = run_and_watch(Endpoint(clock, latencies, 16, send_stall=1.6), 160, clock, monkeypatch, tmp_path)
+    first_round = next(i for i, (_, d, _) in enumerate(seen) if d >= 16)
+    assert within_half(seen[first_round:], end, 2.0) == []
+    t, d, eta = seen[first_round]
+    assert eta == pytest.approx(end - t, rel=0.15), (d, eta, end - t)
+
+
+def test_one_slow_round_does_not_double_the_eta(monkeypatch, tmp_path):
+    """A round that takes twice as long (the machine busy, the endpoint paused) made an ETA over the
+    last round alone twice the real remaining time right after it (the bench's endpoint figure at
+    load 9: +92-231%); over the last ROUNDS rounds it counts a quarter."""
+    from glotbench.engine.progress import ROUNDS
+
+    latencies = [4.0 if 64 <= i < 80 else 2.0 for i in range(160)]
+    clock = Clock()
+    seen, end = run_and_watch(Endpoint(clock, latencies, 16), 160, clock, monkeypatch, tmp_path)
+    after = next((t, d, e) for t, d, e in seen if d >= 80)  # the slow round just ended
+    assert after[2] < (end - after[0]) * (1 + 1.0 / ROUNDS + 0.05), after  # one round back: twice
+
+
+@pytest.mark.parametrize("into", [1, 5, 11])
+def test_a_reading_inside_a_wave_counts_whole_rounds(into, monkeypatch, tmp_path):
+    """Replies in waves of 16: at 16 + `into` replies (the next wave just started), the time since
+    the first call is two rounds for 16 + `into` replies; the rate is taken between replies one wave
+    apart (the same place in their waves), so the ETA is the real remaining time within 15% (this
+    model lands a wave's replies at one instant: the reading at 17 still counts the 15 landing with it).
+    From the first call: twice the real time at 17."""
+    clock = Clock()
+    seen, end = run_and_watch(Endpoint(clock, [2.0] * 160, 16), 160, clock, monkeypatch, tmp_path)
+    t, d, eta = next((t, d, e) for t, d, e in seen if d >= 16 + into)
+    assert eta == pytest.approx(end - t, rel=0.15), (d, eta, end - t)

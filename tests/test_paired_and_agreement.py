@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from glotbench.stats import cohens_kappa, fleiss_kappa, kendall, paired_test, ratio_fn, spearman
-from conftest import cli
+from conftest import cli, module_main
 
 
 def test_paired_test_identical_systems():
@@ -46,9 +46,6 @@ def test_agreement_statistics():
 
 
 def test_score_command_matches_sacrebleu_cli(tmp_path):
-    import subprocess
-    import sys
-
     hyp, ref1, ref2 = tmp_path / "h.txt", tmp_path / "r1.txt", tmp_path / "r2.txt"
     hyp.write_text("the cat sat on the mat\nhello world\nthe end\n", encoding="utf-8")
     ref1.write_text("the cat sat on a mat\nhello there world\nthis is the end\n", encoding="utf-8")
@@ -57,8 +54,7 @@ def test_score_command_matches_sacrebleu_cli(tmp_path):
         out = cli("score", "--metric", metric, str(hyp), str(ref1), str(ref2))
         assert out.returncode == 0, out.stderr
         ours = float(out.stdout.split("=")[1].split()[0])
-        sb = subprocess.run([sys.executable, "-m", "sacrebleu", str(ref1), str(ref2), "-i", str(hyp), *sb_args,
-                             "-b", "-w", "2"], capture_output=True, text=True)
+        sb = module_main("sacrebleu", str(ref1), str(ref2), "-i", str(hyp), *sb_args, "-b", "-w", "2")
         assert ours == float(sb.stdout.strip()), (out.stdout, sb.stdout)
         assert "version:" in out.stdout and "95% CI" in out.stdout
     bad = tmp_path / "short.txt"

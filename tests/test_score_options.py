@@ -6,14 +6,12 @@ width; Lao, Thai and Khmer segmentation under those options; SQuAD exact match b
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
 
 import ref_squad
-from conftest import cli
+from conftest import cli, module_main
 from glotbench.text.segment import segment
 
 HYPS = ["The cat sat on the mat.", "hello World", "", "It is raining; take an umbrella!", "a b c d e f"]
@@ -52,8 +50,7 @@ def _ours(files, *args):
 def _sacrebleu(files, *args):
     """sacrebleu's console script: the JSON document (score rounded to 10 decimals) or, with -sl, the
     per-segment scores and its signature."""
-    out = subprocess.run([sys.executable, "-m", "sacrebleu", *files[1:], "-i", files[0], *args, "-w", "10"],
-                         capture_output=True, text=True)
+    out = module_main("sacrebleu", *files[1:], "-i", files[0], *args, "-w", "10")
     assert out.returncode == 0, out.stderr
     if "-sl" not in args:
         return json.loads(out.stdout)

@@ -12,7 +12,7 @@ declared options where the benchmark is built (tasks/spec.py), not here.
 from __future__ import annotations
 
 import re
-from typing import Literal, Union
+from typing import Any, Callable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -111,6 +111,24 @@ class Datasheet(BaseModel):
     def licence_line(self) -> str:
         use = {True: "", False: ", non-commercial", None: ", commercial use unclear"}[self.commercial]
         return f"{self.licence}{use}"
+
+
+class Declared:
+    """A built-in benchmark's datasheet, made (and validated) when first read, on the class or an
+    instance: `datasheet = Declared(lambda: Datasheet(...))`. Validating it where the class is defined
+    parsed the citation with bibtexparser and looked the languages up in langcodes on every import of
+    the benchmark: 55 ms of CPU in each `glotbench run vi-diacritics`, which never reads the datasheet
+    (docs/performance.md, issue 32). A faulty datasheet fails where it is first read (`tasks list`,
+    an export's citations; tests/test_cpu_per_run.py reads every built-in's)."""
+
+    def __init__(self, make: Callable[[], "Datasheet"]) -> None:
+        self._make = make
+        self._sheet: Datasheet | None = None
+
+    def __get__(self, obj: object | None, owner: Any) -> "Datasheet":
+        if self._sheet is None:
+            self._sheet = self._make()
+        return self._sheet
 
 
 def bibtex_entries(text: str) -> list[dict[str, str]]:

@@ -363,7 +363,8 @@ def _script_class(scripts: tuple[str, ...]) -> regex.Pattern[str] | None:
         return None
 
 
-_LETTER = regex.compile(r"[\p{L}\p{M}]")  # letters and marks: a Lao, Khmer or Burmese syllable is mostly marks
+# letters and marks (a Lao, Khmer or Burmese syllable is mostly marks) are what a text's script is judged by
+_NOT_LETTER = regex.compile(r"[^\p{L}\p{M}]+")
 _LATIN = regex.compile(r"\p{Script=Latin}")
 # A text is in its language's script when at least this share of its letters and marks are in the
 # language's scripts: a text is judged by its dominant script, never by one letter (a stray Lao
@@ -383,16 +384,17 @@ def foreign_script(text: str, code: str | None, min_letters: int = 4, share: flo
     else "another script"."""
     scripts = language_scripts(code)
     own = _script_class(scripts) if scripts else None
-    chars = _LETTER.findall(text)
-    if own is None or len(chars) < min_letters:
+    # the letters and marks as one string, counted by regex calls rather than a Python loop over
+    # characters: every data row is checked as it is read (34 ms of a 2,000-row load before)
+    joined = _NOT_LETTER.sub("", text)
+    if own is None or len(joined) < min_letters:
         return None
     if "Latin" not in scripts and "Latn" not in scripts:
-        others = [c for c in chars if not _LATIN.match(c)]
+        others = _LATIN.sub("", joined)
         if len(others) >= min_letters:
-            chars = others
-    if sum(1 for c in chars if own.match(c)) >= share * len(chars):
+            joined = others
+    if len(own.findall(joined)) >= share * len(joined):
         return None
-    joined = "".join(chars)
     known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
     counts = {s: len(rx.findall(joined)) for s in known if (rx := _script_class((s,))) is not None}
     best = max(counts, key=lambda s: counts[s], default=None)

@@ -101,13 +101,25 @@ def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
                   output=output, error=error, flags=tuple(flags), **fields)
 
 
+def _plain_text(value: Any) -> bool:
+    """A str that JSON gives back unchanged: one UTF-8 can carry (two lone surrogates that make a pair
+    come back from `\\u` escapes as one character)."""
+    if type(value) is not str:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def score_record(sample: Sample) -> dict[str, Any] | None:
     """What the call cache keeps of a scored reply: the extraction and the score. None when it
     cannot be kept faithfully (a scorer error, or an answer that does not survive JSON)."""
     if sample.error is not None:
         return None
-    try:
-        if json.loads(json.dumps(sample.answer)) != sample.answer:
+    try:  # a text (the usual answer) without surrogates comes back from JSON as it went in: not round-tripped
+        if not _plain_text(sample.answer) and json.loads(json.dumps(sample.answer)) != sample.answer:
             return None
     except (TypeError, ValueError):
         return None

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Sequence
 from glotbench.benchmarks.base import Benchmark, RescorePlan, target_of_pair
 from glotbench.benchmarks.deepsea_data import TASKS, TaskSpec, load_official_json, read_groups  # noqa: F401 - public names
 from glotbench.core import Dataset
-from glotbench.datasheet import Datasheet
+from glotbench.datasheet import Datasheet, Declared
 from glotbench.errors import DataError, GlotbenchError
 from glotbench.extract import READING_VERSION, Extraction, extract_tag, last_number, mc_letter, parse_number, strip_think
 from glotbench.items import Item, PublicItem
@@ -105,14 +105,15 @@ BUNDLED_LANGUAGES = {"MGSM": ("en", "id", "th", "vi"), "IndoMMLU": ("id", "th", 
                      "CrossSum": ("en", "id", "th", "vi"), "WMT24pp": ("id", "th", "vi")}
 
 
-def deepsea_datasheet(upstream: str) -> Datasheet:
-    return Datasheet(
+def deepsea_datasheet(upstream: str) -> Declared:
+    """DeepSEA's datasheet for `upstream`'s data, made when first read (datasheet.Declared)."""
+    return Declared(lambda: Datasheet(
         licence="unknown (DeepSEA's release not read); bundled samples: Apache-2.0, glotbench's own",
         commercial=None,
         licence_note=f"DeepSEA's own licence was not checked; its {upstream} data keeps the upstream set's licence",
         origin="mixed", source=f"DeepSEA's release; upstream data: {_SOURCES[upstream]}",
         citation=_CITATIONS[upstream], languages={code: {} for code in LANGUAGES},
-        data_only=[c for c in LANGUAGES if c not in BUNDLED_LANGUAGES[upstream]])
+        data_only=[c for c in LANGUAGES if c not in BUNDLED_LANGUAGES[upstream]]))
 
 
 

@@ -33,6 +33,9 @@ from glotbench.keys import code_fingerprint, hash_text
 CHECKS_VERSION = 1
 EXAMPLES = 20  # wrong-language samples listed in results.json
 MEMO_LIMIT = 50_000  # language verdicts kept per benchmark and data (about 300 bytes each)
+# json.dumps(..., ensure_ascii=False, default=str) as one encoder: the same text, without an encoder
+# built for each of a run's samples (`_content_key`)
+_CONTENT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
 _KEYABLE = (str, int, float, bool, type(None))  # a verdict's values that `RunChecks._shared` compares
 
 
@@ -248,9 +251,9 @@ def _content_key(samples: Sequence[Sample], model: Any) -> str:
     score, tokens) and the model whose tokenizer counts."""
     h = hashlib.sha256(hash_text(str(getattr(model, "cache_id", None))))
     for s in samples:
-        h.update(hash_text(json.dumps([s.id, s.repeat, jsonable(s.meta), jsonable(s.input), s.output, jsonable(s.answer),
+        h.update(hash_text(_CONTENT_JSON.encode([s.id, s.repeat, jsonable(s.meta), jsonable(s.input), s.output, jsonable(s.answer),
                                        dict(s.score.stats), s.score.failure, list(s.flags), s.finish_reason,
-                                       jsonable(s.tokens)], ensure_ascii=False, default=str)))
+                                       jsonable(s.tokens)])))
     return h.hexdigest()
 
 

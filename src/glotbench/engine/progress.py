@@ -29,6 +29,13 @@ from typing import Any
 from glotbench.engine.runner import RunCounters
 
 
+# The time per sample is measured over the last ROUNDS rounds (the concurrency's worth of replies
+# each): over one, a round slowed by a stall (the machine busy, a pause of the endpoint) made the
+# ETA twice too long at once (the bench's endpoint figure, ±50.2% on a quiet machine, ±92-231% at
+# load 9); over four such a round counts a quarter, and a change of pace shows within four rounds.
+ROUNDS = 4
+
+
 def hms(seconds: float | None) -> str:
     """`H:MM:SS`, or `-:--:--` when unknown."""
     if seconds is None:
@@ -57,7 +64,12 @@ def eta_seconds(c: RunCounters, now: float, *, wave: int = 1, first_answered_at:
     if answered < min(wave, answered + left) and not (
             first_answered_at is not None and now - c.first_call_at >= 2 * (first_answered_at - c.first_call_at)):
         return None
-    done0, t0 = round_start if round_start is not None and round_start[0] < answered else (0, c.first_call_at)
+    if round_start is not None and round_start[0] < answered:
+        done0, t0 = round_start
+    else:  # the first round: from when it was all sent, if that was before its first reply came back
+        sent = c.round_sent_at
+        done0, t0 = 0, (sent if sent is not None and first_answered_at is not None and sent <= first_answered_at
+                        else c.first_call_at)
     per_sample = max(c.last_answered_at - t0, 1e-9) / (answered - done0)
     eta = left * per_sample - (now - c.last_answered_at)
     if last_sent_at is not None:
@@ -121,11 +133,17 @@ class ProgressBar:
 
     def eta(self, now: float) -> float | None:
         answered = self._counters.done - self._counters.cache_hits
+        # Whole rounds back (at most ROUNDS): the time of reply `answered - k × wave`, the first reading
+        # that counts it (replies read together came together), before the replies read last. Reply n
+        # and reply n - k × wave sit at the same place in their waves, so the time between them is k
+        # rounds, however far into its wave reply n is (at 17 of 16 + 16 in flight, the time since
+        # the first call is two rounds for 17 replies: twice too long).
+        k = min(ROUNDS, (answered - 1) // self.wave) if answered > 0 else 0
         start = None
-        for done, t in self._answered:  # the latest reading at least one round before this one
-            if done > answered - self.wave:
-                break
-            start = (done, t)
+        if k >= 1:
+            n0 = answered - k * self.wave
+            t0 = next((t for done, t in self._answered if n0 <= done < answered), None)
+            start = (n0, t0) if t0 is not None else None
         return eta_seconds(self._counters, now, wave=self.wave, first_answered_at=self._first_answered_at,
                            last_sent_at=self._last_sent_at, round_start=start)
 
@@ -199,8 +217,8 @@ class ProgressBar:
         answered = c.done - c.cache_hits
         if answered > 0 and c.last_answered_at is not None and (not self._answered or self._answered[-1][0] < answered):
             self._answered.append((answered, c.last_answered_at))
-            while len(self._answered) > 1 and self._answered[1][0] <= answered - self.wave:
-                self._answered.popleft()  # the readings of the last round, and one before it
+            while self._answered and self._answered[0][0] < answered - ROUNDS * self.wave:
+                self._answered.popleft()  # the readings of the last ROUNDS rounds
         if self._last_sent_at is None and c.first_call_at is not None and c.total - c.done <= self.wave:
             # every unit left is in flight: the last went out at the last reply (or the first call)
             self._last_sent_at = c.last_answered_at if c.done > c.cache_hits else c.first_call_at

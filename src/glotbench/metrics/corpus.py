@@ -21,9 +21,7 @@ import os
 import stat
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 from glotbench.languages import segmenter_of
@@ -31,6 +29,9 @@ from glotbench.metrics.ratio import Scale
 from glotbench.signature import Signature
 from glotbench.stats import Estimate, bootstrap_many
 from glotbench.text.segment import LaoSegmenter, needs_segmentation, segment, segmenter_signature
+
+if TYPE_CHECKING:  # numpy is imported where it is used: a run imports this module before its first
+    import numpy as np  # request, numpy (40-70 ms) in the worker thread that prepares the end of the run
 
 METRICS = ("bleu", "chrf", "chrf++")
 # BLEU's tokenizer over segmented text (lo, th, km, my): the named settings; the first is the default.
@@ -222,6 +223,8 @@ class SacreMetric:
         rows = [list(r) for r in stats]
         # as sacrebleu sums (its hint says int rows; stored statistics read back as floats)
         value = float(self._metric._aggregate_and_compute(rows).score) if rows else 0.0  # type: ignore[arg-type]
+        import numpy as np
+
         arr = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
         est = bootstrap_many(arr, {self.name: self.score_from_stats}, resamples=resamples, seed=seed,
                              values={self.name: value})[self.name]
@@ -313,6 +316,8 @@ def sentence_mean(metric: Any, prefix: str) -> Any:
 def sentence_stats(metric: Any, prefix: str, stats: Any) -> dict[str, float]:
     """One item's sentence score of `metric` (its own statistics scored by sacrebleu's formula, which
     is what `sentence_score` computes), as the statistics `sentence_mean` reads."""
+    import numpy as np
+
     row = np.asarray([float(stats[k]) for k in metric.keys])
     return {f"{prefix}.sentence": metric.score(row) / 100.0, f"{prefix}.sentences": 1.0}
 

@@ -23,10 +23,23 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from glotbench.tasks.files import Where, add_include_path, find_task, read_task_file, task_names, validate_spec
-from glotbench.tasks.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from glotbench.tasks.spec import TaskSpec
+
+
+def __getattr__(name: str) -> Any:
+    """`TaskSpec` imported when first asked for: a run of a built-in benchmark reads this package only
+    to learn that no `--include-path` task shadows its name (registry.get_benchmark), and the spec
+    module's import cost each such run 17-23 ms of CPU (docs/performance.md, issue 32)."""
+    if name == "TaskSpec":
+        from glotbench.tasks.spec import TaskSpec
+
+        return TaskSpec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Task", "TaskSpec", "add_include_path", "find_task", "from_file", "task", "task_names"]
 
@@ -53,6 +66,7 @@ def task(name: str | Callable[..., Any] | None = None, description: str = "") ->
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         from glotbench.plugins import register_benchmark
         from glotbench.tasks.benchmark import BUILTIN_OPTIONS, TaskBenchmark
+        from glotbench.tasks.spec import TaskSpec
 
         task_name = name if isinstance(name, str) else fn.__name__.replace("_", "-")
         own = inspect.signature(fn).parameters

@@ -1,0 +1,177 @@
+"""Issue 32, CPU per run: each shortcut taken on a run's path gives what the long way gave. The long
+ways are written out here as they were (before docs/performance.md's "CPU per request" changes) and
+compared on texts in several scripts, random code points included."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import unicodedata
+
+import pytest
+
+from glotbench.text import vietnamese as V
+
+TEXTS = [
+    "Sáng nay tôi dậy muộn nên không kịp ăn sáng. Câu số 0.",
+    "Hòa bình và thủy chung; hoà bình, thuỷ chung!",
+    "plain ASCII text, 42 words or so",
+    "ພາສາລາວ ແລະ ภาษาไทย mixed with English",
+    "ភាសាខ្មែរ និង မြန်မာဘာသာ",
+    "ĐẠI HỌC Quốc gia Hà Nội — “trích dẫn”",
+    "İstanbul straße ǅemal ﬁne",  # casefold splits or changes these
+    "a\u0301 e\u0323\u0302 combining marks apart",
+    "",
+    "   spaces\t\tand\nnewlines   ",
+    "中文 日本語 한국어 Ελληνικά русский",
+]
+
+
+def _random_texts(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    pools = [range(0x20, 0x7F), range(0xC0, 0x250), range(0x300, 0x370), range(0x1EA0, 0x1F00),
+             range(0x0E80, 0x0EFF), range(0x1780, 0x17FF), range(0x1000, 0x109F), range(0x4E00, 0x4E80),
+             range(0x2000, 0x2070)]
+    out = []
+    for _ in range(n):
+        chars = []
+        for _ in range(rng.randint(0, 40)):
+            pool = rng.choice(pools)
+            chars.append(chr(rng.choice(pool)) if rng.random() > 0.15 else " ")
+        out.append("".join(chars))
+    return out
+
+
+ALL = TEXTS + _random_texts(400)
+
+
+# -- the long ways, as they were ---------------------------------------------------------------------
+
+def old_comparison_key(text: str) -> str:
+    text = V.normalize_space(unicodedata.normalize("NFC", text))
+    return re.sub(r"\w+", lambda m: V._syllable_key(m.group(0)), text)
+
+
+def old_same_letters(prediction: str, source: str) -> bool:
+    return [w.casefold() for w in V.words(V.strip(prediction))] == [w.casefold() for w in V.words(source)]
+
+
+def old_aligned_word_matches(prediction: str, reference: str) -> tuple[int, int]:
+    r = V.words(reference)
+    if prediction == reference:
+        return len(r), len(r)
+    p = V.words(prediction)
+    pairs = V.align(V.letter_keys(prediction), V.letter_keys(reference))
+    return sum(1 for i, j in pairs if V.same_word(p[i], r[j])), len(r)
+
+
+def old_foreign_script(text: str, code: str | None, min_letters: int = 4, share: float = 0.5) -> str | None:
+    import regex
+
+    from glotbench.languages import PROFILES, _script_class, language_scripts
+
+    letter, latin = regex.compile(r"[\p{L}\p{M}]"), regex.compile(r"\p{Script=Latin}")
+    scripts = language_scripts(code)
+    own = _script_class(scripts) if scripts else None
+    chars = letter.findall(text)
+    if own is None or len(chars) < min_letters:
+        return None
+    if "Latin" not in scripts and "Latn" not in scripts:
+        others = [c for c in chars if not latin.match(c)]
+        if len(others) >= min_letters:
+            chars = others
+    if sum(1 for c in chars if own.match(c)) >= share * len(chars):
+        return None
+    joined = "".join(chars)
+    known = sorted({s for p in PROFILES.values() for s in p.scripts} - set(scripts))
+    counts = {s: len(rx.findall(joined)) for s in known if (rx := _script_class((s,))) is not None}
+    best = max(counts, key=lambda s: counts[s], default=None)
+    return best if best is not None and counts[best] else "another script"
+
+
+# -- the tests --------------------------------------------------------------------------------------
+
+def test_the_comparison_key_is_the_one_made_word_by_word():
+    for t in ALL:
+        assert V.comparison_key(t) == old_comparison_key(t), t
+
+
+def test_same_letters_and_aligned_matches_are_those_of_the_long_way():
+    rng = random.Random(3)
+    pairs = [(a, b) for a in ALL[:60] for b in ALL[:60]]
+    pairs += [(t, V.normalize_space(V.strip(t))) for t in ALL]  # an answer that strips to its source
+    pairs += [(V.strip(t).upper(), V.strip(t)) for t in ALL]  # case differs: no shortcut
+    rng.shuffle(pairs)
+    for a, b in pairs:
+        assert V.same_letters(a, b) == old_same_letters(a, b), (a, b)
+        assert V.aligned_word_matches(a, b) == old_aligned_word_matches(a, b), (a, b)
+
+
+@pytest.mark.parametrize("code", ["vi", "lo", "th", "km", "my", "zh", "en", "xx", None])
+def test_foreign_script_counted_by_regex_is_the_per_character_count(code):
+    from glotbench.languages import foreign_script
+
+    for t in ALL:
+        for min_letters, share in ((4, 0.5), (1, 0.9), (10, 0.2)):
+            assert foreign_script(t, code, min_letters, share) == old_foreign_script(t, code, min_letters, share), (t, code)
+
+
+def test_a_text_answer_is_kept_without_a_round_trip_only_when_json_gives_it_back():
+    from glotbench.core import ItemScore, Sample
+    from glotbench.scoring import score_record
+
+    def sample(answer):
+        return Sample(id="a", repeat=0, meta={}, score=ItemScore({"x": 1.0}), answer=answer, answer_key=None,
+                      output="o", error=None, flags=())
+
+    for answer in ["Tiếng Việt", 'quote " and \\ and \n\x00', "", "\ud800 lone", "\ud83d\ude00"]:
+        kept = score_record(sample(answer)) is not None
+        assert kept == (json.loads(json.dumps(answer)) == answer), repr(answer)
+    assert score_record(sample("\ud83d\ude00")) is None  # two halves that JSON makes one character
+    assert score_record(sample(float("nan"))) is None and score_record(sample(["a", 1])) is not None
+
+
+def test_the_checks_content_key_is_the_one_json_dumps_made():
+    import hashlib
+
+    from glotbench.checks import _content_key
+    from glotbench.core import ItemScore, Sample, jsonable
+    from glotbench.keys import hash_text
+
+    samples = [Sample(id=f"i{i}", repeat=0, meta={"category": "c"}, score=ItemScore({"exact": 1.0}),
+                      answer=t, answer_key=None, output=t, error=None, flags=("f",), input={"text": t})
+               for i, t in enumerate(TEXTS)]
+    h = hashlib.sha256(hash_text("m"))
+    for s in samples:
+        h.update(hash_text(json.dumps([s.id, s.repeat, jsonable(s.meta), jsonable(s.input), s.output, jsonable(s.answer),
+                                       dict(s.score.stats), s.score.failure, list(s.flags), s.finish_reason,
+                                       jsonable(s.tokens)], ensure_ascii=False, default=str)))
+    model = type("M", (), {"cache_id": "m"})()
+    assert _content_key(samples, model) == h.hexdigest()
+
+
+def test_a_builtin_datasheet_is_made_when_read_and_valid():
+    """Not at import (bibtexparser and langcodes stay unloaded by a run), and every built-in's is a
+    validated Datasheet when read."""
+    code = ("import sys, glotbench.benchmarks.vi_diacritics as v, glotbench.benchmarks.deepsea; "
+            "print(sorted(m for m in ('bibtexparser', 'langcodes', 'glotbench.tasks.spec') if m in sys.modules)); "
+            "v.VietnameseDiacritics.datasheet; print('bibtexparser' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout
+
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.datasheet import Datasheet
+    from glotbench.plugins import benchmark_entry, benchmarks
+
+    seen = 0
+    for name in benchmarks():
+        target = benchmark_entry(name).resolve()
+        if isinstance(target, type) and issubclass(target, Benchmark) and target.datasheet is not None:
+            assert isinstance(target.datasheet, Datasheet), name
+            assert target.datasheet is target().datasheet  # made once
+            seen += 1
+    assert seen >= 6  # vi-diacritics and DeepSEA's five

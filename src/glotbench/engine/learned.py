@@ -20,7 +20,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.metrics.ratio import ScoredSample
 from glotbench.signature import Signature
 
-LABELS = {"comet22": "COMET-22", "metricx24": "MetricX-24"}
+LABELS = {"comet22": "COMET-22", "xcomet": "xCOMET", "metricx24": "MetricX-24"}
 
 
 def open_learned(bench: Benchmark, checkpoint: str | None, *, weights: bool = True) -> Any:

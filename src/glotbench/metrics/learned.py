@@ -24,11 +24,14 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 
-KINDS = {"regression_metric": "comet22"}  # unbabel-comet's class_identifier -> glotbench's name
+KINDS = {"regression_metric": "comet22", "xcomet_metric": "xcomet"}  # unbabel-comet's class_identifier -> glotbench's name
 LAYER_TRANSFORMS = ("softmax", "sparsemax", "sparsemax_patch")  # _patch: softmax (unbabel-comet >= 2.2.4)
 POOLS = ("avg", "max", "cls", "default")
-ENCODERS = ("XLM-RoBERTa",)
-_TOKENIZER_FILES = ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json",
+# the encoders each layout is read with: unbabel-comet 2.2.7 has no DeBERTa (xCOMET-lite registers it in
+# its own folder's code)
+ENCODERS = {"comet22": ("XLM-RoBERTa",), "xcomet": ("XLM-RoBERTa", "XLM-RoBERTa-XL"),
+            "xcomet-lite": ("DeBERTa", "XLM-RoBERTa", "XLM-RoBERTa-XL")}
+_TOKENIZER_FILES = ("tokenizer.json", "sentencepiece.bpe.model", "spm.model", "tokenizer_config.json",
                     "special_tokens_map.json")
 
 
@@ -99,6 +102,8 @@ class Checkpoint:
     tokenizer: Path | None = None  # MetricX: the tokenizer's folder when not `encoder`
     higher_is_better: bool = True  # MetricX-24 is an error score: 0 best, 25 worst
     worst: float = 0.0  # a failed sample's score: COMET 0, MetricX-24 25
+    encoder_model: str = "XLM-RoBERTa"  # unbabel-comet's encoder name (xCOMET: XLM-RoBERTa-XL, DeBERTa for -lite)
+    word_layer: int = 0  # xCOMET: the encoder layer its error-span tagger reads
 
     def signature(self) -> str:
         from glotbench.signature import Signature
@@ -114,15 +119,15 @@ def _files_sha(files: Sequence[Path]) -> str:
 
 def open_checkpoint(dirpath: str | Path) -> Checkpoint:
     """The checkpoint in `dirpath`, or a GlotbenchError saying what is missing or malformed: unbabel-comet's
-    layout (hparams.yaml) or a MetricX-24 model folder (config.json of an mt5 model)."""
+    layout (hparams.yaml), a MetricX-24 model folder (config.json of an mt5 model) or an xCOMET-lite
+    folder (huggingface_hub's PyTorchModelHubMixin layout: config.json of XCOMETLite's arguments)."""
     import yaml
 
     if not str(dirpath).strip():  # Path("") is the current folder: never what an empty value meant
         raise GlotbenchError("--metric-checkpoint: an empty path; give the checkpoint's directory")
     d = Path(dirpath)
     if d.is_dir() and not (d / "hparams.yaml").is_file() and (d / "config.json").is_file():
-        return _open_metricx(d)
-    d = Path(dirpath)
+        return _open_config_json(d)
     if not d.is_dir():
         raise GlotbenchError(f"--metric-checkpoint {d}: not a directory")
     hp_file, ckpt = d / "hparams.yaml", d / "checkpoints" / "model.ckpt"
@@ -140,31 +145,77 @@ def open_checkpoint(dirpath: str | Path) -> Checkpoint:
     if cls not in KINDS:
         raise GlotbenchError(f"--metric-checkpoint {d}: class_identifier {cls!r} is not one glotbench reads "
                              f"({', '.join(KINDS)})")
-    enc_model = hp.get("encoder_model", "XLM-RoBERTa")
-    if enc_model not in ENCODERS:
+    return _comet_checkpoint(d, KINDS[cls], {**DEFAULTS[KINDS[cls]], **hp}, hp_file, ckpt)
+
+
+# each class's defaults where its hparams are silent: unbabel-comet's RegressionMetric and XCOMETMetric
+# __init__ arguments; xCOMET-lite's XCOMETLite (NL2G/xCOMET-lite xcomet/deberta_encoder.py) for its folder
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "comet22": {"encoder_model": "XLM-RoBERTa", "pool": "avg", "layer": "mix", "layer_transformation": "softmax",
+                "layer_norm": True, "hidden_sizes": [3072, 1024], "activations": "Tanh", "final_activation": None},
+    "xcomet": {"encoder_model": "XLM-RoBERTa-XL", "sent_layer": "mix", "layer_transformation": "sparsemax",
+               "layer_norm": False, "word_layer": 36, "hidden_sizes": [2560, 1280], "activations": "Tanh",
+               "final_activation": None, "error_labels": ["minor", "major", "critical"]},
+}
+XCOMET_LITE = {"encoder_model": "DeBERTa", "pretrained_model": "microsoft/mdeberta-v3-base", "word_layer": 8,
+               "hidden_sizes": [3072, 1024]}
+
+
+def _comet_checkpoint(d: Path, kind: str, hp: Mapping[str, Any], hp_file: Path, ckpt: Path,
+                      layout: str = "") -> Checkpoint:
+    """An unbabel-comet estimator's settings checked against what glotbench computes."""
+    enc_model = hp["encoder_model"]
+    if enc_model not in ENCODERS[layout or kind]:
+        where = "an xCOMET-lite folder" if layout else f"unbabel-comet's {kind} checkpoint"
         raise GlotbenchError(f"--metric-checkpoint {d}: encoder_model {enc_model!r}; glotbench reads "
-                             f"{', '.join(ENCODERS)}")
+                             f"{', '.join(ENCODERS[layout or kind])} in {where}")
     named = Path(str(hp.get("pretrained_model", "")))
     named = named if named.is_absolute() else d / named
+    tok_files = ("tokenizer.json", "spm.model") if enc_model == "DeBERTa" else _TOKENIZER_FILES[:2]
     encoder = next((e for e in (d / "encoder", named) if (e / "config.json").is_file()), None)
-    if encoder is None or not any((encoder / t).is_file() for t in _TOKENIZER_FILES[:2]):
-        raise GlotbenchError(f"--metric-checkpoint {d}: no encoder config.json and tokenizer (tokenizer.json or "
-                             f"sentencepiece.bpe.model) in {d / 'encoder'} (hparams' pretrained_model is "
-                             f"{hp.get('pretrained_model')!r}; glotbench never downloads it)")
-    pool, layer = hp.get("pool", "avg"), hp.get("layer", "mix")
-    lt = hp.get("layer_transformation", "softmax")
+    if encoder is None or not any((encoder / t).is_file() for t in tok_files):
+        raise GlotbenchError(f"--metric-checkpoint {d}: no encoder config.json and tokenizer ({' or '.join(tok_files)}) "
+                             f"in {d / 'encoder'} (the pretrained_model is {hp.get('pretrained_model')!r}; "
+                             "glotbench never downloads it)")
+    pool, layer = hp.get("pool", "avg"), hp["sent_layer" if kind == "xcomet" else "layer"]
+    lt = hp["layer_transformation"]
     if pool not in POOLS or lt not in LAYER_TRANSFORMS or not (layer == "mix" or isinstance(layer, int)):
         raise GlotbenchError(f"--metric-checkpoint {d}: pool {pool!r}, layer {layer!r}, layer_transformation "
                              f"{lt!r}: not COMET's (pool {'/'.join(POOLS)}; layer mix or a number; "
                              f"{'/'.join(LAYER_TRANSFORMS)})")
-    sizes = hp.get("hidden_sizes", [3072, 1024])
-    if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
+    sizes = hp["hidden_sizes"]
+    if not isinstance(sizes, (list, tuple)) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
         raise GlotbenchError(f"--metric-checkpoint {d}: hidden_sizes {sizes!r} is not a list of sizes")
+    word_layer = hp.get("word_layer", 0)
+    if kind == "xcomet" and (not isinstance(word_layer, int) or isinstance(word_layer, bool) or word_layer < 0
+                             or list(hp.get("error_labels") or []) != ["minor", "major", "critical"]):
+        raise GlotbenchError(f"--metric-checkpoint {d}: word_layer {word_layer!r}, error_labels "
+                             f"{hp.get('error_labels')!r}: xCOMET's are a layer number and minor, major, critical")
     files = [hp_file, encoder / "config.json", *(encoder / t for t in _TOKENIZER_FILES if (encoder / t).is_file())]
-    files_sha = _files_sha(files)
-    return Checkpoint(d, KINDS[cls], ckpt, encoder, sha256_file(ckpt), files_sha, pool, layer, lt,
-                      bool(hp.get("layer_norm", True)), tuple(sizes), str(hp.get("activations", "Tanh")),
-                      hp.get("final_activation"))
+    return Checkpoint(d, kind, ckpt, encoder, sha256_file(ckpt), _files_sha(files), pool, layer, lt,
+                      bool(hp["layer_norm"]), tuple(sizes), str(hp["activations"]), hp["final_activation"],
+                      encoder_model=enc_model, word_layer=int(word_layer))
+
+
+def _open_config_json(d: Path) -> Checkpoint:
+    """A folder with config.json and no hparams.yaml: MetricX-24 (an mt5 config) or xCOMET-lite
+    (PyTorchModelHubMixin: config.json holds XCOMETLite's arguments, model.safetensors its weights)."""
+    import json
+
+    try:
+        config = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GlotbenchError(f"--metric-checkpoint {d}: config.json is not JSON ({e})") from None
+    if not isinstance(config, dict) or ("model_type" in config or "encoder_model" not in config):
+        return _open_metricx(d, config)
+    weights = next((d / w for w in _WEIGHTS if (d / w).is_file()), None)
+    if weights is None:
+        raise GlotbenchError(f"--metric-checkpoint {d}: no {' or '.join(_WEIGHTS)} beside xCOMET-lite's config.json")
+    # xCOMET-lite's code runs on unbabel-comet 2.2.2 only (its encoder predates 2.2.3's local_files_only),
+    # whose XCOMETMetric never passes layer_transformation on: the layer mix is a softmax whatever
+    # config.json says (unbabel-comet's issue #244; 2.2.4 reads the same as `sparsemax_patch`)
+    hp = {**DEFAULTS["xcomet"], **XCOMET_LITE, **config, "layer_transformation": "softmax"}
+    return _comet_checkpoint(d, "xcomet", hp, d / "config.json", weights, layout="xcomet-lite")
 
 
 METRICX_MAX_INPUT = 1536  # metricx24/predict.py's --max_input_length in its README's MetricX-24 commands
@@ -173,16 +224,10 @@ _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 _T5_TOKENIZER = ("tokenizer.json", "spiece.model")
 
 
-def _open_metricx(d: Path) -> Checkpoint:
+def _open_metricx(d: Path, config: Any) -> Checkpoint:
     """A MetricX-24 folder: `config.json` (model_type mt5), `model.safetensors` or `pytorch_model.bin`,
     and the mT5 tokenizer (tokenizer.json or spiece.model) in `DIR/tokenizer/` or `DIR` (MetricX ships
     its weights alone: copy google/mt5-*'s tokenizer files there)."""
-    import json
-
-    try:
-        config = json.loads((d / "config.json").read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GlotbenchError(f"--metric-checkpoint {d}: config.json is not JSON ({e})") from None
     if not isinstance(config, dict) or config.get("model_type") != "mt5":
         raise GlotbenchError(f"--metric-checkpoint {d}: config.json's model_type is "
                              f"{config.get('model_type') if isinstance(config, dict) else None!r}; a MetricX-24 "
@@ -355,29 +400,9 @@ class LearnedMetric:
             self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
         with _reading(c.path, f"the tokenizer in {c.encoder}"):
             self.tokenizer = _Tokenizer(c.encoder, self.max_length)
-        enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
-        missing = [k for k in self.encoder.state_dict() if k not in enc and not k.endswith("position_ids")]
-        if missing:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
-                                 f"weights ({missing[0]}, ...) for the config in {c.encoder}")
-        wanted_enc = self.encoder.state_dict()
-        _no_unused(c, [k for k in enc if k not in wanted_enc and not k.endswith("position_ids")])
-        try:
-            self.encoder.load_state_dict(enc, strict=False)
-        except RuntimeError as e:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: encoder weights do not fit its config "
-                                 f"({str(e).splitlines()[-1].strip()})") from None
-        n_layers = config.num_hidden_layers + 1
-        self.mix: Any = None
-        if c.layer == "mix":
-            try:
-                self.mix = torch.cat([state[f"layerwise_attention.scalar_parameters.{i}"] for i in range(n_layers)])
-                self.gamma = state["layerwise_attention.gamma"]
-            except KeyError as e:
-                raise GlotbenchError(f"--metric-checkpoint {c.path}: no layer-wise attention weight {e}") from None
-        elif not 0 <= int(c.layer) < n_layers:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: layer {c.layer} of an encoder with {n_layers}")
-        self.estimator = self._estimator(state, 6 * config.hidden_size)
+        load_encoder(c, self.encoder, state)
+        self.mix, self.gamma = layer_weights(c, state, config.num_hidden_layers + 1)
+        self.estimator = feed_forward(c, state, 6 * config.hidden_size)
         self.encoder.eval()
         self.estimator.eval()
         if device != "cpu":
@@ -385,27 +410,6 @@ class LearnedMetric:
 
             torch.nn.Module.to(self.encoder, torch.device(device))  # transformers types `.to` for its own hooks
             self.estimator.to(torch.device(device))
-
-    def _estimator(self, state: Mapping[str, Any], in_dim: int) -> Any:
-        from torch import nn
-
-        c = self.checkpoint
-        sizes = [in_dim, *c.hidden_sizes, 1]
-        modules: list[Any] = []
-        for j, (a, b) in enumerate(zip(sizes, sizes[1:])):
-            modules.append(nn.Linear(a, b))
-            if j < len(sizes) - 2:
-                modules += [_activation(c.activations), nn.Identity()]  # Identity: the dropout's slot
-        if c.final_activation is not None:
-            modules.append(_activation(c.final_activation))
-        ff = nn.Sequential(*modules)
-        wanted = {k: v for k, v in state.items() if k.startswith("estimator.ff.")}
-        try:
-            ff.load_state_dict({k[len("estimator.ff."):]: v for k, v in wanted.items()}, strict=True)
-        except RuntimeError as e:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: estimator weights do not fit hidden_sizes "
-                                 f"{list(c.hidden_sizes)} ({str(e).splitlines()[0]})") from None
-        return ff
 
     def signature(self) -> str:
         return self.checkpoint.signature()
@@ -417,15 +421,7 @@ class LearnedMetric:
         out = self.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
         layers = out.hidden_states
         c = self.checkpoint
-        if self.mix is None:
-            emb = layers[int(c.layer)]
-        else:
-            w = sparsemax(self.mix) if c.layer_transformation == "sparsemax" else torch.softmax(self.mix, dim=0)
-            w = w.to(self.device)
-            if c.layer_norm:
-                m = mask.float()
-                layers = [_masked_norm(x, m) for x in layers]
-            emb = self.gamma.to(self.device) * sum(w[i] * x for i, x in enumerate(layers))
+        emb = layers[int(c.layer)] if self.mix is None else mix_layers(c, layers, mask, self.mix, self.gamma)
         pad = ids.eq(self.tokenizer.pad_token_id).unsqueeze(-1)
         if c.pool == "avg":
             return emb.float().masked_fill(pad, 0.0).sum(1) / mask.unsqueeze(-1).expand(emb.size()).float().sum(1)
@@ -454,6 +450,76 @@ class LearnedMetric:
         return out
 
 
+def load_encoder(c: Checkpoint, encoder: Any, state: Mapping[str, Any]) -> None:
+    """The checkpoint's `encoder.model.*` weights into `encoder`: every weight its config asks for, and
+    none it has no place for (one error line each), shapes checked."""
+    enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
+    wanted = encoder.state_dict()
+    missing = [k for k in wanted if k not in enc and not k.endswith("position_ids")]
+    if missing:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
+                             f"weights ({missing[0]}, ...) for the config in {c.encoder}")
+    _no_unused(c, [k for k in enc if k not in wanted and not k.endswith("position_ids")])
+    try:
+        encoder.load_state_dict(enc, strict=False)
+    except RuntimeError as e:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: encoder weights do not fit its config "
+                             f"({str(e).splitlines()[-1].strip()})") from None
+    encoder.eval()
+
+
+def feed_forward(c: Checkpoint, state: Mapping[str, Any], in_dim: int) -> Any:
+    """unbabel-comet's FeedForward estimator (`estimator.ff.*`: Linear, activation, dropout, ...) of the
+    checkpoint's hidden sizes, its weights loaded, in eval mode; one error line if they do not fit."""
+    from torch import nn
+
+    sizes = [in_dim, *c.hidden_sizes, 1]
+    modules: list[Any] = []
+    for j, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        modules.append(nn.Linear(a, b))
+        if j < len(sizes) - 2:
+            modules += [_activation(c.activations), nn.Identity()]  # Identity: the dropout's slot
+    if c.final_activation is not None:
+        modules.append(_activation(c.final_activation))
+    ff = nn.Sequential(*modules)
+    wanted = {k: v for k, v in state.items() if k.startswith("estimator.ff.")}
+    try:
+        ff.load_state_dict({k[len("estimator.ff."):]: v for k, v in wanted.items()}, strict=True)
+    except RuntimeError as e:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: estimator weights do not fit hidden_sizes "
+                             f"{list(c.hidden_sizes)} ({str(e).splitlines()[0]})") from None
+    return ff.eval()
+
+
+def layer_weights(c: Checkpoint, state: Mapping[str, Any], n_layers: int) -> tuple[Any, Any]:
+    """The layer-wise attention's scalar weights and gamma (`layer` mix), or (None, None) for one layer;
+    one error line for a layer the encoder does not have."""
+    import torch
+
+    if c.layer != "mix":
+        if not 0 <= int(c.layer) < n_layers:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: layer {c.layer} of an encoder with {n_layers}")
+        return None, None
+    try:
+        return (torch.cat([state[f"layerwise_attention.scalar_parameters.{i}"] for i in range(n_layers)]),
+                state["layerwise_attention.gamma"])
+    except KeyError as e:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: no layer-wise attention weight {e}") from None
+
+
+def mix_layers(c: Checkpoint, layers: Sequence[Any], mask: Any, weights: Any, gamma: Any) -> Any:
+    """unbabel-comet's LayerwiseAttention at inference: gamma * sum(w_i * layer_i), w the softmax or
+    sparsemax of the scalar weights, each layer first normalised over its unmasked tokens if layer_norm."""
+    import torch
+
+    w = sparsemax(weights) if c.layer_transformation == "sparsemax" else torch.softmax(weights, dim=0)
+    w = w.to(layers[0].device)
+    if c.layer_norm:
+        m = mask.float()
+        layers = [_masked_norm(x, m) for x in layers]
+    return gamma.to(layers[0].device) * sum(w[i] * x for i, x in enumerate(layers))
+
+
 class _Tokenizer:
     """The encoder's tokenizer as unbabel-comet calls it (`padding=True, truncation=True, max_length`).
     A `tokenizer.json` is run as written through the tokenizers library: transformers 5 rebuilds
@@ -462,7 +528,7 @@ class _Tokenizer:
     repeated spaces and compatibility characters. A directory with only `sentencepiece.bpe.model`
     goes through transformers' own conversion."""
 
-    def __init__(self, folder: Path, max_length: int, drop_last: bool = False):
+    def __init__(self, folder: Path, max_length: int, drop_last: bool = False, pad_token: str = "<pad>"):
         self.max_length, self.drop_last = max_length, drop_last
         self._fast: Any = None
         self._auto: Any = None
@@ -470,7 +536,7 @@ class _Tokenizer:
             from tokenizers import Tokenizer
 
             tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            pad = tok.token_to_id("<pad>")
+            pad = tok.token_to_id(pad_token)
             self.pad_token_id = 1 if pad is None else pad
             tok.no_padding()
             tok.enable_truncation(max_length)
@@ -481,18 +547,35 @@ class _Tokenizer:
             self._auto = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
             self.pad_token_id = self._auto.pad_token_id
 
-    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any]:
-        import torch
+    def token_id(self, token: str) -> int | None:
+        """A special token's id in this vocabulary, None if it has none."""
+        if self._fast is not None:
+            got = self._fast.token_to_id(token)
+        else:
+            got = self._auto.convert_tokens_to_ids(token)
+            got = None if got == self._auto.unk_token_id and token != self._auto.unk_token else got
+        return None if got is None else int(got)
 
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's ids, special tokens included, truncated to max_length, unpadded."""
         if self._auto is not None:
             t = self._auto(list(texts), truncation=True, max_length=self.max_length)
-            rows = [r[:-1] if self.drop_last else r for r in t["input_ids"]]
-        else:
-            rows = [e.ids[:-1] if self.drop_last else e.ids for e in self._fast.encode_batch(list(texts))]
-        width = max(len(r) for r in rows)
-        ids = torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows], dtype=torch.long)
-        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
-        return ids, mask
+            return [list(r[:-1]) if self.drop_last else list(r) for r in t["input_ids"]]
+        return [e.ids[:-1] if self.drop_last else e.ids for e in self._fast.encode_batch(list(texts))]
+
+    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        rows = self.encode(texts)
+        return pad_rows(rows, self.pad_token_id)
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any]:
+    """Rows of ids right-padded to the longest: (ids, attention mask), long tensors."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([list(r) + [pad_id] * (width - len(r)) for r in rows], dtype=torch.long)
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+    return ids, mask
 
 
 def _activation(name: str) -> Any:
@@ -517,7 +600,7 @@ def _masked_norm(x: Any, mask: Any) -> Any:
     return (x - mean) / torch.sqrt(var + 1e-12).view(b, 1, 1)
 
 
-def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> LearnedMetric | MetricX:
+def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> Any:
     """`--metric-checkpoint DIR` opened and loaded; a GlotbenchError for anything unreadable."""
     import importlib.util
 
@@ -527,4 +610,8 @@ def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> L
         raise GlotbenchError(f"--metric-checkpoint needs {', '.join(absent)}: pip install \"glotbench[learned]\"")
     if checkpoint.kind == "metricx24":
         return MetricX(checkpoint, batch_size=batch_size, device=device)
+    if checkpoint.kind == "xcomet":
+        from glotbench.metrics.xcomet import XComet
+
+        return XComet(checkpoint, batch_size=batch_size, device=device)
     return LearnedMetric(checkpoint, batch_size=batch_size, device=device)

@@ -73,6 +73,40 @@ class MeanScore:
         return out
 
 
+SAMPLE_FORMAT = 1  # samples.jsonl's `learned` field: {"format": 1, "metric": KIND, "score": X}
+
+
+def sample_field(kind: str, score: float) -> dict[str, Any]:
+    """A sample's samples.jsonl key for the learned metric a run was scored with: its segment score
+    as aggregated (after the failure rule), so that paired tests read it without the checkpoint."""
+    return {"learned": {"format": SAMPLE_FORMAT, "metric": kind, "score": score}}
+
+
+def sample_stats(record: Mapping[str, Any]) -> dict[str, float]:
+    """The statistics a samples.jsonl line holds for its learned metric (`KIND.score`, `KIND.n`: one
+    segment), or none: a line written before the field (format 1) or of a run without one."""
+    got = record.get("learned")
+    if not isinstance(got, Mapping) or got.get("format") != SAMPLE_FORMAT:
+        return {}
+    return {f"{got['metric']}.score": float(got["score"]), f"{got['metric']}.n": 1.0}
+
+
+def stored_metric(results: Mapping[str, Any]) -> MeanScore | None:
+    """The learned metric a finished run was scored with (`run --metric-checkpoint`: the `learned:` part
+    of its signature names it; results.json's `metrics` entry gives its keys and scale), None for a
+    run without one."""
+    from glotbench.signature import NESTED, SEP, Signature
+
+    part = Signature.parse(str(results.get("signature") or "")).get("learned")
+    kind = Signature.parse(part.replace(NESTED, SEP)).get("glotbench") if part else None
+    info = (results.get("metrics") or {}).get(kind) if kind else None
+    if not info:
+        return None
+    num, den = info["keys"]
+    return MeanScore(kind, num, den, description=info.get("description", ""), label=info.get("label", kind),
+                     scale=info.get("scale", "fraction"), lower_is_better=bool(info.get("lower_is_better")))
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -362,7 +362,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
         raise GlotbenchError(f"{run_dir}: a judged run; rescore reads ordinary runs")
     results = data.results
     bench = rundata.bench_of(results)
-    plan = plan_for(bench)
+    plan = plan_for(bench) if learned is None else learned_plan(bench)  # a learned metric: translation only
     gold, note = rundata.references(results)
     if not gold:
         raise GlotbenchError(f"{run_dir}: cannot re-score without the references: {note}")

@@ -26,7 +26,9 @@ LABELS = {"comet22": "COMET-22", "xcomet": "xCOMET", "metricx24": "MetricX-24"}
 def open_learned(bench: Benchmark, checkpoint: str | None, *, weights: bool = True) -> Any:
     """The loaded metric of `--metric-checkpoint DIR` (None without one), or one GlotbenchError line:
     a benchmark that is not a translation benchmark, a missing, malformed or incompatible directory.
-    `weights=False` (a sweep's expansion): the directory's layout and files checked, nothing loaded."""
+    `weights=False` (`--dry-run`, a sweep's expansion): the directory's layout and files checked and the
+    weights' header read (names, shapes, a truncated file), the model built on the meta device:
+    nothing loaded (`metrics.learned.check`)."""
     if checkpoint is None:
         return None
     from glotbench.checks.rescore import learned_plan
@@ -35,9 +37,9 @@ def open_learned(bench: Benchmark, checkpoint: str | None, *, weights: bool = Tr
         learned_plan(bench)
     except GlotbenchError as e:
         raise GlotbenchError(f"--metric-checkpoint: {e}") from None
-    from glotbench.metrics.learned import load, open_checkpoint
+    from glotbench.metrics.learned import check, load
 
-    return load(checkpoint) if weights else open_checkpoint(checkpoint)
+    return load(checkpoint) if weights else check(checkpoint)
 
 
 def learned_metric(learned: Any) -> Any:

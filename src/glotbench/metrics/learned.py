@@ -287,7 +287,8 @@ class MetricX:
     the EOS, dropped, as metricx24/predict.py), mT5's encoder and one decoder step from token 0, the
     logit of token 250089, clamped to [0, 25]. An error score: 0 is best."""
 
-    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu",
+                 header_only: bool = False):
         import torch
         from transformers import MT5Config, MT5ForConditionalGeneration
 
@@ -305,7 +306,7 @@ class MetricX:
             self.model = MT5ForConditionalGeneration(config)
         if not tied and self.model.lm_head.weight.data_ptr() == self.model.shared.weight.data_ptr():
             self.model.lm_head.weight = torch.nn.Parameter(self.model.shared.weight.detach().clone())
-        state = _load_weights(c)
+        state = _load_weights(c, header_only)
         wanted = self.model.state_dict()
         missing = [k for k in wanted if k not in state and not k.endswith("embed_tokens.weight")
                    and not (k == "lm_head.weight" and config.tie_word_embeddings)]
@@ -355,8 +356,10 @@ class MetricX:
         return out
 
 
-def _load_weights(c: Checkpoint) -> dict[str, Any]:
-    """The weights file as a state dict (safetensors, or a torch file loaded with weights_only)."""
+def _load_weights(c: Checkpoint, header_only: bool = False) -> dict[str, Any]:
+    """The weights file as a state dict (safetensors, or a torch file loaded with weights_only). With
+    `header_only` (`--dry-run`), tensors on the meta device: a safetensors file's header read and
+    checked against the file's size, a torch file's archive opened with mmap; no weight is read."""
     import torch
 
     with open(c.ckpt, "rb") as f:
@@ -364,19 +367,77 @@ def _load_weights(c: Checkpoint) -> dict[str, Any]:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} is a Git LFS pointer, not the "
                                  "weights (fetch them: git lfs pull)")
     try:
-        if c.ckpt.suffix == ".safetensors":
+        if c.ckpt.suffix == ".safetensors" and header_only:
+            state: Any = _safetensors_header(c)
+        elif c.ckpt.suffix == ".safetensors":
             from safetensors.torch import load_file
 
-            state: Any = load_file(str(c.ckpt))
-        else:
-            state = torch.load(c.ckpt, map_location="cpu", weights_only=True)
+            state = load_file(str(c.ckpt))
+        else:  # mmap: a zip archive's tensors are mapped, not read (an older non-zip torch file is read whole)
+            import zipfile
+
+            state = torch.load(c.ckpt, map_location="cpu", weights_only=True,
+                               mmap=header_only and zipfile.is_zipfile(c.ckpt))
+    except GlotbenchError:
+        raise
     except Exception as e:  # a truncated or foreign file: torch and safetensors raise many kinds
-        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as weights "
-                             f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as weights: truncated "
+                             f"or not a weights file ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     state = state.get("state_dict", state) if isinstance(state, dict) else None
     if not isinstance(state, dict):
         raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} holds no state_dict")
+    if header_only:
+        state = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in state.items()}
     return state
+
+
+def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
+    """A safetensors file's tensors as meta tensors, from its header (an 8-byte length, then JSON),
+    each tensor's byte range checked against its dtype and shape and the file's size: a truncated or
+    corrupt file is one error line, with nothing read past the header."""
+    import json
+    import struct
+
+    import torch
+
+    dtypes = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+              "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+              "BOOL": torch.bool}
+    size = c.ckpt.stat().st_size
+    bad = f"--metric-checkpoint {c.path}: {c.ckpt.name}"
+    with open(c.ckpt, "rb") as f:
+        raw = f.read(8)
+        n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
+        if n < 2 or 8 + n > size:
+            raise GlotbenchError(f"{bad} is truncated or not safetensors (a header of {n} bytes in a file of {size})")
+        try:
+            header = json.loads(f.read(n))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise GlotbenchError(f"{bad}: its header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise GlotbenchError(f"{bad}: its header is not a mapping")
+    out, end = {}, 0
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = dtypes[info["dtype"]]
+            shape = [int(x) for x in info["shape"]]
+            begin, stop = (int(x) for x in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise GlotbenchError(f"{bad}: the header's entry for {name} is malformed ({str(info)[:120]})") from None
+        numel = 1
+        for x in shape:
+            numel *= x
+        if stop - begin != numel * torch.empty((), dtype=dtype).element_size() or begin < 0:
+            raise GlotbenchError(f"{bad}: {name} is {shape} {info['dtype']} in the header but spans "
+                                 f"{stop - begin} bytes")
+        end = max(end, stop)
+        out[name] = torch.empty(shape, dtype=dtype, device="meta")
+    if 8 + n + end != size:  # safetensors' own loader refuses a file longer or shorter than its header says
+        raise GlotbenchError(f"{bad} is {'truncated' if 8 + n + end > size else 'not what its header says'}: its "
+                             f"header describes {8 + n + end} bytes, the file has {size}")
+    return out
 
 
 def _clean(text: Any) -> str:
@@ -421,13 +482,14 @@ def _no_unused(c: Checkpoint, unused: list[str]) -> None:
 class LearnedMetric:
     """A checkpoint's estimator, loaded once on CPU (or `device`), scoring segments in batches."""
 
-    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu",
+                 header_only: bool = False):
         import torch
         from transformers import XLMRobertaConfig, XLMRobertaModel
 
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
-        state = _load_weights(c)
+        state = _load_weights(c, header_only)
         with _reading(c.path, f"{c.encoder / 'config.json'}"):
             config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
             self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
@@ -636,16 +698,34 @@ def _masked_norm(x: Any, mask: Any) -> Any:
 
 def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> Any:
     """`--metric-checkpoint DIR` opened and loaded; a GlotbenchError for anything unreadable."""
-    import importlib.util
+    checkpoint = open_checkpoint(dirpath)
+    return _metric_class(checkpoint)(checkpoint, batch_size=batch_size, device=device)
+
+
+def check(dirpath: str | Path) -> Checkpoint:
+    """`--dry-run`'s check of `--metric-checkpoint DIR`: opened, and the model built on the meta device
+    from the weights' header (names, dtypes, shapes; a safetensors file's byte ranges against its
+    size), so a truncated file or a weight of the wrong shape is the error line the run would give,
+    with no weight read or memory allocated."""
+    import torch
 
     checkpoint = open_checkpoint(dirpath)
+    cls = _metric_class(checkpoint)
+    with torch.device("meta"):
+        cls(checkpoint, header_only=True)
+    return checkpoint
+
+
+def _metric_class(checkpoint: Checkpoint) -> Any:
+    import importlib.util
+
     absent = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
     if absent:
         raise GlotbenchError(f"--metric-checkpoint needs {', '.join(absent)}: pip install \"glotbench[learned]\"")
     if checkpoint.kind == "metricx24":
-        return MetricX(checkpoint, batch_size=batch_size, device=device)
+        return MetricX
     if checkpoint.kind == "xcomet":
         from glotbench.metrics.xcomet import XComet
 
-        return XComet(checkpoint, batch_size=batch_size, device=device)
-    return LearnedMetric(checkpoint, batch_size=batch_size, device=device)
+        return XComet
+    return LearnedMetric

@@ -69,14 +69,15 @@ def _encoder(name: str, folder: str) -> Any:
 class XComet:
     """An xCOMET-style checkpoint, loaded once on CPU (or `device`), scoring segments in batches."""
 
-    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu",
+                 header_only: bool = False):
         import torch
         from torch import nn
 
         c = checkpoint
         self.checkpoint, self.batch_size, self.device = c, batch_size, device
         self.family = FAMILIES[c.encoder_model]
-        state = _load_weights(c)
+        state = _load_weights(c, header_only)
         with _reading(c.path, f"{c.encoder / 'config.json'}"):
             self.encoder = _encoder(c.encoder_model, str(c.encoder))
         config = self.encoder.config

@@ -58,7 +58,7 @@ def learned_metric(learned: Any) -> Any:
 
 
 def learned_results(bench: Benchmark, learned: Any, samples: Sequence[Sample], items: Dataset,
-                    resamples: int) -> tuple[dict[str, Any], dict[str, Any], Callable[[str, int], dict[str, Any]]]:
+                    resamples: int) -> tuple[dict[str, Any], dict[str, Any], Callable[[str, int], dict[str, Any] | None]]:
     """(scores, metric info, per sample): the learned metric's estimates overall and per group, as
     `Benchmark.aggregate` lays them out, its results.json `metrics` entry, and each sample's
     samples.jsonl field (`learned`: `metrics.learned.sample_field`, what compare and the board's paired

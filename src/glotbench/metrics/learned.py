@@ -100,7 +100,7 @@ def stored_metric(results: Mapping[str, Any]) -> MeanScore | None:
     part = Signature.parse(str(results.get("signature") or "")).get("learned")
     kind = Signature.parse(part.replace(NESTED, SEP)).get("glotbench") if part else None
     info = (results.get("metrics") or {}).get(kind) if kind else None
-    if not info:
+    if not kind or not info:
         return None
     num, den = info["keys"]
     return MeanScore(kind, num, den, description=info.get("description", ""), label=info.get("label", kind),
@@ -511,8 +511,6 @@ class LearnedMetric:
         return self.checkpoint.signature()
 
     def _embed(self, texts: Sequence[str]) -> Any:
-        import torch
-
         ids, mask = (t.to(self.device) for t in self.tokenizer([_clean(x) for x in texts]))
         out = self.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
         layers = out.hidden_states

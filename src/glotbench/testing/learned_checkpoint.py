@@ -250,6 +250,8 @@ class TinyXComet:
     layer_transformation: str = "sparsemax"
     layer_norm: bool = False
     type_vocab: int = 0  # DeBERTa: mDeBERTa-v3 has none
+    vocab: int = 0  # 0: the pieces of `text` only; more: padded with made-up pieces to this size
+    buckets: int = 16  # DeBERTa's relative-position buckets (mDeBERTa-v3: 256)
     tag_bias: float = 1.0
     score_bias: float = 0.0  # added to the estimator's last bias: above 1, xCOMET's cap at 1 is exercised
     seed: int = 0
@@ -261,7 +263,7 @@ def _xcomet_config(spec: TinyXComet, n_vocab: int) -> dict[str, Any]:
               "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "pad_token_id": 0}
     if spec.encoder == "DeBERTa":  # mdeberta-v3-base's config.json, smaller
         return {**common, "model_type": "deberta-v2", "architectures": ["DebertaV2Model"],
-                "max_position_embeddings": spec.max_tokens, "relative_attention": True, "position_buckets": 16,
+                "max_position_embeddings": spec.max_tokens, "relative_attention": True, "position_buckets": spec.buckets,
                 "norm_rel_ebd": "layer_norm", "share_att_key": True, "pos_att_type": ["p2c", "c2p"],
                 "layer_norm_eps": 1e-7, "max_relative_positions": -1, "position_biased_input": False,
                 "type_vocab_size": spec.type_vocab, "initializer_range": 0.02}
@@ -282,7 +284,7 @@ def build_xcomet(dirpath: str | Path, spec: TinyXComet = TinyXComet(), text: str
 
     d = Path(dirpath)
     enc = d / "encoder"
-    n_vocab = write_tokenizer(enc, text or "hello world", deberta=spec.encoder == "DeBERTa")
+    n_vocab = write_tokenizer(enc, text or "hello world", spec.vocab, deberta=spec.encoder == "DeBERTa")
     (enc / "config.json").write_text(json.dumps(_xcomet_config(spec, n_vocab), indent=1))
     shapes = {f"encoder.model.{k}": tuple(v.shape) for k, v in _encoder(spec.encoder, str(enc)).named_parameters()}
     n_mix = spec.layers + 1 if spec.sent_layer == "mix" else 0
@@ -304,10 +306,10 @@ def build_xcomet(dirpath: str | Path, spec: TinyXComet = TinyXComet(), text: str
                                                                            dtype=torch.float32)
     if n_mix:
         state["layerwise_attention.gamma"] = torch.tensor(1.0 + rng.normal(0.0, 0.1, size=1), dtype=torch.float32)
-    for j, (a, b) in enumerate(zip(sizes, sizes[1:])):
-        state[f"estimator.ff.{3 * j}.weight"] = torch.tensor(rng.normal(0.0, 1.0 / a ** 0.5, size=(b, a)),
+    for j, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+        state[f"estimator.ff.{3 * j}.weight"] = torch.tensor(rng.normal(0.0, 1.0 / n_in ** 0.5, size=(n_out, n_in)),
                                                              dtype=torch.float32)
-        state[f"estimator.ff.{3 * j}.bias"] = torch.tensor(rng.normal(0.0, 0.1, size=b), dtype=torch.float32)
+        state[f"estimator.ff.{3 * j}.bias"] = torch.tensor(rng.normal(0.0, 0.1, size=n_out), dtype=torch.float32)
     state[f"estimator.ff.{3 * (len(sizes) - 2)}.bias"] += spec.score_bias
     state["hidden2tag.weight"] = torch.tensor(rng.normal(0.0, 1.0 / spec.hidden ** 0.5, size=(4, spec.hidden)),
                                               dtype=torch.float32)

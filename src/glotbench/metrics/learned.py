@@ -296,7 +296,7 @@ class MetricX:
         self.checkpoint, self.batch_size, self.device = c, batch_size, device
         import json
 
-        with _reading(c.path, "config.json"):
+        with reading_files(c.path, "config.json"):
             config = MT5Config.from_pretrained(str(c.path), local_files_only=True)
             # config.json's own flag: transformers 5.24's MT5Config reads `"tie_word_embeddings": false` as
             # True, and its model would then score with the input embeddings instead of mT5's own lm_head
@@ -306,7 +306,7 @@ class MetricX:
             self.model = MT5ForConditionalGeneration(config)
         if not tied and self.model.lm_head.weight.data_ptr() == self.model.shared.weight.data_ptr():
             self.model.lm_head.weight = torch.nn.Parameter(self.model.shared.weight.detach().clone())
-        state = _load_weights(c, header_only)
+        state = load_weights(c, header_only)
         wanted = self.model.state_dict()
         missing = [k for k in wanted if k not in state and not k.endswith("embed_tokens.weight")
                    and not (k == "lm_head.weight" and config.tie_word_embeddings)]
@@ -333,8 +333,8 @@ class MetricX:
         if device != "cpu":
             torch.nn.Module.to(self.model, torch.device(device))
         assert c.tokenizer is not None
-        with _reading(c.path, f"the tokenizer in {c.tokenizer}"):
-            self.tokenizer = _Tokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
+        with reading_files(c.path, f"the tokenizer in {c.tokenizer}"):
+            self.tokenizer = SegmentTokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
 
     def signature(self) -> str:
         return self.checkpoint.signature()
@@ -344,7 +344,7 @@ class MetricX:
 
         if not len(sources) == len(translations) == len(references):
             raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        texts = [f"source: {_clean(s)} candidate: {_clean(h)} reference: {_clean(r)}"
+        texts = [f"source: {clean_text(s)} candidate: {clean_text(h)} reference: {clean_text(r)}"
                  for s, h, r in zip(sources, translations, references)]
         out: list[float] = []
         with torch.inference_mode():
@@ -356,7 +356,7 @@ class MetricX:
         return out
 
 
-def _load_weights(c: Checkpoint, header_only: bool = False) -> dict[str, Any]:
+def load_weights(c: Checkpoint, header_only: bool = False) -> dict[str, Any]:
     """The weights file as a state dict (safetensors, or a torch file loaded with weights_only). With
     `header_only` (`--dry-run`), tensors on the meta device: a safetensors file's header read and
     checked against the file's size, a torch file's archive opened with mmap; no weight is read."""
@@ -440,7 +440,7 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
     return out
 
 
-def _clean(text: Any) -> str:
+def clean_text(text: Any) -> str:
     """Any reply as text the tokenizer takes: a lone surrogate becomes U+FFFD (scored, never a crash)."""
     s = "" if text is None else str(text)
     return s.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in s) else s
@@ -459,7 +459,7 @@ def sparsemax(z: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _reading(d: Path, what: str) -> Iterator[None]:
+def reading_files(d: Path, what: str) -> Iterator[None]:
     """A checkpoint file that transformers or tokenizers cannot read (malformed JSON, a field of the
     wrong type, a corrupt SentencePiece model) is one `error:` line naming it, whatever they raise."""
     try:
@@ -489,13 +489,13 @@ class LearnedMetric:
 
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
-        state = _load_weights(c, header_only)
-        with _reading(c.path, f"{c.encoder / 'config.json'}"):
+        state = load_weights(c, header_only)
+        with reading_files(c.path, f"{c.encoder / 'config.json'}"):
             config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
             self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
             self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
-        with _reading(c.path, f"the tokenizer in {c.encoder}"):
-            self.tokenizer = _Tokenizer(c.encoder, self.max_length)
+        with reading_files(c.path, f"the tokenizer in {c.encoder}"):
+            self.tokenizer = SegmentTokenizer(c.encoder, self.max_length)
         load_encoder(c, self.encoder, state)
         self.mix, self.gamma = layer_weights(c, state, config.num_hidden_layers + 1)
         self.estimator = feed_forward(c, state, 6 * config.hidden_size)
@@ -511,7 +511,7 @@ class LearnedMetric:
         return self.checkpoint.signature()
 
     def _embed(self, texts: Sequence[str]) -> Any:
-        ids, mask = (t.to(self.device) for t in self.tokenizer([_clean(x) for x in texts]))
+        ids, mask = (t.to(self.device) for t in self.tokenizer([clean_text(x) for x in texts]))
         out = self.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
         layers = out.hidden_states
         c = self.checkpoint
@@ -532,7 +532,7 @@ class LearnedMetric:
 
         if not len(sources) == len(translations) == len(references):
             raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        order = np.argsort([len(_clean(s)) for s in sources])
+        order = np.argsort([len(clean_text(s)) for s in sources])
         out = [0.0] * len(order)
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
@@ -614,7 +614,7 @@ def mix_layers(c: Checkpoint, layers: Sequence[Any], mask: Any, weights: Any, ga
     return gamma.to(layers[0].device) * sum(w[i] * x for i, x in enumerate(layers))
 
 
-class _Tokenizer:
+class SegmentTokenizer:
     """The encoder's tokenizer as unbabel-comet calls it (`padding=True, truncation=True, max_length`).
     A `tokenizer.json` is run as written through the tokenizers library: transformers 5 rebuilds
     XLM-R's pipeline from the vocabulary and drops the file's normalizer (the NFKC or precompiled

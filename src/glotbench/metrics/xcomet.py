@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from glotbench.errors import GlotbenchError
-from glotbench.metrics.learned import (Checkpoint, _clean, _load_weights, _reading, _Tokenizer, feed_forward,
+from glotbench.metrics.learned import (Checkpoint, clean_text, load_weights, reading_files, SegmentTokenizer, feed_forward,
                                        layer_weights, load_encoder, mix_layers, pad_rows)
 
 SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)  # [mt:src], [mt:ref], [mt:src:ref] regression, then the MQM score
@@ -50,7 +50,7 @@ FAMILIES = {"XLM-RoBERTa": Family("<s>", "</s>", "<pad>", 2, False),
             "DeBERTa": Family("[CLS]", "[SEP]", "[PAD]", 1, True)}
 
 
-def _encoder(name: str, folder: str) -> Any:
+def build_encoder(name: str, folder: str) -> Any:
     """The encoder of `name` built from its config.json (no weights yet)."""
     if name == "DeBERTa":
         from transformers import DebertaV2Config, DebertaV2Model
@@ -77,13 +77,13 @@ class XComet:
         c = checkpoint
         self.checkpoint, self.batch_size, self.device = c, batch_size, device
         self.family = FAMILIES[c.encoder_model]
-        state = _load_weights(c, header_only)
-        with _reading(c.path, f"{c.encoder / 'config.json'}"):
-            self.encoder = _encoder(c.encoder_model, str(c.encoder))
+        state = load_weights(c, header_only)
+        with reading_files(c.path, f"{c.encoder / 'config.json'}"):
+            self.encoder = build_encoder(c.encoder_model, str(c.encoder))
         config = self.encoder.config
         self.max_positions = config.max_position_embeddings - 2  # unbabel-comet's Encoder.max_positions
-        with _reading(c.path, f"the tokenizer in {c.encoder}"):
-            self.tokenizer = _Tokenizer(c.encoder, self.max_positions - 2, pad_token=self.family.pad)
+        with reading_files(c.path, f"the tokenizer in {c.encoder}"):
+            self.tokenizer = SegmentTokenizer(c.encoder, self.max_positions - 2, pad_token=self.family.pad)
         ids = [self.tokenizer.token_id(t) for t in (self.family.cls, self.family.sep)]
         if None in ids:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: the tokenizer in {c.encoder} has no "
@@ -151,12 +151,12 @@ class XComet:
 
         if not len(sources) == len(translations) == len(references):
             raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        order = np.argsort([len(_clean(s)) for s in sources])
+        order = np.argsort([len(clean_text(s)) for s in sources])
         out = [0.0] * len(order)
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 idx = order[start:start + self.batch_size]
-                mt, src, ref = (self.tokenizer.encode([_clean(col[i]) for i in idx])
+                mt, src, ref = (self.tokenizer.encode([clean_text(col[i]) for i in idx])
                                 for col in (translations, sources, references))
                 passes = [self._pass(*self._concat(p)) for p in ((mt, src), (mt, ref), (mt, src, ref))]
                 regression = torch.stack([torch.where(s > 1.0, 1.0, s) * w

@@ -280,13 +280,13 @@ def build_xcomet(dirpath: str | Path, spec: TinyXComet = TinyXComet(), text: str
     import torch
     import yaml
 
-    from glotbench.metrics.xcomet import _encoder
+    from glotbench.metrics.xcomet import build_encoder
 
     d = Path(dirpath)
     enc = d / "encoder"
     n_vocab = write_tokenizer(enc, text or "hello world", spec.vocab, deberta=spec.encoder == "DeBERTa")
     (enc / "config.json").write_text(json.dumps(_xcomet_config(spec, n_vocab), indent=1))
-    shapes = {f"encoder.model.{k}": tuple(v.shape) for k, v in _encoder(spec.encoder, str(enc)).named_parameters()}
+    shapes = {f"encoder.model.{k}": tuple(v.shape) for k, v in build_encoder(spec.encoder, str(enc)).named_parameters()}
     n_mix = spec.layers + 1 if spec.sent_layer == "mix" else 0
     sizes = [spec.hidden, *spec.estimator, 1]
     rng = np.random.default_rng(spec.seed)

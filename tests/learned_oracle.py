@@ -140,6 +140,21 @@ def main(out: str) -> None:
     Path(out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def refused_in_one_line(dirpath: Path) -> str:
+    """The tests' check of a malformed checkpoint: loading it raises one GlotbenchError line naming
+    `--metric-checkpoint`, never a traceback; the line."""
+    from glotbench.errors import GlotbenchError
+    from glotbench.metrics.learned import load
+
+    try:
+        load(dirpath)
+    except GlotbenchError as e:
+        msg = str(e)
+        assert "--metric-checkpoint" in msg and "\n" not in msg and "Traceback" not in msg, msg
+        return msg
+    raise AssertionError(f"{dirpath} loaded")
+
+
 def _version(dist: str) -> str:
     from importlib.metadata import version
 

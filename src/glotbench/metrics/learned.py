@@ -20,7 +20,7 @@ import contextlib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 
@@ -527,21 +527,35 @@ class LearnedMetric:
 
     def score(self, sources: Sequence[str], translations: Sequence[str], references: Sequence[str]) -> list[float]:
         """One score per segment, in the order given (batched by source length, as unbabel-comet)."""
-        import numpy as np
+        return in_batches(sources, translations, references, self.batch_size, self._score_batch)
+
+    def _score_batch(self, sources: list[str], translations: list[str], references: list[str]) -> list[float]:
         import torch
 
-        if not len(sources) == len(translations) == len(references):
-            raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        order = np.argsort([len(clean_text(s)) for s in sources])
-        out = [0.0] * len(order)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                s, h, r = (self._embed([col[i] for i in idx]) for col in (sources, translations, references))
-                feats = torch.cat((h, r, h * r, torch.abs(h - r), h * s, torch.abs(h - s)), dim=1)
-                for i, v in zip(idx, self.estimator(feats).view(-1).tolist()):
-                    out[int(i)] = float(v)
-        return out
+        s, h, r = (self._embed(col) for col in (sources, translations, references))
+        feats = torch.cat((h, r, h * r, torch.abs(h - r), h * s, torch.abs(h - s)), dim=1)
+        return [float(v) for v in self.estimator(feats).view(-1).tolist()]
+
+
+def in_batches(sources: Sequence[str], translations: Sequence[str], references: Sequence[str], batch_size: int,
+               score_batch: Callable[[list[str], list[str], list[str]], list[float]]) -> list[float]:
+    """Segments scored as unbabel-comet's `predict` orders them (sorted by the source's length with
+    numpy's argsort, in batches of `batch_size`), each batch by `score_batch(sources, translations,
+    references)`, the scores put back in the order given."""
+    import numpy as np
+    import torch
+
+    if not len(sources) == len(translations) == len(references):
+        raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
+    order = np.argsort([len(clean_text(s)) for s in sources])
+    out = [0.0] * len(order)
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            got = score_batch(*([col[i] for i in idx] for col in (sources, translations, references)))
+            for i, v in zip(idx, got):
+                out[int(i)] = float(v)
+    return out
 
 
 def load_encoder(c: Checkpoint, encoder: Any, state: Mapping[str, Any]) -> None:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from glotbench.errors import GlotbenchError
-from glotbench.metrics.learned import (Checkpoint, clean_text, load_weights, reading_files, SegmentTokenizer, feed_forward,
-                                       layer_weights, load_encoder, mix_layers, pad_rows)
+from glotbench.metrics.learned import (Checkpoint, SegmentTokenizer, clean_text, feed_forward, in_batches,
+                                       layer_weights, load_encoder, load_weights, mix_layers, pad_rows, reading_files)
 
 SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)  # [mt:src], [mt:ref], [mt:src:ref] regression, then the MQM score
 SPAN_WEIGHTS = (0.1667, 0.3333, 0.5)  # the tag probabilities of the three passes
@@ -146,30 +146,22 @@ class XComet:
 
     def score(self, sources: Sequence[str], translations: Sequence[str], references: Sequence[str]) -> list[float]:
         """One score per segment, in the order given (batched by source length, as unbabel-comet)."""
-        import numpy as np
+        return in_batches(sources, translations, references, self.batch_size, self._score_batch)
+
+    def _score_batch(self, sources: list[str], translations: list[str], references: list[str]) -> list[float]:
         import torch
 
-        if not len(sources) == len(translations) == len(references):
-            raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        order = np.argsort([len(clean_text(s)) for s in sources])
-        out = [0.0] * len(order)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                mt, src, ref = (self.tokenizer.encode([clean_text(col[i]) for i in idx])
-                                for col in (translations, sources, references))
-                passes = [self._pass(*self._concat(p)) for p in ((mt, src), (mt, ref), (mt, src, ref))]
-                regression = torch.stack([torch.where(s > 1.0, 1.0, s) * w
-                                          for (s, _), w in zip(passes, SCORE_WEIGHTS[:3])], dim=0).sum(dim=0)
-                width = max(len(r) for r in mt)
-                probs = torch.sum(torch.stack([torch.softmax(lg, dim=2)[:, :width, :] * w
-                                               for (_, lg), w in zip(passes, SPAN_WEIGHTS)]), dim=0)
-                mqm = (torch.tensor([mqm_points(probs[j, :len(mt[j])].argmax(dim=1).tolist())
-                                     for j in range(len(idx))]) * -1 + MQM_CAP) / MQM_CAP
-                final = regression + mqm.to(regression.device) * SCORE_WEIGHTS[3]
-                for i, v in zip(idx, final.tolist()):
-                    out[int(i)] = float(v)
-        return out
+        mt, src, ref = (self.tokenizer.encode([clean_text(x) for x in col]) for col in (translations, sources, references))
+        passes = [self._pass(*self._concat(p)) for p in ((mt, src), (mt, ref), (mt, src, ref))]
+        regression = torch.stack([torch.where(s > 1.0, 1.0, s) * w
+                                  for (s, _), w in zip(passes, SCORE_WEIGHTS[:3])], dim=0).sum(dim=0)
+        width = max(len(r) for r in mt)
+        probs = torch.sum(torch.stack([torch.softmax(lg, dim=2)[:, :width, :] * w
+                                       for (_, lg), w in zip(passes, SPAN_WEIGHTS)]), dim=0)
+        mqm = (torch.tensor([mqm_points(probs[j, :len(mt[j])].argmax(dim=1).tolist())
+                             for j in range(len(mt))]) * -1 + MQM_CAP) / MQM_CAP
+        final = regression + mqm.to(regression.device) * SCORE_WEIGHTS[3]
+        return [float(v) for v in final.tolist()]
 
 
 def mqm_points(labels: Sequence[int]) -> int:

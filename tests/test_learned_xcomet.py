@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from conftest import importorskip_lazily
-from glotbench.errors import GlotbenchError
 from glotbench.metrics import learned
 from glotbench.metrics.xcomet import mqm_points
 from glotbench.testing.learned_checkpoint import TinyXComet, build_xcomet

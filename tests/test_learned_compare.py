@@ -94,7 +94,7 @@ def test_board_tests_the_learned_metric_in_its_own_column(runs) -> None:
     assert r.returncode == 0, r.stderr
     board = json.loads(r.stdout)
     cols = {c["benchmark"]: c for c in board["columns"]}
-    learned = cols["flores-plus · km · xCOMET"]
+    learned = cols["flores-plus · km · learned"]
     assert learned["headline"] == "xcomet" and "flores-plus · km" in cols
     cells = learned["cells"]
     best = next(m for m, c in cells.items() if c["best"])
@@ -108,7 +108,32 @@ def test_board_tests_the_learned_metric_in_its_own_column(runs) -> None:
 def test_board_names_an_older_run_untested(runs) -> None:
     r = cli("board", str(runs["old"]), str(runs["b"]), "--format", "json", timeout=300)
     assert r.returncode == 0, r.stderr
-    cells = {c["benchmark"]: c for c in json.loads(r.stdout)["columns"]}["flores-plus · km · xCOMET"]["cells"]
+    cells = {c["benchmark"]: c for c in json.loads(r.stdout)["columns"]}["flores-plus · km · learned"]["cells"]
     untested = [c for c in cells.values() if "untested" in c]
     assert len(untested) == 1 and "holds no per-sample xCOMET score" in untested[0]["untested"]
     assert "p_vs_best" not in untested[0]
+
+
+def test_an_error_score_column_ranks_the_lowest_best(tmp_path) -> None:
+    """MetricX-24 (0 best, 25 worst): its column's best is the run with the lowest mean error, and the
+    other is tested against it."""
+    from glotbench.testing.learned_checkpoint import TinyMetricX, build_metricx
+
+    text = " ".join(f.read_text(encoding="utf-8") for f in (DATA, *sorted(SYSTEMS.glob("*.jsonl"))))
+    ckpt = build_metricx(tmp_path / "mx", TinyMetricX(), text)
+    for name in ("a", "c"):
+        r = cli("run", "flores-plus", "--data", str(DATA), "--bench-opt", "target=khm_Khmr",
+                "--model", f"replay:{SYSTEMS / f'sys-{name}.jsonl'}", "--out", str(tmp_path / name), "--no-cache",
+                "--no-progress", "--metric-checkpoint", str(ckpt), timeout=300)
+        assert r.returncode == 0, r.stderr
+    r = cli("board", str(tmp_path / "a"), str(tmp_path / "c"), "--format", "json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    col = {c["benchmark"]: c for c in json.loads(r.stdout)["columns"]}["flores-plus · km · learned"]
+    cells = col["cells"]
+    assert col["headline"] == "metricx24" and len(cells) == 2
+    values = {m: c["value"] for m, c in cells.items()}
+    assert values[min(values, key=values.__getitem__)] != values[max(values, key=values.__getitem__)]
+    best = next(m for m, c in cells.items() if c["best"])
+    assert best == min(values, key=values.__getitem__)
+    other = next(m for m in cells if m != best)
+    assert 0.0 <= cells[other]["p_vs_best"] <= 1.0

@@ -265,7 +265,8 @@ def _open_metricx(d: Path, config: Any) -> Checkpoint:
     if not isinstance(config, dict) or config.get("model_type") != "mt5":
         raise GlotbenchError(f"--metric-checkpoint {d}: config.json's model_type is "
                              f"{config.get('model_type') if isinstance(config, dict) else None!r}; a MetricX-24 "
-                             "folder holds an mt5 model (a COMET folder has hparams.yaml)")
+                             "folder holds an mt5 model (a COMET or xCOMET folder has hparams.yaml; an xCOMET-lite folder's "
+                             "config.json names its encoder_model)")
     if int(config.get("vocab_size", 0)) <= METRICX_SCORE_ID:
         raise GlotbenchError(f"--metric-checkpoint {d}: vocab_size {config.get('vocab_size')} has no logit "
                              f"{METRICX_SCORE_ID}, MetricX-24's score")

@@ -78,7 +78,7 @@ class Run:
         """The board's column: the task, and a task run's language (`belebele · lo`)."""
         lang = (self.results.get("task") or {}).get("language")
         base = f"{self.task} · {lang}" if lang else self.task
-        return f"{base} · {self.results['metrics'][self.metric].get('label') or self.metric}" if self.metric else base
+        return f"{base} · learned" if self.metric else base  # the views add the metric's label (xCOMET)
 
     @property
     def headline(self) -> dict[str, Any]:
@@ -169,7 +169,7 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
 
 def learned_views(runs: list[Run]) -> list[Run]:
     """Each run directory scored with a learned metric (`run --metric-checkpoint`) once more, as that
-    metric's own column (`flores-plus · xCOMET`): its cells tested against that column's best as every
+    metric's own column (`flores-plus · learned`, shown with its label: xCOMET): its cells tested against that column's best as every
     column's are, on the per-sample scores samples.jsonl keeps."""
     from glotbench.metrics.learned import stored_metric
 

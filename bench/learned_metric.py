@@ -1,4 +1,7 @@
-"""Segments per minute of a learned metric (metrics/learned.py) with an xlm-roberta-base-sized encoder.
+"""Segments per minute of a learned metric (metrics/learned.py) with an xlm-roberta-base-sized encoder,
+or (`--kind xcomet-lite`) of an xCOMET-lite-sized estimator (metrics/xcomet.py: mDeBERTa-v3-base's
+shape, vocabulary 251,000, 12 layers, hidden 768, 256 relative-position buckets: 278M encoder
+parameters; three passes per segment over the translation joined to the source, the reference and both).
 
 Builds a random-weight COMET-22-style checkpoint with XLM-R base's shape (vocabulary 250,002, 12
 layers, hidden 768, 3,072 feed-forward, 514 positions: 278M encoder parameters; estimator 3,072 ->
@@ -10,7 +13,7 @@ shared: wall time then waits for the CPU, CPU time does not). Weights are random
 also times unbabel-comet's `predict` on the same checkpoint and segments.
 
 Run: `python bench/learned_metric.py [--segments 256] [--tokens 32] [--batch 16] [--threads 2]
-[--oracle /tmp/oracle] [--json FILE]` (builds ~1.1 GB under a temporary folder).
+[--kind comet22|xcomet-lite] [--oracle /tmp/oracle] [--json FILE]` (builds ~1.1 GB under a temporary folder).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from pathlib import Path
 
 BASE = dict(hidden=768, layers=12, heads=12, intermediate=3072, max_tokens=512, estimator=(3072, 1024),
             vocab=250002)
+LITE = dict(encoder="DeBERTa", layout="lite", hidden=768, layers=12, heads=12, intermediate=3072, max_tokens=512,
+            estimator=(3072, 1024), vocab=251000, buckets=256, word_layer=8)
 _ORACLE = """
 import json, sys, time, torch
 torch.set_num_threads(int(sys.argv[3]))
@@ -56,17 +61,21 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--oracle", default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--kind", choices=("comet22", "xcomet-lite"), default="comet22")
     a = ap.parse_args()
     import torch
 
     torch.set_num_threads(a.threads)
     from glotbench.metrics.learned import load
-    from glotbench.testing.learned_checkpoint import TinyComet, build
+    from glotbench.testing.learned_checkpoint import TinyComet, TinyXComet, build, build_xcomet
 
     words = [f"w{i}" for i in range(2000)]
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        d = build(Path(tmp) / "base", TinyComet(**BASE), " ".join(words))  # type: ignore[arg-type]
+        if a.kind == "xcomet-lite":
+            d = build_xcomet(Path(tmp) / "lite", TinyXComet(**LITE), " ".join(words))  # type: ignore[arg-type]
+        else:
+            d = build(Path(tmp) / "base", TinyComet(**BASE), " ".join(words))  # type: ignore[arg-type]
         built = time.perf_counter() - t0
         m = load(d, batch_size=a.batch)
         params = sum(p.numel() for p in m.encoder.parameters())
@@ -77,13 +86,13 @@ def main() -> None:
         t, cpu = time.perf_counter(), time.process_time()
         ours = m.score(*([x[k] for x in data] for k in ("src", "mt", "ref")))
         secs, cpu = time.perf_counter() - t, time.process_time() - cpu
-        out = {"encoder_parameters": params, "segments": a.segments, "tokens_per_text": a.tokens,
+        out = {"kind": a.kind, "encoder_parameters": params, "segments": a.segments, "tokens_per_text": a.tokens,
                "batch": a.batch, "threads": a.threads, "seconds": round(secs, 2),
                "segments_per_minute": round(60 * a.segments / secs, 1), "cpu_seconds": round(cpu, 2),
                "cpu_seconds_per_segment": round(cpu / a.segments, 3),
                "load_average_1min": round(os.getloadavg()[0], 2), "build_seconds": round(built, 1),
                "torch": torch.__version__, "cpus": os.cpu_count()}
-        if a.oracle:
+        if a.oracle and a.kind == "comet22":
             (Path(tmp) / "data.json").write_text(json.dumps(data))
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([a.oracle, str(Path(__file__).parents[1] / "src")])}
             r = subprocess.run([sys.executable, "-c", _ORACLE, str(d), str(Path(tmp) / "data.json"), str(a.threads),

@@ -49,7 +49,7 @@ def test_written_files_are_their_records(runs, name):
     assert rows and all(validator(SampleRecord)(r) == r for r in rows)
     assert all(list(r) == [k for k in SampleRecord.__annotations__ if k in r or k in SampleRecord.__required_keys__]
                for r in rows)
-    assert SampleRecord.__required_keys__ | {"checks"} == set(SampleRecord.__annotations__)
+    assert SampleRecord.__required_keys__ | {"checks", "learned"} == set(SampleRecord.__annotations__)
 
 
 def test_a_records_field_of_the_wrong_type_is_one_error_line(tmp_path):

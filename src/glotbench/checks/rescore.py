@@ -12,7 +12,7 @@ run's number):
 | `norm` | `nfc`, `nfkc`, `vi_tone`, `ar_harakat`, `lao_am`, `zawgyi` | the text (answers and references) normalised first: Unicode NFC or NFKC; Vietnamese tone marks moved out of the syllable (hòa = hoà); Arabic harakat and tatweel removed; Lao AM composed (U+0ECD U+0EB2 -> U+0EB3); a text that myanmartools finds Zawgyi (p >= checks.language.ZAWGYI_P) converted to Unicode by ICU's `Zawgyi-my` transliterator (PyICU, the `zawgyi` extra), other texts unchanged. For vi-diacritics, `nfc`/`nfkc` compare texts strictly (the tone position counts) |
 | `f1_norm` | `unicode`, `squad` | token F1's normalisation (metrics/token_f1.py) |
 
-`--metric-checkpoint DIR` adds a learned metric (metrics/learned.py: COMET-22-style or MetricX-24, from
+`--metric-checkpoint DIR` adds a learned metric (metrics/learned.py: COMET-22- or xCOMET-style, MetricX-24, from
 a local checkpoint, never downloaded) to every run, under each variant: the mean segment score per group
 (COMET: a fraction; MetricX-24: error points 0-25, ranked lowest first; the source is the benchmark's declared `input_answer` field, the reference its first one;
 `norm` variants normalise the three texts first, the others leave it as run). A failed sample, or a
@@ -362,7 +362,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
         raise GlotbenchError(f"{run_dir}: a judged run; rescore reads ordinary runs")
     results = data.results
     bench = rundata.bench_of(results)
-    plan = plan_for(bench)
+    plan = plan_for(bench) if learned is None else learned_plan(bench)  # a learned metric: translation only
     gold, note = rundata.references(results)
     if not gold:
         raise GlotbenchError(f"{run_dir}: cannot re-score without the references: {note}")
@@ -496,7 +496,7 @@ def rankings(runs: Sequence[RunRescore]) -> list[dict[str, Any]]:
 AFFECTS: dict[str, frozenset[str]] = {
     "segmenter": frozenset({"bleu", "chrf++", "token_f1"}),  # chrF (word order 0) reads no words
     "bleu_tokenize": frozenset({"bleu"}),
-    "norm": frozenset({"bleu", "chrf", "chrf++", "token_f1", "exact", "comet22", "metricx24"}),
+    "norm": frozenset({"bleu", "chrf", "chrf++", "token_f1", "exact", "comet22", "xcomet", "metricx24"}),
     "f1_norm": frozenset({"token_f1"}),
 }
 MIN_SYSTEMS = 3  # system-level τ over fewer runs is not computed (two runs give only ±1)

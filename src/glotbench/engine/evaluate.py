@@ -253,7 +253,9 @@ class _Generated:
     # results.json's input floor (Benchmark.input_floor), made in a worker thread while requests are
     # in flight: it depends only on the data and the benchmark. _NOT_PREPARED when no request went out.
     input_floor: Any
-    lines_checked: Callable[[], None]  # the checks run, each added to its samples.jsonl line, the file in item order
+    # the checks run, each added to its samples.jsonl line (with the keys a `fields(id, repeat)` gives:
+    # the learned metric's score), the file in item order
+    lines_checked: Callable[..., None]
 
 
 _NOT_PREPARED = object()
@@ -309,7 +311,7 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
     # is made (`_results`: its bootstrap draws are dropped before the language identifier is read),
     # go into each line as the file is put in item order (appended in completion order).
     return _Generated(samples, runner, wall, gate, budget, batch, floor,
-                      lambda: sink.in_order(order, checks.check_all(samples)))
+                      lambda fields=None: sink.in_order(order, checks.check_all(samples), fields))
 
 
 def _whole(form: str, prompt: Prompt, loglik_choices: Sequence[str] | None = None) -> dict[str, Any]:
@@ -339,13 +341,14 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
                   "keys": list(mt.keys), "scale": mt.scale, **({"lower_is_better": True} if _lower_is_better(mt) else {})}
         for mt in metrics}
     signature = plan.signature
+    per_sample = None
     if learned is not None:
-        extra, info = learned_results(bench, learned, done.samples, plan.items, options.bootstrap_resamples)
+        extra, info, per_sample = learned_results(bench, learned, done.samples, plan.items, options.bootstrap_resamples)
         scores, signature = merged(scores, extra), signed(signature, learned)
         infos[learned.checkpoint.kind] = cast(MetricInfo, info)
     forget_draws()  # the bootstrap's draws are not held through the checks, where memory peaks
     runner.score_keys.clear()  # read by the aggregate's key only (about 200 bytes a sample)
-    done.lines_checked()
+    done.lines_checked(per_sample)
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
     facts = dict(bench.extra_results(full))
     floor = bench.input_floor(full, plan.items) if done.input_floor is _NOT_PREPARED else done.input_floor

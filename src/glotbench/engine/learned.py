@@ -12,7 +12,7 @@ metric's signature (the checkpoint's SHA-256) is a part of the run's signature (
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, ItemScore, Sample
@@ -20,13 +20,15 @@ from glotbench.errors import GlotbenchError
 from glotbench.metrics.ratio import ScoredSample
 from glotbench.signature import Signature
 
-LABELS = {"comet22": "COMET-22", "metricx24": "MetricX-24"}
+LABELS = {"comet22": "COMET-22", "xcomet": "xCOMET", "metricx24": "MetricX-24"}
 
 
 def open_learned(bench: Benchmark, checkpoint: str | None, *, weights: bool = True) -> Any:
     """The loaded metric of `--metric-checkpoint DIR` (None without one), or one GlotbenchError line:
     a benchmark that is not a translation benchmark, a missing, malformed or incompatible directory.
-    `weights=False` (a sweep's expansion): the directory's layout and files checked, nothing loaded."""
+    `weights=False` (`--dry-run`, a sweep's expansion): the directory's layout and files checked and the
+    weights' header read (names, shapes, a truncated file), the model built on the meta device:
+    nothing loaded (`metrics.learned.check`)."""
     if checkpoint is None:
         return None
     from glotbench.checks.rescore import learned_plan
@@ -35,9 +37,9 @@ def open_learned(bench: Benchmark, checkpoint: str | None, *, weights: bool = Tr
         learned_plan(bench)
     except GlotbenchError as e:
         raise GlotbenchError(f"--metric-checkpoint: {e}") from None
-    from glotbench.metrics.learned import load, open_checkpoint
+    from glotbench.metrics.learned import check, load
 
-    return load(checkpoint) if weights else open_checkpoint(checkpoint)
+    return load(checkpoint) if weights else check(checkpoint)
 
 
 def learned_metric(learned: Any) -> Any:
@@ -56,9 +58,13 @@ def learned_metric(learned: Any) -> Any:
 
 
 def learned_results(bench: Benchmark, learned: Any, samples: Sequence[Sample], items: Dataset,
-                    resamples: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(scores, metric info): the learned metric's estimates overall and per group, as
-    `Benchmark.aggregate` lays them out, and its results.json `metrics` entry."""
+                    resamples: int) -> tuple[dict[str, Any], dict[str, Any], Callable[[str, int], dict[str, Any] | None]]:
+    """(scores, metric info, per sample): the learned metric's estimates overall and per group, as
+    `Benchmark.aggregate` lays them out, its results.json `metrics` entry, and each sample's
+    samples.jsonl field (`learned`: `metrics.learned.sample_field`, what compare and the board's paired
+    tests read)."""
+    from glotbench.metrics.learned import sample_field
+
     from glotbench.checks.rescore import learned_plan, learned_segments
     from glotbench.metrics.ratio import aggregate
 
@@ -73,7 +79,8 @@ def learned_results(bench: Benchmark, learned: Any, samples: Sequence[Sample], i
     info = {"description": metric.description, "show_ci": True, "label": metric.label, "keys": list(metric.keys),
             "scale": metric.scale, **({"lower_is_better": True} if metric.lower_is_better else {}),
             "signature": learned.signature()}
-    return scores, info
+    by_sample = {(s.id, s.repeat): sample_field(metric.name, x) for s, x in zip(samples, segments)}
+    return scores, info, lambda sid, repeat: by_sample.get((sid, repeat))
 
 
 def merged(scores: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

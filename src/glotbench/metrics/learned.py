@@ -20,15 +20,18 @@ import contextlib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 
-KINDS = {"regression_metric": "comet22"}  # unbabel-comet's class_identifier -> glotbench's name
+KINDS = {"regression_metric": "comet22", "xcomet_metric": "xcomet"}  # unbabel-comet's class_identifier -> glotbench's name
 LAYER_TRANSFORMS = ("softmax", "sparsemax", "sparsemax_patch")  # _patch: softmax (unbabel-comet >= 2.2.4)
 POOLS = ("avg", "max", "cls", "default")
-ENCODERS = ("XLM-RoBERTa",)
-_TOKENIZER_FILES = ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json",
+# the encoders each layout is read with: unbabel-comet 2.2.7 has no DeBERTa (xCOMET-lite registers it in
+# its own folder's code)
+ENCODERS = {"comet22": ("XLM-RoBERTa",), "xcomet": ("XLM-RoBERTa", "XLM-RoBERTa-XL"),
+            "xcomet-lite": ("DeBERTa", "XLM-RoBERTa", "XLM-RoBERTa-XL")}
+_TOKENIZER_FILES = ("tokenizer.json", "sentencepiece.bpe.model", "spm.model", "tokenizer_config.json",
                     "special_tokens_map.json")
 
 
@@ -70,6 +73,40 @@ class MeanScore:
         return out
 
 
+SAMPLE_FORMAT = 1  # samples.jsonl's `learned` field: {"format": 1, "metric": KIND, "score": X}
+
+
+def sample_field(kind: str, score: float) -> dict[str, Any]:
+    """A sample's samples.jsonl key for the learned metric a run was scored with: its segment score
+    as aggregated (after the failure rule), so that paired tests read it without the checkpoint."""
+    return {"learned": {"format": SAMPLE_FORMAT, "metric": kind, "score": score}}
+
+
+def sample_stats(record: Mapping[str, Any]) -> dict[str, float]:
+    """The statistics a samples.jsonl line holds for its learned metric (`KIND.score`, `KIND.n`: one
+    segment), or none: a line written before the field (format 1) or of a run without one."""
+    got = record.get("learned")
+    if not isinstance(got, Mapping) or got.get("format") != SAMPLE_FORMAT:
+        return {}
+    return {f"{got['metric']}.score": float(got["score"]), f"{got['metric']}.n": 1.0}
+
+
+def stored_metric(results: Mapping[str, Any]) -> MeanScore | None:
+    """The learned metric a finished run was scored with (`run --metric-checkpoint`: the `learned:` part
+    of its signature names it; results.json's `metrics` entry gives its keys and scale), None for a
+    run without one."""
+    from glotbench.signature import NESTED, SEP, Signature
+
+    part = Signature.parse(str(results.get("signature") or "")).get("learned")
+    kind = Signature.parse(part.replace(NESTED, SEP)).get("glotbench") if part else None
+    info = (results.get("metrics") or {}).get(kind) if kind else None
+    if not kind or not info:
+        return None
+    num, den = info["keys"]
+    return MeanScore(kind, num, den, description=info.get("description", ""), label=info.get("label", kind),
+                     scale=info.get("scale", "fraction"), lower_is_better=bool(info.get("lower_is_better")))
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -99,6 +136,8 @@ class Checkpoint:
     tokenizer: Path | None = None  # MetricX: the tokenizer's folder when not `encoder`
     higher_is_better: bool = True  # MetricX-24 is an error score: 0 best, 25 worst
     worst: float = 0.0  # a failed sample's score: COMET 0, MetricX-24 25
+    encoder_model: str = "XLM-RoBERTa"  # unbabel-comet's encoder name (xCOMET: XLM-RoBERTa-XL, DeBERTa for -lite)
+    word_layer: int = 0  # xCOMET: the encoder layer its error-span tagger reads
 
     def signature(self) -> str:
         from glotbench.signature import Signature
@@ -114,15 +153,15 @@ def _files_sha(files: Sequence[Path]) -> str:
 
 def open_checkpoint(dirpath: str | Path) -> Checkpoint:
     """The checkpoint in `dirpath`, or a GlotbenchError saying what is missing or malformed: unbabel-comet's
-    layout (hparams.yaml) or a MetricX-24 model folder (config.json of an mt5 model)."""
+    layout (hparams.yaml), a MetricX-24 model folder (config.json of an mt5 model) or an xCOMET-lite
+    folder (huggingface_hub's PyTorchModelHubMixin layout: config.json of XCOMETLite's arguments)."""
     import yaml
 
     if not str(dirpath).strip():  # Path("") is the current folder: never what an empty value meant
         raise GlotbenchError("--metric-checkpoint: an empty path; give the checkpoint's directory")
     d = Path(dirpath)
     if d.is_dir() and not (d / "hparams.yaml").is_file() and (d / "config.json").is_file():
-        return _open_metricx(d)
-    d = Path(dirpath)
+        return _open_config_json(d)
     if not d.is_dir():
         raise GlotbenchError(f"--metric-checkpoint {d}: not a directory")
     hp_file, ckpt = d / "hparams.yaml", d / "checkpoints" / "model.ckpt"
@@ -140,31 +179,77 @@ def open_checkpoint(dirpath: str | Path) -> Checkpoint:
     if cls not in KINDS:
         raise GlotbenchError(f"--metric-checkpoint {d}: class_identifier {cls!r} is not one glotbench reads "
                              f"({', '.join(KINDS)})")
-    enc_model = hp.get("encoder_model", "XLM-RoBERTa")
-    if enc_model not in ENCODERS:
+    return _comet_checkpoint(d, KINDS[cls], {**DEFAULTS[KINDS[cls]], **hp}, hp_file, ckpt)
+
+
+# each class's defaults where its hparams are silent: unbabel-comet's RegressionMetric and XCOMETMetric
+# __init__ arguments; xCOMET-lite's XCOMETLite (NL2G/xCOMET-lite xcomet/deberta_encoder.py) for its folder
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "comet22": {"encoder_model": "XLM-RoBERTa", "pool": "avg", "layer": "mix", "layer_transformation": "softmax",
+                "layer_norm": True, "hidden_sizes": [3072, 1024], "activations": "Tanh", "final_activation": None},
+    "xcomet": {"encoder_model": "XLM-RoBERTa-XL", "sent_layer": "mix", "layer_transformation": "sparsemax",
+               "layer_norm": False, "word_layer": 36, "hidden_sizes": [2560, 1280], "activations": "Tanh",
+               "final_activation": None, "error_labels": ["minor", "major", "critical"]},
+}
+XCOMET_LITE = {"encoder_model": "DeBERTa", "pretrained_model": "microsoft/mdeberta-v3-base", "word_layer": 8,
+               "hidden_sizes": [3072, 1024]}
+
+
+def _comet_checkpoint(d: Path, kind: str, hp: Mapping[str, Any], hp_file: Path, ckpt: Path,
+                      layout: str = "") -> Checkpoint:
+    """An unbabel-comet estimator's settings checked against what glotbench computes."""
+    enc_model = hp["encoder_model"]
+    if enc_model not in ENCODERS[layout or kind]:
+        where = "an xCOMET-lite folder" if layout else f"unbabel-comet's {kind} checkpoint"
         raise GlotbenchError(f"--metric-checkpoint {d}: encoder_model {enc_model!r}; glotbench reads "
-                             f"{', '.join(ENCODERS)}")
+                             f"{', '.join(ENCODERS[layout or kind])} in {where}")
     named = Path(str(hp.get("pretrained_model", "")))
     named = named if named.is_absolute() else d / named
+    tok_files = ("tokenizer.json", "spm.model") if enc_model == "DeBERTa" else _TOKENIZER_FILES[:2]
     encoder = next((e for e in (d / "encoder", named) if (e / "config.json").is_file()), None)
-    if encoder is None or not any((encoder / t).is_file() for t in _TOKENIZER_FILES[:2]):
-        raise GlotbenchError(f"--metric-checkpoint {d}: no encoder config.json and tokenizer (tokenizer.json or "
-                             f"sentencepiece.bpe.model) in {d / 'encoder'} (hparams' pretrained_model is "
-                             f"{hp.get('pretrained_model')!r}; glotbench never downloads it)")
-    pool, layer = hp.get("pool", "avg"), hp.get("layer", "mix")
-    lt = hp.get("layer_transformation", "softmax")
+    if encoder is None or not any((encoder / t).is_file() for t in tok_files):
+        raise GlotbenchError(f"--metric-checkpoint {d}: no encoder config.json and tokenizer ({' or '.join(tok_files)}) "
+                             f"in {d / 'encoder'} (the pretrained_model is {hp.get('pretrained_model')!r}; "
+                             "glotbench never downloads it)")
+    pool, layer = hp.get("pool", "avg"), hp["sent_layer" if kind == "xcomet" else "layer"]
+    lt = hp["layer_transformation"]
     if pool not in POOLS or lt not in LAYER_TRANSFORMS or not (layer == "mix" or isinstance(layer, int)):
         raise GlotbenchError(f"--metric-checkpoint {d}: pool {pool!r}, layer {layer!r}, layer_transformation "
                              f"{lt!r}: not COMET's (pool {'/'.join(POOLS)}; layer mix or a number; "
                              f"{'/'.join(LAYER_TRANSFORMS)})")
-    sizes = hp.get("hidden_sizes", [3072, 1024])
-    if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
+    sizes = hp["hidden_sizes"]
+    if not isinstance(sizes, (list, tuple)) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
         raise GlotbenchError(f"--metric-checkpoint {d}: hidden_sizes {sizes!r} is not a list of sizes")
+    word_layer = hp.get("word_layer", 0)
+    if kind == "xcomet" and (not isinstance(word_layer, int) or isinstance(word_layer, bool) or word_layer < 0
+                             or list(hp.get("error_labels") or []) != ["minor", "major", "critical"]):
+        raise GlotbenchError(f"--metric-checkpoint {d}: word_layer {word_layer!r}, error_labels "
+                             f"{hp.get('error_labels')!r}: xCOMET's are a layer number and minor, major, critical")
     files = [hp_file, encoder / "config.json", *(encoder / t for t in _TOKENIZER_FILES if (encoder / t).is_file())]
-    files_sha = _files_sha(files)
-    return Checkpoint(d, KINDS[cls], ckpt, encoder, sha256_file(ckpt), files_sha, pool, layer, lt,
-                      bool(hp.get("layer_norm", True)), tuple(sizes), str(hp.get("activations", "Tanh")),
-                      hp.get("final_activation"))
+    return Checkpoint(d, kind, ckpt, encoder, sha256_file(ckpt), _files_sha(files), pool, layer, lt,
+                      bool(hp["layer_norm"]), tuple(sizes), str(hp["activations"]), hp["final_activation"],
+                      encoder_model=enc_model, word_layer=int(word_layer))
+
+
+def _open_config_json(d: Path) -> Checkpoint:
+    """A folder with config.json and no hparams.yaml: MetricX-24 (an mt5 config) or xCOMET-lite
+    (PyTorchModelHubMixin: config.json holds XCOMETLite's arguments, model.safetensors its weights)."""
+    import json
+
+    try:
+        config = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise GlotbenchError(f"--metric-checkpoint {d}: config.json is not JSON ({e})") from None
+    if not isinstance(config, dict) or ("model_type" in config or "encoder_model" not in config):
+        return _open_metricx(d, config)
+    weights = next((d / w for w in _WEIGHTS if (d / w).is_file()), None)
+    if weights is None:
+        raise GlotbenchError(f"--metric-checkpoint {d}: no {' or '.join(_WEIGHTS)} beside xCOMET-lite's config.json")
+    # xCOMET-lite's code runs on unbabel-comet 2.2.2 only (its encoder predates 2.2.3's local_files_only),
+    # whose XCOMETMetric never passes layer_transformation on: the layer mix is a softmax whatever
+    # config.json says (unbabel-comet's issue #244; 2.2.4 reads the same as `sparsemax_patch`)
+    hp = {**DEFAULTS["xcomet"], **XCOMET_LITE, **config, "layer_transformation": "softmax"}
+    return _comet_checkpoint(d, "xcomet", hp, d / "config.json", weights, layout="xcomet-lite")
 
 
 METRICX_MAX_INPUT = 1536  # metricx24/predict.py's --max_input_length in its README's MetricX-24 commands
@@ -173,20 +258,15 @@ _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 _T5_TOKENIZER = ("tokenizer.json", "spiece.model")
 
 
-def _open_metricx(d: Path) -> Checkpoint:
+def _open_metricx(d: Path, config: Any) -> Checkpoint:
     """A MetricX-24 folder: `config.json` (model_type mt5), `model.safetensors` or `pytorch_model.bin`,
     and the mT5 tokenizer (tokenizer.json or spiece.model) in `DIR/tokenizer/` or `DIR` (MetricX ships
     its weights alone: copy google/mt5-*'s tokenizer files there)."""
-    import json
-
-    try:
-        config = json.loads((d / "config.json").read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GlotbenchError(f"--metric-checkpoint {d}: config.json is not JSON ({e})") from None
     if not isinstance(config, dict) or config.get("model_type") != "mt5":
         raise GlotbenchError(f"--metric-checkpoint {d}: config.json's model_type is "
                              f"{config.get('model_type') if isinstance(config, dict) else None!r}; a MetricX-24 "
-                             "folder holds an mt5 model (a COMET folder has hparams.yaml)")
+                             "folder holds an mt5 model (a COMET or xCOMET folder has hparams.yaml; an xCOMET-lite folder's "
+                             "config.json names its encoder_model)")
     if int(config.get("vocab_size", 0)) <= METRICX_SCORE_ID:
         raise GlotbenchError(f"--metric-checkpoint {d}: vocab_size {config.get('vocab_size')} has no logit "
                              f"{METRICX_SCORE_ID}, MetricX-24's score")
@@ -208,7 +288,8 @@ class MetricX:
     the EOS, dropped, as metricx24/predict.py), mT5's encoder and one decoder step from token 0, the
     logit of token 250089, clamped to [0, 25]. An error score: 0 is best."""
 
-    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu",
+                 header_only: bool = False):
         import torch
         from transformers import MT5Config, MT5ForConditionalGeneration
 
@@ -216,7 +297,7 @@ class MetricX:
         self.checkpoint, self.batch_size, self.device = c, batch_size, device
         import json
 
-        with _reading(c.path, "config.json"):
+        with reading_files(c.path, "config.json"):
             config = MT5Config.from_pretrained(str(c.path), local_files_only=True)
             # config.json's own flag: transformers 5.24's MT5Config reads `"tie_word_embeddings": false` as
             # True, and its model would then score with the input embeddings instead of mT5's own lm_head
@@ -226,7 +307,7 @@ class MetricX:
             self.model = MT5ForConditionalGeneration(config)
         if not tied and self.model.lm_head.weight.data_ptr() == self.model.shared.weight.data_ptr():
             self.model.lm_head.weight = torch.nn.Parameter(self.model.shared.weight.detach().clone())
-        state = _load_weights(c)
+        state = load_weights(c, header_only)
         wanted = self.model.state_dict()
         missing = [k for k in wanted if k not in state and not k.endswith("embed_tokens.weight")
                    and not (k == "lm_head.weight" and config.tie_word_embeddings)]
@@ -253,8 +334,8 @@ class MetricX:
         if device != "cpu":
             torch.nn.Module.to(self.model, torch.device(device))
         assert c.tokenizer is not None
-        with _reading(c.path, f"the tokenizer in {c.tokenizer}"):
-            self.tokenizer = _Tokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
+        with reading_files(c.path, f"the tokenizer in {c.tokenizer}"):
+            self.tokenizer = SegmentTokenizer(c.tokenizer, METRICX_MAX_INPUT, drop_last=True)
 
     def signature(self) -> str:
         return self.checkpoint.signature()
@@ -264,7 +345,7 @@ class MetricX:
 
         if not len(sources) == len(translations) == len(references):
             raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        texts = [f"source: {_clean(s)} candidate: {_clean(h)} reference: {_clean(r)}"
+        texts = [f"source: {clean_text(s)} candidate: {clean_text(h)} reference: {clean_text(r)}"
                  for s, h, r in zip(sources, translations, references)]
         out: list[float] = []
         with torch.inference_mode():
@@ -276,8 +357,10 @@ class MetricX:
         return out
 
 
-def _load_weights(c: Checkpoint) -> dict[str, Any]:
-    """The weights file as a state dict (safetensors, or a torch file loaded with weights_only)."""
+def load_weights(c: Checkpoint, header_only: bool = False) -> dict[str, Any]:
+    """The weights file as a state dict (safetensors, or a torch file loaded with weights_only). With
+    `header_only` (`--dry-run`), tensors on the meta device: a safetensors file's header read and
+    checked against the file's size, a torch file's archive opened with mmap; no weight is read."""
     import torch
 
     with open(c.ckpt, "rb") as f:
@@ -285,22 +368,80 @@ def _load_weights(c: Checkpoint) -> dict[str, Any]:
             raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} is a Git LFS pointer, not the "
                                  "weights (fetch them: git lfs pull)")
     try:
-        if c.ckpt.suffix == ".safetensors":
+        if c.ckpt.suffix == ".safetensors" and header_only:
+            state: Any = _safetensors_header(c)
+        elif c.ckpt.suffix == ".safetensors":
             from safetensors.torch import load_file
 
-            state: Any = load_file(str(c.ckpt))
-        else:
-            state = torch.load(c.ckpt, map_location="cpu", weights_only=True)
+            state = load_file(str(c.ckpt))
+        else:  # mmap: a zip archive's tensors are mapped, not read (an older non-zip torch file is read whole)
+            import zipfile
+
+            state = torch.load(c.ckpt, map_location="cpu", weights_only=True,
+                               mmap=header_only and zipfile.is_zipfile(c.ckpt))
+    except GlotbenchError:
+        raise
     except Exception as e:  # a truncated or foreign file: torch and safetensors raise many kinds
-        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as weights "
-                             f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} does not load as weights: truncated "
+                             f"or not a weights file ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     state = state.get("state_dict", state) if isinstance(state, dict) else None
     if not isinstance(state, dict):
         raise GlotbenchError(f"--metric-checkpoint {c.path}: {c.ckpt.name} holds no state_dict")
+    if header_only:
+        state = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in state.items()}
     return state
 
 
-def _clean(text: Any) -> str:
+def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
+    """A safetensors file's tensors as meta tensors, from its header (an 8-byte length, then JSON),
+    each tensor's byte range checked against its dtype and shape and the file's size: a truncated or
+    corrupt file is one error line, with nothing read past the header."""
+    import json
+    import struct
+
+    import torch
+
+    dtypes = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+              "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+              "BOOL": torch.bool}
+    size = c.ckpt.stat().st_size
+    bad = f"--metric-checkpoint {c.path}: {c.ckpt.name}"
+    with open(c.ckpt, "rb") as f:
+        raw = f.read(8)
+        n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
+        if n < 2 or 8 + n > size:
+            raise GlotbenchError(f"{bad} is truncated or not safetensors (a header of {n} bytes in a file of {size})")
+        try:
+            header = json.loads(f.read(n))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise GlotbenchError(f"{bad}: its header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise GlotbenchError(f"{bad}: its header is not a mapping")
+    out, end = {}, 0
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = dtypes[info["dtype"]]
+            shape = [int(x) for x in info["shape"]]
+            begin, stop = (int(x) for x in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise GlotbenchError(f"{bad}: the header's entry for {name} is malformed ({str(info)[:120]})") from None
+        numel = 1
+        for x in shape:
+            numel *= x
+        if stop - begin != numel * torch.empty((), dtype=dtype).element_size() or begin < 0:
+            raise GlotbenchError(f"{bad}: {name} is {shape} {info['dtype']} in the header but spans "
+                                 f"{stop - begin} bytes")
+        end = max(end, stop)
+        out[name] = torch.empty(shape, dtype=dtype, device="meta")
+    if 8 + n + end != size:  # safetensors' own loader refuses a file longer or shorter than its header says
+        raise GlotbenchError(f"{bad} is {'truncated' if 8 + n + end > size else 'not what its header says'}: its "
+                             f"header describes {8 + n + end} bytes, the file has {size}")
+    return out
+
+
+def clean_text(text: Any) -> str:
     """Any reply as text the tokenizer takes: a lone surrogate becomes U+FFFD (scored, never a crash)."""
     s = "" if text is None else str(text)
     return s.encode("utf-8", "replace").decode("utf-8") if any("\ud800" <= c <= "\udfff" for c in s) else s
@@ -319,7 +460,7 @@ def sparsemax(z: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _reading(d: Path, what: str) -> Iterator[None]:
+def reading_files(d: Path, what: str) -> Iterator[None]:
     """A checkpoint file that transformers or tokenizers cannot read (malformed JSON, a field of the
     wrong type, a corrupt SentencePiece model) is one `error:` line naming it, whatever they raise."""
     try:
@@ -342,42 +483,23 @@ def _no_unused(c: Checkpoint, unused: list[str]) -> None:
 class LearnedMetric:
     """A checkpoint's estimator, loaded once on CPU (or `device`), scoring segments in batches."""
 
-    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu"):
+    def __init__(self, checkpoint: Checkpoint, *, batch_size: int = 16, device: str = "cpu",
+                 header_only: bool = False):
         import torch
         from transformers import XLMRobertaConfig, XLMRobertaModel
 
         self.checkpoint, self.batch_size, self.device = checkpoint, batch_size, device
         c = checkpoint
-        state = _load_weights(c)
-        with _reading(c.path, f"{c.encoder / 'config.json'}"):
+        state = load_weights(c, header_only)
+        with reading_files(c.path, f"{c.encoder / 'config.json'}"):
             config = XLMRobertaConfig.from_pretrained(str(c.encoder), local_files_only=True)
             self.encoder = XLMRobertaModel(config, add_pooling_layer=False)
             self.max_length = config.max_position_embeddings - 4  # unbabel-comet: max_positions - 2
-        with _reading(c.path, f"the tokenizer in {c.encoder}"):
-            self.tokenizer = _Tokenizer(c.encoder, self.max_length)
-        enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
-        missing = [k for k in self.encoder.state_dict() if k not in enc and not k.endswith("position_ids")]
-        if missing:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
-                                 f"weights ({missing[0]}, ...) for the config in {c.encoder}")
-        wanted_enc = self.encoder.state_dict()
-        _no_unused(c, [k for k in enc if k not in wanted_enc and not k.endswith("position_ids")])
-        try:
-            self.encoder.load_state_dict(enc, strict=False)
-        except RuntimeError as e:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: encoder weights do not fit its config "
-                                 f"({str(e).splitlines()[-1].strip()})") from None
-        n_layers = config.num_hidden_layers + 1
-        self.mix: Any = None
-        if c.layer == "mix":
-            try:
-                self.mix = torch.cat([state[f"layerwise_attention.scalar_parameters.{i}"] for i in range(n_layers)])
-                self.gamma = state["layerwise_attention.gamma"]
-            except KeyError as e:
-                raise GlotbenchError(f"--metric-checkpoint {c.path}: no layer-wise attention weight {e}") from None
-        elif not 0 <= int(c.layer) < n_layers:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: layer {c.layer} of an encoder with {n_layers}")
-        self.estimator = self._estimator(state, 6 * config.hidden_size)
+        with reading_files(c.path, f"the tokenizer in {c.encoder}"):
+            self.tokenizer = SegmentTokenizer(c.encoder, self.max_length)
+        load_encoder(c, self.encoder, state)
+        self.mix, self.gamma = layer_weights(c, state, config.num_hidden_layers + 1)
+        self.estimator = feed_forward(c, state, 6 * config.hidden_size)
         self.encoder.eval()
         self.estimator.eval()
         if device != "cpu":
@@ -386,46 +508,15 @@ class LearnedMetric:
             torch.nn.Module.to(self.encoder, torch.device(device))  # transformers types `.to` for its own hooks
             self.estimator.to(torch.device(device))
 
-    def _estimator(self, state: Mapping[str, Any], in_dim: int) -> Any:
-        from torch import nn
-
-        c = self.checkpoint
-        sizes = [in_dim, *c.hidden_sizes, 1]
-        modules: list[Any] = []
-        for j, (a, b) in enumerate(zip(sizes, sizes[1:])):
-            modules.append(nn.Linear(a, b))
-            if j < len(sizes) - 2:
-                modules += [_activation(c.activations), nn.Identity()]  # Identity: the dropout's slot
-        if c.final_activation is not None:
-            modules.append(_activation(c.final_activation))
-        ff = nn.Sequential(*modules)
-        wanted = {k: v for k, v in state.items() if k.startswith("estimator.ff.")}
-        try:
-            ff.load_state_dict({k[len("estimator.ff."):]: v for k, v in wanted.items()}, strict=True)
-        except RuntimeError as e:
-            raise GlotbenchError(f"--metric-checkpoint {c.path}: estimator weights do not fit hidden_sizes "
-                                 f"{list(c.hidden_sizes)} ({str(e).splitlines()[0]})") from None
-        return ff
-
     def signature(self) -> str:
         return self.checkpoint.signature()
 
     def _embed(self, texts: Sequence[str]) -> Any:
-        import torch
-
-        ids, mask = (t.to(self.device) for t in self.tokenizer([_clean(x) for x in texts]))
+        ids, mask = (t.to(self.device) for t in self.tokenizer([clean_text(x) for x in texts]))
         out = self.encoder(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
         layers = out.hidden_states
         c = self.checkpoint
-        if self.mix is None:
-            emb = layers[int(c.layer)]
-        else:
-            w = sparsemax(self.mix) if c.layer_transformation == "sparsemax" else torch.softmax(self.mix, dim=0)
-            w = w.to(self.device)
-            if c.layer_norm:
-                m = mask.float()
-                layers = [_masked_norm(x, m) for x in layers]
-            emb = self.gamma.to(self.device) * sum(w[i] * x for i, x in enumerate(layers))
+        emb = layers[int(c.layer)] if self.mix is None else mix_layers(c, layers, mask, self.mix, self.gamma)
         pad = ids.eq(self.tokenizer.pad_token_id).unsqueeze(-1)
         if c.pool == "avg":
             return emb.float().masked_fill(pad, 0.0).sum(1) / mask.unsqueeze(-1).expand(emb.size()).float().sum(1)
@@ -437,24 +528,108 @@ class LearnedMetric:
 
     def score(self, sources: Sequence[str], translations: Sequence[str], references: Sequence[str]) -> list[float]:
         """One score per segment, in the order given (batched by source length, as unbabel-comet)."""
-        import numpy as np
+        return in_batches(sources, translations, references, self.batch_size, self._score_batch)
+
+    def _score_batch(self, sources: list[str], translations: list[str], references: list[str]) -> list[float]:
         import torch
 
-        if not len(sources) == len(translations) == len(references):
-            raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
-        order = np.argsort([len(_clean(s)) for s in sources])
-        out = [0.0] * len(order)
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start:start + self.batch_size]
-                s, h, r = (self._embed([col[i] for i in idx]) for col in (sources, translations, references))
-                feats = torch.cat((h, r, h * r, torch.abs(h - r), h * s, torch.abs(h - s)), dim=1)
-                for i, v in zip(idx, self.estimator(feats).view(-1).tolist()):
-                    out[int(i)] = float(v)
-        return out
+        s, h, r = (self._embed(col) for col in (sources, translations, references))
+        feats = torch.cat((h, r, h * r, torch.abs(h - r), h * s, torch.abs(h - s)), dim=1)
+        return [float(v) for v in self.estimator(feats).view(-1).tolist()]
 
 
-class _Tokenizer:
+def in_batches(sources: Sequence[str], translations: Sequence[str], references: Sequence[str], batch_size: int,
+               score_batch: Callable[[list[str], list[str], list[str]], list[float]]) -> list[float]:
+    """Segments scored as unbabel-comet's `predict` orders them (sorted by the source's length with
+    numpy's argsort, in batches of `batch_size`), each batch by `score_batch(sources, translations,
+    references)`, the scores put back in the order given."""
+    import numpy as np
+    import torch
+
+    if not len(sources) == len(translations) == len(references):
+        raise ValueError(f"{len(sources)} sources, {len(translations)} translations, {len(references)} references")
+    order = np.argsort([len(clean_text(s)) for s in sources])
+    out = [0.0] * len(order)
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            got = score_batch(*([col[i] for i in idx] for col in (sources, translations, references)))
+            for i, v in zip(idx, got):
+                out[int(i)] = float(v)
+    return out
+
+
+def load_encoder(c: Checkpoint, encoder: Any, state: Mapping[str, Any]) -> None:
+    """The checkpoint's `encoder.model.*` weights into `encoder`: every weight its config asks for, and
+    none it has no place for (one error line each), shapes checked."""
+    enc = {k[len("encoder.model."):]: v for k, v in state.items() if k.startswith("encoder.model.")}
+    wanted = encoder.state_dict()
+    missing = [k for k in wanted if k not in enc and not k.endswith("position_ids")]
+    if missing:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: the checkpoint lacks {len(missing)} encoder "
+                             f"weights ({missing[0]}, ...) for the config in {c.encoder}")
+    _no_unused(c, [k for k in enc if k not in wanted and not k.endswith("position_ids")])
+    try:
+        encoder.load_state_dict(enc, strict=False)
+    except RuntimeError as e:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: encoder weights do not fit its config "
+                             f"({str(e).splitlines()[-1].strip()})") from None
+    encoder.eval()
+
+
+def feed_forward(c: Checkpoint, state: Mapping[str, Any], in_dim: int) -> Any:
+    """unbabel-comet's FeedForward estimator (`estimator.ff.*`: Linear, activation, dropout, ...) of the
+    checkpoint's hidden sizes, its weights loaded, in eval mode; one error line if they do not fit."""
+    from torch import nn
+
+    sizes = [in_dim, *c.hidden_sizes, 1]
+    modules: list[Any] = []
+    for j, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        modules.append(nn.Linear(a, b))
+        if j < len(sizes) - 2:
+            modules += [_activation(c.activations), nn.Identity()]  # Identity: the dropout's slot
+    if c.final_activation is not None:
+        modules.append(_activation(c.final_activation))
+    ff = nn.Sequential(*modules)
+    wanted = {k: v for k, v in state.items() if k.startswith("estimator.ff.")}
+    try:
+        ff.load_state_dict({k[len("estimator.ff."):]: v for k, v in wanted.items()}, strict=True)
+    except RuntimeError as e:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: estimator weights do not fit hidden_sizes "
+                             f"{list(c.hidden_sizes)} ({str(e).splitlines()[0]})") from None
+    return ff.eval()
+
+
+def layer_weights(c: Checkpoint, state: Mapping[str, Any], n_layers: int) -> tuple[Any, Any]:
+    """The layer-wise attention's scalar weights and gamma (`layer` mix), or (None, None) for one layer;
+    one error line for a layer the encoder does not have."""
+    import torch
+
+    if c.layer != "mix":
+        if not 0 <= int(c.layer) < n_layers:
+            raise GlotbenchError(f"--metric-checkpoint {c.path}: layer {c.layer} of an encoder with {n_layers}")
+        return None, None
+    try:
+        return (torch.cat([state[f"layerwise_attention.scalar_parameters.{i}"] for i in range(n_layers)]),
+                state["layerwise_attention.gamma"])
+    except KeyError as e:
+        raise GlotbenchError(f"--metric-checkpoint {c.path}: no layer-wise attention weight {e}") from None
+
+
+def mix_layers(c: Checkpoint, layers: Sequence[Any], mask: Any, weights: Any, gamma: Any) -> Any:
+    """unbabel-comet's LayerwiseAttention at inference: gamma * sum(w_i * layer_i), w the softmax or
+    sparsemax of the scalar weights, each layer first normalised over its unmasked tokens if layer_norm."""
+    import torch
+
+    w = sparsemax(weights) if c.layer_transformation == "sparsemax" else torch.softmax(weights, dim=0)
+    w = w.to(layers[0].device)
+    if c.layer_norm:
+        m = mask.float()
+        layers = [_masked_norm(x, m) for x in layers]
+    return gamma.to(layers[0].device) * sum(w[i] * x for i, x in enumerate(layers))
+
+
+class SegmentTokenizer:
     """The encoder's tokenizer as unbabel-comet calls it (`padding=True, truncation=True, max_length`).
     A `tokenizer.json` is run as written through the tokenizers library: transformers 5 rebuilds
     XLM-R's pipeline from the vocabulary and drops the file's normalizer (the NFKC or precompiled
@@ -462,7 +637,7 @@ class _Tokenizer:
     repeated spaces and compatibility characters. A directory with only `sentencepiece.bpe.model`
     goes through transformers' own conversion."""
 
-    def __init__(self, folder: Path, max_length: int, drop_last: bool = False):
+    def __init__(self, folder: Path, max_length: int, drop_last: bool = False, pad_token: str = "<pad>"):
         self.max_length, self.drop_last = max_length, drop_last
         self._fast: Any = None
         self._auto: Any = None
@@ -470,7 +645,7 @@ class _Tokenizer:
             from tokenizers import Tokenizer
 
             tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            pad = tok.token_to_id("<pad>")
+            pad = tok.token_to_id(pad_token)
             self.pad_token_id = 1 if pad is None else pad
             tok.no_padding()
             tok.enable_truncation(max_length)
@@ -481,18 +656,35 @@ class _Tokenizer:
             self._auto = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
             self.pad_token_id = self._auto.pad_token_id
 
-    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any]:
-        import torch
+    def token_id(self, token: str) -> int | None:
+        """A special token's id in this vocabulary, None if it has none."""
+        if self._fast is not None:
+            got = self._fast.token_to_id(token)
+        else:
+            got = self._auto.convert_tokens_to_ids(token)
+            got = None if got == self._auto.unk_token_id and token != self._auto.unk_token else got
+        return None if got is None else int(got)
 
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's ids, special tokens included, truncated to max_length, unpadded."""
         if self._auto is not None:
             t = self._auto(list(texts), truncation=True, max_length=self.max_length)
-            rows = [r[:-1] if self.drop_last else r for r in t["input_ids"]]
-        else:
-            rows = [e.ids[:-1] if self.drop_last else e.ids for e in self._fast.encode_batch(list(texts))]
-        width = max(len(r) for r in rows)
-        ids = torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows], dtype=torch.long)
-        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
-        return ids, mask
+            return [list(r[:-1]) if self.drop_last else list(r) for r in t["input_ids"]]
+        return [e.ids[:-1] if self.drop_last else e.ids for e in self._fast.encode_batch(list(texts))]
+
+    def __call__(self, texts: Sequence[str]) -> tuple[Any, Any]:
+        rows = self.encode(texts)
+        return pad_rows(rows, self.pad_token_id)
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any]:
+    """Rows of ids right-padded to the longest: (ids, attention mask), long tensors."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.tensor([list(r) + [pad_id] * (width - len(r)) for r in rows], dtype=torch.long)
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+    return ids, mask
 
 
 def _activation(name: str) -> Any:
@@ -517,14 +709,36 @@ def _masked_norm(x: Any, mask: Any) -> Any:
     return (x - mean) / torch.sqrt(var + 1e-12).view(b, 1, 1)
 
 
-def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> LearnedMetric | MetricX:
+def load(dirpath: str | Path, *, batch_size: int = 16, device: str = "cpu") -> Any:
     """`--metric-checkpoint DIR` opened and loaded; a GlotbenchError for anything unreadable."""
-    import importlib.util
+    checkpoint = open_checkpoint(dirpath)
+    return _metric_class(checkpoint)(checkpoint, batch_size=batch_size, device=device)
+
+
+def check(dirpath: str | Path) -> Checkpoint:
+    """`--dry-run`'s check of `--metric-checkpoint DIR`: opened, and the model built on the meta device
+    from the weights' header (names, dtypes, shapes; a safetensors file's byte ranges against its
+    size), so a truncated file or a weight of the wrong shape is the error line the run would give,
+    with no weight read or memory allocated."""
+    import torch
 
     checkpoint = open_checkpoint(dirpath)
+    cls = _metric_class(checkpoint)
+    with torch.device("meta"):
+        cls(checkpoint, header_only=True)
+    return checkpoint
+
+
+def _metric_class(checkpoint: Checkpoint) -> Any:
+    import importlib.util
+
     absent = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
     if absent:
         raise GlotbenchError(f"--metric-checkpoint needs {', '.join(absent)}: pip install \"glotbench[learned]\"")
     if checkpoint.kind == "metricx24":
-        return MetricX(checkpoint, batch_size=batch_size, device=device)
-    return LearnedMetric(checkpoint, batch_size=batch_size, device=device)
+        return MetricX
+    if checkpoint.kind == "xcomet":
+        from glotbench.metrics.xcomet import XComet
+
+        return XComet
+    return LearnedMetric

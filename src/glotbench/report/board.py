@@ -54,6 +54,7 @@ class Run:
     results: dict[str, Any]
     lang: str | None = None
     rows: tuple[dict[str, Any], ...] | None = None  # a judged run's per-item judged values (rundata.judged_view)
+    metric: str | None = None  # the learned metric it was scored with (its own column), None: the headline
 
     @property
     def model(self) -> str:
@@ -76,11 +77,12 @@ class Run:
     def column(self) -> str:
         """The board's column: the task, and a task run's language (`belebele · lo`)."""
         lang = (self.results.get("task") or {}).get("language")
-        return f"{self.task} · {lang}" if lang else self.task
+        base = f"{self.task} · {lang}" if lang else self.task
+        return f"{base} · learned" if self.metric else base  # the views add the metric's label (xCOMET)
 
     @property
     def headline(self) -> dict[str, Any]:
-        head = self.results["headline"]
+        head = self.metric or self.results["headline"]
         if self.lang is not None and self.lang_group:
             return (self.results["scores"].get("groups", {}).get("lang", {}).get(self.lang) or {}).get(head) or {}
         return self.results["scores"]["overall"].get(head) or {}
@@ -163,6 +165,24 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
             f"; and {len(left_out) - 3} more" if len(left_out) > 3 else "")
         raise GlotbenchError("no finished run found in " + ", ".join(paths) + (f" (left out: {why})" if why else ""))
     return runs, left_out
+
+
+def learned_views(runs: list[Run]) -> list[Run]:
+    """Each run directory scored with a learned metric (`run --metric-checkpoint`) once more, as that
+    metric's own column (`flores-plus · learned`, shown with its label: xCOMET): its cells tested against that column's best as every
+    column's are, on the per-sample scores samples.jsonl keeps."""
+    from glotbench.metrics.learned import stored_metric
+
+    out = []
+    for r in runs:
+        m = None if r.imported or r.rows is not None else stored_metric(r.results)
+        if m is not None:
+            out.append(Run(r.path, r.results, r.lang, metric=m.name))
+    return out
+
+
+def cell_label(results: dict[str, Any], metric: str) -> str:
+    return str(results["metrics"][metric].get("label") or metric)
 
 
 def languages_of(results: dict[str, Any]) -> list[str]:
@@ -269,7 +289,8 @@ def build_board(paths: list[str], *, test: str = "randomization", alpha: float =
         return {"pivot": "language", "tables": tables,
                 "models": list(dict.fromkeys(m for t in tables for m in t["models"])),
                 "left_out": left_out, "significance": significance}
-    columns = [_column(name, rs, test, alpha, resamples, seed, correction) for name, rs in columns_of(runs, left_out).items()]
+    columns = [_column(name, rs, test, alpha, resamples, seed, correction)
+               for name, rs in columns_of([*runs, *learned_views(runs)], left_out).items()]
     models = list(dict.fromkeys(m for c in columns for m in c["cells"]))
     return {"models": models, "columns": columns, "left_out": left_out,
             "arena_ranking": board_section(paths, resamples=resamples, seed=seed), "significance": significance}
@@ -280,10 +301,11 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     """One column: each model's cell (n, notes, significance against the column's best), and with
     `detail` its groups and its score-cost frontier (a whole run's: not for one language of it)."""
     res0 = rs[0].results
-    head = res0["headline"]
+    head = rs[0].metric or res0["headline"]
+    lower = bool(res0["metrics"][head].get("lower_is_better"))  # MetricX-24: an error score
     scored = [r for r in rs if r.headline.get("value") is not None]
     valid = [r for r in scored if is_valid(r.results)]  # an invalid run is never the best
-    best = max(valid, key=lambda r: r.headline["value"]) if valid else None
+    best = (min if lower else max)(valid, key=lambda r: r.headline["value"]) if valid else None
     # a paired test needs each item's score in both runs: an EEE record (aggregates only) is not tested
     pb = best if best is not None and not best.imported else None  # the best run, when it has samples
     paired = pb is not None
@@ -302,7 +324,14 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
                                               else f"/scores/overall/{head}"),
                                 "best": r is best, "valid": is_valid(r.results), "notes": notes(r.results),
                                 **cell_fields(est)}
-        if best is not None and r is not best and est.get("value") is not None and cell["valid"] and (r.imported or not paired):
+        unscored = [x for x in (r, best) if x is not None and rs[0].metric and x.model in stats
+                    and not any(keys[0] in row for row in stats[x.model].values())]
+        if best is not None and r is not best and est.get("value") is not None and cell["valid"] and unscored:
+            # a run written before samples.jsonl kept each sample's learned score: nothing to pair
+            cell["untested"] = (f"not tested against the best: samples.jsonl of {'this run' if r in unscored else 'the best'}"
+                                f" holds no per-sample {cell_label(res0, head)} score (written before its `learned` field)")
+            cell["notes"] = [*cell["notes"], "no per-sample learned score: not tested against the best"]
+        elif best is not None and r is not best and est.get("value") is not None and cell["valid"] and (r.imported or not paired):
             cell["untested"] = (f"not tested against the best: {'this run' if r.imported else 'the best'} is an EEE "
                                 "record, and a paired test needs each item's score in both runs (samples.jsonl)")
             cell["notes"] = [*cell["notes"], "EEE record: not tested against the best"]  # every view shows notes
@@ -324,7 +353,7 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
                            for r in rs} for v in vals}
     frontier = None
     axis = _x_axis(valid) if detail else None  # an invalid run spent little because its calls failed: never on the front
-    if axis and len(valid) >= 2:
+    if axis and len(valid) >= 2 and not lower:  # the front reads higher as better
         label, xs = axis
         pts = {r.model: (xs[r.model], r.headline["value"]) for r in valid}
         frontier = {"x": label, "points": {m: {"x": x, "y": y} for m, (x, y) in pts.items()},

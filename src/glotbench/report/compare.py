@@ -14,6 +14,7 @@ from glotbench.rundir.selection import comparability, describe_item_set
 from glotbench.rundir.validity import notes
 from glotbench.rundir.schema import SampleRow
 from glotbench.errors import GlotbenchError
+from glotbench.metrics.learned import stored_metric
 from glotbench.report.clusters import paired_rows
 from glotbench.rundir import SAMPLES, read_results, sample_rows
 from glotbench.rundir.files import samples_counted
@@ -35,6 +36,8 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     from glotbench.metrics import check_statistics
 
     items = bench.expand(dataset).by_id()  # a circular run asked every rotation
+    from glotbench.metrics.learned import sample_stats
+
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     for n, rec in sample_rows(run_dir, SampleRow):
@@ -48,6 +51,8 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         samples.append(smp)
         for k, v in smp.stats.items():
             rows[item.id][k] += float(v)
+        for k, v in sample_stats(rec).items():  # the learned metric's stored score (run --metric-checkpoint)
+            rows[item.id][k] += v
     samples_counted(run_dir, len(samples))
     if bench.permute is not None:  # per original item, as the run's aggregate (benchmarks/circular.py)
         samples, rows = _combined(bench, dataset, samples)
@@ -119,6 +124,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
             raise GlotbenchError(f"{p} is a phase of the judged run {Path(p).resolve().parent}: compare judged runs by "
                                  "their directories (a judge's phase holds its verdicts, not a score of the judge)")
     judged = [judged_kind(p) is not None for p in paths]
+    untested: dict[str, str] = {}
     if any(judged):  # judged runs: each item's judged value (the mean of judges), the judged headline
         views = [judged_view(p) if j else (read_results(p), []) for p, j in zip(paths, judged)]
         results = [v[0] for v in views]
@@ -136,6 +142,15 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         cluster_of = {i: m.get(bench.cluster_by) for i, m in meta.items()} if bench.cluster_by else None
         metrics = list(bench.run_metrics(dataset))
         group_key = None if bench.pooled_overall else bench.group_by[0]
+        learned = stored_metric(results[0])  # the runs share their signature, so its `learned:` part
+        if learned is not None:
+            lacking = [_label(i) for i, st in enumerate(stats) if not any(learned.numerator in r for r in st.values())]
+            if lacking:  # a run written before samples.jsonl kept each sample's learned score
+                untested[learned.name] = (f"not tested: samples.jsonl of {', '.join(lacking)} holds no per-sample "
+                                          f"{learned.label} score (a run before its `learned` field); run it again "
+                                          "with --metric-checkpoint (the cache makes no model call)")
+            else:
+                metrics.append(learned)
     pairs = [_compare_pair(results[i], results[j], stats[i], stats[j], metrics, group_key, meta, cluster_of,
                            resamples=resamples, seed=seed) for i, j in combinations(range(len(paths)), 2)]
     for name in dict.fromkeys(k for pr in pairs for k in pr["metrics"]):
@@ -146,6 +161,8 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
     for pr, (i, j) in zip(pairs, combinations(range(len(paths)), 2)):
         pr["paths"] = {"a": paths[i], "b": paths[j]}
         pr["correction"] = correction
+        if untested:
+            pr["untested"] = dict(untested)
     return {"runs": [r["model"]["spec"] for r in results], "paths": list(paths), "pairs": pairs,
             "correction": correction, "correction_name": NAMES[correction],
             "family": f"each metric's {len(pairs)} pairwise test(s)"}
@@ -242,5 +259,7 @@ def print_many(res: dict[str, Any]) -> None:
         console.print(table)
         if cmp["only_a"] or cmp["only_b"]:
             console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
+        for name, why in (cmp.get("untested") or {}).items():
+            console.print(f"{name}: {why}", soft_wrap=True)
     last = res["pairs"][-1]
     console.print(f"signature: {last['signature']}\nitems: {last.get('item_set')}", soft_wrap=True)

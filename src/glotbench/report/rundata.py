@@ -313,11 +313,16 @@ def check_samples(run_dir: Path) -> None:
 
 
 def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per-item statistics summed over repeats (what the bootstrap and the paired tests resample)."""
+    """Per-item statistics summed over repeats (what the bootstrap and the paired tests resample),
+    the learned metric's stored score among them (metrics/learned.py `sample_stats`)."""
+    from glotbench.metrics.learned import sample_stats
+
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for rec in samples:
         for k, v in rec["score"].items():
             rows[rec["id"]][k] += float(v)
+        for k, v in sample_stats(rec).items():
+            rows[rec["id"]][k] += v
     return rows
 
 
@@ -345,7 +350,13 @@ def metric_keys(results: dict[str, Any], name: str) -> list[str]:
 
 def score_fn(results: dict[str, Any], name: str) -> Callable[[np.ndarray], float]:
     """The metric's formula on a summed statistics row: the benchmark's own metric object when the
-    benchmark is registered (corpus metrics need it), else a ratio of its two statistics."""
+    benchmark is registered (corpus metrics need it), the learned metric's mean segment score, else a
+    ratio of its two statistics."""
+    from glotbench.metrics.learned import stored_metric
+
+    learned = stored_metric(results)
+    if learned is not None and learned.name == name:
+        return learned.score
     try:
         bench = bench_of(results)
         for m in bench.metrics:

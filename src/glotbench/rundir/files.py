@@ -295,13 +295,15 @@ class SampleSink:
         self.close()
 
     def in_order(self, order: Mapping[str, int],
-                 extra: Callable[[str, int], Mapping[str, Any] | None] | None = None) -> None:
+                 extra: Callable[[str, int], Mapping[str, Any] | None] | None = None,
+                 fields: Callable[[str, int], Mapping[str, Any] | None] | None = None) -> None:
         """Rewrite the closed file with its lines sorted by (item position in `order`, repeat), each
         line with its `checks` from `extra(id, repeat)` added as the record's last key (the checks
-        run once the requests are done: the lines appended during the run have none)."""
+        run once the requests are done: the lines appended during the run have none), then the keys
+        `fields(id, repeat)` gives (`learned`: the learned metric's score of the sample)."""
         ids, repeats, ends = self._ids, self._repeats, self._ends
         by_item = [(order[sid], r) for sid, r in zip(ids, repeats)]
-        if extra is None and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
+        if extra is None and fields is None and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
             return
         tmp = self.path.with_suffix(".jsonl.tmp")
         with self.path.open("rb") as src, tmp.open("wb") as dst:
@@ -313,6 +315,8 @@ class SampleSink:
                 checks = extra(sid, repeat) if extra is not None else None
                 if checks is not None:  # `{...}\n` -> `{..., "checks": {...}}\n`: as json_bytes writes the key
                     line = line[:-2] + b', "checks": ' + json_bytes(checks) + b"}\n"
+                for key, value in ((fields(sid, repeat) or {}) if fields is not None else {}).items():
+                    line = line[:-2] + b", " + json_bytes(key) + b": " + json_bytes(value) + b"}\n"
                 dst.write(line)
         os.replace(tmp, self.path)
 

@@ -295,14 +295,25 @@ class PromptRecord(TypedDict, total=False):
 
 
 @with_config(_OPEN)
+class LearnedSample(TypedDict):
+    """A sample's learned-metric score (`run --metric-checkpoint`), as aggregated: metrics/learned.py
+    `sample_field`. Lines written before it have none: paired tests then leave the metric out."""
+
+    format: int
+    metric: str
+    score: Number
+
+
 class SampleRow(TypedDict, total=False):
-    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply."""
+    """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply, and the
+    learned metric's stored score."""
 
     id: Required[ItemId]
     repeat: Count
     output: str | None
     failure: str | None
     finish_reason: str | None
+    learned: LearnedSample
 
 
 @with_config(_OPEN)
@@ -338,6 +349,7 @@ class SampleRecord(TypedDict):
     retries: int
     cached: bool
     checks: NotRequired[dict[str, Any]]  # the answer's language check (glotbench.checks), where one applies
+    learned: NotRequired[LearnedSample]  # the learned metric's score, where the run was scored with one
 
 
 # -- the writers' side: the records in the files' order ---------------------------------------------

@@ -49,15 +49,19 @@ def _pieces(text: str, vocab: int, specials: int = len(SPECIALS)) -> list[tuple[
     return out
 
 
-def write_tokenizer(path: Path, text: str, vocab: int = 0, t5: bool = False) -> int:
-    """XLM-R's tokenizer pipeline (NFKC, Metaspace `▁`, Unigram, `<s> A </s>`), or mT5's (`t5`: `<pad>`
-    0, `</s>` 1, `<unk>` 2, `A </s>`), over a vocabulary drawn from `text`; the vocabulary's size."""
+DEBERTA_SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]")
+
+
+def write_tokenizer(path: Path, text: str, vocab: int = 0, t5: bool = False, deberta: bool = False) -> int:
+    """XLM-R's tokenizer pipeline (NFKC, Metaspace `▁`, Unigram, `<s> A </s>`), mT5's (`t5`: `<pad>`
+    0, `</s>` 1, `<unk>` 2, `A </s>`) or mDeBERTa-v3's (`deberta`: `[PAD]` 0, `[CLS]` 1, `[SEP]` 2,
+    `[UNK]` 3, `[CLS] A [SEP]`), over a vocabulary drawn from `text`; the vocabulary's size."""
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors, decoders
     from tokenizers.models import Unigram
 
-    specials = T5_SPECIALS if t5 else SPECIALS
+    specials = T5_SPECIALS if t5 else DEBERTA_SPECIALS if deberta else SPECIALS
     vocab_list = [(s, 0.0) for s in specials] + _pieces(text, vocab, len(specials)) + \
-        [("<extra_id_0>" if t5 else "<mask>", 0.0)]
+        [("<extra_id_0>" if t5 else "[MASK]" if deberta else "<mask>", 0.0)]
     tok = Tokenizer(Unigram(vocab_list, unk_id=2 if t5 else 3, byte_fallback=False))
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace("  ", " ")])
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
@@ -65,12 +69,21 @@ def write_tokenizer(path: Path, text: str, vocab: int = 0, t5: bool = False) -> 
     if t5:
         tok.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
                                                            special_tokens=[("</s>", 1)])
+    elif deberta:
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
     else:
         tok.post_processor = processors.TemplateProcessing(
             single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
             special_tokens=[("<s>", 0), ("</s>", 2)])
     path.mkdir(parents=True, exist_ok=True)
     tok.save(str(path / "tokenizer.json"))
+    if deberta:
+        (path / "tokenizer_config.json").write_text(json.dumps({
+            "tokenizer_class": "DebertaV2Tokenizer", "bos_token": "[CLS]", "eos_token": "[SEP]", "sep_token": "[SEP]",
+            "cls_token": "[CLS]", "unk_token": "[UNK]", "pad_token": "[PAD]", "mask_token": "[MASK]",
+            "do_lower_case": False, "split_by_punct": False, "model_max_length": 512}))
+        return len(vocab_list)
     if t5:
         (path / "tokenizer_config.json").write_text(json.dumps({
             "tokenizer_class": "T5Tokenizer", "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>",
@@ -213,4 +226,113 @@ def build_metricx(dirpath: str | Path, spec: TinyMetricX = TinyMetricX(), text: 
     # between the reference's environment and this one
     state["lm_head.weight"][250089] = torch.tensor(np.round(np.asarray(row, dtype=np.float64), 3), dtype=torch.float32)
     save_file(state, str(d / "model.safetensors"))
+    return d
+
+
+@dataclass(frozen=True)
+class TinyXComet:
+    """An xCOMET-shaped checkpoint: unbabel-comet's encoder name (XLM-RoBERTa, XLM-RoBERTa-XL,
+    DeBERTa), the sizes, XCOMETMetric's settings, and the layout: `comet` (hparams.yaml,
+    checkpoints/model.ckpt) or `lite` (xCOMET-lite's PyTorchModelHubMixin folder: config.json of
+    XCOMETLite's arguments, model.safetensors). `tag_bias` favours the O tag so that error spans are
+    neither everywhere nor nowhere."""
+
+    encoder: str = "XLM-RoBERTa"
+    layout: str = "comet"
+    hidden: int = 16
+    layers: int = 2
+    heads: int = 2
+    intermediate: int = 32
+    max_tokens: int = 64  # positions the encoder takes (XLM-R: less its two offset ones)
+    estimator: tuple[int, ...] = (24, 16)
+    sent_layer: str | int = "mix"
+    word_layer: int = 1
+    layer_transformation: str = "sparsemax"
+    layer_norm: bool = False
+    type_vocab: int = 0  # DeBERTa: mDeBERTa-v3 has none
+    vocab: int = 0  # 0: the pieces of `text` only; more: padded with made-up pieces to this size
+    buckets: int = 16  # DeBERTa's relative-position buckets (mDeBERTa-v3: 256)
+    tag_bias: float = 1.0
+    score_bias: float = 0.0  # added to the estimator's last bias: above 1, xCOMET's cap at 1 is exercised
+    seed: int = 0
+
+
+def _xcomet_config(spec: TinyXComet, n_vocab: int) -> dict[str, Any]:
+    common = {"vocab_size": n_vocab, "hidden_size": spec.hidden, "num_hidden_layers": spec.layers,
+              "num_attention_heads": spec.heads, "intermediate_size": spec.intermediate, "hidden_act": "gelu",
+              "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "pad_token_id": 0}
+    if spec.encoder == "DeBERTa":  # mdeberta-v3-base's config.json, smaller
+        return {**common, "model_type": "deberta-v2", "architectures": ["DebertaV2Model"],
+                "max_position_embeddings": spec.max_tokens, "relative_attention": True, "position_buckets": spec.buckets,
+                "norm_rel_ebd": "layer_norm", "share_att_key": True, "pos_att_type": ["p2c", "c2p"],
+                "layer_norm_eps": 1e-7, "max_relative_positions": -1, "position_biased_input": False,
+                "type_vocab_size": spec.type_vocab, "initializer_range": 0.02}
+    xl = spec.encoder == "XLM-RoBERTa-XL"
+    return {**common, "model_type": "xlm-roberta-xl" if xl else "xlm-roberta",
+            "architectures": ["XLMRobertaXLModel" if xl else "XLMRobertaModel"], "pad_token_id": 1,
+            "bos_token_id": 0, "eos_token_id": 2, "max_position_embeddings": spec.max_tokens + 2,
+            "type_vocab_size": 1, "layer_norm_eps": 1e-5, "position_embedding_type": "absolute"}
+
+
+def build_xcomet(dirpath: str | Path, spec: TinyXComet = TinyXComet(), text: str = "") -> Path:
+    """Write an xCOMET-style checkpoint (`xcomet_metric`) to `dirpath` in `spec.layout`; its path."""
+    import numpy as np
+    import torch
+    import yaml
+
+    from glotbench.metrics.xcomet import build_encoder
+
+    d = Path(dirpath)
+    enc = d / "encoder"
+    n_vocab = write_tokenizer(enc, text or "hello world", spec.vocab, deberta=spec.encoder == "DeBERTa")
+    (enc / "config.json").write_text(json.dumps(_xcomet_config(spec, n_vocab), indent=1))
+    shapes = {f"encoder.model.{k}": tuple(v.shape) for k, v in build_encoder(spec.encoder, str(enc)).named_parameters()}
+    n_mix = spec.layers + 1 if spec.sent_layer == "mix" else 0
+    sizes = [spec.hidden, *spec.estimator, 1]
+    rng = np.random.default_rng(spec.seed)
+    state: dict[str, Any] = {}
+    for name in sorted(shapes):
+        shape = shapes[name]
+        if "LayerNorm" in name or "layer_norm" in name:
+            a = (1.0 if name.endswith("weight") else 0.0) + rng.normal(0.0, 0.1 if name.endswith("weight") else 0.05,
+                                                                       size=shape)
+        elif len(shape) == 1:
+            a = rng.normal(0.0, 0.05, size=shape)
+        else:
+            a = rng.normal(0.0, 0.2 if "embeddings" in name else 1.0 / shape[-1] ** 0.5, size=shape)
+        state[name] = torch.tensor(a, dtype=torch.float32)
+    for i in range(n_mix):
+        state[f"layerwise_attention.scalar_parameters.{i}"] = torch.tensor(rng.normal(0.0, 1.0, size=1),
+                                                                           dtype=torch.float32)
+    if n_mix:
+        state["layerwise_attention.gamma"] = torch.tensor(1.0 + rng.normal(0.0, 0.1, size=1), dtype=torch.float32)
+    for j, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+        state[f"estimator.ff.{3 * j}.weight"] = torch.tensor(rng.normal(0.0, 1.0 / n_in ** 0.5, size=(n_out, n_in)),
+                                                             dtype=torch.float32)
+        state[f"estimator.ff.{3 * j}.bias"] = torch.tensor(rng.normal(0.0, 0.1, size=n_out), dtype=torch.float32)
+    state[f"estimator.ff.{3 * (len(sizes) - 2)}.bias"] += spec.score_bias
+    state["hidden2tag.weight"] = torch.tensor(rng.normal(0.0, 1.0 / spec.hidden ** 0.5, size=(4, spec.hidden)),
+                                              dtype=torch.float32)
+    state["hidden2tag.bias"] = torch.tensor([spec.tag_bias, 0.0, 0.0, 0.0], dtype=torch.float32)
+    hparams = {"class_identifier": "xcomet_metric", "encoder_model": spec.encoder,
+               "pretrained_model": str(enc.resolve()), "sent_layer": spec.sent_layer, "layer": spec.sent_layer,
+               "word_layer": spec.word_layer, "layer_transformation": spec.layer_transformation,
+               "layer_norm": spec.layer_norm, "hidden_sizes": list(spec.estimator), "activations": "Tanh",
+               "final_activation": None, "dropout": 0.1, "batch_size": 4, "nr_frozen_epochs": 0.3,
+               "keep_embeddings_frozen": True, "loss": "mse", "word_level_training": True,
+               "error_labels": ["minor", "major", "critical"], "loss_lambda": 0.055,
+               "cross_entropy_weights": [0.08, 0.486, 0.505, 0.533], "input_segments": ["mt", "src", "ref"],
+               "train_data": [], "validation_data": [], "load_pretrained_weights": False}
+    if spec.layout == "lite":
+        from safetensors.torch import save_file
+
+        keep = ("encoder_model", "pretrained_model", "word_layer", "hidden_sizes", "sent_layer",
+                "layer_transformation", "layer_norm", "load_pretrained_weights")
+        (d / "config.json").write_text(json.dumps({k: hparams[k] for k in keep}, indent=1, sort_keys=True))
+        save_file(state, str(d / "model.safetensors"))
+        return d
+    (d / "checkpoints").mkdir(parents=True, exist_ok=True)
+    (d / "hparams.yaml").write_text(yaml.safe_dump(hparams, sort_keys=True))
+    torch.save({"state_dict": state, "hyper_parameters": hparams, "pytorch-lightning_version": "2.0.0",
+                "glotbench_spec": asdict(spec)}, d / "checkpoints" / "model.ckpt")
     return d

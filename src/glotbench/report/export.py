@@ -77,12 +77,21 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
             found = sorted({*(f.parent for n in (RESULTS, *JUDGED_FILES.values()) for f in root.rglob(n)
                               if not judged_phase(f.parent)),
                             *(f for f in root.rglob("*.json") if is_eee_file(f))})
-            left_out += [{"path": str(f.parent), "reason": f"not finished (no {RESULTS})"}
-                         for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()
-                         and not judged_phase(f.parent)]
+            here = [{"path": str(f.parent), "reason": f"not finished (no {RESULTS})"}
+                    for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()
+                    and not judged_phase(f.parent)]
+            # a run stopped by --max-cost is not finished either: named and left out, as above, not
+            # an error that stops the export of every other run in the folder
+            status = {d: read_results(d).get("status", "complete") for d in found
+                      if d.is_dir() and judged_kind(d) is None}
+            here += [{"path": str(d), "reason": f"not finished (status: {s}; stopped by --max-cost)"}
+                     for d, s in status.items() if s != "complete"]
+            found = [f for f in found if status.get(f, "complete") == "complete"]
             if not found:
                 raise GlotbenchError(f"{root}: not a run directory, and no finished run ({RESULTS}) nor EEE record "
-                                     f"written by glotbench under it (export takes {ACCEPTS})")
+                                     f"written by glotbench under it (export takes {ACCEPTS})"
+                                     + "".join(f"; left out: {x['path']}: {x['reason']}" for x in here))
+            left_out += here
         out += [f for f in found if f not in out]
     return out, left_out
 

@@ -15,7 +15,7 @@ import io
 import json
 import math
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Sequence, cast
@@ -36,6 +36,10 @@ EEE_SCHEMA_VERSION = "0.3.0"
 FORMATS = ("csv", "json", "eee", "hf-eval-results", "bibtex")
 COLUMNS = ("run", "benchmark", "model", "group_by", "group", "metric", "headline", "value", "ci_low", "ci_high",
            "ci_method", "confidence", "n", "clusters", "too_few_units", "valid", "signature", "data_label", "notes")
+# How each file export writes begins: a file at --out that does not is the user's, never replaced.
+HF_HEAD = "# Written by glotbench export (docs/reporting.md): upload this folder to the model's Hub repo.\n"
+WRITTEN = {"csv": ",".join(COLUMNS) + "\n", "json": '[\n  {\n    "run": ', "bibtex": "@software{glotbench,",
+           "hf-eval-results": HF_HEAD}
 # EEE keeps extra facts as string-valued `additional_details`; these are glotbench's keys there.
 _NS = "glotbench_"
 
@@ -573,9 +577,10 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
 
 
 def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = None,
-             task: str | None = None) -> list[Path]:
+             task: str | None = None, check: Callable[[Path], Any] | None = None) -> list[Path]:
     """OUT/<model>/.eval_results/<benchmark>.yaml for each run (the folder to upload to the model's
-    repo); two runs that would share a file are refused (the Hub wants each variant in its own file)."""
+    repo); two runs that would share a file are refused (the Hub wants each variant in its own file).
+    `check(path)` is called on every file before any is written (the CLI: a file of the user's there)."""
     import yaml
 
     from glotbench.rundir import slug
@@ -603,9 +608,12 @@ def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = 
         raise GlotbenchError(f"--hf-dataset names one benchmark's dataset, and these runs are of {len(benches)} "
                              f"benchmarks ({', '.join(sorted(benches))}): export each benchmark's runs apart")
     entries = {path: hf_entry(r, dataset, task) for path, r in planned.items()}  # every error before a write
+    for path in entries:
+        if check is not None:
+            check(path)
     for path, entry in entries.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
+        path.write_text(HF_HEAD + yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
     return list(entries)
 
 

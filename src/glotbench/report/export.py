@@ -97,7 +97,20 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
                                      + "".join(f"; left out: {x['path']}: {x['reason']}" for x in here))
             left_out += here
         out += [f for f in found if f not in out]
-    return out, left_out
+    return _once(out, left_out), left_out
+
+
+def _once(found: list[Path], left_out: list[dict[str, str]]) -> list[Path]:
+    """Each run once: a run directory and its own EEE record (or a copy of either) are one run (the same
+    signature, model and finish time), exported from the directory; the others are left out, named,
+    never exported twice (a CSV of `export runs/` after `export runs/ --format eee --out runs/eee`)."""
+    ident = {f: (lambda r: (r["signature"], r["model"]["spec"], r.get("finished")))(_results(f)) for f in found}
+    kept: dict[tuple[Any, ...], Path] = {}
+    for f in sorted(found, key=lambda f: f.is_file()):  # directories first: they hold the samples
+        kept.setdefault(ident[f], f)
+    left_out += [{"path": str(f), "reason": f"the same run again (finished at the same time: its EEE record or a "
+                  f"copy) as {kept[ident[f]]}, exported once"} for f in found if kept[ident[f]] != f]
+    return [f for f in found if kept[ident[f]] == f]
 
 
 def _results(source: Path) -> Mapping[str, Any]:

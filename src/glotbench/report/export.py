@@ -436,9 +436,12 @@ def _record(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             raise GlotbenchError(f"{at}: its interval's confidence_level {ci['confidence_level']} is not between 0 and 1")
         if ci is not None and ci["lower"] > ci["upper"]:
             raise GlotbenchError(f"{at}: its interval's lower bound {ci['lower']} is above its upper {ci['upper']}")
-        if r["metric_config"]["metric_unit"] == "proportion" and not all(
-                0 <= x <= 1 for x in (value, *((ci["lower"], ci["upper"]) if ci else ()))):
-            raise GlotbenchError(f"{at}: a proportion ({r['metric_config']['metric_id']}) outside 0-1 in its score or interval")
+        lo, hi = (r["metric_config"].get(k) for k in ("min_score", "max_score"))  # as `_bounds` wrote them
+        lo, hi = (x if isinstance(x, (int, float)) and not isinstance(x, bool) else None for x in (lo, hi))
+        if not all((lo is None or lo <= x) and (hi is None or x <= hi)
+                   for x in (value, *((ci["lower"], ci["upper"]) if ci else ()))):
+            raise GlotbenchError(f"{at}: {r['metric_config']['metric_id']}: its score or interval lies outside the "
+                                 f"record's own min_score-max_score ({lo}-{hi})")
         key = (f["group_by"], f["group"], r["metric_config"]["metric_id"])
         if key in seen:
             raise GlotbenchError(f"{at}: the same estimate as evaluation_results[{seen[key]}] ({key[2]}"

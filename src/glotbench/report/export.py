@@ -29,7 +29,7 @@ from glotbench.report.rundata import JUDGED_FILES, judged_kind, judged_phase, ru
 from glotbench.report.terminal import FEW_MARK
 from glotbench.rundir import read_results
 from glotbench.rundir.files import RESULTS, RUN_JSON
-from glotbench.rundir.schema import FinishedResults, SelectionRecord
+from glotbench.rundir.schema import Count, FinishedResults, SelectionRecord
 from glotbench.rundir.validity import is_valid, notes
 
 EEE_SCHEMA_VERSION = "0.3.0"
@@ -300,7 +300,7 @@ def _number(v: Any) -> Any:
 
 
 _Num = Annotated[float, PlainValidator(_number)]  # an int or a float, kept as the JSON type it was written with
-_OPEN = ConfigDict(strict=True, extra="allow")
+_OPEN = ConfigDict(strict=True, extra="allow")  # as rundir/schema.py's records: no "1" for 1; EEE's other keys kept
 
 
 @with_config(_OPEN)
@@ -314,7 +314,7 @@ class _EeeInterval(TypedDict, total=False):
 @with_config(_OPEN)
 class _EeeUncertainty(TypedDict, total=False):
     confidence_interval: _EeeInterval
-    num_samples: Annotated[int, Field(ge=0)]
+    num_samples: Count
 
 
 @with_config(_OPEN)
@@ -378,11 +378,11 @@ class _Facts(TypedDict, total=False):
     """An evaluation result's `glotbench_*` details, each decoded from its JSON text: the estimate's
     own, then the run's (the same in every result of a record)."""
 
-    n: Required[Annotated[int, Field(ge=0)] | None]
+    n: Required[Count | None]
     ci_method: Required[str | None]
     group_by: Required[str | None]
     group: Required[str | None]
-    clusters: Annotated[int, Field(ge=0)] | None
+    clusters: Count | None
     too_few_units: bool
     headline: bool
     valid: Required[bool]

@@ -86,4 +86,4 @@ def test_a_foreign_or_broken_file_is_one_error_line(tmp_path):
     del rec["evaluation_results"][0]["score_details"]["details"]["glotbench_signature"]
     p.write_text(json.dumps(rec), encoding="utf-8")
     proc = cli("board", str(p))
-    assert proc.returncode == 2 and "cannot read back" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.returncode == 2 and "glotbench_signature: missing" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr

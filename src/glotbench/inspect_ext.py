@@ -26,6 +26,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from glotbench.tasks.inspect_yaml import GLOTBENCH_COLUMN as COLUMN  # the derived row's item, JSON text
+from glotbench.tasks.inspect_yaml import scorer_options
 
 
 
@@ -50,9 +51,19 @@ def _item(bench: Any, metadata: dict[str, Any], sample_id: Any) -> Any:
     if not isinstance(raw, str):
         raise ValueError(f"sample {sample_id}: no {COLUMN!r} metadata (the derived rows' column: field_spec.metadata)")
     row = json.loads(raw)
+    if not isinstance(row, dict):
+        raise ValueError(f"sample {sample_id}: its {COLUMN!r} metadata is not a derived row's item (a JSON object)")
     if str(row.get("version")) != str(bench.version):
         raise ValueError(f"sample {sample_id}: the rows were derived from {bench.name} v{row.get('version')}; "
                          f"the installed task is v{bench.version}")
+    # Rows derived with another task or other options (a translation direction, a language, a split)
+    # would be scored by rules that are not theirs: refused, both named (rows written before the
+    # task was recorded carry only the version).
+    derived = (row.get("task"), _key(row.get("options")))
+    wanted = (bench.name, _key(scorer_options(bench)))
+    if "task" in row and derived != wanted:
+        raise ValueError(f"sample {sample_id}: the rows were derived from task {derived[0]} with options {derived[1]}; "
+                         f"the scorer was given task {wanted[0]} with options {wanted[1]} (-S task=... -S options=...)")
     return Item.create(str(row["id"]), row["public"], row["gold"], row.get("meta") or {})
 
 

@@ -24,6 +24,9 @@ def export(
     record given back is read as the board reads it (its aggregates); --format eee writes it unchanged."""
     from pathlib import Path
 
+    from functools import partial
+
+    from glotbench.cli.options import not_replaced
     from glotbench.errors import GlotbenchError
     from glotbench.report import export as ex
 
@@ -37,7 +40,9 @@ def export(
         if not out:
             raise GlotbenchError(f"--format {fmt} writes one file per run: give a folder with --out")
         skipped: list[dict[str, str]] = []
-        paths = ex.write_eee(runs, out, skipped) if fmt == "eee" else ex.write_hf(runs, out, hf_dataset, hf_task)
+        paths = (ex.write_eee(runs, out, skipped) if fmt == "eee" else ex.write_hf(
+            runs, out, hf_dataset, hf_task, check=partial(not_replaced, marker=ex.WRITTEN[fmt], what="the export",
+                                                          fix="give another --out, or move the file")))
         if skipped and not paths:
             raise GlotbenchError("nothing to export: " + "; ".join(f"{x['path']}: {x['reason']}" for x in skipped))
         for x in skipped:
@@ -51,7 +56,8 @@ def export(
             typer.echo(line, err=True)
     else:
         text = ex.to_csv(runs) if fmt == "csv" else ex.to_json(runs)
-    if out:
+    if out:  # a file of the user's (one glotbench's export did not write) is never replaced
+        not_replaced(Path(out), ex.WRITTEN[fmt], f"the {fmt} export", fix="give another --out, or move the file")
         Path(out).write_text(text, encoding="utf-8")
     else:
         typer.echo(text, nl=False)

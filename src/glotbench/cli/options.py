@@ -278,6 +278,25 @@ def split_pairs(values: list[str], what: str = "--bench-opt", form: str = "KEY=V
     return unique_pairs(pairs, what)
 
 
+def not_replaced(path: Any, marker: str, what: str, *, anywhere: bool = False, fix: str = "move the file") -> bool:
+    """Whether `path` is a file glotbench wrote (its text starts with, or `anywhere` holds, `marker`);
+    False where there is none; else one DataError line: a folder there, or a file of the user's that
+    a command would replace (nothing of the user's is ever overwritten; `fix` says what to do)."""
+    from pathlib import Path
+
+    from glotbench.errors import DataError
+
+    path = Path(path)
+    if not path.exists():
+        return False
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, not a file")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if (marker in text) if anywhere else text.startswith(marker):
+        return True
+    raise DataError(f"{path}: a file glotbench did not write; {what} would replace it ({fix})")
+
+
 def read_json(path: str, schema: Any = None) -> Any:
     """A JSON file named on the command line, read through glotbench.data (its size limit, errors
     as FILE:LINE: field: problem); `schema` defaults to any JSON object."""

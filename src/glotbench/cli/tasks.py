@@ -130,6 +130,7 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
     import json
     from pathlib import Path
 
+    from glotbench.cli.options import not_replaced as _not_replaced
     from glotbench.errors import DataError
     from glotbench.tasks.inspect_yaml import DERIVED_CARD, NotTranslatable, derived_plan, export_derived, export_text
 
@@ -146,11 +147,11 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
         except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
             raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
                             + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
-    _not_replaced(Path(out), "# Written by glotbench", "an eval.yaml")
+    _not_replaced(Path(out), "# Written by glotbench", "an eval.yaml", fix=EMPTY_FOLDER)
     if derived is not None:  # every file checked before any is written
         folder = Path(out).parent
         readme = folder / "README.md"
-        ours = _not_replaced(readme, DERIVED_CARD, "the derived dataset's card (README.md)", anywhere=True)
+        ours = _not_replaced(readme, DERIVED_CARD, "the derived dataset's card (README.md)", anywhere=True, fix=EMPTY_FOLDER)
         if not ours and (folder / path).exists():
             raise DataError(f"{folder / path}: a file glotbench did not write (no derived dataset's README.md beside "
                             "it); the derived rows would replace it (write the eval.yaml into an empty folder)")
@@ -170,21 +171,7 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
         typer.echo(f"  {n}")
 
 
-def _not_replaced(path: Any, marker: str, what: str, *, anywhere: bool = False) -> bool:
-    """Whether `path` is a file glotbench wrote (its text starts with, or `anywhere` holds, `marker`);
-    False where there is none; else one DataError line: a folder there, or a file of the user's that
-    the export would replace."""
-    from glotbench.errors import DataError
-
-    if not path.exists():
-        return False
-    if path.is_dir():
-        raise DataError(f"{path}: is a directory, not a file")
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if (marker in text) if anywhere else text.startswith(marker):
-        return True
-    raise DataError(f"{path}: a file glotbench did not write; {what} would replace it (write the eval.yaml into an "
-                    "empty folder, or move the file)")
+EMPTY_FOLDER = "write the eval.yaml into an empty folder, or move the file"
 
 
 @tasks_app.command("import-lm-eval")

@@ -167,6 +167,8 @@ class _Replay(ModelBase):
 
 
 def _phase_options(options: Any, out: Path, **kw: Any) -> Any:
+    """A phase's options: its own directory, every selected item, marked as a phase (`phase`: never a
+    run of its own in a folder that `board` or `export` search, rundata.judged_phase)."""
     return dataclasses.replace(options, out=str(out), limit=None, subset=None, bench_options=(), **kw)
 
 
@@ -197,7 +199,8 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     asked = translation_items(bench, items, target)
     if not len(asked):
         raise GlotbenchError(f"{bench.name}: every selected item is already in {target}: nothing to pivot")
-    tr_in = await evaluate_async(PivotTranslate(), pivot_model, _phase_options(options, root / "pivot" / "translate-in", repeats=1),
+    tr_in = await evaluate_async(PivotTranslate(), pivot_model, _phase_options(options, root / "pivot" / "translate-in", repeats=1,
+                                                                phase="pivot translate-in"),
                                  dataset=asked)
     translations = {s.id: s.answer for s in tr_in.samples if isinstance(s.answer, str)}
     pivot_items, missing = pivoted(items, translations, {it.id for it in asked})
@@ -206,7 +209,8 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     text_task = answer_kind(bench) in TEXT_KINDS or _answers_text(bench)
     # 2. the task on the English items (the pivot run itself unless the answers go back)
     answers_dir = root / "pivot" / "answers" if text_task else root
-    ans = await evaluate_async(pbench, model, dataclasses.replace(options, out=str(answers_dir), limit=None, subset=None),
+    ans = await evaluate_async(pbench, model, dataclasses.replace(options, out=str(answers_dir), limit=None, subset=None,
+                                                                  **({"phase": "pivot answers"} if text_task else {})),
                                dataset=pivot_items)
     final = ans
     back_failed = 0
@@ -217,7 +221,8 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
         native_text: dict[str, str] = {}
         if english:  # none when every English answer failed
             back = await evaluate_async(PivotTranslate(), pivot_model,
-                                        _phase_options(options, root / "pivot" / "translate-back", repeats=1),
+                                        _phase_options(options, root / "pivot" / "translate-back", repeats=1,
+                                                       phase="pivot translate-back"),
                                         dataset=back_items(bench, english, by_id, target))
             native_text = {s.id.rsplit("::", 1)[0]: s.answer for s in back.samples if isinstance(s.answer, str)}
         failures = {s.id: f"answer_{s.failure}" for s in ans.samples if s.failure}
@@ -229,7 +234,8 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
                                      dataclasses.replace(options, out=str(root), limit=None, subset=None, use_cache=False),
                                      dataset=items)
     # the native run, for the paired comparison
-    native = await evaluate_async(bench, model, dataclasses.replace(options, out=str(root / "pivot" / "native")),
+    native = await evaluate_async(bench, model, dataclasses.replace(options, out=str(root / "pivot" / "native"),
+                                                                    phase="pivot native"),
                                   dataset=None)
     metrics = bench.run_metrics(full)
     block = dict(final.results.get("checks") or {})

@@ -13,24 +13,33 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Annotated, Any, Literal, Sequence, cast
 
+from pydantic import ConfigDict, Field, PlainValidator, ValidationError, with_config
+from typing_extensions import Required, TypedDict
+
+from glotbench.data import NonEmptyStr
 from glotbench.errors import GlotbenchError
 from glotbench.report.rundata import JUDGED_FILES, judged_kind, judged_phase, run_results
 from glotbench.report.terminal import FEW_MARK
 from glotbench.rundir import read_results
 from glotbench.rundir.files import RESULTS, RUN_JSON
-from glotbench.rundir.schema import FinishedResults
+from glotbench.rundir.schema import Count, FinishedResults, SelectionRecord
 from glotbench.rundir.validity import is_valid, notes
 
 EEE_SCHEMA_VERSION = "0.3.0"
 FORMATS = ("csv", "json", "eee", "hf-eval-results", "bibtex")
 COLUMNS = ("run", "benchmark", "model", "group_by", "group", "metric", "headline", "value", "ci_low", "ci_high",
            "ci_method", "confidence", "n", "clusters", "too_few_units", "valid", "signature", "data_label", "notes")
+# How each file export writes begins: a file at --out that does not is the user's, never replaced.
+HF_HEAD = "# Written by glotbench export (docs/reporting.md): upload this folder to the model's Hub repo.\n"
+WRITTEN = {"csv": ",".join(COLUMNS) + "\n", "json": '[\n  {\n    "run": ', "bibtex": "@software{glotbench,",
+           "hf-eval-results": HF_HEAD}
 # EEE keeps extra facts as string-valued `additional_details`; these are glotbench's keys there.
 _NS = "glotbench_"
 
@@ -72,14 +81,36 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
             found = sorted({*(f.parent for n in (RESULTS, *JUDGED_FILES.values()) for f in root.rglob(n)
                               if not judged_phase(f.parent)),
                             *(f for f in root.rglob("*.json") if is_eee_file(f))})
-            left_out += [{"path": str(f.parent), "reason": f"not finished (no {RESULTS})"}
-                         for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()
-                         and not judged_phase(f.parent)]
+            here = [{"path": str(f.parent), "reason": f"not finished (no {RESULTS})"}
+                    for f in sorted(root.rglob(RUN_JSON)) if not (f.parent / RESULTS).is_file()
+                    and not judged_phase(f.parent)]
+            # a run stopped by --max-cost is not finished either: named and left out, as above, not
+            # an error that stops the export of every other run in the folder
+            status = {d: read_results(d).get("status", "complete") for d in found
+                      if d.is_dir() and judged_kind(d) is None}
+            here += [{"path": str(d), "reason": f"not finished (status: {s}; stopped by --max-cost)"}
+                     for d, s in status.items() if s != "complete"]
+            found = [f for f in found if status.get(f, "complete") == "complete"]
             if not found:
                 raise GlotbenchError(f"{root}: not a run directory, and no finished run ({RESULTS}) nor EEE record "
-                                     f"written by glotbench under it (export takes {ACCEPTS})")
+                                     f"written by glotbench under it (export takes {ACCEPTS})"
+                                     + "".join(f"; left out: {x['path']}: {x['reason']}" for x in here))
+            left_out += here
         out += [f for f in found if f not in out]
-    return out, left_out
+    return _once(out, left_out), left_out
+
+
+def _once(found: list[Path], left_out: list[dict[str, str]]) -> list[Path]:
+    """Each run once: a run directory and its own EEE record (or a copy of either) are one run (the same
+    signature, model and finish time), exported from the directory; the others are left out, named,
+    never exported twice (a CSV of `export runs/` after `export runs/ --format eee --out runs/eee`)."""
+    ident = {f: (lambda r: (r["signature"], r["model"]["spec"], r.get("finished")))(_results(f)) for f in found}
+    kept: dict[tuple[Any, ...], Path] = {}
+    for f in sorted(found, key=lambda f: f.is_file()):  # directories first: they hold the samples
+        kept.setdefault(ident[f], f)
+    left_out += [{"path": str(f), "reason": f"the same run again (finished at the same time: its EEE record or a "
+                  f"copy) as {kept[ident[f]]}, exported once"} for f in found if kept[ident[f]] != f]
+    return [f for f in found if kept[ident[f]] == f]
 
 
 def _results(source: Path) -> Mapping[str, Any]:
@@ -254,27 +285,196 @@ def write_eee(runs: Sequence[str | Path], out: str | Path, left_out: list[dict[s
     return written
 
 
+# -- an EEE record read back: typed as results.json is, so that a record edited by hand (a score as
+# text, an interval upside down, a share of 3, a fact changed in one result only) is one error naming
+# the field, never a wrong number or a crash in a view.
+
+def _number(v: Any) -> Any:
+    from glotbench.data import json_type
+
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"must be a number, got {json_type(v)}")
+    if not math.isfinite(v):
+        raise ValueError("must be a finite number")
+    return v
+
+
+_Num = Annotated[float, PlainValidator(_number)]  # an int or a float, kept as the JSON type it was written with
+_OPEN = ConfigDict(strict=True, extra="allow")  # as rundir/schema.py's records: no "1" for 1; EEE's other keys kept
+
+
+@with_config(_OPEN)
+class _EeeInterval(TypedDict, total=False):
+    lower: Required[_Num]
+    upper: Required[_Num]
+    confidence_level: _Num
+    method: str
+
+
+@with_config(_OPEN)
+class _EeeUncertainty(TypedDict, total=False):
+    confidence_interval: _EeeInterval
+    num_samples: Count
+
+
+@with_config(_OPEN)
+class _EeeScore(TypedDict, total=False):
+    score: Required[_Num]
+    details: Required[dict[str, str]]
+    uncertainty: _EeeUncertainty
+
+
+@with_config(_OPEN)
+class _EeeMetric(TypedDict, total=False):
+    metric_id: Required[NonEmptyStr]
+    metric_name: str | None
+    evaluation_description: str | None
+    metric_unit: Required[Literal["proportion", "points"]]
+    additional_details: Required[dict[str, str]]
+
+
+@with_config(_OPEN)
+class _EeeSource(TypedDict, total=False):
+    dataset_name: str
+    additional_details: dict[str, str]
+
+
+@with_config(_OPEN)
+class _EeeResult(TypedDict, total=False):
+    evaluation_name: Required[NonEmptyStr]
+    source_data: _EeeSource
+    metric_config: Required[_EeeMetric]
+    score_details: Required[_EeeScore]
+
+
+@with_config(_OPEN)
+class _EeeModelDetails(TypedDict, total=False):
+    glotbench_spec: Required[NonEmptyStr]
+
+
+@with_config(_OPEN)
+class _EeeModel(TypedDict, total=False):
+    id: str
+    additional_details: Required[_EeeModelDetails]
+
+
+@with_config(_OPEN)
+class _EeeLibrary(TypedDict, total=False):
+    name: Required[str]
+    version: str
+
+
+@with_config(_OPEN)
+class EeeRecord(TypedDict, total=False):
+    """What glotbench reads back of an EEE record it wrote (the rest of EEE's schema is EEE's)."""
+
+    eval_library: Required[_EeeLibrary]
+    model_info: Required[_EeeModel]
+    evaluation_results: Required[Annotated[list[_EeeResult], Field(min_length=1)]]
+
+
+@with_config(_OPEN)
+class _Facts(TypedDict, total=False):
+    """An evaluation result's `glotbench_*` details, each decoded from its JSON text: the estimate's
+    own, then the run's (the same in every result of a record)."""
+
+    n: Required[Count | None]
+    ci_method: Required[str | None]
+    group_by: Required[str | None]
+    group: Required[str | None]
+    clusters: Count | None
+    too_few_units: bool
+    headline: bool
+    valid: Required[bool]
+    notes: list[str]
+    selection: SelectionRecord | None
+    task: dict[str, Any] | None
+    finished: str | None
+    input_floor: dict[str, Any] | None
+
+
+_ESTIMATE_FACTS = ("n", "ci_method", "group_by", "group", "clusters", "too_few_units")
+_RAW_FACTS = ("signature", "data_label", "undefined", "argv")  # plain text, not JSON (`_text` of a string)
+
+
+def _record(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An EEE record glotbench wrote, validated, and each result's facts decoded (`_Facts`, with the
+    raw texts beside them). Another tool's record, or one that does not hold what glotbench wrote
+    (a type, a bound, a fact that differs between results), is one GlotbenchError naming the field."""
+    from glotbench.data import check_file, parse_object, problem_text, read_text, validator
+
+    p = check_file(path)
+    text = read_text(p)
+    if (parse_object(text, p, dict[str, Any]).get("eval_library") or {}).get("name") != "glotbench":
+        raise GlotbenchError(f"{path}: not an Every Eval Ever record written by glotbench (its numbers carry no "
+                             "glotbench signature to put in a column)")
+    rec = parse_object(text, p, EeeRecord)
+    facts: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, r in enumerate(rec["evaluation_results"]):
+        at = f"{path}: evaluation_results[{i}]"
+        d = r["score_details"]["details"]
+        raw = {**{k.removeprefix(_NS): v for k, v in d.items() if k.startswith(_NS)},
+               "headline": (r["metric_config"]["additional_details"]).get(f"{_NS}headline", "false")}
+        decoded = {}
+        for k, v in raw.items():
+            if k in _RAW_FACTS or k.startswith("check_") or k not in _Facts.__annotations__:
+                continue
+            try:
+                decoded[k] = json.loads(v)
+            except ValueError:
+                raise GlotbenchError(f"{at}: {_NS}{k}: not the JSON text glotbench wrote ({v[:40]!r})") from None
+        try:
+            f = validator(_Facts)(decoded)
+        except ValidationError as e:
+            raise GlotbenchError(f"{at}: {problem_text(e, lambda loc: _NS + '.'.join(map(str, loc)))}") from None
+        if not raw.get("signature", "").strip():
+            raise GlotbenchError(f"{at}: {_NS}signature: missing or empty")
+        value = r["score_details"]["score"]
+        ci = (r["score_details"].get("uncertainty") or {}).get("confidence_interval")
+        if ci is not None and not 0 < ci.get("confidence_level", 0.95) < 1:
+            raise GlotbenchError(f"{at}: its interval's confidence_level {ci['confidence_level']} is not between 0 and 1")
+        if ci is not None and ci["lower"] > ci["upper"]:
+            raise GlotbenchError(f"{at}: its interval's lower bound {ci['lower']} is above its upper {ci['upper']}")
+        lo, hi = (r["metric_config"].get(k) for k in ("min_score", "max_score"))  # as `_bounds` wrote them
+        lo, hi = (x if isinstance(x, (int, float)) and not isinstance(x, bool) else None for x in (lo, hi))
+        if not all((lo is None or lo <= x) and (hi is None or x <= hi)
+                   for x in (value, *((ci["lower"], ci["upper"]) if ci else ()))):
+            raise GlotbenchError(f"{at}: {r['metric_config']['metric_id']}: its score or interval lies outside the "
+                                 f"record's own min_score-max_score ({lo}-{hi})")
+        key = (f["group_by"], f["group"], r["metric_config"]["metric_id"])
+        if key in seen:
+            raise GlotbenchError(f"{at}: the same estimate as evaluation_results[{seen[key]}] ({key[2]}"
+                                 + (f", {key[0]}={key[1]}" if key[0] is not None else "") + ")")
+        seen[key] = i
+        facts.append({**raw, **f})
+    run = [{k: v for k, v in x.items() if k not in (*_ESTIMATE_FACTS, "headline")} for x in facts]
+    for i, other in enumerate(run[1:], 1):
+        if other != run[0]:
+            k = next(k for k in {*other, *run[0]} if other.get(k) != run[0].get(k))
+            raise GlotbenchError(f"{path}: evaluation_results[{i}]: {_NS}{k} differs from evaluation_results[0]'s "
+                                 "(a run's facts are the same in every result)")
+    heads = [i for i, x in enumerate(facts) if x["headline"] and x["group_by"] is None]
+    if len(heads) != 1:
+        raise GlotbenchError(f"{path}: {len(heads)} overall results are marked {_NS}headline (one is)")
+    return cast(dict[str, Any], rec), facts
+
+
 def read_eee(path: str | Path) -> list[dict[str, Any]]:
     """An EEE record glotbench wrote, back as `rows`' estimates (value, interval, n, method, signature)."""
-    from glotbench.data import read_dict
-
-    rec = read_dict(Path(path), dict[str, Any])
-    if not isinstance(rec, dict) or (rec.get("eval_library") or {}).get("name") != "glotbench":
-        raise GlotbenchError(f"{path}: not an Every Eval Ever record written by glotbench")
+    rec, facts = _record(path)
     out = []
-    for r in rec.get("evaluation_results") or []:
+    for r, f in zip(rec["evaluation_results"], facts):
         sd = r["score_details"]
-        d = sd.get("details") or {}
         ci = (sd.get("uncertainty") or {}).get("confidence_interval") or {}
         out.append({"benchmark": r["evaluation_name"].split(" [", 1)[0],
-                    "model": rec["model_info"]["additional_details"].get(f"{_NS}spec"),
-                    "group_by": json.loads(d[f"{_NS}group_by"]), "group": json.loads(d[f"{_NS}group"]),
+                    "model": rec["model_info"]["additional_details"][f"{_NS}spec"],
+                    "group_by": f["group_by"], "group": f["group"],
                     "metric": r["metric_config"]["metric_id"], "value": sd["score"],
                     "ci_low": ci.get("lower"), "ci_high": ci.get("upper"),
-                    "ci_method": json.loads(d[f"{_NS}ci_method"]), "n": json.loads(d[f"{_NS}n"]),
-                    "clusters": json.loads(d.get(f"{_NS}clusters", "null")),
-                    "too_few_units": json.loads(d.get(f"{_NS}too_few_units", "false")),
-                    "signature": d[f"{_NS}signature"], "valid": json.loads(d[f"{_NS}valid"])})
+                    "ci_method": f["ci_method"], "n": f["n"], "clusters": f.get("clusters"),
+                    "too_few_units": f.get("too_few_units", False),
+                    "signature": f["signature"], "valid": f["valid"]})
     return out
 
 
@@ -299,63 +499,49 @@ def eee_results(path: str | Path) -> dict[str, Any]:
     """An EEE record glotbench wrote, as the part of results.json the board reads: scores (overall and
     per group) with intervals, n and clusters, signature, selection, headline, the metrics' labels and
     scales, validity, the task's column, and its notes as written (`imported`: the record holds no
-    samples, so no paired test). Records of other tools are refused by name."""
-    from glotbench.data import read_dict
-
-    rec = read_dict(Path(path), dict[str, Any])
-    if (rec.get("eval_library") or {}).get("name") != "glotbench":
-        raise GlotbenchError(f"{path}: not an Every Eval Ever record written by glotbench (its numbers carry no "
-                             "glotbench signature to put in a column)")
-    results = rec.get("evaluation_results") or []
-    if not results:
-        raise GlotbenchError(f"{path}: an EEE record without evaluation results")
-    try:
-        d0 = results[0]["score_details"]["details"]
-        run = {k.removeprefix(_NS): v for k, v in d0.items() if k.startswith(_NS)}
-        scores: dict[str, Any] = {"overall": {}}
-        metrics: dict[str, Any] = {}
-        headline = None
-        est_rows = read_eee(path)
-        conf = None
-        for r, row in zip(results, est_rows):
-            ci = (r["score_details"].get("uncertainty") or {}).get("confidence_interval") or {}
-            est = {"value": row["value"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"],
-                   "ci_method": row["ci_method"]}
-            if row["clusters"] is not None:
-                est["clusters"] = row["clusters"]
-            if row["too_few_units"]:
-                est["too_few_units"] = True
-            if row["group_by"] is None:
-                scores["overall"][row["metric"]] = est
-            else:
-                scores.setdefault("groups", {}).setdefault(row["group_by"], {}).setdefault(row["group"], {})[row["metric"]] = est
-            mc = r["metric_config"]
-            metrics.setdefault(row["metric"], {"label": mc.get("metric_name"), "description": mc.get("evaluation_description"),
-                                               "scale": "fraction" if mc.get("metric_unit") == "proportion" else "points",
-                                               "keys": []})
-            conf = conf or ci.get("confidence_level")
-            if (mc.get("additional_details") or {}).get(f"{_NS}headline") == "true" and row["group_by"] is None:
-                headline = row["metric"]
-        if headline is None:
-            raise KeyError("no headline metric")
-        head_est = scores["overall"].get(headline) or {}
-        label = _untext(run.get("data_label"))
-        source = results[0].get("source_data") or {}
-        return {
-            "benchmark": {"name": est_rows[0]["benchmark"], "data": source.get("dataset_name"),
-                          "data_sha256": _untext((source.get("additional_details") or {}).get(f"{_NS}data_sha256"))},
-            "model": {"spec": est_rows[0]["model"], "model": rec["model_info"].get("id")},
-            "signature": run["signature"], "headline": headline, "scores": scores, "metrics": metrics,
-            "selection": json.loads(run.get("selection", "null")), "validity": {"valid": json.loads(run["valid"])},
-            "task": json.loads(run.get("task", "null")), "finished": json.loads(run.get("finished", "null")) or "",
-            "data_label": {"label": label} if label else None, "counts": {"items": head_est.get("n") or 0},
-            "bootstrap": {"confidence": conf} if conf else {},
-            "versions": {"glotbench": (rec.get("eval_library") or {}).get("version", "unknown")},
-            "tokens": {"prompt": 0, "completion": 0}, "input_floor": json.loads(run.get("input_floor", "null")),
-            "imported": {"format": "eee", "path": str(path), "notes": json.loads(run.get("notes", "[]"))},
-        }
-    except (KeyError, TypeError, ValueError, StopIteration) as e:
-        raise GlotbenchError(f"{path}: an EEE record glotbench cannot read back ({type(e).__name__}: {e})") from None
+    samples, so no paired test). Records of other tools, and records that do not hold what glotbench
+    wrote (`_record`), are refused by name."""
+    rec, facts = _record(path)
+    results = rec["evaluation_results"]
+    est_rows = read_eee(path)
+    run = facts[0]
+    scores: dict[str, Any] = {"overall": {}}
+    metrics: dict[str, Any] = {}
+    headline = next(row["metric"] for row, f in zip(est_rows, facts) if f["headline"] and f["group_by"] is None)
+    conf = None
+    for r, row in zip(results, est_rows):
+        ci = (r["score_details"].get("uncertainty") or {}).get("confidence_interval") or {}
+        est = {"value": row["value"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"],
+               "ci_method": row["ci_method"]}
+        if row["clusters"] is not None:
+            est["clusters"] = row["clusters"]
+        if row["too_few_units"]:
+            est["too_few_units"] = True
+        if row["group_by"] is None:
+            scores["overall"][row["metric"]] = est
+        else:
+            scores.setdefault("groups", {}).setdefault(row["group_by"], {}).setdefault(row["group"], {})[row["metric"]] = est
+        mc = r["metric_config"]
+        metrics.setdefault(row["metric"], {"label": mc.get("metric_name"), "description": mc.get("evaluation_description"),
+                                           "scale": "fraction" if mc["metric_unit"] == "proportion" else "points",
+                                           "keys": []})
+        conf = conf or ci.get("confidence_level")
+    head_est = scores["overall"][headline]
+    label = _untext(run.get("data_label"))
+    source = results[0].get("source_data") or {}
+    return {
+        "benchmark": {"name": est_rows[0]["benchmark"], "data": source.get("dataset_name"),
+                      "data_sha256": _untext((source.get("additional_details") or {}).get(f"{_NS}data_sha256"))},
+        "model": {"spec": est_rows[0]["model"], "model": rec["model_info"].get("id")},
+        "signature": run["signature"], "headline": headline, "scores": scores, "metrics": metrics,
+        "selection": run.get("selection"), "validity": {"valid": run["valid"]},
+        "task": run.get("task"), "finished": run.get("finished") or "",
+        "data_label": {"label": label} if label else None, "counts": {"items": head_est.get("n") or 0},
+        "bootstrap": {"confidence": conf} if conf else {},
+        "versions": {"glotbench": rec["eval_library"].get("version", "unknown")},
+        "tokens": {"prompt": 0, "completion": 0}, "input_floor": run.get("input_floor"),
+        "imported": {"format": "eee", "path": str(path), "notes": run.get("notes", [])},
+    }
 
 
 # -- Hugging Face Hub: .eval_results/*.yaml ------------------------------------------------------------
@@ -407,9 +593,10 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
 
 
 def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = None,
-             task: str | None = None) -> list[Path]:
+             task: str | None = None, check: Callable[[Path], Any] | None = None) -> list[Path]:
     """OUT/<model>/.eval_results/<benchmark>.yaml for each run (the folder to upload to the model's
-    repo); two runs that would share a file are refused (the Hub wants each variant in its own file)."""
+    repo); two runs that would share a file are refused (the Hub wants each variant in its own file).
+    `check(path)` is called on every file before any is written (the CLI: a file of the user's there)."""
     import yaml
 
     from glotbench.rundir import slug
@@ -437,9 +624,12 @@ def write_hf(runs: Sequence[str | Path], out: str | Path, dataset: str | None = 
         raise GlotbenchError(f"--hf-dataset names one benchmark's dataset, and these runs are of {len(benches)} "
                              f"benchmarks ({', '.join(sorted(benches))}): export each benchmark's runs apart")
     entries = {path: hf_entry(r, dataset, task) for path, r in planned.items()}  # every error before a write
+    for path in entries:
+        if check is not None:
+            check(path)
     for path, entry in entries.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
+        path.write_text(HF_HEAD + yaml.safe_dump([entry], allow_unicode=True, sort_keys=False), encoding="utf-8")
     return list(entries)
 
 

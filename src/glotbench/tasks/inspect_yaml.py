@@ -851,7 +851,9 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
         if kind == "glotbench":  # the item as glotbench scores it (glotbench/score reads it)
             from glotbench.core import jsonable
 
-            row[GLOTBENCH_COLUMN] = json.dumps({"id": item.id, "version": bench.version, **{
+            # the task and options it was derived with: glotbench/score refuses rows of another task
+            row[GLOTBENCH_COLUMN] = json.dumps({"id": item.id, "task": bench.name, "version": bench.version,
+                                                "options": scorer_options(bench), **{
                 k: jsonable(dict(getattr(item, k))) for k in ("public", "gold", "meta")}}, ensure_ascii=False)
         try:
             row["target"] = _target(item, kind)

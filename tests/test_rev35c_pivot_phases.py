@@ -39,3 +39,27 @@ def test_a_folder_with_pivot_runs_exports_the_runs_not_their_phases(tmp_path, ca
     assert "pivot-translate" not in proc.stdout
     proc = cli("export", str(runs / "mgsm" / "pivot" / "native"), "--format", "csv")  # named by its path: exported
     assert proc.returncode == 0 and _runs(proc.stdout) == {str(runs / "mgsm" / "pivot" / "native")}
+
+
+def test_a_pivot_run_on_a_limit_records_its_subset(tmp_path, cache_path):
+    """`run --pivot en --limit N` (and --quick): the pivot run's results.json said every item of the dataset
+    (`full`, no `subset:` part in its signature) while its native phase said `subset:limit2,2ofN`; export,
+    the Hub file and the board then presented a few items as the whole benchmark. Both answer routes: the
+    answers as given (MGSM) and translated back (XQuAD)."""
+    from glotbench.rundir.selection import selection_text
+
+    xquad3 = {**XQUAD_TH, "languages": {"th": XQUAD_TH["languages"]["th"] * 3}}  # three items, one text
+    for name, data in (("mgsm", MGSM_TH), ("xquad", xquad3)):
+        out = tmp_path / name
+        pivot_cli(f"deepsea-{name}", "python:checks_models:english_solver", "en", "python:checks_models:translator",
+                  RunOptions(data=write_json(tmp_path / f"{name}.json", data), out=str(out), limit=2,
+                             cache_path=cache_path, progress=False))
+        root = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        native = json.loads((out / "pivot" / "native" / "results.json").read_text(encoding="utf-8"))
+        assert root["selection"]["full"] is False and root["selection"]["n"] == 2 == native["selection"]["n"]
+        assert root["selection"]["of"] == native["selection"]["of"] > 2
+        assert root["selection"]["items_sha256"] == native["selection"]["items_sha256"]
+        assert "|subset:limit2,2of" in root["signature"] and selection_text(root)
+        proc = cli("export", str(out), "--format", "csv")
+        assert proc.returncode == 0, proc.stderr
+        assert {r["n"] for r in csv.DictReader(io.StringIO(proc.stdout))} <= {"2", "1", "0", ""}

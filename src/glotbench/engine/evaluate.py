@@ -58,9 +58,10 @@ def evaluate(benchmark: str | Benchmark, model: str | Model, options: RunOptions
 
 
 async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
-                         options: RunOptions = RunOptions(), *, dataset: Dataset | None = None) -> RunResult:
+                         options: RunOptions = RunOptions(), *, dataset: Dataset | Selection | None = None) -> RunResult:
     """Run a benchmark (a registered name, `pkg.mod:Class`, or an object) on a model. `dataset`:
-    items already loaded (a judge phase's games, a service set); default: `benchmark.load(options.data)`. Returns
+    items already loaded (a judge phase's games, a service set), or a `Selection` of a larger dataset's
+    items (recorded as that selection: a --pivot run's phases); default: `benchmark.load(options.data)`. Returns
     the results and the samples in item order. THE dispatch of every caller (run, sweep, evaluate(),
     the service): a judged benchmark (`judged`) runs its answers, then its judges, through the
     pipeline it declares (`judge_pipeline`: engine/judged_task.py, arena.py, aragen.py); its results
@@ -72,6 +73,8 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
         raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric or judges, not a translation benchmark")
     if bench.judged:  # the pipeline the benchmark declares (Benchmark.judge_pipeline)
+        if isinstance(dataset, Selection):  # a judged run chooses its own items (--limit)
+            raise GlotbenchError(f"{bench.name}: a judged benchmark takes its items whole, not a selection")
         if bench.judge_pipeline == "arena":
             from glotbench.engine.arena import judged_result as arena
 
@@ -91,7 +94,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
 
 
 async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options: RunOptions = RunOptions(), *,
-                         dataset: Dataset | None = None) -> RunResult:
+                         dataset: Dataset | Selection | None = None) -> RunResult:
     """One phase: the answers of a judged benchmark, or a whole plain run (`evaluate_async` without
     its dispatch)."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
@@ -99,10 +102,13 @@ async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options
 
 
 async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | Model, options: RunOptions,
-                    dataset: Dataset | None) -> RunResult:
-    full = bench.load(options.data) if dataset is None else dataset  # load
-    selection = select(full, bench.group_by, limit=options.limit, subset=options.subset,  # select
-                       repeats=options.repeats)
+                    dataset: Dataset | Selection | None) -> RunResult:
+    if isinstance(dataset, Selection):  # items chosen already from a larger dataset (a --pivot run's
+        full, selection = dataset.items, dataset  # phases): recorded as that selection, `subset:` signed
+    else:
+        full = bench.load(options.data) if dataset is None else dataset  # load
+        selection = select(full, bench.group_by, limit=options.limit, subset=options.subset,  # select
+                           repeats=options.repeats)
     signature = _signature(bench, full, options)
     learned = open_learned(bench, options.metric_checkpoint)  # a bad DIR or benchmark: before any model
     m = load_model(model, **model_options(options)) if isinstance(model, str) else model

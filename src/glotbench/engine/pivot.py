@@ -194,7 +194,8 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
                              "(DeepSEA MGSM, IndoMMLU, XQuAD, CrossSum; task files)")
     root = Path(options.out)
     full = bench.load(options.data)
-    items = select(full, bench.group_by, limit=options.limit, subset=options.subset, repeats=options.repeats).items
+    chosen = select(full, bench.group_by, limit=options.limit, subset=options.subset, repeats=options.repeats)
+    items = chosen.items
     # 1. the items' texts into English
     asked = translation_items(bench, items, target)
     if not len(asked):
@@ -209,9 +210,10 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     text_task = answer_kind(bench) in TEXT_KINDS or _answers_text(bench)
     # 2. the task on the English items (the pivot run itself unless the answers go back)
     answers_dir = root / "pivot" / "answers" if text_task else root
+    # the run's items were chosen from the whole dataset: its results.json says so (`subset:` signed)
     ans = await evaluate_async(pbench, model, dataclasses.replace(options, out=str(answers_dir), limit=None, subset=None,
                                                                   **({"phase": "pivot answers"} if text_task else {})),
-                               dataset=pivot_items)
+                               dataset=dataclasses.replace(chosen, items=pivot_items))
     final = ans
     back_failed = 0
     if text_task:
@@ -232,7 +234,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
         fbench = replace(bench, pivot=tag, given=failures)
         final = await evaluate_async(fbench, _Replay(f"{ans.results['model']['spec']}", replies),
                                      dataclasses.replace(options, out=str(root), limit=None, subset=None, use_cache=False),
-                                     dataset=items)
+                                     dataset=chosen)
     # the native run, for the paired comparison
     native = await evaluate_async(bench, model, dataclasses.replace(options, out=str(root / "pivot" / "native"),
                                                                     phase="pivot native"),

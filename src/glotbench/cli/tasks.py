@@ -78,6 +78,11 @@ def _list_language(language: str) -> None:
         typer.echo(f" {star}{f.name:<24} {ds.origin_of(code):<18} commercial use: {use:<8} {opts}")
         typer.echo(f"  {'':<24} {f.description}")
         typer.echo(f"  {'':<24} licence: {ds.licence}; source: {ds.source}")
+        if ds.licence_note:  # why commercial use is unclear, or what else the licence carries
+            typer.echo(f"  {'':<24} licence note: {ds.licence_note}")
+        if ds.reference:
+            at = f" @ {ds.reference_commit}" if ds.reference_commit else " (no commit pinned)"
+            typer.echo(f"  {'':<24} reference: {ds.reference}{at}")
 
 
 @tasks_app.command("check")

@@ -94,6 +94,8 @@ def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
         body.pop("input_language", None)
     variants = body.get("prompt", {}).get("variants", {}).values()
     for scorer in [body.get("scorer"), *(v.get("scorer") for v in variants)]:
+        if isinstance(scorer, dict) and scorer.get("kind") == "exact_match":
+            scorer.pop("labels", None)  # a check of the gold, not a setting
         if isinstance(scorer, dict) and scorer.get("kind") == "token_f1":  # settings added later, at their defaults
             if scorer.get("empty") == "v1.1":
                 scorer.pop("empty")

@@ -185,3 +185,45 @@ def test_card_intervals_leave_out_resamples_where_a_tasks_metric_is_undefined():
         assert np.isfinite([lo, hi]).all() and lo <= sc.task_normalised[m]["ner"] <= hi
     assert sc.task_normalised_ci["a"]["ner"] == (1.0, 1.0)  # every defined resample of a's sentences: F1 1
     assert sc.normalised_mean["a"].value == pytest.approx((1.0 + 0.2) / 2)
+
+
+# -- a --data file is read in the format its name says -------------------------------------------------
+
+def _as_jsonl(src: Path, dest: Path, delimiter: str) -> str:
+    import csv
+
+    with src.open(encoding="utf-8-sig", newline="") as f:
+        return _rows(dest, list(csv.DictReader(f, delimiter=delimiter)))
+
+
+@pytest.mark.parametrize("task,opts,fixture,delim", [
+    ("pontoon", ["config=lo"], "pontoon_en_lo.tsv", "\t"),
+    ("tico-19", ["config=my"], "tico19_test_en_my.tsv", "\t"),
+    ("indommlu", [], "indommlu.csv", ","),
+    ("shopee-reviews-tl", [], "shopee_reviews_tl_test.csv", ","),
+])
+def test_a_task_whose_hub_files_are_tsv_or_csv_reads_a_jsonl_data_file_as_json_lines(tmp_path, task, opts, fixture, delim):
+    from glotbench.registry import get_benchmark
+
+    bench = get_benchmark(task, **dict(o.split("=", 1) for o in opts))
+    as_hub = bench.load(str(FIXTURES / fixture))
+    as_jsonl = bench.load(_as_jsonl(FIXTURES / fixture, tmp_path / f"{task}.jsonl", delim))
+    assert len(as_jsonl) == len(as_hub) > 0
+    assert [(i.public, i.gold) for i in as_jsonl] == [(i.public, i.gold) for i in as_hub]
+
+
+def test_the_lao_suite_offline_runs_pontoon_from_its_jsonl(tmp_path):
+    from glotbench.engine.sweep import language_suite
+
+    _as_jsonl(FIXTURES / "pontoon_en_lo.tsv", tmp_path / "pontoon.jsonl", "\t")
+    suite = language_suite("lo", str(tmp_path))
+    assert [e.name for e in suite.benchmarks] == ["pontoon"], suite.skipped  # was skipped: "data.where: ... undefined"
+    assert not suite.unread
+
+
+def test_a_data_file_whose_name_says_no_format_is_read_in_the_tasks(tmp_path):
+    from glotbench.registry import get_benchmark
+
+    txt = tmp_path / "rows.txt"
+    txt.write_bytes((FIXTURES / "pontoon_en_lo.tsv").read_bytes())
+    assert len(get_benchmark("pontoon", config="lo").load(str(txt))) == 3

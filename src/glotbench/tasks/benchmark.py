@@ -32,7 +32,7 @@ from glotbench.tasks.files import Where
 from glotbench.tasks.pipelines import Pipeline, build_pipeline
 from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
-from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows
+from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
 from glotbench.tasks.template import LETTERS, compile_template, is_template, render
 
 # Settings every task takes, next to the options its file declares: (default, type, help).
@@ -309,7 +309,7 @@ class TaskBenchmark(Benchmark):
     def _rows(self, path: str | None, split: str, fmt_file: str | None = None) -> Rows:
         d = self.data
         if path is not None:
-            rows = local_rows(path, d.format)
+            rows = local_rows(path, user_file_format(path, d.format))
             if d.roles:
                 rows = Rows(self._split_roles(rows.rows), rows.source, rows.sha256)
             return rows

@@ -227,3 +227,29 @@ def test_a_data_file_whose_name_says_no_format_is_read_in_the_tasks(tmp_path):
     txt = tmp_path / "rows.txt"
     txt.write_bytes((FIXTURES / "pontoon_en_lo.tsv").read_bytes())
     assert len(get_benchmark("pontoon", config="lo").load(str(txt))) == 3
+
+
+# -- sea-mt-bench: rows a run of one language cannot use ------------------------------------------------
+
+@pytest.mark.parametrize("change,says", [
+    ({"prompts": [{"text": "เขียนจดหมาย"}, {"text": "  "}]}, "prompts[1].text: empty (the question the candidate is asked)"),
+    ({"prompts": [{"text": ""}, {"text": "แปล"}]}, "prompts[0].text: empty (the question the candidate is asked)"),
+    ({"metadata": {"language": "vi", "category": "writing"}},
+     "metadata.language: 'vi', but the run's config is th (one language per run: give that language's rows)"),
+])
+def test_sea_mt_bench_rows_with_an_empty_question_or_another_language_are_one_error_line(tmp_path, change, says):
+    rows = [json.loads(x) for x in (FIXTURES / "sea_mt_bench_th.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[1] = {**rows[1], **change}
+    data = _rows(tmp_path / "mt.jsonl", rows)
+    p = cli("tasks", "check", "sea-mt-bench", "--bench-opt", "config=th", "--data", data)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [f"error: {data}:2: {says}"]
+
+
+@pytest.mark.parametrize("language", ["th", "tha", "th-TH", "Thai", "", "not a language 42"])
+def test_sea_mt_bench_rows_naming_the_runs_language_or_none_glotbench_reads_load(tmp_path, language):
+    rows = [json.loads(x) for x in (FIXTURES / "sea_mt_bench_th.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [{**r, "metadata": {**r["metadata"], "language": language}} for r in rows]
+    from glotbench.registry import get_benchmark
+
+    assert len(get_benchmark("sea-mt-bench", config="th").load(_rows(tmp_path / "mt.jsonl", rows))) == len(rows)

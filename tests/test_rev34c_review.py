@@ -253,3 +253,19 @@ def test_sea_mt_bench_rows_naming_the_runs_language_or_none_glotbench_reads_load
     from glotbench.registry import get_benchmark
 
     assert len(get_benchmark("sea-mt-bench", config="th").load(_rows(tmp_path / "mt.jsonl", rows))) == len(rows)
+
+
+# -- tasks check renders every item, as a run does ------------------------------------------------------
+
+def test_tasks_check_fails_on_a_row_the_run_cannot_render_not_only_the_first(tmp_path):
+    rows = [{"text": f"tweet {i} maganda", "label": i % 2} for i in range(60)]
+    rows[7]["text"] = None  # a null rendered into the prompt: the run refuses it before any call
+    data = _rows(tmp_path / "hs.jsonl", rows)
+    p = cli("tasks", "check", "filipino-hatespeech", "--data", data)
+    assert p.returncode == 2, p.stdout  # was "ok": only the first item was rendered
+    assert p.stderr.strip().splitlines() == [
+        f"error: {LIBRARY / 'filipino-hatespeech.yaml'}:34: item 7: prompt.user: a value is null (None); write "
+        "{{ x or '' }} to render a null as empty"]
+    rows[7]["text"] = "tweet 7"
+    ok = cli("tasks", "check", "filipino-hatespeech", "--data", _rows(tmp_path / "ok.jsonl", rows))
+    assert ok.returncode == 0 and "  prompt: " in ok.stdout

@@ -98,7 +98,8 @@ def check(
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
     --data, or when the task names its own local file (data.file), load the rows (the first bad row
-    is the error) and show the first item's prompt. Calls no model; a hub download only with --data.
+    is the error; every item's prompt is rendered, as a run renders them before its first call) and show
+    the first item's prompt. Calls no model; a hub download only with --data.
     With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml (docs/tasks.md, "Every
     library task as an eval.yaml")."""
     from glotbench.cli.options import split_pairs
@@ -111,13 +112,17 @@ def check(
     bench = get_benchmark(task, **dict(split_pairs(list(bench_opt))))
     own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
+    prompt = None
     if dataset is not None:
         bench.expand(dataset)  # the run settings' units (permute=circular: every item has options to rotate)
+        prompt = bench.prompt_hash(dataset)  # every item rendered, as a run does before its first call
     typer.echo(f"{bench.name} v{bench.version}: ok")
     if eval_yaml is not None:
         _write_eval_yaml(bench, eval_yaml, lambda: dataset if dataset is not None else bench.load(data))
     for k, v in bench.run_signature_parts().items():
         typer.echo(f"  {k}: {v}")
+    if prompt is not None:
+        typer.echo(f"  prompt: {prompt} (every item's prompt rendered)")
     if dataset is not None:
         from glotbench.rundir.validity import duplicates_text
 

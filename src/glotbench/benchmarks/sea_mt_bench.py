@@ -77,6 +77,20 @@ def _turns(v: Any, where: str, of: str) -> list[str]:
     return [_text(x, f"{where}: {of}[{i}]") for i, x in enumerate(v)]
 
 
+def _other_language(value: Any, config: str) -> str | None:
+    """A row's `metadata.language` when it names a language other than the run's config (a file of
+    several languages' rows), else None (the same language, or no language glotbench can read)."""
+    from glotbench.languages import checked_group
+
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        group = checked_group(value)
+    except ValueError:
+        return None
+    return value if group != checked_group(config) else None
+
+
 class SeaMtBench(Benchmark):
     """The judged benchmark: its items are questions (two turns each), its pipeline engine/mt_bench.py."""
 
@@ -136,10 +150,15 @@ class SeaMtBench(Benchmark):
             if not isinstance(prompts, list) or len(prompts) != TURNS or not all(isinstance(p, dict) for p in prompts):
                 raise DataError(f"{where}: prompts: expected {TURNS} objects {{\"text\": ...}}, one per turn")
             questions = [_text(p.get("text"), f"{where}: prompts[{i}].text") for i, p in enumerate(prompts)]
+            if blank := [i for i, q in enumerate(questions) if not q.strip()]:
+                raise DataError(f"{where}: prompts[{blank[0]}].text: empty (the question the candidate is asked)")
             meta = rec.get("metadata")
             category = meta.get("category") if isinstance(meta, dict) else None
             if not isinstance(category, str) or not category.strip():
                 raise DataError(f"{where}: metadata.category: expected a string")
+            if (other := _other_language(meta.get("language") if isinstance(meta, dict) else None, self.config)) is not None:
+                raise DataError(f"{where}: metadata.language: {other!r}, but the run's config is {self.config} (one "
+                                "language per run: give that language's rows)")
             gold: dict[str, Any] = {}
             if category in CATEGORIES_WITH_REFERENCE:
                 gold["references"] = _turns(rec.get("references"), where, "references")

@@ -78,6 +78,11 @@ def _list_language(language: str) -> None:
         typer.echo(f" {star}{f.name:<24} {ds.origin_of(code):<18} commercial use: {use:<8} {opts}")
         typer.echo(f"  {'':<24} {f.description}")
         typer.echo(f"  {'':<24} licence: {ds.licence}; source: {ds.source}")
+        if ds.licence_note:  # why commercial use is unclear, or what else the licence carries
+            typer.echo(f"  {'':<24} licence note: {ds.licence_note}")
+        if ds.reference:
+            at = f" @ {ds.reference_commit}" if ds.reference_commit else " (no commit pinned)"
+            typer.echo(f"  {'':<24} reference: {ds.reference}{at}")
 
 
 @tasks_app.command("check")
@@ -93,7 +98,8 @@ def check(
 ) -> None:
     """Validate a task (every error FILE:LINE: field: problem) and print its signature parts; with
     --data, or when the task names its own local file (data.file), load the rows (the first bad row
-    is the error) and show the first item's prompt. Calls no model; a hub download only with --data.
+    is the error; every item's prompt is rendered, as a run renders them before its first call) and show
+    the first item's prompt. Calls no model; a hub download only with --data.
     With --eval-yaml FILE, the task (its options filled in) as Inspect's eval.yaml (docs/tasks.md, "Every
     library task as an eval.yaml")."""
     from glotbench.cli.options import split_pairs
@@ -106,13 +112,17 @@ def check(
     bench = get_benchmark(task, **dict(split_pairs(list(bench_opt))))
     own_file = isinstance(bench, TaskBenchmark) and bench.data.file is not None
     dataset = bench.load(data) if data is not None or own_file else None  # every row checked before "ok"
+    prompt = None
     if dataset is not None:
         bench.expand(dataset)  # the run settings' units (permute=circular: every item has options to rotate)
+        prompt = bench.prompt_hash(dataset)  # every item rendered, as a run does before its first call
     typer.echo(f"{bench.name} v{bench.version}: ok")
     if eval_yaml is not None:
         _write_eval_yaml(bench, eval_yaml, lambda: dataset if dataset is not None else bench.load(data))
     for k, v in bench.run_signature_parts().items():
         typer.echo(f"  {k}: {v}")
+    if prompt is not None:
+        typer.echo(f"  prompt: {prompt} (every item's prompt rendered)")
     if dataset is not None:
         from glotbench.rundir.validity import duplicates_text
 

@@ -15,7 +15,8 @@ of judges; a judge is never a model of it.
 | (failed or empty; turn 2 after one)    | of a question whose turn 1 failed is not asked either);     |
 |                                        | unanswered=drop: the turn leaves the score, listed          |
 | a turn the baseline model did not      | loss: 1 for the candidate (0.5 when neither answered); drop |
-| answer                                 | as above                                                    |
+| answer (or the data's answer is empty; | as above                                                    |
+| turn 2 after one)                      |                                                             |
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ async def judged_result(bench: SeaMtBench, model: str | Model, options: RunOptio
         baseline, base_validity, _ = await _answers("baseline", bench.baseline, questions, phase, out)
         validity.update(base_validity)
     else:
-        baseline = {q.id: list(q.gold["baseline"]) for q in questions}
+        baseline = {q.id: _answered_turns(q.gold["baseline"]) for q in questions}
     games = MtBenchGames.build(questions, candidate, baseline, [q.id for q in questions_all])
     judging = MtBenchGames()
     runs = await run_panel(judging, games, kept, replace(phase, repeats=1, temperature=None, max_tokens=None, seed=None,
@@ -174,6 +175,17 @@ async def judged_result(bench: SeaMtBench, model: str | Model, options: RunOptio
                   **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
     last = cand_runs[-1]
     return RunResult(out, read_results(out), last.samples, last.dataset)
+
+
+def _answered_turns(answers: Any) -> list[str]:
+    """The data's baseline answers read as a model's are (`_answers`): the turns answered in order,
+    up to the first empty one; an empty baseline answer is an unanswered baseline turn, not a game."""
+    got: list[str] = []
+    for a in answers:
+        if not str(a).strip():
+            break
+        got.append(str(a))
+    return got
 
 
 def _forfeits(questions: Dataset, candidate: Mapping[str, list[str]], baseline: Mapping[str, list[str]],

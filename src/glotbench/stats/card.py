@@ -138,7 +138,12 @@ def language_scores(tasks: Sequence[TaskUnits], models: Sequence[str], *, resamp
     lo_q, hi_q = (1 - confidence) / 2, 1 - (1 - confidence) / 2
 
     def interval(point: float, draws: np.ndarray, low: float, high: float) -> Interval:
-        """The interval, cut to the values the statistic can take (never less coverage)."""
+        """The interval, cut to the values the statistic can take (never less coverage); over the
+        resamples where the statistic is defined (an entity F1 of resampled sentences with no entity
+        at all is 0/0: that resample is left out, not a NaN that makes the interval NaN)."""
+        draws = draws[~np.isnan(draws)]
+        if len(draws) < 2:
+            return Interval(point, low if point == point else float("nan"), high)
         if t_n < 2:
             lo, hi = (float(x) for x in np.quantile(draws, [lo_q, hi_q]))
         else:
@@ -148,17 +153,27 @@ def language_scores(tasks: Sequence[TaskUnits], models: Sequence[str], *, resamp
             lo, hi = point - half, point + half
         return Interval(point, max(lo, low), min(hi, high))
 
-    task_ci = {m: {t.name: tuple(float(x) for x in np.quantile(norm_draws[:, i, j], [lo_q, hi_q]))
-                   for i, t in enumerate(tasks)} for j, m in enumerate(models)}
+    def task_interval(draws: np.ndarray) -> tuple[float, float]:
+        defined = draws[~np.isnan(draws)]  # a resample where the task's metric is 0/0 is left out
+        if not len(defined):
+            return (0.0, 1.0)  # no resample defined: nothing is known beyond the scale
+        return tuple(float(x) for x in np.quantile(defined, [lo_q, hi_q]))  # type: ignore[return-value]
+
+    def mean_draws(draws: np.ndarray) -> np.ndarray:
+        """Each resample's weighted mean over the tasks drawn (a task not drawn adds nothing, even
+        where its own resample is undefined: NaN only where an undefined task was drawn)."""
+        return np.einsum("bt,bt->b", weights, np.where(weights > 0, draws, 0.0))
+
+    task_ci = {m: {t.name: task_interval(norm_draws[:, i, j]) for i, t in enumerate(tasks)}
+               for j, m in enumerate(models)}
     norm_mean, rank_mean = {}, {}
     for j, m in enumerate(models):
-        norm_mean[m] = interval(float(np.mean(list(task_norm[m].values()))),
-                                np.einsum("bt,bt->b", weights, norm_draws[:, :, j]), 0.0, 1.0)
+        norm_mean[m] = interval(float(np.mean(list(task_norm[m].values()))), mean_draws(norm_draws[:, :, j]), 0.0, 1.0)
         if len(models) < 2:  # the only model is the best on every task: 1 by definition, no interval
             rank_mean[m] = Interval(1.0, 1.0, 1.0)
             continue
-        rank_mean[m] = interval(float(np.mean(list(task_rank[m].values()))),
-                                np.einsum("bt,bt->b", weights, rank_draws[:, :, j]), 1.0, float("inf"))
+        rank_mean[m] = interval(float(np.mean(list(task_rank[m].values()))), mean_draws(rank_draws[:, :, j]),
+                                1.0, float("inf"))
     return LanguageScores(task_norm, task_ci, task_rank, norm_mean, rank_mean, resamples)  # type: ignore[arg-type]
 
 

@@ -32,7 +32,7 @@ from glotbench.tasks.files import Where
 from glotbench.tasks.pipelines import Pipeline, build_pipeline
 from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
-from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows
+from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
 from glotbench.tasks.template import LETTERS, compile_template, is_template, render
 
 # Settings every task takes, next to the options its file declares: (default, type, help).
@@ -94,6 +94,8 @@ def spec_hash(spec: Any, opt: Mapping[str, Any]) -> str:
         body.pop("input_language", None)
     variants = body.get("prompt", {}).get("variants", {}).values()
     for scorer in [body.get("scorer"), *(v.get("scorer") for v in variants)]:
+        if isinstance(scorer, dict) and scorer.get("kind") == "exact_match":
+            scorer.pop("labels", None)  # a check of the gold, not a setting
         if isinstance(scorer, dict) and scorer.get("kind") == "token_f1":  # settings added later, at their defaults
             if scorer.get("empty") == "v1.1":
                 scorer.pop("empty")
@@ -307,7 +309,7 @@ class TaskBenchmark(Benchmark):
     def _rows(self, path: str | None, split: str, fmt_file: str | None = None) -> Rows:
         d = self.data
         if path is not None:
-            rows = local_rows(path, d.format)
+            rows = local_rows(path, user_file_format(path, d.format))
             if d.roles:
                 rows = Rows(self._split_roles(rows.rows), rows.source, rows.sha256)
             return rows

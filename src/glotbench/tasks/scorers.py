@@ -157,10 +157,23 @@ class ExactMatch(Scorer):
     gold_keys = ("answer", "answers")
     description = "share of answers equal to a gold answer after the named normalisation"
 
-    def correct(self, answer: str, item: Item) -> bool:
+    def check_gold(self, item: Item) -> str | None:
+        problem = super().check_gold(item)
+        if problem is None and self.spec.labels:
+            labels = {self._norm(label) for label in self.spec.labels}
+            outside = [g for g in self._golds(item) if self._norm(str(g)) not in labels]
+            if outside:
+                return (f"fields.gold: {outside[0]!r} is not one of the scorer's {len(labels)} labels "
+                        f"({', '.join(self.spec.labels[:3])}, ...): no reply could match it")
+        return problem
+
+    @staticmethod
+    def _golds(item: Item) -> list[Any]:
         gold = _gold(item, "answer", "answers")
-        golds = [gold] if isinstance(gold, str) else list(gold)
-        return self._norm(answer) in {self._norm(str(g)) for g in golds}
+        return list(gold) if isinstance(gold, (list, tuple)) else [gold]  # one answer (text, or a number read as text)
+
+    def correct(self, answer: str, item: Item) -> bool:
+        return self._norm(answer) in {self._norm(str(g)) for g in self._golds(item)}
 
     def _norm(self, text: str) -> str:
         for pattern in self.spec.ignore:
@@ -356,6 +369,10 @@ class EntityF1(Scorer):
                 return f"fields.gold.tags: a list of tags, one per token (got {type(tags).__name__})"
             if self.spec.labels and any(not str(t).isdigit() or int(t) >= len(self.spec.labels) for t in tags):
                 return f"fields.gold.tags: {list(tags)} has a tag that is not an index of the scorer's {len(self.spec.labels)} labels"
+            tokens = item.public.get("tokens")  # the tokens the prompt numbers: a reply gives one tag each
+            if isinstance(tokens, (list, tuple)) and len(tokens) != len(tags):
+                return (f"fields.gold.tags: {len(tags)} tags for {len(tokens)} tokens (one tag per token; a reply "
+                        f"tagging every token would be scored as no answer)")
         return problem
 
     def stats(self, answer: str | None, item: Item, p: str) -> dict[str, float]:

@@ -34,12 +34,23 @@ class Rows:
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}  # as the hub's datasets often ship JSONL and CSV
 
 
-def _fmt(path: Path, fmt: str | None) -> str:
-    if fmt:
-        return fmt
+def named_format(path: str | Path) -> str | None:
+    """The format a file's name says (`rows.tsv`, `rows.jsonl.gz`), or None where it says none."""
+    path = Path(path)
     suffixes = [x.lower() for x in path.suffixes]
     suffix = suffixes[-2] if len(suffixes) > 1 and suffixes[-1] in COMPRESSED else path.suffix.lower()
-    return {".json": "json", ".parquet": "parquet", ".csv": "csv", ".tsv": "tsv"}.get(suffix, "jsonl")
+    return {".json": "json", ".jsonl": "jsonl", ".parquet": "parquet", ".csv": "csv", ".tsv": "tsv"}.get(suffix)
+
+
+def _fmt(path: Path, fmt: str | None) -> str:
+    return fmt or named_format(path) or "jsonl"
+
+
+def user_file_format(path: str | Path, declared: str | None) -> str | None:
+    """The format of a user's --data file: the one its name says (a task whose hub files are TSV
+    read from `rows.jsonl` reads JSON lines, never each line as a TSV row); the task's declared
+    format where the name says none."""
+    return named_format(path) or declared
 
 
 def _decompressed(p: Path, folder: Path) -> Path:

@@ -149,6 +149,10 @@ class ExactMatch(Part):
     normalise: list[Literal["strip", "lower", "casefold", "nfkc", "collapse_spaces", "remove_punct",
                             "ascii_digits", "remove_zero_width", "remove_ascii_punct",
                             "remove_ascii_digits"]] = ["strip", "collapse_spaces"]
+    # The closed set the gold answers come from (MASSIVE's 60 intent names), or [] for none: a gold
+    # outside it (after `normalise`) is an error when the data is loaded, not an item nobody can answer.
+    # A check, not a setting: left out of the task's hash.
+    labels: list[str] = []
 
     @field_validator("ignore")
     @classmethod

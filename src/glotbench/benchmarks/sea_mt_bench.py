@@ -18,19 +18,25 @@ that schema (not SEA-MT-Bench data; every view says so).
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from glotbench.benchmarks.arena import choice
 from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Dataset
+from glotbench.core import Dataset, RunResult
 from glotbench.data import raw_rows
 from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.mt_bench import (ANSWER_MAX_TOKENS, BASELINE_MODEL, CATEGORIES_WITH_REFERENCE, JUDGE_MAX_TOKENS,
-                                       JUDGE_TEMPERATURE, ORDERS, REFERENCE_COMMIT, judge_messages, parse_judgement,
-                                       Outcome)
+                                       JUDGE_TEMPERATURE, ORDERS, REFERENCE_COMMIT, TURNS, Outcome, final_judgement,
+                                       forfeits, judge_messages, outcome_counts, outcome_value, parse_judgement, scores)
+from glotbench.judges.panel import SelfJudging
+from glotbench.judges.pipeline import AnswerPhase, JudgedContext, JudgedOutcome, JudgeSampling, merged_base
+from glotbench.rundir import slug
+from glotbench.rundir.schema import JudgedKind
+from glotbench.rundir.validity import combine
+from glotbench.signature import Signature
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.core import GenerateConfig, Prompt
@@ -38,7 +44,6 @@ from glotbench.core import GenerateConfig, Prompt
 HUB = "aisingapore/MultiTurn-Chat-MT-Bench"
 # SEA-HELM's languages for mt-bench (config.yaml `languages`), each its hub config
 LANGUAGES = ("en", "id", "jv", "km", "lo", "ms", "my", "su", "ta", "th", "tl", "vi", "zh")
-TURNS = 2
 SAMPLE, SAMPLE_LANGUAGE = "sea_mt_bench_th_sample.jsonl", "th"
 
 DATASHEET = Datasheet(
@@ -168,6 +173,126 @@ class SeaMtBench(Benchmark):
 
     def signature_parts(self) -> dict[str, str]:
         return {"config": self.config, "baseline": self.baseline or f"data:{self.baseline_model}"}
+
+    # -- its judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it) --
+    out_root = "sea-mt-bench"
+    answer_dirs = ("candidate-turn1", "candidate-turn2")
+    older: tuple[str, ...] = ()
+    sampling = JudgeSampling()
+
+    def judged_declaration(self) -> "SeaMtBench":
+        return self
+
+    @property
+    def kind(self) -> JudgedKind:
+        return self.judge_pipeline
+
+    @property
+    def self_judging(self) -> SelfJudging:
+        return SelfJudging()
+
+    @property
+    def judge_games(self) -> "MtBenchGames":
+        return MtBenchGames()
+
+    def no_judge(self) -> str:
+        return f"{self.name} is judged: name at least one judge with --judge SPEC"
+
+    def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+        """Each side's turn 1, then its turn 2 (the conversation so far: its own turn-1 answer); the
+        baseline's turns only where a baseline model answers (else the data's answers)."""
+        roles: tuple[Any, ...] = ("candidate", "baseline") if self.baseline is not None else ("candidate",)
+        for role in roles:
+            for turn in range(1, TURNS + 1):
+                name = f"{role} turn {turn}"
+                if name not in done:
+                    return AnswerPhase(name, f"{role}-turn{turn}", role, MtTurn(),
+                                       MtTurn.build(items, _turn_answers(done, role), turn))
+        return None
+
+    def games(self, ctx: JudgedContext) -> Dataset:
+        return MtBenchGames.build(ctx.items, *self._sides(ctx), [q.id for q in ctx.all_items])
+
+    def _sides(self, ctx: JudgedContext) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        baseline = (_turn_answers(ctx.phases, "baseline") if self.baseline is not None else
+                    {q.id: list(q.gold["baseline"]) for q in ctx.items})
+        return _turn_answers(ctx.phases, "candidate"), baseline
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        """Per judge, per question, the turns' values (SEA-HELM's outcome of both orders); the
+        weighted win rate of each judge, their mean, per turn and per category (judges/mt_bench.py)."""
+        questions = ctx.items
+        candidate, baseline = self._sides(ctx)
+        validity = dict(ctx.validity)
+        categories = {q.id: str(q.meta["category"]) for q in questions}
+        forfeit, dropped = forfeits(questions, candidate, baseline, self.unanswered)
+        turn_values: dict[str, dict[str, list[float]]] = {}
+        turn_outcomes: dict[str, dict[str, list[str]]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for spec, run in runs.items():
+            got = {(s.meta["question_id"], s.meta["turn"], s.meta["order"]): Outcome[s.answer]
+                   for s in run.samples if s.failure is None and isinstance(s.answer, str)}
+            vals: dict[str, list[float]] = {}
+            outs: dict[str, list[str]] = {}
+            finals = []
+            for q in questions:
+                for turn in range(1, TURNS + 1):
+                    key = (q.id, str(turn))
+                    if key in dropped:
+                        continue
+                    if key in forfeit:
+                        vals.setdefault(q.id, []).append(forfeit[key])
+                        outs.setdefault(q.id, []).append("unanswered")
+                        continue
+                    first, second = (got.get((q.id, str(turn), o), Outcome.ERROR) for o in ORDERS)
+                    final = final_judgement(first, second)
+                    finals.append(final)
+                    vals.setdefault(q.id, []).append(outcome_value(final))
+                    outs.setdefault(q.id, []).append(final.name.lower())
+            turn_values[spec], turn_outcomes[spec], counts[spec] = vals, outs, outcome_counts(finals)
+            validity[f"judge {spec}"] = run.results.get("validity")
+        scored = [q.id for q in questions if q.id in next(iter(turn_values.values()), {})]
+        found = scores(turn_values, scored, categories, resamples=ctx.resamples)
+        signature = Signature.build(("glotbench", self.name), ("v", self.version), ("config", self.config),
+                                    ("data", (ctx.all_items.sha256 or "none")[:12]),
+                                    ("baseline", self.baseline or f"data:{self.baseline_model}"),
+                                    ("answer_prompt", MtTurn().prompt_hash(questions)),
+                                    ("judge_prompt", MtBenchGames().prompt_hash(games)),
+                                    ("judges", ",".join(slug(j) for j in runs)),
+                                    ("unanswered", self.unanswered)).format()
+        summary = {
+            "benchmark": self.name, "model": ctx.candidate, "language": self.config, "judges": list(ctx.judges),
+            "skipped_judges": list(ctx.skipped), "baseline": self.baseline or f"data:{self.baseline_model}",
+            "scores": found, "outcomes": counts, "signature": signature, "items": len(questions),
+            "turn_values": turn_values, "turn_outcomes": turn_outcomes,
+            "unanswered": {"policy": self.unanswered,
+                           "turns": sorted(f"{q}_turn{t}" for q, t in (*forfeit, *dropped)),
+                           "dropped": sorted(f"{q}_turn{t}" for q, t in dropped)},
+            "rules": RULES, "data": questions.source, "data_sha256": ctx.all_items.sha256,
+            "selection": ctx.selection.record(), "data_label": self.data_label(ctx.all_items),
+            "validity": combine(validity, judged=found["final"].get("n"), of=len(questions)),
+            "judge_validation": ctx.judge_validation,
+        }
+        cand = [ctx.phases[f"candidate turn {t}"] for t in range(1, TURNS + 1)]
+        return JudgedOutcome(summary, merged_base(cand), cand[-1].samples, cand[-1].dataset)
+
+
+RULES = ("SEA-HELM's PairwiseLLMJudgeMetric: per turn, baseline-before and baseline-after; a tie in the first "
+         "or two different outcomes is a tie; win 1, tie 0.5, lose and unreadable 0; a category's win rate over "
+         "its turns; the weighted win rate is the mean of the categories'; mean of judges; 95% percentile "
+         "bootstrap over questions (Wilson where it collapses). A turn not answered: see `unanswered`")
+
+
+def _turn_answers(done: Mapping[str, RunResult], role: str) -> dict[str, list[str]]:
+    """One side's answers to the turns done: {question id: [turn 1, turn 2]} (a question is there for
+    each turn answered in order)."""
+    got: dict[str, list[str]] = {}
+    for turn in range(1, TURNS + 1):
+        res = done.get(f"{role} turn {turn}")
+        for s in res.samples if res is not None else ():
+            if isinstance(s.answer, str) and s.answer.strip() and len(got.get(s.id, ())) == turn - 1:
+                got.setdefault(s.id, []).append(s.answer)
+    return got
 
 
 class MtTurn(Benchmark):

@@ -27,7 +27,7 @@ from glotbench.benchmarks.aragen import (
 )
 from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.evaluate import RunOptions, evaluate_async
-from glotbench.engine.panel import check_judged_options, phase_options, run_panel, write_judged
+from glotbench.engine.judged import check_judged_options, phase_options, run_panel, write_judged
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.jury import POLICIES, STRATEGIES, Outcome, judge_summary, jury

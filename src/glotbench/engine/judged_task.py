@@ -25,7 +25,7 @@ from glotbench.engine.options import model_options
 from glotbench.rundir import OLD_SUMMARIES, RESULTS, read_results, set_aside_invalid, slug
 from glotbench.rundir.validity import combine
 from glotbench.errors import GlotbenchError
-from glotbench.engine.panel import run_panel, write_judged
+from glotbench.engine.judged import run_panel, write_judged
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import SelfJudging, mean_of_judges, select_judges
 from glotbench.registry import get_benchmark, load_model

@@ -1,0 +1,161 @@
+"""What a judged benchmark declares, and what the one judged pipeline (engine/judged.py) does with it.
+
+The pipeline owns the flow every judged run shares: its checks, the run directory (an unfinished or
+invalid one set aside), the judge panel (self-judging, a judge never a contestant), the judges' cards,
+the item selection, the answer phases, the judge phases, each phase's validity and the one
+results.json. The benchmark declares the parts that are its own (`JudgedDeclaration`):
+
+| part                | declared as                                                                  |
+|---------------------|------------------------------------------------------------------------------|
+| its answer phases   | `next_phase`: the next `AnswerPhase` from those done (a turn 2 reads turn 1) |
+| its games           | `games`: the judge task's items, built from the answers                      |
+| the judges' task    | `judge_games`, and the judges' sampling (`JudgeSampling`)                     |
+| its statistics      | `judged_score`: per item, per judge, the values; the metrics over them (the mean of |
+|                     | judges, each judge, its own) with the judged bootstrap; its summary          |
+
+A phase is an ordinary run (cached, resumable, in its own directory under the run's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Protocol, Sequence
+
+from glotbench.core import Dataset, RunResult
+from glotbench.judges.panel import SelfJudging
+from glotbench.rundir.schema import JudgedKind
+
+
+@dataclass(frozen=True)
+class AnswerPhase:
+    """One answer phase: `task` (a benchmark) run by the candidate or the baseline over `items`, in
+    OUT/`directory`; `name` is its key in results.json's phases and validity."""
+
+    name: str
+    directory: str
+    role: Literal["candidate", "baseline"]
+    task: Any  # a Benchmark (benchmarks/ sits above judges/)
+    items: Dataset
+    validity_key: str = ""  # its key in the run's validity (default: `name`)
+
+
+@dataclass(frozen=True)
+class JudgeSampling:
+    """The judges' own sampling (the answers' --temperature, --max-tokens... are not theirs)."""
+
+    repeats: int = 1
+    temperature: float | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgedContext:
+    """What the pipeline has done when it asks the benchmark for its games and its score."""
+
+    candidate: str  # the candidate's spec
+    judges: tuple[str, ...]  # as named
+    kept: tuple[str, ...]  # the panel: those not skipped
+    skipped: tuple[str, ...]
+    all_items: Dataset  # every item of the data (beyond a --limit)
+    items: Dataset  # the items selected
+    selection: Any  # rundir.selection.Selection
+    phases: Mapping[str, RunResult]  # answer phases by name, in order
+    validity: Mapping[str, Any]  # each phase's validity, by name
+    judge_validation: Any
+    resamples: int
+
+
+@dataclass(frozen=True)
+class JudgedOutcome:
+    """The benchmark's score of a judged run: results.json's `judged.summary`, the answers' results
+    the candidate's run is read from (`base`), and the samples and items `evaluate_async` returns."""
+
+    summary: Mapping[str, Any]
+    base: Mapping[str, Any]
+    samples: Sequence[Any]
+    dataset: Dataset | None
+
+
+class JudgedDeclaration(Protocol):
+    """The parts of a judged benchmark's run that are its own (module docstring)."""
+
+    @property
+    def kind(self) -> JudgedKind:
+        """results.json's judged.kind (report.rundata reads the summary by it)."""
+        ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def lang(self) -> str | None:
+        """The language the judges judge in (their cards: judges/cards.py)."""
+        ...
+
+    @property
+    def out_root(self) -> str:
+        """runs/ROOT/TIME-MODEL when no --out is given."""
+        ...
+
+    @property
+    def answer_dirs(self) -> tuple[str, ...]:
+        """The answer phases' directories (an unfinished run is set aside by them)."""
+        ...
+
+    @property
+    def older(self) -> tuple[str, ...]:
+        """The summary files of older run directories of this kind."""
+        ...
+
+    @property
+    def baseline(self) -> str | None:
+        """The baseline model's spec (a contestant: never a judge), when a model answers as the baseline."""
+        ...
+
+    @property
+    def self_judging(self) -> SelfJudging: ...
+
+    @property
+    def judge_games(self) -> Any:
+        """The judges' benchmark."""
+        ...
+
+    @property
+    def sampling(self) -> JudgeSampling: ...
+
+    @property
+    def default_judges(self) -> tuple[str, ...]:
+        """The panel when no --judge is named."""
+        ...
+
+    def load(self, path: str | None) -> Dataset:
+        """The items (the bundled ones, or the file at `path`)."""
+        ...
+
+    def no_judge(self) -> str:
+        """The error when no judge is named."""
+        ...
+
+    def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+        """The answer phase after those `done` (in order), or None when the answers are complete."""
+        ...
+
+    def games(self, ctx: JudgedContext) -> Dataset:
+        """The judge task's items, from the answers."""
+        ...
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        """Per item, per judge, the values; the metrics over them; the summary."""
+        ...
+
+
+def merged_base(runs: Sequence[RunResult]) -> dict[str, Any]:
+    """The candidate's answers as one run's results for the judged view: the last phase's record, with
+    every phase's counts and tokens added up (the candidate's own calls; the judges' are not its)."""
+    base = dict(runs[-1].results)
+    for key in ("counts", "tokens"):
+        merged: dict[str, Any] = {}
+        for r in runs:
+            for k, v in (r.results.get(key) or {}).items():
+                merged[k] = merged.get(k, 0) + v if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+        base[key] = merged
+    return base

@@ -65,7 +65,7 @@ class ArenaFile(ArenaScores):
     tie_rate: dict[str, Any] | float | None = None
 
 
-# -- rubric.json (a task scored by a rubric: engine/judged_task.py) ------------------------------
+# -- rubric.json (a task scored by a rubric: tasks/rubric.py RubricRun) ------------------------------
 
 class _RubricScores(_Open):
     final: _FinalEstimate

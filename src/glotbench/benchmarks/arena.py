@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.laobench import laobench_datasheet
@@ -124,6 +124,7 @@ class LaoBenchArena(ArenaPrompts):
     answer_dirs = ("candidate", "baseline")
     older = (OLD_SUMMARIES["arena"],)
     sampling = JudgeSampling()
+    own_selection = False
 
     def judged_declaration(self) -> "LaoBenchArena":
         if self.baseline is None:
@@ -145,6 +146,10 @@ class LaoBenchArena(ArenaPrompts):
 
     def no_judge(self) -> str:
         return "name at least one judge with --judge SPEC"
+
+    def no_panel(self, skipped: Sequence[str]) -> str:
+        return (f"no judge produced a valid verdict: every judge was skipped as the candidate or the baseline "
+                f"(skipped: {', '.join(skipped)})")
 
     def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
         """The candidate's answers, then the baseline's (a model, or replay:FILE of its answers)."""

@@ -110,7 +110,7 @@ class Benchmark(ABC):
     retry_failures: tuple[str, ...] = ()
     reply_name: str = "reply"
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
-    # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
+    # the one judged pipeline (engine/judged.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
     # Its replies are a judge's verdicts on another model's answers (the judged pipelines' judge tasks):
     # a verdict that cannot be read counts against --max-failure-rate like a failed call
@@ -140,7 +140,7 @@ class Benchmark(ABC):
         """The parts of its judged run that are its own (judges/pipeline.py): its answer phases, its
         games, its judges' task and sampling, its statistics and metrics; the one judged pipeline
         (engine/judged.py) runs the rest. None: a plain benchmark, or one whose judged run is not yet
-        declared (the rubric and AraGen pipelines, engine/judged_task.py and engine/aragen.py)."""
+        declared (AraGen: engine/aragen.py)."""
         return None
 
     def task_file(self) -> Path | None:

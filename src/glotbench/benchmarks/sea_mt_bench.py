@@ -18,7 +18,7 @@ that schema (not SEA-MT-Bench data; every view says so).
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.arena import choice
 from glotbench.benchmarks.base import Benchmark
@@ -179,6 +179,7 @@ class SeaMtBench(Benchmark):
     answer_dirs = ("candidate-turn1", "candidate-turn2")
     older: tuple[str, ...] = ()
     sampling = JudgeSampling()
+    own_selection = False
 
     def judged_declaration(self) -> "SeaMtBench":
         return self
@@ -197,6 +198,10 @@ class SeaMtBench(Benchmark):
 
     def no_judge(self) -> str:
         return f"{self.name} is judged: name at least one judge with --judge SPEC"
+
+    def no_panel(self, skipped: Sequence[str]) -> str:
+        return (f"no judge produced a valid verdict: every judge was skipped as the candidate or the baseline "
+                f"(skipped: {', '.join(skipped)})")
 
     def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
         """Each side's turn 1, then its turn 2 (the conversation so far: its own turn-1 answer); the

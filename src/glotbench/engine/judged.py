@@ -18,14 +18,14 @@ from typing import Any, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult
-from glotbench.engine.evaluate import RunOptions, evaluate_async
+from glotbench.engine.evaluate import RunOptions, evaluate_async, evaluate_phase
 from glotbench.engine.options import model_options
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import build_judge, select_judges
 from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling
 from glotbench.models.base import Model
-from glotbench.registry import load_model
+from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
 from glotbench.rundir.schema import RESULTS_FORMAT
 from glotbench.rundir.selection import select
@@ -38,44 +38,68 @@ async def judged_result(bench: Benchmark, spec: str | Benchmark, model: str | Mo
     mean of judges its headline; no judge a model of it)."""
     declared = bench.judged_declaration()
     if declared is not None:
-        return (await run_declared(declared, model, options, dataset))[0]
-    if bench.judge_pipeline == "aragen":
-        from glotbench.engine.aragen import judged_result as aragen
+        return (await run_declared(declared, model, options, dataset, spec=spec))[0]
+    from glotbench.engine.aragen import judged_result as aragen  # AraGen: not yet a declaration
 
-        return await aragen(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: AraGen
-    from glotbench.engine.judged_task import judged_result as rubric
+    return await aragen(bench, model, options, dataset)  # type: ignore[arg-type]  # judged, undeclared: AraGen
 
-    return await rubric(spec, model, options, dataset)
+
+async def run_judged(benchmark: str | Benchmark, model: str | Model, judges: list[str], options: RunOptions,
+                     judge_cards: str | None = None) -> dict[str, Any]:
+    """A rubric task's judged run with its judges as an argument (default: its scorer.judges); its
+    summary (results.json's `judged.summary`, with `out_dir`)."""
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    declared = bench.judged_declaration() if bench.judged else None
+    if declared is None:
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    res, summary = await run_declared(declared, model, replace(options, judge_cards=judge_cards), None,
+                                      judges or None, spec=benchmark)
+    return {**summary, "out_dir": str(res.out_dir)}
 
 
 async def run_declared(decl: JudgedDeclaration, model: str | Model, options: RunOptions,
-                       dataset: Dataset | None = None, judges: Sequence[str] | None = None
-                       ) -> tuple[RunResult, Mapping[str, Any]]:
+                       dataset: Dataset | None = None, judges: Sequence[str] | None = None,
+                       spec: str | Benchmark | None = None) -> tuple[RunResult, Mapping[str, Any]]:
     """The judged run of a declaration: (the candidate's judged run, results.json's judged summary).
-    `judges`: the panel as named (default: --judge, else the benchmark's default judges)."""
+    `judges`: the panel as named (default: --judge, else the benchmark's default judges); `spec`:
+    the benchmark as the run named it (a phase of the benchmark itself runs it under that name)."""
     named = list(judges if judges is not None else options.judges or decl.default_judges)
     if not named:
         raise GlotbenchError(decl.no_judge())
-    check_judged_options(decl.name, options)
+    own = decl.own_selection
+    if not own:
+        check_judged_options(decl.name, options)
     phase = replace(phase_options(options), out=None, data=None, limit=None)
     cand_spec = model if isinstance(model, str) else model.spec
     out = Path(options.out or f"runs/{decl.out_root}/{datetime.now():%Y%m%d-%H%M%S}-{slug(cand_spec)}")
     # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
     set_aside_invalid(out, RESULTS, decl.answer_dirs, older=decl.older)
-    all_items = decl.load(options.data) if dataset is None else dataset  # bad data: before any model call
+    # bad data: before any model call (a phase that selects its own items loads them itself; the whole
+    # data is read again only where a --limit or --subset leaves some out: a verdict file's known ids)
+    all_items = (dataset if dataset is not None else decl.load(options.data) if not own or options.limit is not None
+                 or options.subset else Dataset(()))
     try:
         kept, skipped = await _panel(decl, named, cand_spec, model, options)
         judge_validation = validation(kept, decl.lang, options.judge_cards)  # a bad cards directory fails here
-        selection = select(all_items, (), limit=options.limit)  # a subset says so in every view
-        items = selection.items
+        selection = None if own else select(all_items, (), limit=options.limit)  # a subset says so in every view
+        items = all_items if selection is None else selection.items
         done: dict[str, RunResult] = {}
         validity: dict[str, Any] = {}
         while (step := decl.next_phase(items, done)) is not None:
             runner: str | Model = (model if step.role == "candidate" else decl.baseline or "")
             if not isinstance(runner, str):  # the candidate's object: closed once, after its last phase
                 runner = _KeptOpen(runner)
-            done[step.name] = res = await evaluate_async(step.task, runner, replace(
-                phase, out=str(out / step.directory), phase=step.name), dataset=step.items)
+            task: str | Benchmark | None = step.task if step.task is not None else spec
+            if task is None:  # a caller's error, not a user's
+                raise ValueError(f"{decl.name}: a phase of the judged benchmark itself needs `spec`")
+            if step.items is None:  # a plain run's own selection, data and options
+                res = await evaluate_phase(task, runner, replace(options, out=str(out / step.directory),
+                                                                 phase=step.name), dataset=dataset)
+                items = res.dataset if res.dataset is not None else items
+            else:
+                res = await evaluate_phase(task, runner, replace(phase, out=str(out / step.directory), phase=step.name),
+                                           dataset=step.items)
+            done[step.name] = res
             validity[step.validity_key or step.name] = res.results.get("validity")
     finally:
         if not isinstance(model, str):
@@ -87,7 +111,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.kind, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
-                  **{f"judge {spec}": run.out_dir.name for spec, run in runs.items()}})
+                  **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}})
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
 
 
@@ -105,8 +129,7 @@ async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, mode
         if isinstance(model, str):
             await cand.aclose()
     if not kept:
-        raise GlotbenchError(f"no judge produced a valid verdict: every judge was skipped as the candidate or the "
-                             f"baseline (skipped: {', '.join(skipped)})")
+        raise GlotbenchError(decl.no_panel(skipped))
     return kept, skipped
 
 
@@ -124,7 +147,10 @@ class _KeptOpen:
 
 
 def judge_options(phase: RunOptions, sampling: JudgeSampling) -> RunOptions:
-    """The judges' phase options: their own sampling, not the answers' generation settings."""
+    """The judges' phase options: their own sampling (or the run's: `JudgeSampling.own`), never the
+    answers' --max-tokens."""
+    if not sampling.own:
+        return replace(phase, repeats=sampling.repeats, max_tokens=None)
     return replace(phase, repeats=sampling.repeats, temperature=sampling.temperature, max_tokens=None,
                    seed=sampling.seed, stop=(), structured_output=False, thinking=None)
 

@@ -33,8 +33,8 @@ class AnswerPhase:
     name: str
     directory: str
     role: Literal["candidate", "baseline"]
-    task: Any  # a Benchmark (benchmarks/ sits above judges/)
-    items: Dataset
+    task: Any  # a Benchmark (benchmarks/ sits above judges/); None: the judged benchmark itself, as the run named it
+    items: Dataset | None  # None: the phase loads and selects its items as a plain run does (`own_selection`)
     validity_key: str = ""  # its key in the run's validity (default: `name`)
 
 
@@ -45,6 +45,7 @@ class JudgeSampling:
     repeats: int = 1
     temperature: float | None = None
     seed: int | None = None
+    own: bool = True  # False: the run's sampling (--temperature, --seed...), less its --max-tokens
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,9 @@ class JudgedContext:
     judges: tuple[str, ...]  # as named
     kept: tuple[str, ...]  # the panel: those not skipped
     skipped: tuple[str, ...]
-    all_items: Dataset  # every item of the data (beyond a --limit)
-    items: Dataset  # the items selected
-    selection: Any  # rundir.selection.Selection
+    all_items: Dataset  # every item of the data (beyond a --limit; with `own_selection`, only where a --limit or --subset is given)
+    items: Dataset  # the items selected (with `own_selection`: the last answer phase's)
+    selection: Any  # rundir.selection.Selection (None with `own_selection`: the phase's run records its own)
     phases: Mapping[str, RunResult]  # answer phases by name, in order
     validity: Mapping[str, Any]  # each phase's validity, by name
     judge_validation: Any
@@ -131,8 +132,18 @@ class JudgedDeclaration(Protocol):
         """The items (the bundled ones, or the file at `path`)."""
         ...
 
+    @property
+    def own_selection(self) -> bool:
+        """The answer phase selects the items itself, as a plain run does (--limit, --subset, --repeats
+        and --data its own), rather than the pipeline (--limit only)."""
+        ...
+
     def no_judge(self) -> str:
         """The error when no judge is named."""
+        ...
+
+    def no_panel(self, skipped: Sequence[str]) -> str:
+        """The error when every judge named is skipped (the candidate, its family, a contestant)."""
         ...
 
     def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:

@@ -161,7 +161,7 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
 
 
 def print_judged(results: dict[str, Any]) -> None:
-    """A task's rubric run (engine/judged_task.py): the mean of judges, each judge, the notes."""
+    """A task's rubric run (tasks/rubric.py RubricRun): the mean of judges, each judge, the notes."""
 
     def num(x: Any) -> str:
         return "n/a" if x is None else f"{x:.3f}"

@@ -171,7 +171,7 @@ class TaskBenchmark(Benchmark):
         self.answer_kind = self._scorer.answer_kind
         if self.method == "generate" and self._scorer.answers_in_language and self.lang:
             self.output_language_rule = f"the task's language ({spec.scorer.kind} scorer)"
-        self.judged = self._scorer.judged  # run by engine/judged_task.py: answers, then the judges
+        self.judged = self._scorer.judged  # run by engine/judged.py (`judged_declaration`): answers, then the judges
         if self.judged:  # a rubric scorer: the judges its task file names (Benchmark.default_judges)
             self.default_judges = tuple(spec.scorer.judges)  # type: ignore[union-attr]  # judged: a rubric
         self._pipes, self.headline_pipeline = self._pipelines(opt)
@@ -613,6 +613,12 @@ class TaskBenchmark(Benchmark):
             return None
         p = Path(self._where.name).resolve()
         return f"library:{p.name}" if p.parent == LIBRARY.resolve() else str(p)
+
+    def judged_declaration(self) -> Any:
+        """A task with a rubric scorer: its judged run (tasks/rubric.py `RubricRun`)."""
+        from glotbench.tasks.rubric import RubricRun
+
+        return RubricRun(self) if self.judged else None
 
     def task_file(self) -> Path | None:
         """The user's task file (resolved); None for a shipped library task or a task built in Python."""

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from importlib import resources
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.laobench import laobench_datasheet
 from glotbench.core import Dataset, RunResult
-from glotbench.judges.panel import SelfJudging, mean_of_judges
-from glotbench.judges.pipeline import AnswerPhase, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.judges.panel import mean_of_judges
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
 from glotbench.rundir import OLD_SUMMARIES
-from glotbench.rundir.schema import JudgedKind
 from glotbench.rundir.validity import combine
 from glotbench.errors import DataError, GlotbenchError, SpecError
 from glotbench.extract import Extraction, free_text
@@ -96,10 +95,10 @@ def choice(bench: str, key: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-class LaoBenchArena(ArenaPrompts):
+class LaoBenchArena(ArenaPrompts, Declared):
     """The arena as a judged benchmark (`glotbench run laobench-arena --judge J --bench-opt
     baseline=SPEC`): the candidate's answers and the baseline's, then every judge's games in both
-    orders (engine/arena.py, dispatched from `evaluate_async`). Its settings are its own options."""
+    orders (its judged declaration below, run by engine/judged.py). Its settings are its own options."""
 
     name = "laobench-arena"
     description = ("LaoBench arena: the candidate against a fixed baseline (--bench-opt baseline=SPEC), "
@@ -117,7 +116,6 @@ class LaoBenchArena(ArenaPrompts):
         self.unanswered = choice(self.name, "unanswered", unanswered, UNANSWERED_POLICIES)
         self.single_order = choice(self.name, "single_order", single_order, SINGLE_ORDER_POLICIES)
         self.skip_same_family, self.families = skip_same_family, families
-        self.panel_policy: SelfJudging | None = None  # a caller's policy object (engine/arena.py run_arena)
 
     # -- its judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it) --
     out_root = "arena"
@@ -133,25 +131,13 @@ class LaoBenchArena(ArenaPrompts):
         return self
 
     @property
-    def kind(self) -> JudgedKind:
-        return self.judge_pipeline
-
-    @property
-    def self_judging(self) -> SelfJudging:
-        return self.panel_policy or SelfJudging.declared(self.skip_same_family, self.families)
-
-    @property
     def judge_games(self) -> "JudgeGames":
         return JudgeGames()
 
     def no_judge(self) -> str:
         return "name at least one judge with --judge SPEC"
 
-    def no_panel(self, skipped: Sequence[str]) -> str:
-        return (f"no judge produced a valid verdict: every judge was skipped as the candidate or the baseline "
-                f"(skipped: {', '.join(skipped)})")
-
-    def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
         """The candidate's answers, then the baseline's (a model, or replay:FILE of its answers)."""
         for role in ("candidate", "baseline"):
             if role not in done:

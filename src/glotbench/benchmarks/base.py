@@ -139,8 +139,7 @@ class Benchmark(ABC):
     def judged_declaration(self) -> JudgedDeclaration | None:
         """The parts of its judged run that are its own (judges/pipeline.py): its answer phases, its
         games, its judges' task and sampling, its statistics and metrics; the one judged pipeline
-        (engine/judged.py) runs the rest. None: a plain benchmark, or one whose judged run is not yet
-        declared (AraGen: engine/aragen.py)."""
+        (engine/judged.py) runs the rest. None: a plain benchmark."""
         return None
 
     def task_file(self) -> Path | None:

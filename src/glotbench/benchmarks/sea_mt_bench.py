@@ -18,7 +18,7 @@ that schema (not SEA-MT-Bench data; every view says so).
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from glotbench.benchmarks.arena import choice
 from glotbench.benchmarks.base import Benchmark
@@ -31,10 +31,8 @@ from glotbench.items import Item, PublicItem
 from glotbench.judges.mt_bench import (ANSWER_MAX_TOKENS, BASELINE_MODEL, CATEGORIES_WITH_REFERENCE, JUDGE_MAX_TOKENS,
                                        JUDGE_TEMPERATURE, ORDERS, REFERENCE_COMMIT, TURNS, Outcome, final_judgement,
                                        forfeits, judge_messages, outcome_counts, outcome_value, parse_judgement, scores)
-from glotbench.judges.panel import SelfJudging
-from glotbench.judges.pipeline import AnswerPhase, JudgedContext, JudgedOutcome, JudgeSampling, merged_base
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling, merged_base
 from glotbench.rundir import slug
-from glotbench.rundir.schema import JudgedKind
 from glotbench.rundir.validity import combine
 from glotbench.signature import Signature
 from glotbench.loading import sha256_file
@@ -82,7 +80,7 @@ def _turns(v: Any, where: str, of: str) -> list[str]:
     return [_text(x, f"{where}: {of}[{i}]") for i, x in enumerate(v)]
 
 
-class SeaMtBench(Benchmark):
+class SeaMtBench(Benchmark, Declared):
     """The judged benchmark: its items are questions (two turns each), its pipeline engine/mt_bench.py."""
 
     name = "sea-mt-bench"
@@ -185,25 +183,13 @@ class SeaMtBench(Benchmark):
         return self
 
     @property
-    def kind(self) -> JudgedKind:
-        return self.judge_pipeline
-
-    @property
-    def self_judging(self) -> SelfJudging:
-        return SelfJudging()
-
-    @property
     def judge_games(self) -> "MtBenchGames":
         return MtBenchGames()
 
     def no_judge(self) -> str:
         return f"{self.name} is judged: name at least one judge with --judge SPEC"
 
-    def no_panel(self, skipped: Sequence[str]) -> str:
-        return (f"no judge produced a valid verdict: every judge was skipped as the candidate or the baseline "
-                f"(skipped: {', '.join(skipped)})")
-
-    def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
         """Each side's turn 1, then its turn 2 (the conversation so far: its own turn-1 answer); the
         baseline's turns only where a baseline model answers (else the data's answers)."""
         roles: tuple[Any, ...] = ("candidate", "baseline") if self.baseline is not None else ("candidate",)

@@ -25,6 +25,7 @@ from glotbench.judges.cards import validation
 from glotbench.judges.panel import build_judge, select_judges
 from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling
 from glotbench.models.base import Model
+from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
 from glotbench.rundir.schema import RESULTS_FORMAT
@@ -37,11 +38,9 @@ async def judged_result(bench: Benchmark, spec: str | Benchmark, model: str | Mo
     (`Benchmark.judged_declaration`); the result is the candidate's judged run (results.json, the
     mean of judges its headline; no judge a model of it)."""
     declared = bench.judged_declaration()
-    if declared is not None:
-        return (await run_declared(declared, model, options, dataset, spec=spec))[0]
-    from glotbench.engine.aragen import judged_result as aragen  # AraGen: not yet a declaration
-
-    return await aragen(bench, model, options, dataset)  # type: ignore[arg-type]  # judged, undeclared: AraGen
+    if declared is None:
+        raise GlotbenchError(f"{bench.name} is judged but declares no judged run (Benchmark.judged_declaration)")
+    return (await run_declared(declared, model, options, dataset, spec=spec))[0]
 
 
 async def run_judged(benchmark: str | Benchmark, model: str | Model, judges: list[str], options: RunOptions,
@@ -79,13 +78,14 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     all_items = (dataset if dataset is not None else decl.load(options.data) if not own or options.limit is not None
                  or options.subset else Dataset(()))
     try:
-        kept, skipped = await _panel(decl, named, cand_spec, model, options)
-        judge_validation = validation(kept, decl.lang, options.judge_cards)  # a bad cards directory fails here
         selection = None if own else select(all_items, (), limit=options.limit)  # a subset says so in every view
         items = all_items if selection is None else selection.items
+        decl.prepare(cand_spec, items, options)
+        kept, skipped = await _panel(decl, named, cand_spec, model, options)
+        judge_validation = validation(kept, decl.lang, options.judge_cards)  # a bad cards directory fails here
         done: dict[str, RunResult] = {}
         validity: dict[str, Any] = {}
-        while (step := decl.next_phase(items, done)) is not None:
+        while (step := decl.next_phase(cand_spec, items, done)) is not None:
             runner: str | Model = (model if step.role == "candidate" else decl.baseline or "")
             if not isinstance(runner, str):  # the candidate's object: closed once, after its last phase
                 runner = _KeptOpen(runner)
@@ -105,11 +105,11 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
         if not isinstance(model, str):
             await model.aclose()
     ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
-                        validity, judge_validation, options.bootstrap_resamples)
+                        validity, judge_validation, options.bootstrap_resamples, options)
     games = decl.games(ctx)
     runs = await run_panel(decl.judge_games, games, kept, judge_options(phase, decl.sampling), out)
     outcome = decl.judged_score(ctx, games, runs)
-    write_judged(out, decl.kind, outcome.summary, outcome.base,
+    write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}})
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
@@ -118,18 +118,20 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
 async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, model: str | Model,
                  options: RunOptions) -> tuple[list[str], list[str]]:
     """The judges kept and skipped (the candidate, its family where declared, a contestant)."""
-    cand = load_model(model, **model_options(options)) if isinstance(model, str) else model
+    cand = (None if decl.answered_elsewhere(cand_spec) else
+            load_model(model, **model_options(options)) if isinstance(model, str) else model)
     base = load_model(decl.baseline, **model_options(options)) if decl.baseline else None
     try:
         kept, skipped = await select_judges(named, cand_spec, cand, options, decl.self_judging,
+                                            check=lambda judge: decl.check_endpoints and isinstance(judge, OpenAICompatModel),
                                             contestants=(base,) if base is not None else ())
     finally:
         if base is not None:
             await base.aclose()
-        if isinstance(model, str):
+        if isinstance(model, str) and cand is not None:
             await cand.aclose()
     if not kept:
-        raise GlotbenchError(decl.no_panel(skipped))
+        raise GlotbenchError(decl.no_panel(cand_spec, skipped))
     return kept, skipped
 
 

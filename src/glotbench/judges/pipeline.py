@@ -5,13 +5,14 @@ invalid one set aside), the judge panel (self-judging, a judge never a contestan
 the item selection, the answer phases, the judge phases, each phase's validity and the one
 results.json. The benchmark declares the parts that are its own (`JudgedDeclaration`):
 
-| part                | declared as                                                                  |
-|---------------------|------------------------------------------------------------------------------|
-| its answer phases   | `next_phase`: the next `AnswerPhase` from those done (a turn 2 reads turn 1) |
-| its games           | `games`: the judge task's items, built from the answers                      |
-| the judges' task    | `judge_games`, and the judges' sampling (`JudgeSampling`)                     |
-| its statistics      | `judged_score`: per item, per judge, the values; the metrics over them (the mean of |
-|                     | judges, each judge, its own) with the judged bootstrap; its summary          |
+| part              | declared as                                                      |
+|-------------------|------------------------------------------------------------------|
+| its own checks    | `prepare` (before any call: a file of answers, its settings)     |
+| its answer phases | `next_phase`: the next `AnswerPhase` from those done             |
+| its games         | `games`: the judge task's items, built from the answers          |
+| the judges' task  | `judge_games`, and the judges' sampling (`JudgeSampling`)        |
+| its statistics    | `judged_score`: per item, per judge, the values; the metrics     |
+|                   | over them (mean of judges, each judge, its own), its summary     |
 
 A phase is an ordinary run (cached, resumable, in its own directory under the run's)."""
 
@@ -63,6 +64,7 @@ class JudgedContext:
     validity: Mapping[str, Any]  # each phase's validity, by name
     judge_validation: Any
     resamples: int
+    options: Any  # the run's options (engine/options.py RunOptions: engine/ sits above judges/)
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,38 @@ class JudgedOutcome:
     dataset: Dataset | None
 
 
+class Declared:
+    """The defaults of a declaration's hooks (a benchmark that declares its judged run derives from it),
+    and its self-judging policy: the options `skip_same_family` and `families` (SPEC=FAMILY;...), or
+    a caller's policy object (`panel_policy`)."""
+
+    skip_same_family: bool = False
+    families: str = ""
+    panel_policy: SelfJudging | None = None
+
+    @property
+    def self_judging(self) -> SelfJudging:
+        return self.panel_policy or SelfJudging.declared(self.skip_same_family, self.families)
+
+    def no_panel(self, candidate: str, skipped: Sequence[str]) -> str:
+        return (f"no judge produced a valid verdict: every judge was skipped as the candidate or the baseline "
+                f"(skipped: {', '.join(skipped)})")
+
+    def prepare(self, candidate: str, items: Dataset, options: Any) -> None:
+        return None
+
+    def answered_elsewhere(self, candidate: str) -> bool:
+        return False
+
+    check_endpoints: bool = False
+
+
 class JudgedDeclaration(Protocol):
     """The parts of a judged benchmark's run that are its own (module docstring)."""
 
     @property
-    def kind(self) -> JudgedKind:
-        """results.json's judged.kind (report.rundata reads the summary by it)."""
+    def judge_pipeline(self) -> JudgedKind:
+        """Its kind: results.json's judged.kind (report.rundata reads the summary by it)."""
         ...
 
     @property
@@ -142,11 +170,25 @@ class JudgedDeclaration(Protocol):
         """The error when no judge is named."""
         ...
 
-    def no_panel(self, skipped: Sequence[str]) -> str:
+    def no_panel(self, candidate: str, skipped: Sequence[str]) -> str:
         """The error when every judge named is skipped (the candidate, its family, a contestant)."""
         ...
 
-    def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+    def prepare(self, candidate: str, items: Dataset, options: Any) -> None:
+        """The benchmark's own checks of the run, before any model is called (a file of answers)."""
+        ...
+
+    def answered_elsewhere(self, candidate: str) -> bool:
+        """The candidate's answers come from a file (AraGen's replay:FILE): no model answers, and the
+        panel's self-judging compares families only."""
+        ...
+
+    @property
+    def check_endpoints(self) -> bool:
+        """The panel checks each HTTP judge's endpoint before any call."""
+        ...
+
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
         """The answer phase after those `done` (in order), or None when the answers are complete."""
         ...
 

@@ -20,8 +20,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult
-from glotbench.judges.panel import SelfJudging, mean_of_judges
-from glotbench.judges.pipeline import AnswerPhase, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.judges.panel import mean_of_judges
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
 from glotbench.languages import profile
 from glotbench.rundir import OLD_SUMMARIES, slug
 from glotbench.rundir.schema import JudgedKind
@@ -208,7 +208,7 @@ RUBRIC_RULES = ("pointwise: mean over criteria of (v - low) / (high - low); pair
                 "over judges, 95% percentile bootstrap over items")
 
 
-class RubricRun:
+class RubricRun(Declared):
     """A rubric task's judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it): the
     candidate's answers (the task run as a plain run: its own --data, --limit, --subset), each
     judge's verdicts on them, the mean of judges with a CI. Every item enters the score: one the
@@ -217,7 +217,7 @@ class RubricRun:
     is reported). A judge that is the candidate (or, with `same_family: true`, of its family) is
     skipped and listed."""
 
-    kind: JudgedKind = "rubric"
+    judge_pipeline: JudgedKind = "rubric"
     answer_dirs = ("answers",)
     older = (OLD_SUMMARIES["rubric"],)
     baseline = None
@@ -228,7 +228,7 @@ class RubricRun:
         self.rubric = task.spec.scorer  # type: ignore[attr-defined]  # a task with a rubric scorer
         self.name, self.lang, self.out_root = task.name, task.lang, task.name
         self.default_judges = tuple(self.rubric.judges)
-        self.self_judging = SelfJudging(same_family=self.rubric.same_family)
+        self.skip_same_family = bool(self.rubric.same_family)
         self.sampling = JudgeSampling(own=False)
         p = profile(task.lang)
         self.judge_games = RubricJudging(self.rubric, task.name,
@@ -240,10 +240,10 @@ class RubricRun:
     def no_judge(self) -> str:
         return f"{self.name} is judged by a rubric: name a judge with --judge SPEC (or scorer.judges)"
 
-    def no_panel(self, skipped: Sequence[str]) -> str:
+    def no_panel(self, candidate: str, skipped: Sequence[str]) -> str:
         return f"every judge was skipped as the candidate or its family ({', '.join(skipped)})"
 
-    def next_phase(self, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
         return None if "answers" in done else AnswerPhase("answers", "answers", "candidate", None, None)
 
     def _answers(self, ctx: JudgedContext) -> dict[str, str]:

@@ -89,7 +89,7 @@ class _MtBenchScores(_RubricScores):
 
 
 class MtBenchFile(_Open):
-    """What `report`, the board and `runs import` read of a SEA-MT-Bench run's summary (engine/mt_bench.py)."""
+    """What `report`, the board and `runs import` read of a SEA-MT-Bench run's summary (benchmarks/sea_mt_bench.py)."""
 
     benchmark: NonEmptyStr
     model: NonEmptyStr

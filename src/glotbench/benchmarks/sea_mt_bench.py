@@ -5,7 +5,7 @@ answers each question's turn 1, then turn 2 with the conversation so far (its ow
 the baseline's answers are the data's (`baselines[gpt-4.1-2025-04-14]`, as SEA-HELM's pairwise
 dataloader reads them) or another model's (`--bench-opt baseline=SPEC`); every judge sees each turn
 in both orders with SEA-HELM's prompts, and the score is SEA-HELM's weighted win rate
-(judges/mt_bench.py; engine/mt_bench.py runs the phases).
+(judges/mt_bench.py; its judged declaration below, run by engine/judged.py).
 
 The hub's schema, one row per question (SEA-HELM reads config LANG, split `eval`):
 `question_id`, `prompts` [{"text"} per turn], `baselines` {MODEL: [answer per turn]}, `references`
@@ -81,7 +81,7 @@ def _turns(v: Any, where: str, of: str) -> list[str]:
 
 
 class SeaMtBench(Benchmark, Declared):
-    """The judged benchmark: its items are questions (two turns each), its pipeline engine/mt_bench.py."""
+    """The judged benchmark: its items are questions (two turns each), its judged run declared here (engine/judged.py runs it)."""
 
     name = "sea-mt-bench"
     version = "1.0"
@@ -164,7 +164,7 @@ class SeaMtBench(Benchmark, Declared):
         return free_text(text)
 
     def score(self, answer: Any, item: Item) -> ItemScore:
-        return ItemScore({"value": 0.0, "judged": 0.0})  # judged by engine/mt_bench.py, never scored here
+        return ItemScore({"value": 0.0, "judged": 0.0})  # judged (its declaration below), never scored here
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"value": 0.0, "judged": 0.0}, failure=failure)

@@ -69,7 +69,7 @@ def print_arena(res: dict[str, Any]) -> None:
 
 
 def print_mt_bench(res: dict[str, Any]) -> None:
-    """SEA-MT-Bench's table (engine/mt_bench.py): each judge's weighted win rate, their mean, per turn
+    """SEA-MT-Bench's table (benchmarks/sea_mt_bench.py): each judge's weighted win rate, their mean, per turn
     and per category, with SEA-HELM's outcome counts."""
     from rich import box
     from rich.table import Table

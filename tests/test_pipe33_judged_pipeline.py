@@ -83,3 +83,28 @@ def test_phases_follow_each_other_as_declared():
 def _answered(items: Dataset) -> RunResult:
     """A phase whose every item was answered ("ok")."""
     return RunResult(Path("."), {}, tuple(Sample(it.id, 0, it.meta, ItemScore({}), answer="ok") for it in items), items)
+
+
+def test_a_benchmark_from_outside_declares_its_judges_sampling(tmp_path):
+    """A plugin's judged benchmark changes one declared part (the judges' sampling); the one pipeline
+    runs the rest unchanged and the judges' phase records the declared settings."""
+    import json
+
+    from glotbench.judges.pipeline import JudgeSampling
+
+    class WarmArena(LaoBenchArena):
+        name = "warm-arena"
+        sampling = JudgeSampling(temperature=0.7, seed=11)
+
+    judge = "python:helpers:judge_fails_swapped_odd"
+    res = evaluate(WarmArena(baseline="python:helpers:plain_answer", single_order="accept"),
+                   "python:helpers:good_answer", RunOptions(out=str(tmp_path / "r"), judges=(judge,), use_cache=False))
+    phases = res.results["judged"]["phases"]
+    assert list(phases) == ["candidate", "baseline", f"judge {judge}"]
+    cfg = json.loads((res.out_dir / phases[f"judge {judge}"] / "run.json").read_text(encoding="utf-8"))["config"]
+    assert (cfg["temperature"], cfg["seed"]) == (0.7, 11)
+    answers_cfg = json.loads((res.out_dir / "candidate" / "run.json").read_text(encoding="utf-8"))["config"]
+    assert answers_cfg["temperature"] == 0.0  # the answers keep their own (ArenaPrompts' default)
+    assert res.results["model"]["spec"] == "python:helpers:good_answer"
+    # every answer GOOD beats PLAIN in both orders (single order accepted where the other is malformed)
+    assert res.results["judged"]["summary"]["scores"]["final"]["value"] == 1.0

@@ -16,7 +16,7 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
@@ -34,6 +34,9 @@ from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
 from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows
 from glotbench.tasks.template import LETTERS, compile_template, is_template, render
+
+if TYPE_CHECKING:
+    from glotbench.judges.pipeline import JudgedDeclaration
 
 # Settings every task takes, next to the options its file declares: (default, type, help).
 BUILTIN_OPTIONS: dict[str, tuple[Any, type, str]] = {
@@ -614,7 +617,7 @@ class TaskBenchmark(Benchmark):
         p = Path(self._where.name).resolve()
         return f"library:{p.name}" if p.parent == LIBRARY.resolve() else str(p)
 
-    def judged_declaration(self) -> Any:
+    def judged_declaration(self) -> JudgedDeclaration | None:
         """A task with a rubric scorer: its judged run (tasks/rubric.py `RubricRun`)."""
         from glotbench.tasks.rubric import RubricRun
 

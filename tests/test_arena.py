@@ -203,7 +203,7 @@ def test_prompt_needs_both_orders_unless_accepted(cache_path, tmp_path):
 
 
 def test_account_prompts_by_hand():
-    from glotbench.engine.arena import account_prompts
+    from glotbench.judges.pairwise import account_prompts
 
     by_order = {"j": {"p1": {"0": 1.0, "1": 0.0}, "p2": {"0": 1.0}, "p4": {"0": 0.5, "1": 0.5}}}
     answered = {"candidate": {"p1", "p2", "p4"}, "baseline": {"p1", "p2", "p4", "p3"}}

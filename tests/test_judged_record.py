@@ -16,7 +16,7 @@ from test_judged_dispatch import EXPECTED, configure, task_naming
 from test_tasks_rubric import opts
 
 from glotbench.data import read_dict
-from glotbench.engine.judged_task import run_judged
+from glotbench.engine.judged import run_judged
 from glotbench.errors import GlotbenchError
 from glotbench.report.board import build_board
 from glotbench.report.rundata import judged_kind, judged_view, load_run

@@ -13,7 +13,7 @@ from test_tasks_rubric import files, opts, verdict
 
 from glotbench.engine.arena import run_arena
 from glotbench.engine.evaluate import RunOptions
-from glotbench.engine.judged_task import run_judged
+from glotbench.engine.judged import run_judged
 from glotbench.report.board import build_board
 from glotbench.store.db import find_run_dirs, run_record
 

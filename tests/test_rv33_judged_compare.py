@@ -12,7 +12,7 @@ from conftest import cli
 from test_aragen import _run, rubric_srv  # noqa: F401 - the fixture
 from test_tasks_rubric import files, opts, verdict
 
-from glotbench.engine.judged_task import run_judged
+from glotbench.engine.judged import run_judged
 from glotbench.report.compare import compare_runs
 
 

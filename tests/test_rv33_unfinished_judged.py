@@ -11,7 +11,7 @@ import json
 from conftest import cli
 from test_tasks_rubric import files, opts, verdict
 
-from glotbench.engine.judged_task import run_judged
+from glotbench.engine.judged import run_judged
 from glotbench.store.db import find_run_dirs
 
 

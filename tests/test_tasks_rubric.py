@@ -11,7 +11,7 @@ import pytest
 
 from conftest import cli
 from glotbench.engine.evaluate import RunOptions
-from glotbench.engine.judged_task import run_judged
+from glotbench.engine.judged import run_judged
 from glotbench.errors import GlotbenchError
 from glotbench.tasks.rubric import VerdictError, parse_pointwise
 from glotbench.tasks.spec import Criterion

@@ -65,7 +65,7 @@ class ArenaFile(ArenaScores):
     tie_rate: dict[str, Any] | float | None = None
 
 
-# -- rubric.json (a task scored by a rubric: engine/judged_task.py) ------------------------------
+# -- rubric.json (a task scored by a rubric: tasks/rubric.py RubricRun) ------------------------------
 
 class _RubricScores(_Open):
     final: _FinalEstimate
@@ -89,7 +89,7 @@ class _MtBenchScores(_RubricScores):
 
 
 class MtBenchFile(_Open):
-    """What `report`, the board and `runs import` read of a SEA-MT-Bench run's summary (engine/mt_bench.py)."""
+    """What `report`, the board and `runs import` read of a SEA-MT-Bench run's summary (benchmarks/sea_mt_bench.py)."""
 
     benchmark: NonEmptyStr
     model: NonEmptyStr

@@ -10,7 +10,10 @@ answer or judged files, or glotbench JSONL). Rules: docs/benchmarks/aragen.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import statistics
+from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -19,10 +22,13 @@ from typing import Annotated, Any, Iterable, Literal, Mapping, Sequence
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Dataset
+from glotbench.core import Dataset, RunResult
+from glotbench.judges.jury import Outcome
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.rundir import OLD_SUMMARIES, slug
 from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_rows
-from glotbench.errors import DataError, SpecError
+from glotbench.errors import DataError, GlotbenchError, SpecError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.prompts import UpstreamPrompt
@@ -324,10 +330,10 @@ class AraGenAnswers(Benchmark):
         return ItemScore({"answered": 0.0, "items": 1.0}, failure=failure)
 
 
-class AraGen(AraGenAnswers):
+class AraGen(AraGenAnswers, Declared):
     """AraGen as a judged benchmark (`glotbench run aragen --judge J`): answers generated as the
     release does (rounds 0, 1, 2; or replayed from a file), judged with 3C3H by every judge, the
-    judges combined (engine/aragen.py, dispatched from `evaluate_async`). Rules: docs/benchmarks/aragen.md."""
+    judges combined (its judged declaration below, run by engine/judged.py). Rules: docs/benchmarks/aragen.md."""
 
     name = "aragen"
     description = "AraGen: generative Arabic QA, answers as the release makes them, judged with 3C3H by --judge"
@@ -386,6 +392,185 @@ class AraGen(AraGenAnswers):
         self.judge_prompt, self.system_prompt = judge_prompt, system_prompt
         self.judge_repeats, self.judge_temperature, self.judge_seed = judge_repeats, judge_temperature, judge_seed
         self.skip_same_family, self.families = skip_same_family, families
+
+    # -- its judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it) --
+    out_root = "aragen"
+    answer_dirs = ("answers-1", "answers-2")
+    older = (OLD_SUMMARIES["aragen"],)
+    baseline = None
+    own_selection = False
+    check_endpoints = True  # an HTTP judge's endpoint: cheap to check before any call
+
+    def judged_declaration(self) -> "AraGen":
+        return self
+
+    @property
+    def sampling(self) -> JudgeSampling:
+        return JudgeSampling(self.judge_repeats, self.judge_temperature, self.judge_seed)
+
+    def _upstream(self) -> UpstreamPrompt | None:
+        from glotbench.judges.prompts import load_upstream_prompt
+
+        return None if self.judge_prompt is None else load_upstream_prompt(self.judge_prompt)
+
+    @property
+    def judge_games(self) -> "AraGenJudging":
+        return AraGenJudging(self._upstream(), self.parse, self.zeroing)
+
+    def no_judge(self) -> str:
+        return "name at least one judge with --judge SPEC"
+
+    def no_panel(self, candidate: str, skipped: Sequence[str]) -> str:
+        return f"every judge was skipped as the candidate or its family ({self.self_judging.family(candidate)})"
+
+    @staticmethod
+    def _replay(candidate: str) -> str | None:
+        return candidate[len("replay:"):] if candidate.startswith("replay:") else None
+
+    def answered_elsewhere(self, candidate: str) -> bool:
+        """`replay:FILE`: the candidate's answers in AraGen's answer format, no model asked."""
+        return self._replay(candidate) is not None
+
+    def prepare(self, candidate: str, items: Dataset, options: Any) -> None:
+        """Every setting checked before any model is called: --limit, --max-tokens, the judge prompt
+        (upstream's files), the answer file of a replayed candidate."""
+        if options.limit is not None and options.limit < 1:
+            raise GlotbenchError(f"--limit must be at least 1, got {options.limit}")
+        if options.max_tokens is not None and options.max_tokens < 1:
+            raise GlotbenchError(f"--max-tokens must be at least 1, got {options.max_tokens}")
+        self._upstream()
+        if (replay := self._replay(candidate)) is not None:
+            load_answer_file(replay, entries_of(items))
+
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+        """The release's passes: every entry's first answer, then Question 2 of the round-2 entries
+        after the model's own first answer; none for answers replayed from a file."""
+        if self._replay(candidate) is not None:
+            return None
+        entries, digest = entries_of(items), items.sha256 or "none"
+        if "answers-1" not in done:
+            return AnswerPhase("answers-1", "answers-1", "candidate", AraGenAnswers(),
+                               answer_dataset(entries, items.source, digest, system=self.system_prompt),
+                               validity_key="answers")
+        ans1 = _first_answers(done["answers-1"])
+        if "answers-2" not in done and any(e.round == 2 and e.sn in ans1 for e in entries):
+            return AnswerPhase("answers-2", "answers-2", "candidate", AraGenAnswers(),
+                               answer_dataset(entries, items.source, digest, own=ans1, system=self.system_prompt),
+                               validity_key="second-turn answers")
+        return None
+
+    def _answers(self, ctx: JudgedContext) -> tuple[dict[str, list[str | None]], dict[str, int], str | None]:
+        """The candidate's answers (sn -> [first, second]), the generation failures by kind, and the
+        SHA-256 of a replayed answer file."""
+        entries = entries_of(ctx.items)
+        if (replay := self._replay(ctx.candidate)) is not None:
+            replayed, sha = load_answer_file(replay, entries)
+            return replayed, {}, sha
+        failures: Counter[str] = Counter()
+        first = ctx.phases["answers-1"]
+        ans1 = _first_answers(first)
+        for smp in first.samples:
+            if not smp.answer:
+                failures[smp.failure or "empty"] += 1
+        answers: dict[str, list[str | None]] = {e.sn: [ans1.get(e.sn)] + [None] * (e.answers_needed - 1)
+                                                for e in entries}
+        for smp in ctx.phases["answers-2"].samples if "answers-2" in ctx.phases else ():
+            if smp.answer:
+                answers[smp.id][1] = smp.answer
+            else:
+                failures[f"second turn: {smp.failure or 'empty'}"] += 1
+        return answers, dict(failures), None
+
+    def games(self, ctx: JudgedContext) -> Dataset:
+        answers, _, _ = self._answers(ctx)
+        return judging_dataset(entries_of(ctx.items), answers, ctx.items.source, ctx.items.sha256 or "none",
+                               [e.sn for e in entries_of(ctx.all_items)])
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        """Per judge, per entry, the verdicts of every repeat; each judge's figures under the failure
+        policy (judges/jury.py); the jury's strategy over them, with its bootstrap."""
+        from glotbench.judges.jury import jury, judge_summary, outcomes
+        from glotbench.rundir.selection import first as selection_first, signed
+        from glotbench.rundir.validity import combine, run_validity
+        from glotbench.signature import Signature
+
+        options, policy, parse, repeats = ctx.options, self.policy, self.parse, self.judge_repeats
+        entries, source, digest = entries_of(ctx.items), ctx.items.source, ctx.items.sha256 or "none"
+        all_entries = entries_of(ctx.all_items)
+        model, replay = ctx.candidate, self._replay(ctx.candidate)
+        answers, gen_failures, replay_sha = self._answers(ctx)
+        validity: dict[str, Any] = {}
+        if replay is not None:
+            # An entry the file has no answer for is a replay's missing output, as for `glotbench run`:
+            # counted against the threshold, not only left out by the policy.
+            missing = sum(1 for e in entries if any(a is None for a in answers[e.sn]))
+            validity["answers"] = run_validity({"missing": missing} if missing else {}, len(entries), 1,
+                                               options.max_failure_rate)
+        validity.update(ctx.validity)
+        upstream, task = self._upstream(), self.judge_games
+        judged_ids = {it.id for it in games}
+        no_answer = [e.sn for e in entries if e.sn not in judged_ids]
+        order = [(e.sn, e.task) for e in entries]
+        per_judge: dict[str, Any] = {}
+        by_judge: dict[str, Any] = {}
+        self_judging = self.self_judging
+        for spec, res in runs.items():
+            validity[f"judge {spec}"] = res.results.get("validity")
+            by_sn, rejected = outcomes(res.samples, repeats)
+            for sn in no_answer:
+                by_sn[sn] = [Outcome(failure="no_answer")] * repeats
+            by_judge[spec] = by_sn
+            summary = judge_summary(order, by_sn, policy=policy, mode=parse, resamples=ctx.resamples)
+            valid = {sn: [o.dims["3c3h"] for o in outs if o.dims] for sn, outs in by_sn.items()}
+            by_repeat = [judge_summary(order, {sn: [outs[r]] for sn, outs in by_sn.items()}, policy=policy, mode=parse,
+                                       resamples=0)["scores"]["overall"]["3c3h"]["value"] for r in range(repeats)]
+            first = {r.id: {k: r.stats.get(f"first_{k}") for k in ("Correct", "Complete")}
+                     for r in res.samples if r.repeat == 0 and r.failure is None}
+            per_judge[spec] = {
+                **summary, "family": self_judging.family(spec), "rejected": dict(rejected),
+                "item_scores": {sn: statistics.fmean(v) for sn, v in valid.items() if v},
+                "item_repeats": {sn: v for sn, v in valid.items() if len(v) >= 2},
+                "dataset_3c3h_by_repeat": by_repeat, "first_verdicts": first,
+            }
+        combined = jury(order, by_judge, per_judge, strategy=self.jury, policy=policy, mode=parse,
+                        resamples=ctx.resamples)
+        selection = selection_first([e.sn for e in entries], len(all_entries), options.limit)
+        prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{task.prompt_hash(games)}"
+        signature = signed(Signature.build(
+            glotbench="aragen", v=AraGenJudging.version, judge_prompt=prompt_sig, parse=parse,
+            zeroing=self.zeroing, policy=policy, jury=self.jury, followup="2:1", scale="(v-1)/4",
+            cand_system=_sha(self.system_prompt), cand_max_tokens=options.max_tokens or 2048,
+            judge_repeats=repeats, judge_temperature=self.judge_temperature, judge_seed=self.judge_seed,
+            judge_retries=options.max_retries,
+            judges=",".join(slug(j) for j in ctx.kept), data=digest[:12]).format(), selection)
+        results = {
+            "model": model, "family": self_judging.family(model), "judges": list(ctx.judges),
+            "skipped_judges": list(ctx.skipped), "policy": policy, "parse": parse, "zeroing": self.zeroing,
+            "jury_strategy": self.jury,
+            "judge_prompt": {"kind": "3c3h", "source": upstream.source, "sha256": upstream.sha256} if upstream
+            else {"kind": "glotbench-rubric", "hash": task.prompt_hash(games)},
+            "candidate_system_prompt": self.system_prompt,
+            "data": source, "data_sha256": digest, "entries": len(entries), "selection": selection,
+            "validity": combine(validity, judged=combined["n"], of=len(entries)),
+            # bundled sample data says so, read from the package or from a copy (benchmarks/base.py data_label)
+            "data_label": AraGenAnswers().data_label(answer_dataset(all_entries, source, digest)),
+            "answers_source": {"file": replay, "sha256": replay_sha} if replay else {"model": model},
+            "answered": len(entries) - len(no_answer), "no_answer": no_answer, "generation_failures": gen_failures,
+            "mean_of_judges": combined, "per_judge": per_judge,
+            "item_scores": {j: p["item_scores"] for j, p in per_judge.items()},
+            "signature": signature, "judge_validation": ctx.judge_validation, "version": AraGenJudging.version,
+        }
+        answers_run = ctx.phases.get("answers-1")  # the candidate's answers (none: replayed from a file)
+        return JudgedOutcome(results, answers_run.results if answers_run else {},
+                             answers_run.samples if answers_run else (), answers_run.dataset if answers_run else None)
+
+
+def _first_answers(run: RunResult) -> dict[str, str]:
+    return {smp.id: smp.answer for smp in run.samples if smp.answer}
+
+
+def _sha(text: str | None) -> str:
+    return "none" if not text else hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 # -- judging ---------------------------------------------------------------------------------

@@ -8,16 +8,22 @@ retries, the call cache and resumption for free.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.laobench import laobench_datasheet
-from glotbench.core import Dataset
-from glotbench.errors import DataError, SpecError
+from glotbench.core import Dataset, RunResult
+from glotbench.judges.panel import mean_of_judges
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.rundir import OLD_SUMMARIES
+from glotbench.rundir.validity import combine
+from glotbench.errors import DataError, GlotbenchError, SpecError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
-from glotbench.judges.pairwise import JUDGE_PROMPT, VerdictError, game_value, parse_verdict
+from glotbench.judges.pairwise import (JUDGE_PROMPT, SINGLE_ORDER_POLICIES, UNANSWERED_POLICIES, VerdictError, account_prompts,
+                                       game_value, parse_verdict)
 from glotbench.languages import foreign_script, profile
 from glotbench.loading import field, read_jsonl, sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
@@ -80,8 +86,6 @@ class ArenaPrompts(Benchmark):
         return ItemScore({"answered": 0.0, "prompts": 1.0}, failure=failure)
 
 
-UNANSWERED_POLICIES = ("loss", "drop")
-SINGLE_ORDER_POLICIES = ("fail", "accept")
 
 
 def choice(bench: str, key: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -91,10 +95,10 @@ def choice(bench: str, key: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-class LaoBenchArena(ArenaPrompts):
+class LaoBenchArena(ArenaPrompts, Declared):
     """The arena as a judged benchmark (`glotbench run laobench-arena --judge J --bench-opt
     baseline=SPEC`): the candidate's answers and the baseline's, then every judge's games in both
-    orders (engine/arena.py, dispatched from `evaluate_async`). Its settings are its own options."""
+    orders (its judged declaration below, run by engine/judged.py). Its settings are its own options."""
 
     name = "laobench-arena"
     description = ("LaoBench arena: the candidate against a fixed baseline (--bench-opt baseline=SPEC), "
@@ -112,6 +116,92 @@ class LaoBenchArena(ArenaPrompts):
         self.unanswered = choice(self.name, "unanswered", unanswered, UNANSWERED_POLICIES)
         self.single_order = choice(self.name, "single_order", single_order, SINGLE_ORDER_POLICIES)
         self.skip_same_family, self.families = skip_same_family, families
+
+    # -- its judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it) --
+    out_root = "arena"
+    answer_dirs = ("candidate", "baseline")
+    older = (OLD_SUMMARIES["arena"],)
+    sampling = JudgeSampling()
+    own_selection = False
+
+    def judged_declaration(self) -> "LaoBenchArena":
+        if self.baseline is None:
+            raise GlotbenchError(f"{self.name} needs a baseline: --bench-opt baseline=SPEC (a model spec, or "
+                                 "replay:FILE.jsonl of its answers)")
+        return self
+
+    @property
+    def judge_games(self) -> "JudgeGames":
+        return JudgeGames()
+
+    def no_judge(self) -> str:
+        return "name at least one judge with --judge SPEC"
+
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+        """The candidate's answers, then the baseline's (a model, or replay:FILE of its answers)."""
+        for role in ("candidate", "baseline"):
+            if role not in done:
+                return AnswerPhase(role, role, role, ArenaPrompts(), items, validity_key=f"{role} answers")
+        return None
+
+    @staticmethod
+    def _answers(ctx: JudgedContext) -> dict[str, dict[str, str]]:
+        return {role: {k: v for k, v in ctx.phases[role].answers().items() if isinstance(v, str) and v.strip()}
+                for role in ("candidate", "baseline")}
+
+    def games(self, ctx: JudgedContext) -> Dataset:
+        answers = self._answers(ctx)
+        return JudgeGames.build(ctx.items, answers["candidate"], answers["baseline"], ctx.all_items)
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        """Per judge, per prompt, the games' values (both orders); the unanswered and single-order
+        policies (`account_prompts`); each judge's mean, their mean, one bootstrap over prompts."""
+        prompts, answers, validity = ctx.items, self._answers(ctx), dict(ctx.validity)
+        failures, ties = {}, {}
+        by_order: dict[str, dict[str, dict[str, float]]] = {}
+        for spec, res in runs.items():
+            orders: dict[str, dict[str, float]] = defaultdict(dict)
+            for smp in res.samples:
+                if smp.failure is None:
+                    orders[smp.meta["prompt_id"]][smp.meta["order"]] = smp.stats["value"]
+            by_order[spec] = orders
+            failures[spec] = res.results["counts"]["failures"]
+            validity[f"judge {spec}"] = res.results.get("validity")
+            games_done = [x for v in orders.values() for x in v.values()]
+            ties[spec] = sum(x == 0.5 for x in games_done) / len(games_done) if games_done else None
+        acc = account_prompts([p.id for p in prompts], {r: set(a) for r, a in answers.items()}, by_order,
+                              unanswered=self.unanswered, single_order=self.single_order)
+        if acc.values and not acc.ids:
+            raise GlotbenchError("no prompt is left to score: every prompt was unanswered and unanswered=drop")
+        # no prompt judged (the candidate's, the baseline's, a judge's calls or verdicts failed): written as
+        # AraGen and a rubric task are, every judge with no value, invalid with its reason (`combine`), so
+        # that every view shows it; the command exits INVALID_RUN_EXIT naming the failed phase
+        scores = mean_of_judges(acc.values or {spec: {} for spec in runs},
+                                acc.ids if acc.values else [p.id for p in prompts], resamples=ctx.resamples)
+        summary = {
+            "candidate": ctx.candidate, "baseline": self.baseline, "judges": list(ctx.judges),
+            "skipped_judges": list(ctx.skipped), "scores": scores, "failures": failures,
+            "position_consistency": {j: c["value"] for j, c in acc.consistency.items()},
+            "position_consistency_prompts": {j: c["prompts"] for j, c in acc.consistency.items()},
+            "tie_rate": ties,
+            "prompts": {"total": len(prompts), "answered_by_both": len(prompts) - len(acc.unanswered["candidate"])
+                        - len(acc.unanswered["baseline"]) - len(acc.unanswered["both"]),
+                        "scored": len(acc.ids) if acc.values else 0},
+            "unanswered": {**acc.unanswered, "policy": self.unanswered, "dropped": acc.dropped},
+            "incomplete_prompts": {"policy": self.single_order, "failed": acc.failed, "single_order": acc.single_order},
+            "rules": "win 1, tie 0.5, loss 0; two orders averaged per prompt (a prompt needs both unless "
+                     "single_order=accept); an unanswered prompt is a loss for the side that did not answer "
+                     "(tie if neither did) unless unanswered=drop; mean over prompts per judge; mean over judges; "
+                     "95% percentile bootstrap over prompts (Wilson on the prompts where it collapses)",
+            "per_prompt": {j: {pid: sum(v) / len(v) for pid, v in vals.items()} for j, vals in acc.values.items()},
+            "judge_prompt_version": JudgeGames.version, "judge_prompt_hash": JudgeGames().prompt_hash(games),
+            "data": prompts.source, "data_sha256": prompts.sha256, "selection": ctx.selection.record(),
+            "validity": combine(validity, judged=scores["final"].get("n"), of=len(prompts)),
+            "data_label": ArenaPrompts().data_label(ctx.all_items),
+            "judge_validation": ctx.judge_validation,
+        }
+        answers_run = ctx.phases["candidate"]
+        return JudgedOutcome(summary, answers_run.results, answers_run.samples, answers_run.dataset)
 
 
 class JudgeGames(Benchmark):

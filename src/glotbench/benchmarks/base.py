@@ -27,6 +27,7 @@ from glotbench.rundir.schema import JudgedKind
 from glotbench.signature import Signature
 
 if TYPE_CHECKING:
+    from glotbench.judges.pipeline import JudgedDeclaration
     from glotbench.rundir.schema import DataLabel
 
 AnswerKind = Literal["letter", "number", "text"]
@@ -109,16 +110,16 @@ class Benchmark(ABC):
     retry_failures: tuple[str, ...] = ()
     reply_name: str = "reply"
     # Scored by judges after the answers (a task with a rubric scorer): `evaluate_async` runs it through
-    # its judged pipeline (engine/judged_task.py), whoever calls it (run, sweep, evaluate()).
+    # the one judged pipeline (engine/judged.py), whoever calls it (run, sweep, evaluate()).
     judged: bool = False
     # Its replies are a judge's verdicts on another model's answers (the judged pipelines' judge tasks):
     # a verdict that cannot be read counts against --max-failure-rate like a failed call
     # (rundir/validity.py), since the item is then not measured at all.
     judge_task: bool = False
-    # Which judged pipeline runs it (engine/evaluate.py dispatches on it): "rubric" (a task's rubric
-    # scorer: engine/judged_task.py), "arena" (pairs against a baseline: engine/arena.py) or "aragen"
-    # (3C3H over the release's rounds: engine/aragen.py) or "mt-bench" (two turns against a fixed
-    # baseline, SEA-HELM's weighted win rate: engine/mt_bench.py).
+    # Its kind of judged run (results.json's judged.kind): "rubric" (a task's rubric scorer), "arena"
+    # (pairs against a baseline), "aragen" (3C3H over the release's rounds) or "mt-bench" (two turns
+    # against a fixed baseline, SEA-HELM's weighted win rate). engine/judged.py runs every one; what
+    # is the benchmark's own it declares (`judged_declaration`).
     judge_pipeline: JudgedKind = "rubric"
     # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
     default_judges: tuple[str, ...] = ()
@@ -134,6 +135,12 @@ class Benchmark(ABC):
     # Licence, origin, upstream, citation and the languages covered, with the options that select
     # each (glotbench/datasheet.py): what `tasks list --language` and the language suite read.
     datasheet: Datasheet | None = None
+
+    def judged_declaration(self) -> JudgedDeclaration | None:
+        """The parts of its judged run that are its own (judges/pipeline.py): its answer phases, its
+        games, its judges' task and sampling, its statistics and metrics; the one judged pipeline
+        (engine/judged.py) runs the rest. None: a plain benchmark."""
+        return None
 
     def task_file(self) -> Path | None:
         """The user's task file this benchmark was read from (resolved), or None (a built-in, a

@@ -5,7 +5,7 @@ answers each question's turn 1, then turn 2 with the conversation so far (its ow
 the baseline's answers are the data's (`baselines[gpt-4.1-2025-04-14]`, as SEA-HELM's pairwise
 dataloader reads them) or another model's (`--bench-opt baseline=SPEC`); every judge sees each turn
 in both orders with SEA-HELM's prompts, and the score is SEA-HELM's weighted win rate
-(judges/mt_bench.py; engine/mt_bench.py runs the phases).
+(judges/mt_bench.py; its judged declaration below, run by engine/judged.py).
 
 The hub's schema, one row per question (SEA-HELM reads config LANG, split `eval`):
 `question_id`, `prompts` [{"text"} per turn], `baselines` {MODEL: [answer per turn]}, `references`
@@ -18,19 +18,23 @@ that schema (not SEA-MT-Bench data; every view says so).
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from glotbench.benchmarks.arena import choice
 from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Dataset
+from glotbench.core import Dataset, RunResult
 from glotbench.data import raw_rows
 from glotbench.datasheet import Datasheet
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.mt_bench import (ANSWER_MAX_TOKENS, BASELINE_MODEL, CATEGORIES_WITH_REFERENCE, JUDGE_MAX_TOKENS,
-                                       JUDGE_TEMPERATURE, ORDERS, REFERENCE_COMMIT, judge_messages, parse_judgement,
-                                       Outcome)
+                                       JUDGE_TEMPERATURE, ORDERS, REFERENCE_COMMIT, TURNS, Outcome, final_judgement,
+                                       forfeits, judge_messages, outcome_counts, outcome_value, parse_judgement, scores)
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling, merged_base
+from glotbench.rundir import slug
+from glotbench.rundir.validity import combine
+from glotbench.signature import Signature
 from glotbench.loading import sha256_file
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.core import GenerateConfig, Prompt
@@ -38,7 +42,6 @@ from glotbench.core import GenerateConfig, Prompt
 HUB = "aisingapore/MultiTurn-Chat-MT-Bench"
 # SEA-HELM's languages for mt-bench (config.yaml `languages`), each its hub config
 LANGUAGES = ("en", "id", "jv", "km", "lo", "ms", "my", "su", "ta", "th", "tl", "vi", "zh")
-TURNS = 2
 SAMPLE, SAMPLE_LANGUAGE = "sea_mt_bench_th_sample.jsonl", "th"
 
 DATASHEET = Datasheet(
@@ -91,8 +94,8 @@ def _other_language(value: Any, config: str) -> str | None:
     return value if group != checked_group(config) else None
 
 
-class SeaMtBench(Benchmark):
-    """The judged benchmark: its items are questions (two turns each), its pipeline engine/mt_bench.py."""
+class SeaMtBench(Benchmark, Declared):
+    """The judged benchmark: its items are questions (two turns each), its judged run declared here (engine/judged.py runs it)."""
 
     name = "sea-mt-bench"
     version = "1.0"
@@ -180,13 +183,126 @@ class SeaMtBench(Benchmark):
         return free_text(text)
 
     def score(self, answer: Any, item: Item) -> ItemScore:
-        return ItemScore({"value": 0.0, "judged": 0.0})  # judged by engine/mt_bench.py, never scored here
+        return ItemScore({"value": 0.0, "judged": 0.0})  # judged (its declaration below), never scored here
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"value": 0.0, "judged": 0.0}, failure=failure)
 
     def signature_parts(self) -> dict[str, str]:
         return {"config": self.config, "baseline": self.baseline or f"data:{self.baseline_model}"}
+
+    # -- its judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it) --
+    out_root = "sea-mt-bench"
+    answer_dirs = ("candidate-turn1", "candidate-turn2")
+    older: tuple[str, ...] = ()
+    sampling = JudgeSampling()
+    own_selection = False
+
+    def judged_declaration(self) -> "SeaMtBench":
+        return self
+
+    @property
+    def judge_games(self) -> "MtBenchGames":
+        return MtBenchGames()
+
+    def no_judge(self) -> str:
+        return f"{self.name} is judged: name at least one judge with --judge SPEC"
+
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+        """Each side's turn 1, then its turn 2 (the conversation so far: its own turn-1 answer); the
+        baseline's turns only where a baseline model answers (else the data's answers)."""
+        roles: tuple[Any, ...] = ("candidate", "baseline") if self.baseline is not None else ("candidate",)
+        for role in roles:
+            for turn in range(1, TURNS + 1):
+                name = f"{role} turn {turn}"
+                if name not in done:
+                    return AnswerPhase(name, f"{role}-turn{turn}", role, MtTurn(),
+                                       MtTurn.build(items, _turn_answers(done, role), turn))
+        return None
+
+    def games(self, ctx: JudgedContext) -> Dataset:
+        return MtBenchGames.build(ctx.items, *self._sides(ctx), [q.id for q in ctx.all_items])
+
+    def _sides(self, ctx: JudgedContext) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        baseline = (_turn_answers(ctx.phases, "baseline") if self.baseline is not None else
+                    {q.id: _answered_turns(q.gold["baseline"]) for q in ctx.items})
+        return _turn_answers(ctx.phases, "candidate"), baseline
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        """Per judge, per question, the turns' values (SEA-HELM's outcome of both orders); the
+        weighted win rate of each judge, their mean, per turn and per category (judges/mt_bench.py)."""
+        questions = ctx.items
+        candidate, baseline = self._sides(ctx)
+        validity = dict(ctx.validity)
+        categories = {q.id: str(q.meta["category"]) for q in questions}
+        forfeit, dropped = forfeits(questions, candidate, baseline, self.unanswered)
+        turn_values: dict[str, dict[str, list[float]]] = {}
+        turn_outcomes: dict[str, dict[str, list[str]]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for spec, run in runs.items():
+            got = {(s.meta["question_id"], s.meta["turn"], s.meta["order"]): Outcome[s.answer]
+                   for s in run.samples if s.failure is None and isinstance(s.answer, str)}
+            vals: dict[str, list[float]] = {}
+            outs: dict[str, list[str]] = {}
+            finals = []
+            for q in questions:
+                for turn in range(1, TURNS + 1):
+                    key = (q.id, str(turn))
+                    if key in dropped:
+                        continue
+                    if key in forfeit:
+                        vals.setdefault(q.id, []).append(forfeit[key])
+                        outs.setdefault(q.id, []).append("unanswered")
+                        continue
+                    first, second = (got.get((q.id, str(turn), o), Outcome.ERROR) for o in ORDERS)
+                    final = final_judgement(first, second)
+                    finals.append(final)
+                    vals.setdefault(q.id, []).append(outcome_value(final))
+                    outs.setdefault(q.id, []).append(final.name.lower())
+            turn_values[spec], turn_outcomes[spec], counts[spec] = vals, outs, outcome_counts(finals)
+            validity[f"judge {spec}"] = run.results.get("validity")
+        scored = [q.id for q in questions if q.id in next(iter(turn_values.values()), {})]
+        found = scores(turn_values, scored, categories, resamples=ctx.resamples)
+        signature = Signature.build(("glotbench", self.name), ("v", self.version), ("config", self.config),
+                                    ("data", (ctx.all_items.sha256 or "none")[:12]),
+                                    ("baseline", self.baseline or f"data:{self.baseline_model}"),
+                                    ("answer_prompt", MtTurn().prompt_hash(questions)),
+                                    ("judge_prompt", MtBenchGames().prompt_hash(games)),
+                                    ("judges", ",".join(slug(j) for j in runs)),
+                                    ("unanswered", self.unanswered)).format()
+        summary = {
+            "benchmark": self.name, "model": ctx.candidate, "language": self.config, "judges": list(ctx.judges),
+            "skipped_judges": list(ctx.skipped), "baseline": self.baseline or f"data:{self.baseline_model}",
+            "scores": found, "outcomes": counts, "signature": signature, "items": len(questions),
+            "turn_values": turn_values, "turn_outcomes": turn_outcomes,
+            "unanswered": {"policy": self.unanswered,
+                           "turns": sorted(f"{q}_turn{t}" for q, t in (*forfeit, *dropped)),
+                           "dropped": sorted(f"{q}_turn{t}" for q, t in dropped)},
+            "rules": RULES, "data": questions.source, "data_sha256": ctx.all_items.sha256,
+            "selection": ctx.selection.record(), "data_label": self.data_label(ctx.all_items),
+            "validity": combine(validity, judged=found["final"].get("n"), of=len(questions)),
+            "judge_validation": ctx.judge_validation,
+        }
+        cand = [ctx.phases[f"candidate turn {t}"] for t in range(1, TURNS + 1)]
+        return JudgedOutcome(summary, merged_base(cand), cand[-1].samples, cand[-1].dataset)
+
+
+RULES = ("SEA-HELM's PairwiseLLMJudgeMetric: per turn, baseline-before and baseline-after; a tie in the first "
+         "or two different outcomes is a tie; win 1, tie 0.5, lose and unreadable 0; a category's win rate over "
+         "its turns; the weighted win rate is the mean of the categories'; mean of judges; 95% percentile "
+         "bootstrap over questions (Wilson where it collapses). A turn not answered: see `unanswered`")
+
+
+def _turn_answers(done: Mapping[str, RunResult], role: str) -> dict[str, list[str]]:
+    """One side's answers to the turns done: {question id: [turn 1, turn 2]} (a question is there for
+    each turn answered in order)."""
+    got: dict[str, list[str]] = {}
+    for turn in range(1, TURNS + 1):
+        res = done.get(f"{role} turn {turn}")
+        for s in res.samples if res is not None else ():
+            if isinstance(s.answer, str) and s.answer.strip() and len(got.get(s.id, ())) == turn - 1:
+                got.setdefault(s.id, []).append(s.answer)
+    return got
 
 
 class MtTurn(Benchmark):
@@ -301,3 +417,14 @@ class MtBenchGames(Benchmark):
 
     def failure_score(self, failure: str, item: Item) -> ItemScore:
         return ItemScore({"readable": 0.0, "games": 1.0}, failure=failure)
+
+
+def _answered_turns(answers: Any) -> list[str]:
+    """The data's baseline answers read as a model's are (`_turn_answers`): the turns answered in order,
+    up to the first empty one; an empty baseline answer is an unanswered baseline turn, not a game."""
+    got: list[str] = []
+    for a in answers:
+        if not str(a).strip():
+            break
+        got.append(str(a))
+    return got

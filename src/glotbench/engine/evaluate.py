@@ -64,7 +64,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     items (recorded as that selection: a --pivot run's phases); default: `benchmark.load(options.data)`. Returns
     the results and the samples in item order. THE dispatch of every caller (run, sweep, evaluate(),
     the service): a judged benchmark (`judged`) runs its answers, then its judges, through the
-    pipeline it declares (`judge_pipeline`: engine/judged_task.py, arena.py, aragen.py); its results
+    one judged pipeline (engine/judged.py) with the parts it declares; its results
     are the candidate's judged view (the mean of judges)."""
     bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
     if options.judges and not bench.judged:
@@ -72,24 +72,12 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
                              "(laobench-arena, aragen, tasks with scorer kind rubric)")
     if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
         raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric or judges, not a translation benchmark")
-    if bench.judged:  # the pipeline the benchmark declares (Benchmark.judge_pipeline)
+    if bench.judged:  # the one judged pipeline (engine/judged.py), with the parts the benchmark declares
         if isinstance(dataset, Selection):  # a judged run chooses its own items (--limit)
             raise GlotbenchError(f"{bench.name}: a judged benchmark takes its items whole, not a selection")
-        if bench.judge_pipeline == "arena":
-            from glotbench.engine.arena import judged_result as arena
+        from glotbench.engine.judged import judged_result
 
-            return await arena(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: an arena
-        if bench.judge_pipeline == "aragen":
-            from glotbench.engine.aragen import judged_result as aragen
-
-            return await aragen(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: AraGen
-        if bench.judge_pipeline == "mt-bench":
-            from glotbench.engine.mt_bench import judged_result as mt_bench
-
-            return await mt_bench(bench, model, options, dataset)  # type: ignore[arg-type]  # declared: SEA-MT-Bench
-        from glotbench.engine.judged_task import judged_result
-
-        return await judged_result(benchmark, model, options, dataset)
+        return await judged_result(bench, benchmark, model, options, dataset)
     return await _evaluate(bench, benchmark, model, options, dataset)
 
 

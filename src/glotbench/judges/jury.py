@@ -20,9 +20,13 @@ In "3c3h" parse mode every aggregate is rounded to 4 decimals, as upstream's ave
 
 from __future__ import annotations
 
+import re
 import statistics
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+from glotbench.core import Sample
 
 from glotbench.judges.rubric import DIMENSIONS
 from glotbench.metrics import ItemScore, RatioMetric, ScoredSample, aggregate
@@ -174,3 +178,33 @@ def _mean_of_judges(entries, per_judge, summaries, *, policy, mode, resamples) -
         tasks = {t: round(v, 4) for t, v in tasks.items()}
     return {"strategy": "mean", "3c3h": est, "dimensions": dims, "tasks": dict(sorted(tasks.items())),
             "n": max((summaries[j]["n"] for j in judges), default=0), "judges": judges}
+
+
+_REJECTIONS = ("no_block", "not_json", "keys", "not_integer", "out_of_range", "not_finite", "think_unclosed")
+
+
+def _rejection(failure: str, error: str | None) -> str | None:
+    """Why a judge's verdict was rejected: the extraction's failure (`bad_verdict:keys`, or
+    `think_unclosed`), itself or as named in a retried reply's error ("malformed 3C3H verdict
+    (bad_verdict:keys): ...")."""
+    m = re.search(r"\((?:bad_verdict:)?(\w+)\)", error or "")
+    kind = m.group(1) if m else failure.rsplit(":", 1)[-1]
+    return kind if kind in _REJECTIONS else None
+
+
+def outcomes(rows: Sequence[Sample], repeats: int) -> tuple[dict[str, list[Outcome]], Counter[str]]:
+    """One judge's verdicts per entry (a repeat each; `missing` where none came) and its rejections by kind."""
+    by_sn: dict[str, list[Outcome]] = defaultdict(lambda: [Outcome(failure="missing")] * repeats)
+    rejected: Counter[str] = Counter()
+    for r in rows:
+        outs = by_sn[r.id]
+        if r.failure is None:
+            o = Outcome({k: r.stats[k] for k in (*DIMENSIONS, "3c3h")}, None, bool(r.stats.get("breaks_zeroing")))
+        else:
+            kind = r.failure.split(":", 1)[0]
+            o = Outcome(None, kind)
+            rejected[_rejection(r.failure, r.error) or kind] += 1
+        outs = list(outs)
+        outs[r.repeat] = o
+        by_sn[r.id] = outs
+    return by_sn, rejected

@@ -9,10 +9,14 @@ judges. The bootstrap resamples prompts, never single games.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-
+from glotbench.errors import GlotbenchError
 from glotbench.extract import strict_json_object, strip_think
+
+UNANSWERED_POLICIES = ("loss", "drop")  # an unanswered prompt: a loss for the side that did not answer, or left out
+SINGLE_ORDER_POLICIES = ("fail", "accept")  # a prompt judged in one order: failed, or scored from it
 
 CRITERIA = ("correctness", "completeness", "reasoning", "clarity", "lao_fluency")
 
@@ -73,3 +77,69 @@ def arena_scores(values: Mapping[str, Mapping[str, Sequence[float]]], prompts: S
     from glotbench.judges.panel import mean_of_judges
 
     return mean_of_judges(values, prompts, resamples=resamples, seed=seed)
+
+
+@dataclass(frozen=True)
+class PromptAccounting:
+    """Per judge, the values each prompt enters the score with, and what happened to every prompt."""
+
+    values: dict[str, dict[str, list[float]]]  # judge -> prompt -> values (one per order)
+    ids: list[str]  # the prompts in the denominator
+    unanswered: dict[str, list[str]]  # "candidate" / "baseline" / "both" -> prompt ids
+    dropped: list[str]  # unanswered prompts left out (policy "drop")
+    failed: dict[str, list[str]]  # judge -> prompts without both valid orders (policy "fail") or with none
+    single_order: dict[str, list[str]]  # judge -> prompts scored from one order (policy "accept")
+    consistency: dict[str, dict[str, Any]]  # judge -> {"value", "prompts"}
+
+
+def account_prompts(prompt_ids: list[str], answered: dict[str, set[str]],
+                    by_order: dict[str, dict[str, dict[str, float]]], *, unanswered: str = "loss",
+                    single_order: str = "fail") -> PromptAccounting:
+    """The arena's arithmetic over every prompt (the seed's formula averages over all N prompts).
+
+    An unanswered prompt (missing or empty answer, or an error) is, with `unanswered="loss"`, a loss
+    for the candidate when only the candidate failed, a win when only the baseline failed, a tie when
+    both did, for every judge; with "drop" it leaves the denominator and is listed. A judged prompt
+    needs both orders: with `single_order="fail"` one valid order counts the prompt as failed for
+    that judge (listed, not scored); with "accept" it is scored from that order and flagged.
+    Position consistency is over the prompts with both orders, and says how many those are."""
+    if unanswered not in UNANSWERED_POLICIES:
+        raise GlotbenchError(f"--unanswered must be one of {', '.join(UNANSWERED_POLICIES)}, got {unanswered!r}")
+    if single_order not in SINGLE_ORDER_POLICIES:
+        raise GlotbenchError(f"--single-order must be one of {', '.join(SINGLE_ORDER_POLICIES)}, got {single_order!r}")
+    missing = {"candidate": [], "baseline": [], "both": []}  # type: dict[str, list[str]]
+    forfeit: dict[str, float] = {}
+    for pid in prompt_ids:
+        c, b = pid in answered["candidate"], pid in answered["baseline"]
+        if not (c and b):
+            kind = "both" if not (c or b) else "candidate" if not c else "baseline"
+            missing[kind].append(pid)
+            forfeit[pid] = {"candidate": 0.0, "baseline": 1.0, "both": 0.5}[kind]
+    dropped = list(forfeit) if unanswered == "drop" else []
+    ids = [p for p in prompt_ids if p not in dropped]
+    values: dict[str, dict[str, list[float]]] = {}
+    failed: dict[str, list[str]] = {}
+    single: dict[str, list[str]] = {}
+    consistency: dict[str, dict[str, Any]] = {}
+    for judge, orders_of in by_order.items():
+        vals: dict[str, list[float]] = {}
+        failed[judge], single[judge] = [], []
+        agree = both = 0
+        for pid in ids:
+            if pid in forfeit:
+                vals[pid] = [forfeit[pid]]
+                continue
+            orders = orders_of.get(pid, {})
+            if len(orders) == 2:
+                vals[pid] = [orders["0"], orders["1"]]
+                both += 1
+                agree += orders["0"] == orders["1"]
+            elif len(orders) == 1 and single_order == "accept":
+                vals[pid] = list(orders.values())
+                single[judge].append(pid)
+            else:
+                failed[judge].append(pid)
+        if any(p not in forfeit for p in vals):  # a judge with no valid verdict is reported by its failures
+            values[judge] = vals
+        consistency[judge] = {"value": agree / both if both else None, "prompts": both}
+    return PromptAccounting(values, ids, missing, dropped, failed, single, consistency)

@@ -4,7 +4,7 @@ Several judges score the same samples; one self-judging policy (`SelfJudging`) f
 that is the candidate's own model is skipped, and with `same_family` one of its model family too,
 since models prefer their own answers; malformed verdicts are retried by the runner (the judge
 benchmarks name their `retry_failures`); each judge runs as an ordinary phase with the run's
-concurrency, timeout, cache and retries, over a Dataset held in memory (engine/panel.py `run_panel`);
+concurrency, timeout, cache and retries, over a Dataset held in memory (engine/judged.py `run_panel`);
 the panel's score is the mean of the judges' scores, with a bootstrap CI that resamples items for all
 judges together.
 """

@@ -69,7 +69,7 @@ def print_arena(res: dict[str, Any]) -> None:
 
 
 def print_mt_bench(res: dict[str, Any]) -> None:
-    """SEA-MT-Bench's table (engine/mt_bench.py): each judge's weighted win rate, their mean, per turn
+    """SEA-MT-Bench's table (benchmarks/sea_mt_bench.py): each judge's weighted win rate, their mean, per turn
     and per category, with SEA-HELM's outcome counts."""
     from rich import box
     from rich.table import Table
@@ -161,7 +161,7 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
 
 
 def print_judged(results: dict[str, Any]) -> None:
-    """A task's rubric run (engine/judged_task.py): the mean of judges, each judge, the notes."""
+    """A task's rubric run (tasks/rubric.py RubricRun): the mean of judges, each judge, the notes."""
 
     def num(x: Any) -> str:
         return "n/a" if x is None else f"{x:.3f}"

@@ -158,7 +158,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
     per-item values) over its candidate's answers' results `base` (the benchmark, the candidate's model,
     config, counts, tokens; {} where there is none); and per-item rows of the candidate's judged value
     (mean over the judges that judged the item) for the board's paired tests. A judge is never a model
-    of this view. What the judged pipelines write as the run's results.json (engine/panel.py)."""
+    of this view. What the judged pipelines write as the run's results.json (engine/judged.py `write_judged`)."""
     per_item: dict[str, list[float]] = defaultdict(list)
     counts = dict(base.get("counts") or {})
     if kind == "rubric":
@@ -199,7 +199,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "counts": {**counts, "items": (r.get("prompts") or {}).get("total", final["n"])},
                "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "arena", "judges": judges, "baseline": r["baseline"]}}
-    elif kind == "mt-bench":  # SEA-MT-Bench (engine/mt_bench.py): each question's mean over its turns
+    elif kind == "mt-bench":  # SEA-MT-Bench (benchmarks/sea_mt_bench.py): each question's mean over its turns
         head = "weighted_win_rate"
         for vals in (r.get("turn_values") or {}).values():
             for i, v in vals.items():

@@ -222,7 +222,7 @@ JudgedKind = Literal["rubric", "arena", "aragen", "mt-bench"]
 
 @with_config(_OPEN)
 class JudgedSection(TypedDict, total=False):
-    """`judged`: a judged run's results.json (its top directory; engine/judged_task.py). The record
+    """`judged`: a judged run's results.json (its top directory; engine/judged.py). The record
     above it is the candidate's run as every reader reads one (the mean of judges as the headline, the
     candidate's model, its answers' counts and tokens); here, what only a judged run has: its kind,
     the judges whose verdicts are in the score, each phase's directory (relative to the run's), and

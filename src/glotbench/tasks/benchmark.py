@@ -16,7 +16,7 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
@@ -34,6 +34,9 @@ from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
 from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
 from glotbench.tasks.template import LETTERS, compile_template, is_template, render
+
+if TYPE_CHECKING:
+    from glotbench.judges.pipeline import JudgedDeclaration
 
 # Settings every task takes, next to the options its file declares: (default, type, help).
 BUILTIN_OPTIONS: dict[str, tuple[Any, type, str]] = {
@@ -173,7 +176,7 @@ class TaskBenchmark(Benchmark):
         self.answer_kind = self._scorer.answer_kind
         if self.method == "generate" and self._scorer.answers_in_language and self.lang:
             self.output_language_rule = f"the task's language ({spec.scorer.kind} scorer)"
-        self.judged = self._scorer.judged  # run by engine/judged_task.py: answers, then the judges
+        self.judged = self._scorer.judged  # run by engine/judged.py (`judged_declaration`): answers, then the judges
         if self.judged:  # a rubric scorer: the judges its task file names (Benchmark.default_judges)
             self.default_judges = tuple(spec.scorer.judges)  # type: ignore[union-attr]  # judged: a rubric
         self._pipes, self.headline_pipeline = self._pipelines(opt)
@@ -615,6 +618,12 @@ class TaskBenchmark(Benchmark):
             return None
         p = Path(self._where.name).resolve()
         return f"library:{p.name}" if p.parent == LIBRARY.resolve() else str(p)
+
+    def judged_declaration(self) -> JudgedDeclaration | None:
+        """A task with a rubric scorer: its judged run (tasks/rubric.py `RubricRun`)."""
+        from glotbench.tasks.rubric import RubricRun
+
+        return RubricRun(self) if self.judged else None
 
     def task_file(self) -> Path | None:
         """The user's task file (resolved); None for a shipped library task or a task built in Python."""

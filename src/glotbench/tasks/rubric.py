@@ -1,7 +1,7 @@
 """A generic model-graded scorer: a rubric (criteria with their scales, reference-guided or not),
 or a pairwise comparison with the reference answer, judged as an ordinary benchmark so the judge
 panel (glotbench.judges.panel) gives it concurrency, the cache, malformed-verdict retries, the
-self-judging skip and the mean of judges with a CI (engine/judged_task.py chains the phases).
+self-judging skip and the mean of judges with a CI (`RubricRun`, run by engine/judged.py).
 
 Pointwise: the judge scores each criterion with an integer on its scale and writes one JSON object
 between <verdict> and </verdict>; a criterion's score counts as (v - low) / (high - low), the item's
@@ -15,10 +15,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.core import Dataset
+from glotbench.core import Dataset, RunResult
+from glotbench.judges.panel import mean_of_judges
+from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.languages import profile
+from glotbench.rundir import OLD_SUMMARIES, slug
+from glotbench.rundir.schema import JudgedKind
+from glotbench.rundir.validity import combine
+from glotbench.signature import Signature
 from glotbench.errors import DataError
 from glotbench.extract import Extraction, strict_json_object, strip_think
 from glotbench.items import Item, PublicItem
@@ -193,3 +201,100 @@ class RubricJudging(Benchmark):
         body = self.rubric.model_dump(mode="json", exclude={"judges"})
         return {"rubric": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12],
                 "mode": "pairwise" if self.rubric.pairwise else "pointwise"}
+
+
+RUBRIC_RULES = ("pointwise: mean over criteria of (v - low) / (high - low); pairwise: win 1, tie 0.5, loss 0, both "
+                "orders averaged; an unanswered item scores 0 for every judge; mean over items per judge, mean "
+                "over judges, 95% percentile bootstrap over items")
+
+
+class RubricRun(Declared):
+    """A rubric task's judged run (judges/pipeline.py JudgedDeclaration; engine/judged.py runs it): the
+    candidate's answers (the task run as a plain run: its own --data, --limit, --subset), each
+    judge's verdicts on them, the mean of judges with a CI. Every item enters the score: one the
+    candidate did not answer scores 0 for every judge (the lowest value: counted and listed in
+    `unanswered`); a verdict that never parsed leaves the item out of that judge's mean (its coverage
+    is reported). A judge that is the candidate (or, with `same_family: true`, of its family) is
+    skipped and listed."""
+
+    judge_pipeline: JudgedKind = "rubric"
+    answer_dirs = ("answers",)
+    older = (OLD_SUMMARIES["rubric"],)
+    baseline = None
+    own_selection = True
+
+    def __init__(self, task: Benchmark) -> None:
+        self.task = task
+        self.rubric = task.spec.scorer  # type: ignore[attr-defined]  # a task with a rubric scorer
+        self.name, self.lang, self.out_root = task.name, task.lang, task.name
+        self.default_judges = tuple(self.rubric.judges)
+        self.skip_same_family = bool(self.rubric.same_family)
+        self.sampling = JudgeSampling(own=False)
+        p = profile(task.lang)
+        self.judge_games = RubricJudging(self.rubric, task.name,
+                                         self.rubric.language or (p.name if p else task.lang or "the question's language"))
+
+    def load(self, path: str | None) -> Dataset:
+        return self.task.load(path)
+
+    def no_judge(self) -> str:
+        return f"{self.name} is judged by a rubric: name a judge with --judge SPEC (or scorer.judges)"
+
+    def no_panel(self, candidate: str, skipped: Sequence[str]) -> str:
+        return f"every judge was skipped as the candidate or its family ({', '.join(skipped)})"
+
+    def next_phase(self, candidate: str, items: Dataset, done: Mapping[str, RunResult]) -> AnswerPhase | None:
+        return None if "answers" in done else AnswerPhase("answers", "answers", "candidate", None, None)
+
+    def _answers(self, ctx: JudgedContext) -> dict[str, str]:
+        head = self.task.headline_pipeline  # type: ignore[attr-defined]  # a task's headline pipeline
+        return {s.id: s.answer[head] for s in ctx.phases["answers"].samples
+                if isinstance(s.answer, dict) and isinstance(s.answer.get(head), str) and s.answer[head].strip()}
+
+    def games(self, ctx: JudgedContext) -> Dataset:
+        res = ctx.phases["answers"]
+        items = list(res.dataset or ())
+        questions = {it.id: self.task.render(it.to_public()).messages[-1]["content"] for it in items}
+        return RubricJudging.games(self.rubric, items, self._answers(ctx), questions,
+                                   res.dataset.source if res.dataset else "",
+                                   res.dataset.sha256 if res.dataset else None, ctx.all_items)
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        res = ctx.phases["answers"]
+        answers = self._answers(ctx)
+        ids = [it.id for it in (res.dataset or ())]
+        unanswered = [i for i in ids if i not in answers]
+        values: dict[str, dict[str, list[float]]] = {}
+        incomplete: dict[str, list[str]] = {}
+        criteria: dict[str, dict[str, float]] = {}
+        for spec, run in runs.items():
+            per: dict[str, dict[str, float]] = defaultdict(dict)
+            crit: dict[str, list[float]] = defaultdict(list)
+            for smp in run.samples:
+                if smp.failure is None:
+                    per[smp.meta["item_id"]][smp.meta.get("order", "0")] = smp.stats["value"]
+                    for k, v in smp.stats.items():
+                        if k.startswith("c:"):
+                            crit[k[2:]].append(v)
+            need = 2 if self.rubric.pairwise else 1
+            vals = {i: [sum(o.values()) / len(o)] for i, o in per.items() if len(o) == need}
+            incomplete[spec] = sorted(i for i in answers if i not in vals)
+            vals.update({i: [0.0] for i in unanswered})
+            values[spec] = vals
+            criteria[spec] = {k: sum(v) / len(v) for k, v in crit.items()}
+        # invalid when a phase is (the answers' calls, or a judge's calls and unreadable verdicts, above
+        # --max-failure-rate), or when no item has a judged score
+        phases = {**ctx.validity, **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}}
+        # no answered item judged: written (every view shows it invalid with its reason), not raised
+        none_judged = bool(answers) and not any(i in v for v in values.values() for i in answers)
+        scores = mean_of_judges(values, ids, resamples=ctx.resamples)
+        signature = Signature.parse(res.results["signature"]).plus(
+            ("judge_prompt", self.judge_games.prompt_hash(games)), self.judge_games.signature_parts(),
+            ("judges", ",".join(slug(j) for j in runs)), ("unanswered", 0)).format()
+        summary = {"benchmark": self.name, "model": ctx.candidate, "judges": list(ctx.judges),
+                   "skipped_judges": list(ctx.skipped), "mode": "pairwise" if self.rubric.pairwise else "pointwise",
+                   "scores": scores, "criteria": criteria, "items": len(ids), "answered": len(answers),
+                   "unanswered": unanswered, "incomplete": incomplete, "item_values": values, "rules": RUBRIC_RULES,
+                   "signature": signature, "answers_run": "answers", "judge_validation": ctx.judge_validation,
+                   "validity": combine(phases, judged=0 if none_judged else scores["final"].get("n"), of=len(ids))}
+        return JudgedOutcome(summary, res.results, res.samples, res.dataset)

@@ -49,7 +49,7 @@ class Scorer:
     # (the language check expects it there).
     answer_kind: AnswerKind | None = None
     answers_in_language: bool = False
-    judged: bool = False  # scored by judges after the answers (Benchmark.judged: engine/judged_task.py)
+    judged: bool = False  # scored by judges after the answers (Benchmark.judged: engine/judged.py)
 
     def __init__(self, spec: Any, lang: str | None):
         self.spec = spec
@@ -568,13 +568,13 @@ class Inspect(Scorer):
 
 
 class Answered(Scorer):
-    """A judged task's generation phase: the rubric scores come from the judges (engine/judged_task)."""
+    """A judged task's generation phase: the rubric scores come from the judges (tasks/rubric.py RubricRun)."""
 
     base = "answered_rate"
     description = "share of items with an answer to judge"
     answers_in_language = True
     judged = True
-    gold_keys = ()  # the judges read the reference (engine/judged_task)
+    gold_keys = ()  # the judges read the reference (tasks/rubric.py RubricRun)
 
     def correct(self, answer: str, item: Item) -> bool:
         return True

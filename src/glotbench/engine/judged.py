@@ -1,0 +1,199 @@
+"""The judged pipeline: a judged run is a run. `evaluate_async` dispatches every judged benchmark here
+(run, sweep, the service's jobs and the Python API take this path).
+
+The flow a judged run shares (judges/pipeline.py says what a benchmark declares): its checks; the run
+directory (an unfinished or invalid one set aside, a finished valid one refused); the judge panel
+(judges/panel.py `select_judges`: a judge that is the candidate, or a contestant, is skipped); the
+judges' cards; the items selected (`--limit`); the answer phases; the games; each judge's phase
+(`run_panel`); the benchmark's score over them; the one results.json (`write_judged`: the candidate's
+run as every reader reads one, with its phases, judges and validity). Each phase is an ordinary run
+(cached, resumable) in its own directory under the run's."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from glotbench.benchmarks.base import Benchmark
+from glotbench.core import Dataset, RunResult
+from glotbench.engine.evaluate import RunOptions, evaluate_async, evaluate_phase
+from glotbench.engine.options import model_options
+from glotbench.errors import GlotbenchError
+from glotbench.judges.cards import validation
+from glotbench.judges.panel import build_judge, select_judges
+from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling
+from glotbench.models.base import Model
+from glotbench.models.openai_compat import OpenAICompatModel
+from glotbench.registry import get_benchmark, load_model
+from glotbench.rundir import RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
+from glotbench.rundir.schema import RESULTS_FORMAT
+from glotbench.rundir.selection import select
+
+
+async def judged_result(bench: Benchmark, spec: str | Benchmark, model: str | Model, options: RunOptions,
+                        dataset: Dataset | None = None) -> RunResult:
+    """`evaluate_async`'s judged branch: the pipeline the benchmark declares
+    (`Benchmark.judged_declaration`); the result is the candidate's judged run (results.json, the
+    mean of judges its headline; no judge a model of it)."""
+    declared = bench.judged_declaration()
+    if declared is None:
+        raise GlotbenchError(f"{bench.name} is judged but declares no judged run (Benchmark.judged_declaration)")
+    return (await run_declared(declared, model, options, dataset, spec=spec))[0]
+
+
+async def run_judged(benchmark: str | Benchmark, model: str | Model, judges: list[str], options: RunOptions,
+                     judge_cards: str | None = None) -> dict[str, Any]:
+    """A rubric task's judged run with its judges as an argument (default: its scorer.judges); its
+    summary (results.json's `judged.summary`, with `out_dir`)."""
+    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    declared = bench.judged_declaration() if bench.judged else None
+    if declared is None:
+        raise GlotbenchError(f"{bench.name} is not scored by a rubric: --judge is for tasks with scorer kind rubric")
+    res, summary = await run_declared(declared, model, replace(options, judge_cards=judge_cards), None,
+                                      judges or None, spec=benchmark)
+    return {**summary, "out_dir": str(res.out_dir)}
+
+
+async def run_declared(decl: JudgedDeclaration, model: str | Model, options: RunOptions,
+                       dataset: Dataset | None = None, judges: Sequence[str] | None = None,
+                       spec: str | Benchmark | None = None) -> tuple[RunResult, Mapping[str, Any]]:
+    """The judged run of a declaration: (the candidate's judged run, results.json's judged summary).
+    `judges`: the panel as named (default: --judge, else the benchmark's default judges); `spec`:
+    the benchmark as the run named it (a phase of the benchmark itself runs it under that name)."""
+    named = list(judges if judges is not None else options.judges or decl.default_judges)
+    if not named:
+        raise GlotbenchError(decl.no_judge())
+    own = decl.own_selection
+    if not own:
+        check_judged_options(decl.name, options)
+    phase = replace(phase_options(options), out=None, data=None, limit=None)
+    cand_spec = model if isinstance(model, str) else model.spec
+    out = Path(options.out or f"runs/{decl.out_root}/{datetime.now():%Y%m%d-%H%M%S}-{slug(cand_spec)}")
+    # a finished valid run: an error; an invalid or unfinished one is kept aside and runs again
+    set_aside_invalid(out, RESULTS, decl.answer_dirs, older=decl.older)
+    # bad data: before any model call (a phase that selects its own items loads them itself; the whole
+    # data is read again only where a --limit or --subset leaves some out: a verdict file's known ids)
+    all_items = (dataset if dataset is not None else decl.load(options.data) if not own or options.limit is not None
+                 or options.subset else Dataset(()))
+    try:
+        selection = None if own else select(all_items, (), limit=options.limit)  # a subset says so in every view
+        items = all_items if selection is None else selection.items
+        decl.prepare(cand_spec, items, options)
+        kept, skipped = await _panel(decl, named, cand_spec, model, options)
+        judge_validation = validation(kept, decl.lang, options.judge_cards)  # a bad cards directory fails here
+        done: dict[str, RunResult] = {}
+        validity: dict[str, Any] = {}
+        while (step := decl.next_phase(cand_spec, items, done)) is not None:
+            runner: str | Model = (model if step.role == "candidate" else decl.baseline or "")
+            if not isinstance(runner, str):  # the candidate's object: closed once, after its last phase
+                runner = _KeptOpen(runner)
+            task: str | Benchmark | None = step.task if step.task is not None else spec
+            if task is None:  # a caller's error, not a user's
+                raise ValueError(f"{decl.name}: a phase of the judged benchmark itself needs `spec`")
+            if step.items is None:  # a plain run's own selection, data and options
+                res = await evaluate_phase(task, runner, replace(options, out=str(out / step.directory),
+                                                                 phase=step.name), dataset=dataset)
+                items = res.dataset if res.dataset is not None else items
+            else:
+                res = await evaluate_phase(task, runner, replace(phase, out=str(out / step.directory), phase=step.name),
+                                           dataset=step.items)
+            done[step.name] = res
+            validity[step.validity_key or step.name] = res.results.get("validity")
+    finally:
+        if not isinstance(model, str):
+            await model.aclose()
+    ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
+                        validity, judge_validation, options.bootstrap_resamples, options)
+    games = decl.games(ctx)
+    runs = await run_panel(decl.judge_games, games, kept, judge_options(phase, decl.sampling), out)
+    outcome = decl.judged_score(ctx, games, runs)
+    write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
+                 {**{name: run.out_dir.name for name, run in done.items()},
+                  **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}})
+    return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
+
+
+async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, model: str | Model,
+                 options: RunOptions) -> tuple[list[str], list[str]]:
+    """The judges kept and skipped (the candidate, its family where declared, a contestant)."""
+    cand = (None if decl.answered_elsewhere(cand_spec) else
+            load_model(model, **model_options(options)) if isinstance(model, str) else model)
+    base = load_model(decl.baseline, **model_options(options)) if decl.baseline else None
+    try:
+        kept, skipped = await select_judges(named, cand_spec, cand, options, decl.self_judging,
+                                            check=lambda judge: decl.check_endpoints and isinstance(judge, OpenAICompatModel),
+                                            contestants=(base,) if base is not None else ())
+    finally:
+        if base is not None:
+            await base.aclose()
+        if isinstance(model, str) and cand is not None:
+            await cand.aclose()
+    if not kept:
+        raise GlotbenchError(decl.no_panel(cand_spec, skipped))
+    return kept, skipped
+
+
+class _KeptOpen:
+    """A model object lent to a phase that must not close it (a later phase asks it again)."""
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def judge_options(phase: RunOptions, sampling: JudgeSampling) -> RunOptions:
+    """The judges' phase options: their own sampling (or the run's: `JudgeSampling.own`), never the
+    answers' --max-tokens."""
+    if not sampling.own:
+        return replace(phase, repeats=sampling.repeats, max_tokens=None)
+    return replace(phase, repeats=sampling.repeats, temperature=sampling.temperature, max_tokens=None,
+                   seed=sampling.seed, stop=(), structured_output=False, thinking=None)
+
+
+async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options: RunOptions,
+                    out: Path) -> dict[str, RunResult]:
+    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`."""
+    runs: dict[str, RunResult] = {}
+    phase = replace(options, data=None, limit=None)
+    for spec in judges:
+        runs[spec] = await evaluate_async(bench, build_judge(spec, options),
+                                          replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}"), dataset=dataset)
+    return runs
+
+
+def check_judged_options(name: str, options: RunOptions) -> None:
+    """The run settings a judged benchmark with its own phases (arena, AraGen) refuses (each phase sets its own)."""
+    if options.subset is not None:
+        raise GlotbenchError(f"{name} takes --limit N (the first N items), not --subset")
+    if options.repeats != 1:
+        raise GlotbenchError(f"{name} judges one answer per item: --repeats must be 1, got {options.repeats}")
+
+
+def phase_options(options: RunOptions) -> RunOptions:
+    """The run's options as its phases take them: the benchmark's own options and the judges are the
+    judged run's, not a phase's (a phase is a plain run)."""
+    return replace(options, bench_options=(), judges=(), judge_cards=None)
+
+
+def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping[str, Any],
+                 phases: Mapping[str, str]) -> dict[str, Any]:
+    """The judged run's results.json (a rubric task, an arena, AraGen): the candidate's run as every
+    reader reads one (`report.rundata.view_of`: the mean of judges its headline, the candidate's
+    model, counts and tokens from its answers' results `base`), with the judges, each phase's
+    directory (relative to `out`) and the kind's `summary` in its `judged` section
+    (rundir.schema.JudgedSection). Written once every phase has finished: a complete run."""
+    from glotbench.report.rundata import view_of
+
+    view, _ = view_of(kind, summary, base)
+    record = {"format": RESULTS_FORMAT, **view, "status": "complete",
+              "finished": datetime.now(timezone.utc).isoformat(),
+              "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary)}}
+    write_json_atomic(out / RESULTS, record)
+    return record

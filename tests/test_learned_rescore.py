@@ -130,3 +130,39 @@ def test_rescore_adds_metricx(translation_run, tmp_path) -> None:
     assert got["runs"][0]["scores"]["as_run"]["metricx24"]["groups"] == \
         pytest.approx({g: sum(v) / len(v) for g, v in by.items()}, abs=1e-5)
     assert got["runs"][0]["scales"]["metricx24"] == "points"
+
+
+def test_agreement_ranks_the_learned_metric_per_segment_too(tmp_path) -> None:
+    """`rescore --agreement --metric-checkpoint DIR`: the learned metric is a column of the segment-level
+    table as of the system-level one (it was '–' there: its segment scores were not kept), and its τ
+    against chrF++ is scipy's over the two metrics' segment scores, pooled in the runs' order; each
+    run's learned figure is the mean of its segment scores."""
+    import sys
+    from pathlib import Path
+
+    from scipy.stats import kendalltau
+
+    from glotbench.checks.rescore import rescore
+    from glotbench.testing.learned_checkpoint import build
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from learned_oracle import CASES, TEXT
+
+    fx = Path(__file__).parent / "fixtures"
+    ckpt = build(tmp_path / "ckpt", CASES["comet22"], TEXT)
+    for s in ("sys-a", "sys-b", "sys-d", "source"):
+        evaluate("flores-plus", f"replay:{fx / 'agreement' / 'khm_Khmr' / f'{s}.jsonl'}",
+                 RunOptions(data=str(fx / "tasks" / "flores_plus_devtest.jsonl"), bench_options=(("target", "khm_Khmr"),),
+                            out=str(tmp_path / "runs" / s), cache_path=str(tmp_path / "c.sqlite"), progress=False))
+    out = rescore([str(tmp_path / "runs")], [], agree=True, metric_checkpoint=str(ckpt))
+    seg = next(a for a in out["agreement"] if a["level"] == "segment")
+    assert seg["columns"] == ["chrf++", "bleu", "comet22"] and seg["n"] == 12
+    runs = out["runs"]  # in the table's pooling order
+    chrf = [x for r in runs for x in r["scores"]["as_run"]["chrf++"]["segments"]["all"]]
+    learned = [x for r in runs for x in r["scores"]["as_run"]["comet22"]["segments"]["all"]]
+    assert len(learned) == len(chrf) == 12 and len({round(x, 6) for x in learned}) > 1
+    tau = seg["tau"][0][2]
+    assert tau is not None and abs(tau - kendalltau(chrf, learned).statistic) < 1e-12
+    for r in runs:
+        got = r["scores"]["as_run"]["comet22"]
+        assert got["overall"] == pytest.approx(sum(got["segments"]["all"]) / 3, abs=1e-12)

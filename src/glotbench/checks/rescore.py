@@ -344,14 +344,19 @@ def learned_segments(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping
 
 
 def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
-                   gold: Mapping[str, Mapping[str, Any]], norm: str | None) -> dict[str, Any]:
+                   gold: Mapping[str, Mapping[str, Any]], norm: str | None, segments: bool = False) -> dict[str, Any]:
     """{"overall", "groups"} of a learned metric over the stored answers: the mean segment score
-    (`learned_segments`) per group."""
+    (`learned_segments`) per group; with `segments`, each sample's score too ({"segments": {group:
+    [score of each sample, in order]}}, as `rescore_samples` gives a corpus metric's: the segment-level
+    agreement)."""
     buckets: dict[str, list[float]] = defaultdict(list)
     for r, x in zip(rows, learned_segments(metric, plan, bench, rows, gold, norm)):
         buckets[plan.group_of(r)].append(x)
     per = {g: sum(v) / len(v) for g, v in sorted(buckets.items())}
-    return {"overall": per.get("all"), "groups": {} if not plan.group else per}
+    out: dict[str, Any] = {"overall": per.get("all"), "groups": {} if not plan.group else per}
+    if segments:
+        out["segments"] = {g: list(v) for g, v in sorted(buckets.items())}
+    return out
 
 
 def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = False, learned: Any = None) -> RunRescore:
@@ -373,7 +378,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
         scores[v] = rescore_samples(plan, bench, rows, gold, {} if name == AS_RUN else {name: value}, segments)
     if learned is not None:  # once per distinct text normalisation: the other settings leave it as run
         norms = {v: parse_variant(v)[1] if parse_variant(v)[0] == "norm" else None for v in scores}
-        per_norm = {n: learned_scores(learned, plan, bench, rows, gold, n) for n in dict.fromkeys(norms.values())}
+        per_norm = {n: learned_scores(learned, plan, bench, rows, gold, n, segments) for n in dict.fromkeys(norms.values())}
         for v, n in norms.items():
             scores[v][learned.checkpoint.kind] = per_norm[n]
     stored, estimates, scales = {}, {}, {}

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError, SpecError
 from glotbench.items import Item
+from glotbench.rundir.schema import DataLabel
 from glotbench.tasks.benchmark import TaskBenchmark
 from glotbench.tasks.files import Where, library_task
 
@@ -163,7 +164,7 @@ class DerivedTask(TaskBenchmark):
             raise DataError(f"{rows.source}: no items")
         return self.dataset(items, rows.source, rows.sha256)
 
-    def data_label(self, dataset: Dataset) -> Any:
+    def data_label(self, dataset: Dataset) -> DataLabel:
         s = self.derived_from
         return {"kind": "derived", "sample": False, "items": len(dataset),
                 "label": f"items of the derived dataset {s.repo}@{s.revision[:12]} ({len(dataset)}, exported by "

@@ -249,9 +249,10 @@ def _inspect_log(hub, name: str, rows: list[dict], srv) -> dict | None:
 
 def _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub, tmp_path, srv, env, common):
     """A task no Inspect rule scores: the eval.yaml names the placeholder `match` and declares glotbench's
-    own Inspect scorer; Inspect's `eval` of the derived rows then `inspect score` with that scorer give
-    each item the statistics the library task's own run (on the original rows) gives it, and the
-    task's metrics (a corpus chrF++ from summed statistics, a mean, a pooled F1) to 1e-9."""
+    own Inspect scorer; glotbench's import (`run hf/...`: the declared library task on the rows' items)
+    and Inspect's `eval` of the derived rows then `inspect score` with that scorer each give every item
+    the statistics the library task's own run (on the original rows) gives it, and the task's metrics
+    (a corpus chrF++ from summed statistics, a mean, a pooled F1) to 1e-9."""
     from glotbench.tasks.inspect_yaml import scorer_options
 
     assert declared == {"name": "glotbench/score", "args": {"task": name, **(

@@ -249,9 +249,10 @@ def _inspect_log(hub, name: str, rows: list[dict], srv) -> dict | None:
 
 def _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub, tmp_path, srv, env, common):
     """A task no Inspect rule scores: the eval.yaml names the placeholder `match` and declares glotbench's
-    own Inspect scorer; Inspect's `eval` of the derived rows then `inspect score` with that scorer give
-    each item the statistics the library task's own run (on the original rows) gives it, and the
-    task's metrics (a corpus chrF++ from summed statistics, a mean, a pooled F1) to 1e-9."""
+    own Inspect scorer; glotbench's import (`run hf/...`: the declared library task on the rows' items)
+    and Inspect's `eval` of the derived rows then `inspect score` with that scorer each give every item
+    the statistics the library task's own run (on the original rows) gives it, and the task's metrics
+    (a corpus chrF++ from summed statistics, a mean, a pooled F1) to 1e-9."""
     from glotbench.tasks.inspect_yaml import scorer_options
 
     assert declared == {"name": "glotbench/score", "args": {"task": name, **(
@@ -263,9 +264,22 @@ def _glotbench_scored_round_trip(name, bench, declared, text, rows, answers, hub
     a = _scores(tmp_path / "direct")
     assert sorted(a) == sorted(answers.values())  # every item asked, each its reply
     back = cli("run", f"hf/{ORG}/{name}/{name}@{SHA}", *common, "--out", str(tmp_path / "back"), env=env)
-    lines = back.stderr.splitlines()  # glotbench's import does not score the placeholder: one line naming the scorer
-    assert back.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and \
-        f"scored by glotbench's Inspect scorer glotbench/score (task {name})" in lines[0], back.stderr
+    assert back.returncode == 0, back.stderr  # glotbench's import runs the declared library task on the rows' items
+    b = _scores(tmp_path / "back")
+    assert sorted(b) == sorted(a) and all(a[r][0] == b[r][0] for r in a)  # every item, its id, its reply
+    for reply in a:  # each item's statistics, to 1e-9
+        assert a[reply][1].keys() == b[reply][1].keys() and all(
+            abs(a[reply][1][k] - b[reply][1][k]) <= 1e-9 for k in a[reply][1]), (reply, a[reply][1], b[reply][1])
+    res_a, res_b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("direct", "back"))
+    values = [{k: v["value"] for k, v in r["scores"]["overall"].items() if isinstance(v, dict) and v.get("value") is not None}
+              for r in (res_a, res_b)]
+    assert values[0] and values[0].keys() == values[1].keys(), values
+    assert all(abs(values[0][k] - values[1][k]) <= 1e-9 for k in values[0]), values  # corpus figures too
+    assert res_b["benchmark"]["name"] == name and res_b["benchmark"]["data"] == f"hub:{ORG}/{name}@{SHA}/{bench.data.split}"
+    assert res_b["benchmark"]["spec"] == f"hf/{ORG}/{name}/{name}@{SHA}"
+    assert res_b["data_label"]["kind"] == "derived" and f"{ORG}/{name}@{SHA[:12]}" in res_b["data_label"]["label"]
+    assert res_b["signature"].replace(res_b["benchmark"]["data_sha256"][:12], "D") == \
+        res_a["signature"].replace(res_a["benchmark"]["data_sha256"][:12], "D")  # the same task, options, prompts
     samples = _inspect_samples(text, f"{ORG}/{name}", name, SHA, rows, tmp_path)  # inspect_ai's own loader
     assert [s.target for s in samples] == [r["target"] for r in rows]
     assert all(json.loads(s.metadata["glotbench"])["gold"] for s in samples)  # the item's gold reaches the scorer
@@ -432,8 +446,11 @@ def test_the_headers_inspect_score_command_gives_the_tasks_metrics(name, hub, tm
     ("glotbench: {scorers: {t: 7}}", "e.yaml:6: glotbench.scorers.t: glotbench's declaration is scorers:"),
     ("glotbench: {scorers: {t: {name: glotbench/other, args: {task: mkqa}}}}", "glotbench.scorers.t: glotbench's declaration"),
     ("glotbench: {scorers: {t: {name: glotbench/score, args: {task: mkqa}}}}",
-     "e.yaml:6: glotbench.scorers.t: scored by glotbench's Inspect scorer glotbench/score (task mkqa), not by its "
-     "`scorers:` (a placeholder): run the task itself (glotbench run mkqa --data ROWS)"),
+     "e.yaml:6: glotbench.scorers.t: scored by glotbench's Inspect scorer glotbench/score (task mkqa) on its rows' "
+     "glotbench column, not by its `scorers:` (a placeholder): no task file holds that; run it from the hub: "
+     "glotbench run hf/o/d/t@SHA"),
+    ("glotbench: {scorers: {t: {name: glotbench/score, args: {task: ./mkqa.yaml}}}}",
+     "e.yaml:6: glotbench.scorers.t.args.task: './mkqa.yaml' is not a task of glotbench's library"),
 ])
 def test_glotbench_import_never_scores_the_placeholder_and_names_a_malformed_declaration(declaration, line, tmp_path):
     body = ("tasks:\n- id: t\n  field_spec: {input: input, target: target}\n  solvers: [{name: generate}]\n"

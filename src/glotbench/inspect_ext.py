@@ -25,8 +25,8 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from glotbench.tasks.inspect_derived import derived_item, options_key
 from glotbench.tasks.inspect_yaml import GLOTBENCH_COLUMN as COLUMN  # the derived row's item, JSON text
-from glotbench.tasks.inspect_yaml import scorer_options
 
 
 
@@ -41,30 +41,20 @@ def _bench(task: str, options: str) -> Any:
 def _key(options: Any) -> str:
     if options is not None and not isinstance(options, dict):
         raise ValueError(f"glotbench/score: options is a mapping of the task's options, not {type(options).__name__}")
-    return json.dumps(options or {}, sort_keys=True)
+    return options_key(options)
 
 
 def _item(bench: Any, metadata: dict[str, Any], sample_id: Any) -> Any:
-    from glotbench.items import Item
+    """The sample's item, checked as glotbench's import checks a derived row (`derived_item`)."""
+    from glotbench.errors import DataError
 
     raw = metadata.get(COLUMN)
     if not isinstance(raw, str):
         raise ValueError(f"sample {sample_id}: no {COLUMN!r} metadata (the derived rows' column: field_spec.metadata)")
-    row = json.loads(raw)
-    if not isinstance(row, dict):
-        raise ValueError(f"sample {sample_id}: its {COLUMN!r} metadata is not a derived row's item (a JSON object)")
-    if str(row.get("version")) != str(bench.version):
-        raise ValueError(f"sample {sample_id}: the rows were derived from {bench.name} v{row.get('version')}; "
-                         f"the installed task is v{bench.version}")
-    # Rows derived with another task or other options (a translation direction, a language, a split)
-    # would be scored by rules that are not theirs: refused, both named (rows written before the
-    # task was recorded carry only the version).
-    derived = (row.get("task"), _key(row.get("options")))
-    wanted = (bench.name, _key(scorer_options(bench)))
-    if "task" in row and derived != wanted:
-        raise ValueError(f"sample {sample_id}: the rows were derived from task {derived[0]} with options {derived[1]}; "
-                         f"the scorer was given task {wanted[0]} with options {wanted[1]} (-S task=... -S options=...)")
-    return Item.create(str(row["id"]), row["public"], row["gold"], row.get("meta") or {})
+    try:
+        return derived_item(raw, bench, f"sample {sample_id}", COLUMN, need_task=False)
+    except DataError as e:
+        raise ValueError(f"{e} (-S task=... -S options=...)" if "derived from task" in str(e) else str(e)) from None
 
 
 @metric

@@ -94,11 +94,10 @@ def _task(name: str) -> Any:
     from glotbench.tasks import files
 
     if name.startswith("hf/"):  # a hub dataset's Inspect eval.yaml (glotbench.tasks.inspect_yaml)
-        from glotbench.tasks.inspect_yaml import hub_task
+        from glotbench.tasks.inspect_yaml import hub_factory
 
-        path = hub_task(name)
-    else:
-        path = files.find_task(name)
+        return hub_factory(name)
+    path = files.find_task(name)
     if path is None:
         return None
     from glotbench.tasks import from_file

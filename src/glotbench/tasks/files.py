@@ -233,6 +233,12 @@ def task_names() -> dict[str, str]:
     return {n: d for n, (_, d) in _names(tuple(_folders())).items()}
 
 
+def library_task(name: str) -> Path | None:
+    """The shipped library's file of the task called `name` (never an `--include-path` one), or None."""
+    hit = _names((LIBRARY,)).get(name)
+    return hit[0] if hit else None
+
+
 def included_task(name: str) -> Path | None:
     """The file of a task called `name` in an `--include-path` folder (not the library), or None;
     reads nothing when no folder was added."""

@@ -28,8 +28,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from glotbench.errors import DataError
 from glotbench.tasks.files import Where, load_yaml
@@ -132,33 +131,49 @@ def _column(fs: dict[str, Any], key: str, default: str, at: Any, bad: list[str],
     return name
 
 
-def _glotbench_scored(doc: dict[str, Any], where: Where, task: dict[str, Any]) -> None:
-    """A task glotbench's own Inspect scorer scores (a derived export's `glotbench:` key; Inspect reads
-    only `tasks:`) is refused, naming the scorer: its `scorers:` entry is a placeholder. A malformed
-    declaration is refused too."""
+def glotbench_declaration(doc: dict[str, Any], where: Where, task: dict[str, Any]) -> Any:
+    """The `glotbench:` declaration of this task (a derived export of a task glotbench's own Inspect
+    scorer scores; Inspect reads only `tasks:`) as an `inspect_derived.Declaration`, or None where it
+    declares none for this task. A malformed one, or one naming no task of glotbench's library (a
+    path, a task file, a built-in benchmark), is refused in one line."""
+    from glotbench.tasks.files import library_task
+    from glotbench.tasks.inspect_derived import Declaration
+
     if "glotbench" not in doc:
-        return
+        return None
     shape = f"scorers: {{TASK_ID: {{name: {GLOTBENCH_SCORER}, args: {{task: NAME, options: {{...}}}}}}}}"
     scorers = doc["glotbench"].get("scorers") if isinstance(doc["glotbench"], dict) else None
     if not isinstance(scorers, dict):
         raise NotTranslatable([f"{where('glotbench')}: glotbench's declaration is {shape}"])
     ident = task.get("id")
     if not isinstance(ident, str) or ident not in scorers:
-        return
+        return None
     d = scorers[ident]
-    lib = d["args"].get("task") if isinstance(d, dict) and isinstance(d.get("args"), dict) else None
+    at = where("glotbench", "scorers", ident)
+    args = d.get("args") if isinstance(d, dict) else None
+    lib = args.get("task") if isinstance(args, dict) else None
     if not isinstance(lib, str) or d.get("name") != GLOTBENCH_SCORER:
-        raise NotTranslatable([f"{where('glotbench', 'scorers', ident)}: glotbench's declaration is {shape}"])
-    raise NotTranslatable([f"{where('glotbench', 'scorers', ident)}: scored by glotbench's Inspect scorer "
-                           f"{GLOTBENCH_SCORER} (task {lib}), not by its `scorers:` (a placeholder): run the task "
-                           f"itself (glotbench run {lib} --data ROWS)"])
+        raise NotTranslatable([f"{at}: glotbench's declaration is {shape}"])
+    assert isinstance(args, dict)
+    opts = args.get("options") or {}
+    if set(args) - {"task", "options"} or not isinstance(opts, dict) or not all(
+            isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in opts.items()):
+        raise NotTranslatable([f"{at}: glotbench's declaration is {shape} (options: names and plain values)"])
+    if library_task(lib) is None:
+        raise DataError(f"{at}.args.task: {lib[:80]!r} is not a task of glotbench's library (glotbench/score "
+                        "runs a shipped task by name; a path, a task file or a built-in benchmark is not run from "
+                        "a hub dataset)")
+    return Declaration(lib, opts, at)
 
 
 def translate(doc: Any, where: Where, repo: str, revision: str, task_id: str | None = None) -> dict[str, Any]:
     """The glotbench task keys of one task of an eval.yaml; NotTranslatable names every key refused."""
     task, i = _task_of(doc, where, task_id)
     at = lambda *k: where("tasks", i, *k)  # noqa: E731
-    _glotbench_scored(doc, where, task)
+    if (decl := glotbench_declaration(doc, where, task)) is not None:  # no task file holds it: run from the hub
+        raise DataError(f"{decl.at}: scored by glotbench's Inspect scorer {GLOTBENCH_SCORER} (task {decl.task}) on "
+                        f"its rows' {GLOTBENCH_COLUMN} column, not by its `scorers:` (a placeholder): no task file "
+                        f"holds that; run it from the hub: glotbench run hf/{repo}/{task.get('id')}@SHA")
     bad: list[str] = []
     known = {"id", "config", "split", "field_spec", "shuffle_choices", "epochs", "epoch_reducer", "solvers", "scorers"}
     for k in task:
@@ -358,10 +373,11 @@ def task_text(text: str, name: str, repo: str, revision: str, task_id: str | Non
     return out
 
 
-def hub_task(spec: str) -> Path | None:
-    """The task file of `hf/ORG/DATASET[/TASK_ID]@REVISION`: eval.yaml read from the hub at the pinned
-    revision (the hub's cache; HF_HUB_OFFLINE=1 reads only it), translated, kept in glotbench's cache
-    folder. None: not an hf/ name."""
+def hub_factory(spec: str) -> Callable[..., Any] | None:
+    """The benchmark factory of `hf/ORG/DATASET[/TASK_ID]@REVISION`: eval.yaml read from the hub at the
+    pinned revision (the hub's cache; HF_HUB_OFFLINE=1 reads only it), translated into a task file
+    kept in glotbench's cache folder; or, where its `glotbench:` key declares glotbench's own scorer,
+    that library task over the derived rows (`inspect_derived`). None: not an hf/ name."""
     parsed = parse_spec(spec)
     if parsed is None:
         return None
@@ -371,6 +387,7 @@ def hub_task(spec: str) -> Path | None:
         raise DataError(f"{spec}: pin the dataset to a commit: hf/{repo}{'/' + task_id if task_id else ''}@SHA "
                         "(40 hex; glotbench runs hub data only at a pinned revision)")
     from glotbench.keys import cache_dir
+    from glotbench.tasks import from_file
     from glotbench.tasks.source import hub_file
 
     path = hub_file(repo, revision, "eval.yaml")
@@ -380,11 +397,24 @@ def hub_task(spec: str) -> Path | None:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise DataError(f"{repo}@{revision[:12]}/eval.yaml: not UTF-8 ({e.reason})") from None
-    out = task_text(text, f"hf/{repo}@{revision[:12]}/eval.yaml", repo, revision, task_id)
+    name = f"hf/{repo}@{revision[:12]}/eval.yaml"
+    doc, lines = load_yaml(text, name)
+    where = Where(name, lines, file=True)
+    task, i = _task_of(doc, where, task_id)
+    if (decl := glotbench_declaration(doc, where, task)) is not None:
+        from glotbench.tasks.inspect_derived import DerivedSource, derived_factory
+
+        for k in ("config", "split"):
+            if k in task and (not isinstance(task[k], str) or not task[k].strip()):
+                raise DataError(f"{where('tasks', i, k)}: {task[k]!r}: text (a name), not {type(task[k]).__name__}")
+        config = task.get("config", "default")
+        return derived_factory(decl, DerivedSource(repo, revision, None if config == "default" else config,
+                                                   task.get("split", "test")))
+    out = task_text(text, name, repo, revision, task_id)
     dest = cache_dir() / "inspect-tasks" / f"{repo.replace('/', '+')}+{task_id or ''}+{revision}.yaml"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(out, encoding="utf-8")
-    return dest
+    return from_file(dest)
 
 
 # -- export: a glotbench task as an eval.yaml ---------------------------------------------------------
@@ -747,6 +777,7 @@ def _derived_scorer(bench: Any, at: Any, bad: list[str], notes: list[str]) -> tu
 # (glotbench/inspect_ext.py), which `inspect score` applies to the log.
 GLOTBENCH_SCORER = "glotbench/score"
 PLACEHOLDER = {"name": "match", "args": {"location": "exact", "ignore_case": True}}
+PLACEHOLDER_KIND = "glotbench"  # derived_plan's target kind of a task glotbench's own scorer scores
 
 
 def scorer_options(bench: Any) -> dict[str, Any]:
@@ -762,7 +793,7 @@ def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
     scores (its scorer, its gold, its extraction) is the "glotbench" kind: scored by glotbench's own
     Inspect scorer; only a library task (the scorer names it), generated and zero-shot, not judged."""
     from glotbench.tasks.benchmark import TaskBenchmark
-    from glotbench.tasks.files import task_names
+    from glotbench.tasks.files import library_task
 
     if not isinstance(bench, TaskBenchmark):
         raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
@@ -784,14 +815,14 @@ def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
         if bench.judged:
             fixed.append(f"{at('scorer')}: a judged scorer: its verdicts come from judge models, not from a scorer "
                          "of the reply")
-        elif bench.name not in task_names():
+        elif library_task(bench.name) is None or bench.task_file() is not None:
             fixed.append(f"{at('name')}: glotbench's Inspect scorer ({GLOTBENCH_SCORER}) names a library task; "
                          "this task file is not one")
         else:
             why = "; ".join(line.removeprefix(f"{bench.name}: ") for line in bad) or "no Inspect rule"
             opts = scorer_options(bench)
             s_opts = f" -S options='{json.dumps(opts, ensure_ascii=False)}'" if opts else ""
-            return PLACEHOLDER, "glotbench", [
+            return PLACEHOLDER, PLACEHOLDER_KIND, [
                 f"scorer: Inspect's own scorers cannot score it ({why}); eval.yaml names only those (Inspect's "
                 "HFScorer), so its `match` (the reply equal to the first reference) is a placeholder, NOT the "
                 f"task's metric. The task's metrics, by glotbench's own code: inspect score LOG --scorer "
@@ -808,8 +839,9 @@ def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
     return got[0], got[1], notes
 
 
-def _target(item: Any, kind: str) -> str:
-    if kind == "glotbench":  # the placeholder's target: the first reference text, or none
+def target_text(item: Any, kind: str) -> str:
+    """An item's eval.yaml target of this kind (`letter`, `text`, `references`, PLACEHOLDER_KIND)."""
+    if kind == PLACEHOLDER_KIND:  # the placeholder's target: the first reference text, or none
         first = next(iter(item.gold.values()), None)
         first = first[0] if isinstance(first, (list, tuple)) and first else first
         return first if isinstance(first, str) else ""
@@ -848,7 +880,7 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
         if isinstance(choices, (list, tuple)):
             row["choices"] = [str(c) for c in choices]
             labels.add(tuple(row["choices"]))
-        if kind == "glotbench":  # the item as glotbench scores it (glotbench/score reads it)
+        if kind == PLACEHOLDER_KIND:  # the item as glotbench scores it (glotbench/score reads it)
             from glotbench.core import jsonable
 
             # the task and options it was derived with: glotbench/score refuses rows of another task
@@ -856,7 +888,7 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
                                                 "options": scorer_options(bench), **{
                 k: jsonable(dict(getattr(item, k))) for k in ("public", "gold", "meta")}}, ensure_ascii=False)
         try:
-            row["target"] = _target(item, kind)
+            row["target"] = target_text(item, kind)
         except NotTranslatable as e:
             raise NotTranslatable([f"{bench.name}: {line}" for line in e.lines]) from None
         rows.append(row)
@@ -879,7 +911,7 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
             raise NotTranslatable([f"{at('prompt', 'system')}: a system message for some items only"])
         field_spec["metadata"] = ["system"]
         solvers.append({"name": "system_message", "args": {"template": "{system}"}})
-    if kind == "glotbench":
+    if kind == PLACEHOLDER_KIND:
         field_spec["metadata"] = [*field_spec.get("metadata", []), GLOTBENCH_COLUMN]
     solvers.append({"name": "generate", "args": {"max_tokens": bench.variant.max_tokens}})
     task = {"id": bench.name, "config": "default", "split": split, "field_spec": field_spec,
@@ -893,7 +925,7 @@ def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]],
             "# It scores as Inspect scores, as glotbench's own run of the task does (Inspect's own rules)."]
     head += [f"#   {n}" for n in notes]
     doc: dict[str, Any] = {"tasks": [task]}
-    if kind == "glotbench":  # Inspect reads only `tasks:`; glotbench's import and the header's command read this
+    if kind == PLACEHOLDER_KIND:  # Inspect reads only `tasks:`; glotbench's import and the header's command read this
         doc["glotbench"] = {"scorers": {bench.name: {"name": GLOTBENCH_SCORER, "args": {
             "task": bench.name, **({"options": o} if (o := scorer_options(bench)) else {})}}}}
     text = "\n".join(head) + "\n" + dump_yaml(doc)

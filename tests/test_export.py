@@ -190,9 +190,11 @@ def test_hf_eval_results_follow_the_hubs_format(tmp_path, source, want):
     res = json.loads((run / "results.json").read_text(encoding="utf-8"))
     est = res["scores"]["overall"][res["headline"]]
     assert (entry.dataset_id, entry.task_id, entry.dataset_revision) == (want["id"], want["task_id"], want["revision"])
-    assert entry.value == est["value"] and entry.date == res["finished"]
+    # a share in percent, as the Hub's documented entries (value: 20.90) and leaderboards show theirs
+    assert res["metrics"][res["headline"]]["scale"] == "fraction" and entry.value == pytest.approx(100 * est["value"])
+    assert entry.date == res["finished"] and "percent (0-100)" in entry.notes
     assert hub.eval_result_entries_to_yaml([entry]) == data  # nothing outside the documented fields
-    for part in (res["signature"], f"n={est['n']}", est["ci_method"], f"{est['ci_high']:.4g}", "subset: 6 of 164"):
+    for part in (res["signature"], f"n={est['n']}", est["ci_method"], f"{100 * est['ci_high']:.4g}", "subset: 6 of 164"):
         assert part in entry.notes
 
 

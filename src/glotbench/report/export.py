@@ -571,13 +571,16 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
     if est.get("value") is None:
         raise GlotbenchError(f"{run_dir}: its headline ({res['headline']}) has no value to publish")
     scale = (res.get("metrics") or {}).get(res["headline"], {}).get("scale", "fraction")
+    # A share is published in percent, as the Hub's leaderboards show theirs (its documented entries:
+    # `value: 20.90`); points (chrF++, BLEU, MetricX) as they are.
+    k = 100.0 if scale == "fraction" else 1.0
     conf = (res.get("bootstrap") or {}).get("confidence", 0.95)
-    ci = (f"{conf:.0%} CI [{est['ci_low']:.4g}, {est['ci_high']:.4g}] ({est.get('ci_method')})"
+    ci = (f"{conf:.0%} CI [{est['ci_low'] * k:.4g}, {est['ci_high'] * k:.4g}] ({est.get('ci_method')})"
           + (f"{FEW_MARK} (too few units: its measured coverage is under 93%, docs/metrics.md)"
              if est.get("too_few_units") else "")
           if est.get("ci_low") is not None and est.get("ci_high") is not None else "no interval")
     n = f"n={est.get('n')}" + (f", {est['clusters']} clusters" if est.get("clusters") else "")
-    unit = "a share (0-1)" if scale == "fraction" else "points"
+    unit = "percent (0-100)" if scale == "fraction" else "points"
     parts = [*notes(res)] if not is_valid(res) else []
     parts += [f"glotbench {(res.get('versions') or {}).get('glotbench', '?')}", f"{res['headline']}, {unit}", ci, n,
               f"signature {res['signature']}", *[t for t in notes(res) if is_valid(res)]]
@@ -585,7 +588,7 @@ def hf_entry(run_dir: str | Path, dataset: str | None = None, task: str | None =
     ds: dict[str, Any] = {"id": dataset or hub_id, "task_id": task or hub_config or "default"}
     if dataset is None and hub_revision:
         ds["revision"] = hub_revision
-    entry: dict[str, Any] = {"dataset": ds, "value": est["value"]}
+    entry: dict[str, Any] = {"dataset": ds, "value": est["value"] * k}
     if res.get("finished"):
         entry["date"] = res["finished"]
     entry["notes"] = "; ".join(parts)

@@ -243,3 +243,31 @@ def test_a_judged_task_refuses_it_before_any_phase(setup, tmp_path) -> None:
     err = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(err) == 1 and "judged by a rubric" in err[0], r.stderr
     assert server.requests() == [] and not (tmp_path / "r").exists()
+
+
+def test_its_eee_record_reads_back_past_one(setup, tmp_path) -> None:
+    """A COMET-style score is a regression's output and can leave [0, 1]: the EEE record of a learned
+    metric declares no range, so a record glotbench wrote reads back whatever the score (the reader
+    holds a record to its own min_score-max_score; the #35 review's finding)."""
+    import shutil
+
+    _run(setup, "eee-src", "--metric-checkpoint", str(setup["comet"]))
+    run = tmp_path / "run"
+    shutil.copytree(setup["tmp"] / "eee-src", run)
+    res = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    est = res["scores"]["groups"]["direction"]["en-lo"]["comet22"]  # laobench-translation: per direction only
+    est.update(value=1.02, ci_low=0.98, ci_high=1.05)  # as a real COMET-22 can score a near-copy
+    (run / "results.json").write_text(json.dumps(res), encoding="utf-8")
+    out = tmp_path / "eee"
+    exp = cli("export", str(run), "--format", "eee", "--out", str(out))
+    assert exp.returncode == 0, exp.stderr
+    [record] = [json.loads(p.read_text(encoding="utf-8")) for p in out.glob("*.json")]
+    conf = [r["metric_config"] for r in record["evaluation_results"] if r["metric_config"]["metric_id"] == "comet22"]
+    assert conf and all((c["min_score"], c["max_score"]) == ("-Infinity", "Infinity") for c in conf)
+    back = cli("export", str(out), "--format", "json")
+    assert back.returncode == 0, back.stderr
+    assert any(x["metric"] == "comet22" and x["value"] == 1.02 for x in json.loads(back.stdout))
+    # laobench-translation has no pooled number: its headline is marked on its directions' results only,
+    # and the record still reads back into the board (it said "0 overall results are marked headline")
+    board = cli("board", str(out), "--format", "json")
+    assert board.returncode == 0, board.stderr

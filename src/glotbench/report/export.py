@@ -173,8 +173,10 @@ def _epoch(stamp: str | None) -> str:
 
 
 def _bounds(info: Mapping[str, Any]) -> dict[str, Any]:
-    """A share lies in [0, 1]; a points metric's range is not declared, so it is left unbounded."""
-    if info.get("scale", "fraction") == "fraction":
+    """A share lies in [0, 1]; a points metric's range is not declared, so it is left unbounded, and so
+    is a learned metric's (its `signature`: a COMET-style score is a regression's output, which can
+    leave [0, 1]; the reader holds a record to its own bounds)."""
+    if info.get("scale", "fraction") == "fraction" and not info.get("signature"):
         return {"min_score": 0, "max_score": 1}
     return {"min_score": "-Infinity", "max_score": "Infinity"}
 
@@ -454,9 +456,13 @@ def _record(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             k = next(k for k in {*other, *run[0]} if other.get(k) != run[0].get(k))
             raise GlotbenchError(f"{path}: evaluation_results[{i}]: {_NS}{k} differs from evaluation_results[0]'s "
                                  "(a run's facts are the same in every result)")
+    # the headline metric is marked on each of its results: its overall one, or only its groups' where
+    # the run has no pooled number (laobench-translation: per direction)
     heads = [i for i, x in enumerate(facts) if x["headline"] and x["group_by"] is None]
-    if len(heads) != 1:
-        raise GlotbenchError(f"{path}: {len(heads)} overall results are marked {_NS}headline (one is)")
+    named = {rec["evaluation_results"][i]["metric_config"]["metric_id"] for i, x in enumerate(facts) if x["headline"]}
+    if len(heads) > 1 or len(named) != 1:
+        raise GlotbenchError(f"{path}: {len(heads)} overall results are marked {_NS}headline (one is)" if heads else
+                             f"{path}: {len(named)} metrics are marked {_NS}headline (one is)")
     return cast(dict[str, Any], rec), facts
 
 
@@ -507,7 +513,7 @@ def eee_results(path: str | Path) -> dict[str, Any]:
     run = facts[0]
     scores: dict[str, Any] = {"overall": {}}
     metrics: dict[str, Any] = {}
-    headline = next(row["metric"] for row, f in zip(est_rows, facts) if f["headline"] and f["group_by"] is None)
+    headline = next(row["metric"] for row, f in zip(est_rows, facts) if f["headline"])
     conf = None
     for r, row in zip(results, est_rows):
         ci = (r["score_details"].get("uncertainty") or {}).get("confidence_interval") or {}
@@ -526,7 +532,9 @@ def eee_results(path: str | Path) -> dict[str, Any]:
                                            "scale": "fraction" if mc["metric_unit"] == "proportion" else "points",
                                            "keys": []})
         conf = conf or ci.get("confidence_level")
-    head_est = scores["overall"][headline]
+    head_est = scores["overall"].get(headline) or {  # no pooled number: its groups' items (one grouping)
+        "n": sum(int(g[headline].get("n") or 0) for g in next(iter((scores.get("groups") or {}).values()), {}).values()
+                 if headline in g)}
     label = _untext(run.get("data_label"))
     source = results[0].get("source_data") or {}
     return {

@@ -304,6 +304,7 @@ class LearnedSample(TypedDict):
     score: Number
 
 
+@with_config(_OPEN)
 class SampleRow(TypedDict, total=False):
     """What `compare` reads of a samples.jsonl line: enough to re-score the recorded reply, and the
     learned metric's stored score."""

@@ -118,6 +118,11 @@ class DerivedSource:
     config: str | None
     split: str
 
+    @property
+    def source(self) -> str:
+        """The data a run of these rows records (`hub_rows`' source): `hub:ORG/NAME@SHA[ CONFIG]/SPLIT`."""
+        return f"hub:{self.repo}@{self.revision}" + (f" {self.config}" if self.config else "") + f"/{self.split}"
+
 
 class DerivedTask(TaskBenchmark):
     """A library task run on a derived dataset's items (the rows' `glotbench` column), not on its own data."""
@@ -132,6 +137,9 @@ class DerivedTask(TaskBenchmark):
         from glotbench.tasks.source import hub_rows, local_rows, user_file_format
 
         s = self.derived_from
+        if path is not None and path.startswith("hub:") and path != s.source:  # not these rows: never swapped in
+            raise DataError(f"--data {path[:120]}: the task is {self.name} over the rows of {s.source}; "
+                            "a run of it reads those rows, or a local copy of them (--data FILE)")
         if path is None or path.startswith("hub:"):  # the hub as pinned (a recorded run's source passed back)
             rows = hub_rows(s.repo, s.revision, s.config, s.split, None, {}, None)
         else:
@@ -166,6 +174,11 @@ class DerivedTask(TaskBenchmark):
 
     def data_label(self, dataset: Dataset) -> DataLabel:
         s = self.derived_from
+        if dataset.source != s.source:  # `--data FILE`: rows in the derived form, not the hub's (never compared)
+            return {"kind": "derived", "sample": False, "items": len(dataset),
+                    "label": f"items of the file {Path(dataset.source).name} ({len(dataset)}, rows in the form of the "
+                             f"derived dataset {s.repo}@{s.revision[:12]}, not checked against it), not read from "
+                             f"{self.name}'s own data"}
         return {"kind": "derived", "sample": False, "items": len(dataset),
                 "label": f"items of the derived dataset {s.repo}@{s.revision[:12]} ({len(dataset)}, exported by "
                          f"glotbench from {self.name} v{self.version}), not read from the task's own data"}

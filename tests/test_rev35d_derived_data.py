@@ -43,3 +43,26 @@ def test_data_naming_other_hub_rows_is_refused_not_swapped(hub, tmp_path, srv): 
     proc = _run(hub, tmp_path, srv, "good", "--data", f"hub:{ORG}/good@{SHA}/train", "--limit", "1", out="same")
     assert proc.returncode == 0, proc.stderr
     assert _results(tmp_path / "same")["benchmark"]["data"] == f"hub:{ORG}/good@{SHA}/train"
+
+
+def test_meta_the_task_does_not_write_is_refused(hub, tmp_path, srv):  # noqa: F811
+    """A row's meta picks the groups, the clusters and the expected language: only what mkqa's loader
+    writes (its `type`, the run's `lang`) is taken, as text."""
+    rows = _rows(hub)
+    first = json.loads(rows[0]["glotbench"])
+    assert first["meta"].get("lang") == "km" and "type" in first["meta"]
+    cases = {  # meta -> what the one error line names
+        "extra": ({**first["meta"], "cluster": "all-one"}, "meta has keys mkqa does not write: cluster"),
+        "wrong-lang": ({**first["meta"], "lang": "th"}, "meta lang is 'th'; mkqa writes 'km'"),
+        "no-lang": ({k: v for k, v in first["meta"].items() if k != "lang"}, "meta lang is None; mkqa writes 'km'"),
+        "twins": ({**first["meta"], "duplicate_options": "A=B"}, "meta duplicate_options is 'A=B'; mkqa writes none"),
+        "not-text": ({**first["meta"], "type": ["entity"]}, "meta 'type' is not text"),
+    }
+    for name, (meta, said) in cases.items():
+        edited = [dict(r) for r in rows]
+        edited[0]["glotbench"] = json.dumps({**first, "meta": meta}, ensure_ascii=False)
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in edited), encoding="utf-8")
+        line = _one_error(_run(hub, tmp_path, srv, "good", "--data", str(f), out=name))
+        assert said in line and ":1:" in line, (name, line)
+    assert not srv.requests()

@@ -153,7 +153,7 @@ class DerivedTask(TaskBenchmark):
             seen.add(item.id)
             if "id" in row and str(row["id"]) != item.id:
                 raise DataError(f"{where}: the row's id {str(row['id'])[:40]!r} is not its item's {item.id!r}")
-            if problem := self.scorer.check_gold(item):
+            if problem := self.scorer.check_gold(item) or self._meta_problem(item):
                 raise DataError(f"{where}: {problem}")
             try:
                 messages = [m["content"] for m in self.render(item.to_public()).messages]
@@ -171,6 +171,29 @@ class DerivedTask(TaskBenchmark):
         if not items:
             raise DataError(f"{rows.source}: no items")
         return self.dataset(items, rows.source, rows.sha256)
+
+    def _meta_problem(self, item: Item) -> str | None:
+        """What is wrong with an item's meta, or None: only the keys the task's loader writes (its
+        `fields.meta`, `lang`, `duplicate_options`), as text, with the `lang` and `duplicate_options` it
+        writes. Meta picks the groups, the clusters, the expected language and how a reply naming a
+        shared option reads: a row's other meta would change what is scored and how it is grouped."""
+        from glotbench.tasks.fields import duplicate_options
+
+        declared = set(self.spec.fields.meta)
+        extra = sorted(set(item.meta) - declared - {"lang", "duplicate_options"})
+        if extra:
+            return f"its item's meta has keys {self.name} does not write: {', '.join(map(str, extra))[:80]}"
+        if bad := [k for k, v in item.meta.items() if not isinstance(v, str)]:
+            return f"its item's meta {bad[0]!r} is not text"
+        choices = item.public.get("choices")
+        twins = "=".join(duplicate_options(list(choices))) if self.spec.fields.choices is not None and isinstance(
+            choices, (list, tuple)) and all(isinstance(c, str) for c in choices) else ""
+        want = {"lang": self.lang or None, "duplicate_options": twins or None}
+        for key, value in want.items():
+            if key not in declared and item.meta.get(key) != value:
+                return (f"its item's meta {key} is {item.meta.get(key)!r}; {self.name} writes "
+                        + ("none" if value is None else repr(value)))
+        return None
 
     def data_label(self, dataset: Dataset) -> DataLabel:
         s = self.derived_from

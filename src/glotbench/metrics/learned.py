@@ -91,6 +91,32 @@ def sample_stats(record: Mapping[str, Any]) -> dict[str, float]:
     return {f"{got['metric']}.score": float(got["score"]), f"{got['metric']}.n": 1.0}
 
 
+def check_samples(records: Sequence[Mapping[str, Any]], where: str) -> None:
+    """A run's samples.jsonl lines hold one learned metric's finite score on every line or on none
+    (a run written before the field): a line without it, of another metric, or with a NaN or
+    infinite score would be a zero or a NaN in the paired tests, so it is one error line instead."""
+    import math
+
+    got = [r.get("learned") for r in records]
+    kept = [(i, g) for i, g in enumerate(got, 1) if isinstance(g, Mapping) and g.get("format") == SAMPLE_FORMAT]
+    if not kept:
+        return
+    first = kept[0][1].get("metric")
+    if first not in (*KINDS.values(), "metricx24"):  # else its score would add to a metric of that name
+        raise GlotbenchError(f"{where}: line {kept[0][0]}: learned.metric {first!r} is not a learned metric "
+                             f"({', '.join((*KINDS.values(), 'metricx24'))})")
+    for i, g in enumerate(got, 1):
+        if not isinstance(g, Mapping) or g.get("format") != SAMPLE_FORMAT:
+            raise GlotbenchError(f"{where}: line {i} has no learned score (format {SAMPLE_FORMAT}) and line "
+                                 f"{kept[0][0]} has one: a run keeps its learned metric's score on every line")
+        if g.get("metric") != first:
+            raise GlotbenchError(f"{where}: line {i}: learned.metric {g.get('metric')!r}, line {kept[0][0]} "
+                                 f"{first!r}: a run is scored with one learned metric")
+        score = g.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise GlotbenchError(f"{where}: line {i}: learned.score {score!r} is not a finite number")
+
+
 def stored_metric(results: Mapping[str, Any]) -> MeanScore | None:
     """The learned metric a finished run was scored with (`run --metric-checkpoint`: the `learned:` part
     of its signature names it; results.json's `metrics` entry gives its keys and scale), None for a

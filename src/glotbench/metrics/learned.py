@@ -418,6 +418,9 @@ def load_weights(c: Checkpoint, header_only: bool = False) -> dict[str, Any]:
     return state
 
 
+SAFETENSORS_MAX_HEADER = 100_000_000  # safetensors' MAX_HEADER_SIZE: a longer header is HeaderTooLarge
+
+
 def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
     """A safetensors file's tensors as meta tensors, from its header (an 8-byte length, then JSON),
     each tensor's byte range checked against its dtype and shape and the file's size: a truncated or
@@ -435,6 +438,8 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
     with open(c.ckpt, "rb") as f:
         raw = f.read(8)
         n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
+        if n > SAFETENSORS_MAX_HEADER:
+            raise GlotbenchError(f"{bad}: a header of {n} bytes (safetensors refuses over {SAFETENSORS_MAX_HEADER})")
         if n < 2 or 8 + n > size:
             raise GlotbenchError(f"{bad} is truncated or not safetensors (a header of {n} bytes in a file of {size})")
         try:
@@ -443,7 +448,7 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
             raise GlotbenchError(f"{bad}: its header is not JSON ({e})") from None
     if not isinstance(header, dict):
         raise GlotbenchError(f"{bad}: its header is not a mapping")
-    out, end = {}, 0
+    out, spans = {}, []
     for name, info in header.items():
         if name == "__metadata__":
             continue
@@ -459,8 +464,14 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
         if stop - begin != numel * torch.empty((), dtype=dtype).element_size() or begin < 0:
             raise GlotbenchError(f"{bad}: {name} is {shape} {info['dtype']} in the header but spans "
                                  f"{stop - begin} bytes")
-        end = max(end, stop)
+        spans.append((begin, stop, name))
         out[name] = torch.empty(shape, dtype=dtype, device="meta")
+    end = 0
+    for begin, stop, name in sorted(spans):  # safetensors' rule: in offset order, each starts where the last ended
+        if begin != end:
+            raise GlotbenchError(f"{bad}: {name} starts at byte {begin} of the data, the tensor before it ends at "
+                                 f"{end} (tensors overlap or leave a gap; safetensors refuses it)")
+        end = stop
     if 8 + n + end != size:  # safetensors' own loader refuses a file longer or shorter than its header says
         raise GlotbenchError(f"{bad} is {'truncated' if 8 + n + end > size else 'not what its header says'}: its "
                              f"header describes {8 + n + end} bytes, the file has {size}")

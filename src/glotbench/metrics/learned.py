@@ -121,16 +121,25 @@ def stored_metric(results: Mapping[str, Any]) -> MeanScore | None:
     """The learned metric a finished run was scored with (`run --metric-checkpoint`: the `learned:` part
     of its signature names it; results.json's `metrics` entry gives its keys and scale), None for a
     run without one."""
-    from glotbench.signature import NESTED, SEP, Signature
+    from glotbench.signature import Signature
 
-    part = Signature.parse(str(results.get("signature") or "")).get("learned")
-    kind = Signature.parse(part.replace(NESTED, SEP)).get("glotbench") if part else None
+    part = stored_signature(results)
+    kind = Signature.parse(part).get("glotbench") if part else None
     info = (results.get("metrics") or {}).get(kind) if kind else None
     if not kind or not info:
         return None
     num, den = info["keys"]
     return MeanScore(kind, num, den, description=info.get("description", ""), label=info.get("label", kind),
                      scale=info.get("scale", "fraction"), lower_is_better=bool(info.get("lower_is_better")))
+
+
+def stored_signature(results: Mapping[str, Any]) -> str | None:
+    """The signature of the learned metric a finished run was scored with (its own signature's
+    `learned:` part, as `Checkpoint.signature()` writes it), None for a run without one."""
+    from glotbench.signature import NESTED, SEP, Signature
+
+    part = Signature.parse(str(results.get("signature") or "")).get("learned")
+    return part.replace(NESTED, SEP) if part else None
 
 
 def sha256_file(path: Path) -> str:

@@ -402,7 +402,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
         was = stored_signature(results)
         if was is not None and was != learned.signature():  # the run's figure is another checkpoint's
             kind = learned.checkpoint.kind
-            stored[kind] = {"overall": None, "groups": {g: None for g in stored[kind]["groups"]}}
+            stored[kind] = {"overall": None, "groups": {g: None for g in stored[kind]["groups"] or {}}}
             estimates[kind] = {"overall": None, "groups": {}}
             run_notes += (f"results.json's {kind} was scored with another checkpoint ({was}), not "
                           f"{learned.signature()}: its stored figure is not shown beside this one's",)

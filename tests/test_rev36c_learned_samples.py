@@ -20,19 +20,27 @@ DATA = FX / "tasks" / "flores_plus_devtest.jsonl"
 SYSTEMS = FX / "agreement" / "khm_Khmr"
 
 
+def flores_text() -> str:
+    """The fixture's sources, references and both systems' replies: the tiny checkpoint's vocabulary."""
+    return " ".join(f.read_text(encoding="utf-8") for f in (DATA, *sorted(SYSTEMS.glob("*.jsonl"))))
+
+
+def learned_run(out: Path, system: str, ckpt: Path) -> Path:
+    """flores-plus into Khmer answered by a replayed system, scored with the checkpoint."""
+    r = cli("run", "flores-plus", "--data", str(DATA), "--bench-opt", "target=khm_Khmr",
+            "--model", f"replay:{SYSTEMS / f'sys-{system}.jsonl'}", "--out", str(out), "--no-cache",
+            "--no-progress", "--metric-checkpoint", str(ckpt), timeout=300)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from glotbench.testing.learned_checkpoint import TinyXComet, build_xcomet
 
     tmp = tmp_path_factory.mktemp("rev36c")
-    text = " ".join(f.read_text(encoding="utf-8") for f in (DATA, *sorted(SYSTEMS.glob("*.jsonl"))))
-    ckpt = build_xcomet(tmp / "xcomet", TinyXComet(), text)
-    for name in ("a", "b"):
-        r = cli("run", "flores-plus", "--data", str(DATA), "--bench-opt", "target=khm_Khmr",
-                "--model", f"replay:{SYSTEMS / f'sys-{name}.jsonl'}", "--out", str(tmp / name), "--no-cache",
-                "--no-progress", "--metric-checkpoint", str(ckpt), timeout=300)
-        assert r.returncode == 0, r.stderr
-    return {"a": tmp / "a", "b": tmp / "b"}
+    ckpt = build_xcomet(tmp / "xcomet", TinyXComet(), flores_text())
+    return {name: learned_run(tmp / name, name, ckpt) for name in ("a", "b")}
 
 
 def _edit(src: Path, dst: Path, how: str) -> Path:

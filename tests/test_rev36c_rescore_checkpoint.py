@@ -15,24 +15,15 @@ from conftest import cli, importorskip_lazily
 
 importorskip_lazily("torch")
 
-FX = Path(__file__).parent / "fixtures"
-DATA = FX / "tasks" / "flores_plus_devtest.jsonl"
-SYSTEMS = FX / "agreement" / "khm_Khmr"
-
-
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from glotbench.testing.learned_checkpoint import TinyXComet, build_xcomet
+    from test_rev36c_learned_samples import flores_text, learned_run
 
     tmp = tmp_path_factory.mktemp("rev36c_swap")
-    text = " ".join(f.read_text(encoding="utf-8") for f in (DATA, *sorted(SYSTEMS.glob("*.jsonl"))))
-    old = build_xcomet(tmp / "old", TinyXComet(), text)
-    new = build_xcomet(tmp / "new", TinyXComet(seed=7), text)  # the same layout, other weights
-    r = cli("run", "flores-plus", "--data", str(DATA), "--bench-opt", "target=khm_Khmr",
-            "--model", f"replay:{SYSTEMS / 'sys-a.jsonl'}", "--out", str(tmp / "a"), "--no-cache",
-            "--no-progress", "--metric-checkpoint", str(old), timeout=300)
-    assert r.returncode == 0, r.stderr
-    return {"run": tmp / "a", "old": old, "new": new}
+    old = build_xcomet(tmp / "old", TinyXComet(), flores_text())
+    new = build_xcomet(tmp / "new", TinyXComet(seed=7), flores_text())  # the same layout, other weights
+    return {"run": learned_run(tmp / "a", "a", old), "old": old, "new": new}
 
 
 def _rescore(run: Path, ckpt: Path) -> dict:

@@ -395,8 +395,19 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
     from glotbench.rundir.selection import comparability, describe_item_set
     from glotbench.rundir.validity import is_valid, notes
 
+    run_notes = tuple(notes(results))
+    if learned is not None and learned.checkpoint.kind in stored:
+        from glotbench.metrics.learned import stored_signature
+
+        was = stored_signature(results)
+        if was is not None and was != learned.signature():  # the run's figure is another checkpoint's
+            kind = learned.checkpoint.kind
+            stored[kind] = {"overall": None, "groups": {g: None for g in stored[kind]["groups"] or {}}}
+            estimates[kind] = {"overall": None, "groups": {}}
+            run_notes += (f"results.json's {kind} was scored with another checkpoint ({was}), not "
+                          f"{learned.signature()}: its stored figure is not shown beside this one's",)
     return RunRescore(str(run_dir), results["model"]["spec"], results["benchmark"]["name"], results["signature"],
-                      plan.group, scores, stored, tuple(notes(results)), is_valid(results),
+                      plan.group, scores, stored, run_notes, is_valid(results),
                       describe_item_set(results), comparability(results), estimates, scales,
                       {(plan.names or {}).get(k, k): k for k in plan.kinds},
                       tuple(sorted({x for r in rows if (x := plan.lang(r.get("input") or {}, r.get("meta") or {}))})),

@@ -91,20 +91,55 @@ def sample_stats(record: Mapping[str, Any]) -> dict[str, float]:
     return {f"{got['metric']}.score": float(got["score"]), f"{got['metric']}.n": 1.0}
 
 
+def check_samples(records: Sequence[Mapping[str, Any]], where: str) -> None:
+    """A run's samples.jsonl lines hold one learned metric's finite score on every line or on none
+    (a run written before the field): a line without it, of another metric, or with a NaN or
+    infinite score would be a zero or a NaN in the paired tests, so it is one error line instead."""
+    import math
+
+    got = [r.get("learned") for r in records]
+    kept = [(i, g) for i, g in enumerate(got, 1) if isinstance(g, Mapping) and g.get("format") == SAMPLE_FORMAT]
+    if not kept:
+        return
+    first = kept[0][1].get("metric")
+    if first not in (*KINDS.values(), "metricx24"):  # else its score would add to a metric of that name
+        raise GlotbenchError(f"{where}: line {kept[0][0]}: learned.metric {first!r} is not a learned metric "
+                             f"({', '.join((*KINDS.values(), 'metricx24'))})")
+    for i, g in enumerate(got, 1):
+        if not isinstance(g, Mapping) or g.get("format") != SAMPLE_FORMAT:
+            raise GlotbenchError(f"{where}: line {i} has no learned score (format {SAMPLE_FORMAT}) and line "
+                                 f"{kept[0][0]} has one: a run keeps its learned metric's score on every line")
+        if g.get("metric") != first:
+            raise GlotbenchError(f"{where}: line {i}: learned.metric {g.get('metric')!r}, line {kept[0][0]} "
+                                 f"{first!r}: a run is scored with one learned metric")
+        score = g.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            raise GlotbenchError(f"{where}: line {i}: learned.score {score!r} is not a finite number")
+
+
 def stored_metric(results: Mapping[str, Any]) -> MeanScore | None:
     """The learned metric a finished run was scored with (`run --metric-checkpoint`: the `learned:` part
     of its signature names it; results.json's `metrics` entry gives its keys and scale), None for a
     run without one."""
-    from glotbench.signature import NESTED, SEP, Signature
+    from glotbench.signature import Signature
 
-    part = Signature.parse(str(results.get("signature") or "")).get("learned")
-    kind = Signature.parse(part.replace(NESTED, SEP)).get("glotbench") if part else None
+    part = stored_signature(results)
+    kind = Signature.parse(part).get("glotbench") if part else None
     info = (results.get("metrics") or {}).get(kind) if kind else None
     if not kind or not info:
         return None
     num, den = info["keys"]
     return MeanScore(kind, num, den, description=info.get("description", ""), label=info.get("label", kind),
                      scale=info.get("scale", "fraction"), lower_is_better=bool(info.get("lower_is_better")))
+
+
+def stored_signature(results: Mapping[str, Any]) -> str | None:
+    """The signature of the learned metric a finished run was scored with (its own signature's
+    `learned:` part, as `Checkpoint.signature()` writes it), None for a run without one."""
+    from glotbench.signature import NESTED, SEP, Signature
+
+    part = Signature.parse(str(results.get("signature") or "")).get("learned")
+    return part.replace(NESTED, SEP) if part else None
 
 
 def sha256_file(path: Path) -> str:
@@ -392,6 +427,9 @@ def load_weights(c: Checkpoint, header_only: bool = False) -> dict[str, Any]:
     return state
 
 
+SAFETENSORS_MAX_HEADER = 100_000_000  # safetensors' MAX_HEADER_SIZE: a longer header is HeaderTooLarge
+
+
 def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
     """A safetensors file's tensors as meta tensors, from its header (an 8-byte length, then JSON),
     each tensor's byte range checked against its dtype and shape and the file's size: a truncated or
@@ -409,6 +447,8 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
     with open(c.ckpt, "rb") as f:
         raw = f.read(8)
         n = struct.unpack("<Q", raw)[0] if len(raw) == 8 else -1
+        if n > SAFETENSORS_MAX_HEADER:
+            raise GlotbenchError(f"{bad}: a header of {n} bytes (safetensors refuses over {SAFETENSORS_MAX_HEADER})")
         if n < 2 or 8 + n > size:
             raise GlotbenchError(f"{bad} is truncated or not safetensors (a header of {n} bytes in a file of {size})")
         try:
@@ -417,7 +457,7 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
             raise GlotbenchError(f"{bad}: its header is not JSON ({e})") from None
     if not isinstance(header, dict):
         raise GlotbenchError(f"{bad}: its header is not a mapping")
-    out, end = {}, 0
+    out, spans = {}, []
     for name, info in header.items():
         if name == "__metadata__":
             continue
@@ -433,8 +473,14 @@ def _safetensors_header(c: Checkpoint) -> dict[str, Any]:
         if stop - begin != numel * torch.empty((), dtype=dtype).element_size() or begin < 0:
             raise GlotbenchError(f"{bad}: {name} is {shape} {info['dtype']} in the header but spans "
                                  f"{stop - begin} bytes")
-        end = max(end, stop)
+        spans.append((begin, stop, name))
         out[name] = torch.empty(shape, dtype=dtype, device="meta")
+    end = 0
+    for begin, stop, name in sorted(spans):  # safetensors' rule: in offset order, each starts where the last ended
+        if begin != end:
+            raise GlotbenchError(f"{bad}: {name} starts at byte {begin} of the data, the tensor before it ends at "
+                                 f"{end} (tensors overlap or leave a gap; safetensors refuses it)")
+        end = stop
     if 8 + n + end != size:  # safetensors' own loader refuses a file longer or shorter than its header says
         raise GlotbenchError(f"{bad} is {'truncated' if 8 + n + end > size else 'not what its header says'}: its "
                              f"header describes {8 + n + end} bytes, the file has {size}")

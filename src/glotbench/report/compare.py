@@ -36,11 +36,13 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
     from glotbench.metrics import check_statistics
 
     items = bench.expand(dataset).by_id()  # a circular run asked every rotation
-    from glotbench.metrics.learned import sample_stats
+    from glotbench.metrics.learned import check_samples, sample_stats
 
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
-    for n, rec in sample_rows(run_dir, SampleRow):
+    lines = sample_rows(run_dir, SampleRow)
+    check_samples([rec for _, rec in lines], str(run_dir / SAMPLES))
+    for n, rec in lines:
         item = items.get(rec["id"])
         if item is None:
             raise GlotbenchError(f"{run_dir / SAMPLES}:{n}: id: item {rec['id']!r} is not in the run's data")

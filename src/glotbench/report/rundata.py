@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from glotbench.data import read_dict
 from glotbench.errors import GlotbenchError
-from glotbench.rundir import OLD_SUMMARIES, judged_section, read_results, read_samples
+from glotbench.rundir import OLD_SUMMARIES, SAMPLES, judged_section, read_results, read_samples
 from glotbench.rundir.files import samples_counted
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
@@ -315,8 +315,9 @@ def check_samples(run_dir: Path) -> None:
 def item_stats(samples: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per-item statistics summed over repeats (what the bootstrap and the paired tests resample),
     the learned metric's stored score among them (metrics/learned.py `sample_stats`)."""
-    from glotbench.metrics.learned import sample_stats
+    from glotbench.metrics.learned import check_samples, sample_stats
 
+    check_samples(samples, SAMPLES)
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for rec in samples:
         for k, v in rec["score"].items():

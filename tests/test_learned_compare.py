@@ -137,3 +137,15 @@ def test_an_error_score_column_ranks_the_lowest_best(tmp_path) -> None:
     assert best == min(values, key=values.__getitem__)
     other = next(m for m in cells if m != best)
     assert 0.0 <= cells[other]["p_vs_best"] <= 1.0
+    # the direction is said in every view, as rescore says it (the #36 review): the board's label and
+    # field, compare's metric cell and JSON
+    assert col["lower_is_better"] is True and col["label"].endswith("(lower is better)")
+    md = cli("board", str(tmp_path / "a"), str(tmp_path / "c"), timeout=300)
+    assert md.returncode == 0 and "(lower is better)" in md.stdout, md.stderr
+    js = cli("compare", str(tmp_path / "a"), str(tmp_path / "c"), "--format", "json", timeout=300)
+    assert js.returncode == 0, js.stderr
+    [pair] = json.loads(js.stdout)["pairs"] if "pairs" in json.loads(js.stdout) else [json.loads(js.stdout)]
+    assert pair["metrics"]["metricx24"]["lower_is_better"] is True
+    assert pair["metrics"]["chrf++"]["lower_is_better"] is False
+    txt = cli("compare", str(tmp_path / "a"), str(tmp_path / "c"), timeout=300)
+    assert txt.returncode == 0 and "metricx24 (lower is better)" in txt.stdout and "chrf++ (lower" not in txt.stdout

@@ -367,7 +367,9 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
             "headline": head, "input_floor": floor,
             "group_floors": {key: {v: (x or {}).get(head) for v, x in vals.items()}  # a group's do-nothing floor
                              for key, vals in (fl.get("groups") or {}).items() if key in groups},
-            "label": res0["metrics"][head].get("label") or head, "scale": res0["metrics"][head].get("scale", "fraction"),
+            # an error score (MetricX-24) says so in its column's label, in every view: its best is the lowest
+            "label": (res0["metrics"][head].get("label") or head) + (" (lower is better)" if lower else ""),
+            "lower_is_better": lower, "scale": res0["metrics"][head].get("scale", "fraction"),
             "cells": cells, "groups": groups, "frontier": frontier}
 
 

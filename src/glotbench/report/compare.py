@@ -213,7 +213,8 @@ def _compare_pair(ra: dict[str, Any], rb: dict[str, Any], sa: dict[str, dict[str
             a, b, clusters = paired_rows(a, b, ids, cluster_of)
             res = paired_test(a, b, m.score, resamples=resamples, trials=resamples, seed=seed)
             name = m.name if gname == "overall" else f"{gname} {m.name}"
-            out["metrics"][name] = {**res.to_dict(), "n": len(ids), "scale": m.scale,
+            down = bool(((ra.get("metrics") or {}).get(m.name) or {}).get("lower_is_better"))  # as the run recorded it
+            out["metrics"][name] = {**res.to_dict(), "n": len(ids), "scale": m.scale, "lower_is_better": down,
                                     **({"clusters": clusters} if clusters else {}),
                                     "too_few_units": paired_too_few(len(ids), clusters)}
     return out
@@ -249,7 +250,8 @@ def print_many(res: dict[str, Any]) -> None:
             table.add_column(col, justify="left" if col == "metric" else "right")
         for name, r in cmp["metrics"].items():
             f = 100 if r["scale"] == "fraction" else 1
-            row = [name, f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
+            row = [f"{name} (lower is better)" if r.get("lower_is_better") else name,
+                   f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
                    f"{ci_text(r, r['scale'], signed=True)} n={n_text(r)}", f"{r['p_bootstrap']:.3f}",
                    f"{r['p_randomization']:.3f}"]
             if many:

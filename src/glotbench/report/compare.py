@@ -32,12 +32,11 @@ def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
 def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[str, float]]:
     """Per-item statistics summed over repeats: each recorded reply re-scored through the one
     scoring path (a model failure keeps its recorded kind)."""
-    from glotbench.scoring import score_output
     from glotbench.metrics import check_statistics
+    from glotbench.metrics.learned import check_samples, sample_stats
+    from glotbench.scoring import score_output
 
     items = bench.expand(dataset).by_id()  # a circular run asked every rotation
-    from glotbench.metrics.learned import check_samples, sample_stats
-
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     samples = []
     lines = sample_rows(run_dir, SampleRow)

@@ -460,9 +460,10 @@ def _record(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     # the run has no pooled number (laobench-translation: per direction)
     heads = [i for i, x in enumerate(facts) if x["headline"] and x["group_by"] is None]
     named = {rec["evaluation_results"][i]["metric_config"]["metric_id"] for i, x in enumerate(facts) if x["headline"]}
-    if len(heads) > 1 or len(named) != 1:
-        raise GlotbenchError(f"{path}: {len(heads)} overall results are marked {_NS}headline (one is)" if heads else
-                             f"{path}: {len(named)} metrics are marked {_NS}headline (one is)")
+    if len(heads) > 1:
+        raise GlotbenchError(f"{path}: {len(heads)} overall results are marked {_NS}headline (one is)")
+    if len(named) != 1:
+        raise GlotbenchError(f"{path}: {len(named)} metrics are marked {_NS}headline (one is)")
     return cast(dict[str, Any], rec), facts
 
 

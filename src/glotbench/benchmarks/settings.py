@@ -161,13 +161,18 @@ def extract(bench: Benchmark, text: str, item: PublicItem) -> Extraction:
     return ext if wrong is None else Extraction(None, "wrong_language", wrong)
 
 
-def metrics(bench: Benchmark, dataset: Dataset | None) -> tuple[Metric, ...]:
-    """The run's metrics: the benchmark's own (`metrics_for`); circular: relabelled, with the
-    rotation figures; `wrong_language=zero`: each corpus metric as the mean of its sentence scores."""
+def _own(bench: Benchmark, dataset: Dataset | None) -> tuple[Metric, ...]:
+    """The benchmark's own metrics (`metrics_for`); circular: relabelled, with the rotation figures."""
     from glotbench.benchmarks import circular
 
     own = tuple(bench.metrics_for(dataset))
-    out = circular.metrics(own) if bench.settings.permute == "circular" else own
+    return circular.metrics(own) if bench.settings.permute == "circular" else own
+
+
+def metrics(bench: Benchmark, dataset: Dataset | None) -> tuple[Metric, ...]:
+    """The run's metrics: `_own`; `wrong_language=zero`: each corpus metric as the mean of its
+    sentence scores."""
+    out = _own(bench, dataset)
     if bench.settings.wrong_language == "zero":
         out = tuple(m.sentence_mean() or m for m in out)
     return out
@@ -175,12 +180,10 @@ def metrics(bench: Benchmark, dataset: Dataset | None) -> tuple[Metric, ...]:
 
 def _with_sentences(bench: Benchmark, stats: Mapping[str, float]) -> dict[str, float]:
     """`stats` with each corpus metric's sentence statistics (what its `sentence_mean` reads)."""
-    from glotbench.benchmarks import circular
     from glotbench.metrics.corpus import sentence_stats
 
-    own = tuple(bench.metrics_for(None))
     out = dict(stats)
-    for m in (circular.metrics(own) if bench.settings.permute == "circular" else own):
+    for m in _own(bench, None):
         mean: Any = m.sentence_mean()  # a RatioMetric over `PREFIX.sentence`
         if mean is not None:
             out.update(sentence_stats(m, mean.numerator.rsplit(".", 1)[0], stats))

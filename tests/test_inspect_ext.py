@@ -34,6 +34,22 @@ def test_the_entry_point_names_the_module_that_registers_the_scorer_and_its_metr
     assert GLOTBENCH_SCORER == "glotbench/" + module.score.__name__  # the name the eval.yaml declares
 
 
+def test_the_names_are_glotbench_s_when_glotbench_is_found_outside_an_install(tmp_path):
+    """Run from a source tree on PYTHONPATH beside a distribution Inspect cannot read as editable (CI
+    found a stale `src/glotbench.egg-info` first), Inspect would register a bare `score`; the eval.yaml's
+    `glotbench/score` must still be found."""
+    (tmp_path / "glotbench").symlink_to(ROOT / "src" / "glotbench")
+    dist = tmp_path / "glotbench-0.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: glotbench\nVersion: 0.0\n", encoding="utf-8")
+    code = ("import glotbench.inspect_ext; from inspect_ai._util.registry import registry_lookup as r; "
+            "print(r('scorer', 'glotbench/score') is not None, r('metric', 'glotbench/task_metrics') is not None, "
+            "r('scorer', 'score') is None, glotbench.__file__.startswith(%r))" % str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    assert out.stdout.split() == ["True", "True", "True", "True"]
+
+
 def test_glotbench_runs_without_importing_inspect_ai():
     """The export and the CLI never import the extension (nor inspect_ai): it is not a dependency."""
     code = ("import sys, glotbench.cli.app, glotbench.tasks.inspect_yaml, glotbench.registry; "

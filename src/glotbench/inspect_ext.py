@@ -22,6 +22,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from inspect_ai._util.package import get_installed_package_name
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
@@ -29,6 +30,16 @@ from glotbench.tasks.inspect_derived import derived_item, options_key
 from glotbench.tasks.inspect_yaml import GLOTBENCH_COLUMN as COLUMN  # the derived row's item, JSON text
 
 
+
+def _namespace() -> str:
+    """The prefix that makes Inspect register `glotbench/score` however glotbench was found.
+
+    Inspect prefixes a name with its package only when the module is in site-packages or an editable
+    install it can read (inspect_ai/_util/package.py); run from a source tree on PYTHONPATH, or beside a
+    stale `src/glotbench.egg-info`, it registered a bare `score`, and an eval.yaml's `glotbench/score`
+    was not found. Here the name is given whole where Inspect would not prefix it.
+    """
+    return "" if get_installed_package_name(_namespace) == "glotbench" else "glotbench/"
 
 
 @lru_cache(maxsize=16)
@@ -57,7 +68,7 @@ def _item(bench: Any, metadata: dict[str, Any], sample_id: Any) -> Any:
         raise ValueError(f"{e} (-S task=... -S options=...)" if "derived from task" in str(e) else str(e)) from None
 
 
-@metric
+@metric(name=_namespace() + "task_metrics")
 def task_metrics() -> Metric:
     """Each metric of the task over every scored sample, as the task's run aggregates them."""
 
@@ -80,7 +91,7 @@ def task_metrics() -> Metric:
     return compute
 
 
-@scorer(metrics=[task_metrics()])
+@scorer(metrics=[task_metrics()], name=_namespace() + "score")
 def score(task: str, options: dict[str, Any] | None = None) -> Scorer:
     """The glotbench task `task` (a library name or a task file) with its `options` (`--bench-opt`)."""
     key = _key(options)

@@ -83,6 +83,9 @@ class Dataset(Sequence[Item]):
     sha256: str | None = None
     facts: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     known_ids: frozenset[str] | None = None
+    # the rows of the data a filter (a task's `data.where`) left out before these items were made;
+    # None: no filter. Recorded with the run's selection, so its n says what it is of.
+    rows_left_out: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "items", tuple(self.items))

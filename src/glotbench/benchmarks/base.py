@@ -295,11 +295,13 @@ class Benchmark(ABC):
 
     # -- datasets -------------------------------------------------------------------------------
 
-    def dataset(self, items: Iterable[Item], source: str = "memory", sha256: str | None = None) -> Dataset:
+    def dataset(self, items: Iterable[Item], source: str = "memory", sha256: str | None = None, *,
+                rows_left_out: int | None = None) -> Dataset:
         """A Dataset of these items with the facts this benchmark derives from them. `load()` and
-        anyone holding items from elsewhere (the service's database) build datasets this one way."""
+        anyone holding items from elsewhere (the service's database) build datasets this one way.
+        `rows_left_out`: the data's rows a filter (a task's `data.where`) left out before the items."""
         items = tuple(items)
-        return Dataset(items, source, sha256, self.facts(items))
+        return Dataset(items, source, sha256, self.facts(items), rows_left_out=rows_left_out)
 
     def facts(self, items: Sequence[Item]) -> Mapping[str, Any]:
         """Facts derived from the data (e.g. the subject list of a macro average)."""

@@ -129,7 +129,9 @@ def check(
         if (twins := bench.extra_results(dataset).get("duplicate_options")) is not None:
             typer.echo(f"note: {duplicates_text({'duplicate_options': twins})}", err=True)
         prompt = bench.render(dataset[0].to_public())
-        typer.echo(f"{len(dataset)} items from {dataset.source}; the first item's prompt:")
+        left = dataset.rows_left_out
+        cut = f" (data.where left out {left} of {len(dataset) + left} rows)" if left is not None else ""
+        typer.echo(f"{len(dataset)} items from {dataset.source}{cut}; the first item's prompt:")
         for m in prompt.messages:
             typer.echo(f"[{m['role']}]\n{m['content']}")
 

@@ -135,6 +135,8 @@ class SelectionRecord(TypedDict, total=False):
     of: int | None
     repeats: int
     items_sha256: str | None
+    where_left_out: int  # rows a task's data.where left out (only a task with data.where)
+    rows_read: int  # the rows read before it (`of` + `where_left_out`)
 
 
 @with_config(_OPEN)

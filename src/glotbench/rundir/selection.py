@@ -99,9 +99,14 @@ class Selection:
         return item_set_sha256([it.id for it in self.items])
 
     def record(self) -> SelectionRecord:
-        """results.json's `selection`."""
-        return {"full": self.full, "subset": self.subset, "limit": self.limit, "n": len(self.items),
-                "of": self.of, "repeats": self.repeats, "items_sha256": self.items_sha256}
+        """results.json's `selection`; for data a filter cut (a task's `data.where`), the rows it left
+        out and the rows read (`of` counts the items of the rows kept)."""
+        rec: SelectionRecord = {"full": self.full, "subset": self.subset, "limit": self.limit, "n": len(self.items),
+                                "of": self.of, "repeats": self.repeats, "items_sha256": self.items_sha256}
+        if self.items.rows_left_out is not None:
+            rec["where_left_out"] = self.items.rows_left_out
+            rec["rows_read"] = self.of + self.items.rows_left_out
+        return rec
 
     def signed(self, signature: str) -> str:
         """`signature` (the scorer's) with this item set's `subset:` part, for a run on fewer items
@@ -193,6 +198,17 @@ def selection_text(results: Mapping[str, Any]) -> str | None:
         how.append(f"--limit {sel['limit']}")
     of = f" of {sel['of']}" if sel.get("of") is not None else ""
     return f"subset: {sel.get('n')}{of} items ({' '.join(how)})"
+
+
+def where_text(results: Mapping[str, Any]) -> str | None:
+    """`data.where left out 3 of 9 rows (n counts the 6 kept)` for a run whose task's filter left rows
+    out (None where it left none, or the task has none)."""
+    sel = selection_of(results)
+    left = sel.get("where_left_out")
+    if not left:
+        return None
+    read = sel.get("rows_read")
+    return f"data.where left out {left} of {read} rows (n counts the {sel.get('of')} kept)"
 
 
 def describe_item_set(results: Mapping[str, Any]) -> str:

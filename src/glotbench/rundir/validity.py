@@ -126,15 +126,15 @@ def leak_text(results: Mapping[str, Any]) -> str | None:
 
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
-    items, sample data, a judge not validated for the language (judges/cards.py), a few-shot leak,
+    items, the rows a task's data.where left out, sample data, a judge not validated for the language (judges/cards.py), a few-shot leak,
     items whose options share one text."""
-    from glotbench.rundir.selection import selection_text
+    from glotbench.rundir.selection import selection_text, where_text
 
     imported = results.get("imported")
     if isinstance(imported, Mapping) and isinstance(imported.get("notes"), list):  # an EEE record read back:
         return [str(n) for n in imported["notes"]]  # its notes as the run's views wrote them
     return [t for t in (phase_text(results), validity_text(results), stopped_text(results), selection_text(results),
-                        data_label_text(results), validation_text(results), leak_text(results),
+                        where_text(results), data_label_text(results), validation_text(results), leak_text(results),
                         duplicates_text(results)) if t]
 
 

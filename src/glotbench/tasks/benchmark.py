@@ -33,7 +33,8 @@ from glotbench.tasks.pipelines import Pipeline, build_pipeline
 from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
 from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
-from glotbench.tasks.template import LETTERS, compile_template, is_template, render
+from glotbench.tasks.template import (LETTERS, compile_template, expression_value, is_template, one_expression, render,
+                                      truth_texts)
 
 if TYPE_CHECKING:
     from glotbench.judges.pipeline import JudgedDeclaration
@@ -375,22 +376,26 @@ class TaskBenchmark(Benchmark):
         if not items:
             raise DataError(f"{rows.source}: no items")
         self._check_items(items, rows.rows)
-        return self.dataset(items, rows.source, rows.sha256)
+        return self.dataset(items, rows.source, rows.sha256, rows_left_out=rows.left_out)
 
     def _kept(self, rows: Rows) -> Rows:
         """The rows `data.where` keeps (all without it): its template renders True or False per row."""
         if not self.data.where:
             return rows
+        expression = one_expression(self.data.where)
+        assert expression is not None  # DataSpec refuses any other data.where
         kept = []
         for where, row in rows.rows:
-            verdict = render(self.data.where, {**row, "opt": self.renderer.opt}, f"{where}: data.where").strip()
-            if verdict not in ("True", "False"):
-                raise DataError(f"{where}: data.where: rendered {verdict[:40]!r}, not True or False")
-            if verdict == "True":
+            verdict = expression_value(expression, {**truth_texts(row), "opt": self.renderer.opt}, f"{where}: data.where")
+            if not isinstance(verdict, bool):  # a text "False" is not False: said, never guessed
+                what = f"the text {verdict[:40]!r}" if isinstance(verdict, str) else f"{type(verdict).__name__} {verdict!r:.40}"
+                raise DataError(f"{where}: data.where: gave {what}, not True or False"
+                                + (" (compare it as text, e.g. {{ column == 'yes' }})" if isinstance(verdict, str) else ""))
+            if verdict:
                 kept.append((where, row))
         if not kept:
             raise DataError(f"{rows.source}: no row is kept by data.where ({self.data.where.strip()})")
-        return Rows(kept, rows.source, rows.sha256)
+        return Rows(kept, rows.source, rows.sha256, len(rows.rows) - len(kept))
 
     def _check_items(self, items: list[Item], rows: list[Any]) -> None:
         """A gold the scorer cannot read (`Scorer.check_gold`), and options per row (a list column) the task cannot label or read: more than 26 (A-Z), or more

@@ -29,6 +29,7 @@ class Rows:
     rows: list[Row]
     source: str  # what the rows are, for results.json ("hub:OWNER/NAME@SHA config/split", a path)
     sha256: str  # of the file, or of the files' hashes in path order
+    left_out: int | None = None  # the rows a task's `data.where` left out; None: no filter
 
 
 COMPRESSED = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}  # as the hub's datasets often ship JSONL and CSV

@@ -73,6 +73,19 @@ class DataSpec(Part):
     # one split of eleven languages: {{ id.startswith(...) }}); part of the signature
     where: str | None = None
 
+    @field_validator("where")
+    @classmethod
+    def _where_is_one_expression(cls, v: str | None) -> str | None:
+        """A verdict per row, read as a value, not as text: exactly one `{{ expression }}` giving True or
+        False. Text (`"False"`, `"no"`, `""`) is refused here: read as a template it would keep or drop
+        every row, whatever the text says."""
+        from glotbench.tasks.template import one_expression
+
+        if v is not None and one_expression(v) is None:
+            raise ValueError(f"{v[:40]!r} is not one template expression giving True or False per row, e.g. "
+                             "\"{{ lang == 'my' }}\" (leave data.where out to keep every row)")
+        return v
+
     @model_validator(mode="after")
     def _one_source(self) -> "DataSpec":
         if (self.hub is None) == (self.file is None):

@@ -225,8 +225,6 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
     """`source` rendered with `context`; an undefined name, a filter's error, a refused attribute or a
     template past its bounds (MAX_CHARS of output, MAX_STEPS lines, MAX_POWER) is a DataError naming
     `where` (the task file's line, the item): one line, never a traceback or a hang."""
-    from jinja2.exceptions import SecurityError
-
     try:
         template = compile_template(source)
         with _steps() if _loops(source) else contextlib.nullcontext():
@@ -240,32 +238,93 @@ def render(source: str, context: Mapping[str, Any], where: str = "") -> str:
             return "".join(out)
     except DataError:
         raise
-    except RecursionError:
-        msg = "calls itself without end (a recursive macro)"
-    except MemoryError:
-        msg = "ran out of memory"
-    except (TemplateRefused, SecurityError) as e:
-        msg = str(e)
     except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
-        msg = getattr(e, "message", None) or str(e) or type(e).__name__
-        if isinstance(e, (ArithmeticError, OverflowError)):
-            msg = f"{type(e).__name__}: {msg}"
+        msg = _message(e)
     raise DataError(f"{where}: {msg}" if where else msg) from None
+
+
+def _message(e: BaseException) -> str:
+    """The one line a template's (or an expression's) error is reported as."""
+    from jinja2.exceptions import SecurityError
+
+    if isinstance(e, RecursionError):
+        return "calls itself without end (a recursive macro)"
+    if isinstance(e, MemoryError):
+        return "ran out of memory"
+    if isinstance(e, (TemplateRefused, SecurityError)):
+        return str(e)
+    msg = getattr(e, "message", None) or str(e) or type(e).__name__
+    return f"{type(e).__name__}: {msg}" if isinstance(e, (ArithmeticError, OverflowError)) else msg
+
+
+def one_expression(source: str) -> str | None:
+    """The expression of a template that is exactly one `{{ expression }}` (spaces around it
+    allowed), else None."""
+    import re
+
+    m = re.fullmatch(r"\s*\{\{-?(.*?)-?\}\}\s*", source, flags=re.DOTALL)
+    if m is None or "{{" in m.group(1) or "{%" in m.group(1) or not m.group(1).strip():
+        return None
+    return m.group(1)
+
+
+def expression_value(expression: str, context: Mapping[str, Any], where: str = "") -> Any:
+    """The value of `expression` (`one_expression`'s) over `context`, as it is (a bool, a list, a
+    string), not rendered as text; evaluated in the same sandbox, its errors one DataError line. A
+    name the context lacks is an error here too (StrictUndefined)."""
+    from jinja2 import Undefined
+
+    try:
+        value = _sized(environment().compile_expression(expression, undefined_to_none=False)(**context))
+        if isinstance(value, Undefined):
+            str(value)  # StrictUndefined: raises "'name' is undefined"
+    except DataError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
+        msg = _message(e)
+        raise DataError(f"{where}: {msg}" if where else msg) from None
+    return value
+
+
+BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "0", "1"})
+
+
+class TruthText(str):
+    """Text that spells a truth value ("False", "no", "0": a CSV or TSV cell, a quoted YAML value) in a
+    context where a verdict is read (`data.where`): compared, it is the text it is; asked for its truth
+    value (`not x`, `x and y`, `if x`) it refuses, for Python would call any non-empty text true."""
+
+    column = ""
+
+    def __bool__(self) -> bool:
+        raise TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not true/false: compare it "
+                              f"as text ({{{{ {self.column} == {str(self)!r} }}}}) or give the column as booleans")
+
+
+def truth_texts(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`row` with each text spelling a truth value (BOOLEAN_WORDS, any case) as a TruthText, nested
+    mappings too: a verdict that reads such a text as true or false is an error, never a guess."""
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, str) and v.strip().lower() in BOOLEAN_WORDS:
+            t = TruthText(v)
+            t.column = name
+            out[k] = t
+        elif isinstance(v, Mapping):
+            out[k] = truth_texts(v, f"{name}.")
+        else:
+            out[k] = v
+    return out
 
 
 def _list_expression(source: str, context: Mapping[str, Any], where: str) -> list[Any] | None:
     """The value of a template that is one `{{ expression }}` when it is a list (else None: the
-    template is rendered as text). Evaluated in the same sandbox, its errors one DataError line."""
-    import re
-
-    m = re.fullmatch(r"\s*\{\{-?(.*?)-?\}\}\s*", source, flags=re.DOTALL)
-    if m is None or "{{" in m.group(1) or "{%" in m.group(1):
+    template is rendered as text)."""
+    expression = one_expression(source)
+    if expression is None:
         return None
-    try:
-        value = _sized(environment().compile_expression(m.group(1), undefined_to_none=False)(**context))
-    except Exception as e:  # noqa: BLE001 -- a template is data: whatever it raises is its error
-        msg = getattr(e, "message", None) or str(e) or type(e).__name__
-        raise DataError(f"{where}: {msg}" if where else msg) from None
+    value = expression_value(expression, context, where)
     return list(value) if isinstance(value, (list, tuple)) else None
 
 

@@ -461,7 +461,7 @@ def test_data_where_keeps_rows_and_says_when_it_keeps_none(tmp_path):
                 scorer="token_f1")
     from glotbench.tasks.benchmark import TaskBenchmark
 
-    with pytest.raises(DataError, match="data.where: rendered 'indonesian-5518270163-0', not True or False"):
+    with pytest.raises(DataError, match="data.where: gave the text 'indonesian-5518270163-0', not True or False"):
         TaskBenchmark(spec).load()
 
 

@@ -26,6 +26,7 @@ ROWS: dict[str, tuple[str, dict[str, str]]] = {
     "indommlu": ("indommlu.csv", {}), "kalahi": ("kalahi_tl.jsonl", {}),
     "massive-intent": ("massive_intent_my.jsonl", {}), "massive-scenario": ("massive_km.jsonl", {}),
     "mmlu-prox": ("mmlu_prox_th.jsonl", {}), "myxnli": ("myxnli_test.jsonl", {}),
+    "myanmar-news": ("myanmar_news_test.jsonl", {}),
     "seahelm-causal": ("seahelm_causal_id.jsonl", {"config": "id"}), "seahelm-nli": ("seahelm_nli_th.jsonl", {}),
     "seahelm-sentiment": ("seahelm_sentiment_th.jsonl", {}),
     "seahelm-toxicity": ("seahelm_toxicity_vi.jsonl", {"config": "vi"}), "sib200": ("sib200_lao_Laoo.jsonl", {}),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from glotbench.errors import DataError
 
@@ -290,9 +290,9 @@ BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "0", "1"})
 
 
 class TruthText(str):
-    """Text that spells a truth value ("False", "no", "0": a CSV or TSV cell, a quoted YAML value) in a
-    context where a verdict is read (`data.where`): compared, it is the text it is; asked for its truth
-    value (`not x`, `x and y`, `if x`) it refuses, for Python would call any non-empty text true."""
+    """A cell of a column of truth values written as text ("False", "no", "0": a CSV or TSV flag) where a
+    verdict is read (`data.where`): compared, it is the text it is; asked for its truth value (`not x`,
+    `x and y`, `if x`) it refuses, for Python calls any non-empty text true."""
 
     column = ""
 
@@ -301,20 +301,27 @@ class TruthText(str):
                               f"as text ({{{{ {self.column} == {str(self)!r} }}}}) or give the column as booleans")
 
 
-def truth_texts(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """`row` with each text spelling a truth value (BOOLEAN_WORDS, any case) as a TruthText, nested
-    mappings too: a verdict that reads such a text as true or false is an error, never a guess."""
-    out: dict[str, Any] = {}
-    for k, v in row.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, str) and v.strip().lower() in BOOLEAN_WORDS:
-            t = TruthText(v)
-            t.column = name
+def truth_columns(rows: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The columns whose every cell (nulls aside) is text spelling a truth value (BOOLEAN_WORDS, any
+    case): flags written as text. A column of other text too (a UI string "No" among others) is text."""
+    seen: dict[str, bool] = {}
+    for row in rows:
+        for k, v in row.items():
+            if v is None or not seen.get(k, True):
+                continue
+            seen[k] = isinstance(v, str) and v.strip().lower() in BOOLEAN_WORDS
+    return frozenset(k for k, flag in seen.items() if flag)
+
+
+def truth_texts(row: Mapping[str, Any], columns: frozenset[str]) -> dict[str, Any]:
+    """`row` with the cells of `columns` (`truth_columns`) as TruthText: a verdict that reads such a
+    text as true or false is an error, never a guess."""
+    out = dict(row)
+    for k in columns & out.keys():
+        if isinstance(out[k], str):
+            t = TruthText(out[k])
+            t.column = k
             out[k] = t
-        elif isinstance(v, Mapping):
-            out[k] = truth_texts(v, f"{name}.")
-        else:
-            out[k] = v
     return out
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import cli
 from test_library_seahelm import FX, run, user_prompts, value
+from test_tasks_review import SMALL  # a one-file task (lao-sums), here in Burmese, `data.where` at line 6
 
 LIB = Path(__file__).resolve().parents[1] / "src" / "glotbench" / "tasks" / "library"
 NEWS_SHA = "475b43ffbdb5138ad67a01a2c860bc7db502f3c5"
@@ -105,24 +106,7 @@ def test_myanmar_news_reads_the_pinned_layout(tmp_path, news_hub, srv):
 
 # -- data.where: one expression, its value True or False ---------------------------------------------
 
-TASK = """\
-name: flags
-version: "1.0"
-language: my
-data:
-  file: {file}
-  where: {where}
-fields:
-  id: id
-  public: {{question: q}}
-  gold: {{answer: a}}
-prompt:
-  user: "{{{{ question }}}}"
-extract:
-  number: [number]
-scorer: numeric_match
-"""
-# the Burmese digits ၁ ၂ ၃ are the answers' text; `flag` is a JSON boolean, `said` the text a CSV would hold
+# Burmese sums; `flag` is a JSON boolean, `said` a flag written as text (as a CSV holds it)
 ROWS = ('{"id": "r1", "q": "တစ် ပေါင်း တစ်", "a": "2", "flag": true, "said": "True"}\n'
         '{"id": "r2", "q": "နှစ် ပေါင်း တစ်", "a": "3", "flag": false, "said": "False"}\n'
         '{"id": "r3", "q": "တစ် ပေါင်း သုံး", "a": "4", "flag": true, "said": "no"}\n')
@@ -131,7 +115,8 @@ ROWS = ('{"id": "r1", "q": "တစ် ပေါင်း တစ်", "a": "2", "
 def task_file(tmp_path: Path, where: str, data: str = ROWS, name: str = "rows.jsonl") -> Path:
     (tmp_path / name).write_text(data, encoding="utf-8")
     p = tmp_path / "t.yaml"
-    p.write_text(TASK.format(file=name, where=where), encoding="utf-8")
+    text = SMALL.replace("language: lo\n", "language: my\n").replace("  file: sums.jsonl\n", f"  file: {name}\n  where: {where}\n")
+    p.write_text(text, encoding="utf-8")
     return p
 
 

@@ -20,10 +20,7 @@ from conftest import cli
 from glotbench.benchmarks.base import Benchmark, contract_fault
 from glotbench.engine.evaluate import RunOptions, evaluate
 from glotbench.errors import SpecError
-from glotbench.extract import Extraction, free_text
-from glotbench.items import Item, PublicItem
-from glotbench.metrics import ItemScore, RatioMetric
-from glotbench.models.base import Prompt
+from glotbench.metrics import RatioMetric
 from glotbench.registry import benchmarks, get_benchmark, register_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,26 +68,10 @@ class NoExtract(Benchmark):
 
 
 def _whole() -> type[Benchmark]:
-    class Whole(Benchmark):
-        name, version, description = "whole", "1", "a plugin with every fact"
-        metrics = (RatioMetric("answered", "answered", "n", "answered"),)
-
-        def load(self, path: str | None = None) -> Any:
-            return self.dataset([Item.create("a", {"q": "ສະບາຍດີ"}, {}, {})], "plugin")
-
-        def render(self, item: PublicItem) -> Prompt:
-            return Prompt(messages=({"role": "user", "content": item["q"]},), text=item["q"])
-
-        def extract(self, text: str, item: PublicItem) -> Extraction:
-            return free_text(text)
-
-        def score(self, answer: Any, item: Item) -> ItemScore:
-            return ItemScore({"answered": 1.0, "n": 1.0})
-
-        def failure_score(self, failure: str, item: Item) -> ItemScore:
-            return ItemScore({"answered": 0.0, "n": 1.0}, failure=failure)
-
-    return Whole
+    """PLUGIN's complete benchmark, a class of its own each call (a test may take a fact off it)."""
+    namespace: dict[str, Any] = {}
+    exec(compile(PLUGIN, "contract_plugin.py", "exec"), namespace)  # noqa: S102 - this file's own text
+    return namespace["Whole"]
 
 
 @pytest.fixture

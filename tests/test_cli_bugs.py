@@ -8,11 +8,14 @@ from conftest import cli
 
 BUGGY = '''
 from glotbench.benchmarks.base import Benchmark
+from glotbench.metrics import RatioMetric
 
 
 class Buggy(Benchmark):
     name = "buggy"
     version = "1"
+    description = "a plugin whose load has a bug"  # every declared fact: the contract is held, the bug is not
+    metrics = (RatioMetric("answered", "answered", "n", "answered"),)
 
     def load(self, path=None):
         return {}["{kind}"] if "{kind}" == "KeyError" else len(None)
@@ -38,7 +41,7 @@ def test_a_keyerror_from_code_is_a_bug_report_not_an_input_error(tmp_path):
         # raised in the plugin's own code: that code is named, with the glotbench line that called it
         assert r.stderr.startswith("error: this is a bug in code glotbench called, not a problem with the input ("
                                    + what), r.stderr
-        assert "at buggy_bench.py:10, called from glotbench/" in r.stderr and "GLOTBENCH_DEBUG=1" in r.stderr
+        assert "at buggy_bench.py:13, called from glotbench/" in r.stderr and "GLOTBENCH_DEBUG=1" in r.stderr
 
 
 def test_glotbench_debug_shows_the_traceback(tmp_path):

@@ -26,7 +26,8 @@ LAYERS: list[set[str]] = [
     # the language verdict of a text: read by the language check, applied by the wrong_language
     # run settings while scoring (benchmarks/settings.py)
     {"checks.language"},
-    {"judges", "scoring", "models", "metrics", "extract", "contamination", "languages", "text", "datasheet"},  # the parts
+    # the parts (contract: the benchmark as scoring and judges/ read it, below benchmarks/base.py's Benchmark)
+    {"judges", "scoring", "contract", "models", "metrics", "extract", "contamination", "languages", "text", "datasheet"},
     {"rundir", "runfiles", "core", "signature", "items", "data", "loading", "plugins", "keys", "stats", "errors", "console",
      "glotbench"},
 ]

@@ -129,11 +129,16 @@ def test_a_plugin_benchmark_gets_every_check_a_built_in_gets(name: str, opts: di
 
 def test_no_probe_of_an_undeclared_attribute_is_left() -> None:
     """The issue's grep, made a test: no `getattr(bench, ...)` / `hasattr(bench, ...)` (nor of
-    `self.bench`) in src/."""
+    `self.bench`) in src/. One function is not a probe and is left out: `benchmarks/base.py`
+    `contract_fault`, the contract's own check that each DECLARED fact (named by Benchmark's
+    annotations) is set and of its type."""
     found = []
     for p in sorted(SRC.rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        skip = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "contract_fault"
+                and p.relative_to(SRC).as_posix() == "benchmarks/base.py" for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if id(node) not in skip and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
                     and node.args and (isinstance(node.args[0], ast.Name) and node.args[0].id in ("bench", "benchmark")
                                        or isinstance(node.args[0], ast.Attribute) and node.args[0].attr in ("bench", "benchmark")):
                 found.append(f"{p.relative_to(SRC)}:{node.lineno}")

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
@@ -52,7 +52,7 @@ def item_text(item: Item) -> str:
     return "\n".join(parts)
 
 
-def check(items: list[Item], corpus_files: Iterable[str], *, char_n: int = 50, word_n: int = 13) -> dict[str, Any]:
+def check(items: Sequence[Item], corpus_files: Iterable[str], *, char_n: int = 50, word_n: int = 13) -> dict[str, Any]:
     """The share of items that share an n-gram with the corpus, and their ids (for the data owner)."""
     for flag, n in (("--char-n", char_n), ("--word-n", word_n)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai._util.package import get_installed_package_name
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
@@ -29,6 +29,8 @@ from inspect_ai.solver import TaskState
 from glotbench.tasks.inspect_derived import derived_item, options_key
 from glotbench.tasks.inspect_yaml import GLOTBENCH_COLUMN as COLUMN  # the derived row's item, JSON text
 
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 
 def _namespace() -> str:
@@ -43,7 +45,7 @@ def _namespace() -> str:
 
 
 @lru_cache(maxsize=16)
-def _bench(task: str, options: str) -> Any:
+def _bench(task: str, options: str) -> Benchmark:
     from glotbench.registry import get_benchmark
 
     return get_benchmark(task, **json.loads(options))
@@ -55,7 +57,7 @@ def _key(options: Any) -> str:
     return options_key(options)
 
 
-def _item(bench: Any, metadata: dict[str, Any], sample_id: Any) -> Any:
+def _item(bench: Benchmark, metadata: dict[str, Any], sample_id: Any) -> Any:
     """The sample's item, checked as glotbench's import checks a derived row (`derived_item`)."""
     from glotbench.errors import DataError
 

@@ -28,6 +28,7 @@ name, a task file, `MODULE:CLASS`) and is where users import all of this from.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from dataclasses import dataclass, field
@@ -123,8 +124,12 @@ def import_path(path: str) -> Any:
 
 
 def register_benchmark(name: str, description: str = "") -> Callable[[T], T]:
-    """Register a Benchmark class (or a factory of one) under `name`."""
+    """Register a Benchmark class (or a factory of one) under `name`. A class that leaves a station
+    abstract is refused here; a declared fact is checked when the benchmark is built (registry)."""
     def deco(obj: T) -> T:
+        if inspect.isclass(obj) and inspect.isabstract(obj):  # it could never be built
+            missing = ", ".join(sorted(getattr(obj, "__abstractmethods__", ())))
+            raise SpecError(f"register_benchmark({name!r}): {obj.__name__} does not implement {missing}")
         _BENCHMARKS[name] = Entry(obj, description or (getattr(obj, "description", "") or "").strip())
         return obj
     return deco

@@ -20,6 +20,8 @@ from glotbench.plugins import (Entry, benchmark_entry, benchmarks, import_path, 
                                register_model, register_scorer, register_step, scorers, steps)
 
 if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.benchmarks.settings import RunSettings
     from glotbench.datasheet import Datasheet
 
 __all__ = ["Entry", "Family", "benchmarks", "families", "get_benchmark", "load_model", "models",
@@ -27,7 +29,7 @@ __all__ = ["Entry", "Family", "benchmarks", "families", "get_benchmark", "load_m
            "task_copy"]
 
 
-def get_benchmark(name: str, **options: Any) -> Any:
+def get_benchmark(name: str, **options: Any) -> Benchmark:
     """A benchmark by registered name or by import path `pkg.module:Class`; `options` are its
     documented settings (`--bench-opt KEY=VALUE`), as text or typed values; text is converted to
     each setting's declared type (benchmarks/options.py)."""
@@ -50,7 +52,7 @@ def get_benchmark(name: str, **options: Any) -> Any:
     return _build(name, target, kwargs, options)
 
 
-def task_copy(copy: str, base_dir: str, **options: Any) -> Any:
+def task_copy(copy: str, base_dir: str, **options: Any) -> Benchmark:
     """The benchmark of a run's copy of its task file (rundir: `task_file.copy`), its relative paths
     read from `base_dir` (the original file's folder), with the run's options, as `get_benchmark` builds it."""
     from glotbench.tasks import from_file
@@ -58,15 +60,19 @@ def task_copy(copy: str, base_dir: str, **options: Any) -> Any:
     return _build(copy, from_file(copy, base_dir), {}, options)
 
 
-def _build(name: str, target: Any, kwargs: dict[str, Any], options: dict[str, Any]) -> Any:
-    from glotbench.benchmarks.base import Benchmark  # imported when a benchmark is wanted, not to list them
+def _build(name: str, target: Any, kwargs: dict[str, Any], options: dict[str, Any]) -> Benchmark:
+    from glotbench.benchmarks.base import Benchmark, contract_fault  # imported when a benchmark is wanted, not to list them
     from glotbench.benchmarks.settings import split_options
 
     options, settings = split_options(options)  # permute=, wrong_language=: every benchmark's run settings
     if isinstance(target, Benchmark):
         if options:
             raise SpecError(f"{name} is an instance; it takes no options")
+        if (fault := contract_fault(target)) is not None:
+            raise SpecError(f"{name}: {fault}")
         return _with_settings(target, settings)
+    if isinstance(target, type) and (fault := contract_fault(target)) is not None:  # before its options are read
+        raise SpecError(f"{name}: {fault}")
     from glotbench.benchmarks.options import convert_options
 
     typed = convert_options(target, options, name=name)  # text -> declared types; unknown names named
@@ -76,10 +82,12 @@ def _build(name: str, target: Any, kwargs: dict[str, Any], options: dict[str, An
         raise SpecError(f"bad option for {name}: {e}") from None
     if not isinstance(bench, Benchmark):
         raise SpecError(f"{name} did not give a glotbench Benchmark (got {type(bench).__name__})")
+    if (fault := contract_fault(bench)) is not None:  # a declared fact missing or of another type
+        raise SpecError(f"{name}: {fault}")
     return _with_settings(bench, settings)
 
 
-def _with_settings(bench: Any, settings: Any) -> Any:
+def _with_settings(bench: Benchmark, settings: RunSettings) -> Benchmark:
     """`bench` with the run settings (benchmarks/settings.py): itself when they are the default, else
     a copy of the same class holding them (a registered instance is shared: never changed)."""
     if settings.default:

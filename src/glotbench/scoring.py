@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from glotbench.contract import ScoredBenchmark
 from glotbench.core import Sample
 from glotbench.extract import Extraction, strip_think
 from glotbench.items import Item
@@ -22,12 +23,12 @@ from glotbench.models.base import RejectedReply
 SCORER_ERROR = "scorer_error"
 
 
-def _failure(bench: Any, failure: str, item: Item) -> ItemScore:
+def _failure(bench: ScoredBenchmark, failure: str, item: Item) -> ItemScore:
     score = bench.run_failure_score(failure, item)
     return score if score.failure == failure else ItemScore(score.stats, score.flags, failure)
 
 
-def extract_output(bench: Any, item: Item, output: str) -> Extraction:
+def extract_output(bench: ScoredBenchmark, item: Item, output: str) -> Extraction:
     """The answer in a reply: think blocks stripped (an unclosed one is no answer), then the
     benchmark's extraction with the item's public part."""
     body, ok = strip_think(output)
@@ -36,7 +37,7 @@ def extract_output(bench: Any, item: Item, output: str) -> Extraction:
     return bench.run_extract(body, item.to_public())
 
 
-def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
+def check_reply(bench: ScoredBenchmark, item: Item, output: str) -> Extraction | None:
     """A fresh reply to a benchmark that retries some extraction failures (`retry_failures`, a
     judge's malformed verdict), extracted once: a failure of such a kind (before any ":") raises
     `RejectedReply` (a failure of the model's output, never of the call: it does not make a run
@@ -56,7 +57,7 @@ def check_reply(bench: Any, item: Item, output: str) -> Extraction | None:
     return ext
 
 
-def score_output(bench: Any, item: Item, output: str | None, *, repeat: int = 0,
+def score_output(bench: ScoredBenchmark, item: Item, output: str | None, *, repeat: int = 0,
                  model_failure: str | None = None, truncated: bool = False, answer_given: bool = False,
                  extraction: Extraction | None = None, **fields: Any) -> Sample:
     """Score one reply. `model_failure`: the call failed with this kind (no output). `truncated`:

@@ -8,8 +8,12 @@ dataset state, so the runner, the service, `compare` and the judge pipelines sha
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
+import types
+import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +31,13 @@ from glotbench.rundir.schema import JudgedKind
 from glotbench.signature import Signature
 
 if TYPE_CHECKING:
+    from glotbench.contract import ScoredBenchmark
     from glotbench.judges.pipeline import JudgedDeclaration
     from glotbench.rundir.schema import DataLabel
 
 AnswerKind = Literal["letter", "number", "text"]
-__all__ = ["AnswerKind", "Benchmark", "RescorePlan", "RunSettings", "WrongLanguage", "bundled_label", "target_of_pair"]
+__all__ = ["AnswerKind", "Benchmark", "RescorePlan", "RunSettings", "WrongLanguage", "bundled_label", "contract_fault",
+           "target_of_pair"]
 
 
 @dataclass(frozen=True)
@@ -429,3 +435,72 @@ class Benchmark(ABC):
         if stability is not None:
             out["stability"] = stability
         return out
+
+
+if TYPE_CHECKING:
+    def _scored(bench: Benchmark) -> ScoredBenchmark:
+        """Every Benchmark is what the scoring path reads (glotbench/contract.py): mypy checks it here."""
+        return bench
+
+
+@functools.cache
+def _declared() -> dict[str, Any]:
+    """Every declared fact of a Benchmark (its class-level annotations), with its type."""
+    return typing.get_type_hints(Benchmark)
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """`value` is of the declared type `hint` (the kinds of type the declared facts use: a class,
+    `X | None`, a Literal, a tuple; a protocol, such as Metric, is mypy's to check: True)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return any(value == a and type(value) is type(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_fits(v, args[0]) for v in value)
+        return len(args) == len(value) and all(_fits(v, a) for v, a in zip(value, args))
+    if hint is type(None):
+        return value is None
+    if isinstance(hint, type) and not getattr(hint, "_is_protocol", False):
+        return isinstance(value, hint) and (hint is bool or not isinstance(value, bool))
+    return True
+
+
+def _type_words(hint: Any) -> str:
+    """A declared type as its annotation reads: `tuple[Metric, ...]`, `'letter' | 'number' | 'text' | None`."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_words(a) for a in args)
+    if origin is tuple:
+        return f"tuple[{_type_words(args[0])}, ...]" if len(args) == 2 and args[1] is Ellipsis else str(hint)
+    return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+def contract_fault(bench: type | Benchmark) -> str | None:
+    """What a benchmark class or object lacks of the contract, in one line; None: it holds. A class:
+    a station it does not implement (`load`, `render`, `extract`, `score`, `failure_score`). An object:
+    besides, a declared fact it does not set (`name`, `version`, `description`, `metrics`: they have no
+    default) or sets to a value not of its declared type (`answer_kind = "letters"`, `metrics` a list),
+    and `metrics` empty (the first one is the headline). Checked when a benchmark is registered or
+    built (registry.get_benchmark) and when a run is given an object (engine/evaluate.py)."""
+    cls = bench if isinstance(bench, type) else type(bench)
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        return f"{cls.__name__} does not implement {missing} (every Benchmark implements load, render, extract, score, failure_score)"
+    if isinstance(bench, type):
+        return None
+    for fact, hint in _declared().items():
+        if not hasattr(bench, fact):
+            return f"{cls.__name__} declares no {fact} ({_type_words(hint)}: a fact every Benchmark declares)"
+        value = getattr(bench, fact)
+        if not _fits(value, hint):
+            return f"{cls.__name__}.{fact} is {value!r}, not of its declared type {_type_words(hint)}"
+    if not bench.metrics:
+        return f"{cls.__name__}.metrics is empty: a Benchmark declares at least one metric (the first is the headline)"
+    return None

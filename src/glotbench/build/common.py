@@ -18,6 +18,8 @@ from glotbench.loading import read_jsonl
 from glotbench.text.segment import repair_lao_am
 
 if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.core import Dataset
     from pathlib import Path
 
 NON_TEXT = frozenset({"id", "answer", "key", "gold", "label", "labels", "lang", "language", "subject",
@@ -111,7 +113,7 @@ def normalise(text: str) -> str:
     return _SPACE.sub(" ", repair_lao_am(unicodedata.normalize("NFC", text)).casefold()).strip()
 
 
-async def judge_phase(bench: Any, model: Any, run_dir: Path, run_options: Any, dataset: Any,
+async def judge_phase(bench: Benchmark, model: Any, run_dir: Path, run_options: Any, dataset: Dataset,
                       repeats: int = 1) -> dict[str, Any]:
     """One judge's run over `dataset` in `run_dir` (a build command's phase), as its results.json:
     a finished valid run there is read back (a command stopped after it resumes), one whose calls

@@ -39,10 +39,13 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 from glotbench.metrics.corpus import SPM_PREFIX, is_spm, spm_model
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     "segmenter": ("laonlp", "khmercut", "pyidaungsu", "charcluster", "none"),
@@ -148,7 +151,7 @@ def _first(*keys: str) -> Callable[[Mapping[str, Any]], list[str]]:
     return refs
 
 
-def plan_for(bench: Any) -> Plan:
+def plan_for(bench: Benchmark) -> Plan:
     from glotbench.checks.language import expected_language
 
     declared = bench.rescore_plan()  # the benchmark's declared fact (Benchmark.rescore_plan)
@@ -246,7 +249,7 @@ def _exact(answers: list[str | None], refs: list[list[str]], settings: Mapping[s
     return hits / len(answers) if answers else float("nan")
 
 
-def rescore_samples(plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Mapping[str, Any]],
+def rescore_samples(plan: Plan, bench: Benchmark, rows: Sequence[Mapping[str, Any]], gold: Mapping[str, Mapping[str, Any]],
                     settings: Mapping[str, str], segments: bool = False) -> dict[str, Any]:
     """{metric: {"overall": value or None, "groups": {group: value}}} for one setting; with `segments`,
     a corpus metric's sentence scores too ({"segments": {group: [score of each sample, in order]}})."""
@@ -306,19 +309,19 @@ class RunRescore:
 CORPUS_KINDS = frozenset({"bleu", "chrf", "chrf++"})
 
 
-def learned_plan(bench: Any) -> Plan:
+def learned_plan(bench: Benchmark) -> Plan:
     """The benchmark's rescore plan when a learned translation metric fits it (a declared source field,
     `input_answer`, and a corpus metric), else one GlotbenchError line: what `run --metric-checkpoint`
     checks before any model call and `rescore --metric-checkpoint` leaves a run out for."""
-    if bench.input_answer is None or bench.rescore_plan() is None \
-            or not CORPUS_KINDS & set(bench.rescore_plan().kinds):
+    declared = bench.rescore_plan()
+    if bench.input_answer is None or declared is None or not CORPUS_KINDS & set(declared.kinds):
         raise GlotbenchError(f"{bench.name} is not a translation benchmark (no declared source field, input_answer, "
                              "with a corpus metric): a learned translation metric reads the source, the "
                              "translation and the reference")
     return plan_for(bench)
 
 
-def learned_segments(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
+def learned_segments(metric: Any, plan: Plan, bench: Benchmark, rows: Sequence[Mapping[str, Any]],
                      gold: Mapping[str, Mapping[str, Any]], norm: str | None = None) -> list[float]:
     """Each stored sample's learned-metric score (metrics/learned.py), all scored in one batched pass:
     the source is the benchmark's declared `input_answer` field, the reference its first one. THE
@@ -343,7 +346,7 @@ def learned_segments(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping
     return [g if ok else cap(g, metric.checkpoint.worst) for g, ok in zip(got, credited)]
 
 
-def learned_scores(metric: Any, plan: Plan, bench: Any, rows: Sequence[Mapping[str, Any]],
+def learned_scores(metric: Any, plan: Plan, bench: Benchmark, rows: Sequence[Mapping[str, Any]],
                    gold: Mapping[str, Mapping[str, Any]], norm: str | None, segments: bool = False) -> dict[str, Any]:
     """{"overall", "groups"} of a learned metric over the stored answers: the mean segment score
     (`learned_segments`) per group; with `segments`, each sample's score too ({"segments": {group:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 
-from typing import Annotated, Any, Callable
+from typing import TYPE_CHECKING, Annotated, Any, Callable
 
 import typer
 
 from glotbench.cli.options import ErrorHandlingGroup
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 tasks_app = typer.Typer(help="Task files: benchmarks composed in YAML (docs/tasks.md).", cls=ErrorHandlingGroup,
                         no_args_is_help=True)
@@ -128,15 +131,15 @@ def check(
 
         if (twins := bench.extra_results(dataset).get("duplicate_options")) is not None:
             typer.echo(f"note: {duplicates_text({'duplicate_options': twins})}", err=True)
-        prompt = bench.render(dataset[0].to_public())
+        first = bench.render(dataset[0].to_public())
         left = dataset.rows_left_out
         cut = f" (data.where left out {left} of {len(dataset) + left} rows)" if left is not None else ""
         typer.echo(f"{len(dataset)} items from {dataset.source}{cut}; the first item's prompt:")
-        for m in prompt.messages:
+        for m in first.messages:
             typer.echo(f"[{m['role']}]\n{m['content']}")
 
 
-def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
+def _write_eval_yaml(bench: Benchmark, out: str, rows: Callable[[], Any]) -> None:
     """The task as Inspect's eval.yaml: reading the dataset's own columns where it can; else with a
     derived dataset (each item as glotbench renders it, `rows()` loaded) next to it, in the hub's layout."""
     import json
@@ -148,7 +151,7 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
 
     if not out.strip():  # Path("") is the current folder: never what an empty value meant
         raise DataError("--eval-yaml: an empty path; give the eval.yaml's file")
-    prefix = f"{bench.name}: "  # type: ignore[attr-defined]
+    prefix = f"{bench.name}: "
     derived = None
     try:
         text, notes = export_text(bench)

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glotbench.models.base import Usage
 
 from glotbench.core import GenerateConfig, Prompt
 from glotbench.rundir.schema import Stopped
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 
 def price(prompt_tokens: float, completion_tokens: float, price_in: float, price_out: float,
@@ -106,7 +109,7 @@ class CostCap:
                 "prompt_estimate_correction": round(self.correction, 3)}
 
 
-def cost_cap(options: Any, model: Any, bench: Any) -> CostCap:
+def cost_cap(options: Any, model: Any, bench: Benchmark) -> CostCap:
     """The cap of a run (`RunOptions.max_cost_usd`), counting prompts as the model is sent them."""
     from glotbench.engine.estimate import counter_for
 

@@ -33,12 +33,15 @@ import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import regex
 
 from glotbench.engine.cost import price
 from glotbench.core import GenerateConfig, Prompt
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 # real tokens / o200k_base tokens on text of each script, lowest and highest over the tokenizers
 # measured (o200k, cl100k, Llama 3, Qwen 3, Gemma 3) on the bundled tasks' prompts and parallel UI
@@ -375,7 +378,7 @@ def cost_range(est: RunEstimate, price_in: float, price_out: float, discount: fl
             "discount": discount}
 
 
-def estimate_run(benchmark: Any, model: Any, options: Any) -> RunEstimate:
+def estimate_run(benchmark: str | Benchmark, model: Any, options: Any) -> RunEstimate:
     """The dry run of `evaluate(benchmark, model, options)`: the same items, prompts, configs and
     cache keys, each prompt counted, the cache looked up; no model call, no run directory. The
     model object is built (a spec string) but never checked: no endpoint is contacted."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, cast
 
 from glotbench import __version__
-from glotbench.benchmarks.base import Benchmark
+from glotbench.benchmarks.base import Benchmark, contract_fault
 from glotbench.checks import RunChecks
 from glotbench.core import Dataset, RunResult, Sample
 from glotbench.engine.aggregate import aggregate_run
@@ -30,7 +30,7 @@ from glotbench.engine.learned import learned_results, merged, open_learned, sign
 from glotbench.engine.options import THINKING, RunOptions, generation_config, model_options
 from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, RunCounters, Runner, effective_config, prompt_form
-from glotbench.errors import GlotbenchError
+from glotbench.errors import GlotbenchError, SpecError
 from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, Model
 from glotbench.core import GenerateConfig, Prompt
 from glotbench.registry import get_benchmark, load_model
@@ -66,7 +66,7 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     the service): a judged benchmark (`judged`) runs its answers, then its judges, through the
     one judged pipeline (engine/judged.py) with the parts it declares; its results
     are the candidate's judged view (the mean of judges)."""
-    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    bench = _benchmark(benchmark, options)
     if options.judges and not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric or judges: --judge is for judged benchmarks "
                              "(laobench-arena, aragen, tasks with scorer kind rubric)")
@@ -85,8 +85,18 @@ async def evaluate_phase(benchmark: str | Benchmark, model: str | Model, options
                          dataset: Dataset | Selection | None = None) -> RunResult:
     """One phase: the answers of a judged benchmark, or a whole plain run (`evaluate_async` without
     its dispatch)."""
-    bench = get_benchmark(benchmark, **dict(options.bench_options)) if isinstance(benchmark, str) else benchmark
+    bench = _benchmark(benchmark, options)
     return await _evaluate(bench, benchmark, model, options, dataset)
+
+
+def _benchmark(benchmark: str | Benchmark, options: RunOptions) -> Benchmark:
+    """The benchmark a run names, built with its options; an object, as it is, once it holds the
+    contract (benchmarks/base.py `contract_fault`: a station or a declared fact missing)."""
+    if isinstance(benchmark, str):
+        return get_benchmark(benchmark, **dict(options.bench_options))
+    if (fault := contract_fault(benchmark)) is not None:
+        raise SpecError(fault)
+    return benchmark
 
 
 async def _evaluate(bench: Benchmark, benchmark: str | Benchmark, model: str | Model, options: RunOptions,

@@ -266,7 +266,7 @@ async def run_pivot(benchmark: str, model: str, pivot_model: str, options: Any, 
     return RunResult(root, results, final.samples, items)
 
 
-def _answers_text(bench: Any) -> bool:
+def _answers_text(bench: Benchmark) -> bool:
     """Tasks whose answers are texts in the item's language (summaries): CrossSum, corpus scorers."""
     from glotbench.checks.language import expectation
 

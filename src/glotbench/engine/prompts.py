@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from glotbench.core import Prompt
 from glotbench.rundir.schema import PromptTemplateRecord
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.items import Item
 
 PROBES = 64
 
@@ -160,7 +164,7 @@ class ItemPrompt:
     max_tokens: int
 
 
-def item_prompt(benchmark: Any, item_id: str | None, *, data: str | None = None, form: str = "chat",
+def item_prompt(benchmark: str | Benchmark, item_id: str | None, *, data: str | None = None, form: str = "chat",
                 bench_options: Sequence[tuple[str, str]] = ()) -> ItemPrompt:
     """Render one item of a benchmark (a name or an object) in `form` without calling a model.
     `item_id` None: the first item. The stops and cap are those the runner sends (text prompts add
@@ -172,6 +176,7 @@ def item_prompt(benchmark: Any, item_id: str | None, *, data: str | None = None,
 
     bench = get_benchmark(benchmark, **dict(bench_options)) if isinstance(benchmark, str) else benchmark
     dataset = bench.load(data)
+    item: Item | None
     if item_id is None:
         if not len(dataset):
             raise GlotbenchError(f"{dataset.source} holds no items")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -41,6 +41,9 @@ from glotbench.engine.evaluate import RunOptions
 from glotbench.rundir import slug
 from glotbench.rundir.validity import DEFAULT_MAX_FAILURE_RATE
 from glotbench.errors import GlotbenchError
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 Scalar = str | int | float | bool
 
@@ -358,7 +361,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
     return runs
 
 
-def _check_judged_entry(name: str, bench: Any, opts: Mapping[str, str], judges: Sequence[str]) -> None:
+def _check_judged_entry(name: str, bench: Benchmark, opts: Mapping[str, str], judges: Sequence[str]) -> None:
     """A judged entry that could not start (no judge, the arena's baseline not given) is refused when
     the sweep is read, as a bad option value is, never a failed run after the others ran."""
     if bench.judged and not judges and not bench.default_judges:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from glotbench.rundir import SAMPLES, read_results, sample_rows
 from glotbench.rundir.files import samples_counted
 from glotbench.stats import MIN_BOOTSTRAP_UNITS, paired_test, paired_too_few
 
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
+
 
 def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
     """The run's benchmark with its recorded `--bench-opt` settings, and its dataset (same hash)."""
@@ -29,7 +32,7 @@ def _rebuild(results: dict[str, Any]) -> tuple[Any, Dataset]:
     return bench, dataset
 
 
-def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[str, float]]:
+def _item_stats(run_dir: Path, bench: Benchmark, dataset: Dataset) -> dict[str, dict[str, float]]:
     """Per-item statistics summed over repeats: each recorded reply re-scored through the one
     scoring path (a model failure keeps its recorded kind)."""
     from glotbench.metrics import check_statistics
@@ -55,13 +58,14 @@ def _item_stats(run_dir: Path, bench: Any, dataset: Dataset) -> dict[str, dict[s
         for k, v in sample_stats(rec).items():  # the learned metric's stored score (run --metric-checkpoint)
             rows[item.id][k] += v
     samples_counted(run_dir, len(samples))
+    scored: Sequence[Any] = samples
     if bench.permute is not None:  # per original item, as the run's aggregate (benchmarks/circular.py)
-        samples, rows = _combined(bench, dataset, samples)
-    check_statistics(bench.run_metrics(dataset), samples)
+        scored, rows = _combined(bench, dataset, samples)
+    check_statistics(bench.run_metrics(dataset), scored)
     return rows
 
 
-def _combined(bench: Any, dataset: Dataset, samples: list) -> tuple[list, dict[str, dict[str, float]]]:
+def _combined(bench: Benchmark, dataset: Dataset, samples: list) -> tuple[Sequence[Any], dict[str, dict[str, float]]]:
     combined = bench.combined(samples, dataset)
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for c in combined:

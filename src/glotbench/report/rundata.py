@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
 from pydantic import BaseModel
@@ -21,6 +21,9 @@ from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
 from glotbench.runfiles import AragenFile, ArenaFile, MtBenchFile, RubricFile, aragen_place, judged_summary
 from glotbench.signature import Signature
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 # The summary files judged runs wrote before their results.json held their record (`judged`): still read.
 JUDGED_FILES = OLD_SUMMARIES
@@ -81,7 +84,7 @@ def _judged_rule(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
     return {**summary, "validity": combine(phases, judged=0, of=view["counts"].get("items"))}
 
 
-def bench_of(results: Mapping[str, Any]) -> Any:
+def bench_of(results: Mapping[str, Any]) -> Benchmark:
     """The run's benchmark as it ran: by its spec (a task file, MODULE:CLASS) or name, with its recorded
     `--bench-opt`s (`compare`, `checks`, `rescore` score stored replies through it again)."""
     from glotbench.metrics.corpus import check_spm_of_run

@@ -33,11 +33,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from glotbench.stats import bootstrap_many
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 
 HEADLINE = ""  # the cell name of the headline number in the Ladder's state
@@ -68,7 +71,7 @@ class Aggregate:
     cells: Mapping[str, Number]
 
 
-def groups_of(bench: Any, items: Sequence[Any]) -> dict[str, np.ndarray]:
+def groups_of(bench: Benchmark, items: Sequence[Any]) -> dict[str, np.ndarray]:
     """Item positions per subdomain (the last `group_by` key), in name order."""
     group_key = bench.group_by[-1] if bench.group_by else None
     groups: dict[str, list[int]] = defaultdict(list)
@@ -78,7 +81,7 @@ def groups_of(bench: Any, items: Sequence[Any]) -> dict[str, np.ndarray]:
     return {g: np.asarray(idx) for g, idx in sorted(groups.items())}
 
 
-def aggregate(bench: Any, dataset: Any, samples: Mapping[str, Any], *, resamples: int = 1000,
+def aggregate(bench: Benchmark, dataset: Any, samples: Mapping[str, Any], *, resamples: int = 1000,
               groups: Mapping[str, np.ndarray] | None = None) -> Aggregate:
     """The benchmark's own aggregate over every item (a missing id takes the failure score
     "missing"), projected to its headline (with CI) and one cell per subdomain (the last `group_by`

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from glotbench.core import Dataset
 from glotbench.errors import DataError, GlotbenchError, SpecError
@@ -26,6 +26,9 @@ from glotbench.items import Item
 from glotbench.rundir.schema import DataLabel
 from glotbench.tasks.benchmark import TaskBenchmark
 from glotbench.tasks.files import Where, library_task
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 MAX_ITEM_CHARS = 1_000_000  # one item's JSON (an XL-Sum article is some 10,000 characters)
 MAX_DEPTH = 32  # nesting of one item's JSON (a library item's is at most 4: gold -> tags -> list)
@@ -50,7 +53,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def derived_item(raw: Any, bench: Any, where: str, column: str, need_task: bool) -> Item:
+def derived_item(raw: Any, bench: Benchmark, where: str, column: str, need_task: bool) -> Item:
     """The item a derived row's `column` holds (JSON text), checked against `bench`: the version it
     was derived from, and the task and options where the row names them (`need_task`: it must);
     DataError naming `where` otherwise. glotbench/score (inspect_ext.py) and the import read it alike."""
@@ -82,7 +85,7 @@ def derived_item(raw: Any, bench: Any, where: str, column: str, need_task: bool)
         raise DataError(f"{where}: its {column!r} item names no task and options (written by an older glotbench: "
                         f"export the task again)")
     derived = (row.get("task"), options_key(row.get("options")))
-    wanted = (bench.name, options_key(scorer_options(bench)))
+    wanted = (bench.name, options_key(scorer_options(bench) if isinstance(bench, TaskBenchmark) else {}))  # a built-in: none
     if "task" in row and derived != wanted:
         raise DataError(f"{where}: the rows were derived from task {derived[0]} with options {derived[1]}; "
                         f"the scorer was given task {wanted[0]} with options {wanted[1]}")

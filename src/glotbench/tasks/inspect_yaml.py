@@ -28,11 +28,16 @@ from __future__ import annotations
 import json
 import re
 import string
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from glotbench.errors import DataError
 from glotbench.tasks.files import Where, load_yaml
 from glotbench.tasks.lm_eval_import import NotTranslatable, dump_yaml
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
+    from glotbench.core import Dataset
+    from glotbench.tasks.benchmark import TaskBenchmark
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 _SPEC = re.compile(r"hf/([A-Za-z0-9][\w.-]*)/([A-Za-z0-9][\w.-]*)(?:/([^/@]+))?(?:@(.*))?")
@@ -473,7 +478,7 @@ _RAW = re.compile(r"\{% raw %\}(.*)\{% endraw %\}", re.S)
 _IMPORTED_LETTER = re.compile(r"\{\{\s*(\w+)\s*\|\s*letter if (\w+) is integer else (\w+)\s*\}\}")
 
 
-def _scorer_of(bench: Any, at: Any, bad: list[str], notes: list[str]) -> dict[str, Any] | None:
+def _scorer_of(bench: TaskBenchmark, at: Any, bad: list[str], notes: list[str]) -> dict[str, Any] | None:
     """The eval.yaml scorer of the task's scorer (None: multiple_choice's `choice`); `bad` and `notes`
     get what Inspect cannot express and what it scores differently."""
     sc = bench.spec.scorer
@@ -545,14 +550,10 @@ def _target_of(spec: Any, mc: bool, at: Any, bad: list[str]) -> str | None:  # m
     return g
 
 
-def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
+def export(bench: Benchmark) -> tuple[dict[str, Any], list[str]]:
     """One task of an eval.yaml for a built TaskBenchmark (its options filled in), and the notes of
     what differs from glotbench's own run of it; NotTranslatable names each part Inspect cannot express."""
-    from glotbench.tasks.benchmark import TaskBenchmark
-
-    if not isinstance(bench, TaskBenchmark):
-        raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
-                               "scoring have no eval.yaml form"])
+    bench = _task_bench(bench)
     spec, v, data = bench.spec, bench.variant, bench.data
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
     bad: list[str] = []
@@ -658,9 +659,20 @@ def export(bench: Any) -> tuple[dict[str, Any], list[str]]:
     return task, notes
 
 
-def export_text(bench: Any) -> tuple[str, list[str]]:
+def _task_bench(bench: Benchmark) -> TaskBenchmark:
+    """`bench` as the task file's benchmark it must be to have an eval.yaml; else NotTranslatable."""
+    from glotbench.tasks.benchmark import TaskBenchmark
+
+    if not isinstance(bench, TaskBenchmark):
+        raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
+                               "scoring have no eval.yaml form"])
+    return bench
+
+
+def export_text(bench: Benchmark) -> tuple[str, list[str]]:
     """The eval.yaml of one task: a header (the revision to pin, what differs), then `tasks:`."""
     task, notes = export(bench)
+    bench = _task_bench(bench)
     head = [f"# Written by glotbench from its task {bench.name} v{bench.version}; the dataset "
             f"{bench.data.hub} (run it pinned: inspect eval hf/{bench.data.hub}@{bench.data.revision}).",
             "# It scores as Inspect scores, which differs from glotbench's own run of the task in:" if notes else
@@ -726,7 +738,7 @@ def _regex_pattern(arg: Any) -> str | None:
         return None
 
 
-def _derived_scorer(bench: Any, at: Any, bad: list[str], notes: list[str]) -> tuple[dict[str, Any], str] | None:
+def _derived_scorer(bench: TaskBenchmark, at: Any, bad: list[str], notes: list[str]) -> tuple[dict[str, Any], str] | None:
     """The eval.yaml scorer of a derived export and what its target column holds (letter, text,
     references); None with the reasons in `bad`."""
     before = len(bad)
@@ -780,24 +792,21 @@ PLACEHOLDER = {"name": "match", "args": {"location": "exact", "ignore_case": Tru
 PLACEHOLDER_KIND = "glotbench"  # derived_plan's target kind of a task glotbench's own scorer scores
 
 
-def scorer_options(bench: Any) -> dict[str, Any]:
+def scorer_options(bench: TaskBenchmark) -> dict[str, Any]:
     """The options `glotbench/score` rebuilds the task with: each declared option's value, and the
     prompt variant where it is not the default (it may replace the scorer and the extraction)."""
     opts = {k: v for k, v in bench.options.items() if k in bench.spec.options}
     return {**opts, **({"prompt": bench.options["prompt"]} if bench.options.get("prompt", "default") != "default" else {})}
 
 
-def derived_plan(bench: Any) -> tuple[dict[str, Any], str, list[str]]:
+def derived_plan(bench: Benchmark) -> tuple[dict[str, Any], str, list[str]]:
     """What a derived export of `bench` can be, before any row is read: the scorer, the target kind,
     and the notes; NotTranslatable names each part Inspect cannot express. A task no Inspect rule
     scores (its scorer, its gold, its extraction) is the "glotbench" kind: scored by glotbench's own
     Inspect scorer; only a library task (the scorer names it), generated and zero-shot, not judged."""
-    from glotbench.tasks.benchmark import TaskBenchmark
     from glotbench.tasks.files import library_task
 
-    if not isinstance(bench, TaskBenchmark):
-        raise NotTranslatable([f"{bench.name}: a built-in benchmark (Python code, not a task file): its prompt and "
-                               "scoring have no eval.yaml form"])
+    bench = _task_bench(bench)
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
     bad: list[str] = []  # what Inspect's own rules cannot score
     notes: list[str] = []
@@ -858,10 +867,11 @@ def target_text(item: Any, kind: str) -> str:
     return refs[0]
 
 
-def export_derived(bench: Any, dataset: Any) -> tuple[str, list[dict[str, Any]], str, str, list[str]]:
+def export_derived(bench: Benchmark, dataset: Dataset) -> tuple[str, list[dict[str, Any]], str, str, list[str]]:
     """A derived export of `bench` over its loaded `dataset`: the eval.yaml text, its rows, the data
     file's path in the repository, the dataset card, and the notes of what Inspect scores differently."""
     scorer, kind, notes = derived_plan(bench)
+    bench = _task_bench(bench)
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
     rows: list[dict[str, Any]] = []
     systems = set()

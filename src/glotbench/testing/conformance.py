@@ -8,12 +8,15 @@ statistic it needs in both. `check_benchmark` returns the problems found (empty:
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from glotbench.core import Dataset
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import MissingStatistic, check_statistics
 from glotbench.core import Prompt
+
+if TYPE_CHECKING:
+    from glotbench.benchmarks.base import Benchmark
 
 
 def probe_answers(item: Item) -> list[Any]:
@@ -29,7 +32,7 @@ def probe_answers(item: Item) -> list[Any]:
     return ["A", Decimal("1"), "text"]
 
 
-def _score_any(bench: Any, item: Item, answers: Iterable[Any]) -> Any:
+def _score_any(bench: Benchmark, item: Item, answers: Iterable[Any]) -> Any:
     errors = []
     for a in answers:
         try:
@@ -39,7 +42,7 @@ def _score_any(bench: Any, item: Item, answers: Iterable[Any]) -> Any:
     raise ValueError("no probe answer could be scored: " + "; ".join(errors))
 
 
-def check_benchmark(bench: Any, dataset: Dataset, answers: Sequence[Any] | None = None) -> list[str]:
+def check_benchmark(bench: Benchmark, dataset: Dataset, answers: Sequence[Any] | None = None) -> list[str]:
     from glotbench.core import Sample
 
     problems: list[str] = []

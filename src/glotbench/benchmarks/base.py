@@ -482,25 +482,25 @@ def _type_words(hint: Any) -> str:
     return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
 
 
-def contract_fault(bench: type | Benchmark) -> str | None:
+def contract_fault(subject: type | Benchmark) -> str | None:
     """What a benchmark class or object lacks of the contract, in one line; None: it holds. A class:
     a station it does not implement (`load`, `render`, `extract`, `score`, `failure_score`). An object:
     besides, a declared fact it does not set (`name`, `version`, `description`, `metrics`: they have no
     default) or sets to a value not of its declared type (`answer_kind = "letters"`, `metrics` a list),
     and `metrics` empty (the first one is the headline). Checked when a benchmark is registered or
     built (registry.get_benchmark) and when a run is given an object (engine/evaluate.py)."""
-    cls = bench if isinstance(bench, type) else type(bench)
+    cls = subject if isinstance(subject, type) else type(subject)
     if inspect.isabstract(cls):
         missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
         return f"{cls.__name__} does not implement {missing} (every Benchmark implements load, render, extract, score, failure_score)"
-    if isinstance(bench, type):
+    if isinstance(subject, type):
         return None
     for fact, hint in _declared().items():
-        if not hasattr(bench, fact):
+        if not hasattr(subject, fact):
             return f"{cls.__name__} declares no {fact} ({_type_words(hint)}: a fact every Benchmark declares)"
-        value = getattr(bench, fact)
+        value = getattr(subject, fact)
         if not _fits(value, hint):
             return f"{cls.__name__}.{fact} is {value!r}, not of its declared type {_type_words(hint)}"
-    if not bench.metrics:
+    if not subject.metrics:
         return f"{cls.__name__}.metrics is empty: a Benchmark declares at least one metric (the first is the headline)"
     return None

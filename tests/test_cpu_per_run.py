@@ -162,7 +162,7 @@ def test_foreign_script_counted_by_regex_is_the_per_character_count(code):
     from glotbench.languages import foreign_script
 
     for t in ALL:
-        for min_letters, share in ((4, 0.5), (1, 0.9), (10, 0.2)):
+        for min_letters, share in ((4, 0.5), (1, 0.9), (10, 0.2), (0, 1.0), (0, 1.5)):
             assert foreign_script(t, code, min_letters, share) == old_foreign_script(t, code, min_letters, share), (t, code)
 
 

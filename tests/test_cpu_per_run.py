@@ -122,9 +122,12 @@ def test_strip_and_the_space_rule_are_the_regex_and_table_ones():
     assert all(c.isspace() and _OLD_SPACE.fullmatch(c) for c in spaces), [hex(ord(c)) for c in spaces]
     texts = ALL + [f"{c}a{c}{c}b {c}" for c in spaces] + ["Đường đi", "ĐĐđđ", "đ\u0303", spaces]
     texts += ["".join(chr(c) for c in range(lo, lo + 64)) for lo in range(0, 0x3000, 64)]
+    from glotbench.checks.tokens import chars
+
     for t in texts:
         assert V.strip.__wrapped__(t) == old_strip(t), repr(t)
         assert V.normalize_space(t) == old_normalize_space(t), repr(t)
+        assert chars(t) == sum(1 for c in t if not c.isspace()), repr(t)  # the token check's characters
 
 
 def test_a_profile_code_is_its_own_group_as_langcodes_reads_it():

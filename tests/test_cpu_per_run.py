@@ -55,6 +55,20 @@ def old_comparison_key(text: str) -> str:
     return re.sub(r"\w+", lambda m: V._syllable_key(m.group(0)), text)
 
 
+_OLD_SPACE = re.compile(r"\s+")
+_OLD_D = str.maketrans({"đ": "d", "Đ": "D"})
+
+
+def old_strip(text: str) -> str:
+    kept = re.sub("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+", "",
+                  unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", kept.translate(_OLD_D))
+
+
+def old_normalize_space(text: str) -> str:
+    return _OLD_SPACE.sub(" ", text).strip()
+
+
 def old_same_letters(prediction: str, source: str) -> bool:
     return [w.casefold() for w in V.words(V.strip(prediction))] == [w.casefold() for w in V.words(source)]
 
@@ -99,6 +113,42 @@ def test_the_comparison_key_is_the_one_made_word_by_word():
         assert V.comparison_key(t) == old_comparison_key(t), t
 
 
+def test_strip_and_the_space_rule_are_the_regex_and_table_ones():
+    """`strip` without NFD/NFC for ASCII and with str.replace for đ; `normalize_space` by split and
+    join: the same texts as the regexes and the translation table, on every code point whitespace
+    or not (re's \\s and str.isspace must agree on each)."""
+    spaces = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000
+                     and (chr(c).isspace() or _OLD_SPACE.fullmatch(chr(c))))
+    assert all(c.isspace() and _OLD_SPACE.fullmatch(c) for c in spaces), [hex(ord(c)) for c in spaces]
+    texts = ALL + [f"{c}a{c}{c}b {c}" for c in spaces] + ["Đường đi", "ĐĐđđ", "đ\u0303", spaces]
+    texts += ["".join(chr(c) for c in range(lo, lo + 64)) for lo in range(0, 0x3000, 64)]
+    from glotbench.checks.tokens import chars
+
+    for t in texts:
+        assert V.strip.__wrapped__(t) == old_strip(t), repr(t)
+        assert V.normalize_space(t) == old_normalize_space(t), repr(t)
+        assert chars(t) == sum(1 for c in t if not c.isspace()), repr(t)  # the token check's characters
+
+
+def test_a_profile_code_is_its_own_group_as_langcodes_reads_it():
+    """`language_group` takes a tag that is its resolved code as its own group without langcodes:
+    what langcodes gives for every 2- and 3-letter code that resolves to itself."""
+    import itertools
+    import string
+
+    from glotbench.languages import _tagged_group, language_group, resolve_code
+
+    seen = 0
+    for k in (2, 3):
+        for letters in itertools.product(string.ascii_lowercase, repeat=k):
+            code = "".join(letters)
+            if resolve_code(code) == code:
+                assert _tagged_group(code, code) == code == language_group(code), code
+                seen += 1
+    assert seen > 10_000
+    assert language_group("zh-TW") == "zh-Hant" and language_group("pt-PT") == "pt-PT"  # langcodes' own path
+
+
 def test_same_letters_and_aligned_matches_are_those_of_the_long_way():
     rng = random.Random(3)
     pairs = [(a, b) for a in ALL[:60] for b in ALL[:60]]
@@ -115,7 +165,7 @@ def test_foreign_script_counted_by_regex_is_the_per_character_count(code):
     from glotbench.languages import foreign_script
 
     for t in ALL:
-        for min_letters, share in ((4, 0.5), (1, 0.9), (10, 0.2)):
+        for min_letters, share in ((4, 0.5), (1, 0.9), (10, 0.2), (0, 1.0), (0, 1.5)):
             assert foreign_script(t, code, min_letters, share) == old_foreign_script(t, code, min_letters, share), (t, code)
 
 
@@ -158,10 +208,12 @@ def test_a_builtin_datasheet_is_made_when_read_and_valid():
     validated Datasheet when read."""
     code = ("import sys, glotbench.benchmarks.vi_diacritics as v, glotbench.benchmarks.deepsea; "
             "print(sorted(m for m in ('bibtexparser', 'langcodes', 'glotbench.tasks.spec') if m in sys.modules)); "
+            "v.VietnameseDiacritics().run_language(); print('langcodes' in sys.modules); "
             "v.VietnameseDiacritics.datasheet; print('bibtexparser' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout
+    # a run's language group (`vi`) is read without langcodes
+    assert out.stdout.split("\n")[:3] == ["[]", "False", "True"], out.stdout
 
     from glotbench.benchmarks.base import Benchmark
     from glotbench.datasheet import Datasheet

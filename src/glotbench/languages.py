@@ -185,8 +185,17 @@ def language_group(given: str) -> str:
     return _group(code, given.strip().replace("_", "-"))
 
 
-@functools.lru_cache(maxsize=1024)
 def _group(code: str, tag: str) -> str:
+    """A tag that is its profile's code (`vi`, every built-in's language) is its own group, without
+    `langcodes` (imported for it, it was 27 ms of a 2,000-request run's start, measured: its tables
+    and regexes; docs/performance.md): read by `_tagged_group`, such a tag has the script and the
+    region of its own maximized form, so neither is kept (tests/test_cpu_per_run.py holds this for
+    every profile and ISO 639-3 code)."""
+    return code if tag == code else _tagged_group(code, tag)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tagged_group(code: str, tag: str) -> str:
     import langcodes
 
     parts = tag.split("-")
@@ -383,6 +392,8 @@ def foreign_script(text: str, code: str | None, min_letters: int = 4, share: flo
     unknown. The script is named among the scripts the profiles declare (and the language's own),
     else "another script"."""
     scripts = language_scripts(code)
+    if share <= 1 and ("Latin" in scripts or "Latn" in scripts) and text.isascii():
+        return None  # ASCII letters are all Latin (and no ASCII is a mark): 2,000 rows of a load read so
     own = _script_class(scripts) if scripts else None
     # the letters and marks as one string, counted by regex calls rather than a Python loop over
     # characters: every data row is checked as it is read (34 ms of a 2,000-row load before)

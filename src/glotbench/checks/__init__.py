@@ -130,10 +130,17 @@ class RunChecks:
         the file in order), made as each line is written rather than kept for every sample."""
         for s in samples:
             self.check(s)
+        # one dict per distinct verdict (`_shared`), so that the writer encodes each once (`in_order`)
+        wrapped: dict[int, dict[str, Any]] = {}
 
         def of(sid: str, repeat: int) -> dict[str, Any] | None:
             lang = self.language.get((sid, repeat))
-            return None if lang is None else {"language": lang}
+            if lang is None:
+                return None
+            got = wrapped.get(id(lang))  # `self.language` holds every verdict: no id is reused
+            if got is None:
+                got = wrapped[id(lang)] = {"language": lang}
+            return got
 
         return of
 

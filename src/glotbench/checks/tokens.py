@@ -40,7 +40,10 @@ def language_of(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, 
 
 
 def chars(text: str) -> int:
-    return sum(1 for c in text if not c.isspace())
+    """The characters that are not whitespace: the lengths of `text.split()`'s parts (split and
+    `str.isspace` read the same whitespace), 0.75 against 1.4 µs a sentence for a loop over its
+    characters, measured (docs/performance.md)."""
+    return sum(map(len, text.split()))
 
 
 def words(text: str, lang: str) -> int:

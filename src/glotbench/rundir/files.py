@@ -306,6 +306,9 @@ class SampleSink:
         if extra is None and fields is None and all(by_item[i] <= by_item[i + 1] for i in range(len(by_item) - 1)):
             return
         tmp = self.path.with_suffix(".jsonl.tmp")
+        # the checks a line gets, encoded once per object `extra` gives (a run's verdicts repeat: one
+        # object each, RunChecks.check_all); the object is held with its text, so no id is reused
+        encoded: dict[int, tuple[Any, bytes]] = {}
         with self.path.open("rb") as src, tmp.open("wb") as dst:
             for i in sorted(range(len(by_item)), key=by_item.__getitem__):
                 start = ends[i - 1] if i else 0
@@ -314,7 +317,12 @@ class SampleSink:
                 sid, repeat = ids[i], repeats[i]
                 checks = extra(sid, repeat) if extra is not None else None
                 if checks is not None:  # `{...}\n` -> `{..., "checks": {...}}\n`: as json_bytes writes the key
-                    line = line[:-2] + b', "checks": ' + json_bytes(checks) + b"}\n"
+                    kept = encoded.get(id(checks))
+                    if kept is None:
+                        kept = (checks, json_bytes(checks))
+                        if len(encoded) < 4096:  # bounded: a run of distinct verdicts keeps none of their text
+                            encoded[id(checks)] = kept
+                    line = line[:-2] + b', "checks": ' + kept[1] + b"}\n"
                 for key, value in ((fields(sid, repeat) or {}) if fields is not None else {}).items():
                     line = line[:-2] + b", " + json_bytes(key) + b": " + json_bytes(value) + b"}\n"
                 dst.write(line)

@@ -160,6 +160,24 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     console.print(f"signature: {res['signature']}", soft_wrap=True)
 
 
+def print_panel(results: dict[str, Any]) -> None:
+    """A judged run of a kind with no table of its own (a plugin's: runfiles.JudgedFile): its
+    headline (the mean of judges), each judge, the notes."""
+    c = make_console()
+    f = results["scores"]["final"]
+    c.print(f"{results['benchmark']} · {results['model']} · {results.get('label') or results['headline']}")
+    c.print(f"{results['headline']} {interval_text(f)} · mean of "
+            f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
+    if f.get("too_few_units"):
+        c.print(FEW_NOTE)
+    judged = results["scores"].get("prompts_judged") or {}
+    for j, e in results["scores"]["judges"].items():
+        c.print(f"  {j}: {interval_text(e, n=False)} ({judged.get(j, e.get('n'))} judged)")
+    c.print(f"skipped judges: {', '.join(results.get('skipped_judges') or ()) or 'none'}")
+    print_notes(c, results)
+    c.print(f"signature: {results['signature']}")
+
+
 def print_judged(results: dict[str, Any]) -> None:
     """A task's rubric run (tasks/rubric.py RubricRun): the mean of judges, each judge, the notes."""
 

@@ -201,3 +201,35 @@ def test_the_arena_summary_is_its_recorded_metrics(srv, tmp_path):
     assert metrics["final"] == scores["final"] and metrics[f"judge:{srv.spec('fair')}"] == scores["judges"][srv.spec("fair")]
     stats = JudgedStats.read(judged["stats"])
     assert len(stats.items) == 3 and stats.values[srv.spec("fair")] == {i: (1.0, 1.0) for i in stats.items}
+
+
+def test_every_kind_s_rows_from_its_values_are_its_summary_s(srv, tmp_path):
+    """The board's paired rows of a judged run come from results.json's `judged.stats`, whatever its
+    kind: for the arena, AraGen (two judges, two repeats) and a rubric task they are the rows each
+    kind's own summary gave (report/rundata.py view_of), bit for bit."""
+    from test_judged_dispatch import configure as rubric_answers, task_naming
+
+    from glotbench.report.rundata import judged_view, view_of
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"},
+                          "r1": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 3,
+                                                              "Helpful": 4, "Honest": 5, "Harmless": 2}},
+                          "r2": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 0, "Concise": 5,
+                                                              "Helpful": 2, "Honest": 5, "Harmless": 5}}})
+    runs = [("arena", ("laobench-arena", "--bench-opt", "baseline=python:helpers:plain_answer", "--judge", srv.spec("fair"),
+                       "--limit", "3")),
+            ("aragen", ("aragen", "--judge", srv.spec("r1"), "--judge", srv.spec("r2"), "--limit", "5",
+                        "--bench-opt", "judge_repeats=2", "--bench-opt", "judge_temperature=0.7"))]
+    for name, args in runs:
+        p = cli("run", args[0], "--model", "python:helpers:good_answer", *args[1:], "--out", str(tmp_path / name),
+                "--no-cache", "--no-progress")
+        assert p.returncode == 0, p.stderr
+    rubric_answers(srv)
+    p = cli("run", task_naming(tmp_path, srv.spec("judge1")), "--model", srv.spec("cand"), "--out",
+            str(tmp_path / "rubric"), "--no-progress", "--no-cache")
+    assert p.returncode == 0, p.stderr
+    for name in ("arena", "aragen", "rubric"):
+        record = json.loads((tmp_path / name / "results.json").read_text(encoding="utf-8"))
+        rows = judged_view(tmp_path / name)[1]
+        old = view_of(record["judged"]["kind"], record["judged"]["summary"], {})[1]
+        assert rows and sorted(rows, key=lambda r: r["id"]) == sorted(old, key=lambda r: r["id"]), name

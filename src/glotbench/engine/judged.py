@@ -195,7 +195,7 @@ def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping
     section (rundir.schema.JudgedSection). Written once every phase has finished: a complete run."""
     from glotbench.report.rundata import view_of
 
-    view, _ = view_of(kind, summary, base, stats)
+    view, _ = view_of(kind, summary, base)
     record = {"format": RESULTS_FORMAT, **view, "status": "complete",
               "finished": datetime.now(timezone.utc).isoformat(),
               "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary),

@@ -96,11 +96,14 @@ class JudgedStats(BaseModel):
 
     def item_means(self) -> dict[str, float]:
         """Per item, the mean over the judges that gave it a value of each judge's mean value (the
-        board's paired tests read these rows)."""
+        board's paired tests read these rows; a judge's mean by `statistics.fmean`, as AraGen's
+        `item_scores`, the same bits as sum / count for the arena's two orders and SEA-MT's two turns)."""
+        import statistics
+
         per: dict[str, list[float]] = {}
         for judge in self.judges:
             for item, v in self.values.get(judge, {}).items():
-                per.setdefault(item, []).append(sum(v) / len(v))
+                per.setdefault(item, []).append(statistics.fmean(v))
         return {i: sum(v) / len(v) for i, v in per.items()}
 
 

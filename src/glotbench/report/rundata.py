@@ -155,13 +155,15 @@ def judged_phase(path: str | Path) -> bool:
     return False
 
 
-def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any],
-            stats: JudgedStats | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A judged run as the candidate's run (results.json's shape): its summary `r` (the judges' scores,
     per-item values) over its candidate's answers' results `base` (the benchmark, the candidate's model,
     config, counts, tokens; {} where there is none); and per-item rows of the candidate's judged value
     (mean over the judges that judged the item) for the board's paired tests. A judge is never a model
-    of this view. What the judged pipelines write as the run's results.json (engine/judged.py `write_judged`)."""
+    of this view. What the judged pipelines write as the run's results.json (engine/judged.py `write_judged`).
+    A kind with no summary schema of its own (a plugin's) is read as the panel's (runfiles.JudgedFile).
+    These rows are an older run's: a run of this release has its rows from its values (results.json
+    `judged.stats`: `judged_view`, `stats_rows`)."""
     per_item: dict[str, list[float]] = defaultdict(list)
     counts = dict(base.get("counts") or {})
     if kind == "rubric":
@@ -222,9 +224,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any],
                "task": {"language": r["language"]},
                "judged": {"kind": "mt-bench", "judges": list(s["judges"]), "baseline": r["baseline"]}}
     elif kind not in JUDGED_SCHEMAS:  # a plugin's: the panel's summary (judges/pipeline.py panel_summary)
-        head = r["headline"]
-        for i, v in (stats.item_means() if stats is not None else {}).items():
-            per_item[i].append(v)
+        head = r["headline"]  # its rows: judged_view's, from its values (`stats_rows`)
         res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
                                                          if k != "name"}},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
@@ -262,6 +262,12 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any],
     return res, rows
 
 
+def stats_rows(stats: JudgedStats) -> list[dict[str, Any]]:
+    """A judged run's per-item rows (the board's paired tests) from its values: each item's mean over
+    the judges that judged it."""
+    return [{"id": i, "score": {"value": v, "judged": 1.0}} for i, v in stats.item_means().items()]
+
+
 def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A judged run's top directory as the candidate's run, and its per-item rows (`view_of`): its
     results.json is that view already; an older run's summary file (arena.json, aragen.json,
@@ -273,7 +279,9 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     if (d / RESULTS).is_file():
         record = read_results(d)
         stats = (record.get("judged") or {}).get("stats")
-        return record, view_of(data.kind, r, {}, None if stats is None else JudgedStats.read(stats, f"{d / RESULTS}: judged.stats"))[1]
+        if stats is not None:  # every judged run of this release, whatever its kind: the rows from its values
+            return record, stats_rows(JudgedStats.read(stats, f"{d / RESULTS}: judged.stats"))
+        return record, view_of(data.kind, r, {})[1]
     answers = d / {"rubric": Path(str(r.get("answers_run") or "answers")).name, "arena": "candidate"}.get(data.kind, "")
     base = read_results(answers) if data.kind != "aragen" and (answers / RESULTS).is_file() else {}
     return view_of(data.kind, r, base)

@@ -20,7 +20,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling, panel_summary
-from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
+from glotbench.judges.stats import JudgedMetrics, JudgedStats
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.signature import Signature
 from glotbench.store import ResultsStore
@@ -111,7 +111,7 @@ class PluginGraded(Questions, Declared):
     def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
         values = {spec: {s.id: [s.stats["value"]] for s in run.samples if s.failure is None} for spec, run in runs.items()}
         stats = JudgedStats.of(values, [it.id for it in ctx.items])
-        found = judged_metrics(stats, self.judged_metrics, resamples=ctx.resamples)
+        found = ctx.measure(stats)  # the metrics it declares (judged_metrics), the run's bootstrap
         signature = Signature.build(("glotbench", self.name), ("judges", ",".join(runs))).format()
         summary = panel_summary(ctx, runs, stats, found, benchmark=self.name, headline="grade",
                                 label="grade 0-10 scaled (mean of judges)", signature=signature)

@@ -16,7 +16,7 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.laobench import laobench_datasheet
 from glotbench.core import Dataset, RunResult
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
-from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics, panel_scores
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, panel_scores
 from glotbench.rundir import OLD_SUMMARIES
 from glotbench.rundir.validity import combine
 from glotbench.errors import DataError, GlotbenchError, SpecError
@@ -178,7 +178,7 @@ class LaoBenchArena(ArenaPrompts, Declared):
         # AraGen and a rubric task are, every judge with no value, invalid with its reason (`combine`), so
         # that every view shows it; the command exits INVALID_RUN_EXIT naming the failed phase
         stats = JudgedStats.of(acc.values or {spec: {} for spec in runs}, acc.ids if acc.values else [p.id for p in prompts])
-        found = judged_metrics(stats, self.judged_metrics, resamples=ctx.resamples)
+        found = ctx.measure(stats)
         scores = panel_scores(stats, found)
         summary = {
             "candidate": ctx.candidate, "baseline": self.baseline, "judges": list(ctx.judges),

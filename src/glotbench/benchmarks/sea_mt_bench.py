@@ -266,7 +266,8 @@ class SeaMtBench(Benchmark, Declared):
             validity[f"judge {spec}"] = run.results.get("validity")
         scored = [q.id for q in questions if q.id in next(iter(turn_values.values()), {})]
         stats = JudgedStats.of(turn_values, scored, clusters={i: categories[i] for i in scored})
-        found, metrics = scores_of(stats, self.judged_metrics, resamples=ctx.resamples)
+        metrics = ctx.measure(stats) if scored else {}
+        found = scores_of(stats, metrics)
         signature = Signature.build(("glotbench", self.name), ("v", self.version), ("config", self.config),
                                     ("data", (ctx.all_items.sha256 or "none")[:12]),
                                     ("baseline", self.baseline or f"data:{self.baseline_model}"),

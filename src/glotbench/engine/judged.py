@@ -106,7 +106,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
         if not isinstance(model, str):
             await model.aclose()
     ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
-                        validity, judge_validation, options.bootstrap_resamples, options)
+                        validity, judge_validation, options.bootstrap_resamples, options, decl.judged_metrics)
     games = decl.games(ctx)
     runs = await run_panel(decl.judge_games, games, kept, judge_options(phase, decl.sampling), out)
     outcome = decl.judged_score(ctx, games, runs)

@@ -191,27 +191,25 @@ def scores(turn_values: Mapping[str, Mapping[str, list[float]]], ids: list[str],
     """Each judge's weighted win rate (SEA-HELM's rule, judges/mt_bench.py), their mean (`final`),
     per turn and per category (mean of judges), each with the judged pipelines' interval
     (`judged_interval`): the bootstrap resamples questions, every judge and turn of a question together."""
-    return scores_of(JudgedStats.of(turn_values, ids, clusters={i: categories[i] for i in ids}),
-                     resamples=resamples, seed=seed)[0]
+    stats = JudgedStats.of(turn_values, ids, clusters={i: categories[i] for i in ids})
+    return scores_of(stats, judged_metrics(stats, WEIGHTED_WIN_RATE, resamples=resamples, seed=seed) if ids else {})
 
 
-def scores_of(stats: JudgedStats, declared: JudgedMetrics = WEIGHTED_WIN_RATE, *, resamples: int,
-              seed: int = DEFAULT_SEED) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """`scores`' summary from the run's values (its clusters the categories), and the metrics
-    (judges/stats.py `judged_metrics`: `WEIGHTED_WIN_RATE`, SEA-MT-Bench's declaration) it is made of."""
+def scores_of(stats: JudgedStats, found: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """`scores`' summary from the run's values (its clusters the categories) and the metrics
+    `WEIGHTED_WIN_RATE` names over them (`found`: judges/stats.py `judged_metrics`)."""
     judges, ids = list(stats.judges), list(stats.items)
     if not ids:
-        return ({"final": {"value": None, "ci_low": None, "ci_high": None, "n": 0, "ci_method": "none"},
-                 "judges": {j: {"value": None, "n": 0} for j in judges}, "turns": {}, "categories": {},
-                 "win_rate": {}, "questions": 0}, {})
-    found = judged_metrics(stats, declared, resamples=resamples, seed=seed)
+        return {"final": {"value": None, "ci_low": None, "ci_high": None, "n": 0, "ci_method": "none"},
+                "judges": {j: {"value": None, "n": 0} for j in judges}, "turns": {}, "categories": {},
+                "win_rate": {}, "questions": 0}
     # SEA-HELM's own numbers of each judge, from its formula over the same values (the point estimates above)
     seahelm = {j: weighted_win_rate({i: list(stats.values[j][i]) for i in ids if i in stats.values[j]},
                                     stats.clusters) for j in judges}
     cats = sorted({stats.clusters[i] for i in ids})
-    return ({"final": found["final"], "judges": {j: found[f"judge:{j}"] for j in judges},
-             "turns": {str(t): found[f"slot:{t}"] for t in range(1, TURNS + 1)},
-             "categories": {cat: found[f"cluster:{cat}"] for cat in cats},
-             "win_rate": {j: s["win_rate"] for j, s in seahelm.items()},
-             "category_win_rate": {j: s["categories"] for j, s in seahelm.items()},
-             "questions": len(ids)}, found)
+    return {"final": dict(found["final"]), "judges": {j: dict(found[f"judge:{j}"]) for j in judges},
+            "turns": {str(t): dict(found[f"slot:{t}"]) for t in range(1, TURNS + 1)},
+            "categories": {cat: dict(found[f"cluster:{cat}"]) for cat in cats},
+            "win_rate": {j: s["win_rate"] for j, s in seahelm.items()},
+            "category_win_rate": {j: s["categories"] for j, s in seahelm.items()},
+            "questions": len(ids)}

@@ -24,7 +24,7 @@ from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from glotbench.core import Dataset, RunResult
 from glotbench.judges.panel import SelfJudging
-from glotbench.judges.stats import JudgedMetrics, JudgedStats
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
 from glotbench.rundir.schema import JudgedKind
 
 
@@ -67,6 +67,12 @@ class JudgedContext:
     judge_validation: Any
     resamples: int
     options: Any  # the run's options (engine/options.py RunOptions: engine/ sits above judges/)
+    declared: JudgedMetrics = JudgedMetrics()  # the benchmark's `judged_metrics`
+
+    def measure(self, stats: JudgedStats) -> dict[str, dict[str, Any]]:
+        """The metrics the benchmark declares over its values, by name, with the run's bootstrap
+        (judges/stats.py `judged_metrics`): a declaration names them, never computes them."""
+        return judged_metrics(stats, self.declared, resamples=self.resamples)
 
 
 @dataclass(frozen=True)

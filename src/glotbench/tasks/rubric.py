@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult
-from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics, panel_scores
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, panel_scores
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
 from glotbench.languages import profile
 from glotbench.rundir import OLD_SUMMARIES, slug
@@ -289,7 +289,7 @@ class RubricRun(Declared):
         # no answered item judged: written (every view shows it invalid with its reason), not raised
         none_judged = bool(answers) and not any(i in v for v in values.values() for i in answers)
         stats = JudgedStats.of(values, ids)  # an unanswered item: 0 from every judge
-        found = judged_metrics(stats, self.judged_metrics, resamples=ctx.resamples)
+        found = ctx.measure(stats)
         scores = panel_scores(stats, found)
         signature = Signature.parse(res.results["signature"]).plus(
             ("judge_prompt", self.judge_games.prompt_hash(games)), self.judge_games.signature_parts(),

@@ -20,7 +20,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling, panel_summary
-from glotbench.judges.stats import JudgedMetrics, JudgedStats
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
 from glotbench.metrics import ItemScore, RatioMetric
 from glotbench.signature import Signature
 from glotbench.store import ResultsStore
@@ -233,3 +233,36 @@ def test_every_kind_s_rows_from_its_values_are_its_summary_s(srv, tmp_path):
         rows = judged_view(tmp_path / name)[1]
         old = view_of(record["judged"]["kind"], record["judged"]["summary"], {})[1]
         assert rows and sorted(rows, key=lambda r: r["id"]) == sorted(old, key=lambda r: r["id"]), name
+        # as the previous release wrote it (no judged.stats, no judged.metrics): the summary's rows
+        del record["judged"]["stats"], record["judged"]["metrics"]
+        (tmp_path / name / "results.json").write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+        assert judged_view(tmp_path / name)[1] == old, name
+
+
+@pytest.mark.parametrize("policy, value, n", [("drop", (1 + 0.5) / 2, 2), ("zero", (0.5 + 0 + 0.5) / 3, 3),
+                                              ("upstream", (1 + 0 + 0.5) / 3, 3)])
+def test_failure_policies_are_declared_rules_over_the_values(policy, value, n):
+    """AraGen's failure policies: entry a has one valid verdict of two repeats, b was never answered,
+    c has two; `drop` averages the verdicts, `zero` counts every missing one as 0, `upstream` only the
+    unanswered entry's."""
+    stats = JudgedStats.of({"j": {"a": [1.0], "c": [0.5, 0.5]}}, ["a", "b", "c"], repeats=2, unanswered=["b"])
+    found = judged_metrics(stats, JudgedMetrics(policy=policy), resamples=0)
+    assert found["final"]["value"] == pytest.approx(value) and found["final"]["n"] == n
+    assert found["judge:j"] == found["final"]  # one judge: the mean of judges is that judge
+
+
+def test_the_weighted_rule_is_seahelms_formula():
+    """`weighted_by_cluster` over turn values is SEA-HELM's weighted win rate (judges/mt_bench.py, its
+    reference formula), per judge; the slots are the turns, the clusters the categories."""
+    from glotbench.judges.mt_bench import WEIGHTED_WIN_RATE, weighted_win_rate
+
+    values = {"j1": {"q1": [1.0, 0.5], "q2": [0.0, 0.0], "q3": [1.0, 1.0], "q4": [0.5, 0.0]},
+              "j2": {"q1": [0.5, 0.5], "q2": [1.0, 0.0], "q3": [0.0, 1.0], "q4": [1.0, 1.0]}}
+    cats = {"q1": "math", "q2": "math", "q3": "writing", "q4": "roleplay"}
+    stats = JudgedStats.of(values, list(cats), clusters=cats)
+    found = judged_metrics(stats, WEIGHTED_WIN_RATE, resamples=200)
+    for j in values:
+        assert found[f"judge:{j}"]["value"] == pytest.approx(weighted_win_rate(values[j], cats)["weighted_win_rate"])
+    assert found["final"]["value"] == pytest.approx((found["judge:j1"]["value"] + found["judge:j2"]["value"]) / 2)
+    assert found["slot:2"]["value"] == pytest.approx(((0.25 + 1.0 + 0.0) / 3 + (0.25 + 1.0 + 1.0) / 3) / 2)
+    assert found["cluster:math"]["value"] == pytest.approx((1.5 / 4 + 2.0 / 4) / 2) and found["cluster:math"]["n"] == 2

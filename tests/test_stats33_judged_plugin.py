@@ -266,3 +266,13 @@ def test_the_weighted_rule_is_seahelms_formula():
     assert found["final"]["value"] == pytest.approx((found["judge:j1"]["value"] + found["judge:j2"]["value"]) / 2)
     assert found["slot:2"]["value"] == pytest.approx(((0.25 + 1.0 + 0.0) / 3 + (0.25 + 1.0 + 1.0) / 3) / 2)
     assert found["cluster:math"]["value"] == pytest.approx((1.5 / 4 + 2.0 / 4) / 2) and found["cluster:math"]["n"] == 2
+
+
+def test_a_plugin_kind_named_run_is_refused_before_any_call(tmp_path, srv):
+    class Named(PluginGraded):
+        judge_pipeline = "run"
+
+    srv.configure()
+    with pytest.raises(GlotbenchError, match="cannot be 'run'"):
+        evaluate(Named(), srv.spec("cand"), RunOptions(progress=False, out=str(tmp_path / "r"), judges=(srv.spec("j"),)))
+    assert srv.requests() == [] and not (tmp_path / "r").exists()

@@ -63,6 +63,8 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     """The judged run of a declaration: (the candidate's judged run, results.json's judged summary).
     `judges`: the panel as named (default: --judge, else the benchmark's default judges); `spec`:
     the benchmark as the run named it (a phase of the benchmark itself runs it under that name)."""
+    if decl.judge_pipeline == "run":  # the readers' word for a plain run (report/rundata.py RunData.kind)
+        raise GlotbenchError(f"{decl.name}: its judged kind (judge_pipeline) cannot be 'run': name it after the benchmark")
     named = list(judges if judges is not None else options.judges or decl.default_judges)
     if not named:
         raise GlotbenchError(decl.no_judge())

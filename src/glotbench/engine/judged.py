@@ -23,7 +23,7 @@ from glotbench.engine.options import model_options
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import build_judge, select_judges
-from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling
+from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling, check_kind
 from glotbench.judges.stats import JudgedStats
 from glotbench.models.base import Model
 from glotbench.models.openai_compat import OpenAICompatModel
@@ -63,8 +63,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     """The judged run of a declaration: (the candidate's judged run, results.json's judged summary).
     `judges`: the panel as named (default: --judge, else the benchmark's default judges); `spec`:
     the benchmark as the run named it (a phase of the benchmark itself runs it under that name)."""
-    if decl.judge_pipeline == "run":  # the readers' word for a plain run (report/rundata.py RunData.kind)
-        raise GlotbenchError(f"{decl.name}: its judged kind (judge_pipeline) cannot be 'run': name it after the benchmark")
+    check_kind(decl)
     named = list(judges if judges is not None else options.judges or decl.default_judges)
     if not named:
         raise GlotbenchError(decl.no_judge())

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from glotbench.core import Dataset, RunResult
+from glotbench.errors import GlotbenchError
 from glotbench.judges.panel import SelfJudging
 from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
 from glotbench.rundir.schema import JudgedKind
@@ -217,6 +218,13 @@ class JudgedDeclaration(Protocol):
         """Per item, per judge, the values (`JudgedStats`); the declared metrics over them
         (judges/stats.py `judged_metrics`); the summary."""
         ...
+
+
+def check_kind(decl: JudgedDeclaration) -> None:
+    """A declaration's kind names a judged run: never `run`, the readers' word for a plain one
+    (report/rundata.py `RunData.kind`); refused before any call."""
+    if decl.judge_pipeline == "run":
+        raise GlotbenchError(f"{decl.name}: its judged kind (judge_pipeline) cannot be 'run': name it after the benchmark")
 
 
 def panel_summary(ctx: JudgedContext, runs: Mapping[str, RunResult], stats: JudgedStats,

@@ -146,11 +146,12 @@ def test_judged_scores_follow_the_same_rule():
     """The judge panel's percentile bootstrap over prompts (arena, AraGen's mean of judges, a rubric
     task's score) is marked below 100 prompts, as every other bootstrap; Wilson where it collapsed
     below 30."""
-    from glotbench.judges.panel import mean_of_judges
+    from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
 
     def final(n, value=lambda i: float(i % 2)):
         ids = [f"p{i}" for i in range(n)]
-        return mean_of_judges({"j": {p: [value(i)] for i, p in enumerate(ids)}}, ids, resamples=200)["final"]
+        stats = JudgedStats.of({"j": {p: [value(i)] for i, p in enumerate(ids)}}, ids)
+        return judged_metrics(stats, JudgedMetrics(), resamples=200)["final"]
 
     assert final(40)["ci_method"] == "bootstrap" and final(40)["too_few_units"] is True
     assert "too_few_units" not in final(120)

@@ -83,6 +83,20 @@ class RubricFile(_Open):
     answers_run: str
 
 
+class JudgedFile(_Open):
+    """What `report`, the board and `runs import` read of a judged run of any other kind (a plugin's
+    declaration; judges/pipeline.py `panel_summary`): the panel's scores under its headline."""
+
+    benchmark: NonEmptyStr
+    model: NonEmptyStr
+    headline: NonEmptyStr
+    label: str = ""
+    scores: _RubricScores
+    signature: NonEmptyStr
+    items: Count
+    skipped_judges: list[str] = []
+
+
 class _MtBenchScores(_RubricScores):
     turns: dict[str, _Estimate]
     categories: dict[str, _Estimate]

@@ -25,6 +25,7 @@ from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult
 from glotbench.judges.jury import Outcome
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.judges.stats import JudgedMetrics
 from glotbench.rundir import OLD_SUMMARIES, slug
 from glotbench.datasheet import Datasheet
 from glotbench.data import ItemId, NonEmptyStr, Row, not_bool, read_rows
@@ -486,10 +487,15 @@ class AraGen(AraGenAnswers, Declared):
         return judging_dataset(entries_of(ctx.items), answers, ctx.items.source, ctx.items.sha256 or "none",
                                [e.sn for e in entries_of(ctx.all_items)])
 
+    @property
+    def judged_metrics(self) -> JudgedMetrics:
+        """The `mean` jury's interval: each entry's counted values under the failure policy (judges/jury.py)."""
+        return JudgedMetrics(policy=self.policy)  # type: ignore[arg-type]  # checked by the constructor
+
     def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
         """Per judge, per entry, the verdicts of every repeat; each judge's figures under the failure
         policy (judges/jury.py); the jury's strategy over them, with its bootstrap."""
-        from glotbench.judges.jury import jury, judge_summary, outcomes
+        from glotbench.judges.jury import jury, judge_summary, outcomes, verdict_stats
         from glotbench.rundir.selection import first as selection_first, signed
         from glotbench.rundir.validity import combine, run_validity
         from glotbench.signature import Signature
@@ -561,8 +567,12 @@ class AraGen(AraGenAnswers, Declared):
             "signature": signature, "judge_validation": ctx.judge_validation, "version": AraGenJudging.version,
         }
         answers_run = ctx.phases.get("answers-1")  # the candidate's answers (none: replayed from a file)
+        # the run's values (each judge's valid 3C3H per entry and repeat) and its metrics by name: the
+        # jury's headline (its strategy, under the policy) and each judge's own figure
+        metrics = {"final": combined["3c3h"], **{f"judge:{j}": p["scores"]["overall"]["3c3h"] for j, p in per_judge.items()}}
         return JudgedOutcome(results, answers_run.results if answers_run else {},
-                             answers_run.samples if answers_run else (), answers_run.dataset if answers_run else None)
+                             answers_run.samples if answers_run else (), answers_run.dataset if answers_run else None,
+                             verdict_stats(order, by_judge), metrics)
 
 
 def _first_answers(run: RunResult) -> dict[str, str]:

@@ -15,8 +15,8 @@ from typing import Any, Iterable, Mapping
 from glotbench.benchmarks.base import Benchmark
 from glotbench.benchmarks.laobench import laobench_datasheet
 from glotbench.core import Dataset, RunResult
-from glotbench.judges.panel import mean_of_judges
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, panel_scores
 from glotbench.rundir import OLD_SUMMARIES
 from glotbench.rundir.validity import combine
 from glotbench.errors import DataError, GlotbenchError, SpecError
@@ -123,6 +123,7 @@ class LaoBenchArena(ArenaPrompts, Declared):
     older = (OLD_SUMMARIES["arena"],)
     sampling = JudgeSampling()
     own_selection = False
+    judged_metrics = JudgedMetrics()  # the win value: each prompt's games averaged, the mean over prompts, of judges
 
     def judged_declaration(self) -> "LaoBenchArena":
         if self.baseline is None:
@@ -176,8 +177,9 @@ class LaoBenchArena(ArenaPrompts, Declared):
         # no prompt judged (the candidate's, the baseline's, a judge's calls or verdicts failed): written as
         # AraGen and a rubric task are, every judge with no value, invalid with its reason (`combine`), so
         # that every view shows it; the command exits INVALID_RUN_EXIT naming the failed phase
-        scores = mean_of_judges(acc.values or {spec: {} for spec in runs},
-                                acc.ids if acc.values else [p.id for p in prompts], resamples=ctx.resamples)
+        stats = JudgedStats.of(acc.values or {spec: {} for spec in runs}, acc.ids if acc.values else [p.id for p in prompts])
+        found = ctx.measure(stats)
+        scores = panel_scores(stats, found)
         summary = {
             "candidate": ctx.candidate, "baseline": self.baseline, "judges": list(ctx.judges),
             "skipped_judges": list(ctx.skipped), "scores": scores, "failures": failures,
@@ -201,7 +203,7 @@ class LaoBenchArena(ArenaPrompts, Declared):
             "judge_validation": ctx.judge_validation,
         }
         answers_run = ctx.phases["candidate"]
-        return JudgedOutcome(summary, answers_run.results, answers_run.samples, answers_run.dataset)
+        return JudgedOutcome(summary, answers_run.results, answers_run.samples, answers_run.dataset, stats, found)
 
 
 class JudgeGames(Benchmark):

@@ -124,8 +124,10 @@ class Benchmark(ABC):
     judge_task: bool = False
     # Its kind of judged run (results.json's judged.kind): "rubric" (a task's rubric scorer), "arena"
     # (pairs against a baseline), "aragen" (3C3H over the release's rounds) or "mt-bench" (two turns
-    # against a fixed baseline, SEA-HELM's weighted win rate). engine/judged.py runs every one; what
-    # is the benchmark's own it declares (`judged_declaration`).
+    # against a fixed baseline, SEA-HELM's weighted win rate), or a plugin's own name (its summary the
+    # panel's: judges/pipeline.py `panel_summary`). engine/judged.py runs every one; what is the
+    # benchmark's own it declares (`judged_declaration`), its score the metrics it declares over its
+    # per-item, per-judge values (judges/stats.py).
     judge_pipeline: JudgedKind = "rubric"
     # The judges a judged run takes when none is named (--judge): a task file's scorer.judges.
     default_judges: tuple[str, ...] = ()

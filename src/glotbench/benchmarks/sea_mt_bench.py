@@ -30,8 +30,10 @@ from glotbench.extract import Extraction, free_text
 from glotbench.items import Item, PublicItem
 from glotbench.judges.mt_bench import (ANSWER_MAX_TOKENS, BASELINE_MODEL, CATEGORIES_WITH_REFERENCE, JUDGE_MAX_TOKENS,
                                        JUDGE_TEMPERATURE, ORDERS, REFERENCE_COMMIT, TURNS, Outcome, final_judgement,
-                                       forfeits, judge_messages, outcome_counts, outcome_value, parse_judgement, scores)
+                                       WEIGHTED_WIN_RATE, forfeits, judge_messages, outcome_counts, outcome_value,
+                                       parse_judgement, scores_of)
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling, merged_base
+from glotbench.judges.stats import JudgedStats
 from glotbench.rundir import slug
 from glotbench.rundir.validity import combine
 from glotbench.signature import Signature
@@ -197,6 +199,7 @@ class SeaMtBench(Benchmark, Declared):
     older: tuple[str, ...] = ()
     sampling = JudgeSampling()
     own_selection = False
+    judged_metrics = WEIGHTED_WIN_RATE  # SEA-HELM's weighted win rate, per turn and per category
 
     def judged_declaration(self) -> "SeaMtBench":
         return self
@@ -262,7 +265,9 @@ class SeaMtBench(Benchmark, Declared):
             turn_values[spec], turn_outcomes[spec], counts[spec] = vals, outs, outcome_counts(finals)
             validity[f"judge {spec}"] = run.results.get("validity")
         scored = [q.id for q in questions if q.id in next(iter(turn_values.values()), {})]
-        found = scores(turn_values, scored, categories, resamples=ctx.resamples)
+        stats = JudgedStats.of(turn_values, scored, clusters={i: categories[i] for i in scored})
+        metrics = ctx.measure(stats) if scored else {}
+        found = scores_of(stats, metrics)
         signature = Signature.build(("glotbench", self.name), ("v", self.version), ("config", self.config),
                                     ("data", (ctx.all_items.sha256 or "none")[:12]),
                                     ("baseline", self.baseline or f"data:{self.baseline_model}"),
@@ -284,7 +289,7 @@ class SeaMtBench(Benchmark, Declared):
             "judge_validation": ctx.judge_validation,
         }
         cand = [ctx.phases[f"candidate turn {t}"] for t in range(1, TURNS + 1)]
-        return JudgedOutcome(summary, merged_base(cand), cand[-1].samples, cand[-1].dataset)
+        return JudgedOutcome(summary, merged_base(cand), cand[-1].samples, cand[-1].dataset, stats, metrics)
 
 
 RULES = ("SEA-HELM's PairwiseLLMJudgeMetric: per turn, baseline-before and baseline-after; a tie in the first "

@@ -162,8 +162,15 @@ def _option_models(benchmark: str, bench_options: tuple[tuple[str, str], ...]) -
 
 
 def print_judged_run(kind: str, summary: dict) -> None:
-    """A judged run's table by its kind (results.json `judged.kind`): a rubric task's, an arena's, AraGen's."""
-    if kind == "rubric":
+    """A judged run's table by its kind (results.json `judged.kind`): a rubric task's, an arena's, AraGen's,
+    SEA-MT-Bench's; any other kind (a plugin's) the panel's table."""
+    from glotbench.rundir.schema import BUILTIN_JUDGED_KINDS
+
+    if kind not in BUILTIN_JUDGED_KINDS:
+        from glotbench.report.judged import print_panel
+
+        print_panel(summary)
+    elif kind == "rubric":
         from glotbench.report.judged import print_judged
 
         print_judged(summary)

@@ -23,7 +23,8 @@ from glotbench.engine.options import model_options
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import build_judge, select_judges
-from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling
+from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling, check_kind
+from glotbench.judges.stats import JudgedStats
 from glotbench.models.base import Model
 from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.registry import get_benchmark, load_model
@@ -62,6 +63,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     """The judged run of a declaration: (the candidate's judged run, results.json's judged summary).
     `judges`: the panel as named (default: --judge, else the benchmark's default judges); `spec`:
     the benchmark as the run named it (a phase of the benchmark itself runs it under that name)."""
+    check_kind(decl)
     named = list(judges if judges is not None else options.judges or decl.default_judges)
     if not named:
         raise GlotbenchError(decl.no_judge())
@@ -105,13 +107,14 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
         if not isinstance(model, str):
             await model.aclose()
     ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
-                        validity, judge_validation, options.bootstrap_resamples, options)
+                        validity, judge_validation, options.bootstrap_resamples, options, decl.judged_metrics)
     games = decl.games(ctx)
     runs = await run_panel(decl.judge_games, games, kept, judge_options(phase, decl.sampling), out)
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
-                  **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}})
+                  **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}},
+                 outcome.stats, outcome.metrics)
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
 
 
@@ -183,17 +186,21 @@ def phase_options(options: RunOptions) -> RunOptions:
 
 
 def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping[str, Any],
-                 phases: Mapping[str, str]) -> dict[str, Any]:
+                 phases: Mapping[str, str], stats: JudgedStats | None = None,
+                 metrics: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The judged run's results.json (a rubric task, an arena, AraGen): the candidate's run as every
     reader reads one (`report.rundata.view_of`: the mean of judges its headline, the candidate's
     model, counts and tokens from its answers' results `base`), with the judges, each phase's
-    directory (relative to `out`) and the kind's `summary` in its `judged` section
-    (rundir.schema.JudgedSection). Written once every phase has finished: a complete run."""
+    directory (relative to `out`), the kind's `summary`, the per-item, per-judge values (`stats`,
+    judges/stats.py `JudgedStats`) and the metrics over them by name (`metrics`) in its `judged`
+    section (rundir.schema.JudgedSection). Written once every phase has finished: a complete run."""
     from glotbench.report.rundata import view_of
 
     view, _ = view_of(kind, summary, base)
     record = {"format": RESULTS_FORMAT, **view, "status": "complete",
               "finished": datetime.now(timezone.utc).isoformat(),
-              "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary)}}
+              "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary),
+                         **({"metrics": {k: dict(v) for k, v in metrics.items()}} if metrics else {}),
+                         **({"stats": stats.record()} if stats is not None else {})}}
     write_json_atomic(out / RESULTS, record)
     return record

@@ -10,7 +10,8 @@ a valid verdict (the judge's failure kind). Policies:
 `coverage` is judged / all entries under every policy, and `n` is the number of entries averaged.
 
 Jury strategies over several judges:
-- `mean`: the mean of the judges' own figures (each under the policy); equals the judge when alone;
+- `mean`: the mean of the judges' own figures (each under the policy); equals the judge when alone; its
+  interval from the run's values (`verdict_stats`) under the policy, by judges/stats.py's one bootstrap;
 - `average` (upstream's): per entry, the mean of the judges' item scores, over entries every judge
   scored (under `zero`, every entry counts, failures scoring 0);
 - `vote` (upstream's): per entry, if more judges give Correct 1 than Correct 0, the mean of the judges
@@ -29,6 +30,7 @@ from typing import Any, Mapping, Sequence
 from glotbench.core import Sample
 
 from glotbench.judges.rubric import DIMENSIONS
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
 from glotbench.metrics import ItemScore, RatioMetric, ScoredSample, aggregate
 
 POLICIES = ("drop", "zero", "upstream")
@@ -150,16 +152,28 @@ def jury(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str
             "n": int(sum(s.score.stats["scored"] for s in samples)), "scores": scores}
 
 
-def _mean_of_judges(entries, per_judge, summaries, *, policy, mode, resamples) -> dict[str, Any]:
-    """The mean of the judges' own figures; its CI from the shared panel (entries resampled, each
-    judge's mean recomputed, then averaged), with the entries each judge counts under the policy."""
-    from glotbench.judges.panel import mean_of_judges
+def verdict_stats(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]],
+                  judges: Sequence[str] | None = None) -> JudgedStats:
+    """The judges' valid 3C3H values per entry and repeat (judges/stats.py `JudgedStats`): each entry's
+    task its cluster, the repeats asked, the entries without an answer (`no_answer`: never judged),
+    so that the failure policy is a metric's declared rule (`JudgedMetrics.policy`)."""
+    judges = list(per_judge if judges is None else judges)
+    repeats = max((len(per_judge[j][sn]) for j in judges for sn, _ in entries), default=1)
+    unanswered = [sn for sn, _ in entries if any(o.failure == "no_answer" for j in judges for o in per_judge[j][sn])]
+    values = {j: {sn: [float(o.dims["3c3h"]) for o in per_judge[j][sn] if o.dims is not None] for sn, _ in entries}
+              for j in judges}
+    return JudgedStats.of(values, [sn for sn, _ in entries], clusters=dict(entries), repeats=max(repeats, 1),
+                          unanswered=unanswered)
 
+
+def _mean_of_judges(entries, per_judge, summaries, *, policy, mode, resamples) -> dict[str, Any]:
+    """The mean of the judges' own figures; its CI from the run's values under the failure policy
+    (judges/stats.py: entries resampled, each judge's mean recomputed, then averaged), with the
+    entries each judge counts under the policy."""
     judges = [j for j in per_judge if summaries[j]["scores"]["overall"]["3c3h"]["value"] is not None]
     if judges:
-        values = {j: {sn: [float((o.dims or {}).get("3c3h", 0.0)) for o in per_judge[j][sn] if counted(o, policy)]
-                      for sn, _ in entries} for j in judges}
-        est = dict(mean_of_judges(values, [sn for sn, _ in entries], resamples=resamples)["final"])
+        stats = verdict_stats(entries, per_judge, judges)
+        est = dict(judged_metrics(stats, JudgedMetrics(policy=policy), resamples=resamples)["final"])
         # The point value is the mean of the judges' own figures (ratio of sums over repeats).
         est["value"] = statistics.fmean(summaries[j]["scores"]["overall"]["3c3h"]["value"] for j in judges)
     else:

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from enum import Enum
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
-
-from glotbench.judges.panel import judged_interval
-from glotbench.stats import DEFAULT_SEED, Estimate, bootstrap_many
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
+from glotbench.stats import DEFAULT_SEED
 
 REFERENCE = "aisingapore/SEA-HELM"
 REFERENCE_COMMIT = "6844e6c5cae439a413281df31271d388fcbad12f"
@@ -183,61 +181,35 @@ def forfeits(questions: Iterable[Any], candidate: Mapping[str, list[str]], basel
     return forfeit, set()
 
 
+# SEA-HELM's weighted win rate over the run's values (judges/stats.py): every turn value counted once
+# per category, the mean of the categories' rates; a metric per turn and per category too
+WEIGHTED_WIN_RATE = JudgedMetrics(rule="weighted_by_cluster", slots=TURNS, clusters=True)
+
+
 def scores(turn_values: Mapping[str, Mapping[str, list[float]]], ids: list[str], categories: Mapping[str, str], *,
-            resamples: int, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+           resamples: int, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Each judge's weighted win rate (SEA-HELM's rule, judges/mt_bench.py), their mean (`final`),
     per turn and per category (mean of judges), each with the judged pipelines' interval
     (`judged_interval`): the bootstrap resamples questions, every judge and turn of a question together."""
-    judges = list(turn_values)
-    cats = sorted({categories[i] for i in ids})
-    # a question's row: per judge, per turn slot (0: both turns, 1: turn 1, 2: turn 2), per category: (sum, count)
-    width = len(cats) * 2
-    rows = np.zeros((len(ids), len(judges) * (TURNS + 1) * width))
+    stats = JudgedStats.of(turn_values, ids, clusters={i: categories[i] for i in ids})
+    return scores_of(stats, judged_metrics(stats, WEIGHTED_WIN_RATE, resamples=resamples, seed=seed) if ids else {})
 
-    def col(j: int, slot: int, c: int) -> int:
-        return (j * (TURNS + 1) + slot) * width + 2 * c
 
-    for r, qid in enumerate(ids):
-        c = cats.index(categories[qid])
-        for j, judge in enumerate(judges):
-            for t, v in enumerate(turn_values[judge].get(qid, ())):
-                for slot in (0, t + 1):
-                    rows[r, col(j, slot, c)] += v
-                    rows[r, col(j, slot, c) + 1] += 1
-
-    def rate(j: int, slot: int, only: int | None = None) -> Callable[[np.ndarray], float]:
-        def fn(row: np.ndarray) -> float:
-            per = [row[col(j, slot, c)] / row[col(j, slot, c) + 1] for c in range(len(cats))
-                   if (only is None or c == only) and row[col(j, slot, c) + 1] > 0]
-            return float(np.mean(per)) if per else float("nan")
-        return fn
-
-    def mean_of(fns: list[Callable[[np.ndarray], float]]) -> Callable[[np.ndarray], float]:
-        def fn(row: np.ndarray) -> float:
-            vals = [v for v in (f(row) for f in fns) if v == v]
-            return float(np.mean(vals)) if vals else float("nan")
-        return fn
-
-    fns: dict[str, Callable[[np.ndarray], float]] = {f"judge:{j}": rate(i, 0) for i, j in enumerate(judges)}
-    fns["final"] = mean_of([rate(i, 0) for i in range(len(judges))])
-    for t in range(1, TURNS + 1):
-        fns[f"turn:{t}"] = mean_of([rate(i, t) for i in range(len(judges))])
-    for c, cat in enumerate(cats):
-        fns[f"category:{cat}"] = mean_of([rate(i, 0, c) for i in range(len(judges))])
+def scores_of(stats: JudgedStats, found: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """`scores`' summary from the run's values (its clusters the categories) and the metrics
+    `WEIGHTED_WIN_RATE` names over them (`found`: judges/stats.py `judged_metrics`)."""
+    judges, ids = list(stats.judges), list(stats.items)
     if not ids:
         return {"final": {"value": None, "ci_low": None, "ci_high": None, "n": 0, "ci_method": "none"},
                 "judges": {j: {"value": None, "n": 0} for j in judges}, "turns": {}, "categories": {},
                 "win_rate": {}, "questions": 0}
-    est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
-    n = len(ids)
     # SEA-HELM's own numbers of each judge, from its formula over the same values (the point estimates above)
-    seahelm = {j: weighted_win_rate({i: turn_values[j][i] for i in ids if i in turn_values[j]}, categories)
-               for j in judges}
-    return {"final": judged_interval(est["final"], n, resamples),
-            "judges": {j: judged_interval(est[f"judge:{j}"], n, resamples) for j in judges},
-            "turns": {str(t): judged_interval(est[f"turn:{t}"], n, resamples) for t in range(1, TURNS + 1)},
-            "categories": {cat: judged_interval(est[f"category:{cat}"], sum(categories[i] == cat for i in ids), resamples)
-                           for cat in cats},
+    seahelm = {j: weighted_win_rate({i: list(stats.values[j][i]) for i in ids if i in stats.values[j]},
+                                    stats.clusters) for j in judges}
+    cats = sorted({stats.clusters[i] for i in ids})
+    return {"final": dict(found["final"]), "judges": {j: dict(found[f"judge:{j}"]) for j in judges},
+            "turns": {str(t): dict(found[f"slot:{t}"]) for t in range(1, TURNS + 1)},
+            "categories": {cat: dict(found[f"cluster:{cat}"]) for cat in cats},
             "win_rate": {j: s["win_rate"] for j, s in seahelm.items()},
             "category_win_rate": {j: s["categories"] for j, s in seahelm.items()},
-            "questions": n}
+            "questions": len(ids)}

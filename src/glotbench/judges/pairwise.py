@@ -73,10 +73,11 @@ def game_value(winner: str, candidate_position: str) -> float:
 def arena_scores(values: Mapping[str, Mapping[str, Sequence[float]]], prompts: Sequence[str], *,
                  resamples: int = 1000, seed: int = 12345) -> dict[str, Any]:
     """`values[judge][prompt]` holds the game values that judge gave (one per order that parsed):
-    the panel's mean of judges (glotbench.judges.panel), orders averaged per prompt."""
-    from glotbench.judges.panel import mean_of_judges
+    the panel's mean of judges (judges/stats.py), orders averaged per prompt."""
+    from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics, panel_scores
 
-    return mean_of_judges(values, prompts, resamples=resamples, seed=seed)
+    stats = JudgedStats.of(values, prompts)
+    return panel_scores(stats, judged_metrics(stats, JudgedMetrics(), resamples=resamples, seed=seed))
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,7 @@ that is the candidate's own model is skipped, and with `same_family` one of its 
 since models prefer their own answers; malformed verdicts are retried by the runner (the judge
 benchmarks name their `retry_failures`); each judge runs as an ordinary phase with the run's
 concurrency, timeout, cache and retries, over a Dataset held in memory (engine/judged.py `run_panel`);
-the panel's score is the mean of the judges' scores, with a bootstrap CI that resamples items for all
-judges together.
+the panel's scores are metrics over the run's per-item, per-judge values (judges/stats.py).
 """
 
 from __future__ import annotations
@@ -14,13 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-import numpy as np
-
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import Model
 from glotbench.models.family import model_family
-from glotbench.stats import (DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_INDEPENDENT_UNITS, Estimate, bootstrap_many,
-                             collapse_fallback)
 
 
 def same_model(a: Model, b: Model) -> bool:
@@ -116,52 +111,3 @@ def build_judge(spec: str, options: Any) -> Model:
     if options.api_key_env is not None:
         opts["api_key_env"] = options.api_key_env
     return load_model(spec, **opts)
-
-
-def mean_of_judges(values: Mapping[str, Mapping[str, Sequence[float]]], ids: Sequence[str], *,
-                   resamples: int = 1000, seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    """`values[judge][item]` holds the values a judge gave an item (orders, repeats). Per judge and
-    item they are averaged; a judge's score is the mean over the items it judged; the final score is
-    the mean over judges. CIs resample items (all judges together)."""
-    judges = list(values)
-    if not judges:
-        raise ValueError("no judge produced a verdict")
-    rows = np.zeros((len(ids), 2 * len(judges)))
-    for p, pid in enumerate(ids):
-        for j, judge in enumerate(judges):
-            v = values[judge].get(pid) or []
-            if v:
-                rows[p, 2 * j] = sum(v) / len(v)
-                rows[p, 2 * j + 1] = 1.0
-
-    def judge_fn(j: int) -> Callable[[np.ndarray], float]:
-        return lambda r: float(r[2 * j] / r[2 * j + 1]) if r[2 * j + 1] > 0 else float("nan")
-
-    def final(r: np.ndarray) -> float:
-        per = [r[2 * j] / r[2 * j + 1] for j in range(len(judges)) if r[2 * j + 1] > 0]
-        return float(np.mean(per)) if per else float("nan")
-
-    fns = {"final": final, **{judge: judge_fn(j) for j, judge in enumerate(judges)}}
-    est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
-    coverage = {judge: int(rows[:, 2 * j + 1].sum()) for j, judge in enumerate(judges)}
-    judged = int((rows[:, 1::2] > 0).any(axis=1).sum())
-    return {"final": judged_interval(est["final"], judged, resamples),
-            "judges": {j: judged_interval(est[j], coverage[j], resamples) for j in judges},
-            "prompts_judged": coverage, "prompts": len(ids)}
-
-
-def judged_interval(e: Estimate, items: int, resamples: int) -> dict[str, Any]:
-    """A judged score's interval record, the same for every judged pipeline: the percentile bootstrap
-    over items; where it collapsed (all prompts won), Wilson on the items judged, as metrics/ratio.py
-    `interval` does for any other score (every item's value in [0, 1]). `items`: the items the value
-    rests on (an item no judge gave a valid verdict for is not one of them)."""
-    d: dict[str, Any] = {**e.to_dict(), "n": items, "ci_method": "bootstrap" if resamples > 0 else "none"}
-    fallback = collapse_fallback(d["value"], d["ci_low"], d["ci_high"], items) if resamples > 0 else None
-    if fallback is not None:
-        d.update(ci_low=fallback[0], ci_high=fallback[1], ci_method="wilson_fallback")
-    # the † rule of every other score (metrics/ratio.py `interval`): the bootstrap under 100
-    # items, Wilson under 30 (measured coverage under 93%: docs/metrics.md)
-    if d["ci_method"] != "none" and d["n"] < (MIN_BOOTSTRAP_UNITS if d["ci_method"] == "bootstrap"
-                                              else MIN_INDEPENDENT_UNITS):
-        d["too_few_units"] = True
-    return d

@@ -11,18 +11,21 @@ results.json. The benchmark declares the parts that are its own (`JudgedDeclarat
 | its answer phases | `next_phase`: the next `AnswerPhase` from those done             |
 | its games         | `games`: the judge task's items, built from the answers          |
 | the judges' task  | `judge_games`, and the judges' sampling (`JudgeSampling`)        |
-| its statistics    | `judged_score`: per item, per judge, the values; the metrics     |
-|                   | over them (mean of judges, each judge, its own), its summary     |
+| its statistics    | `judged_score`: per item, per judge, the values (`JudgedStats`)  |
+| its metrics       | `judged_metrics`: which metrics over them (`JudgedMetrics`: mean |
+|                   | of judges, each judge, its rule), computed by judges/stats.py    |
 
 A phase is an ordinary run (cached, resumable, in its own directory under the run's)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from glotbench.core import Dataset, RunResult
+from glotbench.errors import GlotbenchError
 from glotbench.judges.panel import SelfJudging
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_metrics
 from glotbench.rundir.schema import JudgedKind
 
 
@@ -65,17 +68,27 @@ class JudgedContext:
     judge_validation: Any
     resamples: int
     options: Any  # the run's options (engine/options.py RunOptions: engine/ sits above judges/)
+    declared: JudgedMetrics = JudgedMetrics()  # the benchmark's `judged_metrics`
+
+    def measure(self, stats: JudgedStats) -> dict[str, dict[str, Any]]:
+        """The metrics the benchmark declares over its values, by name, with the run's bootstrap
+        (judges/stats.py `judged_metrics`): a declaration names them, never computes them."""
+        return judged_metrics(stats, self.declared, resamples=self.resamples)
 
 
 @dataclass(frozen=True)
 class JudgedOutcome:
     """The benchmark's score of a judged run: results.json's `judged.summary`, the answers' results
-    the candidate's run is read from (`base`), and the samples and items `evaluate_async` returns."""
+    the candidate's run is read from (`base`), the samples and items `evaluate_async` returns, the
+    per-item, per-judge values (`stats`, results.json's `judged.stats`) and the metrics over them
+    (`metrics`: judges/stats.py `judged_metrics`, results.json's `judged.metrics`)."""
 
     summary: Mapping[str, Any]
     base: Mapping[str, Any]
     samples: Sequence[Any]
     dataset: Dataset | None
+    stats: JudgedStats | None = None
+    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 class Declared:
@@ -196,9 +209,42 @@ class JudgedDeclaration(Protocol):
         """The judge task's items, from the answers."""
         ...
 
-    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
-        """Per item, per judge, the values; the metrics over them; the summary."""
+    @property
+    def judged_metrics(self) -> JudgedMetrics:
+        """Which metrics its score is, over its per-item, per-judge values (judges/stats.py)."""
         ...
+
+    def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
+        """Per item, per judge, the values (`JudgedStats`); the declared metrics over them
+        (judges/stats.py `judged_metrics`); the summary."""
+        ...
+
+
+def check_kind(decl: JudgedDeclaration) -> None:
+    """A declaration's kind names a judged run: never `run`, the readers' word for a plain one
+    (report/rundata.py `RunData.kind`); refused before any call."""
+    if decl.judge_pipeline == "run":
+        raise GlotbenchError(f"{decl.name}: its judged kind (judge_pipeline) cannot be 'run': name it after the benchmark")
+
+
+def panel_summary(ctx: JudgedContext, runs: Mapping[str, RunResult], stats: JudgedStats,
+                  found: Mapping[str, Mapping[str, Any]], *, benchmark: str, headline: str, label: str,
+                  signature: str, baseline: str | None = None) -> dict[str, Any]:
+    """The summary of a judged run whose kind has no summary of its own (a plugin's declaration):
+    what every reader reads of it (runfiles.JudgedFile): its headline and label, the panel's scores
+    (the mean of judges, each judge: `found`, judges/stats.py `judged_metrics` over `stats`), the
+    items, the signature, the skipped judges, and its validity (each phase's; invalid where no item
+    has a judged value)."""
+    from glotbench.judges.stats import panel_scores
+    from glotbench.rundir.validity import combine
+
+    scores = panel_scores(stats, found)
+    phases = {**ctx.validity, **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}}
+    return {"benchmark": benchmark, "model": ctx.candidate, "judges": list(ctx.judges),
+            "skipped_judges": list(ctx.skipped), "headline": headline, "label": label, "scores": scores,
+            "items": len(stats.items), "signature": signature, "judge_validation": ctx.judge_validation,
+            **({"baseline": baseline} if baseline else {}),
+            "validity": combine(phases, judged=scores["final"].get("n"), of=len(stats.items))}
 
 
 def merged_base(runs: Sequence[RunResult]) -> dict[str, Any]:

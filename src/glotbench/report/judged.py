@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from glotbench.judges.rubric import DIMENSIONS
 from glotbench.report.terminal import FEW_NOTE, few_mark, interval_text, n_text
@@ -160,22 +160,41 @@ def print_aragen(res: dict[str, Any], width: int | None = None) -> None:
     console.print(f"signature: {res['signature']}", soft_wrap=True)
 
 
+def _panel(results: dict[str, Any], title: str, score: str, judge: Callable[[str, dict[str, Any]], str],
+           footer: str) -> None:
+    """The lines of a panel's run: its title, its score (the mean of judges), each judge, a footer,
+    the notes and the signature."""
+    c = make_console()
+    c.print(title)
+    c.print(f"{score} · mean of {len(results['scores']['judges'])} judge(s) over {results['items']} items")
+    if results["scores"]["final"].get("too_few_units"):
+        c.print(FEW_NOTE)
+    for j, e in results["scores"]["judges"].items():
+        c.print(f"  {j}: {judge(j, e)}")
+    c.print(footer)
+    print_notes(c, results)
+    c.print(f"signature: {results['signature']}")
+
+
+def print_panel(results: dict[str, Any]) -> None:
+    """A judged run of a kind with no table of its own (a plugin's: runfiles.JudgedFile): its
+    headline (the mean of judges), each judge, the notes."""
+    judged = results["scores"].get("prompts_judged") or {}
+    _panel(results, f"{results['benchmark']} · {results['model']} · {results.get('label') or results['headline']}",
+           f"{results['headline']} {interval_text(results['scores']['final'])}",
+           lambda j, e: f"{interval_text(e, n=False)} ({judged.get(j, e.get('n'))} judged)",
+           f"skipped judges: {', '.join(results.get('skipped_judges') or ()) or 'none'}")
+
+
 def print_judged(results: dict[str, Any]) -> None:
     """A task's rubric run (tasks/rubric.py RubricRun): the mean of judges, each judge, the notes."""
 
     def num(x: Any) -> str:
         return "n/a" if x is None else f"{x:.3f}"
 
-    c = make_console()
     f = results["scores"]["final"]
-    c.print(f"{results['benchmark']} · {results['model']} · {results['mode']} rubric")
-    c.print(f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}){few_mark(f)} n={n_text(f)} · mean of "
-            f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
-    if f.get("too_few_units"):
-        c.print(FEW_NOTE)
-    for j, e in results["scores"]["judges"].items():
-        c.print(f"  {j}: {num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)")
-    c.print(f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
-            f"{', '.join(results['skipped_judges']) or 'none'}")
-    print_notes(c, results)
-    c.print(f"signature: {results['signature']}")
+    _panel(results, f"{results['benchmark']} · {results['model']} · {results['mode']} rubric",
+           f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}){few_mark(f)} n={n_text(f)}",
+           lambda j, e: f"{num(e['value'])} ({results['scores']['prompts_judged'][j]} judged)",
+           f"unanswered: {len(results['unanswered'])} (0 each) · skipped judges: "
+           f"{', '.join(results['skipped_judges']) or 'none'}")

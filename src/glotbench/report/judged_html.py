@@ -183,6 +183,9 @@ def _page(data: rundata.RunData, head: str, judges: str, brows: list[dict[str, A
 
 
 def judged_report(data: rundata.RunData) -> str:
+    if data.kind not in rundata.JUDGED_SCHEMAS:  # a plugin's kind
+        raise GlotbenchError(f"{data.path}: a {data.kind} run has no HTML page yet; `glotbench report {data.path}` prints "
+                             "its scores")
     if data.kind == "rubric":
         raise GlotbenchError(f"{data.path}: a rubric run has no HTML page yet; `glotbench report {data.path}` prints "
                              f"its scores, `glotbench report --html {data.path / 'answers'}` shows the answers")

@@ -19,7 +19,8 @@ from glotbench.rundir import OLD_SUMMARIES, SAMPLES, judged_section, read_result
 from glotbench.rundir.files import samples_counted
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
-from glotbench.runfiles import AragenFile, ArenaFile, MtBenchFile, RubricFile, aragen_place, judged_summary
+from glotbench.judges.stats import JudgedStats
+from glotbench.runfiles import AragenFile, ArenaFile, JudgedFile, MtBenchFile, RubricFile, aragen_place, judged_summary
 from glotbench.signature import Signature
 
 if TYPE_CHECKING:
@@ -28,13 +29,13 @@ if TYPE_CHECKING:
 # The summary files judged runs wrote before their results.json held their record (`judged`): still read.
 JUDGED_FILES = OLD_SUMMARIES
 JUDGED_SCHEMAS: dict[str, type[BaseModel]] = {"arena": ArenaFile, "aragen": AragenFile, "rubric": RubricFile,
-                                               "mt-bench": MtBenchFile}
+                                               "mt-bench": MtBenchFile}  # any other kind: a plugin's (JudgedFile)
 
 
 @dataclass(frozen=True)
 class RunData:
     path: Path
-    kind: str  # "run", "arena", "aragen" or "rubric"
+    kind: str  # "run", or its judged kind: "arena", "aragen", "rubric", "mt-bench", a plugin's
     results: dict[str, Any]  # results.json; a judged run's: its summary (results.json's `judged.summary`)
 
 
@@ -64,7 +65,8 @@ def load_run(path: str | Path) -> RunData:
     if judged is None:
         return RunData(d, "run", results)
     kind = judged["kind"]  # the summary, checked as its own file was
-    return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS[kind], aragen_place if kind == "aragen" else None))
+    return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS.get(kind, JudgedFile),
+                                           aragen_place if kind == "aragen" else None))
 
 
 def _judged_rule(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
@@ -161,7 +163,10 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
     per-item values) over its candidate's answers' results `base` (the benchmark, the candidate's model,
     config, counts, tokens; {} where there is none); and per-item rows of the candidate's judged value
     (mean over the judges that judged the item) for the board's paired tests. A judge is never a model
-    of this view. What the judged pipelines write as the run's results.json (engine/judged.py `write_judged`)."""
+    of this view. What the judged pipelines write as the run's results.json (engine/judged.py `write_judged`).
+    A kind with no summary schema of its own (a plugin's) is read as the panel's (runfiles.JudgedFile).
+    These rows are an older run's: a run of this release has its rows from its values (results.json
+    `judged.stats`: `judged_view`, `stats_rows`)."""
     per_item: dict[str, list[float]] = defaultdict(list)
     counts = dict(base.get("counts") or {})
     if kind == "rubric":
@@ -221,6 +226,18 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "task": {"language": r["language"]},
                "judged": {"kind": "mt-bench", "judges": list(s["judges"]), "baseline": r["baseline"]}}
+    elif kind not in JUDGED_SCHEMAS:  # a plugin's: the panel's summary (judges/pipeline.py panel_summary)
+        head = r["headline"]  # its rows: judged_view's, from its values (`stats_rows`)
+        res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
+                                                         if k != "name"}},
+               "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction",
+                                  "label": r.get("label") or f"{head} (mean of judges)"}},
+               "scores": {"overall": {head: dict(r["scores"]["final"])}}, "signature": r["signature"],
+               "counts": {**counts, "items": r["items"]},
+               "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
+               "judged": {"kind": kind, "judges": list(r["scores"]["judges"]),
+                          **({"baseline": r["baseline"]} if r.get("baseline") else {})}}
     else:  # aragen
         head = "3c3h"
         for vals in (r.get("item_scores") or {}).values():
@@ -248,6 +265,12 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
     return res, rows
 
 
+def stats_rows(stats: JudgedStats) -> list[dict[str, Any]]:
+    """A judged run's per-item rows (the board's paired tests) from its values: each item's mean over
+    the judges that judged it."""
+    return [{"id": i, "score": {"value": v, "judged": 1.0}} for i, v in stats.item_means().items()]
+
+
 def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A judged run's top directory as the candidate's run, and its per-item rows (`view_of`): its
     results.json is that view already; an older run's summary file (arena.json, aragen.json,
@@ -257,7 +280,11 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     if data.kind == "run":
         raise GlotbenchError(f"{d} is not a judged run")
     if (d / RESULTS).is_file():
-        return read_results(d), view_of(data.kind, r, {})[1]
+        record = read_results(d)
+        stats = (record.get("judged") or {}).get("stats")
+        if stats is not None:  # every judged run of this release, whatever its kind: the rows from its values
+            return record, stats_rows(JudgedStats.read(stats, f"{d / RESULTS}: judged.stats"))
+        return record, view_of(data.kind, r, {})[1]
     answers = d / {"rubric": Path(str(r.get("answers_run") or "answers")).name, "arena": "candidate"}.get(data.kind, "")
     base = read_results(answers) if data.kind != "aragen" and (answers / RESULTS).is_file() else {}
     return view_of(data.kind, r, base)

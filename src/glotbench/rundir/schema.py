@@ -218,8 +218,12 @@ class Bootstrap(TypedDict, total=False):
 
 
 # The kinds of judged run (the record's `judged.kind`, and the judged pipeline a benchmark declares:
-# Benchmark.judge_pipeline): a task's rubric, the arena, AraGen, SEA-MT-Bench's turns against a baseline.
-JudgedKind = Literal["rubric", "arena", "aragen", "mt-bench"]
+# Benchmark.judge_pipeline): the built-in ones, a task's rubric, the arena, AraGen, SEA-MT-Bench's
+# turns against a baseline, each with its own summary schema (runfiles.py); any other name is a
+# plugin's, whose summary is the panel's (runfiles.JudgedFile) and whose metrics every reader reads
+# from `judged.metrics`.
+BUILTIN_JUDGED_KINDS = ("rubric", "arena", "aragen", "mt-bench")
+JudgedKind = NonEmptyStr
 
 
 @with_config(_OPEN)
@@ -235,6 +239,8 @@ class JudgedSection(TypedDict, total=False):
     phases: dict[str, str]
     baseline: str  # an arena's
     summary: dict[str, Any]
+    metrics: dict[str, dict[str, Any]]  # the declared metrics by name (judges/stats.py `judged_metrics`)
+    stats: dict[str, Any]  # per item, per judge, the values (judges/stats.py `JudgedStats`, which reads it)
 
 
 @with_config(_OPEN)

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Dataset, RunResult
-from glotbench.judges.panel import mean_of_judges
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, panel_scores
 from glotbench.judges.pipeline import AnswerPhase, Declared, JudgedContext, JudgedOutcome, JudgeSampling
 from glotbench.languages import profile
 from glotbench.rundir import OLD_SUMMARIES, slug
@@ -222,6 +222,7 @@ class RubricRun(Declared):
     older = (OLD_SUMMARIES["rubric"],)
     baseline = None
     own_selection = True
+    judged_metrics = JudgedMetrics()  # the rubric's mean: each item's value, the mean over items, of judges
 
     def __init__(self, task: Benchmark) -> None:
         self.task = task
@@ -287,7 +288,9 @@ class RubricRun(Declared):
         phases = {**ctx.validity, **{f"judge {spec}": run.results.get("validity") for spec, run in runs.items()}}
         # no answered item judged: written (every view shows it invalid with its reason), not raised
         none_judged = bool(answers) and not any(i in v for v in values.values() for i in answers)
-        scores = mean_of_judges(values, ids, resamples=ctx.resamples)
+        stats = JudgedStats.of(values, ids)  # an unanswered item: 0 from every judge
+        found = ctx.measure(stats)
+        scores = panel_scores(stats, found)
         signature = Signature.parse(res.results["signature"]).plus(
             ("judge_prompt", self.judge_games.prompt_hash(games)), self.judge_games.signature_parts(),
             ("judges", ",".join(slug(j) for j in runs)), ("unanswered", 0)).format()
@@ -297,4 +300,4 @@ class RubricRun(Declared):
                    "unanswered": unanswered, "incomplete": incomplete, "item_values": values, "rules": RUBRIC_RULES,
                    "signature": signature, "answers_run": "answers", "judge_validation": ctx.judge_validation,
                    "validity": combine(phases, judged=0 if none_judged else scores["final"].get("n"), of=len(ids))}
-        return JudgedOutcome(summary, res.results, res.samples, res.dataset)
+        return JudgedOutcome(summary, res.results, res.samples, res.dataset, stats, found)

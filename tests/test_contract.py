@@ -241,8 +241,7 @@ def test_the_type_stub_names_what_the_package_imports_lazily() -> None:
 
 # Left `Any` in the judged pipeline's files, which another change reworks (judges/pipeline.py,
 # engine/judged.py): each typed with `contract.ScoredBenchmark` or `Benchmark` there, then removed here.
-LEFT_ANY = {("engine/judged.py", "run_panel", "bench"), ("judges/pipeline.py", "AnswerPhase", "task"),
-            ("judges/pipeline.py", "judge_games", "return")}
+LEFT_ANY: set[tuple[str, str, str]] = set()  # none left
 
 
 def test_no_signature_types_a_benchmark_as_any() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
+from glotbench.contract import ScoredBenchmark
 from glotbench.core import Dataset, RunResult
 from glotbench.engine.evaluate import RunOptions, evaluate_async, evaluate_phase
 from glotbench.engine.options import model_options
@@ -91,7 +92,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
             runner: str | Model = (model if step.role == "candidate" else decl.baseline or "")
             if not isinstance(runner, str):  # the candidate's object: closed once, after its last phase
                 runner = _KeptOpen(runner)
-            task: str | Benchmark | None = step.task if step.task is not None else spec
+            task: str | Benchmark | None = _benchmark(step.task, decl.name) if step.task is not None else spec
             if task is None:  # a caller's error, not a user's
                 raise ValueError(f"{decl.name}: a phase of the judged benchmark itself needs `spec`")
             if step.items is None:  # a plain run's own selection, data and options
@@ -109,7 +110,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
                         validity, judge_validation, options.bootstrap_resamples, options, decl.judged_metrics)
     games = decl.games(ctx)
-    runs = await run_panel(decl.judge_games, games, kept, judge_options(phase, decl.sampling), out)
+    runs = await run_panel(_benchmark(decl.judge_games, decl.name), games, kept, judge_options(phase, decl.sampling), out)
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
@@ -160,7 +161,15 @@ def judge_options(phase: RunOptions, sampling: JudgeSampling) -> RunOptions:
                    seed=sampling.seed, stop=(), structured_output=False, thinking=None)
 
 
-async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options: RunOptions,
+def _benchmark(task: ScoredBenchmark, name: str) -> Benchmark:
+    """A declaration's task as the engine runs it: a Benchmark (judges/ sits below benchmarks/ and
+    declares it by the narrower protocol)."""
+    if not isinstance(task, Benchmark):
+        raise TypeError(f"{name}: a judged declaration's task is a Benchmark, not {type(task).__name__}")
+    return task
+
+
+async def run_panel(bench: Benchmark, dataset: Dataset, judges: Sequence[str], options: RunOptions,
                     out: Path) -> dict[str, RunResult]:
     """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`."""
     runs: dict[str, RunResult] = {}

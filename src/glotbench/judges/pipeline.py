@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
+from glotbench.contract import ScoredBenchmark
 from glotbench.core import Dataset, RunResult
 from glotbench.errors import GlotbenchError
 from glotbench.judges.panel import SelfJudging
@@ -37,7 +38,7 @@ class AnswerPhase:
     name: str
     directory: str
     role: Literal["candidate", "baseline"]
-    task: Any  # a Benchmark (benchmarks/ sits above judges/); None: the judged benchmark itself, as the run named it
+    task: ScoredBenchmark | None  # a Benchmark (benchmarks/ sits above judges/); None: the judged benchmark itself, as the run named it
     items: Dataset | None  # None: the phase loads and selects its items as a plain run does (`own_selection`)
     validity_key: str = ""  # its key in the run's validity (default: `name`)
 
@@ -157,8 +158,8 @@ class JudgedDeclaration(Protocol):
     def self_judging(self) -> SelfJudging: ...
 
     @property
-    def judge_games(self) -> Any:
-        """The judges' benchmark."""
+    def judge_games(self) -> ScoredBenchmark:
+        """The judges' benchmark (a Benchmark: the engine checks it)."""
         ...
 
     @property

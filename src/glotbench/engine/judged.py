@@ -25,7 +25,7 @@ from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
 from glotbench.judges.panel import build_judge, select_judges
 from glotbench.judges.pipeline import JudgedContext, JudgedDeclaration, JudgeSampling, check_kind
-from glotbench.judges.stats import JudgedStats
+from glotbench.judges.stats import JudgedMetrics, JudgedStats
 from glotbench.models.base import Model
 from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.registry import get_benchmark, load_model
@@ -115,7 +115,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}},
-                 outcome.stats, outcome.metrics)
+                 outcome.stats, outcome.metrics, decl.judged_metrics)
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
 
 
@@ -196,13 +196,15 @@ def phase_options(options: RunOptions) -> RunOptions:
 
 def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping[str, Any],
                  phases: Mapping[str, str], stats: JudgedStats | None = None,
-                 metrics: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+                 metrics: Mapping[str, Mapping[str, Any]] | None = None,
+                 rule: JudgedMetrics | None = None) -> dict[str, Any]:
     """The judged run's results.json (a rubric task, an arena, AraGen): the candidate's run as every
     reader reads one (`report.rundata.view_of`: the mean of judges its headline, the candidate's
     model, counts and tokens from its answers' results `base`), with the judges, each phase's
     directory (relative to `out`), the kind's `summary`, the per-item, per-judge values (`stats`,
     judges/stats.py `JudgedStats`) and the metrics over them by name (`metrics`) in its `judged`
-    section (rundir.schema.JudgedSection). Written once every phase has finished: a complete run."""
+    section (rundir.schema.JudgedSection), with the declared rule of those metrics (`rule`, which
+    compare pairs two runs' items by). Written once every phase has finished: a complete run."""
     from glotbench.report.rundata import view_of
 
     view, _ = view_of(kind, summary, base)
@@ -210,6 +212,7 @@ def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping
               "finished": datetime.now(timezone.utc).isoformat(),
               "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary),
                          **({"metrics": {k: dict(v) for k, v in metrics.items()}} if metrics else {}),
-                         **({"stats": stats.record()} if stats is not None else {})}}
+                         **({"stats": stats.record()} if stats is not None else {}),
+                         **({"rule": rule.record()} if rule is not None and stats is not None else {})}}
     write_json_atomic(out / RESULTS, record)
     return record

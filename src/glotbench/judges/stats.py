@@ -118,20 +118,61 @@ class JudgedMetrics:
     clusters: bool = False
     policy: FailurePolicy = "drop"
 
+    def record(self) -> dict[str, Any]:
+        """What results.json holds (`judged.rule`; `read` reads it back): the readers that pair two
+        runs' items (compare) score them by this rule, so their figure is the headline's."""
+        return {"rule": self.rule, "slots": self.slots, "clusters": self.clusters, "policy": self.policy}
 
-def judged_metrics(stats: JudgedStats, declared: JudgedMetrics, *, resamples: int,
-                   seed: int = DEFAULT_SEED) -> dict[str, dict[str, Any]]:
-    """Every metric the declaration names (module docstring), by name, each a judged interval record;
-    one bootstrap over `stats.items` shares its resamples among them."""
+    @classmethod
+    def read(cls, record: Any, where: str = "judged.rule") -> "JudgedMetrics":
+        """The record results.json holds; a damaged one is one error naming the field."""
+        from glotbench.errors import GlotbenchError
+
+        kinds: dict[str, tuple[Any, ...]] = {"rule": ("mean_of_items", "weighted_by_cluster"), "policy": ("drop", "zero", "upstream")}
+        if not isinstance(record, Mapping):
+            raise GlotbenchError(f"{where}: expected an object, got {type(record).__name__}")
+        for key in record:
+            if key not in ("rule", "slots", "clusters", "policy"):
+                raise GlotbenchError(f"{where}.{key}: not a field of a judged rule")
+        for key, allowed in kinds.items():
+            if key in record and record[key] not in allowed:
+                raise GlotbenchError(f"{where}.{key}: expected one of {', '.join(allowed)}, got {record[key]!r}")
+        slots = record.get("slots", 0)
+        if type(slots) is not int or slots < 0:
+            raise GlotbenchError(f"{where}.slots: expected a whole number ≥ 0, got {slots!r}")
+        if type(record.get("clusters", False)) is not bool:
+            raise GlotbenchError(f"{where}.clusters: expected true or false, got {record['clusters']!r}")
+        return cls(**record)
+
+
+@dataclass(frozen=True)
+class JudgedRows:
+    """A judged run's per-item rows under a declaration (`judged_rows`): `items` (the rows' order),
+    `rows` (an item's row: per judge, per slot (0: every value, K: the K-th), per cluster: (sum,
+    count)), and each metric's score of a summed row (`fns`: `final`, `judge:J`, `slot:K`, `cluster:C`).
+    The bootstrap resamples the rows (`judged_metrics`), compare pairs two runs' rows on the same items."""
+
+    items: tuple[str, ...]
+    judges: tuple[str, ...]
+    clusters: tuple[str, ...]
+    slots: int
+    rows: Any  # numpy (items, judges × (slots + 1) × clusters × 2)
+    fns: Mapping[str, Callable[[Any], float]]
+
+
+def judged_rows(stats: JudgedStats, declared: JudgedMetrics, items: Sequence[str] | None = None) -> JudgedRows:
+    """The rows of `items` (default: every item of the run) under the declared rule and policy, and
+    the score of each declared metric over their sum (module docstring): a row's sum over the items
+    is what `judged_metrics` scores, so the paired tests of two runs score the same figures."""
     import numpy as np
 
-    judges, ids = list(stats.judges), list(stats.items)
+    judges, ids = list(stats.judges), list(stats.items if items is None else items)
     if not judges:
         raise ValueError("no judge produced a verdict")
-    cats = sorted({stats.clusters[i] for i in ids}) if declared.rule == "weighted_by_cluster" or declared.clusters else []
+    every = list(stats.items)
+    cats = sorted({stats.clusters[i] for i in every}) if declared.rule == "weighted_by_cluster" or declared.clusters else []
     width = max(len(cats), 1) * 2
     slots = declared.slots
-    # an item's row: per judge, per slot (0: every value, K: the K-th), per cluster: (sum, count)
     rows = np.zeros((len(ids), len(judges) * (slots + 1) * width))
 
     def col(j: int, slot: int, c: int) -> int:
@@ -176,7 +217,16 @@ def judged_metrics(stats: JudgedStats, declared: JudgedMetrics, *, resamples: in
     if declared.clusters:
         for c, cat in enumerate(cats):
             fns[f"cluster:{cat}"] = mean_of([rate(i, 0, c) for i in range(len(judges))])
-    est: dict[str, Estimate] = bootstrap_many(rows, fns, resamples=resamples, seed=seed)
+    return JudgedRows(tuple(ids), tuple(judges), tuple(cats), slots, rows, fns)
+
+
+def judged_metrics(stats: JudgedStats, declared: JudgedMetrics, *, resamples: int,
+                   seed: int = DEFAULT_SEED) -> dict[str, dict[str, Any]]:
+    """Every metric the declaration names (module docstring), by name, each a judged interval record;
+    one bootstrap over `stats.items` shares its resamples among them."""
+    built = judged_rows(stats, declared)
+    rows, fns, judges, ids, cats, slots = built.rows, built.fns, built.judges, built.items, built.clusters, built.slots
+    est: dict[str, Estimate] = bootstrap_many(rows, dict(fns), resamples=resamples, seed=seed)
     counts = rows[:, 1::2].reshape(len(ids), len(judges), slots + 1, max(len(cats), 1))[:, :, 0, :]  # slot 0
 
     def judged(js: Sequence[int], c: int | None = None) -> int:

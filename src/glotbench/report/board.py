@@ -314,6 +314,9 @@ def _column(bench: str, rs: list[Run], test: str, alpha: float, resamples: int, 
     cluster_of = rundata.item_clusters(pb.results, rows[pb.model]) if pb else None
     fn = rundata.score_fn(pb.results, head) if pb else None
     keys = rundata.metric_keys(pb.results, head) if pb else []
+    judged = rundata.judged_pairing([r.results for r in rs]) if pb and all(r.rows is not None for r in rs) else None
+    if judged is not None:  # judged runs: paired by their declared rule, so a Δ is their headlines' (not items' means)
+        stats, fn, keys = {r.model: rows for r, rows in zip(rs, judged.rows)}, judged.score, list(judged.keys)
     cells = {}
     for r in rs:
         est = r.headline

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -122,7 +122,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         if is_eee_file(Path(p)):
             raise GlotbenchError(f"{p} is an EEE record: it holds aggregates, and a paired test needs each item's "
                                  "score in both runs (the run directory's samples.jsonl); `glotbench board` shows it")
-    from glotbench.report.rundata import judged_kind, judged_phase, judged_view
+    from glotbench.report.rundata import judged_kind, judged_pairing, judged_phase, judged_view
 
     for p in paths:  # a judge's or a candidate's phase is never a contestant: its judged run stands for it
         if judged_kind(p) is None and judged_phase(p):
@@ -134,8 +134,13 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         views = [judged_view(p) if j else (read_results(p), []) for p, j in zip(paths, judged)]
         results = [v[0] for v in views]
         check_comparable(paths, results)  # a plain run beside a judged one: their signatures differ
-        stats = [{row["id"]: dict(row["score"]) for row in v[1]} for v in views]
-        metrics: list[Any] = [_JudgedMetric(results[0])]
+        paired = judged_pairing(results)
+        if paired is None:  # a run before `judged.rule`: each item's mean over its judges
+            stats = [{row["id"]: dict(row["score"]) for row in v[1]} for v in views]
+            metrics: list[Any] = [_JudgedMetric(results[0], ("value", "judged"), _item_ratio, ITEM_MEANS)]
+        else:
+            stats = paired.rows
+            metrics = [_JudgedMetric(results[0], paired.keys, paired.score, paired.paired_on)]
         meta: dict[str, Any] = {}
         group_key, cluster_of = None, None
     else:
@@ -164,6 +169,8 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
             for r, adj in zip(family, adjust([r[kind] for r in family], correction)):
                 r[f"{kind}_adjusted"] = adj
     for pr, (i, j) in zip(pairs, combinations(range(len(paths)), 2)):
+        if any(judged):
+            _headline_beside(pr, metrics[0], results[i], results[j])
         pr["paths"] = {"a": paths[i], "b": paths[j]}
         pr["correction"] = correction
         if untested:
@@ -173,23 +180,45 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
             "family": f"each metric's {len(pairs)} pairwise test(s)"}
 
 
+ITEM_MEANS = "each item's mean over the judges that judged it (a run written before results.json's judged.rule)"
+
+
+def _item_ratio(row: np.ndarray) -> float:
+    return float(row[0] / row[1]) if row[1] > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class _JudgedMetric:
-    """A judged run's headline (the mean of judges): each item's judged value over its judged count."""
+    """A judged run's headline metric as compare pairs it: its per-item statistics' keys, the score of
+    their sum, and what it is paired on (`paired_on`, shown beside the figure)."""
 
     name: str
     keys: tuple[str, ...]
     scale: str
+    score: Callable[[np.ndarray], float]
+    paired_on: str
 
-    def __init__(self, results: dict[str, Any]) -> None:
+    def __init__(self, results: dict[str, Any], keys: tuple[str, ...], score: Callable[[np.ndarray], float],
+                 paired_on: str) -> None:
         head = results["headline"]
-        m = results["metrics"][head]
         object.__setattr__(self, "name", head)
-        object.__setattr__(self, "keys", tuple(m["keys"]))
-        object.__setattr__(self, "scale", m.get("scale", "fraction"))
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "scale", results["metrics"][head].get("scale", "fraction"))
+        object.__setattr__(self, "score", score)
+        object.__setattr__(self, "paired_on", paired_on)
 
-    def score(self, row: np.ndarray) -> float:
-        return float(row[0] / row[1]) if row[1] > 0 else 0.0
+
+def _headline_beside(pr: dict[str, Any], metric: _JudgedMetric, ra: dict[str, Any], rb: dict[str, Any]) -> None:
+    """What a judged pair is paired on, and each run's headline where the paired figure is not it
+    (items only one run has; a rule the pairing cannot take, as AraGen's jury strategies; an older run)."""
+    r = pr["metrics"].get(metric.name)
+    if r is None:
+        return
+    r["paired_on"] = metric.paired_on
+    head = {k: ((run.get("scores") or {}).get("overall") or {}).get(metric.name, {}).get("value")
+            for k, run in (("a", ra), ("b", rb))}
+    if any(head[k] is None or abs(float(head[k]) - r[k]) > 1e-9 for k in ("a", "b")):
+        r["headline"] = head
 
 
 def _compare_pair(ra: dict[str, Any], rb: dict[str, Any], sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]],
@@ -244,6 +273,8 @@ def print_many(res: dict[str, Any]) -> None:
             caption += f"; p adj: {res['correction_name']} over {res['family']}"
         if any("clusters" in r for r in cmp["metrics"].values()):
             caption += "; clusters resampled and swapped whole (the benchmark names a cluster field)"
+        if any("headline" in r for r in cmp["metrics"].values()):
+            caption += "; ‡: the paired figure is not the run's headline (below)"
         if any(r.get("too_few_units") for r in cmp["metrics"].values()):
             caption += (f"; †: too few units for this interval's measured coverage (under {MIN_BOOTSTRAP_UNITS} items, "
                         "or clusters: docs/metrics.md)")
@@ -253,7 +284,8 @@ def print_many(res: dict[str, Any]) -> None:
             table.add_column(col, justify="left" if col == "metric" else "right")
         for name, r in cmp["metrics"].items():
             f = 100 if r["scale"] == "fraction" else 1
-            row = [f"{name} (lower is better)" if r.get("lower_is_better") else name,
+            mark = " ‡" if "headline" in r else ""
+            row = [(f"{name} (lower is better)" if r.get("lower_is_better") else name) + mark,
                    f"{f * r['a']:.1f}", f"{f * r['b']:.1f}", f"{f * r['delta']:+.1f}",
                    f"{ci_text(r, r['scale'], signed=True)} n={n_text(r)}", f"{r['p_bootstrap']:.3f}",
                    f"{r['p_randomization']:.3f}"]
@@ -266,7 +298,25 @@ def print_many(res: dict[str, Any]) -> None:
         console.print(table)
         if cmp["only_a"] or cmp["only_b"]:
             console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
+        for name, r in cmp["metrics"].items():
+            if "paired_on" in r:
+                console.print(paired_note(name, r), soft_wrap=True)
         for name, why in (cmp.get("untested") or {}).items():
             console.print(f"{name}: {why}", soft_wrap=True)
     last = res["pairs"][-1]
     console.print(f"signature: {last['signature']}\nitems: {last.get('item_set')}", soft_wrap=True)
+
+
+def paired_note(name: str, r: dict[str, Any]) -> str:
+    """A judged metric's line beside its paired figure: what it is paired on, and each run's headline
+    where the paired figure is not it (‡)."""
+    f = 100 if r["scale"] == "fraction" else 1
+    text = f"{name}: paired on {r['paired_on']}, over the {r['n']} shared items"
+    head = r.get("headline")
+    if head is None:
+        return text + " (the runs' headlines)"
+
+    def fig(v: Any) -> str:
+        return "none" if v is None else f"{f * v:.1f}"
+    return (text + f"; ‡ not the runs' headlines: A {fig(head['a'])} (paired {f * r['a']:.1f}), "
+            f"B {fig(head['b'])} (paired {f * r['b']:.1f})")

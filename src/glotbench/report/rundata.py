@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -19,7 +19,7 @@ from glotbench.rundir import OLD_SUMMARIES, SAMPLES, judged_section, read_result
 from glotbench.rundir.files import samples_counted
 from glotbench.rundir.files import RESULTS, RUN_JSON
 from glotbench.rundir.schema import ReportSampleRow
-from glotbench.judges.stats import JudgedStats
+from glotbench.judges.stats import JudgedMetrics, JudgedStats, judged_rows
 from glotbench.runfiles import AragenFile, ArenaFile, JudgedFile, MtBenchFile, RubricFile, aragen_place, judged_summary
 from glotbench.signature import Signature
 
@@ -288,6 +288,49 @@ def judged_view(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     answers = d / {"rubric": Path(str(r.get("answers_run") or "answers")).name, "arena": "candidate"}.get(data.kind, "")
     base = read_results(answers) if data.kind != "aragen" and (answers / RESULTS).is_file() else {}
     return view_of(data.kind, r, base)
+
+
+@dataclass(frozen=True)
+class JudgedPairing:
+    """Judged runs' per-item rows in one column layout (`keys`), the score of their sum (`score`: the
+    declared rule's mean of judges) and what that is, in words (`paired_on`): compare and the board
+    pair judged runs on these, so their figures are the runs' judged headlines."""
+
+    rows: list[dict[str, dict[str, float]]]
+    keys: tuple[str, ...]
+    score: Callable[[np.ndarray], float]
+    paired_on: str
+
+
+def judged_pairing(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | None:
+    """Each run's per-item rows under its declared rule (results.json `judged.stats` and
+    `judged.rule`: judges/stats.py `judged_rows`), in one column layout, and the rule's `final` (the
+    mean of judges) as the paired score: the figure over every item is the run's judged `final`. None
+    where a run lacks the record (an older run) or the runs' rules, judges or clusters differ."""
+    recs = [r.get("judged") or {} for r in results]
+    if any("stats" not in j or "rule" not in j for j in recs):
+        return None
+    rules = [JudgedMetrics.read(j["rule"], f"{r['model']['spec']}: judged.rule") for j, r in zip(recs, results)]
+    stats = [JudgedStats.read(j["stats"], f"{r['model']['spec']}: judged.stats") for j, r in zip(recs, results)]
+    order = stats[0].judges
+    if any(rl != rules[0] for rl in rules) or any(set(st.judges) != set(order) for st in stats):
+        return None
+    built = [judged_rows(st.model_copy(update={"judges": order}), rules[0]) for st in stats]
+    if any(b.clusters != built[0].clusters for b in built):
+        return None
+    final = built[0].fns["final"]
+
+    def score(row: np.ndarray) -> float:
+        v = final(row)
+        return v if v == v else 0.0  # no judged item in a resample: as an item ratio's empty count
+
+    keys = tuple(f"c{k}" for k in range(built[0].rows.shape[1]))
+    rows = [{i: dict(zip(keys, map(float, row))) for i, row in zip(b.items, b.rows)} for b in built]
+    rule = rules[0]
+    how = {"mean_of_items": "each judge's mean over the items it judged", "weighted_by_cluster":
+           "each judge's mean of its clusters' rates"}[rule.rule]
+    return JudgedPairing(rows, keys, score, f"the run's judged rule: the mean of judges of {how} "
+                         f"(failure policy {rule.policy})")
 
 
 def run_results(path: str | Path) -> dict[str, Any]:

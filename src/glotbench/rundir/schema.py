@@ -241,6 +241,7 @@ class JudgedSection(TypedDict, total=False):
     summary: dict[str, Any]
     metrics: dict[str, dict[str, Any]]  # the declared metrics by name (judges/stats.py `judged_metrics`)
     stats: dict[str, Any]  # per item, per judge, the values (judges/stats.py `JudgedStats`, which reads it)
+    rule: dict[str, Any]  # the declared rule of `metrics` (judges/stats.py `JudgedMetrics`, which reads it)
 
 
 @with_config(_OPEN)

@@ -124,10 +124,12 @@ def check(
     if prompt is not None:
         typer.echo(f"  prompt: {prompt} (every item's prompt rendered)")
     if dataset is not None:
-        from glotbench.rundir.validity import duplicates_text
+        from glotbench.rundir.validity import duplicates_text, zawgyi_text
 
-        if (twins := bench.extra_results(dataset).get("duplicate_options")) is not None:
-            typer.echo(f"note: {duplicates_text({'duplicate_options': twins})}", err=True)
+        extra = bench.extra_results(dataset)
+        for text in (duplicates_text(extra), zawgyi_text(extra)):
+            if text:
+                typer.echo(f"note: {text}", err=True)
         prompt = bench.render(dataset[0].to_public())
         left = dataset.rows_left_out
         cut = f" (data.where left out {left} of {len(dataset) + left} rows)" if left is not None else ""

@@ -16,7 +16,7 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
@@ -652,10 +652,34 @@ class TaskBenchmark(Benchmark):
         twins = [it.id for it in dataset if it.meta.get("duplicate_options")]
         if twins:  # rundir.validity.duplicates_text: a note in every view
             out["duplicate_options"] = {"items": len(twins), "of": len(dataset), "ids": twins[:5]}
+        if zawgyi := _zawgyi_items(dataset):  # rundir.validity.zawgyi_text: a note in every view
+            out["zawgyi_data"] = zawgyi
         counts = [len(it.public.get("choices") or ()) for it in dataset]
         if counts and all(counts):
             out["random_baseline"] = sum(1 / n for n in counts) / len(counts)
         return out
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _zawgyi_items(dataset: Dataset) -> dict[str, Any] | None:
+    """The items whose text (public and gold) is Burmese in the Zawgyi font encoding, not Unicode
+    (checks.language `zawgyi_data`): a model reads, and a reference scores, mis-encoded text."""
+    from glotbench.checks.language import ZAWGYI_P, zawgyi_data, zawgyi_library
+
+    hit = [it.id for it in dataset if zawgyi_data([*_strings(it.public), *_strings(it.gold)])]
+    if not hit:
+        return None
+    return {"items": len(hit), "of": len(dataset), "ids": hit[:5], "p": ZAWGYI_P, "library": zawgyi_library()}
 
 
 def task_factory(spec: Any, where: Where | None = None, base_dir: str | Path | None = None) -> Callable[..., TaskBenchmark]:

@@ -86,3 +86,18 @@ def test_the_card_says_the_rows_data_where_left_out_next_to_n(tmp_path, srv):
     assert "alt (chrf++): n=2, data.where left out 1 of 3 rows, translated" in html.read_text(encoding="utf-8")
     proc = cli("board", str(tmp_path), "--pivot", "language")
     assert "- alt (chrf++): n=2, data.where left out 1 of 3 rows, translated" in proc.stdout, proc.stdout
+
+
+def test_the_suites_table_says_the_rows_data_where_left_out(tmp_path, srv):
+    """`sweep --language my` prints each run's n: its notes stand beside it, as in every other view."""
+    import shutil
+
+    data = tmp_path / "my-data"
+    data.mkdir()
+    shutil.copy(FX / "alt_parallel_test.jsonl", data / "alt.jsonl")
+    srv.configure(answers=ALT_MY)
+    proc = cli("sweep", "--language", "my", "--model", srv.spec(), "--data", str(data), "--out", str(tmp_path / "s"),
+               "--no-progress", env={"GLOTBENCH_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("alt-my/"))
+    assert " n=2 " in line and line.endswith("[data.where left out 1 of 3 rows (n counts the 2 kept)]"), line

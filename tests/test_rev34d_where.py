@@ -57,6 +57,35 @@ def test_a_verdict_that_compares_the_text_keeps_its_rows(tmp_path, where, kept):
     assert items.rows_left_out == 3 - len(kept)
 
 
+# a CSV: every cell is text; `label` and `year` hold numbers written as text, `label` 0/1/2 (not flags)
+CSV = "id,q,a,label,year\nr1,တစ် ပေါင်း တစ်,2,0,2017\nr2,နှစ် ပေါင်း တစ်,3,1,2018\nr3,တစ် ပေါင်း သုံး,4,2,2017\n"
+
+
+@pytest.mark.parametrize("where,message", [
+    # before: "0" != 0 and "2017" != 2017 are always true: every row kept, or only the other test's
+    ('"{{ label != 0 }}"', "rows.csv:2: data.where: column 'label' holds the text '0', not a number: "
+                           "compare it as text ({{ label == '0' }}) or convert it (label | float)"),
+    ("\"{{ year == 2017 or id == 'r2' }}\"", "rows.csv:2: data.where: column 'year' holds the text '2017', not a number"),
+    ('"{{ year in [2017, 2018] }}"', "rows.csv:2: data.where: column 'year' holds the text '2017', not a number"),
+    ('"{{ not label }}"', "rows.csv:2: data.where: column 'label' holds the text '0', not a number"),
+])
+def test_a_number_written_as_text_is_refused_against_a_number(tmp_path, where, message):
+    line = one_error(cli("tasks", "check", str(task_file(tmp_path, where, CSV, "rows.csv"))))
+    assert message in line, line
+
+
+@pytest.mark.parametrize("where,kept", [
+    ('"{{ label | int != 0 }}"', ["r2", "r3"]),
+    ("\"{{ year == '2017' or id == 'r2' }}\"", ["r1", "r2", "r3"]),
+    ('"{{ year | int > 2017 }}"', ["r2"]),
+])
+def test_a_number_written_as_text_converted_or_compared_as_text_keeps_its_rows(tmp_path, where, kept):
+    from glotbench.registry import get_benchmark
+
+    items = get_benchmark(str(task_file(tmp_path, where, CSV, "rows.csv"))).load()
+    assert [it.id for it in items] == kept
+
+
 def test_a_limited_run_says_n_counts_part_of_the_kept_rows(tmp_path, srv):
     """--limit 1 of the 2 rows ALT's filter keeps: n is 1, and the note no longer says n counts 2."""
     from glotbench.rundir.validity import notes

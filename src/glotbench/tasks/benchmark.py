@@ -34,7 +34,7 @@ from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
 from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
 from glotbench.tasks.template import (LETTERS, compile_template, expression_value, is_template, one_expression, render,
-                                      truth_columns, truth_texts)
+                                      text_columns, typed_texts)
 
 if TYPE_CHECKING:
     from glotbench.judges.pipeline import JudgedDeclaration
@@ -384,10 +384,10 @@ class TaskBenchmark(Benchmark):
             return rows
         expression = one_expression(self.data.where)
         assert expression is not None  # DataSpec refuses any other data.where
-        flags = truth_columns(row for _, row in rows.rows)
+        typed = text_columns(row for _, row in rows.rows)
         kept = []
         for where, row in rows.rows:
-            verdict = expression_value(expression, {**truth_texts(row, flags), "opt": self.renderer.opt},
+            verdict = expression_value(expression, {**typed_texts(row, typed), "opt": self.renderer.opt},
                                        f"{where}: data.where")
             if not isinstance(verdict, bool):  # a text "False" is not False: said, never guessed
                 what = f"the text {verdict[:40]!r}" if isinstance(verdict, str) else f"{type(verdict).__name__} {verdict!r:.40}"

@@ -288,20 +288,47 @@ def expression_value(expression: str, context: Mapping[str, Any], where: str = "
 
 
 BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "0", "1"})
+NUMBER_TEXT = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"  # a number written as text (a CSV's cell)
 
 
-class TruthText(str):
-    """A cell of a column of truth values written as text ("False", "no", "0": a CSV or TSV flag) where a
-    verdict is read (`data.where`): compared with text, it is the text it is; asked for its truth value
-    (`not x`, `x and y`, `if x`, `x is true`) or compared with a boolean (`x == true`: never equal) it
-    refuses, for Python calls any non-empty text true and no text equal to True."""
+class NumberText(str):
+    """A cell of a column of numbers written as text ("2017", "0.5": a CSV or TSV column) where a verdict
+    is read (`data.where`): compared with text, it is the text it is; compared with a number or a
+    boolean (`x == 1`, `x != 0`, `x in [1, 2]`: never equal) or asked for its truth value (`not x`: the
+    text "0" is true) it refuses, for no text equals a number."""
 
     column = ""
 
+    def _shown(self) -> str:
+        return f"{{{{ {self.column} == {str(self)!r} }}}}" if "[" not in self.column else f"== {str(self)!r}"
+
+    def _not_a_number(self) -> TemplateRefused:
+        return TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not a number: compare it as "
+                               f"text ({self._shown()}) or convert it ({self.column} | float)")
+
+    def __bool__(self) -> bool:
+        raise self._not_a_number()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (int, float)):  # bool too
+            raise self._not_a_number()
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+class TruthText(NumberText):
+    """A cell of a column of truth values written as text ("False", "no", "0": a CSV or TSV flag) where a
+    verdict is read (`data.where`): compared with text, it is the text it is; asked for its truth value
+    (`not x`, `x and y`, `if x`, `x is true`) or compared with a boolean or a number (`x == true`,
+    `x != 0`: never equal) it refuses, for Python calls any non-empty text true and no text equal to True."""
+
     def _refuse(self) -> TemplateRefused:
-        example = f" ({{{{ {self.column} == {str(self)!r} }}}})" if "[" not in self.column else f" (== {str(self)!r})"
         return TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not true/false: compare it "
-                               f"as text{example} or give the column as booleans")
+                               f"as text ({self._shown()}) or give the column as booleans")
 
     def __bool__(self) -> bool:
         raise self._refuse()
@@ -309,10 +336,7 @@ class TruthText(str):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, bool):
             raise self._refuse()
-        return str.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
+        return NumberText.__eq__(self, other)
 
     __hash__ = str.__hash__
 
@@ -339,29 +363,35 @@ def _cells(value: Any, path: CellPath) -> Iterator[tuple[CellPath, Any]]:
         yield path, value
 
 
-def truth_columns(rows: Iterable[Mapping[str, Any]]) -> frozenset[CellPath]:
+def text_columns(rows: Iterable[Mapping[str, Any]]) -> dict[CellPath, type[NumberText]]:
     """The columns, or fields inside a column (`meta.flag`, a list's elements), whose every cell (nulls
-    aside) is text spelling a truth value (BOOLEAN_WORDS, any case): flags written as text. A column of
-    other text too (a UI string "No" among others) is text."""
-    seen: dict[CellPath, bool] = {}
+    aside) is text spelling a truth value (BOOLEAN_WORDS, any case: flags written as text, TruthText) or
+    a number (NumberText): a CSV's. A column of other text too (a UI string "No" among others) is text."""
+    import re
+
+    number = re.compile(NUMBER_TEXT)
+    seen: dict[CellPath, tuple[bool, bool]] = {}  # every cell so far: (a truth word, a number)
     for row in rows:
         for path, v in _cells(row, ()):
-            if v is None or not seen.get(path, True):
+            if v is None or seen.get(path) == (False, False):
                 continue
-            seen[path] = isinstance(v, str) and v.strip().lower() in BOOLEAN_WORDS
-    return frozenset(p for p, flag in seen.items() if flag)
+            was = seen.get(path, (True, True))
+            text = v.strip() if isinstance(v, str) else None
+            seen[path] = (was[0] and text is not None and text.lower() in BOOLEAN_WORDS,
+                          was[1] and text is not None and number.fullmatch(text) is not None)
+    return {p: TruthText if truth else NumberText for p, (truth, num) in seen.items() if truth or num}
 
 
-def truth_texts(row: Mapping[str, Any], columns: frozenset[CellPath]) -> dict[str, Any]:
-    """`row` with the cells at `columns` (`truth_columns`) as TruthText: a verdict that reads such a
-    text as true or false is an error, never a guess."""
+def typed_texts(row: Mapping[str, Any], columns: Mapping[CellPath, type[NumberText]]) -> dict[str, Any]:
+    """`row` with the cells at `columns` (`text_columns`) as TruthText or NumberText: a verdict that
+    reads such a text as true or false, or compares it with a number, is an error, never a guess."""
     prefixes = {p[:i] for p in columns for i in range(1, len(p) + 1)}
 
     def wrap(value: Any, path: CellPath) -> Any:
         if path not in prefixes:
             return value
         if isinstance(value, str) and path in columns:
-            t = TruthText(value)
+            t = columns[path](value)
             t.column = ".".join(path).replace(".[]", "[]")
             return t
         if isinstance(value, Mapping):

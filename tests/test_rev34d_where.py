@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import cli
-from test_library_my34 import ALT_MY, FX, one_error, task_file
+from test_library_my34 import ALT_MY, FX, limited_alt_run, one_error, task_file
 from test_library_seahelm import run
 
 # Burmese sums; `meta.ok` and `tags` hold flags written as text inside a column, `meta.name` other text
@@ -90,12 +90,7 @@ def test_a_limited_run_says_n_counts_part_of_the_kept_rows(tmp_path, srv):
     """--limit 1 of the 2 rows ALT's filter keeps: n is 1, and the note no longer says n counts 2."""
     from glotbench.rundir.validity import notes
 
-    srv.configure(answers=ALT_MY)
-    proc = cli("run", "alt", "--bench-opt", "config=my", "--data", str(FX / "alt_parallel_test.jsonl"),
-               "--model", srv.spec(), "--limit", "1", "--out", str(tmp_path / "r"), "--no-progress",
-               "--cache-path", str(tmp_path / "c.sqlite"))
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads((tmp_path / "r" / "results.json").read_text())
+    res = limited_alt_run(tmp_path, srv)[1]
     note = "data.where left out 1 of 3 rows (n counts 1 of the 2 kept)"
     assert note in notes(res) and not any("n counts the 2 kept" in t for t in notes(res))
     proc = cli("report", str(tmp_path / "r"))

@@ -16,7 +16,7 @@ import inspect
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from glotbench.benchmarks.base import Benchmark, RescorePlan
 from glotbench.core import Dataset
@@ -33,7 +33,7 @@ from glotbench.tasks.pipelines import Pipeline, build_pipeline
 from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
 from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
-from glotbench.tasks.template import (LETTERS, compile_template, expression_value, is_template, one_expression, render,
+from glotbench.tasks.template import (LETTERS, cells, compile_template, expression_value, is_template, one_expression, render,
                                       text_columns, typed_texts)
 
 if TYPE_CHECKING:
@@ -660,23 +660,13 @@ class TaskBenchmark(Benchmark):
         return out
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-
-
 def _zawgyi_items(dataset: Dataset) -> dict[str, Any] | None:
     """The items whose text (public and gold) is Burmese in the Zawgyi font encoding, not Unicode
     (checks.language `zawgyi_data`): a model reads, and a reference scores, mis-encoded text."""
     from glotbench.checks.language import ZAWGYI_P, zawgyi_data, zawgyi_library
 
-    hit = [it.id for it in dataset if zawgyi_data([*_strings(it.public), *_strings(it.gold)])]
+    hit = [it.id for it in dataset
+           if zawgyi_data([v for _, v in cells({"public": it.public, "gold": it.gold}, ()) if isinstance(v, str)])]
     if not hit:
         return None
     return {"items": len(hit), "of": len(dataset), "ids": hit[:5], "p": ZAWGYI_P, "library": zawgyi_library()}

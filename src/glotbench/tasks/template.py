@@ -298,20 +298,20 @@ class NumberText(str):
     text "0" is true) it refuses, for no text equals a number."""
 
     column = ""
+    kind = "a number"
+    fix = "convert it ({column} | float)"
 
-    def _shown(self) -> str:
-        return f"{{{{ {self.column} == {str(self)!r} }}}}" if "[" not in self.column else f"== {str(self)!r}"
-
-    def _not_a_number(self) -> TemplateRefused:
-        return TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not a number: compare it as "
-                               f"text ({self._shown()}) or convert it ({self.column} | float)")
+    def _refuse(self) -> TemplateRefused:
+        shown = f"{{{{ {self.column} == {str(self)!r} }}}}" if "[" not in self.column else f"== {str(self)!r}"
+        return TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not {self.kind}: compare it as "
+                               f"text ({shown}) or {self.fix.format(column=self.column)}")
 
     def __bool__(self) -> bool:
-        raise self._not_a_number()
+        raise self._refuse()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (int, float)):  # bool too
-            raise self._not_a_number()
+            raise self._refuse()
         return str.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
@@ -322,23 +322,12 @@ class NumberText(str):
 
 class TruthText(NumberText):
     """A cell of a column of truth values written as text ("False", "no", "0": a CSV or TSV flag) where a
-    verdict is read (`data.where`): compared with text, it is the text it is; asked for its truth value
-    (`not x`, `x and y`, `if x`, `x is true`) or compared with a boolean or a number (`x == true`,
-    `x != 0`: never equal) it refuses, for Python calls any non-empty text true and no text equal to True."""
+    verdict is read (`data.where`): as NumberText, and asked for its truth value (`not x`, `x and y`,
+    `if x`, `x is true`) or compared with a boolean (`x == true`) it refuses, for Python calls any
+    non-empty text true and no text equal to True."""
 
-    def _refuse(self) -> TemplateRefused:
-        return TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not true/false: compare it "
-                               f"as text ({self._shown()}) or give the column as booleans")
-
-    def __bool__(self) -> bool:
-        raise self._refuse()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, bool):
-            raise self._refuse()
-        return NumberText.__eq__(self, other)
-
-    __hash__ = str.__hash__
+    kind = "true/false"
+    fix = "give the column as booleans"
 
 
 def _truth_test(value: Any, truth: bool) -> bool:
@@ -351,14 +340,14 @@ def _truth_test(value: Any, truth: bool) -> bool:
 CellPath = tuple[str, ...]  # a cell's place in a row: its column, and the keys (or "[]", a list's elements) inside it
 
 
-def _cells(value: Any, path: CellPath) -> Iterator[tuple[CellPath, Any]]:
+def cells(value: Any, path: CellPath) -> Iterator[tuple[CellPath, Any]]:
     """Every leaf of a row's value with its path: nested mappings and lists are walked."""
     if isinstance(value, Mapping):
         for k, v in value.items():
-            yield from _cells(v, (*path, str(k)))
+            yield from cells(v, (*path, str(k)))
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _cells(v, (*path, "[]"))
+            yield from cells(v, (*path, "[]"))
     else:
         yield path, value
 
@@ -372,7 +361,7 @@ def text_columns(rows: Iterable[Mapping[str, Any]]) -> dict[CellPath, type[Numbe
     number = re.compile(NUMBER_TEXT)
     seen: dict[CellPath, tuple[bool, bool]] = {}  # every cell so far: (a truth word, a number)
     for row in rows:
-        for path, v in _cells(row, ()):
+        for path, v in cells(row, ()):
             if v is None or seen.get(path) == (False, False):
                 continue
             was = seen.get(path, (True, True))

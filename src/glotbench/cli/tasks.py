@@ -157,7 +157,8 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
     except NotTranslatable:
         try:  # refused before any row is read, else the rows rendered
             derived_plan(bench)
-            text, derived, path, card, notes = export_derived(bench, rows())
+            ds = rows()
+            text, derived, path, card, notes = export_derived(bench, ds, _rows_source(ds))
         except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
             raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
                             + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
@@ -183,6 +184,17 @@ def _write_eval_yaml(bench: object, out: str, rows: Callable[[], Any]) -> None:
     typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
     for n in notes:
         typer.echo(f"  {n}")
+
+
+def _rows_source(dataset: Any) -> str:
+    """Where a derived dataset's rows came from, in words: the pinned hub data, or the user's file (not
+    the task's hub repository), with the rows data.where left out."""
+    from pathlib import Path
+
+    src = str(dataset.source)
+    out = src.removeprefix("hub:").split(" ")[0] if src.startswith("hub:") else f"the file {Path(src).name}"
+    left = dataset.rows_left_out
+    return out + (f" (data.where left out {left} of {len(dataset) + left} rows)" if left else "")
 
 
 EMPTY_FOLDER = "write the eval.yaml into an empty folder, or move the file"

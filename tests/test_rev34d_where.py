@@ -125,3 +125,18 @@ def test_the_suites_table_says_the_rows_data_where_left_out(tmp_path, srv):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     line = next(x for x in proc.stdout.splitlines() if x.startswith("alt-my/"))
     assert " n=2 " in line and line.endswith("[data.where left out 1 of 3 rows (n counts the 2 kept)]"), line
+
+
+def test_few_shot_examples_of_the_same_split_are_the_rows_already_kept(tmp_path):
+    """The evaluated split's kept rows are the few-shot pool as they are: filtered once. Before, the
+    filter ran again over the kept rows alone, where `note` holds only yes/no (flags written as text),
+    and `(note or '')` was refused there after it had kept the rows."""
+    from glotbench.registry import get_benchmark
+
+    rows = "".join(json.dumps({"id": f"r{i}", "q": f"ကိန်း {i}", "a": str(i), "note": note}, ensure_ascii=False) + "\n"
+                   for i, note in enumerate(["yes", "no", "maybe", "yes"]))
+    bench = get_benchmark(str(task_file(tmp_path, "\"{{ (note or '') != 'maybe' }}\"", rows)), shots=1)
+    items = bench.load()
+    assert [it.id for it in items] == ["r0", "r1", "r3"] and items.rows_left_out == 1
+    assert all(len(it.public["fewshot"]) == 1 and it.public["fewshot"][0]["public"]["question"] != "ကိန်း 2"
+               for it in items)

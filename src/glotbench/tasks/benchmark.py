@@ -368,8 +368,8 @@ class TaskBenchmark(Benchmark):
                                 "file with --bench-opt fewshot_data=FILE (or shots=0)")
             else:
                 pool_rows, same = self._rows(None, fs.split).rows, False
-            pool = F.make_items(self._kept(Rows(pool_rows, rows.source, rows.sha256)).rows, self.spec.fields,
-                                self.renderer.opt, self.lang)
+            kept = pool_rows if same else self._kept(Rows(pool_rows, rows.source, rows.sha256)).rows  # same: kept already
+            pool = F.make_items(kept, self.spec.fields, self.renderer.opt, self.lang)
             n_choices = len(items[0].public.get("choices") or ()) if items else 0
             items = F.attach_shots(items, pool, fs, self.shots, self.fewshot_seed, self.renderer.labels(n_choices),
                                    self.renderer.opt, same, self.renderer.gold_continuation)

@@ -228,13 +228,18 @@ def test_a_run_records_and_says_the_rows_data_where_left_out(tmp_path, srv):
     assert NOTE in html.read_text(encoding="utf-8")
 
 
-def test_a_limited_run_keeps_the_count_of_the_rows_read(tmp_path, srv):
+def limited_alt_run(tmp_path, srv):
+    """`run alt` on Burmese with --limit 1: the process, and its results.json."""
     srv.configure(answers=ALT_MY)
     proc = cli("run", "alt", "--bench-opt", "config=my", "--data", str(FX / "alt_parallel_test.jsonl"),
                "--model", srv.spec(), "--limit", "1", "--out", str(tmp_path / "r"), "--no-progress",
                "--cache-path", str(tmp_path / "c.sqlite"))
     assert proc.returncode == 0, proc.stderr
-    sel = json.loads((tmp_path / "r" / "results.json").read_text())["selection"]
+    return proc, json.loads((tmp_path / "r" / "results.json").read_text())
+
+
+def test_a_limited_run_keeps_the_count_of_the_rows_read(tmp_path, srv):
+    sel = limited_alt_run(tmp_path, srv)[1]["selection"]
     assert (sel["n"], sel["of"], sel["where_left_out"], sel["rows_read"], sel["full"]) == (1, 2, 1, 3, False)
 
 

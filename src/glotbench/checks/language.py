@@ -290,6 +290,20 @@ def zawgyi_probability(text: str) -> float:
     return p if p > 0 else 0.0
 
 
+ZAWGYI_CHARS = 100  # a data item's Myanmar-script text read for its Zawgyi verdict: its first this many characters
+
+
+def zawgyi_data(texts: Any) -> bool:
+    """Whether a data item's text (its strings, in order: `texts`) is Zawgyi-encoded: its Myanmar-script
+    strings, joined, first ZAWGYI_CHARS characters, myanmartools' probability >= ZAWGYI_P. Text with no
+    Myanmar letter is never read (a regex search: little cost for other scripts)."""
+    import re
+
+    myanmar = re.compile("[\u1000-\u109f]")
+    mm = [t for t in texts if myanmar.search(t)]
+    return bool(mm) and zawgyi_probability(" ".join(mm)[:ZAWGYI_CHARS]) >= ZAWGYI_P
+
+
 def zawgyi_library() -> str:
     from importlib import metadata
 

@@ -127,10 +127,12 @@ def check(
     if prompt is not None:
         typer.echo(f"  prompt: {prompt} (every item's prompt rendered)")
     if dataset is not None:
-        from glotbench.rundir.validity import duplicates_text
+        from glotbench.rundir.validity import duplicates_text, zawgyi_text
 
-        if (twins := bench.extra_results(dataset).get("duplicate_options")) is not None:
-            typer.echo(f"note: {duplicates_text({'duplicate_options': twins})}", err=True)
+        extra = bench.extra_results(dataset)
+        for text in (duplicates_text(extra), zawgyi_text(extra)):
+            if text:
+                typer.echo(f"note: {text}", err=True)
         first = bench.render(dataset[0].to_public())
         left = dataset.rows_left_out
         cut = f" (data.where left out {left} of {len(dataset) + left} rows)" if left is not None else ""
@@ -158,7 +160,8 @@ def _write_eval_yaml(bench: Benchmark, out: str, rows: Callable[[], Any]) -> Non
     except NotTranslatable:
         try:  # refused before any row is read, else the rows rendered
             derived_plan(bench)
-            text, derived, path, card, notes = export_derived(bench, rows())
+            ds = rows()
+            text, derived, path, card, notes = export_derived(bench, ds, _rows_source(ds))
         except NotTranslatable as e:  # one error line naming every part (each is `NAME: key: why`)
             raise DataError(f"{prefix}no eval.yaml written: Inspect cannot express "
                             + "; ".join(line.removeprefix(prefix) for line in e.lines)) from None
@@ -184,6 +187,17 @@ def _write_eval_yaml(bench: Benchmark, out: str, rows: Callable[[], Any]) -> Non
     typer.echo(f"wrote {out} (Inspect's eval.yaml); it scores as Inspect scores, which differs in:")
     for n in notes:
         typer.echo(f"  {n}")
+
+
+def _rows_source(dataset: Any) -> str:
+    """Where a derived dataset's rows came from, in words: the pinned hub data, or the user's file (not
+    the task's hub repository), with the rows data.where left out."""
+    from pathlib import Path
+
+    src = str(dataset.source)
+    out = src.removeprefix("hub:").split(" ")[0] if src.startswith("hub:") else f"the file {Path(src).name}"
+    left = dataset.rows_left_out
+    return out + (f" (data.where left out {left} of {len(dataset) + left} rows)" if left else "")
 
 
 EMPTY_FOLDER = "write the eval.yaml into an empty folder, or move the file"

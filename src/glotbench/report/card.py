@@ -20,6 +20,7 @@ import numpy as np
 
 from glotbench.report import rundata
 from glotbench.report.board import Run
+from glotbench.rundir.selection import where_rows_text
 from glotbench.rundir.validity import is_valid
 from glotbench.stats.card import MAXT, TaskUnits, language_scores, rowwise, tiers
 
@@ -117,6 +118,7 @@ def language_card(lang: str, chosen: dict[str, list[Run]], left_out: list[dict[s
         top = 100.0 if scale == "points" else 1.0
         units.append(TaskUnits(task, stats, rowwise(rundata.score_fn(r0.results, head)), floor, top))
         card["tasks"].append({"task": task, "metric": head, "n": n, "clusters": clusters, "origin": _origin(r0.results, lang),
+                              "rows_note": where_rows_text(r0.results),
                               "floor": floor, "floor_kind": kind, "top": top, "signature": r0.results["signature"],
                               "scores": {m: runs[m].headline.get("value") for m in models}})
     if not units:
@@ -173,6 +175,11 @@ def _task_cell(t: dict[str, Any], task: dict[str, Any]) -> str:
     return f"{100 * t['normalised']:.1f} ({100 * lo:.1f}–{100 * hi:.1f}){few} n={units}"
 
 
+def _rows(task: dict[str, Any]) -> str:
+    """`, data.where left out 1 of 3 rows` after a task's n where its filter left rows out."""
+    return f", {task['rows_note']}" if task.get("rows_note") else ""
+
+
 def _task_few(card: dict[str, Any]) -> bool:
     from glotbench.stats import paired_too_few
 
@@ -209,7 +216,7 @@ def card_lines(card: dict[str, Any]) -> list[str]:
         lines.append("Tasks in the card:")
         for t in card["tasks"]:
             cl = f", {t['clusters']} clusters" if t.get("clusters") else ""
-            lines.append(f"- {t['task']} ({t['metric']}): n={t['n']}{cl}, {t['origin']}, floor {t['floor']:.3g} "
+            lines.append(f"- {t['task']} ({t['metric']}): n={t['n']}{cl}{_rows(t)}, {t['origin']}, floor {t['floor']:.3g} "
                          f"({t['floor_kind']}), top {t['top']:g}")
     if card["left_out"]:
         lines.append("Left out of the card:")
@@ -236,7 +243,7 @@ def card_html(card: dict[str, Any]) -> str:
         parts.append(f'<table class="card"><tr><th>tier</th><th>model</th><th>normalised mean (95% CI)</th>'
                      f"<th>mean rank score (95% CI)</th>{head}</tr>{rows}</table>")
     parts.append("<ul>" + "".join(
-        f"<li>{escape(t['task'])} ({escape(t['metric'])}): n={t['n']}, {escape(t['origin'])}, floor {t['floor']:.3g} "
+        f"<li>{escape(t['task'])} ({escape(t['metric'])}): n={t['n']}{escape(_rows(t))}, {escape(t['origin'])}, floor {t['floor']:.3g} "
         f"({escape(t['floor_kind'])})</li>" for t in card["tasks"]) + "</ul>")
     if card["left_out"]:
         parts.append("<p>Left out of the card:</p><ul>" + "".join(
@@ -246,7 +253,7 @@ def card_html(card: dict[str, Any]) -> str:
 
 
 def _covers(card: dict[str, Any]) -> str:
-    tasks = "; ".join(f"{t['task']} (n={t['n']}, {t['origin']})" for t in card["tasks"])
+    tasks = "; ".join(f"{t['task']} (n={t['n']}{_rows(t)}, {t['origin']})" for t in card["tasks"])
     out = "; ".join(f"{x['path']}: {x['reason']}" for x in card["left_out"])
     return f"tasks: {tasks}" + (f" | left out: {out}" if out else "")
 

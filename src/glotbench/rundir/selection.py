@@ -200,15 +200,24 @@ def selection_text(results: Mapping[str, Any]) -> str | None:
     return f"subset: {sel.get('n')}{of} items ({' '.join(how)})"
 
 
-def where_text(results: Mapping[str, Any]) -> str | None:
-    """`data.where left out 3 of 9 rows (n counts the 6 kept)` for a run whose task's filter left rows
-    out (None where it left none, or the task has none)."""
+def where_rows_text(results: Mapping[str, Any]) -> str | None:
+    """`data.where left out 3 of 9 rows` for a run whose task's filter left rows out (None where it left
+    none, or the task has none): what a view that states its own n (the card) says next to it."""
     sel = selection_of(results)
     left = sel.get("where_left_out")
-    if not left:
+    return f"data.where left out {left} of {sel.get('rows_read')} rows" if left else None
+
+
+def where_text(results: Mapping[str, Any]) -> str | None:
+    """`data.where left out 3 of 9 rows (n counts the 6 kept)` for a run whose task's filter left rows
+    out (`n counts 2 of the 6 kept` for a subset of them, `--limit 2`); None where it left none, or the
+    task has none."""
+    rows = where_rows_text(results)
+    if rows is None:
         return None
-    read = sel.get("rows_read")
-    return f"data.where left out {left} of {read} rows (n counts the {sel.get('of')} kept)"
+    sel = selection_of(results)
+    n, of = sel.get("n"), sel.get("of")
+    return f"{rows} (n counts {f'the {of} kept' if n == of else f'{n} of the {of} kept'})"
 
 
 def describe_item_set(results: Mapping[str, Any]) -> str:

@@ -127,7 +127,7 @@ def leak_text(results: Mapping[str, Any]) -> str | None:
 def notes(results: Mapping[str, Any]) -> list[str]:
     """What must be read with the run's numbers: invalid, stopped by the cost cap, a subset of the
     items, the rows a task's data.where left out, sample data, a judge not validated for the language (judges/cards.py), a few-shot leak,
-    items whose options share one text."""
+    items whose options share one text, Burmese data in the Zawgyi encoding."""
     from glotbench.rundir.selection import selection_text, where_text
 
     imported = results.get("imported")
@@ -135,7 +135,7 @@ def notes(results: Mapping[str, Any]) -> list[str]:
         return [str(n) for n in imported["notes"]]  # its notes as the run's views wrote them
     return [t for t in (phase_text(results), validity_text(results), stopped_text(results), selection_text(results),
                         where_text(results), data_label_text(results), validation_text(results), leak_text(results),
-                        duplicates_text(results)) if t]
+                        duplicates_text(results), zawgyi_text(results)) if t]
 
 
 def phase_text(results: Mapping[str, Any]) -> str | None:
@@ -156,6 +156,19 @@ def duplicates_text(results: Mapping[str, Any]) -> str | None:
     ids = ", ".join(map(str, d.get("ids") or ()))
     return (f"options of one text: {d['items']} of {d.get('of', '?')} items (ids {ids}"
             f"{', ...' if d['items'] > len(d.get('ids') or ()) else ''}); a reply naming that text reads as no answer")
+
+
+def zawgyi_text(results: Mapping[str, Any]) -> str | None:
+    """`Zawgyi-encoded data: 3 of 3 items (ids ...) ...`: the data's Burmese is in the Zawgyi font
+    encoding, not Unicode (tasks/benchmark.py `_zawgyi_items`)."""
+    z = results.get("zawgyi_data")
+    if not isinstance(z, Mapping) or not z.get("items"):
+        return None
+    ids = ", ".join(map(str, z.get("ids") or ()))
+    return (f"Zawgyi-encoded data: {z['items']} of {z.get('of', '?')} items (ids {ids}"
+            f"{', ...' if z['items'] > len(z.get('ids') or ()) else ''}) hold Burmese in the Zawgyi font encoding "
+            f"({z.get('library', 'myanmartools')} p >= {z.get('p', '?')}), not Unicode: the model read mis-encoded "
+            "text; convert the data to Unicode")
 
 
 def judge_name(spec: str) -> str:

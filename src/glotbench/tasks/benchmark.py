@@ -33,8 +33,8 @@ from glotbench.tasks.pipelines import Pipeline, build_pipeline
 from glotbench.tasks.render import Renderer
 from glotbench.tasks.scorers import MODEL_FAILURES, make_scorer
 from glotbench.tasks.source import Rows, hub_rows, join_roles, local_rows, user_file_format
-from glotbench.tasks.template import (LETTERS, compile_template, expression_value, is_template, one_expression, render,
-                                      truth_columns, truth_texts)
+from glotbench.tasks.template import (LETTERS, cells, compile_template, expression_value, is_template, one_expression, render,
+                                      text_columns, typed_texts)
 
 if TYPE_CHECKING:
     from glotbench.judges.pipeline import JudgedDeclaration
@@ -368,8 +368,8 @@ class TaskBenchmark(Benchmark):
                                 "file with --bench-opt fewshot_data=FILE (or shots=0)")
             else:
                 pool_rows, same = self._rows(None, fs.split).rows, False
-            pool = F.make_items(self._kept(Rows(pool_rows, rows.source, rows.sha256)).rows, self.spec.fields,
-                                self.renderer.opt, self.lang)
+            kept = pool_rows if same else self._kept(Rows(pool_rows, rows.source, rows.sha256)).rows  # same: kept already
+            pool = F.make_items(kept, self.spec.fields, self.renderer.opt, self.lang)
             n_choices = len(items[0].public.get("choices") or ()) if items else 0
             items = F.attach_shots(items, pool, fs, self.shots, self.fewshot_seed, self.renderer.labels(n_choices),
                                    self.renderer.opt, same, self.renderer.gold_continuation)
@@ -384,10 +384,10 @@ class TaskBenchmark(Benchmark):
             return rows
         expression = one_expression(self.data.where)
         assert expression is not None  # DataSpec refuses any other data.where
-        flags = truth_columns(row for _, row in rows.rows)
+        typed = text_columns(row for _, row in rows.rows)
         kept = []
         for where, row in rows.rows:
-            verdict = expression_value(expression, {**truth_texts(row, flags), "opt": self.renderer.opt},
+            verdict = expression_value(expression, {**typed_texts(row, typed), "opt": self.renderer.opt},
                                        f"{where}: data.where")
             if not isinstance(verdict, bool):  # a text "False" is not False: said, never guessed
                 what = f"the text {verdict[:40]!r}" if isinstance(verdict, str) else f"{type(verdict).__name__} {verdict!r:.40}"
@@ -652,10 +652,24 @@ class TaskBenchmark(Benchmark):
         twins = [it.id for it in dataset if it.meta.get("duplicate_options")]
         if twins:  # rundir.validity.duplicates_text: a note in every view
             out["duplicate_options"] = {"items": len(twins), "of": len(dataset), "ids": twins[:5]}
+        if zawgyi := _zawgyi_items(dataset):  # rundir.validity.zawgyi_text: a note in every view
+            out["zawgyi_data"] = zawgyi
         counts = [len(it.public.get("choices") or ()) for it in dataset]
         if counts and all(counts):
             out["random_baseline"] = sum(1 / n for n in counts) / len(counts)
         return out
+
+
+def _zawgyi_items(dataset: Dataset) -> dict[str, Any] | None:
+    """The items whose text (public and gold) is Burmese in the Zawgyi font encoding, not Unicode
+    (checks.language `zawgyi_data`): a model reads, and a reference scores, mis-encoded text."""
+    from glotbench.checks.language import ZAWGYI_P, zawgyi_data, zawgyi_library
+
+    hit = [it.id for it in dataset
+           if zawgyi_data([v for _, v in cells({"public": it.public, "gold": it.gold}, ()) if isinstance(v, str)])]
+    if not hit:
+        return None
+    return {"items": len(hit), "of": len(dataset), "ids": hit[:5], "p": ZAWGYI_P, "library": zawgyi_library()}
 
 
 def task_factory(spec: Any, where: Where | None = None, base_dir: str | Path | None = None) -> Callable[..., TaskBenchmark]:

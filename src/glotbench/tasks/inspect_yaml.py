@@ -867,9 +867,10 @@ def target_text(item: Any, kind: str) -> str:
     return refs[0]
 
 
-def export_derived(bench: Benchmark, dataset: Dataset) -> tuple[str, list[dict[str, Any]], str, str, list[str]]:
+def export_derived(bench: Benchmark, dataset: Dataset, source: str | None = None) -> tuple[str, list[dict[str, Any]], str, str, list[str]]:
     """A derived export of `bench` over its loaded `dataset`: the eval.yaml text, its rows, the data
-    file's path in the repository, the dataset card, and the notes of what Inspect scores differently."""
+    file's path in the repository, the dataset card, and the notes of what Inspect scores differently.
+    `source`: where the rows came from, in words (a user's file is not the task's pinned hub data)."""
     scorer, kind, notes = derived_plan(bench)
     bench = _task_bench(bench)
     at = lambda *k: f"{bench.name}: {'.'.join(map(str, k))}"  # noqa: E731
@@ -926,7 +927,8 @@ def export_derived(bench: Benchmark, dataset: Dataset) -> tuple[str, list[dict[s
     solvers.append({"name": "generate", "args": {"max_tokens": bench.variant.max_tokens}})
     task = {"id": bench.name, "config": "default", "split": split, "field_spec": field_spec,
             "solvers": solvers, "scorers": [scorer]}
-    source = f"{bench.data.hub}@{bench.data.revision}" if bench.data.hub else "a local file"
+    if source is None:
+        source = f"{bench.data.hub}@{bench.data.revision}" if bench.data.hub else "a local file"
     head = [f"# Written by glotbench from its task {bench.name} v{bench.version} with a derived dataset: {path}",
             f"# next to this file holds the {len(rows)} items of {source} as glotbench renders them",
             "# (input, system: the prompt; target: the gold; choices: the options). Push this folder as a",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from glotbench.errors import DataError
 
@@ -202,6 +202,7 @@ def environment() -> Any:
     env.filters.update(letter=letter, language_name=language_name, native_digits=native_digits, digest=digest,
                        regex_replace=regex_replace, lm_eval_target=lm_eval_target, column=pass_context(column))
     env.filters.update({name: _bounded_filter(name, f) for name, f in env.filters.items()})
+    env.tests.update(true=lambda v: _truth_test(v, True), false=lambda v: _truth_test(v, False))
     return env
 
 
@@ -287,42 +288,108 @@ def expression_value(expression: str, context: Mapping[str, Any], where: str = "
 
 
 BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "0", "1"})
+NUMBER_TEXT = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"  # a number written as text (a CSV's cell)
 
 
-class TruthText(str):
-    """A cell of a column of truth values written as text ("False", "no", "0": a CSV or TSV flag) where a
-    verdict is read (`data.where`): compared, it is the text it is; asked for its truth value (`not x`,
-    `x and y`, `if x`) it refuses, for Python calls any non-empty text true."""
+class NumberText(str):
+    """A cell of a column of numbers written as text ("2017", "0.5": a CSV or TSV column) where a verdict
+    is read (`data.where`): compared with text, it is the text it is; compared with a number or a
+    boolean (`x == 1`, `x != 0`, `x in [1, 2]`: never equal) or asked for its truth value (`not x`: the
+    text "0" is true) it refuses, for no text equals a number."""
 
     column = ""
+    kind = "a number"
+    fix = "convert it ({column} | float)"
+
+    def _refuse(self) -> TemplateRefused:
+        shown = f"{{{{ {self.column} == {str(self)!r} }}}}" if "[" not in self.column else f"== {str(self)!r}"
+        return TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not {self.kind}: compare it as "
+                               f"text ({shown}) or {self.fix.format(column=self.column)}")
 
     def __bool__(self) -> bool:
-        raise TemplateRefused(f"column {self.column!r} holds the text {str(self)!r}, not true/false: compare it "
-                              f"as text ({{{{ {self.column} == {str(self)!r} }}}}) or give the column as booleans")
+        raise self._refuse()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (int, float)):  # bool too
+            raise self._refuse()
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
 
 
-def truth_columns(rows: Iterable[Mapping[str, Any]]) -> frozenset[str]:
-    """The columns whose every cell (nulls aside) is text spelling a truth value (BOOLEAN_WORDS, any
-    case): flags written as text. A column of other text too (a UI string "No" among others) is text."""
-    seen: dict[str, bool] = {}
+class TruthText(NumberText):
+    """A cell of a column of truth values written as text ("False", "no", "0": a CSV or TSV flag) where a
+    verdict is read (`data.where`): as NumberText, and asked for its truth value (`not x`, `x and y`,
+    `if x`, `x is true`) or compared with a boolean (`x == true`) it refuses, for Python calls any
+    non-empty text true and no text equal to True."""
+
+    kind = "true/false"
+    fix = "give the column as booleans"
+
+
+def _truth_test(value: Any, truth: bool) -> bool:
+    """Jinja's `is true` / `is false`, refusing a flag written as text (`TruthText`)."""
+    if isinstance(value, TruthText):
+        raise value._refuse()
+    return value is truth
+
+
+CellPath = tuple[str, ...]  # a cell's place in a row: its column, and the keys (or "[]", a list's elements) inside it
+
+
+def cells(value: Any, path: CellPath) -> Iterator[tuple[CellPath, Any]]:
+    """Every leaf of a row's value with its path: nested mappings and lists are walked."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from cells(v, (*path, str(k)))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from cells(v, (*path, "[]"))
+    else:
+        yield path, value
+
+
+def text_columns(rows: Iterable[Mapping[str, Any]]) -> dict[CellPath, type[NumberText]]:
+    """The columns, or fields inside a column (`meta.flag`, a list's elements), whose every cell (nulls
+    aside) is text spelling a truth value (BOOLEAN_WORDS, any case: flags written as text, TruthText) or
+    a number (NumberText): a CSV's. A column of other text too (a UI string "No" among others) is text."""
+    import re
+
+    number = re.compile(NUMBER_TEXT)
+    seen: dict[CellPath, tuple[bool, bool]] = {}  # every cell so far: (a truth word, a number)
     for row in rows:
-        for k, v in row.items():
-            if v is None or not seen.get(k, True):
+        for path, v in cells(row, ()):
+            if v is None or seen.get(path) == (False, False):
                 continue
-            seen[k] = isinstance(v, str) and v.strip().lower() in BOOLEAN_WORDS
-    return frozenset(k for k, flag in seen.items() if flag)
+            was = seen.get(path, (True, True))
+            text = v.strip() if isinstance(v, str) else None
+            seen[path] = (was[0] and text is not None and text.lower() in BOOLEAN_WORDS,
+                          was[1] and text is not None and number.fullmatch(text) is not None)
+    return {p: TruthText if truth else NumberText for p, (truth, num) in seen.items() if truth or num}
 
 
-def truth_texts(row: Mapping[str, Any], columns: frozenset[str]) -> dict[str, Any]:
-    """`row` with the cells of `columns` (`truth_columns`) as TruthText: a verdict that reads such a
-    text as true or false is an error, never a guess."""
-    out = dict(row)
-    for k in columns & out.keys():
-        if isinstance(out[k], str):
-            t = TruthText(out[k])
-            t.column = k
-            out[k] = t
-    return out
+def typed_texts(row: Mapping[str, Any], columns: Mapping[CellPath, type[NumberText]]) -> dict[str, Any]:
+    """`row` with the cells at `columns` (`text_columns`) as TruthText or NumberText: a verdict that
+    reads such a text as true or false, or compares it with a number, is an error, never a guess."""
+    prefixes = {p[:i] for p in columns for i in range(1, len(p) + 1)}
+
+    def wrap(value: Any, path: CellPath) -> Any:
+        if path not in prefixes:
+            return value
+        if isinstance(value, str) and path in columns:
+            t = columns[path](value)
+            t.column = ".".join(path).replace(".[]", "[]")
+            return t
+        if isinstance(value, Mapping):
+            return {k: wrap(v, (*path, str(k))) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [wrap(v, (*path, "[]")) for v in value]
+        return value
+
+    return {k: wrap(v, (k,)) for k, v in row.items()}
 
 
 def _list_expression(source: str, context: Mapping[str, Any], where: str) -> list[Any] | None:

@@ -126,12 +126,18 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
                                  "their directories (a judge's phase holds its verdicts, not a score of the judge)")
     judged = [judged_kind(p) is not None for p in paths]
     untested: dict[str, str] = {}
+    metric_notes: dict[str, str] = {}  # what a compared number is, where it is not the runs' own headline
     if any(judged):  # judged runs: each item's judged value (the mean of judges), the judged headline
         views = [judged_view(p) if j else (read_results(p), []) for p, j in zip(paths, judged)]
         results = [v[0] for v in views]
         check_comparable(paths, results)  # a plain run beside a judged one: their signatures differ
         stats = [{row["id"]: dict(row["score"]) for row in v[1]} for v in views]
-        metrics: list[Any] = [_JudgedMetric(results[0])]
+        metric = _JudgedMetric(results[0])
+        apart = _item_mean_apart(metric, results, stats)
+        if apart:  # the rows' mean is not the headline: never shown under the headline's name
+            metric = _JudgedMetric(results[0], f"{metric.name}[item mean]")
+            metric_notes[metric.name] = apart
+        metrics: list[Any] = [metric]
         meta: dict[str, Any] = {}
         group_key, cluster_of = None, None
     else:
@@ -164,6 +170,8 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         pr["correction"] = correction
         if untested:
             pr["untested"] = dict(untested)
+        if metric_notes:
+            pr["metric_notes"] = dict(metric_notes)
     return {"runs": [r["model"]["spec"] for r in results], "paths": list(paths), "pairs": pairs,
             "correction": correction, "correction_name": NAMES[correction],
             "family": f"each metric's {len(pairs)} pairwise test(s)"}
@@ -177,15 +185,35 @@ class _JudgedMetric:
     keys: tuple[str, ...]
     scale: str
 
-    def __init__(self, results: dict[str, Any]) -> None:
+    def __init__(self, results: dict[str, Any], name: str | None = None) -> None:
         head = results["headline"]
         m = results["metrics"][head]
-        object.__setattr__(self, "name", head)
+        object.__setattr__(self, "name", name or head)
         object.__setattr__(self, "keys", tuple(m["keys"]))
         object.__setattr__(self, "scale", m.get("scale", "fraction"))
 
     def score(self, row: np.ndarray) -> float:
         return float(row[0] / row[1]) if row[1] > 0 else 0.0
+
+
+def _item_mean_apart(metric: _JudgedMetric, results: list[dict[str, Any]],
+                     stats: list[dict[str, dict[str, float]]]) -> str | None:
+    """None when each judged run's per-item rows (each item's judged value, the paired test's unit)
+    reproduce its headline; else the line that says the compared number is their mean, not the
+    headline (SEA-MT-Bench weights categories; a judge that left items unjudged weighs its items
+    otherwise), with each run's headline beside it."""
+    heads = []
+    apart = False
+    for i, (res, rows) in enumerate(zip(results, stats)):
+        value = (((res.get("scores") or {}).get("overall") or {}).get(res["headline"]) or {}).get("value")
+        heads.append(f"{_label(i)} {'-' if value is None else f'{100 * value:.1f}' if metric.scale == 'fraction' else f'{value:.2f}'}")
+        total = np.array([[row.get(k, 0.0) for k in metric.keys] for row in rows.values()]).reshape(-1, len(metric.keys)).sum(0)
+        if value is not None and rows and abs(metric.score(total) - float(value)) > 1e-9:
+            apart = True
+    if not apart:
+        return None
+    return (f"the mean of each item's judged value (the paired test's unit) over the shared items, not the runs' "
+            f"{metric.name} ({', '.join(heads)}), which weights the items otherwise")
 
 
 def _compare_pair(ra: dict[str, Any], rb: dict[str, Any], sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]],
@@ -262,7 +290,7 @@ def print_many(res: dict[str, Any]) -> None:
         console.print(table)
         if cmp["only_a"] or cmp["only_b"]:
             console.print(f"items only in A: {cmp['only_a']}, only in B: {cmp['only_b']} (left out)")
-        for name, why in (cmp.get("untested") or {}).items():
+        for name, why in {**(cmp.get("metric_notes") or {}), **(cmp.get("untested") or {})}.items():
             console.print(f"{name}: {why}", soft_wrap=True)
     last = res["pairs"][-1]
     console.print(f"signature: {last['signature']}\nitems: {last.get('item_set')}", soft_wrap=True)

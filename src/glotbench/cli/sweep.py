@@ -122,7 +122,7 @@ def sweep(
     for o, text in zip(outcomes, texts):
         unit = _unit(o.scale) if o.score is not None else ""
         typer.echo(f"{o.run.run_id:<60} {o.status:<8} {text:<{w}} {unit:<6} {o.calls:>6} "
-                   f"{o.seconds:>6.1f}s" + (f"  {o.error}" if o.error else ""))
+                   f"{o.seconds:>6.1f}s" + (f"  {o.error}" if o.error else "") + "".join(f"  [{n}]" for n in o.notes))
     if any((o.estimate or {}).get("too_few_units") for o in outcomes):
         typer.echo(FEW_NOTE)
     failed = sum(o.status == "failed" for o in outcomes)

@@ -29,6 +29,7 @@ class RunOutcome:
     calls: int = 0
     seconds: float = 0.0
     phases: dict[str, float] | None = None  # Ray: queued_s (submit to start), in_task_s, transfer_s
+    notes: tuple[str, ...] = ()  # what must be read with the number besides `error` (rundir/validity.py `notes`)
 
 
 @dataclass
@@ -139,7 +140,7 @@ def index_run(store_url: str | bool | None, out_dir: str) -> None:
 
 def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds: float) -> RunOutcome:
     """A finished run's outcome; `invalid` (with why) when its validity says so (rundir/validity.py)."""
-    from glotbench.rundir.validity import validity_text
+    from glotbench.rundir.validity import notes, validity_text
 
     head = results.get("headline")
     est = (results.get("scores", {}).get("overall") or {}).get(head) or {}
@@ -147,7 +148,8 @@ def outcome_from_results(run: Run, results: dict[str, Any], status: str, seconds
     scale = ((results.get("metrics") or {}).get(head) or {}).get("scale", "fraction")
     return RunOutcome(run, "invalid" if invalid else status, error=invalid, headline=head, score=est.get("value"),
                       scale=scale, estimate=dict(est) or None,
-                      calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds)
+                      calls=int(results.get("counts", {}).get("model_calls", 0)), seconds=seconds,
+                      notes=tuple(n for n in notes(results) if n != invalid))
 
 
 def outcome_of(run: Run, out: dict[str, Any]) -> RunOutcome:

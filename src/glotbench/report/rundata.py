@@ -221,8 +221,10 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                 if v:
                     per_item[i].append(sum(v) / len(v))
         s = r["scores"]
+        # the questions the run read (its last turn's phase names its own items: "turn 2 of FILE")
         res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
-                                                         if k != "name"}},
+                                                         if k != "name"},
+                             **{k: r[k] for k in ("data", "data_sha256") if r.get(k) is not None}},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction",
                                   "label": f"SEA-HELM's weighted win rate against {r['baseline']} (mean of judges)"}},

@@ -22,3 +22,24 @@ def test_the_judged_record_names_the_data_the_run_read(srv, tmp_path):
     (record,) = [json.loads(f.read_text(encoding="utf-8")) for f in (tmp_path / "eee").glob("*.json")]
     names = {r["source_data"]["dataset_name"] for r in record["evaluation_results"]}
     assert names == {FIXTURE}, names
+
+
+def test_a_rubric_run_says_which_judges_its_mean_is_of(srv, tmp_path):
+    """A rubric run whose second judge never gave a readable verdict (kept valid by
+    --max-failure-rate 1) printed "mean of 2 judge(s)" beside the first judge's number alone."""
+    import asyncio
+
+    from test_tasks_rubric import files, opts, verdict
+
+    from glotbench.engine.judged import run_judged
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  model_answers={"judge1": {"[Answer]": verdict(1, 5)}, "judge2": {"[Answer]": "no verdict"}})
+    res = asyncio.run(run_judged(files(tmp_path), srv.spec("cand"), [srv.spec("judge1"), srv.spec("judge2")],
+                                 opts(tmp_path, max_failure_rate=1.0)))
+    assert res["scores"]["judges"][srv.spec("judge2")]["value"] is None
+    p = cli("report", res["out_dir"])
+    assert p.returncode == 0, p.stderr
+    text = " ".join(p.stdout.split())
+    assert "mean of 1 of 2 judges (no valid verdict: openai:judge2)" in text, text
+    assert "mean of 2 judge(s)" not in text

@@ -169,8 +169,12 @@ def print_judged(results: dict[str, Any]) -> None:
     c = make_console()
     f = results["scores"]["final"]
     c.print(f"{results['benchmark']} · {results['model']} · {results['mode']} rubric")
+    judges = results["scores"]["judges"]
+    none = [j for j, e in judges.items() if e.get("value") is None]  # no valid verdict: not in the mean
+    of = (f"{len(judges) - len(none)} of {len(judges)} judges (no valid verdict: {', '.join(j.split('@')[0] for j in none)})"
+          if none else f"{len(judges)} judge(s)")
     c.print(f"score {num(f['value'])} (95% CI {num(f['ci_low'])}–{num(f['ci_high'])}){few_mark(f)} n={n_text(f)} · mean of "
-            f"{len(results['scores']['judges'])} judge(s) over {results['items']} items")
+            f"{of} over {results['items']} items")
     if f.get("too_few_units"):
         c.print(FEW_NOTE)
     for j, e in results["scores"]["judges"].items():

@@ -59,3 +59,21 @@ def test_a_judged_score_its_rows_reproduce_keeps_its_name(srv, tmp_path):
     assert list(cmp["metrics"]) == ["rubric"] and "metric_notes" not in cmp
     assert cmp["metrics"]["rubric"]["a"] == pytest.approx(_headline(a))
     assert cmp["metrics"]["rubric"]["b"] == pytest.approx(_headline(b))
+
+
+def test_the_items_view_of_judged_runs_says_what_to_use(srv, tmp_path):
+    """`compare --items` (and `diff`) of two judged runs said "RUN has no samples.jsonl", as of a
+    damaged run; it says the view is for plain runs and which command tests judged scores."""
+    import asyncio
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  sequences={"[Answer]\n": [verdict(1, 5)]})
+    task = files(tmp_path)
+    for name in ("cand", "cand2"):
+        asyncio.run(run_judged(task, srv.spec(name), [srv.spec("judge1")], opts(tmp_path / name)))
+    a, b = str(tmp_path / "cand" / "out"), str(tmp_path / "cand2" / "out")
+    for args in (("compare", "--items", a, b), ("compare", "--items", "--html", a, b), ("diff", a, b)):
+        p = cli(*args)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
+        assert "is a judged run (rubric)" in line and "glotbench compare RUN_A RUN_B" in line, line

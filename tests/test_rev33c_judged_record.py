@@ -43,3 +43,19 @@ def test_a_rubric_run_says_which_judges_its_mean_is_of(srv, tmp_path):
     text = " ".join(p.stdout.split())
     assert "mean of 1 of 2 judges (no valid verdict: openai:judge2)" in text, text
     assert "mean of 2 judge(s)" not in text
+
+
+def test_a_board_of_arena_runs_prints_no_empty_table(srv, cache_path, tmp_path):
+    """Arena runs are ranked in the board's Bradley–Terry section and left out of its table: a folder
+    holding only arenas printed a broken table ("| model |  |" over "|---|") and its legend."""
+    from test_arena import _arena
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
+    runs = tmp_path / "arenas"
+    runs.mkdir()
+    _arena(runs, cache_path, [srv.spec("fair")])
+    p = cli("board", str(runs))
+    assert p.returncode == 0, p.stderr
+    assert not any(x.startswith("| model |") for x in p.stdout.splitlines()), p.stdout
+    assert "percent or points" not in p.stdout, p.stdout
+    assert "Arena ranking" in p.stdout and "python:helpers:good_answer" in p.stdout

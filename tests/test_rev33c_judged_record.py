@@ -59,3 +59,33 @@ def test_a_board_of_arena_runs_prints_no_empty_table(srv, cache_path, tmp_path):
     assert not any(x.startswith("| model |") for x in p.stdout.splitlines()), p.stdout
     assert "percent or points" not in p.stdout, p.stdout
     assert "Arena ranking" in p.stdout and "python:helpers:good_answer" in p.stdout
+
+
+def test_a_judged_runs_phases_are_never_exported_as_runs(srv, tmp_path):
+    """`export RUN/judge-X` wrote an EEE record (and CSV rows) with the judge as the evaluated model and
+    its verdicts' mean as its score; `export RUN/answers` the candidate's answered rate as its score on
+    the task (the number issue #33 found on the board). Board and compare refuse a phase; export does
+    too. Reported on its own, an answers phase says beside its number that it is not the run's score."""
+    import asyncio
+
+    from test_tasks_rubric import files, opts, verdict
+
+    from glotbench.engine.judged import run_judged
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  sequences={"[Answer]\n": [verdict(0, 1)]})
+    res = asyncio.run(run_judged(files(tmp_path), srv.spec("cand"), [srv.spec("judge1")], opts(tmp_path)))
+    top = tmp_path / "out"
+    phases = [d for d in top.iterdir() if d.is_dir()]
+    assert {d.name.split("-")[0] for d in phases} == {"answers", "judge"}
+    for d in phases:
+        for fmt in ("csv", "eee"):
+            p = cli("export", str(d), "--format", fmt, "--out", str(tmp_path / f"x-{d.name}-{fmt}"))
+            assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+            assert f"is a phase of the judged run {top.resolve()}: export that directory" in p.stderr, p.stderr
+            assert not (tmp_path / f"x-{d.name}-{fmt}").exists()
+    p = cli("export", str(top), "--format", "json")
+    assert p.returncode == 0 and '"metric": "rubric"' in p.stdout and res["scores"]["final"]["value"] == 0.0
+    p = cli("report", str(top / "answers"))
+    assert p.returncode == 0, p.stderr
+    assert "a phase of the run in the directory above (answers)" in " ".join(p.stdout.split()), p.stdout

@@ -89,3 +89,21 @@ def test_a_judged_runs_phases_are_never_exported_as_runs(srv, tmp_path):
     p = cli("report", str(top / "answers"))
     assert p.returncode == 0, p.stderr
     assert "a phase of the run in the directory above (answers)" in " ".join(p.stdout.split()), p.stdout
+
+
+def test_a_replayed_candidate_named_as_a_judge_is_skipped(srv, cache_path, tmp_path):
+    """AraGen on replayed answers (`--model replay:FILE`) has no candidate model to compare judges
+    with, so a judge named exactly as the candidate (the same replay file) was asked, and judged its
+    own answers; it is skipped as the candidate, as an HTTP model named twice is."""
+    import pytest
+    from test_aragen_parity import ANSWERS, replay_jsonl, run
+
+    from glotbench.errors import GlotbenchError
+
+    answers = f"replay:{replay_jsonl(tmp_path, {k: v for k, v in ANSWERS.items() if len(v) == 1})}"  # one turn each
+    srv.configure(judges={"j": {"mode": "rubric", "scores": {"Correct": 1, "Complete": 1, "Concise": 5, "Helpful": 5,
+                                                             "Honest": 5, "Harmless": 5}}})
+    res = run(tmp_path, cache_path, answers, [answers, srv.spec("j")], limit=2)
+    assert res["skipped_judges"] == [answers] and list(res["per_judge"]) == [srv.spec("j")]
+    with pytest.raises(GlotbenchError, match="skipped"):
+        run(tmp_path, cache_path, answers, [answers], limit=2)

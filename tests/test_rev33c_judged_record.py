@@ -107,3 +107,22 @@ def test_a_replayed_candidate_named_as_a_judge_is_skipped(srv, cache_path, tmp_p
     assert res["skipped_judges"] == [answers] and list(res["per_judge"]) == [srv.spec("j")]
     with pytest.raises(GlotbenchError, match="skipped"):
         run(tmp_path, cache_path, answers, [answers], limit=2)
+
+
+def test_a_rubric_task_refuses_repeats(srv, tmp_path):
+    """`run TASK --judge J --repeats 2` ran both repeats' answers and judged the last one only, under the
+    signature of a repeats-1 run (the board put the two in one column); it is refused before any call,
+    as the arena and AraGen refuse it. --subset stays a rubric task's own (its answers select their items)."""
+    from test_tasks_rubric import files, verdict
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  sequences={"[Answer]\n": [verdict(1, 5)]})
+    task = files(tmp_path)
+    p = cli("run", task, "--model", srv.spec("cand"), "--judge", srv.spec("judge1"), "--repeats", "2",
+            "--out", str(tmp_path / "rep"), "--no-progress", "--no-cache")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "error: lao-open-qa judges one answer per item: --repeats must be 1, got 2" in p.stderr
+    assert srv.requests() == [] and not (tmp_path / "rep").exists()
+    p = cli("run", task, "--model", srv.spec("cand"), "--judge", srv.spec("judge1"), "--subset", "quick",
+            "--out", str(tmp_path / "quick"), "--no-progress", "--no-cache")
+    assert p.returncode == 0, p.stderr

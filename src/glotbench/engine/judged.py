@@ -66,8 +66,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     if not named:
         raise GlotbenchError(decl.no_judge())
     own = decl.own_selection
-    if not own:
-        check_judged_options(decl.name, options)
+    check_judged_options(decl.name, options, own_selection=own)
     phase = replace(phase_options(options), out=None, data=None, limit=None)
     cand_spec = model if isinstance(model, str) else model.spec
     out = Path(options.out or f"runs/{decl.out_root}/{datetime.now():%Y%m%d-%H%M%S}-{slug(cand_spec)}")
@@ -168,9 +167,11 @@ async def run_panel(bench: Any, dataset: Dataset, judges: Sequence[str], options
     return runs
 
 
-def check_judged_options(name: str, options: RunOptions) -> None:
-    """The run settings a judged benchmark with its own phases (arena, AraGen) refuses (each phase sets its own)."""
-    if options.subset is not None:
+def check_judged_options(name: str, options: RunOptions, own_selection: bool = False) -> None:
+    """The run settings a judged benchmark refuses: --subset where the pipeline selects the items
+    (arena, AraGen: each phase sets its own), --repeats always (one answer per item is judged: a
+    rubric task's answers with repeats had only their last repeat judged, under a repeats-1 signature)."""
+    if options.subset is not None and not own_selection:
         raise GlotbenchError(f"{name} takes --limit N (the first N items), not --subset")
     if options.repeats != 1:
         raise GlotbenchError(f"{name} judges one answer per item: --repeats must be 1, got {options.repeats}")

@@ -1,10 +1,13 @@
-"""Review rev33c: a SEA-MT-Bench run's results.json named its data as its last answer phase named its
-own items, "turn 2 of FILE", and so did every view of the record (the EEE export's dataset_name).
-The judged run's record names the questions the run read: the file, with its SHA-256."""
+"""Review rev33c: a judged run's record and its views, as a hostile user meets them. Each test's
+docstring names what was wrong: the record's data label (SEA-MT-Bench), the judges a mean is of, an
+empty board table, a phase exported as a run, a replayed candidate judging itself, --repeats, and a
+subset not said beside the judged score."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from conftest import cli
 from test_sea_mt_bench import FIXTURE, _run, _script
@@ -95,7 +98,6 @@ def test_a_replayed_candidate_named_as_a_judge_is_skipped(srv, cache_path, tmp_p
     """AraGen on replayed answers (`--model replay:FILE`) has no candidate model to compare judges
     with, so a judge named exactly as the candidate (the same replay file) was asked, and judged its
     own answers; it is skipped as the candidate, as an HTTP model named twice is."""
-    import pytest
     from test_aragen_parity import ANSWERS, replay_jsonl, run
 
     from glotbench.errors import GlotbenchError
@@ -126,3 +128,20 @@ def test_a_rubric_task_refuses_repeats(srv, tmp_path):
     p = cli("run", task, "--model", srv.spec("cand"), "--judge", srv.spec("judge1"), "--subset", "quick",
             "--out", str(tmp_path / "quick"), "--no-progress", "--no-cache")
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("select", [("--limit", "2"), ("--subset", "quick")])
+def test_a_rubric_run_on_a_subset_says_so_beside_its_score(srv, tmp_path, select):
+    """`run TASK --judge J --limit 2` (and `report` of it) printed the judged score with no "subset"
+    line: the rubric's summary holds no selection, its record does (the board and export said it)."""
+    from test_tasks_rubric import files, verdict
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
+                  sequences={"[Answer]\n": [verdict(1, 5)]})
+    out = tmp_path / "out"
+    p = cli("run", files(tmp_path), "--model", srv.spec("cand"), "--judge", srv.spec("judge1"), *select,
+            "--out", str(out), "--no-progress", "--no-cache")
+    assert p.returncode == 0, p.stderr
+    for text in (p.stdout, cli("report", str(out)).stdout):
+        lines = [x for x in text.splitlines() if x.startswith("subset: ")]
+        assert len(lines) == 1 and f"({' '.join(select)})" in lines[0], text

@@ -215,6 +215,14 @@ class SweepSpec(BaseModel):
             dup = sorted({x for x in labels if labels.count(x) > 1})
             if dup:
                 raise ValueError(f"duplicate {what} {dup[0]!r}: give each entry its own name/label")
+            # a run's directory is the slug of its labels: two labels of one slug (ກ.yaml, ຂ.yaml: the
+            # letters a path name drops) would write their runs into one directory, the last one's kept
+            dirs: dict[str, str] = {}
+            for x in labels:
+                if dirs.setdefault(slug(x), x) != x:
+                    raise ValueError(f"{what}s {dirs[slug(x)]!r} and {x!r} would share one run directory "
+                                     f"({slug(x)!r}): name one of them (`name:`/`label:`) in A-Z, a-z, 0-9, '.', "
+                                     "'_' or '-' (a path name keeps only those, and 80 of them)")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeat a value")
         return self

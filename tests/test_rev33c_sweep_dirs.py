@@ -1,0 +1,62 @@
+"""Review rev33c: a sweep's run directory is the slug of its benchmark's label and its model's name,
+and the slug keeps only A-Za-z0-9._- (and 80 characters). Two task files named in Lao (ກ.yaml and
+ຂ.yaml) both became `..._.yaml`: both runs were written into one directory, the sweep printed both
+"done" with the second one's score, and the first run was lost. Labels or names of one slug are
+refused when the sweep is read, before anything runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import cli
+
+TASK = """\
+name: {name}
+version: "1.0"
+language: lo
+data: {{file: qa.jsonl}}
+fields: {{id: id, public: {{question: question}}, gold: {{answer: answer}}}}
+prompt: {{user: "{{{{ question }}}}"}}
+scorer: {{kind: exact_match}}
+"""
+
+
+def _sweep(tmp_path, benchmarks, models):
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"out": str(tmp_path / "out"), "cache": str(tmp_path / "c.sqlite"),
+                                    "models": models, "benchmarks": benchmarks}, allow_unicode=True), encoding="utf-8")
+    return cli("sweep", str(path), "--no-progress")
+
+
+@pytest.fixture
+def tasks(tmp_path):
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"id": "q1", "question": "ລາວ?", "answer": "ວຽງຈັນ"},
+                                                  ensure_ascii=False) + "\n", encoding="utf-8")
+    for file, name in (("ກ.yaml", "caps-a"), ("ຂ.yaml", "caps-b")):
+        (tmp_path / file).write_text(TASK.format(name=name), encoding="utf-8")
+    return [str(tmp_path / "ກ.yaml"), str(tmp_path / "ຂ.yaml")]
+
+
+def test_two_benchmarks_of_one_directory_name_are_refused(tmp_path, tasks):
+    p = _sweep(tmp_path, [{"name": t} for t in tasks], [{"spec": "python:helpers:good_answer"}])
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
+    assert "would share one run directory" in line and "ກ.yaml" in line and "ຂ.yaml" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+def test_two_models_of_one_directory_name_are_refused(tmp_path, tasks):
+    p = _sweep(tmp_path, [{"name": tasks[0]}], [{"spec": "python:helpers:good_answer", "name": "ລາວ"},
+                                                {"spec": "python:helpers:plain_answer", "name": "ໄທ"}])
+    assert p.returncode == 2 and "model names 'ລາວ' and 'ໄທ' would share one run directory" in p.stderr, p.stderr
+
+
+def test_labelled_apart_each_runs_in_its_own_directory(tmp_path, tasks):
+    p = _sweep(tmp_path, [{"name": tasks[0], "label": "caps-a"}, {"name": tasks[1], "label": "caps-b"}],
+               [{"spec": "python:helpers:good_answer"}])
+    assert p.returncode == 0, p.stderr
+    names = {json.loads(f.read_text(encoding="utf-8"))["benchmark"]["name"]
+             for f in (tmp_path / "out").rglob("results.json")}
+    assert names == {"caps-a", "caps-b"}

@@ -98,6 +98,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
             else:
                 res = await evaluate_phase(task, runner, replace(phase, out=str(out / step.directory), phase=step.name),
                                            dataset=step.items)
+            _not_stopped(decl.name, step.name, res)
             done[step.name] = res
             validity[step.validity_key or step.name] = res.results.get("validity")
     finally:
@@ -107,11 +108,25 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
                         validity, judge_validation, options.bootstrap_resamples, options)
     games = decl.games(ctx)
     runs = await run_panel(decl.judge_games, games, kept, judge_options(phase, decl.sampling), out)
+    for judge, run in runs.items():
+        _not_stopped(decl.name, f"judge {judge}", run)
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}})
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
+
+
+def _not_stopped(name: str, phase: str, res: RunResult) -> None:
+    """A phase cut short by --max-cost (its record's `status: stopped`) stops the judged run there, its
+    phases kept and no results.json written (an unfinished run: the same command resumes it): its
+    items not asked would be scored as unanswered (0 for every judge) or left unjudged, and the run
+    written complete and valid."""
+    if res.results.get("status") == "stopped":
+        not_sent = (res.results.get("stopped") or {}).get("not_sent", "some")
+        raise GlotbenchError(f"{name}: its {phase} phase was stopped by --max-cost ({not_sent} requests not sent): "
+                             f"the judged run is not scored (its phases are kept in {res.out_dir.parent}); raise "
+                             "--max-cost and run the same command again (what was answered comes from the cache)")
 
 
 async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, model: str | Model,

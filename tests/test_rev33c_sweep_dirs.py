@@ -60,3 +60,28 @@ def test_labelled_apart_each_runs_in_its_own_directory(tmp_path, tasks):
     names = {json.loads(f.read_text(encoding="utf-8"))["benchmark"]["name"]
              for f in (tmp_path / "out").rglob("results.json")}
     assert names == {"caps-a", "caps-b"}
+
+
+def test_a_finished_judged_cell_by_another_panel_is_not_skipped(tmp_path, srv):
+    """The sweep's `judges:` changed after a judged cell finished: the cell was "skipped" with the old
+    panel's score (its directory names no judge). Another panel is another number: refused before
+    anything runs, as a finished run on other data is."""
+    from test_judged_dispatch import configure, task_naming
+
+    configure(srv)
+    task = task_naming(tmp_path, srv.spec("judge1"))
+    body = {"out": str(tmp_path / "out"), "cache": str(tmp_path / "c.sqlite"),
+            "models": [{"spec": srv.spec("cand"), "name": "cand"}], "benchmarks": [{"name": task, "label": "qa"}]}
+    path = tmp_path / "s.yaml"
+    for judges, code in ((["judge1"], 0), (["judge1"], 0), (["judge2"], 2), (["judge1", "judge2"], 2)):
+        path.write_text(yaml.safe_dump({**body, "judges": [srv.spec(j) for j in judges]}, allow_unicode=True),
+                        encoding="utf-8")
+        p = cli("sweep", str(path), "--no-progress")
+        assert p.returncode == code, p.stdout + p.stderr
+        if code:
+            (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
+            assert f"holds a finished run judged by {srv.spec('judge1')}, not by the sweep's" in line, line
+    # the task's own judges (no `judges:` in the sweep): its scorer.judges, judge1, the finished panel
+    path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
+    p = cli("sweep", str(path), "--no-progress")
+    assert p.returncode == 0 and " skipped " in p.stdout, p.stdout + p.stderr

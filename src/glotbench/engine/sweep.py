@@ -351,6 +351,8 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 cell = (f"seed-{seed}" if seed is not None else "default-seed") + (f"-{subset}" if subset else "")
                 out_dir = str(Path(spec.out) / slug(b.display) / slug(m.label) / cell)
                 _check_finished_data(out_dir, data_sha256)
+                if built.judged:
+                    _check_finished_judges(out_dir, spec.judges if judged else built.default_judges)
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -511,6 +513,26 @@ def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
     if done and done != data_sha256:
         raise GlotbenchError(f"{out_dir} holds a finished run on other data (SHA-256 {done[:12]}, not "
                              f"{data_sha256[:12]}): move it away, or give the benchmark entry a label of its own")
+
+
+def _check_finished_judges(out_dir: str, judges: Sequence[str]) -> None:
+    """A finished judged run in a cell's directory is that cell's run only when the sweep names the
+    panel it was judged by (its judges, those it skipped included): another panel is another number
+    (its signature names its judges), never a finished run to skip."""
+    from glotbench.rundir import RESULTS, read_results
+
+    if not judges or not (Path(out_dir) / RESULTS).is_file():
+        return
+    try:
+        judged = read_results(out_dir).get("judged") or {}
+    except GlotbenchError:  # a results.json that does not read is no finished run: run again in place
+        return
+    if not judged:
+        return
+    done = {*judged.get("judges", ()), *((judged.get("summary") or {}).get("skipped_judges") or ())}
+    if done != set(judges):
+        raise GlotbenchError(f"{out_dir} holds a finished run judged by {', '.join(sorted(done))}, not by the sweep's "
+                             f"{', '.join(sorted(judges))}: move it away, or give the benchmark entry a label of its own")
 
 
 def endpoint_budgets(spec: SweepSpec) -> dict[str, int]:

@@ -353,6 +353,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 _check_finished_data(out_dir, data_sha256)
                 if built.judged:
                     _check_finished_judges(out_dir, spec.judges if judged else built.default_judges)
+                _check_finished_settings(out_dir, m.spec, opts, {"temperature": m.temperature, "max_tokens": m.max_tokens})
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -513,6 +514,32 @@ def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
     if done and done != data_sha256:
         raise GlotbenchError(f"{out_dir} holds a finished run on other data (SHA-256 {done[:12]}, not "
                              f"{data_sha256[:12]}): move it away, or give the benchmark entry a label of its own")
+
+
+def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str],
+                             config: Mapping[str, Any]) -> None:
+    """A finished run in a cell's directory is that cell's run only when it ran the cell's model, with
+    its `options:` and the generation settings the sweep gives: a labelled entry (or a named model)
+    whose options, spec or settings changed keeps its directory, and was skipped with the old run's
+    number."""
+    from glotbench.rundir import RESULTS, read_results
+
+    if not (Path(out_dir) / RESULTS).is_file():
+        return
+    try:
+        done = read_results(out_dir)
+    except GlotbenchError:  # a results.json that does not read is no finished run: run again in place
+        return
+    ran = done.get("config") or {}
+    differ = [f"model {done['model']['spec']} ≠ {model}"] if done.get("model", {}).get("spec") not in (None, model) else []
+    if not done.get("judged"):  # a judged run's record keeps its phases' options, not its own
+        kept = {str(k): str(v) for k, v in (ran.get("bench_options") or {}).items()}
+        if kept != dict(options):
+            differ.append(f"options {kept or '{}'} ≠ {dict(options) or '{}'}")
+    differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items() if v is not None and k in ran and ran[k] != v]
+    if differ:
+        raise GlotbenchError(f"{out_dir} holds a finished run with other settings ({'; '.join(differ)}): move it "
+                             "away, or give the benchmark entry (or the model) a label of its own")
 
 
 def _check_finished_judges(out_dir: str, judges: Sequence[str]) -> None:

@@ -145,3 +145,20 @@ def test_a_rubric_run_on_a_subset_says_so_beside_its_score(srv, tmp_path, select
     for text in (p.stdout, cli("report", str(out)).stdout):
         lines = [x for x in text.splitlines() if x.startswith("subset: ")]
         assert len(lines) == 1 and f"({' '.join(select)})" in lines[0], text
+
+
+def test_rescore_of_judged_runs_names_each_once(srv, tmp_path):
+    """`rescore` of judged runs listed each as "PATH: PATH: a judged run; ..."."""
+    import asyncio
+
+    from test_tasks_rubric import files, opts, verdict
+
+    from glotbench.engine.judged import run_judged
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ"}, sequences={"[Answer]\n": [verdict(1, 5)]})
+    asyncio.run(run_judged(files(tmp_path), srv.spec("cand"), [srv.spec("judge1")], opts(tmp_path)))
+    out = str(tmp_path / "out")
+    p = cli("rescore", out)
+    assert p.returncode == 2, p.stderr
+    (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
+    assert line == f"error: no run could be re-scored: {out}: a judged run (rubric); rescore reads ordinary runs", line

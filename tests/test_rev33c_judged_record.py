@@ -162,3 +162,31 @@ def test_rescore_of_judged_runs_names_each_once(srv, tmp_path):
     assert p.returncode == 2, p.stderr
     (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
     assert line == f"error: no run could be re-scored: {out}: a judged run (rubric); rescore reads ordinary runs", line
+
+
+def test_a_long_judge_name_never_cuts_the_interval(srv, tmp_path):
+    """SEA-MT-Bench's table kept a long judge name whole and cut its number on an 80-column pipe:
+    "62.5 (25…" (the interval lost, "weighted win rate" read "wei…"). The name folds instead."""
+    from test_sea_mt_bench import FIXTURE, _script
+
+    from glotbench.report.terminal import interval_text
+
+    _script(srv)
+    p = _run(srv, tmp_path, "--max-failure-rate", "0.9", judges=("j1",), out="first")
+    assert p.returncode == 0, p.stderr
+    folder = tmp_path / ("a-rather-long-folder-name-for-judgements-" * 2)
+    folder.mkdir()
+    verdicts = folder / "judgements.jsonl"
+    (judge,) = [d for d in (tmp_path / "first").iterdir() if d.name.startswith("judge-")]
+    verdicts.write_text("".join(json.dumps({"id": r["id"], "output": r.get("output") or ""}, ensure_ascii=False) + "\n"
+                                for r in map(json.loads, (judge / "samples.jsonl").read_text(encoding="utf-8").splitlines())),
+                        encoding="utf-8")
+    out = tmp_path / "replayed"
+    p = cli("run", "sea-mt-bench", "--model", srv.spec("cand"), "--bench-opt", "config=th", "--data", FIXTURE,
+            "--judge", f"replay:{verdicts}", "--out", str(out), "--max-failure-rate", "0.9", "--no-progress",
+            "--cache-path", str(tmp_path / "cache.sqlite"))
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    (est,) = res["judged"]["summary"]["scores"]["judges"].values()
+    for text in (p.stdout, cli("report", str(out)).stdout):
+        assert interval_text(est, none="n/a") in text and "weighted win rate" in text, text

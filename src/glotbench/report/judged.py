@@ -77,10 +77,10 @@ def print_mt_bench(res: dict[str, Any]) -> None:
     s = res["scores"]
     t = Table(title=f"{res['model']} vs baseline {res['baseline']} · {res['language']}", box=box.SIMPLE_HEAD,
               caption="SEA-HELM's weighted win rate: the mean of the categories' win rates (95% CI over questions)")
-    t.add_column("", no_wrap=True)
-    t.add_column("weighted win rate", justify="right")
+    t.add_column("", overflow="fold")  # a long judge name folds; the numbers and their intervals never shrink
+    t.add_column("weighted win rate", justify="right", no_wrap=True)
     for c in ("win", "tie", "lose", "error"):
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", no_wrap=True)
     for j, est in s["judges"].items():
         n = res["outcomes"].get(j, {})
         t.add_row(j.split("@")[0], interval_text(est, none="n/a"),

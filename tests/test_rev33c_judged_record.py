@@ -190,3 +190,26 @@ def test_a_long_judge_name_never_cuts_the_interval(srv, tmp_path):
     (est,) = res["judged"]["summary"]["scores"]["judges"].values()
     for text in (p.stdout, cli("report", str(out)).stdout):
         assert interval_text(est, none="n/a") in text and "weighted win rate" in text, text
+
+
+def test_the_commands_a_rubric_runs_html_error_gives_run_as_given(srv, tmp_path):
+    """`report --html` of a rubric run (no page of its own yet) names the commands to use instead; in a
+    folder with a space they split the path in two: `glotbench report /tmp/my runs/out`."""
+    import asyncio
+    import shlex
+
+    from test_tasks_rubric import files, opts, verdict
+
+    from glotbench.engine.judged import run_judged
+
+    srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ"}, sequences={"[Answer]\n": [verdict(1, 5)]})
+    folder = tmp_path / "my runs ລາວ"
+    folder.mkdir()
+    asyncio.run(run_judged(files(folder), srv.spec("cand"), [srv.spec("judge1")], opts(folder)))
+    p = cli("report", "--html", str(folder / "out"))
+    assert p.returncode == 2, p.stderr
+    commands = [c for c in p.stderr.split("`")[1::2] if c.startswith("glotbench ")]
+    assert len(commands) == 2, p.stderr
+    for c in commands:
+        argv = shlex.split(c)[1:]
+        assert cli(*argv).returncode == 0, c

@@ -105,3 +105,17 @@ def test_a_finished_cell_with_other_settings_is_not_skipped(tmp_path):
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
         (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
         assert "holds a finished run with other settings (" in line and said in line, line
+
+
+def test_a_finished_cell_of_an_edited_task_file_is_not_skipped(tmp_path, tasks):
+    """A task file's prompt edited after its cell finished: the sweep printed the old run "skipped" as
+    the edited task's number (the run's signature has the old task hash)."""
+    body = ([{"name": tasks[0], "label": "caps"}], [{"spec": "python:helpers:good_answer", "name": "m"}])
+    assert _sweep(tmp_path, *body).returncode == 0
+    assert " skipped " in _sweep(tmp_path, *body).stdout
+    task = tmp_path / "ກ.yaml"
+    task.write_text(task.read_text(encoding="utf-8").replace('user: "{{ question }}"', 'user: "Briefly: {{ question }}"'),
+                    encoding="utf-8")
+    p = _sweep(tmp_path, *body)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"task file {task} edited since" in p.stderr, p.stderr

@@ -353,7 +353,8 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 _check_finished_data(out_dir, data_sha256)
                 if built.judged:
                     _check_finished_judges(out_dir, spec.judges if judged else built.default_judges)
-                _check_finished_settings(out_dir, m.spec, opts, {"temperature": m.temperature, "max_tokens": m.max_tokens})
+                _check_finished_settings(out_dir, m.spec, opts, {"temperature": m.temperature, "max_tokens": m.max_tokens},
+                                         built)
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -517,11 +518,12 @@ def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
 
 
 def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str],
-                             config: Mapping[str, Any]) -> None:
+                             config: Mapping[str, Any], bench: Any) -> None:
     """A finished run in a cell's directory is that cell's run only when it ran the cell's model, with
-    its `options:` and the generation settings the sweep gives: a labelled entry (or a named model)
-    whose options, spec or settings changed keeps its directory, and was skipped with the old run's
-    number."""
+    its `options:` and the generation settings the sweep gives, on the benchmark as it is now (its
+    version; a task file's SHA-256): a labelled entry (or a named model) whose options, spec or
+    settings changed, or whose task file was edited, keeps its directory, and was skipped with the old
+    run's number."""
     from glotbench.rundir import RESULTS, read_results
 
     if not (Path(out_dir) / RESULTS).is_file():
@@ -536,6 +538,14 @@ def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str
         kept = {str(k): str(v) for k, v in (ran.get("bench_options") or {}).items()}
         if kept != dict(options):
             differ.append(f"options {kept or '{}'} ≠ {dict(options) or '{}'}")
+        if str(done.get("benchmark", {}).get("version")) != str(bench.version):
+            differ.append(f"benchmark version {done['benchmark'].get('version')} ≠ {bench.version}")
+    task, was = bench.task_file(), (done.get("benchmark", {}).get("task_file") or {}).get("sha256")
+    if task is not None and was:
+        from glotbench.loading import sha256_file
+
+        if sha256_file(task) != was:
+            differ.append(f"task file {task} edited since (SHA-256 {was[:12]} then)")
     differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items() if v is not None and k in ran and ran[k] != v]
     if differ:
         raise GlotbenchError(f"{out_dir} holds a finished run with other settings ({'; '.join(differ)}): move it "

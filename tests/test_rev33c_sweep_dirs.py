@@ -91,8 +91,9 @@ def test_a_finished_cell_with_other_settings_is_not_skipped(tmp_path):
     """A labelled entry whose `options:` changed, a named model whose spec or temperature changed, kept
     the cell's directory, and the sweep printed the old run as "skipped", its number under the new
     settings (bleu_tokenize none shown for 13a). Refused before anything runs, as other data is."""
-    def sweep(options=None, spec="python:helpers:good_answer", temperature=None):
-        bench = {"name": "laobench-translation", "label": "tr", "limit": 2, **({"options": options} if options else {})}
+    def sweep(options=None, spec="python:helpers:good_answer", temperature=None, repeats=None):
+        bench = {"name": "laobench-translation", "label": "tr", "limit": 2, **({"options": options} if options else {}),
+                 **({"repeats": repeats} if repeats else {})}
         model = {"spec": spec, "name": "m", **({"temperature": temperature} if temperature is not None else {})}
         return _sweep(tmp_path, [bench], [model])
 
@@ -101,7 +102,7 @@ def test_a_finished_cell_with_other_settings_is_not_skipped(tmp_path):
     assert again.returncode == 0 and " skipped " in again.stdout, again.stdout + again.stderr
     for p, said in ((sweep(options={"bleu_tokenize": "13a"}), "options {} ≠ {'bleu_tokenize': '13a'}"),
                     (sweep(spec="python:helpers:plain_answer"), "model python:helpers:good_answer ≠ python:helpers:plain_answer"),
-                    (sweep(temperature=0.7), "temperature 0.0 ≠ 0.7")):
+                    (sweep(temperature=0.7), "temperature 0.0 ≠ 0.7"), (sweep(repeats=2), "repeats 1 ≠ 2")):
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
         (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
         assert "holds a finished run with other settings (" in line and said in line, line

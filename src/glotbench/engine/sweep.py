@@ -353,8 +353,9 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 _check_finished_data(out_dir, data_sha256)
                 if built.judged:
                     _check_finished_judges(out_dir, spec.judges if judged else built.default_judges)
-                _check_finished_settings(out_dir, m.spec, opts, {"temperature": m.temperature, "max_tokens": m.max_tokens},
-                                         built)
+                _check_finished_settings(out_dir, m.spec, opts, {
+                    "temperature": m.temperature, "max_tokens": m.max_tokens, "thinking": m.thinking,
+                    "stop": list(m.stop) or None, "repeats": repeats}, built)
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -546,7 +547,7 @@ def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str
 
         if sha256_file(task) != was:
             differ.append(f"task file {task} edited since (SHA-256 {was[:12]} then)")
-    differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items() if v is not None and k in ran and ran[k] != v]
+    differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items() if v is not None and ran.get(k) != v]
     if differ:
         raise GlotbenchError(f"{out_dir} holds a finished run with other settings ({'; '.join(differ)}): move it "
                              "away, or give the benchmark entry (or the model) a label of its own")

@@ -213,3 +213,21 @@ def test_the_commands_a_rubric_runs_html_error_gives_run_as_given(srv, tmp_path)
     for c in commands:
         argv = shlex.split(c)[1:]
         assert cli(*argv).returncode == 0, c
+
+
+def test_board_bt_reads_a_folder_of_arenas_as_board_does(srv, cache_path, tmp_path):
+    """`board FOLDER` ranks the arenas under FOLDER in its Bradley–Terry section; `board --bt FOLDER`
+    (the folded `arena-rank`) said "FOLDER is not a finished arena"."""
+    from test_arena import _arena
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
+    runs = tmp_path / "arenas"
+    runs.mkdir()
+    _arena(runs, cache_path, [srv.spec("fair")])
+    _arena(runs, cache_path, [srv.spec("fair")], candidate="python:helpers:mixed_answer")
+    p = cli("board", "--bt", str(runs), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    ranked = json.loads(p.stdout)
+    assert len(ranked["arenas"]) == 2, ranked
+    p = cli("board", "--bt", str(runs / "nothing-here"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr

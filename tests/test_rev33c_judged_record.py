@@ -231,3 +231,20 @@ def test_board_bt_reads_a_folder_of_arenas_as_board_does(srv, cache_path, tmp_pa
     assert len(ranked["arenas"]) == 2, ranked
     p = cli("board", "--bt", str(runs / "nothing-here"))
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_the_judges_report_reads_a_folder_of_arenas(srv, cache_path, tmp_path):
+    """`report --judges FOLDER` said "these are: run (several plain runs ...)" of a folder holding
+    arenas; it reads the judged runs under it, as `board` does, never their phases."""
+    from test_arena import _arena
+
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}, "biased": {"mode": "always_A"}})
+    runs = tmp_path / "arenas"
+    runs.mkdir()
+    _arena(runs, cache_path, [srv.spec("fair"), srv.spec("biased")])
+    _arena(runs, cache_path, [srv.spec("fair"), srv.spec("biased")], candidate="python:helpers:mixed_answer")
+    p = cli("report", "--judges", str(runs))
+    assert p.returncode == 0, p.stderr
+    scores = json.loads(p.stdout)["scores"]
+    assert sorted(scores) == ["python:helpers:good_answer", "python:helpers:mixed_answer"], scores
+    assert all(sorted(s) == sorted([srv.spec("fair"), srv.spec("biased")]) for s in scores.values())

@@ -30,17 +30,10 @@ TIED = 1e-6  # Elo points: ratings closer than this are equal (the fit converges
 
 
 def arena_dirs(paths: list[str]) -> list[Path]:
-    """The arenas `paths` name: an arena's top directory (its results.json's `judged` section, or an
-    older arena.json) as given, a folder as the arenas under it (as `board` reads folders)."""
-    from glotbench.report.rundata import judged_kind
-    from glotbench.rundir import OLD_SUMMARIES, RESULTS
+    """The arenas `paths` name (`rundata.judged_dirs`: a folder, the arenas under it)."""
+    from glotbench.report.rundata import judged_dirs
 
-    found: list[Path] = []
-    for p in paths:
-        root = Path(p)
-        found += [root] if judged_kind(root) == "arena" or not root.is_dir() else sorted(
-            f.parent for n in (RESULTS, OLD_SUMMARIES["arena"]) for f in root.rglob(n) if judged_kind(f.parent) == "arena") or [root]
-    return list(dict.fromkeys(found))
+    return judged_dirs(paths, "arena")
 
 
 def _read(dirs: list[str]) -> list[dict[str, Any]]:

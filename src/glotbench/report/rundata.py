@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -44,6 +44,24 @@ def judged_kind(path: str | Path) -> str | None:
             return kind
     judged = judged_section(d)
     return None if judged is None else str(judged["kind"])
+
+
+def judged_dirs(paths: Sequence[str | Path], kind: str | None = None) -> list[Path]:
+    """The judged runs `paths` name, each once: a judged run's top directory (of `kind`, when given)
+    as given; a folder as the judged runs under it, never their phases (as `board` reads folders);
+    anything else as given, for its reader to say what it is."""
+    from glotbench.rundir import RESULTS
+
+    found: list[Path] = []
+    for p in paths:
+        root = Path(p)
+        if judged_kind(root) is not None or not root.is_dir():
+            found.append(root)
+            continue
+        under = sorted({f.parent for n in (RESULTS, *JUDGED_FILES.values()) for f in root.rglob(n)
+                        if judged_kind(f.parent) is not None and (kind is None or judged_kind(f.parent) == kind)})
+        found += under or [root]
+    return list(dict.fromkeys(found))
 
 
 def load_run(path: str | Path) -> RunData:

@@ -62,8 +62,8 @@ def test_a_judged_score_its_rows_reproduce_keeps_its_name(srv, tmp_path):
 
 
 def test_the_items_view_of_judged_runs_says_what_to_use(srv, tmp_path):
-    """`compare --items` (and `diff`) of two judged runs said "RUN has no samples.jsonl", as of a
-    damaged run; it says the view is for plain runs and which command tests judged scores."""
+    """`compare --items` (and `diff`, `plan --runs`) of two judged runs said "RUN has no samples.jsonl",
+    as of a damaged run; it says the view is for plain runs and which command tests judged scores."""
     import asyncio
 
     srv.configure(answers={"ນະຄອນຫຼວງຂອງລາວ": "ວຽງຈັນ", "ແມ່ນ້ຳໃດ": "ແມ່ນ້ຳຂອງ", "ລາວມີຈັກແຂວງ": "17"},
@@ -77,3 +77,5 @@ def test_the_items_view_of_judged_runs_says_what_to_use(srv, tmp_path):
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
         (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
         assert "is a judged run (rubric)" in line and "glotbench compare RUN_A RUN_B" in line, line
+    p = cli("plan", "--runs", a, "--runs", b)  # every reader of a run's samples says the same
+    assert p.returncode == 2 and "is a judged run (rubric)" in p.stderr and "Traceback" not in p.stderr, p.stderr

@@ -72,12 +72,6 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
 
     if only is not None and only not in WINNERS:
         raise GlotbenchError(f"--only must be a (A right or higher) or b, got {only!r}")
-    for run in (run_a, run_b):
-        kind = rundata.judged_kind(run)
-        if kind is not None:  # its items are judged in its judges' phases: no samples.jsonl of its own
-            raise GlotbenchError(f"{run} is a judged run ({kind}): the items view reads a plain run's samples and is "
-                                 "not there for judged runs; `glotbench compare RUN_A RUN_B` tests their judged scores "
-                                 "item by item, `glotbench report RUN` prints each judge's")
     ra, rb = read_results(run_a), read_results(run_b)
     check_comparable([run_a, run_b], [ra, rb])
     head = ra["headline"]

@@ -120,3 +120,16 @@ def test_a_finished_cell_of_an_edited_task_file_is_not_skipped(tmp_path, tasks):
     p = _sweep(tmp_path, *body)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert f"task file {task} edited since" in p.stderr, p.stderr
+
+
+def test_a_finished_cell_with_its_own_settings_is_skipped(tmp_path):
+    """The other side of the check: a cell whose model sets stop sequences, a temperature and a reply
+    cap, run again unchanged, is skipped (the run records the benchmark's stops beside the sweep's)."""
+    body = ([{"name": "laobench-translation", "label": "tr", "limit": 2, "options": {"bleu_tokenize": "13a"}}],
+            [{"spec": "python:helpers:good_answer", "name": "m", "stop": ["###"], "temperature": 0.3, "max_tokens": 32}])
+    assert _sweep(tmp_path, *body).returncode == 0
+    again = _sweep(tmp_path, *body)
+    assert again.returncode == 0 and " skipped " in again.stdout, again.stdout + again.stderr
+    body[1][0]["stop"] = ["###", "END"]
+    p = _sweep(tmp_path, *body)
+    assert p.returncode == 2 and "without ['###', 'END']" in p.stderr, p.stderr

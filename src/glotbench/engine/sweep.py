@@ -355,7 +355,7 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                     _check_finished_judges(out_dir, spec.judges if judged else built.default_judges)
                 _check_finished_settings(out_dir, m.spec, opts, {
                     "temperature": m.temperature, "max_tokens": m.max_tokens, "thinking": m.thinking,
-                    "stop": list(m.stop) or None, "repeats": repeats}, built)
+                    "stop": m.stop, "repeats": repeats}, built)
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -535,19 +535,23 @@ def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str
         return
     ran = done.get("config") or {}
     differ = [f"model {done['model']['spec']} ≠ {model}"] if done.get("model", {}).get("spec") not in (None, model) else []
-    if not done.get("judged"):  # a judged run's record keeps its phases' options, not its own
+    if not done.get("judged"):  # a judged run's record keeps a phase's options and settings, not its own
         kept = {str(k): str(v) for k, v in (ran.get("bench_options") or {}).items()}
         if kept != dict(options):
             differ.append(f"options {kept or '{}'} ≠ {dict(options) or '{}'}")
         if str(done.get("benchmark", {}).get("version")) != str(bench.version):
             differ.append(f"benchmark version {done['benchmark'].get('version')} ≠ {bench.version}")
+        stop = config.get("stop") or ()  # the run's stops: the benchmark's own and the sweep's
+        if not set(stop) <= set(ran.get("stop") or ()):
+            differ.append(f"stop {ran.get('stop')} without {list(stop)}")
+        differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items()
+                   if k != "stop" and v is not None and ran.get(k) != v]
     task, was = bench.task_file(), (done.get("benchmark", {}).get("task_file") or {}).get("sha256")
     if task is not None and was:
         from glotbench.loading import sha256_file
 
         if sha256_file(task) != was:
             differ.append(f"task file {task} edited since (SHA-256 {was[:12]} then)")
-    differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items() if v is not None and ran.get(k) != v]
     if differ:
         raise GlotbenchError(f"{out_dir} holds a finished run with other settings ({'; '.join(differ)}): move it "
                              "away, or give the benchmark entry (or the model) a label of its own")

@@ -367,7 +367,7 @@ def rescore_run(run_dir: str | Path, variants: Sequence[str], segments: bool = F
 
     data = rundata.load_run(run_dir)
     if data.kind != "run":
-        raise GlotbenchError(f"{run_dir}: a judged run; rescore reads ordinary runs")
+        raise GlotbenchError(f"a judged run ({data.kind}); rescore reads ordinary runs")  # the caller names the path
     results = data.results
     bench = rundata.bench_of(results)
     plan = plan_for(bench) if learned is None else learned_plan(bench)  # a learned metric: translation only

@@ -117,8 +117,9 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
     """The judges' report of arena directories (cross-judge agreement) or AraGen directories (the
     judge audit): what `arena-report` and `judge-audit` printed."""
     from glotbench.errors import GlotbenchError
-    from glotbench.report.rundata import judged_kind
+    from glotbench.report.rundata import judged_dirs, judged_kind
 
+    dirs = [str(d) for d in judged_dirs(dirs, kind)]  # a folder: the judged runs under it
     # The kind by what a directory holds (its results.json's `judged` section, or an older summary
     # file); the readers below check its contents (the old commands named the kind).
     kinds = {kind} if kind else {judged_kind(d) or "run" for d in dirs}
@@ -149,7 +150,8 @@ def judges_report(dirs: list[str], human: Optional[str], bt: bool, write_cards: 
             res["cards"] = write(aragen_cards(dirs, human), write_cards)
         return res
     raise GlotbenchError("the judges' report reads arena directories or AraGen directories, one kind at a time; "
-                         f"these are: {', '.join(sorted(kinds))} (several plain runs: `glotbench board` or `compare`)")
+                         f"these are: {', '.join(sorted(kinds))} (other runs, plain or judged: `glotbench board` or "
+                         "`compare`)")
 
 
 def register(app: typer.Typer) -> None:

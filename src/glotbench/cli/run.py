@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -133,7 +134,7 @@ def run(
         from glotbench.report.rundata import load_run
 
         data = load_run(result.out_dir)
-        print_judged_run(data.kind, data.results)
+        print_judged_run(data.kind, data.results, data.path)
         record = data.results
         typer.echo(f"run directory: {result.out_dir}")
         index_in_store(result)
@@ -161,11 +162,18 @@ def _option_models(benchmark: str, bench_options: tuple[tuple[str, str], ...]) -
     return [(key, value) for key, value in bench_options if key in names]
 
 
-def print_judged_run(kind: str, summary: dict) -> None:
+def print_judged_run(kind: str, summary: dict, run_dir: Path | None = None) -> None:
     """A judged run's table by its kind (results.json `judged.kind`): a rubric task's, an arena's, AraGen's,
-    SEA-MT-Bench's; any other kind (a plugin's) the panel's table."""
+    SEA-MT-Bench's; any other kind (a plugin's) the panel's table. With `run_dir`, the notes its record
+    holds and its summary lacks (a rubric run's subset) under it too."""
     from glotbench.rundir.schema import BUILTIN_JUDGED_KINDS
 
+    if run_dir is not None:  # what every view says beside the number (rundir/validity.py `notes`)
+        from glotbench.report.rundata import run_results
+
+        record = run_results(run_dir)
+        summary = {**{k: record[k] for k in ("selection", "data_label", "judge_validation", "validity") if k in record},
+                   **summary}
     if kind not in BUILTIN_JUDGED_KINDS:
         from glotbench.report.judged import print_panel
 
@@ -279,7 +287,7 @@ def report(
         if data.kind == "run":
             print_results(data.results)
         else:  # the judged score: the mean of judges, never the answers' rate
-            print_judged_run(data.kind, data.results)
+            print_judged_run(data.kind, data.results, data.path)
         return
     from glotbench.report.html import write_report
     from glotbench.report.rundata import latest_run

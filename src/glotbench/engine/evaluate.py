@@ -211,6 +211,12 @@ def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, str] | None:
     return None if path is None else keep_task_file(path, out_dir)
 
 
+def _where(data: str | None) -> str | None:
+    """`--data` as run.json keeps it: a local file or folder by its absolute path (read again from any
+    folder: compare, rescore, the report's references); anything else (`hub:...`) as given."""
+    return str(Path(data).resolve()) if data is not None and Path(data).exists() else data
+
+
 def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions,
            out_dir: Path) -> RunJson:
     """run.json, written before the first request: what is run, and the prompt template."""
@@ -229,7 +235,7 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")})
     info: BenchmarkInfo = {
         "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
-        "data_sha256": full.sha256, "data_path": options.data, "spec": spec if isinstance(spec, str) else None}
+        "data_sha256": full.sha256, "data_path": _where(options.data), "spec": spec if isinstance(spec, str) else None}
     if (language := bench.run_language()) is not None:
         info["language"] = language
     if (task_file := _task_copy(bench, out_dir)) is not None:

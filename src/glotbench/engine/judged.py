@@ -69,8 +69,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     if not named:
         raise GlotbenchError(decl.no_judge())
     own = decl.own_selection
-    if not own:
-        check_judged_options(decl.name, options)
+    check_judged_options(decl.name, options, own_selection=own)
     phase = replace(phase_options(options), out=None, data=None, limit=None)
     cand_spec = model if isinstance(model, str) else model.spec
     out = Path(options.out or f"runs/{decl.out_root}/{datetime.now():%Y%m%d-%H%M%S}-{slug(cand_spec)}")
@@ -102,6 +101,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
             else:
                 res = await evaluate_phase(task, runner, replace(phase, out=str(out / step.directory), phase=step.name),
                                            dataset=step.items)
+            _not_stopped(decl.name, step.name, res)
             done[step.name] = res
             validity[step.validity_key or step.name] = res.results.get("validity")
     finally:
@@ -111,12 +111,26 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
                         validity, judge_validation, options.bootstrap_resamples, options, decl.judged_metrics)
     games = decl.games(ctx)
     runs = await run_panel(_benchmark(decl.judge_games, decl.name), games, kept, judge_options(phase, decl.sampling), out)
+    for judge, run in runs.items():
+        _not_stopped(decl.name, f"judge {judge}", run)
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}},
                  outcome.stats, outcome.metrics, decl.judged_metrics)
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
+
+
+def _not_stopped(name: str, phase: str, res: RunResult) -> None:
+    """A phase cut short by --max-cost (its record's `status: stopped`) stops the judged run there, its
+    phases kept and no results.json written (an unfinished run: the same command resumes it): its
+    items not asked would be scored as unanswered (0 for every judge) or left unjudged, and the run
+    written complete and valid."""
+    if res.results.get("status") == "stopped":
+        not_sent = (res.results.get("stopped") or {}).get("not_sent", "some")
+        raise GlotbenchError(f"{name}: its {phase} phase was stopped by --max-cost ({not_sent} requests not sent): "
+                             f"the judged run is not scored (its phases are kept in {res.out_dir.parent}); raise "
+                             "--max-cost and run the same command again (what was answered comes from the cache)")
 
 
 async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, model: str | Model,
@@ -180,9 +194,11 @@ async def run_panel(bench: Benchmark, dataset: Dataset, judges: Sequence[str], o
     return runs
 
 
-def check_judged_options(name: str, options: RunOptions) -> None:
-    """The run settings a judged benchmark with its own phases (arena, AraGen) refuses (each phase sets its own)."""
-    if options.subset is not None:
+def check_judged_options(name: str, options: RunOptions, own_selection: bool = False) -> None:
+    """The run settings a judged benchmark refuses: --subset where the pipeline selects the items
+    (arena, AraGen: each phase sets its own), --repeats always (one answer per item is judged: a
+    rubric task's answers with repeats had only their last repeat judged, under a repeats-1 signature)."""
+    if options.subset is not None and not own_selection:
         raise GlotbenchError(f"{name} takes --limit N (the first N items), not --subset")
     if options.repeats != 1:
         raise GlotbenchError(f"{name} judges one answer per item: --repeats must be 1, got {options.repeats}")

@@ -218,6 +218,14 @@ class SweepSpec(BaseModel):
             dup = sorted({x for x in labels if labels.count(x) > 1})
             if dup:
                 raise ValueError(f"duplicate {what} {dup[0]!r}: give each entry its own name/label")
+            # a run's directory is the slug of its labels: two labels of one slug (ກ.yaml, ຂ.yaml: the
+            # letters a path name drops) would write their runs into one directory, the last one's kept
+            dirs: dict[str, str] = {}
+            for x in labels:
+                if dirs.setdefault(slug(x), x) != x:
+                    raise ValueError(f"{what}s {dirs[slug(x)]!r} and {x!r} would share one run directory "
+                                     f"({slug(x)!r}): name one of them (`name:`/`label:`) in A-Z, a-z, 0-9, '.', "
+                                     "'_' or '-' (a path name keeps only those, and 80 of them)")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeat a value")
         return self
@@ -346,6 +354,11 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                 cell = (f"seed-{seed}" if seed is not None else "default-seed") + (f"-{subset}" if subset else "")
                 out_dir = str(Path(spec.out) / slug(b.display) / slug(m.label) / cell)
                 _check_finished_data(out_dir, data_sha256)
+                if built.judged:
+                    _check_finished_judges(out_dir, spec.judges if judged else built.default_judges)
+                _check_finished_settings(out_dir, m.spec, opts, {
+                    "temperature": m.temperature, "max_tokens": m.max_tokens, "thinking": m.thinking,
+                    "stop": m.stop, "repeats": repeats}, built)
                 options = RunOptions(
                     data=b.data, limit=b.limit, subset=b.subset, repeats=repeats, concurrency=m.concurrency,
                     temperature=m.temperature, max_tokens=m.max_tokens, seed=seed, stop=tuple(m.stop),
@@ -506,6 +519,65 @@ def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
     if done and done != data_sha256:
         raise GlotbenchError(f"{out_dir} holds a finished run on other data (SHA-256 {done[:12]}, not "
                              f"{data_sha256[:12]}): move it away, or give the benchmark entry a label of its own")
+
+
+def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str],
+                             config: Mapping[str, Any], bench: Any) -> None:
+    """A finished run in a cell's directory is that cell's run only when it ran the cell's model, with
+    its `options:` and the generation settings the sweep gives, on the benchmark as it is now (its
+    version; a task file's SHA-256): a labelled entry (or a named model) whose options, spec or
+    settings changed, or whose task file was edited, keeps its directory, and was skipped with the old
+    run's number."""
+    from glotbench.rundir import RESULTS, read_results
+
+    if not (Path(out_dir) / RESULTS).is_file():
+        return
+    try:
+        done = read_results(out_dir)
+    except GlotbenchError:  # a results.json that does not read is no finished run: run again in place
+        return
+    ran = done.get("config") or {}
+    differ = [f"model {done['model']['spec']} ≠ {model}"] if done.get("model", {}).get("spec") not in (None, model) else []
+    if not done.get("judged"):  # a judged run's record keeps a phase's options and settings, not its own
+        kept = {str(k): str(v) for k, v in (ran.get("bench_options") or {}).items()}
+        if kept != dict(options):
+            differ.append(f"options {kept or '{}'} ≠ {dict(options) or '{}'}")
+        if str(done.get("benchmark", {}).get("version")) != str(bench.version):
+            differ.append(f"benchmark version {done['benchmark'].get('version')} ≠ {bench.version}")
+        stop = config.get("stop") or ()  # the run's stops: the benchmark's own and the sweep's
+        if not set(stop) <= set(ran.get("stop") or ()):
+            differ.append(f"stop {ran.get('stop')} without {list(stop)}")
+        differ += [f"{k} {ran.get(k)} ≠ {v}" for k, v in config.items()
+                   if k != "stop" and v is not None and ran.get(k) != v]
+    task, was = bench.task_file(), (done.get("benchmark", {}).get("task_file") or {}).get("sha256")
+    if task is not None and was:
+        from glotbench.loading import sha256_file
+
+        if sha256_file(task) != was:
+            differ.append(f"task file {task} edited since (SHA-256 {was[:12]} then)")
+    if differ:
+        raise GlotbenchError(f"{out_dir} holds a finished run with other settings ({'; '.join(differ)}): move it "
+                             "away, or give the benchmark entry (or the model) a label of its own")
+
+
+def _check_finished_judges(out_dir: str, judges: Sequence[str]) -> None:
+    """A finished judged run in a cell's directory is that cell's run only when the sweep names the
+    panel it was judged by (its judges, those it skipped included): another panel is another number
+    (its signature names its judges), never a finished run to skip."""
+    from glotbench.rundir import RESULTS, read_results
+
+    if not judges or not (Path(out_dir) / RESULTS).is_file():
+        return
+    try:
+        judged = read_results(out_dir).get("judged") or {}
+    except GlotbenchError:  # a results.json that does not read is no finished run: run again in place
+        return
+    if not judged:
+        return
+    done = {*judged.get("judges", ()), *((judged.get("summary") or {}).get("skipped_judges") or ())}
+    if done != set(judges):
+        raise GlotbenchError(f"{out_dir} holds a finished run judged by {', '.join(sorted(done))}, not by the sweep's "
+                             f"{', '.join(sorted(judges))}: move it away, or give the benchmark entry a label of its own")
 
 
 def endpoint_budgets(spec: SweepSpec) -> dict[str, int]:

@@ -48,8 +48,9 @@ class SelfJudging:
         return model_family(spec, self.families)
 
     def skips(self, judge_spec: str, judge: Model, candidate_spec: str, candidate: Model | None) -> bool:
-        """`candidate`: the candidate's model, None when its answers come from a file (replay)."""
-        if candidate is not None and same_model(judge, candidate):
+        """`candidate`: the candidate's model, None when its answers come from a file (replay): then the
+        judge named as the candidate is (its spec) is the candidate still."""
+        if judge_spec == candidate_spec or (candidate is not None and same_model(judge, candidate)):
             return True
         return self.same_family and self.family(judge_spec) == self.family(candidate_spec)
 

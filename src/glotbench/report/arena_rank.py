@@ -29,11 +29,18 @@ METHOD = ("Bradley–Terry (logistic model as Arena-Hard-Auto: win 1, tie a half
 TIED = 1e-6  # Elo points: ratings closer than this are equal (the fit converges far below it)
 
 
+def arena_dirs(paths: list[str]) -> list[Path]:
+    """The arenas `paths` name (`rundata.judged_dirs`: a folder, the arenas under it)."""
+    from glotbench.report.rundata import judged_dirs
+
+    return judged_dirs(paths, "arena")
+
+
 def _read(dirs: list[str]) -> list[dict[str, Any]]:
     from glotbench.runfiles import ArenaFile, read_judged
 
     runs = []
-    for d in dirs:
+    for d in map(str, arena_dirs(dirs)):  # a folder: the arenas under it
         r = read_judged(d, "arena", ArenaFile, "a finished arena")
         r["_dir"] = d
         runs.append(r)
@@ -221,15 +228,9 @@ def board_section(paths: list[str], *, resamples: int = 1000, seed: int = DEFAUL
     share the prompt set and the judge prompt (one ranking per such group); a group that cannot be
     ranked (one model, games that do not connect) says why."""
     from glotbench.report.rundata import judged_kind
-    from glotbench.rundir import OLD_SUMMARIES, RESULTS
     from glotbench.runfiles import ArenaFile, read_judged
 
-    found: list[Path] = []
-    for p in paths:
-        root = Path(p)
-        # an arena's top directory: its results.json's `judged` section, or an older arena.json
-        found += [root] if judged_kind(root) == "arena" else sorted(
-            f.parent for n in (RESULTS, OLD_SUMMARIES["arena"]) for f in root.rglob(n) if judged_kind(f.parent) == "arena")
+    found = [d for d in arena_dirs(paths) if judged_kind(d) == "arena"]
     from glotbench.rundir.validity import notes
 
     groups: dict[tuple[str, str], list[str]] = {}

@@ -472,9 +472,7 @@ def to_markdown(board: dict[str, Any]) -> str:
                       *_md_signatures(t["columns"]), "", *(card_lines(t["card"]) if t.get("card") else [])]
         return "\n".join(lines + [legend(board)] + _left_out_md(board)) + "\n"
     cols = board["columns"]
-    lines = _md_table(board["models"], cols)
-    lines += ["", legend(board), ""]
-    lines += _md_signatures(cols)
+    lines = [*_md_table(board["models"], cols), "", legend(board), "", *_md_signatures(cols)] if cols else []
     for c in cols:
         for key, vals in c["groups"].items():
             lines += ["", f"{c['benchmark']} {c['label']} by {key}:", "",

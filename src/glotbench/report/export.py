@@ -75,6 +75,11 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
                 raise GlotbenchError(f"{root}: not a run directory nor an EEE record written by glotbench "
                                      f"(export takes {ACCEPTS})")
             found = [root]
+        elif judged_kind(root) is None and judged_phase(root) and (
+                judged_kind(root.resolve().parent) is not None or _phase(root).startswith("judge ")):
+            # a judged run's phase, as board and compare: never a contestant (a pivot's step named is exported)
+            raise GlotbenchError(f"{root} is a phase of the judged run {root.resolve().parent}: export that directory "
+                                 "(a phase's numbers are a judge's verdicts or the answers' own, not the judged score)")
         elif (root / RESULTS).is_file() or judged_kind(root) is not None:
             found = [root]
         else:  # a judged run is its top directory (an older one's summary file too), never its phases
@@ -98,6 +103,14 @@ def sources(paths: Sequence[str | Path]) -> tuple[list[Path], list[dict[str, str
             left_out += here
         out += [f for f in found if f not in out]
     return _once(out, left_out), left_out
+
+
+def _phase(run_dir: Path) -> str:
+    """The phase its results.json records (`config.phase`: "answers", "judge SPEC", "pivot native"), or ""."""
+    try:
+        return str((read_results(run_dir).get("config") or {}).get("phase") or "")
+    except GlotbenchError:
+        return ""
 
 
 def _once(found: list[Path], left_out: list[dict[str, str]]) -> list[Path]:

@@ -77,10 +77,10 @@ def print_mt_bench(res: dict[str, Any]) -> None:
     s = res["scores"]
     t = Table(title=f"{res['model']} vs baseline {res['baseline']} · {res['language']}", box=box.SIMPLE_HEAD,
               caption="SEA-HELM's weighted win rate: the mean of the categories' win rates (95% CI over questions)")
-    t.add_column("", no_wrap=True)
-    t.add_column("weighted win rate", justify="right")
+    t.add_column("", overflow="fold")  # a long judge name folds; the numbers and their intervals never shrink
+    t.add_column("weighted win rate", justify="right", no_wrap=True)
     for c in ("win", "tie", "lose", "error"):
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", no_wrap=True)
     for j, est in s["judges"].items():
         n = res["outcomes"].get(j, {})
         t.add_row(j.split("@")[0], interval_text(est, none="n/a"),
@@ -166,7 +166,11 @@ def _panel(results: dict[str, Any], title: str, score: str, judge: Callable[[str
     the notes and the signature."""
     c = make_console()
     c.print(title)
-    c.print(f"{score} · mean of {len(results['scores']['judges'])} judge(s) over {results['items']} items")
+    judges = results["scores"]["judges"]
+    none = [j for j, e in judges.items() if e.get("value") is None]  # no valid verdict: not in the mean
+    of = (f"{len(judges) - len(none)} of {len(judges)} judges (no valid verdict: {', '.join(j.split('@')[0] for j in none)})"
+          if none else f"{len(judges)} judge(s)")
+    c.print(f"{score} · mean of {of} over {results['items']} items")
     if results["scores"]["final"].get("too_few_units"):
         c.print(FEW_NOTE)
     for j, e in results["scores"]["judges"].items():

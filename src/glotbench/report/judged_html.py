@@ -186,10 +186,14 @@ def judged_report(data: rundata.RunData) -> str:
     if data.kind not in rundata.JUDGED_SCHEMAS:  # a plugin's kind
         raise GlotbenchError(f"{data.path}: a {data.kind} run has no HTML page yet; `glotbench report {data.path}` prints "
                              "its scores")
+    from shlex import quote  # a command to copy: a path with spaces stays one argument
+
     if data.kind == "rubric":
-        raise GlotbenchError(f"{data.path}: a rubric run has no HTML page yet; `glotbench report {data.path}` prints "
-                             f"its scores, `glotbench report --html {data.path / 'answers'}` shows the answers")
+        raise GlotbenchError(f"{data.path}: a rubric run has no HTML page yet; `glotbench report {quote(str(data.path))}` "
+                             f"prints its scores, `glotbench report --html {quote(str(data.path / 'answers'))}` shows "
+                             "the answers")
     if data.kind == "mt-bench":
-        raise GlotbenchError(f"{data.path}: a SEA-MT-Bench run has no HTML page yet; `glotbench report {data.path}` "
-                             f"prints its scores, `glotbench report --html {data.path / 'candidate-turn2'}` shows the answers")
+        raise GlotbenchError(f"{data.path}: a SEA-MT-Bench run has no HTML page yet; `glotbench report "
+                             f"{quote(str(data.path))}` prints its scores, `glotbench report --html "
+                             f"{quote(str(data.path / 'candidate-turn2'))}` shows the answers")
     return arena_report(data) if data.kind == "arena" else aragen_report(data)

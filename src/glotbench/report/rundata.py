@@ -50,6 +50,24 @@ def judged_kind(path: str | Path) -> str | None:
     return None if judged is None else str(judged["kind"])
 
 
+def judged_dirs(paths: Sequence[str | Path], kind: str | None = None) -> list[Path]:
+    """The judged runs `paths` name, each once: a judged run's top directory (of `kind`, when given)
+    as given; a folder as the judged runs under it, never their phases (as `board` reads folders);
+    anything else as given, for its reader to say what it is."""
+    from glotbench.rundir import RESULTS
+
+    found: list[Path] = []
+    for p in paths:
+        root = Path(p)
+        if judged_kind(root) is not None or not root.is_dir():
+            found.append(root)
+            continue
+        under = sorted({f.parent for n in (RESULTS, *JUDGED_FILES.values()) for f in root.rglob(n)
+                        if judged_kind(f.parent) is not None and (kind is None or judged_kind(f.parent) == kind)})
+        found += under or [root]
+    return list(dict.fromkeys(found))
+
+
 def load_run(path: str | Path) -> RunData:
     """A finished run (results.json), or a judged run's top directory with its summary (results.json's
     `judged` section, or an older run's arena.json / aragen.json / rubric.json)."""
@@ -129,14 +147,29 @@ def _older_file_records(opts: Mapping[str, Any], signature: str) -> list[dict[st
     return out
 
 
+def data_path_of(info: Mapping[str, Any]) -> str | None:
+    """What to load a run's items from again (its `benchmark` record): its `--data` (`data_path`;
+    before that was recorded, its source unless bundled), None for the benchmark's own data (a
+    plugin's `load(None)`, whatever it names its source). A data file gone from where the run read
+    it (a relative `--data` read from another folder, a task's folder moved) is found by its SHA-256
+    among the `--moved` files (`rundir.relocated`), else one error line saying so."""
+    import os
+
+    from glotbench.rundir import relocated
+
+    source = str(info.get("data") or "")
+    path = info["data_path"] if "data_path" in info else (None if source.startswith("bundled") else source or None)
+    read = path if path is not None else source if os.path.isabs(source) else None  # the file the run read
+    if read is None or Path(read).exists() or not info.get("data_sha256"):
+        return path
+    return relocated({"option": "data", "path": read, "sha256": str(info["data_sha256"]), "value": read})
+
+
 def rebuild(results: dict[str, Any]) -> tuple[Any, Any, Any]:
     """The run's benchmark with its recorded `--bench-opt`s, its dataset (the same data) and the items it asked."""
     b = results["benchmark"]
     bench = bench_of(results)
-    path = b.get("data_path")
-    if path is None and not str(b.get("data", "")).startswith("bundled"):
-        path = b.get("data")
-    dataset = bench.load(path)
+    dataset = bench.load(data_path_of(b))
     if b.get("data_sha256") and dataset.sha256 != b["data_sha256"]:
         raise GlotbenchError(f"the run's data ({b.get('data')}) has changed since the run: sha256 {dataset.sha256} "
                              f"is not the recorded {b['data_sha256']}")
@@ -214,8 +247,10 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                 if v:
                     per_item[i].append(sum(v) / len(v))
         s = r["scores"]
+        # the questions the run read (its last turn's phase names its own items: "turn 2 of FILE")
         res = {"benchmark": {"name": r["benchmark"], **{k: v for k, v in (base.get("benchmark") or {}).items()
-                                                         if k != "name"}},
+                                                         if k != "name"},
+                             **{k: r[k] for k in ("data", "data_sha256") if r.get(k) is not None}},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
                "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction",
                                   "label": f"SEA-HELM's weighted win rate against {r['baseline']} (mean of judges)"}},
@@ -463,9 +498,7 @@ def references(results: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]
     source = bench_info.get("data")
     try:
         bench = bench_of(results)  # a task run: from its kept copy
-        path = bench_info["data_path"] if "data_path" in bench_info else (
-            None if str(source).startswith("bundled:") else source)
-        items = bench.load(path)
+        items = bench.load(data_path_of(bench_info))
     except Exception as e:  # noqa: BLE001 - the page says why it shows no references
         return {}, f"references not shown: the data could not be loaded again ({type(e).__name__}: {e})"
     if getattr(items, "sha256", None) != bench_info.get("data_sha256"):

@@ -379,6 +379,12 @@ def read_samples(run_dir: str | Path, schema: type[S]) -> list[dict[str, Any]]:
 
     path = Path(run_dir) / SAMPLES
     if not path.exists():
+        judged = judged_section(run_dir) or next(({"kind": k} for k, name in OLD_SUMMARIES.items()
+                                                  if (Path(run_dir) / name).is_file()), None)
+        if judged is not None:  # its items are in its phases, judged item by item: not a damaged run
+            raise GlotbenchError(f"{run_dir} is a judged run ({judged['kind']}): this view reads a plain run's samples "
+                                 "and is not there for judged runs; `glotbench compare RUN_A RUN_B` tests judged "
+                                 "scores item by item, `glotbench report RUN` prints each judge's")
         raise GlotbenchError(f"{run_dir} has no samples.jsonl")
     raw = list(raw_rows(path, "jsonl", allow_nan=True))
     validate_rows(path, raw, schema)

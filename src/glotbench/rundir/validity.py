@@ -140,10 +140,14 @@ def notes(results: Mapping[str, Any]) -> list[str]:
 
 def phase_text(results: Mapping[str, Any]) -> str | None:
     """`judge's phase ...` for the run a judged run's judge made (its config's `phase`): its numbers are
-    that judge's verdicts on another model's answers, never a score of the judge."""
+    that judge's verdicts on another model's answers, never a score of the judge; any other phase (a
+    judged run's answers, a pivot's step): its number is not the run's score."""
     phase = str((results.get("config") or {}).get("phase") or "")
-    if not phase.startswith("judge "):
+    if not phase:
         return None
+    if not phase.startswith("judge "):  # the candidate's answers (or a baseline's, a pivot's step)
+        return (f"a phase of the run in the directory above ({phase}): its numbers are this phase's own (a judged "
+                "run's answers: the share answered), not that run's score")
     return (f"a judge's phase of a judged run: {phase.removeprefix('judge ')}'s verdicts on another model's "
             "answers, not a score of that judge (the judged run is the directory above)")
 

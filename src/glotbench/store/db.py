@@ -264,7 +264,7 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
     """A model × benchmark matrix of headline scores. Runs with different signatures or item sets
     never share a column: a benchmark with several gets one column per signature and item set (a
     short hash added). A cell with one run shows its score and 95% CI; with several (seeds), their
-    mean and range; an invalid run is never pooled with others and says so. In percent for a
+    mean and range, with each pooled run's notes; an invalid run is never pooled with others and says so. In percent for a
     fraction, in points for a points metric, with † and n as every view prints an interval
     (report/terminal.py `interval_text`)."""
     from glotbench.report.terminal import interval_text, scaled
@@ -286,7 +286,9 @@ def board(rows: Iterable[RunRow]) -> tuple[list[str], dict[str, dict[str, str]]]
             text = (interval_text(headline_estimate(r), unit) if scores else "-") + "".join(f" [{t}]" for t in cell_notes(r))
         else:
             text = (f"{scaled(sum(scores) / len(scores), unit)} [{len(scores)} runs "
-                    f"{scaled(min(scores), unit)}–{scaled(max(scores), unit)}]")
+                    f"{scaled(min(scores), unit)}–{scaled(max(scores), unit)}]"
+                    # every pooled run's notes (a judge not validated), each once: a pool never hides one
+                    + "".join(f" [{t}]" for t in dict.fromkeys(t for r in runs for t in cell_notes(r))))
         table.setdefault(model, {})[col] = text
     return columns, table
 

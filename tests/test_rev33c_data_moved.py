@@ -104,6 +104,7 @@ ROWS = [("France", "Paris"), ("Laos", "Vientiane"), ("Vietnam", "Hanoi")]
 class Capitals(Benchmark):
     name = "rev33c-capitals"
     version = "1.0"
+    description = "capitals, a plugin with its own inline data"
     metrics = (RatioMetric("accuracy", "correct", "items", "share right"),)
     default_config = GenerateConfig(temperature=0.0, max_tokens=8)
 

@@ -22,7 +22,10 @@ def _headline(run_dir) -> float:
     return res["scores"]["overall"][res["headline"]]["value"]
 
 
-def test_a_weighted_judged_score_is_not_shown_as_its_item_mean(srv, tmp_path):
+def test_a_weighted_judged_score_is_compared_as_its_headline(srv, tmp_path):
+    """SEA-MT-Bench weights categories: the compared figure under its headline's name is the headline
+    itself (each run's rows paired by its declared rule, results.json judged.rule), never the items'
+    plain mean, which differs here because the fixture's categories differ in size."""
     models = _models()
     models["cand2"] = {k: "x" for k in models["cand"]}  # every turn a tie or a loss for j1, a tie for j2
     srv.configure(model_answers=models)
@@ -33,16 +36,14 @@ def test_a_weighted_judged_score_is_not_shown_as_its_item_mean(srv, tmp_path):
     cmp = compare_runs(str(a), str(b), resamples=200)
     (name, row), = cmp["metrics"].items()
     heads = _headline(a), _headline(b)
-    item_mean = row["a"]
-    assert item_mean != pytest.approx(heads[0])  # the fixture's categories differ in size: the weights matter
-    assert name == "weighted_win_rate[item mean]"
-    note = cmp["metric_notes"][name]
-    assert f"A {100 * heads[0]:.1f}" in note and f"B {100 * heads[1]:.1f}" in note
+    assert name == "weighted_win_rate"
+    assert row["a"] == pytest.approx(heads[0], abs=1e-12) and row["b"] == pytest.approx(heads[1], abs=1e-12)
+    assert "headline" not in row  # nothing apart to show
+    rows = json.loads((a / "results.json").read_text(encoding="utf-8"))["judged"]["stats"]
+    assert rows  # the paired units come from the run's own per-item, per-judge record
     proc = cli("compare", str(a), str(b))
     assert proc.returncode == 0, proc.stderr
-    out = " ".join(proc.stdout.split())
-    assert "weighted_win_rate[item mean]" in out and f"not the runs' weighted_win_rate (A {100 * heads[0]:.1f}" in out
-    assert not any(line.split()[:1] == ["weighted_win_rate"] for line in proc.stdout.splitlines())
+    assert f"{100 * heads[0]:.1f}" in proc.stdout and "‡" not in proc.stdout
 
 
 def test_a_judged_score_its_rows_reproduce_keeps_its_name(srv, tmp_path):

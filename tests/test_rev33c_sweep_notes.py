@@ -25,4 +25,4 @@ def test_the_summary_says_what_every_view_says_beside_the_number(tmp_path, srv):
         judged = next(x for x in proc.stdout.splitlines() if "qa.yaml" in x and f" {status} " in x)
         assert "[judge not validated for lo: openai:judge1" in judged, proc.stdout
         mcq = next(x for x in proc.stdout.splitlines() if x.startswith("laobench-mcq/") and f" {status} " in x)
-        assert "[subset: 2 of" in mcq and "[sample data" in mcq, proc.stdout
+        assert "[subset: 2 of" in mcq and "; sample data" in mcq, proc.stdout

@@ -132,7 +132,8 @@ def test_the_items_view_of_judged_runs_is_one_error_line(two_runs, args):
     p = cli(*args[:1], str(two_runs["cand"]), str(two_runs["cand2"]), *args[1:])
     errors = [line for line in p.stderr.splitlines() if not line.startswith("note: ")]  # diff: its new name
     assert p.returncode == 2 and "Traceback" not in p.stderr and len(errors) == 1, p.stderr
-    assert f"error: {two_runs['cand']} is a judged run: the items view" in p.stderr and "`compare A B`" in p.stderr
+    assert f"error: {two_runs['cand']} is a judged run (" in p.stderr and "the items view" in p.stderr
+    assert "`glotbench compare RUN_A RUN_B`" in p.stderr
 
 
 @pytest.mark.parametrize("judges,kw", [(("mid", "spotty"), {"strategy": "vote"}), (("mid", "pairs"), {"strategy": "vote"}),

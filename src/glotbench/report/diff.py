@@ -73,10 +73,10 @@ def diff_runs(run_a: str, run_b: str, *, only: str | None = None, group: tuple[s
     if only is not None and only not in WINNERS:
         raise GlotbenchError(f"--only must be a (A right or higher) or b, got {only!r}")
     for p in (run_a, run_b):  # its items are its judges' verdicts, not outputs scored against references
-        if rundata.judged_kind(p) is not None:
-            raise GlotbenchError(f"{p} is a judged run: the items view (diff, compare --items or --html) shows a plain "
-                                 "run's outputs; `compare A B` pairs judged runs on their judged score, and "
-                                 f"`report {p}` shows each judge's")
+        if (kind := rundata.judged_kind(p)) is not None:
+            raise GlotbenchError(f"{p} is a judged run ({kind}): the items view (diff, compare --items or --html) shows "
+                                 "a plain run's outputs; `glotbench compare RUN_A RUN_B` pairs judged runs on their "
+                                 f"judged score, `glotbench report {p}` prints each judge's")
     ra, rb = read_results(run_a), read_results(run_b)
     check_comparable([run_a, run_b], [ra, rb])
     head = ra["headline"]

@@ -522,7 +522,7 @@ def _check_finished_data(out_dir: str, data_sha256: str | None) -> None:
 
 
 def _check_finished_settings(out_dir: str, model: str, options: Mapping[str, str],
-                             config: Mapping[str, Any], bench: Any) -> None:
+                             config: Mapping[str, Any], bench: Benchmark) -> None:
     """A finished run in a cell's directory is that cell's run only when it ran the cell's model, with
     its `options:` and the generation settings the sweep gives, on the benchmark as it is now (its
     version; a task file's SHA-256): a labelled entry (or a named model) whose options, spec or

@@ -10,13 +10,16 @@ a valid verdict (the judge's failure kind). Policies:
 `coverage` is judged / all entries under every policy, and `n` is the number of entries averaged.
 
 Jury strategies over several judges:
-- `mean`: the mean of the judges' own figures (each under the policy); equals the judge when alone; its
-  interval from the run's values (`verdict_stats`) under the policy, by judges/stats.py's one bootstrap;
+- `mean`: the mean of the judges' own figures (each under the policy); equals the judge when alone;
 - `average` (upstream's): per entry, the mean of the judges' item scores, over entries every judge
   scored (under `zero`, every entry counts, failures scoring 0);
 - `vote` (upstream's): per entry, if more judges give Correct 1 than Correct 0, the mean of the judges
   that gave 1, else 0 everywhere; over the same entries as `average`.
 In "3c3h" parse mode every aggregate is rounded to 4 decimals, as upstream's averaging script does.
+
+Upstream defines no interval. Every figure shown (each judge's 3C3H and per task, the jury's and per
+task) is a declared metric over the run's values (`verdict_stats`, `rule`), by judges/stats.py's one
+bootstrap over entries (`jury_metrics`): its point upstream's, its interval that statistic's.
 """
 
 from __future__ import annotations
@@ -158,6 +161,11 @@ def jury_metrics(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Map
     found = judged_metrics(stats, rule(policy, strategy), resamples=resamples, values=points)
     if combined["3c3h"]["value"] is not None:
         combined["3c3h"] = found["final"]
+    if "scores" in combined:  # `average`, `vote`: their aggregate's 3C3H, overall and per task, the same records
+        combined["scores"]["overall"]["3c3h"] = combined["3c3h"]
+        for t, g in combined["scores"]["groups"].get("task", {}).items():
+            if g["3c3h"]["value"] is not None:
+                g["3c3h"] = found[f"cluster:{t}"]
     return combined, stats, found
 
 

@@ -7,7 +7,7 @@ task), and is written into results.json (`judged.stats`) by the class that reads
 
 A benchmark declares which metrics its score is (`JudgedMetrics`); `judged_metrics` computes them
 all with ONE bootstrap over items (stats `bootstrap_many`: every judge, turn and cluster of an item
-resampled together), each with the judged interval record (judges/panel.py `judged_interval`):
+resampled together), each with the judged interval record (`judged_interval`):
 
 | metric      | what                                                                     |
 |-------------|--------------------------------------------------------------------------|
@@ -15,15 +15,22 @@ resampled together), each with the judged interval record (judges/panel.py `judg
 | `judge:J`   | judge J's own score                                                      |
 | `slot:K`    | the mean of judges over the values in position K only (SEA-MT's turn K)  |
 | `cluster:C` | the mean of judges over the items of cluster C (SEA-MT's category C)     |
+| `judge:J/cluster:C` | judge J's score over the items of cluster C (AraGen's per task)  |
+
+`final` is the mean of the judges' scores, or under a declared `jury` (AraGen's `average`, `vote`:
+`jury_value`) each item's value over the judges, averaged over the items every judge scored (and
+`cluster:C` that over cluster C's items).
 
 A judge's score by the declared rule:
 
 | rule                  | a judge's score                                                        |
 |-----------------------|------------------------------------------------------------------------|
 | `mean_of_items`       | each item's values averaged, then the mean over the items it judged    |
-|                       | (the arena's win value, a rubric's mean, AraGen's `mean` jury)        |
+|                       | (the arena's win value, a rubric's mean)                               |
 | `weighted_by_cluster` | per cluster, every value counted once (sum / count); the mean of the   |
 |                       | clusters' rates (SEA-HELM's weighted win rate)                         |
+| `pooled`              | every value counted once (sum / count), whatever its cluster (AraGen's |
+|                       | ratio of sums over verdicts)                                           |
 
 The failure policy (AraGen's): an answered item's repeats without a valid verdict (`repeats` less its
 values) and an unanswered item's repeats count as 0 under `zero`; only the unanswered item's under

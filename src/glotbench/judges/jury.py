@@ -196,14 +196,15 @@ def _jury_point(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapp
             "n": int(sum(s.score.stats["scored"] for s in samples)), "scores": scores}
 
 
-def verdict_stats(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]],
-                  judges: Sequence[str] | None = None) -> JudgedStats:
-    """The judges' valid 3C3H values per entry and repeat (judges/stats.py `JudgedStats`): each entry's
-    task its cluster, the repeats asked, the entries without an answer (`no_answer`: never judged),
-    so that the failure policy is a metric's declared rule (`JudgedMetrics.policy`)."""
-    judges = list(per_judge if judges is None else judges)
+def verdict_stats(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]]) -> JudgedStats:
+    """The judges' valid 3C3H values and their six dimensions (`components`: the vote reads Correct)
+    per entry and repeat (judges/stats.py `JudgedStats`): each entry's task its cluster, the repeats
+    asked, the entries without an answer (`no_answer`: never judged), so that the failure policy is a
+    metric's declared rule (`JudgedMetrics.policy`)."""
+    judges = list(per_judge)
     repeats = max((len(per_judge[j][sn]) for j in judges for sn, _ in entries), default=1)
     unanswered = [sn for sn, _ in entries if any(o.failure == "no_answer" for j in judges for o in per_judge[j][sn])]
+
     def of(key: str) -> dict[str, dict[str, list[float]]]:
         return {j: {sn: [float(o.dims[key]) for o in per_judge[j][sn] if o.dims is not None] for sn, _ in entries}
                 for j in judges}

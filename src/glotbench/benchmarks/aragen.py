@@ -489,13 +489,16 @@ class AraGen(AraGenAnswers, Declared):
 
     @property
     def judged_metrics(self) -> JudgedMetrics:
-        """The `mean` jury's interval: each entry's counted values under the failure policy (judges/jury.py)."""
-        return JudgedMetrics(policy=self.policy)  # type: ignore[arg-type]  # checked by the constructor
+        """Each judge's figure (every counted verdict once, under the failure policy) and the jury's
+        strategy over the judges (judges/jury.py `rule`)."""
+        from glotbench.judges.jury import rule
+
+        return rule(self.policy, self.jury)
 
     def judged_score(self, ctx: JudgedContext, games: Dataset, runs: Mapping[str, RunResult]) -> JudgedOutcome:
         """Per judge, per entry, the verdicts of every repeat; each judge's figures under the failure
         policy (judges/jury.py); the jury's strategy over them, with its bootstrap."""
-        from glotbench.judges.jury import jury, judge_summary, outcomes, verdict_stats
+        from glotbench.judges.jury import jury_metrics, judge_summary, outcomes
         from glotbench.rundir.selection import first as selection_first, signed
         from glotbench.rundir.validity import combine, run_validity
         from glotbench.signature import Signature
@@ -538,8 +541,15 @@ class AraGen(AraGenAnswers, Declared):
                 "item_repeats": {sn: v for sn, v in valid.items() if len(v) >= 2},
                 "dataset_3c3h_by_repeat": by_repeat, "first_verdicts": first,
             }
-        combined = jury(order, by_judge, per_judge, strategy=self.jury, policy=policy, mode=parse,
-                        resamples=ctx.resamples)
+        # one bootstrap for every figure: the jury's and each judge's, the points by upstream's rule
+        combined, stats, metrics = jury_metrics(order, by_judge, per_judge, strategy=self.jury, policy=policy,
+                                                mode=parse, resamples=ctx.resamples)
+        for j, p in per_judge.items():
+            if p["scores"]["overall"]["3c3h"]["value"] is not None:
+                p["scores"]["overall"]["3c3h"] = metrics[f"judge:{j}"]
+            for t, g in p["scores"]["groups"].get("task", {}).items():
+                if g["3c3h"]["value"] is not None:
+                    g["3c3h"] = metrics[f"judge:{j}/cluster:{t}"]
         selection = selection_first([e.sn for e in entries], len(all_entries), options.limit)
         prompt_sig = f"3c3h-{upstream.sha256[:12]}" if upstream else f"rubric-{task.prompt_hash(games)}"
         signature = signed(Signature.build(
@@ -567,12 +577,12 @@ class AraGen(AraGenAnswers, Declared):
             "signature": signature, "judge_validation": ctx.judge_validation, "version": AraGenJudging.version,
         }
         answers_run = ctx.phases.get("answers-1")  # the candidate's answers (none: replayed from a file)
-        # the run's values (each judge's valid 3C3H per entry and repeat) and its metrics by name: the
-        # jury's headline (its strategy, under the policy) and each judge's own figure
-        metrics = {"final": combined["3c3h"], **{f"judge:{j}": p["scores"]["overall"]["3c3h"] for j, p in per_judge.items()}}
+        # the run's values (each judge's valid 3C3H and its six dimensions per entry and repeat) and its
+        # metrics by name (judges/jury.py `rule`): the jury's headline (its strategy, under the policy),
+        # each judge's own figure, and both per task
         return JudgedOutcome(results, answers_run.results if answers_run else {},
                              answers_run.samples if answers_run else (), answers_run.dataset if answers_run else None,
-                             verdict_stats(order, by_judge), metrics)
+                             stats, metrics)
 
 
 def _first_answers(run: RunResult) -> dict[str, str]:

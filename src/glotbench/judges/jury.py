@@ -10,13 +10,16 @@ a valid verdict (the judge's failure kind). Policies:
 `coverage` is judged / all entries under every policy, and `n` is the number of entries averaged.
 
 Jury strategies over several judges:
-- `mean`: the mean of the judges' own figures (each under the policy); equals the judge when alone; its
-  interval from the run's values (`verdict_stats`) under the policy, by judges/stats.py's one bootstrap;
+- `mean`: the mean of the judges' own figures (each under the policy); equals the judge when alone;
 - `average` (upstream's): per entry, the mean of the judges' item scores, over entries every judge
   scored (under `zero`, every entry counts, failures scoring 0);
 - `vote` (upstream's): per entry, if more judges give Correct 1 than Correct 0, the mean of the judges
   that gave 1, else 0 everywhere; over the same entries as `average`.
 In "3c3h" parse mode every aggregate is rounded to 4 decimals, as upstream's averaging script does.
+
+Upstream defines no interval. Every figure shown (each judge's 3C3H and per task, the jury's and per
+task) is a declared metric over the run's values (`verdict_stats`, `rule`), by judges/stats.py's one
+bootstrap over entries (`jury_metrics`): its point upstream's, its interval that statistic's.
 """
 
 from __future__ import annotations
@@ -125,13 +128,54 @@ def _vote(values: list[dict[str, float]]) -> dict[str, float]:
     return dict.fromkeys(values[0], 0.0)
 
 
+def rule(policy: str, strategy: str) -> JudgedMetrics:
+    """AraGen's figures as declared metrics over its `JudgedStats` (judges/stats.py): a judge's figure
+    every counted verdict once (`pooled`, upstream's ratio of sums), `final` the jury's strategy, and
+    both per task (the entries' clusters)."""
+    return JudgedMetrics(rule="pooled", clusters=True, policy=policy, jury=strategy)  # type: ignore[arg-type]  # checked by the caller
+
+
 def jury(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]],
          summaries: Mapping[str, Mapping[str, Any]], *, strategy: str, policy: str, mode: str = "strict",
          resamples: int = 1000) -> dict[str, Any]:
     """The combined row over the judges (see the module docstring)."""
+    return jury_metrics(entries, per_judge, summaries, strategy=strategy, policy=policy, mode=mode,
+                        resamples=resamples)[0]
+
+
+def jury_metrics(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]],
+                 summaries: Mapping[str, Mapping[str, Any]], *, strategy: str, policy: str, mode: str = "strict",
+                 resamples: int = 1000) -> tuple[dict[str, Any], JudgedStats, dict[str, dict[str, Any]]]:
+    """The combined row over the judges, the run's values (`verdict_stats`) and AraGen's declared
+    metrics over them (`rule`: `final`, `judge:J`) by ONE bootstrap (judges/stats.py `judged_metrics`):
+    each point by upstream's rule (its order of summation, its rounding in "3c3h" mode), each interval
+    the percentile bootstrap over entries of the same statistic."""
+    combined = _jury_point(entries, per_judge, summaries, strategy=strategy, policy=policy, mode=mode,
+                           resamples=resamples)
+    stats = verdict_stats(entries, per_judge)
+    points = {"final": combined["3c3h"]["value"], **{f"cluster:{t}": v for t, v in combined["tasks"].items()}}
+    for j in per_judge:
+        scores = summaries[j]["scores"]
+        points[f"judge:{j}"] = scores["overall"]["3c3h"]["value"]
+        points.update({f"judge:{j}/cluster:{t}": g["3c3h"]["value"] for t, g in scores["groups"].get("task", {}).items()})
+    found = judged_metrics(stats, rule(policy, strategy), resamples=resamples, values=points)
+    if combined["3c3h"]["value"] is not None:
+        combined["3c3h"] = found["final"]
+    if "scores" in combined:  # `average`, `vote`: their aggregate's 3C3H, overall and per task, the same records
+        combined["scores"]["overall"]["3c3h"] = combined["3c3h"]
+        for t, g in combined["scores"]["groups"].get("task", {}).items():
+            if g["3c3h"]["value"] is not None:
+                g["3c3h"] = found[f"cluster:{t}"]
+    return combined, stats, found
+
+
+def _jury_point(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]],
+                summaries: Mapping[str, Mapping[str, Any]], *, strategy: str, policy: str, mode: str,
+                resamples: int) -> dict[str, Any]:
+    """The combined row over the judges by upstream's rule (its `3c3h` interval: `jury_metrics`)."""
     judges = list(per_judge)
     if strategy == "mean":
-        return _mean_of_judges(entries, per_judge, summaries, policy=policy, mode=mode, resamples=resamples)
+        return _mean_of_judges(summaries, judges, [t for _, t in entries], mode=mode)
     samples = []
     for sn, task in entries:
         values = [item_value(per_judge[j][sn], policy) for j in judges]
@@ -152,36 +196,33 @@ def jury(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str
             "n": int(sum(s.score.stats["scored"] for s in samples)), "scores": scores}
 
 
-def verdict_stats(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]],
-                  judges: Sequence[str] | None = None) -> JudgedStats:
-    """The judges' valid 3C3H values per entry and repeat (judges/stats.py `JudgedStats`): each entry's
-    task its cluster, the repeats asked, the entries without an answer (`no_answer`: never judged),
-    so that the failure policy is a metric's declared rule (`JudgedMetrics.policy`)."""
-    judges = list(per_judge if judges is None else judges)
+def verdict_stats(entries: Sequence[tuple[str, str]], per_judge: Mapping[str, Mapping[str, Sequence[Outcome]]]) -> JudgedStats:
+    """The judges' valid 3C3H values and their six dimensions (`components`: the vote reads Correct)
+    per entry and repeat (judges/stats.py `JudgedStats`): each entry's task its cluster, the repeats
+    asked, the entries without an answer (`no_answer`: never judged), so that the failure policy is a
+    metric's declared rule (`JudgedMetrics.policy`)."""
+    judges = list(per_judge)
     repeats = max((len(per_judge[j][sn]) for j in judges for sn, _ in entries), default=1)
     unanswered = [sn for sn, _ in entries if any(o.failure == "no_answer" for j in judges for o in per_judge[j][sn])]
-    values = {j: {sn: [float(o.dims["3c3h"]) for o in per_judge[j][sn] if o.dims is not None] for sn, _ in entries}
-              for j in judges}
-    return JudgedStats.of(values, [sn for sn, _ in entries], clusters=dict(entries), repeats=max(repeats, 1),
-                          unanswered=unanswered)
+
+    def of(key: str) -> dict[str, dict[str, list[float]]]:
+        return {j: {sn: [float(o.dims[key]) for o in per_judge[j][sn] if o.dims is not None] for sn, _ in entries}
+                for j in judges}
+    return JudgedStats.of(of("3c3h"), [sn for sn, _ in entries], clusters=dict(entries), repeats=max(repeats, 1),
+                          unanswered=unanswered, components={d: of(d) for d in DIMENSIONS})
 
 
-def _mean_of_judges(entries, per_judge, summaries, *, policy, mode, resamples) -> dict[str, Any]:
-    """The mean of the judges' own figures; its CI from the run's values under the failure policy
-    (judges/stats.py: entries resampled, each judge's mean recomputed, then averaged), with the
-    entries each judge counts under the policy."""
-    judges = [j for j in per_judge if summaries[j]["scores"]["overall"]["3c3h"]["value"] is not None]
-    if judges:
-        stats = verdict_stats(entries, per_judge, judges)
-        est = dict(judged_metrics(stats, JudgedMetrics(policy=policy), resamples=resamples)["final"])
-        # The point value is the mean of the judges' own figures (ratio of sums over repeats).
-        est["value"] = statistics.fmean(summaries[j]["scores"]["overall"]["3c3h"]["value"] for j in judges)
-    else:
-        est = {"value": None, "ci_low": None, "ci_high": None, "n": 0}  # no entry has a judged value
+def _mean_of_judges(summaries: Mapping[str, Mapping[str, Any]], every: Sequence[str], tasks_of: Sequence[str], *,
+                    mode: str) -> dict[str, Any]:
+    """The mean of the judges' own figures (each under the policy: ratio of sums over repeats), over
+    the judges with a figure."""
+    judges = [j for j in every if summaries[j]["scores"]["overall"]["3c3h"]["value"] is not None]
+    est: dict[str, Any] = {"value": statistics.fmean(summaries[j]["scores"]["overall"]["3c3h"]["value"] for j in judges)
+                           if judges else None, "ci_low": None, "ci_high": None, "n": 0}
     dims = {d: statistics.fmean(summaries[j]["scores"]["overall"][d.lower()]["value"] for j in judges) if judges else None
             for d in DIMENSIONS}
     tasks: dict[str, float] = {}
-    for t in {t for _, t in entries}:
+    for t in set(tasks_of):
         vals = [summaries[j]["scores"]["groups"]["task"][t]["3c3h"]["value"] for j in judges]
         vals = [v for v in vals if v is not None]
         if vals:

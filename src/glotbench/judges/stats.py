@@ -7,7 +7,7 @@ task), and is written into results.json (`judged.stats`) by the class that reads
 
 A benchmark declares which metrics its score is (`JudgedMetrics`); `judged_metrics` computes them
 all with ONE bootstrap over items (stats `bootstrap_many`: every judge, turn and cluster of an item
-resampled together), each with the judged interval record (judges/panel.py `judged_interval`):
+resampled together), each with the judged interval record (`judged_interval`):
 
 | metric      | what                                                                     |
 |-------------|--------------------------------------------------------------------------|
@@ -15,15 +15,22 @@ resampled together), each with the judged interval record (judges/panel.py `judg
 | `judge:J`   | judge J's own score                                                      |
 | `slot:K`    | the mean of judges over the values in position K only (SEA-MT's turn K)  |
 | `cluster:C` | the mean of judges over the items of cluster C (SEA-MT's category C)     |
+| `judge:J/cluster:C` | judge J's score over the items of cluster C (AraGen's per task)  |
+
+`final` is the mean of the judges' scores, or under a declared `jury` (AraGen's `average`, `vote`:
+`jury_value`) each item's value over the judges, averaged over the items every judge scored (and
+`cluster:C` that over cluster C's items).
 
 A judge's score by the declared rule:
 
 | rule                  | a judge's score                                                        |
 |-----------------------|------------------------------------------------------------------------|
 | `mean_of_items`       | each item's values averaged, then the mean over the items it judged    |
-|                       | (the arena's win value, a rubric's mean, AraGen's `mean` jury)        |
+|                       | (the arena's win value, a rubric's mean)                               |
 | `weighted_by_cluster` | per cluster, every value counted once (sum / count); the mean of the   |
 |                       | clusters' rates (SEA-HELM's weighted win rate)                         |
+| `pooled`              | every value counted once (sum / count), whatever its cluster (AraGen's |
+|                       | ratio of sums over verdicts)                                           |
 
 The failure policy (AraGen's): an answered item's repeats without a valid verdict (`repeats` less its
 values) and an unanswered item's repeats count as 0 under `zero`; only the unanswered item's under
@@ -35,13 +42,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.stats import (DEFAULT_SEED, MIN_BOOTSTRAP_UNITS, MIN_INDEPENDENT_UNITS, Estimate, bootstrap_many,
                              collapse_fallback)
 
-MetricRule = Literal["mean_of_items", "weighted_by_cluster"]
+MetricRule = Literal["mean_of_items", "weighted_by_cluster", "pooled"]
 FailurePolicy = Literal["drop", "zero", "upstream"]
+Jury = Literal["mean", "average", "vote"]
+RULES: tuple[str, ...] = ("mean_of_items", "weighted_by_cluster", "pooled")
+POLICIES: tuple[str, ...] = ("drop", "zero", "upstream")
+JURIES: tuple[str, ...] = ("mean", "average", "vote")
 
 
 class JudgedStats(BaseModel):
@@ -49,7 +60,10 @@ class JudgedStats(BaseModel):
     run's order, `judges` as the panel kept them, `values[judge][item]` (only where the judge gave the
     item a value: repeats, orders or turns in order), each item's cluster where the benchmark has
     them, the verdicts asked per item and judge (`repeats`) and the items the candidate left
-    unanswered (never asked of a judge) for a declared failure policy."""
+    unanswered (never asked of a judge) for a declared failure policy. `components`: named parts of
+    each value where a rule reads them (AraGen's six 3C3H dimensions: its `vote` jury reads Correct),
+    `components[name][judge][item]` beside `values[judge][item]`, one per value (a record written
+    before them has none)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -59,14 +73,33 @@ class JudgedStats(BaseModel):
     clusters: dict[str, str] = Field(default_factory=dict)
     repeats: int = 1
     unanswered: tuple[str, ...] = ()
+    components: dict[str, dict[str, dict[str, tuple[float, ...]]]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _components_beside_values(self) -> "JudgedStats":
+        for name, per in self.components.items():
+            for judge, items in per.items():
+                for item, v in items.items():
+                    if len(v) != len(self.values.get(judge, {}).get(item, ())):
+                        raise ValueError(f"components.{name}.{judge}.{item}: {len(v)} value(s) beside "
+                                         f"{len(self.values.get(judge, {}).get(item, ()))} in values")
+            for judge, items in self.values.items():
+                missing = [i for i in items if i not in per.get(judge, {})]
+                if missing:
+                    raise ValueError(f"components.{name}.{judge}: no values for {missing[0]!r}, which values has")
+        return self
 
     @classmethod
     def of(cls, values: Mapping[str, Mapping[str, Sequence[float]]], items: Sequence[str], *,
-           clusters: Mapping[str, str] | None = None, repeats: int = 1, unanswered: Sequence[str] = ()) -> "JudgedStats":
-        """The record from `values[judge][item]` (an item with no value left out)."""
+           clusters: Mapping[str, str] | None = None, repeats: int = 1, unanswered: Sequence[str] = (),
+           components: Mapping[str, Mapping[str, Mapping[str, Sequence[float]]]] | None = None) -> "JudgedStats":
+        """The record from `values[judge][item]` (an item with no value left out), and the named
+        `components[name][judge][item]` beside them."""
         return cls(items=tuple(items), judges=tuple(values),
                    values={j: {i: tuple(float(x) for x in v) for i, v in per.items() if v} for j, per in values.items()},
-                   clusters=dict(clusters or {}), repeats=repeats, unanswered=tuple(unanswered))
+                   clusters=dict(clusters or {}), repeats=repeats, unanswered=tuple(unanswered),
+                   components={n: {j: {i: tuple(float(x) for x in v) for i, v in per.items() if v}
+                                   for j, per in by.items()} for n, by in (components or {}).items()})
 
     def record(self) -> dict[str, Any]:
         """What results.json holds (`read` reads it back)."""
@@ -83,11 +116,13 @@ class JudgedStats(BaseModel):
             return cls.model_validate(record)
         except ValidationError as e:
             err = e.errors()[0]
-            raise GlotbenchError(f"{where}.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+            loc = '.'.join(map(str, err['loc']))
+            raise GlotbenchError(f"{where}{'.' + loc if loc else ''}: {err['msg'].removeprefix('Value error, ')}") from None
 
-    def counted(self, judge: str, item: str, policy: FailurePolicy) -> list[float]:
-        """The values of `item` by `judge` that enter the averages under the failure policy."""
-        got = list(self.values.get(judge, {}).get(item, ()))
+    def counted(self, judge: str, item: str, policy: FailurePolicy, component: str | None = None) -> list[float]:
+        """The values of `item` by `judge` (or their `component`) that enter the averages under the
+        failure policy."""
+        got = list((self.values if component is None else self.components.get(component, {})).get(judge, {}).get(item, ()))
         if policy == "drop":
             return got
         if item in self.unanswered:
@@ -111,28 +146,41 @@ class JudgedStats(BaseModel):
 class JudgedMetrics:
     """Which metrics a judged benchmark's score is, over its `JudgedStats` (module docstring):
     `rule` a judge's score; `slots` metrics per value position (SEA-MT's 2 turns); `clusters` the
-    mean of judges per cluster; `policy` the failure policy."""
+    mean of judges per cluster; `policy` the failure policy; `jury` how `final` combines the judges
+    (`mean`: the mean of the judges' scores; AraGen's `average` and `vote`: per item over the judges)."""
 
     rule: MetricRule = "mean_of_items"
     slots: int = 0
     clusters: bool = False
     policy: FailurePolicy = "drop"
+    jury: Jury = "mean"
 
     def record(self) -> dict[str, Any]:
         """What results.json holds (`judged.rule`; `read` reads it back): the readers that pair two
         runs' items (compare) score them by this rule, so their figure is the headline's."""
-        return {"rule": self.rule, "slots": self.slots, "clusters": self.clusters, "policy": self.policy}
+        out: dict[str, Any] = {"rule": self.rule, "slots": self.slots, "clusters": self.clusters, "policy": self.policy}
+        return out if self.jury == "mean" else {**out, "jury": self.jury}  # a record before `jury` is the mean
+
+    def words(self) -> str:
+        """What `final` is, in words (compare's `paired_on`)."""
+        how = {"mean_of_items": "each judge's mean over the items it judged",
+               "weighted_by_cluster": "each judge's mean of its clusters' rates",
+               "pooled": "each judge's mean over every value it gave"}[self.rule]
+        jury = {"mean": f"the mean of judges of {how}",
+                "average": "per item the mean of the judges' means, over the items every judge judged",
+                "vote": "per item the judges' vote on Correct, over the items every judge judged"}[self.jury]
+        return f"{jury} (failure policy {self.policy})"
 
     @classmethod
     def read(cls, record: Any, where: str = "judged.rule") -> "JudgedMetrics":
         """The record results.json holds; a damaged one is one error naming the field."""
         from glotbench.errors import GlotbenchError
 
-        kinds: dict[str, tuple[Any, ...]] = {"rule": ("mean_of_items", "weighted_by_cluster"), "policy": ("drop", "zero", "upstream")}
+        kinds: dict[str, tuple[Any, ...]] = {"rule": RULES, "policy": POLICIES, "jury": JURIES}
         if not isinstance(record, Mapping):
             raise GlotbenchError(f"{where}: expected an object, got {type(record).__name__}")
         for key in record:
-            if key not in ("rule", "slots", "clusters", "policy"):
+            if key not in ("rule", "slots", "clusters", "policy", "jury"):
                 raise GlotbenchError(f"{where}.{key}: not a field of a judged rule")
         for key, allowed in kinds.items():
             if key in record and record[key] not in allowed:
@@ -173,13 +221,17 @@ def judged_rows(stats: JudgedStats, declared: JudgedMetrics, items: Sequence[str
     cats = sorted({stats.clusters[i] for i in every}) if declared.rule == "weighted_by_cluster" or declared.clusters else []
     width = max(len(cats), 1) * 2
     slots = declared.slots
-    rows = np.zeros((len(ids), len(judges) * (slots + 1) * width))
+    jury = declared.jury != "mean"  # per cluster two more columns: the item's value over the judges, and 1
+    at = len(judges) * (slots + 1) * width  # the first of them
+    rows = np.zeros((len(ids), at + (width if jury else 0)))
 
     def col(j: int, slot: int, c: int) -> int:
         return (j * (slots + 1) + slot) * width + 2 * c
 
     for r, item in enumerate(ids):
         c = cats.index(stats.clusters[item]) if cats else 0
+        if jury and (v := jury_value(stats, judges, item, declared)) is not None:
+            rows[r, at + 2 * c:at + 2 * c + 2] = (v, 1.0)
         for j, judge in enumerate(judges):
             vals = stats.counted(judge, item, declared.policy)
             if not vals:
@@ -197,6 +249,15 @@ def judged_rows(stats: JudgedStats, declared: JudgedMetrics, items: Sequence[str
         if not cats:  # one rate: the judge's sum over its count
             return lambda row: float(row[col(j, slot, 0)] / row[col(j, slot, 0) + 1]) if row[col(j, slot, 0) + 1] > 0 \
                 else float("nan")
+        if declared.rule == "pooled":  # every value counted once, whatever its cluster (only: cluster `only`'s)
+            first, last = col(j, slot, 0), col(j, slot, len(cats) - 1) + 2
+            own = slice(first, last) if only is None else slice(col(j, slot, only), col(j, slot, only) + 2)
+
+            def pooled(row: np.ndarray) -> float:
+                part = row[own]
+                den = part[1::2].sum()
+                return float(part[0::2].sum() / den) if den > 0 else float("nan")
+            return pooled
 
         def fn(row: np.ndarray) -> float:
             per = [row[col(j, slot, c)] / row[col(j, slot, c) + 1] for c in range(len(cats))
@@ -211,35 +272,73 @@ def judged_rows(stats: JudgedStats, declared: JudgedMetrics, items: Sequence[str
         return fn
 
     fns: dict[str, Callable[[np.ndarray], float]] = {f"judge:{j}": rate(i, 0) for i, j in enumerate(judges)}
-    fns["final"] = mean_of([rate(i, 0) for i in range(len(judges))])
+    def jury_of(part: slice) -> Callable[[np.ndarray], float]:
+        def fn(row: np.ndarray) -> float:
+            den = row[part][1::2].sum()
+            return float(row[part][0::2].sum() / den) if den > 0 else float("nan")
+        return fn
+
+    fns["final"] = jury_of(slice(at, None)) if jury else mean_of([rate(i, 0) for i in range(len(judges))])
     for t in range(1, slots + 1):
         fns[f"slot:{t}"] = mean_of([rate(i, t) for i in range(len(judges))])
     if declared.clusters:
         for c, cat in enumerate(cats):
-            fns[f"cluster:{cat}"] = mean_of([rate(i, 0, c) for i in range(len(judges))])
+            fns[f"cluster:{cat}"] = jury_of(slice(at + 2 * c, at + 2 * c + 2)) if jury \
+                else mean_of([rate(i, 0, c) for i in range(len(judges))])
+            fns.update({f"judge:{j}/cluster:{cat}": rate(i, 0, c) for i, j in enumerate(judges)})
     return JudgedRows(tuple(ids), tuple(judges), tuple(cats), slots, rows, fns)
 
 
+def jury_value(stats: JudgedStats, judges: Sequence[str], item: str, declared: JudgedMetrics) -> float | None:
+    """An item's value over the judges by AraGen's jury (upstream's): None unless every judge has a
+    counted value (under the policy); each judge's mean over its values; `average` their mean; `vote`
+    (one judge: its own) the mean of the judges whose mean Correct is 1 if they outnumber those whose
+    mean Correct is 0, else 0."""
+    import statistics
+
+    policy = declared.policy
+    if any(not stats.counted(j, item, policy) for j in judges):
+        return None
+    means = [statistics.fmean(stats.counted(j, item, policy)) for j in judges]
+    if declared.jury == "average" or len(judges) == 1:
+        return sum(means) / len(means)
+    if "Correct" not in stats.components:
+        raise ValueError("the vote jury reads each verdict's Correct: judged.stats has no components.Correct")
+    correct = [statistics.fmean(stats.counted(j, item, policy, "Correct")) for j in judges]
+    ones = [m for m, c in zip(means, correct) if c == 1]
+    return sum(ones) / len(ones) if len(ones) > sum(1 for c in correct if c == 0) else 0.0
+
+
 def judged_metrics(stats: JudgedStats, declared: JudgedMetrics, *, resamples: int,
-                   seed: int = DEFAULT_SEED) -> dict[str, dict[str, Any]]:
+                   seed: int = DEFAULT_SEED, values: Mapping[str, float | None] | None = None) -> dict[str, dict[str, Any]]:
     """Every metric the declaration names (module docstring), by name, each a judged interval record;
-    one bootstrap over `stats.items` shares its resamples among them."""
+    one bootstrap over `stats.items` shares its resamples among them. `values`: point values computed
+    by a reference's own rule (AraGen's order of summation and 4-decimal rounding), shown with the
+    interval of the same statistic."""
     built = judged_rows(stats, declared)
     rows, fns, judges, ids, cats, slots = built.rows, built.fns, built.judges, built.items, built.clusters, built.slots
-    est: dict[str, Estimate] = bootstrap_many(rows, dict(fns), resamples=resamples, seed=seed)
-    counts = rows[:, 1::2].reshape(len(ids), len(judges), slots + 1, max(len(cats), 1))[:, :, 0, :]  # slot 0
+    given = {k: v for k, v in (values or {}).items() if v is not None and k in fns}
+    est: dict[str, Estimate] = bootstrap_many(rows, dict(fns), resamples=resamples, seed=seed, values=given)
+    width = max(len(cats), 1)
+    at = len(judges) * (slots + 1) * width * 2  # a jury's columns (module docstring), after the judges'
+    counts = rows[:, 1:at:2].reshape(len(ids), len(judges), slots + 1, width)[:, :, 0, :]  # slot 0
+    jury = rows[:, at + 1::2]  # an item's count in the jury's columns, per cluster (none: the mean of judges)
 
-    def judged(js: Sequence[int], c: int | None = None) -> int:
+    def judged(js: Sequence[int], c: int | None = None, of_jury: bool = False) -> int:
+        if of_jury and jury.shape[1]:  # the items with the jury's value
+            return int((jury[:, slice(None) if c is None else slice(c, c + 1)] > 0).any(axis=1).sum())
         part = counts[:, list(js), :] if c is None else counts[:, list(js), c:c + 1]
         return int((part > 0).any(axis=(1, 2)).sum())
 
     every = range(len(judges))
-    out = {name: judged_interval(e, judged(every), resamples) for name, e in est.items() if name == "final"
-           or name.startswith("slot:")}
+    out = {name: judged_interval(e, judged(every, of_jury=name == "final"), resamples) for name, e in est.items()
+           if name == "final" or name.startswith("slot:")}
     out.update({f"judge:{j}": judged_interval(est[f"judge:{j}"], judged([i]), resamples) for i, j in enumerate(judges)})
     if declared.clusters:
-        out.update({f"cluster:{cat}": judged_interval(est[f"cluster:{cat}"], judged(every, c), resamples)
-                    for c, cat in enumerate(cats)})
+        for c, cat in enumerate(cats):
+            out[f"cluster:{cat}"] = judged_interval(est[f"cluster:{cat}"], judged(every, c, True), resamples)
+            out.update({f"judge:{j}/cluster:{cat}": judged_interval(est[f"judge:{j}/cluster:{cat}"], judged([i], c),
+                                                                    resamples) for i, j in enumerate(judges)})
     return out
 
 

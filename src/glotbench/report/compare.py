@@ -210,7 +210,7 @@ class _JudgedMetric:
 
 def _headline_beside(pr: dict[str, Any], metric: _JudgedMetric, ra: dict[str, Any], rb: dict[str, Any]) -> None:
     """What a judged pair is paired on, and each run's headline where the paired figure is not it
-    (items only one run has; a rule the pairing cannot take, as AraGen's jury strategies; an older run)."""
+    (items only one run has; AraGen's 4-decimal rounding in its "3c3h" parse mode; an older run)."""
     r = pr["metrics"].get(metric.name)
     if r is None:
         return

@@ -361,11 +361,7 @@ def judged_pairing(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | None
 
     keys = tuple(f"c{k}" for k in range(built[0].rows.shape[1]))
     rows = [{i: dict(zip(keys, map(float, row))) for i, row in zip(b.items, b.rows)} for b in built]
-    rule = rules[0]
-    how = {"mean_of_items": "each judge's mean over the items it judged", "weighted_by_cluster":
-           "each judge's mean of its clusters' rates"}[rule.rule]
-    return JudgedPairing(rows, keys, score, f"the run's judged rule: the mean of judges of {how} "
-                         f"(failure policy {rule.policy})")
+    return JudgedPairing(rows, keys, score, f"the run's judged rule: {rules[0].words()}")
 
 
 def run_results(path: str | Path) -> dict[str, Any]:

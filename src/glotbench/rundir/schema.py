@@ -365,6 +365,13 @@ class SampleRecord(TypedDict):
 # -- the writers' side: the records in the files' order ---------------------------------------------
 
 RESULTS_FORMAT = 1
+CONFIDENCE = 0.95  # every interval's level: the plain line's and the judged metrics' (stats.bootstrap_many)
+
+
+def bootstrap_record(resamples: int, seed: int, intervals: str) -> Bootstrap:
+    """results.json's `bootstrap`: how the intervals were made (a plain run's and a judged run's)."""
+    return {"resamples": resamples, "confidence": CONFIDENCE, "seed": seed, "method": "percentile, items resampled",
+            "intervals": intervals}
 
 
 def run_record(benchmark: BenchmarkInfo, model: ModelInfo, config: RunConfig, started: str, argv: list[str],

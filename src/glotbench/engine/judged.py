@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence, cast
 from glotbench.benchmarks.base import Benchmark
 from glotbench.contract import ScoredBenchmark
 from glotbench.core import Dataset, RunResult
+from glotbench.engine.cost import RunBudget
 from glotbench.engine.evaluate import RunOptions, data_place, evaluate_async, evaluate_phase, versions_used
 from glotbench.engine.options import model_options
 from glotbench.errors import GlotbenchError
@@ -72,6 +73,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     if not named:
         raise GlotbenchError(decl.no_judge())
     own = decl.own_selection
+    budget = RunBudget.of(options)  # one --max-cost for every phase, each at its model's prices
     check_judged_options(decl.name, options, own_selection=own)
     phase = replace(phase_options(options), out=None, data=None, limit=None)
     cand_spec = model if isinstance(model, str) else model.spec
@@ -92,19 +94,22 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
         validity: dict[str, Any] = {}
         while (step := decl.next_phase(cand_spec, items, done)) is not None:
             runner: str | Model = (model if step.role == "candidate" else decl.baseline or "")
+            who, cand = (cand_spec, True) if step.role == "candidate" else (decl.baseline or "", False)
             if not isinstance(runner, str):  # the candidate's object: closed once, after its last phase
                 runner = _KeptOpen(runner)
             task: str | Benchmark | None = _benchmark(step.task, decl.name) if step.task is not None else spec
             if task is None:  # a caller's error, not a user's
                 raise ValueError(f"{decl.name}: a phase of the judged benchmark itself needs `spec`")
             if step.items is None:  # a plain run's own selection, data and options
-                res = await evaluate_phase(task, runner, replace(options, out=str(out / step.directory),
-                                                                 phase=step.name), dataset=dataset)
+                res = await evaluate_phase(task, runner, budget.options(replace(options, out=str(out / step.directory),
+                                                                                phase=step.name), who, cand), dataset=dataset)
                 items = res.dataset if res.dataset is not None else items
             else:
-                res = await evaluate_phase(task, runner, replace(phase, out=str(out / step.directory), phase=step.name),
+                res = await evaluate_phase(task, runner, budget.options(replace(phase, out=str(out / step.directory),
+                                                                                phase=step.name), who, cand),
                                            dataset=step.items)
-            _not_stopped(decl.name, step.name, res)
+            budget.charge(step.name, who, res.results, cand)
+            _not_stopped(decl.name, step.name, res, budget)
             done[step.name] = res
             validity[step.validity_key or step.name] = res.results.get("validity")
     finally:
@@ -113,19 +118,18 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
                         validity, judge_validation, options.bootstrap_resamples, options, decl.judged_metrics)
     games = decl.games(ctx)
-    runs = await run_panel(_benchmark(decl.judge_games, decl.name), games, kept, judge_options(phase, decl.sampling), out)
-    for judge, run in runs.items():
-        _not_stopped(decl.name, f"judge {judge}", run)
+    runs = await run_panel(_benchmark(decl.judge_games, decl.name), games, kept, judge_options(phase, decl.sampling), out,
+                           budget, decl.name)
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}},
                  outcome.stats, outcome.metrics, decl.judged_metrics,
-                 run=JudgedRun(options, spec, all_items, started, list(sys.argv)))
+                 run=JudgedRun(options, spec, all_items, started, list(sys.argv)), cost=budget.block(outcome.base.get("cost")))
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
 
 
-def _not_stopped(name: str, phase: str, res: RunResult) -> None:
+def _not_stopped(name: str, phase: str, res: RunResult, budget: RunBudget) -> None:
     """A phase cut short by --max-cost (its record's `status: stopped`) stops the judged run there, its
     phases kept and no results.json written (an unfinished run: the same command resumes it): its
     items not asked would be scored as unanswered (0 for every judge) or left unjudged, and the run
@@ -133,8 +137,9 @@ def _not_stopped(name: str, phase: str, res: RunResult) -> None:
     if res.results.get("status") == "stopped":
         not_sent = (res.results.get("stopped") or {}).get("not_sent", "some")
         raise GlotbenchError(f"{name}: its {phase} phase was stopped by --max-cost ({not_sent} requests not sent): "
-                             f"the judged run is not scored (its phases are kept in {res.out_dir.parent}); raise "
-                             "--max-cost and run the same command again (what was answered comes from the cache)")
+                             f"{budget.stop_text()}; the judged run is not scored (its phases are kept in "
+                             f"{res.out_dir.parent}); raise --max-cost and run the same command again (what was "
+                             "answered comes from the cache)")
 
 
 async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, model: str | Model,
@@ -188,13 +193,18 @@ def _benchmark(task: ScoredBenchmark, name: str) -> Benchmark:
 
 
 async def run_panel(bench: Benchmark, dataset: Dataset, judges: Sequence[str], options: RunOptions,
-                    out: Path) -> dict[str, RunResult]:
-    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`."""
+                    out: Path, budget: RunBudget | None = None, name: str = "") -> dict[str, RunResult]:
+    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`.
+    `budget`: the judged run's cap and prices (each judge at its own; one stopped by the cap stops
+    the run there, one error line)."""
     runs: dict[str, RunResult] = {}
     phase = replace(options, data=None, limit=None)
+    budget = budget if budget is not None else RunBudget.of(phase)
     for spec in judges:
-        runs[spec] = await evaluate_async(bench, build_judge(spec, options),
-                                          replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}"), dataset=dataset)
+        step = replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}")
+        runs[spec] = await evaluate_async(bench, build_judge(spec, options), budget.options(step, spec), dataset=dataset)
+        budget.charge(f"judge {spec}", spec, runs[spec].results)
+        _not_stopped(name or bench.name, f"judge {spec}", runs[spec], budget)
     return runs
 
 

@@ -109,12 +109,33 @@ def test_the_dry_run_puts_a_judged_run_against_its_one_cap(srv, tmp_path):
 
 
 def test_a_sweep_prices_a_judge_that_is_one_of_its_models(tmp_path):
+    """A judge that is one of the sweep's models is priced at that entry's prices; a model that is no
+    judge of the cell is not passed on (a plain benchmark's cell has none)."""
     from glotbench.engine.sweep import expand, load_sweep
 
+    task = files(tmp_path)
     (tmp_path / "s.yaml").write_text(
-        "out: o\nmodels:\n  - {spec: 'openai:cand@http://127.0.0.1:9/v1', price_in: 1, price_out: 2}\n"
+        "out: o\njudges: ['openai:judge@http://127.0.0.1:9/v1']\nmodels:\n"
+        "  - {spec: 'openai:cand@http://127.0.0.1:9/v1', price_in: 1, price_out: 2}\n"
         "  - {spec: 'openai:judge@http://127.0.0.1:9/v1', price_in: 5, price_out: 15}\n"
-        "benchmarks:\n  - {name: vi-diacritics}\n", encoding="utf-8")
+        "  - {spec: 'openai:other@http://127.0.0.1:9/v1', price_in: 7, price_out: 7}\n"
+        f"benchmarks:\n  - {{name: '{task}'}}\n  - {{name: vi-diacritics}}\n", encoding="utf-8")
     runs = expand(load_sweep(str(tmp_path / "s.yaml")))
-    cand = next(r for r in runs if r.model.spec.startswith("openai:cand"))
-    assert cand.options.model_prices == (("openai:judge@http://127.0.0.1:9/v1", 5.0, 15.0),)
+    judged = [r for r in runs if r.model.spec.startswith("openai:cand") and r.options.judges]
+    assert [r.options.model_prices for r in judged] == [(("openai:judge@http://127.0.0.1:9/v1", 5.0, 15.0),)]
+    assert all(not r.options.model_prices for r in runs if not r.options.judges)
+
+
+def test_price_of_a_model_the_run_does_not_call_is_one_error_line(srv, tmp_path):
+    """A typo in --price-of's spec left the judge priced at the candidate's prices, silently."""
+    _configure(srv)
+    for value, says in ((f"{srv.spec('judge3')}=1,1", "no judge or baseline of this run"),
+                        (f"{srv.spec('cand')}=1,1", "that is the candidate")):
+        p = cli(*_args(srv, tmp_path), "--price-of", value)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        (line,) = [x for x in p.stderr.splitlines() if x.startswith("error:")]
+        assert says in line, line
+    p = cli("run", "vi-diacritics", "--model", srv.spec("cand"), "--price-of", f"{srv.spec('judge1')}=1,1",
+            "--out", str(tmp_path / "plain"), "--no-progress")
+    assert p.returncode == 2 and "vi-diacritics is not judged" in p.stderr, p.stderr
+    assert srv.requests() == []

@@ -70,6 +70,9 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     if options.judges and not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric or judges: --judge is for judged benchmarks "
                              "(laobench-arena, aragen, tasks with scorer kind rubric)")
+    if options.model_prices and not bench.judged:
+        raise GlotbenchError(f"--price-of prices a judged run's judges and baseline: {bench.name} is not judged "
+                             "(its model's prices are --price-in and --price-out)")
     if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
         raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric or judges, not a translation benchmark")
     if bench.judged:  # the one judged pipeline (engine/judged.py), with the parts the benchmark declares

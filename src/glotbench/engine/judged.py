@@ -32,7 +32,8 @@ from glotbench.models.base import Model
 from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
-from glotbench.rundir.schema import BenchmarkInfo, RunConfig, bootstrap_record, results_record, run_record
+from glotbench.rundir.schema import (BenchmarkInfo, RunConfig, SelectionRecord, Timing, ValidityRecord, bootstrap_record,
+                                     results_record, run_record)
 from glotbench.stats import DEFAULT_SEED
 from glotbench.rundir.selection import select
 
@@ -74,6 +75,13 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
         raise GlotbenchError(decl.no_judge())
     own = decl.own_selection
     budget = RunBudget.of(options)  # one --max-cost for every phase, each at its model's prices
+    cand_name = model if isinstance(model, str) else model.spec
+    priced = {spec for spec, _, _ in options.model_prices}
+    if unused := sorted(priced - set(named) - {decl.baseline or ""} - {cand_name}):
+        raise GlotbenchError(f"--price-of {', '.join(unused)}: no judge or baseline of this run; its judges: "
+                             f"{', '.join(named)}" + (f"; its baseline: {decl.baseline}" if decl.baseline else ""))
+    if cand_name in priced:
+        raise GlotbenchError(f"--price-of {cand_name}: that is the candidate; its prices are --price-in and --price-out")
     check_judged_options(decl.name, options, own_selection=own)
     phase = replace(phase_options(options), out=None, data=None, limit=None)
     cand_spec = model if isinstance(model, str) else model.spec
@@ -252,14 +260,15 @@ def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping
               **({"max_cost_usd": own.options.max_cost_usd} if own.options.max_cost_usd is not None else {})}
     record = run_record(cast(BenchmarkInfo, bench), view["model"], cast(RunConfig, config),
                         own.started or str(view.get("started") or ""), own.argv, None)
-    facts = {k: view[k] for k in ("task", "judge_validation") if k in view}
+    facts: dict[str, Any] = {k: view[k] for k in ("task", "judge_validation") if k in view}
     results = results_record(
         record, status="complete", stopped=None, concurrency=None, batch=None,
         finished=datetime.now(timezone.utc).isoformat(), model=view["model"], signature=view["signature"],
-        selection=view.get("selection"), validity=view.get("validity"), data_label=view.get("data_label"),
+        selection=cast(SelectionRecord, view.get("selection")), validity=cast(ValidityRecord, view.get("validity")),
+        data_label=view.get("data_label"),
         facts=facts, headline=view["headline"], metrics=view["metrics"], scores=view["scores"], checks={},
         counts=view["counts"], tokens=view["tokens"], cost=dict(cost) if cost else view.get("cost"),
-        coverage=base.get("coverage"), timing=view.get("timing") or {}, versions=versions_used(),
+        coverage=base.get("coverage"), timing=cast(Timing, view.get("timing") or {}), versions=versions_used(),
         bootstrap=bootstrap_record(own.options.bootstrap_resamples, DEFAULT_SEED,
                                    "the judged metrics (results.json `judged.metrics`): the percentile bootstrap "
                                    "over items, wilson_fallback where it collapsed (judges/stats.py)"))

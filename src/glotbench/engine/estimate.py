@@ -462,9 +462,10 @@ def _against_cap(est: RunEstimate) -> str:
     cap = est.cap_usd or 0.0
     worst = (est.cost or {}).get("max")
     if not est.judged:
-        fits = "" if worst is None else (" (the run fits)" if worst <= cap else " (the run may stop there: exit 3, "
-                                         "the same command resumes)")
-        return f"  --max-cost ${cap:g}: at most ${worst:.4f} of it{fits}" if worst is not None else f"  --max-cost ${cap:g}"
+        if worst is None:
+            return f"  --max-cost ${cap:g}"
+        fits = "under the cap" if worst <= cap else "more than the cap: the run may stop (exit 3; the same command resumes)"
+        return f"  --max-cost ${cap:g}: the run takes at most ${worst:.4f} ({fits})"
     share = "" if worst is None else f"; these answers take at most ${worst:.4f} of it"
     over = "" if worst is None or worst <= cap else " (more than the cap: the answers phase may stop there)"
     return (f"  --max-cost ${cap:g}: one budget for the whole judged run (answers, baseline, every judge, each at "

@@ -174,11 +174,11 @@ class RunBudget:
         return self.price_in, self.price_out, candidate
 
     def options(self, options: Any, spec: str, candidate: bool = False) -> Any:
-        """A phase's options: its model's prices and what is left of the cap."""
+        """A phase's options (a plain run): its model's prices and what is left of the cap."""
         from dataclasses import replace
 
         pin, pout, _ = self.price_of(spec, candidate)
-        return replace(options, price_in_per_mtok=pin, price_out_per_mtok=pout, max_cost_usd=self.left())
+        return replace(options, price_in_per_mtok=pin, price_out_per_mtok=pout, max_cost_usd=self.left(), model_prices=())
 
     def charge(self, phase: str, spec: str, results: dict[str, Any], candidate: bool = False) -> None:
         """A phase has finished (or stopped): what it cost, from its results.json's cost block."""

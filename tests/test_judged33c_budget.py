@@ -57,7 +57,7 @@ def test_one_budget_stops_the_run_in_a_judge_phase_and_a_higher_cap_finishes_it(
     assert p.returncode == 0, p.stderr
     res = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert res["status"] == "complete" and res["scores"]["overall"]["rubric"]["value"] == 1.0
-    whole = res["cost"]["all_phases"]
+    whole = res["judged"]["cost"]
     assert whole["max_cost_usd"] == 100 and whole["spent_usd"] <= 100
     assert set(whole["phases"]) == {"answers", f"judge {srv.spec('judge1')}", f"judge {srv.spec('judge2')}"}
 
@@ -82,7 +82,7 @@ def test_each_judge_is_priced_at_its_own_prices_where_given(srv, tmp_path):
     assert (j1["cost"]["price_in_per_mtok"], j1["cost"]["price_out_per_mtok"]) == (1000, 1000)
     assert (j2["cost"]["price_in_per_mtok"], j2["cost"]["price_out_per_mtok"]) == (3000, 6000)
     res = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    whole = res["cost"]["all_phases"]
+    whole = res["judged"]["cost"]
     assert whole["phases"][f"judge {srv.spec('judge2')}"]["prices"] == "own"
     assert whole["phases"][f"judge {srv.spec('judge1')}"]["prices"].startswith("the run's")
     assert whole["run"] == pytest.approx(sum(r["cost"]["run"] for r in phases.values()))
@@ -139,3 +139,25 @@ def test_price_of_a_model_the_run_does_not_call_is_one_error_line(srv, tmp_path)
             "--out", str(tmp_path / "plain"), "--no-progress")
     assert p.returncode == 2 and "vi-diacritics is not judged" in p.stderr, p.stderr
     assert srv.requests() == []
+
+
+def test_a_judge_and_a_baseline_priced_where_the_candidate_is_not(srv, tmp_path):
+    """The candidate without prices (a python: model), the judge and the arena's baseline with theirs:
+    the candidate's cost stays none (the board's cost of the model), the whole run's is in
+    `judged.cost`, and every view reads the run."""
+    srv.configure(judges={"fair": {"mode": "prefer", "prefer": "GOOD"}})
+    base, out = "python:helpers:plain_answer", tmp_path / "arena"
+    p = cli("run", "laobench-arena", "--model", "python:helpers:good_answer", "--bench-opt", f"baseline={base}",
+            "--judge", srv.spec("fair"), "--limit", "4", "--price-of", f"{srv.spec('fair')}=1000,2000",
+            "--price-of", f"{base}=10,10", "--out", str(out), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite"))
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert res["cost"] is None
+    phases = res["judged"]["cost"]["phases"]
+    judge = phases[f"judge {srv.spec('fair')}"]
+    assert (judge["price_in_per_mtok"], judge["price_out_per_mtok"], judge["prices"]) == (1000, 2000, "own")
+    assert judge["run"] > 0 and res["judged"]["cost"]["run"] == pytest.approx(sum(x["run"] for x in phases.values()))
+    for cmd in (("report", str(out)), ("report", str(out), "--html", str(tmp_path / "r.html")), ("board", str(out)),
+                ("export", str(out), "--format", "csv")):
+        p = cli(*cmd)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (cmd, p.stderr)

@@ -190,16 +190,15 @@ class RunBudget:
                               "run": cost.get("run", 0.0), "billed_now": cost.get("billed_now", 0.0),
                               "spent_usd": cost.get("spent_usd", cost.get("billed_now", 0.0))}
 
-    def block(self, candidate: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The judged run's cost: the candidate's answers' block (the board's cost of the model), with
-        `all_phases`: every phase's cost, their sums and the cap."""
+    def block(self) -> dict[str, Any] | None:
+        """The whole judged run's cost (results.json `judged.cost`; its `cost` stays the candidate's
+        answers', the board's cost of the model): every phase's, their sums and the cap; None when no
+        phase had prices."""
         if not any(p["price_in_per_mtok"] is not None for p in self.phases.values()):
-            return candidate
-        whole = {"run": sum(p["run"] for p in self.phases.values()),
-                 "billed_now": sum(p["billed_now"] for p in self.phases.values()),
-                 "spent_usd": round(self.spent, 6), "max_cost_usd": self.cap_usd, "phases": dict(self.phases)}
-        own = {k: v for k, v in (candidate or {}).items() if k not in ("max_cost_usd", "spent_usd", "prompt_estimate_correction")}
-        return {**own, "all_phases": whole}
+            return None
+        return {"currency": "USD", "run": sum(p["run"] for p in self.phases.values()),
+                "billed_now": sum(p["billed_now"] for p in self.phases.values()),
+                "spent_usd": round(self.spent, 6), "max_cost_usd": self.cap_usd, "phases": dict(self.phases)}
 
     def stop_text(self) -> str:
         """What the cap was spent on, for the error line of the phase it stopped."""

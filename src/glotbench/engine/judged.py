@@ -133,7 +133,7 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}},
                  outcome.stats, outcome.metrics, decl.judged_metrics,
-                 run=JudgedRun(options, spec, all_items, started, list(sys.argv)), cost=budget.block(outcome.base.get("cost")))
+                 run=JudgedRun(options, spec, all_items, started, list(sys.argv)), cost=budget.block())
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
 
 
@@ -246,7 +246,7 @@ def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping
     `JudgedStats`) and the metrics over them by name (`metrics`) in its `judged` section
     (rundir.schema.JudgedSection), with the declared rule of those metrics (`rule`, which compare
     pairs two runs' items by). `run`: what the judged run itself was given (`JudgedRun`); `cost`: the
-    whole run's (every phase's: `RunBudget.block`). Written once every phase has finished."""
+    whole run's (every phase's: `RunBudget.block`), in `judged.cost`. Written once every phase has finished."""
     from glotbench.report.rundata import view_of
 
     view, _ = view_of(kind, summary, base)
@@ -267,13 +267,14 @@ def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping
         selection=cast(SelectionRecord, view.get("selection")), validity=cast(ValidityRecord, view.get("validity")),
         data_label=view.get("data_label"),
         facts=facts, headline=view["headline"], metrics=view["metrics"], scores=view["scores"], checks={},
-        counts=view["counts"], tokens=view["tokens"], cost=dict(cost) if cost else view.get("cost"),
+        counts=view["counts"], tokens=view["tokens"], cost=view.get("cost"),
         coverage=base.get("coverage"), timing=cast(Timing, view.get("timing") or {}), versions=versions_used(),
         bootstrap=bootstrap_record(own.options.bootstrap_resamples, DEFAULT_SEED,
                                    "the judged metrics (results.json `judged.metrics`): the percentile bootstrap "
                                    "over items, wilson_fallback where it collapsed (judges/stats.py)"))
     out_record = {**{k: v for k, v in results.items() if v is not None or k in ("data_label", "cost", "coverage")},
                   "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary),
+                             **({"cost": dict(cost)} if cost else {}),
                              **({"metrics": {k: dict(v) for k, v in metrics.items()}} if metrics else {}),
                              **({"stats": stats.record()} if stats is not None else {}),
                              **({"rule": rule.record()} if rule is not None and stats is not None else {})}}

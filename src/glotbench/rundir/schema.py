@@ -242,6 +242,7 @@ class JudgedSection(TypedDict, total=False):
     metrics: dict[str, dict[str, Any]]  # the declared metrics by name (judges/stats.py `judged_metrics`)
     stats: dict[str, Any]  # per item, per judge, the values (judges/stats.py `JudgedStats`, which reads it)
     rule: dict[str, Any]  # the declared rule of `metrics` (judges/stats.py `JudgedMetrics`, which reads it)
+    cost: dict[str, Any]  # every phase's cost, their sums and the one --max-cost (engine/cost.py `RunBudget.block`)
 
 
 @with_config(_OPEN)

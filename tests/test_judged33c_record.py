@@ -112,3 +112,9 @@ def test_a_judged_record_written_before_these_fields_still_reads(srv, tmp_path):
         assert p.returncode == 0 and "Traceback" not in p.stderr, (cmd, p.stderr)
     rows = list(csv.DictReader(io.StringIO(cli("export", str(out), "--format", "csv").stdout)))
     assert rows and {r["confidence"] for r in rows} == {""}  # an older record: no level known, none invented
+    new = tmp_path / "new"
+    p = cli(*args, "--out", str(new), "--no-progress", "--cache-path", str(tmp_path / "c.sqlite"), cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    p = cli("compare", str(out), str(new))  # an older record and one of this release, side by side
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "rubric" in p.stdout

@@ -161,3 +161,14 @@ def test_a_judge_and_a_baseline_priced_where_the_candidate_is_not(srv, tmp_path)
                 ("export", str(out), "--format", "csv")):
         p = cli(*cmd)
         assert p.returncode == 0 and "Traceback" not in p.stderr, (cmd, p.stderr)
+
+
+@pytest.mark.parametrize("prices, says", [([("openai:j", 1)], "triples"), ([("", 1, 2)], "triples"),
+                                          ([("openai:j", 1, float("nan"))], "finite"), ([("openai:j", -1, 2)], "finite")])
+def test_model_prices_from_python_are_checked(prices, says):
+    from glotbench.engine.options import RunOptions
+    from glotbench.errors import GlotbenchError
+
+    with pytest.raises(GlotbenchError, match=says):
+        RunOptions(model_prices=prices)
+    assert RunOptions(model_prices=[["openai:j", 1, 2]]).model_prices == (("openai:j", 1, 2),)

@@ -132,7 +132,10 @@ class RunOptions:
                 and (value >= 0 if allow_zero else value > 0)
             if not ok:
                 bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
-        object.__setattr__(self, "model_prices", tuple(tuple(p) for p in self.model_prices))
+        prices = self.model_prices
+        if not all(isinstance(p, (tuple, list)) and len(p) == 3 and isinstance(p[0], str) and p[0] for p in prices):
+            raise GlotbenchError(f"model_prices must be (SPEC, PRICE_IN, PRICE_OUT) triples, got {prices!r}")
+        object.__setattr__(self, "model_prices", tuple(tuple(p) for p in prices))
         for spec, pin, pout in self.model_prices:
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
                        for x in (pin, pout)):

@@ -60,7 +60,8 @@ def run(
     judge: Annotated[list[str], typer.Option("--judge", help="A judge model of a judged benchmark: laobench-arena, aragen, a task scored by a rubric (repeatable; default: the task's scorer.judges).")] = [],
     judge_cards: Annotated[Optional[str], typer.Option("--judge-cards", help="With --judge: directory of judge validity cards (default: $GLOTBENCH_JUDGE_CARDS).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate the requests, tokens and (with prices) the cost range; call no model, write nothing.")] = False,
-    max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes.")] = None,
+    max_cost: Annotated[Optional[float], typer.Option(help="Stop sending requests before this run's spent cost (USD, from usage counts; needs --price-in/--price-out) would pass this; the same command resumes. A judged run's one budget: answers, baseline and every judge.")] = None,
+    price_of: Annotated[list[str], typer.Option("--price-of", help="SPEC=IN,OUT: another model's prices per million tokens (a judge's, the baseline's; repeatable); a judged run's phase of a model without them is priced at --price-in/--price-out.")] = [],
     max_concurrency: Annotated[int, typer.Option(help="The ceiling of --concurrency auto.")] = 64,
     batch: Annotated[bool, typer.Option("--batch", help="Send the uncached requests through the endpoint's Batch API (/v1/files, /v1/batches); failures are retried as normal requests.")] = False,
     batch_discount: Annotated[float, typer.Option(help="The batch price's discount on --price-in/--price-out (0.5: half price).")] = 0.5,
@@ -92,7 +93,7 @@ def run(
         subset="quick" if quick else subset, temperature=temperature, max_tokens=max_tokens, seed=seed,
         stop=tuple(stop), structured_output=structured_output, out=out, max_cost_usd=max_cost,
         max_concurrency=max_concurrency, batch=batch, batch_discount=batch_discount, batch_poll_s=batch_poll,
-        metric_checkpoint=metric_checkpoint, **shared)
+        metric_checkpoint=metric_checkpoint, model_prices=model_prices(price_of), **shared)
     if metric_checkpoint is not None and (pivot is not None or pivot_model is not None):
         from glotbench.errors import GlotbenchError
 
@@ -148,6 +149,27 @@ def run(
     typer.echo(f"run directory: {result.out_dir}")
     index_in_store(result)
     finish_message(result.results, sys.argv)
+
+
+def model_prices(values: list[str]) -> tuple[tuple[str, float, float], ...]:
+    """`--price-of SPEC=IN,OUT` as (spec, price in, price out), each checked: one error line."""
+    from glotbench.errors import GlotbenchError
+
+    out: dict[str, tuple[str, float, float]] = {}
+    for value in values:
+        spec, eq, prices = value.rpartition("=")
+        parts = prices.split(",")
+        try:
+            pin, pout = (float(x) for x in parts) if len(parts) == 2 else (None, None)
+        except ValueError:
+            pin = pout = None
+        if not eq or not spec.strip() or pin is None or pout is None:
+            raise GlotbenchError(f"--price-of {value!r}: give SPEC=IN,OUT (USD per million prompt and completion "
+                                 "tokens), e.g. --price-of openai:gpt-4o=2.5,10")
+        if spec in out:
+            raise GlotbenchError(f"--price-of {spec} is given twice: give it once")
+        out[spec] = (spec, pin, pout)
+    return tuple(out.values())
 
 
 def _option_models(benchmark: str, bench_options: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:

@@ -137,3 +137,70 @@ def cost_block(options: Any, c: Any, batch_info: dict[str, Any] | None, budget: 
     if budget is not None:
         cost.update(budget.summary())
     return cost
+
+
+@dataclass
+class RunBudget:
+    """A judged run's one `--max-cost` and each phase's prices. Its phases run one after another
+    (answers, a baseline's, then each judge's), so each is given what the earlier ones left of the cap
+    (`options`) and charged what it spent (`charge`): the whole run, every judge included, stays under
+    the cap as one run does. A phase is priced at its own model's prices where they are known
+    (`prices`: `--price-of SPEC=IN,OUT`, a sweep's model entry), else at the run's (`--price-in`,
+    `--price-out`). Cached replies cost nothing, as in a plain run: the same command resumes."""
+
+    cap_usd: float | None
+    price_in: float | None  # the run's (the candidate's)
+    price_out: float | None
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, options: Any) -> "RunBudget":
+        return cls(options.max_cost_usd, options.price_in_per_mtok, options.price_out_per_mtok,
+                   {spec: (pin, pout) for spec, pin, pout in options.model_prices})
+
+    @property
+    def spent(self) -> float:
+        return sum(p["spent_usd"] for p in self.phases.values())
+
+    def left(self) -> float | None:
+        """What is left of the cap (None: no cap)."""
+        return None if self.cap_usd is None else max(0.0, self.cap_usd - self.spent)
+
+    def price_of(self, spec: str, candidate: bool = False) -> tuple[float | None, float | None, bool]:
+        """(price in, price out, whether they are the model's own) for a phase that calls `spec`."""
+        if not candidate and spec in self.prices:
+            return (*self.prices[spec], True)
+        return self.price_in, self.price_out, candidate
+
+    def options(self, options: Any, spec: str, candidate: bool = False) -> Any:
+        """A phase's options (a plain run): its model's prices and what is left of the cap."""
+        from dataclasses import replace
+
+        pin, pout, _ = self.price_of(spec, candidate)
+        return replace(options, price_in_per_mtok=pin, price_out_per_mtok=pout, max_cost_usd=self.left(), model_prices=())
+
+    def charge(self, phase: str, spec: str, results: dict[str, Any], candidate: bool = False) -> None:
+        """A phase has finished (or stopped): what it cost, from its results.json's cost block."""
+        cost = results.get("cost") or {}
+        _, _, own = self.price_of(spec, candidate)
+        self.phases[phase] = {"model": spec, "price_in_per_mtok": cost.get("price_in_per_mtok"),
+                              "price_out_per_mtok": cost.get("price_out_per_mtok"),
+                              "prices": "own" if own or candidate else "the run's (--price-in/--price-out): none of its own given",
+                              "run": cost.get("run", 0.0), "billed_now": cost.get("billed_now", 0.0),
+                              "spent_usd": cost.get("spent_usd", cost.get("billed_now", 0.0))}
+
+    def block(self) -> dict[str, Any] | None:
+        """The whole judged run's cost (results.json `judged.cost`; its `cost` stays the candidate's
+        answers', the board's cost of the model): every phase's, their sums and the cap; None when no
+        phase had prices."""
+        if not any(p["price_in_per_mtok"] is not None for p in self.phases.values()):
+            return None
+        return {"currency": "USD", "run": sum(p["run"] for p in self.phases.values()),
+                "billed_now": sum(p["billed_now"] for p in self.phases.values()),
+                "spent_usd": round(self.spent, 6), "max_cost_usd": self.cap_usd, "phases": dict(self.phases)}
+
+    def stop_text(self) -> str:
+        """What the cap was spent on, for the error line of the phase it stopped."""
+        spent = ", ".join(f"{name} ${p['spent_usd']:.4f}" for name, p in self.phases.items())
+        return f"--max-cost ${self.cap_usd:g} is one budget for every phase: spent {spent}"

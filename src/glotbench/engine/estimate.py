@@ -302,6 +302,8 @@ class RunEstimate:
     scripts: dict[str, int] = field(default_factory=dict)  # requests to send per dominant script
     cost: dict[str, float] | None = None
     not_counted: list[str] = field(default_factory=list)  # requests the run makes that these figures leave out
+    cap_usd: float | None = None  # --max-cost
+    judged: bool = False  # the cap is the whole judged run's: these figures are a part of it
 
     @property
     def to_send(self) -> int:
@@ -314,7 +316,9 @@ class RunEstimate:
                 "prompt_tokens": dict(zip(("estimate", "low", "high"), self.prompt)),
                 "completion_tokens": dict(zip(("expected", "low", "high"), self.completion)),
                 "observed_completion_mean": self.observed_completion, "observed_from": self.observed_from,
-                "scripts": self.scripts, "cost": self.cost, "not_counted": self.not_counted}
+                "scripts": self.scripts, "cost": self.cost, "not_counted": self.not_counted,
+                **({"max_cost_usd": self.cap_usd, "cap_covers": "the whole judged run" if self.judged else "this run"}
+                   if self.cap_usd is not None else {})}
 
 
 def observed_completion_lengths(out: str | None) -> list[int]:
@@ -421,6 +425,7 @@ def estimate_run(benchmark: str | Benchmark, model: Any, options: Any) -> RunEst
     for name in bench.model_options:  # models its options name (the arena's baseline) answer the same prompts
         est.not_counted.append(f"the {name}'s requests (--bench-opt {name}=SPEC), about as many again")
     est.not_counted.extend(bench.uncounted_requests)
+    est.cap_usd, est.judged = options.max_cost_usd, bench.judged
     if options.price_in_per_mtok is not None or options.price_out_per_mtok is not None:
         est.cost = cost_range(est, options.price_in_per_mtok or 0.0, options.price_out_per_mtok or 0.0,
                               options.batch_discount if options.batch else 0.0)
@@ -446,4 +451,24 @@ def format_estimate(est: RunEstimate) -> list[str]:
         expected = f" (expected ${k['expected']:.4f})" if est.observed_completion is not None else ""
         lines.append(f"  cost{off}: ${k['min']:.4f}–${k['max']:.4f}{expected}")
     lines += [f"  not counted: {x}" for x in est.not_counted]
+    if est.cap_usd is not None:
+        lines.append(_against_cap(est))
     return lines
+
+
+def _against_cap(est: RunEstimate) -> str:
+    """The dry run's figures against --max-cost: a judged run's cap is one budget for every phase
+    (engine/cost.py `RunBudget`), of which these figures are the answers' share."""
+    cap = est.cap_usd or 0.0
+    worst = (est.cost or {}).get("max")
+    if not est.judged:
+        if worst is None:
+            return f"  --max-cost ${cap:g}"
+        fits = "under the cap" if worst <= cap else "more than the cap: the run may stop (exit 3; the same command resumes)"
+        return f"  --max-cost ${cap:g}: the run takes at most ${worst:.4f} ({fits})"
+    share = "" if worst is None else f"; these answers take at most ${worst:.4f} of it"
+    over = "" if worst is None or worst <= cap else " (more than the cap: the answers phase may stop there)"
+    return (f"  --max-cost ${cap:g}: one budget for the whole judged run (answers, baseline, every judge, each at "
+            f"its own prices where given){share}{over}; the requests not counted above are paid from what is left, "
+            "and a phase the budget stops stops the run (one error line; the same command with a higher cap "
+            "finishes it)")

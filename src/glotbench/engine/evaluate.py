@@ -36,7 +36,7 @@ from glotbench.core import GenerateConfig, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
 from glotbench.rundir.schema import (BenchmarkInfo, Counts, MetricInfo, ModelInfo, Results, RunConfig, RunJson, Stopped, Timing,
-                                     Tokens, results_record, run_record)
+                                     Tokens, bootstrap_record, results_record, run_record)
 from glotbench.rundir.selection import Selection, select
 from glotbench.rundir.validity import run_validity
 from glotbench.scoring import SCORER_ERROR
@@ -70,6 +70,9 @@ async def evaluate_async(benchmark: str | Benchmark, model: str | Model,
     if options.judges and not bench.judged:
         raise GlotbenchError(f"{bench.name} is not scored by a rubric or judges: --judge is for judged benchmarks "
                              "(laobench-arena, aragen, tasks with scorer kind rubric)")
+    if options.model_prices and not bench.judged:
+        raise GlotbenchError(f"--price-of prices a judged run's judges and baseline: {bench.name} is not judged "
+                             "(its model's prices are --price-in and --price-out)")
     if bench.judged and options.metric_checkpoint is not None:  # before any phase calls a model
         raise GlotbenchError(f"--metric-checkpoint: {bench.name} is judged by a rubric or judges, not a translation benchmark")
     if bench.judged:  # the one judged pipeline (engine/judged.py), with the parts the benchmark declares
@@ -211,7 +214,7 @@ def _task_copy(bench: Benchmark, out_dir: Path) -> dict[str, str] | None:
     return None if path is None else keep_task_file(path, out_dir)
 
 
-def _where(data: str | None) -> str | None:
+def data_place(data: str | None) -> str | None:
     """`--data` as run.json keeps it: a local file or folder by its absolute path (read again from any
     folder: compare, rescore, the report's references); anything else (`hub:...`) as given."""
     return str(Path(data).resolve()) if data is not None and Path(data).exists() else data
@@ -235,7 +238,7 @@ def _start(bench: Benchmark, spec: str | Benchmark, full: Dataset, m: Model, pla
               **reply_cap(plan.config.max_tokens, plan.reply_caps, bench.method == "loglik")})
     info: BenchmarkInfo = {
         "name": bench.name, "version": bench.version, "prompt_hash": plan.prompt_hash, "data": full.source,
-        "data_sha256": full.sha256, "data_path": _where(options.data), "spec": spec if isinstance(spec, str) else None}
+        "data_sha256": full.sha256, "data_path": data_place(options.data), "spec": spec if isinstance(spec, str) else None}
     if (language := bench.run_language()) is not None:
         info["language"] = language
     if (task_file := _task_copy(bench, out_dir)) is not None:
@@ -344,7 +347,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
 
     c, runner, wall = done.runner.counters, done.runner, done.wall_s
     metrics = bench.run_metrics(full)
-    versions = _versions()
+    versions = versions_used()
     scores = aggregate_run(bench, full, done.samples, metrics, runner, options, versions)
     infos: dict[str, MetricInfo] = {
         mt.name: {"description": mt.description, "show_ci": mt.show_ci, "label": mt.label or mt.name,
@@ -391,11 +394,10 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
         timing=_timing(wall, c, runner, done.batch, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
         versions=versions,
-        bootstrap={"resamples": options.bootstrap_resamples, "confidence": 0.95, "seed": DEFAULT_SEED,
-                   "method": "percentile, items resampled",
-                   "intervals": "each estimate's ci_method: wilson (a proportion of 0/1 items), "
-                                "bootstrap, or wilson_fallback (the bootstrap collapsed); with a cluster "
-                                "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"})
+        bootstrap=bootstrap_record(options.bootstrap_resamples, DEFAULT_SEED,
+                                   "each estimate's ci_method: wilson (a proportion of 0/1 items), "
+                                   "bootstrap, or wilson_fallback (the bootstrap collapsed); with a cluster "
+                                   "field (scores.clusters) cluster_bootstrap or wilson_clusters_fallback"))
 
 
 def _model_info(m: Model, bench: Benchmark) -> ModelInfo:
@@ -425,7 +427,7 @@ def _timing(wall: float, c: Any, runner: Runner, batch: dict[str, Any] | None, d
             else m.description().get("latency", REQUEST_LATENCY)}
 
 
-def _versions() -> dict[str, str]:
+def versions_used() -> dict[str, str]:
     """Versions of what the run used: a package's own `__version__` where it has one (reading
     installed metadata imports the email parser: 10-20 ms of a cached re-run), else its metadata."""
     out = {"glotbench": __version__, "python": platform.python_version()}

@@ -11,15 +11,17 @@ run as every reader reads one, with its phases, judges and validity). Each phase
 
 from __future__ import annotations
 
-from dataclasses import replace
+import sys
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.contract import ScoredBenchmark
 from glotbench.core import Dataset, RunResult
-from glotbench.engine.evaluate import RunOptions, evaluate_async, evaluate_phase
+from glotbench.engine.cost import RunBudget
+from glotbench.engine.evaluate import RunOptions, data_place, evaluate_async, evaluate_phase, versions_used
 from glotbench.engine.options import model_options
 from glotbench.errors import GlotbenchError
 from glotbench.judges.cards import validation
@@ -30,7 +32,9 @@ from glotbench.models.base import Model
 from glotbench.models.openai_compat import OpenAICompatModel
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, read_results, set_aside_invalid, slug, write_json_atomic
-from glotbench.rundir.schema import RESULTS_FORMAT
+from glotbench.rundir.schema import (BenchmarkInfo, RunConfig, SelectionRecord, Timing, ValidityRecord, bootstrap_record,
+                                     results_record, run_record)
+from glotbench.stats import DEFAULT_SEED
 from glotbench.rundir.selection import select
 
 
@@ -65,10 +69,19 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     `judges`: the panel as named (default: --judge, else the benchmark's default judges); `spec`:
     the benchmark as the run named it (a phase of the benchmark itself runs it under that name)."""
     check_kind(decl)
+    started = datetime.now(timezone.utc).isoformat()
     named = list(judges if judges is not None else options.judges or decl.default_judges)
     if not named:
         raise GlotbenchError(decl.no_judge())
     own = decl.own_selection
+    budget = RunBudget.of(options)  # one --max-cost for every phase, each at its model's prices
+    cand_name = model if isinstance(model, str) else model.spec
+    priced = {spec for spec, _, _ in options.model_prices}
+    if unused := sorted(priced - set(named) - {decl.baseline or ""} - {cand_name}):
+        raise GlotbenchError(f"--price-of {', '.join(unused)}: no judge or baseline of this run; its judges: "
+                             f"{', '.join(named)}" + (f"; its baseline: {decl.baseline}" if decl.baseline else ""))
+    if cand_name in priced:
+        raise GlotbenchError(f"--price-of {cand_name}: that is the candidate; its prices are --price-in and --price-out")
     check_judged_options(decl.name, options, own_selection=own)
     phase = replace(phase_options(options), out=None, data=None, limit=None)
     cand_spec = model if isinstance(model, str) else model.spec
@@ -89,19 +102,22 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
         validity: dict[str, Any] = {}
         while (step := decl.next_phase(cand_spec, items, done)) is not None:
             runner: str | Model = (model if step.role == "candidate" else decl.baseline or "")
+            who, cand = (cand_spec, True) if step.role == "candidate" else (decl.baseline or "", False)
             if not isinstance(runner, str):  # the candidate's object: closed once, after its last phase
                 runner = _KeptOpen(runner)
             task: str | Benchmark | None = _benchmark(step.task, decl.name) if step.task is not None else spec
             if task is None:  # a caller's error, not a user's
                 raise ValueError(f"{decl.name}: a phase of the judged benchmark itself needs `spec`")
             if step.items is None:  # a plain run's own selection, data and options
-                res = await evaluate_phase(task, runner, replace(options, out=str(out / step.directory),
-                                                                 phase=step.name), dataset=dataset)
+                res = await evaluate_phase(task, runner, budget.options(replace(options, out=str(out / step.directory),
+                                                                                phase=step.name), who, cand), dataset=dataset)
                 items = res.dataset if res.dataset is not None else items
             else:
-                res = await evaluate_phase(task, runner, replace(phase, out=str(out / step.directory), phase=step.name),
+                res = await evaluate_phase(task, runner, budget.options(replace(phase, out=str(out / step.directory),
+                                                                                phase=step.name), who, cand),
                                            dataset=step.items)
-            _not_stopped(decl.name, step.name, res)
+            budget.charge(step.name, who, res.results, cand)
+            _not_stopped(decl.name, step.name, res, budget)
             done[step.name] = res
             validity[step.validity_key or step.name] = res.results.get("validity")
     finally:
@@ -110,18 +126,18 @@ async def run_declared(decl: JudgedDeclaration, model: str | Model, options: Run
     ctx = JudgedContext(cand_spec, tuple(named), tuple(kept), tuple(skipped), all_items, items, selection, done,
                         validity, judge_validation, options.bootstrap_resamples, options, decl.judged_metrics)
     games = decl.games(ctx)
-    runs = await run_panel(_benchmark(decl.judge_games, decl.name), games, kept, judge_options(phase, decl.sampling), out)
-    for judge, run in runs.items():
-        _not_stopped(decl.name, f"judge {judge}", run)
+    runs = await run_panel(_benchmark(decl.judge_games, decl.name), games, kept, judge_options(phase, decl.sampling), out,
+                           budget, decl.name)
     outcome = decl.judged_score(ctx, games, runs)
     write_judged(out, decl.judge_pipeline, outcome.summary, outcome.base,
                  {**{name: run.out_dir.name for name, run in done.items()},
                   **{f"judge {judge}": run.out_dir.name for judge, run in runs.items()}},
-                 outcome.stats, outcome.metrics, decl.judged_metrics)
+                 outcome.stats, outcome.metrics, decl.judged_metrics,
+                 run=JudgedRun(options, spec, all_items, started, list(sys.argv)), cost=budget.block())
     return RunResult(out, read_results(out), tuple(outcome.samples), outcome.dataset), outcome.summary
 
 
-def _not_stopped(name: str, phase: str, res: RunResult) -> None:
+def _not_stopped(name: str, phase: str, res: RunResult, budget: RunBudget) -> None:
     """A phase cut short by --max-cost (its record's `status: stopped`) stops the judged run there, its
     phases kept and no results.json written (an unfinished run: the same command resumes it): its
     items not asked would be scored as unanswered (0 for every judge) or left unjudged, and the run
@@ -129,8 +145,9 @@ def _not_stopped(name: str, phase: str, res: RunResult) -> None:
     if res.results.get("status") == "stopped":
         not_sent = (res.results.get("stopped") or {}).get("not_sent", "some")
         raise GlotbenchError(f"{name}: its {phase} phase was stopped by --max-cost ({not_sent} requests not sent): "
-                             f"the judged run is not scored (its phases are kept in {res.out_dir.parent}); raise "
-                             "--max-cost and run the same command again (what was answered comes from the cache)")
+                             f"{budget.stop_text()}; the judged run is not scored (its phases are kept in "
+                             f"{res.out_dir.parent}); raise --max-cost and run the same command again (what was "
+                             "answered comes from the cache)")
 
 
 async def _panel(decl: JudgedDeclaration, named: list[str], cand_spec: str, model: str | Model,
@@ -184,13 +201,18 @@ def _benchmark(task: ScoredBenchmark, name: str) -> Benchmark:
 
 
 async def run_panel(bench: Benchmark, dataset: Dataset, judges: Sequence[str], options: RunOptions,
-                    out: Path) -> dict[str, RunResult]:
-    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`."""
+                    out: Path, budget: RunBudget | None = None, name: str = "") -> dict[str, RunResult]:
+    """Run every judge (those `select_judges` kept) over `dataset`; one run directory per judge under `out`.
+    `budget`: the judged run's cap and prices (each judge at its own; one stopped by the cap stops
+    the run there, one error line)."""
     runs: dict[str, RunResult] = {}
     phase = replace(options, data=None, limit=None)
+    budget = budget if budget is not None else RunBudget.of(phase)
     for spec in judges:
-        runs[spec] = await evaluate_async(bench, build_judge(spec, options),
-                                          replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}"), dataset=dataset)
+        step = replace(phase, out=str(out / f"judge-{slug(spec)}"), phase=f"judge {spec}")
+        runs[spec] = await evaluate_async(bench, build_judge(spec, options), budget.options(step, spec), dataset=dataset)
+        budget.charge(f"judge {spec}", spec, runs[spec].results)
+        _not_stopped(name or bench.name, f"judge {spec}", runs[spec], budget)
     return runs
 
 
@@ -213,22 +235,71 @@ def phase_options(options: RunOptions) -> RunOptions:
 def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping[str, Any],
                  phases: Mapping[str, str], stats: JudgedStats | None = None,
                  metrics: Mapping[str, Mapping[str, Any]] | None = None,
-                 rule: JudgedMetrics | None = None) -> dict[str, Any]:
-    """The judged run's results.json (a rubric task, an arena, AraGen): the candidate's run as every
-    reader reads one (`report.rundata.view_of`: the mean of judges its headline, the candidate's
-    model, counts and tokens from its answers' results `base`), with the judges, each phase's
-    directory (relative to `out`), the kind's `summary`, the per-item, per-judge values (`stats`,
-    judges/stats.py `JudgedStats`) and the metrics over them by name (`metrics`) in its `judged`
-    section (rundir.schema.JudgedSection), with the declared rule of those metrics (`rule`, which
-    compare pairs two runs' items by). Written once every phase has finished: a complete run."""
+                 rule: JudgedMetrics | None = None, *, run: JudgedRun | None = None,
+                 cost: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The judged run's results.json (a rubric task, an arena, AraGen, SEA-MT-Bench, a plugin's): the
+    run record every run writes (rundir.schema `results_record`: the run's benchmark with its data and
+    `--data`, its config with its `--bench-opt`s, argv, versions, bootstrap, cost), as the candidate's
+    run (`report.rundata.view_of`: the mean of judges its headline, the candidate's model, counts and
+    tokens from its answers' results `base`), with the judges, each phase's directory (relative to
+    `out`), the kind's `summary`, the per-item, per-judge values (`stats`, judges/stats.py
+    `JudgedStats`) and the metrics over them by name (`metrics`) in its `judged` section
+    (rundir.schema.JudgedSection), with the declared rule of those metrics (`rule`, which compare
+    pairs two runs' items by). `run`: what the judged run itself was given (`JudgedRun`); `cost`: the
+    whole run's (every phase's: `RunBudget.block`), in `judged.cost`. Written once every phase has finished."""
     from glotbench.report.rundata import view_of
 
     view, _ = view_of(kind, summary, base)
-    record = {"format": RESULTS_FORMAT, **view, "status": "complete",
-              "finished": datetime.now(timezone.utc).isoformat(),
-              "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary),
-                         **({"metrics": {k: dict(v) for k, v in metrics.items()}} if metrics else {}),
-                         **({"stats": stats.record()} if stats is not None else {}),
-                         **({"rule": rule.record()} if rule is not None and stats is not None else {})}}
-    write_json_atomic(out / RESULTS, record)
-    return record
+    own = run if run is not None else JudgedRun(RunOptions(), None, Dataset(()), "", [])
+    bench = {**own.benchmark_info(base), **view["benchmark"]}
+    bench = {**bench, **{k: v for k, v in own.benchmark_info(base).items() if bench.get(k) is None}}
+    o = own.options  # a replayed candidate's answers (AraGen) have no phase config: the run's own settings
+    config = {"repeats": o.repeats, "limit": o.limit, "subset": o.subset, "max_failure_rate": o.max_failure_rate,
+              "timeout_s": o.timeout_s, "max_retries": o.max_retries, "cache": o.use_cache,
+              **view.get("config", {}), "bench_options": dict(own.options.bench_options),
+              **({"max_cost_usd": own.options.max_cost_usd} if own.options.max_cost_usd is not None else {})}
+    record = run_record(cast(BenchmarkInfo, bench), view["model"], cast(RunConfig, config),
+                        own.started or str(view.get("started") or ""), own.argv, None)
+    facts: dict[str, Any] = {k: view[k] for k in ("task", "judge_validation") if k in view}
+    results = results_record(
+        record, status="complete", stopped=None, concurrency=None, batch=None,
+        finished=datetime.now(timezone.utc).isoformat(), model=view["model"], signature=view["signature"],
+        selection=cast(SelectionRecord, view.get("selection")), validity=cast(ValidityRecord, view.get("validity")),
+        data_label=view.get("data_label"),
+        facts=facts, headline=view["headline"], metrics=view["metrics"], scores=view["scores"], checks={},
+        counts=view["counts"], tokens=view["tokens"], cost=view.get("cost"),
+        coverage=base.get("coverage"), timing=cast(Timing, view.get("timing") or {}), versions=versions_used(),
+        bootstrap=bootstrap_record(own.options.bootstrap_resamples, DEFAULT_SEED,
+                                   "the judged metrics (results.json `judged.metrics`): the percentile bootstrap "
+                                   "over items, wilson_fallback where it collapsed (judges/stats.py)"))
+    out_record = {**{k: v for k, v in results.items() if v is not None or k in ("data_label", "cost", "coverage")},
+                  "judged": {**view["judged"], "phases": dict(phases), "summary": dict(summary),
+                             **({"cost": dict(cost)} if cost else {}),
+                             **({"metrics": {k: dict(v) for k, v in metrics.items()}} if metrics else {}),
+                             **({"stats": stats.record()} if stats is not None else {}),
+                             **({"rule": rule.record()} if rule is not None and stats is not None else {})}}
+    write_json_atomic(out / RESULTS, out_record)
+    return out_record
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """What a judged run itself was given, for its record: its options (`--data`, `--bench-opt`s, the
+    bootstrap, the cap), the benchmark as named (`spec`), every item it could judge (`items`), when it
+    started and the command line."""
+
+    options: RunOptions
+    spec: str | Benchmark | None
+    items: Dataset
+    started: str
+    argv: list[str]
+
+    def benchmark_info(self, base: Mapping[str, Any]) -> dict[str, Any]:
+        """The record's benchmark facts the view leaves out: its spec, its `--data` (absolute), the data
+        read (the items it could judge, else its answers' data) and its answers' prompt hash and language."""
+        answered = base.get("benchmark") or {}
+        data = {k: answered[k] for k in ("data", "data_sha256", "prompt_hash", "language") if answered.get(k) is not None}
+        if len(self.items):
+            data.update(data=self.items.source, data_sha256=self.items.sha256)
+        return {**data, "data_path": data_place(self.options.data),
+                "spec": self.spec if isinstance(self.spec, str) else None}

@@ -67,6 +67,9 @@ class RunOptions:
     # a judge the self-judging policy would skip stops the run before any call instead (judges/panel.py
     # `select_judges`): the service, where the candidate's name is the submitter's, keeps a set's whole panel
     every_judge: bool = False
+    # other models' prices (a judge's, a baseline's: `--price-of SPEC=IN,OUT`, a sweep's model entries),
+    # USD per million tokens; a judged run's phase of a model not here is priced at the run's prices
+    model_prices: tuple[tuple[str, float, float], ...] = ()
 
     def files(self) -> dict[str, str]:
         """The `--bench-opt`s that name a file by path, each with its path: a SentencePiece model
@@ -129,6 +132,14 @@ class RunOptions:
                 and (value >= 0 if allow_zero else value > 0)
             if not ok:
                 bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
+        prices = self.model_prices
+        if not all(isinstance(p, (tuple, list)) and len(p) == 3 and isinstance(p[0], str) and p[0] for p in prices):
+            raise GlotbenchError(f"model_prices must be (SPEC, PRICE_IN, PRICE_OUT) triples, got {prices!r}")
+        object.__setattr__(self, "model_prices", tuple(tuple(p) for p in prices))
+        for spec, pin, pout in self.model_prices:
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                       for x in (pin, pout)):
+                raise GlotbenchError(f"--price-of {spec}: its prices must be finite numbers >= 0, got {pin!r}, {pout!r}")
         rate = self.max_failure_rate
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             bad("max_failure_rate", rate, "a number from 0 to 1 (a share of the items)")

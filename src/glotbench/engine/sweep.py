@@ -368,6 +368,11 @@ def expand(spec: SweepSpec, *, count_items: bool = True) -> list[Run]:
                     price_out_per_mtok=m.price_out, api_key_env=m.api_key_env, progress=False,
                     bootstrap_resamples=spec.bootstrap_resamples, max_failure_rate=spec.max_failure_rate,
                     judges=tuple(spec.judges) if judged else (), metric_checkpoint=b.metric_checkpoint,
+                    # a judge or baseline that is one of the sweep's models is priced at its prices
+                    model_prices=tuple((e.spec, e.price_in, e.price_out) for e in spec.models
+                                       if e.spec != m.spec and e.price_in is not None and e.price_out is not None
+                                       and built.judged and e.spec in {*(spec.judges if judged else built.default_judges),
+                                                                       *opts.values()}),
                 )
                 runs.append(Run(f"{slug(b.display)}/{slug(m.label)}/{cell}", m, b, seed, out_dir, options,
                                 n_items, repeats))

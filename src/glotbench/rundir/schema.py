@@ -242,6 +242,7 @@ class JudgedSection(TypedDict, total=False):
     metrics: dict[str, dict[str, Any]]  # the declared metrics by name (judges/stats.py `judged_metrics`)
     stats: dict[str, Any]  # per item, per judge, the values (judges/stats.py `JudgedStats`, which reads it)
     rule: dict[str, Any]  # the declared rule of `metrics` (judges/stats.py `JudgedMetrics`, which reads it)
+    cost: dict[str, Any]  # every phase's cost, their sums and the one --max-cost (engine/cost.py `RunBudget.block`)
 
 
 @with_config(_OPEN)
@@ -365,6 +366,13 @@ class SampleRecord(TypedDict):
 # -- the writers' side: the records in the files' order ---------------------------------------------
 
 RESULTS_FORMAT = 1
+CONFIDENCE = 0.95  # every interval's level: the plain line's and the judged metrics' (stats.bootstrap_many)
+
+
+def bootstrap_record(resamples: int, seed: int, intervals: str) -> Bootstrap:
+    """results.json's `bootstrap`: how the intervals were made (a plain run's and a judged run's)."""
+    return {"resamples": resamples, "confidence": CONFIDENCE, "seed": seed, "method": "percentile, items resampled",
+            "intervals": intervals}
 
 
 def run_record(benchmark: BenchmarkInfo, model: ModelInfo, config: RunConfig, started: str, argv: list[str],

@@ -227,3 +227,28 @@ def test_a_builtin_datasheet_is_made_when_read_and_valid():
             assert target.datasheet is target().datasheet  # made once
             seen += 1
     assert seen >= 6  # vi-diacritics and DeepSEA's five
+
+
+def test_building_a_builtin_checks_its_contract_without_making_its_datasheet():
+    """registry.get_benchmark checks every declared fact (benchmarks/base.py contract_fault): a
+    Declared datasheet is not made there (it parsed the citation with bibtexparser, looked the
+    languages up in langcodes and validated the pydantic model: 56 ms of a run's CPU, issue 32)."""
+    code = ("import sys; from glotbench.registry import get_benchmark; b = get_benchmark('vi-diacritics'); "
+            "print(sorted(m for m in ('bibtexparser', 'langcodes') if m in sys.modules)); "
+            "b.datasheet; print(sorted(m for m in ('bibtexparser', 'langcodes') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["[]", "['bibtexparser', 'langcodes']"], out.stdout
+
+
+def test_a_declared_datasheet_of_another_type_fails_where_it_is_read():
+    from glotbench.benchmarks.base import contract_fault
+    from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+    from glotbench.datasheet import Declared
+
+    class Odd(VietnameseDiacritics):
+        datasheet = Declared(lambda: "a datasheet")  # type: ignore[arg-type,return-value]
+
+    assert contract_fault(Odd()) is None  # not made to check the contract
+    with pytest.raises(TypeError, match="not a Datasheet"):
+        Odd().datasheet

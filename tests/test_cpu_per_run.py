@@ -252,3 +252,47 @@ def test_a_declared_datasheet_of_another_type_fails_where_it_is_read():
     assert contract_fault(Odd()) is None  # not made to check the contract
     with pytest.raises(TypeError, match="not a Datasheet"):
         Odd().datasheet
+
+
+def old_jsonable(value):
+    import dataclasses
+    from collections.abc import Mapping
+
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: old_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): old_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [old_jsonable(v) for v in value]
+    return str(value)
+
+
+def test_jsonable_is_the_long_way():
+    """Same data and the same types (True stays a bool, a str subclass stays as it is), so the same
+    JSON text in the checks' content key and a sample's record."""
+    import dataclasses
+    import enum
+    from decimal import Decimal
+    from types import MappingProxyType
+
+    from glotbench.core import TokenCounts, jsonable
+    from glotbench.metrics import ItemScore
+
+    class Letter(str, enum.Enum):
+        A = "A"
+
+    @dataclasses.dataclass
+    class Verdict:
+        ok: bool
+        why: object
+
+    values = [None, True, 0, -0.0, float("nan"), 1.5, "x", *ALL[:40], Decimal("1.10"), Letter.A, TokenCounts(3, 4),
+              Verdict(True, {"a": [1, (2, Decimal("3"))]}), {1: "a", (2, 3): None, "k": {"n": Letter.A}},
+              MappingProxyType({"text": "Sáng", "n": 2, "f": 0.1, "d": {"x": TokenCounts(1, 2)}}),
+              ItemScore({"exact": 1.0}), [Verdict, {1, 2}, frozenset()], Verdict]
+    for v in values:
+        got, want = jsonable(v), old_jsonable(v)
+        assert json.dumps(got, ensure_ascii=False, default=str) == json.dumps(want, ensure_ascii=False, default=str), v
+        assert type(got) is type(want), v

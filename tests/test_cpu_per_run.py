@@ -227,3 +227,66 @@ def test_a_builtin_datasheet_is_made_when_read_and_valid():
             assert target.datasheet is target().datasheet  # made once
             seen += 1
     assert seen >= 6  # vi-diacritics and DeepSEA's five
+
+
+def test_a_builtin_profile_code_is_a_language_code_without_langcodes():
+    """`language_code` returns a built-in profile's own code without langcodes: langcodes holds
+    each valid, so the long way returns it too. Building a built-in benchmark reads its datasheet
+    (the contract check), which checks its languages so: langcodes is not imported by it."""
+    import langcodes
+
+    from glotbench import languages as L
+
+    assert L._BUILTIN_CODES
+    for code in sorted(L._BUILTIN_CODES):
+        assert langcodes.tag_is_valid(code), code
+        assert L.resolve_code(code) == code and L.language_code(code) == code
+    code = ("import sys; from glotbench.registry import get_benchmark; b = get_benchmark('vi-diacritics'); "
+            "print('langcodes' in sys.modules); from glotbench.languages import language_code; "
+            "print(language_code('vie'), 'langcodes' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["False", "vi True"], out.stdout  # another form: the long way
+
+def old_jsonable(value):
+    import dataclasses
+    from collections.abc import Mapping
+
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: old_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): old_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [old_jsonable(v) for v in value]
+    return str(value)
+
+
+def test_jsonable_is_the_long_way():
+    """Same data and the same types (True stays a bool, a str subclass stays as it is), so the same
+    JSON text in the checks' content key and a sample's record."""
+    import dataclasses
+    import enum
+    from decimal import Decimal
+    from types import MappingProxyType
+
+    from glotbench.core import TokenCounts, jsonable
+    from glotbench.metrics import ItemScore
+
+    class Letter(str, enum.Enum):
+        A = "A"
+
+    @dataclasses.dataclass
+    class Verdict:
+        ok: bool
+        why: object
+
+    values = [None, True, 0, -0.0, float("nan"), 1.5, "x", *ALL[:40], Decimal("1.10"), Letter.A, TokenCounts(3, 4),
+              Verdict(True, {"a": [1, (2, Decimal("3"))]}), {1: "a", (2, 3): None, "k": {"n": Letter.A}},
+              MappingProxyType({"text": "Sáng", "n": 2, "f": 0.1, "d": {"x": TokenCounts(1, 2)}}),
+              ItemScore({"exact": 1.0}), [Verdict, {1, 2}, frozenset()], Verdict]
+    for v in values:
+        got, want = jsonable(v), old_jsonable(v)
+        assert json.dumps(got, ensure_ascii=False, default=str) == json.dumps(want, ensure_ascii=False, default=str), v
+        assert type(got) is type(want), v

@@ -62,12 +62,17 @@ def strict_json_object(body: str, object_pairs_hook=None) -> object:
     return json.loads(m.group(1) if m else body, object_pairs_hook=object_pairs_hook)
 
 
+# One decoder and one compiled pattern for every reply, as json.loads keeps one decoder: a decoder
+# built and the pattern looked up per reply were 1.7 of json_field's 5.7 µs (timeit, issue 32)
+_DECODER = json.JSONDecoder()
+_BRACE = re.compile(r"\{")
+
+
 def _json_objects(text: str):
     """Yield every decodable JSON object that starts at a '{' in text, in order."""
-    decoder = json.JSONDecoder()
-    for m in re.finditer(r"\{", text):
+    for m in _BRACE.finditer(text):
         try:
-            obj, _ = decoder.raw_decode(text, m.start())
+            obj, _ = _DECODER.raw_decode(text, m.start())
         except ValueError:
             continue
         if isinstance(obj, dict):

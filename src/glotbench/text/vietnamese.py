@@ -133,12 +133,16 @@ def aligned_word_matches(prediction: str, reference: str) -> tuple[int, int]:
     if prediction == reference:  # the same text: every word aligned to itself and right (no alignment)
         return len(r), len(r)
     p = words(prediction)
-    pairs = align(letter_keys(prediction), letter_keys(reference))
-    # same_word on each aligned pair, its keys made once per word with the ASCII test inline (no
-    # function call per word: the input floor scores every item this way)
-    pk = [w if w.isascii() else _marked_syllable_key(w) for w in p]
-    rk = [w if w.isascii() else _marked_syllable_key(w) for w in r]
-    correct = sum(1 for i, j in pairs if pk[i] == rk[j])
+    correct = 0
+    # same_word on each aligned pair, with no key made where the words alone decide: two equal words
+    # match; two unequal ASCII words do not; an ASCII word never matches a marked one (a marked word
+    # of `words` is NFC, so its key is itself, not ASCII, or holds a NUL, which no word does). The
+    # input floor aligns each stripped source (all ASCII) with its reference: 26 -> 12 ms for the
+    # 2,000 items of bench/runner_overhead.py, where every word's key was made (docs/performance.md)
+    for i, j in align(letter_keys(prediction), letter_keys(reference)):
+        a, b = p[i], r[j]
+        if a == b or not (a.isascii() or b.isascii()) and _marked_syllable_key(a) == _marked_syllable_key(b):
+            correct += 1
     return correct, len(r)
 
 @functools.lru_cache(maxsize=65536)

@@ -290,3 +290,29 @@ def test_jsonable_is_the_long_way():
         got, want = jsonable(v), old_jsonable(v)
         assert json.dumps(got, ensure_ascii=False, default=str) == json.dumps(want, ensure_ascii=False, default=str), v
         assert type(got) is type(want), v
+
+
+def test_building_a_builtin_checks_its_contract_without_making_its_datasheet():
+    """registry.get_benchmark checks every declared fact (benchmarks/base.py contract_fault): a
+    Declared datasheet is not made there (it parsed the citation with bibtexparser, looked the
+    languages up in langcodes and validated the pydantic model: 56 ms of a run's CPU, issue 32)."""
+    code = ("import sys; from glotbench.registry import get_benchmark; b = get_benchmark('vi-diacritics'); "
+            "print(sorted(m for m in ('bibtexparser', 'langcodes') if m in sys.modules)); "
+            "b.datasheet; print(sorted(m for m in ('bibtexparser', 'langcodes') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    before, after = out.stdout.split("\n")[:2]
+    assert before == "[]" and "bibtexparser" in after, out.stdout  # made when read: the citation parsed then
+
+
+def test_a_declared_datasheet_of_another_type_fails_where_it_is_read():
+    from glotbench.benchmarks.base import contract_fault
+    from glotbench.benchmarks.vi_diacritics import VietnameseDiacritics
+    from glotbench.datasheet import Declared
+
+    class Odd(VietnameseDiacritics):
+        datasheet = Declared(lambda: "a datasheet")  # type: ignore[arg-type,return-value]
+
+    assert contract_fault(Odd()) is None  # not made to check the contract
+    with pytest.raises(TypeError, match="not a Datasheet"):
+        _ = Odd().datasheet

@@ -127,7 +127,10 @@ class Declared:
 
     def __get__(self, obj: object | None, owner: Any) -> "Datasheet":
         if self._sheet is None:
-            self._sheet = self._make()
+            sheet = self._make()
+            if not isinstance(sheet, Datasheet):
+                raise TypeError(f"a declared datasheet is {sheet!r}, not a Datasheet")
+            self._sheet = sheet
         return self._sheet
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
 from glotbench.benchmarks import settings as run_settings
 from glotbench.benchmarks.settings import Permute, RunSettings, WrongLanguage
 from glotbench.core import Dataset
-from glotbench.datasheet import Datasheet
+from glotbench.datasheet import Datasheet, Declared
 from glotbench.extract import Extraction
 from glotbench.items import Item, PublicItem
 from glotbench.metrics import ItemScore, Metric, aggregate, repeat_stability
@@ -498,6 +498,8 @@ def contract_fault(subject: type | Benchmark) -> str | None:
     if isinstance(subject, type):
         return None
     for fact, hint in _declared().items():
+        if isinstance(inspect.getattr_static(subject, fact, None), Declared):
+            continue  # a datasheet made when first read (datasheet.Declared checks its type then)
         if not hasattr(subject, fact):
             return f"{cls.__name__} declares no {fact} ({_type_words(hint)}: a fact every Benchmark declares)"
         value = getattr(subject, fact)

@@ -17,6 +17,17 @@ def print_notes(console: Any, res: dict[str, Any]) -> None:
     judges = validation_text(res)  # one clause per judge: wrapped to the table's width, the others whole
     for line in notes(res):
         console.print(line, soft_wrap=line != judges)
+    if line := cost_text(res.get("judged_cost")):
+        console.print(line, soft_wrap=True)
+
+
+def cost_text(cost: Mapping[str, Any] | None) -> str:
+    """A judged run's whole cost (results.json `judged.cost`): every phase's, answers and judges."""
+    if not isinstance(cost, Mapping) or not isinstance(cost.get("phases"), Mapping):
+        return ""
+    phases = ", ".join(f"{name} ${p.get('run') or 0.0:.4f}" for name, p in cost["phases"].items() if isinstance(p, Mapping))
+    cap = f" · --max-cost ${cost['max_cost_usd']:g}" if isinstance(cost.get("max_cost_usd"), (int, float)) else ""
+    return f"cost ${cost.get('run') or 0.0:.4f} for the whole judged run ({phases}){cap}"
 
 
 def print_arena(res: dict[str, Any]) -> None:

@@ -383,6 +383,22 @@ def judged_notes(path: str | Path) -> list[str]:
         return []
 
 
+def unfinished_why(phases: list[Path]) -> str:
+    """What to do about a judged run whose phases are there and its results.json is not: a phase
+    stopped by `--max-cost` is named (the same command with the same cap stops again there)."""
+    stopped = []
+    for c in phases:
+        try:
+            if json.loads((c / RESULTS).read_text(encoding="utf-8")).get("status") == "stopped":
+                stopped.append(c.name)
+        except (OSError, ValueError, AttributeError):
+            continue
+    if stopped:
+        return (f"its {', '.join(sorted(stopped))} phase was stopped by --max-cost: raise --max-cost and run the "
+                "same command again to finish it (what was answered comes from the cache)")
+    return "run the same command again to finish it"
+
+
 def latest_run(path: str | Path) -> Path:
     """`path` itself when it is a run; else the most recently finished run directly under it."""
     d = Path(path)
@@ -394,7 +410,7 @@ def latest_run(path: str | Path) -> Path:
         (c / n).is_file() for n in JUDGED_FILES.values()))]
     if not done and phases:
         raise GlotbenchError(f"{d} is a judged run that did not finish: its phases ({', '.join(sorted(c.name for c in phases))}) "
-                             "are there, its results.json is not; run the same command again to finish it")
+                             f"are there, its results.json is not; {unfinished_why(phases)}")
     if not done:
         raise GlotbenchError(f"{d} holds no finished run")
     return max(done, key=lambda c: max(f.stat().st_mtime for f in c.iterdir() if f.suffix == ".json"))

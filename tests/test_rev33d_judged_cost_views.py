@@ -4,8 +4,8 @@
   `judged.cost` (answers and every judge, each at its own prices) was in results.json only, while the
   answers phase's report showed its $0.0060 alone.
 - A judged run stopped by `--max-cost` was reported as "run the same command again to finish it"
-  (`report`) and as "unfinished or damaged: run the same command again" (`board`): the same command
-  with the same cap stops again. Both now name the phase the cap stopped and say to raise it.
+  (`report`) and as "unfinished or damaged: run the same command again" (`board`), its stop unsaid.
+  Both now name the phase the cap stopped and say to raise it, as the run's own error line does.
 Loopback models (tests/conftest.py `srv`)."""
 
 from __future__ import annotations

@@ -385,7 +385,7 @@ def judged_notes(path: str | Path) -> list[str]:
 
 def unfinished_why(phases: list[Path]) -> str:
     """What to do about a judged run whose phases are there and its results.json is not: a phase
-    stopped by `--max-cost` is named (the same command with the same cap stops again there)."""
+    stopped by `--max-cost` is named, as the run's own error line named it."""
     stopped = []
     for c in phases:
         try:

@@ -64,3 +64,11 @@ def test_an_unfinished_phase_that_no_cap_stopped_is_not_blamed_on_the_cap(srv, t
                 (d / "results.json").unlink()
     (line,) = [x for x in cli("report", str(out)).stderr.splitlines() if x.startswith("error:")]
     assert "--max-cost" not in line and "run the same command again to finish it" in line, line
+
+
+def test_a_hand_edited_cost_block_is_said_not_a_traceback():
+    from glotbench.report.judged import cost_text
+
+    text = cost_text({"run": "lots", "max_cost_usd": None, "phases": {"answers": {"run": 0.006}, "judge j": {"run": None}}})
+    assert text == "cost (not a number: 'lots') for the whole judged run (answers $0.0060, judge j (not a number: None))"
+    assert cost_text({"run": 1.0}) == "" and cost_text(None) == "" and cost_text([1]) == ""

@@ -23,11 +23,15 @@ def print_notes(console: Any, res: dict[str, Any]) -> None:
 
 def cost_text(cost: Mapping[str, Any] | None) -> str:
     """A judged run's whole cost (results.json `judged.cost`): every phase's, answers and judges."""
+    def usd(x: Any) -> str:  # a hand-edited record: what is not a number is said so, not a traceback
+        return f"${x:.4f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else f"(not a number: {x!r})"
+
     if not isinstance(cost, Mapping) or not isinstance(cost.get("phases"), Mapping):
         return ""
-    phases = ", ".join(f"{name} ${p.get('run') or 0.0:.4f}" for name, p in cost["phases"].items() if isinstance(p, Mapping))
-    cap = f" · --max-cost ${cost['max_cost_usd']:g}" if isinstance(cost.get("max_cost_usd"), (int, float)) else ""
-    return f"cost ${cost.get('run') or 0.0:.4f} for the whole judged run ({phases}){cap}"
+    phases = ", ".join(f"{name} {usd(p.get('run'))}" for name, p in cost["phases"].items() if isinstance(p, Mapping))
+    cap = cost.get("max_cost_usd")
+    cap_text = f" · --max-cost ${cap:g}" if isinstance(cap, (int, float)) and not isinstance(cap, bool) else ""
+    return f"cost {usd(cost.get('run'))} for the whole judged run ({phases}){cap_text}"
 
 
 def print_arena(res: dict[str, Any]) -> None:

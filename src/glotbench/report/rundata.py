@@ -341,18 +341,28 @@ def judged_pairing(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | None
     """Each run's per-item rows under its declared rule (results.json `judged.stats` and
     `judged.rule`: judges/stats.py `judged_rows`), in one column layout, and the rule's `final` (the
     mean of judges) as the paired score: the figure over every item is the run's judged `final`. None
-    where a run lacks the record (an older run) or the runs' rules, judges or clusters differ."""
+    where a run lacks the record (an older run) or the runs' rules, judges or clusters differ
+    (`judged_pairing_or_why` says which)."""
+    got = judged_pairing_or_why(results)
+    return None if isinstance(got, str) else got
+
+
+def judged_pairing_or_why(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | str:
+    """`judged_pairing`, or why the runs cannot be paired on their judged rule (compare says it
+    beside the figure it pairs on instead)."""
     recs = [r.get("judged") or {} for r in results]
     if any("stats" not in j or "rule" not in j for j in recs):
-        return None
+        return "a run written before results.json's judged.rule"
     rules = [JudgedMetrics.read(j["rule"], f"{r['model']['spec']}: judged.rule") for j, r in zip(recs, results)]
     stats = [JudgedStats.read(j["stats"], f"{r['model']['spec']}: judged.stats") for j, r in zip(recs, results)]
     order = stats[0].judges
-    if any(rl != rules[0] for rl in rules) or any(set(st.judges) != set(order) for st in stats):
-        return None
+    if any(rl != rules[0] for rl in rules):
+        return "the runs' judged rules differ: " + "; ".join(rl.words() for rl in dict.fromkeys(rules))
+    if any(set(st.judges) != set(order) for st in stats):
+        return "the runs' judges differ"
     built = [judged_rows(st.model_copy(update={"judges": order}), rules[0]) for st in stats]
     if any(b.clusters != built[0].clusters for b in built):
-        return None
+        return "the runs' clusters differ"
     final = built[0].fns["final"]
 
     def score(row: np.ndarray) -> float:

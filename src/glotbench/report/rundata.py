@@ -286,7 +286,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                       "model_calls": 0, "retries": 0, "cache_hits": 0}
         res = {"benchmark": {"name": "aragen", **({"version": str(r["version"])} if "version" in r else {})},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
-               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": aragen_label(combined)}},
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
                "counts": {**counts, "items": r.get("entries", 0)}, "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
@@ -335,6 +335,13 @@ class JudgedPairing:
     keys: tuple[str, ...]
     score: Callable[[np.ndarray], float]
     paired_on: str
+
+
+def aragen_label(combined: Mapping[str, Any]) -> str:
+    """An AraGen run's headline label: the jury its `mean_of_judges` record was combined by
+    (`average` and `vote` are per item over the judges, not the mean of the judges' scores)."""
+    jury = combined.get("strategy") or "mean"
+    return "3C3H (mean of judges)" if jury == "mean" else f"3C3H (jury: {jury})"
 
 
 def judged_pairing(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | None:

@@ -1,5 +1,5 @@
 """rev33d (issue #33 review): a results.json whose `judged.stats` was edited by hand is one `error:`
-line in the readers that score from it (board, compare), never a different number. `JudgedStats`
+line in every reader (board, compare, report, export), never a different number. `JudgedStats`
 took a NaN value, an item named twice, a value of a judge it does not list (item_means then left
 that judge out: compare's paired figure silently from the other judges), a value of an item it does
 not list, an unanswered item or a cluster of an item it does not list, repeats of 0."""
@@ -74,7 +74,8 @@ def test_board_and_compare_refuse_an_edited_run_in_one_line(srv, tmp_path, edit)
         stats["items"] = stats["items"] + stats["items"][:1]
     rec["finished"] = "2026-01-01T00:00:00+00:00"  # not the same run again as `out`
     (bad / "results.json").write_text(json.dumps(rec), encoding="utf-8")
-    for view in (cli("compare", str(out), str(bad)), cli("board", str(bad))):
+    for view in (cli("compare", str(out), str(bad)), cli("board", str(bad)), cli("report", str(bad)),
+                 cli("export", str(bad), "--format", "csv")):
         assert view.returncode == 2 and "Traceback" not in view.stderr, view.stderr
         (line,) = [x for x in view.stderr.splitlines() if x.startswith("error:")]
         assert "judged.stats" in line and str(bad) in line, line

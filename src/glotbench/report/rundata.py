@@ -83,8 +83,20 @@ def load_run(path: str | Path) -> RunData:
     if judged is None:
         return RunData(d, "run", results)
     kind = judged["kind"]  # the summary, checked as its own file was
+    check_judged(d, results)
     return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS.get(kind, JudgedFile),
                                            aragen_place if kind == "aragen" else None))
+
+
+def check_judged(d: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """`results` itself, once its `judged.stats` and `judged.rule` read: every reader (report,
+    export, board, compare) refuses a damaged record in one line, not only those that score from it."""
+    judged = results.get("judged") or {}
+    if "stats" in judged:
+        JudgedStats.read(judged["stats"], f"{d / RESULTS}: judged.stats")
+    if "rule" in judged:
+        JudgedMetrics.read(judged["rule"], f"{d / RESULTS}: judged.rule")
+    return results
 
 
 def _judged_rule(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
@@ -386,7 +398,7 @@ def run_results(path: str | Path) -> dict[str, Any]:
     d = Path(path)
     if not (d / RESULTS).is_file() and judged_kind(d) is not None:
         return judged_view(d)[0]
-    return read_results(d)
+    return check_judged(d, read_results(d))
 
 
 def judged_notes(path: str | Path) -> list[str]:

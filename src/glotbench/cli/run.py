@@ -196,6 +196,8 @@ def print_judged_run(kind: str, summary: dict, run_dir: Path | None = None) -> N
         record = run_results(run_dir)
         summary = {**{k: record[k] for k in ("selection", "data_label", "judge_validation", "validity") if k in record},
                    **summary}
+        if (record.get("judged") or {}).get("cost"):  # the whole run's cost, every phase: not the answers' alone
+            summary["judged_cost"] = record["judged"]["cost"]
     if kind not in BUILTIN_JUDGED_KINDS:
         from glotbench.report.judged import print_panel
 

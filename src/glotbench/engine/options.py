@@ -133,9 +133,13 @@ class RunOptions:
             if not ok:
                 bad(name, value, "a finite number >= 0" if allow_zero else "a finite number > 0")
         prices = self.model_prices
-        if not all(isinstance(p, (tuple, list)) and len(p) == 3 and isinstance(p[0], str) and p[0] for p in prices):
+        if not isinstance(prices, (tuple, list)) or not all(
+                isinstance(p, (tuple, list)) and len(p) == 3 and isinstance(p[0], str) and p[0] for p in prices):
             raise GlotbenchError(f"model_prices must be (SPEC, PRICE_IN, PRICE_OUT) triples, got {prices!r}")
         object.__setattr__(self, "model_prices", tuple(tuple(p) for p in prices))
+        twice = [spec for k, (spec, _, _) in enumerate(self.model_prices) if spec in (p[0] for p in self.model_prices[:k])]
+        if twice:  # one would silently win (engine/cost.py RunBudget keys them by spec)
+            raise GlotbenchError(f"--price-of {twice[0]} is given twice: give it once")
         for spec, pin, pout in self.model_prices:
             if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
                        for x in (pin, pout)):

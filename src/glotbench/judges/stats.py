@@ -76,6 +76,35 @@ class JudgedStats(BaseModel):
     components: dict[str, dict[str, dict[str, tuple[float, ...]]]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
+    def _one_item_judge_and_finite_value_each(self) -> "JudgedStats":
+        """A record edited by hand is refused, not read as a different number: an item or judge named
+        twice, a value's judge or item the record does not list, a value that is not finite."""
+        import math
+
+        for name, names in (("items", self.items), ("judges", self.judges)):
+            twice = sorted({x for x in names if names.count(x) > 1})
+            if twice:
+                raise ValueError(f"{name}: {twice[0]!r} is named twice")
+        items, judges = set(self.items), set(self.judges)
+        if self.repeats < 1:
+            raise ValueError(f"repeats: expected a whole number ≥ 1, got {self.repeats}")
+        for name, listed in (("unanswered", self.unanswered), ("clusters", tuple(self.clusters))):
+            stray = [i for i in listed if i not in items]
+            if stray:
+                raise ValueError(f"{name}: {stray[0]!r} is not one of the items")
+        for where, by_judge in (("values", self.values),
+                                *((f"components.{n}", per) for n, per in self.components.items())):
+            for judge, per_item in by_judge.items():
+                if judge not in judges:
+                    raise ValueError(f"{where}.{judge}: not one of the judges ({', '.join(self.judges) or 'none'})")
+                for item, v in per_item.items():
+                    if item not in items:
+                        raise ValueError(f"{where}.{judge}.{item}: not one of the items")
+                    if not all(math.isfinite(x) for x in v):
+                        raise ValueError(f"{where}.{judge}.{item}: {list(v)} holds a value that is not a finite number")
+        return self
+
+    @model_validator(mode="after")
     def _components_beside_values(self) -> "JudgedStats":
         for name, per in self.components.items():
             for judge, items in per.items():

@@ -147,7 +147,8 @@ def collect(paths: list[str]) -> tuple[list[Run], list[dict[str, str]]]:
                 top = c.resolve().parent
                 left_out.append({"path": str(c), "reason": f"a phase of the judged run {top}: " + (
                     "give that directory" if rundata.judged_kind(top) is not None else
-                    "it has no readable results.json (unfinished or damaged: run the same command again)")})
+                    "it has no readable results.json (unfinished or damaged): "
+                    + rundata.unfinished_why([p for p in top.iterdir() if p.is_dir()]))})
             elif not (c / RESULTS).is_file():
                 left_out.append({"path": str(c), "reason": "unfinished run (no results.json)"})
             else:

@@ -122,7 +122,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         if is_eee_file(Path(p)):
             raise GlotbenchError(f"{p} is an EEE record: it holds aggregates, and a paired test needs each item's "
                                  "score in both runs (the run directory's samples.jsonl); `glotbench board` shows it")
-    from glotbench.report.rundata import judged_kind, judged_pairing, judged_phase, judged_view
+    from glotbench.report.rundata import judged_kind, judged_pairing_or_why, judged_phase, judged_view
 
     for p in paths:  # a judge's or a candidate's phase is never a contestant: its judged run stands for it
         if judged_kind(p) is None and judged_phase(p):
@@ -134,10 +134,10 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
         views = [judged_view(p) if j else (read_results(p), []) for p, j in zip(paths, judged)]
         results = [v[0] for v in views]
         check_comparable(paths, results)  # a plain run beside a judged one: their signatures differ
-        paired = judged_pairing(results)
-        if paired is None:  # a run before `judged.rule`: each item's mean over its judges
+        paired = judged_pairing_or_why(results)
+        if isinstance(paired, str):  # a run before `judged.rule`, rules that differ: each item's mean over its judges
             stats = [{row["id"]: dict(row["score"]) for row in v[1]} for v in views]
-            metrics: list[Any] = [_JudgedMetric(results[0], ("value", "judged"), _item_ratio, ITEM_MEANS)]
+            metrics: list[Any] = [_JudgedMetric(results[0], ("value", "judged"), _item_ratio, f"{ITEM_MEANS} ({paired})")]
         else:
             stats = paired.rows
             metrics = [_JudgedMetric(results[0], paired.keys, paired.score, paired.paired_on)]
@@ -180,7 +180,7 @@ def compare_many(paths: list[str], *, resamples: int = 1000, seed: int = 12345,
             "family": f"each metric's {len(pairs)} pairwise test(s)"}
 
 
-ITEM_MEANS = "each item's mean over the judges that judged it (a run written before results.json's judged.rule)"
+ITEM_MEANS = "each item's mean over the judges that judged it"
 
 
 def _item_ratio(row: np.ndarray) -> float:

@@ -17,6 +17,21 @@ def print_notes(console: Any, res: dict[str, Any]) -> None:
     judges = validation_text(res)  # one clause per judge: wrapped to the table's width, the others whole
     for line in notes(res):
         console.print(line, soft_wrap=line != judges)
+    if line := cost_text(res.get("judged_cost")):
+        console.print(line, soft_wrap=True)
+
+
+def cost_text(cost: Mapping[str, Any] | None) -> str:
+    """A judged run's whole cost (results.json `judged.cost`): every phase's, answers and judges."""
+    def usd(x: Any) -> str:  # a hand-edited record: what is not a number is said so, not a traceback
+        return f"${x:.4f}" if isinstance(x, (int, float)) and not isinstance(x, bool) else f"(not a number: {x!r})"
+
+    if not isinstance(cost, Mapping) or not isinstance(cost.get("phases"), Mapping):
+        return ""
+    phases = ", ".join(f"{name} {usd(p.get('run'))}" for name, p in cost["phases"].items() if isinstance(p, Mapping))
+    cap = cost.get("max_cost_usd")
+    cap_text = f" · --max-cost ${cap:g}" if isinstance(cap, (int, float)) and not isinstance(cap, bool) else ""
+    return f"cost {usd(cost.get('run'))} for the whole judged run ({phases}){cap_text}"
 
 
 def print_arena(res: dict[str, Any]) -> None:

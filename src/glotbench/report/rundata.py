@@ -83,8 +83,20 @@ def load_run(path: str | Path) -> RunData:
     if judged is None:
         return RunData(d, "run", results)
     kind = judged["kind"]  # the summary, checked as its own file was
+    check_judged(d, results)
     return RunData(d, kind, judged_summary(d, judged, JUDGED_SCHEMAS.get(kind, JudgedFile),
                                            aragen_place if kind == "aragen" else None))
+
+
+def check_judged(d: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """`results` itself, once its `judged.stats` and `judged.rule` read: every reader (report,
+    export, board, compare) refuses a damaged record in one line, not only those that score from it."""
+    judged = results.get("judged") or {}
+    if "stats" in judged:
+        JudgedStats.read(judged["stats"], f"{d / RESULTS}: judged.stats")
+    if "rule" in judged:
+        JudgedMetrics.read(judged["rule"], f"{d / RESULTS}: judged.rule")
+    return results
 
 
 def _judged_rule(kind: str, summary: dict[str, Any]) -> dict[str, Any]:
@@ -286,7 +298,7 @@ def view_of(kind: str, r: Mapping[str, Any], base: Mapping[str, Any]) -> tuple[d
                       "model_calls": 0, "retries": 0, "cache_hits": 0}
         res = {"benchmark": {"name": "aragen", **({"version": str(r["version"])} if "version" in r else {})},
                "model": {**(base.get("model") or {}), "spec": r["model"]}, "headline": head,
-               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": "3C3H (mean of judges)"}},
+               "metrics": {head: {"keys": ["value", "judged"], "scale": "fraction", "label": aragen_label(combined)}},
                "scores": {"overall": {head: final}}, "signature": r.get("signature", ""),
                "counts": {**counts, "items": r.get("entries", 0)}, "config": {k: v for k, v in (base.get("config") or {}).items() if k != "phase"},
                "judged": {"kind": "aragen", "judges": list(r.get("per_judge") or {})}}
@@ -337,22 +349,39 @@ class JudgedPairing:
     paired_on: str
 
 
+def aragen_label(combined: Mapping[str, Any]) -> str:
+    """An AraGen run's headline label: the jury its `mean_of_judges` record was combined by
+    (`average` and `vote` are per item over the judges, not the mean of the judges' scores)."""
+    jury = combined.get("strategy") or "mean"
+    return "3C3H (mean of judges)" if jury == "mean" else f"3C3H (jury: {jury})"
+
+
 def judged_pairing(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | None:
     """Each run's per-item rows under its declared rule (results.json `judged.stats` and
     `judged.rule`: judges/stats.py `judged_rows`), in one column layout, and the rule's `final` (the
     mean of judges) as the paired score: the figure over every item is the run's judged `final`. None
-    where a run lacks the record (an older run) or the runs' rules, judges or clusters differ."""
+    where a run lacks the record (an older run) or the runs' rules, judges or clusters differ
+    (`judged_pairing_or_why` says which)."""
+    got = judged_pairing_or_why(results)
+    return None if isinstance(got, str) else got
+
+
+def judged_pairing_or_why(results: Sequence[Mapping[str, Any]]) -> JudgedPairing | str:
+    """`judged_pairing`, or why the runs cannot be paired on their judged rule (compare says it
+    beside the figure it pairs on instead)."""
     recs = [r.get("judged") or {} for r in results]
     if any("stats" not in j or "rule" not in j for j in recs):
-        return None
+        return "a run written before results.json's judged.rule"
     rules = [JudgedMetrics.read(j["rule"], f"{r['model']['spec']}: judged.rule") for j, r in zip(recs, results)]
     stats = [JudgedStats.read(j["stats"], f"{r['model']['spec']}: judged.stats") for j, r in zip(recs, results)]
     order = stats[0].judges
-    if any(rl != rules[0] for rl in rules) or any(set(st.judges) != set(order) for st in stats):
-        return None
+    if any(rl != rules[0] for rl in rules):
+        return "the runs' judged rules differ: " + "; ".join(rl.words() for rl in dict.fromkeys(rules))
+    if any(set(st.judges) != set(order) for st in stats):
+        return "the runs' judges differ"
     built = [judged_rows(st.model_copy(update={"judges": order}), rules[0]) for st in stats]
     if any(b.clusters != built[0].clusters for b in built):
-        return None
+        return "the runs' clusters differ"
     final = built[0].fns["final"]
 
     def score(row: np.ndarray) -> float:
@@ -369,7 +398,7 @@ def run_results(path: str | Path) -> dict[str, Any]:
     d = Path(path)
     if not (d / RESULTS).is_file() and judged_kind(d) is not None:
         return judged_view(d)[0]
-    return read_results(d)
+    return check_judged(d, read_results(d))
 
 
 def judged_notes(path: str | Path) -> list[str]:
@@ -383,6 +412,22 @@ def judged_notes(path: str | Path) -> list[str]:
         return []
 
 
+def unfinished_why(phases: list[Path]) -> str:
+    """What to do about a judged run whose phases are there and its results.json is not: a phase
+    stopped by `--max-cost` is named, as the run's own error line named it."""
+    stopped = []
+    for c in phases:
+        try:
+            if json.loads((c / RESULTS).read_text(encoding="utf-8")).get("status") == "stopped":
+                stopped.append(c.name)
+        except (OSError, ValueError, AttributeError):
+            continue
+    if stopped:
+        return (f"its {', '.join(sorted(stopped))} phase was stopped by --max-cost: raise --max-cost and run the "
+                "same command again to finish it (what was answered comes from the cache)")
+    return "run the same command again to finish it"
+
+
 def latest_run(path: str | Path) -> Path:
     """`path` itself when it is a run; else the most recently finished run directly under it."""
     d = Path(path)
@@ -394,7 +439,7 @@ def latest_run(path: str | Path) -> Path:
         (c / n).is_file() for n in JUDGED_FILES.values()))]
     if not done and phases:
         raise GlotbenchError(f"{d} is a judged run that did not finish: its phases ({', '.join(sorted(c.name for c in phases))}) "
-                             "are there, its results.json is not; run the same command again to finish it")
+                             f"are there, its results.json is not; {unfinished_why(phases)}")
     if not done:
         raise GlotbenchError(f"{d} holds no finished run")
     return max(done, key=lambda c: max(f.stat().st_mtime for f in c.iterdir() if f.suffix == ".json"))

@@ -337,6 +337,9 @@ def test_frontier_axis_falls_back_to_tokens_then_time(tmp_path):
 
     priced = [run("a", 0.5, 10, 1.0), run("b", 0.25, 20, 2.0)]
     assert _x_axis(priced) == ("cost (USD)", {"a": 0.5, "b": 0.25})
+    judged = [priced[0], Run(tmp_path, {**priced[1].results, "judged": {"kind": "rubric", "judges": ["j"]}})]
+    # a judged run's `cost` is its answers': the axis says so (its judges' cost is results.json judged.cost)
+    assert _x_axis(judged) == ("cost (USD; a judged run's answers only)", {"a": 0.5, "b": 0.25})
     unpriced = [run("a", 0.5, 10, 1.0), run("b", None, 20, 2.0)]  # one run without a price: tokens
     assert _x_axis(unpriced) == ("tokens (prompt + completion)", {"a": 20.0, "b": 40.0})
     untokened = [run("a", None, 0, 1.0), run("b", None, 20, 2.0)]  # replay files count no tokens: time

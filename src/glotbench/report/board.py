@@ -242,7 +242,9 @@ def columns_of(runs: list[Run], left_out: list[dict[str, str]], by: str = "colum
 
 def _x_axis(rs: list[Run]) -> tuple[str, dict[str, float]] | None:
     if all(r.results.get("cost") for r in rs):
-        return "cost (USD)", {r.model: float(r.results["cost"]["run"]) for r in rs}
+        # a judged run's `cost` is its candidate's answers (results.json `judged.cost` holds the judges')
+        label = "cost (USD; a judged run's answers only)" if any(r.results.get("judged") for r in rs) else "cost (USD)"
+        return label, {r.model: float(r.results["cost"]["run"]) for r in rs}
     toks = {r.model: float(r.results["tokens"]["prompt"] + r.results["tokens"]["completion"]) for r in rs}
     if all(v > 0 for v in toks.values()):
         return "tokens (prompt + completion)", toks

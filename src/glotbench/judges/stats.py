@@ -81,8 +81,10 @@ class JudgedStats(BaseModel):
         twice, a value's judge or item the record does not list, a value that is not finite."""
         import math
 
+        from collections import Counter
+
         for name, names in (("items", self.items), ("judges", self.judges)):
-            twice = sorted({x for x in names if names.count(x) > 1})
+            twice = sorted(x for x, k in Counter(names).items() if k > 1)  # one pass: a run's items are thousands
             if twice:
                 raise ValueError(f"{name}: {twice[0]!r} is named twice")
         items, judges = set(self.items), set(self.judges)
@@ -233,8 +235,9 @@ class JudgedRows:
     judges: tuple[str, ...]
     clusters: tuple[str, ...]
     slots: int
-    rows: Any  # numpy (items, judges × (slots + 1) × clusters × 2)
+    rows: Any  # numpy (items, judges × (slots + 1) × clusters × 2, then a jury's clusters × 2)
     fns: Mapping[str, Callable[[Any], float]]
+    jury_at: int  # the first column of a jury's (after the judges')
 
 
 def judged_rows(stats: JudgedStats, declared: JudgedMetrics, items: Sequence[str] | None = None) -> JudgedRows:
@@ -315,7 +318,7 @@ def judged_rows(stats: JudgedStats, declared: JudgedMetrics, items: Sequence[str
             fns[f"cluster:{cat}"] = jury_of(slice(at + 2 * c, at + 2 * c + 2)) if jury \
                 else mean_of([rate(i, 0, c) for i in range(len(judges))])
             fns.update({f"judge:{j}/cluster:{cat}": rate(i, 0, c) for i, j in enumerate(judges)})
-    return JudgedRows(tuple(ids), tuple(judges), tuple(cats), slots, rows, fns)
+    return JudgedRows(tuple(ids), tuple(judges), tuple(cats), slots, rows, fns, at)
 
 
 def jury_value(stats: JudgedStats, judges: Sequence[str], item: str, declared: JudgedMetrics) -> float | None:
@@ -348,8 +351,7 @@ def judged_metrics(stats: JudgedStats, declared: JudgedMetrics, *, resamples: in
     rows, fns, judges, ids, cats, slots = built.rows, built.fns, built.judges, built.items, built.clusters, built.slots
     given = {k: v for k, v in (values or {}).items() if v is not None and k in fns}
     est: dict[str, Estimate] = bootstrap_many(rows, dict(fns), resamples=resamples, seed=seed, values=given)
-    width = max(len(cats), 1)
-    at = len(judges) * (slots + 1) * width * 2  # a jury's columns (module docstring), after the judges'
+    width, at = max(len(cats), 1), built.jury_at
     counts = rows[:, 1:at:2].reshape(len(ids), len(judges), slots + 1, width)[:, :, 0, :]  # slot 0
     jury = rows[:, at + 1::2]  # an item's count in the jury's columns, per cluster (none: the mean of judges)
 

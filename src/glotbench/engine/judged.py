@@ -251,13 +251,14 @@ def write_judged(out: Path, kind: str, summary: Mapping[str, Any], base: Mapping
 
     view, _ = view_of(kind, summary, base)
     own = run if run is not None else JudgedRun(RunOptions(), None, Dataset(()), "", [])
-    bench = {**own.benchmark_info(base), **view["benchmark"]}
-    bench = {**bench, **{k: v for k, v in own.benchmark_info(base).items() if bench.get(k) is None}}
+    info = own.benchmark_info(base)
+    bench = {**info, **view["benchmark"]}
+    bench.update({k: v for k, v in info.items() if bench.get(k) is None})  # the view's None left to the run's facts
     o = own.options  # a replayed candidate's answers (AraGen) have no phase config: the run's own settings
     config = {"repeats": o.repeats, "limit": o.limit, "subset": o.subset, "max_failure_rate": o.max_failure_rate,
               "timeout_s": o.timeout_s, "max_retries": o.max_retries, "cache": o.use_cache,
-              **view.get("config", {}), "bench_options": dict(own.options.bench_options),
-              **({"max_cost_usd": own.options.max_cost_usd} if own.options.max_cost_usd is not None else {})}
+              **view.get("config", {}), "bench_options": dict(o.bench_options),
+              **({"max_cost_usd": o.max_cost_usd} if o.max_cost_usd is not None else {})}
     record = run_record(cast(BenchmarkInfo, bench), view["model"], cast(RunConfig, config),
                         own.started or str(view.get("started") or ""), own.argv, None)
     facts: dict[str, Any] = {k: view[k] for k in ("task", "judge_validation") if k in view}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -87,6 +88,33 @@ def start_server(latency: float = 0.0) -> TestServer:
     line = proc.stdout.readline()
     assert line.startswith("PORT "), line
     return TestServer(proc, int(line.split()[1]))
+
+
+@contextlib.contextmanager
+def registries_kept():
+    """What is registered inside (a benchmark, a model scheme, a scorer, a step) is gone after: the
+    registries are this process's, and a later test (or `cli()`'s fork of this process, whose `list` and
+    error lines name every benchmark) must not see a test's plugin. Restored in place, since
+    `plugins._GROUPS` holds the same dicts."""
+    from glotbench import plugins
+
+    groups = [reg for _, reg in plugins._GROUPS.values()] + [plugins._SHADOWED]
+    saved = [dict(reg) for reg in groups]
+    loaded = plugins._entry_points_loaded
+    try:
+        yield
+    finally:
+        for reg, was in zip(groups, saved):
+            if reg != was:
+                reg.clear()
+                reg.update(was)
+        plugins._entry_points_loaded = loaded
+
+
+@pytest.fixture(autouse=True)
+def _registries_restored():
+    with registries_kept():
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -120,3 +120,18 @@ def test_a_thread_left_running_here_does_not_make_cli_spawn(tmp_path, twin, monk
         waiter.join()
     assert r.returncode == 0, r.stderr
     assert _facts(tmp_path / "o")["ppid"] == twin.pid
+
+
+def test_a_benchmark_a_test_registers_is_gone_after_it(tmp_path):
+    """A test's plugin outlived the test: `cli()` forked from this process then listed it, and a twin
+    forked before it did not (CI failed on the two error lines)."""
+    from conftest import registries_kept
+    from glotbench.plugins import benchmarks, register_benchmark
+    from glotbench.registry import get_benchmark
+
+    with registries_kept():
+        register_benchmark("kept-test-only")(lambda: get_benchmark("vi-diacritics"))
+        assert "kept-test-only" in benchmarks()
+    assert "kept-test-only" not in benchmarks()
+    r = _cli_forked(("run", "kept-test-only", "--model", "replay:x.jsonl"), {}, str(tmp_path), 60)
+    assert r.returncode == 2 and "unknown benchmark 'kept-test-only'" in r.stderr

@@ -61,9 +61,9 @@ def test_a_run_forgets_the_bootstrap_draws_once_its_aggregate_is_made(tmp_path, 
     import glotbench.engine.evaluate as E
     import glotbench.stats as st
 
-    def run(name: str):
-        return E.evaluate("vi-diacritics", srv.spec(), E.RunOptions(limit=120, progress=False, use_cache=False,
-                                                                  out=str(tmp_path / name)))
+    def run(name: str):  # chrF and BLEU: corpus metrics, bootstrapped over the items
+        return E.evaluate("laobench-translation", srv.spec(), E.RunOptions(progress=False, use_cache=False,
+                                                                         out=str(tmp_path / name)))
 
     st._COUNTS_CACHE.clear()
     forgetting = run("a")
@@ -71,9 +71,35 @@ def test_a_run_forgets_the_bootstrap_draws_once_its_aggregate_is_made(tmp_path, 
     held: list[int] = []
     monkeypatch.setattr(E, "forget_draws", lambda: held.append(len(st._COUNTS_CACHE)))
     keeping = run("b")
-    assert held == [1] and len(st._COUNTS_CACHE) == 1  # this run's draws, kept to the end
+    # this run's draws (the items', and each group's), kept to the end
+    assert len(held) == 1 and held[0] >= 1 and len(st._COUNTS_CACHE) == held[0]
+    assert (keeping.results["counts"]["items"], 1000, st.DEFAULT_SEED) in st._COUNTS_CACHE
     assert keeping.results["scores"] == forgetting.results["scores"]
+    assert keeping.results["scores"]["groups"]["direction"]["en-lo"]["chrf++"]["ci_method"] == "bootstrap"
     st._COUNTS_CACHE.clear()
+
+
+def test_a_run_whose_intervals_resample_nothing_draws_nothing(tmp_path, monkeypatch, srv):
+    """vi-diacritics' metrics are ratios (Wilson, Wilson on the effective n): no draws are made ahead
+    (2 million at 2,000 items: CPU no interval read), and the scores are those of a run that draws."""
+    import glotbench.engine.evaluate as E
+    import glotbench.stats as st
+
+    drawn: list[int] = []
+    real = st._count_blocks
+    monkeypatch.setattr(st, "_count_blocks", lambda n, r, seed: drawn.append(n) or real(n, r, seed))
+
+    def run(name: str):
+        return E.evaluate("vi-diacritics", srv.spec(), E.RunOptions(limit=60, progress=False, use_cache=False,
+                                                                  out=str(tmp_path / name)))
+
+    plain = run("a")
+    assert drawn == []
+    assert {m["ci_method"] for m in plain.results["scores"]["overall"].values()} <= {"wilson", "wilson_effective"}
+    monkeypatch.setattr(E, "_draws_ahead", lambda *a: True)
+    drawing = run("b")
+    assert drawn == [60]
+    assert drawing.results["scores"] == plain.results["scores"]
 
 
 def test_the_sample_sink_puts_lines_of_any_length_in_item_and_repeat_order(tmp_path):

@@ -1,10 +1,10 @@
 """Is the number about the language? Checks that read a run and call no model.
 
-`RunChecks` is made once per run by engine/evaluate.py: `check_all(samples)`, once the requests are
-done, gives each sample's checks for its samples.jsonl row (`"checks": {"language": ...}`; `record`
-is one row with them), and `summary(samples)` is results.json's `checks` block. Nothing of them runs
-while requests are in flight, and the language identifier's model is read only when an answer needs
-it. `checks_of_run(DIR)` computes the same block again from a finished run
+`RunChecks` is made once per run by engine/evaluate.py: `check_many(samples)` checks the answers
+in batches in a worker thread while requests are in flight (never on a request's path), `check_all(samples)`,
+once the requests are done, checks the rest and gives each sample's checks for its samples.jsonl row
+(`"checks": {"language": ...}`; `record` is one row with them), and `summary(samples)` is results.json's
+`checks` block. The language identifier's model is read only when an answer needs it. `checks_of_run(DIR)` computes the same block again from a finished run
 directory's stored outputs (samples.jsonl) and its data (SHA-256 checked), for runs made before a
 check existed and for `glotbench rescore`. The checks (docs/checks.md):
 
@@ -124,12 +124,22 @@ class RunChecks:
         self.language[(sample.id, sample.repeat)] = lang
         return {"language": lang}
 
-    def check_all(self, samples: Sequence[Sample]) -> Callable[[str, int], dict[str, Any] | None]:
-        """Every sample's checks at once: what a run does after its requests, off their path; returns
-        (id, repeat) -> the sample's checks (engine/evaluate.py adds them to samples.jsonl when it puts
-        the file in order), made as each line is written rather than kept for every sample."""
+    def check_many(self, samples: Sequence[Sample]) -> None:
+        """Check these samples (a batch of a run's, in a worker thread while its requests are in
+        flight; one batch at a time: engine/evaluate.py chains them). A verdict made here is the one
+        `check_all` would make: it depends on the sample alone."""
         for s in samples:
             self.check(s)
+
+    def check_all(self, samples: Sequence[Sample]) -> Callable[[str, int], dict[str, Any] | None]:
+        """Every sample's checks: those `check_many` has not made, made now, once the requests are
+        done; returns (id, repeat) -> the sample's checks (engine/evaluate.py adds them to
+        samples.jsonl when it puts the file in order), made as each line is written rather than kept
+        for every sample."""
+        done = self.language
+        for s in samples:
+            if (s.id, s.repeat) not in done:
+                self.check(s)
         # one dict per distinct verdict (`_shared`), so that the writer encodes each once (`in_order`)
         wrapped: dict[int, dict[str, Any]] = {}
 
@@ -152,8 +162,14 @@ class RunChecks:
             rec["checks"] = got
         return rec
 
-    def summary(self, samples: Sequence[Sample], metrics: Sequence[Any]) -> dict[str, Any]:
-        content = _content_key(samples, self.model)
+    def content_key(self, samples: Sequence[Sample], score_keys: Mapping[tuple[str, int], str] | None = None) -> str:
+        """What `summary` is computed from (`_content_key`): a run gives its samples' score keys."""
+        return _content_key(samples, self.model, score_keys)
+
+    def summary(self, samples: Sequence[Sample], metrics: Sequence[Any], content: str | None = None) -> dict[str, Any]:
+        """results.json's `checks`, kept in the call cache with what it was computed from (`content`:
+        `content_key`, made here when not given)."""
+        content = content if content is not None else _content_key(samples, self.model)
         kept = self.memo.get("summary")
         if isinstance(kept, dict) and kept.get("content") == content and isinstance(kept.get("checks"), dict):
             return kept["checks"]
@@ -253,9 +269,20 @@ def _memo_key(bench: Benchmark, dataset: Any) -> str | None:
     return "checks:" + hashlib.sha256(hash_text(json.dumps(doc, ensure_ascii=False, default=str))).hexdigest()[:57]
 
 
-def _content_key(samples: Sequence[Sample], model: Any) -> str:
+def _content_key(samples: Sequence[Sample], model: Any, score_keys: Mapping[tuple[str, int], str] | None = None) -> str:
     """What the summary is computed from: every sample (its id, repeat, meta, input, reply, answer,
-    score, tokens) and the model whose tokenizer counts."""
+    score, tokens) and the model whose tokenizer counts. Where every sample's score is stored
+    (`score_keys`), its key and repeat stand for it: the key fixes the request, the reply, the scorer
+    and the item, so all the sample holds but its repeat (the samples' JSON cost 13 ms at 2,000)."""
+    if score_keys is not None and len(score_keys) == len(samples):
+        try:
+            keys = [f"{score_keys[(s.id, s.repeat)]} {s.repeat}" for s in samples]
+        except KeyError:
+            keys = None
+        if keys is not None:
+            h = hashlib.sha256(hash_text("scored\0" + str(getattr(model, "cache_id", None))))
+            h.update("\n".join(keys).encode())
+            return h.hexdigest()
     h = hashlib.sha256(hash_text(str(getattr(model, "cache_id", None))))
     for s in samples:
         h.update(hash_text(_CONTENT_JSON.encode([s.id, s.repeat, jsonable(s.meta), jsonable(s.input), s.output, jsonable(s.answer),

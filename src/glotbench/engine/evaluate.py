@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence, cast
+from typing import Any, Callable, Mapping, Sequence, cast
 
 from glotbench import __version__
 from glotbench.benchmarks.base import Benchmark, contract_fault
@@ -32,6 +32,7 @@ from glotbench.engine.prompts import PromptTemplate, probes, whole
 from glotbench.engine.runner import RetryPolicy, RunCounters, Runner, effective_config, prompt_form
 from glotbench.errors import GlotbenchError, SpecError
 from glotbench.models.base import LOGLIK_LATENCY, REQUEST_LATENCY, Model
+from glotbench.metrics.ratio import RatioMetric
 from glotbench.core import GenerateConfig, Prompt
 from glotbench.registry import get_benchmark, load_model
 from glotbench.rundir import RESULTS, RUN_JSON, SAMPLES, SampleSink, new_run_dir, write_json_atomic
@@ -272,6 +273,7 @@ class _Generated:
 
 
 _NOT_PREPARED = object()
+_CHECK_BATCH = 256  # answers language-checked at a time in a worker thread during a run
 
 
 async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, options: RunOptions, cache: Any,
@@ -285,8 +287,32 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
     prepared: list[asyncio.Task] = []
 
     def prepare() -> None:  # once the first request is out: the CPU waits on replies from then on
-        prepared.append(asyncio.ensure_future(asyncio.to_thread(_prepare_finish, len(items), options)))
+        draws = _draws_ahead(bench, full, options)
+        prepared.append(asyncio.ensure_future(asyncio.to_thread(_prepare_finish, len(items), options, draws)))
         prepared.append(asyncio.ensure_future(asyncio.to_thread(bench.input_floor, full, items)))
+
+    # The answers' language checks, a batch at a time in a worker thread once requests are in flight
+    # (one batch after the other: RunChecks is not shared between threads); check_all makes the rest.
+    # At the end of a run they cost 47 ms of its wall time at 2,000 answers (docs/performance.md).
+    unchecked: list[Sample] = []
+    checking: list[asyncio.Future] = []
+
+    async def check_batch(batch: list[Sample], before: asyncio.Future | None) -> None:
+        if before is not None:
+            await before
+        await asyncio.to_thread(checks.check_many, batch)
+
+    def on_sample(s: Sample, prompt: Mapping[str, Any] | None) -> None:
+        record = s.to_record()
+        if prompt is not None:  # the sample's prompt record, kept in its line only (Runner._finish)
+            record["prompt"] = dict(prompt)
+        sink.add(record)
+        if checks.rule is None:
+            return
+        unchecked.append(s)
+        if len(unchecked) >= _CHECK_BATCH and prepared:
+            checking.append(asyncio.ensure_future(check_batch(unchecked.copy(), checking[-1] if checking else None)))
+            unchecked.clear()
 
     gate = budget = batch = None
     if plan.auto:
@@ -302,7 +328,7 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
                         concurrency=plan.concurrency) as bar:
         runner = Runner(bench, m, plan.config, concurrency=plan.concurrency, repeats=options.repeats,
                         cache=cache, retry=RetryPolicy(max_retries=options.max_retries),
-                        on_sample=lambda s: sink.add(s.to_record()), on_progress=bar.update, on_flush=sink.flush,
+                        on_sample=on_sample, on_progress=bar.update, on_flush=sink.flush,
                         on_first_call=prepare, scorer_id=f"glotbench:{__version__}|{plan.scorer_signature}",
                         prompt_record=template.record if template else partial(_whole, plan.form),
                         gate=gate, budget=budget)
@@ -314,15 +340,14 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
                 batch = await prefill_from_batch(runner, items, out_dir, options)
             samples = await runner.run(iter(items), len(items))
         finally:
-            for task in prepared:
+            for task in [*prepared, *checking]:
                 await task
         wall = time.perf_counter() - t0
     floor = prepared[1].result() if prepared else _NOT_PREPARED
     order = {it.id: i for i, it in enumerate(items)}
     samples.sort(key=lambda x: (order[x.id], x.repeat))
-    # The checks, once the requests are done (none of them on a request's path) and the aggregate
-    # is made (`_results`: its bootstrap draws are dropped before the language identifier is read),
-    # go into each line as the file is put in item order (appended in completion order).
+    # The checks (those not made while requests were in flight: `check_all`) go into each line as
+    # the file is put in item order (appended in completion order), once the aggregate is made.
     return _Generated(samples, runner, wall, gate, budget, batch, floor,
                       lambda fields=None: sink.in_order(order, checks.check_all(samples), fields))
 
@@ -360,8 +385,10 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         scores, signature = merged(scores, extra), signed(signature, learned)
         infos[learned.checkpoint.kind] = cast(MetricInfo, info)
     forget_draws()  # the bootstrap's draws are not held through the checks, where memory peaks
-    runner.score_keys.clear()  # read by the aggregate's key only (about 200 bytes a sample)
+    content = checks.content_key(done.samples, runner.score_keys)
+    runner.score_keys.clear()  # read by the aggregate's and the checks' keys only (about 200 bytes a sample)
     done.lines_checked(per_sample)
+    checked = checks.summary(done.samples, metrics, content)
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
     facts = dict(bench.extra_results(full))
     floor = bench.input_floor(full, plan.items) if done.input_floor is _NOT_PREPARED else done.input_floor
@@ -389,7 +416,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
         facts=facts,
         headline=metrics[0].name,
         metrics=infos,
-        scores=scores, checks=checks.summary(done.samples, metrics),
+        scores=scores, checks=checked,
         counts=counts, tokens=tokens,
         cost=cost_block(options, c, done.batch, done.budget), coverage=plan.coverage,
         timing=_timing(wall, c, runner, done.batch, REQUEST_LATENCY if bench.method != "loglik" else LOGLIK_LATENCY, m),
@@ -446,15 +473,32 @@ def versions_used() -> dict[str, str]:
     return out
 
 
-def _prepare_finish(n_items: int, options: RunOptions) -> None:
+def _prepare_finish(n_items: int, options: RunOptions, draws: bool) -> None:
     """What the end of a run needs, prepared in a worker thread from the first request on, while
     the CPU mostly waits for replies: numpy (imported by nothing before the aggregate), the
-    bootstrap's resample draws (they depend only on the item count and the seed) and rich, which
-    prints the results table. A fully cached run makes no request and does all of it at the end.
-    Measured on a 2,000-item run at 100 ms latency (docs/performance.md)."""
-    prepare_draws(n_items, options.bootstrap_resamples, DEFAULT_SEED)
+    bootstrap's resample draws where the aggregate will read them (`_draws_ahead`; they depend only
+    on the item count and the seed) and rich, which prints the results table. A fully cached run
+    makes no request and does all of it at the end. Measured on a 2,000-item run at 100 ms latency
+    (docs/performance.md)."""
+    if draws:
+        prepare_draws(n_items, options.bootstrap_resamples, DEFAULT_SEED)
+    else:
+        import numpy  # noqa: F401
     import rich.console  # noqa: F401
     import rich.table  # noqa: F401
+
+
+def _draws_ahead(bench: Benchmark, full: Dataset, options: RunOptions) -> bool:
+    """Whether the aggregate will resample the run's items: a metric that is not a ratio of sums (a
+    corpus metric, a plugin's), or a learned metric's mean. A ratio is a proportion (Wilson) or a
+    bounded ratio (Wilson on the effective n) unless an item's numerator lies outside [0, its
+    denominator], which the aggregate then draws for itself; clustered intervals resample clusters,
+    not items. vi-diacritics' 2,000 items: 2 million draws (40 ms of CPU) no interval read
+    (docs/performance.md)."""
+    if bench.cluster_by or options.bootstrap_resamples <= 0:
+        return False
+    return options.metric_checkpoint is not None or not all(
+        isinstance(m, RatioMetric) for m in bench.run_metrics(full))
 
 
 def _lower_is_better(metric: Any) -> bool:

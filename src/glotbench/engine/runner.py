@@ -17,7 +17,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample, TokenCounts
@@ -173,7 +173,7 @@ class Runner:
         cache: CallCache | None = None,
         retry: RetryPolicy = RetryPolicy(),
         timeout_s: float | None = None,
-        on_sample: Callable[[Sample], None] | None = None,
+        on_sample: Callable[[Sample, Mapping[str, Any] | None], None] | None = None,
         on_progress: Callable[[RunCounters], None] | None = None,
         on_flush: Callable[[], None] | None = None,
         on_first_call: Callable[[], None] | None = None,
@@ -478,7 +478,7 @@ class Runner:
         if resp is None:
             sample = score_output(self.benchmark, item, None, repeat=unit.repeat,
                                   model_failure=getattr(err, "kind", "exception"), input=item.public,
-                                  prompt_form=self._form, prompt=prompt, retries=attempts, cached=cached,
+                                  prompt_form=self._form, retries=attempts, cached=cached,
                                   error=f"{getattr(err, 'kind', type(err).__name__)}: {err}")
         else:
             u = resp.usage
@@ -488,7 +488,7 @@ class Runner:
                 self.structured_modes[resp.structured_output] += 1
             fields: dict[str, Any] = {"finish_reason": resp.finish_reason, "latency_s": resp.latency_s,
                       "tokens": TokenCounts(u.prompt_tokens, u.completion_tokens),
-                      "input": item.public, "prompt_form": self._form, "prompt": prompt, "retries": attempts,
+                      "input": item.public, "prompt_form": self._form, "retries": attempts,
                       "cached": cached,
                       "error": None}
             cache, skey = self.cache, None
@@ -516,9 +516,10 @@ class Runner:
         if not cached:
             c.last_answered_at = self.last_done_at
         if self.on_sample is not None:
-            self.on_sample(sample)
-        # Kept for the end of the run without its prompt record: the line written holds it, and
-        # nothing after reads it (about 250 bytes a sample: 2.5 MB at 10,000; docs/performance.md).
-        self.samples.append(sample if prompt is None else dataclasses.replace(sample, prompt=None))
+            self.on_sample(sample, prompt)
+        # Kept for the end of the run without its prompt record: the line written holds it (the
+        # sample and its prompt record are given to `on_sample` apart), and nothing after reads it
+        # (about 250 bytes a sample: 2.5 MB at 10,000; docs/performance.md).
+        self.samples.append(sample)
         if self.on_progress is not None:
             self.on_progress(c)

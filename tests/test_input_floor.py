@@ -119,3 +119,35 @@ def test_a_scorer_error_on_the_input_is_that_items_failure_score_not_a_crash():
     plain = VietnameseDiacritics().input_floor(ds)
     assert floor["scorer_errors"] == 1 and "scorer_errors" not in plain
     assert floor["overall"]["word_accuracy"] <= plain["overall"]["word_accuracy"]
+
+
+def test_a_run_scores_each_items_floor_as_it_goes_and_counts_a_scorer_error(tmp_path, cache_path):
+    """In a run each item's floor score is made beside its reply's (engine/evaluate.py `on_sample`): a
+    scorer error on one input is counted there as in a pass of its own, and the floor equals it."""
+    class Broken(VietnameseDiacritics):
+        def score(self, answer, item):
+            if answer == item.public["text"] and item.id == first:
+                raise ValueError("no score for this input")
+            return super().score(answer, item)
+
+    ds = VietnameseDiacritics().load()
+    items = list(ds)
+    first = items[3].id
+    f = tmp_path / "replies.jsonl"
+    f.write_text("".join(json.dumps({"id": it.id, "output": json.dumps({"restored_text": it.gold["references"][0]},
+                                                                         ensure_ascii=False)}) + "\n" for it in items),
+                 encoding="utf-8")
+    res = evaluate(Broken(), f"replay:{f}", RunOptions(cache_path=cache_path, progress=False, out=str(tmp_path / "r")))
+    in_one_pass = Broken().input_floor(ds)
+    assert res.results["input_floor"]["scorer_errors"] == 1
+    assert res.results["input_floor"] == json.loads(json.dumps(in_one_pass))
+
+
+def test_floor_scores_given_for_some_items_and_made_for_the_rest_give_the_floor_of_one_pass():
+    bench = VietnameseDiacritics()
+    ds = bench.load()
+    items = list(ds)
+    some = {it.id: bench.input_floor_score(it) for it in items[::3]}
+    assert bench.input_floor(ds, items, some) == bench.input_floor(ds, items)
+    wrong = {items[0].id: (bench.run_failure_score("format", items[0]), False)}  # a given score is used as given
+    assert bench.input_floor(ds, items, wrong) != bench.input_floor(ds, items)

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
 from types import MappingProxyType
 
@@ -142,27 +141,29 @@ def test_the_error_table_is_each_samples_errors_summed_per_group():
         assert table["samples"] == sum(1 for it in items if it.meta["category"] == cat)
 
 
-# -- the input floor, made while requests are in flight ---------------------------------------------
+# -- the input floor, each item's made as its reply is scored ------------------------------------------
 
 class _Watched(VietnameseDiacritics):
-    threads: list[bool] = []
+    floors: list[int] = []  # per input_floor call: how many item scores it was given
 
-    def input_floor(self, dataset, items=None):
-        _Watched.threads.append(threading.current_thread() is threading.main_thread())
-        return super().input_floor(dataset, items)
+    def input_floor(self, dataset, items=None, scored=None):
+        _Watched.floors.append(len(scored or {}))
+        return super().input_floor(dataset, items, scored)
 
 
-def test_the_floor_made_in_flight_is_the_floor_made_after(tmp_path, cache_path):
+def test_the_floor_made_as_replies_are_scored_is_the_floor_made_after(tmp_path, cache_path):
+    """Each item's floor score is made as its sample is (in the event loop, beside its own reply's
+    score), in a first run and in a cached one alike; the floor is the floor made in one pass."""
     bench = _Watched()
     items = list(bench.load())
     f = tmp_path / "replies.jsonl"
     f.write_text("".join(json.dumps({"id": it.id, "output": json.dumps({"restored_text": it.gold["references"][0]},
                                                                          ensure_ascii=False)}, ensure_ascii=False) + "\n"
                          for it in items), encoding="utf-8")
-    _Watched.threads = []
+    _Watched.floors = []
     first = evaluate(bench, f"replay:{f}", RunOptions(cache_path=cache_path, progress=False, out=str(tmp_path / "a")))
     again = evaluate(bench, f"replay:{f}", RunOptions(cache_path=cache_path, progress=False, out=str(tmp_path / "b")))
-    assert _Watched.threads == [False, True]  # the first run in a worker thread; the cached one (no request) after
+    assert _Watched.floors == [len(items), len(items)]
     assert again.results["counts"]["model_calls"] == 0
     direct = VietnameseDiacritics().input_floor(bench.load())
     assert first.results["input_floor"] == again.results["input_floor"] == json.loads(json.dumps(direct))

@@ -37,11 +37,11 @@ class Counting(VietnameseDiacritics):
     def signature_parts(self):
         return {**super().signature_parts(), "rule": self.rule}
 
-    def input_floor(self, dataset, items=None):
+    def input_floor_score(self, item):
         """The input-unchanged floor scores the inputs (no reply, nothing cached): not counted here."""
         counted = dict(type(self).calls)
         try:
-            return super().input_floor(dataset, items)
+            return super().input_floor_score(item)
         finally:
             type(self).calls.update(counted)
 

@@ -264,15 +264,14 @@ class _Generated:
     gate: Any  # engine/concurrency.py AdaptiveLimit (--concurrency auto)
     budget: Any  # engine/cost.py CostCap (--max-cost)
     batch: dict[str, Any] | None  # engine/batch.py (--batch)
-    # results.json's input floor (Benchmark.input_floor), made in a worker thread while requests are
-    # in flight: it depends only on the data and the benchmark. _NOT_PREPARED when no request went out.
-    input_floor: Any
+    # results.json's input floor (Benchmark.input_floor): its items' scores, each made as the item's
+    # reply is scored (`on_sample`), while the scorer's caches hold what it read of the item
+    floor_scores: dict[str, Any]
     # the checks run, each added to its samples.jsonl line (with the keys a `fields(id, repeat)` gives:
     # the learned metric's score), the file in item order
     lines_checked: Callable[..., None]
 
 
-_NOT_PREPARED = object()
 _CHECK_BATCH = 256  # answers language-checked at a time in a worker thread during a run
 
 
@@ -289,7 +288,6 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
     def prepare() -> None:  # once the first request is out: the CPU waits on replies from then on
         draws = _draws_ahead(bench, full, options)
         prepared.append(asyncio.ensure_future(asyncio.to_thread(_prepare_finish, len(items), options, draws)))
-        prepared.append(asyncio.ensure_future(asyncio.to_thread(bench.input_floor, full, items)))
 
     # The answers' language checks, a batch at a time in a worker thread once requests are in flight
     # (one batch after the other: RunChecks is not shared between threads); check_all makes the rest.
@@ -302,11 +300,16 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
             await before
         await asyncio.to_thread(checks.check_many, batch)
 
+    floor_scores: dict[str, Any] = {}
+    floor_of = {it.id: it for it in items} if bench.input_answer is not None else None
+
     def on_sample(s: Sample, prompt: Mapping[str, Any] | None) -> None:
         record = s.to_record()
         if prompt is not None:  # the sample's prompt record, kept in its line only (Runner._finish)
             record["prompt"] = dict(prompt)
         sink.add(record)
+        if floor_of is not None and s.id not in floor_scores:
+            floor_scores[s.id] = bench.input_floor_score(floor_of[s.id])
         if checks.rule is None:
             return
         unchecked.append(s)
@@ -343,12 +346,11 @@ async def _generate(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, opti
             for task in [*prepared, *checking]:
                 await task
         wall = time.perf_counter() - t0
-    floor = prepared[1].result() if prepared else _NOT_PREPARED
     order = {it.id: i for i, it in enumerate(items)}
     samples.sort(key=lambda x: (order[x.id], x.repeat))
     # The checks (those not made while requests were in flight: `check_all`) go into each line as
     # the file is put in item order (appended in completion order), once the aggregate is made.
-    return _Generated(samples, runner, wall, gate, budget, batch, floor,
+    return _Generated(samples, runner, wall, gate, budget, batch, floor_scores,
                       lambda fields=None: sink.in_order(order, checks.check_all(samples), fields))
 
 
@@ -391,7 +393,7 @@ def _results(bench: Benchmark, full: Dataset, m: Model, plan: _Plan, run: RunJso
     checked = checks.summary(done.samples, metrics, content)
     stopped: Stopped | None = done.budget.stopped if done.budget is not None and c.not_sent else None
     facts = dict(bench.extra_results(full))
-    floor = bench.input_floor(full, plan.items) if done.input_floor is _NOT_PREPARED else done.input_floor
+    floor = bench.input_floor(full, plan.items, done.floor_scores)
     if floor:
         facts["input_floor"] = floor
     counts: Counts = {"samples": c.done, "items": len(plan.items), "failed": c.errors, "failures": dict(c.failures),

@@ -8,7 +8,9 @@ the same server: `bench/bare_loop.py` (the same request bodies, as a process), `
 vi-diacritics` (as a process), and the same command again on the warm cache. The machine may be
 shared, so the figures that matter are the ratios within a trial; the median and range over trials
 are printed. Then one `glotbench run` of `--memory-items` items reports its peak RSS (wait4), and
-the same command again on its warm cache gives the cached/first ratio at that size.
+the same command again on its warm cache gives the cached/first ratio at that size; the bare loop
+sends those requests too, so the CPU a request adds (start-up left out: from the trials' medians to
+that size) is printed for both beside the whole-process ratio.
 
     python bench/runner_overhead.py [--requests 2000] [--concurrency 64] [--latency 0.1] [--trials 5]
                                     [--memory-items 10000] [--no-site]
@@ -268,17 +270,25 @@ def main() -> None:
                 print(json.dumps({"trial": trial, **{k: round(v, 3) for k, v in rows[-1].items()}}), flush=True)
             mem = {}
             if a.memory_items:
-                mdata, _, manswers = make_data(t, a.memory_items, "mem")
+                mdata, mbodies, manswers = make_data(t, a.memory_items, "mem")
                 control(port, {"answers": manswers, "record": False})
                 load = load1()
+                _, bare_mem_cpu, _, _ = measured([*py, str(HERE / "bare_loop.py"), str(mbodies),
+                                                  f"{url}/chat/completions", str(a.concurrency)])
                 margs = [*gb, "--data", str(mdata), "--model", f"openai:bench@{url}", "--concurrency",
                          str(a.concurrency), "--cache-path", str(t / "mem.sqlite"), "--no-progress"]
                 wall, cpu, rss, _ = measured([*margs, "--out", str(t / "mem")])
                 cached_wall, _, cached_rss, _ = measured([*margs, "--out", str(t / "mem-cached")])
                 res = json.loads((t / "mem-cached" / "results.json").read_text())
                 assert res["counts"]["model_calls"] == 0, res["counts"]
+                # CPU a request adds: from the trials' medians to this run, glotbench's and the bare loop's
+                extra = a.memory_items - a.requests
+                marginal = {"run_us": (cpu - statistics.median(r["run_cpu_s"] for r in rows)) / extra * 1e6,
+                            "bare_us": (bare_mem_cpu - statistics.median(r["bare_cpu_s"] for r in rows)) / extra * 1e6}
                 mem = {"items": a.memory_items, "peak_rss_mb": round(rss / 1024, 1), "wall_s": round(wall, 2),
-                       "cpu_s": round(cpu, 2), "cached_wall_s": round(cached_wall, 2),
+                       "cpu_s": round(cpu, 2), "bare_cpu_s": round(bare_mem_cpu, 2),
+                       "cpu_per_request_us": round(marginal["run_us"], 1),
+                       "bare_cpu_per_request_us": round(marginal["bare_us"], 1), "cached_wall_s": round(cached_wall, 2),
                        "cached_peak_rss_mb": round(cached_rss / 1024, 1),
                        "cached_over_first": round(cached_wall / wall, 3), "load1": load}
                 print(json.dumps({"memory_run": mem}), flush=True)
@@ -328,6 +338,11 @@ def table(rows: list[dict[str, float]], mem: dict[str, Any], eta: dict[str, floa
     if mem_rss is not None:
         lines.append(f"| peak RSS MB, {mem['items']:,} requests | — | {mem_rss} (one run) | ≤ 130 | "
                      f"{'met' if mem_rss <= 130 else 'NOT met'} | {mem['load1']:.2f} |")
+        if mem["items"] > a.requests and mem["bare_cpu_per_request_us"] > 0:
+            ratio = mem["cpu_per_request_us"] / mem["bare_cpu_per_request_us"]
+            lines.append(f"| CPU µs a request adds ({a.requests:,} → {mem['items']:,}; start-up left out) | "
+                         f"{mem['bare_cpu_per_request_us']:.0f} | {mem['cpu_per_request_us']:.0f} ({ratio:.2f} ×) | — | | "
+                         f"{mem['load1']:.2f} |")
     lines += [f"| cached re-run: wall s | — | {med('cached_process_s')} | — | | {load} |",
               f"| cached re-run: CPU s | — | {med('cached_cpu_s')} | — | | {load} |",
               f"| cached re-run: peak RSS MB | — | {med('cached_peak_rss_mb', 1)} | — | | {load} |"]

@@ -1,10 +1,10 @@
-"""Two source trees side by side on a busy machine: CPU seconds of a 2,000-request run, and the ETA's error.
+"""Two source trees side by side on a busy machine: CPU seconds (and wall) of a 2,000-request run, and the ETA's error.
 
 `cpu`: rounds of (the bare aiohttp loop, then `glotbench run vi-diacritics` of each tree) against the
 loopback server of `bench/runner_overhead.py` (same data, replies, 100 ms latency, 64 in flight), one
 after the other, so each round sees the same load; CPU seconds (user + system, wait4) of each process
-and each tree's CPU / the bare loop's in the same round. CPU seconds move far less with the load
-than wall times do, and interleaving cancels the machine's drift between rounds.
+and each tree's CPU / the bare loop's in the same round; the same for wall seconds. CPU seconds move
+far less with the load than wall times do, and interleaving cancels the machine's drift between rounds.
 
 `eta`: for each tree, TRIALS endpoint runs as runner_overhead.py's ETA figure makes them (164 requests,
 16 in flight, real clock): the largest |ETA / real remaining - 1| from the first round on while more
@@ -36,37 +36,43 @@ def cpu(trees: dict[str, str], rounds: int, requests: int) -> None:
     server, port = R.start_server(0.1)
     url = f"http://127.0.0.1:{port}/v1"
     cpu_s: dict[str, list[float]] = {k: [] for k in ["bare", *trees]}
+    wall_s: dict[str, list[float]] = {k: [] for k in ["bare", *trees]}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
             data, bodies, answers = R.make_data(t, requests, "run")
             R.control(port, {"answers": answers, "record": False})
 
-            def run(src: str, out: str) -> float:
+            def run(src: str, out: str) -> tuple[float, float]:
                 R.CHILD_ENV["PYTHONPATH"] = str(Path(src).resolve())
                 shutil.rmtree(t / out, ignore_errors=True)
                 (t / "c.sqlite").unlink(missing_ok=True)
                 return R.measured([sys.executable, "-m", "glotbench", "run", "vi-diacritics", "--data", str(data),
                                    "--model", f"openai:bench@{url}", "--concurrency", "64", "--cache-path",
-                                   str(t / "c.sqlite"), "--no-progress", "--out", str(t / out)])[1]
+                                   str(t / "c.sqlite"), "--no-progress", "--out", str(t / out)])[:2]
 
             for src in trees.values():  # bytecode written, the language identifier unpacked
                 run(src, "warm")
             for r in range(rounds):
                 load = round(os.getloadavg()[0], 2)
-                cpu_s["bare"].append(R.measured([sys.executable, str(HERE / "bare_loop.py"), str(bodies),
-                                                 f"{url}/chat/completions", "64"])[1])
+                wall, cpu_bare = R.measured([sys.executable, str(HERE / "bare_loop.py"), str(bodies),
+                                             f"{url}/chat/completions", "64"])[:2]
+                cpu_s["bare"].append(cpu_bare)
+                wall_s["bare"].append(wall)
                 for name, src in trees.items():
-                    cpu_s[name].append(run(src, "o"))
+                    wall, cpu_run = run(src, "o")
+                    cpu_s[name].append(cpu_run)
+                    wall_s[name].append(wall)
                 print(json.dumps({"round": r, "load1": load, **{k: round(v[-1], 3) for k, v in cpu_s.items()}}), flush=True)
     finally:
         server.terminate()
         server.wait()
-    for k, v in cpu_s.items():
-        ratio = "" if k == "bare" else (" / bare in the same round: median %.2f (%.2f-%.2f)" % (
-            statistics.median(a / b for a, b in zip(v, cpu_s["bare"])),
-            min(a / b for a, b in zip(v, cpu_s["bare"])), max(a / b for a, b in zip(v, cpu_s["bare"]))))
-        print(f"{k}: CPU s median {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}){ratio}")
+    for what, got in (("CPU", cpu_s), ("wall", wall_s)):
+        for k, v in got.items():
+            ratio = "" if k == "bare" else (" / bare in the same round: median %.3f (%.3f-%.3f)" % (
+                statistics.median(a / b for a, b in zip(v, got["bare"])),
+                min(a / b for a, b in zip(v, got["bare"])), max(a / b for a, b in zip(v, got["bare"]))))
+            print(f"{k}: {what} s median {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}){ratio}")
 
 
 def eta(trees: dict[str, str], trials: int) -> None:

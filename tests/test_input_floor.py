@@ -151,3 +151,57 @@ def test_floor_scores_given_for_some_items_and_made_for_the_rest_give_the_floor_
     assert bench.input_floor(ds, items, some) == bench.input_floor(ds, items)
     wrong = {items[0].id: (bench.run_failure_score("format", items[0]), False)}  # a given score is used as given
     assert bench.input_floor(ds, items, wrong) != bench.input_floor(ds, items)
+
+
+class _FloorFailureScoreBroken(VietnameseDiacritics):
+    """A plugin whose scorer fails on some items' input (not on the replies), and whose failure score
+    for a scorer error fails too: the floor of those items has no statistics."""
+
+    def score(self, answer, item):
+        if answer == item.public["text"] and item.id.endswith(("1", "5")):
+            raise ValueError("no score for the input")
+        return super().score(answer, item)
+
+    def failure_score(self, failure, item):
+        if failure == "scorer_error":
+            raise RuntimeError("no failure score either")
+        return super().failure_score(failure, item)
+
+
+def test_a_floor_whose_failure_score_fails_never_stops_the_run(tmp_path, cache_path):
+    """The floor is scored as each reply comes in (engine/evaluate.py `on_sample`): a failure score
+    that raises there stopped the run at its first such item (every later sample lost, and the same
+    on every re-run). Now the item's floor score has no statistics, as a reply's would, the floor
+    that cannot be aggregated says why, and the run and every sample are kept."""
+    bench = _FloorFailureScoreBroken()
+    items = list(bench.load())
+    broken = sum(it.id.endswith(("1", "5")) for it in items)
+    assert broken
+    f = tmp_path / "replies.jsonl"
+    f.write_text("".join(json.dumps({"id": it.id, "output": json.dumps({"restored_text": it.gold["references"][0]},
+                                                                         ensure_ascii=False)}) + "\n" for it in items),
+                 encoding="utf-8")
+    run = evaluate(bench, f"replay:{f}", RunOptions(cache_path=cache_path, progress=False, out=str(tmp_path / "r")))
+    res = run.results
+    assert res["counts"]["samples"] == len(items) and res["counts"]["failed"] == 0
+    assert res["scores"]["overall"]["sentence_exact"]["value"] == 1.0  # the replies' own scores: untouched
+    floor = res["input_floor"]
+    assert floor["scorer_errors"] == broken and floor["items"] == len(items)
+    assert "no failure score" not in floor["error"] and "exact" in floor["error"]  # the aggregate's reason
+    assert floor["overall"] == {} and floor["groups"] == {}
+    assert len((run.out_dir / "samples.jsonl").read_text(encoding="utf-8").splitlines()) == len(items)
+    # every view that shows the floor says it is not computed, and why
+    from glotbench.report.terminal import floor_line
+
+    line = floor_line(res)
+    assert line is not None and "do-nothing floor: not computed" in line and floor["error"] in line
+
+
+def test_the_floor_score_of_an_item_never_raises():
+    bench = _FloorFailureScoreBroken()
+    it = next(x for x in bench.load() if x.id.endswith("1"))
+    score, failed = bench.input_floor_score(it)
+    assert failed and score.failure == "scorer_error" and dict(score.stats) == {}
+    ok = next(x for x in bench.load() if not x.id.endswith(("1", "5")))
+    score, failed = bench.input_floor_score(ok)
+    assert not failed and "exact" in score.stats

@@ -388,12 +388,17 @@ class Benchmark(ABC):
 
     def input_floor_score(self, item: Item) -> tuple[ItemScore, bool]:
         """The item's score when answered with its own `input_answer` field (`input_floor`), and
-        whether the scorer failed on it (as in a run, a scorer error is that item's failure score)."""
+        whether the scorer failed on it (as in a run, scoring.score_output: a scorer error is that
+        item's failure score, and a failure score that fails too is one with no statistics). It never
+        raises: a run scores it as each reply comes in (engine/evaluate.py `on_sample`)."""
         assert self.input_answer is not None
         try:
             return self.run_score(self.input_as_answer(item.public[self.input_answer], item), item), False
         except Exception:  # noqa: BLE001 - recorded as the item's failure score, counted
-            return self.run_failure_score("scorer_error", item), True
+            try:
+                return self.run_failure_score("scorer_error", item), True
+            except Exception:  # noqa: BLE001 - the failure score itself is broken: no statistics to give
+                return ItemScore({}, failure="scorer_error"), True
 
     def input_floor(self, dataset: Dataset, items: Sequence[Item] | None = None,
                     scored: Mapping[str, tuple[ItemScore, bool]] | None = None) -> dict[str, Any] | None:
@@ -417,7 +422,12 @@ class Benchmark(ABC):
         if not samples:
             return None
         # the metrics' own values, without intervals (the run's aggregate, not a second one of it)
-        agg = aggregate(self.run_metrics(dataset), samples, self.group_by, resamples=0)
+        try:
+            agg = aggregate(self.run_metrics(dataset), samples, self.group_by, resamples=0)
+        except Exception as e:  # noqa: BLE001 - a floor its own scorer cannot aggregate (a failure score
+            # with no statistics) is not given, and says why; the run it stands beside is kept
+            return {"field": self.input_answer, "items": len(items), **({"scorer_errors": errors} if errors else {}),
+                    "error": f"{type(e).__name__}: {e}", "overall": {}, "groups": {}}
         if not self.pooled_overall:
             agg["overall"] = {}
 

@@ -132,6 +132,8 @@ def floor_line(results: dict[str, Any]) -> str | None:
     fl = results.get("input_floor")
     if not isinstance(fl, dict):
         return None
+    if fl.get("error"):  # its scorer could not aggregate it (Benchmark.input_floor): said, not left out
+        return f"input unchanged (the {fl.get('field')} as every answer), the do-nothing floor: not computed ({fl['error']})"
     metrics = results.get("metrics") or {}
     scores = results.get("scores") or {}
     if fl.get("overall"):

@@ -27,7 +27,7 @@ _MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20
 # `strip` and `words` remember the last texts they read: scoring one answer reads the answer, its
 # source and its reference several times over (same_letters, comparison_key, letter_keys, the
 # alignment), and the language check (a batch of 256 answers later), the error table (at the end)
-# and the input floor read them again. 4,096 texts (about 7 MB at most): a 2,000-item run's answers
+# and the input floor read them again. 4,096 texts (5.4 MB at most, tracemalloc): a 2,000-item run's answers
 # and references; with 256, a run's later readers found none (14 ms of CPU a 2,000-item run;
 # docs/performance.md).
 @functools.lru_cache(maxsize=4096)

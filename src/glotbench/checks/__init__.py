@@ -1,10 +1,11 @@
 """Is the number about the language? Checks that read a run and call no model.
 
-`RunChecks` is made once per run by engine/evaluate.py: `check_many(samples)` checks the answers
-in batches in a worker thread while requests are in flight (never on a request's path), `check_all(samples)`,
-once the requests are done, checks the rest and gives each sample's checks for its samples.jsonl row
-(`"checks": {"language": ...}`; `record` is one row with them), and `summary(samples)` is results.json's
-`checks` block. The language identifier's model is read only when an answer needs it. `checks_of_run(DIR)` computes the same block again from a finished run
+`RunChecks` is made once per run by engine/evaluate.py: `check_many(samples)` checks the answers in
+batches in a worker thread while requests are in flight (never on a request's path);
+`check_all(samples)`, once the requests are done, checks the rest and gives each sample's checks for
+its samples.jsonl row (`"checks": {"language": ...}`; `record` is one row with them); and
+`summary(samples)` is results.json's `checks` block. The language identifier's model is read only
+when an answer needs it. `checks_of_run(DIR)` computes the same block again from a finished run
 directory's stored outputs (samples.jsonl) and its data (SHA-256 checked), for runs made before a
 check existed and for `glotbench rescore`. The checks (docs/checks.md):
 

@@ -27,16 +27,16 @@ from collections import defaultdict
 from typing import Any, Callable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
-from glotbench.checks.language import answer_text, expectation, expected_language
+from glotbench.checks.language import answer_text, expectation
 from glotbench.core import Sample
 from glotbench.items import Item
 from glotbench.languages import resolve_code
 
 
-def language_of(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, Any], rule: Any = ...) -> str:
+def language_of(bench: Benchmark, fields: Mapping[str, Any], meta: Mapping[str, Any], rule: Any) -> str:
     """The language an answer (or an item) is counted under. `rule`: `expectation(bench)`, made once
-    by a caller that asks for many samples (made per sample, it was a fifth of the token check)."""
-    expected = expected_language(bench, fields, meta) if rule is ... else (rule[0](fields, meta) if rule else None)
+    per check (made per sample, it was a fifth of the token check)."""
+    expected = rule[0](fields, meta) if rule else None
     lang = expected or resolve_code(meta.get("lang") or meta.get("language")) or bench.lang
     return lang or "unknown"
 

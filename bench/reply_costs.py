@@ -54,7 +54,6 @@ def main() -> None:
                 "prompt_form": "chat", "retries": 0, "cached": False, "error": None}
 
     samples = [score_output(b, it, r.text, **fields(it)) for it, r in zip(items, resps)]
-    records = [s.to_record() for s in samples]
 
     def timed(name: str, fn: Callable[[], object]) -> None:
         best = float("inf")
@@ -75,7 +74,6 @@ def main() -> None:
     timed("the sample's line (record and JSON)", lambda: [json_bytes(s.to_record()) for s in samples])
     timed("the language verdict", lambda: [verdict(b, s.answer, "vi", it.public) for s, it in zip(samples, items) if s.answer])
     timed("the input floor (a pass of its own)", lambda: b.input_floor(ds, items))
-    del records
 
     def clear() -> None:
         for f in (V.strip, V.comparison_key, V._words):

@@ -13,6 +13,11 @@ from typing import Any
 
 import pytest
 
+# What the console script sets (glotbench/__main__.py), for the suite's own processes too: a test
+# worker's numpy would otherwise spin its OpenBLAS threads after start-up and every shared product,
+# on CPU the other worker needs. Read when numpy loads OpenBLAS: here, before any test imports it.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
 try:  # tqdm's monitor thread (lm-eval's and datasets' progress bars in the reference tests) would stay
     import tqdm  # alive for the rest of the session, and `cli()` forks only while no other thread runs
 

@@ -98,3 +98,36 @@ def test_the_console_script_runs_commands_with_the_tuned_collector_on(tmp_path):
     assert out.returncode == 0, out.stderr
     sample = json.loads((tmp_path / "r" / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert "enabled=True threshold=10000" in sample["output"], sample["output"]
+
+
+_BLAS_SNIPPET = """
+import os, sys
+import glotbench.__main__ as entry
+before = "numpy" in sys.modules
+sys.argv = ["glotbench", "list"]
+try:
+    entry.main()
+except SystemExit:
+    pass
+print(before, repr(os.environ.get("OPENBLAS_THREAD_TIMEOUT")), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("env, shown", [
+    (None, "'4'"),  # OpenBLAS's threads sleep at once instead of spinning 2^28 cycles (docs/performance.md)
+    ("28", "'28'"),  # the user's own value is kept
+])
+def test_openblas_threads_wait_briefly_unless_the_user_set_it(env, shown):
+    """The console script sets OpenBLAS's thread timeout before anything has imported numpy (which
+    reads it once, when it loads OpenBLAS), unless the user set it."""
+    import os
+    import subprocess
+    import sys
+
+    child = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if env is not None:
+        child["OPENBLAS_THREAD_TIMEOUT"] = env
+    out = subprocess.run([sys.executable, "-c", _BLAS_SNIPPET], capture_output=True, text=True, env=child,
+                         timeout=60)
+    before, value = out.stderr.strip().splitlines()[-1].split(" ", 1)
+    assert (before, value) == ("False", shown), out.stderr

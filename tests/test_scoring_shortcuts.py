@@ -83,3 +83,27 @@ def test_extraction_figures_when_every_reply_is_read(tmp_path, cache_path, data)
     for value, cell in groups.items():
         subset = [s for s in samples if s.meta["category"] == value]
         assert cell == {"strict": _value(head, subset, ())[0], "upper": _value(head, subset, ())[0]}
+
+
+def _strip_think_rule(text: str) -> tuple[str, bool]:
+    """strip_think as its rule reads, with no shortcut: blocks removed, an open tag left is no
+    answer, a closing tag alone keeps what follows it."""
+    from glotbench.extract import _THINK_BLOCK, _THINK_OPEN
+
+    stripped = _THINK_BLOCK.sub("", text)
+    if _THINK_OPEN.search(stripped):
+        return "", False
+    close = stripped.lower().rfind("</think>")
+    if close != -1:
+        stripped = stripped[close + len("</think>"):]
+    return stripped.strip(), True
+
+
+def test_strip_think_without_a_tag_is_the_text():
+    from glotbench.extract import strip_think
+
+    texts = ["", "  ", '{"restored_text": "Sáng nay."}', " plain answer \n", "<think>x</think> B", "<THINK>a</THINK>b",
+             "<think>never closed", "a</think> b", "1 < 2 and 3 > 2", "<thinking>t</thinking>C", "\u3000x\u3000",
+             "＜think＞ full-width, not a tag", "x <think>y</think> z <think>w"]
+    for t in texts + [t.upper() for t in texts]:
+        assert strip_think(t) == _strip_think_rule(t), t

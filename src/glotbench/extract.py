@@ -37,6 +37,8 @@ class Extraction:
 def strip_think(text: str) -> tuple[str, bool]:
     """Remove `<think>...</think>` blocks. Returns (text, ok); ok is False when a think block is
     left unclosed (the model never reached its answer), which counts as no answer."""
+    if "<" not in text:  # no tag of either kind: the text as it is (each reply is read twice: 2 x 0.6 µs)
+        return text.strip(), True
     stripped = _THINK_BLOCK.sub("", text)
     if _THINK_OPEN.search(stripped):
         return "", False

@@ -204,6 +204,7 @@ class Runner:
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
         self._key_heads: dict[tuple[GenerateConfig, type], str] = {}
+        self._last_head: tuple[GenerateConfig | None, str] = (None, "")  # the config last keyed, and its head
         self.first_call_at: float | None = None  # perf_counter of the first real model call
         self.last_done_at: float | None = None
         self.counters = RunCounters()
@@ -338,7 +339,10 @@ class Runner:
             coro = self._loglik(prompt)
         else:
             coro = self.model.generate(prompt, config, item_id=unit.item.id, repeat=unit.repeat)
-        resp = await (self._gated(coro) if self.gate is not None else self._timed(coro))
+        # no gate and no timeout of the runner's own (a plain run: the backend times its calls out):
+        # the model's coroutine itself, one frame less on each of a request's resumptions
+        resp = await (self._gated(coro) if self.gate is not None else
+                      self._timed(coro) if self.timeout_s is not None else coro)
         # A benchmark that retries malformed replies has each fresh one extracted here, once (outside
         # the adaptive gate: a malformed verdict is no congestion signal).
         return Reply(resp, check_reply(self.benchmark, unit.item, resp.text) if self._retries_failures else None)
@@ -414,10 +418,15 @@ class Runner:
             self.max_tokens_sent[config.max_tokens] += 1
         # One head per distinct config (one, for chat models): not re-encoded per unit. The type of
         # the temperature is part of the lookup: 0 == 0.0, but their JSON differs.
-        which = (config, type(config.temperature))
-        head = self._key_heads.get(which)
-        if head is None:
-            head = self._key_heads[which] = cache_key_head(self.model.cache_id, config.to_dict())
+        if config is self._last_head[0]:  # the run's one config (chat): not hashed again per unit
+            head = self._last_head[1]
+        else:
+            which = (config, type(config.temperature))
+            found = self._key_heads.get(which)
+            if found is None:
+                found = self._key_heads[which] = cache_key_head(self.model.cache_id, config.to_dict())
+            head = found
+            self._last_head = (config, head)
         key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode,
                                                             self._loglik_detail),
                         {}, unit.repeat, head=head)

@@ -254,8 +254,8 @@ class Runner:
                 await queue.put(None)
 
         async def work() -> None:
-            while (unit := await queue.get()) is not None:
-                await self._call_and_finish(unit)
+            while (unit := await queue.get()) is not None:  # no cap: no reservation around the call
+                await (self._call_and_finish(unit) if self.budget is not None else self._send_and_finish(unit))
 
         def flush() -> None:
             if self.cache is not None:

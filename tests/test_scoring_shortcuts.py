@@ -107,3 +107,48 @@ def test_strip_think_without_a_tag_is_the_text():
              "＜think＞ full-width, not a tag", "x <think>y</think> z <think>w"]
     for t in texts + [t.upper() for t in texts]:
         assert strip_think(t) == _strip_think_rule(t), t
+
+
+def _shares_rule(text: str) -> tuple[int, dict[str, float]]:
+    """script_shares as its docstring reads, character by character: letters and marks counted
+    by script, a mark of the Inherited script counted for the letter before it."""
+    from collections import Counter
+
+    from glotbench.checks.language import _char_script, _script_names
+
+    names = tuple(_script_names())
+    counts: Counter = Counter()
+    last = None
+    for c in text:
+        script = _char_script(c, names)
+        if script is None:
+            last = None
+            continue
+        if script == "Inherited":
+            if last is None:
+                continue
+            script = last
+        counts[script] += 1
+        last = script
+    n = sum(counts.values())
+    return n, ({k: round(v / n, 3) for k, v in counts.most_common()} if n else {})
+
+
+def test_script_shares_of_latin_text_follow_the_rule():
+    """Every character of the Latin blocks alone and after a letter, the bundled references, their
+    decomposed forms (marks: the character-by-character path), and texts that mix in µ (a Common
+    letter), Thai, Lao, Khmer, Cyrillic, Han and an emoji."""
+    import random
+
+    from glotbench.checks.language import _LATIN_BLOCKS, script_shares
+
+    block = [chr(i) for lo, hi in _LATIN_BLOCKS for i in range(lo, hi + 1)]
+    for c in block:
+        assert script_shares(c) == _shares_rule(c) and script_shares("a" + c) == _shares_rule("a" + c), hex(ord(c))
+    texts = _texts()
+    rng = random.Random(7)
+    others = ["\u0301", "µ", "ก", "ລ", "ខ", "а", "中", "\U0001F600", "\u00a0"]
+    texts += ["".join(rng.choice(block + others if i % 2 else block) for _ in range(rng.randint(0, 30)))
+              for i in range(3000)]
+    for t in texts:
+        assert script_shares(t) == _shares_rule(t), repr(t)

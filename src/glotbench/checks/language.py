@@ -27,6 +27,7 @@ module sits below the benchmarks and imports none of them (tests/test_layers.py)
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
@@ -66,6 +67,27 @@ def _char_scripts(names: tuple[str, ...]) -> dict[str, str | None]:
     return {}
 
 
+# Where Latin-script text lives, precomposed: ASCII, Latin-1, Latin Extended-A and -B, and Latin Extended
+# Additional (Vietnamese). No mark is in these blocks (U+0300 onwards are).
+_LATIN_BLOCKS = ((0x0000, 0x024F), (0x1E00, 0x1EFF))
+
+
+@functools.lru_cache(maxsize=8)
+def _latin_text(names: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern that matches a whole text made only of the characters of `_LATIN_BLOCKS` that
+    `script_shares` counts as Latin or does not count (not a letter or mark): in such a text every
+    letter is Latin and no mark follows one, so the counts are the letters' (`str.isalpha`, category L,
+    as `_char_script` reads it). A letter of another script there (µ, U+00B5, is Common) is left out:
+    a text holding one is counted character by character. Built once: 848 characters, about 2 ms."""
+    keep = []
+    for lo, hi in _LATIN_BLOCKS:
+        for c in map(chr, range(lo, hi + 1)):
+            kind = _char_script(c, names)
+            if kind in (None, "Latin") and c.isalpha() == (kind == "Latin"):  # counted iff a letter
+                keep.append(c)
+    return re.compile("[" + "".join(re.escape(c) for c in keep) + "]*")
+
+
 _CHAR_LIMIT = 1 << 16  # characters remembered per script list: a reply of random code points stays bounded
 
 
@@ -82,6 +104,9 @@ def script_shares(text: str) -> tuple[int, dict[str, float]]:
     (categories L and M: a Burmese or Khmer syllable is mostly marks); a mark of the Inherited script
     (a combining accent) counts for the letter before it; a script not listed counts as `Other`."""
     names = tuple(_script_names())
+    if _latin_text(names).fullmatch(text):  # Latin letters and no mark: the count alone (1.2 against 8.3 µs)
+        n = sum(map(str.isalpha, text))
+        return n, ({"Latin": 1.0} if n else {})
     known = _char_scripts(names)
     counts: Counter[str] = Counter()
     last = None

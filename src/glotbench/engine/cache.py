@@ -21,7 +21,7 @@ import hashlib
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
@@ -129,6 +129,9 @@ def open_cache(path: str | Path) -> "CallCache":
     return CallCache(path)
 
 
+_KEYS_PER_QUERY = 500  # under SQLite's oldest bound on a statement's parameters (999)
+
+
 class CallCache:
     """A small key -> Response store. Only successful replies are stored: errors are retried next run."""
 
@@ -160,6 +163,27 @@ class CallCache:
             return decode_response(pending[2])
         row = self._db.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         return decode_response(row[0]) if row else None
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
+        """The stored replies among `keys` (a damaged row is left out, as `get` gives None for it): a
+        query per 500 keys, not one per key (a run asks for its units 64 at a time: 2,000 look-ups
+        cost 3.1 ms of CPU one by one, 0.9 ms so; docs/performance.md)."""
+        out: dict[str, Response] = {}
+        rest: list[str] = []
+        for key in keys:
+            pending = self._pending.get(key)
+            if pending is None:
+                rest.append(key)
+            elif (resp := decode_response(pending[2])) is not None:
+                out[key] = resp
+        for i in range(0, len(rest), _KEYS_PER_QUERY):
+            chunk = rest[i:i + _KEYS_PER_QUERY]
+            rows = self._db.execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(chunk))})",
+                                    chunk).fetchall()
+            for key, text in rows:
+                if (resp := decode_response(text)) is not None:
+                    out[key] = resp
+        return out
 
     def put(self, key: str, model_id: str, response: Response) -> None:
         """Queue a reply; `flush()` commits it."""

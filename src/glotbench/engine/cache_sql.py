@@ -9,7 +9,7 @@ same reply never conflict. Chosen by `cache_path` (or a sweep's `cache:`) being 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engine, func, select
 from sqlalchemy.dialects.postgresql import insert
@@ -64,6 +64,25 @@ class SqlCallCache:
         with self.engine.connect() as conn:
             row = conn.execute(select(calls.c.response).where(calls.c.key == key)).first()
         return decode_response(row[0]) if row else None  # a damaged row: asked again (first writer's row kept)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
+        """The stored replies among `keys` (`CallCache.get_many`): one round trip per 500 keys."""
+        out: dict[str, Response] = {}
+        rest: list[str] = []
+        for key in keys:
+            pending = self._pending.get(key)
+            if pending is None:
+                rest.append(key)
+            elif (resp := decode_response(pending["response"])) is not None:
+                out[key] = resp
+        if rest:
+            with self.engine.connect() as conn:
+                for i in range(0, len(rest), 500):
+                    for key, text in conn.execute(select(calls.c.key, calls.c.response)
+                                                  .where(calls.c.key.in_(rest[i:i + 500]))):
+                        if (resp := decode_response(text)) is not None:
+                            out[key] = resp
+        return out
 
     def put(self, key: str, model_id: str, response: Response) -> None:
         self._pending[key] = {"key": key, "model": model_id,

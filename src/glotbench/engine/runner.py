@@ -17,7 +17,8 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from itertools import islice
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from glotbench.benchmarks.base import Benchmark
 from glotbench.core import Sample, TokenCounts
@@ -161,6 +162,11 @@ def prompt_payload(prompt: Prompt, form: str, config: GenerateConfig, loglik: bo
     return payload
 
 
+# Units prepared together, their cached replies read in one query: 64 renders and keys (under a
+# millisecond) before the first request, and a PostgreSQL cache asked once per 64 units, not per unit.
+_PREPARED_AT_ONCE = 64
+
+
 class Runner:
     def __init__(
         self,
@@ -236,13 +242,14 @@ class Runner:
         queue: asyncio.Queue[Pending | None] = asyncio.Queue(maxsize=2 * self.concurrency)
 
         async def produce() -> None:
-            """Prepares each unit (prompt, cache key); a unit the cache answers is finished here, in
-            order, without a trip through the queue (a fully cached re-run is all look-ups), yielding
-            to the loop every 256 of them; the others go to the workers."""
+            """Prepares the units (prompt, cache key), `_PREPARED_AT_ONCE` at a time with one cache
+            look-up; a unit the cache answers is finished here, in order, without a trip through the
+            queue (a fully cached re-run is all look-ups), yielding to the loop every 256 of them;
+            the others go to the workers."""
             hits = 0
-            for item in items:
-                for r in range(self.repeats):
-                    unit = self.prepare(Unit(item, r))
+            units = (Unit(item, r) for item in items for r in range(self.repeats))
+            while chunk := list(islice(units, _PREPARED_AT_ONCE)):
+                for unit in self.prepare_many(chunk):
                     if unit.cached is None:
                         await queue.put(unit)
                         continue
@@ -412,6 +419,17 @@ class Runner:
 
     def prepare(self, unit: Unit) -> "Pending":
         """A unit's prompt, the config sent, its cache key and cached reply (the dry run's too)."""
+        return self.prepare_many([unit])[0]
+
+    def prepare_many(self, units: Sequence[Unit]) -> list["Pending"]:
+        """`prepare` for several units, their cached replies read in one look-up (`get_many`)."""
+        keyed = [self._keyed(u) for u in units]
+        found = self.cache.get_many([k[2] for k in keyed]) if self.cache is not None else {}
+        return [Pending(u.item, u.repeat, prompt, config, key, found.get(key))
+                for u, (prompt, config, key) in zip(units, keyed)]
+
+    def _keyed(self, unit: Unit) -> tuple[Prompt, GenerateConfig, str]:
+        """A unit's prompt, the config sent and its cache key."""
         prompt = self.benchmark.render(unit.item.to_public())
         config = effective_config(prompt, self.config, self._form)
         if not self._loglik_mode:
@@ -430,8 +448,7 @@ class Runner:
         key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode,
                                                             self._loglik_detail),
                         {}, unit.repeat, head=head)
-        cached = self.cache.get(key) if self.cache is not None else None
-        return Pending(unit.item, unit.repeat, prompt, config, key, cached)
+        return prompt, config, key
 
     async def _call_and_finish(self, unit: "Pending") -> None:
         reserved = None

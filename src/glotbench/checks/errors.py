@@ -140,9 +140,10 @@ class _Table:
 
     def add(self, c: Counter, words: int) -> None:
         self.samples += 1
-        self.total.update(c)
         self.words += words
-        self.with_error += bool(c)
+        if c:  # most samples have no error: no update to make (two per sample, 12 ms at 10,000)
+            self.total.update(c)
+            self.with_error += 1
 
     def table(self, kind: str) -> dict[str, Any]:
         out: dict[str, Any] = {"samples": self.samples, "errors": {k: self.total.get(k, 0) for k in KINDS[kind]}}

@@ -132,3 +132,12 @@ def mixed_answer(messages):
     """A candidate between good_answer and plain_answer: GOOD on the odd prompts, plain on the others."""
     content = messages[-1]["content"]
     return good_answer(messages) if odd_prompt(content) else plain_answer(messages)
+
+
+PROMPTS_ASKED: list[str] = []  # what `counted_letter` was asked, in order (a test clears it)
+
+
+def counted_letter(messages):
+    """An MCQ answer, each prompt it is asked kept in PROMPTS_ASKED."""
+    PROMPTS_ASKED.append(messages[-1]["content"])
+    return "Answer: B"

@@ -53,3 +53,30 @@ def test_get_many_is_get_for_each_key_postgresql():
     texts = _store(cache)
     _check(cache, texts, None)
     cache.flush()
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_an_item_repeated_in_the_data_reads_the_reply_the_run_stored(tmp_path, concurrency):
+    """Units are looked up 64 at a time, before any is sent; an item whose prompt is an earlier
+    item's (every 10th: the same question under another id) reads the reply stored since, when its
+    turn comes. With one in flight every repeat finds it; with four, a repeat sent while the first
+    is still out is asked again, as when each unit was looked up alone."""
+    import json
+
+    import helpers
+    from glotbench.engine.evaluate import RunOptions, evaluate
+
+    base = {"data_type": "Knowledge Application", "question": "Capital of Laos?", "A": "Luang Prabang",
+            "B": "Vientiane", "C": "Pakse", "D": "Savannakhet", "answer": "B", "lang": "en"}
+    rows = [dict(base, id=f"q{i}", **({} if i % 10 == 0 else {"question": f"Question number {i}?"}))
+            for i in range(200)]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    helpers.PROMPTS_ASKED.clear()
+    res = evaluate("laobench-mcq", "python:helpers:counted_letter",
+                   RunOptions(data=str(data), out=str(tmp_path / "run"), cache_path=str(tmp_path / "c.sqlite"),
+                              progress=False, concurrency=concurrency)).results
+    asked = helpers.PROMPTS_ASKED
+    assert len(set(asked)) == 181  # every distinct prompt asked
+    assert len(asked) == 181 if concurrency == 1 else 181 <= len(asked) <= 181 + concurrency
+    assert res["counts"]["cache_hits"] == 200 - len(asked) and res["counts"]["model_calls"] == len(asked)

@@ -85,6 +85,35 @@ def test_extraction_figures_when_every_reply_is_read(tmp_path, cache_path, data)
         assert cell == {"strict": _value(head, subset, ())[0], "upper": _value(head, subset, ())[0]}
 
 
+@pytest.mark.parametrize("permute", [None, "circular"])
+def test_extraction_figures_when_every_mcq_reply_is_read(tmp_path, cache_path, permute):
+    """The same on an option task (laobench-mcq, grouped by dimension), plain and with CircularEval's
+    rotations (the headline counts an item right in every rotation: `combined`)."""
+    import json
+
+    rows = [{"id": f"q{i}", "data_type": ("Knowledge Application", "K12 Foundational Education")[i % 2],
+             "question": f"Question {i}?", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "ABCD"[i % 4],
+             "lang": "en"} for i in range(12)]
+    data = tmp_path / "m.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    opts = (("permute", permute),) if permute else ()
+    res = evaluate("laobench-mcq", "python:helpers:counted_letter",
+                   RunOptions(data=str(data), out=str(tmp_path / "run"), cache_path=cache_path, progress=False,
+                              bench_options=opts))
+    x = res.results["checks"]["extraction"]
+    assert x["unread"] == 0
+    bench = get_benchmark("laobench-mcq", **dict(opts))
+    items = list(res.dataset)
+    head = next(m for m in bench.run_metrics(res.dataset) if m.name == x["metric"])  # the headline
+    combined = bench.combined(list(res.samples), items)
+    strict, groups = _value(head, combined, tuple(bench.group_by))
+    assert x["strict"] == x["lower"] == x["upper"] == x["lenient"] == strict
+    assert len(x["groups"]["dimension"]) == 2
+    for value, cell in x["groups"]["dimension"].items():
+        subset = [s for s in combined if str(s.meta.get("dimension", "unknown")) == value]
+        assert cell == {"strict": groups["dimension"][value], "upper": _value(head, subset, ())[0]}
+
+
 def _strip_think_rule(text: str) -> tuple[str, bool]:
     """strip_think as its rule reads, with no shortcut: blocks removed, an open tag left is no
     answer, a closing tag alone keeps what follows it."""

@@ -80,12 +80,13 @@ def comparison_key(text: str) -> str:  # across a run; 65,536 of them held 7 MB 
 
 
 def same_restoration(key: str, text: str) -> bool:
-    """`key == comparison_key(text)`, for `key` a comparison key already made. A key of ASCII
-    letters without a NUL (an unmarked text's: the input floor's stripped source, an answer left
-    unmarked) can only equal the key of a text that is ASCII once NFC-normalised and spaced: every
-    marked word's key holds a non-ASCII letter or a NUL (`_marked_syllable_key`), and so does a
-    non-ASCII separator. So the other text's key is not made: it is the spaced text itself (2,000
-    input floors of bench/runner_overhead.py made every reference's key: docs/performance.md)."""
+    """`key == comparison_key(text)`, for any string `key` (a comparison key already made, as the
+    scorer passes). A key of ASCII characters without a NUL (an unmarked text's: the input floor's
+    stripped source, an answer left unmarked) can only equal the key of a text that is ASCII once
+    NFC-normalised and spaced: every marked word's key holds a non-ASCII letter or a NUL
+    (`_marked_syllable_key`), and so does a non-ASCII separator. So the other text's key is not made:
+    it is the spaced text itself (2,000 input floors of bench/runner_overhead.py made every
+    reference's key: docs/performance.md)."""
     if key.isascii() and "\x00" not in key:
         spaced = normalize_space(unicodedata.normalize("NFC", text))
         return spaced.isascii() and key == spaced

@@ -79,20 +79,6 @@ def comparison_key(text: str) -> str:  # across a run; 65,536 of them held 7 MB 
     return "".join(parts)
 
 
-def same_restoration(key: str, text: str) -> bool:
-    """`key == comparison_key(text)`, for any string `key` (a comparison key already made, as the
-    scorer passes). A key of ASCII characters without a NUL (an unmarked text's: the input floor's
-    stripped source, an answer left unmarked) can only equal the key of a text that is ASCII once
-    NFC-normalised and spaced: every marked word's key holds a non-ASCII letter or a NUL
-    (`_marked_syllable_key`), and so does a non-ASCII separator. So the other text's key is not made:
-    it is the spaced text itself (2,000 input floors of bench/runner_overhead.py made every
-    reference's key: docs/performance.md)."""
-    if key.isascii() and "\x00" not in key:
-        spaced = normalize_space(unicodedata.normalize("NFC", text))
-        return spaced.isascii() and key == spaced
-    return key == comparison_key(text)
-
-
 def words(text: str) -> list[str]:
     """Word tokens (runs of letters/digits), NFC; punctuation and spacing are not words."""
     return list(_words(text))  # a list of its own: a caller may change it
@@ -129,8 +115,6 @@ def align(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
 def letter_keys(text: str) -> list[str]:
     """Each word stripped of its marks and case-folded: what alignment compares. strip() keeps word
     boundaries, so the keys line up one-to-one with words(text)."""
-    if text.isascii():  # its own stripped form; casefold is lower and keeps every \w run as it is
-        return [w.lower() for w in _words(text)]  # (the input floor's source: one regex pass, not two)
     ws = words(text)
     keys = words(strip(text).casefold())
     return keys if len(keys) == len(ws) else [strip(w).casefold() for w in ws]  # casefold can split a word

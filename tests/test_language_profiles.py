@@ -14,7 +14,7 @@ from glotbench.build.common import Candidate
 from glotbench.build.dedupe import DedupeOptions, find_duplicates, shingles
 from glotbench.contamination import check
 from glotbench.items import Item
-from glotbench.languages import PROFILES, LanguageProfile, register_language, written_without_spaces
+from glotbench.languages import PROFILES, LanguageProfile, profiles_changed, register_language, written_without_spaces
 from glotbench.metrics.corpus import SacreMetric
 from glotbench.metrics.token_f1 import normalize_answer, token_f1
 from glotbench.text.segment import needs_segmentation, segment, segmented_languages, segmenter_signature
@@ -129,6 +129,7 @@ def restore_profiles():
     yield
     PROFILES.clear()
     PROFILES.update(saved)
+    profiles_changed()
 
 
 def test_a_profile_registered_at_run_time_is_honoured_by_all_four(tmp_path, restore_profiles):
@@ -166,3 +167,20 @@ def test_register_language_refuses_a_silent_change(restore_profiles):
         register_language(LanguageProfile("bo", "Tibetan", segmenter="charcluster", spaces=False, script="\u0f00-\u0f7f"))
     with pytest.raises(TypeError):
         register_language("bo")  # type: ignore[arg-type]
+
+
+def test_a_registered_script_is_counted_by_the_language_check(restore_profiles):
+    """The scripts the language check names are made once per change to the profiles: a script a
+    registered profile brings is counted from then on (Tibetan: `Other` before, its own after), and
+    not once the profiles are back as they were."""
+    from glotbench.checks.language import script_shares
+
+    import dataclasses
+
+    text = "བོད་ཡིག་ནི་"
+    assert set(script_shares(text)[1]) == {"Other"}
+    register_language(dataclasses.replace(TIBETAN, scripts=("Tibetan",)))
+    assert set(script_shares(text)[1]) == {"Tibetan"}
+    PROFILES.pop("bo")
+    profiles_changed()
+    assert set(script_shares(text)[1]) == {"Other"}

@@ -431,7 +431,24 @@ def register_language(p: LanguageProfile, *, replace: bool = False) -> LanguageP
     if known is not None and known != p and not replace:
         raise ValueError(f"language {p.code!r} already has a profile; pass replace=True to change it")
     PROFILES[p.code] = p
+    profiles_changed()
     return p
+
+
+_GENERATION = 0  # changes to PROFILES so far: what is derived from every profile is made again after one
+
+
+def profiles_changed() -> None:
+    """Note a change to PROFILES (`register_language` notes its own; a caller that edits the dict
+    itself, a test restoring it, says so here)."""
+    global _GENERATION
+    _GENERATION += 1
+
+
+def profiles_generation() -> int:
+    """How many changes PROFILES has seen: a value derived from every profile (the scripts the
+    language check names) is remade when it changes."""
+    return _GENERATION
 
 
 def profile(code: str | None) -> LanguageProfile | None:

@@ -21,7 +21,7 @@ import hashlib
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from glotbench.errors import GlotbenchError
 from glotbench.items import Item
@@ -132,6 +132,21 @@ def open_cache(path: str | Path) -> "CallCache":
 _KEYS_PER_QUERY = 500  # under SQLite's oldest bound on a statement's parameters (999)
 
 
+def queued_replies(keys: Sequence[str], queued: Callable[[str], str | None]) -> tuple[dict[str, Response], list[str]]:
+    """`get_many`'s first step, for either store: the replies among `keys` still queued (`queued`:
+    a key's queued JSON, or None) and the keys to ask the store for (a damaged queued reply is a
+    miss, as `get` gives None for it)."""
+    out: dict[str, Response] = {}
+    rest: list[str] = []
+    for key in keys:
+        text = queued(key)
+        if text is None:
+            rest.append(key)
+        elif (resp := decode_response(text)) is not None:
+            out[key] = resp
+    return out, rest
+
+
 class CallCache:
     """A small key -> Response store. Only successful replies are stored: errors are retried next run."""
 
@@ -168,14 +183,7 @@ class CallCache:
         """The stored replies among `keys` (a damaged row is left out, as `get` gives None for it): a
         query per 500 keys, not one per key (a run asks for its units 64 at a time: 2,000 look-ups
         cost 3.1 ms of CPU one by one, 0.9 ms so; docs/performance.md)."""
-        out: dict[str, Response] = {}
-        rest: list[str] = []
-        for key in keys:
-            pending = self._pending.get(key)
-            if pending is None:
-                rest.append(key)
-            elif (resp := decode_response(pending[2])) is not None:
-                out[key] = resp
+        out, rest = queued_replies(keys, lambda key: None if (p := self._pending.get(key)) is None else p[2])
         for i in range(0, len(rest), _KEYS_PER_QUERY):
             chunk = rest[i:i + _KEYS_PER_QUERY]
             rows = self._db.execute(f"SELECT key, response FROM calls WHERE key IN ({','.join('?' * len(chunk))})",

@@ -15,7 +15,7 @@ from sqlalchemy import Column, Float, MetaData, String, Table, Text, create_engi
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
-from glotbench.engine.cache import decode_response, decode_score
+from glotbench.engine.cache import decode_response, decode_score, queued_replies
 from glotbench.rundir.files import to_json
 from glotbench.errors import GlotbenchError
 from glotbench.models.base import Response
@@ -67,14 +67,7 @@ class SqlCallCache:
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         """The stored replies among `keys` (`CallCache.get_many`): one round trip per 500 keys."""
-        out: dict[str, Response] = {}
-        rest: list[str] = []
-        for key in keys:
-            pending = self._pending.get(key)
-            if pending is None:
-                rest.append(key)
-            elif (resp := decode_response(pending["response"])) is not None:
-                out[key] = resp
+        out, rest = queued_replies(keys, lambda key: None if (p := self._pending.get(key)) is None else p["response"])
         if rest:
             with self.engine.connect() as conn:
                 for i in range(0, len(rest), 500):

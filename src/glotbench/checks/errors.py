@@ -141,7 +141,7 @@ class _Table:
     def add(self, c: Counter, words: int) -> None:
         self.samples += 1
         self.words += words
-        if c:  # most samples have no error: no update to make (two per sample, 12 ms at 10,000)
+        if c:  # most samples have no error: no update to make (two a sample: 69.6 -> 61.1 ms at 10,000)
             self.total.update(c)
             self.with_error += 1
 

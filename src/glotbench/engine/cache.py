@@ -182,7 +182,7 @@ class CallCache:
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         """The stored replies among `keys` (a damaged row is left out, as `get` gives None for it): a
         query per 500 keys, not one per key (a run asks for its units 64 at a time: 2,000 look-ups
-        cost 3.1 ms of CPU one by one, 0.9 ms so; docs/performance.md)."""
+        cost 3.1 ms of CPU one by one, 0.6 ms so; docs/performance.md)."""
         out, rest = queued_replies(keys, lambda key: None if (p := self._pending.get(key)) is None else p[2])
         for i in range(0, len(rest), _KEYS_PER_QUERY):
             chunk = rest[i:i + _KEYS_PER_QUERY]

@@ -52,6 +52,20 @@ def test_help_before_a_command_lists_every_command():
 
 
 
+def _snippet_line(snippet: str, variable: str, value: str | None) -> tuple[str, str]:
+    """Run `snippet` in a fresh interpreter with the environment variable `variable` set to `value`
+    (None: unset); its stderr's last line, and the whole stderr for a failure's message."""
+    import os
+    import subprocess
+    import sys
+
+    child = {k: v for k, v in os.environ.items() if k != variable}
+    if value is not None:
+        child[variable] = value
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, env=child, timeout=60)
+    return out.stderr.strip().splitlines()[-1], out.stderr
+
+
 _PLUGINS_SNIPPET = """
 import os, sys
 from glotbench.cli import main
@@ -74,18 +88,10 @@ print(repr(os.environ.get("PYDANTIC_DISABLE_PLUGINS")), loader._plugins is not N
     ("logfire", "'logfire'", True),  # the user's own list is kept
 ])
 def test_pydantic_plugins_are_off_unless_the_user_set_them(env, shown, scanned):
-    import os
-    import subprocess
-    import sys
-
-    child = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
-    if env is not None:
-        child["PYDANTIC_DISABLE_PLUGINS"] = env
-    out = subprocess.run([sys.executable, "-c", _PLUGINS_SNIPPET], capture_output=True, text=True, env=child,
-                         timeout=60)
-    value, loaded = out.stderr.strip().splitlines()[-1].rsplit(" ", 1)
-    assert value == shown, out.stderr
-    assert loaded == str(scanned), out.stderr
+    last, stderr = _snippet_line(_PLUGINS_SNIPPET, "PYDANTIC_DISABLE_PLUGINS", env)
+    value, loaded = last.rsplit(" ", 1)
+    assert value == shown, stderr
+    assert loaded == str(scanned), stderr
 
 
 def test_the_console_script_runs_commands_with_the_tuned_collector_on(tmp_path):
@@ -120,14 +126,6 @@ print(before, repr(os.environ.get("OPENBLAS_THREAD_TIMEOUT")), file=sys.stderr)
 def test_openblas_threads_wait_briefly_unless_the_user_set_it(env, shown):
     """The console script sets OpenBLAS's thread timeout before anything has imported numpy (which
     reads it once, when it loads OpenBLAS), unless the user set it."""
-    import os
-    import subprocess
-    import sys
-
-    child = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
-    if env is not None:
-        child["OPENBLAS_THREAD_TIMEOUT"] = env
-    out = subprocess.run([sys.executable, "-c", _BLAS_SNIPPET], capture_output=True, text=True, env=child,
-                         timeout=60)
-    before, value = out.stderr.strip().splitlines()[-1].split(" ", 1)
-    assert (before, value) == ("False", shown), out.stderr
+    last, stderr = _snippet_line(_BLAS_SNIPPET, "OPENBLAS_THREAD_TIMEOUT", env)
+    before, value = last.split(" ", 1)
+    assert (before, value) == ("False", shown), stderr

@@ -210,7 +210,6 @@ class Runner:
         # (item id, repeat) -> key of the score stored for that sample (read or written this run)
         self.score_keys: dict[tuple[str, int], str] = {}
         self._key_heads: dict[tuple[GenerateConfig, type], str] = {}
-        self._last_head: tuple[GenerateConfig | None, str] = (None, "")  # the config last keyed, and its head
         # The hashes of the keys this run has stored a reply for: a unit prepared before a reply to
         # the same request came back (`prepare_many` looks 64 units up at once) reads it when its turn
         # comes, instead of asking again; a hash, not the key: 10,000 take 0.88 MB, and a collision
@@ -448,15 +447,10 @@ class Runner:
             self.max_tokens_sent[config.max_tokens] += 1
         # One head per distinct config (one, for chat models): not re-encoded per unit. The type of
         # the temperature is part of the lookup: 0 == 0.0, but their JSON differs.
-        if config is self._last_head[0]:  # the run's one config (chat): not hashed again per unit
-            head = self._last_head[1]
-        else:
-            which = (config, type(config.temperature))
-            found = self._key_heads.get(which)
-            if found is None:
-                found = self._key_heads[which] = cache_key_head(self.model.cache_id, config.to_dict())
-            head = found
-            self._last_head = (config, head)
+        which = (config, type(config.temperature))
+        head = self._key_heads.get(which)
+        if head is None:
+            head = self._key_heads[which] = cache_key_head(self.model.cache_id, config.to_dict())
         key = cache_key(self.model.cache_id, prompt_payload(prompt, self._form, config, self._loglik_mode,
                                                             self._loglik_detail),
                         {}, unit.repeat, head=head)
